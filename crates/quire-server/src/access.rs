@@ -1,0 +1,211 @@
+//! Authorization, in one place. Every route declares the [`Access`] it needs in the route
+//! table; [`enforce`] authenticates the caller, loads the resources named by the path, and
+//! answers 404 when the caller may not see them (existence is not leaked) and 403 when they
+//! may see but not act. Handlers receive what was loaded as request extensions.
+
+use std::collections::HashMap;
+
+use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use crate::app::AppState;
+use crate::auth::{authenticate, Caller};
+use crate::error::{ApiError, ApiResult};
+use crate::store;
+use crate::store::orgs::OrgRow;
+use crate::store::teams::TeamRow;
+
+/// Content roles, weakest first: `read < comment < edit < review < create < admin`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Read,
+    Comment,
+    Edit,
+    Review,
+    Create,
+    Admin,
+}
+
+impl Role {
+    /// The role's wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Read => "read",
+            Role::Comment => "comment",
+            Role::Edit => "edit",
+            Role::Review => "review",
+            Role::Create => "create",
+            Role::Admin => "admin",
+        }
+    }
+
+    /// Parses a stored role; unknown text is treated as no role.
+    pub fn parse(text: &str) -> Option<Role> {
+        Some(match text {
+            "read" => Role::Read,
+            "comment" => Role::Comment,
+            "edit" => Role::Edit,
+            "review" => Role::Review,
+            "create" => Role::Create,
+            "admin" => Role::Admin,
+            _ => return None,
+        })
+    }
+}
+
+/// What a route requires of its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// No authentication (health checks only).
+    Public,
+    /// Any authenticated user; the handler scopes what it returns to the caller.
+    User,
+    /// A member of the organization in the path, guests included.
+    OrgMember,
+    /// A member with a role (not a guest): lists members and teams.
+    OrgNonGuest,
+    /// An admin of the organization in the path.
+    OrgAdmin,
+    /// A non-guest member, on a team of the organization in the path.
+    TeamView,
+    /// An organization admin or an owner of the team in the path.
+    TeamManage,
+}
+
+/// The organization in the path, with the caller's membership.
+#[derive(Debug, Clone)]
+pub struct OrgCtx {
+    /// The organization.
+    pub org: OrgRow,
+    /// The caller's role; `None` for a guest.
+    pub role: Option<Role>,
+}
+
+impl OrgCtx {
+    /// Whether the caller administers the organization.
+    pub fn is_admin(&self) -> bool {
+        self.role == Some(Role::Admin)
+    }
+}
+
+/// The team in the path, and whether the caller may manage it.
+#[derive(Debug, Clone)]
+pub struct TeamCtx {
+    /// The team.
+    pub team: TeamRow,
+    /// Organization admin or team owner.
+    pub can_manage: bool,
+}
+
+/// The middleware that applies a route's [`Access`].
+pub async fn enforce(
+    State((state, access)): State<(AppState, Access)>,
+    req: Request,
+    next: Next,
+) -> Response {
+    match check(&state, access, req).await {
+        Ok(req) => next.run(req).await,
+        Err(err) => err.into_response(),
+    }
+}
+
+async fn check(state: &AppState, access: Access, req: Request) -> ApiResult<Request> {
+    if access == Access::Public {
+        return Ok(req);
+    }
+    let (mut parts, body) = req.into_parts();
+    let caller = authenticate(state, &parts.headers).await?;
+    let params: HashMap<String, String> = RawPathParams::from_request_parts(&mut parts, state)
+        .await
+        .map(|p| {
+            p.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    match access {
+        Access::Public | Access::User => {}
+        Access::OrgMember
+        | Access::OrgNonGuest
+        | Access::OrgAdmin
+        | Access::TeamView
+        | Access::TeamManage => {
+            let org = load_org(state, &caller, param(&params, "organizationId")?).await?;
+            let needs_role = !matches!(access, Access::OrgMember);
+            if needs_role && org.role.is_none() {
+                return Err(ApiError::forbidden(
+                    "Guests cannot do this in the organization.",
+                ));
+            }
+            if access == Access::OrgAdmin && !org.is_admin() {
+                return Err(ApiError::forbidden("Only organization admins can do this."));
+            }
+            if matches!(access, Access::TeamView | Access::TeamManage) {
+                let team_id = param(&params, "teamId")?;
+                let team = store::teams::get(&state.db, &org.org.id, team_id)
+                    .await?
+                    .ok_or_else(|| ApiError::not_found(format!("Team `{team_id}` not found.")))?;
+                let can_manage = org.is_admin()
+                    || store::teams::role_of(&state.db, &team.id, &caller.user.id)
+                        .await?
+                        .as_deref()
+                        == Some("owner");
+                if access == Access::TeamManage && !can_manage {
+                    return Err(ApiError::forbidden(
+                        "Only organization admins and team owners can manage this team.",
+                    ));
+                }
+                parts.extensions.insert(TeamCtx { team, can_manage });
+            }
+            parts.extensions.insert(org);
+        }
+    }
+    parts.extensions.insert(caller);
+    Ok(Request::from_parts(parts, body))
+}
+
+fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> ApiResult<&'a str> {
+    params
+        .get(name)
+        .map(String::as_str)
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("route lacks path parameter {name}")))
+}
+
+/// Loads an organization as the caller sees it: 404 unless they are a member.
+pub async fn load_org(state: &AppState, caller: &Caller, org_id: &str) -> ApiResult<OrgCtx> {
+    let found = store::orgs::get_for_user(&state.db, org_id, &caller.user.id).await?;
+    match found {
+        Some(o) if o.member_id.is_some() => Ok(OrgCtx {
+            role: o.role.as_deref().and_then(Role::parse),
+            org: o.org,
+        }),
+        _ => Err(ApiError::not_found(format!(
+            "Organization `{org_id}` not found."
+        ))),
+    }
+}
+
+/// Only the user themself may do this (e.g. edit their profile).
+pub fn require_self(caller: &Caller, user_id: &str) -> ApiResult<()> {
+    if caller.user.id == user_id {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "Users can only change their own profile.",
+        ))
+    }
+}
+
+/// An admin may act on any member; anyone may act on themself (e.g. leave).
+pub fn require_admin_or_self(org: &OrgCtx, caller: &Caller, user_id: &str) -> ApiResult<()> {
+    if org.is_admin() || caller.user.id == user_id {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "Only organization admins can do this to another member.",
+        ))
+    }
+}

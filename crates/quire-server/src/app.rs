@@ -1,0 +1,60 @@
+//! Shared application state and the router.
+
+use std::sync::Arc;
+
+use axum::Router;
+
+use crate::clock::SharedClock;
+use crate::config::ServerConfig;
+use crate::db::Db;
+use crate::keys::Keys;
+
+/// What every handler can reach.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// Configuration in force.
+    pub config: Arc<ServerConfig>,
+    /// The database.
+    pub db: Db,
+    /// Signing keys shared by all nodes.
+    pub keys: Keys,
+    /// The clock (injectable for tests).
+    pub clock: SharedClock,
+    /// Base of absolute URLs, without a trailing slash.
+    pub public_url: Arc<str>,
+}
+
+impl AppState {
+    /// Opens the database, runs migrations and loads keys.
+    pub async fn open(
+        config: ServerConfig,
+        clock: SharedClock,
+        public_url: String,
+    ) -> anyhow::Result<Self> {
+        let db = Db::connect(&config.database_url()).await?;
+        let keys = Keys::load(&db, clock.now_ms()).await?;
+        Ok(Self {
+            config: Arc::new(config),
+            db,
+            keys,
+            clock,
+            public_url: public_url.into(),
+        })
+    }
+
+    /// An absolute URL for `path` (which starts with `/`).
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.public_url, path)
+    }
+
+    /// Now, from the state's clock.
+    pub fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+}
+
+/// The whole HTTP application: every route of the table behind its access check, plus
+/// health, fallback, error-body normalisation, request ids and panic recovery.
+pub fn router(state: AppState) -> Router {
+    crate::routes::build(state)
+}

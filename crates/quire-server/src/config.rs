@@ -1,0 +1,50 @@
+//! Server configuration, resolved by the command line (flags over `QUIRE_` variables over
+//! defaults) and passed in state, never global.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Everything the server needs to start.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Address to listen on.
+    pub bind: SocketAddr,
+    /// Folder of the embedded database and blobs.
+    pub data_dir: PathBuf,
+    /// Database URL; defaults to the SQLite file in `data_dir`.
+    pub database_url: Option<String>,
+    /// Base of every absolute URL the API returns, without a trailing slash.
+    pub public_url: Option<String>,
+    /// Largest accepted request body, in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            bind: ([127, 0, 0, 1], 8080).into(),
+            data_dir: PathBuf::from("quire-data"),
+            database_url: None,
+            public_url: None,
+            max_body_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The database URL in force: the explicit one, or SQLite in the data dir.
+    pub fn database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => format!("sqlite://{}", self.data_dir.join("quire.db").display()),
+        }
+    }
+
+    /// The public base URL in force, given the address actually bound.
+    pub fn public_url_for(&self, bound: SocketAddr) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_string(),
+            None => format!("http://{bound}"),
+        }
+    }
+}

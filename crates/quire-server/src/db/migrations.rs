@@ -1,0 +1,187 @@
+//! Schema migrations, as code: one ordered list applied at start, each in a transaction,
+//! on SQLite and PostgreSQL alike. Never edit a released migration; add a new one.
+
+use anyhow::Context;
+
+use super::{Db, Dialect};
+
+/// `(version, name, statements)`; statements are separated by `;` and hold no `;` themselves.
+const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "foundation", FOUNDATION)];
+
+const FOUNDATION: &str = r#"
+CREATE TABLE server_keys (
+    name TEXT PRIMARY KEY,
+    secret TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    email TEXT NOT NULL,
+    display_name TEXT NOT NULL,
+    photo_url TEXT,
+    created_at BIGINT NOT NULL,
+    first_auth_at BIGINT
+);
+CREATE UNIQUE INDEX users_email ON users (email);
+CREATE TABLE api_tokens (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    token_hash TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    revoked_at BIGINT
+);
+CREATE UNIQUE INDEX api_tokens_hash ON api_tokens (token_hash);
+CREATE TABLE organizations (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    hostname TEXT,
+    email_domains TEXT NOT NULL,
+    default_role TEXT,
+    default_content TEXT,
+    logo_url TEXT,
+    sso BIGINT NOT NULL,
+    ai BIGINT NOT NULL,
+    invite_links BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX organizations_hostname ON organizations (hostname);
+CREATE TABLE organization_domains (
+    domain TEXT NOT NULL,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    PRIMARY KEY (domain, org_id)
+);
+CREATE TABLE members (
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    role TEXT,
+    joined_at BIGINT NOT NULL,
+    last_seen_at BIGINT,
+    sso BIGINT NOT NULL,
+    PRIMARY KEY (org_id, user_id)
+);
+CREATE INDEX members_user ON members (user_id);
+CREATE INDEX members_joined ON members (org_id, joined_at, user_id);
+CREATE TABLE teams (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    title TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX teams_org ON teams (org_id, created_at, id);
+CREATE TABLE team_members (
+    team_id TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+    org_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    added_at BIGINT NOT NULL,
+    PRIMARY KEY (team_id, user_id),
+    FOREIGN KEY (org_id, user_id) REFERENCES members (org_id, user_id) ON DELETE CASCADE
+);
+CREATE INDEX team_members_user ON team_members (org_id, user_id);
+CREATE TABLE pending_invites (
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    email TEXT NOT NULL,
+    role TEXT,
+    sso BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (org_id, email)
+);
+CREATE INDEX pending_invites_email ON pending_invites (email);
+CREATE TABLE invite_links (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    role TEXT,
+    target_kind TEXT NOT NULL,
+    target_id TEXT,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX invite_links_org ON invite_links (org_id, created_at, id);
+CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    run_at BIGINT NOT NULL,
+    locked_until BIGINT,
+    attempts BIGINT NOT NULL,
+    last_error TEXT,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX jobs_due ON jobs (run_at)
+"#;
+
+/// Applies every migration not yet recorded, serialised across nodes.
+pub async fn run(db: &Db) -> anyhow::Result<()> {
+    let mut conn = db.pool().acquire().await?;
+    if db.dialect() == Dialect::Postgres {
+        // Several nodes may start at once: one migrates, the others wait.
+        sqlx::query("SELECT pg_advisory_lock(72010523)")
+            .execute(&mut *conn)
+            .await?;
+    }
+    let result = apply(db, &mut conn).await;
+    if db.dialect() == Dialect::Postgres {
+        sqlx::query("SELECT pg_advisory_unlock(72010523)")
+            .execute(&mut *conn)
+            .await?;
+    }
+    result
+}
+
+async fn apply(db: &Db, conn: &mut sqlx::pool::PoolConnection<sqlx::Any>) -> anyhow::Result<()> {
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS quire_migrations \
+         (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+    )
+    .execute(&mut **conn)
+    .await?;
+    for (version, name, sql) in MIGRATIONS {
+        let begin = match db.dialect() {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        };
+        sqlx::query(begin).execute(&mut **conn).await?;
+        let done: Option<i64> =
+            sqlx::query_scalar("SELECT version FROM quire_migrations WHERE version = $1")
+                .bind(*version)
+                .fetch_optional(&mut **conn)
+                .await?;
+        if done.is_some() {
+            sqlx::query("COMMIT").execute(&mut **conn).await?;
+            continue;
+        }
+        let outcome = async {
+            for stmt in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                sqlx::query(stmt)
+                    .execute(&mut **conn)
+                    .await
+                    .with_context(|| format!("migration {version} ({name}) failed at: {stmt}"))?;
+            }
+            sqlx::query(
+                "INSERT INTO quire_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+            )
+            .bind(*version)
+            .bind(*name)
+            .bind(chrono::Utc::now().timestamp_millis())
+            .execute(&mut **conn)
+            .await?;
+            anyhow::Ok(())
+        }
+        .await;
+        match outcome {
+            Ok(()) => {
+                sqlx::query("COMMIT").execute(&mut **conn).await?;
+            }
+            Err(err) => {
+                let _ = sqlx::query("ROLLBACK").execute(&mut **conn).await;
+                return Err(err);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The migration versions this build knows, for tests that compare schemas.
+pub fn known_versions() -> Vec<i64> {
+    MIGRATIONS.iter().map(|m| m.0).collect()
+}

@@ -1,0 +1,119 @@
+//! The database: one connection pool over SQLite (embedded default) or PostgreSQL
+//! (scale-out), with one schema and one set of queries written in their common dialect.
+//!
+//! Portability rules kept by every query: `$n` placeholders (both engines accept them),
+//! `BIGINT` for integers, flags and millisecond timestamps, `TEXT` for strings and JSON.
+
+mod migrations;
+pub mod sql;
+
+pub use migrations::known_versions;
+
+use std::time::Duration;
+
+use anyhow::Context;
+use sqlx::any::AnyPoolOptions;
+use sqlx::{Any, AnyPool, Transaction};
+
+/// Which engine a pool talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite, file-backed, WAL mode.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+/// A shared handle on the database.
+#[derive(Clone, Debug)]
+pub struct Db {
+    pool: AnyPool,
+    dialect: Dialect,
+}
+
+/// A write transaction; dropping it without `commit` rolls back.
+pub type Tx = Transaction<'static, Any>;
+
+impl Db {
+    /// Connects to `url` (`sqlite://path` or `postgres://...`) and brings its schema up to date.
+    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        sqlx::any::install_default_drivers();
+        let dialect = if url.starts_with("sqlite:") {
+            Dialect::Sqlite
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Dialect::Postgres
+        } else {
+            anyhow::bail!("unsupported database URL (expected sqlite:// or postgres://): {url}");
+        };
+        let pool = match dialect {
+            Dialect::Sqlite => AnyPoolOptions::new()
+                .max_connections(8)
+                .min_connections(1)
+                // Per-connection settings; foreign keys are on by default in the driver.
+                .after_connect(|conn, _meta| {
+                    Box::pin(async move {
+                        use sqlx::Executor;
+                        conn.execute(
+                            "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000; \
+                             PRAGMA synchronous = NORMAL;",
+                        )
+                        .await?;
+                        Ok(())
+                    })
+                })
+                .connect(&sqlite_url(url))
+                .await
+                .with_context(|| format!("cannot open SQLite database {url}"))?,
+            Dialect::Postgres => AnyPoolOptions::new()
+                .max_connections(16)
+                .acquire_timeout(Duration::from_secs(30))
+                .connect(url)
+                .await
+                .with_context(|| "cannot connect to PostgreSQL".to_string())?,
+        };
+        let db = Db { pool, dialect };
+        if dialect == Dialect::Sqlite {
+            // WAL is a property of the database file: set once, kept by every connection.
+            sqlx::query("PRAGMA journal_mode = WAL")
+                .execute(&db.pool)
+                .await?;
+        }
+        migrations::run(&db).await?;
+        Ok(db)
+    }
+
+    /// The pool, for reads.
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// The engine behind this handle.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Begins a write transaction. On SQLite it takes the write lock up front
+    /// (`BEGIN IMMEDIATE`) so that a read-then-write transaction cannot fail to upgrade.
+    pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
+        match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Dialect::Postgres => self.pool.begin().await,
+        }
+    }
+
+    /// Closes every connection.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// A SQLite URL that creates the file when missing, unless the caller chose a mode.
+fn sqlite_url(url: &str) -> String {
+    if url.contains("mode=") {
+        url.to_string()
+    } else if url.contains('?') {
+        format!("{url}&mode=rwc")
+    } else {
+        format!("{url}?mode=rwc")
+    }
+}

@@ -1,0 +1,148 @@
+//! A small builder for queries assembled at run time (filters, keyset conditions), numbering
+//! `$n` placeholders so that the same text runs on SQLite and PostgreSQL.
+
+use sqlx::any::AnyArguments;
+use sqlx::query::{Query, QueryAs, QueryScalar};
+use sqlx::{Any, FromRow};
+
+/// A bound value.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    /// Text, possibly NULL.
+    Text(Option<String>),
+    /// A 64-bit integer.
+    Int(i64),
+}
+
+impl From<&str> for Arg {
+    fn from(v: &str) -> Self {
+        Arg::Text(Some(v.to_string()))
+    }
+}
+impl From<String> for Arg {
+    fn from(v: String) -> Self {
+        Arg::Text(Some(v))
+    }
+}
+impl From<&String> for Arg {
+    fn from(v: &String) -> Self {
+        Arg::Text(Some(v.clone()))
+    }
+}
+impl From<Option<String>> for Arg {
+    fn from(v: Option<String>) -> Self {
+        Arg::Text(v)
+    }
+}
+impl From<i64> for Arg {
+    fn from(v: i64) -> Self {
+        Arg::Int(v)
+    }
+}
+
+/// SQL text with its arguments.
+#[derive(Debug, Default, Clone)]
+pub struct Sql {
+    text: String,
+    args: Vec<Arg>,
+}
+
+impl Sql {
+    /// Starts a query with `text`.
+    pub fn new(text: &str) -> Self {
+        Self {
+            text: text.to_string(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Appends raw SQL.
+    pub fn push(&mut self, text: &str) -> &mut Self {
+        self.text.push_str(text);
+        self
+    }
+
+    /// Appends a placeholder bound to `arg`.
+    pub fn bind(&mut self, arg: impl Into<Arg>) -> &mut Self {
+        self.args.push(arg.into());
+        self.text.push_str(&format!("${}", self.args.len()));
+        self
+    }
+
+    /// Appends another fragment with its arguments, renumbering its placeholders.
+    pub fn append(&mut self, other: &Sql) -> &mut Self {
+        let offset = self.args.len();
+        let mut chars = other.text.char_indices().peekable();
+        while let Some((_, c)) = chars.next() {
+            if c == '$' {
+                let mut digits = String::new();
+                while let Some((_, d)) = chars.peek().copied().filter(|(_, d)| d.is_ascii_digit()) {
+                    digits.push(d);
+                    chars.next();
+                }
+                match digits.parse::<usize>() {
+                    Ok(n) => self.text.push_str(&format!("${}", n + offset)),
+                    Err(_) => self.text.push('$'),
+                }
+            } else {
+                self.text.push(c);
+            }
+        }
+        self.args.extend(other.args.iter().cloned());
+        self
+    }
+
+    /// The SQL text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    fn bind_all<'q, Q>(&'q self, mut q: Q, bind: impl Fn(Q, &'q Arg) -> Q) -> Q {
+        for arg in &self.args {
+            q = bind(q, arg);
+        }
+        q
+    }
+
+    /// A query returning rows of `T`.
+    pub fn query_as<'q, T>(&'q self) -> QueryAs<'q, Any, T, AnyArguments<'q>>
+    where
+        T: for<'r> FromRow<'r, sqlx::any::AnyRow>,
+    {
+        self.bind_all(sqlx::query_as(&self.text), |q, arg| match arg {
+            Arg::Text(v) => q.bind(v.clone()),
+            Arg::Int(v) => q.bind(*v),
+        })
+    }
+
+    /// A query returning one scalar.
+    pub fn query_scalar<'q, T>(&'q self) -> QueryScalar<'q, Any, T, AnyArguments<'q>>
+    where
+        (T,): for<'r> FromRow<'r, sqlx::any::AnyRow>,
+    {
+        self.bind_all(sqlx::query_scalar(&self.text), |q, arg| match arg {
+            Arg::Text(v) => q.bind(v.clone()),
+            Arg::Int(v) => q.bind(*v),
+        })
+    }
+
+    /// A statement.
+    pub fn query(&self) -> Query<'_, Any, AnyArguments<'_>> {
+        self.bind_all(sqlx::query(&self.text), |q, arg| match arg {
+            Arg::Text(v) => q.bind(v.clone()),
+            Arg::Int(v) => q.bind(*v),
+        })
+    }
+}
+
+/// Escapes `%`, `_` and `\` for a `LIKE ... ESCAPE '\'` pattern.
+pub fn like_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

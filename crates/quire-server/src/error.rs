@@ -1,0 +1,134 @@
+//! The one error type of the API and its mapping to the official error body
+//! `{"error": {"code": <status>, "message": "..."}}`.
+
+use axum::body::Body;
+use axum::http::{header, HeaderValue, Request, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// An error answered to the caller. Internal causes are logged, never echoed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+/// Result alias used by handlers and stores.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    /// 400 with a message naming what was wrong.
+    pub fn bad_request(msg: impl Into<String>) -> Self {
+        Self::BadRequest(msg.into())
+    }
+    /// 403 for a caller who can see the resource but may not do this.
+    pub fn forbidden(msg: impl Into<String>) -> Self {
+        Self::Forbidden(msg.into())
+    }
+    /// 404 naming the missing resource.
+    pub fn not_found(msg: impl Into<String>) -> Self {
+        Self::NotFound(msg.into())
+    }
+    /// 409 for a request that conflicts with the current state.
+    pub fn conflict(msg: impl Into<String>) -> Self {
+        Self::Conflict(msg.into())
+    }
+    /// 500 wrapping an unexpected cause.
+    pub fn internal(err: impl Into<anyhow::Error>) -> Self {
+        Self::Internal(err.into())
+    }
+
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(err: sqlx::Error) -> Self {
+        if let sqlx::Error::Database(db) = &err {
+            if db.is_unique_violation() {
+                return Self::Conflict(
+                    "a resource with the same unique value already exists".into(),
+                );
+            }
+        }
+        Self::Internal(err.into())
+    }
+}
+
+/// The official error body for a status and message.
+pub fn error_response(status: StatusCode, message: &str) -> Response {
+    let body = json!({ "error": { "code": status.as_u16(), "message": message } });
+    (status, axum::Json(body)).into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if let Self::Internal(cause) = &self {
+            tracing::error!(error = ?cause, "internal error");
+            return error_response(status, "Internal error; see the server log for details.");
+        }
+        error_response(status, &self.to_string())
+    }
+}
+
+/// Gives every error answer the official body, whichever layer produced it (405 from the
+/// router, 413 from a body limit, a caught panic): a response of 400 or more that is not
+/// JSON is replaced by `{"error": {...}}` with the same status.
+pub async fn normalize_error_bodies(req: Request<Body>, next: Next) -> Response {
+    let res = next.run(req).await;
+    let status = res.status();
+    if status.as_u16() < 400 {
+        return res;
+    }
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return res;
+    }
+    let message = match status {
+        StatusCode::METHOD_NOT_ALLOWED => "Method not allowed on this path.".to_string(),
+        StatusCode::PAYLOAD_TOO_LARGE => "Request body is too large.".to_string(),
+        StatusCode::INTERNAL_SERVER_ERROR => {
+            "Internal error; see the server log for details.".to_string()
+        }
+        other => other.canonical_reason().unwrap_or("Error").to_string(),
+    };
+    let mut out = error_response(status, &message);
+    // Keep headers such as `Allow` on 405.
+    for (name, value) in res.headers() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            out.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    out.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    out
+}

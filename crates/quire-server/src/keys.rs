@@ -1,0 +1,82 @@
+//! The server's signing secret, kept in the database so that every node shares it: it signs
+//! list cursors and the visitor-claims tokens of `POST ORG/ping`.
+
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use sha2::{Digest, Sha256};
+
+use crate::db::Db;
+use crate::ids::random_string;
+
+/// The shared secret and what it signs.
+#[derive(Clone)]
+pub struct Keys {
+    secret: Vec<u8>,
+}
+
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Keys(<redacted>)")
+    }
+}
+
+impl Keys {
+    /// Loads the signing secret, creating it on first start (first writer wins).
+    pub async fn load(db: &Db, now_ms: i64) -> anyhow::Result<Self> {
+        sqlx::query(
+            "INSERT INTO server_keys (name, secret, created_at) VALUES ('signing', $1, $2) \
+             ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(random_string(48))
+        .bind(now_ms)
+        .execute(db.pool())
+        .await?;
+        let secret: String =
+            sqlx::query_scalar("SELECT secret FROM server_keys WHERE name = 'signing'")
+                .fetch_one(db.pool())
+                .await?;
+        Ok(Self {
+            secret: secret.into_bytes(),
+        })
+    }
+
+    /// HMAC-SHA256 of `data`, keyed by the secret and a purpose label.
+    pub fn sign(&self, purpose: &str, data: &[u8]) -> Vec<u8> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("any key length");
+        mac.update(purpose.as_bytes());
+        mac.update(&[0]);
+        mac.update(data);
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    /// Checks a signature made by [`Keys::sign`] in constant time.
+    pub fn verify(&self, purpose: &str, data: &[u8], signature: &[u8]) -> bool {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("any key length");
+        mac.update(purpose.as_bytes());
+        mac.update(&[0]);
+        mac.update(data);
+        mac.verify_truncated_left(signature).is_ok() && signature.len() >= 16
+    }
+
+    /// The raw secret for JWT signing.
+    pub fn jwt_secret(&self) -> &[u8] {
+        &self.secret
+    }
+}
+
+/// SHA-256 of an API token, hex: the only form in which tokens are stored.
+pub fn hash_token(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// URL-safe base64 without padding.
+pub fn b64(data: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(data)
+}
+
+/// Decodes URL-safe base64 without padding.
+pub fn unb64(text: &str) -> Option<Vec<u8>> {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
+}

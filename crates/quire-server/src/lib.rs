@@ -1,0 +1,22 @@
+//! Quire's server: the GitBook v1 API over SQLite or PostgreSQL.
+
+pub mod access;
+pub mod admin;
+pub mod app;
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod extract;
+pub mod ids;
+pub mod keys;
+pub mod pagination;
+pub mod routes;
+pub mod server;
+pub mod store;
+pub mod validate;
+pub mod views;
+
+pub use app::{router, AppState};
+pub use config::ServerConfig;

@@ -1,0 +1,353 @@
+//! The route table: every endpoint declared once with its official operationId and the
+//! access it requires, and the router built from it.
+
+pub mod invites;
+pub mod members;
+pub mod meta;
+pub mod orgs;
+pub mod teams;
+pub mod users;
+
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderName, Method, StatusCode};
+use axum::middleware::{from_fn, from_fn_with_state, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, patch, post, put, MethodRouter};
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+
+use crate::access::{enforce, Access};
+use crate::app::AppState;
+use crate::error::{error_response, normalize_error_bodies};
+
+/// One endpoint.
+pub struct RouteDef {
+    /// HTTP method.
+    pub method: Method,
+    /// Path pattern, with `{param}` segments.
+    pub path: &'static str,
+    /// Official operationId.
+    pub operation: &'static str,
+    /// What the caller needs.
+    pub access: Access,
+    handler: MethodRouter<AppState>,
+}
+
+fn route(
+    method: Method,
+    path: &'static str,
+    operation: &'static str,
+    access: Access,
+    handler: MethodRouter<AppState>,
+) -> RouteDef {
+    RouteDef {
+        method,
+        path,
+        operation,
+        access,
+        handler,
+    }
+}
+
+const ORG: &str = "/v1/orgs/{organizationId}";
+
+/// Every endpoint of the API.
+pub fn table() -> Vec<RouteDef> {
+    use Access::*;
+    use Method as M;
+    let _ = ORG;
+    vec![
+        route(
+            M::GET,
+            "/v1/",
+            "getApiInformation",
+            User,
+            get(meta::get_api_information),
+        ),
+        route(
+            M::GET,
+            "/v1/user",
+            "getAuthenticatedUser",
+            User,
+            get(users::get_authenticated_user),
+        ),
+        route(
+            M::GET,
+            "/v1/users/{userId}",
+            "getUserById",
+            User,
+            get(users::get_user),
+        ),
+        route(
+            M::PATCH,
+            "/v1/users/{userId}",
+            "updateUserById",
+            User,
+            patch(users::update_user),
+        ),
+        // Organizations
+        route(
+            M::GET,
+            "/v1/orgs",
+            "listOrganizationsForAuthenticatedUser",
+            User,
+            get(orgs::list_organizations),
+        ),
+        route(
+            M::POST,
+            "/v1/orgs",
+            "createOrganization",
+            User,
+            post(orgs::create_organization),
+        ),
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}",
+            "getOrganizationById",
+            OrgMember,
+            get(orgs::get_organization),
+        ),
+        route(
+            M::PATCH,
+            "/v1/orgs/{organizationId}",
+            "updateOrganizationById",
+            OrgAdmin,
+            patch(orgs::update_organization),
+        ),
+        route(
+            M::GET,
+            "/v1/email-domains/{emailDomain}/orgs",
+            "getOrganizationsForEmailDomain",
+            User,
+            get(orgs::list_organizations_for_email_domain),
+        ),
+        // Members
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/members",
+            "listMembersInOrganizationById",
+            OrgNonGuest,
+            get(members::list_members),
+        ),
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/members/{userId}",
+            "getMemberInOrganizationById",
+            OrgNonGuest,
+            get(members::get_member),
+        ),
+        route(
+            M::PATCH,
+            "/v1/orgs/{organizationId}/members/{userId}",
+            "updateMemberInOrganizationById",
+            OrgAdmin,
+            patch(members::update_member),
+        ),
+        route(
+            M::DELETE,
+            "/v1/orgs/{organizationId}/members/{userId}",
+            "removeMemberFromOrganizationById",
+            OrgMember,
+            delete(members::remove_member),
+        ),
+        route(
+            M::POST,
+            "/v1/orgs/{organizationId}/ping",
+            "updateOrganizationMemberLastSeenAt",
+            OrgMember,
+            post(members::ping),
+        ),
+        route(
+            M::POST,
+            "/v1/orgs/{organizationId}/members/{userId}/sso",
+            "setUserAsSSOMemberForOrganization",
+            OrgAdmin,
+            post(members::set_member_sso),
+        ),
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/members/{userId}/spaces",
+            "listSpacesForOrganizationMember",
+            OrgNonGuest,
+            get(members::list_member_spaces),
+        ),
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/members/{userId}/teams",
+            "listTeamsForOrganizationMember",
+            OrgNonGuest,
+            get(members::list_member_teams),
+        ),
+        // Teams
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/teams",
+            "listTeamsInOrganizationById",
+            OrgNonGuest,
+            get(teams::list_teams),
+        ),
+        route(
+            M::PUT,
+            "/v1/orgs/{organizationId}/teams",
+            "createOrganizationTeam",
+            OrgAdmin,
+            put(teams::create_team),
+        ),
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/teams/{teamId}",
+            "getTeamInOrganizationById",
+            TeamView,
+            get(teams::get_team),
+        ),
+        route(
+            M::PATCH,
+            "/v1/orgs/{organizationId}/teams/{teamId}",
+            "updateTeamInOrganizationById",
+            TeamManage,
+            patch(teams::update_team),
+        ),
+        route(
+            M::DELETE,
+            "/v1/orgs/{organizationId}/teams/{teamId}",
+            "removeTeamFromOrganizationById",
+            OrgAdmin,
+            delete(teams::delete_team),
+        ),
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/teams/{teamId}/members",
+            "listTeamMembersInOrganizationById",
+            TeamView,
+            get(teams::list_team_members),
+        ),
+        route(
+            M::PUT,
+            "/v1/orgs/{organizationId}/teams/{teamId}/members",
+            "updateMembersInOrganizationTeam",
+            TeamManage,
+            put(teams::update_team_members),
+        ),
+        route(
+            M::PUT,
+            "/v1/orgs/{organizationId}/teams/{teamId}/members/{userId}",
+            "addMemberToOrganizationTeamById",
+            TeamManage,
+            put(teams::add_team_member),
+        ),
+        route(
+            M::DELETE,
+            "/v1/orgs/{organizationId}/teams/{teamId}/members/{userId}",
+            "deleteMemberFromOrganizationTeamById",
+            TeamManage,
+            delete(teams::remove_team_member),
+        ),
+        // Invites
+        route(
+            M::POST,
+            "/v1/orgs/{organizationId}/invites",
+            "inviteUsersToOrganization",
+            OrgAdmin,
+            post(invites::invite_users),
+        ),
+        route(
+            M::POST,
+            "/v1/orgs/{organizationId}/invites/{inviteId}",
+            "joinOrganizationWithInvite",
+            User,
+            post(invites::join_with_invite),
+        ),
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/link-invites",
+            "listOrganizationInviteLinks",
+            OrgAdmin,
+            get(invites::list_link_invites),
+        ),
+        route(
+            M::POST,
+            "/v1/orgs/{organizationId}/link-invites",
+            "createOrganizationInvite",
+            OrgAdmin,
+            post(invites::create_link_invite),
+        ),
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/link-invites/{inviteId}",
+            "getOrganizationInviteLink",
+            OrgAdmin,
+            get(invites::get_link_invite),
+        ),
+        route(
+            M::PATCH,
+            "/v1/orgs/{organizationId}/link-invites/{inviteId}",
+            "updateOrganizationInviteById",
+            OrgAdmin,
+            patch(invites::update_link_invite),
+        ),
+        route(
+            M::DELETE,
+            "/v1/orgs/{organizationId}/link-invites/{inviteId}",
+            "deleteOrganizationInviteById",
+            OrgAdmin,
+            delete(invites::delete_link_invite),
+        ),
+    ]
+}
+
+/// Builds the router from [`table`], each route behind its access check.
+pub fn build(state: AppState) -> Router {
+    let mut router: Router<AppState> = Router::new();
+    for def in table() {
+        let layer = from_fn_with_state((state.clone(), def.access), enforce);
+        router = router.route(def.path, def.handler.route_layer(layer));
+    }
+    let request_id = HeaderName::from_static("x-request-id");
+    router
+        .route("/healthz", get(meta::healthz))
+        .fallback(fallback)
+        .layer(from_fn(normalize_error_bodies))
+        .layer(CatchPanicLayer::custom(|_| {
+            error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal error; see the server log for details.",
+            )
+        }))
+        .layer(from_fn(log_request))
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .with_state(state)
+}
+
+async fn fallback(req: Request<Body>) -> Response {
+    error_response(
+        StatusCode::NOT_FOUND,
+        &format!("No endpoint at {} {}.", req.method(), req.uri().path()),
+    )
+}
+
+/// Logs one line per request: method, path, status, duration and request id.
+async fn log_request(req: Request<Body>, next: Next) -> Response {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
+        .to_string();
+    let res = next.run(req).await;
+    tracing::info!(
+        target: "quire::http",
+        request_id = %id,
+        "{method} {path} {} {:.1}ms",
+        res.status().as_u16(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    res.into_response()
+}

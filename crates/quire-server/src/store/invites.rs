@@ -1,0 +1,144 @@
+//! Invitations: pending e-mail invites, and invite links.
+
+use sqlx::FromRow;
+
+use crate::db::sql::Sql;
+use crate::db::{Db, Tx};
+
+/// Records (or refreshes) an invite for an e-mail that has no user yet.
+pub async fn add_pending(
+    tx: &mut Tx,
+    org_id: &str,
+    email: &str,
+    role: Option<&str>,
+    sso: bool,
+    now: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO pending_invites (org_id, email, role, sso, created_at) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (org_id, email) DO UPDATE SET role = $3, sso = $4",
+    )
+    .bind(org_id)
+    .bind(email)
+    .bind(role)
+    .bind(i64::from(sso))
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// A pending invite.
+#[derive(Debug, Clone, FromRow)]
+pub struct PendingInvite {
+    pub org_id: String,
+    pub role: Option<String>,
+    pub sso: i64,
+}
+
+/// Removes and returns every pending invite for `email`.
+pub async fn take_pending(tx: &mut Tx, email: &str) -> sqlx::Result<Vec<PendingInvite>> {
+    let rows: Vec<PendingInvite> =
+        sqlx::query_as("SELECT org_id, role, sso FROM pending_invites WHERE email = $1")
+            .bind(email)
+            .fetch_all(&mut **tx)
+            .await?;
+    sqlx::query("DELETE FROM pending_invites WHERE email = $1")
+        .bind(email)
+        .execute(&mut **tx)
+        .await?;
+    Ok(rows)
+}
+
+/// An invite link.
+#[derive(Debug, Clone, FromRow)]
+pub struct InviteLinkRow {
+    pub id: String,
+    pub org_id: String,
+    pub role: Option<String>,
+    /// `organization`, `space` or `collection`.
+    pub target_kind: String,
+    pub target_id: Option<String>,
+    pub created_at: i64,
+}
+
+const COLUMNS: &str = "id, org_id, role, target_kind, target_id, created_at";
+
+/// One invite link of an organization.
+pub async fn get_link(db: &Db, org_id: &str, id: &str) -> sqlx::Result<Option<InviteLinkRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM invite_links WHERE org_id = $1 AND id = $2"
+    ))
+    .bind(org_id)
+    .bind(id)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// A page of invite links after `(created_at, id)`, with the total.
+pub async fn list_links(
+    db: &Db,
+    org_id: &str,
+    after: Option<(i64, String)>,
+    limit: i64,
+) -> sqlx::Result<(Vec<InviteLinkRow>, i64)> {
+    let mut q = Sql::new(&format!(
+        "SELECT {COLUMNS} FROM invite_links WHERE org_id = "
+    ));
+    q.bind(org_id);
+    if let Some((ts, id)) = after {
+        q.push(" AND (created_at > ").bind(ts);
+        q.push(" OR (created_at = ").bind(ts);
+        q.push(" AND id > ").bind(id).push("))");
+    }
+    q.push(" ORDER BY created_at, id LIMIT ").bind(limit);
+    let rows = q.query_as().fetch_all(db.pool()).await?;
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM invite_links WHERE org_id = $1")
+        .bind(org_id)
+        .fetch_one(db.pool())
+        .await?;
+    Ok((rows, count))
+}
+
+/// Stores a new invite link.
+pub async fn insert_link(db: &Db, link: &InviteLinkRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO invite_links (id, org_id, role, target_kind, target_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(&link.id)
+    .bind(&link.org_id)
+    .bind(&link.role)
+    .bind(&link.target_kind)
+    .bind(&link.target_id)
+    .bind(link.created_at)
+    .execute(db.pool())
+    .await?;
+    Ok(())
+}
+
+/// Changes the role an invite link grants.
+pub async fn set_link_role(
+    db: &Db,
+    org_id: &str,
+    id: &str,
+    role: Option<&str>,
+) -> sqlx::Result<()> {
+    sqlx::query("UPDATE invite_links SET role = $3 WHERE org_id = $1 AND id = $2")
+        .bind(org_id)
+        .bind(id)
+        .bind(role)
+        .execute(db.pool())
+        .await?;
+    Ok(())
+}
+
+/// Deletes an invite link (nothing happens when it does not exist).
+pub async fn delete_link(db: &Db, org_id: &str, id: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM invite_links WHERE org_id = $1 AND id = $2")
+        .bind(org_id)
+        .bind(id)
+        .execute(db.pool())
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! Organization members.
+
+use sqlx::FromRow;
+
+use crate::db::sql::{like_escape, Sql};
+use crate::db::{Db, Tx};
+
+/// A member with its user and counts.
+#[derive(Debug, Clone, FromRow)]
+pub struct MemberRow {
+    pub org_id: String,
+    pub user_id: String,
+    pub role: Option<String>,
+    pub joined_at: i64,
+    pub last_seen_at: Option<i64>,
+    pub sso: i64,
+    pub email: String,
+    pub display_name: String,
+    pub photo_url: Option<String>,
+    pub teams: i64,
+}
+
+const SELECT: &str = "SELECT m.org_id, m.user_id, m.role, m.joined_at, m.last_seen_at, m.sso, \
+    u.email, u.display_name, u.photo_url, \
+    (SELECT COUNT(*) FROM team_members tm WHERE tm.org_id = m.org_id AND tm.user_id = m.user_id) AS teams \
+    FROM members m JOIN users u ON u.id = m.user_id";
+
+/// One member.
+pub async fn get(db: &Db, org_id: &str, user_id: &str) -> sqlx::Result<Option<MemberRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE m.org_id = $1 AND m.user_id = $2"))
+        .bind(org_id)
+        .bind(user_id)
+        .fetch_optional(db.pool())
+        .await
+}
+
+/// One member, inside a transaction.
+pub async fn get_tx(tx: &mut Tx, org_id: &str, user_id: &str) -> sqlx::Result<Option<MemberRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE m.org_id = $1 AND m.user_id = $2"))
+        .bind(org_id)
+        .bind(user_id)
+        .fetch_optional(&mut **tx)
+        .await
+}
+
+/// Filters and ordering of the member list.
+#[derive(Debug, Default)]
+pub struct MemberFilter {
+    /// `Some(None)` selects guests.
+    pub role: Option<Option<String>>,
+    /// Case-insensitive substring of display name or e-mail.
+    pub search: Option<String>,
+    /// Sort by last-seen time (active members only) instead of join time.
+    pub by_last_seen: bool,
+    /// Ascending order.
+    pub ascending: bool,
+}
+
+/// A page of members after the keyset `(sort value, user id)`, and the filtered total.
+pub async fn list(
+    db: &Db,
+    org_id: &str,
+    filter: &MemberFilter,
+    after: Option<(i64, String)>,
+    limit: i64,
+) -> sqlx::Result<(Vec<MemberRow>, i64)> {
+    let mut cond = Sql::new(" WHERE m.org_id = ");
+    cond.bind(org_id);
+    match &filter.role {
+        Some(Some(role)) => {
+            cond.push(" AND m.role = ").bind(role);
+        }
+        Some(None) => {
+            cond.push(" AND m.role IS NULL");
+        }
+        None => {}
+    }
+    if let Some(search) = &filter.search {
+        let pattern = format!("%{}%", like_escape(&search.to_lowercase()));
+        cond.push(" AND (LOWER(u.display_name) LIKE ")
+            .bind(pattern.clone());
+        cond.push(" ESCAPE '\\' OR LOWER(u.email) LIKE ")
+            .bind(pattern);
+        cond.push(" ESCAPE '\\')");
+    }
+    let key = if filter.by_last_seen {
+        cond.push(" AND m.last_seen_at IS NOT NULL");
+        "m.last_seen_at"
+    } else {
+        "m.joined_at"
+    };
+    let mut count_q = Sql::new("SELECT COUNT(*) FROM members m JOIN users u ON u.id = m.user_id");
+    count_q.append(&cond);
+    let (op, dir) = if filter.ascending {
+        (">", "ASC")
+    } else {
+        ("<", "DESC")
+    };
+    let mut q = Sql::new(SELECT);
+    q.append(&cond);
+    if let Some((value, id)) = after {
+        q.push(&format!(" AND ({key} {op} ")).bind(value);
+        q.push(&format!(" OR ({key} = ")).bind(value);
+        q.push(&format!(" AND m.user_id {op} ")).bind(id).push("))");
+    }
+    q.push(&format!(" ORDER BY {key} {dir}, m.user_id {dir} LIMIT "))
+        .bind(limit);
+    let rows = q.query_as().fetch_all(db.pool()).await?;
+    let count: i64 = count_q.query_scalar().fetch_one(db.pool()).await?;
+    Ok((rows, count))
+}
+
+/// Adds a member; returns false when the user already was one.
+pub async fn insert(
+    tx: &mut Tx,
+    org_id: &str,
+    user_id: &str,
+    role: Option<&str>,
+    sso: bool,
+    now: i64,
+) -> sqlx::Result<bool> {
+    let res = sqlx::query(
+        "INSERT INTO members (org_id, user_id, role, joined_at, sso) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (org_id, user_id) DO NOTHING",
+    )
+    .bind(org_id)
+    .bind(user_id)
+    .bind(role)
+    .bind(now)
+    .bind(i64::from(sso))
+    .execute(&mut **tx)
+    .await?;
+    Ok(res.rows_affected() > 0)
+}
+
+/// Sets a member's role (`None` = guest).
+pub async fn set_role(
+    tx: &mut Tx,
+    org_id: &str,
+    user_id: &str,
+    role: Option<&str>,
+) -> sqlx::Result<()> {
+    sqlx::query("UPDATE members SET role = $3 WHERE org_id = $1 AND user_id = $2")
+        .bind(org_id)
+        .bind(user_id)
+        .bind(role)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Marks a member as signing in through SSO.
+pub async fn set_sso(db: &Db, org_id: &str, user_id: &str) -> sqlx::Result<()> {
+    sqlx::query("UPDATE members SET sso = 1 WHERE org_id = $1 AND user_id = $2")
+        .bind(org_id)
+        .bind(user_id)
+        .execute(db.pool())
+        .await?;
+    Ok(())
+}
+
+/// Records that the member was seen now.
+pub async fn touch(db: &Db, org_id: &str, user_id: &str, now: i64) -> sqlx::Result<()> {
+    sqlx::query("UPDATE members SET last_seen_at = $3 WHERE org_id = $1 AND user_id = $2")
+        .bind(org_id)
+        .bind(user_id)
+        .bind(now)
+        .execute(db.pool())
+        .await?;
+    Ok(())
+}
+
+/// Removes a member (and, by cascade, their team memberships).
+pub async fn remove(tx: &mut Tx, org_id: &str, user_id: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM members WHERE org_id = $1 AND user_id = $2")
+        .bind(org_id)
+        .bind(user_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// How many admins the organization has.
+pub async fn count_admins(tx: &mut Tx, org_id: &str) -> sqlx::Result<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM members WHERE org_id = $1 AND role = 'admin'")
+        .bind(org_id)
+        .fetch_one(&mut **tx)
+        .await
+}

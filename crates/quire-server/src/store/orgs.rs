@@ -1,0 +1,170 @@
+//! Organizations.
+
+use sqlx::FromRow;
+
+use crate::db::sql::Sql;
+use crate::db::{Db, Tx};
+
+/// A stored organization.
+#[derive(Debug, Clone, FromRow)]
+pub struct OrgRow {
+    pub id: String,
+    pub title: String,
+    pub hostname: Option<String>,
+    /// JSON array of strings.
+    pub email_domains: String,
+    pub default_role: Option<String>,
+    /// JSON object, when set.
+    pub default_content: Option<String>,
+    pub logo_url: Option<String>,
+    pub sso: i64,
+    pub ai: i64,
+    pub invite_links: i64,
+    pub created_at: i64,
+}
+
+impl OrgRow {
+    /// The e-mail domains, decoded.
+    pub fn domains(&self) -> Vec<String> {
+        serde_json::from_str(&self.email_domains).unwrap_or_default()
+    }
+}
+
+/// An organization seen by one user: `member` is false for outsiders, and `role` is `None`
+/// for guests and outsiders.
+#[derive(Debug, Clone, FromRow)]
+pub struct OrgForUser {
+    #[sqlx(flatten)]
+    pub org: OrgRow,
+    pub member_id: Option<String>,
+    pub role: Option<String>,
+}
+
+const COLUMNS: &str = "o.id, o.title, o.hostname, o.email_domains, o.default_role, \
+    o.default_content, o.logo_url, o.sso, o.ai, o.invite_links, o.created_at";
+
+/// An organization and the caller's membership of it.
+pub async fn get_for_user(db: &Db, id: &str, user_id: &str) -> sqlx::Result<Option<OrgForUser>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS}, m.user_id AS member_id, m.role FROM organizations o \
+         LEFT JOIN members m ON m.org_id = o.id AND m.user_id = $2 WHERE o.id = $1"
+    ))
+    .bind(id)
+    .bind(user_id)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// An organization by id.
+pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<OrgRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM organizations o WHERE o.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await
+}
+
+/// Inserts an organization.
+pub async fn insert(tx: &mut Tx, org: &OrgRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO organizations (id, title, hostname, email_domains, default_role, \
+         default_content, logo_url, sso, ai, invite_links, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+    )
+    .bind(&org.id)
+    .bind(&org.title)
+    .bind(&org.hostname)
+    .bind(&org.email_domains)
+    .bind(&org.default_role)
+    .bind(&org.default_content)
+    .bind(&org.logo_url)
+    .bind(org.sso)
+    .bind(org.ai)
+    .bind(org.invite_links)
+    .bind(org.created_at)
+    .execute(&mut **tx)
+    .await?;
+    set_domains(tx, &org.id, &org.domains()).await
+}
+
+/// Writes every field of `org` back.
+pub async fn update(tx: &mut Tx, org: &OrgRow, now: i64) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE organizations SET title = $2, hostname = $3, email_domains = $4, \
+         default_role = $5, default_content = $6, logo_url = $7, sso = $8, ai = $9, \
+         invite_links = $10, updated_at = $11 WHERE id = $1",
+    )
+    .bind(&org.id)
+    .bind(&org.title)
+    .bind(&org.hostname)
+    .bind(&org.email_domains)
+    .bind(&org.default_role)
+    .bind(&org.default_content)
+    .bind(&org.logo_url)
+    .bind(org.sso)
+    .bind(org.ai)
+    .bind(org.invite_links)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    set_domains(tx, &org.id, &org.domains()).await
+}
+
+async fn set_domains(tx: &mut Tx, org_id: &str, domains: &[String]) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM organization_domains WHERE org_id = $1")
+        .bind(org_id)
+        .execute(&mut **tx)
+        .await?;
+    let mut unique: Vec<&String> = domains.iter().collect();
+    unique.sort();
+    unique.dedup();
+    for domain in unique {
+        sqlx::query("INSERT INTO organization_domains (domain, org_id) VALUES ($1, $2)")
+            .bind(domain)
+            .bind(org_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Organizations the user is a member of, ordered by (created_at, id), after a cursor.
+pub async fn list_for_user(
+    db: &Db,
+    user_id: &str,
+    after: Option<(i64, String)>,
+    limit: i64,
+) -> sqlx::Result<(Vec<OrgForUser>, i64)> {
+    let mut q = Sql::new(&format!(
+        "SELECT {COLUMNS}, m.user_id AS member_id, m.role FROM organizations o \
+         JOIN members m ON m.org_id = o.id WHERE m.user_id = "
+    ));
+    q.bind(user_id);
+    if let Some((ts, id)) = after {
+        q.push(" AND (o.created_at > ").bind(ts);
+        q.push(" OR (o.created_at = ").bind(ts);
+        q.push(" AND o.id > ").bind(id).push("))");
+    }
+    q.push(" ORDER BY o.created_at, o.id LIMIT ").bind(limit);
+    let rows = q.query_as().fetch_all(db.pool()).await?;
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM members WHERE user_id = $1")
+        .bind(user_id)
+        .fetch_one(db.pool())
+        .await?;
+    Ok((rows, count))
+}
+
+/// Organizations claiming an e-mail domain, with the caller's membership.
+pub async fn by_domain(db: &Db, domain: &str, user_id: &str) -> sqlx::Result<Vec<OrgForUser>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS}, m.user_id AS member_id, m.role FROM organization_domains d \
+         JOIN organizations o ON o.id = d.org_id \
+         LEFT JOIN members m ON m.org_id = o.id AND m.user_id = $2 \
+         WHERE d.domain = $1 ORDER BY o.created_at, o.id"
+    ))
+    .bind(domain)
+    .bind(user_id)
+    .fetch_all(db.pool())
+    .await
+}

@@ -1,0 +1,61 @@
+//! API tokens: random secrets handed out once and stored only as SHA-256 hashes.
+
+use crate::db::Db;
+use crate::ids::{new_id, random_string};
+use crate::keys::hash_token;
+use crate::store::users::UserRow;
+
+/// Prefix of every token, so that leaked tokens are easy to recognise.
+pub const TOKEN_PREFIX: &str = "quire_";
+
+/// Creates a token for `user_id` and returns it in the clear (the only time it exists so).
+pub async fn create(db: &Db, user_id: &str, now: i64) -> sqlx::Result<String> {
+    let token = format!("{TOKEN_PREFIX}{}", random_string(40));
+    sqlx::query(
+        "INSERT INTO api_tokens (id, user_id, token_hash, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(new_id())
+    .bind(user_id)
+    .bind(hash_token(&token))
+    .bind(now)
+    .execute(db.pool())
+    .await?;
+    Ok(token)
+}
+
+/// Revokes a token given in the clear; returns whether a live token was revoked.
+pub async fn revoke(db: &Db, token: &str, now: i64) -> sqlx::Result<bool> {
+    let res = sqlx::query(
+        "UPDATE api_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL",
+    )
+    .bind(hash_token(token))
+    .bind(now)
+    .execute(db.pool())
+    .await?;
+    Ok(res.rows_affected() > 0)
+}
+
+/// Revokes every live token of the user with `email`; returns how many.
+pub async fn revoke_all_for_email(db: &Db, email: &str, now: i64) -> sqlx::Result<u64> {
+    let res = sqlx::query(
+        "UPDATE api_tokens SET revoked_at = $2 WHERE revoked_at IS NULL AND user_id IN \
+         (SELECT id FROM users WHERE email = $1)",
+    )
+    .bind(crate::store::users::normalize_email(email))
+    .bind(now)
+    .execute(db.pool())
+    .await?;
+    Ok(res.rows_affected())
+}
+
+/// The user owning a live token, if any.
+pub async fn authenticate(db: &Db, token: &str) -> sqlx::Result<Option<UserRow>> {
+    sqlx::query_as(
+        "SELECT u.id, u.email, u.display_name, u.photo_url, u.created_at, u.first_auth_at \
+         FROM api_tokens t JOIN users u ON u.id = t.user_id \
+         WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
+    )
+    .bind(hash_token(token))
+    .fetch_optional(db.pool())
+    .await
+}

@@ -1,0 +1,114 @@
+//! Users.
+
+use sqlx::FromRow;
+
+use crate::db::{Db, Tx};
+use crate::ids::new_id;
+
+/// A stored user.
+#[derive(Debug, Clone, FromRow)]
+pub struct UserRow {
+    pub id: String,
+    pub email: String,
+    pub display_name: String,
+    pub photo_url: Option<String>,
+    pub created_at: i64,
+    pub first_auth_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, email, display_name, photo_url, created_at, first_auth_at";
+
+/// E-mail addresses are compared case-insensitively, so they are stored lower-cased.
+pub fn normalize_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+/// A user by id.
+pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<UserRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(db.pool())
+        .await
+}
+
+/// A user by e-mail, inside a transaction.
+pub async fn by_email_tx(tx: &mut Tx, email: &str) -> sqlx::Result<Option<UserRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE email = $1"))
+        .bind(normalize_email(email))
+        .fetch_optional(&mut **tx)
+        .await
+}
+
+/// A user by id, inside a transaction.
+pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<UserRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await
+}
+
+/// Finds the user with `email`, or creates one named `name` (default: the e-mail's local part).
+pub async fn find_or_create(
+    tx: &mut Tx,
+    email: &str,
+    name: Option<&str>,
+    now: i64,
+) -> sqlx::Result<UserRow> {
+    if let Some(user) = by_email_tx(tx, email).await? {
+        return Ok(user);
+    }
+    let email = normalize_email(email);
+    let display_name = name
+        .map(str::to_string)
+        .unwrap_or_else(|| email.split('@').next().unwrap_or(&email).to_string());
+    let user = UserRow {
+        id: new_id(),
+        email,
+        display_name,
+        photo_url: None,
+        created_at: now,
+        first_auth_at: None,
+    };
+    sqlx::query(
+        "INSERT INTO users (id, email, display_name, photo_url, created_at) VALUES ($1, $2, $3, NULL, $4)",
+    )
+    .bind(&user.id)
+    .bind(&user.email)
+    .bind(&user.display_name)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(user)
+}
+
+/// Updates the profile fields that are `Some`.
+pub async fn update(
+    db: &Db,
+    id: &str,
+    display_name: Option<&str>,
+    photo_url: Option<&str>,
+) -> sqlx::Result<Option<UserRow>> {
+    sqlx::query(
+        "UPDATE users SET display_name = COALESCE($2, display_name), \
+         photo_url = COALESCE($3, photo_url) WHERE id = $1",
+    )
+    .bind(id)
+    .bind(display_name)
+    .bind(photo_url)
+    .execute(db.pool())
+    .await?;
+    get(db, id).await
+}
+
+/// Whether two users share an organization (who may see whom).
+pub async fn share_an_org(db: &Db, a: &str, b: &str) -> sqlx::Result<bool> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM members m1 JOIN members m2 ON m1.org_id = m2.org_id \
+         WHERE m1.user_id = $1 AND m2.user_id = $2",
+    )
+    .bind(a)
+    .bind(b)
+    .fetch_one(db.pool())
+    .await?;
+    Ok(n > 0)
+}

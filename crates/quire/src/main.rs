@@ -1,0 +1,138 @@
+//! `quire`: a self-hostable documentation workspace server speaking the GitBook v1 API.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use quire_server::server::{shutdown_signal, Server};
+use quire_server::ServerConfig;
+
+/// Quire: a self-hostable documentation workspace server speaking the GitBook v1 API.
+#[derive(Parser)]
+#[command(name = "quire", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the API server until SIGTERM or SIGINT, then drain in-flight requests and exit.
+    Serve(ServeArgs),
+    /// Administer users and tokens directly in storage (safe while a server runs).
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+/// Where Quire keeps its data.
+#[derive(Args, Clone)]
+struct StorageArgs {
+    /// Folder of the embedded SQLite database and blobs.
+    #[arg(long, env = "QUIRE_DATA_DIR", default_value = "./quire-data")]
+    data_dir: PathBuf,
+    /// Database URL (`sqlite://path` or `postgres://user:pass@host/db`); overrides the data
+    /// dir's database.
+    #[arg(long, env = "QUIRE_DATABASE_URL")]
+    database_url: Option<String>,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, env = "QUIRE_BIND", default_value = "127.0.0.1:8080")]
+    bind: SocketAddr,
+    /// Base of every absolute URL in responses; defaults to `http://<bind>`.
+    #[arg(long, env = "QUIRE_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Largest accepted request body in bytes (larger ones get 413).
+    #[arg(long, env = "QUIRE_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
+    max_body_bytes: usize,
+    #[command(flatten)]
+    storage: StorageArgs,
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Create the user if missing and print a new API token as the only line on stdout.
+    CreateToken {
+        /// The user's e-mail address.
+        #[arg(long)]
+        email: String,
+        /// Display name for a new user (default: the e-mail's local part).
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+    /// Revoke one token (--token) or every token of a user (--email).
+    RevokeToken {
+        /// The token to revoke.
+        #[arg(long, conflicts_with = "email", required_unless_present = "email")]
+        token: Option<String>,
+        /// Revoke all tokens of this user.
+        #[arg(long)]
+        email: Option<String>,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+}
+
+fn config(storage: StorageArgs) -> ServerConfig {
+    ServerConfig {
+        data_dir: storage.data_dir,
+        database_url: storage.database_url,
+        ..ServerConfig::default()
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("QUIRE_LOG")
+                .unwrap_or_else(|_| "info,sqlx=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match cli.command {
+        Command::Serve(args) => {
+            let cfg = ServerConfig {
+                bind: args.bind,
+                public_url: args.public_url,
+                max_body_bytes: args.max_body_bytes,
+                ..config(args.storage)
+            };
+            let server = Server::bind(cfg).await?;
+            tracing::info!("quire listening on http://{}", server.local_addr());
+            server.run(shutdown_signal()).await?;
+        }
+        Command::Admin(AdminCommand::CreateToken {
+            email,
+            name,
+            storage,
+        }) => {
+            let token =
+                quire_server::admin::create_token(&config(storage), &email, name.as_deref())
+                    .await?;
+            println!("{token}");
+        }
+        Command::Admin(AdminCommand::RevokeToken {
+            token,
+            email,
+            storage,
+        }) => {
+            let n = quire_server::admin::revoke_token(
+                &config(storage),
+                token.as_deref(),
+                email.as_deref(),
+            )
+            .await?;
+            eprintln!("revoked {n} token(s)");
+            if n == 0 {
+                std::process::exit(1);
+            }
+        }
+    }
+    Ok(())
+}
