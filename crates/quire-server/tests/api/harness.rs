@@ -1,0 +1,236 @@
+//! The test app: a server per test with personas and a small HTTP client.
+
+use std::sync::Arc;
+
+use quire_server::clock::OffsetClock;
+use quire_server::server::Server;
+use quire_server::ServerConfig;
+use reqwest::Method;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+/// A running server on its own database.
+pub struct TestApp {
+    pub base: String,
+    pub config: ServerConfig,
+    #[allow(dead_code)]
+    pub clock: Arc<OffsetClock>,
+    client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    _dir: tempfile::TempDir,
+}
+
+/// A user with a token.
+#[derive(Clone, Debug)]
+pub struct Persona {
+    pub id: String,
+    pub email: String,
+    pub token: String,
+}
+
+/// A response: status and JSON body (`Value::Null` when empty).
+#[derive(Debug)]
+pub struct Res {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Res {
+    /// Asserts the status, printing the body on mismatch.
+    #[track_caller]
+    pub fn expect(self, status: u16) -> Value {
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
+        self.body
+    }
+
+    /// Asserts an error answer with the official body.
+    #[track_caller]
+    pub fn expect_error(self, status: u16) -> String {
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
+        assert_eq!(
+            self.body["error"]["code"],
+            json!(status),
+            "error body: {}",
+            self.body
+        );
+        let message = self.body["error"]["message"]
+            .as_str()
+            .expect("error message")
+            .to_string();
+        assert!(!message.is_empty());
+        message
+    }
+}
+
+async fn database_url(dir: &tempfile::TempDir) -> Option<String> {
+    let base = std::env::var("QUIRE_TEST_DATABASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())?;
+    // A fresh schema per test keeps tests independent on one PostgreSQL database.
+    let schema = format!("t_{}", quire_server::ids::random_string(12).to_lowercase());
+    let _ = dir;
+    sqlx::any::install_default_drivers();
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&base)
+        .await
+        .expect("connect to QUIRE_TEST_DATABASE_URL");
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&mut conn)
+        .await
+        .expect("create schema");
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Some(format!("{base}{sep}options[search_path]={schema}"))
+}
+
+impl TestApp {
+    /// Starts a server on a fresh database.
+    pub async fn start() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = ServerConfig {
+            bind: ([127, 0, 0, 1], 0).into(),
+            data_dir: dir.path().to_path_buf(),
+            database_url: database_url(&dir).await,
+            public_url: None,
+            max_body_bytes: 64 * 1024,
+        };
+        let clock = Arc::new(OffsetClock::default());
+        let server = Server::bind_with_clock(config.clone(), clock.clone())
+            .await
+            .expect("server starts");
+        let base = format!("http://{}", server.local_addr());
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(server.run(async move {
+            let _ = stopped.await;
+        }));
+        TestApp {
+            base,
+            config,
+            clock,
+            client: reqwest::Client::new(),
+            stop: Some(stop),
+            _dir: dir,
+        }
+    }
+
+    /// Creates a user (through the admin path, as `quire admin create-token` does).
+    pub async fn persona(&self, name: &str) -> Persona {
+        let email = format!("{name}@example.com");
+        let token = quire_server::admin::create_token(&self.config, &email, Some(name))
+            .await
+            .expect("create token");
+        let me = self
+            .call(Method::GET, "/v1/user", Some(&token), None)
+            .await
+            .expect(200);
+        Persona {
+            id: me["id"].as_str().unwrap().to_string(),
+            email,
+            token,
+        }
+    }
+
+    /// Sends a request; `body` is sent as JSON when given.
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> Res {
+        let mut req = self
+            .client
+            .request(method, format!("{}{}", self.base, path));
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let res = req.send().await.expect("request sent");
+        let status = res.status().as_u16();
+        let text = res.text().await.expect("body read");
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text)
+                .unwrap_or_else(|_| panic!("non-JSON body ({status}): {text}"))
+        };
+        Res { status, body }
+    }
+
+    /// Sends raw bytes with a content type.
+    pub async fn raw(&self, method: Method, path: &str, token: &str, body: Vec<u8>) -> Res {
+        let res = self
+            .client
+            .request(method, format!("{}{}", self.base, path))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("request sent");
+        let status = res.status().as_u16();
+        let text = res.text().await.unwrap_or_default();
+        Res {
+            status,
+            body: serde_json::from_str(&text).unwrap_or(Value::Null),
+        }
+    }
+
+    pub async fn get(&self, who: &Persona, path: &str) -> Res {
+        self.call(Method::GET, path, Some(&who.token), None).await
+    }
+    pub async fn post(&self, who: &Persona, path: &str, body: Value) -> Res {
+        self.call(Method::POST, path, Some(&who.token), Some(body))
+            .await
+    }
+    pub async fn put(&self, who: &Persona, path: &str, body: Value) -> Res {
+        self.call(Method::PUT, path, Some(&who.token), Some(body))
+            .await
+    }
+    pub async fn patch(&self, who: &Persona, path: &str, body: Value) -> Res {
+        self.call(Method::PATCH, path, Some(&who.token), Some(body))
+            .await
+    }
+    pub async fn delete(&self, who: &Persona, path: &str) -> Res {
+        self.call(Method::DELETE, path, Some(&who.token), None)
+            .await
+    }
+
+    /// Creates an organization owned by `admin`; returns its id.
+    pub async fn org(&self, admin: &Persona, title: &str) -> String {
+        let org = self
+            .post(admin, "/v1/orgs", json!({ "title": title }))
+            .await
+            .expect(201);
+        org["id"].as_str().unwrap().to_string()
+    }
+
+    /// Makes `who` a member of `org` with `role` (`null` = guest), by invitation.
+    pub async fn add_member(&self, admin: &Persona, org: &str, who: &Persona, role: Value) {
+        let res = self
+            .post(
+                admin,
+                &format!("/v1/orgs/{org}/invites"),
+                json!({ "emails": [{ "email": who.email, "role": role }] }),
+            )
+            .await
+            .expect(200);
+        assert_eq!(res["invited"], json!(1), "{res}");
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

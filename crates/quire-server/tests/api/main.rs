@@ -1,0 +1,14 @@
+//! HTTP integration tests: each test starts an in-process server on a fresh database —
+//! SQLite by default, PostgreSQL when `QUIRE_TEST_DATABASE_URL` is set — and drives it
+//! over real HTTP.
+
+mod harness;
+
+mod errors;
+mod invites;
+mod members;
+mod orgs;
+mod pagination;
+mod teams;
+mod tokens;
+mod users;

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs every test of Quire: lints, unit and HTTP integration tests on SQLite, the same
+# integration tests on PostgreSQL, and the conformance suite (official client + official
+# schemas) on both databases.
+#
+# PostgreSQL: QUIRE_TEST_DATABASE_URL if set; otherwise a throwaway cluster started from the
+# initdb/pg_ctl on PATH; the PostgreSQL pass is skipped, with a notice, only when neither exists.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+
+echo "== build"
+cargo build --workspace --all-targets --locked
+
+echo "== format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== tests on SQLite"
+cargo test --workspace --locked
+
+pg_url=${QUIRE_TEST_DATABASE_URL:-}
+pg_dir=""
+cleanup() {
+  if [ -n "$pg_dir" ]; then scripts/pg-cluster.sh stop "$pg_dir"; fi
+}
+trap cleanup EXIT
+if [ -z "$pg_url" ]; then
+  pg_dir=$(mktemp -d /tmp/quire-pg.XXXXXX)
+  if pg_url=$(scripts/pg-cluster.sh start "$pg_dir"); then
+    echo "== throwaway PostgreSQL cluster at $pg_url"
+  else
+    echo "NOTICE: no PostgreSQL (set QUIRE_TEST_DATABASE_URL, or put initdb/pg_ctl on PATH): skipping the PostgreSQL pass"
+    rm -rf "$pg_dir"
+    pg_dir=""
+    pg_url=""
+  fi
+fi
+
+if [ -n "$pg_url" ]; then
+  echo "== integration tests on PostgreSQL"
+  QUIRE_TEST_DATABASE_URL="$pg_url" cargo test -p quire-server --locked --test api
+fi
+
+echo "== conformance suite (official client and schemas)"
+(
+  cd conformance
+  npm ci --no-audit --no-fund --loglevel=error
+  export QUIRE_BIN="$PWD/../target/debug/quire"
+  echo "-- on SQLite"
+  npm test
+  if [ -n "$pg_url" ]; then
+    echo "-- on PostgreSQL"
+    QUIRE_CONFORMANCE_DATABASE_URL="$pg_url" npm test
+  fi
+)
+echo "== all tests passed"
