@@ -122,3 +122,14 @@ pub fn team(t: &TeamRow, can_manage: bool) -> Value {
         "permissions": { "admin": can_manage, "view": true },
     })
 }
+
+/// A 201 answer with the new resource and its `Location`.
+pub fn created(location: &str, body: Value) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        axum::http::StatusCode::CREATED,
+        [(axum::http::header::LOCATION, location.to_string())],
+        axum::Json(body),
+    )
+        .into_response()
+}

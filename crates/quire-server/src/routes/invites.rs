@@ -14,7 +14,7 @@ use crate::extract::{nullable, JsonBody};
 use crate::ids::new_id;
 use crate::pagination::{List, PageRequest};
 use crate::store::invites::InviteLinkRow;
-use crate::{store, validate};
+use crate::{store, validate, views};
 
 /// One entry of `emails`: an address, or an address with its own role.
 #[derive(Deserialize)]
@@ -171,7 +171,7 @@ pub async fn create_link_invite(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
     JsonBody(body): JsonBody<CreateInvite>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<axum::response::Response> {
     if ctx.org.invite_links == 0 {
         return Err(ApiError::bad_request(
             "Invite links are disabled in this organization (`inviteLinks` is false).",
@@ -197,7 +197,8 @@ pub async fn create_link_invite(
         created_at: state.now(),
     };
     store::invites::insert_link(&state.db, &link).await?;
-    Ok((StatusCode::CREATED, Json(link_json(&link)?)))
+    let location = state.url(&format!("/v1/orgs/{}/link-invites/{}", ctx.org.id, link.id));
+    Ok(views::created(&location, link_json(&link)?))
 }
 
 /// `getOrganizationInviteLink` (admins only).

@@ -1,7 +1,6 @@
 //! Organizations: `/v1/orgs`, `ORG`, `/v1/email-domains/{emailDomain}/orgs`.
 
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -50,7 +49,7 @@ pub async fn create_organization(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody<CreateOrganization>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<axum::response::Response> {
     validate::length("title", &body.title, 2, 255)?;
     let domains = check_domains(body.email_domains.unwrap_or_default())?;
     let now = state.now();
@@ -71,9 +70,10 @@ pub async fn create_organization(
     store::orgs::insert(&mut tx, &org).await?;
     store::members::insert(&mut tx, &org.id, &caller.user.id, Some("admin"), false, now).await?;
     tx.commit().await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(views::organization(&state, &org, Some(Role::Admin))),
+    let location = state.url(&format!("/v1/orgs/{}", org.id));
+    Ok(views::created(
+        &location,
+        views::organization(&state, &org, Some(Role::Admin)),
     ))
 }
 

@@ -79,7 +79,7 @@ pub async fn create_team(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
     JsonBody(body): JsonBody<CreateTeam>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<axum::response::Response> {
     validate::length("title", &body.title, 1, 64)?;
     let now = state.now();
     let id = new_id();
@@ -93,7 +93,8 @@ pub async fn create_team(
     let team = store::teams::get(&state.db, &ctx.org.id, &id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("team vanished after creation")))?;
-    Ok((StatusCode::CREATED, Json(views::team(&team, true))))
+    let location = state.url(&format!("/v1/orgs/{}/teams/{}", ctx.org.id, team.id));
+    Ok(views::created(&location, views::team(&team, true)))
 }
 
 /// Resolves a user id or e-mail to the id of a member of the organization.
