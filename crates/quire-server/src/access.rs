@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -106,10 +107,16 @@ pub async fn enforce(
     req: Request,
     next: Next,
 ) -> Response {
-    match check(&state, access, req).await {
+    let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let res = match check(&state, access, req).await {
         Ok(req) => next.run(req).await,
         Err(err) => err.into_response(),
+    };
+    if writes {
+        // Whatever this request changed, no cached lookup may outlive it on this node.
+        state.cache.invalidate();
     }
+    res
 }
 
 async fn check(state: &AppState, access: Access, req: Request) -> ApiResult<Request> {
@@ -176,7 +183,18 @@ fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> ApiResult<&'a s
 
 /// Loads an organization as the caller sees it: 404 unless they are a member.
 pub async fn load_org(state: &AppState, caller: &Caller, org_id: &str) -> ApiResult<OrgCtx> {
-    let found = store::orgs::get_for_user(&state.db, org_id, &caller.user.id).await?;
+    let now = state.clock.now_ms();
+    let found = match state.cache.org(org_id, &caller.user.id, now) {
+        Some(found) => found,
+        None => {
+            let generation = state.cache.generation();
+            let found = store::orgs::get_for_user(&state.db, org_id, &caller.user.id).await?;
+            state
+                .cache
+                .put_org(org_id, &caller.user.id, found.clone(), now, generation);
+            found
+        }
+    };
     match found {
         Some(o) if o.member_id.is_some() => Ok(OrgCtx {
             role: o.role.as_deref().and_then(Role::parse),

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use axum::Router;
 
+use crate::cache::AccessCache;
 use crate::clock::SharedClock;
 use crate::config::ServerConfig;
 use crate::db::Db;
@@ -22,6 +23,8 @@ pub struct AppState {
     pub clock: SharedClock,
     /// Base of absolute URLs, without a trailing slash.
     pub public_url: Arc<str>,
+    /// Per-node cache of token and membership lookups.
+    pub cache: Arc<AccessCache>,
 }
 
 impl AppState {
@@ -34,6 +37,7 @@ impl AppState {
         let db = Db::connect(&config.database_url()).await?;
         let keys = Keys::load(&db, clock.now_ms()).await?;
         Ok(Self {
+            cache: Arc::new(AccessCache::new(config.access_cache_ms)),
             config: Arc::new(config),
             db,
             keys,

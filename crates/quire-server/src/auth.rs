@@ -4,6 +4,7 @@ use axum::http::{header, HeaderMap};
 
 use crate::app::AppState;
 use crate::error::{ApiError, ApiResult};
+use crate::keys::hash_token;
 use crate::store;
 use crate::store::users::UserRow;
 
@@ -30,11 +31,19 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
         .ok_or_else(|| {
             ApiError::Unauthorized("Authorization header must be `Bearer <token>`.".into())
         })?;
-    let user = store::tokens::authenticate(&state.db, token)
+    let hash = hash_token(token);
+    let now = state.clock.now_ms();
+    if let Some(user) = state.cache.user(&hash, now) {
+        return Ok(Caller { user });
+    }
+    let generation = state.cache.generation();
+    let user = store::tokens::authenticate(&state.db, &hash)
         .await?
         .ok_or_else(|| ApiError::Unauthorized("Unknown or revoked API token.".into()))?;
     if user.first_auth_at.is_none() {
         first_authentication(state, &user).await?;
+    } else {
+        state.cache.put_user(hash, user.clone(), now, generation);
     }
     Ok(Caller { user })
 }

@@ -17,6 +17,8 @@ pub struct ServerConfig {
     pub public_url: Option<String>,
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
+    /// How long a node may reuse a token or membership lookup (0: never).
+    pub access_cache_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -27,6 +29,7 @@ impl Default for ServerConfig {
             database_url: None,
             public_url: None,
             max_body_bytes: 16 * 1024 * 1024,
+            access_cache_ms: 1000,
         }
     }
 }

@@ -47,6 +47,10 @@ struct ServeArgs {
     /// Largest accepted request body in bytes (larger ones get 413).
     #[arg(long, env = "QUIRE_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
     max_body_bytes: usize,
+    /// How long (ms) a node may reuse a token or membership lookup; changes made on other
+    /// nodes or by `quire admin` are seen after at most this long. 0 disables the cache.
+    #[arg(long, env = "QUIRE_ACCESS_CACHE_MS", default_value_t = 1000)]
+    access_cache_ms: u64,
     #[command(flatten)]
     storage: StorageArgs,
 }
@@ -101,6 +105,7 @@ async fn main() -> anyhow::Result<()> {
                 bind: args.bind,
                 public_url: args.public_url,
                 max_body_bytes: args.max_body_bytes,
+                access_cache_ms: args.access_cache_ms,
                 ..config(args.storage)
             };
             let server = Server::bind(cfg).await?;

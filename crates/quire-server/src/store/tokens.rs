@@ -48,14 +48,14 @@ pub async fn revoke_all_for_email(db: &Db, email: &str, now: i64) -> sqlx::Resul
     Ok(res.rows_affected())
 }
 
-/// The user owning a live token, if any.
-pub async fn authenticate(db: &Db, token: &str) -> sqlx::Result<Option<UserRow>> {
+/// The user owning a live token, given the token's hash, if any.
+pub async fn authenticate(db: &Db, token_hash: &str) -> sqlx::Result<Option<UserRow>> {
     sqlx::query_as(
         "SELECT u.id, u.email, u.display_name, u.photo_url, u.created_at, u.first_auth_at \
          FROM api_tokens t JOIN users u ON u.id = t.user_id \
          WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
     )
-    .bind(hash_token(token))
+    .bind(token_hash)
     .fetch_optional(db.pool())
     .await
 }

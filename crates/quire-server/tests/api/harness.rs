@@ -99,6 +99,7 @@ impl TestApp {
             database_url: database_url(&dir).await,
             public_url: None,
             max_body_bytes: 64 * 1024,
+            ..ServerConfig::default()
         };
         let clock = Arc::new(OffsetClock::default());
         let server = Server::bind_with_clock(config.clone(), clock.clone())

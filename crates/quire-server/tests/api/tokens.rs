@@ -50,6 +50,7 @@ async fn tokens_are_stored_hashed_and_can_be_revoked() {
         .await
         .unwrap();
     assert_eq!(n, 1);
+    app.clock.advance_ms(app.config.access_cache_ms as i64 + 1);
     app.call(Method::GET, "/v1/user", Some(&second), None)
         .await
         .expect_error(401);

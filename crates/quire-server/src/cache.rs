@@ -1,0 +1,148 @@
+//! A short-lived, per-node cache of what every request looks up first: the user behind a
+//! token, and a user's membership of an organization.
+//!
+//! Why: each database round trip costs more than the rest of a small request, and these
+//! two lookups happen on nearly every request. Correctness:
+//! - every write request served by this node bumps a generation that invalidates all
+//!   entries (read-your-writes on a node), and entries record the generation seen *before*
+//!   their query, so a read racing a write can never cache the old value;
+//! - changes made elsewhere (another node, `quire admin revoke-token`) are seen after at
+//!   most `ttl_ms`; a TTL of 0 disables the cache.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
+
+use crate::store::orgs::OrgForUser;
+use crate::store::users::UserRow;
+
+/// Entries kept at most, per map; past this the map is emptied (cheap, and rare).
+const MAX_ENTRIES: usize = 50_000;
+
+struct Entry<V> {
+    value: V,
+    stored_at: i64,
+    generation: u64,
+}
+
+struct Map<K, V>(RwLock<HashMap<K, Entry<V>>>);
+
+impl<K: Eq + Hash, V: Clone> Map<K, V> {
+    fn new() -> Self {
+        Self(RwLock::new(HashMap::new()))
+    }
+
+    fn get(&self, key: &K, now: i64, ttl: i64, generation: u64) -> Option<V> {
+        let map = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let entry = map.get(key)?;
+        (entry.generation == generation && now - entry.stored_at < ttl && now >= entry.stored_at)
+            .then(|| entry.value.clone())
+    }
+
+    fn put(&self, key: K, value: V, now: i64, generation: u64) {
+        let mut map = self.0.write().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(
+            key,
+            Entry {
+                value,
+                stored_at: now,
+                generation,
+            },
+        );
+    }
+}
+
+/// The access cache of one node.
+pub struct AccessCache {
+    ttl_ms: i64,
+    generation: AtomicU64,
+    users: Map<String, UserRow>,
+    orgs: Map<(String, String), Option<OrgForUser>>,
+}
+
+impl std::fmt::Debug for AccessCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccessCache")
+            .field("ttl_ms", &self.ttl_ms)
+            .finish()
+    }
+}
+
+impl AccessCache {
+    /// A cache whose entries live `ttl_ms` milliseconds (0: disabled).
+    pub fn new(ttl_ms: u64) -> Self {
+        Self {
+            ttl_ms: i64::try_from(ttl_ms).unwrap_or(i64::MAX),
+            generation: AtomicU64::new(0),
+            users: Map::new(),
+            orgs: Map::new(),
+        }
+    }
+
+    /// Whether caching is on.
+    pub fn enabled(&self) -> bool {
+        self.ttl_ms > 0
+    }
+
+    /// The generation to record with a value about to be read from the database.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Drops every entry: called after each write served by this node.
+    pub fn invalidate(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The cached user of a token hash.
+    pub fn user(&self, token_hash: &str, now: i64) -> Option<UserRow> {
+        if !self.enabled() {
+            return None;
+        }
+        self.users
+            .get(&token_hash.to_string(), now, self.ttl_ms, self.generation())
+    }
+
+    /// Caches the user of a token hash, read at `generation`.
+    pub fn put_user(&self, token_hash: String, user: UserRow, now: i64, generation: u64) {
+        if self.enabled() {
+            self.users.put(token_hash, user, now, generation);
+        }
+    }
+
+    /// The cached view of an organization by a user (`Some(None)`: known not to exist).
+    pub fn org(&self, org_id: &str, user_id: &str, now: i64) -> Option<Option<OrgForUser>> {
+        if !self.enabled() {
+            return None;
+        }
+        self.orgs.get(
+            &(org_id.to_string(), user_id.to_string()),
+            now,
+            self.ttl_ms,
+            self.generation(),
+        )
+    }
+
+    /// Caches the view of an organization by a user, read at `generation`.
+    pub fn put_org(
+        &self,
+        org_id: &str,
+        user_id: &str,
+        org: Option<OrgForUser>,
+        now: i64,
+        generation: u64,
+    ) {
+        if self.enabled() {
+            self.orgs.put(
+                (org_id.to_string(), user_id.to_string()),
+                org,
+                now,
+                generation,
+            );
+        }
+    }
+}
