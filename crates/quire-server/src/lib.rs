@@ -11,6 +11,7 @@ pub mod db;
 pub mod error;
 pub mod extract;
 pub mod ids;
+pub mod jobs;
 pub mod keys;
 pub mod pagination;
 pub mod routes;

@@ -51,9 +51,13 @@ impl Server {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let app = router(self.state.clone());
-        axum::serve(self.listener, app)
+        let worker =
+            crate::jobs::spawn_worker(self.state.clone(), std::time::Duration::from_secs(5));
+        let served = axum::serve(self.listener, app)
             .with_graceful_shutdown(shutdown)
-            .await?;
+            .await;
+        worker.abort();
+        served?;
         self.state.db.close().await;
         Ok(())
     }

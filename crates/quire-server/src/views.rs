@@ -101,7 +101,7 @@ pub fn member(state: &AppState, m: &MemberRow) -> Value {
         "disabled": false,
         "joinedAt": iso(m.joined_at),
         "sso": m.sso != 0,
-        "spaces": 0,
+        "spaces": m.spaces,
         "teams": m.teams,
     });
     if let Some(seen) = m.last_seen_at {
@@ -117,7 +117,7 @@ pub fn team(t: &TeamRow, can_manage: bool) -> Value {
         "id": t.id,
         "title": t.title,
         "members": t.members,
-        "spaces": 0,
+        "spaces": t.spaces,
         "createdAt": iso(t.created_at),
         "permissions": { "admin": can_manage, "view": true },
     })
@@ -132,4 +132,95 @@ pub fn created(location: &str, body: Value) -> axum::response::Response {
         axum::Json(body),
     )
         .into_response()
+}
+
+/// JSON of a stored default level: `inherit`, a role, or `null`.
+pub fn default_level(level: Option<&str>) -> Value {
+    match level {
+        Some(level) => json!(level),
+        None => Value::Null,
+    }
+}
+
+/// `Space`, with `permissions` for a caller holding `role` on it.
+pub fn space(state: &AppState, s: &crate::store::spaces::SpaceRow, role: Role) -> Value {
+    let live = s.deleted_at.is_none();
+    let editable = live && s.edit_mode == "live";
+    let admin = role >= Role::Admin;
+    let mut v = json!({
+        "object": "space",
+        "id": s.id,
+        "title": s.title,
+        "emoji": s.emoji.clone().unwrap_or_default(),
+        "visibility": s.visibility,
+        "createdAt": iso(s.created_at),
+        "updatedAt": iso(s.updated_at),
+        "editMode": s.edit_mode,
+        "urls": {
+            "location": state.url(&format!("/v1/spaces/{}", s.id)),
+            "app": state.url(&format!("/s/{}", s.id)),
+        },
+        "organization": s.org_id,
+        "revision": s.revision_id,
+        "defaultLevel": default_level(s.default_level.as_deref()),
+        "comments": s.comments,
+        "changeRequests": s.change_requests,
+        "changeRequestsOpen": s.change_requests_open,
+        "changeRequestsDraft": s.change_requests_draft,
+        "permissions": {
+            "view": true,
+            "access": true,
+            "admin": admin,
+            "viewInviteLinks": admin,
+            "edit": editable && role >= Role::Edit,
+            "triggerGitSync": editable && role >= Role::Edit,
+            "comment": live && role >= Role::Comment,
+            "merge": editable && role >= Role::Edit,
+            "review": live && role >= Role::Review,
+            "installIntegration": live && admin,
+        },
+    });
+    if let Some(deleted) = s.deleted_at {
+        v["deletedAt"] = json!(iso(deleted));
+    }
+    if let Some(parent) = &s.parent_id {
+        v["parent"] = json!(parent);
+    }
+    if let Some(language) = &s.language {
+        v["language"] = json!(language);
+    }
+    v
+}
+
+/// `Collection`, with `permissions` for a caller holding `role` on it.
+pub fn collection(
+    state: &AppState,
+    c: &crate::store::collections::CollectionRow,
+    role: Role,
+) -> Value {
+    let admin = role >= Role::Admin;
+    let mut v = json!({
+        "object": "collection",
+        "id": c.id,
+        "title": c.title,
+        "organization": c.org_id,
+        "defaultLevel": default_level(c.default_level.as_deref()),
+        "urls": {
+            "location": state.url(&format!("/v1/collections/{}", c.id)),
+            "app": state.url(&format!("/c/{}", c.id)),
+        },
+        "permissions": {
+            "view": true,
+            "admin": admin,
+            "viewInviteLinks": admin,
+            "create": role >= Role::Create,
+        },
+    });
+    if let Some(description) = &c.description {
+        v["description"] = json!(description);
+    }
+    if let Some(parent) = &c.parent_id {
+        v["parent"] = json!(parent);
+    }
+    v
 }

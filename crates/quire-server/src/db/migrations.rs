@@ -6,7 +6,69 @@ use anyhow::Context;
 use super::{Db, Dialect};
 
 /// `(version, name, statements)`; statements are separated by `;` and hold no `;` themselves.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "foundation", FOUNDATION)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "foundation", FOUNDATION),
+    (2, "spaces and collections", SPACES),
+];
+
+const SPACES: &str = r#"
+CREATE TABLE collections (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    parent_id TEXT REFERENCES collections (id) ON DELETE CASCADE,
+    title TEXT NOT NULL,
+    description TEXT,
+    default_level TEXT,
+    position BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX collections_org ON collections (org_id, position, id);
+CREATE INDEX collections_parent ON collections (parent_id);
+CREATE TABLE spaces (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    parent_id TEXT REFERENCES collections (id) ON DELETE SET NULL,
+    title TEXT NOT NULL,
+    emoji TEXT,
+    visibility TEXT NOT NULL,
+    edit_mode TEXT NOT NULL,
+    language TEXT,
+    default_level TEXT,
+    revision_id TEXT NOT NULL,
+    comments BIGINT NOT NULL,
+    change_requests BIGINT NOT NULL,
+    change_requests_open BIGINT NOT NULL,
+    change_requests_draft BIGINT NOT NULL,
+    position BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    deleted_at BIGINT
+);
+CREATE INDEX spaces_org ON spaces (org_id, position, id);
+CREATE INDEX spaces_parent ON spaces (parent_id);
+CREATE TABLE content_permissions (
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    target_kind TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    principal_kind TEXT NOT NULL,
+    principal_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (target_kind, target_id, principal_kind, principal_id)
+);
+CREATE INDEX content_permissions_principal ON content_permissions (org_id, principal_kind, principal_id);
+CREATE TABLE revisions (
+    id TEXT PRIMARY KEY,
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    parents TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    root TEXT NOT NULL,
+    created_by TEXT,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX revisions_space ON revisions (space_id, created_at)
+"#;
 
 const FOUNDATION: &str = r#"
 CREATE TABLE server_keys (

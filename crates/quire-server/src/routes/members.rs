@@ -6,6 +6,7 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::access::content::Grants;
 use crate::access::{require_admin_or_self, OrgCtx, Role};
 use crate::app::AppState;
 use crate::auth::Caller;
@@ -305,27 +306,58 @@ pub async fn owned_teams(state: &AppState, ctx: &OrgCtx, caller: &Caller) -> Api
 #[derive(Deserialize, Default)]
 pub struct MemberSpacesQuery {
     #[serde(default)]
-    #[allow(dead_code)]
     order: Order,
 }
 
-/// `listSpacesForOrganizationMember`: the spaces the member can reach, with their role.
-/// Spaces arrive with the spaces capability; until then every organization has none.
+/// `listSpacesForOrganizationMember`: `{permission, space}` for each live space the member
+/// can reach, limited to the spaces the caller can see; ordered by list position.
 pub async fn list_member_spaces(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
+    Extension(caller): Extension<Caller>,
     Path((_, user_id)): Path<(String, String)>,
-    QueryParams(_query): QueryParams<MemberSpacesQuery>,
+    QueryParams(query): QueryParams<MemberSpacesQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
-    store::members::get(&state.db, &ctx.org.id, &user_id)
+    let member = store::members::get(&state.db, &ctx.org.id, &user_id)
         .await?
         .ok_or_else(|| not_a_member(&user_id))?;
-    let scope = format!("member-spaces:{}:{user_id}", ctx.org.id);
-    page.after::<(i64, String)>(&scope)?;
-    Ok(Json(page.finish::<Value, (i64, String)>(
-        &scope,
-        Vec::new(),
-        0,
-    )?))
+    let theirs = Grants::load(
+        &state,
+        &ctx.org.id,
+        &user_id,
+        member.role.as_deref().and_then(Role::parse),
+    )
+    .await?;
+    let mine = Grants::load(&state, &ctx.org.id, &caller.user.id, ctx.role).await?;
+    let scope = format!("member-spaces:{}:{user_id}:{:?}", ctx.org.id, query.order);
+    let after = page.after::<(i64, String)>(&scope)?;
+    let mut rows: Vec<(Value, (i64, String))> =
+        store::spaces::list_live(&state.db, &ctx.org.id, None)
+            .await?
+            .into_iter()
+            .filter_map(|s| {
+                let their_role = theirs.space_role(&s)?;
+                let my_role = mine.space_role(&s)?;
+                let key = (s.position, s.id.clone());
+                Some((
+                    json!({ "permission": their_role, "space": views::space(&state, &s, my_role) }),
+                    key,
+                ))
+            })
+            .collect();
+    if query.order == Order::Desc {
+        rows.reverse();
+    }
+    let count = rows.len() as i64;
+    let rows = rows
+        .into_iter()
+        .filter(|(_, key)| match &after {
+            None => true,
+            Some(a) if query.order == Order::Asc => key > a,
+            Some(a) => key < a,
+        })
+        .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
+        .collect();
+    Ok(Json(page.finish(&scope, rows, count)?))
 }

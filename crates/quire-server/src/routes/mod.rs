@@ -1,10 +1,13 @@
 //! The route table: every endpoint declared once with its official operationId and the
 //! access it requires, and the router built from it.
 
+pub mod collections;
 pub mod invites;
 pub mod members;
 pub mod meta;
 pub mod orgs;
+pub mod permissions;
+pub mod spaces;
 pub mod teams;
 pub mod users;
 
@@ -20,7 +23,7 @@ use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 
-use crate::access::{enforce, Access};
+use crate::access::{enforce, Access, Role};
 use crate::app::AppState;
 use crate::error::{error_response, normalize_error_bodies};
 
@@ -295,6 +298,241 @@ pub fn table() -> Vec<RouteDef> {
             "deleteOrganizationInviteById",
             OrgAdmin,
             delete(invites::delete_link_invite),
+        ),
+        // Spaces
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/spaces",
+            "listSpacesInOrganizationById",
+            OrgMember,
+            get(spaces::list_spaces),
+        ),
+        route(
+            M::POST,
+            "/v1/orgs/{organizationId}/spaces",
+            "createSpace",
+            OrgMember,
+            post(spaces::create_space),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}",
+            "getSpaceById",
+            Space(Role::Read),
+            get(spaces::get_space),
+        ),
+        route(
+            M::PATCH,
+            "/v1/spaces/{spaceId}",
+            "updateSpaceById",
+            Space(Role::Edit),
+            patch(spaces::update_space),
+        ),
+        route(
+            M::DELETE,
+            "/v1/spaces/{spaceId}",
+            "deleteSpaceById",
+            SpaceIfExists(Role::Admin),
+            delete(spaces::delete_space),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/restore",
+            "restoreSpace",
+            Space(Role::Admin),
+            post(spaces::restore_space),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/duplicate",
+            "duplicateSpace",
+            Space(Role::Read),
+            post(spaces::duplicate_space),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/move",
+            "moveSpace",
+            Space(Role::Admin),
+            post(spaces::move_space),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/transfer",
+            "transferSpace",
+            Space(Role::Admin),
+            post(spaces::transfer_space),
+        ),
+        // Space permissions
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/permissions",
+            "inviteToSpace",
+            Space(Role::Admin),
+            post(permissions::invite_to_space),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/permissions/users",
+            "listUserPermissionsInSpace",
+            Space(Role::Read),
+            get(permissions::list_space_users),
+        ),
+        route(
+            M::PATCH,
+            "/v1/spaces/{spaceId}/permissions/users/{userId}",
+            "updateUserPermissionInSpace",
+            Space(Role::Admin),
+            patch(permissions::update_space_user),
+        ),
+        route(
+            M::DELETE,
+            "/v1/spaces/{spaceId}/permissions/users/{userId}",
+            "removeUserFromSpace",
+            Space(Role::Admin),
+            delete(permissions::remove_space_user),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/permissions/teams",
+            "listTeamPermissionsInSpace",
+            Space(Role::Read),
+            get(permissions::list_space_teams),
+        ),
+        route(
+            M::PATCH,
+            "/v1/spaces/{spaceId}/permissions/teams/{teamId}",
+            "updateTeamPermissionInSpace",
+            Space(Role::Admin),
+            patch(permissions::update_space_team),
+        ),
+        route(
+            M::DELETE,
+            "/v1/spaces/{spaceId}/permissions/teams/{teamId}",
+            "removeTeamFromSpace",
+            Space(Role::Admin),
+            delete(permissions::remove_space_team),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/permissions/aggregate",
+            "listPermissionsAggregateInSpace",
+            Space(Role::Read),
+            get(permissions::aggregate_space),
+        ),
+        // Collections
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/collections",
+            "listCollectionsInOrganizationById",
+            OrgMember,
+            get(collections::list_collections),
+        ),
+        route(
+            M::POST,
+            "/v1/orgs/{organizationId}/collections",
+            "createCollection",
+            OrgMember,
+            post(collections::create_collection),
+        ),
+        route(
+            M::GET,
+            "/v1/collections/{collectionId}",
+            "getCollectionById",
+            Collection(Role::Read),
+            get(collections::get_collection),
+        ),
+        route(
+            M::PATCH,
+            "/v1/collections/{collectionId}",
+            "updateCollectionById",
+            Collection(Role::Admin),
+            patch(collections::update_collection),
+        ),
+        route(
+            M::DELETE,
+            "/v1/collections/{collectionId}",
+            "deleteCollectionById",
+            CollectionIfExists(Role::Admin),
+            delete(collections::delete_collection),
+        ),
+        route(
+            M::GET,
+            "/v1/collections/{collectionId}/spaces",
+            "listSpacesInCollectionById",
+            Collection(Role::Read),
+            get(collections::list_collection_spaces),
+        ),
+        route(
+            M::POST,
+            "/v1/collections/{collectionId}/move",
+            "moveCollection",
+            Collection(Role::Admin),
+            post(collections::move_collection),
+        ),
+        route(
+            M::POST,
+            "/v1/collections/{collectionId}/transfer",
+            "transferCollection",
+            Collection(Role::Admin),
+            post(collections::transfer_collection),
+        ),
+        // Collection permissions
+        route(
+            M::POST,
+            "/v1/collections/{collectionId}/permissions",
+            "inviteToCollection",
+            Collection(Role::Admin),
+            post(permissions::invite_to_collection),
+        ),
+        route(
+            M::GET,
+            "/v1/collections/{collectionId}/permissions/users",
+            "listUserPermissionsInCollection",
+            Collection(Role::Read),
+            get(permissions::list_collection_users),
+        ),
+        route(
+            M::PATCH,
+            "/v1/collections/{collectionId}/permissions/users/{userId}",
+            "updateUserPermissionInCollection",
+            Collection(Role::Admin),
+            patch(permissions::update_collection_user),
+        ),
+        route(
+            M::DELETE,
+            "/v1/collections/{collectionId}/permissions/users/{userId}",
+            "removeUserFromCollection",
+            Collection(Role::Admin),
+            delete(permissions::remove_collection_user),
+        ),
+        route(
+            M::GET,
+            "/v1/collections/{collectionId}/permissions/teams",
+            "listTeamPermissionsInCollection",
+            Collection(Role::Read),
+            get(permissions::list_collection_teams),
+        ),
+        route(
+            M::PATCH,
+            "/v1/collections/{collectionId}/permissions/teams/{teamId}",
+            "updateTeamPermissionInCollection",
+            Collection(Role::Admin),
+            patch(permissions::update_collection_team),
+        ),
+        route(
+            M::DELETE,
+            "/v1/collections/{collectionId}/permissions/teams/{teamId}",
+            "removeTeamFromCollection",
+            Collection(Role::Admin),
+            delete(permissions::remove_collection_team),
+        ),
+        route(
+            M::GET,
+            "/v1/collections/{collectionId}/permissions/aggregate",
+            "listPermissionsAggregateInCollection",
+            Collection(Role::Read),
+            get(permissions::aggregate_collection),
         ),
     ]
 }

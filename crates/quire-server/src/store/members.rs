@@ -18,11 +18,15 @@ pub struct MemberRow {
     pub display_name: String,
     pub photo_url: Option<String>,
     pub teams: i64,
+    /// Spaces the user was granted access to explicitly.
+    pub spaces: i64,
 }
 
 const SELECT: &str = "SELECT m.org_id, m.user_id, m.role, m.joined_at, m.last_seen_at, m.sso, \
     u.email, u.display_name, u.photo_url, \
-    (SELECT COUNT(*) FROM team_members tm WHERE tm.org_id = m.org_id AND tm.user_id = m.user_id) AS teams \
+    (SELECT COUNT(*) FROM team_members tm WHERE tm.org_id = m.org_id AND tm.user_id = m.user_id) AS teams, \
+    (SELECT COUNT(*) FROM content_permissions cp WHERE cp.org_id = m.org_id AND cp.target_kind = 'space' \
+       AND cp.principal_kind = 'user' AND cp.principal_id = m.user_id) AS spaces \
     FROM members m JOIN users u ON u.id = m.user_id";
 
 /// One member.

@@ -1,8 +1,14 @@
 //! Storage queries, one module per aggregate. Handlers call these and never write SQL.
 
+pub mod collections;
 pub mod invites;
+pub mod jobs;
 pub mod members;
+pub mod ordering;
 pub mod orgs;
+pub mod permissions;
+pub mod revisions;
+pub mod spaces;
 pub mod teams;
 pub mod tokens;
 pub mod users;

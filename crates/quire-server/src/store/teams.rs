@@ -14,10 +14,14 @@ pub struct TeamRow {
     pub title: String,
     pub created_at: i64,
     pub members: i64,
+    /// Spaces the team was granted access to.
+    pub spaces: i64,
 }
 
 const SELECT: &str = "SELECT t.id, t.org_id, t.title, t.created_at, \
-    (SELECT COUNT(*) FROM team_members tm WHERE tm.team_id = t.id) AS members FROM teams t";
+    (SELECT COUNT(*) FROM team_members tm WHERE tm.team_id = t.id) AS members, \
+    (SELECT COUNT(*) FROM content_permissions cp WHERE cp.target_kind = 'space' \
+       AND cp.principal_kind = 'team' AND cp.principal_id = t.id) AS spaces FROM teams t";
 
 /// One team of an organization.
 pub async fn get(db: &Db, org_id: &str, team_id: &str) -> sqlx::Result<Option<TeamRow>> {
@@ -72,7 +76,9 @@ pub async fn list(
     count_q.append(&cond);
     let mut q = Sql::new(
         "SELECT t.id, t.org_id, t.title, t.created_at, \
-        (SELECT COUNT(*) FROM team_members tm WHERE tm.team_id = t.id) AS members, ",
+        (SELECT COUNT(*) FROM team_members tm WHERE tm.team_id = t.id) AS members, \
+        (SELECT COUNT(*) FROM content_permissions cp WHERE cp.target_kind = 'space' \
+           AND cp.principal_kind = 'team' AND cp.principal_id = t.id) AS spaces, ",
     );
     match &filter.member {
         Some(member) => {
@@ -207,6 +213,8 @@ pub async fn list_members(
         "SELECT m.org_id, m.user_id, m.role, m.joined_at, m.last_seen_at, m.sso, \
          u.email, u.display_name, u.photo_url, \
          (SELECT COUNT(*) FROM team_members c WHERE c.org_id = m.org_id AND c.user_id = m.user_id) AS teams, \
+         (SELECT COUNT(*) FROM content_permissions cp WHERE cp.org_id = m.org_id AND cp.target_kind = 'space' \
+            AND cp.principal_kind = 'user' AND cp.principal_id = m.user_id) AS spaces, \
          tm.role AS team_role, tm.added_at \
          FROM team_members tm JOIN members m ON m.org_id = tm.org_id AND m.user_id = tm.user_id \
          JOIN users u ON u.id = m.user_id WHERE tm.team_id = ",
@@ -225,4 +233,21 @@ pub async fn list_members(
         .fetch_one(db.pool())
         .await?;
     Ok((rows, count))
+}
+
+/// One team of an organization, inside a transaction.
+pub async fn get_tx(tx: &mut Tx, org_id: &str, team_id: &str) -> sqlx::Result<Option<TeamRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE t.org_id = $1 AND t.id = $2"))
+        .bind(org_id)
+        .bind(team_id)
+        .fetch_optional(&mut **tx)
+        .await
+}
+
+/// Every `(team id, user id)` membership of an organization.
+pub async fn memberships(db: &Db, org_id: &str) -> sqlx::Result<Vec<(String, String)>> {
+    sqlx::query_as("SELECT team_id, user_id FROM team_members WHERE org_id = $1")
+        .bind(org_id)
+        .fetch_all(db.pool())
+        .await
 }

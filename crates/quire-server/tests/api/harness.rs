@@ -92,6 +92,11 @@ async fn database_url(dir: &tempfile::TempDir) -> Option<String> {
 impl TestApp {
     /// Starts a server on a fresh database.
     pub async fn start() -> Self {
+        // Server logs go to the test's captured output, shown when a test fails.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("warn,quire=info")
+            .with_test_writer()
+            .try_init();
         let dir = tempfile::tempdir().expect("temp dir");
         let config = ServerConfig {
             bind: ([127, 0, 0, 1], 0).into(),

@@ -3,6 +3,8 @@
 //! answers 404 when the caller may not see them (existence is not leaked) and 403 when they
 //! may see but not act. Handlers receive what was loaded as request extensions.
 
+pub mod content;
+
 use std::collections::HashMap;
 
 use axum::extract::{FromRequestParts, RawPathParams, Request, State};
@@ -15,8 +17,11 @@ use crate::app::AppState;
 use crate::auth::{authenticate, Caller};
 use crate::error::{ApiError, ApiResult};
 use crate::store;
+use crate::store::collections::CollectionRow;
 use crate::store::orgs::OrgRow;
+use crate::store::spaces::SpaceRow;
 use crate::store::teams::TeamRow;
+use content::Grants;
 
 /// Content roles, weakest first: `read < comment < edit < review < create < admin`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -74,6 +79,17 @@ pub enum Access {
     TeamView,
     /// An organization admin or an owner of the team in the path.
     TeamManage,
+    /// A member whose organization role is at least `create` (creates content).
+    OrgCreate,
+    /// At least this role on the space in the path (`spaceId`).
+    Space(Role),
+    /// At least this role on the collection in the path (`collectionId`).
+    Collection(Role),
+    /// As `Space`, but a space that does not exist (or is invisible) lets the request
+    /// through without context: deletes answer 204 for absent targets.
+    SpaceIfExists(Role),
+    /// As `Collection`, for deletes.
+    CollectionIfExists(Role),
 }
 
 /// The organization in the path, with the caller's membership.
@@ -99,6 +115,62 @@ pub struct TeamCtx {
     pub team: TeamRow,
     /// Organization admin or team owner.
     pub can_manage: bool,
+}
+
+/// The space in the path, with the caller's effective role on it.
+#[derive(Debug, Clone)]
+pub struct SpaceCtx {
+    /// The space (possibly deleted).
+    pub space: SpaceRow,
+    /// The caller's effective role.
+    pub role: Role,
+    /// The caller's standing in the space's organization.
+    pub org: OrgCtx,
+    /// The caller's grants in that organization.
+    pub grants: Grants,
+}
+
+impl SpaceCtx {
+    /// Edits are refused on a deleted space (it can be restored, then edited).
+    pub fn require_live(&self) -> ApiResult<()> {
+        match self.space.deleted_at {
+            Some(_) => Err(ApiError::conflict(format!(
+                "Space `{}` is deleted; restore it before changing it.",
+                self.space.id
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Requires at least `role` for an action beyond the route's own requirement.
+    pub fn require(&self, role: Role, action: &str) -> ApiResult<()> {
+        require_role(Some(self.role), role, action)
+    }
+}
+
+/// The collection in the path, with the caller's effective role on it.
+#[derive(Debug, Clone)]
+pub struct CollectionCtx {
+    /// The collection.
+    pub collection: CollectionRow,
+    /// The caller's effective role.
+    pub role: Role,
+    /// The caller's standing in the collection's organization.
+    pub org: OrgCtx,
+    /// The caller's grants in that organization.
+    pub grants: Grants,
+}
+
+/// 403 unless `have` reaches `need`.
+pub fn require_role(have: Option<Role>, need: Role, action: &str) -> ApiResult<()> {
+    if have >= Some(need) {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(format!(
+            "You need the `{}` role to {action}.",
+            need.as_str()
+        )))
+    }
 }
 
 /// The middleware that applies a route's [`Access`].
@@ -135,6 +207,47 @@ async fn check(state: &AppState, access: Access, req: Request) -> ApiResult<Requ
         .unwrap_or_default();
     match access {
         Access::Public | Access::User => {}
+        Access::Space(need) => {
+            let space_id = param(&params, "spaceId")?;
+            let ctx = load_space(state, &caller, space_id).await?;
+            require_role(Some(ctx.role), need, "do this in the space")?;
+            parts.extensions.insert(ctx.org.clone());
+            parts.extensions.insert(ctx);
+        }
+        Access::SpaceIfExists(need) => {
+            match load_space(state, &caller, param(&params, "spaceId")?).await {
+                Ok(ctx) => {
+                    require_role(Some(ctx.role), need, "do this in the space")?;
+                    parts.extensions.insert(ctx.org.clone());
+                    parts.extensions.insert(ctx);
+                }
+                Err(ApiError::NotFound(_)) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Access::CollectionIfExists(need) => {
+            match load_collection(state, &caller, param(&params, "collectionId")?).await {
+                Ok(ctx) => {
+                    require_role(Some(ctx.role), need, "do this in the collection")?;
+                    parts.extensions.insert(ctx.org.clone());
+                    parts.extensions.insert(ctx);
+                }
+                Err(ApiError::NotFound(_)) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Access::Collection(need) => {
+            let collection_id = param(&params, "collectionId")?;
+            let ctx = load_collection(state, &caller, collection_id).await?;
+            require_role(Some(ctx.role), need, "do this in the collection")?;
+            parts.extensions.insert(ctx.org.clone());
+            parts.extensions.insert(ctx);
+        }
+        Access::OrgCreate => {
+            let org = load_org(state, &caller, param(&params, "organizationId")?).await?;
+            require_role(org.role, Role::Create, "create content in the organization")?;
+            parts.extensions.insert(org);
+        }
         Access::OrgMember
         | Access::OrgNonGuest
         | Access::OrgAdmin
@@ -204,6 +317,48 @@ pub async fn load_org(state: &AppState, caller: &Caller, org_id: &str) -> ApiRes
             "Organization `{org_id}` not found."
         ))),
     }
+}
+
+/// Loads a space as the caller sees it: 404 unless they have at least `read` on it.
+pub async fn load_space(state: &AppState, caller: &Caller, space_id: &str) -> ApiResult<SpaceCtx> {
+    let not_found = || ApiError::not_found(format!("Space `{space_id}` not found."));
+    let space = store::spaces::get(&state.db, space_id)
+        .await?
+        .ok_or_else(not_found)?;
+    let org = load_org(state, caller, &space.org_id)
+        .await
+        .map_err(|_| not_found())?;
+    let grants = Grants::load(state, &space.org_id, &caller.user.id, org.role).await?;
+    let role = grants.space_role(&space).ok_or_else(not_found)?;
+    Ok(SpaceCtx {
+        space,
+        role,
+        org,
+        grants,
+    })
+}
+
+/// Loads a collection as the caller sees it: 404 unless they have at least `read` on it.
+pub async fn load_collection(
+    state: &AppState,
+    caller: &Caller,
+    collection_id: &str,
+) -> ApiResult<CollectionCtx> {
+    let not_found = || ApiError::not_found(format!("Collection `{collection_id}` not found."));
+    let collection = store::collections::get(&state.db, collection_id)
+        .await?
+        .ok_or_else(not_found)?;
+    let org = load_org(state, caller, &collection.org_id)
+        .await
+        .map_err(|_| not_found())?;
+    let grants = Grants::load(state, &collection.org_id, &caller.user.id, org.role).await?;
+    let role = grants.collection_role(&collection).ok_or_else(not_found)?;
+    Ok(CollectionCtx {
+        collection,
+        role,
+        org,
+        grants,
+    })
 }
 
 /// Only the user themself may do this (e.g. edit their profile).

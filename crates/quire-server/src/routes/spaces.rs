@@ -1,0 +1,648 @@
+//! Spaces: `ORG/spaces`, `SPACE`, and the space lifecycle (delete, restore, duplicate,
+//! move, transfer).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::access::content::Grants;
+use crate::access::{load_org, require_role, OrgCtx, Role, SpaceCtx};
+use crate::app::AppState;
+use crate::auth::Caller;
+use crate::db::Tx;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
+use crate::ids::new_id;
+use crate::pagination::{List, PageRequest};
+use crate::store::ordering::{Item, Place};
+use crate::store::spaces::SpaceRow;
+use crate::{store, validate, views};
+
+/// How long a deleted space can be restored before it is purged.
+pub const RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// Job kind that purges a deleted space.
+pub const PURGE_JOB: &str = "purge-space";
+
+/// Space visibility values.
+const VISIBILITIES: &[&str] = &[
+    "public",
+    "unlisted",
+    "share-link",
+    "visitor-auth",
+    "in-collection",
+    "private",
+];
+
+/// Languages of the official `TranslationLanguage` enum.
+const LANGUAGES: &[&str] = &[
+    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "zh-tw", "yue", "ko", "ar",
+    "hi", "nl", "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms",
+    "he", "uk", "sk", "bg", "hr", "lt", "lv", "et", "sl",
+];
+
+/// A default level as sent: a role, `null` (no default access) or `inherit`.
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum LevelIn {
+    /// A role.
+    Role(Role),
+    /// `inherit`.
+    Inherit(InheritTag),
+}
+
+/// The literal `inherit`.
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum InheritTag {
+    Inherit,
+}
+
+/// Stored form of a default level.
+pub fn level_to_db(level: Option<LevelIn>) -> Option<String> {
+    match level {
+        None => None,
+        Some(LevelIn::Inherit(_)) => Some("inherit".into()),
+        Some(LevelIn::Role(r)) => Some(r.as_str().into()),
+    }
+}
+
+fn check_visibility(visibility: &str, parent: Option<&str>) -> ApiResult<()> {
+    if !VISIBILITIES.contains(&visibility) {
+        return Err(ApiError::bad_request(format!(
+            "`visibility` must be one of {}.",
+            VISIBILITIES.join(", ")
+        )));
+    }
+    if visibility == "in-collection" && parent.is_none() {
+        return Err(ApiError::bad_request(
+            "`visibility` `in-collection` is only for spaces inside a collection.",
+        ));
+    }
+    Ok(())
+}
+
+fn check_language(language: &str) -> ApiResult<()> {
+    if LANGUAGES.contains(&language) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`language` `{language}` is not a supported language."
+        )))
+    }
+}
+
+fn check_edit_mode(mode: &str) -> ApiResult<()> {
+    match mode {
+        "live" | "locked" => Ok(()),
+        _ => Err(ApiError::bad_request(
+            "`editMode` must be `live` or `locked`.",
+        )),
+    }
+}
+
+/// Body of `createSpace`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateSpace {
+    title: Option<String>,
+    emoji: Option<String>,
+    parent: Option<String>,
+    language: Option<String>,
+    edit_mode: Option<String>,
+    visibility: Option<String>,
+    template: Option<Value>,
+    computed_source: Option<Value>,
+}
+
+/// Who may create content under `parent` (a collection) or at the organization's root.
+fn require_create_in(org: &OrgCtx, grants: &Grants, parent: Option<&str>) -> ApiResult<()> {
+    match parent {
+        None => require_role(org.role, Role::Create, "create content in the organization"),
+        Some(id) => {
+            let collection = grants
+                .collections()
+                .get(id)
+                .filter(|c| grants.collection_role(c).is_some())
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!("`parent`: collection `{id}` not found."))
+                })?;
+            require_role(
+                grants.collection_role(collection),
+                Role::Create,
+                "create content in this collection",
+            )
+        }
+    }
+}
+
+/// `createSpace`: 201 with the new, empty space.
+pub async fn create_space(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    OptionalJsonBody(body): OptionalJsonBody<CreateSpace>,
+) -> ApiResult<Response> {
+    if body.template.is_some() || body.computed_source.is_some() {
+        return Err(ApiError::bad_request(
+            "Creating a space from `template` or `computedSource` is not supported; create an empty space.",
+        ));
+    }
+    let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
+    require_create_in(&org, &grants, body.parent.as_deref())?;
+    let title = body.title.unwrap_or_default();
+    validate::length("title", &title, 0, 50)?;
+    if let Some(emoji) = &body.emoji {
+        validate::length("emoji", emoji, 0, 50)?;
+    }
+    if let Some(language) = &body.language {
+        check_language(language)?;
+    }
+    let edit_mode = body.edit_mode.unwrap_or_else(|| "live".into());
+    check_edit_mode(&edit_mode)?;
+    let visibility = body.visibility.unwrap_or_else(|| "private".into());
+    check_visibility(&visibility, body.parent.as_deref())?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let space = SpaceRow {
+        id: new_id(),
+        org_id: org.org.id.clone(),
+        parent_id: body.parent,
+        title,
+        emoji: body.emoji,
+        visibility,
+        edit_mode,
+        language: body.language,
+        default_level: Some("inherit".into()),
+        revision_id: new_id(),
+        comments: 0,
+        change_requests: 0,
+        change_requests_open: 0,
+        change_requests_draft: 0,
+        position: store::spaces::next_position(&mut tx, &org.org.id).await?,
+        created_at: now,
+        updated_at: now,
+        deleted_at: None,
+    };
+    insert_with_revision(&mut tx, &space, "", Some(&caller.user.id), now).await?;
+    tx.commit().await?;
+    let role = grants.space_role(&space).unwrap_or(Role::Admin);
+    Ok(views::created(
+        &state.url(&format!("/v1/spaces/{}", space.id)),
+        views::space(&state, &space, role),
+    ))
+}
+
+async fn insert_with_revision(
+    tx: &mut Tx,
+    space: &SpaceRow,
+    root: &str,
+    by: Option<&str>,
+    now: i64,
+) -> ApiResult<()> {
+    store::spaces::insert(tx, space).await?;
+    store::revisions::insert(
+        tx,
+        &space.revision_id,
+        &space.id,
+        &[],
+        "edits",
+        root,
+        by,
+        now,
+    )
+    .await?;
+    Ok(())
+}
+
+/// `listSpacesInOrganizationById`: the live spaces the caller can see, in list order.
+pub async fn list_spaces(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
+    let spaces = store::spaces::list_live(&state.db, &org.org.id, None).await?;
+    let scope = format!("spaces:{}", org.org.id);
+    Ok(Json(visible_page(&state, &page, &scope, &grants, spaces)?))
+}
+
+/// One page of the spaces the caller can see, keyed by `(position, id)`.
+pub fn visible_page(
+    state: &AppState,
+    page: &PageRequest,
+    scope: &str,
+    grants: &Grants,
+    spaces: Vec<SpaceRow>,
+) -> ApiResult<List<Value>> {
+    let after = page.after::<(i64, String)>(scope)?;
+    let visible: Vec<(SpaceRow, Role)> = spaces
+        .into_iter()
+        .filter_map(|s| grants.space_role(&s).map(|r| (s, r)))
+        .collect();
+    let count = visible.len() as i64;
+    let rows = visible
+        .into_iter()
+        .filter(|(s, _)| match &after {
+            Some((pos, id)) => (s.position, &s.id) > (*pos, id),
+            None => true,
+        })
+        .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
+        .map(|(s, role)| {
+            let key = (s.position, s.id.clone());
+            (views::space(state, &s, role), key)
+        })
+        .collect();
+    page.finish(scope, rows, count)
+}
+
+/// Query of `getSpaceById`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct GetSpaceQuery {
+    #[allow(dead_code)]
+    share_key: Option<String>,
+}
+
+/// `getSpaceById`: also answers for a deleted space (with `deletedAt`), so it can be found
+/// and restored.
+pub async fn get_space(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    QueryParams(_query): QueryParams<GetSpaceQuery>,
+) -> Json<Value> {
+    Json(views::space(&state, &ctx.space, ctx.role))
+}
+
+/// Body of `updateSpaceById`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateSpace {
+    title: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    emoji: Option<Option<String>>,
+    edit_mode: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    default_level: Option<Option<LevelIn>>,
+    language: Option<String>,
+    visibility: Option<String>,
+}
+
+/// `updateSpaceById`: title, emoji and language need `edit`; `editMode`, `defaultLevel`
+/// and `visibility` need `admin`.
+pub async fn update_space(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    JsonBody(body): JsonBody<UpdateSpace>,
+) -> ApiResult<Json<Value>> {
+    ctx.require_live()?;
+    let mut space = ctx.space.clone();
+    if let Some(title) = body.title {
+        validate::length("title", &title, 0, 50)?;
+        space.title = title;
+    }
+    if let Some(emoji) = body.emoji {
+        if let Some(e) = &emoji {
+            validate::length("emoji", e, 0, 50)?;
+        }
+        space.emoji = emoji;
+    }
+    if let Some(language) = body.language {
+        check_language(&language)?;
+        space.language = Some(language);
+    }
+    if let Some(mode) = body.edit_mode {
+        check_edit_mode(&mode)?;
+        ctx.require(Role::Admin, "change the edit mode")?;
+        space.edit_mode = mode;
+    }
+    if let Some(level) = body.default_level {
+        ctx.require(Role::Admin, "change the default level")?;
+        space.default_level = level_to_db(level);
+    }
+    if let Some(visibility) = body.visibility {
+        ctx.require(Role::Admin, "change the visibility")?;
+        check_visibility(&visibility, space.parent_id.as_deref())?;
+        space.visibility = visibility;
+    }
+    space.updated_at = state.now();
+    let mut tx = state.db.begin().await?;
+    store::spaces::update(&mut tx, &space).await?;
+    tx.commit().await?;
+    let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
+    Ok(Json(views::space(&state, &space, role)))
+}
+
+/// `deleteSpaceById`: soft delete, restorable for 7 days, then purged by a durable job;
+/// 204 also when the space does not exist (or is not visible to the caller).
+pub async fn delete_space(
+    State(state): State<AppState>,
+    ctx: Option<Extension<SpaceCtx>>,
+) -> ApiResult<StatusCode> {
+    let Some(Extension(ctx)) = ctx else {
+        return Ok(StatusCode::NO_CONTENT);
+    };
+    ctx.require(Role::Admin, "delete the space")?;
+    if ctx.space.deleted_at.is_some() {
+        return Ok(StatusCode::NO_CONTENT);
+    }
+    let now = state.now();
+    let mut space = ctx.space.clone();
+    space.deleted_at = Some(now);
+    space.updated_at = now;
+    let mut tx = state.db.begin().await?;
+    store::spaces::update(&mut tx, &space).await?;
+    store::jobs::enqueue(&mut tx, PURGE_JOB, &space.id, now + RETENTION_MS, now).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `restoreSpace`: brings back a space deleted within the last 7 days.
+pub async fn restore_space(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+) -> ApiResult<Json<Value>> {
+    let now = state.now();
+    let Some(deleted_at) = ctx.space.deleted_at else {
+        return Err(ApiError::bad_request(format!(
+            "Space `{}` is not deleted.",
+            ctx.space.id
+        )));
+    };
+    if now - deleted_at > RETENTION_MS {
+        return Err(ApiError::not_found(format!(
+            "Space `{}` not found.",
+            ctx.space.id
+        )));
+    }
+    let mut space = ctx.space.clone();
+    space.deleted_at = None;
+    space.updated_at = now;
+    // A parent collection deleted meanwhile: the space comes back at the root.
+    if let Some(parent) = &space.parent_id {
+        if !ctx.grants.collections().contains_key(parent) {
+            space.parent_id = None;
+            if space.visibility == "in-collection" {
+                space.visibility = "private".into();
+            }
+        }
+    }
+    let mut tx = state.db.begin().await?;
+    store::spaces::update(&mut tx, &space).await?;
+    tx.commit().await?;
+    Ok(Json(views::space(&state, &space, ctx.role)))
+}
+
+/// `duplicateSpace`: 201 with a new space holding the same metadata and a copy of the
+/// current content (content is content-addressed, so the copy shares its objects).
+pub async fn duplicate_space(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+) -> ApiResult<Response> {
+    ctx.require_live()?;
+    require_create_in(&ctx.org, &ctx.grants, ctx.space.parent_id.as_deref())?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let root = store::revisions::root_of(&mut tx, &ctx.space.id, &ctx.space.revision_id)
+        .await?
+        .unwrap_or_default();
+    let mut title = ctx.space.title.clone();
+    if title.chars().count() > 43 {
+        title = title.chars().take(43).collect();
+    }
+    title.push_str(" (copy)");
+    let space = SpaceRow {
+        id: new_id(),
+        title,
+        revision_id: new_id(),
+        comments: 0,
+        change_requests: 0,
+        change_requests_open: 0,
+        change_requests_draft: 0,
+        position: store::spaces::next_position(&mut tx, &ctx.space.org_id).await?,
+        created_at: now,
+        updated_at: now,
+        deleted_at: None,
+        ..ctx.space.clone()
+    };
+    insert_with_revision(&mut tx, &space, &root, Some(&caller.user.id), now).await?;
+    tx.commit().await?;
+    let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
+    Ok(views::created(
+        &state.url(&format!("/v1/spaces/{}", space.id)),
+        views::space(&state, &space, role),
+    ))
+}
+
+/// A sibling reference in a `position`.
+#[derive(Deserialize, Debug)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Pointer {
+    /// A space.
+    Space { space: String },
+    /// A collection.
+    Collection { collection: String },
+}
+
+impl Pointer {
+    fn item(&self) -> Item {
+        match self {
+            Pointer::Space { space } => Item {
+                kind: "space".into(),
+                id: space.clone(),
+            },
+            Pointer::Collection { collection } => Item {
+                kind: "collection".into(),
+                id: collection.clone(),
+            },
+        }
+    }
+}
+
+/// `ContentPosition`.
+#[derive(Deserialize, Debug, Default)]
+pub struct Position {
+    before: Option<Pointer>,
+    after: Option<Pointer>,
+}
+
+impl Position {
+    /// The place this position names.
+    pub fn place(&self) -> ApiResult<Place> {
+        match (&self.before, &self.after) {
+            (Some(b), None) => Ok(Place::Before(b.item())),
+            (None, Some(a)) => Ok(Place::After(a.item())),
+            (None, None) => Ok(Place::End),
+            (Some(_), Some(_)) => Err(ApiError::bad_request(
+                "`position` takes `before` or `after`, not both.",
+            )),
+        }
+    }
+}
+
+/// Body of `moveSpace` and `moveCollection`.
+#[derive(Deserialize)]
+pub struct MoveBody {
+    #[serde(default, deserialize_with = "nullable")]
+    pub parent: Option<Option<String>>,
+    pub position: Option<Position>,
+}
+
+/// Resolves and checks a move's destination: the new parent (which the caller must be
+/// able to create in) and the place among siblings.
+pub fn move_target(
+    ctx_org: &OrgCtx,
+    grants: &Grants,
+    current_parent: Option<&str>,
+    body: &MoveBody,
+) -> ApiResult<(Option<String>, Place)> {
+    if body.parent.is_none() && body.position.is_none() {
+        return Err(ApiError::bad_request(
+            "Request body must set `parent` or `position`.",
+        ));
+    }
+    let parent = match &body.parent {
+        Some(p) => p.clone(),
+        None => current_parent.map(str::to_string),
+    };
+    if body.parent.is_some() {
+        require_create_in(ctx_org, grants, parent.as_deref())?;
+    }
+    let place = match &body.position {
+        Some(p) => p.place()?,
+        None => Place::End,
+    };
+    Ok((parent, place))
+}
+
+/// `moveSpace`: to another collection (or the root) and/or among its siblings.
+pub async fn move_space(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    JsonBody(body): JsonBody<MoveBody>,
+) -> ApiResult<Json<Value>> {
+    ctx.require_live()?;
+    let (parent, place) =
+        move_target(&ctx.org, &ctx.grants, ctx.space.parent_id.as_deref(), &body)?;
+    let mut space = ctx.space.clone();
+    if space.visibility == "in-collection" && parent.is_none() {
+        return Err(ApiError::bad_request(
+            "A space with `in-collection` visibility must stay inside a collection; change its visibility first.",
+        ));
+    }
+    space.parent_id = parent;
+    space.updated_at = state.now();
+    let mut tx = state.db.begin().await?;
+    store::spaces::update(&mut tx, &space).await?;
+    let item = Item {
+        kind: "space".into(),
+        id: space.id.clone(),
+    };
+    if !store::ordering::place(
+        &mut tx,
+        &space.org_id,
+        space.parent_id.as_deref(),
+        &item,
+        space.position,
+        &place,
+    )
+    .await?
+    {
+        return Err(ApiError::bad_request(
+            "`position` must name a sibling under the destination parent.",
+        ));
+    }
+    tx.commit().await?;
+    let space = store::spaces::get(&state.db, &space.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))?;
+    let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
+    Ok(Json(views::space(&state, &space, role)))
+}
+
+/// Body of `transferSpace` / `transferCollection`.
+#[derive(Deserialize)]
+pub struct TransferBody {
+    pub organization: String,
+    /// Destination collection in the target organization (optional).
+    #[serde(alias = "collection")]
+    pub parent: Option<String>,
+}
+
+/// Checks a transfer's destination: the caller must administer the target organization;
+/// a destination collection must belong to it. Returns the target organization's grants.
+pub async fn transfer_target(
+    state: &AppState,
+    caller: &Caller,
+    body: &TransferBody,
+) -> ApiResult<(OrgCtx, Grants)> {
+    let target = load_org(state, caller, &body.organization)
+        .await
+        .map_err(|_| {
+            ApiError::not_found(format!("Organization `{}` not found.", body.organization))
+        })?;
+    require_role(
+        target.role,
+        Role::Admin,
+        "transfer content into the target organization",
+    )?;
+    let grants = Grants::load(state, &target.org.id, &caller.user.id, target.role).await?;
+    if let Some(parent) = &body.parent {
+        if !grants.collections().contains_key(parent) {
+            return Err(ApiError::bad_request(format!(
+                "`parent`: collection `{parent}` not found in the target organization."
+            )));
+        }
+    }
+    Ok((target, grants))
+}
+
+/// `transferSpace`: to another organization, collection or both; the caller administers
+/// the space and the target organization. Grants do not carry over.
+pub async fn transfer_space(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    JsonBody(body): JsonBody<TransferBody>,
+) -> ApiResult<Json<Value>> {
+    ctx.require_live()?;
+    let (target, grants) = transfer_target(&state, &caller, &body).await?;
+    let mut space = ctx.space.clone();
+    let moving_org = target.org.id != space.org_id;
+    space.org_id = target.org.id.clone();
+    space.parent_id = body.parent.clone();
+    if space.visibility == "in-collection" && space.parent_id.is_none() {
+        space.visibility = "private".into();
+    }
+    space.updated_at = state.now();
+    let mut tx = state.db.begin().await?;
+    if moving_org {
+        space.position = store::spaces::next_position(&mut tx, &space.org_id).await?;
+        store::permissions::clear(&mut tx, "space", &space.id).await?;
+    }
+    store::spaces::update(&mut tx, &space).await?;
+    let item = Item {
+        kind: "space".into(),
+        id: space.id.clone(),
+    };
+    store::ordering::place(
+        &mut tx,
+        &space.org_id,
+        space.parent_id.as_deref(),
+        &item,
+        space.position,
+        &Place::End,
+    )
+    .await?;
+    tx.commit().await?;
+    let space = store::spaces::get(&state.db, &space.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))?;
+    let role = grants.space_role(&space).unwrap_or(Role::Admin);
+    Ok(Json(views::space(&state, &space, role)))
+}

@@ -1,0 +1,133 @@
+//! Collections.
+
+use sqlx::FromRow;
+
+use crate::db::{Db, Tx};
+
+/// A stored collection.
+#[derive(Debug, Clone, FromRow)]
+pub struct CollectionRow {
+    pub id: String,
+    pub org_id: String,
+    pub parent_id: Option<String>,
+    pub title: String,
+    pub description: Option<String>,
+    /// `inherit`, a role, or NULL (no default access).
+    pub default_level: Option<String>,
+    pub position: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str =
+    "id, org_id, parent_id, title, description, default_level, position, created_at, updated_at";
+
+/// A collection by id.
+pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<CollectionRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM collections WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(db.pool())
+        .await
+}
+
+/// A collection by id inside a transaction.
+pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<CollectionRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM collections WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await
+}
+
+/// Every collection of an organization, in list order.
+pub async fn list(db: &Db, org_id: &str) -> sqlx::Result<Vec<CollectionRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM collections WHERE org_id = $1 ORDER BY position, id"
+    ))
+    .bind(org_id)
+    .fetch_all(db.pool())
+    .await
+}
+
+/// Every collection of an organization, inside a transaction.
+pub async fn list_tx(tx: &mut Tx, org_id: &str) -> sqlx::Result<Vec<CollectionRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM collections WHERE org_id = $1 ORDER BY position, id"
+    ))
+    .bind(org_id)
+    .fetch_all(&mut **tx)
+    .await
+}
+
+/// Inserts a collection.
+pub async fn insert(tx: &mut Tx, c: &CollectionRow) -> sqlx::Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO collections ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    ))
+    .bind(&c.id)
+    .bind(&c.org_id)
+    .bind(&c.parent_id)
+    .bind(&c.title)
+    .bind(&c.description)
+    .bind(&c.default_level)
+    .bind(c.position)
+    .bind(c.created_at)
+    .bind(c.updated_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Writes back the editable fields of a collection.
+pub async fn update(tx: &mut Tx, c: &CollectionRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE collections SET org_id = $2, parent_id = $3, title = $4, description = $5, \
+         default_level = $6, position = $7, updated_at = $8 WHERE id = $1",
+    )
+    .bind(&c.id)
+    .bind(&c.org_id)
+    .bind(&c.parent_id)
+    .bind(&c.title)
+    .bind(&c.description)
+    .bind(&c.default_level)
+    .bind(c.position)
+    .bind(c.updated_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Sets the position of a collection.
+pub async fn set_position(tx: &mut Tx, id: &str, position: i64) -> sqlx::Result<()> {
+    sqlx::query("UPDATE collections SET position = $2 WHERE id = $1")
+        .bind(id)
+        .bind(position)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Deletes a collection after moving its children (spaces and collections) to its parent,
+/// so that nothing inside is lost.
+pub async fn delete_keeping_children(tx: &mut Tx, c: &CollectionRow) -> sqlx::Result<()> {
+    sqlx::query("UPDATE spaces SET parent_id = $2 WHERE parent_id = $1")
+        .bind(&c.id)
+        .bind(&c.parent_id)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("UPDATE collections SET parent_id = $2 WHERE parent_id = $1")
+        .bind(&c.id)
+        .bind(&c.parent_id)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query(
+        "DELETE FROM content_permissions WHERE target_kind = 'collection' AND target_id = $1",
+    )
+    .bind(&c.id)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("DELETE FROM collections WHERE id = $1")
+        .bind(&c.id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}

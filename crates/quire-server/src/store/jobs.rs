@@ -1,0 +1,81 @@
+//! The durable job table: background work that survives restarts and is shared safely by
+//! several server nodes (a job is claimed with a lease; an expired lease is claimed again).
+
+use sqlx::FromRow;
+
+use crate::db::{Db, Tx};
+use crate::ids::new_id;
+
+/// A claimed job.
+#[derive(Debug, Clone, FromRow)]
+pub struct Job {
+    pub id: String,
+    pub kind: String,
+    pub payload: String,
+    pub attempts: i64,
+}
+
+/// Enqueues a job to run at `run_at`.
+pub async fn enqueue(
+    tx: &mut Tx,
+    kind: &str,
+    payload: &str,
+    run_at: i64,
+    now: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO jobs (id, kind, payload, run_at, attempts, created_at) VALUES ($1, $2, $3, $4, 0, $5)",
+    )
+    .bind(new_id())
+    .bind(kind)
+    .bind(payload)
+    .bind(run_at)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Claims one due job for `lease_ms`, or none. The guard in the outer `WHERE` makes two
+/// nodes racing for the same row claim it once: the loser's update matches nothing.
+pub async fn claim(db: &Db, now: i64, lease_ms: i64) -> sqlx::Result<Option<Job>> {
+    sqlx::query_as(
+        "UPDATE jobs SET locked_until = $2, attempts = attempts + 1 \
+         WHERE id = (SELECT id FROM jobs WHERE run_at <= $1 AND (locked_until IS NULL OR locked_until < $1) \
+                     ORDER BY run_at, id LIMIT 1) \
+         AND run_at <= $1 AND (locked_until IS NULL OR locked_until < $1) \
+         RETURNING id, kind, payload, attempts",
+    )
+    .bind(now)
+    .bind(now + lease_ms)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// Removes a finished job.
+pub async fn finish(db: &Db, id: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM jobs WHERE id = $1")
+        .bind(id)
+        .execute(db.pool())
+        .await?;
+    Ok(())
+}
+
+/// Records a failure and schedules a retry at `retry_at`.
+pub async fn fail(db: &Db, id: &str, error: &str, retry_at: i64) -> sqlx::Result<()> {
+    sqlx::query("UPDATE jobs SET last_error = $2, run_at = $3, locked_until = NULL WHERE id = $1")
+        .bind(id)
+        .bind(error)
+        .bind(retry_at)
+        .execute(db.pool())
+        .await?;
+    Ok(())
+}
+
+/// How many jobs of a kind are waiting (for tests and health).
+pub async fn count(db: &Db, kind: &str) -> sqlx::Result<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE kind = $1")
+        .bind(kind)
+        .fetch_one(db.pool())
+        .await
+}

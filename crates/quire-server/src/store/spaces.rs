@@ -1,0 +1,173 @@
+//! Spaces.
+
+use sqlx::FromRow;
+
+use crate::db::sql::Sql;
+use crate::db::{Db, Tx};
+
+/// A stored space.
+#[derive(Debug, Clone, FromRow)]
+pub struct SpaceRow {
+    pub id: String,
+    pub org_id: String,
+    pub parent_id: Option<String>,
+    pub title: String,
+    pub emoji: Option<String>,
+    pub visibility: String,
+    pub edit_mode: String,
+    pub language: Option<String>,
+    /// `inherit`, a role, or NULL (no default access).
+    pub default_level: Option<String>,
+    pub revision_id: String,
+    pub comments: i64,
+    pub change_requests: i64,
+    pub change_requests_open: i64,
+    pub change_requests_draft: i64,
+    pub position: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub deleted_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, org_id, parent_id, title, emoji, visibility, edit_mode, language, \
+    default_level, revision_id, comments, change_requests, change_requests_open, \
+    change_requests_draft, position, created_at, updated_at, deleted_at";
+
+/// A space by id, deleted or not.
+pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<SpaceRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM spaces WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(db.pool())
+        .await
+}
+
+/// A space by id inside a transaction.
+pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<SpaceRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM spaces WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await
+}
+
+/// Inserts a space.
+pub async fn insert(tx: &mut Tx, s: &SpaceRow) -> sqlx::Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO spaces ({COLUMNS}) VALUES \
+         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
+    ))
+    .bind(&s.id)
+    .bind(&s.org_id)
+    .bind(&s.parent_id)
+    .bind(&s.title)
+    .bind(&s.emoji)
+    .bind(&s.visibility)
+    .bind(&s.edit_mode)
+    .bind(&s.language)
+    .bind(&s.default_level)
+    .bind(&s.revision_id)
+    .bind(s.comments)
+    .bind(s.change_requests)
+    .bind(s.change_requests_open)
+    .bind(s.change_requests_draft)
+    .bind(s.position)
+    .bind(s.created_at)
+    .bind(s.updated_at)
+    .bind(s.deleted_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Writes back the editable fields of a space.
+pub async fn update(tx: &mut Tx, s: &SpaceRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE spaces SET org_id = $2, parent_id = $3, title = $4, emoji = $5, visibility = $6, \
+         edit_mode = $7, language = $8, default_level = $9, position = $10, updated_at = $11, \
+         deleted_at = $12 WHERE id = $1",
+    )
+    .bind(&s.id)
+    .bind(&s.org_id)
+    .bind(&s.parent_id)
+    .bind(&s.title)
+    .bind(&s.emoji)
+    .bind(&s.visibility)
+    .bind(&s.edit_mode)
+    .bind(&s.language)
+    .bind(&s.default_level)
+    .bind(s.position)
+    .bind(s.updated_at)
+    .bind(s.deleted_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Every live space of an organization (optionally under one collection), in list order.
+pub async fn list_live(db: &Db, org_id: &str, parent: Option<&str>) -> sqlx::Result<Vec<SpaceRow>> {
+    let mut q = Sql::new(&format!(
+        "SELECT {COLUMNS} FROM spaces WHERE deleted_at IS NULL AND org_id = "
+    ));
+    q.bind(org_id);
+    if let Some(parent) = parent {
+        q.push(" AND parent_id = ").bind(parent);
+    }
+    q.push(" ORDER BY position, id");
+    q.query_as().fetch_all(db.pool()).await
+}
+
+/// Sets the position of a space.
+pub async fn set_position(tx: &mut Tx, id: &str, position: i64) -> sqlx::Result<()> {
+    sqlx::query("UPDATE spaces SET position = $2 WHERE id = $1")
+        .bind(id)
+        .bind(position)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Spaces deleted before `cutoff`, for purging.
+pub async fn deleted_before(db: &Db, id: &str, cutoff: i64) -> sqlx::Result<bool> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM spaces WHERE id = $1 AND deleted_at IS NOT NULL AND deleted_at <= $2",
+    )
+    .bind(id)
+    .bind(cutoff)
+    .fetch_one(db.pool())
+    .await?;
+    Ok(n > 0)
+}
+
+/// Removes a space and, by cascade, everything stored under it.
+pub async fn purge(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM content_permissions WHERE target_kind = 'space' AND target_id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("DELETE FROM spaces WHERE id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// The next free position in an organization (spaces and collections share the order).
+pub async fn next_position(tx: &mut Tx, org_id: &str) -> sqlx::Result<i64> {
+    let max: Option<i64> = sqlx::query_scalar(
+        "SELECT MAX(p) FROM (SELECT MAX(position) AS p FROM spaces WHERE org_id = $1 \
+         UNION ALL SELECT MAX(position) AS p FROM collections WHERE org_id = $1) AS m",
+    )
+    .bind(org_id)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(max.map_or(0, |m| m + 1))
+}
+
+/// Every space (live or deleted) directly in a collection, inside a transaction.
+pub async fn list_in_parent_tx(tx: &mut Tx, parent_id: &str) -> sqlx::Result<Vec<SpaceRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM spaces WHERE parent_id = $1 ORDER BY position, id"
+    ))
+    .bind(parent_id)
+    .fetch_all(&mut **tx)
+    .await
+}
