@@ -405,7 +405,16 @@ pub async fn duplicate_space(
     Extension(ctx): Extension<SpaceCtx>,
 ) -> ApiResult<Response> {
     ctx.require_live()?;
-    require_create_in(&ctx.org, &ctx.grants, ctx.space.parent_id.as_deref())?;
+    // The copy lands beside the original: the caller must be able to create there.
+    let where_role = match &ctx.space.parent_id {
+        None => ctx.org.role,
+        Some(p) => ctx
+            .grants
+            .collections()
+            .get(p)
+            .and_then(|c| ctx.grants.collection_role(c)),
+    };
+    require_role(where_role, Role::Create, "duplicate this space")?;
     let now = state.now();
     let mut tx = state.db.begin().await?;
     let root = store::revisions::root_of(&mut tx, &ctx.space.id, &ctx.space.revision_id)

@@ -12,6 +12,8 @@ use tokio::sync::oneshot;
 /// A running server on its own database.
 pub struct TestApp {
     pub base: String,
+    /// The server's state, for reaching past HTTP (running due jobs, inspecting rows).
+    pub state: quire_server::AppState,
     pub config: ServerConfig,
     #[allow(dead_code)]
     pub clock: Arc<OffsetClock>,
@@ -111,12 +113,14 @@ impl TestApp {
             .await
             .expect("server starts");
         let base = format!("http://{}", server.local_addr());
+        let state = server.state().clone();
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(server.run(async move {
             let _ = stopped.await;
         }));
         TestApp {
             base,
+            state,
             config,
             clock,
             client: reqwest::Client::new(),
@@ -217,6 +221,44 @@ impl TestApp {
             .await
             .expect(201);
         org["id"].as_str().unwrap().to_string()
+    }
+
+    /// Creates a space in `org` (optionally in a collection); returns its id.
+    pub async fn space(
+        &self,
+        who: &Persona,
+        org: &str,
+        title: &str,
+        parent: Option<&str>,
+    ) -> String {
+        let mut body = json!({ "title": title });
+        if let Some(parent) = parent {
+            body["parent"] = json!(parent);
+        }
+        let s = self
+            .post(who, &format!("/v1/orgs/{org}/spaces"), body)
+            .await
+            .expect(201);
+        s["id"].as_str().unwrap().to_string()
+    }
+
+    /// Creates a collection in `org` (optionally nested); returns its id.
+    pub async fn collection(
+        &self,
+        who: &Persona,
+        org: &str,
+        title: &str,
+        parent: Option<&str>,
+    ) -> String {
+        let mut body = json!({ "title": title });
+        if let Some(parent) = parent {
+            body["parent"] = json!(parent);
+        }
+        let c = self
+            .post(who, &format!("/v1/orgs/{org}/collections"), body)
+            .await
+            .expect(201);
+        c["id"].as_str().unwrap().to_string()
     }
 
     /// Makes `who` a member of `org` with `role` (`null` = guest), by invitation.

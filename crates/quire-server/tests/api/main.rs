@@ -4,11 +4,15 @@
 
 mod harness;
 
+mod authz;
+mod collections;
 mod errors;
 mod invites;
 mod members;
 mod orgs;
 mod pagination;
+mod routes;
+mod spaces;
 mod teams;
 mod tokens;
 mod users;

@@ -20,7 +20,9 @@ async fn members_list_filters_sorts_and_orders() {
     let bob = app.persona("bob").await;
     let carol = app.persona("carol").await;
     let org = app.org(&alice, "Acme").await;
+    app.clock.advance_ms(10);
     app.add_member(&alice, &org, &bob, json!("edit")).await;
+    app.clock.advance_ms(10);
     app.add_member(&alice, &org, &carol, json!(null)).await;
     let base = format!("/v1/orgs/{org}/members");
 

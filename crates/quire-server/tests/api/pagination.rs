@@ -79,6 +79,7 @@ async fn member_pages_follow_the_requested_order() {
     let mut people = vec![alice.id.clone()];
     for name in ["bob", "carol", "dave", "erin"] {
         let p = app.persona(name).await;
+        app.clock.advance_ms(10);
         app.add_member(&alice, &org, &p, json!("read")).await;
         people.push(p.id);
     }

@@ -1,0 +1,387 @@
+//! Spaces: creation, settings, lifecycle (delete, restore, purge), duplicate, move, transfer.
+
+use serde_json::{json, Value};
+
+use crate::harness::TestApp;
+
+const DAY_MS: i64 = 24 * 3600 * 1000;
+
+#[tokio::test]
+async fn spaces_are_created_listed_and_updated() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let created = app
+        .post(
+            &alice,
+            &format!("/v1/orgs/{org}/spaces"),
+            json!({ "title": "Handbook", "emoji": "📘", "language": "fr" }),
+        )
+        .await
+        .expect(201);
+    assert_eq!(created["object"], "space");
+    assert_eq!(created["organization"], org.as_str());
+    assert_eq!(created["visibility"], "private");
+    assert_eq!(created["editMode"], "live");
+    assert_eq!(created["defaultLevel"], "inherit");
+    assert!(created["revision"].is_string());
+    assert_eq!(
+        (
+            created["comments"].clone(),
+            created["changeRequests"].clone()
+        ),
+        (json!(0), json!(0))
+    );
+    assert_eq!(created["permissions"]["admin"], true);
+    let id = created["id"].as_str().unwrap();
+    let path = format!("/v1/spaces/{id}");
+    assert_eq!(app.get(&alice, &path).await.expect(200), created);
+
+    let updated = app
+        .patch(&alice, &path, json!({ "title": "Guide", "emoji": "🧭", "defaultLevel": "read", "editMode": "locked", "visibility": "unlisted" }))
+        .await
+        .expect(200);
+    assert_eq!(updated["title"], "Guide");
+    assert_eq!(updated["defaultLevel"], "read");
+    assert_eq!(updated["visibility"], "unlisted");
+    assert_eq!(updated["editMode"], "locked");
+    assert_eq!(
+        updated["permissions"]["edit"], false,
+        "a locked space refuses edits"
+    );
+    let back = app
+        .patch(
+            &alice,
+            &path,
+            json!({ "editMode": "live", "defaultLevel": null }),
+        )
+        .await
+        .expect(200);
+    assert_eq!(back["permissions"]["edit"], true);
+    assert_eq!(back["defaultLevel"], Value::Null);
+
+    for (body, field) in [
+        (json!({ "title": "t".repeat(51) }), "title"),
+        (json!({ "emoji": "e".repeat(51) }), "emoji"),
+        (json!({ "editMode": "frozen" }), "editMode"),
+        (json!({ "visibility": "secret" }), "visibility"),
+        (json!({ "visibility": "in-collection" }), "visibility"),
+        (json!({ "language": "xx" }), "language"),
+        (json!({ "defaultLevel": "owner" }), "defaultLevel"),
+    ] {
+        let msg = app
+            .patch(&alice, &path, body.clone())
+            .await
+            .expect_error(400);
+        assert!(msg.contains(field), "{body}: {msg}");
+    }
+    let list = app
+        .get(&alice, &format!("/v1/orgs/{org}/spaces"))
+        .await
+        .expect(200);
+    assert_eq!(list["count"], 1);
+    app.post(
+        &alice,
+        &format!("/v1/orgs/{org}/spaces"),
+        json!({ "title": "x", "parent": "nope" }),
+    )
+    .await
+    .expect_error(400);
+}
+
+#[tokio::test]
+async fn delete_restore_delete_then_purge_after_seven_days() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let id = app.space(&alice, &org, "Doomed", None).await;
+    let keep = app.space(&alice, &org, "Kept", None).await;
+    let path = format!("/v1/spaces/{id}");
+
+    app.post(&alice, &format!("{path}/restore"), json!({}))
+        .await
+        .expect_error(400);
+    app.delete(&alice, &path).await.expect(204);
+    let gone = app.get(&alice, &path).await.expect(200);
+    assert!(gone["deletedAt"].is_string());
+    assert_eq!(gone["permissions"]["edit"], false);
+    let list = app
+        .get(&alice, &format!("/v1/orgs/{org}/spaces"))
+        .await
+        .expect(200);
+    assert_eq!(list["count"], 1, "a deleted space leaves lists");
+    app.patch(&alice, &path, json!({ "title": "no" }))
+        .await
+        .expect_error(409);
+    app.delete(&alice, &path).await.expect(204);
+
+    let restored = app
+        .post(&alice, &format!("{path}/restore"), json!({}))
+        .await
+        .expect(200);
+    assert!(restored.get("deletedAt").is_none());
+    assert_eq!(
+        app.get(&alice, &format!("/v1/orgs/{org}/spaces"))
+            .await
+            .expect(200)["count"],
+        2
+    );
+
+    app.delete(&alice, &path).await.expect(204);
+    // Six days on, nothing is purged and the space can still be restored later.
+    app.clock.advance_ms(6 * DAY_MS);
+    quire_server::jobs::run_due(&app.state).await.unwrap();
+    assert!(app.get(&alice, &path).await.expect(200)["deletedAt"].is_string());
+    // Past seven days the job removes it for good.
+    app.clock.advance_ms(DAY_MS + 1000);
+    let ran = quire_server::jobs::run_due(&app.state).await.unwrap();
+    assert!(ran >= 1);
+    app.post(&alice, &format!("{path}/restore"), json!({}))
+        .await
+        .expect_error(404);
+    app.get(&alice, &path).await.expect_error(404);
+    app.delete(&alice, &path).await.expect(204);
+    for (table, column) in [
+        ("spaces", "id"),
+        ("revisions", "space_id"),
+        ("content_permissions", "target_id"),
+    ] {
+        let n: i64 =
+            sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table} WHERE {column} = $1"))
+                .bind(&id)
+                .fetch_one(app.state.db.pool())
+                .await
+                .unwrap();
+        assert_eq!(n, 0, "{table} rows of the purged space");
+    }
+    assert_eq!(
+        quire_server::store::jobs::count(&app.state.db, "purge-space")
+            .await
+            .unwrap(),
+        0
+    );
+    app.get(&alice, &format!("/v1/spaces/{keep}"))
+        .await
+        .expect(200);
+}
+
+#[tokio::test]
+async fn duplicate_copies_metadata_and_content() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let coll = app.collection(&alice, &org, "Docs", None).await;
+    let id = app.space(&alice, &org, "Original", Some(&coll)).await;
+    app.patch(
+        &alice,
+        &format!("/v1/spaces/{id}"),
+        json!({ "emoji": "🔥", "visibility": "in-collection" }),
+    )
+    .await
+    .expect(200);
+    let copy = app
+        .post(&alice, &format!("/v1/spaces/{id}/duplicate"), json!({}))
+        .await
+        .expect(201);
+    assert_ne!(copy["id"], json!(id));
+    assert_eq!(copy["title"], "Original (copy)");
+    assert_eq!(copy["emoji"], "🔥");
+    assert_eq!(copy["parent"], coll.as_str());
+    assert_eq!(copy["visibility"], "in-collection");
+    assert_ne!(
+        copy["revision"],
+        app.get(&alice, &format!("/v1/spaces/{id}"))
+            .await
+            .expect(200)["revision"]
+    );
+    assert_eq!(
+        app.get(&alice, &format!("/v1/collections/{coll}/spaces"))
+            .await
+            .expect(200)["count"],
+        2
+    );
+}
+
+fn ids(list: &Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn moving_persists_sibling_order() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let a = app.space(&alice, &org, "A", None).await;
+    let b = app.space(&alice, &org, "B", None).await;
+    let c = app.space(&alice, &org, "C", None).await;
+    let list = format!("/v1/orgs/{org}/spaces");
+    assert_eq!(
+        ids(&app.get(&alice, &list).await.expect(200)),
+        vec![a.clone(), b.clone(), c.clone()]
+    );
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{c}/move"),
+        json!({ "position": { "before": { "type": "space", "space": a } } }),
+    )
+    .await
+    .expect(200);
+    assert_eq!(
+        ids(&app.get(&alice, &list).await.expect(200)),
+        vec![c.clone(), a.clone(), b.clone()]
+    );
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{c}/move"),
+        json!({ "position": { "after": { "type": "space", "space": b } } }),
+    )
+    .await
+    .expect(200);
+    assert_eq!(
+        ids(&app.get(&alice, &list).await.expect(200)),
+        vec![a.clone(), b.clone(), c.clone()]
+    );
+
+    // Into a collection, then back to the root.
+    let coll = app.collection(&alice, &org, "Docs", None).await;
+    let moved = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{a}/move"),
+            json!({ "parent": coll }),
+        )
+        .await
+        .expect(200);
+    assert_eq!(moved["parent"], coll.as_str());
+    assert_eq!(
+        ids(&app
+            .get(&alice, &format!("/v1/collections/{coll}/spaces"))
+            .await
+            .expect(200)),
+        vec![a.clone()]
+    );
+    let back = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{a}/move"),
+            json!({ "parent": null, "position": { "before": { "type": "space", "space": b } } }),
+        )
+        .await
+        .expect(200);
+    assert!(back.get("parent").is_none());
+    assert_eq!(
+        ids(&app.get(&alice, &list).await.expect(200)),
+        vec![a.clone(), b.clone(), c.clone()]
+    );
+
+    app.post(&alice, &format!("/v1/spaces/{a}/move"), json!({}))
+        .await
+        .expect_error(400);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{a}/move"),
+        json!({ "parent": "nope" }),
+    )
+    .await
+    .expect_error(400);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{a}/move"),
+        json!({ "parent": coll, "position": { "before": { "type": "space", "space": b } } }),
+    )
+    .await
+    .expect_error(400);
+}
+
+#[tokio::test]
+async fn transfer_needs_admin_on_both_sides() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Acme").await;
+    let other = app.org(&alice, "Other").await;
+    let foreign = app.org(&bob, "Bob's").await;
+    let coll = app.collection(&alice, &other, "Inbox", None).await;
+    let id = app.space(&alice, &org, "Travelling", None).await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{id}/transfer"),
+        json!({ "organization": foreign }),
+    )
+    .await
+    .expect_error(404);
+    app.add_member(&bob, &foreign, &alice, json!("edit")).await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{id}/transfer"),
+        json!({ "organization": foreign }),
+    )
+    .await
+    .expect_error(403);
+    let moved = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{id}/transfer"),
+            json!({ "organization": other, "parent": coll }),
+        )
+        .await
+        .expect(200);
+    assert_eq!(moved["organization"], other.as_str());
+    assert_eq!(moved["parent"], coll.as_str());
+    assert_eq!(
+        app.get(&alice, &format!("/v1/orgs/{org}/spaces"))
+            .await
+            .expect(200)["count"],
+        0
+    );
+    assert_eq!(
+        app.get(&alice, &format!("/v1/orgs/{other}/spaces"))
+            .await
+            .expect(200)["count"],
+        1
+    );
+}
+
+#[tokio::test]
+async fn space_counters_start_at_zero_and_members_list_their_spaces() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Acme").await;
+    app.add_member(&alice, &org, &bob, json!(null)).await;
+    let shared = app.space(&alice, &org, "Shared", None).await;
+    app.space(&alice, &org, "Private", None).await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{shared}/permissions"),
+        json!({ "role": "comment", "users": [bob.id] }),
+    )
+    .await
+    .expect(204);
+    let list = app
+        .get(&alice, &format!("/v1/orgs/{org}/members/{}/spaces", bob.id))
+        .await
+        .expect(200);
+    assert_eq!(list["count"], 1);
+    assert_eq!(list["items"][0]["permission"], "comment");
+    assert_eq!(list["items"][0]["space"]["id"], shared.as_str());
+    let member = app
+        .get(&alice, &format!("/v1/orgs/{org}/members/{}", bob.id))
+        .await
+        .expect(200);
+    assert_eq!(member["spaces"], 1);
+    let all = app
+        .get(
+            &alice,
+            &format!("/v1/orgs/{org}/members/{}/spaces", alice.id),
+        )
+        .await
+        .expect(200);
+    assert_eq!(all["count"], 2);
+    assert_eq!(all["items"][0]["permission"], "admin");
+}
