@@ -224,3 +224,43 @@ pub fn collection(
     }
     v
 }
+
+/// `ChangeRequest`; `space_revision` is the space's current revision (for `outdated`).
+pub fn change_request(
+    state: &AppState,
+    c: &crate::store::change_requests::ChangeRequestRow,
+    creator: Option<&UserRow>,
+    space_revision: &str,
+) -> Value {
+    let creator = match creator {
+        Some(u) => user_row(state, u),
+        None => user(state, &c.created_by, "", "Unknown user", None),
+    };
+    let mut v = json!({
+        "object": "change-request",
+        "id": c.id,
+        "number": c.number,
+        "status": c.status,
+        "subject": c.subject,
+        "createdBy": creator,
+        "createdAt": iso(c.created_at),
+        "updatedAt": iso(c.updated_at),
+        "space": c.space_id,
+        "revision": c.revision_id,
+        "revisionInitial": c.revision_initial,
+        "revisionMergedAncestor": c.revision_base,
+        "comments": c.comments,
+        "outdated": c.status != "merged" && c.revision_base != space_revision,
+        "urls": {
+            "app": state.url(&format!("/s/{}/~/changes/{}", c.space_id, c.number)),
+            "location": state.url(&format!("/v1/spaces/{}/change-requests/{}", c.space_id, c.id)),
+        },
+    });
+    if let Some(merged) = &c.revision_merged {
+        v["revisionMerged"] = json!(merged);
+    }
+    if let Some(at) = c.merged_at {
+        v["mergedAt"] = json!(iso(at));
+    }
+    v
+}

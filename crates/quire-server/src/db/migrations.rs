@@ -9,7 +9,51 @@ use super::{Db, Dialect};
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "foundation", FOUNDATION),
     (2, "spaces and collections", SPACES),
+    (3, "content and change requests", CONTENT),
 ];
+
+/// `{bytes}` stands for the binary column type: `BLOB` on SQLite, `BYTEA` on PostgreSQL.
+const CONTENT: &str = r#"
+CREATE TABLE content_objects (
+    hash TEXT PRIMARY KEY,
+    data {bytes} NOT NULL,
+    size BIGINT NOT NULL
+);
+CREATE TABLE blobs (
+    hash TEXT PRIMARY KEY,
+    size BIGINT NOT NULL,
+    content_type TEXT NOT NULL,
+    width BIGINT,
+    height BIGINT,
+    created_at BIGINT NOT NULL
+);
+CREATE TABLE change_requests (
+    id TEXT PRIMARY KEY,
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    number BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    revision_id TEXT NOT NULL,
+    revision_initial TEXT NOT NULL,
+    revision_base TEXT NOT NULL,
+    revision_merged TEXT,
+    merged_by TEXT,
+    merged_at BIGINT,
+    comments BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX change_requests_number ON change_requests (space_id, number);
+CREATE INDEX change_requests_status ON change_requests (space_id, status, created_at, id);
+CREATE TABLE change_request_contributors (
+    change_request_id TEXT NOT NULL REFERENCES change_requests (id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL,
+    first_at BIGINT NOT NULL,
+    PRIMARY KEY (change_request_id, user_id)
+);
+CREATE INDEX change_request_contributors_user ON change_request_contributors (user_id)
+"#;
 
 const SPACES: &str = r#"
 CREATE TABLE collections (
@@ -213,6 +257,11 @@ async fn apply(db: &Db, conn: &mut sqlx::pool::PoolConnection<sqlx::Any>) -> any
             continue;
         }
         let outcome = async {
+            let bytes = match db.dialect() {
+                Dialect::Sqlite => "BLOB",
+                Dialect::Postgres => "BYTEA",
+            };
+            let sql = sql.replace("{bytes}", bytes);
             for stmt in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
                 sqlx::query(stmt)
                     .execute(&mut **conn)

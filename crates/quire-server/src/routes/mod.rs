@@ -1,6 +1,7 @@
 //! The route table: every endpoint declared once with its official operationId and the
 //! access it requires, and the router built from it.
 
+pub mod change_requests;
 pub mod collections;
 pub mod invites;
 pub mod members;
@@ -419,6 +420,35 @@ pub fn table() -> Vec<RouteDef> {
             "listPermissionsAggregateInSpace",
             Space(Role::Read),
             get(permissions::aggregate_space),
+        ),
+        // Change requests
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/change-requests",
+            "createChangeRequest",
+            Space(Role::Edit),
+            post(change_requests::create_change_request),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests",
+            "listChangeRequestsForSpace",
+            Space(Role::Read),
+            get(change_requests::list_change_requests),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}",
+            "getChangeRequestById",
+            Space(Role::Read),
+            get(change_requests::get_change_request),
+        ),
+        route(
+            M::PATCH,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}",
+            "updateChangeRequestById",
+            Space(Role::Edit),
+            patch(change_requests::update_change_request),
         ),
         // Collections
         route(

@@ -1,5 +1,6 @@
 //! Storage queries, one module per aggregate. Handlers call these and never write SQL.
 
+pub mod change_requests;
 pub mod collections;
 pub mod invites;
 pub mod jobs;

@@ -112,3 +112,20 @@ pub async fn share_an_org(db: &Db, a: &str, b: &str) -> sqlx::Result<bool> {
     .await?;
     Ok(n > 0)
 }
+
+/// Users by id, for rendering lists that name several users.
+pub async fn many(
+    db: &Db,
+    ids: &[&str],
+) -> sqlx::Result<std::collections::HashMap<String, UserRow>> {
+    let mut out = std::collections::HashMap::new();
+    for id in ids {
+        if out.contains_key(*id) {
+            continue;
+        }
+        if let Some(user) = get(db, id).await? {
+            out.insert(user.id.clone(), user);
+        }
+    }
+    Ok(out)
+}

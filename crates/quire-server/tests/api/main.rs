@@ -5,6 +5,7 @@
 mod harness;
 
 mod authz;
+mod change_requests;
 mod collections;
 mod errors;
 mod invites;

@@ -1,0 +1,227 @@
+//! Change requests and their contributors.
+
+use sqlx::FromRow;
+
+use crate::db::sql::Sql;
+use crate::db::{Db, Tx};
+
+/// A stored change request.
+#[derive(Debug, Clone, FromRow)]
+pub struct ChangeRequestRow {
+    pub id: String,
+    pub space_id: String,
+    pub number: i64,
+    /// `draft`, `open`, `archived` or `merged`.
+    pub status: String,
+    pub subject: String,
+    pub created_by: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// The change request's current revision.
+    pub revision_id: String,
+    /// The space revision it started from.
+    pub revision_initial: String,
+    /// The space revision it last synced with (the merge base).
+    pub revision_base: String,
+    pub revision_merged: Option<String>,
+    pub merged_by: Option<String>,
+    pub merged_at: Option<i64>,
+    pub comments: i64,
+}
+
+const COLUMNS: &str = "id, space_id, number, status, subject, created_by, created_at, updated_at, \
+    revision_id, revision_initial, revision_base, revision_merged, merged_by, merged_at, comments";
+
+/// A change request of a space by id or by number.
+pub async fn get(
+    db: &Db,
+    space_id: &str,
+    id_or_number: &str,
+) -> sqlx::Result<Option<ChangeRequestRow>> {
+    let number = id_or_number.parse::<i64>().unwrap_or(-1);
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM change_requests WHERE space_id = $1 AND (id = $2 OR number = $3)"
+    ))
+    .bind(space_id)
+    .bind(id_or_number)
+    .bind(number)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// A change request by id, inside a transaction.
+pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<ChangeRequestRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM change_requests WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await
+}
+
+/// The next number in a space.
+pub async fn next_number(tx: &mut Tx, space_id: &str) -> sqlx::Result<i64> {
+    let max: Option<i64> =
+        sqlx::query_scalar("SELECT MAX(number) FROM change_requests WHERE space_id = $1")
+            .bind(space_id)
+            .fetch_one(&mut **tx)
+            .await?;
+    Ok(max.unwrap_or(0) + 1)
+}
+
+/// Inserts a change request.
+pub async fn insert(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO change_requests ({COLUMNS}) VALUES \
+         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+    ))
+    .bind(&c.id)
+    .bind(&c.space_id)
+    .bind(c.number)
+    .bind(&c.status)
+    .bind(&c.subject)
+    .bind(&c.created_by)
+    .bind(c.created_at)
+    .bind(c.updated_at)
+    .bind(&c.revision_id)
+    .bind(&c.revision_initial)
+    .bind(&c.revision_base)
+    .bind(&c.revision_merged)
+    .bind(&c.merged_by)
+    .bind(c.merged_at)
+    .bind(c.comments)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Writes subject and status back.
+pub async fn update_meta(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE change_requests SET subject = $2, status = $3, updated_at = $4 WHERE id = $1",
+    )
+    .bind(&c.id)
+    .bind(&c.subject)
+    .bind(&c.status)
+    .bind(c.updated_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Moves a change request to a new revision, only if it is still at `expected`
+/// (optimistic concurrency: the caller retries on `false`).
+pub async fn advance(
+    tx: &mut Tx,
+    id: &str,
+    expected: &str,
+    revision: &str,
+    base: Option<&str>,
+    now: i64,
+) -> sqlx::Result<bool> {
+    let res = sqlx::query(
+        "UPDATE change_requests SET revision_id = $3, revision_base = COALESCE($4, revision_base), \
+         updated_at = $5 WHERE id = $1 AND revision_id = $2",
+    )
+    .bind(id)
+    .bind(expected)
+    .bind(revision)
+    .bind(base)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(res.rows_affected() == 1)
+}
+
+/// Marks a change request merged.
+pub async fn mark_merged(
+    tx: &mut Tx,
+    id: &str,
+    revision: &str,
+    by: &str,
+    now: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE change_requests SET status = 'merged', revision_merged = $2, merged_by = $3, \
+         merged_at = $4, updated_at = $4 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(revision)
+    .bind(by)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Records a contributor (idempotent).
+pub async fn add_contributor(tx: &mut Tx, id: &str, user_id: &str, now: i64) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO change_request_contributors (change_request_id, user_id, first_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (change_request_id, user_id) DO NOTHING",
+    )
+    .bind(id)
+    .bind(user_id)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// A page of a space's change requests with a status, optionally with a contributor,
+/// after `(created_at, id)` in descending order; and the filtered total.
+pub async fn list(
+    db: &Db,
+    space_id: &str,
+    status: &str,
+    contributor: Option<&str>,
+    after: Option<(i64, String)>,
+    limit: i64,
+) -> sqlx::Result<(Vec<ChangeRequestRow>, i64)> {
+    let mut cond = Sql::new(" WHERE space_id = ");
+    cond.bind(space_id).push(" AND status = ").bind(status);
+    if let Some(user) = contributor {
+        cond.push(" AND id IN (SELECT change_request_id FROM change_request_contributors WHERE user_id = ")
+            .bind(user)
+            .push(")");
+    }
+    let mut count_q = Sql::new("SELECT COUNT(*) FROM change_requests");
+    count_q.append(&cond);
+    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM change_requests"));
+    q.append(&cond);
+    if let Some((ts, id)) = after {
+        q.push(" AND (created_at < ").bind(ts);
+        q.push(" OR (created_at = ").bind(ts);
+        q.push(" AND id < ").bind(id).push("))");
+    }
+    q.push(" ORDER BY created_at DESC, id DESC LIMIT ")
+        .bind(limit);
+    let rows = q.query_as().fetch_all(db.pool()).await?;
+    let count = count_q.query_scalar().fetch_one(db.pool()).await?;
+    Ok((rows, count))
+}
+
+/// Adjusts a space's change-request counters for a status transition (`None`: none).
+pub async fn count_transition(
+    tx: &mut Tx,
+    space_id: &str,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> sqlx::Result<()> {
+    let delta = |s: Option<&str>, which: &str| -> i64 { i64::from(s == Some(which)) };
+    let total = i64::from(from.is_none() && to.is_some());
+    let open = delta(to, "open") - delta(from, "open");
+    let draft = delta(to, "draft") - delta(from, "draft");
+    sqlx::query(
+        "UPDATE spaces SET change_requests = change_requests + $2, \
+         change_requests_open = change_requests_open + $3, \
+         change_requests_draft = change_requests_draft + $4 WHERE id = $1",
+    )
+    .bind(space_id)
+    .bind(total)
+    .bind(open)
+    .bind(draft)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
