@@ -273,7 +273,7 @@ test('setUserAsSSOMemberForOrganization', async () => {
     await expectApiError(editor.api.orgs.setUserAsSsoMemberForOrganization(org.id, reader.id), 403);
 });
 
-test('listSpacesForOrganizationMember: an empty list for now', async () => {
+test('listSpacesForOrganizationMember: empty while the organization has no spaces', async () => {
     const data = check(
         'listSpacesForOrganizationMember',
         await admin.api.orgs.listSpacesForOrganizationMember(org.id, editor.id),

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use axum::Router;
 
+use crate::blobs::Blobs;
 use crate::cache::AccessCache;
 use crate::clock::SharedClock;
 use crate::config::ServerConfig;
@@ -25,6 +26,8 @@ pub struct AppState {
     pub public_url: Arc<str>,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
+    /// File bytes.
+    pub blobs: Blobs,
 }
 
 impl AppState {
@@ -36,7 +39,9 @@ impl AppState {
     ) -> anyhow::Result<Self> {
         let db = Db::connect(&config.database_url()).await?;
         let keys = Keys::load(&db, clock.now_ms()).await?;
+        let blobs = Blobs::open(config.blob_url.as_deref(), &config.data_dir.join("blobs"))?;
         Ok(Self {
+            blobs,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
             config: Arc::new(config),
             db,

@@ -19,6 +19,9 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// How long a node may reuse a token or membership lookup (0: never).
     pub access_cache_ms: u64,
+    /// Object store for file bytes (`s3://bucket/prefix` or `file:///path`); default: the
+    /// `blobs` folder in the data dir.
+    pub blob_url: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -30,6 +33,7 @@ impl Default for ServerConfig {
             public_url: None,
             max_body_bytes: 16 * 1024 * 1024,
             access_cache_ms: 1000,
+            blob_url: None,
         }
     }
 }

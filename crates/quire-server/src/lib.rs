@@ -4,6 +4,7 @@ pub mod access;
 pub mod admin;
 pub mod app;
 pub mod auth;
+pub mod blobs;
 pub mod cache;
 pub mod clock;
 pub mod config;

@@ -34,6 +34,10 @@ struct StorageArgs {
     /// dir's database.
     #[arg(long, env = "QUIRE_DATABASE_URL")]
     database_url: Option<String>,
+    /// Object store for file bytes: `s3://bucket/prefix` (credentials from `AWS_*`) or
+    /// `file:///path`; default: the data dir's `blobs` folder.
+    #[arg(long, env = "QUIRE_BLOB_URL")]
+    blob_url: Option<String>,
 }
 
 #[derive(Args)]
@@ -85,6 +89,7 @@ fn config(storage: StorageArgs) -> ServerConfig {
     ServerConfig {
         data_dir: storage.data_dir,
         database_url: storage.database_url,
+        blob_url: storage.blob_url,
         ..ServerConfig::default()
     }
 }

@@ -270,6 +270,11 @@ pub async fn transfer_collection(
     JsonBody(body): JsonBody<TransferBody>,
 ) -> ApiResult<Json<Value>> {
     let (target, grants) = transfer_target(&state, &caller, &body).await?;
+    if target.org.id == ctx.collection.org_id && body.parent == ctx.collection.parent_id {
+        return Err(ApiError::conflict(
+            "The transfer would not change anything: the collection is already there.",
+        ));
+    }
     if target.org.id == ctx.collection.org_id {
         if let Some(p) = &body.parent {
             if ctx.grants.is_within(p, &ctx.collection.id) {

@@ -3,6 +3,7 @@
 
 pub mod change_requests;
 pub mod collections;
+pub mod files;
 pub mod invites;
 pub mod members;
 pub mod meta;
@@ -577,6 +578,7 @@ pub fn build(state: AppState) -> Router {
     let request_id = HeaderName::from_static("x-request-id");
     router
         .route("/healthz", get(meta::healthz))
+        .route("/files/{hash}/{name}", get(files::download))
         .fallback(fallback)
         .layer(from_fn(normalize_error_bodies))
         .layer(CatchPanicLayer::custom(|_| {

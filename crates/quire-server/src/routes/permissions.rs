@@ -67,8 +67,8 @@ async fn invite(state: &AppState, target: Target, body: InviteBody) -> ApiResult
             .await?
             .is_none()
         {
-            return Err(ApiError::bad_request(format!(
-                "`users[{i}]`: `{user}` is not a member of the organization."
+            return Err(ApiError::not_found(format!(
+                "`users[{i}]`: no member `{user}` in the organization."
             )));
         }
         set_grant(&mut tx, &target, "user", user, role, now).await?;
@@ -78,8 +78,8 @@ async fn invite(state: &AppState, target: Target, body: InviteBody) -> ApiResult
             .await?
             .is_none()
         {
-            return Err(ApiError::bad_request(format!(
-                "`teams[{i}]`: team `{team}` not found in the organization."
+            return Err(ApiError::not_found(format!(
+                "`teams[{i}]`: no team `{team}` in the organization."
             )));
         }
         set_grant(&mut tx, &target, "team", team, role, now).await?;
@@ -333,6 +333,7 @@ pub async fn remove_space_user(
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, user_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
+    ctx.require_live()?;
     remove_one(&state, space_target(&ctx), "user", &user_id).await
 }
 
@@ -342,6 +343,7 @@ pub async fn remove_space_team(
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, team_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
+    ctx.require_live()?;
     remove_one(&state, space_target(&ctx), "team", &team_id).await
 }
 

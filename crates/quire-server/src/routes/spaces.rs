@@ -37,11 +37,11 @@ const VISIBILITIES: &[&str] = &[
     "private",
 ];
 
-/// Languages of the official `TranslationLanguage` enum.
+/// Languages of the official `TranslationLanguage` enum (0.137.0).
 const LANGUAGES: &[&str] = &[
-    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "zh-tw", "yue", "ko", "ar",
-    "hi", "nl", "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms",
-    "he", "uk", "sk", "bg", "hr", "lt", "lv", "et", "sl",
+    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "yue", "ko", "ar", "hi", "nl",
+    "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms", "he", "uk",
+    "sk", "bg", "hr", "lt", "lv", "et", "sl",
 ];
 
 /// A default level as sent: a role, `null` (no default access) or `inherit`.
@@ -621,6 +621,11 @@ pub async fn transfer_space(
 ) -> ApiResult<Json<Value>> {
     ctx.require_live()?;
     let (target, grants) = transfer_target(&state, &caller, &body).await?;
+    if target.org.id == ctx.space.org_id && body.parent == ctx.space.parent_id {
+        return Err(ApiError::conflict(
+            "The transfer would not change anything: the space is already there.",
+        ));
+    }
     let mut space = ctx.space.clone();
     let moving_org = target.org.id != space.org_id;
     space.org_id = target.org.id.clone();

@@ -147,7 +147,9 @@ pub async fn delete_team(
     Extension(ctx): Extension<OrgCtx>,
     Path((_, team_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
-    store::teams::delete(&state.db, &ctx.org.id, &team_id).await?;
+    let mut tx = state.db.begin().await?;
+    store::teams::delete(&mut tx, &ctx.org.id, &team_id).await?;
+    tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -109,11 +109,21 @@ pub async fn set_position(tx: &mut Tx, id: &str, position: i64) -> sqlx::Result<
 /// Deletes a collection after moving its children (spaces and collections) to its parent,
 /// so that nothing inside is lost.
 pub async fn delete_keeping_children(tx: &mut Tx, c: &CollectionRow) -> sqlx::Result<()> {
-    sqlx::query("UPDATE spaces SET parent_id = $2 WHERE parent_id = $1")
-        .bind(&c.id)
-        .bind(&c.parent_id)
-        .execute(&mut **tx)
-        .await?;
+    // Spaces visible "in-collection" that land at the root have no collection to follow.
+    let visibility_at_root = if c.parent_id.is_none() {
+        "private"
+    } else {
+        "in-collection"
+    };
+    sqlx::query(
+        "UPDATE spaces SET parent_id = $2, visibility = CASE WHEN visibility = 'in-collection' \
+         THEN $3 ELSE visibility END WHERE parent_id = $1",
+    )
+    .bind(&c.id)
+    .bind(&c.parent_id)
+    .bind(visibility_at_root)
+    .execute(&mut **tx)
+    .await?;
     sqlx::query("UPDATE collections SET parent_id = $2 WHERE parent_id = $1")
         .bind(&c.id)
         .bind(&c.parent_id)

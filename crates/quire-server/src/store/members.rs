@@ -174,8 +174,16 @@ pub async fn touch(db: &Db, org_id: &str, user_id: &str, now: i64) -> sqlx::Resu
     Ok(())
 }
 
-/// Removes a member (and, by cascade, their team memberships).
+/// Removes a member (and, by cascade, their team memberships) and their content grants,
+/// so that a later re-invitation starts from nothing.
 pub async fn remove(tx: &mut Tx, org_id: &str, user_id: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "DELETE FROM content_permissions WHERE org_id = $1 AND principal_kind = 'user' AND principal_id = $2",
+    )
+    .bind(org_id)
+    .bind(user_id)
+    .execute(&mut **tx)
+    .await?;
     sqlx::query("DELETE FROM members WHERE org_id = $1 AND user_id = $2")
         .bind(org_id)
         .bind(user_id)

@@ -140,12 +140,19 @@ pub async fn rename(db: &Db, team_id: &str, title: &str) -> sqlx::Result<()> {
     Ok(())
 }
 
-/// Deletes a team and its memberships.
-pub async fn delete(db: &Db, org_id: &str, team_id: &str) -> sqlx::Result<()> {
+/// Deletes a team, its memberships and its content grants.
+pub async fn delete(tx: &mut Tx, org_id: &str, team_id: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "DELETE FROM content_permissions WHERE org_id = $1 AND principal_kind = 'team' AND principal_id = $2",
+    )
+    .bind(org_id)
+    .bind(team_id)
+    .execute(&mut **tx)
+    .await?;
     sqlx::query("DELETE FROM teams WHERE org_id = $1 AND id = $2")
         .bind(org_id)
         .bind(team_id)
-        .execute(db.pool())
+        .execute(&mut **tx)
         .await?;
     Ok(())
 }

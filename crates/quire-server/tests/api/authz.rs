@@ -326,7 +326,7 @@ async fn permission_endpoints_grant_list_update_and_remove() {
         json!({ "role": "read", "users": ["stranger"] }),
     )
     .await
-    .expect_error(400);
+    .expect_error(404);
     app.post(admin, &base, json!({ "users": [guest.id] }))
         .await
         .expect_error(400);
@@ -337,4 +337,39 @@ async fn permission_endpoints_grant_list_update_and_remove() {
     )
     .await
     .expect_error(404);
+}
+
+#[tokio::test]
+async fn grants_leave_with_their_member_or_team() {
+    let app = TestApp::start().await;
+    let (w, people) = world(&app).await;
+    let admin = &people[0].1;
+    let guest = &people[4].1;
+    let base = format!("/v1/spaces/{}/permissions", w.space);
+    app.post(admin, &base, json!({ "role": "edit", "users": [guest.id] }))
+        .await
+        .expect(204);
+    app.delete(admin, &format!("/v1/orgs/{}/members/{}", w.org, guest.id))
+        .await
+        .expect(204);
+    let users = app.get(admin, &format!("{base}/users")).await.expect(200);
+    assert_eq!(users["count"], 0, "{users}");
+    app.add_member(admin, &w.org, guest, json!(null)).await;
+    app.get(guest, &format!("/v1/spaces/{}", w.space))
+        .await
+        .expect_error(404);
+
+    let teams = app.get(admin, &format!("{base}/teams")).await.expect(200);
+    let team = teams["items"][0]["team"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.delete(admin, &format!("/v1/orgs/{}/teams/{team}", w.org))
+        .await
+        .expect(204);
+    let teams = app.get(admin, &format!("{base}/teams")).await.expect(200);
+    assert_eq!(
+        (teams["count"].clone(), teams["items"].clone()),
+        (json!(0), json!([]))
+    );
 }

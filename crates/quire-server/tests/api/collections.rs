@@ -214,3 +214,28 @@ async fn transferring_a_collection_moves_its_subtree() {
     .await
     .expect_error(400);
 }
+
+#[tokio::test]
+async fn in_collection_spaces_moved_to_the_root_become_private() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let coll = app.collection(&alice, &org, "Top", None).await;
+    let space = app.space(&alice, &org, "Inside", Some(&coll)).await;
+    app.patch(
+        &alice,
+        &format!("/v1/spaces/{space}"),
+        json!({ "visibility": "in-collection" }),
+    )
+    .await
+    .expect(200);
+    app.delete(&alice, &format!("/v1/collections/{coll}"))
+        .await
+        .expect(204);
+    let s = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    assert!(s.get("parent").is_none());
+    assert_eq!(s["visibility"], "private");
+}

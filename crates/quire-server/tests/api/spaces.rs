@@ -67,6 +67,7 @@ async fn spaces_are_created_listed_and_updated() {
         (json!({ "visibility": "secret" }), "visibility"),
         (json!({ "visibility": "in-collection" }), "visibility"),
         (json!({ "language": "xx" }), "language"),
+        (json!({ "language": "zh-tw" }), "language"),
         (json!({ "defaultLevel": "owner" }), "defaultLevel"),
     ] {
         let msg = app
@@ -323,6 +324,14 @@ async fn transfer_needs_admin_on_both_sides() {
     )
     .await
     .expect_error(403);
+    // A transfer to where the space already is changes nothing: 409.
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{id}/transfer"),
+        json!({ "organization": org }),
+    )
+    .await
+    .expect_error(409);
     let moved = app
         .post(
             &alice,

@@ -1,0 +1,117 @@
+//! File bytes, content-addressed (named by their sha-256) in an object store: a folder
+//! under the data dir by default, or any S3-compatible bucket (`--blob-url s3://bucket/prefix`,
+//! credentials from the usual `AWS_*` variables) when several nodes must share them.
+//!
+//! Download URLs are served by Quire itself, signed and expiring, so that no bearer token is
+//! needed to fetch a file whose URL an authorised caller was given.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use object_store::path::Path;
+use object_store::{ObjectStore, PutPayload};
+use sha2::{Digest, Sha256};
+
+use crate::keys::Keys;
+
+/// How long a download URL stays valid.
+pub const DOWNLOAD_TTL_MS: i64 = 60 * 60 * 1000;
+
+/// The blob store.
+#[derive(Clone)]
+pub struct Blobs {
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+}
+
+impl std::fmt::Debug for Blobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Blobs({})", self.store)
+    }
+}
+
+impl Blobs {
+    /// Opens the store named by `url` (`s3://...` or `file:///path`), or the local folder.
+    pub fn open(url: Option<&str>, local_dir: &std::path::Path) -> anyhow::Result<Self> {
+        match url {
+            Some(url) if url.starts_with("s3://") => {
+                let parsed = url::Url::parse(url)?;
+                let store = object_store::aws::AmazonS3Builder::from_env()
+                    .with_url(url)
+                    .build()?;
+                Ok(Self {
+                    store: Arc::new(store),
+                    prefix: parsed.path().trim_matches('/').to_string(),
+                })
+            }
+            Some(url) if url.starts_with("file://") => {
+                Self::local(std::path::Path::new(url.trim_start_matches("file://")))
+            }
+            Some(other) => {
+                anyhow::bail!("unsupported blob URL (expected s3:// or file://): {other}")
+            }
+            None => Self::local(local_dir),
+        }
+    }
+
+    fn local(dir: &std::path::Path) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let store = object_store::local::LocalFileSystem::new_with_prefix(dir)?;
+        Ok(Self {
+            store: Arc::new(store),
+            prefix: String::new(),
+        })
+    }
+
+    fn path(&self, hash: &str) -> Path {
+        let (shard, _) = hash.split_at(2.min(hash.len()));
+        if self.prefix.is_empty() {
+            Path::from(format!("{shard}/{hash}"))
+        } else {
+            Path::from(format!("{}/{shard}/{hash}", self.prefix))
+        }
+    }
+
+    /// Stores bytes and returns their hash (hex sha-256). Storing the same bytes twice is free.
+    pub async fn put(&self, bytes: Bytes) -> anyhow::Result<String> {
+        let hash = hex::encode(Sha256::digest(&bytes));
+        self.store
+            .put(&self.path(&hash), PutPayload::from(bytes))
+            .await?;
+        Ok(hash)
+    }
+
+    /// The bytes of a blob, if stored.
+    pub async fn get(&self, hash: &str) -> anyhow::Result<Option<Bytes>> {
+        if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(None);
+        }
+        match self.store.get(&self.path(hash)).await {
+            Ok(res) => Ok(Some(res.bytes().await?)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// Removes a blob (nothing happens when it is absent).
+    pub async fn delete(&self, hash: &str) -> anyhow::Result<()> {
+        match self.store.delete(&self.path(hash)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(err) => Err(err.into()),
+        }
+    }
+}
+
+/// The signed query of a download URL for `hash`, valid until `expires` (ms).
+pub fn download_signature(keys: &Keys, hash: &str, expires: i64) -> String {
+    crate::keys::b64(&keys.sign("download", format!("{hash}:{expires}").as_bytes())[..16])
+}
+
+/// An absolute, signed, expiring URL serving a file's bytes.
+pub fn download_url(base: &str, keys: &Keys, hash: &str, name: &str, now: i64) -> String {
+    // Round the expiry so that the same file renders the same URL for a while (cacheable).
+    let expires = (now / DOWNLOAD_TTL_MS + 2) * DOWNLOAD_TTL_MS;
+    let sig = download_signature(keys, hash, expires);
+    let name: String = url::form_urlencoded::byte_serialize(name.as_bytes()).collect();
+    format!("{base}/files/{hash}/{name}?expires={expires}&signature={sig}")
+}
