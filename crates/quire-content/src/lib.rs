@@ -1,5 +1,37 @@
 //! Quire's content engine: page trees, GitBook-flavoured markdown, revisions, diff and
-//! three-way merge, link analysis and search sections.
+//! three-way merge, authoring batches and search sections.
 //!
 //! This crate is pure: it performs no I/O and has no async code, so that the server can run
-//! heavy content work off its request threads and the engine can be tested in isolation.
+//! heavy content work off its request threads (in `spawn_blocking`) and the engine can be
+//! tested in isolation. Every function is deterministic.
+//!
+//! * [`model`]: the revision snapshot (page tree, files, reusable contents, variables).
+//! * [`store`]: content-addressed objects with structural sharing; encode, delta, decode.
+//! * [`merge`]: three-way merge by page id with line-level body merges.
+//! * [`edit`]: `updateChangeRequestContent` batches, all or nothing.
+//! * [`diff`]: semantic changes in the official `RevisionSemanticChange` shape.
+//! * [`markdown`], [`document`], [`frontmatter`]: GitBook markdown ⇄ official JSON document.
+//! * [`sections`]: per-heading search sections.
+//! * [`view`]: official JSON shapes of pages and files.
+
+#![warn(missing_docs)]
+
+pub mod diff;
+pub mod document;
+pub mod edit;
+pub mod frontmatter;
+pub mod markdown;
+pub mod merge;
+pub mod model;
+pub mod sections;
+pub mod store;
+pub mod view;
+
+pub use diff::{diff, SemanticChange};
+pub use document::Document;
+pub use edit::{apply_changes, Applied, ApplyContext, Change, ChangeResult, EditError};
+pub use markdown::{document_to_markdown, markdown_to_document, normalize_markdown};
+pub use merge::{merge, merge_text, Conflict, ConflictKind, ConflictSubject};
+pub use model::{ContentRef, File, Page, PageKind, Revision};
+pub use sections::{sections, Section};
+pub use store::{decode, encode, encode_delta, load_page, Encoded, ObjectHash, StoreError};

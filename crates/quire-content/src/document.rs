@@ -1,0 +1,331 @@
+//! The official JSON document (`format=document`): blocks, inlines, texts with leaves and
+//! marks, and fragments.
+//!
+//! Node types are kept as strings with free-form `data` maps rather than one Rust type per
+//! block kind: the official schema has dozens of block types and grows with every API
+//! version, and a document received from a client must survive even when it holds types this
+//! engine does not interpret. The constructors below produce the shapes the schema requires
+//! (`isVoid`, `data`, `fragments` where mandatory).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A whole document: `{object: "document", data: {schemaVersion?}, nodes: [...]}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "object", rename = "document")]
+pub struct Document {
+    /// Document-level data.
+    #[serde(default)]
+    pub data: DocumentData,
+    /// Top-level blocks.
+    pub nodes: Vec<Node>,
+}
+
+/// Document-level data.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DocumentData {
+    /// Version of the document schema.
+    #[serde(
+        rename = "schemaVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub schema_version: Option<u32>,
+}
+
+/// A node: block, inline or text, tagged by the official `object` field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "object", rename_all = "lowercase")]
+pub enum Node {
+    /// A block node (paragraph, heading, list, hint, …).
+    Block(Element),
+    /// An inline node (link, inline image, …).
+    Inline(Element),
+    /// A run of text made of leaves.
+    Text(Text),
+}
+
+/// A block or inline node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Element {
+    /// The official node type (`paragraph`, `heading-1`, `link`, …).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Client-side key, kept when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Type-specific data; always present (an empty object is valid everywhere).
+    #[serde(default)]
+    pub data: Map<String, Value>,
+    /// Children, absent on void nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<Node>>,
+    /// Named sub-documents (captions, expandable title and body, table cells).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragments: Option<Vec<Fragment>>,
+    /// Whether the node has no editable children.
+    #[serde(rename = "isVoid", default, skip_serializing_if = "Option::is_none")]
+    pub is_void: Option<bool>,
+    /// Extra metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// A run of text: `{object: "text", leaves: [...]}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Text {
+    /// Client-side key, kept when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Leaves: pieces of text sharing the same marks.
+    pub leaves: Vec<Leaf>,
+}
+
+/// A piece of text with its marks: `{object: "leaf", text, marks}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "object", rename = "leaf")]
+pub struct Leaf {
+    /// The text.
+    pub text: String,
+    /// Formatting marks.
+    #[serde(default)]
+    pub marks: Vec<Mark>,
+}
+
+/// A formatting mark: `{object: "mark", type, data?}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "object", rename = "mark")]
+pub struct Mark {
+    /// `bold`, `italic`, `code`, `strikethrough`, `keyboard`, `superscript`, `subscript`, `color`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Mark data (the colours of a `color` mark).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Map<String, Value>>,
+}
+
+/// A named sub-document of a node: `{object: "fragment", fragment, type, nodes}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "object", rename = "fragment")]
+pub struct Fragment {
+    /// Client-side key, kept when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Fragment name, unique in its node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragment: Option<String>,
+    /// Fragment type.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Blocks of the fragment.
+    pub nodes: Vec<Node>,
+}
+
+impl Document {
+    /// A document with these top-level blocks.
+    pub fn new(nodes: Vec<Node>) -> Document {
+        Document {
+            data: DocumentData::default(),
+            nodes,
+        }
+    }
+
+    /// Plain text of the whole document, blocks separated by newlines.
+    pub fn plain_text(&self) -> String {
+        let mut out = String::new();
+        for n in &self.nodes {
+            push_plain(n, &mut out);
+        }
+        out.trim_end().to_string()
+    }
+}
+
+impl Element {
+    /// A non-void element with children.
+    pub fn with_nodes(kind: &str, data: Map<String, Value>, nodes: Vec<Node>) -> Element {
+        Element {
+            kind: kind.into(),
+            key: None,
+            data,
+            nodes: Some(nodes),
+            fragments: None,
+            is_void: None,
+            meta: None,
+        }
+    }
+
+    /// A void element (no children).
+    pub fn void(kind: &str, data: Map<String, Value>) -> Element {
+        Element {
+            kind: kind.into(),
+            key: None,
+            data,
+            nodes: None,
+            fragments: None,
+            is_void: Some(true),
+            meta: None,
+        }
+    }
+
+    /// Children, or an empty slice for void nodes.
+    pub fn children(&self) -> &[Node] {
+        self.nodes.as_deref().unwrap_or(&[])
+    }
+
+    /// The fragment with this name.
+    pub fn fragment(&self, name: &str) -> Option<&Fragment> {
+        self.fragments
+            .as_ref()?
+            .iter()
+            .find(|f| f.fragment.as_deref() == Some(name))
+    }
+
+    /// A string field of `data`.
+    pub fn data_str(&self, key: &str) -> Option<&str> {
+        self.data.get(key).and_then(Value::as_str)
+    }
+}
+
+impl Node {
+    /// A block node.
+    pub fn block(kind: &str, data: Map<String, Value>, nodes: Vec<Node>) -> Node {
+        Node::Block(Element::with_nodes(kind, data, nodes))
+    }
+
+    /// A text node with one unmarked leaf.
+    pub fn text(text: &str) -> Node {
+        Node::Text(Text {
+            key: None,
+            leaves: vec![Leaf {
+                text: text.into(),
+                marks: Vec::new(),
+            }],
+        })
+    }
+
+    /// A paragraph holding these inline nodes.
+    pub fn paragraph(nodes: Vec<Node>) -> Node {
+        Node::block("paragraph", Map::new(), nodes)
+    }
+
+    /// The element of a block or inline node.
+    pub fn element(&self) -> Option<&Element> {
+        match self {
+            Node::Block(e) | Node::Inline(e) => Some(e),
+            Node::Text(_) => None,
+        }
+    }
+
+    /// Plain text of the node and its descendants.
+    pub fn plain_text(&self) -> String {
+        let mut out = String::new();
+        push_plain(self, &mut out);
+        out.trim_end().to_string()
+    }
+}
+
+fn push_plain(node: &Node, out: &mut String) {
+    match node {
+        Node::Text(t) => {
+            for l in &t.leaves {
+                out.push_str(&l.text);
+            }
+        }
+        Node::Inline(e) => {
+            for n in e.children() {
+                push_plain(n, out);
+            }
+        }
+        Node::Block(e) => {
+            if e.kind == "code-line" {
+                for n in e.children() {
+                    push_plain(n, out);
+                }
+                out.push('\n');
+                return;
+            }
+            let before = out.len();
+            for n in e.children() {
+                push_plain(n, out);
+            }
+            if e.kind == "table" {
+                push_table_plain(e, out);
+            } else {
+                for f in e.fragments.iter().flatten() {
+                    for n in &f.nodes {
+                        push_plain(n, out);
+                    }
+                }
+            }
+            if out.len() > before && !out.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+}
+
+fn push_table_plain(e: &Element, out: &mut String) {
+    for f in e.fragments.iter().flatten() {
+        let mut cell = String::new();
+        for n in &f.nodes {
+            push_plain(n, &mut cell);
+        }
+        let cell = cell.trim();
+        if !cell.is_empty() {
+            out.push_str(cell);
+            out.push('\n');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn serialises_in_the_official_shape() {
+        let doc = Document::new(vec![Node::paragraph(vec![Node::Text(Text {
+            key: None,
+            leaves: vec![Leaf {
+                text: "hi".into(),
+                marks: vec![Mark {
+                    kind: "bold".into(),
+                    data: None,
+                }],
+            }],
+        })])]);
+        let v = serde_json::to_value(&doc).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "object": "document",
+                "data": {},
+                "nodes": [{
+                    "object": "block",
+                    "type": "paragraph",
+                    "data": {},
+                    "nodes": [{
+                        "object": "text",
+                        "leaves": [{"object": "leaf", "text": "hi", "marks": [{"object": "mark", "type": "bold"}]}]
+                    }]
+                }]
+            })
+        );
+        let back: Document = serde_json::from_value(v).unwrap();
+        assert_eq!(back, doc);
+        assert_eq!(doc.plain_text(), "hi");
+    }
+
+    #[test]
+    fn unknown_types_survive() {
+        let v = json!({
+            "object": "document",
+            "data": {"schemaVersion": 2},
+            "nodes": [{"object": "block", "type": "openapi-operation", "isVoid": true,
+                       "data": {"path": "/x", "method": "get", "ref": {"kind": "openapi", "spec": "s"}}}]
+        });
+        let doc: Document = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&doc).unwrap(), v);
+    }
+}

@@ -1,0 +1,789 @@
+//! The revision snapshot: an ordered page tree, files, reusable contents and variables.
+//!
+//! Field names follow the official GitBook schemas (camelCase) so that the server can put
+//! these values in its responses with little translation. A page's `path` is not stored: it
+//! is derived from the slugs of the page and its ancestors, so moving or renaming a page can
+//! never leave a stale path behind.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+/// Space- or page-level variables, keyed by name; a `BTreeMap` keeps them in a canonical order.
+pub type Variables = BTreeMap<String, VariableValue>;
+
+/// The value of a variable: the official schema allows a string, a number or a boolean.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum VariableValue {
+    /// A boolean value.
+    Bool(bool),
+    /// A JSON number.
+    Number(serde_json::Number),
+    /// A string value.
+    String(String),
+}
+
+/// One immutable state of a space's content.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Revision {
+    /// The root pages, in navigation order; each holds its children.
+    pub pages: Vec<Page>,
+    /// Files (images and attachments) that documents reference by id.
+    #[serde(default)]
+    pub files: Vec<File>,
+    /// Blocks of content shared between pages.
+    #[serde(default)]
+    pub reusable_contents: Vec<ReusableContent>,
+    /// Space-level variables.
+    #[serde(default)]
+    pub variables: Variables,
+}
+
+/// A page of the tree: a document, a group or a link, with its nested children.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    /// Stable identifier, unique in the revision.
+    pub id: String,
+    /// Title shown in the navigation and on the page.
+    pub title: String,
+    /// Path segment of the page within its parent; empty for link pages, which have no path.
+    #[serde(default)]
+    pub slug: String,
+    /// Emoji code shown before the title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    /// Icon name shown before the title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+    /// Short description (document pages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Hidden from the navigation while still reachable.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hidden: bool,
+    /// Excluded from search and ask.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_index: bool,
+    /// Excluded from search engine robots.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_robots_index: bool,
+    /// Adaptive-content condition deciding whether the page is shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// What kind of page this is, with the fields particular to that kind.
+    #[serde(flatten)]
+    pub kind: PageKind,
+    /// Child pages, in navigation order.
+    #[serde(default)]
+    pub pages: Vec<Page>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The three kinds of pages this engine stores, tagged by the official `type` field.
+// Most pages are documents, so boxing their fields would only add indirection.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum PageKind {
+    /// A page with a markdown body.
+    Document(DocumentPage),
+    /// A heading in the navigation that only holds children.
+    Group,
+    /// A navigation entry pointing elsewhere.
+    Link(LinkPage),
+}
+
+/// Fields particular to document pages.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentPage {
+    /// The body in normalised GitBook-flavoured markdown, without frontmatter and title.
+    pub markdown: String,
+    /// Which parts of the page layout are shown.
+    #[serde(default)]
+    pub layout: PageLayout,
+    /// Cover image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cover: Option<PageCover>,
+    /// Page-level variables.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub variables: Variables,
+}
+
+/// Fields particular to link pages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LinkPage {
+    /// Where the link points.
+    pub target: ContentRef,
+}
+
+/// Official `RevisionPageLayoutOptions`; every field is present, as the schema requires.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PageLayout {
+    /// `default` or `wide`.
+    pub width: String,
+    /// Whether the cover is visible.
+    pub cover: bool,
+    /// `hero` or `full`.
+    pub cover_size: String,
+    /// `none` or `radial`.
+    pub cover_mask: String,
+    /// Whether the title is visible.
+    pub title: bool,
+    /// Whether the description is visible.
+    pub description: bool,
+    /// Whether the table of contents is visible.
+    pub table_of_contents: bool,
+    /// Whether the outline is visible.
+    pub outline: bool,
+    /// Whether the pagination is visible.
+    pub pagination: bool,
+    /// Whether the page metadata is visible.
+    pub metadata: bool,
+    /// Whether tags are visible.
+    pub tags: bool,
+    /// Whether page actions are visible.
+    pub actions: bool,
+    /// Whether heading anchors are visible.
+    pub anchors: bool,
+}
+
+impl Default for PageLayout {
+    fn default() -> Self {
+        PageLayout {
+            width: "default".into(),
+            cover: true,
+            cover_size: "hero".into(),
+            cover_mask: "none".into(),
+            title: true,
+            description: true,
+            table_of_contents: true,
+            outline: true,
+            pagination: true,
+            metadata: true,
+            tags: true,
+            actions: true,
+            anchors: true,
+        }
+    }
+}
+
+/// Official `RevisionPageDocumentCover`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageCover {
+    /// The image (a file or a URL).
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ContentRef>,
+    /// The image in dark mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ref_dark: Option<ContentRef>,
+    /// Vertical position of the image.
+    #[serde(default)]
+    pub y_pos: i64,
+}
+
+/// Official `ContentRef`: what a link, an image or a link page points at.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ContentRef {
+    /// A file of the revision.
+    File {
+        /// File id.
+        file: String,
+    },
+    /// An external URL.
+    Url {
+        /// The URL.
+        url: String,
+    },
+    /// A page of this (or another) space.
+    Page {
+        /// Page id.
+        page: String,
+        /// Space id when the page is in another space.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        space: Option<String>,
+    },
+    /// An anchor (heading id) in a page.
+    Anchor {
+        /// The anchor.
+        anchor: String,
+        /// Page id; the current page when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        page: Option<String>,
+        /// Space id when the page is in another space.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        space: Option<String>,
+    },
+    /// A user.
+    User {
+        /// User id.
+        user: String,
+    },
+    /// A collection.
+    Collection {
+        /// Collection id.
+        collection: String,
+    },
+    /// A space.
+    Space {
+        /// Space id.
+        space: String,
+    },
+    /// A reusable content block.
+    #[serde(rename_all = "camelCase")]
+    ReusableContent {
+        /// Reusable content id.
+        reusable_content: String,
+        /// Space id when in another space.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        space: Option<String>,
+    },
+    /// An OpenAPI specification.
+    Openapi {
+        /// Specification slug.
+        spec: String,
+    },
+}
+
+/// A file of the revision; the bytes live elsewhere, named by `blob` (sha-256, hex).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct File {
+    /// Stable identifier, unique in the revision.
+    pub id: String,
+    /// File name with its extension.
+    pub name: String,
+    /// MIME type.
+    pub content_type: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Pixel dimensions of images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimensions: Option<Dimensions>,
+    /// Hex sha-256 of the bytes, naming the blob in the server's blob store.
+    pub blob: String,
+}
+
+/// Pixel dimensions of an image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dimensions {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+/// A block of content shared between pages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReusableContent {
+    /// Stable identifier.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Body in normalised markdown.
+    pub markdown: String,
+}
+
+/// Where a page sits: its parent (none for a root page) and index among its siblings.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    /// Parent page id, `None` at the root.
+    pub parent: Option<String>,
+    /// Zero-based index among the siblings.
+    pub index: usize,
+}
+
+/// One page of a flattened tree, as produced by [`Revision::flatten`].
+#[derive(Clone, Debug)]
+pub struct FlatPage<'a> {
+    /// The page (with its children still attached).
+    pub page: &'a Page,
+    /// Where it sits.
+    pub location: Location,
+    /// Number of ancestors.
+    pub depth: usize,
+    /// Derived path (slugs of the ancestors and the page joined by `/`).
+    pub path: String,
+}
+
+impl Page {
+    /// A document page with default properties and the given body.
+    pub fn document(id: &str, title: &str, slug: &str, markdown: &str) -> Page {
+        Page {
+            id: id.into(),
+            title: title.into(),
+            slug: slug.into(),
+            emoji: None,
+            icon: None,
+            description: None,
+            hidden: false,
+            no_index: false,
+            no_robots_index: false,
+            condition: None,
+            kind: PageKind::Document(DocumentPage {
+                markdown: markdown.into(),
+                ..DocumentPage::default()
+            }),
+            pages: Vec::new(),
+        }
+    }
+
+    /// A group page with the given title and slug.
+    pub fn group(id: &str, title: &str, slug: &str) -> Page {
+        Page {
+            kind: PageKind::Group,
+            ..Page::document(id, title, slug, "")
+        }
+    }
+
+    /// A link page pointing at `target`.
+    pub fn link(id: &str, title: &str, target: ContentRef) -> Page {
+        Page {
+            kind: PageKind::Link(LinkPage { target }),
+            ..Page::document(id, title, "", "")
+        }
+    }
+
+    /// The official `type` of the page: `document`, `group` or `link`.
+    pub fn type_name(&self) -> &'static str {
+        match self.kind {
+            PageKind::Document(_) => "document",
+            PageKind::Group => "group",
+            PageKind::Link(_) => "link",
+        }
+    }
+
+    /// The markdown body of a document page.
+    pub fn markdown(&self) -> Option<&str> {
+        match &self.kind {
+            PageKind::Document(d) => Some(&d.markdown),
+            _ => None,
+        }
+    }
+
+    /// A copy of the page without its children, for property comparisons.
+    pub fn without_children(&self) -> Page {
+        Page {
+            pages: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    /// Number of pages in this subtree, the page included.
+    pub fn subtree_len(&self) -> usize {
+        1 + self.pages.iter().map(Page::subtree_len).sum::<usize>()
+    }
+}
+
+impl Revision {
+    /// Every page in depth-first (navigation) order with its location, depth and path.
+    pub fn flatten(&self) -> Vec<FlatPage<'_>> {
+        fn walk<'a>(
+            pages: &'a [Page],
+            parent: Option<&'a Page>,
+            parent_path: &str,
+            depth: usize,
+            out: &mut Vec<FlatPage<'a>>,
+        ) {
+            for (index, page) in pages.iter().enumerate() {
+                let path = join_path(parent_path, &page.slug);
+                out.push(FlatPage {
+                    page,
+                    location: Location {
+                        parent: parent.map(|p| p.id.clone()),
+                        index,
+                    },
+                    depth,
+                    path: path.clone(),
+                });
+                walk(&page.pages, Some(page), &path, depth + 1, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.pages, None, "", 0, &mut out);
+        out
+    }
+
+    /// The page with this id, anywhere in the tree.
+    pub fn page(&self, id: &str) -> Option<&Page> {
+        find_in(&self.pages, id)
+    }
+
+    /// The page with this id, mutably.
+    pub fn page_mut(&mut self, id: &str) -> Option<&mut Page> {
+        find_in_mut(&mut self.pages, id)
+    }
+
+    /// Derived path of every page that has one, by page id.
+    pub fn page_paths(&self) -> HashMap<String, String> {
+        self.flatten()
+            .into_iter()
+            .map(|f| (f.page.id.clone(), f.path))
+            .collect()
+    }
+
+    /// Derived path of one page.
+    pub fn path_of(&self, id: &str) -> Option<String> {
+        fn walk(pages: &[Page], id: &str, prefix: &str) -> Option<String> {
+            for p in pages {
+                let path = join_path(prefix, &p.slug);
+                if p.id == id {
+                    return Some(path);
+                }
+                if let Some(found) = walk(&p.pages, id, &path) {
+                    return Some(found);
+                }
+            }
+            None
+        }
+        walk(&self.pages, id, "")
+    }
+
+    /// Where the page sits, or `None` when it is not in the tree.
+    pub fn locate(&self, id: &str) -> Option<Location> {
+        fn walk(pages: &[Page], parent: Option<&str>, id: &str) -> Option<Location> {
+            for (index, p) in pages.iter().enumerate() {
+                if p.id == id {
+                    return Some(Location {
+                        parent: parent.map(str::to_string),
+                        index,
+                    });
+                }
+                if let Some(l) = walk(&p.pages, Some(&p.id), id) {
+                    return Some(l);
+                }
+            }
+            None
+        }
+        walk(&self.pages, None, id)
+    }
+
+    /// The children list under `parent` (the root list when `None`).
+    pub fn children(&self, parent: Option<&str>) -> Option<&Vec<Page>> {
+        match parent {
+            None => Some(&self.pages),
+            Some(id) => self.page(id).map(|p| &p.pages),
+        }
+    }
+
+    /// The children list under `parent`, mutably.
+    pub fn children_mut(&mut self, parent: Option<&str>) -> Option<&mut Vec<Page>> {
+        match parent {
+            None => Some(&mut self.pages),
+            Some(id) => self.page_mut(id).map(|p| &mut p.pages),
+        }
+    }
+
+    /// Detaches the page (with its subtree) and returns it with the location it had.
+    pub fn remove_page(&mut self, id: &str) -> Option<(Page, Location)> {
+        let loc = self.locate(id)?;
+        let list = self.children_mut(loc.parent.as_deref())?;
+        Some((list.remove(loc.index), loc))
+    }
+
+    /// Ids of the page and all its descendants.
+    pub fn subtree_ids(&self, id: &str) -> HashSet<String> {
+        fn walk(p: &Page, out: &mut HashSet<String>) {
+            out.insert(p.id.clone());
+            for c in &p.pages {
+                walk(c, out);
+            }
+        }
+        let mut out = HashSet::new();
+        if let Some(p) = self.page(id) {
+            walk(p, &mut out);
+        }
+        out
+    }
+
+    /// Total number of pages.
+    pub fn page_count(&self) -> usize {
+        self.pages.iter().map(Page::subtree_len).sum()
+    }
+
+    /// The file with this id.
+    pub fn file(&self, id: &str) -> Option<&File> {
+        self.files.iter().find(|f| f.id == id)
+    }
+
+    /// Checks the invariants the rest of the engine relies on.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        let mut ids = HashSet::new();
+        fn walk<'a>(
+            pages: &'a [Page],
+            parent: Option<&'a Page>,
+            ids: &mut HashSet<&'a str>,
+        ) -> Result<(), ModelError> {
+            let mut slugs = HashSet::new();
+            for p in pages {
+                if !ids.insert(p.id.as_str()) {
+                    return Err(ModelError::DuplicatePageId(p.id.clone()));
+                }
+                if p.title.is_empty() {
+                    return Err(ModelError::EmptyTitle(p.id.clone()));
+                }
+                match p.kind {
+                    PageKind::Link(_) => {
+                        if !p.pages.is_empty() {
+                            return Err(ModelError::InvalidNesting(p.id.clone()));
+                        }
+                    }
+                    _ => {
+                        if !slugs.insert(p.slug.as_str()) {
+                            return Err(ModelError::DuplicateSlug {
+                                page: p.id.clone(),
+                                slug: p.slug.clone(),
+                            });
+                        }
+                    }
+                }
+                if matches!(p.kind, PageKind::Group) && parent.is_some() {
+                    // GitBook only allows groups at the top of the tree.
+                    return Err(ModelError::InvalidNesting(p.id.clone()));
+                }
+                if let Some(parent) = parent {
+                    if matches!(parent.kind, PageKind::Link(_)) {
+                        return Err(ModelError::InvalidNesting(p.id.clone()));
+                    }
+                }
+                walk(&p.pages, Some(p), ids)?;
+            }
+            Ok(())
+        }
+        walk(&self.pages, None, &mut ids)?;
+        let mut file_ids = HashSet::new();
+        for f in &self.files {
+            if !file_ids.insert(f.id.as_str()) {
+                return Err(ModelError::DuplicateFileId(f.id.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A broken invariant of a revision.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    /// Two pages share an id.
+    #[error("duplicate page id {0}")]
+    DuplicatePageId(String),
+    /// Two files share an id.
+    #[error("duplicate file id {0}")]
+    DuplicateFileId(String),
+    /// Two siblings share a slug.
+    #[error("page {page}: slug {slug:?} is already used by a sibling")]
+    DuplicateSlug {
+        /// The second page with the slug.
+        page: String,
+        /// The slug.
+        slug: String,
+    },
+    /// A page has an empty title.
+    #[error("page {0} has an empty title")]
+    EmptyTitle(String),
+    /// A page sits where its kind cannot (a group below the root, a child of a link).
+    #[error("page {0} cannot be nested there")]
+    InvalidNesting(String),
+}
+
+fn find_in<'a>(pages: &'a [Page], id: &str) -> Option<&'a Page> {
+    for p in pages {
+        if p.id == id {
+            return Some(p);
+        }
+        if let Some(found) = find_in(&p.pages, id) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+fn find_in_mut<'a>(pages: &'a mut [Page], id: &str) -> Option<&'a mut Page> {
+    for p in pages.iter_mut() {
+        if p.id == id {
+            return Some(p);
+        }
+        if let Some(found) = find_in_mut(&mut p.pages, id) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Joins a parent path and a slug; empty slugs (link pages) contribute nothing.
+pub fn join_path(parent: &str, slug: &str) -> String {
+    match (parent.is_empty(), slug.is_empty()) {
+        (true, _) => slug.to_string(),
+        (false, true) => parent.to_string(),
+        (false, false) => format!("{parent}/{slug}"),
+    }
+}
+
+/// Derives a slug from a title: lower-case ASCII letters and digits separated by hyphens.
+pub fn slugify(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    let mut pending_dash = false;
+    let push = |out: &mut String, m: char, pending_dash: &mut bool| {
+        if *pending_dash && !out.is_empty() {
+            out.push('-');
+        }
+        *pending_dash = false;
+        out.push(m);
+    };
+    for ch in title.chars().flat_map(char::to_lowercase) {
+        if ch.is_ascii_alphanumeric() {
+            push(&mut out, ch, &mut pending_dash);
+            continue;
+        }
+        let mapped = transliterate(ch);
+        if mapped.is_empty() {
+            pending_dash = true;
+        }
+        for m in mapped.chars() {
+            push(&mut out, m, &mut pending_dash);
+        }
+    }
+    if out.is_empty() {
+        "page".to_string()
+    } else {
+        out
+    }
+}
+
+/// ASCII spelling of common Latin letters with diacritics, so that slugs stay readable.
+pub(crate) fn transliterate(c: char) -> &'static str {
+    match c {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' => "a",
+        'æ' => "ae",
+        'ç' | 'ć' | 'č' => "c",
+        'ď' | 'đ' | 'ð' => "d",
+        'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ė' | 'ę' | 'ě' => "e",
+        'ğ' => "g",
+        'ì' | 'í' | 'î' | 'ï' | 'ī' | 'į' | 'ı' => "i",
+        'ł' | 'ľ' => "l",
+        'ñ' | 'ń' | 'ň' => "n",
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ő' => "o",
+        'œ' => "oe",
+        'ř' => "r",
+        'ś' | 'š' | 'ş' => "s",
+        'ß' => "ss",
+        'ť' | 'ţ' => "t",
+        'þ' => "th",
+        'ù' | 'ú' | 'û' | 'ü' | 'ū' | 'ů' | 'ű' | 'ų' => "u",
+        'ý' | 'ÿ' => "y",
+        'ź' | 'ż' | 'ž' => "z",
+        _ => "",
+    }
+}
+
+/// Makes `base` unique among `taken` by appending `-1`, `-2`, … as GitBook does.
+pub fn unique_slug<'a>(base: &str, taken: impl IntoIterator<Item = &'a str>) -> String {
+    let taken: HashSet<&str> = taken.into_iter().collect();
+    if !taken.contains(base) {
+        return base.to_string();
+    }
+    (1..)
+        .map(|n| format!("{base}-{n}"))
+        .find(|s| !taken.contains(s.as_str()))
+        .expect("an unused suffix exists")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Revision {
+        let mut guide = Page::group("g", "Guides", "guides");
+        let mut start = Page::document("a", "Getting started", "getting-started", "Hi\n");
+        start
+            .pages
+            .push(Page::document("b", "Install", "install", "x\n"));
+        guide.pages.push(start);
+        guide.pages.push(Page::link(
+            "l",
+            "Elsewhere",
+            ContentRef::Url {
+                url: "https://example.com".into(),
+            },
+        ));
+        Revision {
+            pages: vec![Page::document("r", "Home", "home", ""), guide],
+            ..Revision::default()
+        }
+    }
+
+    #[test]
+    fn paths_are_derived_from_slugs() {
+        let rev = sample();
+        let paths = rev.page_paths();
+        assert_eq!(paths["r"], "home");
+        assert_eq!(paths["g"], "guides");
+        assert_eq!(paths["a"], "guides/getting-started");
+        assert_eq!(paths["b"], "guides/getting-started/install");
+        assert_eq!(rev.path_of("b").unwrap(), "guides/getting-started/install");
+        assert_eq!(rev.page_count(), 5);
+        rev.validate().unwrap();
+    }
+
+    #[test]
+    fn locate_and_remove() {
+        let mut rev = sample();
+        assert_eq!(
+            rev.locate("l"),
+            Some(Location {
+                parent: Some("g".into()),
+                index: 1
+            })
+        );
+        let (page, loc) = rev.remove_page("a").unwrap();
+        assert_eq!(page.id, "a");
+        assert_eq!(loc.index, 0);
+        assert!(rev.page("b").is_none());
+        assert_eq!(rev.subtree_ids("g").len(), 2);
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slugify("Getting Started!"), "getting-started");
+        assert_eq!(slugify("  Crème brûlée & Co. "), "creme-brulee-co");
+        assert_eq!(slugify("API v2.0"), "api-v2-0");
+        assert_eq!(slugify("日本"), "page");
+        assert_eq!(unique_slug("a", ["a", "a-1"]), "a-2");
+        assert_eq!(unique_slug("b", ["a"]), "b");
+    }
+
+    #[test]
+    fn validation_catches_duplicates() {
+        let mut rev = sample();
+        rev.pages.push(Page::document("x", "Home 2", "home", ""));
+        assert!(matches!(
+            rev.validate(),
+            Err(ModelError::DuplicateSlug { .. })
+        ));
+        let mut rev = sample();
+        rev.pages.push(Page::document("a", "Again", "again", ""));
+        assert_eq!(rev.validate(), Err(ModelError::DuplicatePageId("a".into())));
+    }
+
+    #[test]
+    fn serde_uses_official_names() {
+        let rev = sample();
+        let json = serde_json::to_value(&rev).unwrap();
+        assert_eq!(json["pages"][1]["type"], "group");
+        assert_eq!(json["pages"][1]["pages"][1]["target"]["kind"], "url");
+        assert_eq!(json["pages"][0]["layout"]["tableOfContents"], true);
+        let back: Revision = serde_json::from_value(json).unwrap();
+        assert_eq!(back, rev);
+    }
+}

@@ -1,0 +1,130 @@
+//! Splits a page into search sections at its top-level headings, so that a search index
+//! can return the heading (anchor) where a match is.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::document::Node;
+use crate::markdown::markdown_to_document;
+
+/// One search section of a page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Section {
+    /// Heading anchor, unique in the page; empty for the text before the first heading.
+    pub id: String,
+    /// Heading text; empty for the text before the first heading.
+    pub title: String,
+    /// Heading level (1–3), 0 for the text before the first heading.
+    pub level: u8,
+    /// Plain text of the section's blocks, one block per line.
+    pub body: String,
+}
+
+/// GitBook-style anchor of a heading: lower-case ASCII letters and digits, spaces as
+/// hyphens, other punctuation dropped.
+pub fn heading_anchor(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.trim().chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            out.push(c);
+        } else if c.is_whitespace() {
+            out.push('-');
+        } else {
+            out.push_str(crate::model::transliterate(c));
+        }
+    }
+    out
+}
+
+/// The sections of a markdown body, in order.
+pub fn sections(markdown: &str) -> Vec<Section> {
+    let doc = markdown_to_document(markdown);
+    let mut out: Vec<Section> = vec![Section {
+        id: String::new(),
+        title: String::new(),
+        level: 0,
+        body: String::new(),
+    }];
+    let mut used = HashSet::new();
+    for node in &doc.nodes {
+        let heading = node
+            .element()
+            .filter(|e| e.kind.starts_with("heading-"))
+            .map(|e| (e, e.kind[8..].parse::<u8>().unwrap_or(1)));
+        if let Some((e, level)) = heading {
+            let title = node.plain_text();
+            let base = e
+                .data_str("id")
+                .map(str::to_string)
+                .unwrap_or_else(|| heading_anchor(&title));
+            let base = if base.is_empty() {
+                "section".to_string()
+            } else {
+                base
+            };
+            let id = if used.contains(&base) {
+                (1..)
+                    .map(|n| format!("{base}-{n}"))
+                    .find(|c| !used.contains(c))
+                    .expect("an unused suffix exists")
+            } else {
+                base
+            };
+            used.insert(id.clone());
+            out.push(Section {
+                id,
+                title,
+                level,
+                body: String::new(),
+            });
+            continue;
+        }
+        let text = block_text(node);
+        if text.is_empty() {
+            continue;
+        }
+        let current = out.last_mut().expect("there is always a section");
+        if !current.body.is_empty() {
+            current.body.push('\n');
+        }
+        current.body.push_str(&text);
+    }
+    if out[0].body.is_empty() {
+        out.remove(0);
+    }
+    out
+}
+
+fn block_text(node: &Node) -> String {
+    node.plain_text()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_headings() {
+        let md = "Intro text.\n\n## Install the CLI\n\nRun `npm i`.\n\n- one\n- two\n\n## Configure {#config}\n\n{% hint style=\"info\" %}\n### Not a section\n\nTip.\n{% endhint %}\n\n## Install the CLI\n\nAgain.\n";
+        let s = sections(md);
+        assert_eq!(s.len(), 4);
+        assert_eq!(s[0].id, "");
+        assert_eq!(s[0].body, "Intro text.");
+        assert_eq!(s[1].id, "install-the-cli");
+        assert_eq!(s[1].title, "Install the CLI");
+        assert_eq!(s[1].level, 2);
+        assert_eq!(s[1].body, "Run npm i.\none\ntwo");
+        assert_eq!(s[2].id, "config");
+        assert_eq!(s[2].body, "Not a section\nTip.");
+        assert_eq!(s[3].id, "install-the-cli-1");
+    }
+
+    #[test]
+    fn anchors() {
+        assert_eq!(heading_anchor("Hello, World!"), "hello-world");
+        assert_eq!(heading_anchor("Café au lait"), "cafe-au-lait");
+        assert_eq!(heading_anchor("snake_case and-dash"), "snake_case-and-dash");
+        assert!(sections("").is_empty());
+    }
+}

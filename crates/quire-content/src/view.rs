@@ -1,0 +1,198 @@
+//! Official JSON shapes of pages and files (`RevisionPage*`, `RevisionFile`) built from the
+//! model, with the values only the server knows (URLs) passed in.
+
+use serde_json::{json, Map, Value};
+
+use crate::markdown::markdown_to_document;
+use crate::model::{join_path, File, Page, PageKind, Revision};
+
+/// Which form of a document page's body to include.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyFormat {
+    /// No body (page listings).
+    None,
+    /// `markdown`: the stored markdown.
+    Markdown,
+    /// `document`: the official JSON document.
+    Document,
+}
+
+/// Options for [`page_view`] and [`pages_view`].
+pub struct ViewOptions<'a> {
+    /// Which body to include.
+    pub body: BodyFormat,
+    /// The app URL of a page, given its path.
+    pub app_url: &'a dyn Fn(&str) -> String,
+}
+
+/// The official `RevisionPage` object of one page (with its children, bodies omitted below
+/// the top page), or `None` when the revision has no such page.
+pub fn page_view(rev: &Revision, page_id: &str, opts: &ViewOptions<'_>) -> Option<Value> {
+    let path = rev.path_of(page_id)?;
+    let page = rev.page(page_id)?;
+    let parent_path = path
+        .strip_suffix(&page.slug)
+        .unwrap_or("")
+        .trim_end_matches('/')
+        .to_string();
+    Some(view(page, &parent_path, opts, true))
+}
+
+/// The official `pages` array of a revision (no bodies, as `listPages` returns them).
+pub fn pages_view(rev: &Revision, opts: &ViewOptions<'_>) -> Vec<Value> {
+    rev.pages.iter().map(|p| view(p, "", opts, false)).collect()
+}
+
+fn view(page: &Page, parent_path: &str, opts: &ViewOptions<'_>, with_body: bool) -> Value {
+    let path = join_path(parent_path, &page.slug);
+    let mut o = Map::new();
+    o.insert("id".into(), json!(page.id));
+    o.insert("title".into(), json!(page.title));
+    if let Some(e) = &page.emoji {
+        o.insert("emoji".into(), json!(e));
+    }
+    if let Some(i) = &page.icon {
+        o.insert("icon".into(), json!(i));
+    }
+    if let Some(c) = &page.condition {
+        o.insert("condition".into(), json!(c));
+    }
+    let (kind, ty) = match &page.kind {
+        PageKind::Document(_) => ("sheet", "document"),
+        PageKind::Group => ("group", "group"),
+        PageKind::Link(_) => ("link", "link"),
+    };
+    o.insert("kind".into(), json!(kind));
+    o.insert("type".into(), json!(ty));
+    o.insert("hidden".into(), json!(page.hidden));
+    match &page.kind {
+        PageKind::Link(l) => {
+            o.insert(
+                "target".into(),
+                serde_json::to_value(&l.target).expect("refs serialise"),
+            );
+            if let crate::model::ContentRef::Url { url } = &l.target {
+                o.insert("href".into(), json!(url));
+            }
+        }
+        kind => {
+            o.insert("slug".into(), json!(page.slug));
+            o.insert("path".into(), json!(path));
+            o.insert("noIndex".into(), json!(page.no_index));
+            o.insert("noRobotsIndex".into(), json!(page.no_robots_index));
+            if let PageKind::Document(d) = kind {
+                o.insert("urls".into(), json!({"app": (opts.app_url)(&path)}));
+                if let Some(desc) = &page.description {
+                    o.insert("description".into(), json!(desc));
+                }
+                o.insert(
+                    "layout".into(),
+                    serde_json::to_value(&d.layout).expect("layouts serialise"),
+                );
+                if let Some(c) = &d.cover {
+                    o.insert(
+                        "cover".into(),
+                        serde_json::to_value(c).expect("covers serialise"),
+                    );
+                }
+                if !d.variables.is_empty() {
+                    o.insert(
+                        "variables".into(),
+                        serde_json::to_value(&d.variables).expect("variables serialise"),
+                    );
+                }
+                o.insert("tags".into(), json!([]));
+                if with_body {
+                    match opts.body {
+                        BodyFormat::None => {}
+                        BodyFormat::Markdown => {
+                            o.insert("markdown".into(), json!(d.markdown));
+                        }
+                        BodyFormat::Document => {
+                            let doc = markdown_to_document(&d.markdown);
+                            o.insert(
+                                "document".into(),
+                                serde_json::to_value(doc).expect("documents serialise"),
+                            );
+                        }
+                    }
+                }
+            }
+            let children: Vec<Value> = page
+                .pages
+                .iter()
+                .map(|c| view(c, &path, opts, false))
+                .collect();
+            o.insert("pages".into(), Value::Array(children));
+        }
+    }
+    Value::Object(o)
+}
+
+/// The official `RevisionFile` object.
+pub fn file_view(file: &File, download_url: &str) -> Value {
+    let mut o = json!({
+        "id": file.id,
+        "name": file.name,
+        "contentType": file.content_type,
+        "downloadURL": download_url,
+        "size": file.size,
+    });
+    if let Some(d) = file.dimensions {
+        o["dimensions"] = json!({"width": d.width, "height": d.height});
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ContentRef;
+
+    #[test]
+    fn page_shapes() {
+        let mut g = Page::group("g", "Guides", "guides");
+        g.pages
+            .push(Page::document("a", "A", "a", "Hello **you**.\n"));
+        g.pages.push(Page::link(
+            "l",
+            "Out",
+            ContentRef::Url {
+                url: "https://x.y".into(),
+            },
+        ));
+        let rev = Revision {
+            pages: vec![g],
+            ..Revision::default()
+        };
+        let app = |p: &str| format!("https://app.example/{p}");
+        let opts = ViewOptions {
+            body: BodyFormat::Document,
+            app_url: &app,
+        };
+        let v = page_view(&rev, "a", &opts).unwrap();
+        assert_eq!(v["path"], "guides/a");
+        assert_eq!(v["kind"], "sheet");
+        assert_eq!(v["urls"]["app"], "https://app.example/guides/a");
+        assert_eq!(v["layout"]["width"], "default");
+        assert_eq!(v["document"]["nodes"][0]["type"], "paragraph");
+        let list = pages_view(&rev, &opts);
+        assert_eq!(list[0]["type"], "group");
+        assert_eq!(list[0]["pages"][1]["target"]["kind"], "url");
+        assert!(list[0]["pages"][0].get("document").is_none());
+        let f = File {
+            id: "f".into(),
+            name: "a.png".into(),
+            content_type: "image/png".into(),
+            size: 3,
+            dimensions: Some(crate::model::Dimensions {
+                width: 2,
+                height: 1,
+            }),
+            blob: "00".into(),
+        };
+        let v = file_view(&f, "https://dl/f");
+        assert_eq!(v["downloadURL"], "https://dl/f");
+        assert_eq!(v["dimensions"]["width"], 2);
+    }
+}

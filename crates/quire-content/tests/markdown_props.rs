@@ -1,0 +1,69 @@
+//! Property tests: markdown → document → markdown is a projection (a second round trip
+//! changes nothing), for random text and for random GitBook-flavoured structures.
+
+use proptest::prelude::*;
+use quire_content::markdown::{document_to_markdown, markdown_to_document, normalize_markdown};
+
+fn check(md: &str) -> Result<(), TestCaseError> {
+    let once = normalize_markdown(md);
+    let twice = normalize_markdown(&once);
+    prop_assert_eq!(&once, &twice, "input {:?}", md);
+    // The document of the normalised form is the document of the input.
+    prop_assert_eq!(markdown_to_document(&once), markdown_to_document(&twice));
+    prop_assert_eq!(document_to_markdown(&markdown_to_document(&once)), once);
+    Ok(())
+}
+
+fn inline() -> impl Strategy<Value = String> {
+    "[a-c \n\t0-9&*_`~#<>!&|{}%=+.()\"':/é\\[\\]\\\\-]{0,16}"
+}
+
+fn block() -> impl Strategy<Value = String> {
+    let t = inline;
+    prop_oneof![
+        t(),
+        t().prop_map(|a| format!("# {a}")),
+        t().prop_map(|a| format!("### {a}")),
+        (t(), t()).prop_map(|(a, b)| format!("- {a}\n- {b}")),
+        (t(), t()).prop_map(|(a, b)| format!("1. {a}\n   - {b}")),
+        (t(), t()).prop_map(|(a, b)| format!("- [ ] {a}\n- [x] {b}")),
+        t().prop_map(|a| format!("> {a}")),
+        (t(), t()).prop_map(|(a, b)| format!("```js title=\"{a}\"\n{b}\n```")),
+        t().prop_map(|a| format!("{{% hint style=\"danger\" %}}\n{a}\n{{% endhint %}}")),
+        (t(), t(), t()).prop_map(|(a, b, c)| format!("| {a} | {b} |\n| --- | :-: |\n| {c} | x |")),
+        (t(), t())
+            .prop_map(|(a, b)| format!("<details>\n<summary>{a}</summary>\n\n{b}\n</details>")),
+        (t(), t()).prop_map(|(a, b)| format!(
+            "{{% tabs %}}\n{{% tab title=\"{a}\" %}}\n{b}\n{{% endtab %}}\n{{% endtabs %}}"
+        )),
+        (t(), t()).prop_map(|(a, b)| format!("[{a}](https://x.y/{b})")),
+        t().prop_map(|a| format!("![{a}](/files/f1)")),
+        t().prop_map(|a| format!("**{a}** *{a}* `{a}`")),
+        Just("***".to_string()),
+        Just("{% embed url=\"https://example.com\" %}".to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_text_round_trips(md in "[a-c \n\t\"'/:<é*_`~#>!&|{}%=+.1()\\[\\]\\\\-]{0,60}") {
+        check(&md)?;
+    }
+
+    #[test]
+    fn random_structures_round_trip(
+        blocks in prop::collection::vec(block(), 0..6),
+        seps in prop::collection::vec(prop_oneof![Just("\n"), Just("\n\n")], 6),
+    ) {
+        let mut md = String::new();
+        for (i, b) in blocks.iter().enumerate() {
+            if i > 0 {
+                md.push_str(seps[i]);
+            }
+            md.push_str(b);
+        }
+        check(&md)?;
+    }
+}
