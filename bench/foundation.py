@@ -61,17 +61,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--database-url")
+    ap.add_argument("--log", default="warn", help="QUIRE_LOG for the server (info logs one line per request)")
     args = ap.parse_args()
     data = tempfile.mkdtemp(prefix="quire-bench-")
     storage = ["--data-dir", data] + (["--database-url", args.database_url] if args.database_url else [])
-    env = dict(os.environ, QUIRE_LOG="warn")
+    env = dict(os.environ, QUIRE_LOG=args.log)
     results = {}
     try:
         # Start-up: first start (creates the database and runs migrations), then a warm start.
         for label in ("startup_first_ms", "startup_warm_ms"):
             port = free_port()
             t0 = time.perf_counter()
-            p = subprocess.Popen([QUIRE, "serve", "--bind", f"127.0.0.1:{port}"] + storage, env=env)
+            p = subprocess.Popen([QUIRE, "serve", "--bind", f"127.0.0.1:{port}"] + storage, env=env,
+                                 stderr=subprocess.DEVNULL)
             t1 = wait_ready(f"http://127.0.0.1:{port}/healthz")
             results[label] = round((t1 - t0) * 1000, 1)
             if label == "startup_warm_ms":
@@ -98,6 +100,7 @@ def main():
         floor.send_signal(signal.SIGTERM); floor.wait()
         results["get_org_vs_floor"] = round(results["get_org"]["rps"] / results["floor"]["rps"], 3)
         results["database"] = "postgres" if args.database_url else "sqlite"
+        results["log"] = args.log
         print(json.dumps(results, indent=2))
     finally:
         shutil.rmtree(data, ignore_errors=True)

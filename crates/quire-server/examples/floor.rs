@@ -6,6 +6,10 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::json;
 
+// Same allocator as the `quire` binary, so that the comparison is like for like.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let bind = std::env::args()

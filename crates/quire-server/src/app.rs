@@ -11,9 +11,22 @@ use crate::config::ServerConfig;
 use crate::db::Db;
 use crate::keys::Keys;
 
-/// What every handler can reach.
+/// What every handler can reach; cheap to clone (one reference count), since axum clones
+/// it for every request.
 #[derive(Clone, Debug)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The state shared by every request.
+#[derive(Debug)]
+pub struct Shared {
     /// Configuration in force.
     pub config: Arc<ServerConfig>,
     /// The database.
@@ -40,7 +53,7 @@ impl AppState {
         let db = Db::connect(&config.database_url()).await?;
         let keys = Keys::load(&db, clock.now_ms()).await?;
         let blobs = Blobs::open(config.blob_url.as_deref(), &config.data_dir.join("blobs"))?;
-        Ok(Self {
+        Ok(Self(Arc::new(Shared {
             blobs,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
             config: Arc::new(config),
@@ -48,7 +61,7 @@ impl AppState {
             keys,
             clock,
             public_url: public_url.into(),
-        })
+        })))
     }
 
     /// An absolute URL for `path` (which starts with `/`).

@@ -17,6 +17,11 @@ use std::sync::RwLock;
 use crate::store::orgs::OrgForUser;
 use crate::store::users::UserRow;
 
+thread_local! {
+    /// Reused buffer for composite keys, so that a cache hit allocates nothing.
+    static ORG_KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 /// Entries kept at most, per map; past this the map is emptied (cheap, and rare).
 const MAX_ENTRIES: usize = 50_000;
 
@@ -33,7 +38,11 @@ impl<K: Eq + Hash, V: Clone> Map<K, V> {
         Self(RwLock::new(HashMap::new()))
     }
 
-    fn get(&self, key: &K, now: i64, ttl: i64, generation: u64) -> Option<V> {
+    fn get<Q>(&self, key: &Q, now: i64, ttl: i64, generation: u64) -> Option<V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Eq + Hash + ?Sized,
+    {
         let map = self.0.read().unwrap_or_else(|e| e.into_inner());
         let entry = map.get(key)?;
         (entry.generation == generation && now - entry.stored_at < ttl && now >= entry.stored_at)
@@ -61,7 +70,8 @@ pub struct AccessCache {
     ttl_ms: i64,
     generation: AtomicU64,
     users: Map<String, UserRow>,
-    orgs: Map<(String, String), Option<OrgForUser>>,
+    /// Keyed by `org id + '\n' + user id`, looked up without allocating.
+    orgs: Map<String, Option<OrgForUser>>,
 }
 
 impl std::fmt::Debug for AccessCache {
@@ -119,12 +129,15 @@ impl AccessCache {
         if !self.enabled() {
             return None;
         }
-        self.orgs.get(
-            &(org_id.to_string(), user_id.to_string()),
-            now,
-            self.ttl_ms,
-            self.generation(),
-        )
+        ORG_KEY.with(|key| {
+            let mut key = key.borrow_mut();
+            key.clear();
+            key.push_str(org_id);
+            key.push('\n');
+            key.push_str(user_id);
+            self.orgs
+                .get(key.as_str(), now, self.ttl_ms, self.generation())
+        })
     }
 
     /// Caches the view of an organization by a user, read at `generation`.
@@ -137,12 +150,8 @@ impl AccessCache {
         generation: u64,
     ) {
         if self.enabled() {
-            self.orgs.put(
-                (org_id.to_string(), user_id.to_string()),
-                org,
-                now,
-                generation,
-            );
+            self.orgs
+                .put(format!("{org_id}\n{user_id}"), org, now, generation);
         }
     }
 }

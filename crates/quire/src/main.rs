@@ -85,6 +85,9 @@ enum AdminCommand {
     },
 }
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn config(storage: StorageArgs) -> ServerConfig {
     ServerConfig {
         data_dir: storage.data_dir,

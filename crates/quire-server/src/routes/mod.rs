@@ -600,8 +600,12 @@ async fn fallback(req: Request<Body>) -> Response {
     )
 }
 
-/// Logs one line per request: method, path, status, duration and request id.
+/// Logs one line per request: method, path, status, duration and request id. When the
+/// line is filtered out, nothing is formatted or copied.
 async fn log_request(req: Request<Body>, next: Next) -> Response {
+    if !tracing::enabled!(target: "quire::http", tracing::Level::INFO) {
+        return next.run(req).await;
+    }
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
