@@ -98,17 +98,15 @@ async fn set_grant(
 ) -> ApiResult<()> {
     match role {
         Some(role) => {
-            store::permissions::upsert(
-                tx,
-                &target.org_id,
-                target.kind,
-                &target.id,
-                principal_kind,
-                principal_id,
-                role.as_str(),
-                now,
-            )
-            .await?
+            let grant = store::permissions::Grant {
+                target_kind: target.kind.to_string(),
+                target_id: target.id.clone(),
+                principal_kind: principal_kind.to_string(),
+                principal_id: principal_id.to_string(),
+                role: role.as_str().to_string(),
+                created_at: now,
+            };
+            store::permissions::upsert(tx, &target.org_id, &grant).await?
         }
         // Guest level on content means no explicit access.
         None => {

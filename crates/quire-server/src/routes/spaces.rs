@@ -206,13 +206,15 @@ async fn insert_with_revision(
     store::spaces::insert(tx, space).await?;
     store::revisions::insert(
         tx,
-        &space.revision_id,
-        &space.id,
-        &[],
-        "edits",
-        root,
-        by,
-        now,
+        &store::revisions::NewRevision {
+            id: &space.revision_id,
+            space_id: &space.id,
+            parents: &[],
+            kind: "edits",
+            root,
+            created_by: by,
+            created_at: now,
+        },
     )
     .await?;
     Ok(())

@@ -53,29 +53,20 @@ pub async fn on_target(db: &Db, kind: &str, id: &str) -> sqlx::Result<Vec<Grant>
     .await
 }
 
-/// Grants (or changes) a role.
-pub async fn upsert(
-    tx: &mut Tx,
-    org_id: &str,
-    kind: &str,
-    id: &str,
-    principal_kind: &str,
-    principal_id: &str,
-    role: &str,
-    now: i64,
-) -> sqlx::Result<()> {
+/// Grants (or changes) a role; `grant.created_at` is used for a new grant only.
+pub async fn upsert(tx: &mut Tx, org_id: &str, grant: &Grant) -> sqlx::Result<()> {
     sqlx::query(
         "INSERT INTO content_permissions (org_id, target_kind, target_id, principal_kind, principal_id, role, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7) \
          ON CONFLICT (target_kind, target_id, principal_kind, principal_id) DO UPDATE SET role = $6",
     )
     .bind(org_id)
-    .bind(kind)
-    .bind(id)
-    .bind(principal_kind)
-    .bind(principal_id)
-    .bind(role)
-    .bind(now)
+    .bind(&grant.target_kind)
+    .bind(&grant.target_id)
+    .bind(&grant.principal_kind)
+    .bind(&grant.principal_id)
+    .bind(&grant.role)
+    .bind(grant.created_at)
     .execute(&mut **tx)
     .await?;
     Ok(())
