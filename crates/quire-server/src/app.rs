@@ -8,6 +8,7 @@ use crate::blobs::Blobs;
 use crate::cache::AccessCache;
 use crate::clock::SharedClock;
 use crate::config::ServerConfig;
+use crate::content::ContentCache;
 use crate::db::Db;
 use crate::keys::Keys;
 
@@ -41,6 +42,10 @@ pub struct Shared {
     pub cache: Arc<AccessCache>,
     /// File bytes.
     pub blobs: Blobs,
+    /// Immutable content objects and decoded revisions.
+    pub content: ContentCache,
+    /// Outgoing HTTP (fetching files and imports by URL).
+    pub http: reqwest::Client,
 }
 
 impl AppState {
@@ -55,6 +60,11 @@ impl AppState {
         let blobs = Blobs::open(config.blob_url.as_deref(), &config.data_dir.join("blobs"))?;
         Ok(Self(Arc::new(Shared {
             blobs,
+            content: ContentCache::default(),
+            http: reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(30))
+                .user_agent(concat!("quire/", env!("CARGO_PKG_VERSION")))
+                .build()?,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
             config: Arc::new(config),
             db,

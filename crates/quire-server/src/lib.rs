@@ -8,6 +8,7 @@ pub mod blobs;
 pub mod cache;
 pub mod clock;
 pub mod config;
+pub mod content;
 pub mod db;
 pub mod error;
 pub mod extract;

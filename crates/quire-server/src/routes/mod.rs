@@ -3,6 +3,7 @@
 
 pub mod change_requests;
 pub mod collections;
+pub mod content;
 pub mod files;
 pub mod invites;
 pub mod members;
@@ -11,6 +12,7 @@ pub mod orgs;
 pub mod permissions;
 pub mod spaces;
 pub mod teams;
+pub mod uploads;
 pub mod users;
 
 use std::time::Instant;
@@ -450,6 +452,161 @@ pub fn table() -> Vec<RouteDef> {
             "updateChangeRequestById",
             Space(Role::Edit),
             patch(change_requests::update_change_request),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
+            "updateChangeRequestContent",
+            Space(Role::Edit),
+            post(content::update_cr_content),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/update",
+            "updateChangeRequest",
+            Space(Role::Edit),
+            post(content::update_cr),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/merge",
+            "mergeChangeRequest",
+            Space(Role::Edit),
+            post(content::merge_cr),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/changes",
+            "getChangeRequestChanges",
+            Space(Role::Read),
+            get(content::get_cr_changes),
+        ),
+        // Content
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/content",
+            "getCurrentRevision",
+            Space(Role::Read),
+            get(content::get_space_content),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/content/pages",
+            "listPages",
+            Space(Role::Read),
+            get(content::list_space_pages),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/content/files",
+            "listFiles",
+            Space(Role::Read),
+            get(content::list_space_files),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/content/files/{fileId}",
+            "getFileById",
+            Space(Role::Read),
+            get(content::get_space_file),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/content/page/{pageId}",
+            "getPageById",
+            Space(Role::Read),
+            get(content::get_space_page),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/content/path/{*pagePath}",
+            "getPageByPath",
+            Space(Role::Read),
+            get(content::get_space_page_by_path),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
+            "getRevisionOfChangeRequestById",
+            Space(Role::Read),
+            get(content::get_cr_content),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/pages",
+            "listPagesInChangeRequest",
+            Space(Role::Read),
+            get(content::list_cr_pages),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/files",
+            "listFilesInChangeRequestById",
+            Space(Role::Read),
+            get(content::list_cr_files),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/files/{fileId}",
+            "getFileInChangeRequestById",
+            Space(Role::Read),
+            get(content::get_cr_file),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/page/{pageId}",
+            "getPageInChangeRequestById",
+            Space(Role::Read),
+            get(content::get_cr_page),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/path/{*pagePath}",
+            "getPageInChangeRequestByPath",
+            Space(Role::Read),
+            get(content::get_cr_page_by_path),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}",
+            "getRevisionById",
+            Space(Role::Read),
+            get(content::get_revision),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/pages",
+            "listPagesInRevisionById",
+            Space(Role::Read),
+            get(content::list_revision_pages),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/files",
+            "listFilesInRevisionById",
+            Space(Role::Read),
+            get(content::list_revision_files),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/files/{fileId}",
+            "getFileInRevisionById",
+            Space(Role::Read),
+            get(content::get_revision_file),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}",
+            "getPageInRevisionById",
+            Space(Role::Read),
+            get(content::get_revision_page),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{*pagePath}",
+            "getPageInRevisionByPath",
+            Space(Role::Read),
+            get(content::get_revision_page_by_path),
         ),
         // Collections
         route(

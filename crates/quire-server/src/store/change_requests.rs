@@ -225,3 +225,18 @@ pub async fn count_transition(
     .await?;
     Ok(())
 }
+
+/// The change request whose merge produced `revision`, if any.
+pub async fn merged_into(
+    db: &Db,
+    space_id: &str,
+    revision: &str,
+) -> sqlx::Result<Option<ChangeRequestRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM change_requests WHERE space_id = $1 AND revision_merged = $2"
+    ))
+    .bind(space_id)
+    .bind(revision)
+    .fetch_optional(db.pool())
+    .await
+}

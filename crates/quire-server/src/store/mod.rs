@@ -5,6 +5,7 @@ pub mod collections;
 pub mod invites;
 pub mod jobs;
 pub mod members;
+pub mod objects;
 pub mod ordering;
 pub mod orgs;
 pub mod permissions;

@@ -42,3 +42,59 @@ pub async fn root_of(tx: &mut Tx, space_id: &str, id: &str) -> sqlx::Result<Opti
         .fetch_optional(&mut **tx)
         .await
 }
+
+/// A stored revision.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct RevisionRow {
+    pub id: String,
+    pub space_id: String,
+    /// JSON array of parent revision ids.
+    pub parents: String,
+    pub kind: String,
+    pub root: String,
+    pub created_by: Option<String>,
+    pub created_at: i64,
+}
+
+impl RevisionRow {
+    /// Parent revision ids.
+    pub fn parent_ids(&self) -> Vec<String> {
+        serde_json::from_str(&self.parents).unwrap_or_default()
+    }
+}
+
+/// A revision of a space by id.
+pub async fn get(
+    db: &crate::db::Db,
+    space_id: &str,
+    id: &str,
+) -> sqlx::Result<Option<RevisionRow>> {
+    sqlx::query_as(
+        "SELECT id, space_id, parents, kind, root, created_by, created_at FROM revisions \
+         WHERE space_id = $1 AND id = $2",
+    )
+    .bind(space_id)
+    .bind(id)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// Moves a space to a new revision, only if it is still at `expected`.
+pub async fn advance_space(
+    tx: &mut Tx,
+    space_id: &str,
+    expected: &str,
+    revision: &str,
+    now: i64,
+) -> sqlx::Result<bool> {
+    let res = sqlx::query(
+        "UPDATE spaces SET revision_id = $3, updated_at = $4 WHERE id = $1 AND revision_id = $2",
+    )
+    .bind(space_id)
+    .bind(expected)
+    .bind(revision)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(res.rows_affected() == 1)
+}

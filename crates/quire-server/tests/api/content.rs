@@ -1,0 +1,711 @@
+//! Content through HTTP: authoring batches, reads in both formats, update from main, merge,
+//! conflicts, changes, files, and concurrent writers.
+
+use serde_json::{json, Value};
+
+use crate::harness::{Persona, TestApp};
+
+struct Space {
+    id: String,
+}
+
+async fn setup(app: &TestApp) -> (Persona, Space) {
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let id = app.space(&alice, &org, "Guide", None).await;
+    (alice, Space { id })
+}
+
+async fn open_cr(app: &TestApp, who: &Persona, space: &Space, subject: &str) -> String {
+    let cr = app
+        .post(
+            who,
+            &format!("/v1/spaces/{}/change-requests", space.id),
+            json!({ "subject": subject }),
+        )
+        .await
+        .expect(201);
+    cr["id"].as_str().unwrap().to_string()
+}
+
+async fn batch(
+    app: &TestApp,
+    who: &Persona,
+    space: &Space,
+    cr: &str,
+    changes: Value,
+) -> crate::harness::Res {
+    app.post(
+        who,
+        &format!(
+            "/v1/spaces/{}/change-requests/{cr}/content?compat=false",
+            space.id
+        ),
+        json!({ "changes": changes }),
+    )
+    .await
+}
+
+fn page_ids_by_title(pages: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    fn walk(v: &Value, out: &mut Vec<(String, String)>) {
+        for p in v.as_array().unwrap_or(&Vec::new()) {
+            out.push((
+                p["title"].as_str().unwrap_or("").to_string(),
+                p["id"].as_str().unwrap_or("").to_string(),
+            ));
+            walk(&p["pages"], out);
+        }
+    }
+    walk(pages, &mut out);
+    out
+}
+
+fn id_of(pages: &Value, title: &str) -> String {
+    page_ids_by_title(pages)
+        .into_iter()
+        .find(|(t, _)| t == title)
+        .unwrap_or_else(|| panic!("no page titled {title} in {pages}"))
+        .1
+}
+
+#[tokio::test]
+async fn author_read_merge_cycle() {
+    let app = TestApp::start().await;
+    let (alice, space) = setup(&app).await;
+    let cr = open_cr(&app, &alice, &space, "Write the guide").await;
+    let res = batch(
+        &app,
+        &alice,
+        &space,
+        &cr,
+        json!([
+            { "operation": "insert_page", "ref": "intro", "title": "Introduction", "document": { "markdown": "---\ndescription: Start here\n---\n\n# Introduction\n\nWelcome to **Quire**.\n\n## Install\n\nRun it.\n" } },
+            { "operation": "insert_page", "into": "intro", "title": "Details", "document": { "markdown": "See [the intro](/pages/intro).\n" } }
+        ]),
+    )
+    .await
+    .expect(200);
+    assert_eq!(res["changes"].as_array().unwrap().len(), 2, "{res}");
+    assert_eq!(res["changes"][0]["object"], "created_page");
+    assert_eq!(res["changes"][0]["ref"], "intro");
+    assert_eq!(res["changeRequest"]["object"], "change-request");
+
+    let cr_pages = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{cr}/content/pages", space.id),
+        )
+        .await
+        .expect(200);
+    let intro = id_of(&cr_pages["pages"], "Introduction");
+    let details = id_of(&cr_pages["pages"], "Details");
+    let md = app
+        .get(
+            &alice,
+            &format!(
+                "/v1/spaces/{}/change-requests/{cr}/content/page/{intro}?format=markdown",
+                space.id
+            ),
+        )
+        .await
+        .expect(200);
+    assert!(
+        md["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("Welcome to **Quire**."),
+        "{md}"
+    );
+    assert_eq!(md["description"], "Start here");
+    let doc = app
+        .get(
+            &alice,
+            &format!(
+                "/v1/spaces/{}/change-requests/{cr}/content/page/{intro}?format=document",
+                space.id
+            ),
+        )
+        .await
+        .expect(200);
+    assert_eq!(doc["document"]["object"], "document", "{doc}");
+    let by_path = app
+        .get(
+            &alice,
+            &format!(
+                "/v1/spaces/{}/change-requests/{cr}/content/path/introduction/details",
+                space.id
+            ),
+        )
+        .await
+        .expect(200);
+    assert_eq!(by_path["id"], details.as_str());
+
+    // The space's own content has not changed yet.
+    let main = app
+        .get(&alice, &format!("/v1/spaces/{}/content/pages", space.id))
+        .await
+        .expect(200);
+    assert_eq!(main["pages"], json!([]));
+
+    let changes = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{cr}/changes", space.id),
+        )
+        .await
+        .expect(200);
+    let kinds: Vec<&str> = changes["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, vec!["page_created", "page_created"], "{changes}");
+
+    let merged = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{cr}/merge", space.id),
+            json!({}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(merged["result"], "merge");
+    let space_json = app
+        .get(&alice, &format!("/v1/spaces/{}", space.id))
+        .await
+        .expect(200);
+    assert_eq!(space_json["revision"], merged["revision"]);
+    assert_eq!(
+        (
+            space_json["changeRequests"].clone(),
+            space_json["changeRequestsOpen"].clone()
+        ),
+        (json!(1), json!(0))
+    );
+    let c = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{cr}", space.id),
+        )
+        .await
+        .expect(200);
+    assert_eq!(c["status"], "merged");
+    assert_eq!(c["revisionMerged"], merged["revision"]);
+    let main = app
+        .get(&alice, &format!("/v1/spaces/{}/content/pages", space.id))
+        .await
+        .expect(200);
+    assert_eq!(id_of(&main["pages"], "Introduction"), intro);
+    let rev = app
+        .get(&alice, &format!("/v1/spaces/{}/content", space.id))
+        .await
+        .expect(200);
+    assert_eq!(rev["object"], "revision");
+    assert_eq!(rev["type"], "merge");
+    assert_eq!(rev["mergedFrom"]["id"], cr.as_str());
+    let page = app
+        .get(
+            &alice,
+            &format!(
+                "/v1/spaces/{}/content/page/{details}?format=markdown",
+                space.id
+            ),
+        )
+        .await
+        .expect(200);
+    assert!(
+        page["markdown"].as_str().unwrap().contains("the intro"),
+        "{page}"
+    );
+    let by_rev = app
+        .get(
+            &alice,
+            &format!(
+                "/v1/spaces/{}/revisions/{}/page/{intro}",
+                space.id,
+                merged["revision"].as_str().unwrap()
+            ),
+        )
+        .await
+        .expect(200);
+    assert_eq!(by_rev["title"], "Introduction");
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{}/change-requests/{cr}/merge", space.id),
+        json!({}),
+    )
+    .await
+    .expect_error(409);
+}
+
+async fn seed(app: &TestApp, who: &Persona, space: &Space, body: &str) -> String {
+    let cr = open_cr(app, who, space, "seed").await;
+    batch(
+        app,
+        who,
+        space,
+        &cr,
+        json!([{ "operation": "insert_page", "title": "Page", "document": { "markdown": body } }]),
+    )
+    .await
+    .expect(200);
+    app.post(
+        who,
+        &format!("/v1/spaces/{}/change-requests/{cr}/merge", space.id),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let main = app
+        .get(who, &format!("/v1/spaces/{}/content/pages", space.id))
+        .await
+        .expect(200);
+    id_of(&main["pages"], "Page")
+}
+
+async fn main_markdown(app: &TestApp, who: &Persona, space: &Space, page: &str) -> String {
+    let p = app
+        .get(
+            who,
+            &format!(
+                "/v1/spaces/{}/content/page/{page}?format=markdown",
+                space.id
+            ),
+        )
+        .await
+        .expect(200);
+    p["markdown"].as_str().unwrap().to_string()
+}
+
+const BODY: &str = "Line one.\n\nLine two.\n\nLine three.\n\nLine four.\n\nLine five.\n";
+
+#[tokio::test]
+async fn update_from_main_and_non_overlapping_edits_both_survive() {
+    let app = TestApp::start().await;
+    let (alice, space) = setup(&app).await;
+    let page = seed(&app, &alice, &space, BODY).await;
+    let a = open_cr(&app, &alice, &space, "top").await;
+    let b = open_cr(&app, &alice, &space, "bottom").await;
+    let edit = |body: &str| json!([{ "operation": "update_page", "page": page, "document": { "markdown": body } }]);
+    batch(
+        &app,
+        &alice,
+        &space,
+        &a,
+        edit(&BODY.replace("Line one.", "Line ONE.")),
+    )
+    .await
+    .expect(200);
+    batch(
+        &app,
+        &alice,
+        &space,
+        &b,
+        edit(&BODY.replace("Line five.", "Line FIVE.")),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{}/change-requests/{a}/merge", space.id),
+        json!({}),
+    )
+    .await
+    .expect(200);
+
+    let b_json = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{b}", space.id),
+        )
+        .await
+        .expect(200);
+    assert_eq!(b_json["outdated"], true, "main moved past b's base");
+    let updated = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{b}/update", space.id),
+            json!({}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(updated["result"], "update");
+    let b_json = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{b}", space.id),
+        )
+        .await
+        .expect(200);
+    assert_eq!(b_json["outdated"], false);
+    assert_eq!(b_json["revision"], updated["revision"]);
+    let b_page = app
+        .get(
+            &alice,
+            &format!(
+                "/v1/spaces/{}/change-requests/{b}/content/page/{page}?format=markdown",
+                space.id
+            ),
+        )
+        .await
+        .expect(200);
+    let text = b_page["markdown"].as_str().unwrap();
+    assert!(
+        text.contains("Line ONE.") && text.contains("Line FIVE."),
+        "{text}"
+    );
+
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{}/change-requests/{b}/merge", space.id),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let text = main_markdown(&app, &alice, &space, &page).await;
+    assert!(
+        text.contains("Line ONE.") && text.contains("Line FIVE."),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn overlapping_edits_conflict_and_change_nothing() {
+    let app = TestApp::start().await;
+    let (alice, space) = setup(&app).await;
+    let page = seed(&app, &alice, &space, BODY).await;
+    let a = open_cr(&app, &alice, &space, "a").await;
+    let b = open_cr(&app, &alice, &space, "b").await;
+    let edit = |body: &str| json!([{ "operation": "update_page", "page": page, "document": { "markdown": body } }]);
+    batch(
+        &app,
+        &alice,
+        &space,
+        &a,
+        edit(&BODY.replace("Line three.", "Line three, by A.")),
+    )
+    .await
+    .expect(200);
+    batch(
+        &app,
+        &alice,
+        &space,
+        &b,
+        edit(&BODY.replace("Line three.", "Line three, by B.")),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{}/change-requests/{a}/merge", space.id),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let before = app
+        .get(&alice, &format!("/v1/spaces/{}", space.id))
+        .await
+        .expect(200)["revision"]
+        .clone();
+    let b_before = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{b}", space.id),
+        )
+        .await
+        .expect(200);
+
+    let msg = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{b}/merge", space.id),
+            json!({}),
+        )
+        .await
+        .expect_error(409);
+    assert!(msg.contains(&page), "the conflict names the page: {msg}");
+    let msg = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{b}/update", space.id),
+            json!({}),
+        )
+        .await
+        .expect_error(409);
+    assert!(msg.contains(&page), "{msg}");
+    assert_eq!(
+        app.get(&alice, &format!("/v1/spaces/{}", space.id))
+            .await
+            .expect(200)["revision"],
+        before
+    );
+    let b_after = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{b}", space.id),
+        )
+        .await
+        .expect(200);
+    assert_eq!(b_after["revision"], b_before["revision"]);
+    assert_eq!(b_after["status"], "open");
+    assert!(main_markdown(&app, &alice, &space, &page)
+        .await
+        .contains("by A."));
+}
+
+#[tokio::test]
+async fn invalid_batches_are_rejected_whole() {
+    let app = TestApp::start().await;
+    let (alice, space) = setup(&app).await;
+    let cr = open_cr(&app, &alice, &space, "x").await;
+    let before = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{cr}", space.id),
+        )
+        .await
+        .expect(200)["revision"]
+        .clone();
+    let msg = batch(
+        &app,
+        &alice,
+        &space,
+        &cr,
+        json!([
+            { "operation": "insert_page", "title": "Fine", "document": { "markdown": "ok" } },
+            { "operation": "delete_page", "page": "no-such-page" }
+        ]),
+    )
+    .await
+    .expect_error(400);
+    assert!(msg.contains("changes[1]"), "{msg}");
+    let msg = batch(
+        &app,
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "explode" }]),
+    )
+    .await
+    .expect_error(400);
+    assert!(msg.contains("changes[0]"), "{msg}");
+    batch(&app, &alice, &space, &cr, json!([]))
+        .await
+        .expect_error(400);
+    let too_many: Vec<Value> = (0..51).map(|i| json!({ "operation": "insert_page", "title": format!("P{i}"), "document": { "markdown": "x" } })).collect();
+    batch(&app, &alice, &space, &cr, json!(too_many))
+        .await
+        .expect_error(400);
+    let after = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{cr}", space.id),
+        )
+        .await
+        .expect(200)["revision"]
+        .clone();
+    assert_eq!(before, after, "a rejected batch changes nothing");
+    let pages = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{cr}/content/pages", space.id),
+        )
+        .await
+        .expect(200);
+    assert_eq!(pages["pages"], json!([]));
+}
+
+#[tokio::test]
+async fn locked_spaces_refuse_merges() {
+    let app = TestApp::start().await;
+    let (alice, space) = setup(&app).await;
+    let cr = open_cr(&app, &alice, &space, "x").await;
+    batch(
+        &app,
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "insert_page", "title": "P", "document": { "markdown": "x" } }]),
+    )
+    .await
+    .expect(200);
+    app.patch(
+        &alice,
+        &format!("/v1/spaces/{}", space.id),
+        json!({ "editMode": "locked" }),
+    )
+    .await
+    .expect(200);
+    let msg = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{cr}/merge", space.id),
+            json!({}),
+        )
+        .await
+        .expect_error(403);
+    assert!(msg.contains("locked"), "{msg}");
+    app.patch(
+        &alice,
+        &format!("/v1/spaces/{}", space.id),
+        json!({ "editMode": "live" }),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{}/change-requests/{cr}/merge", space.id),
+        json!({}),
+    )
+    .await
+    .expect(200);
+}
+
+#[tokio::test]
+async fn concurrent_batches_and_merges_all_land() {
+    let app = TestApp::start().await;
+    let (alice, space) = setup(&app).await;
+    let cr = open_cr(&app, &alice, &space, "parallel").await;
+    let mut tasks = Vec::new();
+    for i in 0..6 {
+        let body = json!({ "changes": [{ "operation": "insert_page", "title": format!("Parallel {i}"), "document": { "markdown": format!("Body {i}") } }] });
+        let path = format!("/v1/spaces/{}/change-requests/{cr}/content", space.id);
+        let (base, token) = (app.base.clone(), alice.token.clone());
+        tasks.push(tokio::spawn(async move {
+            reqwest::Client::new()
+                .post(format!("{base}{path}"))
+                .bearer_auth(token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), 200);
+    }
+    let pages = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{cr}/content/pages", space.id),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        page_ids_by_title(&pages["pages"]).len(),
+        6,
+        "every batch landed: {pages}"
+    );
+
+    // Two change requests touching different pages, merged at the same time.
+    let mut crs = Vec::new();
+    for name in ["left", "right"] {
+        let c = open_cr(&app, &alice, &space, name).await;
+        batch(&app, &alice, &space, &c, json!([{ "operation": "insert_page", "title": name, "document": { "markdown": name } }])).await.expect(200);
+        crs.push(c);
+    }
+    let mut tasks = Vec::new();
+    for c in &crs {
+        let path = format!("/v1/spaces/{}/change-requests/{c}/merge", space.id);
+        let (base, token) = (app.base.clone(), alice.token.clone());
+        tasks.push(tokio::spawn(async move {
+            reqwest::Client::new()
+                .post(format!("{base}{path}"))
+                .bearer_auth(token)
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), 200);
+    }
+    let main = app
+        .get(&alice, &format!("/v1/spaces/{}/content/pages", space.id))
+        .await
+        .expect(200);
+    let titles: Vec<String> = page_ids_by_title(&main["pages"])
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    assert!(
+        titles.contains(&"left".to_string()) && titles.contains(&"right".to_string()),
+        "{titles:?}"
+    );
+}
+
+/// A 2×3 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAZBwEEq5ZtpAAAAABJRU5ErkJggg==";
+
+#[tokio::test]
+async fn files_are_stored_and_downloaded_by_signed_url() {
+    let app = TestApp::start().await;
+    let (alice, space) = setup(&app).await;
+    let cr = open_cr(&app, &alice, &space, "files").await;
+    let res = batch(
+        &app,
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "insert_files", "files": [{ "base64": PNG, "name": "pixel.png" }] }]),
+    )
+    .await
+    .expect(200);
+    let file = &res["insertedFiles"][0];
+    assert_eq!(file["contentType"], "image/png");
+    assert_eq!(file["dimensions"], json!({ "width": 2, "height": 3 }));
+    let file_id = file["id"].as_str().unwrap();
+    let listed = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{}/change-requests/{cr}/content/files", space.id),
+        )
+        .await
+        .expect(200);
+    assert_eq!(listed["count"], 1);
+    let got = app
+        .get(
+            &alice,
+            &format!(
+                "/v1/spaces/{}/change-requests/{cr}/content/files/{file_id}",
+                space.id
+            ),
+        )
+        .await
+        .expect(200);
+    let url = got["downloadURL"].as_str().unwrap().to_string();
+    let bytes = reqwest::get(&url).await.unwrap();
+    assert_eq!(bytes.status().as_u16(), 200);
+    assert_eq!(bytes.headers()["content-type"], "image/png");
+    let body = bytes.bytes().await.unwrap();
+    use base64::Engine;
+    assert_eq!(
+        body.as_ref(),
+        base64::engine::general_purpose::STANDARD
+            .decode(PNG)
+            .unwrap()
+            .as_slice()
+    );
+    // A tampered signature is refused.
+    let tampered = url.replace("signature=", "signature=x");
+    assert_eq!(
+        reqwest::get(&tampered).await.unwrap().status().as_u16(),
+        403
+    );
+    batch(
+        &app,
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "insert_files", "files": [{ "base64": "%%%", "name": "bad.bin" }] }]),
+    )
+    .await
+    .expect_error(400);
+}
