@@ -10,7 +10,48 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "foundation", FOUNDATION),
     (2, "spaces and collections", SPACES),
     (3, "content and change requests", CONTENT),
+    (4, "comments", COMMENTS),
 ];
+
+const COMMENTS: &str = r#"
+CREATE TABLE comments (
+    id TEXT PRIMARY KEY,
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    change_request_id TEXT REFERENCES change_requests (id) ON DELETE CASCADE,
+    posted_by TEXT NOT NULL,
+    posted_at BIGINT NOT NULL,
+    edited_at BIGINT,
+    body TEXT NOT NULL,
+    status TEXT NOT NULL,
+    resolved_at BIGINT,
+    resolved_by TEXT,
+    revision_id TEXT NOT NULL,
+    page_id TEXT,
+    page_title TEXT,
+    page_hash TEXT,
+    node_id TEXT,
+    table_record TEXT,
+    table_definition TEXT,
+    replies BIGINT NOT NULL
+);
+CREATE INDEX comments_list ON comments (space_id, change_request_id, posted_at, id);
+CREATE TABLE comment_replies (
+    id TEXT PRIMARY KEY,
+    comment_id TEXT NOT NULL REFERENCES comments (id) ON DELETE CASCADE,
+    posted_by TEXT NOT NULL,
+    posted_at BIGINT NOT NULL,
+    edited_at BIGINT,
+    body TEXT NOT NULL
+);
+CREATE INDEX comment_replies_list ON comment_replies (comment_id, posted_at, id);
+CREATE TABLE reactions (
+    target_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    emoji TEXT NOT NULL,
+    reacted_at BIGINT NOT NULL,
+    PRIMARY KEY (target_id, user_id, emoji)
+)
+"#;
 
 /// `{bytes}` stands for the binary column type: `BLOB` on SQLite, `BYTEA` on PostgreSQL.
 const CONTENT: &str = r#"

@@ -3,6 +3,7 @@
 
 pub mod change_requests;
 pub mod collections;
+pub mod comments;
 pub mod content;
 pub mod files;
 pub mod invites;
@@ -480,6 +481,147 @@ pub fn table() -> Vec<RouteDef> {
             "getChangeRequestChanges",
             Space(Role::Read),
             get(content::get_cr_changes),
+        ),
+        // Comments
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/comments",
+            "listCommentsInSpace",
+            Space(Role::Read),
+            get(comments::list_space_comments),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/comments",
+            "postCommentInSpace",
+            Space(Role::Comment),
+            post(comments::post_space_comment),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/comments/{commentId}",
+            "getCommentInSpace",
+            Space(Role::Read),
+            get(comments::get_space_comment),
+        ),
+        route(
+            M::PUT,
+            "/v1/spaces/{spaceId}/comments/{commentId}",
+            "updateCommentInSpace",
+            Space(Role::Comment),
+            put(comments::update_space_comment),
+        ),
+        route(
+            M::DELETE,
+            "/v1/spaces/{spaceId}/comments/{commentId}",
+            "deleteCommentInSpace",
+            Space(Role::Read),
+            delete(comments::delete_space_comment),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/comments/{commentId}/replies",
+            "listCommentRepliesInSpace",
+            Space(Role::Read),
+            get(comments::list_space_replies),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/comments/{commentId}/replies",
+            "postCommentReplyInSpace",
+            Space(Role::Comment),
+            post(comments::post_space_reply),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}",
+            "getCommentReplyInSpace",
+            Space(Role::Read),
+            get(comments::get_space_reply),
+        ),
+        route(
+            M::PUT,
+            "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}",
+            "updateCommentReplyInSpace",
+            Space(Role::Comment),
+            put(comments::update_space_reply),
+        ),
+        route(
+            M::DELETE,
+            "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}",
+            "deleteCommentReplyInSpace",
+            Space(Role::Read),
+            delete(comments::delete_space_reply),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments",
+            "listCommentsInChangeRequest",
+            Space(Role::Read),
+            get(comments::list_cr_comments),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments",
+            "postCommentInChangeRequest",
+            Space(Role::Comment),
+            post(comments::post_cr_comment),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}",
+            "getCommentInChangeRequest",
+            Space(Role::Read),
+            get(comments::get_cr_comment),
+        ),
+        route(
+            M::PUT,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}",
+            "updateCommentInChangeRequest",
+            Space(Role::Comment),
+            put(comments::update_cr_comment),
+        ),
+        route(
+            M::DELETE,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}",
+            "deleteCommentInChangeRequest",
+            Space(Role::Read),
+            delete(comments::delete_cr_comment),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies",
+            "listCommentRepliesInChangeRequest",
+            Space(Role::Read),
+            get(comments::list_cr_replies),
+        ),
+        route(
+            M::POST,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies",
+            "postCommentReplyInChangeRequest",
+            Space(Role::Comment),
+            post(comments::post_cr_reply),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}",
+            "getCommentReplyInChangeRequest",
+            Space(Role::Read),
+            get(comments::get_cr_reply),
+        ),
+        route(
+            M::PUT,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}",
+            "updateCommentReplyInChangeRequest",
+            Space(Role::Comment),
+            put(comments::update_cr_reply),
+        ),
+        route(
+            M::DELETE,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}",
+            "deleteCommentReplyInChangeRequest",
+            Space(Role::Read),
+            delete(comments::delete_cr_reply),
         ),
         // Content
         route(

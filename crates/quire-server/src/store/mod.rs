@@ -2,6 +2,7 @@
 
 pub mod change_requests;
 pub mod collections;
+pub mod comments;
 pub mod invites;
 pub mod jobs;
 pub mod members;

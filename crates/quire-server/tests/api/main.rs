@@ -7,6 +7,7 @@ mod harness;
 mod authz;
 mod change_requests;
 mod collections;
+mod comments;
 mod content;
 mod errors;
 mod invites;

@@ -1,0 +1,375 @@
+//! Comments, replies and reactions, with the counters that follow them.
+
+use sqlx::FromRow;
+
+use crate::db::sql::Sql;
+use crate::db::{Db, Tx};
+
+/// A stored comment.
+#[derive(Debug, Clone, FromRow)]
+pub struct CommentRow {
+    pub id: String,
+    pub space_id: String,
+    pub change_request_id: Option<String>,
+    pub posted_by: String,
+    pub posted_at: i64,
+    pub edited_at: Option<i64>,
+    /// Markdown.
+    pub body: String,
+    /// `open` or `resolved`.
+    pub status: String,
+    pub resolved_at: Option<i64>,
+    pub resolved_by: Option<String>,
+    /// The revision the comment was posted on.
+    pub revision_id: String,
+    pub page_id: Option<String>,
+    /// The page's title when the comment was posted.
+    pub page_title: Option<String>,
+    /// Fingerprint of the page when the comment was posted (for `outdated`).
+    pub page_hash: Option<String>,
+    pub node_id: Option<String>,
+    pub table_record: Option<String>,
+    pub table_definition: Option<String>,
+    pub replies: i64,
+}
+
+const COLUMNS: &str =
+    "id, space_id, change_request_id, posted_by, posted_at, edited_at, body, status, \
+    resolved_at, resolved_by, revision_id, page_id, page_title, page_hash, node_id, table_record, \
+    table_definition, replies";
+
+/// A stored reply.
+#[derive(Debug, Clone, FromRow)]
+pub struct ReplyRow {
+    pub id: String,
+    pub comment_id: String,
+    pub posted_by: String,
+    pub posted_at: i64,
+    pub edited_at: Option<i64>,
+    pub body: String,
+}
+
+/// One reaction.
+#[derive(Debug, Clone, FromRow)]
+pub struct ReactionRow {
+    pub target_id: String,
+    pub user_id: String,
+    pub emoji: String,
+    pub reacted_at: i64,
+}
+
+fn scope_cond(q: &mut Sql, space_id: &str, cr: Option<&str>) {
+    q.push(" WHERE space_id = ").bind(space_id);
+    match cr {
+        Some(cr) => {
+            q.push(" AND change_request_id = ").bind(cr);
+        }
+        None => {
+            q.push(" AND change_request_id IS NULL");
+        }
+    }
+}
+
+/// One comment of a space (or of one of its change requests).
+pub async fn get(
+    db: &Db,
+    space_id: &str,
+    cr: Option<&str>,
+    id: &str,
+) -> sqlx::Result<Option<CommentRow>> {
+    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM comments"));
+    scope_cond(&mut q, space_id, cr);
+    q.push(" AND id = ").bind(id);
+    q.query_as().fetch_optional(db.pool()).await
+}
+
+/// Filters of the listing.
+#[derive(Debug, Default)]
+pub struct CommentFilter {
+    /// `open` or `resolved`; all when `None`.
+    pub status: Option<String>,
+    /// Only comments on this page.
+    pub page: Option<String>,
+    /// Only comments by these users.
+    pub authors: Vec<String>,
+    /// Oldest first.
+    pub ascending: bool,
+}
+
+/// A page of comments after `(posted_at, id)`, with the filtered total.
+pub async fn list(
+    db: &Db,
+    space_id: &str,
+    cr: Option<&str>,
+    filter: &CommentFilter,
+    after: Option<(i64, String)>,
+    limit: i64,
+) -> sqlx::Result<(Vec<CommentRow>, i64)> {
+    let mut cond = Sql::default();
+    scope_cond(&mut cond, space_id, cr);
+    if let Some(status) = &filter.status {
+        cond.push(" AND status = ").bind(status);
+    }
+    if let Some(page) = &filter.page {
+        cond.push(" AND page_id = ").bind(page);
+    }
+    if !filter.authors.is_empty() {
+        cond.push(" AND posted_by IN (");
+        for (i, a) in filter.authors.iter().enumerate() {
+            if i > 0 {
+                cond.push(", ");
+            }
+            cond.bind(a);
+        }
+        cond.push(")");
+    }
+    let mut count_q = Sql::new("SELECT COUNT(*) FROM comments");
+    count_q.append(&cond);
+    let (op, dir) = if filter.ascending {
+        (">", "ASC")
+    } else {
+        ("<", "DESC")
+    };
+    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM comments"));
+    q.append(&cond);
+    if let Some((ts, id)) = after {
+        q.push(&format!(" AND (posted_at {op} ")).bind(ts);
+        q.push(" OR (posted_at = ").bind(ts);
+        q.push(&format!(" AND id {op} ")).bind(id).push("))");
+    }
+    q.push(&format!(" ORDER BY posted_at {dir}, id {dir} LIMIT "))
+        .bind(limit);
+    let rows = q.query_as().fetch_all(db.pool()).await?;
+    let count = count_q.query_scalar().fetch_one(db.pool()).await?;
+    Ok((rows, count))
+}
+
+/// Inserts a comment.
+pub async fn insert(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO comments ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
+    ))
+    .bind(&c.id)
+    .bind(&c.space_id)
+    .bind(&c.change_request_id)
+    .bind(&c.posted_by)
+    .bind(c.posted_at)
+    .bind(c.edited_at)
+    .bind(&c.body)
+    .bind(&c.status)
+    .bind(c.resolved_at)
+    .bind(&c.resolved_by)
+    .bind(&c.revision_id)
+    .bind(&c.page_id)
+    .bind(&c.page_title)
+    .bind(&c.page_hash)
+    .bind(&c.node_id)
+    .bind(&c.table_record)
+    .bind(&c.table_definition)
+    .bind(c.replies)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// A comment by id inside a transaction (for read-modify-write).
+pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<CommentRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM comments WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await
+}
+
+/// Writes back body, edit time and resolution.
+pub async fn update(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE comments SET body = $2, edited_at = $3, status = $4, resolved_at = $5, resolved_by = $6 WHERE id = $1",
+    )
+    .bind(&c.id)
+    .bind(&c.body)
+    .bind(c.edited_at)
+    .bind(&c.status)
+    .bind(c.resolved_at)
+    .bind(&c.resolved_by)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Deletes a comment with its replies and their reactions.
+pub async fn delete(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM reactions WHERE target_id = $1 OR target_id IN (SELECT id FROM comment_replies WHERE comment_id = $1)")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("DELETE FROM comments WHERE id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Adds `delta` to the open-comment counter of the space, or of the change request.
+pub async fn count_open(
+    tx: &mut Tx,
+    space_id: &str,
+    cr: Option<&str>,
+    delta: i64,
+) -> sqlx::Result<()> {
+    if delta == 0 {
+        return Ok(());
+    }
+    match cr {
+        Some(cr) => {
+            sqlx::query("UPDATE change_requests SET comments = comments + $2 WHERE id = $1")
+                .bind(cr)
+        }
+        None => {
+            sqlx::query("UPDATE spaces SET comments = comments + $2 WHERE id = $1").bind(space_id)
+        }
+    }
+    .bind(delta)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Adds `delta` to a comment's reply counter.
+pub async fn count_replies(tx: &mut Tx, comment_id: &str, delta: i64) -> sqlx::Result<()> {
+    sqlx::query("UPDATE comments SET replies = replies + $2 WHERE id = $1")
+        .bind(comment_id)
+        .bind(delta)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+const REPLY_COLUMNS: &str = "id, comment_id, posted_by, posted_at, edited_at, body";
+
+/// One reply of a comment.
+pub async fn get_reply(db: &Db, comment_id: &str, id: &str) -> sqlx::Result<Option<ReplyRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {REPLY_COLUMNS} FROM comment_replies WHERE comment_id = $1 AND id = $2"
+    ))
+    .bind(comment_id)
+    .bind(id)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// A page of a comment's replies, oldest first, after `(posted_at, id)`; and the total.
+pub async fn list_replies(
+    db: &Db,
+    comment_id: &str,
+    after: Option<(i64, String)>,
+    limit: i64,
+) -> sqlx::Result<(Vec<ReplyRow>, i64)> {
+    let mut q = Sql::new(&format!(
+        "SELECT {REPLY_COLUMNS} FROM comment_replies WHERE comment_id = "
+    ));
+    q.bind(comment_id);
+    if let Some((ts, id)) = after {
+        q.push(" AND (posted_at > ").bind(ts);
+        q.push(" OR (posted_at = ").bind(ts);
+        q.push(" AND id > ").bind(id).push("))");
+    }
+    q.push(" ORDER BY posted_at, id LIMIT ").bind(limit);
+    let rows = q.query_as().fetch_all(db.pool()).await?;
+    let count: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM comment_replies WHERE comment_id = $1")
+            .bind(comment_id)
+            .fetch_one(db.pool())
+            .await?;
+    Ok((rows, count))
+}
+
+/// Inserts a reply.
+pub async fn insert_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO comment_replies ({REPLY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
+    ))
+    .bind(&r.id)
+    .bind(&r.comment_id)
+    .bind(&r.posted_by)
+    .bind(r.posted_at)
+    .bind(r.edited_at)
+    .bind(&r.body)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Writes back a reply's body and edit time.
+pub async fn update_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
+    sqlx::query("UPDATE comment_replies SET body = $2, edited_at = $3 WHERE id = $1")
+        .bind(&r.id)
+        .bind(&r.body)
+        .bind(r.edited_at)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Deletes a reply and its reactions; returns whether it existed.
+pub async fn delete_reply(tx: &mut Tx, comment_id: &str, id: &str) -> sqlx::Result<bool> {
+    sqlx::query("DELETE FROM reactions WHERE target_id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    let res = sqlx::query("DELETE FROM comment_replies WHERE comment_id = $1 AND id = $2")
+        .bind(comment_id)
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(res.rows_affected() > 0)
+}
+
+/// Adds the caller's reactions (idempotent) and removes others.
+pub async fn react(
+    tx: &mut Tx,
+    target: &str,
+    user: &str,
+    added: &[String],
+    removed: &[String],
+    now: i64,
+) -> sqlx::Result<()> {
+    for emoji in added {
+        sqlx::query(
+            "INSERT INTO reactions (target_id, user_id, emoji, reacted_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (target_id, user_id, emoji) DO NOTHING",
+        )
+        .bind(target)
+        .bind(user)
+        .bind(emoji)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    }
+    for emoji in removed {
+        sqlx::query("DELETE FROM reactions WHERE target_id = $1 AND user_id = $2 AND emoji = $3")
+            .bind(target)
+            .bind(user)
+            .bind(emoji)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The reactions on some targets, oldest first.
+pub async fn reactions(db: &Db, targets: &[&str]) -> sqlx::Result<Vec<ReactionRow>> {
+    if targets.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = Sql::new(
+        "SELECT target_id, user_id, emoji, reacted_at FROM reactions WHERE target_id IN (",
+    );
+    for (i, t) in targets.iter().enumerate() {
+        if i > 0 {
+            q.push(", ");
+        }
+        q.bind(*t);
+    }
+    q.push(") ORDER BY reacted_at, user_id");
+    q.query_as().fetch_all(db.pool()).await
+}
