@@ -83,7 +83,15 @@ export class Spec {
                     regex: new RegExp(
                         '^/' +
                             segments
-                                .map((s) => (s.startsWith('{') ? '[^/]+' : escapeRegex(s)))
+                                .map((s, i) =>
+                                    // A page path is the one parameter that spans segments
+                                    // (`guide/details`); the official client sends it as is.
+                                    s === '{pagePath}' && i === segments.length - 1
+                                        ? '.+'
+                                        : s.startsWith('{')
+                                          ? '[^/]+'
+                                          : escapeRegex(s),
+                                )
                                 .join('/') +
                             '/?$',
                     ),

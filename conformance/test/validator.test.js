@@ -110,4 +110,12 @@ test('request paths map to their operations', () => {
     assert.equal(spec137.match('PUT', '/orgs/o1/teams/t1/members/u1')?.id, 'addMemberToOrganizationTeamById');
     assert.equal(spec137.match('POST', '/orgs/o1/invites/i1')?.id, 'joinOrganizationWithInvite');
     assert.equal(spec202.match('POST', '/orgs')?.id, 'createOrganization');
+    // A nested page path spans segments.
+    assert.equal(spec137.match('GET', '/spaces/s1/content/path/guide/details')?.id, 'getPageByPath');
+    assert.equal(
+        spec137.match('GET', '/spaces/s1/change-requests/c1/content/path/guide/details')?.id,
+        'getPageInChangeRequestByPath',
+    );
+    assert.equal(spec137.match('GET', '/spaces/s1/revisions/r1/path/guide')?.id, 'getPageInRevisionByPath');
+    assert.equal(spec137.match('GET', '/spaces/s1/content/page/p1')?.id, 'getPageById');
 });

@@ -9,8 +9,6 @@ use crate::model::{join_path, File, Page, PageKind, Revision};
 /// Which form of a document page's body to include.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BodyFormat {
-    /// No body (page listings).
-    None,
     /// `markdown`: the stored markdown.
     Markdown,
     /// `document`: the official JSON document.
@@ -38,7 +36,8 @@ pub fn page_view(rev: &Revision, page_id: &str, opts: &ViewOptions<'_>) -> Optio
     Some(view(page, &parent_path, opts, true))
 }
 
-/// The official `pages` array of a revision (no bodies, as `listPages` returns them).
+/// The official `pages` array of a revision; each document page carries its markdown, which
+/// the official schema requires.
 pub fn pages_view(rev: &Revision, opts: &ViewOptions<'_>) -> Vec<Value> {
     rev.pages.iter().map(|p| view(p, "", opts, false)).collect()
 }
@@ -102,9 +101,15 @@ fn view(page: &Page, parent_path: &str, opts: &ViewOptions<'_>, with_body: bool)
                     );
                 }
                 o.insert("tags".into(), json!([]));
-                if with_body {
-                    match opts.body {
-                        BodyFormat::None => {}
+                // The official page schema requires a body on every document page, listed
+                // or nested too: those carry their stored markdown, which costs no conversion.
+                let body = if with_body {
+                    opts.body
+                } else {
+                    BodyFormat::Markdown
+                };
+                {
+                    match body {
                         BodyFormat::Markdown => {
                             o.insert("markdown".into(), json!(d.markdown));
                         }

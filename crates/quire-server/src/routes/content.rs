@@ -121,7 +121,7 @@ async fn revision_json(state: &AppState, loaded: &Loaded) -> ApiResult<Value> {
 fn revision_body(state: &AppState, loaded: &Loaded, merged_from: Option<Value>) -> Value {
     let app = page_app_url(state, &loaded.row.space_id);
     let opts = ViewOptions {
-        body: BodyFormat::None,
+        body: BodyFormat::Markdown,
         app_url: &app,
     };
     let files: Vec<Value> = loaded
@@ -252,7 +252,7 @@ pub async fn list_space_pages(
 
 fn pages_json(state: &AppState, loaded: &Loaded) -> Value {
     let app = page_app_url(state, &loaded.row.space_id);
-    json!({ "pages": view::pages_view(&loaded.rev, &ViewOptions { body: BodyFormat::None, app_url: &app }) })
+    json!({ "pages": view::pages_view(&loaded.rev, &ViewOptions { body: BodyFormat::Markdown, app_url: &app }) })
 }
 
 /// `listFiles`.
