@@ -3,6 +3,13 @@
 //!
 //! Run with `cargo bench -p quire-content --bench engine`. A plain harness keeps the
 //! dependency tree small; each measurement reports the median of several runs.
+//!
+//! The three operations the server's change-request endpoints run are measured twice: on
+//! revisions derived in memory from one another (as after an edit in the same process), and
+//! on revisions decoded separately from the object store (as the server loads them), which
+//! share nothing. Inputs are prepared outside the timed region, fresh for every run, so that
+//! nothing one run computes can help the next. The `root` lines print the content hash of
+//! each result, so that a change to the engine can be checked not to change any result.
 
 use std::collections::{HashMap, HashSet};
 use std::hint::black_box;
@@ -58,19 +65,106 @@ fn set_body(rev: &mut Revision, id: &str, text: &str) {
     }
 }
 
-fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
+fn edit(rev: &mut Revision, id: &str, from: &str, to: &str) {
+    let t = rev
+        .page(id)
+        .unwrap()
+        .markdown()
+        .unwrap()
+        .replacen(from, to, 1);
+    set_body(rev, id, &t);
+}
+
+/// The one-page change of the delta benchmark.
+fn one_page_change(rev: &Revision) -> Revision {
+    let mut changed = rev.clone();
+    let mut text = changed
+        .page("p042x017")
+        .unwrap()
+        .markdown()
+        .unwrap()
+        .to_string();
+    text.push_str("\nOne more sentence.\n");
+    set_body(&mut changed, "p042x017", &text);
+    changed
+}
+
+/// Ten pages: five edited on each side, one of them on both sides in different regions.
+fn ten_page_sides(rev: &Revision) -> (Revision, Revision) {
+    let mut ours = rev.clone();
+    let mut theirs = rev.clone();
+    for k in 0..5 {
+        edit(
+            &mut ours,
+            &format!("p{:03}x010", k * 7),
+            "Paragraph 1 ",
+            "Paragraph one ",
+        );
+        edit(
+            &mut theirs,
+            &format!("p{:03}x020", k * 7 + 1),
+            "Paragraph 2 ",
+            "Paragraph two ",
+        );
+    }
+    edit(&mut theirs, "p000x010", "Paragraph 9 ", "Paragraph nine ");
+    (ours, theirs)
+}
+
+/// Median of `runs` timings of `f`, each on a fresh input made by `setup` (not timed).
+fn time_with<I, T>(
+    runs: usize,
+    mut setup: impl FnMut() -> I,
+    mut f: impl FnMut(I) -> T,
+) -> Duration {
     let mut samples: Vec<Duration> = (0..runs)
         .map(|_| {
+            let input = setup();
             let start = Instant::now();
-            black_box(f());
-            start.elapsed()
+            let out = f(input);
+            let elapsed = start.elapsed();
+            drop(black_box(out));
+            elapsed
         })
         .collect();
     samples.sort();
     samples[runs / 2]
 }
 
+fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
+    time_with(runs, || (), |()| f())
+}
+
+type Store = HashMap<ObjectHash, Vec<u8>>;
+
+/// A revision as the server gets it: encoded into the store, then decoded on its own.
+fn stored(store: &mut Store, rev: &Revision) -> Revision {
+    let enc = encode(rev);
+    store.extend(enc.objects);
+    decode(&enc.root, |h| store.get(h).cloned()).unwrap()
+}
+
+fn apply_one(rev: &Revision, batch: &[Change]) -> Revision {
+    let mut next = || "unused".to_string();
+    let mut ctx = ApplyContext {
+        base: Some(rev),
+        revisions: HashMap::new(),
+        new_id: &mut next,
+    };
+    apply_changes(rev, batch, &mut ctx).unwrap().revision
+}
+
 fn main() {
+    // `cargo bench -p quire-content --bench engine -- merge` runs the lines naming `merge`.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let on = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    let runs: usize = std::env::var("QUIRE_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(9);
     let rev = revision();
     let pages = rev.page_count();
     let content_bytes: usize = rev
@@ -81,88 +175,61 @@ fn main() {
     println!("revision: {pages} pages, {content_bytes} bytes of markdown");
 
     let full = encode(&rev);
-    let store: HashMap<ObjectHash, Vec<u8>> = full.objects.iter().cloned().collect();
-    println!(
-        "encode (all objects):   {:>10.2?}  {} objects, {} bytes",
-        time(5, || encode(&rev)),
-        full.objects.len(),
-        full.total_bytes
-    );
-
-    let mut changed = rev.clone();
-    let mut text = changed
-        .page("p042x017")
-        .unwrap()
-        .markdown()
-        .unwrap()
-        .to_string();
-    text.push_str("\nOne more sentence.\n");
-    set_body(&mut changed, "p042x017", &text);
-    let known: HashSet<ObjectHash> = store.keys().copied().collect();
-    let delta = encode_delta(&changed, |h| known.contains(h));
-    println!(
-        "encode_delta (1 page):  {:>10.2?}  {} new objects, {} new bytes = {:.3}% of content, {:.3}% of stored bytes",
-        time(5, || encode_delta(&changed, |h| known.contains(h))),
-        delta.objects.len(),
-        delta.new_bytes,
-        100.0 * delta.new_bytes as f64 / content_bytes as f64,
-        100.0 * delta.new_bytes as f64 / full.total_bytes as f64
-    );
-    println!(
-        "decode (whole):         {:>10.2?}",
-        time(3, || decode(&full.root, |h| store.get(h).cloned()).unwrap())
-    );
-    println!(
-        "load_page (one):        {:>10.2?}",
-        time(21, || load_page(&full.root, "p077x050", |h| store
-            .get(h)
-            .cloned())
-        .unwrap())
-    );
-
-    // Ten pages: five edited on each side, one of them on both sides in different regions.
-    let mut ours = rev.clone();
-    let mut theirs = rev.clone();
-    for k in 0..5 {
-        let id = format!("p{:03}x010", k * 7);
-        let t = ours.page(&id).unwrap().markdown().unwrap().replacen(
-            "Paragraph 1 ",
-            "Paragraph one ",
-            1,
+    let mut store: Store = full.objects.iter().cloned().collect();
+    if on("encode") {
+        println!(
+            "encode (all objects):        {:>10.2?}  {} objects, {} bytes",
+            time_with(5, revision, |r| encode(&r)),
+            full.objects.len(),
+            full.total_bytes
         );
-        set_body(&mut ours, &id, &t);
-        let id = format!("p{:03}x020", k * 7 + 1);
-        let t = theirs.page(&id).unwrap().markdown().unwrap().replacen(
-            "Paragraph 2 ",
-            "Paragraph two ",
-            1,
-        );
-        set_body(&mut theirs, &id, &t);
+        println!("  root {}", full.root);
     }
-    let t = theirs
-        .page("p000x010")
-        .unwrap()
-        .markdown()
-        .unwrap()
-        .replacen("Paragraph 9 ", "Paragraph nine ", 1);
-    set_body(&mut theirs, "p000x010", &t);
+
+    let known: HashSet<ObjectHash> = store.keys().copied().collect();
+    if on("encode_delta") {
+        let delta = encode_delta(&one_page_change(&rev), |h| known.contains(h));
+        println!(
+            "encode_delta (1 page):       {:>10.2?}  {} new objects, {} new bytes = {:.3}% of content, {:.3}% of stored bytes",
+            time_with(runs, || one_page_change(&rev), |c| encode_delta(&c, |h| known.contains(h))),
+            delta.objects.len(),
+            delta.new_bytes,
+            100.0 * delta.new_bytes as f64 / content_bytes as f64,
+            100.0 * delta.new_bytes as f64 / full.total_bytes as f64
+        );
+        println!("  root {}", delta.root);
+    }
+    if on("decode") {
+        println!(
+            "decode (whole):              {:>10.2?}",
+            time(3, || decode(&full.root, |h| store.get(h).cloned()).unwrap())
+        );
+    }
+    if on("load_page") {
+        println!(
+            "load_page (one):             {:>10.2?}",
+            time(21, || load_page(&full.root, "p077x050", |h| store
+                .get(h)
+                .cloned())
+            .unwrap())
+        );
+    }
+
+    let (ours, theirs) = ten_page_sides(&rev);
     let merged = merge(&rev, &ours, &theirs).expect("no conflicts");
-    assert!(merged
-        .page("p000x010")
-        .unwrap()
-        .markdown()
-        .unwrap()
-        .contains("Paragraph one "));
-    assert!(merged
-        .page("p000x010")
-        .unwrap()
-        .markdown()
-        .unwrap()
-        .contains("Paragraph nine "));
-    println!(
-        "merge (10 pages):       {:>10.2?}",
-        time(5, || merge(&rev, &ours, &theirs).unwrap())
-    );
+    let text = merged.page("p000x010").unwrap().markdown().unwrap();
+    assert!(text.contains("Paragraph one ") && text.contains("Paragraph nine "));
+    if on("merge") {
+        println!(
+            "merge (10 pages):            {:>10.2?}",
+            time_with(
+                runs,
+                || ten_page_sides(&rev),
+                |(o, t)| merge(&rev, &o, &t).unwrap()
+            )
+        );
+        println!("  root {}", encode(&merged).root);
+    }
 
     let batch: Vec<Change> = serde_json::from_value(serde_json::json!([{
         "operation": "update_page",
@@ -170,16 +237,59 @@ fn main() {
         "document": {"markdown": "---\ndescription: Updated\n---\n# Page 50\n\nNew body with a [link](../section-1/page-2.md).\n"}
     }]))
     .unwrap();
-    println!(
-        "apply (1-page batch):   {:>10.2?}",
-        time(5, || {
-            let mut next = || "unused".to_string();
-            let mut ctx = ApplyContext {
-                base: Some(&rev),
-                revisions: HashMap::new(),
-                new_id: &mut next,
-            };
-            apply_changes(&rev, &batch, &mut ctx).unwrap()
-        })
-    );
+    if on("apply") {
+        let applied = apply_one(&rev, &batch);
+        println!(
+            "apply (1-page batch):        {:>10.2?}",
+            time(runs, || apply_one(&rev, &batch))
+        );
+        println!("  root {}", encode(&applied).root);
+    }
+
+    // As the server runs them: every revision decoded on its own from the store.
+    if !["decoded encode_delta", "decoded merge", "decoded apply"]
+        .iter()
+        .any(|n| on(n))
+    {
+        return;
+    }
+    println!("decoded inputs (as the server loads them):");
+    let decoded = decode(&full.root, |h| store.get(h).cloned()).unwrap();
+    if on("decoded encode_delta") {
+        println!(
+            "  encode_delta (1 page):     {:>10.2?}",
+            time_with(
+                runs,
+                || one_page_change(&decoded),
+                |c| encode_delta(&c, |h| known.contains(h))
+            )
+        );
+    }
+    if on("decoded merge") {
+        let (o, t) = ten_page_sides(&rev);
+        let (base, o, t) = (
+            stored(&mut store, &rev),
+            stored(&mut store, &o),
+            stored(&mut store, &t),
+        );
+        assert_eq!(merge(&base, &o, &t).unwrap(), merged);
+        println!(
+            "  merge (10 pages):          {:>10.2?}",
+            time(runs, || merge(&base, &o, &t).unwrap())
+        );
+    }
+    if on("decoded apply") {
+        println!(
+            "  apply (1-page batch):      {:>10.2?}",
+            time(runs, || apply_one(&decoded, &batch))
+        );
+        let known: HashSet<ObjectHash> = store.keys().copied().collect();
+        println!(
+            "  apply + encode_delta:      {:>10.2?}",
+            time(runs, || {
+                let next = apply_one(&decoded, &batch);
+                encode_delta(&next, |h| known.contains(h))
+            })
+        );
+    }
 }

@@ -6,6 +6,7 @@
 //! change's index and the offending field. Links in markdown are resolved once the whole
 //! batch is applied, so a page may link to a page inserted later in the same batch.
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Deserializer};
@@ -449,9 +450,8 @@ impl Batch {
                     format!("{r:?} is already used in this batch"),
                 ));
             }
-            let paths = self.work.page_paths();
             let bare = r.trim_end_matches(".md");
-            if paths.values().any(|p| p == bare) {
+            if path_exists(&self.work.pages, bare) {
                 return Err(fail(
                     index,
                     "ref",
@@ -611,14 +611,11 @@ impl Batch {
             (Some(old), false) => {
                 let loc = source.locate(&id).expect("present in source");
                 let parent = loc.parent.filter(|p| self.work.page(p).is_some());
-                let existing: HashSet<String> = self
-                    .work
-                    .flatten()
-                    .iter()
-                    .map(|f| f.page.id.clone())
-                    .collect();
                 let mut restored = old.clone();
+                let mut existing = HashSet::new();
+                collect_ids(&self.work.pages, &mut existing);
                 prune(&mut restored, &existing);
+                drop(existing);
                 let taken = self.sibling_slugs(parent.as_deref(), &id);
                 if !restored.slug.is_empty() {
                     restored.slug = unique_slug(&restored.slug, taken.iter().map(String::as_str));
@@ -691,14 +688,14 @@ impl Batch {
         let index = LinkIndex::new(&self.work);
         let mut bodies = Vec::new();
         for (id, raw) in &self.pending {
-            let Some(dir) = index.dirs.get(id.as_str()) else {
+            let Some(dir) = index.dir(id) else {
                 continue;
             };
             let resolver = BatchLinks {
                 index: &index,
                 page_refs: &self.page_refs,
                 file_refs: &self.file_refs,
-                dir,
+                dir: &dir,
             };
             bodies.push((id.clone(), normalize_markdown_with(raw, &resolver)));
         }
@@ -712,70 +709,196 @@ impl Batch {
 }
 
 /// Drops the descendants that exist elsewhere in the revision, so a restore duplicates nothing.
-fn prune(page: &mut Page, existing: &HashSet<String>) {
-    page.pages.retain(|c| !existing.contains(&c.id));
+fn prune(page: &mut Page, existing: &HashSet<&str>) {
+    page.pages.retain(|c| !existing.contains(c.id.as_str()));
     for c in &mut page.pages {
         prune(c, existing);
     }
 }
 
-/// The page tree seen as Git Sync files: every way a link may name a page.
-struct LinkIndex {
-    /// Slug paths, `.md` paths and `README.md` paths to page ids.
-    by_path: HashMap<String, String>,
-    page_ids: HashSet<String>,
-    file_ids: HashSet<String>,
-    /// Directory of each page's markdown file, for relative links.
-    dirs: HashMap<String, String>,
-}
-
-impl LinkIndex {
-    fn new(rev: &Revision) -> LinkIndex {
-        let mut by_path = HashMap::new();
-        let mut dirs = HashMap::new();
-        let flat = rev.flatten();
-        for (n, f) in flat.iter().enumerate() {
-            let id = f.page.id.clone();
-            if matches!(f.page.kind, PageKind::Link(_)) {
-                continue;
-            }
-            let folder = !f.page.pages.is_empty() || matches!(f.page.kind, PageKind::Group);
-            by_path.entry(f.path.clone()).or_insert_with(|| id.clone());
-            by_path
-                .entry(format!("{}.md", f.path))
-                .or_insert_with(|| id.clone());
-            by_path
-                .entry(format!("{}/README.md", f.path))
-                .or_insert_with(|| id.clone());
-            let dir = if folder {
-                f.path.clone()
-            } else {
-                f.path
-                    .rsplit_once('/')
-                    .map(|(d, _)| d.to_string())
-                    .unwrap_or_default()
-            };
-            if n == 0 {
-                // Git Sync writes the first page as the space's README.md.
-                by_path.insert("README.md".into(), id.clone());
-                if !folder {
-                    dirs.insert(id, String::new());
-                    continue;
-                }
-            }
-            dirs.insert(id, dir);
-        }
-        LinkIndex {
-            by_path,
-            page_ids: flat.iter().map(|f| f.page.id.clone()).collect(),
-            file_ids: rev.files.iter().map(|f| f.id.clone()).collect(),
-            dirs,
-        }
+fn collect_ids<'a>(pages: &'a [Page], out: &mut HashSet<&'a str>) {
+    for p in pages {
+        out.insert(&p.id);
+        collect_ids(&p.pages, out);
     }
 }
 
-struct BatchLinks<'a> {
-    index: &'a LinkIndex,
+/// Whether some page's derived path is `target`. Only the branches whose path leads to it
+/// are visited, and no path is allocated.
+fn path_exists(pages: &[Page], target: &str) -> bool {
+    fn walk(pages: &[Page], path: &mut String, target: &str) -> bool {
+        let parent_len = path.len();
+        for p in pages {
+            // As `join_path`: an empty slug adds nothing.
+            if !p.slug.is_empty() {
+                if parent_len > 0 {
+                    path.push('/');
+                }
+                path.push_str(&p.slug);
+            }
+            let found = path == target
+                || (leads_to(path, target) && walk(&p.pages, path, target));
+            path.truncate(parent_len);
+            if found {
+                return true;
+            }
+        }
+        false
+    }
+    walk(pages, &mut String::new(), target)
+}
+
+/// Whether pages below one with path `path` may have path `target`.
+fn leads_to(path: &str, target: &str) -> bool {
+    path.is_empty()
+        || target
+            .strip_prefix(path)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The page tree seen as Git Sync files: every way a link may name a page.
+///
+/// Its tables are built on first use: most batches resolve few links (and many none), and
+/// building them costs a walk over every page of the revision.
+struct LinkIndex<'a> {
+    rev: &'a Revision,
+    /// The path of every page except link pages, to its position in navigation order and
+    /// its id; the first page in navigation order wins a path.
+    paths: OnceCell<HashMap<String, (usize, &'a str)>>,
+    page_ids: OnceCell<HashSet<&'a str>>,
+    file_ids: OnceCell<HashSet<&'a str>>,
+}
+
+impl<'a> LinkIndex<'a> {
+    fn new(rev: &'a Revision) -> LinkIndex<'a> {
+        LinkIndex {
+            rev,
+            paths: OnceCell::new(),
+            page_ids: OnceCell::new(),
+            file_ids: OnceCell::new(),
+        }
+    }
+
+    /// The page a Git Sync path names: the page at that slug path, at that path plus `.md`
+    /// or at that path plus `/README.md` (the first in navigation order, a plain path
+    /// before its `.md` and `README.md` forms); `README.md` is the first page.
+    fn page_at(&self, key: &str) -> Option<&'a str> {
+        if key == "README.md" {
+            // Git Sync writes the first page as the space's README.md.
+            if let Some(first) = self.rev.pages.first() {
+                if !matches!(first.kind, PageKind::Link(_)) {
+                    return Some(&first.id);
+                }
+            }
+        }
+        let paths = self.paths();
+        let mut best: Option<((usize, u8), &str)> = None;
+        let candidates = [
+            Some(key),
+            key.strip_suffix(".md"),
+            key.strip_suffix("/README.md"),
+        ];
+        for (form, path) in candidates.into_iter().enumerate() {
+            if let Some(&(n, id)) = path.and_then(|p| paths.get(p)) {
+                let rank = (n, form as u8);
+                match best {
+                    Some((b, _)) if b <= rank => {}
+                    _ => best = Some((rank, id)),
+                }
+            }
+        }
+        best.map(|(_, id)| id)
+    }
+
+    fn paths(&self) -> &HashMap<String, (usize, &'a str)> {
+        self.paths.get_or_init(|| {
+            fn walk<'p>(
+                pages: &'p [Page],
+                parent: &str,
+                n: &mut usize,
+                paths: &mut HashMap<String, (usize, &'p str)>,
+            ) {
+                for p in pages {
+                    let path = join_path(parent, &p.slug);
+                    let at = *n;
+                    *n += 1;
+                    walk(&p.pages, &path, n, paths);
+                    if !matches!(p.kind, PageKind::Link(_)) {
+                        // The first page in navigation order wins (children were visited
+                        // first, to reuse the path without copying it).
+                        let entry = paths.entry(path).or_insert((at, &p.id));
+                        if at < entry.0 {
+                            *entry = (at, &p.id);
+                        }
+                    }
+                }
+            }
+            let mut paths = HashMap::new();
+            walk(&self.rev.pages, "", &mut 0, &mut paths);
+            paths
+        })
+    }
+
+    fn has_page(&self, id: &str) -> bool {
+        self.page_ids
+            .get_or_init(|| {
+                let mut ids = HashSet::new();
+                collect_ids(&self.rev.pages, &mut ids);
+                ids
+            })
+            .contains(id)
+    }
+
+    fn has_file(&self, id: &str) -> bool {
+        self.file_ids
+            .get_or_init(|| self.rev.files.iter().map(|f| f.id.as_str()).collect())
+            .contains(id)
+    }
+
+    /// The directory of a page's markdown file, for its relative links; `None` for link
+    /// pages and pages not in the tree.
+    fn dir(&self, id: &str) -> Option<String> {
+        fn find<'p>(pages: &'p [Page], id: &str, path: &mut String) -> Option<&'p Page> {
+            let parent_len = path.len();
+            for p in pages {
+                if !p.slug.is_empty() {
+                    if parent_len > 0 {
+                        path.push('/');
+                    }
+                    path.push_str(&p.slug);
+                }
+                if p.id == id {
+                    return Some(p);
+                }
+                if let Some(found) = find(&p.pages, id, path) {
+                    return Some(found);
+                }
+                path.truncate(parent_len);
+            }
+            None
+        }
+        let mut path = String::new();
+        let page = find(&self.rev.pages, id, &mut path)?;
+        if matches!(page.kind, PageKind::Link(_)) {
+            return None;
+        }
+        let folder = !page.pages.is_empty() || matches!(page.kind, PageKind::Group);
+        let first = false;
+        Some(if folder {
+            path
+        } else if first {
+            // Git Sync writes the first page as README.md, at the top.
+            String::new()
+        } else {
+            path.rsplit_once('/')
+                .map(|(d, _)| d.to_string())
+                .unwrap_or_default()
+        })
+    }
+}
+
+struct BatchLinks<'a, 'r> {
+    index: &'a LinkIndex<'r>,
     page_refs: &'a HashMap<String, String>,
     file_refs: &'a HashMap<String, String>,
     dir: &'a str,
@@ -810,7 +933,7 @@ fn normalize_path(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-impl LinkResolver for BatchLinks<'_> {
+impl LinkResolver for BatchLinks<'_, '_> {
     fn resolve(&self, href: &str) -> Option<LinkTarget> {
         if href.is_empty()
             || href.starts_with('#')
@@ -831,16 +954,16 @@ impl LinkResolver for BatchLinks<'_> {
             if let Some(id) = self.file_refs.get(p) {
                 return Some(LinkTarget::Ref(ContentRef::File { file: id.clone() }));
             }
-            self.index.by_path.get(p).map(|id| page_target(id, anchor))
+            self.index.page_at(p).map(|id| page_target(id, anchor))
         };
         if let Some(rest) = path.strip_prefix("/pages/") {
-            if self.index.page_ids.contains(rest) {
+            if self.index.has_page(rest) {
                 return Some(page_target(rest, anchor));
             }
             return Some(find(rest).unwrap_or(LinkTarget::Text));
         }
         if let Some(rest) = path.strip_prefix("/files/") {
-            if self.index.file_ids.contains(rest) {
+            if self.index.has_file(rest) {
                 return Some(LinkTarget::Ref(ContentRef::File { file: rest.into() }));
             }
             return Some(find(rest).unwrap_or(LinkTarget::Text));
@@ -1148,5 +1271,102 @@ mod tests {
             out.revision.page("home").unwrap().markdown(),
             Some("Hi **there**\n")
         );
+    }
+
+    /// The Git Sync paths of every page as the link index defined them before it was built
+    /// lazily: `(path → id, id → dir)`.
+    fn reference_index(rev: &Revision) -> (HashMap<String, String>, HashMap<String, String>) {
+        let mut by_path = HashMap::new();
+        let mut dirs = HashMap::new();
+        for (n, f) in rev.flatten().iter().enumerate() {
+            let id = f.page.id.clone();
+            if matches!(f.page.kind, PageKind::Link(_)) {
+                continue;
+            }
+            let folder = !f.page.pages.is_empty() || matches!(f.page.kind, PageKind::Group);
+            by_path.entry(f.path.clone()).or_insert_with(|| id.clone());
+            by_path
+                .entry(format!("{}.md", f.path))
+                .or_insert_with(|| id.clone());
+            by_path
+                .entry(format!("{}/README.md", f.path))
+                .or_insert_with(|| id.clone());
+            let dir = if folder {
+                f.path.clone()
+            } else {
+                f.path
+                    .rsplit_once('/')
+                    .map(|(d, _)| d.to_string())
+                    .unwrap_or_default()
+            };
+            if n == 0 {
+                by_path.insert("README.md".into(), id.clone());
+                if !folder {
+                    dirs.insert(id, String::new());
+                    continue;
+                }
+            }
+            dirs.insert(id, dir);
+        }
+        (by_path, dirs)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 500, failure_persistence: None, ..Default::default() })]
+
+        /// Lookups in the lazy link index agree with the complete tables, for trees with
+        /// empty slugs, slugs that look like file names, link pages and repeated paths.
+        #[test]
+        fn link_index_matches_the_complete_tables(
+            shape in proptest::collection::vec(
+                (0usize..6, 0usize..3, proptest::collection::vec((0usize..6, 0usize..3), 0..4)),
+                1..6,
+            ),
+        ) {
+            const SLUGS: [&str; 6] = ["", "a", "a.md", "README", "b", "a/b"];
+            let kind = |k: usize, id: &str, slug: &str| match k {
+                0 => Page::document(id, id, slug, ""),
+                1 => Page::group(id, id, slug),
+                _ => {
+                    let mut l = Page::link(id, id, ContentRef::Url { url: "https://x".into() });
+                    l.slug = slug.into();
+                    l
+                }
+            };
+            let rev = Revision {
+                pages: shape
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (s, k, kids))| {
+                        let mut p = kind(*k, &format!("r{i}"), SLUGS[*s]);
+                        p.pages = kids
+                            .iter()
+                            .enumerate()
+                            .map(|(j, (s, k))| kind(*k, &format!("r{i}c{j}"), SLUGS[*s]))
+                            .collect();
+                        p
+                    })
+                    .collect(),
+                ..Revision::default()
+            };
+            let (by_path, dirs) = reference_index(&rev);
+            let index = LinkIndex::new(&rev);
+            let mut keys: Vec<String> = by_path.keys().cloned().collect();
+            for s in SLUGS {
+                keys.push(s.to_string());
+                keys.push(format!("{s}.md"));
+                keys.push(format!("{s}/README.md"));
+                keys.push(format!("a/{s}"));
+            }
+            keys.push("README.md".into());
+            for key in &keys {
+                proptest::prop_assert_eq!(index.page_at(key), by_path.get(key).map(String::as_str), "{}", key);
+            }
+            for f in rev.flatten() {
+                proptest::prop_assert_eq!(index.dir(&f.page.id), dirs.get(&f.page.id).cloned());
+                proptest::prop_assert!(path_exists(&rev.pages, &f.path));
+            }
+            proptest::prop_assert!(!path_exists(&rev.pages, "zzz"));
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! scalars, `>-`/`|` block scalars); this avoids depending on an unmaintained YAML crate.
 
 use crate::markdown::{default_ref, ref_href};
-use crate::model::{ContentRef, DocumentPage, Page, PageCover, PageKind, PageLayout};
+use crate::model::{ContentRef, Page, PageCover, PageKind, PageLayout};
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 
 /// Page properties read from frontmatter; `None` means "not given".
@@ -518,12 +518,14 @@ pub fn apply_frontmatter(page: &mut Page, fm: &Frontmatter) {
     if let Some(v) = fm.no_robots_index {
         page.no_robots_index = v;
     }
-    if let PageKind::Document(DocumentPage { layout, cover, .. }) = &mut page.kind {
+    if let PageKind::Document(doc) = &mut page.kind {
+        // Only touch the document when there is something to set: changing it copies it
+        // if other revisions share it.
         if let Some(l) = &fm.layout {
-            *layout = l.clone();
+            doc.layout = l.clone();
         }
         if let Some(c) = &fm.cover {
-            *cover = Some(c.clone());
+            doc.cover = Some(c.clone());
         }
     }
 }

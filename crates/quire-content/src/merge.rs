@@ -136,6 +136,499 @@ pub fn merge(
     ours: &Revision,
     theirs: &Revision,
 ) -> Result<Revision, Vec<Conflict>> {
+    match Keyed::new(base, ours, theirs) {
+        Some(keyed) => keyed.merge(base, ours, theirs),
+        // A revision repeating a page id breaks the invariants; the reference merge defines
+        // what happens then.
+        None => merge_by_ids(base, ours, theirs),
+    }
+}
+
+const BASE: usize = 0;
+const OURS: usize = 1;
+const THEIRS: usize = 2;
+
+/// One side's pages in navigation order, with parents and children as positions in it.
+struct Tree<'a> {
+    pages: Vec<&'a Page>,
+    parent: Vec<Option<u32>>,
+    /// Positions of the children of each page, as a range of `kids`.
+    kid_range: Vec<(u32, u32)>,
+    kids: Vec<u32>,
+    /// Positions of the root pages, as a range of `kids`.
+    roots: (u32, u32),
+    /// The key of each page (see [`Keyed`]).
+    key: Vec<u32>,
+}
+
+impl<'a> Tree<'a> {
+    fn new(rev: &'a Revision) -> Tree<'a> {
+        fn walk<'a>(pages: &'a [Page], parent: Option<u32>, t: &mut Tree<'a>) -> (u32, u32) {
+            let start = t.kids.len();
+            t.kids.resize(start + pages.len(), 0);
+            for (i, p) in pages.iter().enumerate() {
+                let n = t.pages.len();
+                t.pages.push(p);
+                t.parent.push(parent);
+                t.kid_range.push((0, 0));
+                t.kids[start + i] = n as u32;
+                let range = walk(&p.pages, Some(n as u32), t);
+                t.kid_range[n] = range;
+            }
+            (start as u32, (start + pages.len()) as u32)
+        }
+        let mut t = Tree {
+            pages: Vec::new(),
+            parent: Vec::new(),
+            kid_range: Vec::new(),
+            kids: Vec::new(),
+            roots: (0, 0),
+            key: Vec::new(),
+        };
+        t.roots = walk(&rev.pages, None, &mut t);
+        t.key = vec![0; t.pages.len()];
+        t
+    }
+
+    /// The key of the parent of the page at `n`.
+    fn parent_key(&self, n: u32) -> Option<u32> {
+        self.parent[n as usize].map(|p| self.key[p as usize])
+    }
+
+    /// Positions of the children of the page at `n`, or of the roots.
+    fn children(&self, n: Option<u32>) -> &[u32] {
+        let (a, b) = match n {
+            None => self.roots,
+            Some(n) => self.kid_range[n as usize],
+        };
+        &self.kids[a as usize..b as usize]
+    }
+}
+
+/// The pages of the three sides matched by id: each id gets a key (a small integer), and
+/// each key the position of its page on each side. Keys of our pages are their positions
+/// in our tree, so that pages at the same place on every side (most of them) are matched
+/// without looking their ids up.
+struct Keyed<'a> {
+    trees: [Tree<'a>; 3],
+    ids: Vec<&'a str>,
+    at: Vec<[Option<u32>; 3]>,
+    by_id: HashMap<&'a str, u32>,
+}
+
+impl<'a> Keyed<'a> {
+    /// `None` when a side repeats a page id.
+    fn new(base: &'a Revision, ours: &'a Revision, theirs: &'a Revision) -> Option<Keyed<'a>> {
+        let mut trees = [Tree::new(base), Tree::new(ours), Tree::new(theirs)];
+        let mut ids = Vec::with_capacity(trees[OURS].pages.len());
+        let mut at = Vec::with_capacity(trees[OURS].pages.len());
+        let mut by_id = HashMap::with_capacity(trees[OURS].pages.len());
+        for (n, p) in trees[OURS].pages.iter().enumerate() {
+            if by_id.insert(p.id.as_str(), n as u32).is_some() {
+                return None;
+            }
+            ids.push(p.id.as_str());
+            at.push([None, Some(n as u32), None]);
+            trees[OURS].key[n] = n as u32;
+        }
+        for side in [BASE, THEIRS] {
+            let [b, o, t] = &mut trees;
+            let tree = if side == BASE { b } else { t };
+            for (n, p) in tree.pages.iter().enumerate() {
+                let id = p.id.as_str();
+                let key = match o.pages.get(n) {
+                    Some(op) if op.id == id => n as u32,
+                    _ => *by_id.entry(id).or_insert_with(|| {
+                        ids.push(id);
+                        at.push([None; 3]);
+                        (ids.len() - 1) as u32
+                    }),
+                };
+                let slot = &mut at[key as usize][side];
+                if slot.is_some() {
+                    return None;
+                }
+                *slot = Some(n as u32);
+                tree.key[n] = key;
+            }
+        }
+        Some(Keyed {
+            trees,
+            ids,
+            at,
+            by_id,
+        })
+    }
+
+    /// The page with this key on a side, and the key of its parent there.
+    fn get(&self, key: u32, side: usize) -> Option<(&'a Page, Option<u32>)> {
+        let n = self.at[key as usize][side]?;
+        let tree = &self.trees[side];
+        Some((tree.pages[n as usize], tree.parent_key(n)))
+    }
+
+    fn has(&self, key: u32, side: usize) -> bool {
+        self.at[key as usize][side].is_some()
+    }
+
+    /// Keys of the children of `parent` (a key; `None` for the root) on a side.
+    fn children(&self, parent: Option<u32>, side: usize) -> Vec<u32> {
+        let tree = &self.trees[side];
+        let n = match parent {
+            None => None,
+            Some(p) => match self.at[p as usize][side] {
+                Some(n) => Some(n),
+                None => return Vec::new(),
+            },
+        };
+        tree.children(n)
+            .iter()
+            .map(|&c| tree.key[c as usize])
+            .collect()
+    }
+
+    /// The same merge as [`merge_by_ids`], on keys instead of ids.
+    fn merge(
+        &self,
+        base: &Revision,
+        ours: &Revision,
+        theirs: &Revision,
+    ) -> Result<Revision, Vec<Conflict>> {
+        let mut conflicts = Vec::new();
+        let id_of = |k: u32| self.ids[k as usize];
+        let subject = |k: u32, p: &Page| ConflictSubject::Page {
+            id: id_of(k).to_string(),
+            title: p.title.clone(),
+        };
+
+        // Keys in a deterministic order: ours' navigation order, then theirs' additions,
+        // then the pages only the base has.
+        let mut order: Vec<u32> = (0..self.trees[OURS].pages.len() as u32).collect();
+        order.extend(
+            self.trees[THEIRS]
+                .key
+                .iter()
+                .copied()
+                .filter(|&k| !self.has(k, OURS)),
+        );
+        order.extend(
+            self.trees[BASE]
+                .key
+                .iter()
+                .copied()
+                .filter(|&k| !self.has(k, OURS) && !self.has(k, THEIRS)),
+        );
+
+        // Per page: merged properties (children detached) and parent.
+        let mut merged: Vec<Option<(Page, Option<u32>)>> = Vec::new();
+        merged.resize_with(self.ids.len(), || None);
+        for &k in &order {
+            let (bp, op, tp) = (self.get(k, BASE), self.get(k, OURS), self.get(k, THEIRS));
+            let entry = &mut merged[k as usize];
+            match (bp, op, tp) {
+                (Some(bp), Some(op), Some(tp)) => {
+                    let mut local = Vec::new();
+                    let page = merge_page(bp.0, op.0, tp.0, &mut local);
+                    conflicts.extend(local.into_iter().map(|kind| Conflict {
+                        subject: subject(k, op.0),
+                        kind,
+                    }));
+                    let parent = match merge_value(&bp.1, &op.1, &tp.1) {
+                        Some(p) => *p,
+                        None => {
+                            conflicts.push(Conflict {
+                                subject: subject(k, op.0),
+                                kind: ConflictKind::Moved,
+                            });
+                            op.1
+                        }
+                    };
+                    *entry = Some((page, parent));
+                }
+                (Some(bp), None, Some(tp)) => {
+                    if !same_props(bp.0, tp.0) || bp.1 != tp.1 {
+                        conflicts.push(Conflict {
+                            subject: subject(k, tp.0),
+                            kind: ConflictKind::DeletedAndEdited {
+                                deleted_by: Side::Ours,
+                            },
+                        });
+                    }
+                }
+                (Some(bp), Some(op), None) => {
+                    if !same_props(bp.0, op.0) || bp.1 != op.1 {
+                        conflicts.push(Conflict {
+                            subject: subject(k, op.0),
+                            kind: ConflictKind::DeletedAndEdited {
+                                deleted_by: Side::Theirs,
+                            },
+                        });
+                    }
+                }
+                (Some(_), None, None) | (None, None, None) => {}
+                (None, Some(op), None) => *entry = Some((op.0.without_children(), op.1)),
+                (None, None, Some(tp)) => *entry = Some((tp.0.without_children(), tp.1)),
+                (None, Some(op), Some(tp)) => {
+                    if same_props(op.0, tp.0) && op.1 == tp.1 {
+                        *entry = Some((op.0.without_children(), op.1));
+                    } else {
+                        conflicts.push(Conflict {
+                            subject: subject(k, op.0),
+                            kind: ConflictKind::AddedTwice,
+                        });
+                    }
+                }
+            }
+        }
+
+        // Orphans: a parent deleted on one side while the other side put a page under it.
+        for &k in &order {
+            if let Some((page, Some(parent))) = &merged[k as usize] {
+                // When both sides lack the parent or both have it, a missing parent was
+                // dropped for a conflict already reported.
+                if merged[*parent as usize].is_none()
+                    && self.has(*parent, OURS) != self.has(*parent, THEIRS)
+                {
+                    conflicts.push(Conflict {
+                        subject: subject(k, page),
+                        kind: ConflictKind::ParentDeleted {
+                            parent: id_of(*parent).to_string(),
+                        },
+                    });
+                }
+            }
+        }
+
+        // Cycles: moves from both sides can make a page its own ancestor.
+        let mut seen = HashSet::new();
+        for &k in &order {
+            let Some((page, _)) = &merged[k as usize] else {
+                continue;
+            };
+            if key_in_cycle(&merged, k, &mut seen) {
+                conflicts.push(Conflict {
+                    subject: subject(k, page),
+                    kind: ConflictKind::Cycle,
+                });
+            }
+        }
+
+        // Sibling order, per parent (the root is the last slot).
+        let root = self.ids.len();
+        let slot = |parent: Option<u32>| parent.map_or(root, |p| p as usize);
+        let mut members: Vec<Vec<u32>> = vec![Vec::new(); root + 1];
+        for &k in &order {
+            if let Some((_, parent)) = &merged[k as usize] {
+                members[slot(*parent)].push(k);
+            }
+        }
+        let mut orders: Vec<Option<Vec<u32>>> = vec![None; root + 1];
+        let mut changed: Vec<Option<u32>> = Vec::new();
+        for parent in std::iter::once(None).chain(order.iter().map(|&k| Some(k))) {
+            let set = &members[slot(parent)];
+            if set.is_empty() {
+                continue;
+            }
+            let (bc, oc, tc) = (
+                self.children(parent, BASE),
+                self.children(parent, OURS),
+                self.children(parent, THEIRS),
+            );
+            let all_here = || {
+                oc.iter()
+                    .all(|&k| matches!(&merged[k as usize], Some((_, p)) if *p == parent))
+            };
+            if bc == oc && oc == tc && set.len() == oc.len() && all_here() {
+                // Nobody changed these siblings: the general merge keeps them as they are.
+                orders[slot(parent)] = Some(oc);
+            } else {
+                changed.push(parent);
+            }
+        }
+        // The general merge, for the parents whose children changed, in the order of their
+        // ids (the order conflicts are reported in).
+        changed.sort_by_key(|p| p.map(id_of));
+        for parent in changed {
+            let ids = |side: usize| -> Vec<&str> {
+                self.children(parent, side)
+                    .into_iter()
+                    .map(id_of)
+                    .collect()
+            };
+            let set: HashSet<&str> = members[slot(parent)].iter().map(|&k| id_of(k)).collect();
+            let (order, reordered) = merge_order(&ids(BASE), &ids(OURS), &ids(THEIRS), &set);
+            for id in reordered {
+                let k = self.by_id[id];
+                let (page, _) = merged[k as usize].as_ref().expect("members are merged");
+                conflicts.push(Conflict {
+                    subject: subject(k, page),
+                    kind: ConflictKind::Reordered,
+                });
+            }
+            orders[slot(parent)] = Some(order.into_iter().map(|id| self.by_id[id]).collect());
+        }
+
+        let (files, reusable_contents, variables) =
+            merge_rest(base, ours, theirs, &mut conflicts);
+        if !conflicts.is_empty() {
+            return Err(conflicts);
+        }
+
+        // Slugs must stay unique among siblings: a page keeps its slug if it is where ours
+        // has it with the slug ours gives it; others that collide get a suffix.
+        for order in orders.iter().flatten() {
+            let intact = |k: u32| {
+                let (page, parent) = merged[k as usize].as_ref().expect("ordered pages are merged");
+                self.get(k, OURS)
+                    .is_some_and(|(op, opar)| op.slug == page.slug && opar == *parent)
+            };
+            if order.iter().all(|&k| intact(k)) {
+                // Every page is where ours has it, with the slug ours gives it: no renames.
+                continue;
+            }
+            let page = |k: u32| &merged[k as usize].as_ref().expect("merged").0;
+            let mut taken: HashSet<String> = order
+                .iter()
+                .filter(|&&k| intact(k) && !page(k).slug.is_empty())
+                .map(|&k| page(k).slug.clone())
+                .collect();
+            let mut renames = Vec::new();
+            for &k in order {
+                if intact(k) || matches!(page(k).kind, PageKind::Link(_)) {
+                    continue;
+                }
+                let fresh = unique_slug(&page(k).slug, taken.iter().map(String::as_str));
+                taken.insert(fresh.clone());
+                renames.push((k, fresh));
+            }
+            for (k, slug) in renames {
+                if let Some(entry) = &mut merged[k as usize] {
+                    entry.0.slug = slug;
+                }
+            }
+        }
+
+        fn build(
+            at: usize,
+            orders: &[Option<Vec<u32>>],
+            merged: &mut [Option<(Page, Option<u32>)>],
+        ) -> Vec<Page> {
+            let Some(order) = &orders[at] else {
+                return Vec::new();
+            };
+            order
+                .iter()
+                .map(|&k| {
+                    // Each page is in exactly one order, once: take it rather than copy it.
+                    let (mut page, _) = merged[k as usize]
+                        .take()
+                        .expect("ordered pages are merged");
+                    page.pages = build(k as usize, orders, merged);
+                    page
+                })
+                .collect()
+        }
+        let pages = build(root, &orders, &mut merged);
+        finish(Revision {
+            pages,
+            files,
+            reusable_contents,
+            variables,
+        })
+    }
+}
+
+/// Whether following the merged parents up from `key` leads back to it. `seen` is scratch
+/// space, so that the walks of all pages share one allocation.
+fn key_in_cycle(merged: &[Option<(Page, Option<u32>)>], key: u32, seen: &mut HashSet<u32>) -> bool {
+    let parent = |k: u32| match &merged[k as usize] {
+        Some((_, p)) => *p,
+        None => None,
+    };
+    // Trees are shallow: walk without remembering the way while it is short, and fall back
+    // to remembering it (to stop on a cycle that does not contain `key`) when it is not.
+    let mut at = key;
+    for _ in 0..64 {
+        match parent(at) {
+            Some(p) if p == key => return true,
+            Some(p) => at = p,
+            None => return false,
+        }
+    }
+    seen.clear();
+    let mut at = key;
+    while let Some(p) = parent(at) {
+        if !seen.insert(at) {
+            return false;
+        }
+        if p == key {
+            return true;
+        }
+        at = p;
+    }
+    false
+}
+
+/// Merges files, reusable contents and variables.
+fn merge_rest(
+    base: &Revision,
+    ours: &Revision,
+    theirs: &Revision,
+    conflicts: &mut Vec<Conflict>,
+) -> (Vec<File>, Vec<ReusableContent>, Variables) {
+    let files = merge_files(&base.files, &ours.files, &theirs.files, conflicts);
+    let reusable_contents = merge_reusable(
+        &base.reusable_contents,
+        &ours.reusable_contents,
+        &theirs.reusable_contents,
+        conflicts,
+    );
+    let mut var_conflicts = Vec::new();
+    let variables = merge_variables(
+        &base.variables,
+        &ours.variables,
+        &theirs.variables,
+        &mut var_conflicts,
+    );
+    conflicts.extend(var_conflicts.into_iter().map(|name| Conflict {
+        subject: ConflictSubject::Variable { name },
+        kind: ConflictKind::Property {
+            field: "value".into(),
+        },
+    }));
+    (files, reusable_contents, variables)
+}
+
+/// The merged revision, or the invariant it breaks as a conflict.
+fn finish(rev: Revision) -> Result<Revision, Vec<Conflict>> {
+    if let Err(e) = rev.validate() {
+        let (id, title) = match &e {
+            crate::model::ModelError::DuplicatePageId(id)
+            | crate::model::ModelError::EmptyTitle(id)
+            | crate::model::ModelError::InvalidNesting(id)
+            | crate::model::ModelError::DuplicateSlug { page: id, .. } => (
+                id.clone(),
+                rev.page(id).map(|p| p.title.clone()).unwrap_or_default(),
+            ),
+            crate::model::ModelError::DuplicateFileId(id) => (id.clone(), String::new()),
+        };
+        return Err(vec![Conflict {
+            subject: ConflictSubject::Page { id, title },
+            kind: ConflictKind::Invalid {
+                reason: e.to_string(),
+            },
+        }]);
+    }
+    Ok(rev)
+}
+
+/// The reference merge, matching pages through maps of ids: [`merge`] computes the same on
+/// keys, and defers to this when a revision repeats a page id.
+fn merge_by_ids(
+    base: &Revision,
+    ours: &Revision,
+    theirs: &Revision,
+) -> Result<Revision, Vec<Conflict>> {
     let b = Flat::new(base);
     let o = Flat::new(ours);
     let t = Flat::new(theirs);
@@ -245,27 +738,19 @@ pub fn merge(
     }
 
     // Cycles: moves from both sides can make a page its own ancestor.
+    let mut seen = HashSet::new();
     for &id in &ids {
         let Some((page, _)) = merged.get(id) else {
             continue;
         };
-        let mut seen = HashSet::new();
-        let mut at = id;
-        while let Some((_, Some(parent))) = merged.get(at) {
-            if !seen.insert(at) {
-                break;
-            }
-            if *parent == id {
-                conflicts.push(Conflict {
-                    subject: ConflictSubject::Page {
-                        id: id.to_string(),
-                        title: page.title.clone(),
-                    },
-                    kind: ConflictKind::Cycle,
-                });
-                break;
-            }
-            at = parent;
+        if in_cycle(&merged, id, &mut seen) {
+            conflicts.push(Conflict {
+                subject: ConflictSubject::Page {
+                    id: id.to_string(),
+                    title: page.title.clone(),
+                },
+                kind: ConflictKind::Cycle,
+            });
         }
     }
 
@@ -276,12 +761,12 @@ pub fn merge(
     }
     let mut orders: HashMap<Option<&str>, Vec<&str>> = HashMap::new();
     for (parent, set) in &members {
-        let (order, reordered) = merge_order(
-            &b.children_of(*parent),
-            &o.children_of(*parent),
-            &t.children_of(*parent),
-            set,
+        let (bc, oc, tc) = (
+            b.children_of(*parent),
+            o.children_of(*parent),
+            t.children_of(*parent),
         );
+        let (order, reordered) = merge_order(bc, oc, tc, set);
         for id in reordered {
             conflicts.push(Conflict {
                 subject: ConflictSubject::Page {
@@ -294,27 +779,7 @@ pub fn merge(
         orders.insert(*parent, order);
     }
 
-    let files = merge_files(&base.files, &ours.files, &theirs.files, &mut conflicts);
-    let reusable_contents = merge_reusable(
-        &base.reusable_contents,
-        &ours.reusable_contents,
-        &theirs.reusable_contents,
-        &mut conflicts,
-    );
-    let mut var_conflicts = Vec::new();
-    let variables = merge_variables(
-        &base.variables,
-        &ours.variables,
-        &theirs.variables,
-        &mut var_conflicts,
-    );
-    conflicts.extend(var_conflicts.into_iter().map(|name| Conflict {
-        subject: ConflictSubject::Variable { name },
-        kind: ConflictKind::Property {
-            field: "value".into(),
-        },
-    }));
-
+    let (files, reusable_contents, variables) = merge_rest(base, ours, theirs, &mut conflicts);
     if !conflicts.is_empty() {
         return Err(conflicts);
     }
@@ -328,6 +793,10 @@ pub fn merge(
                 .get(id)
                 .is_some_and(|(op, opar)| op.slug == page.slug && opar == p)
         };
+        if order.iter().all(|id| intact(id)) {
+            // Every page is where ours has it, with the slug ours gives it: no renames.
+            continue;
+        }
         let mut taken: HashSet<String> = order
             .iter()
             .filter(|id| intact(id) && !merged[**id].0.slug.is_empty())
@@ -350,10 +819,10 @@ pub fn merge(
         }
     }
 
-    fn build(
-        parent: Option<&str>,
-        orders: &HashMap<Option<&str>, Vec<&str>>,
-        merged: &mut HashMap<&str, (Page, Option<&str>)>,
+    fn build<'a>(
+        parent: Option<&'a str>,
+        orders: &HashMap<Option<&'a str>, Vec<&'a str>>,
+        merged: &HashMap<&'a str, (Page, Option<&'a str>)>,
     ) -> Vec<Page> {
         let Some(order) = orders.get(&parent) else {
             return Vec::new();
@@ -370,32 +839,13 @@ pub fn merge(
             })
             .collect()
     }
-    let pages = build(None, &orders, &mut merged);
-    let rev = Revision {
+    let pages = build(None, &orders, &merged);
+    finish(Revision {
         pages,
         files,
         reusable_contents,
         variables,
-    };
-    if let Err(e) = rev.validate() {
-        let (id, title) = match &e {
-            crate::model::ModelError::DuplicatePageId(id)
-            | crate::model::ModelError::EmptyTitle(id)
-            | crate::model::ModelError::InvalidNesting(id)
-            | crate::model::ModelError::DuplicateSlug { page: id, .. } => (
-                id.clone(),
-                rev.page(id).map(|p| p.title.clone()).unwrap_or_default(),
-            ),
-            crate::model::ModelError::DuplicateFileId(id) => (id.clone(), String::new()),
-        };
-        return Err(vec![Conflict {
-            subject: ConflictSubject::Page { id, title },
-            kind: ConflictKind::Invalid {
-                reason: e.to_string(),
-            },
-        }]);
-    }
-    Ok(rev)
+    })
 }
 
 /// A revision's pages by id with their parent, and each parent's ordered children.
@@ -425,9 +875,40 @@ impl<'a> Flat<'a> {
         flat
     }
 
-    fn children_of(&self, parent: Option<&str>) -> Vec<&'a str> {
-        self.children.get(&parent).cloned().unwrap_or_default()
+    fn children_of(&self, parent: Option<&'a str>) -> &[&'a str] {
+        self.children.get(&parent).map_or(&[], Vec::as_slice)
     }
+}
+
+/// Whether following the merged parents up from `id` leads back to `id`. `seen` is scratch
+/// space, so that the walks of all pages share one allocation.
+fn in_cycle<'a>(
+    merged: &HashMap<&'a str, (Page, Option<&'a str>)>,
+    id: &'a str,
+    seen: &mut HashSet<&'a str>,
+) -> bool {
+    // Trees are shallow: walk without remembering the way while it is short, and fall back
+    // to remembering it (to stop on a cycle that does not contain `id`) when it is not.
+    let mut at = id;
+    for _ in 0..64 {
+        match merged.get(at) {
+            Some((_, Some(parent))) if *parent == id => return true,
+            Some((_, Some(parent))) => at = parent,
+            _ => return false,
+        }
+    }
+    seen.clear();
+    let mut at = id;
+    while let Some((_, Some(parent))) = merged.get(at) {
+        if !seen.insert(at) {
+            return false;
+        }
+        if *parent == id {
+            return true;
+        }
+        at = parent;
+    }
+    false
 }
 
 /// Whether two pages have the same properties and body, children aside.
@@ -476,6 +957,15 @@ fn merge_field<T: PartialEq + Clone>(
 
 /// Merges the properties and body of a page present on all three sides; children detached.
 fn merge_page(b: &Page, o: &Page, t: &Page, conflicts: &mut Vec<ConflictKind>) -> Page {
+    // Most pages are unchanged on at least one side. Then every field below merges to the
+    // value of the other side, so take that page whole (sharing its document) instead of
+    // merging field by field and body by body.
+    if same_props(o, t) || same_props(t, b) {
+        return o.without_children();
+    }
+    if same_props(o, b) {
+        return t.without_children();
+    }
     let kind = match (&b.kind, &o.kind, &t.kind) {
         (PageKind::Document(bd), PageKind::Document(od), PageKind::Document(td)) => {
             let markdown = match merge_text(&bd.markdown, &od.markdown, &td.markdown) {
@@ -499,12 +989,15 @@ fn merge_page(b: &Page, o: &Page, t: &Page, conflicts: &mut Vec<ConflictKind>) -
                         field: format!("variables.{name}"),
                     }),
             );
-            PageKind::Document(DocumentPage {
-                markdown,
-                layout: merge_field(&bd.layout, &od.layout, &td.layout, "layout", conflicts),
-                cover: merge_field(&bd.cover, &od.cover, &td.cover, "cover", conflicts),
-                variables,
-            })
+            PageKind::Document(
+                DocumentPage {
+                    markdown,
+                    layout: merge_field(&bd.layout, &od.layout, &td.layout, "layout", conflicts),
+                    cover: merge_field(&bd.cover, &od.cover, &td.cover, "cover", conflicts),
+                    variables,
+                }
+                .into(),
+            )
         }
         (PageKind::Link(bl), PageKind::Link(ol), PageKind::Link(tl)) => PageKind::Link(LinkPage {
             target: merge_field(&bl.target, &ol.target, &tl.target, "target", conflicts),
@@ -1218,5 +1711,157 @@ mod tests {
             err[0].subject,
             ConflictSubject::Variable { name: "a".into() }
         );
+    }
+
+    /// Random edits for the differential test: every kind of tree and property change,
+    /// with small pools of ids and slugs so that the two sides collide often.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Line(usize, usize),
+        Title(usize),
+        Slug(usize, usize),
+        Add(usize, usize, bool),
+        Delete(usize),
+        Move(usize, usize, bool),
+        Swap(usize),
+        Link(usize),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (any::<usize>(), 0..4usize).prop_map(|(p, l)| Op::Line(p, l)),
+            any::<usize>().prop_map(Op::Title),
+            (any::<usize>(), 0..3usize).prop_map(|(p, s)| Op::Slug(p, s)),
+            (any::<usize>(), 0..4usize, any::<bool>()).prop_map(|(p, i, r)| Op::Add(p, i, r)),
+            any::<usize>().prop_map(Op::Delete),
+            (any::<usize>(), any::<usize>(), any::<bool>()).prop_map(|(a, b, r)| Op::Move(a, b, r)),
+            any::<usize>().prop_map(Op::Swap),
+            any::<usize>().prop_map(Op::Link),
+        ]
+    }
+
+    fn tree(shape: &[usize]) -> Revision {
+        let body = |id: &str| (0..4).map(|k| format!("{id} {k}\n")).collect::<String>();
+        Revision {
+            pages: shape
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    let id = format!("p{i}");
+                    let mut p = Page::document(&id, &id, &id, &body(&id));
+                    p.pages = (0..n)
+                        .map(|j| {
+                            let id = format!("p{i}c{j}");
+                            Page::document(&id, &id, &id, &body(&id))
+                        })
+                        .collect();
+                    p
+                })
+                .collect(),
+            ..Revision::default()
+        }
+    }
+
+    fn edit(rev: &mut Revision, ops: &[Op], tag: &str) {
+        for (n, op) in ops.iter().enumerate() {
+            let ids: Vec<String> = rev.flatten().iter().map(|f| f.page.id.clone()).collect();
+            if ids.is_empty() {
+                return;
+            }
+            let pick = |i: usize| ids[i % ids.len()].clone();
+            match op {
+                Op::Line(p, l) => {
+                    if let PageKind::Document(d) = &mut rev.page_mut(&pick(*p)).unwrap().kind {
+                        let mut lines: Vec<String> =
+                            d.markdown.lines().map(str::to_string).collect();
+                        if let Some(line) = lines.get_mut(*l) {
+                            *line = format!("{tag} {n}");
+                        }
+                        d.markdown = lines.iter().map(|l| format!("{l}\n")).collect();
+                    }
+                }
+                Op::Title(p) => rev.page_mut(&pick(*p)).unwrap().title = format!("{tag} {n}"),
+                Op::Slug(p, s) => rev.page_mut(&pick(*p)).unwrap().slug = ["a", "b", "p0"][*s].into(),
+                Op::Add(p, i, root) => {
+                    let id = format!("new{i}");
+                    if ids.contains(&id) {
+                        continue;
+                    }
+                    let page = Page::document(&id, &id, &format!("s{n}"), "new\n");
+                    match rev.page_mut(&pick(*p)) {
+                        Some(parent) if !*root && !matches!(parent.kind, PageKind::Link(_)) => {
+                            parent.pages.insert(0, page)
+                        }
+                        _ => rev.pages.push(page),
+                    }
+                }
+                Op::Delete(p) => {
+                    rev.remove_page(&pick(*p));
+                }
+                Op::Move(a, b, root) => {
+                    let (a, b) = (pick(*a), pick(*b));
+                    if rev.subtree_ids(&a).contains(&b) {
+                        continue;
+                    }
+                    let (page, _) = rev.remove_page(&a).unwrap();
+                    if *root {
+                        rev.pages.insert(0, page);
+                    } else {
+                        rev.page_mut(&b).unwrap().pages.push(page);
+                    }
+                }
+                Op::Swap(p) => {
+                    let loc = rev.locate(&pick(*p)).unwrap();
+                    let list = rev.children_mut(loc.parent.as_deref()).unwrap();
+                    if loc.index + 1 < list.len() {
+                        list.swap(loc.index, loc.index + 1);
+                    }
+                }
+                Op::Link(p) => {
+                    let page = rev.page_mut(&pick(*p)).unwrap();
+                    if page.pages.is_empty() {
+                        page.kind = PageKind::Link(LinkPage {
+                            target: ContentRef::Url {
+                                url: format!("https://{tag}/{n}"),
+                            },
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, failure_persistence: None, ..Default::default() })]
+
+        /// The merge on keys gives exactly what the reference merge on ids gives, conflicts
+        /// (and their order) included.
+        #[test]
+        fn keyed_merge_is_the_reference_merge(
+            shape in proptest::collection::vec(0usize..4, 0..5),
+            base_ops in proptest::collection::vec(op(), 0..3),
+            ours in proptest::collection::vec(op(), 0..8),
+            theirs in proptest::collection::vec(op(), 0..8),
+        ) {
+            let mut b = tree(&shape);
+            edit(&mut b, &base_ops, "b");
+            let mut o = b.clone();
+            let mut t = b.clone();
+            edit(&mut o, &ours, "o");
+            edit(&mut t, &theirs, "t");
+            proptest::prop_assert_eq!(merge(&b, &o, &t), merge_by_ids(&b, &o, &t));
+            proptest::prop_assert_eq!(merge(&b, &t, &o), merge_by_ids(&b, &t, &o));
+            proptest::prop_assert_eq!(merge(&o, &b, &t), merge_by_ids(&o, &b, &t));
+        }
+    }
+
+    #[test]
+    fn repeated_ids_use_the_reference_merge() {
+        let b = base();
+        let mut o = b.clone();
+        o.pages.push(Page::document("b", "B again", "b-again", ""));
+        assert!(Keyed::new(&b, &o, &b).is_none());
+        assert_eq!(merge(&b, &o, &b), merge_by_ids(&b, &o, &b));
     }
 }

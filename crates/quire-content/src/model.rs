@@ -6,8 +6,13 @@
 //! never leave a stale path behind.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, OnceLock};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::store::ObjectHash;
 
 /// Space- or page-level variables, keyed by name; a `BTreeMap` keeps them in a canonical order.
 pub type Variables = BTreeMap<String, VariableValue>;
@@ -86,13 +91,11 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// The three kinds of pages this engine stores, tagged by the official `type` field.
-// Most pages are documents, so boxing their fields would only add indirection.
-#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum PageKind {
-    /// A page with a markdown body.
-    Document(DocumentPage),
+    /// A page with a markdown body; its fields are shared between revisions until changed.
+    Document(SharedDocument),
     /// A heading in the navigation that only holds children.
     Group,
     /// A navigation entry pointing elsewhere.
@@ -114,6 +117,208 @@ pub struct DocumentPage {
     /// Page-level variables.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub variables: Variables,
+}
+
+/// The fields of a document page, shared copy-on-write between the revisions that hold them.
+///
+/// Cloning a revision (to edit it, to merge it) then costs no copy of its bodies, and the
+/// store remembers here the hashes it computed for a document, so that encoding a revision
+/// again only hashes the pages that changed. It reads as a [`DocumentPage`] (through
+/// `Deref`); changing it through `DerefMut` first makes it private to its page (copying it
+/// if it is shared) and forgets the remembered hashes.
+pub struct SharedDocument(Arc<DocumentCell>);
+
+struct DocumentCell {
+    doc: DocumentPage,
+    /// Hash of the body object of `doc.markdown`.
+    body: OnceLock<ObjectHash>,
+    /// The page record last encoded with this document: the page's own properties, the
+    /// record's hash and size.
+    record: OnceLock<(RecordKey, ObjectHash, usize)>,
+}
+
+impl Clone for DocumentCell {
+    fn clone(&self) -> Self {
+        DocumentCell::new(self.doc.clone())
+    }
+}
+
+impl DocumentCell {
+    fn new(doc: DocumentPage) -> DocumentCell {
+        DocumentCell {
+            doc,
+            body: OnceLock::new(),
+            record: OnceLock::new(),
+        }
+    }
+}
+
+/// The properties of a page that its store record holds besides its document fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RecordKey {
+    id: String,
+    title: String,
+    slug: String,
+    emoji: Option<String>,
+    icon: Option<String>,
+    description: Option<String>,
+    hidden: bool,
+    no_index: bool,
+    no_robots_index: bool,
+    condition: Option<String>,
+}
+
+impl RecordKey {
+    pub(crate) fn of(p: &Page) -> RecordKey {
+        RecordKey {
+            id: p.id.clone(),
+            title: p.title.clone(),
+            slug: p.slug.clone(),
+            emoji: p.emoji.clone(),
+            icon: p.icon.clone(),
+            description: p.description.clone(),
+            hidden: p.hidden,
+            no_index: p.no_index,
+            no_robots_index: p.no_robots_index,
+            condition: p.condition.clone(),
+        }
+    }
+
+    pub(crate) fn matches(&self, p: &Page) -> bool {
+        self.id == p.id
+            && self.title == p.title
+            && self.slug == p.slug
+            && self.emoji == p.emoji
+            && self.icon == p.icon
+            && self.description == p.description
+            && self.hidden == p.hidden
+            && self.no_index == p.no_index
+            && self.no_robots_index == p.no_robots_index
+            && self.condition == p.condition
+    }
+}
+
+impl SharedDocument {
+    /// Wraps the fields of a document page.
+    pub fn new(doc: DocumentPage) -> SharedDocument {
+        SharedDocument(Arc::new(DocumentCell::new(doc)))
+    }
+
+    /// The fields, copied only if another page shares them.
+    pub fn into_inner(self) -> DocumentPage {
+        match Arc::try_unwrap(self.0) {
+            Ok(cell) => cell.doc,
+            Err(shared) => shared.doc.clone(),
+        }
+    }
+
+    /// Whether both hold the very same fields (not merely equal ones).
+    pub fn ptr_eq(a: &SharedDocument, b: &SharedDocument) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+
+    /// The hash of the body object, computing it with `hash` the first time.
+    pub(crate) fn body_hash(&self, hash: impl FnOnce(&str) -> ObjectHash) -> ObjectHash {
+        *self.0.body.get_or_init(|| hash(&self.0.doc.markdown))
+    }
+
+    /// The remembered record hash and size of `page`, which holds this document.
+    pub(crate) fn record_hash(&self, page: &Page) -> Option<(ObjectHash, usize)> {
+        let (key, hash, len) = self.0.record.get()?;
+        key.matches(page).then_some((*hash, *len))
+    }
+
+    /// Remembers the record hash and size of `page` (unless another page's are remembered).
+    pub(crate) fn remember_record(&self, page: &Page, hash: ObjectHash, len: usize) {
+        if self.0.record.get().is_none() {
+            let _ = self.0.record.set((RecordKey::of(page), hash, len));
+        }
+    }
+
+    /// Remembers the body hash (known from the store when decoding).
+    pub(crate) fn remember_body(&self, hash: ObjectHash) {
+        let _ = self.0.body.set(hash);
+    }
+}
+
+impl Default for SharedDocument {
+    fn default() -> Self {
+        SharedDocument::new(DocumentPage::default())
+    }
+}
+
+impl From<DocumentPage> for SharedDocument {
+    fn from(doc: DocumentPage) -> Self {
+        SharedDocument::new(doc)
+    }
+}
+
+impl Clone for SharedDocument {
+    fn clone(&self) -> Self {
+        SharedDocument(Arc::clone(&self.0))
+    }
+}
+
+impl Deref for SharedDocument {
+    type Target = DocumentPage;
+
+    fn deref(&self) -> &DocumentPage {
+        &self.0.doc
+    }
+}
+
+impl DerefMut for SharedDocument {
+    fn deref_mut(&mut self) -> &mut DocumentPage {
+        let cell = Arc::make_mut(&mut self.0);
+        cell.body.take();
+        cell.record.take();
+        &mut cell.doc
+    }
+}
+
+impl PartialEq for SharedDocument {
+    fn eq(&self, other: &Self) -> bool {
+        if SharedDocument::ptr_eq(self, other) {
+            return true;
+        }
+        let (a, b) = (&self.0, &other.0);
+        if let (Some(x), Some(y)) = (a.record.get(), b.record.get()) {
+            // Records hold the body hash, layout, cover and variables: equal names, equal
+            // fields (without reading them, which costs more than these two cache lines).
+            if x.1 == y.1 {
+                return true;
+            }
+        }
+        let same_body = match (a.body.get(), b.body.get()) {
+            // Bodies are named by their sha-256, as in the store: equal names, equal bodies.
+            (Some(x), Some(y)) => x == y,
+            _ => a.doc.markdown == b.doc.markdown,
+        };
+        same_body
+            && a.doc.layout == b.doc.layout
+            && a.doc.cover == b.doc.cover
+            && a.doc.variables == b.doc.variables
+    }
+}
+
+impl Eq for SharedDocument {}
+
+impl fmt::Debug for SharedDocument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.doc.fmt(f)
+    }
+}
+
+impl Serialize for SharedDocument {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.doc.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedDocument {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        DocumentPage::deserialize(d).map(SharedDocument::new)
+    }
 }
 
 /// Fields particular to link pages.
@@ -331,10 +536,13 @@ impl Page {
             no_index: false,
             no_robots_index: false,
             condition: None,
-            kind: PageKind::Document(DocumentPage {
-                markdown: markdown.into(),
-                ..DocumentPage::default()
-            }),
+            kind: PageKind::Document(
+                DocumentPage {
+                    markdown: markdown.into(),
+                    ..DocumentPage::default()
+                }
+                .into(),
+            ),
             pages: Vec::new(),
         }
     }
@@ -375,8 +583,18 @@ impl Page {
     /// A copy of the page without its children, for property comparisons.
     pub fn without_children(&self) -> Page {
         Page {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            slug: self.slug.clone(),
+            emoji: self.emoji.clone(),
+            icon: self.icon.clone(),
+            description: self.description.clone(),
+            hidden: self.hidden,
+            no_index: self.no_index,
+            no_robots_index: self.no_robots_index,
+            condition: self.condition.clone(),
+            kind: self.kind.clone(),
             pages: Vec::new(),
-            ..self.clone()
         }
     }
 

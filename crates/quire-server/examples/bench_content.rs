@@ -124,7 +124,7 @@ async fn main() {
     let rev = generated(pages);
     let content_bytes: usize = rev.flatten().iter().map(|p| p.page.markdown().map_or(0, str::len)).sum();
     let mut tx = state.db.begin().await.unwrap();
-    let saved = quire_server::content::save(&state, &mut tx, rev).await.unwrap();
+    let saved = quire_server::content::save(&state, &mut tx, &space_id, rev).await.unwrap();
     let revision_id = quire_server::ids::new_id();
     let old: String = sqlx::query_scalar("SELECT revision_id FROM spaces WHERE id = $1").bind(&space_id).fetch_one(&mut *tx).await.unwrap();
     quire_server::store::revisions::insert(
@@ -159,7 +159,7 @@ async fn main() {
     let mut added = Vec::new();
     for i in 0..30 {
         let before = stored().await;
-        let change = json!({ "changes": [{ "operation": "update_page", "page": format!("p{}-{}", i % 100, i), "document": { "markdown": format!("{}\nEdited {i}.\n", body(i)) } }] });
+        let change = json!({ "changes": [{ "operation": "update_page", "page": format!("p{}-{}", i % 100, i % 99), "document": { "markdown": format!("{}\nEdited {i}.\n", body(i)) } }] });
         let t = Instant::now();
         c.ok(reqwest::Method::POST, &format!("/v1/spaces/{space_id}/change-requests/{cr}/content"), Some(change)).await;
         lat.push(t.elapsed());
@@ -183,7 +183,7 @@ async fn main() {
             let changes: Vec<Value> = (0..10)
                 .map(|k| {
                     let i = 40 + round * 20 + side * 10 + k;
-                    json!({ "operation": "update_page", "page": format!("p{}-{}", i % 100, i), "document": { "markdown": format!("{}\nRound {round}.\n", body(i)) } })
+                    json!({ "operation": "update_page", "page": format!("p{}-{}", i % 100, i % 99), "document": { "markdown": format!("{}\nRound {round}.\n", body(i)) } })
                 })
                 .collect();
             c.ok(reqwest::Method::POST, &format!("/v1/spaces/{space_id}/change-requests/{id}/content"), Some(json!({ "changes": changes }))).await;

@@ -26,6 +26,8 @@ const REVISION_CACHE_BYTES: u64 = 256 * 1024 * 1024;
 pub struct ContentCache {
     objects: Cache<ObjectHash, Arc<Vec<u8>>>,
     revisions: Cache<String, Arc<Revision>>,
+    /// Objects known to be stored for a space, so that a save writes only new ones.
+    stored: Cache<(String, ObjectHash), ()>,
 }
 
 impl std::fmt::Debug for ContentCache {
@@ -45,6 +47,7 @@ impl Default for ContentCache {
                 .max_capacity(REVISION_CACHE_BYTES)
                 .weigher(|_, r: &Arc<Revision>| u32::try_from(weight(r)).unwrap_or(u32::MAX))
                 .build(),
+            stored: Cache::builder().max_capacity(2_000_000).build(),
         }
     }
 }
@@ -57,8 +60,18 @@ fn weight(rev: &Revision) -> usize {
         + rev.files.len() * 256
 }
 
+/// The content of a revision of `space_id`: as [`load`], and every object walked is then
+/// known to be stored for that space (so that later saves skip it).
+pub async fn load_in(state: &AppState, space_id: &str, root: &str) -> ApiResult<Arc<Revision>> {
+    load_walk(state, Some(space_id), root).await
+}
+
 /// The content of the revision whose root object is `root` (empty root: empty content).
 pub async fn load(state: &AppState, root: &str) -> ApiResult<Arc<Revision>> {
+    load_walk(state, None, root).await
+}
+
+async fn load_walk(state: &AppState, space_id: Option<&str>, root: &str) -> ApiResult<Arc<Revision>> {
     if root.is_empty() {
         return Ok(Arc::new(Revision::default()));
     }
@@ -92,6 +105,9 @@ pub async fn load(state: &AppState, root: &str) -> ApiResult<Arc<Revision>> {
                     next.push(r);
                 }
             }
+            if let Some(space) = space_id {
+                state.content.stored.insert((space.to_string(), h), ());
+            }
             collected.insert(h, bytes);
         }
         frontier = next;
@@ -112,6 +128,7 @@ pub async fn load(state: &AppState, root: &str) -> ApiResult<Arc<Revision>> {
 
 /// Objects written by a transaction, to remember once it has committed.
 pub struct Saved {
+    space_id: String,
     /// Root hash of the saved revision.
     pub root: String,
     objects: Vec<(ObjectHash, Vec<u8>)>,
@@ -120,11 +137,12 @@ pub struct Saved {
     pub new_bytes: usize,
 }
 
-/// Encodes `rev` and writes the objects the database lacks, inside `tx`.
-pub async fn save(state: &AppState, tx: &mut Tx, rev: Revision) -> ApiResult<Saved> {
-    let cache = state.content.objects.clone();
+/// Encodes `rev` as content of `space_id` and writes the objects that space lacks, inside `tx`.
+pub async fn save(state: &AppState, tx: &mut Tx, space_id: &str, rev: Revision) -> ApiResult<Saved> {
+    let stored = state.content.stored.clone();
+    let space = space_id.to_string();
     let (encoded, rev) = tokio::task::spawn_blocking(move || {
-        let encoded = objects::encode_delta(&rev, |h| cache.contains_key(h));
+        let encoded = objects::encode_delta(&rev, |h| stored.contains_key(&(space.clone(), *h)));
         (encoded, rev)
     })
     .await
@@ -134,8 +152,9 @@ pub async fn save(state: &AppState, tx: &mut Tx, rev: Revision) -> ApiResult<Sav
         .iter()
         .map(|(h, b)| (h.to_hex(), b.clone()))
         .collect();
-    store::objects::put_many(tx, &rows).await?;
+    store::objects::put_many(tx, space_id, &rows).await?;
     Ok(Saved {
+        space_id: space_id.to_string(),
         root: encoded.root.to_hex(),
         objects: encoded.objects,
         revision: Arc::new(rev),
@@ -143,9 +162,17 @@ pub async fn save(state: &AppState, tx: &mut Tx, rev: Revision) -> ApiResult<Sav
     })
 }
 
+impl Saved {
+    /// The saved content.
+    pub fn revision(&self) -> &Arc<Revision> {
+        &self.revision
+    }
+}
+
 /// After the transaction of a [`save`] committed: its objects are known to exist.
 pub fn remember(state: &AppState, saved: Saved) {
     for (h, bytes) in saved.objects {
+        state.content.stored.insert((saved.space_id.clone(), h), ());
         state.content.objects.insert(h, Arc::new(bytes));
     }
     state.content.revisions.insert(saved.root, saved.revision);

@@ -33,6 +33,7 @@ pub async fn run_due(state: &AppState) -> anyhow::Result<usize> {
 async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
     match job.kind.as_str() {
         PURGE_JOB => purge_space(state, &job.payload).await,
+        crate::search::JOB => Ok(crate::search::sync(state, &job.payload).await?),
         other => anyhow::bail!("unknown job kind {other}"),
     }
 }
@@ -45,9 +46,16 @@ async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     let mut tx = state.db.begin().await?;
+    let blobs = store::objects::blob_refs(&mut tx, space_id).await?;
     store::spaces::purge(&mut tx, space_id).await?;
     tx.commit().await?;
     state.cache.invalidate();
+    // File bytes no other space uses go too. A crash between the commit and here can only
+    // leave unreferenced bytes behind, never remove bytes that some content still names.
+    for hash in store::objects::unused_blobs(&state.db, &blobs).await? {
+        state.blobs.delete(&hash).await?;
+        sqlx::query("DELETE FROM blobs WHERE hash = $1").bind(&hash).execute(state.db.pool()).await?;
+    }
     tracing::info!(space = %space_id, "purged deleted space");
     Ok(())
 }

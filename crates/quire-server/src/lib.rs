@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod keys;
 pub mod pagination;
 pub mod routes;
+pub mod search;
 pub mod server;
 pub mod store;
 pub mod validate;

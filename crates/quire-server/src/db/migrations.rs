@@ -11,7 +11,67 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "spaces and collections", SPACES),
     (3, "content and change requests", CONTENT),
     (4, "comments", COMMENTS),
+    (5, "search", SEARCH),
 ];
+
+/// The search index (see `crate::search`). Words are bytes so that prefix ranges compare
+/// bytewise on both engines, whatever the database collation.
+const SEARCH: &str = r#"
+CREATE TABLE search_spaces (
+    space_id TEXT PRIMARY KEY REFERENCES spaces (id) ON DELETE CASCADE,
+    revision_id TEXT NOT NULL,
+    analyzer TEXT NOT NULL,
+    pages BIGINT NOT NULL,
+    title_len BIGINT NOT NULL,
+    head_len BIGINT NOT NULL,
+    body_len BIGINT NOT NULL,
+    next_key BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE TABLE search_pages (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    page_key BIGINT NOT NULL,
+    page_id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL,
+    path TEXT NOT NULL,
+    ancestors TEXT NOT NULL,
+    terms TEXT NOT NULL,
+    title_len BIGINT NOT NULL,
+    head_len BIGINT NOT NULL,
+    body_len BIGINT NOT NULL,
+    PRIMARY KEY (space_id, page_key)
+);
+CREATE UNIQUE INDEX search_pages_id ON search_pages (space_id, page_id);
+CREATE TABLE search_sections (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    page_key BIGINT NOT NULL,
+    idx BIGINT NOT NULL,
+    anchor TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (space_id, page_key, idx)
+);
+CREATE TABLE search_postings (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    term TEXT NOT NULL,
+    block BIGINT NOT NULL,
+    data {bytes} NOT NULL,
+    PRIMARY KEY (space_id, term, block)
+);
+CREATE TABLE search_terms (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    term TEXT NOT NULL,
+    df BIGINT NOT NULL,
+    PRIMARY KEY (space_id, term)
+);
+CREATE TABLE search_words (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    word {bytes} NOT NULL,
+    term TEXT NOT NULL,
+    PRIMARY KEY (space_id, word)
+)
+"#;
 
 const COMMENTS: &str = r#"
 CREATE TABLE comments (
@@ -56,10 +116,19 @@ CREATE TABLE reactions (
 /// `{bytes}` stands for the binary column type: `BLOB` on SQLite, `BYTEA` on PostgreSQL.
 const CONTENT: &str = r#"
 CREATE TABLE content_objects (
-    hash TEXT PRIMARY KEY,
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    hash TEXT NOT NULL,
     data {bytes} NOT NULL,
-    size BIGINT NOT NULL
+    size BIGINT NOT NULL,
+    PRIMARY KEY (space_id, hash)
 );
+CREATE INDEX content_objects_hash ON content_objects (hash);
+CREATE TABLE blob_refs (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    hash TEXT NOT NULL,
+    PRIMARY KEY (space_id, hash)
+);
+CREATE INDEX blob_refs_hash ON blob_refs (hash);
 CREATE TABLE blobs (
     hash TEXT PRIMARY KEY,
     size BIGINT NOT NULL,

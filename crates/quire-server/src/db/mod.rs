@@ -34,6 +34,17 @@ pub struct Db {
 /// A write transaction; dropping it without `commit` rolls back.
 pub type Tx = Transaction<'static, Any>;
 
+/// The clause that locks the rows a read-modify-write selects: `FOR UPDATE` on PostgreSQL;
+/// nothing on SQLite, where `BEGIN IMMEDIATE` already makes writers take turns.
+pub fn for_update(tx: &Tx) -> &'static str {
+    let conn: &sqlx::AnyConnection = tx;
+    if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+        " FOR UPDATE"
+    } else {
+        ""
+    }
+}
+
 impl Db {
     /// Connects to `url` (`sqlite://path` or `postgres://...`) and brings its schema up to date.
     pub async fn connect(url: &str) -> anyhow::Result<Self> {

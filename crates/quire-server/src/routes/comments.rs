@@ -86,7 +86,11 @@ impl Scope {
     }
 
     fn require_live(&self) -> ApiResult<()> {
-        self.ctx.require_live()
+        self.ctx.require_live()?;
+        if self.cr.as_ref().is_some_and(|c| c.status == "merged") {
+            return Err(ApiError::conflict("The change request is merged: its discussion is closed."));
+        }
+        Ok(())
     }
 }
 
@@ -583,8 +587,7 @@ async fn delete_impl(
             "Only the author or a space admin can delete a comment.",
         ));
     }
-    store::comments::delete(&mut tx, &c.id).await?;
-    if c.status == "open" {
+    if store::comments::delete(&mut tx, &c.id).await? && c.status == "open" {
         store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), -1)
             .await?;
     }

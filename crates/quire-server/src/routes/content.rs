@@ -71,7 +71,7 @@ async fn load_revision(state: &AppState, space_id: &str, revision_id: &str) -> A
         .ok_or_else(|| {
             ApiError::not_found(format!("Revision `{revision_id}` not found in this space."))
         })?;
-    let rev = content::load(state, &row.root).await?;
+    let rev = content::load_in(state, space_id, &row.root).await?;
     Ok(Loaded { row, rev })
 }
 
@@ -508,7 +508,7 @@ pub async fn update_cr_content(
             })?;
         changes.push(change);
     }
-    let inserted = crate::routes::uploads::resolve_files(&state, &mut changes).await?;
+    let inserted = crate::routes::uploads::resolve_files(&state, &ctx.space.id, &mut changes).await?;
     let found = crs::load(&state, &ctx, &cr).await?;
     for _ in 0..MAX_ATTEMPTS {
         let mut tx = state.db.begin().await?;
@@ -538,7 +538,7 @@ pub async fn update_cr_content(
         .map_err(edit_error)?;
         let now = state.now();
         let mut tx = state.db.begin().await?;
-        let saved = content::save(&state, &mut tx, applied.revision).await?;
+        let saved = content::save(&state, &mut tx, &ctx.space.id, applied.revision).await?;
         let revision_id = new_id();
         store::revisions::insert(
             &mut tx,
@@ -692,7 +692,7 @@ pub async fn update_cr(
         let merged = merge3(base.rev, mine.rev, main.rev).await?;
         let now = state.now();
         let mut tx = state.db.begin().await?;
-        let saved = content::save(&state, &mut tx, merged).await?;
+        let saved = content::save(&state, &mut tx, &ctx.space.id, merged).await?;
         let revision_id = new_id();
         store::revisions::insert(
             &mut tx,
@@ -763,7 +763,7 @@ pub async fn merge_cr(
         };
         let now = state.now();
         let mut tx = state.db.begin().await?;
-        let saved = content::save(&state, &mut tx, merged).await?;
+        let saved = content::save(&state, &mut tx, &ctx.space.id, merged).await?;
         let revision_id = new_id();
         store::revisions::insert(
             &mut tx,
@@ -799,6 +799,7 @@ pub async fn merge_cr(
             Some("merged"),
         )
         .await?;
+        crate::search::reindex(&state, &mut tx, &space.id, &revision_id, saved.revision()).await?;
         tx.commit().await?;
         content::remember(&state, saved);
         return Ok(Json(json!({ "revision": revision_id, "result": "merge" })));

@@ -11,6 +11,7 @@ pub mod members;
 pub mod meta;
 pub mod orgs;
 pub mod permissions;
+pub mod search;
 pub mod spaces;
 pub mod teams;
 pub mod uploads;
@@ -749,6 +750,20 @@ pub fn table() -> Vec<RouteDef> {
             "getPageInRevisionByPath",
             Space(Role::Read),
             get(content::get_revision_page_by_path),
+        ),
+        route(
+            M::GET,
+            "/v1/spaces/{spaceId}/search",
+            "searchSpaceContent",
+            Space(Role::Read),
+            get(search::search_space),
+        ),
+        route(
+            M::GET,
+            "/v1/orgs/{organizationId}/search",
+            "searchOrganizationContent",
+            OrgMember,
+            get(search::search_organization),
         ),
         // Collections
         route(

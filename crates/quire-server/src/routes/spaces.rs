@@ -442,6 +442,16 @@ pub async fn duplicate_space(
         ..ctx.space.clone()
     };
     insert_with_revision(&mut tx, &space, &root, Some(&caller.user.id), now).await?;
+    store::objects::copy_space(&mut tx, &ctx.space.id, &space.id).await?;
+    crate::search::copy(
+        &state,
+        &mut tx,
+        &ctx.space.id,
+        &ctx.space.revision_id,
+        &space.id,
+        &space.revision_id,
+    )
+    .await?;
     tx.commit().await?;
     let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
     Ok(views::created(

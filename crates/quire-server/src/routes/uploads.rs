@@ -12,7 +12,7 @@ use crate::ids::new_id;
 
 /// Fetches or decodes every file of the batch's `insert_files` changes, stores the bytes,
 /// and fills in each upload's `resolved` file. Returns the new files in order.
-pub async fn resolve_files(state: &AppState, changes: &mut [Change]) -> ApiResult<Vec<File>> {
+pub async fn resolve_files(state: &AppState, space_id: &str, changes: &mut [Change]) -> ApiResult<Vec<File>> {
     let mut out = Vec::new();
     for (i, change) in changes.iter_mut().enumerate() {
         let Change::InsertFiles(insert) = change else {
@@ -27,6 +27,7 @@ pub async fn resolve_files(state: &AppState, changes: &mut [Change]) -> ApiResul
             let field = format!("changes[{i}].files[{j}]");
             let (bytes, fetched_type) = read_upload(state, upload, &field).await?;
             let file = store_file(state, upload, bytes, fetched_type).await?;
+            crate::store::objects::add_blob_ref(&state.db, space_id, &file.blob).await?;
             upload.resolved = Some(file.clone());
             out.push(file);
         }

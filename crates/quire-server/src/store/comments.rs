@@ -172,9 +172,10 @@ pub async fn insert(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
     Ok(())
 }
 
-/// A comment by id inside a transaction (for read-modify-write).
+/// A comment by id inside a transaction, locked until it ends (for read-modify-write).
 pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<CommentRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM comments WHERE id = $1"))
+    let lock = crate::db::for_update(tx);
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM comments WHERE id = $1{lock}"))
         .bind(id)
         .fetch_optional(&mut **tx)
         .await
@@ -196,17 +197,17 @@ pub async fn update(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
     Ok(())
 }
 
-/// Deletes a comment with its replies and their reactions.
-pub async fn delete(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
+/// Deletes a comment with its replies and their reactions; returns whether it existed.
+pub async fn delete(tx: &mut Tx, id: &str) -> sqlx::Result<bool> {
     sqlx::query("DELETE FROM reactions WHERE target_id = $1 OR target_id IN (SELECT id FROM comment_replies WHERE comment_id = $1)")
         .bind(id)
         .execute(&mut **tx)
         .await?;
-    sqlx::query("DELETE FROM comments WHERE id = $1")
+    let res = sqlx::query("DELETE FROM comments WHERE id = $1")
         .bind(id)
         .execute(&mut **tx)
         .await?;
-    Ok(())
+    Ok(res.rows_affected() > 0)
 }
 
 /// Adds `delta` to the open-comment counter of the space, or of the change request.

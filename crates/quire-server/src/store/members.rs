@@ -192,8 +192,14 @@ pub async fn remove(tx: &mut Tx, org_id: &str, user_id: &str) -> sqlx::Result<()
     Ok(())
 }
 
-/// How many admins the organization has.
+/// How many admins the organization has. Locks the organization's row first, so that two
+/// concurrent demotions cannot both see a second admin.
 pub async fn count_admins(tx: &mut Tx, org_id: &str) -> sqlx::Result<i64> {
+    let lock = crate::db::for_update(tx);
+    sqlx::query(&format!("SELECT id FROM organizations WHERE id = $1{lock}"))
+        .bind(org_id)
+        .execute(&mut **tx)
+        .await?;
     sqlx::query_scalar("SELECT COUNT(*) FROM members WHERE org_id = $1 AND role = 'admin'")
         .bind(org_id)
         .fetch_one(&mut **tx)

@@ -11,6 +11,7 @@ pub mod ordering;
 pub mod orgs;
 pub mod permissions;
 pub mod revisions;
+pub mod search;
 pub mod spaces;
 pub mod teams;
 pub mod tokens;

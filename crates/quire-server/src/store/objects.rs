@@ -1,11 +1,14 @@
-//! Content objects: the immutable, content-addressed pieces of revisions.
+//! Content objects: the immutable, content-addressed pieces of revisions. Each space keeps
+//! its own rows (structural sharing happens between the revisions of a space), so that a
+//! purged space takes all of its content with it.
 
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
-/// Fetches the objects among `hashes` that exist, as `(hash, bytes)`.
+/// Fetches the objects among `hashes` that exist in any space, as `(hash, bytes)` (an
+/// object's bytes are the same wherever it is stored: its name is their hash).
 pub async fn get_many(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
-    let mut out = Vec::with_capacity(hashes.len());
+    let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(hashes.len());
     for chunk in hashes.chunks(500) {
         let mut q = Sql::new("SELECT hash, data FROM content_objects WHERE hash IN (");
         for (i, h) in chunk.iter().enumerate() {
@@ -18,15 +21,19 @@ pub async fn get_many(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<(String, V
         let rows: Vec<(String, Vec<u8>)> = q.query_as().fetch_all(db.pool()).await?;
         out.extend(rows);
     }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.dedup_by(|a, b| a.0 == b.0);
     Ok(out)
 }
 
-/// Stores objects (those already present are left alone: same name, same bytes).
-pub async fn put_many(tx: &mut Tx, objects: &[(String, Vec<u8>)]) -> sqlx::Result<()> {
+/// Stores objects for a space (those it already has are left alone).
+pub async fn put_many(tx: &mut Tx, space_id: &str, objects: &[(String, Vec<u8>)]) -> sqlx::Result<()> {
     for (hash, data) in objects {
         sqlx::query(
-            "INSERT INTO content_objects (hash, data, size) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING",
+            "INSERT INTO content_objects (space_id, hash, data, size) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (space_id, hash) DO NOTHING",
         )
+        .bind(space_id)
         .bind(hash)
         .bind(data.clone())
         .bind(i64::try_from(data.len()).unwrap_or(i64::MAX))
@@ -34,4 +41,55 @@ pub async fn put_many(tx: &mut Tx, objects: &[(String, Vec<u8>)]) -> sqlx::Resul
         .await?;
     }
     Ok(())
+}
+
+/// Copies every object and blob reference of one space to another (duplication).
+pub async fn copy_space(tx: &mut Tx, from: &str, to: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO content_objects (space_id, hash, data, size) \
+         SELECT $2, hash, data, size FROM content_objects WHERE space_id = $1",
+    )
+    .bind(from)
+    .bind(to)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("INSERT INTO blob_refs (space_id, hash) SELECT $2, hash FROM blob_refs WHERE space_id = $1")
+        .bind(from)
+        .bind(to)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Records that a space's content uses a blob.
+pub async fn add_blob_ref(db: &Db, space_id: &str, hash: &str) -> sqlx::Result<()> {
+    sqlx::query("INSERT INTO blob_refs (space_id, hash) VALUES ($1, $2) ON CONFLICT (space_id, hash) DO NOTHING")
+        .bind(space_id)
+        .bind(hash)
+        .execute(db.pool())
+        .await?;
+    Ok(())
+}
+
+/// The blobs a space uses.
+pub async fn blob_refs(tx: &mut Tx, space_id: &str) -> sqlx::Result<Vec<String>> {
+    sqlx::query_scalar("SELECT hash FROM blob_refs WHERE space_id = $1")
+        .bind(space_id)
+        .fetch_all(&mut **tx)
+        .await
+}
+
+/// Of `hashes`, those no space uses any more.
+pub async fn unused_blobs(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for h in hashes {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM blob_refs WHERE hash = $1")
+            .bind(h)
+            .fetch_one(db.pool())
+            .await?;
+        if n == 0 {
+            out.push(h.clone());
+        }
+    }
+    Ok(out)
 }

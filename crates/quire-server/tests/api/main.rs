@@ -15,6 +15,7 @@ mod members;
 mod orgs;
 mod pagination;
 mod routes;
+mod search;
 mod spaces;
 mod teams;
 mod tokens;

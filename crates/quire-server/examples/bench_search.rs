@@ -1,0 +1,469 @@
+//! Search benchmarks on a generated space of 10,000 pages (~5 million words), through HTTP
+//! against an in-process server on SQLite (or PostgreSQL with `QUIRE_BENCH_DATABASE_URL`):
+//! - building the whole index once (what a first search after an upgrade costs);
+//! - `GET SPACE/search` latency, p50 and p95, over a mix of queries (frequent, rare and
+//!   mid-frequency words, two and three words, completions, typos, phrases);
+//! - the index update after a 10-page change: measured alone (`search::reindex` in a
+//!   transaction), and the whole `mergeChangeRequest` that includes it.
+//!
+//! Run: `cargo run --release -p quire-server --example bench_search [-- PAGES]`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quire_content::model::{Page, PageKind, Revision};
+use quire_server::clock::SystemClock;
+use quire_server::server::Server;
+use quire_server::ServerConfig;
+use serde_json::{json, Value};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Deterministic generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+const STOP: &[&str] = &[
+    "the", "of", "and", "to", "a", "in", "is", "for", "that", "with", "on", "as", "are", "be",
+    "this", "by", "it", "or", "from", "at", "an", "can", "you", "your", "when", "which",
+];
+
+/// Pseudo-words (consonant-vowel syllables), `VOCAB` of them, ranked by frequency.
+const VOCAB: usize = 30_000;
+
+fn word(i: usize) -> String {
+    const C: &[u8] = b"bdfgklmnprstvz";
+    const V: &[u8] = b"aeiou";
+    let mut n = i + 70;
+    let mut s = String::new();
+    while n > 0 || s.len() < 4 {
+        let k = n % (C.len() * V.len());
+        s.push(C[k / V.len()] as char);
+        s.push(V[k % V.len()] as char);
+        n /= C.len() * V.len();
+    }
+    s
+}
+
+/// Zipf (s = 1) over the vocabulary.
+struct Zipf {
+    cumulative: Vec<f64>,
+}
+
+impl Zipf {
+    fn new(n: usize) -> Self {
+        let mut acc = 0.0;
+        let cumulative = (1..=n)
+            .map(|r| {
+                acc += 1.0 / r as f64;
+                acc
+            })
+            .collect();
+        Zipf { cumulative }
+    }
+    fn sample(&self, rng: &mut Rng) -> usize {
+        let x = rng.unit() * self.cumulative.last().unwrap();
+        self.cumulative.partition_point(|c| *c < x)
+    }
+}
+
+struct Gen {
+    rng: Rng,
+    zipf: Zipf,
+    words: Vec<String>,
+}
+
+impl Gen {
+    fn token(&mut self) -> String {
+        if self.rng.below(100) < 35 {
+            STOP[self.rng.below(STOP.len())].to_string()
+        } else {
+            self.words[self.zipf.sample(&mut self.rng)].clone()
+        }
+    }
+    fn words(&mut self, n: usize) -> Vec<String> {
+        (0..n).map(|_| self.token()).collect()
+    }
+    fn title(&mut self, n: usize) -> String {
+        let mut w: Vec<String> = (0..n)
+            .map(|_| self.words[50 + self.rng.below(5000)].clone())
+            .collect();
+        w[0][..1].make_ascii_uppercase();
+        w.join(" ")
+    }
+    /// About 500 words: an introduction and five sections.
+    fn markdown(&mut self) -> String {
+        let mut md = String::new();
+        md.push_str(&self.words(45).join(" "));
+        md.push_str(".\n\n");
+        for _ in 0..5 {
+            let n = 2 + self.rng.below(3);
+            let h = self.title(n);
+            md.push_str(&format!("## {h}\n\n"));
+            for _ in 0..2 {
+                md.push_str(&self.words(45).join(" "));
+                md.push_str(".\n\n");
+            }
+        }
+        md
+    }
+}
+
+fn generated(g: &mut Gen, pages: usize) -> Revision {
+    let mut rev = Revision::default();
+    let chapters = 100.min(pages);
+    let per = pages / chapters;
+    for c in 0..chapters {
+        let title = g.title(3);
+        let md = g.markdown();
+        let mut parent = Page::document(&format!("p{c}"), &title, &format!("chapter-{c}"), &md);
+        for k in 0..per.saturating_sub(1) {
+            let n = 3 + g.rng.below(3);
+            let title = g.title(n);
+            let md = g.markdown();
+            parent.pages.push(Page::document(
+                &format!("p{c}-{k}"),
+                &title,
+                &format!("topic-{c}-{k}"),
+                &md,
+            ));
+        }
+        rev.pages.push(parent);
+    }
+    rev
+}
+
+struct Client {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Client {
+    async fn ok(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().await.expect("request");
+        let status = res.status().as_u16();
+        let v = res.json::<Value>().await.unwrap_or(Value::Null);
+        assert!(status < 300, "{path}: {status} {v}");
+        v
+    }
+}
+
+fn pct(mut xs: Vec<Duration>, p: f64) -> f64 {
+    xs.sort();
+    let i = ((xs.len() as f64 - 1.0) * p).round() as usize;
+    xs[i].as_secs_f64() * 1000.0
+}
+
+fn report(name: &str, xs: &[Duration]) {
+    println!(
+        "{name:<56} n={:<4} p50={:>7.1} ms  p95={:>7.1} ms  max={:>7.1} ms",
+        xs.len(),
+        pct(xs.to_vec(), 0.5),
+        pct(xs.to_vec(), 0.95),
+        pct(xs.to_vec(), 1.0)
+    );
+}
+
+fn enc(q: &str) -> String {
+    url::form_urlencoded::byte_serialize(q.as_bytes()).collect()
+}
+
+fn mid(g: &mut Gen) -> String {
+    g.words[200 + g.rng.below(3000)].clone()
+}
+
+/// The query mix: `(kind, query)`.
+fn queries(g: &mut Gen, rev: &Revision) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for _ in 0..20 {
+        let frequent = g.words[g.rng.below(50)].clone();
+        out.push(("one frequent word", frequent));
+        let w = mid(g);
+        out.push(("one mid-frequency word", w));
+        let rare = g.words[10_000 + g.rng.below(VOCAB - 10_000)].clone();
+        out.push(("one rare word", rare));
+        let (a, b) = (mid(g), mid(g));
+        out.push(("two words", format!("{a} {b} ")));
+        let (a, b, c) = (g.words[g.rng.below(100)].clone(), mid(g), mid(g));
+        out.push(("three words", format!("{a} {b} {c} ")));
+        let w = mid(g);
+        let typed: String = w.chars().take(w.len().clamp(3, 5) - 1).collect();
+        let first = mid(g);
+        out.push(("completion of the last word", format!("{first} {typed}")));
+        let w = loop {
+            let w = mid(g);
+            if w.len() >= 6 {
+                break w;
+            }
+        };
+        let m = w.len() / 2;
+        out.push(("one typo", format!("{}{} ", &w[..m], &w[m + 1..])));
+        // Three consecutive words of some page, as a phrase.
+        let flat = rev.flatten();
+        let page = flat[g.rng.below(flat.len())].page;
+        let text = page.markdown().unwrap_or("");
+        let words: Vec<&str> = text.split_whitespace().filter(|w| !w.starts_with('#')).collect();
+        let at = g.rng.below(words.len().saturating_sub(3).max(1));
+        let phrase = words[at..(at + 3).min(words.len())]
+            .iter()
+            .map(|w| w.trim_end_matches('.'))
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.push(("phrase", format!("\"{phrase}\"")));
+    }
+    out
+}
+
+#[tokio::main]
+async fn main() {
+    let pages: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(10_000);
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        bind: ([127, 0, 0, 1], 0).into(),
+        data_dir: dir.path().to_path_buf(),
+        database_url: std::env::var("QUIRE_BENCH_DATABASE_URL").ok(),
+        ..ServerConfig::default()
+    };
+    let server = Server::bind_with_clock(config.clone(), Arc::new(SystemClock))
+        .await
+        .expect("server");
+    let base = format!("http://{}", server.local_addr());
+    let state = server.state().clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(server.run(async move {
+        let _ = stopped.await;
+    }));
+    let token = quire_server::admin::create_token(&config, "bench@example.com", None)
+        .await
+        .unwrap();
+    let c = Client {
+        http: reqwest::Client::new(),
+        base,
+        token,
+    };
+    let org = c
+        .ok(reqwest::Method::POST, "/v1/orgs", Some(json!({ "title": "Bench" })))
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let space = c
+        .ok(
+            reqwest::Method::POST,
+            &format!("/v1/orgs/{org}/spaces"),
+            Some(json!({ "title": "Big" })),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // Seed: the generated revision becomes the space's content through the content store.
+    let t = Instant::now();
+    let mut g = Gen {
+        rng: Rng(0x9e37_79b9_7f4a_7c15),
+        zipf: Zipf::new(VOCAB),
+        words: (0..VOCAB).map(word).collect(),
+    };
+    let rev = generated(&mut g, pages);
+    let word_count: usize = rev
+        .flatten()
+        .iter()
+        .map(|p| p.page.title.split_whitespace().count() + p.page.markdown().map_or(0, |m| m.split_whitespace().count()))
+        .sum();
+    let bytes: usize = rev.flatten().iter().map(|p| p.page.markdown().map_or(0, str::len)).sum();
+    let mut tx = state.db.begin().await.unwrap();
+    let saved = quire_server::content::save(&state, &mut tx, &space, rev.clone())
+        .await
+        .unwrap();
+    let revision_id = quire_server::ids::new_id();
+    let old: String = sqlx::query_scalar("SELECT revision_id FROM spaces WHERE id = $1")
+        .bind(&space)
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    quire_server::store::revisions::insert(
+        &mut tx,
+        &quire_server::store::revisions::NewRevision {
+            id: &revision_id,
+            space_id: &space,
+            parents: std::slice::from_ref(&old),
+            kind: "edits",
+            root: &saved.root,
+            created_by: None,
+            created_at: 0,
+        },
+    )
+    .await
+    .unwrap();
+    quire_server::store::revisions::advance_space(&mut tx, &space, &old, &revision_id, 0)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    quire_server::content::remember(&state, saved);
+    println!(
+        "seeded {} pages, {word_count} words, {bytes} bytes of markdown, in {:.1} s",
+        rev.flatten().len(),
+        t.elapsed().as_secs_f64()
+    );
+
+    // The whole index, once.
+    let t = Instant::now();
+    quire_server::search::sync(&state, &space).await.unwrap();
+    println!("full index build: {:.1} s", t.elapsed().as_secs_f64());
+    for table in ["search_pages", "search_sections", "search_postings", "search_terms", "search_words"] {
+        let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+            .fetch_one(state.db.pool())
+            .await
+            .unwrap();
+        println!("  {table}: {n} rows");
+    }
+
+    // Queries.
+    let qs = queries(&mut g, &rev);
+    let verbose = std::env::var_os("QUIRE_BENCH_VERBOSE").is_some();
+    for (kind, q) in &qs {
+        let t = Instant::now();
+        c.ok(reqwest::Method::GET, &format!("/v1/spaces/{space}/search?query={}&limit=10", enc(q)), None)
+            .await;
+        if verbose {
+            println!("{:>8.1} ms  {kind}: {q}", t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    for limit in [10, 100] {
+        let mut all = Vec::new();
+        let mut by_kind: Vec<(&str, Vec<Duration>)> = Vec::new();
+        let mut empty = 0;
+        for round in 0..3 {
+            for (kind, q) in &qs {
+                let t = Instant::now();
+                let res = c
+                    .ok(
+                        reqwest::Method::GET,
+                        &format!("/v1/spaces/{space}/search?query={}&limit={limit}", enc(q)),
+                        None,
+                    )
+                    .await;
+                let d = t.elapsed();
+                if round == 0 && res["items"].as_array().is_none_or(Vec::is_empty) {
+                    empty += 1;
+                }
+                all.push(d);
+                match by_kind.iter_mut().find(|(k, _)| k == kind) {
+                    Some((_, v)) => v.push(d),
+                    None => by_kind.push((kind, vec![d])),
+                }
+            }
+        }
+        println!("GET SPACE/search?limit={limit} ({} queries x 3, {empty} without results)", qs.len());
+        report("  all queries", &all);
+        for (kind, v) in &by_kind {
+            report(&format!("  {kind}"), v);
+        }
+    }
+    let mut org_lat = Vec::new();
+    for (_, q) in qs.iter().take(80) {
+        let t = Instant::now();
+        c.ok(reqwest::Method::GET, &format!("/v1/orgs/{org}/search?query={}&limit=10", enc(q)), None)
+            .await;
+        org_lat.push(t.elapsed());
+    }
+    report("GET ORG/search?limit=10 (one space)", &org_lat);
+
+    // The index update for a 10-page change, alone: `search::reindex` inside a transaction
+    // (rolled back), from the current revision to one with 10 pages edited.
+    let mut current = rev;
+    let mut alone = Vec::new();
+    for round in 0..12 {
+        let mut next = current.clone();
+        for k in 0..10 {
+            let c = (round * 7 + k * 9) % next.pages.len();
+            let i = (round * 3 + k) % next.pages[c].pages.len().max(1);
+            let md = g.markdown();
+            if let PageKind::Document(d) = &mut next.pages[c].pages[i].kind {
+                d.markdown = md;
+            }
+        }
+        let next = Arc::new(next);
+        let mut tx = state.db.begin().await.unwrap();
+        let t = Instant::now();
+        let out = quire_server::search::reindex(&state, &mut tx, &space, "bench", &next)
+            .await
+            .unwrap();
+        alone.push(t.elapsed());
+        assert_eq!((out.kind, out.analysed), ("incremental", 10));
+        drop(tx);
+        current = (*next).clone();
+    }
+    report("index update after a 10-page change (reindex alone)", &alone);
+
+    // Through HTTP: merging 10-page change requests, index update included.
+    let mut merges = Vec::new();
+    let mut after = Vec::new();
+    for round in 0..10 {
+        let cr = c
+            .ok(reqwest::Method::POST, &format!("/v1/spaces/{space}/change-requests"), Some(json!({})))
+            .await["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let marker = format!("zqx{round}marker");
+        let changes: Vec<Value> = (0..10)
+            .map(|k| {
+                let c = (round * 11 + k * 7) % 100;
+                json!({
+                    "operation": "update_page",
+                    "page": format!("p{c}-{}", 50 + round),
+                    "document": { "markdown": format!("{}\n\nNew: {marker}.\n", g.markdown()) }
+                })
+            })
+            .collect();
+        c.ok(
+            reqwest::Method::POST,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+            Some(json!({ "changes": changes })),
+        )
+        .await;
+        let t = Instant::now();
+        c.ok(reqwest::Method::POST, &format!("/v1/spaces/{space}/change-requests/{cr}/merge"), Some(json!({})))
+            .await;
+        merges.push(t.elapsed());
+        let t = Instant::now();
+        let res = c
+            .ok(reqwest::Method::GET, &format!("/v1/spaces/{space}/search?query={marker}&limit=20"), None)
+            .await;
+        after.push(t.elapsed());
+        assert_eq!(res["count"], 10, "the merged text is searchable at once");
+    }
+    report("merge a 10-page change request (index update included)", &merges);
+    report("search right after the merge (finds the 10 pages)", &after);
+
+    let _ = stop.send(());
+    running.await.unwrap().unwrap();
+}

@@ -1,0 +1,197 @@
+//! The byte format of postings. One row of `search_postings` holds, for one term, the
+//! entries of up to [`BLOCK_PAGES`] consecutive page keys (a *block*): reading a term costs
+//! one row per block, and changing a page rewrites only the blocks of its own terms.
+//!
+//! Block: a sequence of `(page key delta, entry length, entry)`, page keys ascending.
+//! Entry: `title_tf, title_len, head_len, body_len, sections, (index, head_tf, body_tf)*`,
+//! every number an unsigned LEB128 varint.
+
+use super::analyze::{PageDoc, TermHits};
+
+/// Page keys per block.
+pub const BLOCK_PAGES: i64 = 64;
+
+/// The block of a page key.
+pub fn block_of(page_key: i64) -> i64 {
+    page_key.div_euclid(BLOCK_PAGES)
+}
+
+fn put(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// Reads varints from a byte slice; a truncated or corrupt input reads as zeros at its end.
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes, at: 0 }
+    }
+
+    pub fn done(&self) -> bool {
+        self.at >= self.bytes.len()
+    }
+
+    pub fn next(&mut self) -> u64 {
+        let mut v: u64 = 0;
+        let mut shift = 0;
+        while let Some(&b) = self.bytes.get(self.at) {
+            self.at += 1;
+            if shift < 64 {
+                v |= u64::from(b & 0x7f) << shift;
+            }
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+        }
+        v
+    }
+
+    fn take(&mut self, n: usize) -> &'a [u8] {
+        let end = (self.at + n).min(self.bytes.len());
+        let s = &self.bytes[self.at..end];
+        self.at = end;
+        s
+    }
+}
+
+/// Encodes the entry of one term in one page.
+pub fn entry(doc: &PageDoc, hits: &TermHits) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + hits.sections.len() * 3);
+    put(&mut out, u64::from(hits.title));
+    put(&mut out, u64::from(doc.title_len));
+    put(&mut out, u64::from(doc.head_len));
+    put(&mut out, u64::from(doc.body_len));
+    put(&mut out, hits.sections.len() as u64);
+    for &(idx, h, b) in &hits.sections {
+        put(&mut out, u64::from(idx));
+        put(&mut out, u64::from(h));
+        put(&mut out, u64::from(b));
+    }
+    out
+}
+
+/// A decoded entry header.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Entry {
+    pub title_tf: u32,
+    pub title_len: u32,
+    pub head_len: u32,
+    pub body_len: u32,
+    /// Occurrences in all headings and in all bodies.
+    pub head_tf: u32,
+    pub body_tf: u32,
+}
+
+fn small(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// Decodes an entry; `sections` receives `(index, head_tf, body_tf)` when given.
+pub fn decode_entry(bytes: &[u8], mut sections: Option<&mut Vec<(u32, u32, u32)>>) -> Entry {
+    let mut r = Reader::new(bytes);
+    let mut e = Entry {
+        title_tf: small(r.next()),
+        title_len: small(r.next()),
+        head_len: small(r.next()),
+        body_len: small(r.next()),
+        ..Entry::default()
+    };
+    let n = r.next();
+    for _ in 0..n {
+        if r.done() {
+            break;
+        }
+        let (idx, h, b) = (small(r.next()), small(r.next()), small(r.next()));
+        e.head_tf = e.head_tf.saturating_add(h);
+        e.body_tf = e.body_tf.saturating_add(b);
+        if let Some(s) = sections.as_deref_mut() {
+            s.push((idx, h, b));
+        }
+    }
+    e
+}
+
+/// Iterates the `(page key, entry bytes)` of a block.
+pub fn entries(block: &[u8]) -> impl Iterator<Item = (i64, &[u8])> {
+    let mut r = Reader::new(block);
+    let mut key: i64 = 0;
+    std::iter::from_fn(move || {
+        if r.done() {
+            return None;
+        }
+        key = key.saturating_add(i64::try_from(r.next()).unwrap_or(i64::MAX));
+        let len = usize::try_from(r.next()).unwrap_or(usize::MAX);
+        Some((key, r.take(len)))
+    })
+}
+
+/// Encodes a block from entries in ascending page-key order.
+pub fn encode_block<'a>(items: impl IntoIterator<Item = (i64, &'a [u8])>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut last = 0i64;
+    for (key, bytes) in items {
+        put(&mut out, u64::try_from(key - last).unwrap_or(0));
+        put(&mut out, bytes.len() as u64);
+        out.extend_from_slice(bytes);
+        last = key;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_round_trip() {
+        let a = vec![1u8, 2, 3];
+        let b = vec![200u8; 300];
+        let block = encode_block([(5, a.as_slice()), (70_000, b.as_slice())]);
+        let back: Vec<(i64, Vec<u8>)> = entries(&block).map(|(k, e)| (k, e.to_vec())).collect();
+        assert_eq!(back, vec![(5, a), (70_000, b)]);
+        assert_eq!(block_of(63), 0);
+        assert_eq!(block_of(64), 1);
+    }
+
+    #[test]
+    fn entries_round_trip() {
+        let hits = TermHits {
+            title: 2,
+            sections: vec![(0, 0, 3), (4, 1, 200)],
+        };
+        let doc = PageDoc {
+            page_id: "p".into(),
+            title: String::new(),
+            description: String::new(),
+            path: String::new(),
+            ancestors: vec![],
+            sections: vec![],
+            title_len: 3,
+            head_len: 9,
+            body_len: 1000,
+            terms: Default::default(),
+            words: Default::default(),
+        };
+        let bytes = entry(&doc, &hits);
+        let mut secs = Vec::new();
+        let e = decode_entry(&bytes, Some(&mut secs));
+        assert_eq!(
+            (e.title_tf, e.title_len, e.head_len, e.body_len, e.head_tf, e.body_tf),
+            (2, 3, 9, 1000, 1, 203)
+        );
+        assert_eq!(secs, hits.sections);
+    }
+}

@@ -1,0 +1,740 @@
+//! The search index: per-space statistics, page and section records, postings in blocks,
+//! document frequencies and the word dictionary. Ordinary tables and portable SQL, so every
+//! node of a deployment reads and writes the same index. Every table cascades from
+//! `spaces`, so purging a space removes its index.
+
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+use sqlx::{Any, Row};
+
+use crate::db::{Db, Tx};
+
+/// Bound parameters per statement (both engines accept far more).
+const MAX_PARAMS: usize = 1000;
+/// Values per `IN (...)` list.
+const IN_CHUNK: usize = 500;
+
+/// A bound value of a multi-row statement.
+#[derive(Debug, Clone, Copy)]
+pub enum Val<'a> {
+    Text(&'a str),
+    Int(i64),
+    Bytes(&'a [u8]),
+}
+
+fn bind<'q>(q: Query<'q, Any, AnyArguments<'q>>, v: Val<'q>) -> Query<'q, Any, AnyArguments<'q>> {
+    match v {
+        Val::Text(s) => q.bind(s),
+        Val::Int(i) => q.bind(i),
+        Val::Bytes(b) => q.bind(b),
+    }
+}
+
+/// `$from, $from+1, ...` for `n` values.
+fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Runs `head VALUES (..), (..) tail` over `rows` of `width` values, in batches.
+async fn insert_rows(
+    tx: &mut Tx,
+    head: &str,
+    tail: &str,
+    width: usize,
+    rows: &[Val<'_>],
+) -> sqlx::Result<()> {
+    let per = (MAX_PARAMS / width).max(1) * width;
+    for chunk in rows.chunks(per) {
+        let n = chunk.len() / width;
+        let mut text = String::with_capacity(head.len() + tail.len() + n * width * 6);
+        text.push_str(head);
+        text.push_str(" VALUES ");
+        for r in 0..n {
+            if r > 0 {
+                text.push_str(", ");
+            }
+            text.push('(');
+            text.push_str(&placeholders(r * width + 1, width));
+            text.push(')');
+        }
+        text.push(' ');
+        text.push_str(tail);
+        let mut q = sqlx::query(&text);
+        for v in chunk {
+            q = bind(q, *v);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// Runs `head IN (...) tail`, where `head` holds `fixed` placeholders `$1..`, once per chunk
+/// of `values`.
+async fn execute_in(
+    tx: &mut Tx,
+    head: &str,
+    fixed: &[Val<'_>],
+    values: &[Val<'_>],
+    tail: &str,
+) -> sqlx::Result<u64> {
+    let mut affected = 0;
+    for chunk in values.chunks(IN_CHUNK) {
+        let text = format!(
+            "{head} IN ({}){tail}",
+            placeholders(fixed.len() + 1, chunk.len())
+        );
+        let mut q = sqlx::query(&text);
+        for v in fixed.iter().chain(chunk) {
+            q = bind(q, *v);
+        }
+        affected += q.execute(&mut **tx).await?.rows_affected();
+    }
+    Ok(affected)
+}
+
+/// What the index of one space holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexRow {
+    pub space_id: String,
+    /// The revision the index reflects.
+    pub revision_id: String,
+    /// The analysis it was built with (`language/version`).
+    pub analyzer: String,
+    pub pages: i64,
+    pub title_len: i64,
+    pub head_len: i64,
+    pub body_len: i64,
+    /// The next free page key.
+    pub next_key: i64,
+}
+
+const INDEX_COLUMNS: &str =
+    "space_id, revision_id, analyzer, pages, title_len, head_len, body_len, next_key";
+
+fn index_row(r: &sqlx::any::AnyRow) -> sqlx::Result<IndexRow> {
+    Ok(IndexRow {
+        space_id: r.try_get(0)?,
+        revision_id: r.try_get(1)?,
+        analyzer: r.try_get(2)?,
+        pages: r.try_get(3)?,
+        title_len: r.try_get(4)?,
+        head_len: r.try_get(5)?,
+        body_len: r.try_get(6)?,
+        next_key: r.try_get(7)?,
+    })
+}
+
+/// The index record of a space, locked for the rest of the transaction (on PostgreSQL the
+/// no-op update takes the row lock; SQLite transactions already hold the write lock).
+pub async fn lock_index(tx: &mut Tx, space_id: &str) -> sqlx::Result<Option<IndexRow>> {
+    sqlx::query("UPDATE search_spaces SET next_key = next_key WHERE space_id = $1")
+        .bind(space_id)
+        .execute(&mut **tx)
+        .await?;
+    let row = sqlx::query(&format!(
+        "SELECT {INDEX_COLUMNS} FROM search_spaces WHERE space_id = $1"
+    ))
+    .bind(space_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    row.as_ref().map(index_row).transpose()
+}
+
+/// Writes the index record of a space.
+pub async fn put_index(tx: &mut Tx, r: &IndexRow, now: i64) -> sqlx::Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO search_spaces ({INDEX_COLUMNS}, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         ON CONFLICT (space_id) DO UPDATE SET revision_id = excluded.revision_id, \
+         analyzer = excluded.analyzer, pages = excluded.pages, title_len = excluded.title_len, \
+         head_len = excluded.head_len, body_len = excluded.body_len, \
+         next_key = excluded.next_key, updated_at = excluded.updated_at"
+    ))
+    .bind(&r.space_id)
+    .bind(&r.revision_id)
+    .bind(&r.analyzer)
+    .bind(r.pages)
+    .bind(r.title_len)
+    .bind(r.head_len)
+    .bind(r.body_len)
+    .bind(r.next_key)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+const TABLES: &[&str] = &[
+    "search_postings",
+    "search_terms",
+    "search_words",
+    "search_sections",
+    "search_pages",
+];
+
+/// Removes every row of a space's index except its record.
+pub async fn clear(tx: &mut Tx, space_id: &str) -> sqlx::Result<()> {
+    for table in TABLES {
+        sqlx::query(&format!("DELETE FROM {table} WHERE space_id = $1"))
+            .bind(space_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Copies the index of `from` to `to` (a duplicate with the same content), recording
+/// `revision_id` as the revision it reflects. Nothing is copied when `from` has no index at
+/// `from_revision`; the copy is then built on first use.
+pub async fn copy(
+    tx: &mut Tx,
+    from: &str,
+    from_revision: &str,
+    to: &str,
+    revision_id: &str,
+    now: i64,
+) -> sqlx::Result<bool> {
+    let Some(mut ix) = lock_index(tx, from).await? else {
+        return Ok(false);
+    };
+    if ix.revision_id != from_revision {
+        return Ok(false);
+    }
+    let copies: &[(&str, &str)] = &[
+        (
+            "search_pages",
+            "page_key, page_id, title, description, path, ancestors, terms, title_len, head_len, body_len",
+        ),
+        ("search_sections", "page_key, idx, anchor, title, body"),
+        ("search_postings", "term, block, data"),
+        ("search_terms", "term, df"),
+        ("search_words", "word, term"),
+    ];
+    for (table, cols) in copies {
+        sqlx::query(&format!(
+            "INSERT INTO {table} (space_id, {cols}) SELECT $1, {cols} FROM {table} WHERE space_id = $2"
+        ))
+        .bind(to)
+        .bind(from)
+        .execute(&mut **tx)
+        .await?;
+    }
+    ix.space_id = to.to_string();
+    ix.revision_id = revision_id.to_string();
+    put_index(tx, &ix, now).await?;
+    Ok(true)
+}
+
+/// A page record, as needed to replace it.
+#[derive(Debug, Clone)]
+pub struct StoredPage {
+    pub page_key: i64,
+    pub page_id: String,
+    /// Its terms, space-separated.
+    pub terms: String,
+    pub title_len: i64,
+    pub head_len: i64,
+    pub body_len: i64,
+}
+
+/// The page records of `page_ids` that exist.
+pub async fn pages_by_id(
+    tx: &mut Tx,
+    space_id: &str,
+    page_ids: &[&str],
+) -> sqlx::Result<Vec<StoredPage>> {
+    let mut out = Vec::with_capacity(page_ids.len());
+    for chunk in page_ids.chunks(IN_CHUNK) {
+        let text = format!(
+            "SELECT page_key, page_id, terms, title_len, head_len, body_len FROM search_pages \
+             WHERE space_id = $1 AND page_id IN ({})",
+            placeholders(2, chunk.len())
+        );
+        let mut q = sqlx::query(&text).bind(space_id);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        for r in q.fetch_all(&mut **tx).await? {
+            out.push(StoredPage {
+                page_key: r.try_get(0)?,
+                page_id: r.try_get(1)?,
+                terms: r.try_get(2)?,
+                title_len: r.try_get(3)?,
+                head_len: r.try_get(4)?,
+                body_len: r.try_get(5)?,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Removes page records and their sections.
+pub async fn delete_pages(tx: &mut Tx, space_id: &str, keys: &[i64]) -> sqlx::Result<()> {
+    let values: Vec<Val> = keys.iter().map(|k| Val::Int(*k)).collect();
+    for table in ["search_pages", "search_sections"] {
+        execute_in(
+            tx,
+            &format!("DELETE FROM {table} WHERE space_id = $1 AND page_key"),
+            &[Val::Text(space_id)],
+            &values,
+            "",
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// A page record to insert.
+#[derive(Debug, Clone)]
+pub struct NewPage<'a> {
+    pub page_key: i64,
+    pub page_id: &'a str,
+    pub title: &'a str,
+    pub description: &'a str,
+    pub path: &'a str,
+    /// JSON array of ancestor titles.
+    pub ancestors: String,
+    pub terms: String,
+    pub title_len: i64,
+    pub head_len: i64,
+    pub body_len: i64,
+    /// `(anchor, title, body)` of each section, in order.
+    pub sections: Vec<(&'a str, &'a str, &'a str)>,
+}
+
+/// Inserts page records and their sections.
+pub async fn insert_pages(tx: &mut Tx, space_id: &str, pages: &[NewPage<'_>]) -> sqlx::Result<()> {
+    let mut rows = Vec::with_capacity(pages.len() * 11);
+    let mut sections = Vec::new();
+    for p in pages {
+        rows.extend([
+            Val::Text(space_id),
+            Val::Int(p.page_key),
+            Val::Text(p.page_id),
+            Val::Text(p.title),
+            Val::Text(p.description),
+            Val::Text(p.path),
+            Val::Text(&p.ancestors),
+            Val::Text(&p.terms),
+            Val::Int(p.title_len),
+            Val::Int(p.head_len),
+            Val::Int(p.body_len),
+        ]);
+        for (i, (anchor, title, body)) in p.sections.iter().enumerate() {
+            sections.extend([
+                Val::Text(space_id),
+                Val::Int(p.page_key),
+                Val::Int(i64::try_from(i).unwrap_or(i64::MAX)),
+                Val::Text(anchor),
+                Val::Text(title),
+                Val::Text(body),
+            ]);
+        }
+    }
+    insert_rows(
+        tx,
+        "INSERT INTO search_pages (space_id, page_key, page_id, title, description, path, \
+         ancestors, terms, title_len, head_len, body_len)",
+        "",
+        11,
+        &rows,
+    )
+    .await?;
+    insert_rows(
+        tx,
+        "INSERT INTO search_sections (space_id, page_key, idx, anchor, title, body)",
+        "",
+        6,
+        &sections,
+    )
+    .await
+}
+
+/// Updates where a page sits (its path and ancestors), its content unchanged.
+pub async fn update_page_place(
+    tx: &mut Tx,
+    space_id: &str,
+    page_key: i64,
+    path: &str,
+    ancestors: &str,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE search_pages SET path = $3, ancestors = $4 WHERE space_id = $1 AND page_key = $2",
+    )
+    .bind(space_id)
+    .bind(page_key)
+    .bind(path)
+    .bind(ancestors)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The posting blocks of `terms` in one block of a space, as `(term, data)`.
+pub async fn blocks(
+    tx: &mut Tx,
+    space_id: &str,
+    block: i64,
+    terms: &[&str],
+) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::with_capacity(terms.len());
+    for chunk in terms.chunks(IN_CHUNK) {
+        let text = format!(
+            "SELECT term, data FROM search_postings WHERE space_id = $1 AND block = $2 \
+             AND term IN ({})",
+            placeholders(3, chunk.len())
+        );
+        let mut q = sqlx::query_as::<_, (String, Vec<u8>)>(&text)
+            .bind(space_id)
+            .bind(block);
+        for t in chunk {
+            q = q.bind(*t);
+        }
+        out.extend(q.fetch_all(&mut **tx).await?);
+    }
+    Ok(out)
+}
+
+/// Writes posting blocks `(term, block, data)`, replacing those that exist.
+pub async fn put_blocks(
+    tx: &mut Tx,
+    space_id: &str,
+    rows: &[(&str, i64, &[u8])],
+    upsert: bool,
+) -> sqlx::Result<()> {
+    let mut vals = Vec::with_capacity(rows.len() * 4);
+    for (term, block, data) in rows {
+        vals.extend([
+            Val::Text(space_id),
+            Val::Text(term),
+            Val::Int(*block),
+            Val::Bytes(data),
+        ]);
+    }
+    let tail = if upsert {
+        "ON CONFLICT (space_id, term, block) DO UPDATE SET data = excluded.data"
+    } else {
+        ""
+    };
+    insert_rows(
+        tx,
+        "INSERT INTO search_postings (space_id, term, block, data)",
+        tail,
+        4,
+        &vals,
+    )
+    .await
+}
+
+/// Removes the posting blocks of `terms` in one block.
+pub async fn delete_blocks(
+    tx: &mut Tx,
+    space_id: &str,
+    block: i64,
+    terms: &[&str],
+) -> sqlx::Result<()> {
+    let values: Vec<Val> = terms.iter().map(|t| Val::Text(t)).collect();
+    execute_in(
+        tx,
+        "DELETE FROM search_postings WHERE space_id = $1 AND block = $2 AND term",
+        &[Val::Text(space_id), Val::Int(block)],
+        &values,
+        "",
+    )
+    .await?;
+    Ok(())
+}
+
+/// Adds `delta` to the document frequency of each term (creating the terms).
+pub async fn add_df(tx: &mut Tx, space_id: &str, deltas: &[(&str, i64)]) -> sqlx::Result<()> {
+    let mut vals = Vec::with_capacity(deltas.len() * 3);
+    for (term, delta) in deltas {
+        vals.extend([Val::Text(space_id), Val::Text(term), Val::Int(*delta)]);
+    }
+    insert_rows(
+        tx,
+        "INSERT INTO search_terms (space_id, term, df)",
+        "ON CONFLICT (space_id, term) DO UPDATE SET df = search_terms.df + excluded.df",
+        3,
+        &vals,
+    )
+    .await
+}
+
+/// Removes the terms among `terms` that no page holds any more.
+pub async fn prune_df(tx: &mut Tx, space_id: &str, terms: &[&str]) -> sqlx::Result<()> {
+    let values: Vec<Val> = terms.iter().map(|t| Val::Text(t)).collect();
+    execute_in(
+        tx,
+        "DELETE FROM search_terms WHERE space_id = $1 AND df <= 0 AND term",
+        &[Val::Text(space_id)],
+        &values,
+        "",
+    )
+    .await?;
+    Ok(())
+}
+
+/// Adds `(word, term)` pairs to the word dictionary (existing words are kept).
+pub async fn insert_words(
+    tx: &mut Tx,
+    space_id: &str,
+    words: &[(&str, &str)],
+    fresh: bool,
+) -> sqlx::Result<()> {
+    let mut vals = Vec::with_capacity(words.len() * 3);
+    for (word, term) in words {
+        vals.extend([
+            Val::Text(space_id),
+            Val::Bytes(word.as_bytes()),
+            Val::Text(term),
+        ]);
+    }
+    let tail = if fresh {
+        ""
+    } else {
+        "ON CONFLICT (space_id, word) DO NOTHING"
+    };
+    insert_rows(
+        tx,
+        "INSERT INTO search_words (space_id, word, term)",
+        tail,
+        3,
+        &vals,
+    )
+    .await
+}
+
+// ---- Reads ------------------------------------------------------------------------------
+
+/// A live space with its current revision and the state of its index.
+#[derive(Debug, Clone)]
+pub struct SpaceState {
+    pub space_id: String,
+    pub title: String,
+    pub language: Option<String>,
+    pub revision_id: String,
+    pub root: String,
+    pub index: Option<IndexRow>,
+}
+
+/// The live spaces among `ids` with the state of their index, in no particular order.
+pub async fn states(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceState>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(IN_CHUNK) {
+        let text = format!(
+            "SELECT s.id, s.title, s.language, s.revision_id, r.root, ix.revision_id, ix.analyzer, \
+             ix.pages, ix.title_len, ix.head_len, ix.body_len, ix.next_key \
+             FROM spaces s JOIN revisions r ON r.id = s.revision_id \
+             LEFT JOIN search_spaces ix ON ix.space_id = s.id \
+             WHERE s.deleted_at IS NULL AND s.id IN ({})",
+            placeholders(1, chunk.len())
+        );
+        let mut q = sqlx::query(&text);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        for r in q.fetch_all(db.pool()).await? {
+            let space_id: String = r.try_get(0)?;
+            let ix_revision: Option<String> = r.try_get(5)?;
+            let index = match ix_revision {
+                Some(revision_id) => Some(IndexRow {
+                    space_id: space_id.clone(),
+                    revision_id,
+                    analyzer: r.try_get(6)?,
+                    pages: r.try_get(7)?,
+                    title_len: r.try_get(8)?,
+                    head_len: r.try_get(9)?,
+                    body_len: r.try_get(10)?,
+                    next_key: r.try_get(11)?,
+                }),
+                None => None,
+            };
+            out.push(SpaceState {
+                space_id,
+                title: r.try_get(1)?,
+                language: r.try_get(2)?,
+                revision_id: r.try_get(3)?,
+                root: r.try_get(4)?,
+                index,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn in_list(from: usize, n: usize) -> String {
+    format!("({})", placeholders(from, n))
+}
+
+/// Document frequencies of `terms`, summed over `spaces`.
+pub async fn df(db: &Db, spaces: &[&str], terms: &[&str]) -> sqlx::Result<Vec<(String, i64)>> {
+    if spaces.is_empty() || terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let text = format!(
+        "SELECT term, CAST(SUM(df) AS BIGINT) FROM search_terms WHERE space_id IN {} AND term IN {} GROUP BY term",
+        in_list(1, spaces.len()),
+        in_list(spaces.len() + 1, terms.len())
+    );
+    let mut q = sqlx::query(&text);
+    for v in spaces.iter().chain(terms) {
+        q = q.bind(*v);
+    }
+    q.fetch_all(db.pool())
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect()
+}
+
+/// The dictionary entries `(word, term)` among `words` in any of `spaces`.
+pub async fn words(db: &Db, spaces: &[&str], words: &[String]) -> sqlx::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    if spaces.is_empty() {
+        return Ok(out);
+    }
+    for chunk in words.chunks(IN_CHUNK) {
+        let text = format!(
+            "SELECT DISTINCT word, term FROM search_words WHERE space_id IN {} AND word IN {}",
+            in_list(1, spaces.len()),
+            in_list(spaces.len() + 1, chunk.len())
+        );
+        let mut q = sqlx::query_as::<_, (Vec<u8>, String)>(&text);
+        for s in spaces {
+            q = q.bind(*s);
+        }
+        for w in chunk {
+            q = q.bind(w.as_bytes());
+        }
+        for (w, t) in q.fetch_all(db.pool()).await? {
+            out.push((String::from_utf8_lossy(&w).into_owned(), t));
+        }
+    }
+    Ok(out)
+}
+
+/// Dictionary entries `(word, term)` whose word starts with `prefix`, at most `limit`, in
+/// word order per space.
+pub async fn prefixed(
+    db: &Db,
+    spaces: &[&str],
+    prefix: &str,
+    limit: i64,
+) -> sqlx::Result<Vec<(String, String)>> {
+    let lo = prefix.as_bytes().to_vec();
+    // The smallest byte string above every string starting with `prefix`.
+    let mut hi = lo.clone();
+    while let Some(last) = hi.pop() {
+        if last < 0xff {
+            hi.push(last + 1);
+            break;
+        }
+    }
+    let mut out = Vec::new();
+    for space in spaces {
+        let text = if hi.is_empty() {
+            "SELECT word, term FROM search_words WHERE space_id = $1 AND word >= $2 \
+             ORDER BY word LIMIT $3"
+        } else {
+            "SELECT word, term FROM search_words WHERE space_id = $1 AND word >= $2 AND word < $4 \
+             ORDER BY word LIMIT $3"
+        };
+        let mut q = sqlx::query_as::<_, (Vec<u8>, String)>(text)
+            .bind(*space)
+            .bind(lo.as_slice())
+            .bind(limit);
+        if !hi.is_empty() {
+            q = q.bind(hi.as_slice());
+        }
+        for (w, t) in q.fetch_all(db.pool()).await? {
+            out.push((String::from_utf8_lossy(&w).into_owned(), t));
+        }
+    }
+    Ok(out)
+}
+
+/// The posting blocks of `terms` in `spaces`, as `(space, term, data)`.
+pub async fn postings(
+    db: &Db,
+    spaces: &[&str],
+    terms: &[&str],
+) -> sqlx::Result<Vec<(String, String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    if spaces.is_empty() {
+        return Ok(out);
+    }
+    for chunk in terms.chunks(IN_CHUNK) {
+        let text = format!(
+            "SELECT space_id, term, data FROM search_postings WHERE space_id IN {} AND term IN {}",
+            in_list(1, spaces.len()),
+            in_list(spaces.len() + 1, chunk.len())
+        );
+        let mut q = sqlx::query_as::<_, (String, String, Vec<u8>)>(&text);
+        for v in spaces.iter().chain(chunk) {
+            q = q.bind(*v);
+        }
+        out.extend(q.fetch_all(db.pool()).await?);
+    }
+    Ok(out)
+}
+
+/// A page record, for results.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PageRow {
+    pub page_key: i64,
+    pub page_id: String,
+    pub title: String,
+    pub description: String,
+    pub path: String,
+    pub ancestors: String,
+}
+
+/// The page records of `keys` in a space.
+pub async fn pages(db: &Db, space_id: &str, keys: &[i64]) -> sqlx::Result<Vec<PageRow>> {
+    let mut out = Vec::new();
+    for chunk in keys.chunks(IN_CHUNK) {
+        let text = format!(
+            "SELECT page_key, page_id, title, description, path, ancestors FROM search_pages \
+             WHERE space_id = $1 AND page_key IN {}",
+            in_list(2, chunk.len())
+        );
+        let mut q = sqlx::query_as::<_, PageRow>(&text).bind(space_id);
+        for k in chunk {
+            q = q.bind(*k);
+        }
+        out.extend(q.fetch_all(db.pool()).await?);
+    }
+    Ok(out)
+}
+
+/// A section, for results and phrase checks.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SectionRow {
+    pub page_key: i64,
+    pub idx: i64,
+    pub anchor: String,
+    pub title: String,
+    pub body: String,
+}
+
+/// The sections of the pages `keys` in a space.
+pub async fn sections(db: &Db, space_id: &str, keys: &[i64]) -> sqlx::Result<Vec<SectionRow>> {
+    let mut out = Vec::new();
+    for chunk in keys.chunks(IN_CHUNK) {
+        let text = format!(
+            "SELECT page_key, idx, anchor, title, body FROM search_sections \
+             WHERE space_id = $1 AND page_key IN {}",
+            in_list(2, chunk.len())
+        );
+        let mut q = sqlx::query_as::<_, SectionRow>(&text).bind(space_id);
+        for k in chunk {
+            q = q.bind(*k);
+        }
+        out.extend(q.fetch_all(db.pool()).await?);
+    }
+    Ok(out)
+}

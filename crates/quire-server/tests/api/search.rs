@@ -1,0 +1,885 @@
+//! Search through HTTP: results and their shape, validation, pagination, freshness after
+//! merges, deleted and restored spaces, duplicates, organization search and visibility,
+//! languages, purging, and a relevance test set scored by mean reciprocal rank.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::harness::{Persona, TestApp};
+
+async fn open_cr(app: &TestApp, who: &Persona, space: &str) -> String {
+    let cr = app
+        .post(
+            who,
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({ "subject": "Docs" }),
+        )
+        .await
+        .expect(201);
+    cr["id"].as_str().unwrap().to_string()
+}
+
+async fn apply(app: &TestApp, who: &Persona, space: &str, cr: &str, changes: Vec<Value>) {
+    for chunk in changes.chunks(10) {
+        app.post(
+            who,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+            json!({ "changes": chunk }),
+        )
+        .await
+        .expect(200);
+    }
+}
+
+async fn merge(app: &TestApp, who: &Persona, space: &str, cr: &str) {
+    app.post(
+        who,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+}
+
+/// Merges a change request made of `changes` into the space.
+async fn change(app: &TestApp, who: &Persona, space: &str, changes: Vec<Value>) {
+    let cr = open_cr(app, who, space).await;
+    apply(app, who, space, &cr, changes).await;
+    merge(app, who, space, &cr).await;
+}
+
+fn insert(title: &str, markdown: &str) -> Value {
+    json!({ "operation": "insert_page", "title": title, "document": { "markdown": markdown } })
+}
+
+fn enc(q: &str) -> String {
+    url::form_urlencoded::byte_serialize(q.as_bytes()).collect()
+}
+
+async fn search(app: &TestApp, who: &Persona, space: &str, q: &str) -> Value {
+    app.get(who, &format!("/v1/spaces/{space}/search?query={}", enc(q)))
+        .await
+        .expect(200)
+}
+
+fn titles(res: &Value) -> Vec<String> {
+    res["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn pages_by_title(app: &TestApp, who: &Persona, space: &str) -> Vec<(String, String)> {
+    let pages = app
+        .get(who, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    let mut out = Vec::new();
+    fn walk(v: &Value, out: &mut Vec<(String, String)>) {
+        for p in v.as_array().unwrap() {
+            out.push((
+                p["title"].as_str().unwrap().to_string(),
+                p["id"].as_str().unwrap().to_string(),
+            ));
+            walk(&p["pages"], out);
+        }
+    }
+    walk(&pages["pages"], &mut out);
+    out
+}
+
+async fn setup(app: &TestApp) -> (Persona, String, String) {
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    (alice, org, space)
+}
+
+const GUIDE: &[(&str, &str)] = &[
+    (
+        "Getting started",
+        "Welcome to the product. This guide walks through installation.\n\n## Install the CLI\n\nDownload the binary and run the installer. Installing takes a minute.\n\n## First project\n\nCreate a project from the dashboard.\n",
+    ),
+    (
+        "Webhooks",
+        "Webhooks notify your server about events.\n\n## Retry policy\n\nFailed deliveries are retried with exponential backoff for three days.\n\n## Signatures\n\nEvery delivery carries a signature header you should verify.\n",
+    ),
+    (
+        "Billing",
+        "Invoices are issued monthly.\n\n## Payment methods\n\nPay by card or bank transfer. Webhooks are not involved in billing.\n",
+    ),
+];
+
+async fn seed_guide(app: &TestApp, who: &Persona, space: &str) {
+    change(
+        app,
+        who,
+        space,
+        GUIDE.iter().map(|(t, md)| insert(t, md)).collect(),
+    )
+    .await;
+}
+
+/// Checks a `SearchPageResult` against the official shape (0.137.0, and the fields
+/// 0.202.0 adds); the conformance suite validates the same with the official schemas.
+fn assert_page_shape(p: &Value) {
+    for key in ["id", "title", "path", "description"] {
+        assert!(p[key].is_string(), "{key} in {p}");
+    }
+    assert!(p["urls"]["app"].as_str().unwrap().starts_with("http"), "{p}");
+    assert!(p["score"].as_f64().unwrap() >= 0.0);
+    assert!(p["rank"].as_u64().unwrap() >= 1);
+    assert!(p["ancestors"].is_array());
+    for s in p["sections"].as_array().unwrap() {
+        for key in ["id", "title", "path", "body"] {
+            assert!(s[key].is_string(), "{key} in {s}");
+        }
+        assert!(s["urls"]["app"].as_str().unwrap().starts_with("http"), "{s}");
+    }
+}
+
+#[tokio::test]
+async fn results_have_sections_excerpts_and_urls() {
+    let app = TestApp::start().await;
+    let (alice, _org, space) = setup(&app).await;
+    seed_guide(&app, &alice, &space).await;
+
+    let res = search(&app, &alice, &space, "retry").await;
+    assert_eq!(titles(&res), vec!["Webhooks"], "{res}");
+    assert_eq!(res["count"], 1);
+    let page = &res["items"][0];
+    assert_page_shape(page);
+    assert_eq!(page["path"], "webhooks");
+    assert_eq!(page["rank"], 1);
+    assert_eq!(
+        page["urls"]["app"],
+        format!("{}/s/{space}/webhooks", app.base)
+    );
+    let section = &page["sections"][0];
+    assert_eq!(section["id"], "retry-policy", "{page}");
+    assert_eq!(section["title"], "Retry policy");
+    assert_eq!(section["path"], "webhooks");
+    assert!(
+        section["body"].as_str().unwrap().contains("retried with exponential backoff"),
+        "{section}"
+    );
+    assert_eq!(
+        section["urls"]["app"],
+        format!("{}/s/{space}/webhooks#retry-policy", app.base)
+    );
+
+    // Title matches rank above body matches.
+    let res = search(&app, &alice, &space, "webhooks").await;
+    assert_eq!(titles(&res), vec!["Webhooks", "Billing"], "{res}");
+    // Stems: "installing" finds "install" and "installation".
+    let res = search(&app, &alice, &space, "installing ").await;
+    assert_eq!(titles(&res), vec!["Getting started"]);
+    assert_eq!(res["items"][0]["sections"][0]["id"], "install-the-cli");
+    // Stop words alone match nothing, and are ignored next to real words.
+    assert_eq!(titles(&search(&app, &alice, &space, "the ").await).len(), 0);
+    assert_eq!(
+        titles(&search(&app, &alice, &space, "the invoices ").await),
+        vec!["Billing"]
+    );
+    // Nothing found is an empty list.
+    let res = search(&app, &alice, &space, "zeppelin ").await;
+    assert_eq!(res["items"], json!([]));
+    assert_eq!(res["count"], 0);
+}
+
+#[tokio::test]
+async fn phrases_prefixes_and_typos() {
+    let app = TestApp::start().await;
+    let (alice, _org, space) = setup(&app).await;
+    seed_guide(&app, &alice, &space).await;
+    change(
+        &app,
+        &alice,
+        &space,
+        vec![insert(
+            "Policies",
+            "Each retry of a request follows the policy of its team.\n",
+        )],
+    )
+    .await;
+
+    // Both pages hold both words; only one holds the phrase.
+    let loose = search(&app, &alice, &space, "retry policy ").await;
+    assert_eq!(titles(&loose).len(), 2, "{loose}");
+    let phrase = search(&app, &alice, &space, "\"retry policy\"").await;
+    assert_eq!(titles(&phrase), vec!["Webhooks"], "{phrase}");
+    assert_eq!(phrase["count"], 1);
+    // Stop words inside a phrase must be there too.
+    let res = search(&app, &alice, &space, "\"retry of a request\"").await;
+    assert_eq!(titles(&res), vec!["Policies"], "{res}");
+    let res = search(&app, &alice, &space, "\"retry of request\"").await;
+    assert_eq!(titles(&res).len(), 0, "{res}");
+
+    // The last word is completed as it is typed.
+    for typed in ["web", "webh", "webhoo", "getting sta", "exponential back"] {
+        let res = search(&app, &alice, &space, typed).await;
+        assert!(!titles(&res).is_empty(), "{typed}: {res}");
+    }
+    assert_eq!(titles(&search(&app, &alice, &space, "getting sta").await)[0], "Getting started");
+    // A finished word (trailing space) is not completed.
+    assert!(titles(&search(&app, &alice, &space, "webh ").await).is_empty());
+
+    // One typo in a word of five letters or more.
+    for (typo, want) in [
+        ("webhoks ", "Webhooks"),
+        ("wbehooks ", "Webhooks"),
+        ("invoiecs ", "Billing"),
+        ("signatrue ", "Webhooks"),
+        ("exponentail backof", "Webhooks"),
+    ] {
+        let res = search(&app, &alice, &space, typo).await;
+        assert_eq!(titles(&res).first().map(String::as_str), Some(want), "{typo}: {res}");
+    }
+    // Not two typos, and not in short words.
+    assert!(titles(&search(&app, &alice, &space, "wbehoks ").await).is_empty());
+    assert!(titles(&search(&app, &alice, &space, "cadr ").await).is_empty());
+}
+
+#[tokio::test]
+async fn invalid_queries_are_refused() {
+    let app = TestApp::start().await;
+    let (alice, org, space) = setup(&app).await;
+    for base in [
+        format!("/v1/spaces/{space}/search"),
+        format!("/v1/orgs/{org}/search"),
+    ] {
+        let msg = app.get(&alice, &base).await.expect_error(400);
+        assert!(msg.contains("`query`"), "{msg}");
+        for q in ["", "%20%20"] {
+            let msg = app
+                .get(&alice, &format!("{base}?query={q}"))
+                .await
+                .expect_error(400);
+            assert!(msg.contains("`query`"), "{msg}");
+        }
+        let long = "a".repeat(513);
+        let msg = app
+            .get(&alice, &format!("{base}?query={long}"))
+            .await
+            .expect_error(400);
+        assert!(msg.contains("`query`") && msg.contains("512"), "{msg}");
+        let ok = "é".repeat(512);
+        app.get(&alice, &format!("{base}?query={}", enc(&ok)))
+            .await
+            .expect(200);
+        app.get(&alice, &format!("{base}?query=x&limit=1001"))
+            .await
+            .expect_error(400);
+        app.get(&alice, &format!("{base}?query=x&page=forged"))
+            .await
+            .expect_error(400);
+    }
+    let bob = app.persona("bob").await;
+    app.get(&bob, &format!("/v1/spaces/{space}/search?query=x"))
+        .await
+        .expect_error(404);
+    app.get(&bob, &format!("/v1/orgs/{org}/search?query=x"))
+        .await
+        .expect_error(404);
+}
+
+#[tokio::test]
+async fn pages_of_results_walk_the_whole_ranking() {
+    let app = TestApp::start().await;
+    let (alice, _org, space) = setup(&app).await;
+    let changes = (0..23)
+        .map(|i| {
+            insert(
+                &format!("Note {i}"),
+                &format!("Shared words here{}.\n", " shared".repeat(i % 5)),
+            )
+        })
+        .collect();
+    change(&app, &alice, &space, changes).await;
+    let mut seen = Vec::new();
+    let mut ranks = Vec::new();
+    let mut url = format!("/v1/spaces/{space}/search?query=shared&limit=5");
+    loop {
+        let res = app.get(&alice, &url).await.expect(200);
+        assert_eq!(res["count"], 23);
+        for p in res["items"].as_array().unwrap() {
+            seen.push(p["id"].as_str().unwrap().to_string());
+            ranks.push(p["rank"].as_u64().unwrap());
+        }
+        match res["next"]["page"].as_str() {
+            Some(next) => {
+                url = format!(
+                    "/v1/spaces/{space}/search?query=shared&limit=5&page={}",
+                    enc(next)
+                )
+            }
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 23);
+    let unique: std::collections::HashSet<_> = seen.iter().collect();
+    assert_eq!(unique.len(), 23);
+    assert_eq!(ranks, (1..=23).collect::<Vec<u64>>());
+    // A cursor is bound to its query.
+    let first = app
+        .get(&alice, &format!("/v1/spaces/{space}/search?query=shared&limit=5"))
+        .await
+        .expect(200);
+    let next = first["next"]["page"].as_str().unwrap();
+    app.get(
+        &alice,
+        &format!("/v1/spaces/{space}/search?query=words&limit=5&page={}", enc(next)),
+    )
+    .await
+    .expect_error(400);
+}
+
+#[tokio::test]
+async fn the_index_follows_merges_deletes_restores_and_duplicates() {
+    let app = TestApp::start().await;
+    let (alice, org, space) = setup(&app).await;
+    seed_guide(&app, &alice, &space).await;
+    let ids = pages_by_title(&app, &alice, &space).await;
+    let id_of = |t: &str| ids.iter().find(|(x, _)| x == t).unwrap().1.clone();
+
+    // An edit, a rename with a move under another page, a deletion: a search right after
+    // the merge sees exactly the merged content.
+    change(
+        &app,
+        &alice,
+        &space,
+        vec![
+            json!({ "operation": "update_page", "page": id_of("Webhooks"), "document": { "markdown": "Webhooks call your endpoint.\n\n## Timeouts\n\nA delivery times out after ten seconds.\n" } }),
+            json!({ "operation": "update_page", "page": id_of("Billing"), "title": "Invoicing" }),
+            json!({ "operation": "delete_page", "page": id_of("Getting started") }),
+        ],
+    )
+    .await;
+    assert!(titles(&search(&app, &alice, &space, "exponential ").await).is_empty());
+    let res = search(&app, &alice, &space, "timeouts ").await;
+    assert_eq!(titles(&res), vec!["Webhooks"]);
+    assert_eq!(res["items"][0]["sections"][0]["id"], "timeouts");
+    assert_eq!(titles(&search(&app, &alice, &space, "invoicing ").await), vec!["Invoicing"]);
+    assert!(titles(&search(&app, &alice, &space, "installer ").await).is_empty());
+
+    // The index reflects the space's revision, written in the merge's transaction.
+    let current = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let indexed: String =
+        sqlx::query_scalar("SELECT revision_id FROM search_spaces WHERE space_id = $1")
+            .bind(&space)
+            .fetch_one(app.state.db.pool())
+            .await
+            .unwrap();
+    assert_eq!(indexed, current);
+
+    // A duplicate is searchable at once, with its own URLs.
+    let copy = app
+        .post(&alice, &format!("/v1/spaces/{space}/duplicate"), json!({}))
+        .await
+        .expect(201);
+    let copy_id = copy["id"].as_str().unwrap();
+    let res = search(&app, &alice, copy_id, "timeouts ").await;
+    assert_eq!(titles(&res), vec!["Webhooks"]);
+    assert!(res["items"][0]["urls"]["app"]
+        .as_str()
+        .unwrap()
+        .contains(copy_id));
+
+    // Deleted spaces vanish from results; restored ones return.
+    let org_hits = |res: &Value| -> Vec<String> {
+        res["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let q = format!("/v1/orgs/{org}/search?query=timeouts");
+    assert_eq!(org_hits(&app.get(&alice, &q).await.expect(200)).len(), 2);
+    app.delete(&alice, &format!("/v1/spaces/{space}")).await.expect(204);
+    assert_eq!(
+        org_hits(&app.get(&alice, &q).await.expect(200)),
+        vec![copy_id.to_string()]
+    );
+    assert!(titles(&search(&app, &alice, &space, "timeouts ").await).is_empty());
+    app.post(&alice, &format!("/v1/spaces/{space}/restore"), json!({}))
+        .await
+        .expect(200);
+    assert_eq!(org_hits(&app.get(&alice, &q).await.expect(200)).len(), 2);
+    assert_eq!(titles(&search(&app, &alice, &space, "timeouts ").await), vec!["Webhooks"]);
+
+    // Purging a deleted space removes its index.
+    app.delete(&alice, &format!("/v1/spaces/{copy_id}")).await.expect(204);
+    app.clock.advance_ms(8 * 24 * 3600 * 1000);
+    quire_server::jobs::run_due(&app.state).await.unwrap();
+    for table in ["search_spaces", "search_pages", "search_postings", "search_words"] {
+        let n: i64 = sqlx::query_scalar(&format!(
+            "SELECT COUNT(*) FROM {table} WHERE space_id = $1"
+        ))
+        .bind(copy_id)
+        .fetch_one(app.state.db.pool())
+        .await
+        .unwrap();
+        assert_eq!(n, 0, "{table}");
+    }
+}
+
+#[tokio::test]
+async fn updates_rewrite_only_changed_pages() {
+    let app = TestApp::start().await;
+    let (alice, _org, space) = setup(&app).await;
+    let changes = (0..120)
+        .map(|i| insert(&format!("Page {i}"), &format!("Body of page {i} about topic{i}.\n")))
+        .collect();
+    change(&app, &alice, &space, changes).await;
+    let s = quire_server::store::spaces::get(&app.state.db, &space)
+        .await
+        .unwrap()
+        .unwrap();
+    let row = quire_server::store::revisions::get(&app.state.db, &space, &s.revision_id)
+        .await
+        .unwrap()
+        .unwrap();
+    let rev = quire_server::content::load(&app.state, &row.root).await.unwrap();
+
+    // Same revision: nothing to do.
+    let mut tx = app.state.db.begin().await.unwrap();
+    let out = quire_server::search::reindex(&app.state, &mut tx, &space, &s.revision_id, &rev)
+        .await
+        .unwrap();
+    assert_eq!(out.kind, "unchanged");
+    drop(tx);
+
+    // Two pages edited, one moved under another: two analysed, the moved one relocated.
+    let mut next = (*rev).clone();
+    let ids: Vec<String> = next.pages.iter().map(|p| p.id.clone()).collect();
+    next.pages[3].title = "Renamed".into();
+    if let quire_content::model::PageKind::Document(d) = &mut next.pages[7].kind {
+        d.markdown = "New words: zanzibar.\n".into();
+    }
+    let moved = next.pages.remove(10);
+    next.pages[0].pages.push(moved);
+    let mut tx = app.state.db.begin().await.unwrap();
+    let out = quire_server::search::reindex(&app.state, &mut tx, &space, "next", &Arc::new(next))
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.kind, out.analysed, out.removed, out.moved),
+        ("incremental", 2, 0, 1),
+        "{ids:?}"
+    );
+    tx.commit().await.unwrap();
+    // The index is at a revision the space is not at: a search rebuilds it from the
+    // space's current revision.
+    let res = search(&app, &alice, &space, "zanzibar ").await;
+    assert!(titles(&res).is_empty());
+    let res = search(&app, &alice, &space, "topic7 ").await;
+    assert_eq!(titles(&res), vec!["Page 7"]);
+}
+
+#[tokio::test]
+async fn organization_search_groups_by_space_and_respects_access() {
+    let app = TestApp::start().await;
+    let (alice, org, guide) = setup(&app).await;
+    seed_guide(&app, &alice, &guide).await;
+    let api = app.space(&alice, &org, "API", None).await;
+    change(
+        &app,
+        &alice,
+        &api,
+        vec![
+            insert("Webhook events", "Each webhook event names its type.\n"),
+            insert("Rate limits", "Too many webhook calls are throttled.\n"),
+        ],
+    )
+    .await;
+
+    let res = app
+        .get(&alice, &format!("/v1/orgs/{org}/search?query=webhook"))
+        .await
+        .expect(200);
+    let items = res["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{res}");
+    assert_eq!(res["count"], 4, "{res}");
+    for s in items {
+        assert_eq!(s["type"], "space");
+        assert!(s["title"].is_string());
+        for p in s["pages"].as_array().unwrap() {
+            assert_page_shape(p);
+        }
+    }
+    let all: Vec<u64> = items
+        .iter()
+        .flat_map(|s| s["pages"].as_array().unwrap().iter().map(|p| p["rank"].as_u64().unwrap()))
+        .collect();
+    let mut sorted = all.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, vec![1, 2, 3, 4]);
+
+    // A guest sees only the spaces granted to them.
+    let bob = app.persona("bob").await;
+    app.add_member(&alice, &org, &bob, Value::Null).await;
+    let res = app
+        .get(&bob, &format!("/v1/orgs/{org}/search?query=webhook"))
+        .await
+        .expect(200);
+    assert_eq!(res["items"], json!([]));
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{api}/permissions"),
+        json!({ "role": "read", "users": [bob.id] }),
+    )
+    .await
+    .expect(204);
+    let res = app
+        .get(&bob, &format!("/v1/orgs/{org}/search?query=webhook"))
+        .await
+        .expect(200);
+    let spaces: Vec<&str> = res["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(spaces, vec![api.as_str()]);
+    app.get(&bob, &format!("/v1/spaces/{guide}/search?query=webhook"))
+        .await
+        .expect_error(404);
+
+    // Pages are the unit of `limit`; spaces group each page of results.
+    let res = app
+        .get(&alice, &format!("/v1/orgs/{org}/search?query=webhook&limit=3"))
+        .await
+        .expect(200);
+    let n: usize = res["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["pages"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(n, 3);
+    assert!(res["next"]["page"].is_string());
+}
+
+#[tokio::test]
+async fn stems_follow_the_space_language() {
+    let app = TestApp::start().await;
+    let (alice, org, _space) = setup(&app).await;
+    let fr = app
+        .post(
+            &alice,
+            &format!("/v1/orgs/{org}/spaces"),
+            json!({ "title": "Guide", "language": "fr" }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    change(
+        &app,
+        &alice,
+        &fr,
+        vec![
+            insert("Les éléphants", "Les éléphants mangent des feuilles.\n"),
+            insert("Paiements", "Les factures sont envoyées chaque mois.\n"),
+        ],
+    )
+    .await;
+    // French stems, accents folded.
+    assert_eq!(titles(&search(&app, &alice, &fr, "elephant ").await), vec!["Les éléphants"]);
+    assert_eq!(titles(&search(&app, &alice, &fr, "facture ").await), vec!["Paiements"]);
+    // A language change re-indexes the space with the new analysis.
+    app.patch(&alice, &format!("/v1/spaces/{fr}"), json!({ "language": "en" }))
+        .await
+        .expect(200);
+    assert_eq!(titles(&search(&app, &alice, &fr, "factures ").await), vec!["Paiements"]);
+    let analyzer: String =
+        sqlx::query_scalar("SELECT analyzer FROM search_spaces WHERE space_id = $1")
+            .bind(&fr)
+            .fetch_one(app.state.db.pool())
+            .await
+            .unwrap();
+    assert_eq!(analyzer, "en/1");
+}
+
+// ---- Relevance -------------------------------------------------------------------------
+
+/// A small deterministic generator (xorshift), so that the corpus never changes.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+/// A topic page: title, two specific headings, its keywords, and a word only it uses.
+struct Topic {
+    title: &'static str,
+    headings: [&'static str; 2],
+    keywords: &'static [&'static str],
+    rare: &'static str,
+}
+
+const fn t(
+    title: &'static str,
+    headings: [&'static str; 2],
+    keywords: &'static [&'static str],
+    rare: &'static str,
+) -> Topic {
+    Topic {
+        title,
+        headings,
+        keywords,
+        rare,
+    }
+}
+
+const TOPICS: &[Topic] = &[
+    t("Webhook retry policy", ["Exponential backoff", "Dead letter queue"], &["webhook", "retry", "backoff", "delivery"], "jitter"),
+    t("Rotate API keys", ["Key expiration", "Revoking a leaked key"], &["rotate", "keys", "secret", "credential"], "keyring"),
+    t("Single sign-on with SAML", ["Identity provider metadata", "Assertion attributes"], &["saml", "sso", "identity", "assertion"], "okta"),
+    t("Deploy to Kubernetes", ["Helm chart values", "Readiness probes"], &["kubernetes", "helm", "cluster", "pod"], "kubectl"),
+    t("Invoices and receipts", ["Tax identification", "Downloading receipts"], &["invoice", "receipt", "tax", "vat"], "proforma"),
+    t("Custom domains", ["DNS records", "TLS certificates"], &["domain", "dns", "cname", "certificate"], "apex"),
+    t("Search analytics dashboard", ["Popular queries", "Queries without results"], &["analytics", "dashboard", "queries", "clicks"], "funnel"),
+    t("Import from Confluence", ["Export a Confluence space", "Mapping macros"], &["confluence", "import", "macros", "export"], "atlassian"),
+    t("Git synchronization", ["Branch protection", "Resolving sync conflicts"], &["git", "branch", "repository", "commit"], "rebase"),
+    t("Audit log retention", ["Exporting audit events", "Retention periods"], &["audit", "events", "retention", "log"], "siem"),
+    t("Two-factor authentication", ["Authenticator apps", "Recovery codes"], &["authentication", "factor", "totp", "recovery"], "yubikey"),
+    t("Rate limiting", ["Request quotas", "Handling 429 responses"], &["rate", "limit", "quota", "throttle"], "bucket"),
+    t("Password reset emails", ["Email templates", "Link expiry"], &["password", "reset", "email", "template"], "smtp"),
+    t("Mobile app notifications", ["Push tokens", "Quiet hours"], &["mobile", "push", "notification", "device"], "apns"),
+    t("Database backups", ["Point in time recovery", "Backup schedule"], &["backup", "database", "snapshot", "restore"], "pgdump"),
+    t("Localization and translations", ["Translation memory", "Right to left languages"], &["localization", "translation", "locale", "language"], "gettext"),
+    t("Embedding videos", ["Supported providers", "Autoplay settings"], &["video", "embed", "player", "youtube"], "vimeo"),
+    t("Team permissions", ["Inheriting roles", "Guest access"], &["team", "permission", "role", "guest"], "rbac"),
+    t("Keyboard shortcuts", ["Navigation shortcuts", "Editor shortcuts"], &["keyboard", "shortcut", "hotkey", "editor"], "chord"),
+    t("Exporting to PDF", ["Page breaks", "Cover pages"], &["pdf", "export", "print", "layout"], "pagination"),
+    t("Usage quotas and limits", ["Storage limits", "Seat limits"], &["storage", "seats", "usage", "plan"], "overage"),
+    t("Content versioning", ["Comparing revisions", "Reverting a change"], &["version", "revision", "history", "revert"], "changelog"),
+    t("OAuth applications", ["Redirect URIs", "Access token scopes"], &["oauth", "token", "scope", "redirect"], "pkce"),
+    t("Markdown syntax", ["Code blocks", "Tables and lists"], &["markdown", "syntax", "heading", "table"], "commonmark"),
+    t("Image optimization", ["Responsive images", "Lazy loading"], &["image", "compression", "responsive", "resize"], "webp"),
+    t("Status page and incidents", ["Incident updates", "Scheduled maintenance"], &["incident", "status", "outage", "maintenance"], "postmortem"),
+    t("Slack integration", ["Channel notifications", "Slash commands"], &["slack", "channel", "integration", "slash"], "workspace"),
+    t("Data residency", ["European region", "Moving data between regions"], &["region", "residency", "gdpr", "hosting"], "frankfurt"),
+    t("Custom fonts and themes", ["Brand colors", "Uploading fonts"], &["font", "theme", "color", "brand"], "typeface"),
+    t("Command line interface", ["Installing the CLI", "Authentication profiles"], &["cli", "terminal", "command", "install"], "homebrew"),
+    t("Scheduled publishing", ["Publishing calendar", "Embargoed pages"], &["schedule", "publish", "calendar", "embargo"], "cron"),
+    t("Accessibility guidelines", ["Alternative text", "Color contrast"], &["accessibility", "contrast", "screen", "reader"], "wcag"),
+    t("Reverse proxy setup", ["Nginx configuration", "Forwarded headers"], &["proxy", "nginx", "header", "forwarded"], "upstream"),
+    t("Archiving old spaces", ["Archive retention", "Restoring archives"], &["archive", "space", "old", "unarchive"], "coldstorage"),
+    t("Feedback widget", ["Collecting ratings", "Feedback reports"], &["feedback", "rating", "widget", "survey"], "thumbs"),
+    t("Environment variables", ["Secret variables", "Per environment overrides"], &["environment", "variable", "override", "config"], "dotenv"),
+    // Siblings: topics that share most of their words with one above.
+    t("Webhook signatures", ["Verifying the HMAC", "Replay protection"], &["webhook", "signature", "hmac", "delivery"], "sha256"),
+    t("API keys in CI pipelines", ["Storing secrets in CI", "Scoped tokens"], &["keys", "secret", "pipeline", "token"], "circleci"),
+    t("SAML troubleshooting", ["Clock skew errors", "Invalid assertions"], &["saml", "assertion", "clock", "error"], "skew"),
+    t("Kubernetes autoscaling", ["Horizontal pod autoscaler", "CPU targets"], &["kubernetes", "pod", "replicas", "cpu"], "hpa"),
+    t("Refunds and credits", ["Partial refunds", "Account credit"], &["invoice", "refund", "credit", "billing"], "chargeback"),
+    t("Domain verification", ["TXT records", "Verification failures"], &["domain", "dns", "txt", "verify"], "dkim"),
+    t("Git branch previews", ["Preview deployments", "Cleaning up previews"], &["git", "branch", "preview", "deploy"], "netlify"),
+    t("Audit log API", ["Listing audit events", "Pagination cursors"], &["audit", "events", "api", "pagination"], "cursor"),
+];
+
+const FILLER: &[&str] = &[
+    "settings", "users", "team", "project", "page", "content", "workspace", "click", "select",
+    "open", "option", "feature", "admin", "access", "update", "save", "create", "manage",
+    "account", "default", "enable", "disable", "information", "example", "guide", "step",
+    "organization", "member", "link", "button", "menu", "list", "view", "edit", "change",
+    "new", "set", "value", "field", "name", "use", "the", "a", "to", "of", "and", "in", "for",
+    "with", "your", "you", "can", "is", "this", "from", "on", "by", "each", "when", "more",
+    "also", "first", "after", "before", "other", "all", "any", "need", "make", "sure",
+    "data", "time", "files", "section", "section", "details", "overview", "number", "type",
+    "text", "form", "panel", "item", "items", "state", "request", "response", "server",
+    "client", "app", "web", "support", "help", "check", "start", "run", "work", "works",
+];
+
+fn sentence(rng: &mut Rng, topic: Option<&Topic>) -> String {
+    let len = 8 + rng.below(8);
+    let mut words = Vec::with_capacity(len);
+    for _ in 0..len {
+        let roll = rng.below(100);
+        let w = match topic {
+            Some(t) if roll < 14 => rng.pick(t.keywords),
+            _ if roll < 20 => {
+                // A word from another topic: noise that competes with the right answer.
+                let other = &TOPICS[rng.below(TOPICS.len())];
+                rng.pick(other.keywords)
+            }
+            _ => rng.pick(FILLER),
+        };
+        words.push(w);
+    }
+    let mut s = words.join(" ");
+    s[..1].make_ascii_uppercase();
+    s.push('.');
+    s
+}
+
+fn paragraph(rng: &mut Rng, topic: Option<&Topic>, n: usize) -> String {
+    (0..n).map(|_| sentence(rng, topic)).collect::<Vec<_>>().join(" ")
+}
+
+fn topic_markdown(rng: &mut Rng, topic: &Topic) -> String {
+    let mut md = paragraph(rng, Some(topic), 3);
+    md.push_str(&format!(" The {} setting matters here.\n\n", topic.rare));
+    md.push_str("## Overview\n\n");
+    md.push_str(&paragraph(rng, Some(topic), 4));
+    for h in topic.headings {
+        md.push_str(&format!("\n\n## {h}\n\n"));
+        md.push_str(&paragraph(rng, Some(topic), 4));
+    }
+    md.push_str("\n\n## Troubleshooting\n\n");
+    md.push_str(&paragraph(rng, Some(topic), 3));
+    md.push('\n');
+    md
+}
+
+/// Release notes: several topics' words, often, in the body only.
+fn notes_markdown(rng: &mut Rng) -> String {
+    let mut md = String::new();
+    for _ in 0..3 {
+        let topic = &TOPICS[rng.below(TOPICS.len())];
+        md.push_str(&format!("## {}\n\n", rng.pick(&["Improvements", "Fixes", "Changes"])));
+        for _ in 0..5 {
+            let s = sentence(rng, Some(topic));
+            md.push_str(&s);
+            md.push_str(&format!(" {} {}. ", rng.pick(topic.keywords), rng.pick(topic.keywords)));
+        }
+        md.push_str("\n\n");
+    }
+    md
+}
+
+fn filler_markdown(rng: &mut Rng) -> String {
+    let mut md = paragraph(rng, None, 4);
+    for h in ["Overview", "Details", "Troubleshooting"] {
+        md.push_str(&format!("\n\n## {h}\n\n"));
+        md.push_str(&paragraph(rng, None, 4));
+    }
+    md.push('\n');
+    md
+}
+
+/// The relevance test set: at least one query per topic, of six kinds, each with the page
+/// that answers it best.
+fn relevance_queries() -> Vec<(String, &'static str, &'static str)> {
+    let mut out = Vec::new();
+    for (i, topic) in TOPICS.iter().enumerate() {
+        let lower = topic.title.to_lowercase();
+        let (kind, q) = match i % 6 {
+            // The title, as typed (the last word may be partial).
+            0 => ("title", lower.clone()),
+            // A specific heading, as a phrase.
+            1 => ("phrase", format!("\"{}\"", topic.headings[0].to_lowercase())),
+            // Two keywords in other word forms (stems).
+            2 => (
+                "stems",
+                format!("{}s {}ing ", topic.keywords[0], topic.keywords[1].trim_end_matches('e')),
+            ),
+            // A keyword with one typo (a letter dropped), and a second keyword.
+            3 => {
+                let k = topic
+                    .keywords
+                    .iter()
+                    .find(|k| k.len() >= 6)
+                    .unwrap_or(&topic.keywords[0]);
+                let mid = k.len() / 2;
+                let typo = format!("{}{}", &k[..mid], &k[mid + 1..]);
+                ("typo", format!("{typo} {} ", topic.keywords[2]))
+            }
+            // A keyword and the start of the second heading, being typed.
+            4 => {
+                let h = topic.headings[1].to_lowercase();
+                let first = h.split(' ').next().unwrap().to_string();
+                let partial: String = first.chars().take(first.chars().count().max(4) - 2).collect();
+                ("prefix", format!("{} {partial}", topic.keywords[0]))
+            }
+            // The word only this page uses.
+            _ => ("rare", format!("{} ", topic.rare)),
+        };
+        out.push((q, topic.title, kind));
+    }
+    // Questions telling siblings apart.
+    for (q, want) in [
+        ("webhook signature hmac", "Webhook signatures"),
+        ("webhook backoff ", "Webhook retry policy"),
+        ("saml clock skew error ", "SAML troubleshooting"),
+        ("how do kubernetes replicas scale", "Kubernetes autoscaling"),
+        ("refund an invoice ", "Refunds and credits"),
+        ("verify a domain with a txt record", "Domain verification"),
+        ("dns cname", "Custom domains"),
+        ("preview deployments for branches ", "Git branch previews"),
+        ("audit events api pagination", "Audit log API"),
+        ("helm values ", "Deploy to Kubernetes"),
+        ("rotate leaked keys", "Rotate API keys"),
+        ("secrets in ci pipelines ", "API keys in CI pipelines"),
+    ] {
+        out.push((q.to_string(), want, "sibling"));
+    }
+    out
+}
+
+#[tokio::test]
+async fn relevance_mean_reciprocal_rank() {
+    let app = TestApp::start().await;
+    let (alice, _org, space) = setup(&app).await;
+    let mut rng = Rng(0x5eed_cafe_f00d_1234);
+    let mut changes = Vec::new();
+    for topic in TOPICS {
+        changes.push(insert(topic.title, &topic_markdown(&mut rng, topic)));
+    }
+    for i in 0..12 {
+        changes.push(insert(&format!("Release notes {i}"), &notes_markdown(&mut rng)));
+    }
+    for i in 0..44 {
+        let title = format!(
+            "{} {} notes {i}",
+            rng.pick(FILLER),
+            rng.pick(&["general", "misc", "team", "product"])
+        );
+        changes.push(insert(&title, &filler_markdown(&mut rng)));
+    }
+    change(&app, &alice, &space, changes).await;
+
+    let queries = relevance_queries();
+    assert!(queries.len() >= 30);
+    let mut total = 0.0;
+    let mut report = String::new();
+    for (q, want, kind) in &queries {
+        let res = search(&app, &alice, &space, q).await;
+        let got = titles(&res);
+        let rank = got.iter().position(|t| t == want).map(|i| i + 1);
+        let rr = rank.map_or(0.0, |r| 1.0 / r as f64);
+        total += rr;
+        report.push_str(&format!(
+            "{kind:>8} {q:<45} -> {:?} (want {want:?}, got {:?})\n",
+            rank,
+            got.iter().take(3).collect::<Vec<_>>()
+        ));
+    }
+    let mrr = total / queries.len() as f64;
+    println!("{report}MRR over {} queries: {mrr:.3}", queries.len());
+    assert!(mrr >= 0.9, "MRR {mrr:.3} below 0.9:\n{report}");
+}
