@@ -304,7 +304,7 @@ fn page_attributes(a: &Page, b: &Page) -> PageAttributes {
     }
     match (&a.kind, &b.kind) {
         (PageKind::Document(x), PageKind::Document(y)) => {
-            if x.markdown != y.markdown {
+            if !x.same_markdown(y) {
                 attrs.document = Some(Change {
                     before: Some(content_id(&x.markdown)),
                     after: Some(content_id(&y.markdown)),

@@ -5,8 +5,13 @@
 //! the revision, so the input is untouched when any change is invalid; the error names the
 //! change's index and the offending field. Links in markdown are resolved once the whole
 //! batch is applied, so a page may link to a page inserted later in the same batch.
+//!
+//! The copy shares every document with the input (see
+//! [`SharedDocument`](crate::model::SharedDocument)), and link resolution only visits the
+//! branches of the tree that the links of the changed pages lead to, so a small batch costs
+//! little more than copying the tree's page properties and validating it.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Deserializer};
@@ -736,8 +741,7 @@ fn path_exists(pages: &[Page], target: &str) -> bool {
                 }
                 path.push_str(&p.slug);
             }
-            let found = path == target
-                || (leads_to(path, target) && walk(&p.pages, path, target));
+            let found = path == target || (leads_to(path, target) && walk(&p.pages, path, target));
             path.truncate(parent_len);
             if found {
                 return true;
@@ -756,6 +760,49 @@ fn leads_to(path: &str, target: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// How many pages link lookups may visit in all before the link index builds its table of
+/// every page path (which costs about as much as visiting every page a few times).
+const WALK_BUDGET: usize = 20_000;
+
+/// Looks the first page (in navigation order, link pages aside) whose path is one of the
+/// candidates up, visiting only the branches whose path leads to one. `Some(None)` when there
+/// is none, `None` when the walk would visit more than `visits` pages.
+fn walk_to<'p>(
+    pages: &'p [Page],
+    candidates: &[Option<&str>],
+    path: &mut String,
+    visits: &mut usize,
+) -> Option<Option<&'p str>> {
+    let parent_len = path.len();
+    for p in pages {
+        *visits = visits.checked_sub(1)?;
+        if !p.slug.is_empty() {
+            if parent_len > 0 {
+                path.push('/');
+            }
+            path.push_str(&p.slug);
+        }
+        let found =
+            if !matches!(p.kind, PageKind::Link(_)) && candidates.contains(&Some(path.as_str())) {
+                Some(Some(p.id.as_str()))
+            } else if candidates
+                .iter()
+                .flatten()
+                .any(|c| *c == path || leads_to(path, c))
+            {
+                walk_to(&p.pages, candidates, path, visits)
+            } else {
+                Some(None)
+            };
+        path.truncate(parent_len);
+        match found {
+            Some(None) => {}
+            other => return other,
+        }
+    }
+    Some(None)
+}
+
 /// The page tree seen as Git Sync files: every way a link may name a page.
 ///
 /// Its tables are built on first use: most batches resolve few links (and many none), and
@@ -765,6 +812,8 @@ struct LinkIndex<'a> {
     /// The path of every page except link pages, to its position in navigation order and
     /// its id; the first page in navigation order wins a path.
     paths: OnceCell<HashMap<String, (usize, &'a str)>>,
+    /// Pages left to visit walking to paths before building `paths` instead.
+    visits: Cell<usize>,
     page_ids: OnceCell<HashSet<&'a str>>,
     file_ids: OnceCell<HashSet<&'a str>>,
 }
@@ -774,6 +823,7 @@ impl<'a> LinkIndex<'a> {
         LinkIndex {
             rev,
             paths: OnceCell::new(),
+            visits: Cell::new(WALK_BUDGET),
             page_ids: OnceCell::new(),
             file_ids: OnceCell::new(),
         }
@@ -791,13 +841,28 @@ impl<'a> LinkIndex<'a> {
                 }
             }
         }
-        let paths = self.paths();
-        let mut best: Option<((usize, u8), &str)> = None;
         let candidates = [
             Some(key),
             key.strip_suffix(".md"),
             key.strip_suffix("/README.md"),
         ];
+        if self.paths.get().is_none() {
+            // While few pages have been visited, walk the branches leading to the
+            // candidates rather than building the table of every path.
+            let mut visits = self.visits.get();
+            let found = walk_to(
+                &self.rev.pages,
+                &candidates,
+                &mut String::new(),
+                &mut visits,
+            );
+            self.visits.set(visits);
+            if let Some(found) = found {
+                return found;
+            }
+        }
+        let paths = self.paths();
+        let mut best: Option<((usize, u8), &str)> = None;
         for (form, path) in candidates.into_iter().enumerate() {
             if let Some(&(n, id)) = path.and_then(|p| paths.get(p)) {
                 let rank = (n, form as u8);
@@ -883,7 +948,11 @@ impl<'a> LinkIndex<'a> {
             return None;
         }
         let folder = !page.pages.is_empty() || matches!(page.kind, PageKind::Group);
-        let first = false;
+        let first = self
+            .rev
+            .pages
+            .first()
+            .is_some_and(|f| std::ptr::eq(f, page));
         Some(if folder {
             path
         } else if first {
@@ -1351,6 +1420,9 @@ mod tests {
             };
             let (by_path, dirs) = reference_index(&rev);
             let index = LinkIndex::new(&rev);
+            // The same lookups with the table of every path built at once.
+            let table = LinkIndex::new(&rev);
+            table.visits.set(0);
             let mut keys: Vec<String> = by_path.keys().cloned().collect();
             for s in SLUGS {
                 keys.push(s.to_string());
@@ -1361,12 +1433,15 @@ mod tests {
             keys.push("README.md".into());
             for key in &keys {
                 proptest::prop_assert_eq!(index.page_at(key), by_path.get(key).map(String::as_str), "{}", key);
+                proptest::prop_assert_eq!(table.page_at(key), by_path.get(key).map(String::as_str), "{}", key);
             }
             for f in rev.flatten() {
                 proptest::prop_assert_eq!(index.dir(&f.page.id), dirs.get(&f.page.id).cloned());
                 proptest::prop_assert!(path_exists(&rev.pages, &f.path));
             }
             proptest::prop_assert!(!path_exists(&rev.pages, "zzz"));
+            proptest::prop_assert!(index.paths.get().is_none(), "small trees never need the table");
+            proptest::prop_assert!(table.paths.get().is_some());
         }
     }
 }

@@ -34,4 +34,6 @@ pub use markdown::{document_to_markdown, markdown_to_document, normalize_markdow
 pub use merge::{merge, merge_text, Conflict, ConflictKind, ConflictSubject};
 pub use model::{ContentRef, File, Page, PageKind, Revision};
 pub use sections::{sections, Section};
-pub use store::{decode, encode, encode_delta, load_page, Encoded, ObjectHash, StoreError};
+pub use store::{
+    decode, encode, encode_delta, encode_missing, load_page, Encoded, ObjectHash, StoreError,
+};

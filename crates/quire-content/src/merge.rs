@@ -8,6 +8,13 @@
 //! edited on the other, a page moved to different places, or a cycle or orphan created by
 //! combining moves and deletions.
 //!
+//! Pages are matched by giving each id a small integer key (ours' pages by their position, so
+//! that pages in the same place on all sides match without a lookup), and most of the work
+//! is skipped for what did not change: a page unchanged on one side is taken whole from the
+//! other (documents compare by identity or by their remembered body hashes), and siblings
+//! that no side reordered keep their order without a sequence merge. Revisions repeating a
+//! page id (which break the model's invariants) go through the reference merge on ids.
+//!
 //! Line diffs use the `similar` crate rather than `diffy`: `diffy::merge` only returns text
 //! with conflict markers, whereas this engine needs the structured hunks (`DiffOp` ranges)
 //! to decide itself what overlaps, to report conflicting line ranges, and to reuse the same
@@ -20,7 +27,8 @@ use serde::Serialize;
 use similar::{Algorithm, DiffTag};
 
 use crate::model::{
-    unique_slug, DocumentPage, File, LinkPage, Page, PageKind, ReusableContent, Revision, Variables,
+    same_opt, same_text, unique_slug, DocumentPage, File, LinkPage, Page, PageKind,
+    ReusableContent, Revision, Variables,
 };
 
 /// Which side of a merge made a change.
@@ -237,7 +245,7 @@ impl<'a> Keyed<'a> {
             for (n, p) in tree.pages.iter().enumerate() {
                 let id = p.id.as_str();
                 let key = match o.pages.get(n) {
-                    Some(op) if op.id == id => n as u32,
+                    Some(op) if same_text(&op.id, id) => n as u32,
                     _ => *by_id.entry(id).or_insert_with(|| {
                         ids.push(id);
                         at.push([None; 3]);
@@ -346,7 +354,7 @@ impl<'a> Keyed<'a> {
                     *entry = Some((page, parent));
                 }
                 (Some(bp), None, Some(tp)) => {
-                    if !same_props(bp.0, tp.0) || bp.1 != tp.1 {
+                    if !same_fields(bp.0, tp.0) || bp.1 != tp.1 {
                         conflicts.push(Conflict {
                             subject: subject(k, tp.0),
                             kind: ConflictKind::DeletedAndEdited {
@@ -356,7 +364,7 @@ impl<'a> Keyed<'a> {
                     }
                 }
                 (Some(bp), Some(op), None) => {
-                    if !same_props(bp.0, op.0) || bp.1 != op.1 {
+                    if !same_fields(bp.0, op.0) || bp.1 != op.1 {
                         conflicts.push(Conflict {
                             subject: subject(k, op.0),
                             kind: ConflictKind::DeletedAndEdited {
@@ -369,7 +377,7 @@ impl<'a> Keyed<'a> {
                 (None, Some(op), None) => *entry = Some((op.0.without_children(), op.1)),
                 (None, None, Some(tp)) => *entry = Some((tp.0.without_children(), tp.1)),
                 (None, Some(op), Some(tp)) => {
-                    if same_props(op.0, tp.0) && op.1 == tp.1 {
+                    if same_fields(op.0, tp.0) && op.1 == tp.1 {
                         *entry = Some((op.0.without_children(), op.1));
                     } else {
                         conflicts.push(Conflict {
@@ -450,10 +458,7 @@ impl<'a> Keyed<'a> {
         changed.sort_by_key(|p| p.map(id_of));
         for parent in changed {
             let ids = |side: usize| -> Vec<&str> {
-                self.children(parent, side)
-                    .into_iter()
-                    .map(id_of)
-                    .collect()
+                self.children(parent, side).into_iter().map(id_of).collect()
             };
             let set: HashSet<&str> = members[slot(parent)].iter().map(|&k| id_of(k)).collect();
             let (order, reordered) = merge_order(&ids(BASE), &ids(OURS), &ids(THEIRS), &set);
@@ -468,8 +473,7 @@ impl<'a> Keyed<'a> {
             orders[slot(parent)] = Some(order.into_iter().map(|id| self.by_id[id]).collect());
         }
 
-        let (files, reusable_contents, variables) =
-            merge_rest(base, ours, theirs, &mut conflicts);
+        let (files, reusable_contents, variables) = merge_rest(base, ours, theirs, &mut conflicts);
         if !conflicts.is_empty() {
             return Err(conflicts);
         }
@@ -478,7 +482,9 @@ impl<'a> Keyed<'a> {
         // has it with the slug ours gives it; others that collide get a suffix.
         for order in orders.iter().flatten() {
             let intact = |k: u32| {
-                let (page, parent) = merged[k as usize].as_ref().expect("ordered pages are merged");
+                let (page, parent) = merged[k as usize]
+                    .as_ref()
+                    .expect("ordered pages are merged");
                 self.get(k, OURS)
                     .is_some_and(|(op, opar)| op.slug == page.slug && opar == *parent)
             };
@@ -520,21 +526,22 @@ impl<'a> Keyed<'a> {
                 .iter()
                 .map(|&k| {
                     // Each page is in exactly one order, once: take it rather than copy it.
-                    let (mut page, _) = merged[k as usize]
-                        .take()
-                        .expect("ordered pages are merged");
+                    let (mut page, _) =
+                        merged[k as usize].take().expect("ordered pages are merged");
                     page.pages = build(k as usize, orders, merged);
                     page
                 })
                 .collect()
         }
         let pages = build(root, &orders, &mut merged);
-        finish(Revision {
+        // Each key is built at most once, so ids are unique: no need to check them again.
+        let rev = Revision {
             pages,
             files,
             reusable_contents,
             variables,
-        })
+        };
+        finish(rev, true)
     }
 }
 
@@ -599,9 +606,10 @@ fn merge_rest(
     (files, reusable_contents, variables)
 }
 
-/// The merged revision, or the invariant it breaks as a conflict.
-fn finish(rev: Revision) -> Result<Revision, Vec<Conflict>> {
-    if let Err(e) = rev.validate() {
+/// The merged revision, or the invariant it breaks as a conflict. `unique_ids` when the
+/// merge could not repeat an id.
+fn finish(rev: Revision, unique_ids: bool) -> Result<Revision, Vec<Conflict>> {
+    if let Err(e) = rev.check(!unique_ids) {
         let (id, title) = match &e {
             crate::model::ModelError::DuplicatePageId(id)
             | crate::model::ModelError::EmptyTitle(id)
@@ -840,12 +848,13 @@ fn merge_by_ids(
             .collect()
     }
     let pages = build(None, &orders, &merged);
-    finish(Revision {
+    let rev = Revision {
         pages,
         files,
         reusable_contents,
         variables,
-    })
+    };
+    finish(rev, false)
 }
 
 /// A revision's pages by id with their parent, and each parent's ordered children.
@@ -913,16 +922,20 @@ fn in_cycle<'a>(
 
 /// Whether two pages have the same properties and body, children aside.
 pub fn same_props(a: &Page, b: &Page) -> bool {
-    a.id == b.id
-        && a.title == b.title
-        && a.slug == b.slug
-        && a.emoji == b.emoji
-        && a.icon == b.icon
-        && a.description == b.description
-        && a.hidden == b.hidden
+    a.id == b.id && same_fields(a, b)
+}
+
+/// [`same_props`] for two pages known to have the same id (matched by it).
+fn same_fields(a: &Page, b: &Page) -> bool {
+    a.hidden == b.hidden
         && a.no_index == b.no_index
         && a.no_robots_index == b.no_robots_index
-        && a.condition == b.condition
+        && same_text(&a.title, &b.title)
+        && same_text(&a.slug, &b.slug)
+        && same_opt(&a.emoji, &b.emoji)
+        && same_opt(&a.icon, &b.icon)
+        && same_opt(&a.description, &b.description)
+        && same_opt(&a.condition, &b.condition)
         && a.kind == b.kind
 }
 
@@ -955,15 +968,16 @@ fn merge_field<T: PartialEq + Clone>(
     }
 }
 
-/// Merges the properties and body of a page present on all three sides; children detached.
+/// Merges the properties and body of a page present on all three sides (under one id);
+/// children detached.
 fn merge_page(b: &Page, o: &Page, t: &Page, conflicts: &mut Vec<ConflictKind>) -> Page {
     // Most pages are unchanged on at least one side. Then every field below merges to the
     // value of the other side, so take that page whole (sharing its document) instead of
     // merging field by field and body by body.
-    if same_props(o, t) || same_props(t, b) {
+    if same_fields(o, t) || same_fields(t, b) {
         return o.without_children();
     }
-    if same_props(o, b) {
+    if same_fields(o, b) {
         return t.without_children();
     }
     let kind = match (&b.kind, &o.kind, &t.kind) {
@@ -1782,7 +1796,9 @@ mod tests {
                     }
                 }
                 Op::Title(p) => rev.page_mut(&pick(*p)).unwrap().title = format!("{tag} {n}"),
-                Op::Slug(p, s) => rev.page_mut(&pick(*p)).unwrap().slug = ["a", "b", "p0"][*s].into(),
+                Op::Slug(p, s) => {
+                    rev.page_mut(&pick(*p)).unwrap().slug = ["a", "b", "p0"][*s].into()
+                }
                 Op::Add(p, i, root) => {
                     let id = format!("new{i}");
                     if ids.contains(&id) {

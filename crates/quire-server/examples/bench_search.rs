@@ -4,7 +4,8 @@
 //! - `GET SPACE/search` latency, p50 and p95, over a mix of queries (frequent, rare and
 //!   mid-frequency words, two and three words, completions, typos, phrases);
 //! - the index update after a 10-page change: measured alone (`search::reindex` in a
-//!   transaction), and the whole `mergeChangeRequest` that includes it.
+//!   transaction), and the whole `mergeChangeRequest` that includes it;
+//! - the background job that folds changed pages into the posting blocks.
 //!
 //! Run: `cargo run --release -p quire-server --example bench_search [-- PAGES]`
 
@@ -46,16 +47,21 @@ const STOP: &[&str] = &[
 /// Pseudo-words (consonant-vowel syllables), `VOCAB` of them, ranked by frequency.
 const VOCAB: usize = 30_000;
 
+/// Word `i`: one syllable in two before three syllables that spell `i` (6 or 8 letters,
+/// all distinct).
 fn word(i: usize) -> String {
     const C: &[u8] = b"bdfgklmnprstvz";
     const V: &[u8] = b"aeiou";
-    let mut n = i + 70;
+    let syllable = |k: usize| [C[k / V.len() % C.len()] as char, V[k % V.len()] as char];
     let mut s = String::new();
-    while n > 0 || s.len() < 4 {
-        let k = n % (C.len() * V.len());
-        s.push(C[k / V.len()] as char);
-        s.push(V[k % V.len()] as char);
-        n /= C.len() * V.len();
+    if i.wrapping_mul(2654435761) % 2 == 1 {
+        s.extend(syllable(i.wrapping_mul(40503) % 70));
+    }
+    // A bijection of 0..70³ (7919 is prime to 70³), so that words do not share endings.
+    let mut n = i * 7919 % (70 * 70 * 70);
+    for _ in 0..3 {
+        s.extend(syllable(n % 70));
+        n /= 70;
     }
     s
 }
@@ -213,19 +219,17 @@ fn queries(g: &mut Gen, rev: &Revision) -> Vec<(&'static str, String)> {
         let typed: String = w.chars().take(w.len().clamp(3, 5) - 1).collect();
         let first = mid(g);
         out.push(("completion of the last word", format!("{first} {typed}")));
-        let w = loop {
-            let w = mid(g);
-            if w.len() >= 6 {
-                break w;
-            }
-        };
+        let w = mid(g);
         let m = w.len() / 2;
         out.push(("one typo", format!("{}{} ", &w[..m], &w[m + 1..])));
         // Three consecutive words of some page, as a phrase.
         let flat = rev.flatten();
         let page = flat[g.rng.below(flat.len())].page;
         let text = page.markdown().unwrap_or("");
-        let words: Vec<&str> = text.split_whitespace().filter(|w| !w.starts_with('#')).collect();
+        let words: Vec<&str> = text
+            .split_whitespace()
+            .filter(|w| !w.starts_with('#'))
+            .collect();
         let at = g.rng.below(words.len().saturating_sub(3).max(1));
         let phrase = words[at..(at + 3).min(words.len())]
             .iter()
@@ -268,7 +272,11 @@ async fn main() {
         token,
     };
     let org = c
-        .ok(reqwest::Method::POST, "/v1/orgs", Some(json!({ "title": "Bench" })))
+        .ok(
+            reqwest::Method::POST,
+            "/v1/orgs",
+            Some(json!({ "title": "Bench" })),
+        )
         .await["id"]
         .as_str()
         .unwrap()
@@ -295,9 +303,18 @@ async fn main() {
     let word_count: usize = rev
         .flatten()
         .iter()
-        .map(|p| p.page.title.split_whitespace().count() + p.page.markdown().map_or(0, |m| m.split_whitespace().count()))
+        .map(|p| {
+            p.page.title.split_whitespace().count()
+                + p.page
+                    .markdown()
+                    .map_or(0, |m| m.split_whitespace().count())
+        })
         .sum();
-    let bytes: usize = rev.flatten().iter().map(|p| p.page.markdown().map_or(0, str::len)).sum();
+    let bytes: usize = rev
+        .flatten()
+        .iter()
+        .map(|p| p.page.markdown().map_or(0, str::len))
+        .sum();
     let mut tx = state.db.begin().await.unwrap();
     let saved = quire_server::content::save(&state, &mut tx, &space, rev.clone())
         .await
@@ -337,7 +354,13 @@ async fn main() {
     let t = Instant::now();
     quire_server::search::sync(&state, &space).await.unwrap();
     println!("full index build: {:.1} s", t.elapsed().as_secs_f64());
-    for table in ["search_pages", "search_sections", "search_postings", "search_terms", "search_words"] {
+    for table in [
+        "search_pages",
+        "search_sections",
+        "search_postings",
+        "search_terms",
+        "search_words",
+    ] {
         let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
             .fetch_one(state.db.pool())
             .await
@@ -350,10 +373,17 @@ async fn main() {
     let verbose = std::env::var_os("QUIRE_BENCH_VERBOSE").is_some();
     for (kind, q) in &qs {
         let t = Instant::now();
-        c.ok(reqwest::Method::GET, &format!("/v1/spaces/{space}/search?query={}&limit=10", enc(q)), None)
-            .await;
+        c.ok(
+            reqwest::Method::GET,
+            &format!("/v1/spaces/{space}/search?query={}&limit=10", enc(q)),
+            None,
+        )
+        .await;
         if verbose {
-            println!("{:>8.1} ms  {kind}: {q}", t.elapsed().as_secs_f64() * 1000.0);
+            println!(
+                "{:>8.1} ms  {kind}: {q}",
+                t.elapsed().as_secs_f64() * 1000.0
+            );
         }
     }
     for limit in [10, 100] {
@@ -381,7 +411,10 @@ async fn main() {
                 }
             }
         }
-        println!("GET SPACE/search?limit={limit} ({} queries x 3, {empty} without results)", qs.len());
+        println!(
+            "GET SPACE/search?limit={limit} ({} queries x 3, {empty} without results)",
+            qs.len()
+        );
         report("  all queries", &all);
         for (kind, v) in &by_kind {
             report(&format!("  {kind}"), v);
@@ -390,18 +423,21 @@ async fn main() {
     let mut org_lat = Vec::new();
     for (_, q) in qs.iter().take(80) {
         let t = Instant::now();
-        c.ok(reqwest::Method::GET, &format!("/v1/orgs/{org}/search?query={}&limit=10", enc(q)), None)
-            .await;
+        c.ok(
+            reqwest::Method::GET,
+            &format!("/v1/orgs/{org}/search?query={}&limit=10", enc(q)),
+            None,
+        )
+        .await;
         org_lat.push(t.elapsed());
     }
     report("GET ORG/search?limit=10 (one space)", &org_lat);
 
     // The index update for a 10-page change, alone: `search::reindex` inside a transaction
-    // (rolled back), from the current revision to one with 10 pages edited.
-    let mut current = rev;
+    // (rolled back), from the indexed revision to one with 10 pages edited.
     let mut alone = Vec::new();
     for round in 0..12 {
-        let mut next = current.clone();
+        let mut next = rev.clone();
         for k in 0..10 {
             let c = (round * 7 + k * 9) % next.pages.len();
             let i = (round * 3 + k) % next.pages[c].pages.len().max(1);
@@ -419,16 +455,23 @@ async fn main() {
         alone.push(t.elapsed());
         assert_eq!((out.kind, out.analysed), ("incremental", 10));
         drop(tx);
-        current = (*next).clone();
     }
-    report("index update after a 10-page change (reindex alone)", &alone);
+    report(
+        "index update after a 10-page change (reindex alone)",
+        &alone,
+    );
 
     // Through HTTP: merging 10-page change requests, index update included.
+    let children = (pages / 100).saturating_sub(1).max(1);
     let mut merges = Vec::new();
     let mut after = Vec::new();
     for round in 0..10 {
         let cr = c
-            .ok(reqwest::Method::POST, &format!("/v1/spaces/{space}/change-requests"), Some(json!({})))
+            .ok(
+                reqwest::Method::POST,
+                &format!("/v1/spaces/{space}/change-requests"),
+                Some(json!({})),
+            )
             .await["id"]
             .as_str()
             .unwrap()
@@ -439,7 +482,7 @@ async fn main() {
                 let c = (round * 11 + k * 7) % 100;
                 json!({
                     "operation": "update_page",
-                    "page": format!("p{c}-{}", 50 + round),
+                    "page": format!("p{c}-{}", (50 + round) % children),
                     "document": { "markdown": format!("{}\n\nNew: {marker}.\n", g.markdown()) }
                 })
             })
@@ -451,18 +494,44 @@ async fn main() {
         )
         .await;
         let t = Instant::now();
-        c.ok(reqwest::Method::POST, &format!("/v1/spaces/{space}/change-requests/{cr}/merge"), Some(json!({})))
-            .await;
+        c.ok(
+            reqwest::Method::POST,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+            Some(json!({})),
+        )
+        .await;
         merges.push(t.elapsed());
         let t = Instant::now();
         let res = c
-            .ok(reqwest::Method::GET, &format!("/v1/spaces/{space}/search?query={marker}&limit=20"), None)
+            .ok(
+                reqwest::Method::GET,
+                &format!("/v1/spaces/{space}/search?query={marker}&limit=20"),
+                None,
+            )
             .await;
         after.push(t.elapsed());
         assert_eq!(res["count"], 10, "the merged text is searchable at once");
     }
-    report("merge a 10-page change request (index update included)", &merges);
+    report(
+        "merge a 10-page change request (index update included)",
+        &merges,
+    );
     report("search right after the merge (finds the 10 pages)", &after);
+
+    // The job that folds the delta (pages changed since the last fold) into the blocks.
+    let pending: i64 = sqlx::query_scalar("SELECT pending FROM search_spaces WHERE space_id = $1")
+        .bind(&space)
+        .fetch_one(state.db.pool())
+        .await
+        .unwrap();
+    let t = Instant::now();
+    quire_server::search::maintain(&state, &space)
+        .await
+        .unwrap();
+    println!(
+        "fold the delta into the blocks (job; {pending} pending pages): {:.1} ms",
+        t.elapsed().as_secs_f64() * 1000.0
+    );
 
     let _ = stop.send(());
     running.await.unwrap().unwrap();

@@ -71,7 +71,11 @@ pub async fn load(state: &AppState, root: &str) -> ApiResult<Arc<Revision>> {
     load_walk(state, None, root).await
 }
 
-async fn load_walk(state: &AppState, space_id: Option<&str>, root: &str) -> ApiResult<Arc<Revision>> {
+async fn load_walk(
+    state: &AppState,
+    space_id: Option<&str>,
+    root: &str,
+) -> ApiResult<Arc<Revision>> {
     if root.is_empty() {
         return Ok(Arc::new(Revision::default()));
     }
@@ -138,7 +142,12 @@ pub struct Saved {
 }
 
 /// Encodes `rev` as content of `space_id` and writes the objects that space lacks, inside `tx`.
-pub async fn save(state: &AppState, tx: &mut Tx, space_id: &str, rev: Revision) -> ApiResult<Saved> {
+pub async fn save(
+    state: &AppState,
+    tx: &mut Tx,
+    space_id: &str,
+    rev: Revision,
+) -> ApiResult<Saved> {
     let stored = state.content.stored.clone();
     let space = space_id.to_string();
     let (encoded, rev) = tokio::task::spawn_blocking(move || {

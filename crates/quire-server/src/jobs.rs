@@ -33,7 +33,7 @@ pub async fn run_due(state: &AppState) -> anyhow::Result<usize> {
 async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
     match job.kind.as_str() {
         PURGE_JOB => purge_space(state, &job.payload).await,
-        crate::search::JOB => Ok(crate::search::sync(state, &job.payload).await?),
+        crate::search::JOB => Ok(crate::search::maintain(state, &job.payload).await?),
         other => anyhow::bail!("unknown job kind {other}"),
     }
 }
@@ -54,7 +54,10 @@ async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
     // leave unreferenced bytes behind, never remove bytes that some content still names.
     for hash in store::objects::unused_blobs(&state.db, &blobs).await? {
         state.blobs.delete(&hash).await?;
-        sqlx::query("DELETE FROM blobs WHERE hash = $1").bind(&hash).execute(state.db.pool()).await?;
+        sqlx::query("DELETE FROM blobs WHERE hash = $1")
+            .bind(&hash)
+            .execute(state.db.pool())
+            .await?;
     }
     tracing::info!(space = %space_id, "purged deleted space");
     Ok(())

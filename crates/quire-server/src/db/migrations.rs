@@ -26,6 +26,8 @@ CREATE TABLE search_spaces (
     head_len BIGINT NOT NULL,
     body_len BIGINT NOT NULL,
     next_key BIGINT NOT NULL,
+    delta_from BIGINT NOT NULL,
+    pending BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
 );
 CREATE TABLE search_pages (
@@ -58,6 +60,19 @@ CREATE TABLE search_postings (
     block BIGINT NOT NULL,
     data {bytes} NOT NULL,
     PRIMARY KEY (space_id, term, block)
+);
+CREATE TABLE search_delta (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    term TEXT NOT NULL,
+    page_key BIGINT NOT NULL,
+    data {bytes} NOT NULL,
+    PRIMARY KEY (space_id, term, page_key)
+);
+CREATE TABLE search_dead (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    page_key BIGINT NOT NULL,
+    terms TEXT NOT NULL,
+    PRIMARY KEY (space_id, page_key)
 );
 CREATE TABLE search_terms (
     space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,

@@ -88,7 +88,9 @@ impl Scope {
     fn require_live(&self) -> ApiResult<()> {
         self.ctx.require_live()?;
         if self.cr.as_ref().is_some_and(|c| c.status == "merged") {
-            return Err(ApiError::conflict("The change request is merged: its discussion is closed."));
+            return Err(ApiError::conflict(
+                "The change request is merged: its discussion is closed.",
+            ));
         }
         Ok(())
     }

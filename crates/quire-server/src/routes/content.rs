@@ -508,7 +508,8 @@ pub async fn update_cr_content(
             })?;
         changes.push(change);
     }
-    let inserted = crate::routes::uploads::resolve_files(&state, &ctx.space.id, &mut changes).await?;
+    let inserted =
+        crate::routes::uploads::resolve_files(&state, &ctx.space.id, &mut changes).await?;
     let found = crs::load(&state, &ctx, &cr).await?;
     for _ in 0..MAX_ATTEMPTS {
         let mut tx = state.db.begin().await?;

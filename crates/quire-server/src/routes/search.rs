@@ -124,7 +124,12 @@ pub async fn search_organization(
     // Ties between spaces break in the organization's order.
     let order: std::collections::HashMap<&str, usize> =
         ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-    states.sort_by_key(|s| order.get(s.space_id.as_str()).copied().unwrap_or(usize::MAX));
+    states.sort_by_key(|s| {
+        order
+            .get(s.space_id.as_str())
+            .copied()
+            .unwrap_or(usize::MAX)
+    });
     let p = ranked_page(&state, &states, &text, &page, &scope).await?;
     let mut groups: Vec<(usize, Vec<Value>)> = Vec::new();
     for (space, v) in p.results {

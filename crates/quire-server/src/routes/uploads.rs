@@ -12,7 +12,11 @@ use crate::ids::new_id;
 
 /// Fetches or decodes every file of the batch's `insert_files` changes, stores the bytes,
 /// and fills in each upload's `resolved` file. Returns the new files in order.
-pub async fn resolve_files(state: &AppState, space_id: &str, changes: &mut [Change]) -> ApiResult<Vec<File>> {
+pub async fn resolve_files(
+    state: &AppState,
+    space_id: &str,
+    changes: &mut [Change],
+) -> ApiResult<Vec<File>> {
     let mut out = Vec::new();
     for (i, change) in changes.iter_mut().enumerate() {
         let Change::InsertFiles(insert) = change else {

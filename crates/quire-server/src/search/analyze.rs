@@ -37,9 +37,10 @@ impl std::fmt::Debug for Analyzer {
 pub struct Word {
     /// Lower case, folded.
     pub surface: String,
-    /// Folded stem: the indexed term.
+    /// Folded stem: the indexed term. A stop word's term is `~` and its surface: it is
+    /// indexed for phrases only, apart from every other term.
     pub term: String,
-    /// A stop word: not indexed on its own.
+    /// A stop word: not ranked, not in the word dictionary.
     pub stop: bool,
 }
 
@@ -91,34 +92,34 @@ impl Analyzer {
         if lower.is_empty() {
             return None;
         }
-        let stop = self.stop.binary_search(&lower).is_ok();
-        let stem = match &self.stemmer {
-            Some(s) => s.stem(lower).into_owned(),
-            None => lower.to_string(),
+        let surface = fold(lower);
+        if self.stop.binary_search(&lower).is_ok() {
+            return Some(Word {
+                term: format!("~{surface}"),
+                surface,
+                stop: true,
+            });
+        }
+        let term = match &self.stemmer {
+            Some(s) => fold(&s.stem(lower)),
+            None => surface.clone(),
         };
         Some(Word {
-            surface: fold(lower),
-            term: fold(&stem),
-            stop,
+            surface,
+            term,
+            stop: false,
         })
     }
 }
 
-/// The words of `text` with their byte offsets, by Unicode word boundaries. Words joined by
-/// underscores (`snake_case`) also yield their parts.
-pub fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.unicode_word_indices().flat_map(|(at, w)| {
-        let parts: Vec<(usize, &str)> = if w.contains('_') {
+/// The words of `text` with their positions (word index, by Unicode word boundaries).
+/// Words joined by underscores (`snake_case`) also yield their parts, at the same position.
+pub fn words(text: &str) -> impl Iterator<Item = (u32, &str)> {
+    text.unicode_words().enumerate().flat_map(|(i, w)| {
+        let at = u32::try_from(i).unwrap_or(u32::MAX);
+        let parts: Vec<(u32, &str)> = if w.contains('_') {
             std::iter::once((at, w))
-                .chain(
-                    w.split('_')
-                        .scan(at, |pos, part| {
-                            let here = *pos;
-                            *pos += part.len() + 1;
-                            Some((here, part))
-                        })
-                        .filter(|(_, p)| !p.is_empty()),
-                )
+                .chain(w.split('_').filter(|p| !p.is_empty()).map(move |p| (at, p)))
                 .collect()
         } else {
             vec![(at, w)]
@@ -168,13 +169,24 @@ fn fold_char(c: char) -> Option<&'static str> {
     })
 }
 
-/// Field statistics of one term in one page.
+/// Where one term occurs in one page: word positions in each field.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TermHits {
-    /// Occurrences in the page title.
-    pub title: u32,
-    /// `(section index, occurrences in its heading, occurrences in its body)`, by section.
-    pub sections: Vec<(u32, u32, u32)>,
+    /// Positions in the page title.
+    pub title: Vec<u32>,
+    /// The sections it occurs in, in order.
+    pub sections: Vec<SectionHits>,
+}
+
+/// Where one term occurs in one section.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SectionHits {
+    /// Section index in the page.
+    pub idx: u32,
+    /// Positions in its heading.
+    pub head: Vec<u32>,
+    /// Positions in its body.
+    pub body: Vec<u32>,
 }
 
 /// One search section of an analysed page.
@@ -198,13 +210,13 @@ pub struct PageDoc {
     /// Titles of the ancestors, top-level first.
     pub ancestors: Vec<String>,
     pub sections: Vec<SectionText>,
-    /// Indexed words in the title, in all headings, and in all bodies.
+    /// Ranked words (stop words aside) in the title, in all headings, and in all bodies.
     pub title_len: u32,
     pub head_len: u32,
     pub body_len: u32,
     /// Every indexed term with its hits, in term order.
     pub terms: BTreeMap<String, TermHits>,
-    /// Every indexed surface word with its term.
+    /// Every ranked surface word with its term.
     pub words: BTreeMap<String, String>,
 }
 
@@ -214,12 +226,7 @@ pub fn indexable(page: &Page) -> bool {
 }
 
 /// Analyses a page: its sections (the description leads the first one) and term statistics.
-pub fn page_doc(
-    analyzer: &Analyzer,
-    page: &Page,
-    path: &str,
-    ancestors: Vec<String>,
-) -> PageDoc {
+pub fn page_doc(analyzer: &Analyzer, page: &Page, path: &str, ancestors: Vec<String>) -> PageDoc {
     let markdown = page.markdown().unwrap_or("");
     let mut sections: Vec<SectionText> = quire_content::sections::sections(markdown)
         .into_iter()
@@ -248,43 +255,39 @@ pub fn page_doc(
     let mut terms: BTreeMap<String, TermHits> = BTreeMap::new();
     let mut all_words: BTreeMap<String, String> = BTreeMap::new();
     let mut title_len = 0;
-    for w in words(&page.title).filter_map(|(_, w)| analyzer.word(w)) {
-        if w.stop {
-            continue;
+    for (at, w) in words(&page.title).filter_map(|(at, w)| Some((at, analyzer.word(w)?))) {
+        terms.entry(w.term.clone()).or_default().title.push(at);
+        if !w.stop {
+            title_len += 1;
+            all_words.insert(w.surface, w.term);
         }
-        title_len += 1;
-        terms.entry(w.term.clone()).or_default().title += 1;
-        all_words.insert(w.surface, w.term);
     }
     let (mut head_len, mut body_len) = (0, 0);
     for (idx, s) in sections.iter().enumerate() {
         let idx = u32::try_from(idx).unwrap_or(u32::MAX);
         for (is_head, text) in [(true, &s.title), (false, &s.body)] {
-            for w in words(text).filter_map(|(_, w)| analyzer.word(w)) {
-                if w.stop {
-                    continue;
-                }
-                if is_head {
+            for (at, w) in words(text).filter_map(|(at, w)| Some((at, analyzer.word(w)?))) {
+                if !w.stop && is_head {
                     head_len += 1;
-                } else {
+                } else if !w.stop {
                     body_len += 1;
                 }
                 let hits = terms.entry(w.term.clone()).or_default();
-                match hits.sections.last_mut() {
-                    Some(last) if last.0 == idx => {
-                        if is_head {
-                            last.1 += 1;
-                        } else {
-                            last.2 += 1;
-                        }
-                    }
-                    _ => hits.sections.push(if is_head {
-                        (idx, 1, 0)
-                    } else {
-                        (idx, 0, 1)
-                    }),
+                if hits.sections.last().is_none_or(|last| last.idx != idx) {
+                    hits.sections.push(SectionHits {
+                        idx,
+                        ..SectionHits::default()
+                    });
                 }
-                all_words.insert(w.surface, w.term);
+                let last = hits.sections.last_mut().expect("just pushed");
+                if is_head {
+                    last.head.push(at);
+                } else {
+                    last.body.push(at);
+                }
+                if !w.stop {
+                    all_words.insert(w.surface, w.term);
+                }
             }
         }
     }
@@ -351,30 +354,30 @@ pub fn indexable_pages(rev: &Revision) -> BTreeMap<String, PageRef<'_>> {
 // indexed on their own (phrases still match them, on the section text).
 const STOP_EN: &[&str] = &[
     "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be",
-    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does",
-    "doing", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having",
-    "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it",
-    "it's", "its", "itself", "just", "me", "more", "most", "my", "no", "nor", "not", "now", "of",
-    "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same",
-    "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
-    "then", "there", "these", "they", "this", "those", "through", "to", "too", "under",
-    "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while",
-    "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does", "doing",
+    "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her",
+    "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "it's", "its",
+    "itself", "just", "me", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on",
+    "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same", "she", "should",
+    "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there",
+    "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+    "with", "would", "you", "your", "yours",
 ];
 const STOP_FR: &[&str] = &[
-    "au", "aux", "avec", "ce", "ces", "dans", "de", "des", "du", "elle", "en", "est", "et",
-    "il", "je", "la", "le", "les", "leur", "lui", "ma", "mais", "me", "mes", "mon", "ne", "nous",
-    "on", "ou", "par", "pas", "pour", "qu", "que", "qui", "sa", "se", "ses", "son", "sur", "ta",
-    "te", "tes", "ton", "tu", "un", "une", "vos", "votre", "vous",
+    "au", "aux", "avec", "ce", "ces", "dans", "de", "des", "du", "elle", "en", "est", "et", "il",
+    "je", "la", "le", "les", "leur", "lui", "ma", "mais", "me", "mes", "mon", "ne", "nous", "on",
+    "ou", "par", "pas", "pour", "qu", "que", "qui", "sa", "se", "ses", "son", "sur", "ta", "te",
+    "tes", "ton", "tu", "un", "une", "vos", "votre", "vous",
 ];
 const STOP_DE: &[&str] = &[
-    "auf", "aus", "bei", "das", "dass", "dem", "den", "der", "des", "die", "ein", "eine",
-    "einem", "einen", "einer", "eines", "es", "für", "ich", "im", "in", "ist", "mit", "nach",
-    "nicht", "oder", "sich", "sie", "sind", "und", "von", "wie", "wir", "zu", "zum", "zur",
+    "auf", "aus", "bei", "das", "dass", "dem", "den", "der", "des", "die", "ein", "eine", "einem",
+    "einen", "einer", "eines", "es", "für", "ich", "im", "in", "ist", "mit", "nach", "nicht",
+    "oder", "sich", "sie", "sind", "und", "von", "wie", "wir", "zu", "zum", "zur",
 ];
 const STOP_ES: &[&str] = &[
-    "a", "al", "como", "con", "de", "del", "el", "en", "es", "la", "las", "lo", "los", "mas",
-    "no", "o", "para", "pero", "por", "que", "se", "si", "su", "sus", "un", "una", "y",
+    "a", "al", "como", "con", "de", "del", "el", "en", "es", "la", "las", "lo", "los", "mas", "no",
+    "o", "para", "pero", "por", "que", "se", "si", "su", "sus", "un", "una", "y",
 ];
 const STOP_IT: &[&str] = &[
     "a", "al", "alla", "che", "con", "da", "dei", "del", "della", "di", "e", "gli", "i", "il",
@@ -385,7 +388,7 @@ const STOP_PT: &[&str] = &[
     "o", "os", "para", "por", "que", "se", "um", "uma",
 ];
 const STOP_NL: &[&str] = &[
-    "de", "dat", "die", "een", "en", "het", "in", "is", "met", "niet", "of", "op", "te", "van",
+    "dat", "de", "die", "een", "en", "het", "in", "is", "met", "niet", "of", "op", "te", "van",
     "voor", "zijn",
 ];
 
@@ -395,7 +398,9 @@ mod tests {
 
     #[test]
     fn stop_lists_are_sorted() {
-        for list in [STOP_EN, STOP_FR, STOP_DE, STOP_ES, STOP_IT, STOP_PT, STOP_NL] {
+        for list in [
+            STOP_EN, STOP_FR, STOP_DE, STOP_ES, STOP_IT, STOP_PT, STOP_NL,
+        ] {
             let mut sorted = list.to_vec();
             sorted.sort_unstable();
             sorted.dedup();
@@ -407,20 +412,33 @@ mod tests {
     fn english_stems_and_folds() {
         let a = Analyzer::for_language(None);
         let w = a.word("Configuring").unwrap();
-        assert_eq!((w.surface.as_str(), w.term.as_str()), ("configuring", "configur"));
+        assert_eq!(
+            (w.surface.as_str(), w.term.as_str()),
+            ("configuring", "configur")
+        );
         assert_eq!(a.word("configuration").unwrap().term, "configur");
-        assert!(a.word("The").unwrap().stop);
+        let the = a.word("The").unwrap();
+        assert!(the.stop);
+        assert_eq!(the.term, "~the");
         assert_eq!(a.word("Café").unwrap().surface, "cafe");
         let fr = Analyzer::for_language(Some("fr"));
-        assert_eq!(fr.word("éléphants").unwrap().term, "elephant");
+        assert_eq!(fr.word("éléphants").unwrap().term, "eleph");
+        assert_eq!(fr.word("Éléphant").unwrap().term, "eleph");
         assert_eq!(Analyzer::for_language(Some("ja")).key(), "none/1");
     }
 
     #[test]
     fn words_split_underscores_too() {
-        let w: Vec<&str> = words("call snake_case now").map(|(_, w)| w).collect();
-        assert_eq!(w, vec!["call", "snake_case", "snake", "case", "now"]);
-        let at: Vec<usize> = words("a_b").map(|(i, _)| i).collect();
-        assert_eq!(at, vec![0, 0, 2]);
+        let w: Vec<(u32, &str)> = words("call snake_case now").collect();
+        assert_eq!(
+            w,
+            vec![
+                (0, "call"),
+                (1, "snake_case"),
+                (1, "snake"),
+                (1, "case"),
+                (2, "now")
+            ]
+        );
     }
 }

@@ -3,10 +3,11 @@
 //! one row per block, and changing a page rewrites only the blocks of its own terms.
 //!
 //! Block: a sequence of `(page key delta, entry length, entry)`, page keys ascending.
-//! Entry: `title_tf, title_len, head_len, body_len, sections, (index, head_tf, body_tf)*`,
-//! every number an unsigned LEB128 varint.
+//! Entry: `title_len, head_len, body_len, title_tf, title positions, sections,
+//! (index, head_tf, head positions, body_tf, body positions)*`, positions as deltas, every
+//! number an unsigned LEB128 varint.
 
-use super::analyze::{PageDoc, TermHits};
+use super::analyze::{PageDoc, SectionHits, TermHits};
 
 /// Page keys per block.
 pub const BLOCK_PAGES: i64 = 64;
@@ -43,7 +44,7 @@ impl<'a> Reader<'a> {
         self.at >= self.bytes.len()
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn varint(&mut self) -> u64 {
         let mut v: u64 = 0;
         let mut shift = 0;
         while let Some(&b) = self.bytes.get(self.at) {
@@ -67,18 +68,27 @@ impl<'a> Reader<'a> {
     }
 }
 
+fn put_positions(out: &mut Vec<u8>, positions: &[u32]) {
+    put(out, positions.len() as u64);
+    let mut last = 0;
+    for &p in positions {
+        put(out, u64::from(p.saturating_sub(last)));
+        last = p;
+    }
+}
+
 /// Encodes the entry of one term in one page.
 pub fn entry(doc: &PageDoc, hits: &TermHits) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 + hits.sections.len() * 3);
-    put(&mut out, u64::from(hits.title));
+    let mut out = Vec::with_capacity(16 + hits.sections.len() * 6);
     put(&mut out, u64::from(doc.title_len));
     put(&mut out, u64::from(doc.head_len));
     put(&mut out, u64::from(doc.body_len));
+    put_positions(&mut out, &hits.title);
     put(&mut out, hits.sections.len() as u64);
-    for &(idx, h, b) in &hits.sections {
-        put(&mut out, u64::from(idx));
-        put(&mut out, u64::from(h));
-        put(&mut out, u64::from(b));
+    for s in &hits.sections {
+        put(&mut out, u64::from(s.idx));
+        put_positions(&mut out, &s.head);
+        put_positions(&mut out, &s.body);
     }
     out
 }
@@ -99,26 +109,64 @@ fn small(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
-/// Decodes an entry; `sections` receives `(index, head_tf, body_tf)` when given.
-pub fn decode_entry(bytes: &[u8], mut sections: Option<&mut Vec<(u32, u32, u32)>>) -> Entry {
+/// Reads `n` delta-coded positions into `out` (when given), or skips them.
+fn positions(r: &mut Reader<'_>, out: Option<&mut Vec<u32>>) -> u32 {
+    let n = small(r.varint());
+    match out {
+        Some(out) => {
+            let mut at = 0u32;
+            for _ in 0..n {
+                at = at.saturating_add(small(r.varint()));
+                out.push(at);
+            }
+        }
+        None => {
+            for _ in 0..n {
+                r.varint();
+            }
+        }
+    }
+    n
+}
+
+/// Decodes an entry; `detail` receives the positions when given (it is cleared first).
+pub fn decode_entry(bytes: &[u8], mut detail: Option<&mut TermHits>) -> Entry {
     let mut r = Reader::new(bytes);
     let mut e = Entry {
-        title_tf: small(r.next()),
-        title_len: small(r.next()),
-        head_len: small(r.next()),
-        body_len: small(r.next()),
+        title_len: small(r.varint()),
+        head_len: small(r.varint()),
+        body_len: small(r.varint()),
         ..Entry::default()
     };
-    let n = r.next();
+    if let Some(d) = detail.as_deref_mut() {
+        d.title.clear();
+        d.sections.clear();
+    }
+    e.title_tf = positions(&mut r, detail.as_deref_mut().map(|d| &mut d.title));
+    let n = r.varint();
     for _ in 0..n {
         if r.done() {
             break;
         }
-        let (idx, h, b) = (small(r.next()), small(r.next()), small(r.next()));
-        e.head_tf = e.head_tf.saturating_add(h);
-        e.body_tf = e.body_tf.saturating_add(b);
-        if let Some(s) = sections.as_deref_mut() {
-            s.push((idx, h, b));
+        let idx = small(r.varint());
+        match detail.as_deref_mut() {
+            Some(d) => {
+                let mut s = SectionHits {
+                    idx,
+                    ..SectionHits::default()
+                };
+                e.head_tf = e
+                    .head_tf
+                    .saturating_add(positions(&mut r, Some(&mut s.head)));
+                e.body_tf = e
+                    .body_tf
+                    .saturating_add(positions(&mut r, Some(&mut s.body)));
+                d.sections.push(s);
+            }
+            None => {
+                e.head_tf = e.head_tf.saturating_add(positions(&mut r, None));
+                e.body_tf = e.body_tf.saturating_add(positions(&mut r, None));
+            }
         }
     }
     e
@@ -132,8 +180,8 @@ pub fn entries(block: &[u8]) -> impl Iterator<Item = (i64, &[u8])> {
         if r.done() {
             return None;
         }
-        key = key.saturating_add(i64::try_from(r.next()).unwrap_or(i64::MAX));
-        let len = usize::try_from(r.next()).unwrap_or(usize::MAX);
+        key = key.saturating_add(i64::try_from(r.varint()).unwrap_or(i64::MAX));
+        let len = usize::try_from(r.varint()).unwrap_or(usize::MAX);
         Some((key, r.take(len)))
     })
 }
@@ -169,8 +217,19 @@ mod tests {
     #[test]
     fn entries_round_trip() {
         let hits = TermHits {
-            title: 2,
-            sections: vec![(0, 0, 3), (4, 1, 200)],
+            title: vec![1, 4],
+            sections: vec![
+                SectionHits {
+                    idx: 0,
+                    head: vec![],
+                    body: vec![3, 7, 300],
+                },
+                SectionHits {
+                    idx: 4,
+                    head: vec![0],
+                    body: (0..200).collect(),
+                },
+            ],
         };
         let doc = PageDoc {
             page_id: "p".into(),
@@ -186,12 +245,20 @@ mod tests {
             words: Default::default(),
         };
         let bytes = entry(&doc, &hits);
-        let mut secs = Vec::new();
-        let e = decode_entry(&bytes, Some(&mut secs));
+        let mut back = TermHits::default();
+        let e = decode_entry(&bytes, Some(&mut back));
         assert_eq!(
-            (e.title_tf, e.title_len, e.head_len, e.body_len, e.head_tf, e.body_tf),
+            (
+                e.title_tf,
+                e.title_len,
+                e.head_len,
+                e.body_len,
+                e.head_tf,
+                e.body_tf
+            ),
             (2, 3, 9, 1000, 1, 203)
         );
-        assert_eq!(secs, hits.sections);
+        assert_eq!(back, hits);
+        assert_eq!(decode_entry(&bytes, None), e);
     }
 }

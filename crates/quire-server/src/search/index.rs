@@ -18,6 +18,8 @@ use crate::store::search::{IndexRow, NewPage, StoredPage};
 
 /// Above this many changed pages (and a quarter of the space), a full build is cheaper.
 const INCREMENTAL_MAX: usize = 500;
+/// Changed pages after which the delta is folded into the blocks (by the job).
+const COMPACT_AT: i64 = 64;
 /// A full build of more pages than this does not run inside the transaction of a merge:
 /// a durable job does it (and a search that comes first does it itself).
 const FULL_INLINE_MAX: usize = 1000;
@@ -75,9 +77,13 @@ pub async fn reindex_with(
             match old_root {
                 Some(root) => {
                     let old = crate::content::load(state, &root).await?;
-                    match incremental(state, tx, ix, revision_id, language.clone(), &old, rev).await? {
+                    match incremental(state, tx, ix, revision_id, language.clone(), &old, rev)
+                        .await?
+                    {
                         Some(outcome) => outcome,
-                        None => full(state, tx, space_id, revision_id, language, rev, inline).await?,
+                        None => {
+                            full(state, tx, space_id, revision_id, language, rev, inline).await?
+                        }
                     }
                 }
                 None => full(state, tx, space_id, revision_id, language, rev, inline).await?,
@@ -208,12 +214,11 @@ async fn incremental(
         .chain(&moved)
         .copied()
         .collect();
-    let stored: HashMap<String, StoredPage> =
-        store::search::pages_by_id(tx, &space_id, &lookup)
-            .await?
-            .into_iter()
-            .map(|p| (p.page_id.clone(), p))
-            .collect();
+    let stored: HashMap<String, StoredPage> = store::search::pages_by_id(tx, &space_id, &lookup)
+        .await?
+        .into_iter()
+        .map(|p| (p.page_id.clone(), p))
+        .collect();
     if stored.len() != lookup.len() {
         // The index lost track of some page: rebuild it rather than guess.
         return Ok(None);
@@ -224,118 +229,55 @@ async fn incremental(
         .map(|id| job(&new_pages[*id]))
         .collect();
     let docs = analyse(language, jobs).await?;
+    let pending_before = ix.pending;
 
-    // Page keys: changed pages keep theirs, added pages take new ones.
-    let mut keyed: Vec<(i64, &PageDoc)> = Vec::with_capacity(docs.len());
-    for doc in &docs {
-        let key = match stored.get(&doc.page_id) {
-            Some(s) => s.page_key,
-            None => {
-                let k = ix.next_key;
-                ix.next_key += 1;
-                k
-            }
-        };
-        keyed.push((key, doc));
-    }
-
-    // Postings, block by block: drop the old entries of removed and changed pages, add the
-    // new entries of changed and added pages.
-    struct BlockWork<'a> {
-        dirty: HashSet<i64>,
-        terms: BTreeSet<&'a str>,
-        entries: BTreeMap<&'a str, Vec<(i64, Vec<u8>)>>,
-    }
-    let mut blocks: BTreeMap<i64, BlockWork> = BTreeMap::new();
-    let mut df: BTreeMap<&str, i64> = BTreeMap::new();
-    let work_for = |blocks: &mut BTreeMap<i64, BlockWork<'_>>, key: i64| {
-        blocks.entry(block_of(key)).or_insert_with(|| BlockWork {
-            dirty: HashSet::new(),
-            terms: BTreeSet::new(),
-            entries: BTreeMap::new(),
-        });
-    };
+    // The old versions of removed and changed pages go: from the delta when they are
+    // there, otherwise they are marked superseded in the blocks (until a compaction).
+    let mut dead: Vec<(i64, &str)> = Vec::new();
+    let mut drop_keys: Vec<i64> = Vec::new();
     for id in removed.iter().chain(&changed) {
         let s = &stored[*id];
-        work_for(&mut blocks, s.page_key);
-        let w = blocks.get_mut(&block_of(s.page_key)).expect("just inserted");
-        w.dirty.insert(s.page_key);
-        for t in s.terms.split(' ').filter(|t| !t.is_empty()) {
-            w.terms.insert(t);
-            *df.entry(t).or_default() -= 1;
+        if s.page_key >= ix.delta_from {
+            let terms: Vec<&str> = s.terms.split(' ').filter(|t| !t.is_empty()).collect();
+            store::search::delete_delta(tx, &space_id, s.page_key, &terms).await?;
+        } else {
+            dead.push((s.page_key, &s.terms));
+            ix.pending += 1;
         }
+        drop_keys.push(s.page_key);
         ix.pages -= 1;
         ix.title_len -= s.title_len;
         ix.head_len -= s.head_len;
         ix.body_len -= s.body_len;
     }
-    for (key, doc) in &keyed {
-        work_for(&mut blocks, *key);
-        let w = blocks.get_mut(&block_of(*key)).expect("just inserted");
-        w.dirty.insert(*key);
+    store::search::insert_dead(tx, &space_id, &dead).await?;
+
+    // New versions of changed pages, and added pages, take new keys in the delta.
+    let mut keyed: Vec<(i64, &PageDoc)> = Vec::with_capacity(docs.len());
+    let mut entries: Vec<(&str, i64, Vec<u8>)> = Vec::new();
+    for doc in &docs {
+        let key = ix.next_key;
+        ix.next_key += 1;
+        ix.pending += 1;
         for (t, hits) in &doc.terms {
-            w.terms.insert(t);
-            w.entries
-                .entry(t)
-                .or_default()
-                .push((*key, codec::entry(doc, hits)));
-            *df.entry(t).or_default() += 1;
+            entries.push((t, key, codec::entry(doc, hits)));
         }
         ix.pages += 1;
         ix.title_len += i64::from(doc.title_len);
         ix.head_len += i64::from(doc.head_len);
         ix.body_len += i64::from(doc.body_len);
+        keyed.push((key, doc));
     }
-    for (block, w) in &blocks {
-        let terms: Vec<&str> = w.terms.iter().copied().collect();
-        let existing: HashMap<String, Vec<u8>> =
-            store::search::blocks(tx, &space_id, *block, &terms)
-                .await?
-                .into_iter()
-                .collect();
-        let mut put: Vec<(&str, i64, Vec<u8>)> = Vec::new();
-        let mut gone: Vec<&str> = Vec::new();
-        for t in &terms {
-            let mut items: Vec<(i64, &[u8])> = existing
-                .get(*t)
-                .map(|data| {
-                    codec::entries(data)
-                        .filter(|(k, _)| !w.dirty.contains(k))
-                        .collect()
-                })
-                .unwrap_or_default();
-            if let Some(new) = w.entries.get(t) {
-                items.extend(new.iter().map(|(k, e)| (*k, e.as_slice())));
-                items.sort_by_key(|(k, _)| *k);
-            }
-            if items.is_empty() {
-                if existing.contains_key(*t) {
-                    gone.push(t);
-                }
-            } else {
-                put.push((t, *block, codec::encode_block(items)));
-            }
-        }
-        if !gone.is_empty() {
-            store::search::delete_blocks(tx, &space_id, *block, &gone).await?;
-        }
-        let rows: Vec<(&str, i64, &[u8])> =
-            put.iter().map(|(t, b, d)| (*t, *b, d.as_slice())).collect();
-        store::search::put_blocks(tx, &space_id, &rows, true).await?;
-    }
-
-    // Document frequencies.
-    let deltas: Vec<(&str, i64)> = df.iter().filter(|(_, d)| **d != 0).map(|(t, d)| (*t, *d)).collect();
-    store::search::add_df(tx, &space_id, &deltas).await?;
-    let fallen: Vec<&str> = deltas.iter().filter(|(_, d)| *d < 0).map(|(t, _)| *t).collect();
-    store::search::prune_df(tx, &space_id, &fallen).await?;
+    let rows: Vec<(&str, i64, &[u8])> = entries
+        .iter()
+        .map(|(t, k, e)| (*t, *k, e.as_slice()))
+        .collect();
+    store::search::insert_delta(tx, &space_id, &rows).await?;
 
     // Page and section records.
-    let mut drop_keys: Vec<i64> = removed.iter().map(|id| stored[*id].page_key).collect();
-    drop_keys.extend(changed.iter().map(|id| stored[*id].page_key));
     store::search::delete_pages(tx, &space_id, &drop_keys).await?;
-    let rows: Vec<NewPage> = keyed.iter().map(|(k, d)| new_page(*k, d)).collect();
-    store::search::insert_pages(tx, &space_id, &rows).await?;
+    let pages: Vec<NewPage> = keyed.iter().map(|(k, d)| new_page(*k, d)).collect();
+    store::search::insert_pages(tx, &space_id, &pages).await?;
     for id in &moved {
         let n = &new_pages[*id];
         let ancestors = serde_json::to_string(&n.ancestors).unwrap_or_else(|_| "[]".into());
@@ -355,12 +297,118 @@ async fn incremental(
 
     ix.revision_id = revision_id.to_string();
     store::search::put_index(tx, &ix, state.now()).await?;
+    if pending_before < COMPACT_AT && ix.pending >= COMPACT_AT {
+        let now = state.now();
+        store::jobs::enqueue(tx, super::JOB, &space_id, now, now).await?;
+    }
     Ok(Some(Outcome {
         kind: "incremental",
         analysed: docs.len(),
         removed: removed.len(),
         moved: moved.len(),
     }))
+}
+
+/// Folds the delta and the superseded pages of a space into its blocks, and brings
+/// document frequencies up to date. Returns whether there was anything to fold.
+pub async fn compact(state: &AppState, tx: &mut Tx, space_id: &str) -> ApiResult<bool> {
+    let Some(mut ix) = store::search::lock_index(tx, space_id).await? else {
+        return Ok(false);
+    };
+    let dead = store::search::all_dead(tx, space_id).await?;
+    let delta = store::search::all_delta(tx, space_id).await?;
+    if dead.is_empty() && delta.is_empty() && ix.pending == 0 {
+        return Ok(false);
+    }
+    let mut blocks: BTreeMap<i64, BlockWork<'_>> = BTreeMap::new();
+    let mut df: BTreeMap<&str, i64> = BTreeMap::new();
+    for (key, terms) in &dead {
+        let w = blocks.entry(block_of(*key)).or_default();
+        w.dirty.insert(*key);
+        for t in terms.split(' ').filter(|t| !t.is_empty()) {
+            w.terms.insert(t);
+            *df.entry(t).or_default() -= 1;
+        }
+    }
+    for (term, key, data) in &delta {
+        let w = blocks.entry(block_of(*key)).or_default();
+        w.terms.insert(term);
+        w.entries.entry(term).or_default().push((*key, data));
+        *df.entry(term).or_default() += 1;
+    }
+    rewrite_blocks(tx, space_id, &blocks).await?;
+    let deltas: Vec<(&str, i64)> = df
+        .iter()
+        .filter(|(_, d)| **d != 0)
+        .map(|(t, d)| (*t, *d))
+        .collect();
+    store::search::add_df(tx, space_id, &deltas).await?;
+    let fallen: Vec<&str> = deltas
+        .iter()
+        .filter(|(_, d)| *d < 0)
+        .map(|(t, _)| *t)
+        .collect();
+    store::search::prune_df(tx, space_id, &fallen).await?;
+    store::search::clear_delta(tx, space_id).await?;
+    ix.delta_from = ix.next_key;
+    ix.pending = 0;
+    store::search::put_index(tx, &ix, state.now()).await?;
+    Ok(true)
+}
+
+/// Changes to one block of postings: entries of `dirty` pages go, `entries` come in.
+#[derive(Default)]
+struct BlockWork<'a> {
+    dirty: HashSet<i64>,
+    terms: BTreeSet<&'a str>,
+    entries: BTreeMap<&'a str, Vec<(i64, &'a [u8])>>,
+}
+
+/// Rewrites the posting blocks of each block's terms (read, drop, add, write back).
+async fn rewrite_blocks(
+    tx: &mut Tx,
+    space_id: &str,
+    blocks: &BTreeMap<i64, BlockWork<'_>>,
+) -> ApiResult<()> {
+    for (block, w) in blocks {
+        let terms: Vec<&str> = w.terms.iter().copied().collect();
+        let existing: HashMap<String, Vec<u8>> =
+            store::search::blocks(tx, space_id, *block, &terms)
+                .await?
+                .into_iter()
+                .collect();
+        let mut put: Vec<(&str, i64, Vec<u8>)> = Vec::new();
+        let mut gone: Vec<&str> = Vec::new();
+        for t in &terms {
+            let mut items: Vec<(i64, &[u8])> = existing
+                .get(*t)
+                .map(|data| {
+                    codec::entries(data)
+                        .filter(|(k, _)| !w.dirty.contains(k))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(new) = w.entries.get(t) {
+                items.extend(new.iter().copied());
+                items.sort_by_key(|(k, _)| *k);
+                items.dedup_by_key(|(k, _)| *k);
+            }
+            if items.is_empty() {
+                if existing.contains_key(*t) {
+                    gone.push(t);
+                }
+            } else {
+                put.push((t, *block, codec::encode_block(items)));
+            }
+        }
+        if !gone.is_empty() {
+            store::search::delete_blocks(tx, space_id, *block, &gone).await?;
+        }
+        let rows: Vec<(&str, i64, &[u8])> =
+            put.iter().map(|(t, b, d)| (*t, *b, d.as_slice())).collect();
+        store::search::put_blocks(tx, space_id, &rows, true).await?;
+    }
+    Ok(())
 }
 
 async fn full(
@@ -393,6 +441,8 @@ async fn full(
         head_len: 0,
         body_len: 0,
         next_key: 0,
+        delta_from: 0,
+        pending: 0,
     };
     // Blocks are built in page-key order, so entries are appended in order.
     let mut blocks: HashMap<(&str, i64), (i64, Vec<u8>)> = HashMap::new();
@@ -432,6 +482,7 @@ async fn full(
     let words: Vec<(&str, &str)> = words.into_iter().collect();
     store::search::insert_words(tx, space_id, &words, true).await?;
     store::search::insert_pages(tx, space_id, &pages).await?;
+    ix.delta_from = ix.next_key;
     store::search::put_index(tx, &ix, state.now()).await?;
     Ok(Outcome {
         kind: "full",

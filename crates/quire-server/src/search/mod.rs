@@ -21,21 +21,38 @@
 //!   into *sections* at its headings (`quire_content::sections`), which results show.
 //! - Words are analysed per the space's `language` (see [`analyze`]): Snowball stems for
 //!   the languages `rust-stemmers` has (English by default), stop words for the common ones.
-//! - Postings hold, for each term and block of 64 page keys, every page's field counts and
-//!   lengths and the sections the term is in ([`codec`]). Reading a term costs one row per
-//!   block; changing a page rewrites only the blocks of its own terms.
-//! - `search_terms` holds document frequencies; `search_words` maps surface words to terms,
-//!   for prefix (range scan) and typo (one-edit neighbours) look-ups.
+//! - Postings hold, for each term and block of 64 page keys, every page's field lengths and
+//!   the word positions of the term in the title and in each section's heading and body
+//!   ([`codec`]). Reading a term costs one row per block; positions answer phrases (stop
+//!   words are indexed for that purpose only).
+//! - `search_terms` holds document frequencies (for choosing completions and corrections;
+//!   ranking counts them exactly from the postings it reads); `search_words` maps surface
+//!   words to terms, for prefix (a range scan) and typo (one-edit neighbours) look-ups.
+//!
+//! # Ranking
+//!
+//! BM25F over title (weight 5), headings (2) and body (1), each query word counting with
+//! its best candidate term (itself 1, a completion of the word being typed 0.9, a one-typo
+//! neighbour of a word of five letters or more 0.7), scaled by the square of the share of
+//! query words the page matches. Quoted phrases must appear, words adjacent, in one field.
 //!
 //! # Freshness
 //!
 //! The index follows each space's current revision: [`reindex`] runs inside the
-//! transaction that moves the space (a merge), and rewrites only the pages whose text or
-//! place changed; a duplicated space copies its source's index ([`copy`]). A search first
-//! checks that each space's index is at its current revision and brings it there if not
-//! (an index built before an upgrade, a language change, content moved by a path that does
-//! not reindex). Deleted spaces are filtered out at query time, so restoring one brings it
-//! back as it was; purging a space removes its index by cascade.
+//! transaction that moves the space (a merge), and touches only the pages whose text or
+//! place changed. A changed page gets a new page key; its postings go to a per-page delta
+//! (`search_delta`, one row per term) and its old key is marked superseded
+//! (`search_dead`), so an update writes a few rows per term of the changed pages and reads
+//! none. Once 64 pages have changed, a durable job ([`JOB`], [`maintain`]) folds the delta
+//! into the blocks and brings document frequencies up to date. A duplicated space copies its
+//! source's index ([`copy`]).
+//!
+//! A search first checks that each space's index is at its current revision and brings it
+//! there if not (an index built before an upgrade, a language change, content moved by a
+//! path that does not reindex). A space too large to index in a merge's transaction (first
+//! indexing of more than 1,000 pages) is indexed by the job, or by the first search that
+//! comes before it. Deleted spaces are filtered out at query time, so restoring one brings
+//! it back as it was; purging a space removes its index by cascade.
 
 pub mod analyze;
 pub mod codec;
@@ -97,6 +114,17 @@ pub async fn sync(state: &AppState, space_id: &str) -> ApiResult<()> {
             tx.commit().await?;
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// The [`JOB`]: brings a space's index to its current revision, then folds its delta into
+/// its blocks.
+pub async fn maintain(state: &AppState, space_id: &str) -> ApiResult<()> {
+    sync(state, space_id).await?;
+    let mut tx = state.db.begin().await?;
+    if index::compact(state, &mut tx, space_id).await? {
+        tx.commit().await?;
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::{json, Value};
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::analyze::{fold, Analyzer};
+use super::analyze::{fold, Analyzer, TermHits};
 use super::codec;
 use crate::app::AppState;
 use crate::error::ApiResult;
@@ -89,11 +89,9 @@ pub fn parse(query: &str) -> Parsed {
             buf.push(c);
         }
     }
-    let open = quoted;
     flush(&mut clauses, &buf, false);
     let trimmed_end = query.chars().last();
-    let prefix_last = !open
-        && clauses.last().is_some_and(|c| !c.phrase)
+    let prefix_last = clauses.last().is_some_and(|c| !c.phrase)
         && trimmed_end.is_some_and(|c| !c.is_whitespace() && !matches!(c, '"' | '“' | '”'));
     Parsed {
         clauses,
@@ -116,8 +114,13 @@ struct QWord {
 struct PhraseQ {
     /// The terms of every word, stop words included, in order.
     terms: Vec<String>,
-    /// The ranking words it contains.
-    words: Vec<usize>,
+    /// The ranking words it contains, with their offsets in the phrase.
+    words: Vec<(usize, u32)>,
+    /// Its stop words' terms, with their offsets.
+    stops: Vec<(String, u32)>,
+    /// Every word is indexed (stop words too, for phrases), so positions in the index
+    /// decide alone; otherwise the text of the pages that pass on positions is checked too.
+    exact: bool,
 }
 
 #[derive(Debug, Default)]
@@ -133,13 +136,18 @@ fn plan(analyzer: &Analyzer, parsed: &Parsed) -> Plan {
         if clause.phrase {
             let mut terms = Vec::new();
             let mut words = Vec::new();
-            for raw in &clause.words {
+            let mut stops = Vec::new();
+            let mut exact = true;
+            for (offset, raw) in clause.words.iter().enumerate() {
+                let offset = u32::try_from(offset).unwrap_or(u32::MAX);
                 let Some(w) = analyzer.word(raw) else {
                     terms.push(String::from("\u{0}"));
+                    exact = false;
                     continue;
                 };
                 terms.push(w.term.clone());
                 if w.stop {
+                    stops.push((w.term, offset));
                     continue;
                 }
                 let at = match p.words.iter().position(|q| !q.prefix && q.term == w.term) {
@@ -155,9 +163,14 @@ fn plan(analyzer: &Analyzer, parsed: &Parsed) -> Plan {
                         p.words.len() - 1
                     }
                 };
-                words.push(at);
+                words.push((at, offset));
             }
-            p.phrases.push(PhraseQ { terms, words });
+            p.phrases.push(PhraseQ {
+                terms,
+                words,
+                stops,
+                exact,
+            });
             continue;
         }
         let Some(w) = clause.words.first().and_then(|raw| analyzer.word(raw)) else {
@@ -181,7 +194,8 @@ fn plan(analyzer: &Analyzer, parsed: &Parsed) -> Plan {
     }
     p.words.truncate(MAX_WORDS);
     let n = p.words.len();
-    p.phrases.retain(|ph| ph.words.iter().all(|w| *w < n));
+    p.phrases
+        .retain(|ph| !ph.words.is_empty() && ph.words.iter().all(|(w, _)| *w < n));
     p
 }
 
@@ -264,7 +278,7 @@ pub struct Hit {
 /// The ranked answer to a query over some spaces.
 pub struct Ranked {
     groups: Vec<Group>,
-    /// Pages, best first (phrases checked up to [`Ranked::checked`]).
+    /// Pages, best first (those with phrases checked up to `checked`).
     pub hits: Vec<Hit>,
     /// Hits before this index passed their phrase checks (all of them without phrases).
     checked: usize,
@@ -280,6 +294,65 @@ fn norm(len: u32, avg: f32, b: f32) -> f32 {
 
 fn saturate(x: f32) -> f32 {
     x * (K1 + 1.0) / (x + K1)
+}
+
+/// Reads the postings of `terms` (blocks and delta) into `rows`, leaving out the
+/// superseded pages, and counts each term's pages.
+async fn fetch(
+    state: &AppState,
+    rows: &mut Vec<(usize, String, Vec<u8>)>,
+    ids: &[&str],
+    by_id: &HashMap<&str, usize>,
+    dead: &HashSet<(usize, i64)>,
+    terms: &[&str],
+    counts: &mut HashMap<String, i64>,
+) -> ApiResult<()> {
+    if terms.is_empty() {
+        return Ok(());
+    }
+    for (space, term, data) in store::search::postings(&state.db, ids, terms).await? {
+        let Some(&i) = by_id.get(space.as_str()) else {
+            continue;
+        };
+        let data = if dead.is_empty() || !codec::entries(&data).any(|(k, _)| dead.contains(&(i, k)))
+        {
+            data
+        } else {
+            codec::encode_block(codec::entries(&data).filter(|(k, _)| !dead.contains(&(i, *k))))
+        };
+        *counts.entry(term.clone()).or_default() += codec::entries(&data).count() as i64;
+        rows.push((i, term, data));
+    }
+    for (space, term, key, entry) in store::search::delta_postings(&state.db, ids, terms).await? {
+        let Some(&i) = by_id.get(space.as_str()) else {
+            continue;
+        };
+        *counts.entry(term.clone()).or_default() += 1;
+        rows.push((i, term, codec::encode_block([(key, entry.as_slice())])));
+    }
+    Ok(())
+}
+
+/// The `limit` most frequent of `terms` (by the dictionary's document frequencies, which
+/// the last compaction brought up to date).
+async fn most_frequent(
+    state: &AppState,
+    ids: &[&str],
+    mut terms: Vec<String>,
+    limit: usize,
+) -> ApiResult<Vec<String>> {
+    terms.sort_unstable();
+    terms.dedup();
+    if terms.len() > limit {
+        let refs: Vec<&str> = terms.iter().map(String::as_str).collect();
+        let df: HashMap<String, i64> = store::search::df(&state.db, ids, &refs)
+            .await?
+            .into_iter()
+            .collect();
+        terms.sort_by_key(|t| std::cmp::Reverse(df.get(t).copied().unwrap_or(0)));
+        terms.truncate(limit);
+    }
+    Ok(terms)
 }
 
 async fn prepare(
@@ -317,95 +390,106 @@ async fn prepare(
     if group.plan.words.is_empty() || pages == 0 {
         return Ok(group);
     }
-    let exact: Vec<&str> = group
-        .plan
-        .words
-        .iter()
-        .filter(|w| !w.stop)
-        .map(|w| w.term.as_str())
-        .collect();
-    let mut df: HashMap<String, i64> = store::search::df(&state.db, &ids, &exact)
-        .await?
-        .into_iter()
-        .collect();
-    // Completions of the word being typed, and neighbours of unknown long words.
-    let mut expansions: Vec<(usize, Vec<String>, f32)> = Vec::new();
-    for (wi, w) in group.plan.words.iter().enumerate() {
-        let known = !w.stop && df.get(&w.term).copied().unwrap_or(0) > 0;
-        let mut completions = Vec::new();
-        if w.prefix && w.surface.chars().count() >= 2 {
-            let found =
-                store::search::prefixed(&state.db, &ids, &w.surface, PREFIX_SCAN).await?;
-            let mut terms: Vec<String> = found
-                .into_iter()
-                .map(|(_, t)| t)
-                .filter(|t| *t != w.term)
-                .collect();
-            terms.sort_unstable();
-            terms.dedup();
-            completions = terms;
-        }
-        if !completions.is_empty() {
-            expansions.push((wi, completions, PREFIX_WEIGHT));
-        } else if w.typo && !known {
-            let variants = one_edit(&w.surface);
-            let found = store::search::words(&state.db, &ids, &variants).await?;
-            let mut terms: Vec<String> = found.into_iter().map(|(_, t)| t).collect();
-            terms.sort_unstable();
-            terms.dedup();
-            if !terms.is_empty() {
-                expansions.push((wi, terms, TYPO_WEIGHT));
-            }
-        }
-    }
-    let wanted: Vec<&str> = expansions
-        .iter()
-        .flat_map(|(_, terms, _)| terms.iter().map(String::as_str))
-        .filter(|t| !df.contains_key(*t))
-        .collect();
-    if !wanted.is_empty() {
-        df.extend(store::search::df(&state.db, &ids, &wanted).await?);
-    }
-    let mut live = vec![false; group.plan.words.len()];
-    let mut add = |alts: &mut HashMap<String, Vec<Alt>>, term: &str, word: usize, weight: f32| {
-        let d = df.get(term).copied().unwrap_or(0);
-        if d <= 0 {
-            return;
-        }
-        live[word] = true;
-        let weight = weight * idf(n, d as f32);
-        let list = alts.entry(term.to_string()).or_default();
-        match list.iter_mut().find(|a| a.word == word) {
-            Some(a) => a.weight = a.weight.max(weight),
-            None => list.push(Alt { word, weight }),
-        }
-    };
-    for (wi, w) in group.plan.words.iter().enumerate() {
-        if !w.stop {
-            add(&mut group.alts, &w.term, wi, 1.0);
-        }
-    }
-    for (wi, mut terms, weight) in expansions {
-        terms.sort_by_key(|t| std::cmp::Reverse(df.get(t).copied().unwrap_or(0)));
-        for t in terms.iter().take(MAX_EXPANSIONS) {
-            add(&mut group.alts, t, wi, weight);
-        }
-    }
-    group.live_words = live.iter().filter(|l| **l).count();
-    if group.alts.is_empty() {
-        return Ok(group);
-    }
-    let terms: Vec<&str> = group.alts.keys().map(String::as_str).collect();
     let by_id: HashMap<&str, usize> = group
         .spaces
         .iter()
         .map(|i| (states[*i].space_id.as_str(), *i))
         .collect();
-    for (space, term, data) in store::search::postings(&state.db, &ids, &terms).await? {
-        if let Some(i) = by_id.get(space.as_str()) {
-            group.rows.push((*i, term, data));
+    let dead: HashSet<(usize, i64)> = store::search::dead_keys(&state.db, &ids)
+        .await?
+        .into_iter()
+        .filter_map(|(s, k)| by_id.get(s.as_str()).map(|i| (*i, k)))
+        .collect();
+
+    // Candidate terms: each word's own term, and completions of the word being typed.
+    let mut candidates: Vec<(usize, String, f32)> = Vec::new();
+    for (wi, w) in group.plan.words.iter().enumerate() {
+        if !w.stop {
+            candidates.push((wi, w.term.clone(), 1.0));
+        }
+        if w.prefix && w.surface.chars().count() >= 2 {
+            let found = store::search::prefixed(&state.db, &ids, &w.surface, PREFIX_SCAN).await?;
+            let terms: Vec<String> = found
+                .into_iter()
+                .map(|(_, t)| t)
+                .filter(|t| *t != w.term)
+                .collect();
+            for t in most_frequent(state, &ids, terms, MAX_EXPANSIONS).await? {
+                candidates.push((wi, t, PREFIX_WEIGHT));
+            }
         }
     }
+    let mut terms: Vec<&str> = candidates.iter().map(|(_, t, _)| t.as_str()).collect();
+    for ph in &group.plan.phrases {
+        terms.extend(ph.stops.iter().map(|(t, _)| t.as_str()));
+    }
+    terms.sort_unstable();
+    terms.dedup();
+    let mut counts: HashMap<String, i64> = HashMap::new();
+    fetch(
+        state,
+        &mut group.rows,
+        &ids,
+        &by_id,
+        &dead,
+        &terms,
+        &mut counts,
+    )
+    .await?;
+
+    // Long words found nowhere: their neighbours one typo away.
+    let mut corrections: Vec<(usize, String, f32)> = Vec::new();
+    for (wi, w) in group.plan.words.iter().enumerate() {
+        let found = candidates
+            .iter()
+            .any(|(cw, t, _)| *cw == wi && counts.get(t).copied().unwrap_or(0) > 0);
+        if found || !w.typo {
+            continue;
+        }
+        let variants = one_edit(&w.surface);
+        let terms: Vec<String> = store::search::words(&state.db, &ids, &variants)
+            .await?
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        for t in most_frequent(state, &ids, terms, MAX_EXPANSIONS).await? {
+            corrections.push((wi, t, TYPO_WEIGHT));
+        }
+    }
+    if !corrections.is_empty() {
+        let terms: Vec<&str> = corrections
+            .iter()
+            .map(|(_, t, _)| t.as_str())
+            .filter(|t| !counts.contains_key(*t))
+            .collect();
+        fetch(
+            state,
+            &mut group.rows,
+            &ids,
+            &by_id,
+            &dead,
+            &terms,
+            &mut counts,
+        )
+        .await?;
+        candidates.extend(corrections);
+    }
+
+    let mut live = vec![false; group.plan.words.len()];
+    for (wi, term, weight) in candidates {
+        let d = counts.get(&term).copied().unwrap_or(0);
+        if d <= 0 {
+            continue;
+        }
+        live[wi] = true;
+        let weight = weight * idf(n, d as f32);
+        let list = group.alts.entry(term).or_default();
+        match list.iter_mut().find(|a| a.word == wi) {
+            Some(a) => a.weight = a.weight.max(weight),
+            None => list.push(Alt { word: wi, weight }),
+        }
+    }
+    group.live_words = live.iter().filter(|l| **l).count();
     Ok(group)
 }
 
@@ -445,13 +529,29 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
         }
     }
     let live = group.live_words as f32;
+    // Phrases: pages holding every word of each phrase, then the words at the right
+    // distances in one field of one section (or in the title), by their positions.
+    let mut phrase_ok: Option<HashSet<(usize, i64)>> = None;
+    if !group.plan.phrases.is_empty() {
+        let candidates: HashSet<(usize, i64)> = slots
+            .iter()
+            .filter(|(_, slot)| {
+                let cells = &best[**slot * n_words..(**slot + 1) * n_words];
+                group
+                    .plan
+                    .phrases
+                    .iter()
+                    .all(|ph| ph.words.iter().all(|(w, _)| cells[*w] > 0.0))
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        phrase_ok = Some(phrase_pages(group, &candidates));
+    }
     for ((space, page_key), slot) in slots {
         let cells = &best[slot * n_words..(slot + 1) * n_words];
-        if group
-            .plan
-            .phrases
-            .iter()
-            .any(|ph| ph.words.iter().any(|w| cells[*w] <= 0.0))
+        if phrase_ok
+            .as_ref()
+            .is_some_and(|ok| !ok.contains(&(space, page_key)))
         {
             continue;
         }
@@ -465,6 +565,96 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
             score: sum * coverage * coverage,
         });
     }
+}
+
+/// The `candidates` whose postings place every phrase's words at their offsets in one
+/// field (the title, or a heading or body of one section).
+fn phrase_pages(group: &Group, candidates: &HashSet<(usize, i64)>) -> HashSet<(usize, i64)> {
+    let phrase_terms: HashSet<&str> = group
+        .plan
+        .phrases
+        .iter()
+        .flat_map(|ph| {
+            ph.words
+                .iter()
+                .map(|(w, _)| group.plan.words[*w].term.as_str())
+                .chain(ph.stops.iter().map(|(t, _)| t.as_str()))
+        })
+        .collect();
+    let mut entries: HashMap<(usize, i64), HashMap<&str, &[u8]>> = HashMap::new();
+    for (space, term, data) in &group.rows {
+        if !phrase_terms.contains(term.as_str()) {
+            continue;
+        }
+        for (key, bytes) in codec::entries(data) {
+            if candidates.contains(&(*space, key)) {
+                entries
+                    .entry((*space, key))
+                    .or_default()
+                    .insert(term.as_str(), bytes);
+            }
+        }
+    }
+    let mut ok = HashSet::new();
+    let mut decoded: HashMap<&str, TermHits> = HashMap::new();
+    for (page, by_term) in entries {
+        decoded.clear();
+        for (term, bytes) in &by_term {
+            let mut hits = TermHits::default();
+            codec::decode_entry(bytes, Some(&mut hits));
+            decoded.insert(term, hits);
+        }
+        let all = group.plan.phrases.iter().all(|ph| {
+            let hits: Option<Vec<(&TermHits, u32)>> = ph
+                .words
+                .iter()
+                .map(|(w, off)| (group.plan.words[*w].term.as_str(), *off))
+                .chain(ph.stops.iter().map(|(t, off)| (t.as_str(), *off)))
+                .map(|(term, off)| decoded.get(term).map(|h| (h, off)))
+                .collect();
+            hits.is_some_and(|h| phrase_in_hits(&h))
+        });
+        if all {
+            ok.insert(page);
+        }
+    }
+    ok
+}
+
+/// Whether the words (their hits, each with its offset in the phrase) line up in one field.
+fn phrase_in_hits(words: &[(&TermHits, u32)]) -> bool {
+    let aligned = |fields: &[(&[u32], u32)]| -> bool {
+        let (first, first_off) = fields[0];
+        first.iter().any(|&p| {
+            fields[1..].iter().all(|(positions, off)| {
+                (p + off)
+                    .checked_sub(first_off)
+                    .is_some_and(|want| positions.binary_search(&want).is_ok())
+            })
+        })
+    };
+    let titles: Vec<(&[u32], u32)> = words
+        .iter()
+        .map(|(h, o)| (h.title.as_slice(), *o))
+        .collect();
+    if aligned(&titles) {
+        return true;
+    }
+    let (first, _) = words[0];
+    first.sections.iter().any(|s| {
+        let mut heads = Vec::with_capacity(words.len());
+        let mut bodies = Vec::with_capacity(words.len());
+        for (h, off) in words {
+            match h.sections.iter().find(|x| x.idx == s.idx) {
+                Some(x) => {
+                    heads.push((x.head.as_slice(), *off));
+                    bodies.push((x.body.as_slice(), *off));
+                }
+                None => return false,
+            }
+        }
+        aligned(&heads) || aligned(&bodies)
+    })
 }
 
 /// Runs a query over `states` (live spaces with fresh indexes).
@@ -492,7 +682,11 @@ pub async fn run(state: &AppState, states: &[SpaceState], parsed: &Parsed) -> Ap
             .then(a.space.cmp(&b.space))
             .then(a.page_key.cmp(&b.page_key))
     });
-    let checked = if groups.iter().any(|g| !g.plan.phrases.is_empty()) {
+    // Phrases with stop words are checked on the text too, as far as results are shown.
+    let checked = if groups
+        .iter()
+        .any(|g| g.plan.phrases.iter().any(|p| !p.exact))
+    {
         0
     } else {
         hits.len()
@@ -525,6 +719,9 @@ fn contains_phrase(tokens: &[(usize, usize, String)], phrase: &[String]) -> bool
             .any(|w| w.iter().zip(phrase).all(|(t, p)| t.2 == *p))
 }
 
+/// Per section of a page, each query word's best score; and whether its title matched.
+type SectionScores = (BTreeMap<u32, Vec<f32>>, bool);
+
 /// The text of some pages: `(state index, page key)` to its record and sections.
 type Texts = HashMap<(usize, i64), (PageRow, Vec<SectionRow>)>;
 
@@ -555,7 +752,11 @@ async fn load_texts(
 
 fn page_has_phrases(group: &Group, page: &PageRow, sections: &[SectionRow]) -> bool {
     let texts: Vec<Vec<(usize, usize, String)>> = std::iter::once(page.title.as_str())
-        .chain(sections.iter().flat_map(|s| [s.title.as_str(), s.body.as_str()]))
+        .chain(
+            sections
+                .iter()
+                .flat_map(|s| [s.title.as_str(), s.body.as_str()]),
+        )
         .map(|t| tokens(&group.analyzer, t))
         .collect();
     group
@@ -584,7 +785,7 @@ impl Ranked {
             let mut kept = Vec::with_capacity(end - self.checked);
             for h in &self.hits[self.checked..end] {
                 let group = &self.groups[h.group];
-                let ok = group.plan.phrases.is_empty()
+                let ok = group.plan.phrases.iter().all(|p| p.exact)
                     || texts
                         .get(&(h.space, h.page_key))
                         .is_some_and(|(p, s)| page_has_phrases(group, p, s));
@@ -619,10 +820,10 @@ impl Ranked {
         let texts = load_texts(state, states, &wanted).await?;
         let wanted_set: HashSet<(usize, i64)> = wanted.iter().copied().collect();
         // Per page: per section, per word, the best score; and whether a title matched.
-        let mut detail: HashMap<(usize, i64), (BTreeMap<u32, Vec<f32>>, bool)> = HashMap::new();
+        let mut detail: HashMap<(usize, i64), SectionScores> = HashMap::new();
         for group in &self.groups {
             let n_words = group.plan.words.len();
-            let mut secs = Vec::new();
+            let mut secs = TermHits::default();
             for (space, term, data) in &group.rows {
                 let Some(alts) = group.alts.get(term) else {
                     continue;
@@ -631,13 +832,13 @@ impl Ranked {
                     if !wanted_set.contains(&(*space, key)) {
                         continue;
                     }
-                    secs.clear();
                     let e = codec::decode_entry(bytes, Some(&mut secs));
                     let d = detail.entry((*space, key)).or_default();
                     d.1 |= e.title_tf > 0;
-                    for &(idx, h, b) in &secs {
-                        let x = saturate(W_HEAD * h as f32 + W_BODY * b as f32);
-                        let cells = d.0.entry(idx).or_insert_with(|| vec![0.0; n_words]);
+                    for s in &secs.sections {
+                        let x =
+                            saturate(W_HEAD * s.head.len() as f32 + W_BODY * s.body.len() as f32);
+                        let cells = d.0.entry(s.idx).or_insert_with(|| vec![0.0; n_words]);
                         for a in alts {
                             let v = a.weight * x;
                             if v > cells[a.word] {
@@ -655,9 +856,7 @@ impl Ranked {
             };
             let group = &self.groups[h.group];
             let space_id = &states[h.space].space_id;
-            let (by_section, title_hit) = detail
-                .remove(&(h.space, h.page_key))
-                .unwrap_or_default();
+            let (by_section, title_hit) = detail.remove(&(h.space, h.page_key)).unwrap_or_default();
             let mut scored: Vec<(f32, &SectionRow)> = sections
                 .iter()
                 .filter_map(|s| {
@@ -669,7 +868,12 @@ impl Ranked {
                             .iter()
                             .flat_map(|x| tokens(&group.analyzer, x))
                             .collect();
-                        if group.plan.phrases.iter().any(|p| contains_phrase(&t, &p.terms)) {
+                        if group
+                            .plan
+                            .phrases
+                            .iter()
+                            .any(|p| contains_phrase(&t, &p.terms))
+                        {
                             score *= 2.0;
                         }
                     }
@@ -763,28 +967,28 @@ fn excerpt(analyzer: &Analyzer, body: &str, terms: &HashSet<&str>) -> String {
         }
     }
     let end_word = (start + EXCERPT_WORDS).min(words.len()) - 1;
-    let from = words[start].0;
+    let from = if start == 0 { 0 } else { words[start].0 };
     let (last_at, last) = words[end_word];
-    let mut to = last_at + last.len();
-    if to - from > EXCERPT_MAX_CHARS * 4 {
-        to = from + EXCERPT_MAX_CHARS * 4;
-        while !body.is_char_boundary(to) {
-            to -= 1;
-        }
-    }
+    let mut cut = end_word + 1 < words.len();
+    let to = if cut {
+        last_at + last.len()
+    } else {
+        body.len()
+    };
     let mut text: String = body[from..to]
         .chars()
         .map(|c| if c == '\n' { ' ' } else { c })
         .collect();
     if text.chars().count() > EXCERPT_MAX_CHARS {
         text = text.chars().take(EXCERPT_MAX_CHARS).collect();
+        cut = true;
     }
     let mut out = String::new();
-    if from > 0 {
+    if start > 0 {
         out.push_str("… ");
     }
     out.push_str(text.trim());
-    if to < body.trim_end().len() {
+    if cut {
         out.push_str(" …");
     }
     out
@@ -827,7 +1031,13 @@ mod tests {
     fn excerpts_center_on_matches() {
         let a = Analyzer::for_language(None);
         let body = (0..100)
-            .map(|i| if i == 60 { "webhooks".to_string() } else { format!("w{i}") })
+            .map(|i| {
+                if i == 60 {
+                    "webhooks".to_string()
+                } else {
+                    format!("w{i}")
+                }
+            })
             .collect::<Vec<_>>()
             .join(" ");
         let terms: HashSet<&str> = ["webhook"].into_iter().collect();
@@ -835,6 +1045,7 @@ mod tests {
         assert!(e.starts_with("… w54"), "{e}");
         assert!(e.contains("webhooks"));
         assert!(e.ends_with(" …"));
-        assert_eq!(excerpt(&a, "short text", &terms), "short text");
+        assert_eq!(excerpt(&a, "Short text.", &terms), "Short text.");
+        assert_eq!(excerpt(&a, "Two\nlines.", &terms), "Two lines.");
     }
 }

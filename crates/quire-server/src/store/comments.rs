@@ -175,10 +175,12 @@ pub async fn insert(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
 /// A comment by id inside a transaction, locked until it ends (for read-modify-write).
 pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<CommentRow>> {
     let lock = crate::db::for_update(tx);
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM comments WHERE id = $1{lock}"))
-        .bind(id)
-        .fetch_optional(&mut **tx)
-        .await
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM comments WHERE id = $1{lock}"
+    ))
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await
 }
 
 /// Writes back body, edit time and resolution.

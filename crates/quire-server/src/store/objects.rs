@@ -27,7 +27,11 @@ pub async fn get_many(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<(String, V
 }
 
 /// Stores objects for a space (those it already has are left alone).
-pub async fn put_many(tx: &mut Tx, space_id: &str, objects: &[(String, Vec<u8>)]) -> sqlx::Result<()> {
+pub async fn put_many(
+    tx: &mut Tx,
+    space_id: &str,
+    objects: &[(String, Vec<u8>)],
+) -> sqlx::Result<()> {
     for (hash, data) in objects {
         sqlx::query(
             "INSERT INTO content_objects (space_id, hash, data, size) VALUES ($1, $2, $3, $4) \
@@ -53,11 +57,13 @@ pub async fn copy_space(tx: &mut Tx, from: &str, to: &str) -> sqlx::Result<()> {
     .bind(to)
     .execute(&mut **tx)
     .await?;
-    sqlx::query("INSERT INTO blob_refs (space_id, hash) SELECT $2, hash FROM blob_refs WHERE space_id = $1")
-        .bind(from)
-        .bind(to)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query(
+        "INSERT INTO blob_refs (space_id, hash) SELECT $2, hash FROM blob_refs WHERE space_id = $1",
+    )
+    .bind(from)
+    .bind(to)
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 

@@ -109,10 +109,14 @@ pub struct IndexRow {
     pub body_len: i64,
     /// The next free page key.
     pub next_key: i64,
+    /// Pages from this key on have their postings in `search_delta`, not in blocks.
+    pub delta_from: i64,
+    /// Pages changed (in the delta, or dead in blocks) since the last compaction.
+    pub pending: i64,
 }
 
-const INDEX_COLUMNS: &str =
-    "space_id, revision_id, analyzer, pages, title_len, head_len, body_len, next_key";
+const INDEX_COLUMNS: &str = "space_id, revision_id, analyzer, pages, title_len, head_len, \
+    body_len, next_key, delta_from, pending";
 
 fn index_row(r: &sqlx::any::AnyRow) -> sqlx::Result<IndexRow> {
     Ok(IndexRow {
@@ -124,13 +128,17 @@ fn index_row(r: &sqlx::any::AnyRow) -> sqlx::Result<IndexRow> {
         head_len: r.try_get(5)?,
         body_len: r.try_get(6)?,
         next_key: r.try_get(7)?,
+        delta_from: r.try_get(8)?,
+        pending: r.try_get(9)?,
     })
 }
 
-/// The index record of a space, locked for the rest of the transaction (on PostgreSQL the
-/// no-op update takes the row lock; SQLite transactions already hold the write lock).
+/// The index record of a space, locked for the rest of the transaction. On PostgreSQL the
+/// no-op update of the space takes its row lock, so that writers of one space's index
+/// (merges, catch-ups, compactions, first builds) take turns; SQLite transactions already
+/// hold the write lock.
 pub async fn lock_index(tx: &mut Tx, space_id: &str) -> sqlx::Result<Option<IndexRow>> {
-    sqlx::query("UPDATE search_spaces SET next_key = next_key WHERE space_id = $1")
+    sqlx::query("UPDATE spaces SET updated_at = updated_at WHERE id = $1")
         .bind(space_id)
         .execute(&mut **tx)
         .await?;
@@ -147,11 +155,12 @@ pub async fn lock_index(tx: &mut Tx, space_id: &str) -> sqlx::Result<Option<Inde
 pub async fn put_index(tx: &mut Tx, r: &IndexRow, now: i64) -> sqlx::Result<()> {
     sqlx::query(&format!(
         "INSERT INTO search_spaces ({INDEX_COLUMNS}, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
          ON CONFLICT (space_id) DO UPDATE SET revision_id = excluded.revision_id, \
          analyzer = excluded.analyzer, pages = excluded.pages, title_len = excluded.title_len, \
          head_len = excluded.head_len, body_len = excluded.body_len, \
-         next_key = excluded.next_key, updated_at = excluded.updated_at"
+         next_key = excluded.next_key, delta_from = excluded.delta_from, \
+         pending = excluded.pending, updated_at = excluded.updated_at"
     ))
     .bind(&r.space_id)
     .bind(&r.revision_id)
@@ -161,6 +170,8 @@ pub async fn put_index(tx: &mut Tx, r: &IndexRow, now: i64) -> sqlx::Result<()> 
     .bind(r.head_len)
     .bind(r.body_len)
     .bind(r.next_key)
+    .bind(r.delta_from)
+    .bind(r.pending)
     .bind(now)
     .execute(&mut **tx)
     .await?;
@@ -169,6 +180,8 @@ pub async fn put_index(tx: &mut Tx, r: &IndexRow, now: i64) -> sqlx::Result<()> 
 
 const TABLES: &[&str] = &[
     "search_postings",
+    "search_delta",
+    "search_dead",
     "search_terms",
     "search_words",
     "search_sections",
@@ -210,6 +223,8 @@ pub async fn copy(
         ),
         ("search_sections", "page_key, idx, anchor, title, body"),
         ("search_postings", "term, block, data"),
+        ("search_delta", "term, page_key, data"),
+        ("search_dead", "page_key, terms"),
         ("search_terms", "term, df"),
         ("search_words", "word, term"),
     ];
@@ -448,6 +463,93 @@ pub async fn delete_blocks(
     Ok(())
 }
 
+/// Adds delta postings `(term, page key, entry)`.
+pub async fn insert_delta(
+    tx: &mut Tx,
+    space_id: &str,
+    rows: &[(&str, i64, &[u8])],
+) -> sqlx::Result<()> {
+    let mut vals = Vec::with_capacity(rows.len() * 4);
+    for (term, key, data) in rows {
+        vals.extend([
+            Val::Text(space_id),
+            Val::Text(term),
+            Val::Int(*key),
+            Val::Bytes(data),
+        ]);
+    }
+    insert_rows(
+        tx,
+        "INSERT INTO search_delta (space_id, term, page_key, data)",
+        "",
+        4,
+        &vals,
+    )
+    .await
+}
+
+/// Removes the delta postings of one page (`terms` are its terms).
+pub async fn delete_delta(
+    tx: &mut Tx,
+    space_id: &str,
+    page_key: i64,
+    terms: &[&str],
+) -> sqlx::Result<()> {
+    let values: Vec<Val> = terms.iter().map(|t| Val::Text(t)).collect();
+    execute_in(
+        tx,
+        "DELETE FROM search_delta WHERE space_id = $1 AND page_key = $2 AND term",
+        &[Val::Text(space_id), Val::Int(page_key)],
+        &values,
+        "",
+    )
+    .await?;
+    Ok(())
+}
+
+/// Records pages whose postings in blocks are superseded: `(page key, its terms)`.
+pub async fn insert_dead(tx: &mut Tx, space_id: &str, rows: &[(i64, &str)]) -> sqlx::Result<()> {
+    let mut vals = Vec::with_capacity(rows.len() * 3);
+    for (key, terms) in rows {
+        vals.extend([Val::Text(space_id), Val::Int(*key), Val::Text(terms)]);
+    }
+    insert_rows(
+        tx,
+        "INSERT INTO search_dead (space_id, page_key, terms)",
+        "",
+        3,
+        &vals,
+    )
+    .await
+}
+
+/// Every delta posting of a space, as `(term, page key, entry)`.
+pub async fn all_delta(tx: &mut Tx, space_id: &str) -> sqlx::Result<Vec<(String, i64, Vec<u8>)>> {
+    sqlx::query_as("SELECT term, page_key, data FROM search_delta WHERE space_id = $1")
+        .bind(space_id)
+        .fetch_all(&mut **tx)
+        .await
+}
+
+/// Every superseded page of a space, as `(page key, its terms)`.
+pub async fn all_dead(tx: &mut Tx, space_id: &str) -> sqlx::Result<Vec<(i64, String)>> {
+    sqlx::query_as("SELECT page_key, terms FROM search_dead WHERE space_id = $1")
+        .bind(space_id)
+        .fetch_all(&mut **tx)
+        .await
+}
+
+/// Empties the delta and the superseded pages of a space (after a compaction).
+pub async fn clear_delta(tx: &mut Tx, space_id: &str) -> sqlx::Result<()> {
+    for table in ["search_delta", "search_dead"] {
+        sqlx::query(&format!("DELETE FROM {table} WHERE space_id = $1"))
+            .bind(space_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
 /// Adds `delta` to the document frequency of each term (creating the terms).
 pub async fn add_df(tx: &mut Tx, space_id: &str, deltas: &[(&str, i64)]) -> sqlx::Result<()> {
     let mut vals = Vec::with_capacity(deltas.len() * 3);
@@ -527,7 +629,8 @@ pub async fn states(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceState>> {
     for chunk in ids.chunks(IN_CHUNK) {
         let text = format!(
             "SELECT s.id, s.title, s.language, s.revision_id, r.root, ix.revision_id, ix.analyzer, \
-             ix.pages, ix.title_len, ix.head_len, ix.body_len, ix.next_key \
+             ix.pages, ix.title_len, ix.head_len, ix.body_len, ix.next_key, ix.delta_from, \
+             ix.pending \
              FROM spaces s JOIN revisions r ON r.id = s.revision_id \
              LEFT JOIN search_spaces ix ON ix.space_id = s.id \
              WHERE s.deleted_at IS NULL AND s.id IN ({})",
@@ -550,6 +653,8 @@ pub async fn states(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceState>> {
                     head_len: r.try_get(9)?,
                     body_len: r.try_get(10)?,
                     next_key: r.try_get(11)?,
+                    delta_from: r.try_get(12)?,
+                    pending: r.try_get(13)?,
                 }),
                 None => None,
             };
@@ -592,7 +697,11 @@ pub async fn df(db: &Db, spaces: &[&str], terms: &[&str]) -> sqlx::Result<Vec<(S
 }
 
 /// The dictionary entries `(word, term)` among `words` in any of `spaces`.
-pub async fn words(db: &Db, spaces: &[&str], words: &[String]) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn words(
+    db: &Db,
+    spaces: &[&str],
+    words: &[String],
+) -> sqlx::Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     if spaces.is_empty() {
         return Ok(out);
@@ -655,6 +764,48 @@ pub async fn prefixed(
         }
     }
     Ok(out)
+}
+
+/// The delta postings of `terms` in `spaces`, as `(space, term, page key, entry)`.
+pub async fn delta_postings(
+    db: &Db,
+    spaces: &[&str],
+    terms: &[&str],
+) -> sqlx::Result<Vec<(String, String, i64, Vec<u8>)>> {
+    let mut out = Vec::new();
+    if spaces.is_empty() {
+        return Ok(out);
+    }
+    for chunk in terms.chunks(IN_CHUNK) {
+        let text = format!(
+            "SELECT space_id, term, page_key, data FROM search_delta \
+             WHERE space_id IN {} AND term IN {}",
+            in_list(1, spaces.len()),
+            in_list(spaces.len() + 1, chunk.len())
+        );
+        let mut q = sqlx::query_as::<_, (String, String, i64, Vec<u8>)>(&text);
+        for v in spaces.iter().chain(chunk) {
+            q = q.bind(*v);
+        }
+        out.extend(q.fetch_all(db.pool()).await?);
+    }
+    Ok(out)
+}
+
+/// The superseded page keys of `spaces`, as `(space, page key)`.
+pub async fn dead_keys(db: &Db, spaces: &[&str]) -> sqlx::Result<Vec<(String, i64)>> {
+    if spaces.is_empty() {
+        return Ok(Vec::new());
+    }
+    let text = format!(
+        "SELECT space_id, page_key FROM search_dead WHERE space_id IN {}",
+        in_list(1, spaces.len())
+    );
+    let mut q = sqlx::query_as::<_, (String, i64)>(&text);
+    for s in spaces {
+        q = q.bind(*s);
+    }
+    q.fetch_all(db.pool()).await
 }
 
 /// The posting blocks of `terms` in `spaces`, as `(space, term, data)`.

@@ -129,7 +129,10 @@ fn assert_page_shape(p: &Value) {
     for key in ["id", "title", "path", "description"] {
         assert!(p[key].is_string(), "{key} in {p}");
     }
-    assert!(p["urls"]["app"].as_str().unwrap().starts_with("http"), "{p}");
+    assert!(
+        p["urls"]["app"].as_str().unwrap().starts_with("http"),
+        "{p}"
+    );
     assert!(p["score"].as_f64().unwrap() >= 0.0);
     assert!(p["rank"].as_u64().unwrap() >= 1);
     assert!(p["ancestors"].is_array());
@@ -137,7 +140,10 @@ fn assert_page_shape(p: &Value) {
         for key in ["id", "title", "path", "body"] {
             assert!(s[key].is_string(), "{key} in {s}");
         }
-        assert!(s["urls"]["app"].as_str().unwrap().starts_with("http"), "{s}");
+        assert!(
+            s["urls"]["app"].as_str().unwrap().starts_with("http"),
+            "{s}"
+        );
     }
 }
 
@@ -163,7 +169,10 @@ async fn results_have_sections_excerpts_and_urls() {
     assert_eq!(section["title"], "Retry policy");
     assert_eq!(section["path"], "webhooks");
     assert!(
-        section["body"].as_str().unwrap().contains("retried with exponential backoff"),
+        section["body"]
+            .as_str()
+            .unwrap()
+            .contains("retried with exponential backoff"),
         "{section}"
     );
     assert_eq!(
@@ -223,7 +232,10 @@ async fn phrases_prefixes_and_typos() {
         let res = search(&app, &alice, &space, typed).await;
         assert!(!titles(&res).is_empty(), "{typed}: {res}");
     }
-    assert_eq!(titles(&search(&app, &alice, &space, "getting sta").await)[0], "Getting started");
+    assert_eq!(
+        titles(&search(&app, &alice, &space, "getting sta").await)[0],
+        "Getting started"
+    );
     // A finished word (trailing space) is not completed.
     assert!(titles(&search(&app, &alice, &space, "webh ").await).is_empty());
 
@@ -236,7 +248,11 @@ async fn phrases_prefixes_and_typos() {
         ("exponentail backof", "Webhooks"),
     ] {
         let res = search(&app, &alice, &space, typo).await;
-        assert_eq!(titles(&res).first().map(String::as_str), Some(want), "{typo}: {res}");
+        assert_eq!(
+            titles(&res).first().map(String::as_str),
+            Some(want),
+            "{typo}: {res}"
+        );
     }
     // Not two typos, and not in short words.
     assert!(titles(&search(&app, &alice, &space, "wbehoks ").await).is_empty());
@@ -325,13 +341,19 @@ async fn pages_of_results_walk_the_whole_ranking() {
     assert_eq!(ranks, (1..=23).collect::<Vec<u64>>());
     // A cursor is bound to its query.
     let first = app
-        .get(&alice, &format!("/v1/spaces/{space}/search?query=shared&limit=5"))
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/search?query=shared&limit=5"),
+        )
         .await
         .expect(200);
     let next = first["next"]["page"].as_str().unwrap();
     app.get(
         &alice,
-        &format!("/v1/spaces/{space}/search?query=words&limit=5&page={}", enc(next)),
+        &format!(
+            "/v1/spaces/{space}/search?query=words&limit=5&page={}",
+            enc(next)
+        ),
     )
     .await
     .expect_error(400);
@@ -362,7 +384,10 @@ async fn the_index_follows_merges_deletes_restores_and_duplicates() {
     let res = search(&app, &alice, &space, "timeouts ").await;
     assert_eq!(titles(&res), vec!["Webhooks"]);
     assert_eq!(res["items"][0]["sections"][0]["id"], "timeouts");
-    assert_eq!(titles(&search(&app, &alice, &space, "invoicing ").await), vec!["Invoicing"]);
+    assert_eq!(
+        titles(&search(&app, &alice, &space, "invoicing ").await),
+        vec!["Invoicing"]
+    );
     assert!(titles(&search(&app, &alice, &space, "installer ").await).is_empty());
 
     // The index reflects the space's revision, written in the merge's transaction.
@@ -405,7 +430,9 @@ async fn the_index_follows_merges_deletes_restores_and_duplicates() {
     };
     let q = format!("/v1/orgs/{org}/search?query=timeouts");
     assert_eq!(org_hits(&app.get(&alice, &q).await.expect(200)).len(), 2);
-    app.delete(&alice, &format!("/v1/spaces/{space}")).await.expect(204);
+    app.delete(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(204);
     assert_eq!(
         org_hits(&app.get(&alice, &q).await.expect(200)),
         vec![copy_id.to_string()]
@@ -415,20 +442,29 @@ async fn the_index_follows_merges_deletes_restores_and_duplicates() {
         .await
         .expect(200);
     assert_eq!(org_hits(&app.get(&alice, &q).await.expect(200)).len(), 2);
-    assert_eq!(titles(&search(&app, &alice, &space, "timeouts ").await), vec!["Webhooks"]);
+    assert_eq!(
+        titles(&search(&app, &alice, &space, "timeouts ").await),
+        vec!["Webhooks"]
+    );
 
     // Purging a deleted space removes its index.
-    app.delete(&alice, &format!("/v1/spaces/{copy_id}")).await.expect(204);
+    app.delete(&alice, &format!("/v1/spaces/{copy_id}"))
+        .await
+        .expect(204);
     app.clock.advance_ms(8 * 24 * 3600 * 1000);
     quire_server::jobs::run_due(&app.state).await.unwrap();
-    for table in ["search_spaces", "search_pages", "search_postings", "search_words"] {
-        let n: i64 = sqlx::query_scalar(&format!(
-            "SELECT COUNT(*) FROM {table} WHERE space_id = $1"
-        ))
-        .bind(copy_id)
-        .fetch_one(app.state.db.pool())
-        .await
-        .unwrap();
+    for table in [
+        "search_spaces",
+        "search_pages",
+        "search_postings",
+        "search_words",
+    ] {
+        let n: i64 =
+            sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table} WHERE space_id = $1"))
+                .bind(copy_id)
+                .fetch_one(app.state.db.pool())
+                .await
+                .unwrap();
         assert_eq!(n, 0, "{table}");
     }
 }
@@ -438,7 +474,12 @@ async fn updates_rewrite_only_changed_pages() {
     let app = TestApp::start().await;
     let (alice, _org, space) = setup(&app).await;
     let changes = (0..120)
-        .map(|i| insert(&format!("Page {i}"), &format!("Body of page {i} about topic{i}.\n")))
+        .map(|i| {
+            insert(
+                &format!("Page {i}"),
+                &format!("Body of page {i} about topic{i}.\n"),
+            )
+        })
         .collect();
     change(&app, &alice, &space, changes).await;
     let s = quire_server::store::spaces::get(&app.state.db, &space)
@@ -449,7 +490,9 @@ async fn updates_rewrite_only_changed_pages() {
         .await
         .unwrap()
         .unwrap();
-    let rev = quire_server::content::load(&app.state, &row.root).await.unwrap();
+    let rev = quire_server::content::load(&app.state, &row.root)
+        .await
+        .unwrap();
 
     // Same revision: nothing to do.
     let mut tx = app.state.db.begin().await.unwrap();
@@ -519,7 +562,13 @@ async fn organization_search_groups_by_space_and_respects_access() {
     }
     let all: Vec<u64> = items
         .iter()
-        .flat_map(|s| s["pages"].as_array().unwrap().iter().map(|p| p["rank"].as_u64().unwrap()))
+        .flat_map(|s| {
+            s["pages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["rank"].as_u64().unwrap())
+        })
         .collect();
     let mut sorted = all.clone();
     sorted.sort_unstable();
@@ -557,7 +606,10 @@ async fn organization_search_groups_by_space_and_respects_access() {
 
     // Pages are the unit of `limit`; spaces group each page of results.
     let res = app
-        .get(&alice, &format!("/v1/orgs/{org}/search?query=webhook&limit=3"))
+        .get(
+            &alice,
+            &format!("/v1/orgs/{org}/search?query=webhook&limit=3"),
+        )
         .await
         .expect(200);
     let n: usize = res["items"]
@@ -596,13 +648,26 @@ async fn stems_follow_the_space_language() {
     )
     .await;
     // French stems, accents folded.
-    assert_eq!(titles(&search(&app, &alice, &fr, "elephant ").await), vec!["Les éléphants"]);
-    assert_eq!(titles(&search(&app, &alice, &fr, "facture ").await), vec!["Paiements"]);
+    assert_eq!(
+        titles(&search(&app, &alice, &fr, "elephant ").await),
+        vec!["Les éléphants"]
+    );
+    assert_eq!(
+        titles(&search(&app, &alice, &fr, "facture ").await),
+        vec!["Paiements"]
+    );
     // A language change re-indexes the space with the new analysis.
-    app.patch(&alice, &format!("/v1/spaces/{fr}"), json!({ "language": "en" }))
-        .await
-        .expect(200);
-    assert_eq!(titles(&search(&app, &alice, &fr, "factures ").await), vec!["Paiements"]);
+    app.patch(
+        &alice,
+        &format!("/v1/spaces/{fr}"),
+        json!({ "language": "en" }),
+    )
+    .await
+    .expect(200);
+    assert_eq!(
+        titles(&search(&app, &alice, &fr, "factures ").await),
+        vec!["Paiements"]
+    );
     let analyzer: String =
         sqlx::query_scalar("SELECT analyzer FROM search_spaces WHERE space_id = $1")
             .bind(&fr)
@@ -655,64 +720,372 @@ const fn t(
 }
 
 const TOPICS: &[Topic] = &[
-    t("Webhook retry policy", ["Exponential backoff", "Dead letter queue"], &["webhook", "retry", "backoff", "delivery"], "jitter"),
-    t("Rotate API keys", ["Key expiration", "Revoking a leaked key"], &["rotate", "keys", "secret", "credential"], "keyring"),
-    t("Single sign-on with SAML", ["Identity provider metadata", "Assertion attributes"], &["saml", "sso", "identity", "assertion"], "okta"),
-    t("Deploy to Kubernetes", ["Helm chart values", "Readiness probes"], &["kubernetes", "helm", "cluster", "pod"], "kubectl"),
-    t("Invoices and receipts", ["Tax identification", "Downloading receipts"], &["invoice", "receipt", "tax", "vat"], "proforma"),
-    t("Custom domains", ["DNS records", "TLS certificates"], &["domain", "dns", "cname", "certificate"], "apex"),
-    t("Search analytics dashboard", ["Popular queries", "Queries without results"], &["analytics", "dashboard", "queries", "clicks"], "funnel"),
-    t("Import from Confluence", ["Export a Confluence space", "Mapping macros"], &["confluence", "import", "macros", "export"], "atlassian"),
-    t("Git synchronization", ["Branch protection", "Resolving sync conflicts"], &["git", "branch", "repository", "commit"], "rebase"),
-    t("Audit log retention", ["Exporting audit events", "Retention periods"], &["audit", "events", "retention", "log"], "siem"),
-    t("Two-factor authentication", ["Authenticator apps", "Recovery codes"], &["authentication", "factor", "totp", "recovery"], "yubikey"),
-    t("Rate limiting", ["Request quotas", "Handling 429 responses"], &["rate", "limit", "quota", "throttle"], "bucket"),
-    t("Password reset emails", ["Email templates", "Link expiry"], &["password", "reset", "email", "template"], "smtp"),
-    t("Mobile app notifications", ["Push tokens", "Quiet hours"], &["mobile", "push", "notification", "device"], "apns"),
-    t("Database backups", ["Point in time recovery", "Backup schedule"], &["backup", "database", "snapshot", "restore"], "pgdump"),
-    t("Localization and translations", ["Translation memory", "Right to left languages"], &["localization", "translation", "locale", "language"], "gettext"),
-    t("Embedding videos", ["Supported providers", "Autoplay settings"], &["video", "embed", "player", "youtube"], "vimeo"),
-    t("Team permissions", ["Inheriting roles", "Guest access"], &["team", "permission", "role", "guest"], "rbac"),
-    t("Keyboard shortcuts", ["Navigation shortcuts", "Editor shortcuts"], &["keyboard", "shortcut", "hotkey", "editor"], "chord"),
-    t("Exporting to PDF", ["Page breaks", "Cover pages"], &["pdf", "export", "print", "layout"], "pagination"),
-    t("Usage quotas and limits", ["Storage limits", "Seat limits"], &["storage", "seats", "usage", "plan"], "overage"),
-    t("Content versioning", ["Comparing revisions", "Reverting a change"], &["version", "revision", "history", "revert"], "changelog"),
-    t("OAuth applications", ["Redirect URIs", "Access token scopes"], &["oauth", "token", "scope", "redirect"], "pkce"),
-    t("Markdown syntax", ["Code blocks", "Tables and lists"], &["markdown", "syntax", "heading", "table"], "commonmark"),
-    t("Image optimization", ["Responsive images", "Lazy loading"], &["image", "compression", "responsive", "resize"], "webp"),
-    t("Status page and incidents", ["Incident updates", "Scheduled maintenance"], &["incident", "status", "outage", "maintenance"], "postmortem"),
-    t("Slack integration", ["Channel notifications", "Slash commands"], &["slack", "channel", "integration", "slash"], "workspace"),
-    t("Data residency", ["European region", "Moving data between regions"], &["region", "residency", "gdpr", "hosting"], "frankfurt"),
-    t("Custom fonts and themes", ["Brand colors", "Uploading fonts"], &["font", "theme", "color", "brand"], "typeface"),
-    t("Command line interface", ["Installing the CLI", "Authentication profiles"], &["cli", "terminal", "command", "install"], "homebrew"),
-    t("Scheduled publishing", ["Publishing calendar", "Embargoed pages"], &["schedule", "publish", "calendar", "embargo"], "cron"),
-    t("Accessibility guidelines", ["Alternative text", "Color contrast"], &["accessibility", "contrast", "screen", "reader"], "wcag"),
-    t("Reverse proxy setup", ["Nginx configuration", "Forwarded headers"], &["proxy", "nginx", "header", "forwarded"], "upstream"),
-    t("Archiving old spaces", ["Archive retention", "Restoring archives"], &["archive", "space", "old", "unarchive"], "coldstorage"),
-    t("Feedback widget", ["Collecting ratings", "Feedback reports"], &["feedback", "rating", "widget", "survey"], "thumbs"),
-    t("Environment variables", ["Secret variables", "Per environment overrides"], &["environment", "variable", "override", "config"], "dotenv"),
+    t(
+        "Webhook retry policy",
+        ["Exponential backoff", "Dead letter queue"],
+        &["webhook", "retry", "backoff", "delivery"],
+        "jitter",
+    ),
+    t(
+        "Rotate API keys",
+        ["Key expiration", "Revoking a leaked key"],
+        &["rotate", "keys", "secret", "credential"],
+        "keyring",
+    ),
+    t(
+        "Single sign-on with SAML",
+        ["Identity provider metadata", "Assertion attributes"],
+        &["saml", "sso", "identity", "assertion"],
+        "okta",
+    ),
+    t(
+        "Deploy to Kubernetes",
+        ["Helm chart values", "Readiness probes"],
+        &["kubernetes", "helm", "cluster", "pod"],
+        "kubectl",
+    ),
+    t(
+        "Invoices and receipts",
+        ["Tax identification", "Downloading receipts"],
+        &["invoice", "receipt", "tax", "vat"],
+        "proforma",
+    ),
+    t(
+        "Custom domains",
+        ["DNS records", "TLS certificates"],
+        &["domain", "dns", "cname", "certificate"],
+        "apex",
+    ),
+    t(
+        "Search analytics dashboard",
+        ["Popular queries", "Queries without results"],
+        &["analytics", "dashboard", "queries", "clicks"],
+        "funnel",
+    ),
+    t(
+        "Import from Confluence",
+        ["Export a Confluence space", "Mapping macros"],
+        &["confluence", "import", "macros", "export"],
+        "atlassian",
+    ),
+    t(
+        "Git synchronization",
+        ["Branch protection", "Resolving sync conflicts"],
+        &["git", "branch", "repository", "commit"],
+        "rebase",
+    ),
+    t(
+        "Audit log retention",
+        ["Exporting audit events", "Retention periods"],
+        &["audit", "events", "retention", "log"],
+        "siem",
+    ),
+    t(
+        "Two-factor authentication",
+        ["Authenticator apps", "Recovery codes"],
+        &["authentication", "factor", "totp", "recovery"],
+        "yubikey",
+    ),
+    t(
+        "Rate limiting",
+        ["Request quotas", "Handling 429 responses"],
+        &["rate", "limit", "quota", "throttle"],
+        "bucket",
+    ),
+    t(
+        "Password reset emails",
+        ["Email templates", "Link expiry"],
+        &["password", "reset", "email", "template"],
+        "smtp",
+    ),
+    t(
+        "Mobile app notifications",
+        ["Push tokens", "Quiet hours"],
+        &["mobile", "push", "notification", "device"],
+        "apns",
+    ),
+    t(
+        "Database backups",
+        ["Point in time recovery", "Backup schedule"],
+        &["backup", "database", "snapshot", "restore"],
+        "pgdump",
+    ),
+    t(
+        "Localization and translations",
+        ["Translation memory", "Right to left languages"],
+        &["localization", "translation", "locale", "language"],
+        "gettext",
+    ),
+    t(
+        "Embedding videos",
+        ["Supported providers", "Autoplay settings"],
+        &["video", "embed", "player", "youtube"],
+        "vimeo",
+    ),
+    t(
+        "Team permissions",
+        ["Inheriting roles", "Guest access"],
+        &["team", "permission", "role", "guest"],
+        "rbac",
+    ),
+    t(
+        "Keyboard shortcuts",
+        ["Navigation shortcuts", "Editor shortcuts"],
+        &["keyboard", "shortcut", "hotkey", "editor"],
+        "chord",
+    ),
+    t(
+        "Exporting to PDF",
+        ["Page breaks", "Cover pages"],
+        &["pdf", "export", "print", "layout"],
+        "pagination",
+    ),
+    t(
+        "Usage quotas and limits",
+        ["Storage limits", "Seat limits"],
+        &["storage", "seats", "usage", "plan"],
+        "overage",
+    ),
+    t(
+        "Content versioning",
+        ["Comparing revisions", "Reverting a change"],
+        &["version", "revision", "history", "revert"],
+        "changelog",
+    ),
+    t(
+        "OAuth applications",
+        ["Redirect URIs", "Access token scopes"],
+        &["oauth", "token", "scope", "redirect"],
+        "pkce",
+    ),
+    t(
+        "Markdown syntax",
+        ["Code blocks", "Tables and lists"],
+        &["markdown", "syntax", "heading", "table"],
+        "commonmark",
+    ),
+    t(
+        "Image optimization",
+        ["Responsive images", "Lazy loading"],
+        &["image", "compression", "responsive", "resize"],
+        "webp",
+    ),
+    t(
+        "Status page and incidents",
+        ["Incident updates", "Scheduled maintenance"],
+        &["incident", "status", "outage", "maintenance"],
+        "postmortem",
+    ),
+    t(
+        "Slack integration",
+        ["Channel notifications", "Slash commands"],
+        &["slack", "channel", "integration", "slash"],
+        "workspace",
+    ),
+    t(
+        "Data residency",
+        ["European region", "Moving data between regions"],
+        &["region", "residency", "gdpr", "hosting"],
+        "frankfurt",
+    ),
+    t(
+        "Custom fonts and themes",
+        ["Brand colors", "Uploading fonts"],
+        &["font", "theme", "color", "brand"],
+        "typeface",
+    ),
+    t(
+        "Command line interface",
+        ["Installing the CLI", "Authentication profiles"],
+        &["cli", "terminal", "command", "install"],
+        "homebrew",
+    ),
+    t(
+        "Scheduled publishing",
+        ["Publishing calendar", "Embargoed pages"],
+        &["schedule", "publish", "calendar", "embargo"],
+        "cron",
+    ),
+    t(
+        "Accessibility guidelines",
+        ["Alternative text", "Color contrast"],
+        &["accessibility", "contrast", "screen", "reader"],
+        "wcag",
+    ),
+    t(
+        "Reverse proxy setup",
+        ["Nginx configuration", "Forwarded headers"],
+        &["proxy", "nginx", "header", "forwarded"],
+        "upstream",
+    ),
+    t(
+        "Archiving old spaces",
+        ["Archive retention", "Restoring archives"],
+        &["archive", "space", "old", "unarchive"],
+        "coldstorage",
+    ),
+    t(
+        "Feedback widget",
+        ["Collecting ratings", "Feedback reports"],
+        &["feedback", "rating", "widget", "survey"],
+        "thumbs",
+    ),
+    t(
+        "Environment variables",
+        ["Secret variables", "Per environment overrides"],
+        &["environment", "variable", "override", "config"],
+        "dotenv",
+    ),
     // Siblings: topics that share most of their words with one above.
-    t("Webhook signatures", ["Verifying the HMAC", "Replay protection"], &["webhook", "signature", "hmac", "delivery"], "sha256"),
-    t("API keys in CI pipelines", ["Storing secrets in CI", "Scoped tokens"], &["keys", "secret", "pipeline", "token"], "circleci"),
-    t("SAML troubleshooting", ["Clock skew errors", "Invalid assertions"], &["saml", "assertion", "clock", "error"], "skew"),
-    t("Kubernetes autoscaling", ["Horizontal pod autoscaler", "CPU targets"], &["kubernetes", "pod", "replicas", "cpu"], "hpa"),
-    t("Refunds and credits", ["Partial refunds", "Account credit"], &["invoice", "refund", "credit", "billing"], "chargeback"),
-    t("Domain verification", ["TXT records", "Verification failures"], &["domain", "dns", "txt", "verify"], "dkim"),
-    t("Git branch previews", ["Preview deployments", "Cleaning up previews"], &["git", "branch", "preview", "deploy"], "netlify"),
-    t("Audit log API", ["Listing audit events", "Pagination cursors"], &["audit", "events", "api", "pagination"], "cursor"),
+    t(
+        "Webhook signatures",
+        ["Verifying the HMAC", "Replay protection"],
+        &["webhook", "signature", "hmac", "delivery"],
+        "sha256",
+    ),
+    t(
+        "API keys in CI pipelines",
+        ["Storing secrets in CI", "Scoped tokens"],
+        &["keys", "secret", "pipeline", "token"],
+        "circleci",
+    ),
+    t(
+        "SAML troubleshooting",
+        ["Clock skew errors", "Invalid assertions"],
+        &["saml", "assertion", "clock", "error"],
+        "skew",
+    ),
+    t(
+        "Kubernetes autoscaling",
+        ["Horizontal pod autoscaler", "CPU targets"],
+        &["kubernetes", "pod", "replicas", "cpu"],
+        "hpa",
+    ),
+    t(
+        "Refunds and credits",
+        ["Partial refunds", "Account credit"],
+        &["invoice", "refund", "credit", "billing"],
+        "chargeback",
+    ),
+    t(
+        "Domain verification",
+        ["TXT records", "Verification failures"],
+        &["domain", "dns", "txt", "verify"],
+        "dkim",
+    ),
+    t(
+        "Git branch previews",
+        ["Preview deployments", "Cleaning up previews"],
+        &["git", "branch", "preview", "deploy"],
+        "netlify",
+    ),
+    t(
+        "Audit log API",
+        ["Listing audit events", "Pagination cursors"],
+        &["audit", "events", "api", "pagination"],
+        "cursor",
+    ),
 ];
 
 const FILLER: &[&str] = &[
-    "settings", "users", "team", "project", "page", "content", "workspace", "click", "select",
-    "open", "option", "feature", "admin", "access", "update", "save", "create", "manage",
-    "account", "default", "enable", "disable", "information", "example", "guide", "step",
-    "organization", "member", "link", "button", "menu", "list", "view", "edit", "change",
-    "new", "set", "value", "field", "name", "use", "the", "a", "to", "of", "and", "in", "for",
-    "with", "your", "you", "can", "is", "this", "from", "on", "by", "each", "when", "more",
-    "also", "first", "after", "before", "other", "all", "any", "need", "make", "sure",
-    "data", "time", "files", "section", "section", "details", "overview", "number", "type",
-    "text", "form", "panel", "item", "items", "state", "request", "response", "server",
-    "client", "app", "web", "support", "help", "check", "start", "run", "work", "works",
+    "settings",
+    "users",
+    "team",
+    "project",
+    "page",
+    "content",
+    "workspace",
+    "click",
+    "select",
+    "open",
+    "option",
+    "feature",
+    "admin",
+    "access",
+    "update",
+    "save",
+    "create",
+    "manage",
+    "account",
+    "default",
+    "enable",
+    "disable",
+    "information",
+    "example",
+    "guide",
+    "step",
+    "organization",
+    "member",
+    "link",
+    "button",
+    "menu",
+    "list",
+    "view",
+    "edit",
+    "change",
+    "new",
+    "set",
+    "value",
+    "field",
+    "name",
+    "use",
+    "the",
+    "a",
+    "to",
+    "of",
+    "and",
+    "in",
+    "for",
+    "with",
+    "your",
+    "you",
+    "can",
+    "is",
+    "this",
+    "from",
+    "on",
+    "by",
+    "each",
+    "when",
+    "more",
+    "also",
+    "first",
+    "after",
+    "before",
+    "other",
+    "all",
+    "any",
+    "need",
+    "make",
+    "sure",
+    "data",
+    "time",
+    "files",
+    "section",
+    "section",
+    "details",
+    "overview",
+    "number",
+    "type",
+    "text",
+    "form",
+    "panel",
+    "item",
+    "items",
+    "state",
+    "request",
+    "response",
+    "server",
+    "client",
+    "app",
+    "web",
+    "support",
+    "help",
+    "check",
+    "start",
+    "run",
+    "work",
+    "works",
 ];
 
 fn sentence(rng: &mut Rng, topic: Option<&Topic>) -> String {
@@ -738,7 +1111,10 @@ fn sentence(rng: &mut Rng, topic: Option<&Topic>) -> String {
 }
 
 fn paragraph(rng: &mut Rng, topic: Option<&Topic>, n: usize) -> String {
-    (0..n).map(|_| sentence(rng, topic)).collect::<Vec<_>>().join(" ")
+    (0..n)
+        .map(|_| sentence(rng, topic))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn topic_markdown(rng: &mut Rng, topic: &Topic) -> String {
@@ -761,11 +1137,18 @@ fn notes_markdown(rng: &mut Rng) -> String {
     let mut md = String::new();
     for _ in 0..3 {
         let topic = &TOPICS[rng.below(TOPICS.len())];
-        md.push_str(&format!("## {}\n\n", rng.pick(&["Improvements", "Fixes", "Changes"])));
+        md.push_str(&format!(
+            "## {}\n\n",
+            rng.pick(&["Improvements", "Fixes", "Changes"])
+        ));
         for _ in 0..5 {
             let s = sentence(rng, Some(topic));
             md.push_str(&s);
-            md.push_str(&format!(" {} {}. ", rng.pick(topic.keywords), rng.pick(topic.keywords)));
+            md.push_str(&format!(
+                " {} {}. ",
+                rng.pick(topic.keywords),
+                rng.pick(topic.keywords)
+            ));
         }
         md.push_str("\n\n");
     }
@@ -792,11 +1175,18 @@ fn relevance_queries() -> Vec<(String, &'static str, &'static str)> {
             // The title, as typed (the last word may be partial).
             0 => ("title", lower.clone()),
             // A specific heading, as a phrase.
-            1 => ("phrase", format!("\"{}\"", topic.headings[0].to_lowercase())),
+            1 => (
+                "phrase",
+                format!("\"{}\"", topic.headings[0].to_lowercase()),
+            ),
             // Two keywords in other word forms (stems).
             2 => (
                 "stems",
-                format!("{}s {}ing ", topic.keywords[0], topic.keywords[1].trim_end_matches('e')),
+                format!(
+                    "{}s {}ing ",
+                    topic.keywords[0],
+                    topic.keywords[1].trim_end_matches('e')
+                ),
             ),
             // A keyword with one typo (a letter dropped), and a second keyword.
             3 => {
@@ -813,7 +1203,10 @@ fn relevance_queries() -> Vec<(String, &'static str, &'static str)> {
             4 => {
                 let h = topic.headings[1].to_lowercase();
                 let first = h.split(' ').next().unwrap().to_string();
-                let partial: String = first.chars().take(first.chars().count().max(4) - 2).collect();
+                let partial: String = first
+                    .chars()
+                    .take(first.chars().count().max(4) - 2)
+                    .collect();
                 ("prefix", format!("{} {partial}", topic.keywords[0]))
             }
             // The word only this page uses.
@@ -851,7 +1244,10 @@ async fn relevance_mean_reciprocal_rank() {
         changes.push(insert(topic.title, &topic_markdown(&mut rng, topic)));
     }
     for i in 0..12 {
-        changes.push(insert(&format!("Release notes {i}"), &notes_markdown(&mut rng)));
+        changes.push(insert(
+            &format!("Release notes {i}"),
+            &notes_markdown(&mut rng),
+        ));
     }
     for i in 0..44 {
         let title = format!(
@@ -882,4 +1278,63 @@ async fn relevance_mean_reciprocal_rank() {
     let mrr = total / queries.len() as f64;
     println!("{report}MRR over {} queries: {mrr:.3}", queries.len());
     assert!(mrr >= 0.9, "MRR {mrr:.3} below 0.9:\n{report}");
+}
+
+#[tokio::test]
+async fn the_delta_is_folded_into_blocks_by_a_job() {
+    let app = TestApp::start().await;
+    let (alice, _org, space) = setup(&app).await;
+    let changes = (0..80)
+        .map(|i| {
+            insert(
+                &format!("Page {i}"),
+                &format!("Old text {i} with walrus.\n"),
+            )
+        })
+        .collect();
+    change(&app, &alice, &space, changes).await;
+    let ids = pages_by_title(&app, &alice, &space).await;
+    let count = |table: &'static str| {
+        let db = app.state.db.clone();
+        let space = space.clone();
+        async move {
+            let n: i64 =
+                sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table} WHERE space_id = $1"))
+                    .bind(&space)
+                    .fetch_one(db.pool())
+                    .await
+                    .unwrap();
+            n
+        }
+    };
+    // 70 pages rewritten, 2 deleted: their new text is in the delta, the old one superseded.
+    let mut edits: Vec<Value> = ids[..70]
+        .iter()
+        .map(|(t, id)| json!({ "operation": "update_page", "page": id, "document": { "markdown": format!("New text of {t} with narwhal.\n") } }))
+        .collect();
+    edits.push(json!({ "operation": "delete_page", "page": ids[70].1 }));
+    edits.push(json!({ "operation": "delete_page", "page": ids[71].1 }));
+    change(&app, &alice, &space, edits).await;
+    assert!(count("search_delta").await > 0);
+    assert_eq!(count("search_dead").await, 72);
+    let before = search(&app, &alice, &space, "walrus ").await;
+    assert_eq!(before["count"], 8, "{before}");
+    assert_eq!(search(&app, &alice, &space, "narwhal ").await["count"], 70);
+
+    quire_server::jobs::run_due(&app.state).await.unwrap();
+    assert_eq!(count("search_delta").await, 0);
+    assert_eq!(count("search_dead").await, 0);
+    let after = search(&app, &alice, &space, "walrus ").await;
+    assert_eq!(after["count"], 8);
+    assert_eq!(titles(&after), titles(&before));
+    assert_eq!(search(&app, &alice, &space, "narwhal ").await["count"], 70);
+    let df: i64 =
+        sqlx::query_scalar("SELECT df FROM search_terms WHERE space_id = $1 AND term = 'narwhal'")
+            .bind(&space)
+            .fetch_one(app.state.db.pool())
+            .await
+            .unwrap();
+    assert_eq!(df, 70);
+    // Completions rank by those frequencies.
+    assert_eq!(search(&app, &alice, &space, "narw").await["count"], 70);
 }

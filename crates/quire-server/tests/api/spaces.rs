@@ -100,11 +100,28 @@ async fn delete_restore_delete_then_purge_after_seven_days() {
     let path = format!("/v1/spaces/{id}");
     // Content and files in the doomed space; one file is also used by the kept space.
     let shared_png = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAZBwEEq5ZtpAAAAABJRU5ErkJggg==";
-    let own = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, b"only in the doomed space");
-    for (space, files) in [(&id, vec![shared_png.to_string(), own.clone()]), (&keep, vec![shared_png.to_string()])] {
-        let cr = app.post(&alice, &format!("/v1/spaces/{space}/change-requests"), json!({})).await.expect(201);
+    let own = base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        b"only in the doomed space",
+    );
+    for (space, files) in [
+        (&id, vec![shared_png.to_string(), own.clone()]),
+        (&keep, vec![shared_png.to_string()]),
+    ] {
+        let cr = app
+            .post(
+                &alice,
+                &format!("/v1/spaces/{space}/change-requests"),
+                json!({}),
+            )
+            .await
+            .expect(201);
         let cr = cr["id"].as_str().unwrap();
-        let files: Vec<Value> = files.iter().enumerate().map(|(i, b)| json!({ "base64": b, "name": format!("f{i}.bin") })).collect();
+        let files: Vec<Value> = files
+            .iter()
+            .enumerate()
+            .map(|(i, b)| json!({ "base64": b, "name": format!("f{i}.bin") }))
+            .collect();
         app.post(
             &alice,
             &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
@@ -115,7 +132,13 @@ async fn delete_restore_delete_then_purge_after_seven_days() {
         )
         .await
         .expect(200);
-        app.post(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}/merge"), json!({})).await.expect(200);
+        app.post(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+            json!({}),
+        )
+        .await
+        .expect(200);
     }
 
     app.post(&alice, &format!("{path}/restore"), json!({}))
@@ -183,7 +206,9 @@ async fn delete_restore_delete_then_purge_after_seven_days() {
             .unwrap(),
         0
     );
-    app.get(&alice, &format!("/v1/spaces/{keep}")).await.expect(200);
+    app.get(&alice, &format!("/v1/spaces/{keep}"))
+        .await
+        .expect(200);
     // The doomed space's own file bytes are gone; the shared file stays for the kept space.
     let blobs: Vec<String> = sqlx::query_scalar("SELECT hash FROM blobs")
         .fetch_all(app.state.db.pool())
@@ -195,9 +220,18 @@ async fn delete_restore_delete_then_purge_after_seven_days() {
         use sha2::Digest;
         hex::encode(sha2::Sha256::digest(b"only in the doomed space"))
     };
-    assert!(app.state.blobs.get(&own_hash).await.unwrap().is_none(), "the purged space's own bytes are deleted");
-    let files = app.get(&alice, &format!("/v1/spaces/{keep}/content/files")).await.expect(200);
-    let url = files["items"][0]["downloadURL"].as_str().unwrap().to_string();
+    assert!(
+        app.state.blobs.get(&own_hash).await.unwrap().is_none(),
+        "the purged space's own bytes are deleted"
+    );
+    let files = app
+        .get(&alice, &format!("/v1/spaces/{keep}/content/files"))
+        .await
+        .expect(200);
+    let url = files["items"][0]["downloadURL"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(reqwest::get(&url).await.unwrap().status().as_u16(), 200);
 }
 
