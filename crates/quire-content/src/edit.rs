@@ -19,7 +19,9 @@ use serde::{Deserialize, Deserializer};
 use crate::document::Document;
 use crate::frontmatter::{apply_frontmatter, split_page_markdown, Frontmatter};
 use crate::markdown::{document_to_markdown, normalize_markdown_with, LinkResolver, LinkTarget};
-use crate::model::{join_path, slugify, unique_slug, ContentRef, File, Page, PageKind, Revision};
+use crate::model::{
+    join_path, same_text, slugify, unique_slug, ContentRef, File, Page, PageKind, Revision,
+};
 
 /// One item of the `changes` array.
 #[derive(Clone, Debug, Deserialize)]
@@ -932,7 +934,7 @@ impl<'a> LinkIndex<'a> {
                     }
                     path.push_str(&p.slug);
                 }
-                if p.id == id {
+                if same_text(&p.id, id) {
                     return Some(p);
                 }
                 if let Some(found) = find(&p.pages, id, path) {

@@ -7,11 +7,11 @@
 //!
 //! * [`model`]: the revision snapshot (page tree, files, reusable contents, variables).
 //! * [`store`]: content-addressed objects with structural sharing; encode, delta, decode.
-//! * [`merge`]: three-way merge by page id with line-level body merges.
+//! * [`merge`](mod@merge): three-way merge by page id with line-level body merges.
 //! * [`edit`]: `updateChangeRequestContent` batches, all or nothing.
-//! * [`diff`]: semantic changes in the official `RevisionSemanticChange` shape.
+//! * [`diff`](mod@diff): semantic changes in the official `RevisionSemanticChange` shape.
 //! * [`markdown`], [`document`], [`frontmatter`]: GitBook markdown ⇄ official JSON document.
-//! * [`sections`]: per-heading search sections.
+//! * [`sections`](mod@sections): per-heading search sections.
 //! * [`view`]: official JSON shapes of pages and files.
 
 #![warn(missing_docs)]

@@ -763,7 +763,7 @@ impl Revision {
         fn walk(pages: &[Page], id: &str, prefix: &str) -> Option<String> {
             for p in pages {
                 let path = join_path(prefix, &p.slug);
-                if p.id == id {
+                if same_text(&p.id, id) {
                     return Some(path);
                 }
                 if let Some(found) = walk(&p.pages, id, &path) {
@@ -779,7 +779,7 @@ impl Revision {
     pub fn locate(&self, id: &str) -> Option<Location> {
         fn walk(pages: &[Page], parent: Option<&str>, id: &str) -> Option<Location> {
             for (index, p) in pages.iter().enumerate() {
-                if p.id == id {
+                if same_text(&p.id, id) {
                     return Some(Location {
                         parent: parent.map(str::to_string),
                         index,
@@ -930,7 +930,7 @@ pub enum ModelError {
 
 fn find_in<'a>(pages: &'a [Page], id: &str) -> Option<&'a Page> {
     for p in pages {
-        if p.id == id {
+        if same_text(&p.id, id) {
             return Some(p);
         }
         if let Some(found) = find_in(&p.pages, id) {
@@ -942,7 +942,7 @@ fn find_in<'a>(pages: &'a [Page], id: &str) -> Option<&'a Page> {
 
 fn find_in_mut<'a>(pages: &'a mut [Page], id: &str) -> Option<&'a mut Page> {
     for p in pages.iter_mut() {
-        if p.id == id {
+        if same_text(&p.id, id) {
             return Some(p);
         }
         if let Some(found) = find_in_mut(&mut p.pages, id) {
@@ -1116,6 +1116,34 @@ mod tests {
         assert_eq!(json["pages"][0]["layout"]["tableOfContents"], true);
         let back: Revision = serde_json::from_value(json).unwrap();
         assert_eq!(back, rev);
+    }
+
+    #[test]
+    fn text_equality_is_string_equality() {
+        let texts = [
+            "",
+            "a",
+            "b",
+            "ab",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefgi",
+            "abcdefghi",
+            "bbcdefghi",
+            "abcdefghijklmnop",
+            "abcdefghijklmnoq",
+            "abcdefghijklmnopq",
+            "é",
+            "e\u{301}",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(same_text(a, b), a == b, "{a:?} {b:?}");
+                let (a, b) = (Some(a.to_string()), Some(b.to_string()));
+                assert_eq!(same_opt(&a, &b), a == b);
+                assert!(!same_opt(&a, &None) && same_opt(&None, &None));
+            }
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! children list for each ancestor, a few index chunks and a root.
 //!
 //! Encoding costs what changed, not the size of the revision: document pages remember the
-//! names of their body and record (see [`SharedDocument`](crate::model::SharedDocument)),
+//! names of their body and record (see [`SharedDocument`]),
 //! filled in by encoding and by [`decode`], and revisions derived from one another share
 //! unchanged documents, so only changed pages are serialised and hashed again (the chunk
 //! lists are, being small). [`encode_missing`] also asks the store only about the objects
@@ -676,10 +676,10 @@ fn encode_pages<'r>(
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            if let Some(ahead) = pages.get(i + AHEAD).filter(|_| false) {
+            if let Some(ahead) = pages.get(i + AHEAD) {
                 SharedDocument::prefetch(ahead, 0);
             }
-            if let Some(ahead) = pages.get(i + AHEAD / 2).filter(|_| false) {
+            if let Some(ahead) = pages.get(i + AHEAD / 2) {
                 SharedDocument::prefetch(ahead, 1);
             }
             encode_page(sink, p, index)
@@ -767,7 +767,7 @@ pub fn encode(rev: &Revision) -> Encoded {
 /// about each distinct object once, in order; objects the store already holds are never
 /// copied out. Unchanged subtrees hash to the same names as before, so after a one-page edit
 /// only that page's objects and the chunks above it are returned. Document pages remember
-/// the hashes of their body and record (see [`SharedDocument`](crate::model::SharedDocument)),
+/// the hashes of their body and record (see [`SharedDocument`]),
 /// so pages that a revision shares with one encoded or decoded before are neither serialised
 /// nor hashed again: the cost is that of the changed pages plus the chunk lists.
 pub fn encode_delta(rev: &Revision, known: impl Fn(&ObjectHash) -> bool) -> Encoded {

@@ -37,7 +37,7 @@ fn body(i: usize) -> String {
             n = n
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407 + w);
-            s.push_str(WORDS[(n >> 33) as usize % WORDS.len()]);
+            s.push_str(WORDS[(n >> 33) % WORDS.len()]);
             s.push(' ');
         }
         s.push_str("\n\n");

@@ -518,19 +518,51 @@ async fn main() {
     );
     report("search right after the merge (finds the 10 pages)", &after);
 
-    // The job that folds the delta (pages changed since the last fold) into the blocks.
-    let pending: i64 = sqlx::query_scalar("SELECT pending FROM search_spaces WHERE space_id = $1")
-        .bind(&space)
-        .fetch_one(state.db.pool())
+    // The job that folds changed pages into the blocks, one short transaction per step.
+    // Let the job the merges above started finish, change 30 more pages (below the job's
+    // threshold, so that no job runs meanwhile), and fold them step by step.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let s = quire_server::store::spaces::get(&state.db, &space)
+        .await
+        .unwrap()
+        .unwrap();
+    let row = quire_server::store::revisions::get(&state.db, &space, &s.revision_id)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut next = (*quire_server::content::load(&state, &row.root)
+        .await
+        .unwrap())
+    .clone();
+    for k in 0..30 {
+        let c = (k * 13) % next.pages.len();
+        let i = k % next.pages[c].pages.len().max(1);
+        let md = g.markdown();
+        if let PageKind::Document(d) = &mut next.pages[c].pages[i].kind {
+            d.markdown = md;
+        }
+    }
+    let mut tx = state.db.begin().await.unwrap();
+    quire_server::search::reindex(&state, &mut tx, &space, "fold", &Arc::new(next))
         .await
         .unwrap();
-    let t = Instant::now();
-    quire_server::search::maintain(&state, &space)
-        .await
-        .unwrap();
-    println!(
-        "fold the delta into the blocks (job; {pending} pending pages): {:.1} ms",
-        t.elapsed().as_secs_f64() * 1000.0
+    tx.commit().await.unwrap();
+    let mut steps = Vec::new();
+    loop {
+        let mut tx = state.db.begin().await.unwrap();
+        let t = Instant::now();
+        let more = quire_server::search::index::compact(&state, &mut tx, &space, 8)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        steps.push(t.elapsed());
+        if !more {
+            break;
+        }
+    }
+    report(
+        "fold job: one transaction (8 superseded + 8 new pages)",
+        &steps,
     );
 
     let _ = stop.send(());

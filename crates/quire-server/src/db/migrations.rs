@@ -68,6 +68,7 @@ CREATE TABLE search_delta (
     data {bytes} NOT NULL,
     PRIMARY KEY (space_id, term, page_key)
 );
+CREATE INDEX search_delta_page ON search_delta (space_id, page_key);
 CREATE TABLE search_dead (
     space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
     page_key BIGINT NOT NULL,

@@ -238,8 +238,7 @@ async fn incremental(
     for id in removed.iter().chain(&changed) {
         let s = &stored[*id];
         if s.page_key >= ix.delta_from {
-            let terms: Vec<&str> = s.terms.split(' ').filter(|t| !t.is_empty()).collect();
-            store::search::delete_delta(tx, &space_id, s.page_key, &terms).await?;
+            store::search::delete_delta(tx, &space_id, s.page_key, s.page_key + 1).await?;
         } else {
             dead.push((s.page_key, &s.terms));
             ix.pending += 1;
@@ -309,17 +308,22 @@ async fn incremental(
     }))
 }
 
-/// Folds the delta and the superseded pages of a space into its blocks, and brings
-/// document frequencies up to date. Returns whether there was anything to fold.
-pub async fn compact(state: &AppState, tx: &mut Tx, space_id: &str) -> ApiResult<bool> {
+/// One step of folding a space's delta into its blocks, in `tx`: the entries of up to
+/// `max_pages` superseded pages leave the blocks, and the delta postings of up to
+/// `max_pages` page keys move into them; document frequencies follow. Small steps keep
+/// each transaction short. Returns whether more remains to fold.
+pub async fn compact(
+    state: &AppState,
+    tx: &mut Tx,
+    space_id: &str,
+    max_pages: i64,
+) -> ApiResult<bool> {
     let Some(mut ix) = store::search::lock_index(tx, space_id).await? else {
         return Ok(false);
     };
-    let dead = store::search::all_dead(tx, space_id).await?;
-    let delta = store::search::all_delta(tx, space_id).await?;
-    if dead.is_empty() && delta.is_empty() && ix.pending == 0 {
-        return Ok(false);
-    }
+    let dead = store::search::some_dead(tx, space_id, max_pages).await?;
+    let fold_to = ix.next_key.min(ix.delta_from + max_pages);
+    let delta = store::search::delta_range(tx, space_id, ix.delta_from, fold_to).await?;
     let mut blocks: BTreeMap<i64, BlockWork<'_>> = BTreeMap::new();
     let mut df: BTreeMap<&str, i64> = BTreeMap::new();
     for (key, terms) in &dead {
@@ -349,11 +353,19 @@ pub async fn compact(state: &AppState, tx: &mut Tx, space_id: &str) -> ApiResult
         .map(|(t, _)| *t)
         .collect();
     store::search::prune_df(tx, space_id, &fallen).await?;
-    store::search::clear_delta(tx, space_id).await?;
-    ix.delta_from = ix.next_key;
-    ix.pending = 0;
+    let dead_keys: Vec<i64> = dead.iter().map(|(k, _)| *k).collect();
+    store::search::delete_dead(tx, space_id, &dead_keys).await?;
+    store::search::delete_delta(tx, space_id, ix.delta_from, fold_to).await?;
+    let folded = dead.len() as i64 + (fold_to - ix.delta_from);
+    ix.delta_from = fold_to;
+    let more = (dead.len() as i64) == max_pages || ix.delta_from < ix.next_key;
+    ix.pending = if more {
+        (ix.pending - folded).max(1)
+    } else {
+        0
+    };
     store::search::put_index(tx, &ix, state.now()).await?;
-    Ok(true)
+    Ok(more)
 }
 
 /// Changes to one block of postings: entries of `dirty` pages go, `entries` come in.

@@ -44,7 +44,7 @@
 //! (`search_delta`, one row per term) and its old key is marked superseded
 //! (`search_dead`), so an update writes a few rows per term of the changed pages and reads
 //! none. Once 64 pages have changed, a durable job ([`JOB`], [`maintain`]) folds the delta
-//! into the blocks and brings document frequencies up to date. A duplicated space copies its
+//! into the blocks, eight pages per transaction, and brings document frequencies up to date. A duplicated space copies its
 //! source's index ([`copy`]).
 //!
 //! A search first checks that each space's index is at its current revision and brings it
@@ -118,15 +118,22 @@ pub async fn sync(state: &AppState, space_id: &str) -> ApiResult<()> {
     Ok(())
 }
 
+/// Pages folded per transaction by [`maintain`].
+const FOLD_STEP: i64 = 8;
+
 /// The [`JOB`]: brings a space's index to its current revision, then folds its delta into
-/// its blocks.
+/// its blocks, a few pages per transaction so that merges are never held up for long.
 pub async fn maintain(state: &AppState, space_id: &str) -> ApiResult<()> {
     sync(state, space_id).await?;
-    let mut tx = state.db.begin().await?;
-    if index::compact(state, &mut tx, space_id).await? {
+    loop {
+        let mut tx = state.db.begin().await?;
+        let more = index::compact(state, &mut tx, space_id, FOLD_STEP).await?;
         tx.commit().await?;
+        if !more {
+            return Ok(());
+        }
+        tokio::task::yield_now().await;
     }
-    Ok(())
 }
 
 /// The live spaces among `ids`, each with an index at its current revision (stale indexes

@@ -488,21 +488,15 @@ pub async fn insert_delta(
     .await
 }
 
-/// Removes the delta postings of one page (`terms` are its terms).
-pub async fn delete_delta(
-    tx: &mut Tx,
-    space_id: &str,
-    page_key: i64,
-    terms: &[&str],
-) -> sqlx::Result<()> {
-    let values: Vec<Val> = terms.iter().map(|t| Val::Text(t)).collect();
-    execute_in(
-        tx,
-        "DELETE FROM search_delta WHERE space_id = $1 AND page_key = $2 AND term",
-        &[Val::Text(space_id), Val::Int(page_key)],
-        &values,
-        "",
+/// Removes the delta postings of the pages with keys in `from..to`.
+pub async fn delete_delta(tx: &mut Tx, space_id: &str, from: i64, to: i64) -> sqlx::Result<()> {
+    sqlx::query(
+        "DELETE FROM search_delta WHERE space_id = $1 AND page_key >= $2 AND page_key < $3",
     )
+    .bind(space_id)
+    .bind(from)
+    .bind(to)
+    .execute(&mut **tx)
     .await?;
     Ok(())
 }
@@ -523,30 +517,50 @@ pub async fn insert_dead(tx: &mut Tx, space_id: &str, rows: &[(i64, &str)]) -> s
     .await
 }
 
-/// Every delta posting of a space, as `(term, page key, entry)`.
-pub async fn all_delta(tx: &mut Tx, space_id: &str) -> sqlx::Result<Vec<(String, i64, Vec<u8>)>> {
-    sqlx::query_as("SELECT term, page_key, data FROM search_delta WHERE space_id = $1")
-        .bind(space_id)
-        .fetch_all(&mut **tx)
-        .await
+/// The delta postings of the pages with keys in `from..to`, as `(term, page key, entry)`.
+pub async fn delta_range(
+    tx: &mut Tx,
+    space_id: &str,
+    from: i64,
+    to: i64,
+) -> sqlx::Result<Vec<(String, i64, Vec<u8>)>> {
+    sqlx::query_as(
+        "SELECT term, page_key, data FROM search_delta \
+         WHERE space_id = $1 AND page_key >= $2 AND page_key < $3",
+    )
+    .bind(space_id)
+    .bind(from)
+    .bind(to)
+    .fetch_all(&mut **tx)
+    .await
 }
 
-/// Every superseded page of a space, as `(page key, its terms)`.
-pub async fn all_dead(tx: &mut Tx, space_id: &str) -> sqlx::Result<Vec<(i64, String)>> {
-    sqlx::query_as("SELECT page_key, terms FROM search_dead WHERE space_id = $1")
-        .bind(space_id)
-        .fetch_all(&mut **tx)
-        .await
+/// Up to `limit` superseded pages of a space, as `(page key, its terms)`.
+pub async fn some_dead(
+    tx: &mut Tx,
+    space_id: &str,
+    limit: i64,
+) -> sqlx::Result<Vec<(i64, String)>> {
+    sqlx::query_as(
+        "SELECT page_key, terms FROM search_dead WHERE space_id = $1 ORDER BY page_key LIMIT $2",
+    )
+    .bind(space_id)
+    .bind(limit)
+    .fetch_all(&mut **tx)
+    .await
 }
 
-/// Empties the delta and the superseded pages of a space (after a compaction).
-pub async fn clear_delta(tx: &mut Tx, space_id: &str) -> sqlx::Result<()> {
-    for table in ["search_delta", "search_dead"] {
-        sqlx::query(&format!("DELETE FROM {table} WHERE space_id = $1"))
-            .bind(space_id)
-            .execute(&mut **tx)
-            .await?;
-    }
+/// Forgets superseded pages (their entries are gone from the blocks).
+pub async fn delete_dead(tx: &mut Tx, space_id: &str, keys: &[i64]) -> sqlx::Result<()> {
+    let values: Vec<Val> = keys.iter().map(|k| Val::Int(*k)).collect();
+    execute_in(
+        tx,
+        "DELETE FROM search_dead WHERE space_id = $1 AND page_key",
+        &[Val::Text(space_id)],
+        &values,
+        "",
+    )
+    .await?;
     Ok(())
 }
 
