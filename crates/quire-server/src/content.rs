@@ -151,7 +151,9 @@ pub async fn save(
     let stored = state.content.stored.clone();
     let space = space_id.to_string();
     let (encoded, rev) = tokio::task::spawn_blocking(move || {
-        let encoded = objects::encode_delta(&rev, |h| stored.contains_key(&(space.clone(), *h)));
+        // Only objects reachable through missing ones are asked about: a space's table always
+        // holds everything its stored objects refer to (they are written together).
+        let encoded = objects::encode_missing(&rev, |h| stored.contains_key(&(space.clone(), *h)));
         (encoded, rev)
     })
     .await

@@ -2,7 +2,7 @@
 //! (exact stems, completions of the last word, one-typo neighbours), BM25F ranking of pages,
 //! phrase checks on the section text, and result sections with excerpts.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde_json::{json, Value};
 use unicode_segmentation::UnicodeSegmentation;
@@ -39,6 +39,8 @@ const TYPO_MIN_CHARS: usize = 5;
 const MAX_WORDS: usize = 16;
 /// Pages whose text is read at once to check phrases.
 const PHRASE_BATCH: usize = 50;
+/// Blocks per statement when reading stop words' postings for phrases.
+const IN_CHUNK_BLOCKS: usize = 400;
 /// Sections shown per page.
 const MAX_SECTIONS: usize = 3;
 /// Excerpt size, in words, and words shown before the first match.
@@ -296,41 +298,70 @@ fn saturate(x: f32) -> f32 {
     x * (K1 + 1.0) / (x + K1)
 }
 
-/// Reads the postings of `terms` (blocks and delta) into `rows`, leaving out the
-/// superseded pages, and counts each term's pages.
-async fn fetch(
-    state: &AppState,
-    rows: &mut Vec<(usize, String, Vec<u8>)>,
-    ids: &[&str],
-    by_id: &HashMap<&str, usize>,
-    dead: &HashSet<(usize, i64)>,
-    terms: &[&str],
-    counts: &mut HashMap<String, i64>,
-) -> ApiResult<()> {
-    if terms.is_empty() {
-        return Ok(());
+/// Where the postings read by one query go, with what excludes and counts them.
+struct Sink<'a> {
+    rows: &'a mut Vec<(usize, String, Vec<u8>)>,
+    ids: &'a [&'a str],
+    by_id: &'a HashMap<&'a str, usize>,
+    /// Superseded pages, left out.
+    dead: &'a HashSet<(usize, i64)>,
+    /// Pages per term.
+    counts: &'a mut HashMap<String, i64>,
+}
+
+impl Sink<'_> {
+    /// Reads the posting blocks of `terms` (only `blocks` when given).
+    async fn blocks(
+        &mut self,
+        state: &AppState,
+        terms: &[&str],
+        blocks: Option<&[i64]>,
+    ) -> ApiResult<()> {
+        if terms.is_empty() {
+            return Ok(());
+        }
+        let found = store::search::postings(&state.db, self.ids, terms, blocks).await?;
+        for (space, term, data) in found {
+            let Some(&i) = self.by_id.get(space.as_str()) else {
+                continue;
+            };
+            let dead = self.dead;
+            let data = if dead.is_empty()
+                || !codec::entries(&data).any(|(k, _)| dead.contains(&(i, k)))
+            {
+                data
+            } else {
+                codec::encode_block(codec::entries(&data).filter(|(k, _)| !dead.contains(&(i, *k))))
+            };
+            *self.counts.entry(term.clone()).or_default() += codec::entries(&data).count() as i64;
+            self.rows.push((i, term, data));
+        }
+        Ok(())
     }
-    for (space, term, data) in store::search::postings(&state.db, ids, terms).await? {
-        let Some(&i) = by_id.get(space.as_str()) else {
-            continue;
-        };
-        let data = if dead.is_empty() || !codec::entries(&data).any(|(k, _)| dead.contains(&(i, k)))
+
+    /// Reads the delta postings of `terms`.
+    async fn delta(&mut self, state: &AppState, terms: &[&str]) -> ApiResult<()> {
+        if terms.is_empty() {
+            return Ok(());
+        }
+        for (space, term, key, entry) in
+            store::search::delta_postings(&state.db, self.ids, terms).await?
         {
-            data
-        } else {
-            codec::encode_block(codec::entries(&data).filter(|(k, _)| !dead.contains(&(i, *k))))
-        };
-        *counts.entry(term.clone()).or_default() += codec::entries(&data).count() as i64;
-        rows.push((i, term, data));
+            let Some(&i) = self.by_id.get(space.as_str()) else {
+                continue;
+            };
+            *self.counts.entry(term.clone()).or_default() += 1;
+            self.rows
+                .push((i, term, codec::encode_block([(key, entry.as_slice())])));
+        }
+        Ok(())
     }
-    for (space, term, key, entry) in store::search::delta_postings(&state.db, ids, terms).await? {
-        let Some(&i) = by_id.get(space.as_str()) else {
-            continue;
-        };
-        *counts.entry(term.clone()).or_default() += 1;
-        rows.push((i, term, codec::encode_block([(key, entry.as_slice())])));
+
+    /// Reads every posting of `terms`.
+    async fn all(&mut self, state: &AppState, terms: &[&str]) -> ApiResult<()> {
+        self.blocks(state, terms, None).await?;
+        self.delta(state, terms).await
     }
-    Ok(())
 }
 
 /// The `limit` most frequent of `terms` (by the dictionary's document frequencies, which
@@ -420,29 +451,25 @@ async fn prepare(
         }
     }
     let mut terms: Vec<&str> = candidates.iter().map(|(_, t, _)| t.as_str()).collect();
-    for ph in &group.plan.phrases {
-        terms.extend(ph.stops.iter().map(|(t, _)| t.as_str()));
-    }
     terms.sort_unstable();
     terms.dedup();
     let mut counts: HashMap<String, i64> = HashMap::new();
-    fetch(
-        state,
-        &mut group.rows,
-        &ids,
-        &by_id,
-        &dead,
-        &terms,
-        &mut counts,
-    )
-    .await?;
+    let mut rows = Vec::new();
+    let mut sink = Sink {
+        rows: &mut rows,
+        ids: &ids,
+        by_id: &by_id,
+        dead: &dead,
+        counts: &mut counts,
+    };
+    sink.all(state, &terms).await?;
 
     // Long words found nowhere: their neighbours one typo away.
     let mut corrections: Vec<(usize, String, f32)> = Vec::new();
     for (wi, w) in group.plan.words.iter().enumerate() {
         let found = candidates
             .iter()
-            .any(|(cw, t, _)| *cw == wi && counts.get(t).copied().unwrap_or(0) > 0);
+            .any(|(cw, t, _)| *cw == wi && sink.counts.get(t).copied().unwrap_or(0) > 0);
         if found || !w.typo {
             continue;
         }
@@ -460,20 +487,49 @@ async fn prepare(
         let terms: Vec<&str> = corrections
             .iter()
             .map(|(_, t, _)| t.as_str())
-            .filter(|t| !counts.contains_key(*t))
+            .filter(|t| !sink.counts.contains_key(*t))
             .collect();
-        fetch(
-            state,
-            &mut group.rows,
-            &ids,
-            &by_id,
-            &dead,
-            &terms,
-            &mut counts,
-        )
-        .await?;
+        sink.all(state, &terms).await?;
         candidates.extend(corrections);
     }
+
+    // Stop words of phrases (indexed for phrases only, and frequent): read only in the
+    // blocks where each phrase's rarest word is.
+    let stops: Vec<&str> = group
+        .plan
+        .phrases
+        .iter()
+        .flat_map(|ph| ph.stops.iter().map(|(t, _)| t.as_str()))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !stops.is_empty() {
+        let rarest: HashSet<&str> = group
+            .plan
+            .phrases
+            .iter()
+            .filter(|ph| !ph.stops.is_empty())
+            .filter_map(|ph| {
+                ph.words
+                    .iter()
+                    .map(|(w, _)| group.plan.words[*w].term.as_str())
+                    .min_by_key(|t| sink.counts.get(*t).copied().unwrap_or(0))
+            })
+            .collect();
+        let blocks: Vec<i64> = sink
+            .rows
+            .iter()
+            .filter(|(_, t, _)| rarest.contains(t.as_str()))
+            .flat_map(|(_, _, data)| codec::entries(data).map(|(k, _)| codec::block_of(k)))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        for chunk in blocks.chunks(IN_CHUNK_BLOCKS) {
+            sink.blocks(state, &stops, Some(chunk)).await?;
+        }
+        sink.delta(state, &stops).await?;
+    }
+    group.rows = rows;
 
     let mut live = vec![false; group.plan.words.len()];
     for (wi, term, weight) in candidates {

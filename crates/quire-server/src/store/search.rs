@@ -822,25 +822,36 @@ pub async fn dead_keys(db: &Db, spaces: &[&str]) -> sqlx::Result<Vec<(String, i6
     q.fetch_all(db.pool()).await
 }
 
-/// The posting blocks of `terms` in `spaces`, as `(space, term, data)`.
+/// The posting blocks of `terms` in `spaces` (only blocks among `blocks` when given), as
+/// `(space, term, data)`.
 pub async fn postings(
     db: &Db,
     spaces: &[&str],
     terms: &[&str],
+    blocks: Option<&[i64]>,
 ) -> sqlx::Result<Vec<(String, String, Vec<u8>)>> {
     let mut out = Vec::new();
-    if spaces.is_empty() {
+    if spaces.is_empty() || blocks.is_some_and(<[i64]>::is_empty) {
         return Ok(out);
     }
     for chunk in terms.chunks(IN_CHUNK) {
-        let text = format!(
+        let mut text = format!(
             "SELECT space_id, term, data FROM search_postings WHERE space_id IN {} AND term IN {}",
             in_list(1, spaces.len()),
             in_list(spaces.len() + 1, chunk.len())
         );
+        if let Some(blocks) = blocks {
+            text.push_str(&format!(
+                " AND block IN {}",
+                in_list(spaces.len() + chunk.len() + 1, blocks.len())
+            ));
+        }
         let mut q = sqlx::query_as::<_, (String, String, Vec<u8>)>(&text);
         for v in spaces.iter().chain(chunk) {
             q = q.bind(*v);
+        }
+        for b in blocks.unwrap_or_default() {
+            q = q.bind(*b);
         }
         out.extend(q.fetch_all(db.pool()).await?);
     }
