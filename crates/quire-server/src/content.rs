@@ -28,6 +28,9 @@ pub struct ContentCache {
     revisions: Cache<String, Arc<Revision>>,
     /// Objects known to be stored for a space, so that a save writes only new ones.
     stored: Cache<(String, ObjectHash), ()>,
+    /// Serialised page listings of revisions, by `space:root` (a revision never changes,
+    /// and a listing holds no expiring URLs).
+    listings: Cache<String, bytes::Bytes>,
 }
 
 impl std::fmt::Debug for ContentCache {
@@ -48,6 +51,10 @@ impl Default for ContentCache {
                 .weigher(|_, r: &Arc<Revision>| u32::try_from(weight(r)).unwrap_or(u32::MAX))
                 .build(),
             stored: Cache::builder().max_capacity(2_000_000).build(),
+            listings: Cache::builder()
+                .max_capacity(256 * 1024 * 1024)
+                .weigher(|_, b: &bytes::Bytes| u32::try_from(b.len()).unwrap_or(u32::MAX))
+                .build(),
         }
     }
 }
@@ -187,4 +194,20 @@ pub fn remember(state: &AppState, saved: Saved) {
         state.content.objects.insert(h, Arc::new(bytes));
     }
     state.content.revisions.insert(saved.root, saved.revision);
+}
+
+/// The serialised page listing of a revision of `space_id`, built by `render` on first use.
+pub fn listing(
+    state: &AppState,
+    space_id: &str,
+    root: &str,
+    render: impl FnOnce() -> serde_json::Value,
+) -> ApiResult<bytes::Bytes> {
+    let key = format!("{space_id}:{root}");
+    if let Some(bytes) = state.content.listings.get(&key) {
+        return Ok(bytes);
+    }
+    let bytes = bytes::Bytes::from(serde_json::to_vec(&render()).map_err(ApiError::internal)?);
+    state.content.listings.insert(key, bytes.clone());
+    Ok(bytes)
 }

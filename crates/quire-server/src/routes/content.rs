@@ -245,9 +245,22 @@ pub async fn list_space_pages(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
     QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<axum::response::Response> {
     let loaded = space_content(&state, &ctx).await?;
-    Ok(Json(pages_json(&state, &loaded)))
+    pages_response(&state, &loaded)
+}
+
+/// The `{pages}` answer of a revision, serialised once per revision and then reused.
+fn pages_response(state: &AppState, loaded: &Loaded) -> ApiResult<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let bytes = content::listing(state, &loaded.row.space_id, &loaded.row.root, || {
+        pages_json(state, loaded)
+    })?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        bytes,
+    )
+        .into_response())
 }
 
 fn pages_json(state: &AppState, loaded: &Loaded) -> Value {
@@ -321,9 +334,9 @@ pub async fn list_cr_pages(
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, cr)): Path<(String, String)>,
     QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<axum::response::Response> {
     let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
-    Ok(Json(pages_json(&state, &loaded)))
+    pages_response(&state, &loaded)
 }
 
 /// `listFilesInChangeRequestById`.
@@ -393,9 +406,9 @@ pub async fn list_revision_pages(
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, rev)): Path<(String, String)>,
     QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<axum::response::Response> {
     let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
-    Ok(Json(pages_json(&state, &loaded)))
+    pages_response(&state, &loaded)
 }
 
 /// `listFilesInRevisionById`.

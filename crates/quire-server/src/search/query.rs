@@ -626,49 +626,68 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
 /// The `candidates` whose postings place every phrase's words at their offsets in one
 /// field (the title, or a heading or body of one section).
 fn phrase_pages(group: &Group, candidates: &HashSet<(usize, i64)>) -> HashSet<(usize, i64)> {
-    let phrase_terms: HashSet<&str> = group
-        .plan
-        .phrases
-        .iter()
-        .flat_map(|ph| {
-            ph.words
-                .iter()
-                .map(|(w, _)| group.plan.words[*w].term.as_str())
-                .chain(ph.stops.iter().map(|(t, _)| t.as_str()))
-        })
-        .collect();
-    let mut entries: HashMap<(usize, i64), HashMap<&str, &[u8]>> = HashMap::new();
-    for (space, term, data) in &group.rows {
-        if !phrase_terms.contains(term.as_str()) {
-            continue;
-        }
-        for (key, bytes) in codec::entries(data) {
-            if candidates.contains(&(*space, key)) {
-                entries
-                    .entry((*space, key))
-                    .or_default()
-                    .insert(term.as_str(), bytes);
+    // Each phrase as `(term index, offset)`s over the distinct terms of all phrases.
+    fn index<'a>(t: &'a str, terms: &mut Vec<&'a str>) -> usize {
+        match terms.iter().position(|x| *x == t) {
+            Some(i) => i,
+            None => {
+                terms.push(t);
+                terms.len() - 1
             }
         }
     }
-    let mut ok = HashSet::new();
-    let mut decoded: HashMap<&str, TermHits> = HashMap::new();
-    for (page, by_term) in entries {
-        decoded.clear();
-        for (term, bytes) in &by_term {
-            let mut hits = TermHits::default();
-            codec::decode_entry(bytes, Some(&mut hits));
-            decoded.insert(term, hits);
+    let mut terms: Vec<&str> = Vec::new();
+    let mut phrases: Vec<Vec<(usize, u32)>> = Vec::new();
+    for ph in &group.plan.phrases {
+        let mut parts = Vec::new();
+        for (w, off) in &ph.words {
+            parts.push((index(&group.plan.words[*w].term, &mut terms), *off));
         }
-        let all = group.plan.phrases.iter().all(|ph| {
-            let hits: Option<Vec<(&TermHits, u32)>> = ph
-                .words
+        for (t, off) in &ph.stops {
+            parts.push((index(t, &mut terms), *off));
+        }
+        phrases.push(parts);
+    }
+    let k = terms.len();
+    // The entries of those terms, per candidate page.
+    let mut slots: HashMap<(usize, i64), usize> = HashMap::new();
+    let mut cells: Vec<Option<&[u8]>> = Vec::new();
+    for (space, term, data) in &group.rows {
+        let Some(ti) = terms.iter().position(|t| *t == term.as_str()) else {
+            continue;
+        };
+        for (key, bytes) in codec::entries(data) {
+            if !candidates.contains(&(*space, key)) {
+                continue;
+            }
+            let slot = *slots.entry((*space, key)).or_insert_with(|| {
+                cells.resize(cells.len() + k, None);
+                cells.len() / k - 1
+            });
+            cells[slot * k + ti] = Some(bytes);
+        }
+    }
+    let mut ok = HashSet::new();
+    let mut decoded: Vec<TermHits> = vec![TermHits::default(); k];
+    let mut have = vec![false; k];
+    for (page, slot) in slots {
+        let row = &cells[slot * k..(slot + 1) * k];
+        have.iter_mut().for_each(|h| *h = false);
+        let all = phrases.iter().all(|parts| {
+            if parts.iter().any(|(ti, _)| row[*ti].is_none()) {
+                return false;
+            }
+            for (ti, _) in parts {
+                if !have[*ti] {
+                    codec::decode_entry(row[*ti].unwrap_or_default(), Some(&mut decoded[*ti]));
+                    have[*ti] = true;
+                }
+            }
+            let hits: Vec<(&TermHits, u32)> = parts
                 .iter()
-                .map(|(w, off)| (group.plan.words[*w].term.as_str(), *off))
-                .chain(ph.stops.iter().map(|(t, off)| (t.as_str(), *off)))
-                .map(|(term, off)| decoded.get(term).map(|h| (h, off)))
+                .map(|(ti, off)| (&decoded[*ti], *off))
                 .collect();
-            hits.is_some_and(|h| phrase_in_hits(&h))
+            phrase_in_hits(&hits)
         });
         if all {
             ok.insert(page);
