@@ -118,7 +118,8 @@ test('getOrganizationById: 404 for non-members and unknown orgs', async () => {
 
 test('updateOrganizationById: every field round-trips', async () => {
     const hostname = `h${uniqueSuffix()}`;
-    const domain = `d${uniqueSuffix()}.conformance.test`;
+    // An organization may claim only the domain of its claimant's own address.
+    const domain = admin.email.split('@')[1];
     const updated = check(
         'updateOrganizationById',
         await admin.api.orgs.updateOrganizationById(org.id, {
@@ -235,16 +236,22 @@ test('updateOrganizationById: 403 for non-admin members, 404 for outsiders', asy
 
 test('getOrganizationsForEmailDomain: members and same-domain users see the org', async () => {
     const domain = `e${uniqueSuffix()}.conformance.test`;
-    const domainOrg = await createOrganization(server, admin.token, 'Domain Org');
+    const claimant = await newUser(server, 'claimant', { domain });
+    const domainOrg = await createOrganization(server, claimant.token, 'Domain Org');
+    await expectApiError(
+        admin.api.orgs.updateOrganizationById(org.id, { emailDomains: [domain] }),
+        403,
+        'updateOrganizationById',
+    );
     check(
         'updateOrganizationById',
-        await admin.api.orgs.updateOrganizationById(domainOrg.id, { emailDomains: [domain] }),
+        await claimant.api.orgs.updateOrganizationById(domainOrg.id, { emailDomains: [domain] }),
         { status: 200 },
     );
 
     const asMember = check(
         'getOrganizationsForEmailDomain',
-        await admin.api.emailDomains.getOrganizationsForEmailDomain(domain),
+        await claimant.api.emailDomains.getOrganizationsForEmailDomain(domain),
         { status: 200 },
     );
     assert.deepEqual(asMember.organizations.map((o) => o.id), [domainOrg.id]);
@@ -256,6 +263,8 @@ test('getOrganizationsForEmailDomain: members and same-domain users see the org'
         { status: 200 },
     );
     assert.deepEqual(asColleague.organizations.map((o) => o.id), [domainOrg.id]);
+    // Seen through the shared domain, not membership: no permission yet.
+    assert.ok(Object.values(asColleague.organizations[0].permissions).every((p) => p === false));
 
     const asOutsider = check(
         'getOrganizationsForEmailDomain',

@@ -22,6 +22,12 @@ pub struct ServerConfig {
     /// Object store for file bytes (`s3://bucket/prefix` or `file:///path`); default: the
     /// `blobs` folder in the data dir.
     pub blob_url: Option<String>,
+    /// Most connections served at once; more wait in the listen backlog.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers (slow clients are cut off).
+    pub header_timeout_ms: u64,
+    /// How long a client may take to send a request's body.
+    pub body_timeout_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -34,6 +40,9 @@ impl Default for ServerConfig {
             max_body_bytes: 16 * 1024 * 1024,
             access_cache_ms: 1000,
             blob_url: None,
+            max_connections: 1024,
+            header_timeout_ms: 10_000,
+            body_timeout_ms: 60_000,
         }
     }
 }

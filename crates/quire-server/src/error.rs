@@ -22,6 +22,8 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     PayloadTooLarge(String),
+    #[error("{0}")]
+    RequestTimeout(String),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -60,18 +62,64 @@ impl ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
+}
+
+/// What a unique constraint guards, by the names the two databases give it: PostgreSQL names
+/// the index (`organizations_hostname`, `members_pkey`), SQLite the columns
+/// (`organizations.hostname`, `members.org_id, members.user_id`).
+const UNIQUE_VIOLATIONS: &[(&str, &str, &str)] = &[
+    (
+        "organizations_hostname",
+        "organizations.hostname",
+        "Another organization already uses this `hostname`.",
+    ),
+    (
+        "users_email",
+        "users.email",
+        "A user with this e-mail address already exists.",
+    ),
+    (
+        "members_pkey",
+        "members.org_id",
+        "This user is already a member of the organization.",
+    ),
+    (
+        "team_members_pkey",
+        "team_members.team_id",
+        "This user is already a member of the team.",
+    ),
+    (
+        "pending_invites_pkey",
+        "pending_invites.org_id",
+        "This e-mail address is already invited to the organization.",
+    ),
+    (
+        "change_requests_number",
+        "change_requests.space_id",
+        "Another change request took the same number at the same moment; retry.",
+    ),
+];
+
+/// The 409 message for a unique violation, naming what already exists.
+fn unique_violation_message(db: &dyn sqlx::error::DatabaseError) -> String {
+    let constraint = db.constraint().unwrap_or_default();
+    let text = db.message();
+    UNIQUE_VIOLATIONS
+        .iter()
+        .find(|(pg, sqlite, _)| constraint == *pg || text.contains(sqlite))
+        .map(|(_, _, message)| (*message).to_string())
+        .unwrap_or_else(|| "A resource with the same unique value already exists.".into())
 }
 
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
         if let sqlx::Error::Database(db) = &err {
             if db.is_unique_violation() {
-                return Self::Conflict(
-                    "a resource with the same unique value already exists".into(),
-                );
+                return Self::Conflict(unique_violation_message(db.as_ref()));
             }
         }
         Self::Internal(err.into())

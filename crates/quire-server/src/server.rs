@@ -3,7 +3,18 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use crate::app::{router, AppState};
 use crate::clock::{SharedClock, SystemClock};
@@ -46,6 +57,10 @@ impl Server {
     }
 
     /// Serves until `shutdown` completes, then drains in-flight requests.
+    ///
+    /// The accept loop is Quire's own rather than `axum::serve` because it must bound what a
+    /// client can hold: a cap on open connections, a deadline for request headers (idle
+    /// keep-alive included), and JSON bodies on the answers hyper makes by itself.
     pub async fn run(
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
@@ -53,13 +68,165 @@ impl Server {
         let app = router(self.state.clone());
         let worker =
             crate::jobs::spawn_worker(self.state.clone(), std::time::Duration::from_secs(5));
-        let served = axum::serve(self.listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await;
+        let config = &self.state.config;
+        let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(Duration::from_millis(config.header_timeout_ms.max(1)))
+            .max_buf_size(MAX_HEAD_BYTES);
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .max_header_list_size(MAX_HEAD_BYTES as u32);
+        let graceful = GracefulShutdown::new();
+        tokio::pin!(shutdown);
+        loop {
+            // Waiting for a permit before accepting leaves excess clients in the kernel's
+            // backlog instead of holding a task and buffers for each.
+            let permit = tokio::select! {
+                permit = permits.clone().acquire_owned() => permit?,
+                () = &mut shutdown => break,
+            };
+            let stream = tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(err) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!(error = %err, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let _ = stream.set_nodelay(true);
+            let io = TokioIo::new(JsonErrorHeads::new(stream));
+            let service = TowerToHyperService::new(app.clone());
+            let conn = graceful.watch(builder.serve_connection(io, service).into_owned());
+            tokio::spawn(async move {
+                let _ = conn.await;
+                drop(permit);
+            });
+        }
+        drop(self.listener);
+        tracing::info!("draining in-flight requests");
+        graceful.shutdown().await;
         worker.abort();
-        served?;
         self.state.db.close().await;
         Ok(())
+    }
+}
+
+/// Largest request head (request line and headers) hyper buffers. Larger heads get a 431.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// Gives hyper's own error answers (400, 414 and 431 for requests it cannot parse, written
+/// before any handler runs, with an empty body) the official JSON error body. Responses of the
+/// application always carry a body for these statuses, so only hyper's are rewritten.
+struct JsonErrorHeads<T> {
+    inner: T,
+    /// A replacement being written, with how much of it is written.
+    pending: Option<(Vec<u8>, usize)>,
+}
+
+impl<T> JsonErrorHeads<T> {
+    fn new(inner: T) -> Self {
+        Self {
+            inner,
+            pending: None,
+        }
+    }
+}
+
+/// The JSON answer replacing one of hyper's empty error answers, if `head` is one.
+fn json_error_head(head: &[u8]) -> Option<Vec<u8>> {
+    let (code, message) = [
+        (400u16, "Malformed HTTP request."),
+        (414, "The request URI is too long."),
+        (431, "The request headers are too large."),
+    ]
+    .into_iter()
+    .find(|(code, _)| head.starts_with(format!("HTTP/1.1 {code} ").as_bytes()))?;
+    let text = std::str::from_utf8(head).ok()?;
+    if !text.ends_with("\r\n\r\n") || !text.to_ascii_lowercase().contains("content-length: 0\r\n") {
+        return None;
+    }
+    let body = format!(r#"{{"error":{{"code":{code},"message":"{message}"}}}}"#);
+    let reason = StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error");
+    Some(
+        format!(
+            "HTTP/1.1 {code} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes(),
+    )
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for JsonErrorHeads<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for JsonErrorHeads<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if self.pending.is_none() {
+            match json_error_head(buf) {
+                Some(replacement) => self.pending = Some((replacement, 0)),
+                None => return Pin::new(&mut self.inner).poll_write(cx, buf),
+            }
+        }
+        // Write the whole replacement, then tell hyper its own answer was written.
+        let this = &mut *self;
+        if let Some((bytes, written)) = &mut this.pending {
+            while *written < bytes.len() {
+                match Pin::new(&mut this.inner).poll_write(cx, &bytes[*written..]) {
+                    Poll::Ready(Ok(0)) => {
+                        return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()))
+                    }
+                    Poll::Ready(Ok(n)) => *written += n,
+                    other => return other,
+                }
+            }
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let single_head = bufs.len() == 1 && json_error_head(&bufs[0]).is_some();
+        if self.pending.is_some() || single_head {
+            return self.poll_write(cx, &bufs[0]);
+        }
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 

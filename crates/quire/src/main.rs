@@ -55,6 +55,15 @@ struct ServeArgs {
     /// nodes or by `quire admin` are seen after at most this long. 0 disables the cache.
     #[arg(long, env = "QUIRE_ACCESS_CACHE_MS", default_value_t = 1000)]
     access_cache_ms: u64,
+    /// Most connections served at once; further clients wait in the listen backlog.
+    #[arg(long, env = "QUIRE_MAX_CONNECTIONS", default_value_t = 1024)]
+    max_connections: usize,
+    /// How long (ms) a client may take to send a request's headers before it is cut off.
+    #[arg(long, env = "QUIRE_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    header_timeout_ms: u64,
+    /// How long (ms) a client may take to send a request's body (408 past it).
+    #[arg(long, env = "QUIRE_BODY_TIMEOUT_MS", default_value_t = 60_000)]
+    body_timeout_ms: u64,
     #[command(flatten)]
     storage: StorageArgs,
 }
@@ -114,6 +123,9 @@ async fn main() -> anyhow::Result<()> {
                 public_url: args.public_url,
                 max_body_bytes: args.max_body_bytes,
                 access_cache_ms: args.access_cache_ms,
+                max_connections: args.max_connections,
+                header_timeout_ms: args.header_timeout_ms,
+                body_timeout_ms: args.body_timeout_ms,
                 ..config(args.storage)
             };
             let server = Server::bind(cfg).await?;

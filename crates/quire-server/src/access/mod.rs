@@ -106,6 +106,15 @@ impl OrgCtx {
     pub fn is_admin(&self) -> bool {
         self.role == Some(Role::Admin)
     }
+
+    /// Guests see only what they were granted, never who the organization's people are:
+    /// the one rule for every listing of members, grants and teams.
+    pub fn require_non_guest(&self, action: &str) -> ApiResult<()> {
+        match self.role {
+            Some(_) => Ok(()),
+            None => Err(ApiError::forbidden(format!("Guests cannot {action}."))),
+        }
+    }
 }
 
 /// The team in the path, and whether the caller may manage it.

@@ -270,6 +270,12 @@ pub async fn transfer_collection(
     JsonBody(body): JsonBody<TransferBody>,
 ) -> ApiResult<Json<Value>> {
     let (target, grants) = transfer_target(&state, &caller, &body).await?;
+    if target.org.id != ctx.collection.org_id && !ctx.org.is_admin() {
+        // Content belongs to its organization: only its admins may give it away.
+        return Err(ApiError::forbidden(
+            "Only admins of the collection's organization can transfer it to another organization.",
+        ));
+    }
     if target.org.id == ctx.collection.org_id && body.parent == ctx.collection.parent_id {
         return Err(ApiError::conflict(
             "The transfer would not change anything: the collection is already there.",

@@ -427,6 +427,37 @@ pub struct TableCell {
     definition: String,
 }
 
+/// Node, page and table identifiers are short keys; anything else is refused rather than
+/// stored and echoed in every listing.
+fn check_target_ids(body: &PostComment) -> ApiResult<()> {
+    let fields = [
+        ("page", body.page.as_deref()),
+        ("node", body.node.as_deref()),
+        (
+            "tableCell.record",
+            body.table_cell.as_ref().map(|t| t.record.as_str()),
+        ),
+        (
+            "tableCell.definition",
+            body.table_cell.as_ref().map(|t| t.definition.as_str()),
+        ),
+    ];
+    for (field, value) in fields {
+        if let Some(v) = value {
+            let ok = !v.is_empty()
+                && v.len() <= 128
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !ok {
+                return Err(ApiError::bad_request(format!(
+                    "`{field}` must be an identifier of 1 to 128 letters, digits, `-` or `_`."
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 async fn post_impl(
     state: &AppState,
     scope: &Scope,
@@ -434,6 +465,7 @@ async fn post_impl(
     body: PostComment,
 ) -> ApiResult<Value> {
     scope.require_live()?;
+    check_target_ids(&body)?;
     let markdown = body.body.into_markdown("body")?;
     let revision_id = scope.revision_id(state).await?;
     let (page_title, page_hash) = match &body.page {
@@ -505,13 +537,43 @@ pub struct UpdateBody {
     removed_reactions: Vec<String>,
 }
 
+/// Most reactions one request may add or remove, and most one user may leave on one
+/// comment or reply: a reaction list is read by everyone, so one writer must not be able to
+/// grow it without bound.
+const MAX_REACTIONS: usize = 20;
+
 fn check_emojis(field: &str, list: &[String]) -> ApiResult<()> {
+    if list.len() > MAX_REACTIONS {
+        return Err(ApiError::bad_request(format!(
+            "`{field}` may hold at most {MAX_REACTIONS} reactions."
+        )));
+    }
     for (i, e) in list.iter().enumerate() {
-        if e.trim().is_empty() || e.chars().count() > 50 {
+        if e.trim().is_empty()
+            || e.chars().count() > 50
+            || e.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
             return Err(ApiError::bad_request(format!(
                 "`{field}[{i}]` must be an emoji of 1 to 50 characters."
             )));
         }
+    }
+    Ok(())
+}
+
+/// Applies the caller's reactions inside `tx`, refusing a total past [`MAX_REACTIONS`].
+async fn react(
+    tx: &mut crate::db::Tx,
+    target: &str,
+    caller: &Caller,
+    (added, removed): (&[String], &[String]),
+    now: i64,
+) -> ApiResult<()> {
+    let total = store::comments::react(tx, target, &caller.user.id, added, removed, now).await?;
+    if total > MAX_REACTIONS as i64 {
+        return Err(ApiError::bad_request(format!(
+            "`addedReactions`: one user may leave at most {MAX_REACTIONS} reactions on a comment."
+        )));
     }
     Ok(())
 }
@@ -556,15 +618,8 @@ async fn update_impl(
         }
     }
     store::comments::update(&mut tx, &c).await?;
-    store::comments::react(
-        &mut tx,
-        &c.id,
-        &caller.user.id,
-        &body.added_reactions,
-        &body.removed_reactions,
-        now,
-    )
-    .await?;
+    let reactions = (&body.added_reactions[..], &body.removed_reactions[..]);
+    react(&mut tx, &c.id, caller, reactions, now).await?;
     tx.commit().await?;
     let render = Render::new(state, scope, caller, Format::Markdown, &[&c], &[]).await?;
     Ok(render.comment(&c))
@@ -704,15 +759,8 @@ async fn update_reply_impl(
         r.edited_at = Some(now);
         store::comments::update_reply(&mut tx, &r).await?;
     }
-    store::comments::react(
-        &mut tx,
-        &r.id,
-        &caller.user.id,
-        &body.added_reactions,
-        &body.removed_reactions,
-        now,
-    )
-    .await?;
+    let reactions = (&body.added_reactions[..], &body.removed_reactions[..]);
+    react(&mut tx, &r.id, caller, reactions, now).await?;
     tx.commit().await?;
     let render = Render::new(state, scope, caller, Format::Markdown, &[], &[&r]).await?;
     Ok(render.reply(&r))

@@ -804,8 +804,23 @@ pub async fn merge_cr(
             // The space moved meanwhile (another merge): merge again against its new content.
             continue;
         }
-        store::change_requests::mark_merged(&mut tx, &c.id, &revision_id, &caller.user.id, now)
-            .await?;
+        let expect = store::change_requests::MergeExpect {
+            revision: &c.revision_id,
+            status: &c.status,
+        };
+        if !store::change_requests::mark_merged(
+            &mut tx,
+            &c.id,
+            &expect,
+            &revision_id,
+            &caller.user.id,
+            now,
+        )
+        .await?
+        {
+            // A batch landed on the change request after it was read: merge that too.
+            continue;
+        }
         store::change_requests::count_transition(
             &mut tx,
             &space.id,

@@ -17,17 +17,19 @@ pub mod teams;
 pub mod uploads;
 pub mod users;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderName, Method, StatusCode};
 use axum::middleware::{from_fn, from_fn_with_state, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{delete, get, patch, post, put, MethodRouter};
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::RequestBodyTimeoutLayer;
+use tracing::Instrument;
 
 use crate::access::{enforce, Access, Role};
 use crate::app::AppState;
@@ -894,6 +896,10 @@ pub fn build(state: AppState) -> Router {
         .route("/healthz", get(meta::healthz))
         .route("/files/{hash}/{name}", get(files::download))
         .fallback(fallback)
+        .layer(RequestBodyTimeoutLayer::new(Duration::from_millis(
+            state.config.body_timeout_ms.max(1),
+        )))
+        .layer(from_fn(refuse_nul_paths))
         .layer(from_fn(normalize_error_bodies))
         .layer(CatchPanicLayer::custom(|_| {
             error_response(
@@ -907,6 +913,18 @@ pub fn build(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Identifiers never hold NUL characters, and PostgreSQL cannot compare text holding them:
+/// a path with `%00` is refused before any handler or query sees it.
+async fn refuse_nul_paths(req: Request<Body>, next: Next) -> Response {
+    if crate::extract::contains_encoded_nul(req.uri().path()) {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "The request path must not contain NUL characters.",
+        );
+    }
+    next.run(req).await
+}
+
 async fn fallback(req: Request<Body>) -> Response {
     error_response(
         StatusCode::NOT_FOUND,
@@ -914,28 +932,37 @@ async fn fallback(req: Request<Body>) -> Response {
     )
 }
 
-/// Logs one line per request: method, path, status, duration and request id. When the
-/// line is filtered out, nothing is formatted or copied.
+/// Runs every request inside a span carrying its request id, so that every log line it
+/// causes (errors included) names the request; then logs one line per request: method, path,
+/// status and duration. When neither is enabled, nothing is formatted or copied.
 async fn log_request(req: Request<Body>, next: Next) -> Response {
-    if !tracing::enabled!(target: "quire::http", tracing::Level::INFO) {
+    let span_on = tracing::enabled!(target: "quire::http", tracing::Level::ERROR);
+    if !span_on {
         return next.run(req).await;
     }
-    let started = Instant::now();
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
     let id = req
         .headers()
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-")
         .to_string();
-    let res = next.run(req).await;
-    tracing::info!(
-        target: "quire::http",
-        request_id = %id,
-        "{method} {path} {} {:.1}ms",
-        res.status().as_u16(),
-        started.elapsed().as_secs_f64() * 1000.0
-    );
-    res.into_response()
+    let span = tracing::error_span!(target: "quire::http", "request", request_id = %id);
+    async move {
+        if !tracing::enabled!(target: "quire::http", tracing::Level::INFO) {
+            return next.run(req).await;
+        }
+        let started = Instant::now();
+        let method = req.method().clone();
+        let path = req.uri().path().to_string();
+        let res = next.run(req).await;
+        tracing::info!(
+            target: "quire::http",
+            "{method} {path} {} {:.1}ms",
+            res.status().as_u16(),
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+        res
+    }
+    .instrument(span)
+    .await
 }

@@ -51,7 +51,7 @@ pub async fn create_organization(
     JsonBody(body): JsonBody<CreateOrganization>,
 ) -> ApiResult<axum::response::Response> {
     validate::length("title", &body.title, 2, 255)?;
-    let domains = check_domains(body.email_domains.unwrap_or_default())?;
+    let domains = check_domains(body.email_domains.unwrap_or_default(), &caller, &[])?;
     let now = state.now();
     let org = OrgRow {
         id: new_id(),
@@ -77,11 +77,29 @@ pub async fn create_organization(
     ))
 }
 
-fn check_domains(domains: Vec<String>) -> ApiResult<Vec<String>> {
+/// Checks the e-mail domains an organization claims. A domain not already claimed must be the
+/// domain of the caller's own e-mail address (the one address Quire knows to be theirs):
+/// otherwise anyone could claim `gmail.com` and be offered to its users.
+fn check_domains(
+    domains: Vec<String>,
+    caller: &Caller,
+    already: &[String],
+) -> ApiResult<Vec<String>> {
+    let own = caller
+        .user
+        .email
+        .rsplit_once('@')
+        .map(|(_, d)| d.to_lowercase());
     let mut out = Vec::with_capacity(domains.len());
     for (i, d) in domains.into_iter().enumerate() {
         let d = d.trim().to_lowercase();
-        validate::domain(&format!("emailDomains[{i}]"), &d)?;
+        let field = format!("emailDomains[{i}]");
+        validate::domain(&field, &d)?;
+        if !already.contains(&d) && own.as_deref() != Some(d.as_str()) {
+            return Err(ApiError::forbidden(format!(
+                "`{field}`: you can only claim the domain of your own e-mail address."
+            )));
+        }
         if !out.contains(&d) {
             out.push(d);
         }
@@ -132,6 +150,7 @@ enum SitePointerType {
 /// `updateOrganizationById` (admins only).
 pub async fn update_organization(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Extension(ctx): Extension<OrgCtx>,
     JsonBody(body): JsonBody<UpdateOrganization>,
 ) -> ApiResult<Json<Value>> {
@@ -156,7 +175,7 @@ pub async fn update_organization(
         org.hostname = Some(hostname);
     }
     if let Some(domains) = body.email_domains {
-        org.email_domains = json!(check_domains(domains)?).to_string();
+        org.email_domains = json!(check_domains(domains, &caller, &ctx.org.domains())?).to_string();
     }
     if let Some(role) = body.default_role {
         org.default_role = role.map(|r| r.as_str().to_string());
@@ -215,7 +234,14 @@ pub async fn list_organizations_for_email_domain(
         .filter(|o| own_domain || o.member_id.is_some())
         .map(|o| {
             let role = o.role.as_deref().and_then(Role::parse);
-            views::organization(&state, &o.org, role)
+            let mut v = views::organization(&state, &o.org, role);
+            if o.member_id.is_none() {
+                // Listed because of the shared domain, not membership: they may do nothing yet.
+                if let Some(perms) = v["permissions"].as_object_mut() {
+                    perms.values_mut().for_each(|p| *p = json!(false));
+                }
+            }
+            v
         })
         .collect();
     Ok(Json(json!({ "organizations": orgs })))

@@ -202,6 +202,7 @@ pub async fn list_space_users(
     Extension(ctx): Extension<SpaceCtx>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
+    ctx.org.require_non_guest("list who has access")?;
     Ok(Json(list_users(&state, space_target(&ctx), page).await?))
 }
 
@@ -211,6 +212,7 @@ pub async fn list_collection_users(
     Extension(ctx): Extension<CollectionCtx>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
+    ctx.org.require_non_guest("list who has access")?;
     Ok(Json(
         list_users(&state, collection_target(&ctx), page).await?,
     ))
@@ -222,6 +224,7 @@ pub async fn list_space_teams(
     Extension(ctx): Extension<SpaceCtx>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
+    ctx.org.require_non_guest("list who has access")?;
     Ok(Json(list_teams(&state, space_target(&ctx), page).await?))
 }
 
@@ -231,6 +234,7 @@ pub async fn list_collection_teams(
     Extension(ctx): Extension<CollectionCtx>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
+    ctx.org.require_non_guest("list who has access")?;
     Ok(Json(
         list_teams(&state, collection_target(&ctx), page).await?,
     ))
@@ -480,6 +484,7 @@ pub async fn aggregate_space(
     QueryParams(query): QueryParams<AggregateQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
+    ctx.org.require_non_guest("list who has access")?;
     Ok(Json(
         aggregate(&state, space_target(&ctx), query, page).await?,
     ))
@@ -492,6 +497,7 @@ pub async fn aggregate_collection(
     QueryParams(query): QueryParams<AggregateQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
+    ctx.org.require_non_guest("list who has access")?;
     Ok(Json(
         aggregate(&state, collection_target(&ctx), query, page).await?,
     ))

@@ -18,7 +18,7 @@ use crate::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
 use crate::ids::new_id;
 use crate::pagination::{List, PageRequest};
 use crate::store::ordering::{Item, Place};
-use crate::store::spaces::SpaceRow;
+use crate::store::spaces::{SpacePatch, SpaceRow};
 use crate::{store, validate, views};
 
 /// How long a deleted space can be restored before it is purged.
@@ -302,38 +302,48 @@ pub async fn update_space(
     JsonBody(body): JsonBody<UpdateSpace>,
 ) -> ApiResult<Json<Value>> {
     ctx.require_live()?;
-    let mut space = ctx.space.clone();
+    let mut patch = SpacePatch::default();
     if let Some(title) = body.title {
         validate::length("title", &title, 0, 50)?;
-        space.title = title;
+        patch.title = Some(title);
     }
     if let Some(emoji) = body.emoji {
         if let Some(e) = &emoji {
             validate::length("emoji", e, 0, 50)?;
         }
-        space.emoji = emoji;
+        patch.emoji = Some(emoji);
     }
     if let Some(language) = body.language {
         check_language(&language)?;
-        space.language = Some(language);
+        patch.language = Some(language);
     }
     if let Some(mode) = body.edit_mode {
         check_edit_mode(&mode)?;
         ctx.require(Role::Admin, "change the edit mode")?;
-        space.edit_mode = mode;
+        patch.edit_mode = Some(mode);
     }
     if let Some(level) = body.default_level {
         ctx.require(Role::Admin, "change the default level")?;
-        space.default_level = level_to_db(level);
+        patch.default_level = Some(level_to_db(level));
     }
+    let mut tx = state.db.begin().await?;
     if let Some(visibility) = body.visibility {
         ctx.require(Role::Admin, "change the visibility")?;
-        check_visibility(&visibility, space.parent_id.as_deref())?;
-        space.visibility = visibility;
+        // The parent is re-read in the transaction: a move may have changed it.
+        let current = store::spaces::get_tx(&mut tx, &ctx.space.id).await?;
+        let parent = current.as_ref().and_then(|s| s.parent_id.as_deref());
+        check_visibility(&visibility, parent)?;
+        patch.visibility = Some(visibility);
     }
-    space.updated_at = state.now();
-    let mut tx = state.db.begin().await?;
-    store::spaces::update(&mut tx, &space).await?;
+    if !store::spaces::patch(&mut tx, &ctx.space.id, &patch, state.now()).await? {
+        return Err(ApiError::conflict(format!(
+            "Space `{}` was deleted meanwhile; restore it before changing it.",
+            ctx.space.id
+        )));
+    }
+    let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished in its transaction")))?;
     tx.commit().await?;
     let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
     Ok(Json(views::space(&state, &space, role)))
@@ -353,13 +363,11 @@ pub async fn delete_space(
         return Ok(StatusCode::NO_CONTENT);
     }
     let now = state.now();
-    let mut space = ctx.space.clone();
-    space.deleted_at = Some(now);
-    space.updated_at = now;
     let mut tx = state.db.begin().await?;
-    store::spaces::update(&mut tx, &space).await?;
-    store::jobs::enqueue(&mut tx, PURGE_JOB, &space.id, now + RETENTION_MS, now).await?;
-    tx.commit().await?;
+    if store::spaces::soft_delete(&mut tx, &ctx.space.id, now).await? {
+        store::jobs::enqueue(&mut tx, PURGE_JOB, &ctx.space.id, now + RETENTION_MS, now).await?;
+        tx.commit().await?;
+    }
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -633,6 +641,12 @@ pub async fn transfer_space(
 ) -> ApiResult<Json<Value>> {
     ctx.require_live()?;
     let (target, grants) = transfer_target(&state, &caller, &body).await?;
+    if target.org.id != ctx.space.org_id && !ctx.org.is_admin() {
+        // Content belongs to its organization: only its admins may give it away.
+        return Err(ApiError::forbidden(
+            "Only admins of the space's organization can transfer it to another organization.",
+        ));
+    }
     if target.org.id == ctx.space.org_id && body.parent == ctx.space.parent_id {
         return Err(ApiError::conflict(
             "The transfer would not change anything: the space is already there.",

@@ -109,8 +109,8 @@ pub async fn update_meta(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> 
     Ok(())
 }
 
-/// Moves a change request to a new revision, only if it is still at `expected`
-/// (optimistic concurrency: the caller retries on `false`).
+/// Moves a change request to a new revision, only if it is still at `expected` and not
+/// merged (optimistic concurrency: the caller retries on `false`, and then sees the merge).
 pub async fn advance(
     tx: &mut Tx,
     id: &str,
@@ -121,7 +121,7 @@ pub async fn advance(
 ) -> sqlx::Result<bool> {
     let res = sqlx::query(
         "UPDATE change_requests SET revision_id = $3, revision_base = COALESCE($4, revision_base), \
-         updated_at = $5 WHERE id = $1 AND revision_id = $2",
+         updated_at = $5 WHERE id = $1 AND revision_id = $2 AND status <> 'merged'",
     )
     .bind(id)
     .bind(expected)
@@ -133,25 +133,38 @@ pub async fn advance(
     Ok(res.rows_affected() == 1)
 }
 
-/// Marks a change request merged.
+/// What a merge read of its change request, and must still hold when it marks it merged.
+pub struct MergeExpect<'a> {
+    /// The change request's content revision that was merged.
+    pub revision: &'a str,
+    /// Its status when read (the counters move from it).
+    pub status: &'a str,
+}
+
+/// Marks a change request merged, only if it is still at the revision and status the merge
+/// read: a batch that landed meanwhile must not be stranded behind the merge. False when it
+/// moved (the caller retries).
 pub async fn mark_merged(
     tx: &mut Tx,
     id: &str,
+    expect: &MergeExpect<'_>,
     revision: &str,
     by: &str,
     now: i64,
-) -> sqlx::Result<()> {
-    sqlx::query(
+) -> sqlx::Result<bool> {
+    let res = sqlx::query(
         "UPDATE change_requests SET status = 'merged', revision_merged = $2, merged_by = $3, \
-         merged_at = $4, updated_at = $4 WHERE id = $1",
+         merged_at = $4, updated_at = $4 WHERE id = $1 AND revision_id = $5 AND status = $6",
     )
     .bind(id)
     .bind(revision)
     .bind(by)
     .bind(now)
+    .bind(expect.revision)
+    .bind(expect.status)
     .execute(&mut **tx)
     .await?;
-    Ok(())
+    Ok(res.rows_affected() == 1)
 }
 
 /// Records a contributor (idempotent).

@@ -327,7 +327,8 @@ pub async fn delete_reply(tx: &mut Tx, comment_id: &str, id: &str) -> sqlx::Resu
     Ok(res.rows_affected() > 0)
 }
 
-/// Adds the caller's reactions (idempotent) and removes others.
+/// Adds the caller's reactions (idempotent) and removes others; returns how many reactions
+/// the user now has on the target.
 pub async fn react(
     tx: &mut Tx,
     target: &str,
@@ -335,7 +336,7 @@ pub async fn react(
     added: &[String],
     removed: &[String],
     now: i64,
-) -> sqlx::Result<()> {
+) -> sqlx::Result<i64> {
     for emoji in added {
         sqlx::query(
             "INSERT INTO reactions (target_id, user_id, emoji, reacted_at) VALUES ($1, $2, $3, $4) \
@@ -356,7 +357,16 @@ pub async fn react(
             .execute(&mut **tx)
             .await?;
     }
-    Ok(())
+    if added.is_empty() {
+        return Ok(0);
+    }
+    sqlx::query_scalar::<_, i64>(
+        "SELECT COUNT(*) FROM reactions WHERE target_id = $1 AND user_id = $2",
+    )
+    .bind(target)
+    .bind(user)
+    .fetch_one(&mut **tx)
+    .await
 }
 
 /// The reactions on some targets, oldest first.

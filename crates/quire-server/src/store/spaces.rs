@@ -102,6 +102,53 @@ pub async fn update(tx: &mut Tx, s: &SpaceRow) -> sqlx::Result<()> {
     Ok(())
 }
 
+/// The fields of a space a `PATCH` may change; `None` leaves a column as it is.
+#[derive(Debug, Default)]
+pub struct SpacePatch {
+    pub title: Option<String>,
+    pub emoji: Option<Option<String>>,
+    pub visibility: Option<String>,
+    pub edit_mode: Option<String>,
+    pub language: Option<String>,
+    pub default_level: Option<Option<String>>,
+}
+
+/// Writes only the columns a request changes, and only while the space is live: a `PATCH`
+/// racing a delete cannot bring the space back. False when the space is gone or deleted.
+pub async fn patch(tx: &mut Tx, id: &str, p: &SpacePatch, now: i64) -> sqlx::Result<bool> {
+    let mut q = Sql::new("UPDATE spaces SET updated_at = ");
+    q.bind(now);
+    let text = [
+        ("title", p.title.clone().map(Some)),
+        ("emoji", p.emoji.clone()),
+        ("visibility", p.visibility.clone().map(Some)),
+        ("edit_mode", p.edit_mode.clone().map(Some)),
+        ("language", p.language.clone().map(Some)),
+        ("default_level", p.default_level.clone()),
+    ];
+    for (column, value) in text {
+        if let Some(value) = value {
+            q.push(&format!(", {column} = ")).bind(value);
+        }
+    }
+    q.push(" WHERE id = ")
+        .bind(id)
+        .push(" AND deleted_at IS NULL");
+    Ok(q.query().execute(&mut **tx).await?.rows_affected() == 1)
+}
+
+/// Marks a live space deleted; false when it was already deleted (or is gone).
+pub async fn soft_delete(tx: &mut Tx, id: &str, now: i64) -> sqlx::Result<bool> {
+    let res = sqlx::query(
+        "UPDATE spaces SET deleted_at = $2, updated_at = $2 WHERE id = $1 AND deleted_at IS NULL",
+    )
+    .bind(id)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(res.rows_affected() == 1)
+}
+
 /// Every live space of an organization (optionally under one collection), in list order.
 pub async fn list_live(db: &Db, org_id: &str, parent: Option<&str>) -> sqlx::Result<Vec<SpaceRow>> {
     let mut q = Sql::new(&format!(

@@ -94,13 +94,18 @@ async fn database_url(dir: &tempfile::TempDir) -> Option<String> {
 impl TestApp {
     /// Starts a server on a fresh database.
     pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Starts a server on a fresh database, with the test's changes to the configuration.
+    pub async fn start_with(configure: impl FnOnce(&mut ServerConfig)) -> Self {
         // Server logs go to the test's captured output, shown when a test fails.
         let _ = tracing_subscriber::fmt()
             .with_env_filter("warn,quire=info")
             .with_test_writer()
             .try_init();
         let dir = tempfile::tempdir().expect("temp dir");
-        let config = ServerConfig {
+        let mut config = ServerConfig {
             bind: ([127, 0, 0, 1], 0).into(),
             data_dir: dir.path().to_path_buf(),
             database_url: database_url(&dir).await,
@@ -108,6 +113,7 @@ impl TestApp {
             max_body_bytes: 64 * 1024,
             ..ServerConfig::default()
         };
+        configure(&mut config);
         let clock = Arc::new(OffsetClock::default());
         let server = Server::bind_with_clock(config.clone(), clock.clone())
             .await
