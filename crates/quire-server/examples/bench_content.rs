@@ -188,7 +188,7 @@ async fn main() {
         .map(|p| p.page.markdown().map_or(0, str::len))
         .sum();
     let mut tx = state.db.begin().await.unwrap();
-    let saved = quire_server::content::save(&state, &mut tx, &space_id, rev)
+    let saved = quire_server::domain::content::save(&state, &mut tx, &space_id, rev)
         .await
         .unwrap();
     let revision_id = quire_server::ids::new_id();
@@ -215,7 +215,7 @@ async fn main() {
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    quire_server::content::remember(&state, saved);
+    quire_server::domain::content::remember(&state, saved);
     let total_pages = c
         .ok(
             reqwest::Method::GET,

@@ -316,7 +316,7 @@ async fn main() {
         .map(|p| p.page.markdown().map_or(0, str::len))
         .sum();
     let mut tx = state.db.begin().await.unwrap();
-    let saved = quire_server::content::save(&state, &mut tx, &space, rev.clone())
+    let saved = quire_server::domain::content::save(&state, &mut tx, &space, rev.clone())
         .await
         .unwrap();
     let revision_id = quire_server::ids::new_id();
@@ -343,7 +343,7 @@ async fn main() {
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    quire_server::content::remember(&state, saved);
+    quire_server::domain::content::remember(&state, saved);
     println!(
         "seeded {} pages, {word_count} words, {bytes} bytes of markdown, in {:.1} s",
         rev.flatten().len(),
@@ -352,7 +352,9 @@ async fn main() {
 
     // The whole index, once.
     let t = Instant::now();
-    quire_server::search::sync(&state, &space).await.unwrap();
+    quire_server::domain::search::sync(&state, &space)
+        .await
+        .unwrap();
     println!("full index build: {:.1} s", t.elapsed().as_secs_f64());
     for table in [
         "search_pages",
@@ -449,7 +451,7 @@ async fn main() {
         let next = Arc::new(next);
         let mut tx = state.db.begin().await.unwrap();
         let t = Instant::now();
-        let out = quire_server::search::reindex(&state, &mut tx, &space, "bench", &next)
+        let out = quire_server::domain::search::reindex(&state, &mut tx, &space, "bench", &next)
             .await
             .unwrap();
         alone.push(t.elapsed());
@@ -530,7 +532,7 @@ async fn main() {
         .await
         .unwrap()
         .unwrap();
-    let mut next = (*quire_server::content::load(&state, &row.root)
+    let mut next = (*quire_server::domain::content::load(&state, &row.root)
         .await
         .unwrap())
     .clone();
@@ -543,7 +545,7 @@ async fn main() {
         }
     }
     let mut tx = state.db.begin().await.unwrap();
-    quire_server::search::reindex(&state, &mut tx, &space, "fold", &Arc::new(next))
+    quire_server::domain::search::reindex(&state, &mut tx, &space, "fold", &Arc::new(next))
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -551,7 +553,7 @@ async fn main() {
     loop {
         let mut tx = state.db.begin().await.unwrap();
         let t = Instant::now();
-        let more = quire_server::search::index::compact(&state, &mut tx, &space, 8)
+        let more = quire_server::domain::search::index::compact(&state, &mut tx, &space, 8)
             .await
             .unwrap();
         tx.commit().await.unwrap();

@@ -1,27 +1,27 @@
 //! Quire's server: the GitBook v1 API over SQLite or PostgreSQL.
+//!
+//! Layers point down only (see ARCHITECTURE.md): bootstrap (`server`, `config`, `admin`) →
+//! HTTP (`http` plumbing, `api` families) → `domain` (workflows shared by families) →
+//! `store` (all SQL) → `db`. Support modules (`error`, `state`, `clock`, `ids`, `keys`,
+//! `blobs`, `cache`, `validate`) sit beside the layers and import none of them above `store`.
 
-pub mod access;
 pub mod admin;
-pub mod app;
-pub mod auth;
+pub mod api;
 pub mod blobs;
 pub mod cache;
 pub mod clock;
 pub mod config;
-pub mod content;
 pub mod db;
+pub mod domain;
 pub mod error;
-pub mod extract;
+pub mod http;
 pub mod ids;
-pub mod jobs;
 pub mod keys;
-pub mod pagination;
-pub mod routes;
-pub mod search;
 pub mod server;
+pub mod state;
 pub mod store;
 pub mod validate;
-pub mod views;
 
-pub use app::{router, AppState};
 pub use config::ServerConfig;
+pub use http::router;
+pub use state::AppState;

@@ -16,9 +16,10 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use crate::app::{router, AppState};
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::ServerConfig;
+use crate::http::router;
+use crate::state::AppState;
 
 /// A bound, ready server.
 pub struct Server {
@@ -66,8 +67,10 @@ impl Server {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let app = router(self.state.clone());
-        let worker =
-            crate::jobs::spawn_worker(self.state.clone(), std::time::Duration::from_secs(5));
+        let worker = crate::domain::jobs::spawn_worker(
+            self.state.clone(),
+            std::time::Duration::from_secs(5),
+        );
         let config = &self.state.config;
         let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
         let mut builder = auto::Builder::new(TokioExecutor::new());

@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
-use quire_server::access::Access;
-use quire_server::routes::table;
+use quire_server::api::operations as table;
+use quire_server::http::operation::Access;
 use reqwest::Method;
 
 use crate::harness::TestApp;

@@ -452,7 +452,9 @@ async fn the_index_follows_merges_deletes_restores_and_duplicates() {
         .await
         .expect(204);
     app.clock.advance_ms(8 * 24 * 3600 * 1000);
-    quire_server::jobs::run_due(&app.state).await.unwrap();
+    quire_server::domain::jobs::run_due(&app.state)
+        .await
+        .unwrap();
     for table in [
         "search_spaces",
         "search_pages",
@@ -490,15 +492,16 @@ async fn updates_rewrite_only_changed_pages() {
         .await
         .unwrap()
         .unwrap();
-    let rev = quire_server::content::load(&app.state, &row.root)
+    let rev = quire_server::domain::content::load(&app.state, &row.root)
         .await
         .unwrap();
 
     // Same revision: nothing to do.
     let mut tx = app.state.db.begin().await.unwrap();
-    let out = quire_server::search::reindex(&app.state, &mut tx, &space, &s.revision_id, &rev)
-        .await
-        .unwrap();
+    let out =
+        quire_server::domain::search::reindex(&app.state, &mut tx, &space, &s.revision_id, &rev)
+            .await
+            .unwrap();
     assert_eq!(out.kind, "unchanged");
     drop(tx);
 
@@ -512,9 +515,10 @@ async fn updates_rewrite_only_changed_pages() {
     let moved = next.pages.remove(10);
     next.pages[0].pages.push(moved);
     let mut tx = app.state.db.begin().await.unwrap();
-    let out = quire_server::search::reindex(&app.state, &mut tx, &space, "next", &Arc::new(next))
-        .await
-        .unwrap();
+    let out =
+        quire_server::domain::search::reindex(&app.state, &mut tx, &space, "next", &Arc::new(next))
+            .await
+            .unwrap();
     assert_eq!(
         (out.kind, out.analysed, out.removed, out.moved),
         ("incremental", 2, 0, 1),
@@ -1321,7 +1325,9 @@ async fn the_delta_is_folded_into_blocks_by_a_job() {
     assert_eq!(before["count"], 8, "{before}");
     assert_eq!(search(&app, &alice, &space, "narwhal ").await["count"], 70);
 
-    quire_server::jobs::run_due(&app.state).await.unwrap();
+    quire_server::domain::jobs::run_due(&app.state)
+        .await
+        .unwrap();
     assert_eq!(count("search_delta").await, 0);
     assert_eq!(count("search_dead").await, 0);
     let after = search(&app, &alice, &space, "walrus ").await;

@@ -173,11 +173,15 @@ async fn delete_restore_delete_then_purge_after_seven_days() {
     app.delete(&alice, &path).await.expect(204);
     // Six days on, nothing is purged and the space can still be restored later.
     app.clock.advance_ms(6 * DAY_MS);
-    quire_server::jobs::run_due(&app.state).await.unwrap();
+    quire_server::domain::jobs::run_due(&app.state)
+        .await
+        .unwrap();
     assert!(app.get(&alice, &path).await.expect(200)["deletedAt"].is_string());
     // Past seven days the job removes it for good.
     app.clock.advance_ms(DAY_MS + 1000);
-    let ran = quire_server::jobs::run_due(&app.state).await.unwrap();
+    let ran = quire_server::domain::jobs::run_due(&app.state)
+        .await
+        .unwrap();
     assert!(ran >= 1);
     app.post(&alice, &format!("{path}/restore"), json!({}))
         .await

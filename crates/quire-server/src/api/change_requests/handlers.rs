@@ -1,0 +1,222 @@
+//! Change requests: `SPACE/change-requests` and `CR` (create, list, get, update status).
+//! Content, merge and update live in `routes/content.rs`.
+
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::api::views;
+use crate::api::views::change_request_json as render;
+use crate::domain::access::SpaceCtx;
+use crate::domain::auth::Caller;
+use crate::domain::change_requests::{current_revision, load};
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
+use crate::http::pagination::{List, PageRequest};
+use crate::ids::new_id;
+use crate::state::AppState;
+use crate::store;
+use crate::store::change_requests::ChangeRequestRow;
+use crate::validate;
+
+/// Body of `createChangeRequest`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateChangeRequest {
+    subject: Option<String>,
+    #[allow(dead_code)]
+    agent_task_id: Option<String>,
+}
+
+/// `createChangeRequest`: 201; branches from the space's current revision.
+pub async fn create_change_request(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    OptionalJsonBody(body): OptionalJsonBody<CreateChangeRequest>,
+) -> ApiResult<Response> {
+    ctx.require_live()?;
+    let subject = body.subject.unwrap_or_default();
+    validate::length("subject", &subject, 0, 100)?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Space not found."))?;
+    let c = ChangeRequestRow {
+        id: new_id(),
+        space_id: space.id.clone(),
+        number: store::change_requests::next_number(&mut tx, &space.id).await?,
+        status: "open".into(),
+        subject,
+        created_by: caller.user.id.clone(),
+        created_at: now,
+        updated_at: now,
+        revision_id: space.revision_id.clone(),
+        revision_initial: space.revision_id.clone(),
+        revision_base: space.revision_id.clone(),
+        revision_merged: None,
+        merged_by: None,
+        merged_at: None,
+        comments: 0,
+    };
+    store::change_requests::insert(&mut tx, &c).await?;
+    store::change_requests::count_transition(&mut tx, &space.id, None, Some("open")).await?;
+    tx.commit().await?;
+    let body = render(&state, &ctx, &c).await?;
+    Ok(views::created(
+        &state.url(&format!(
+            "/v1/spaces/{}/change-requests/{}",
+            c.space_id, c.id
+        )),
+        body,
+    ))
+}
+
+/// Status filter of the listing.
+#[derive(Deserialize, Clone, Copy, Default, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusFilter {
+    Draft,
+    #[default]
+    Open,
+    Archived,
+    Merged,
+}
+
+impl StatusFilter {
+    fn as_str(self) -> &'static str {
+        match self {
+            StatusFilter::Draft => "draft",
+            StatusFilter::Open => "open",
+            StatusFilter::Archived => "archived",
+            StatusFilter::Merged => "merged",
+        }
+    }
+}
+
+/// Query of `listChangeRequestsForSpace`.
+#[derive(Deserialize, Default)]
+pub struct ListQuery {
+    #[serde(default)]
+    status: StatusFilter,
+    contributor: Option<String>,
+}
+
+/// `listChangeRequestsForSpace`: newest first; `status` defaults to `open`.
+pub async fn list_change_requests(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    QueryParams(query): QueryParams<ListQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let scope = format!("change-requests:{}:{}", ctx.space.id, query.status.as_str());
+    let after = page.after::<(i64, String)>(&scope)?;
+    let contributor = query.contributor.filter(|c| !c.is_empty());
+    let (rows, count) = store::change_requests::list(
+        &state.db,
+        &ctx.space.id,
+        query.status.as_str(),
+        contributor.as_deref(),
+        after,
+        page.fetch_limit(),
+    )
+    .await?;
+    let creators = store::users::many(
+        &state.db,
+        &rows
+            .iter()
+            .map(|r| r.created_by.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .await?;
+    let space_revision = current_revision(&state, &ctx.space.id).await?;
+    let rows = rows
+        .into_iter()
+        .map(|c| {
+            let key = (c.created_at, c.id.clone());
+            (
+                views::change_request(&state, &c, creators.get(&c.created_by), &space_revision),
+                key,
+            )
+        })
+        .collect();
+    Ok(Json(page.finish(&scope, rows, count)?))
+}
+
+/// `getChangeRequestById`: by id or by number.
+pub async fn get_change_request(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    let c = load(&state, &ctx, &cr).await?;
+    Ok(Json(render(&state, &ctx, &c).await?))
+}
+
+/// Settable statuses: merging is done by merging.
+#[derive(Deserialize, Clone, Copy, Debug)]
+#[serde(rename_all = "lowercase")]
+pub enum SettableStatus {
+    Draft,
+    Open,
+    Archived,
+}
+
+/// Body of `updateChangeRequestById`.
+#[derive(Deserialize)]
+pub struct UpdateChangeRequest {
+    subject: Option<String>,
+    status: Option<SettableStatus>,
+}
+
+/// `updateChangeRequestById`: subject and status (`draft`, `open`, `archived`).
+pub async fn update_change_request(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    JsonBody(body): JsonBody<UpdateChangeRequest>,
+) -> ApiResult<Json<Value>> {
+    ctx.require_live()?;
+    let found = load(&state, &ctx, &cr).await?;
+    let mut tx = state.db.begin().await?;
+    // Re-read inside the transaction so the counters follow the true previous status.
+    let mut c = store::change_requests::get_tx(&mut tx, &found.id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Change request `{cr}` not found in this space."))
+        })?;
+    if c.status == "merged" {
+        return Err(ApiError::conflict(
+            "A merged change request can no longer be changed.",
+        ));
+    }
+    if let Some(subject) = body.subject {
+        validate::length("subject", &subject, 0, 100)?;
+        c.subject = subject;
+    }
+    let previous = c.status.clone();
+    if let Some(status) = body.status {
+        c.status = match status {
+            SettableStatus::Draft => "draft",
+            SettableStatus::Open => "open",
+            SettableStatus::Archived => "archived",
+        }
+        .into();
+    }
+    c.updated_at = state.now();
+    store::change_requests::update_meta(&mut tx, &c).await?;
+    if previous != c.status {
+        store::change_requests::count_transition(
+            &mut tx,
+            &c.space_id,
+            Some(&previous),
+            Some(&c.status),
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(Json(render(&state, &ctx, &c).await?))
+}

@@ -1,0 +1,44 @@
+//! Change requests: the family's operations, each with its official operationId and the access
+//! it requires, and their handlers.
+
+pub mod handlers;
+
+use axum::http::Method;
+
+use crate::domain::access::Role;
+use crate::http::operation::{op, Access, Operation};
+
+/// The operations of this family.
+pub fn operations() -> Vec<Operation> {
+    use Access::*;
+    vec![
+        op(
+            Method::POST,
+            "/v1/spaces/{spaceId}/change-requests",
+            "createChangeRequest",
+            Space(Role::Edit),
+            handlers::create_change_request,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/change-requests",
+            "listChangeRequestsForSpace",
+            Space(Role::Read),
+            handlers::list_change_requests,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}",
+            "getChangeRequestById",
+            Space(Role::Read),
+            handlers::get_change_request,
+        ),
+        op(
+            Method::PATCH,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}",
+            "updateChangeRequestById",
+            Space(Role::Edit),
+            handlers::update_change_request,
+        ),
+    ]
+}

@@ -1,0 +1,352 @@
+//! Collections: `ORG/collections`, `COLL`, `COLL/spaces`, move and transfer.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::api::views;
+use crate::api::views::visible_page;
+use crate::domain::access::grants::Grants;
+use crate::domain::access::{require_role, CollectionCtx, OrgCtx, Role};
+use crate::domain::auth::Caller;
+use crate::domain::placement::{
+    level_to_db, move_target, transfer_target, LevelIn, MoveBody, TransferBody,
+};
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
+use crate::http::pagination::{List, PageRequest};
+use crate::ids::new_id;
+use crate::state::AppState;
+use crate::store;
+use crate::store::collections::CollectionRow;
+use crate::store::ordering::{Item, Place};
+use crate::validate;
+
+/// Body of `createCollection`.
+#[derive(Deserialize, Default)]
+pub struct CreateCollection {
+    title: Option<String>,
+    description: Option<String>,
+    parent: Option<String>,
+}
+
+/// `createCollection`: 201; needs `create` in the organization, or in the parent collection.
+pub async fn create_collection(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    OptionalJsonBody(body): OptionalJsonBody<CreateCollection>,
+) -> ApiResult<Response> {
+    let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
+    match &body.parent {
+        None => require_role(org.role, Role::Create, "create content in the organization")?,
+        Some(id) => {
+            let parent = grants
+                .collections()
+                .get(id)
+                .filter(|c| grants.collection_role(c).is_some())
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!("`parent`: collection `{id}` not found."))
+                })?;
+            require_role(
+                grants.collection_role(parent),
+                Role::Create,
+                "create content in this collection",
+            )?;
+        }
+    }
+    let title = body.title.unwrap_or_default();
+    validate::length("title", &title, 0, 50)?;
+    if let Some(d) = &body.description {
+        validate::length("description", d, 0, 100)?;
+    }
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let collection = CollectionRow {
+        id: new_id(),
+        org_id: org.org.id.clone(),
+        parent_id: body.parent,
+        title,
+        description: body.description,
+        default_level: Some("inherit".into()),
+        position: store::spaces::next_position(&mut tx, &org.org.id).await?,
+        created_at: now,
+        updated_at: now,
+    };
+    store::collections::insert(&mut tx, &collection).await?;
+    tx.commit().await?;
+    let role = grants
+        .collection_role(&collection)
+        .unwrap_or(Role::Admin)
+        .max(Role::Admin.min(org.role.unwrap_or(Role::Read)));
+    Ok(views::created(
+        &state.url(&format!("/v1/collections/{}", collection.id)),
+        views::collection(&state, &collection, role),
+    ))
+}
+
+/// Query of `listCollectionsInOrganizationById`.
+#[derive(Deserialize)]
+pub struct ListCollectionsQuery {
+    #[serde(default = "yes")]
+    nested: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `listCollectionsInOrganizationById`: collections the caller can see; `nested=false`
+/// keeps the top level only.
+pub async fn list_collections(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    QueryParams(query): QueryParams<ListCollectionsQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
+    let scope = format!("collections:{}:{}", org.org.id, query.nested);
+    let after = page.after::<(i64, String)>(&scope)?;
+    let mut visible: Vec<(&CollectionRow, Role)> = grants
+        .collections()
+        .values()
+        .filter(|c| query.nested || c.parent_id.is_none())
+        .filter_map(|c| grants.collection_role(c).map(|r| (c, r)))
+        .collect();
+    visible.sort_by(|a, b| (a.0.position, &a.0.id).cmp(&(b.0.position, &b.0.id)));
+    let count = visible.len() as i64;
+    let rows = visible
+        .into_iter()
+        .filter(|(c, _)| match &after {
+            Some((pos, id)) => (c.position, &c.id) > (*pos, id),
+            None => true,
+        })
+        .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
+        .map(|(c, role)| {
+            (
+                views::collection(&state, c, role),
+                (c.position, c.id.clone()),
+            )
+        })
+        .collect();
+    Ok(Json(page.finish(&scope, rows, count)?))
+}
+
+/// `getCollectionById`.
+pub async fn get_collection(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<CollectionCtx>,
+) -> Json<Value> {
+    Json(views::collection(&state, &ctx.collection, ctx.role))
+}
+
+/// Body of `updateCollectionById`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateCollection {
+    title: Option<String>,
+    description: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    default_level: Option<Option<LevelIn>>,
+}
+
+/// `updateCollectionById` (collection admins).
+pub async fn update_collection(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<CollectionCtx>,
+    JsonBody(body): JsonBody<UpdateCollection>,
+) -> ApiResult<Json<Value>> {
+    let mut c = ctx.collection.clone();
+    if let Some(title) = body.title {
+        validate::length("title", &title, 0, 50)?;
+        c.title = title;
+    }
+    if let Some(d) = body.description {
+        validate::length("description", &d, 0, 100)?;
+        c.description = Some(d);
+    }
+    if let Some(level) = body.default_level {
+        c.default_level = level_to_db(level);
+    }
+    c.updated_at = state.now();
+    let mut tx = state.db.begin().await?;
+    store::collections::update(&mut tx, &c).await?;
+    tx.commit().await?;
+    Ok(Json(views::collection(&state, &c, ctx.role)))
+}
+
+/// `deleteCollectionById` (collection admins): its spaces and sub-collections move up to
+/// its parent, so that no content is lost; 204 also when absent.
+pub async fn delete_collection(
+    State(state): State<AppState>,
+    ctx: Option<Extension<CollectionCtx>>,
+) -> ApiResult<StatusCode> {
+    let Some(Extension(ctx)) = ctx else {
+        return Ok(StatusCode::NO_CONTENT);
+    };
+    let mut tx = state.db.begin().await?;
+    store::collections::delete_keeping_children(&mut tx, &ctx.collection).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `listSpacesInCollectionById`: the live spaces directly in the collection that the caller
+/// can see.
+pub async fn list_collection_spaces(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<CollectionCtx>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let spaces =
+        store::spaces::list_live(&state.db, &ctx.collection.org_id, Some(&ctx.collection.id))
+            .await?;
+    let scope = format!("collection-spaces:{}", ctx.collection.id);
+    Ok(Json(visible_page(
+        &state,
+        &page,
+        &scope,
+        &ctx.grants,
+        spaces,
+    )?))
+}
+
+/// `moveCollection`: under another collection (or the root) and/or among its siblings;
+/// never under itself or its own descendants.
+pub async fn move_collection(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<CollectionCtx>,
+    JsonBody(body): JsonBody<MoveBody>,
+) -> ApiResult<Json<Value>> {
+    let (parent, place) = move_target(
+        &ctx.org,
+        &ctx.grants,
+        ctx.collection.parent_id.as_deref(),
+        &body,
+    )?;
+    if let Some(p) = &parent {
+        if ctx.grants.is_within(p, &ctx.collection.id) {
+            return Err(ApiError::bad_request(
+                "`parent`: a collection cannot move under itself or its descendants.",
+            ));
+        }
+    }
+    let mut c = ctx.collection.clone();
+    c.parent_id = parent;
+    c.updated_at = state.now();
+    let mut tx = state.db.begin().await?;
+    store::collections::update(&mut tx, &c).await?;
+    let item = Item {
+        kind: "collection".into(),
+        id: c.id.clone(),
+    };
+    if !store::ordering::place(
+        &mut tx,
+        &c.org_id,
+        c.parent_id.as_deref(),
+        &item,
+        c.position,
+        &place,
+    )
+    .await?
+    {
+        return Err(ApiError::bad_request(
+            "`position` must name a sibling under the destination parent.",
+        ));
+    }
+    tx.commit().await?;
+    let c = store::collections::get(&state.db, &c.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("collection vanished")))?;
+    Ok(Json(views::collection(&state, &c, ctx.role)))
+}
+
+/// `transferCollection`: the collection, its sub-collections and their spaces move to
+/// another organization (caller administers both sides). Grants do not carry over.
+pub async fn transfer_collection(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<CollectionCtx>,
+    JsonBody(body): JsonBody<TransferBody>,
+) -> ApiResult<Json<Value>> {
+    let (target, grants) = transfer_target(&state, &caller, &body).await?;
+    if target.org.id != ctx.collection.org_id && !ctx.org.is_admin() {
+        // Content belongs to its organization: only its admins may give it away.
+        return Err(ApiError::forbidden(
+            "Only admins of the collection's organization can transfer it to another organization.",
+        ));
+    }
+    if target.org.id == ctx.collection.org_id && body.parent == ctx.collection.parent_id {
+        return Err(ApiError::conflict(
+            "The transfer would not change anything: the collection is already there.",
+        ));
+    }
+    if target.org.id == ctx.collection.org_id {
+        if let Some(p) = &body.parent {
+            if ctx.grants.is_within(p, &ctx.collection.id) {
+                return Err(ApiError::bad_request(
+                    "`parent`: a collection cannot move under itself or its descendants.",
+                ));
+            }
+        }
+    }
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    // The subtree: this collection and every collection below it.
+    let all = store::collections::list_tx(&mut tx, &ctx.collection.org_id).await?;
+    let subtree: Vec<&CollectionRow> = all
+        .iter()
+        .filter(|c| ctx.grants.is_within(&c.id, &ctx.collection.id))
+        .collect();
+    for c in &subtree {
+        let mut moved = (*c).clone();
+        moved.org_id = target.org.id.clone();
+        if moved.id == ctx.collection.id {
+            moved.parent_id = body.parent.clone();
+        }
+        moved.position = store::spaces::next_position(&mut tx, &target.org.id).await?;
+        moved.updated_at = now;
+        store::collections::update(&mut tx, &moved).await?;
+        if target.org.id != ctx.collection.org_id {
+            store::permissions::clear(&mut tx, "collection", &moved.id).await?;
+        }
+        for mut space in store::spaces::list_in_parent_tx(&mut tx, &c.id).await? {
+            space.org_id = target.org.id.clone();
+            space.position = store::spaces::next_position(&mut tx, &target.org.id).await?;
+            space.updated_at = now;
+            store::spaces::update(&mut tx, &space).await?;
+            if target.org.id != ctx.collection.org_id {
+                store::permissions::clear(&mut tx, "space", &space.id).await?;
+            }
+        }
+    }
+    let item = Item {
+        kind: "collection".into(),
+        id: ctx.collection.id.clone(),
+    };
+    let position = store::collections::get_tx(&mut tx, &ctx.collection.id)
+        .await?
+        .map(|c| c.position)
+        .unwrap_or(0);
+    store::ordering::place(
+        &mut tx,
+        &target.org.id,
+        body.parent.as_deref(),
+        &item,
+        position,
+        &Place::End,
+    )
+    .await?;
+    tx.commit().await?;
+    let c = store::collections::get(&state.db, &ctx.collection.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("collection vanished")))?;
+    let grants = Grants::load(&state, &target.org.id, &caller.user.id, target.role)
+        .await
+        .unwrap_or(grants);
+    let role = grants.collection_role(&c).unwrap_or(Role::Admin);
+    Ok(Json(views::collection(&state, &c, role)))
+}

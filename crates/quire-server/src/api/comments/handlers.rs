@@ -1,0 +1,1056 @@
+//! Comments and replies, on a space (`SPACE/comments`) or on a change request
+//! (`CR/comments`): listing with filters, posting, resolving and reopening, editing,
+//! reactions, deleting; with exact open-comment and reply counters.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use quire_content::model::Revision;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::api::views;
+use crate::clock::iso;
+use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::auth::Caller;
+use crate::domain::change_requests as crs;
+use crate::domain::content;
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::{JsonBody, QueryParams};
+use crate::http::pagination::{List, PageRequest};
+use crate::ids::new_id;
+use crate::state::AppState;
+use crate::store;
+use crate::store::change_requests::ChangeRequestRow;
+use crate::store::comments::{CommentFilter, CommentRow, ReactionRow, ReplyRow};
+use crate::store::users::UserRow;
+
+/// Where comments live: a space, or one of its change requests.
+struct Scope {
+    ctx: SpaceCtx,
+    cr: Option<ChangeRequestRow>,
+}
+
+impl Scope {
+    fn space(ctx: SpaceCtx) -> Self {
+        Self { ctx, cr: None }
+    }
+
+    async fn change_request(state: &AppState, ctx: SpaceCtx, cr: &str) -> ApiResult<Self> {
+        let cr = crs::load(state, &ctx, cr).await?;
+        Ok(Self { ctx, cr: Some(cr) })
+    }
+
+    fn cr_id(&self) -> Option<&str> {
+        self.cr.as_ref().map(|c| c.id.as_str())
+    }
+
+    /// The revision comments of this scope are about now.
+    async fn revision_id(&self, state: &AppState) -> ApiResult<String> {
+        match &self.cr {
+            Some(cr) => Ok(cr.revision_id.clone()),
+            None => crs::current_revision(state, &self.ctx.space.id).await,
+        }
+    }
+
+    async fn current_content(&self, state: &AppState) -> ApiResult<Arc<Revision>> {
+        let revision = self.revision_id(state).await?;
+        let root = sqlx::query_scalar::<_, String>(
+            "SELECT root FROM revisions WHERE space_id = $1 AND id = $2",
+        )
+        .bind(&self.ctx.space.id)
+        .bind(&revision)
+        .fetch_optional(state.db.pool())
+        .await?
+        .unwrap_or_default();
+        content::load(state, &root).await
+    }
+
+    fn location(&self, state: &AppState, comment: &str) -> String {
+        match &self.cr {
+            Some(cr) => state.url(&format!(
+                "/v1/spaces/{}/change-requests/{}/comments/{comment}",
+                self.ctx.space.id, cr.id
+            )),
+            None => state.url(&format!(
+                "/v1/spaces/{}/comments/{comment}",
+                self.ctx.space.id
+            )),
+        }
+    }
+
+    fn live(&self) -> bool {
+        self.ctx.space.deleted_at.is_none() && self.cr.as_ref().is_none_or(|c| c.status != "merged")
+    }
+
+    fn require_live(&self) -> ApiResult<()> {
+        self.ctx.require_live()?;
+        if self.cr.as_ref().is_some_and(|c| c.status == "merged") {
+            return Err(ApiError::conflict(
+                "The change request is merged: its discussion is closed.",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A body as sent: markdown, or the official JSON document.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum BodyIn {
+    Markdown {
+        markdown: String,
+    },
+    Document {
+        document: quire_content::document::Document,
+    },
+}
+
+impl BodyIn {
+    fn into_markdown(self, field: &str) -> ApiResult<String> {
+        let md = match self {
+            BodyIn::Markdown { markdown } => quire_content::markdown::normalize_markdown(&markdown),
+            BodyIn::Document { document } => {
+                quire_content::markdown::document_to_markdown(&document)
+            }
+        };
+        if md.trim().is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "`{field}` must not be empty."
+            )));
+        }
+        Ok(md)
+    }
+}
+
+/// Body format of answers.
+#[derive(Deserialize, Clone, Copy, Default, Debug)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    #[default]
+    Markdown,
+    Document,
+}
+
+fn body_json(markdown: &str, format: Format) -> Value {
+    match format {
+        Format::Markdown => json!({ "markdown": markdown }),
+        Format::Document => {
+            json!({ "document": quire_content::markdown::markdown_to_document(markdown) })
+        }
+    }
+}
+
+fn page_fingerprint(rev: &Revision, page_id: &str) -> Option<String> {
+    let page = rev.page(page_id)?;
+    let mut h = Sha256::new();
+    h.update(page.title.as_bytes());
+    h.update([0]);
+    h.update(page.markdown().unwrap_or("").as_bytes());
+    Some(hex::encode(h.finalize()))
+}
+
+fn reactions_json(
+    state: &AppState,
+    target: &str,
+    all: &[ReactionRow],
+    users: &HashMap<String, UserRow>,
+) -> Value {
+    let mut order: Vec<&str> = Vec::new();
+    let mut by_emoji: HashMap<&str, Vec<&ReactionRow>> = HashMap::new();
+    for r in all.iter().filter(|r| r.target_id == target) {
+        if !by_emoji.contains_key(r.emoji.as_str()) {
+            order.push(&r.emoji);
+        }
+        by_emoji.entry(&r.emoji).or_default().push(r);
+    }
+    let list: Vec<Value> = order
+        .into_iter()
+        .map(|emoji| {
+            let rs = &by_emoji[emoji];
+            let people: Vec<Value> = rs
+                .iter()
+                .map(|r| json!({ "user": user_json(state, users, &r.user_id), "reactedAt": iso(r.reacted_at) }))
+                .collect();
+            json!({ "emoji": emoji, "count": rs.len(), "users": people })
+        })
+        .collect();
+    json!(list)
+}
+
+fn user_json(state: &AppState, users: &HashMap<String, UserRow>, id: &str) -> Value {
+    match users.get(id) {
+        Some(u) => views::user_row(state, u),
+        None => views::user(state, id, "", "Former member", None),
+    }
+}
+
+/// Everything needed to render a set of comments and replies.
+struct Render<'a> {
+    state: &'a AppState,
+    scope: &'a Scope,
+    caller: &'a Caller,
+    format: Format,
+    users: HashMap<String, UserRow>,
+    reactions: Vec<ReactionRow>,
+    current: Option<Arc<Revision>>,
+}
+
+impl<'a> Render<'a> {
+    async fn new(
+        state: &'a AppState,
+        scope: &'a Scope,
+        caller: &'a Caller,
+        format: Format,
+        comments: &[&CommentRow],
+        replies: &[&ReplyRow],
+    ) -> ApiResult<Render<'a>> {
+        let mut targets: Vec<&str> = comments.iter().map(|c| c.id.as_str()).collect();
+        targets.extend(replies.iter().map(|r| r.id.as_str()));
+        let reactions = store::comments::reactions(&state.db, &targets).await?;
+        let mut ids: Vec<&str> = comments.iter().map(|c| c.posted_by.as_str()).collect();
+        ids.extend(comments.iter().filter_map(|c| c.resolved_by.as_deref()));
+        ids.extend(replies.iter().map(|r| r.posted_by.as_str()));
+        ids.extend(reactions.iter().map(|r| r.user_id.as_str()));
+        let users = store::users::many(&state.db, &ids).await?;
+        let current = if comments.iter().any(|c| c.page_id.is_some()) {
+            Some(scope.current_content(state).await?)
+        } else {
+            None
+        };
+        Ok(Render {
+            state,
+            scope,
+            caller,
+            format,
+            users,
+            reactions,
+            current,
+        })
+    }
+
+    fn permissions(&self, author: &str) -> Value {
+        let live = self.scope.live();
+        let mine = author == self.caller.user.id;
+        json!({
+            "view": true,
+            "edit": live && mine,
+            "reply": live && self.scope.ctx.role >= Role::Comment,
+            "delete": live && (mine || self.scope.ctx.role >= Role::Admin),
+        })
+    }
+
+    fn comment(&self, c: &CommentRow) -> Value {
+        let s = self.state;
+        let mut target = json!({ "space": c.space_id, "revision": c.revision_id });
+        if let Some(cr) = &c.change_request_id {
+            target["changeRequest"] = json!(cr);
+        }
+        if let Some(node) = &c.node_id {
+            target["node"] = json!({ "id": node });
+        }
+        if let (Some(record), Some(definition)) = (&c.table_record, &c.table_definition) {
+            target["tableCell"] = json!({ "record": record, "definition": definition });
+        }
+        if let Some(page_id) = &c.page_id {
+            let current = self
+                .current
+                .as_ref()
+                .and_then(|rev| rev.page(page_id).map(|p| (rev, p)));
+            let stored_title = c
+                .page_title
+                .clone()
+                .filter(|t| !t.is_empty())
+                .unwrap_or_else(|| "Untitled".into());
+            let mut page = match current {
+                Some((rev, p)) => json!({
+                    "id": page_id,
+                    "title": if p.title.is_empty() { stored_title.clone() } else { p.title.clone() },
+                    "path": rev.path_of(page_id).unwrap_or_default(),
+                    "outdated": page_fingerprint(rev, page_id) != c.page_hash,
+                }),
+                // The page is gone from the current content: the comment is outdated.
+                None => {
+                    json!({ "id": page_id, "title": stored_title, "path": "", "outdated": true })
+                }
+            };
+            if let Some((_, p)) = current {
+                if let Some(e) = &p.emoji {
+                    page["emoji"] = json!(e);
+                }
+            }
+            target["page"] = page;
+        }
+        let mut v = json!({
+            "object": "comment",
+            "id": c.id,
+            "postedBy": user_json(s, &self.users, &c.posted_by),
+            "postedAt": iso(c.posted_at),
+            "reactions": reactions_json(s, &c.id, &self.reactions, &self.users),
+            "replies": c.replies,
+            "body": body_json(&c.body, self.format),
+            "target": target,
+            "urls": { "location": self.scope.location(s, &c.id) },
+            "permissions": self.permissions(&c.posted_by),
+            "status": c.status,
+        });
+        if let Some(edited) = c.edited_at {
+            v["editedAt"] = json!(iso(edited));
+        }
+        if c.status == "resolved" {
+            v["resolvedAt"] = json!(iso(c.resolved_at.unwrap_or(c.posted_at)));
+            v["resolvedBy"] = user_json(s, &self.users, c.resolved_by.as_deref().unwrap_or(""));
+        }
+        v
+    }
+
+    fn reply(&self, r: &ReplyRow) -> Value {
+        let s = self.state;
+        let mut v = json!({
+            "object": "comment-reply",
+            "id": r.id,
+            "postedBy": user_json(s, &self.users, &r.posted_by),
+            "postedAt": iso(r.posted_at),
+            "reactions": reactions_json(s, &r.id, &self.reactions, &self.users),
+            "body": body_json(&r.body, self.format),
+            "urls": { "location": format!("{}/replies/{}", self.scope.location(s, &r.comment_id), r.id) },
+            "permissions": self.permissions(&r.posted_by),
+        });
+        if let Some(edited) = r.edited_at {
+            v["editedAt"] = json!(iso(edited));
+        }
+        v
+    }
+}
+
+// ---- Implementation shared by both scopes --------------------------------------------
+
+/// Status filter of the listing.
+#[derive(Deserialize, Clone, Copy, Default, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusFilter {
+    #[default]
+    All,
+    Open,
+    Resolved,
+}
+
+/// Sort order.
+#[derive(Deserialize, Clone, Copy, Default, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Asc,
+    #[default]
+    Desc,
+}
+
+/// Query of the comment listings.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ListQuery {
+    #[serde(default)]
+    order: Order,
+    #[serde(default)]
+    status: StatusFilter,
+    #[serde(default)]
+    format: Format,
+    target_page: Option<String>,
+    #[serde(default)]
+    authors: Vec<String>,
+}
+
+/// Query carrying only `format`.
+#[derive(Deserialize, Default)]
+pub struct FormatQuery {
+    #[serde(default)]
+    format: Format,
+}
+
+async fn list_impl(
+    state: &AppState,
+    scope: &Scope,
+    caller: &Caller,
+    q: ListQuery,
+    page: PageRequest,
+) -> ApiResult<List<Value>> {
+    let filter = CommentFilter {
+        status: match q.status {
+            StatusFilter::All => None,
+            StatusFilter::Open => Some("open".into()),
+            StatusFilter::Resolved => Some("resolved".into()),
+        },
+        page: q.target_page.filter(|p| !p.is_empty()),
+        authors: q.authors.into_iter().filter(|a| !a.is_empty()).collect(),
+        ascending: q.order == Order::Asc,
+    };
+    let scope_key = format!(
+        "comments:{}:{}:{:?}",
+        scope.ctx.space.id,
+        scope.cr_id().unwrap_or("-"),
+        q.order
+    );
+    let after = page.after::<(i64, String)>(&scope_key)?;
+    let (rows, count) = store::comments::list(
+        &state.db,
+        &scope.ctx.space.id,
+        scope.cr_id(),
+        &filter,
+        after,
+        page.fetch_limit(),
+    )
+    .await?;
+    let refs: Vec<&CommentRow> = rows.iter().collect();
+    let render = Render::new(state, scope, caller, q.format, &refs, &[]).await?;
+    let items = rows
+        .iter()
+        .map(|c| (render.comment(c), (c.posted_at, c.id.clone())))
+        .collect();
+    page.finish(&scope_key, items, count)
+}
+
+/// Body of the post endpoints.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PostComment {
+    body: BodyIn,
+    page: Option<String>,
+    node: Option<String>,
+    table_cell: Option<TableCell>,
+}
+
+/// `TableCellTarget`.
+#[derive(Deserialize)]
+pub struct TableCell {
+    record: String,
+    definition: String,
+}
+
+/// Node, page and table identifiers are short keys; anything else is refused rather than
+/// stored and echoed in every listing.
+fn check_target_ids(body: &PostComment) -> ApiResult<()> {
+    let fields = [
+        ("page", body.page.as_deref()),
+        ("node", body.node.as_deref()),
+        (
+            "tableCell.record",
+            body.table_cell.as_ref().map(|t| t.record.as_str()),
+        ),
+        (
+            "tableCell.definition",
+            body.table_cell.as_ref().map(|t| t.definition.as_str()),
+        ),
+    ];
+    for (field, value) in fields {
+        if let Some(v) = value {
+            let ok = !v.is_empty()
+                && v.len() <= 128
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !ok {
+                return Err(ApiError::bad_request(format!(
+                    "`{field}` must be an identifier of 1 to 128 letters, digits, `-` or `_`."
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn post_impl(
+    state: &AppState,
+    scope: &Scope,
+    caller: &Caller,
+    body: PostComment,
+) -> ApiResult<Value> {
+    scope.require_live()?;
+    check_target_ids(&body)?;
+    let markdown = body.body.into_markdown("body")?;
+    let revision_id = scope.revision_id(state).await?;
+    let (page_title, page_hash) = match &body.page {
+        Some(page) => {
+            let rev = scope.current_content(state).await?;
+            let p = rev.page(page).ok_or_else(|| {
+                ApiError::bad_request(format!("`page`: no page `{page}` in the current content."))
+            })?;
+            (Some(p.title.clone()), page_fingerprint(&rev, page))
+        }
+        None => (None, None),
+    };
+    let now = state.now();
+    let c = CommentRow {
+        id: new_id(),
+        space_id: scope.ctx.space.id.clone(),
+        change_request_id: scope.cr_id().map(str::to_string),
+        posted_by: caller.user.id.clone(),
+        posted_at: now,
+        edited_at: None,
+        body: markdown,
+        status: "open".into(),
+        resolved_at: None,
+        resolved_by: None,
+        revision_id,
+        page_id: body.page,
+        page_title,
+        page_hash,
+        node_id: body.node,
+        table_record: body.table_cell.as_ref().map(|t| t.record.clone()),
+        table_definition: body.table_cell.map(|t| t.definition),
+        replies: 0,
+    };
+    let mut tx = state.db.begin().await?;
+    store::comments::insert(&mut tx, &c).await?;
+    store::comments::count_open(&mut tx, &c.space_id, scope.cr_id(), 1).await?;
+    tx.commit().await?;
+    let render = Render::new(state, scope, caller, Format::Markdown, &[&c], &[]).await?;
+    Ok(render.comment(&c))
+}
+
+async fn load_comment(state: &AppState, scope: &Scope, id: &str) -> ApiResult<CommentRow> {
+    store::comments::get(&state.db, &scope.ctx.space.id, scope.cr_id(), id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Comment `{id}` not found.")))
+}
+
+async fn get_impl(
+    state: &AppState,
+    scope: &Scope,
+    caller: &Caller,
+    id: &str,
+    format: Format,
+) -> ApiResult<Value> {
+    let c = load_comment(state, scope, id).await?;
+    let render = Render::new(state, scope, caller, format, &[&c], &[]).await?;
+    Ok(render.comment(&c))
+}
+
+/// Body of the PUT endpoints.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateBody {
+    resolved: Option<bool>,
+    body: Option<BodyIn>,
+    #[serde(default)]
+    added_reactions: Vec<String>,
+    #[serde(default)]
+    removed_reactions: Vec<String>,
+}
+
+/// Most reactions one request may add or remove, and most one user may leave on one
+/// comment or reply: a reaction list is read by everyone, so one writer must not be able to
+/// grow it without bound.
+const MAX_REACTIONS: usize = 20;
+
+fn check_emojis(field: &str, list: &[String]) -> ApiResult<()> {
+    if list.len() > MAX_REACTIONS {
+        return Err(ApiError::bad_request(format!(
+            "`{field}` may hold at most {MAX_REACTIONS} reactions."
+        )));
+    }
+    for (i, e) in list.iter().enumerate() {
+        if e.trim().is_empty()
+            || e.chars().count() > 50
+            || e.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(ApiError::bad_request(format!(
+                "`{field}[{i}]` must be an emoji of 1 to 50 characters."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Applies the caller's reactions inside `tx`, refusing a total past [`MAX_REACTIONS`].
+async fn react(
+    tx: &mut crate::db::Tx,
+    target: &str,
+    caller: &Caller,
+    (added, removed): (&[String], &[String]),
+    now: i64,
+) -> ApiResult<()> {
+    let total = store::comments::react(tx, target, &caller.user.id, added, removed, now).await?;
+    if total > MAX_REACTIONS as i64 {
+        return Err(ApiError::bad_request(format!(
+            "`addedReactions`: one user may leave at most {MAX_REACTIONS} reactions on a comment."
+        )));
+    }
+    Ok(())
+}
+
+async fn update_impl(
+    state: &AppState,
+    scope: &Scope,
+    caller: &Caller,
+    id: &str,
+    body: UpdateBody,
+) -> ApiResult<Value> {
+    scope.require_live()?;
+    check_emojis("addedReactions", &body.added_reactions)?;
+    check_emojis("removedReactions", &body.removed_reactions)?;
+    let found = load_comment(state, scope, id).await?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let mut c = store::comments::get_tx(&mut tx, &found.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Comment `{id}` not found.")))?;
+    if let Some(b) = body.body {
+        if c.posted_by != caller.user.id {
+            return Err(ApiError::forbidden("Only the author can edit a comment."));
+        }
+        c.body = b.into_markdown("body")?;
+        c.edited_at = Some(now);
+    }
+    if let Some(resolved) = body.resolved {
+        let was_open = c.status == "open";
+        if resolved && was_open {
+            c.status = "resolved".into();
+            c.resolved_at = Some(now);
+            c.resolved_by = Some(caller.user.id.clone());
+            store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), -1)
+                .await?;
+        } else if !resolved && !was_open {
+            c.status = "open".into();
+            c.resolved_at = None;
+            c.resolved_by = None;
+            store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), 1)
+                .await?;
+        }
+    }
+    store::comments::update(&mut tx, &c).await?;
+    let reactions = (&body.added_reactions[..], &body.removed_reactions[..]);
+    react(&mut tx, &c.id, caller, reactions, now).await?;
+    tx.commit().await?;
+    let render = Render::new(state, scope, caller, Format::Markdown, &[&c], &[]).await?;
+    Ok(render.comment(&c))
+}
+
+async fn delete_impl(
+    state: &AppState,
+    scope: &Scope,
+    caller: &Caller,
+    id: &str,
+) -> ApiResult<StatusCode> {
+    scope.require_live()?;
+    let mut tx = state.db.begin().await?;
+    let Some(c) = store::comments::get_tx(&mut tx, id).await? else {
+        return Ok(StatusCode::NO_CONTENT);
+    };
+    if c.space_id != scope.ctx.space.id || c.change_request_id.as_deref() != scope.cr_id() {
+        return Ok(StatusCode::NO_CONTENT);
+    }
+    if c.posted_by != caller.user.id && scope.ctx.role < Role::Admin {
+        return Err(ApiError::forbidden(
+            "Only the author or a space admin can delete a comment.",
+        ));
+    }
+    if store::comments::delete(&mut tx, &c.id).await? && c.status == "open" {
+        store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), -1)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn list_replies_impl(
+    state: &AppState,
+    scope: &Scope,
+    caller: &Caller,
+    id: &str,
+    format: Format,
+    page: PageRequest,
+) -> ApiResult<List<Value>> {
+    let c = load_comment(state, scope, id).await?;
+    let key = format!("replies:{}", c.id);
+    let after = page.after::<(i64, String)>(&key)?;
+    let (rows, count) =
+        store::comments::list_replies(&state.db, &c.id, after, page.fetch_limit()).await?;
+    let refs: Vec<&ReplyRow> = rows.iter().collect();
+    let render = Render::new(state, scope, caller, format, &[], &refs).await?;
+    let items = rows
+        .iter()
+        .map(|r| (render.reply(r), (r.posted_at, r.id.clone())))
+        .collect();
+    page.finish(&key, items, count)
+}
+
+/// Body of the reply post endpoints.
+#[derive(Deserialize)]
+pub struct PostReply {
+    body: BodyIn,
+}
+
+async fn post_reply_impl(
+    state: &AppState,
+    scope: &Scope,
+    caller: &Caller,
+    id: &str,
+    body: PostReply,
+    format: Format,
+) -> ApiResult<Value> {
+    scope.require_live()?;
+    let c = load_comment(state, scope, id).await?;
+    let r = ReplyRow {
+        id: new_id(),
+        comment_id: c.id.clone(),
+        posted_by: caller.user.id.clone(),
+        posted_at: state.now(),
+        edited_at: None,
+        body: body.body.into_markdown("body")?,
+    };
+    let mut tx = state.db.begin().await?;
+    store::comments::insert_reply(&mut tx, &r).await?;
+    store::comments::count_replies(&mut tx, &c.id, 1).await?;
+    tx.commit().await?;
+    let render = Render::new(state, scope, caller, format, &[], &[&r]).await?;
+    Ok(render.reply(&r))
+}
+
+async fn load_reply(
+    state: &AppState,
+    scope: &Scope,
+    comment: &str,
+    reply: &str,
+) -> ApiResult<(CommentRow, ReplyRow)> {
+    let c = load_comment(state, scope, comment).await?;
+    let r = store::comments::get_reply(&state.db, &c.id, reply)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Reply `{reply}` not found.")))?;
+    Ok((c, r))
+}
+
+async fn get_reply_impl(
+    state: &AppState,
+    scope: &Scope,
+    caller: &Caller,
+    comment: &str,
+    reply: &str,
+    format: Format,
+) -> ApiResult<Value> {
+    let (_, r) = load_reply(state, scope, comment, reply).await?;
+    let render = Render::new(state, scope, caller, format, &[], &[&r]).await?;
+    Ok(render.reply(&r))
+}
+
+async fn update_reply_impl(
+    state: &AppState,
+    scope: &Scope,
+    caller: &Caller,
+    comment: &str,
+    reply: &str,
+    body: UpdateBody,
+) -> ApiResult<Value> {
+    scope.require_live()?;
+    if body.resolved.is_some() {
+        return Err(ApiError::bad_request(
+            "`resolved` applies to comments, not replies.",
+        ));
+    }
+    check_emojis("addedReactions", &body.added_reactions)?;
+    check_emojis("removedReactions", &body.removed_reactions)?;
+    let (_, mut r) = load_reply(state, scope, comment, reply).await?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    if let Some(b) = body.body {
+        if r.posted_by != caller.user.id {
+            return Err(ApiError::forbidden("Only the author can edit a reply."));
+        }
+        r.body = b.into_markdown("body")?;
+        r.edited_at = Some(now);
+        store::comments::update_reply(&mut tx, &r).await?;
+    }
+    let reactions = (&body.added_reactions[..], &body.removed_reactions[..]);
+    react(&mut tx, &r.id, caller, reactions, now).await?;
+    tx.commit().await?;
+    let render = Render::new(state, scope, caller, Format::Markdown, &[], &[&r]).await?;
+    Ok(render.reply(&r))
+}
+
+async fn delete_reply_impl(
+    state: &AppState,
+    scope: &Scope,
+    caller: &Caller,
+    comment: &str,
+    reply: &str,
+) -> ApiResult<StatusCode> {
+    scope.require_live()?;
+    let Ok(c) = load_comment(state, scope, comment).await else {
+        return Ok(StatusCode::NO_CONTENT);
+    };
+    let Some(r) = store::comments::get_reply(&state.db, &c.id, reply).await? else {
+        return Ok(StatusCode::NO_CONTENT);
+    };
+    if r.posted_by != caller.user.id && scope.ctx.role < Role::Admin {
+        return Err(ApiError::forbidden(
+            "Only the author or a space admin can delete a reply.",
+        ));
+    }
+    let mut tx = state.db.begin().await?;
+    if store::comments::delete_reply(&mut tx, &c.id, &r.id).await? {
+        store::comments::count_replies(&mut tx, &c.id, -1).await?;
+    }
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+// ---- Space handlers -------------------------------------------------------------------
+
+/// `listCommentsInSpace`.
+pub async fn list_space_comments(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    QueryParams(q): QueryParams<ListQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let scope = Scope::space(ctx);
+    Ok(Json(list_impl(&s, &scope, &caller, q, page).await?))
+}
+
+/// `postCommentInSpace` (needs `comment`).
+pub async fn post_space_comment(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    JsonBody(body): JsonBody<PostComment>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::space(ctx);
+    Ok(Json(post_impl(&s, &scope, &caller, body).await?))
+}
+
+/// `getCommentInSpace`.
+pub async fn get_space_comment(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, id)): Path<(String, String)>,
+    QueryParams(q): QueryParams<FormatQuery>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::space(ctx);
+    Ok(Json(get_impl(&s, &scope, &caller, &id, q.format).await?))
+}
+
+/// `updateCommentInSpace`: resolve or reopen, edit (author), react.
+pub async fn update_space_comment(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, id)): Path<(String, String)>,
+    JsonBody(body): JsonBody<UpdateBody>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::space(ctx);
+    Ok(Json(update_impl(&s, &scope, &caller, &id, body).await?))
+}
+
+/// `deleteCommentInSpace` (author or space admin); 204 also when absent.
+pub async fn delete_space_comment(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, id)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    let scope = Scope::space(ctx);
+    delete_impl(&s, &scope, &caller, &id).await
+}
+
+/// `listCommentRepliesInSpace`.
+pub async fn list_space_replies(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, id)): Path<(String, String)>,
+    QueryParams(q): QueryParams<FormatQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let scope = Scope::space(ctx);
+    Ok(Json(
+        list_replies_impl(&s, &scope, &caller, &id, q.format, page).await?,
+    ))
+}
+
+/// `postCommentReplyInSpace` (needs `comment`).
+pub async fn post_space_reply(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, id)): Path<(String, String)>,
+    QueryParams(q): QueryParams<FormatQuery>,
+    JsonBody(body): JsonBody<PostReply>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::space(ctx);
+    Ok(Json(
+        post_reply_impl(&s, &scope, &caller, &id, body, q.format).await?,
+    ))
+}
+
+/// `getCommentReplyInSpace`.
+pub async fn get_space_reply(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, id, reply)): Path<(String, String, String)>,
+    QueryParams(q): QueryParams<FormatQuery>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::space(ctx);
+    Ok(Json(
+        get_reply_impl(&s, &scope, &caller, &id, &reply, q.format).await?,
+    ))
+}
+
+/// `updateCommentReplyInSpace`.
+pub async fn update_space_reply(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, id, reply)): Path<(String, String, String)>,
+    JsonBody(body): JsonBody<UpdateBody>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::space(ctx);
+    Ok(Json(
+        update_reply_impl(&s, &scope, &caller, &id, &reply, body).await?,
+    ))
+}
+
+/// `deleteCommentReplyInSpace`; 204 also when absent.
+pub async fn delete_space_reply(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, id, reply)): Path<(String, String, String)>,
+) -> ApiResult<StatusCode> {
+    let scope = Scope::space(ctx);
+    delete_reply_impl(&s, &scope, &caller, &id, &reply).await
+}
+
+// ---- Change-request handlers ---------------------------------------------------------
+
+/// `listCommentsInChangeRequest`.
+pub async fn list_cr_comments(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    QueryParams(q): QueryParams<ListQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let scope = Scope::change_request(&s, ctx, &cr).await?;
+    Ok(Json(list_impl(&s, &scope, &caller, q, page).await?))
+}
+
+/// `postCommentInChangeRequest` (needs `comment`).
+pub async fn post_cr_comment(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    JsonBody(body): JsonBody<PostComment>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::change_request(&s, ctx, &cr).await?;
+    Ok(Json(post_impl(&s, &scope, &caller, body).await?))
+}
+
+/// `getCommentInChangeRequest`.
+pub async fn get_cr_comment(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, id)): Path<(String, String, String)>,
+    QueryParams(q): QueryParams<FormatQuery>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::change_request(&s, ctx, &cr).await?;
+    Ok(Json(get_impl(&s, &scope, &caller, &id, q.format).await?))
+}
+
+/// `updateCommentInChangeRequest`.
+pub async fn update_cr_comment(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, id)): Path<(String, String, String)>,
+    JsonBody(body): JsonBody<UpdateBody>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::change_request(&s, ctx, &cr).await?;
+    Ok(Json(update_impl(&s, &scope, &caller, &id, body).await?))
+}
+
+/// `deleteCommentInChangeRequest`; 204 also when absent.
+pub async fn delete_cr_comment(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, id)): Path<(String, String, String)>,
+) -> ApiResult<StatusCode> {
+    let scope = Scope::change_request(&s, ctx, &cr).await?;
+    delete_impl(&s, &scope, &caller, &id).await
+}
+
+/// `listCommentRepliesInChangeRequest`.
+pub async fn list_cr_replies(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, id)): Path<(String, String, String)>,
+    QueryParams(q): QueryParams<FormatQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let scope = Scope::change_request(&s, ctx, &cr).await?;
+    Ok(Json(
+        list_replies_impl(&s, &scope, &caller, &id, q.format, page).await?,
+    ))
+}
+
+/// `postCommentReplyInChangeRequest`.
+pub async fn post_cr_reply(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, id)): Path<(String, String, String)>,
+    QueryParams(q): QueryParams<FormatQuery>,
+    JsonBody(body): JsonBody<PostReply>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::change_request(&s, ctx, &cr).await?;
+    Ok(Json(
+        post_reply_impl(&s, &scope, &caller, &id, body, q.format).await?,
+    ))
+}
+
+/// `getCommentReplyInChangeRequest`.
+pub async fn get_cr_reply(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, id, reply)): Path<(String, String, String, String)>,
+    QueryParams(q): QueryParams<FormatQuery>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::change_request(&s, ctx, &cr).await?;
+    Ok(Json(
+        get_reply_impl(&s, &scope, &caller, &id, &reply, q.format).await?,
+    ))
+}
+
+/// `updateCommentReplyInChangeRequest`.
+pub async fn update_cr_reply(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, id, reply)): Path<(String, String, String, String)>,
+    JsonBody(body): JsonBody<UpdateBody>,
+) -> ApiResult<Json<Value>> {
+    let scope = Scope::change_request(&s, ctx, &cr).await?;
+    Ok(Json(
+        update_reply_impl(&s, &scope, &caller, &id, &reply, body).await?,
+    ))
+}
+
+/// `deleteCommentReplyInChangeRequest`; 204 also when absent.
+pub async fn delete_cr_reply(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, id, reply)): Path<(String, String, String, String)>,
+) -> ApiResult<StatusCode> {
+    let scope = Scope::change_request(&s, ctx, &cr).await?;
+    delete_reply_impl(&s, &scope, &caller, &id, &reply).await
+}

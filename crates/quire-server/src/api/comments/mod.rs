@@ -1,0 +1,36 @@
+//! Comments: the family's operations, each with its official operationId and the access
+//! it requires, and their handlers.
+
+pub mod handlers;
+
+use axum::http::Method;
+
+use crate::domain::access::Role;
+use crate::http::operation::{op, Access, Operation};
+
+/// The operations of this family.
+pub fn operations() -> Vec<Operation> {
+    use Access::*;
+    vec![
+        op(Method::GET, "/v1/spaces/{spaceId}/comments", "listCommentsInSpace", Space(Role::Read), handlers::list_space_comments),
+        op(Method::POST, "/v1/spaces/{spaceId}/comments", "postCommentInSpace", Space(Role::Comment), handlers::post_space_comment),
+        op(Method::GET, "/v1/spaces/{spaceId}/comments/{commentId}", "getCommentInSpace", Space(Role::Read), handlers::get_space_comment),
+        op(Method::PUT, "/v1/spaces/{spaceId}/comments/{commentId}", "updateCommentInSpace", Space(Role::Comment), handlers::update_space_comment),
+        op(Method::DELETE, "/v1/spaces/{spaceId}/comments/{commentId}", "deleteCommentInSpace", Space(Role::Read), handlers::delete_space_comment),
+        op(Method::GET, "/v1/spaces/{spaceId}/comments/{commentId}/replies", "listCommentRepliesInSpace", Space(Role::Read), handlers::list_space_replies),
+        op(Method::POST, "/v1/spaces/{spaceId}/comments/{commentId}/replies", "postCommentReplyInSpace", Space(Role::Comment), handlers::post_space_reply),
+        op(Method::GET, "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}", "getCommentReplyInSpace", Space(Role::Read), handlers::get_space_reply),
+        op(Method::PUT, "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}", "updateCommentReplyInSpace", Space(Role::Comment), handlers::update_space_reply),
+        op(Method::DELETE, "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}", "deleteCommentReplyInSpace", Space(Role::Read), handlers::delete_space_reply),
+        op(Method::GET, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments", "listCommentsInChangeRequest", Space(Role::Read), handlers::list_cr_comments),
+        op(Method::POST, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments", "postCommentInChangeRequest", Space(Role::Comment), handlers::post_cr_comment),
+        op(Method::GET, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}", "getCommentInChangeRequest", Space(Role::Read), handlers::get_cr_comment),
+        op(Method::PUT, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}", "updateCommentInChangeRequest", Space(Role::Comment), handlers::update_cr_comment),
+        op(Method::DELETE, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}", "deleteCommentInChangeRequest", Space(Role::Read), handlers::delete_cr_comment),
+        op(Method::GET, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies", "listCommentRepliesInChangeRequest", Space(Role::Read), handlers::list_cr_replies),
+        op(Method::POST, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies", "postCommentReplyInChangeRequest", Space(Role::Comment), handlers::post_cr_reply),
+        op(Method::GET, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}", "getCommentReplyInChangeRequest", Space(Role::Read), handlers::get_cr_reply),
+        op(Method::PUT, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}", "updateCommentReplyInChangeRequest", Space(Role::Comment), handlers::update_cr_reply),
+        op(Method::DELETE, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}", "deleteCommentReplyInChangeRequest", Space(Role::Read), handlers::delete_cr_reply),
+    ]
+}

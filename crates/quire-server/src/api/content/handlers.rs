@@ -1,0 +1,883 @@
+//! Content: reading revisions (space, change request, any revision by id) and changing a
+//! change request's content (authoring batches, update from main, merge, changes).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::{Extension, Json};
+use quire_content::model::{File, Revision};
+use quire_content::view::{self, BodyFormat, ViewOptions};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::blobs;
+use crate::clock::iso;
+use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::auth::Caller;
+use crate::domain::change_requests::{self as crs, require_edit};
+use crate::domain::content;
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::{JsonBody, QueryParams};
+use crate::http::pagination::{List, PageRequest};
+use crate::ids::new_id;
+use crate::state::AppState;
+use crate::store;
+use crate::store::change_requests::ChangeRequestRow;
+use crate::store::revisions::{NewRevision, RevisionRow};
+
+/// How often a write that lost a race against another write is retried.
+const MAX_ATTEMPTS: usize = 8;
+
+/// The `metadata`/`computed` switches every content read accepts (no computed content or
+/// Git metadata exists in Quire, so they change nothing).
+#[derive(Deserialize, Default)]
+pub struct ReadQuery {
+    #[allow(dead_code)]
+    metadata: Option<bool>,
+    #[allow(dead_code)]
+    computed: Option<bool>,
+}
+
+/// Page body format.
+#[derive(Deserialize, Clone, Copy, Default, Debug)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    #[default]
+    Document,
+    Markdown,
+}
+
+/// Query of the page reads.
+#[derive(Deserialize, Default)]
+pub struct PageQuery {
+    #[serde(default)]
+    format: Format,
+    #[allow(dead_code)]
+    evaluated: Option<bool>,
+    #[allow(dead_code)]
+    metadata: Option<bool>,
+    #[allow(dead_code)]
+    computed: Option<bool>,
+}
+
+/// A revision row with its decoded content.
+pub struct Loaded {
+    row: RevisionRow,
+    rev: Arc<Revision>,
+}
+
+async fn load_revision(state: &AppState, space_id: &str, revision_id: &str) -> ApiResult<Loaded> {
+    let row = store::revisions::get(&state.db, space_id, revision_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Revision `{revision_id}` not found in this space."))
+        })?;
+    let rev = content::load_in(state, space_id, &row.root).await?;
+    Ok(Loaded { row, rev })
+}
+
+fn download_url(state: &AppState, file: &File) -> String {
+    blobs::download_url(
+        &state.public_url,
+        &state.keys,
+        &file.blob,
+        &file.name,
+        state.now(),
+    )
+}
+
+fn page_app_url(state: &AppState, space_id: &str) -> impl Fn(&str) -> String {
+    let base = state.url(&format!("/s/{space_id}"));
+    move |path: &str| format!("{base}/{path}")
+}
+
+/// The official `Revision`.
+async fn revision_json(state: &AppState, loaded: &Loaded) -> ApiResult<Value> {
+    // A merge revision names the change request it came from.
+    let merged_from = match loaded.row.kind.as_str() {
+        "merge" => match store::change_requests::merged_into(
+            &state.db,
+            &loaded.row.space_id,
+            &loaded.row.id,
+        )
+        .await?
+        {
+            Some(cr) => {
+                let creator = store::users::get(&state.db, &cr.created_by).await?;
+                let space_rev = crs::current_revision(state, &cr.space_id).await?;
+                Some(crate::api::views::change_request(
+                    state,
+                    &cr,
+                    creator.as_ref(),
+                    &space_rev,
+                ))
+            }
+            None => None,
+        },
+        _ => None,
+    };
+    Ok(revision_body(state, loaded, merged_from))
+}
+
+fn revision_body(state: &AppState, loaded: &Loaded, merged_from: Option<Value>) -> Value {
+    let app = page_app_url(state, &loaded.row.space_id);
+    let opts = ViewOptions {
+        body: BodyFormat::Markdown,
+        app_url: &app,
+    };
+    let files: Vec<Value> = loaded
+        .rev
+        .files
+        .iter()
+        .map(|f| view::file_view(f, &download_url(state, f)))
+        .collect();
+    let reusable: Vec<Value> = loaded
+        .rev
+        .reusable_contents
+        .iter()
+        .map(|r| json!({ "id": r.id, "title": r.title }))
+        .collect();
+    let mut v = json!({
+        "object": "revision",
+        "id": loaded.row.id,
+        "parents": loaded.row.parent_ids(),
+        "pages": view::pages_view(&loaded.rev, &opts),
+        "files": files,
+        "reusableContents": reusable,
+        "variables": loaded.rev.variables,
+        "createdAt": iso(loaded.row.created_at),
+        "type": loaded.row.kind,
+        "urls": { "app": state.url(&format!("/s/{}/~/revisions/{}", loaded.row.space_id, loaded.row.id)) },
+    });
+    match merged_from {
+        Some(cr) => v["mergedFrom"] = cr,
+        // The official shape of a merge revision requires its change request.
+        None if loaded.row.kind == "merge" => v["type"] = json!("edits"),
+        None => {}
+    }
+    v
+}
+
+fn page_json(state: &AppState, loaded: &Loaded, page_id: &str, format: Format) -> ApiResult<Value> {
+    let app = page_app_url(state, &loaded.row.space_id);
+    let body = match format {
+        Format::Document => BodyFormat::Document,
+        Format::Markdown => BodyFormat::Markdown,
+    };
+    view::page_view(
+        &loaded.rev,
+        page_id,
+        &ViewOptions {
+            body,
+            app_url: &app,
+        },
+    )
+    .ok_or_else(|| ApiError::not_found(format!("Page `{page_id}` not found in this revision.")))
+}
+
+fn page_by_path(state: &AppState, loaded: &Loaded, path: &str, format: Format) -> ApiResult<Value> {
+    let wanted = path.trim_matches('/');
+    let id = loaded
+        .rev
+        .page_paths()
+        .into_iter()
+        .find(|(_, p)| p.trim_matches('/') == wanted)
+        .map(|(id, _)| id)
+        .ok_or_else(|| {
+            ApiError::not_found(format!("No page at path `{path}` in this revision."))
+        })?;
+    page_json(state, loaded, &id, format)
+}
+
+fn files_page(
+    state: &AppState,
+    loaded: &Loaded,
+    page: &PageRequest,
+    scope: &str,
+) -> ApiResult<List<Value>> {
+    let after = page.after::<String>(scope)?;
+    let mut files: Vec<&File> = loaded.rev.files.iter().collect();
+    files.sort_by(|a, b| a.id.cmp(&b.id));
+    let count = files.len() as i64;
+    let rows = files
+        .into_iter()
+        .filter(|f| after.as_ref().is_none_or(|a| &f.id > a))
+        .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
+        .map(|f| (view::file_view(f, &download_url(state, f)), f.id.clone()))
+        .collect();
+    page.finish(scope, rows, count)
+}
+
+fn file_json(state: &AppState, loaded: &Loaded, file_id: &str) -> ApiResult<Value> {
+    let f = loaded.rev.file(file_id).ok_or_else(|| {
+        ApiError::not_found(format!("File `{file_id}` not found in this revision."))
+    })?;
+    Ok(view::file_view(f, &download_url(state, f)))
+}
+
+// ---- Which revision a read is about -------------------------------------------------
+
+async fn space_content(state: &AppState, ctx: &SpaceCtx) -> ApiResult<Loaded> {
+    load_revision(state, &ctx.space.id, &ctx.space.revision_id).await
+}
+
+async fn cr_content(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    cr: &str,
+) -> ApiResult<(ChangeRequestRow, Loaded)> {
+    let c = crs::load(state, ctx, cr).await?;
+    let loaded = load_revision(state, &ctx.space.id, &c.revision_id).await?;
+    Ok((c, loaded))
+}
+
+/// `getCurrentRevision`.
+pub async fn get_space_content(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<Json<Value>> {
+    let loaded = space_content(&state, &ctx).await?;
+    Ok(Json(revision_json(&state, &loaded).await?))
+}
+
+/// `listPages`.
+pub async fn list_space_pages(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<axum::response::Response> {
+    let loaded = space_content(&state, &ctx).await?;
+    pages_response(&state, &loaded)
+}
+
+/// The `{pages}` answer of a revision, serialised once per revision and then reused.
+fn pages_response(state: &AppState, loaded: &Loaded) -> ApiResult<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let bytes = content::listing(state, &loaded.row.space_id, &loaded.row.root, || {
+        pages_json(state, loaded)
+    })?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        bytes,
+    )
+        .into_response())
+}
+
+fn pages_json(state: &AppState, loaded: &Loaded) -> Value {
+    let app = page_app_url(state, &loaded.row.space_id);
+    json!({ "pages": view::pages_view(&loaded.rev, &ViewOptions { body: BodyFormat::Markdown, app_url: &app }) })
+}
+
+/// `listFiles`.
+pub async fn list_space_files(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let loaded = space_content(&state, &ctx).await?;
+    Ok(Json(files_page(
+        &state,
+        &loaded,
+        &page,
+        &format!("files:{}", loaded.row.id),
+    )?))
+}
+
+/// `getFileById`.
+pub async fn get_space_file(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, file_id)): Path<(String, String)>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<Json<Value>> {
+    let loaded = space_content(&state, &ctx).await?;
+    Ok(Json(file_json(&state, &loaded, &file_id)?))
+}
+
+/// `getPageById`.
+pub async fn get_space_page(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, page_id)): Path<(String, String)>,
+    QueryParams(q): QueryParams<PageQuery>,
+) -> ApiResult<Json<Value>> {
+    let loaded = space_content(&state, &ctx).await?;
+    Ok(Json(page_json(&state, &loaded, &page_id, q.format)?))
+}
+
+/// `getPageByPath`.
+pub async fn get_space_page_by_path(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, path)): Path<(String, String)>,
+    QueryParams(q): QueryParams<PageQuery>,
+) -> ApiResult<Json<Value>> {
+    let loaded = space_content(&state, &ctx).await?;
+    Ok(Json(page_by_path(&state, &loaded, &path, q.format)?))
+}
+
+/// `getRevisionOfChangeRequestById`.
+pub async fn get_cr_content(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<Json<Value>> {
+    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
+    Ok(Json(revision_json(&state, &loaded).await?))
+}
+
+/// `listPagesInChangeRequest`.
+pub async fn list_cr_pages(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<axum::response::Response> {
+    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
+    pages_response(&state, &loaded)
+}
+
+/// `listFilesInChangeRequestById`.
+pub async fn list_cr_files(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
+    Ok(Json(files_page(
+        &state,
+        &loaded,
+        &page,
+        &format!("files:{}", loaded.row.id),
+    )?))
+}
+
+/// `getFileInChangeRequestById`.
+pub async fn get_cr_file(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, file_id)): Path<(String, String, String)>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<Json<Value>> {
+    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
+    Ok(Json(file_json(&state, &loaded, &file_id)?))
+}
+
+/// `getPageInChangeRequestById`.
+pub async fn get_cr_page(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, page_id)): Path<(String, String, String)>,
+    QueryParams(q): QueryParams<PageQuery>,
+) -> ApiResult<Json<Value>> {
+    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
+    Ok(Json(page_json(&state, &loaded, &page_id, q.format)?))
+}
+
+/// `getPageInChangeRequestByPath`.
+pub async fn get_cr_page_by_path(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, path)): Path<(String, String, String)>,
+    QueryParams(q): QueryParams<PageQuery>,
+) -> ApiResult<Json<Value>> {
+    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
+    Ok(Json(page_by_path(&state, &loaded, &path, q.format)?))
+}
+
+/// `getRevisionById`.
+pub async fn get_revision(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, rev)): Path<(String, String)>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<Json<Value>> {
+    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
+    Ok(Json(revision_json(&state, &loaded).await?))
+}
+
+/// `listPagesInRevisionById`.
+pub async fn list_revision_pages(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, rev)): Path<(String, String)>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<axum::response::Response> {
+    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
+    pages_response(&state, &loaded)
+}
+
+/// `listFilesInRevisionById`.
+pub async fn list_revision_files(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, rev)): Path<(String, String)>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
+    Ok(Json(files_page(
+        &state,
+        &loaded,
+        &page,
+        &format!("files:{}", loaded.row.id),
+    )?))
+}
+
+/// `getFileInRevisionById`.
+pub async fn get_revision_file(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, rev, file_id)): Path<(String, String, String)>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<Json<Value>> {
+    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
+    Ok(Json(file_json(&state, &loaded, &file_id)?))
+}
+
+/// `getPageInRevisionById`.
+pub async fn get_revision_page(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, rev, page_id)): Path<(String, String, String)>,
+    QueryParams(q): QueryParams<PageQuery>,
+) -> ApiResult<Json<Value>> {
+    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
+    Ok(Json(page_json(&state, &loaded, &page_id, q.format)?))
+}
+
+/// `getPageInRevisionByPath`.
+pub async fn get_revision_page_by_path(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, rev, path)): Path<(String, String, String)>,
+    QueryParams(q): QueryParams<PageQuery>,
+) -> ApiResult<Json<Value>> {
+    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
+    Ok(Json(page_by_path(&state, &loaded, &path, q.format)?))
+}
+
+// ---- Writes ------------------------------------------------------------------------------
+
+/// Body of `updateChangeRequestContent`.
+#[derive(Deserialize)]
+pub struct ContentBatch {
+    changes: Vec<Value>,
+}
+
+/// Query of `updateChangeRequestContent`.
+#[derive(Deserialize)]
+pub struct BatchQuery {
+    #[serde(default = "default_compat")]
+    compat: bool,
+}
+
+fn default_compat() -> bool {
+    true
+}
+
+fn edit_error(err: quire_content::edit::EditError) -> ApiError {
+    let field = if err.field.is_empty() {
+        String::new()
+    } else {
+        format!(".{}", err.field)
+    };
+    ApiError::bad_request(format!("`changes[{}]{field}`: {}", err.index, err.message))
+}
+
+/// `updateChangeRequestContent`: applies up to 50 changes atomically as one new revision of
+/// the change request. An invalid change rejects the whole batch, naming it.
+pub async fn update_cr_content(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    QueryParams(query): QueryParams<BatchQuery>,
+    JsonBody(body): JsonBody<ContentBatch>,
+) -> ApiResult<Json<Value>> {
+    ctx.require_live()?;
+    require_edit(&ctx)?;
+    if body.changes.is_empty() || body.changes.len() > 50 {
+        return Err(ApiError::bad_request(
+            "`changes` must hold 1 to 50 changes.",
+        ));
+    }
+    let mut changes = Vec::with_capacity(body.changes.len());
+    for (i, raw) in body.changes.into_iter().enumerate() {
+        let raw = fill_file_names(raw);
+        let change: quire_content::edit::Change =
+            serde_path_to_error::deserialize(raw).map_err(|e| {
+                let path = e.path().to_string();
+                let at = if path == "." {
+                    String::new()
+                } else {
+                    format!(".{path}")
+                };
+                ApiError::bad_request(format!("`changes[{i}]{at}`: {}", e.into_inner()))
+            })?;
+        changes.push(change);
+    }
+    let inserted =
+        crate::domain::uploads::resolve_files(&state, &ctx.space.id, &mut changes).await?;
+    let found = crs::load(&state, &ctx, &cr).await?;
+    for _ in 0..MAX_ATTEMPTS {
+        let mut tx = state.db.begin().await?;
+        let c = store::change_requests::get_tx(&mut tx, &found.id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("Change request not found."))?;
+        if c.status == "merged" {
+            return Err(ApiError::conflict(
+                "A merged change request can no longer be edited.",
+            ));
+        }
+        drop(tx);
+        let current = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
+        let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
+        let (rev, base_rev, batch) = (current.rev.clone(), base.rev.clone(), changes.clone());
+        let applied = tokio::task::spawn_blocking(move || {
+            let mut new_id = new_id;
+            let mut actx = quire_content::edit::ApplyContext {
+                base: Some(&base_rev),
+                revisions: HashMap::new(),
+                new_id: &mut new_id,
+            };
+            quire_content::edit::apply_changes(&rev, &batch, &mut actx)
+        })
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(edit_error)?;
+        let now = state.now();
+        let mut tx = state.db.begin().await?;
+        let saved = content::save(&state, &mut tx, &ctx.space.id, applied.revision).await?;
+        let revision_id = new_id();
+        store::revisions::insert(
+            &mut tx,
+            &NewRevision {
+                id: &revision_id,
+                space_id: &ctx.space.id,
+                parents: std::slice::from_ref(&c.revision_id),
+                kind: "edits",
+                root: &saved.root,
+                created_by: Some(&caller.user.id),
+                created_at: now,
+            },
+        )
+        .await?;
+        if !store::change_requests::advance(&mut tx, &c.id, &c.revision_id, &revision_id, None, now)
+            .await?
+        {
+            // Another batch landed first: apply ours on top of it.
+            continue;
+        }
+        store::change_requests::add_contributor(&mut tx, &c.id, &caller.user.id, now).await?;
+        tx.commit().await?;
+        content::remember(&state, saved);
+        let updated = crs::load(&state, &ctx, &c.id).await?;
+        let cr_json = crate::api::views::change_request_json(&state, &ctx, &updated).await?;
+        if query.compat {
+            return Ok(Json(cr_json));
+        }
+        let location = |page: &str| {
+            state.url(&format!(
+                "/v1/spaces/{}/change-requests/{}/content/page/{page}",
+                ctx.space.id, c.id
+            ))
+        };
+        let results: Vec<Value> = applied
+            .results
+            .iter()
+            .map(|r| match r {
+                quire_content::edit::ChangeResult::CreatedPage { reference, page } => {
+                    let mut v = json!({ "object": "created_page", "page": { "object": "page", "id": page, "urls": { "location": location(page) } } });
+                    if let Some(r) = reference {
+                        v["ref"] = json!(r);
+                    }
+                    v
+                }
+                quire_content::edit::ChangeResult::UpdatedPage { page } => {
+                    json!({ "object": "updated_page", "page": { "object": "page", "id": page, "urls": { "location": location(page) } } })
+                }
+                quire_content::edit::ChangeResult::DeletedPage { page } => json!({ "object": "deleted_page", "page": page }),
+            })
+            .collect();
+        let files: Vec<Value> = inserted
+            .iter()
+            .map(|f| view::file_view(f, &download_url(&state, f)))
+            .collect();
+        return Ok(Json(
+            json!({ "changeRequest": cr_json, "changes": results, "insertedFiles": files }),
+        ));
+    }
+    Err(ApiError::conflict(
+        "The change request kept changing under this batch; retry it.",
+    ))
+}
+
+/// The official `insert_files` items carry no name: derive one from the URL.
+fn fill_file_names(mut raw: Value) -> Value {
+    if raw.get("operation").and_then(Value::as_str) == Some("insert_files") {
+        if let Some(files) = raw.get_mut("files").and_then(Value::as_array_mut) {
+            for (i, f) in files.iter_mut().enumerate() {
+                if f.get("name").is_none() {
+                    let from_url = f
+                        .get("url")
+                        .and_then(Value::as_str)
+                        .and_then(|u| url::Url::parse(u).ok())
+                        .and_then(|u| {
+                            u.path_segments()
+                                .and_then(|mut s| s.next_back().map(str::to_string))
+                        })
+                        .filter(|n| !n.is_empty());
+                    f["name"] = json!(from_url.unwrap_or_else(|| format!("file-{}", i + 1)));
+                }
+            }
+        }
+    }
+    raw
+}
+
+fn conflict_error(conflicts: &[quire_content::merge::Conflict]) -> ApiError {
+    let mut pages: Vec<String> = conflicts
+        .iter()
+        .map(|c| match &c.subject {
+            quire_content::merge::ConflictSubject::Page { id, title } => {
+                format!("page \"{title}\" ({id})")
+            }
+            quire_content::merge::ConflictSubject::File { id, name } => {
+                format!("file \"{name}\" ({id})")
+            }
+            quire_content::merge::ConflictSubject::Variable { name } => {
+                format!("variable `{name}`")
+            }
+            quire_content::merge::ConflictSubject::ReusableContent { id, title } => {
+                format!("reusable content \"{title}\" ({id})")
+            }
+        })
+        .collect();
+    pages.dedup();
+    ApiError::conflict(format!(
+        "Conflicting changes in {}; nothing was changed.",
+        pages.join(", ")
+    ))
+}
+
+async fn merge3(
+    base: Arc<Revision>,
+    ours: Arc<Revision>,
+    theirs: Arc<Revision>,
+) -> ApiResult<Revision> {
+    tokio::task::spawn_blocking(move || quire_content::merge::merge(&base, &ours, &theirs))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|c| conflict_error(&c))
+}
+
+/// `updateChangeRequest`: pulls the space's content into the change request (three-way
+/// merge). 409 naming the pages when both sides changed the same thing; nothing changes then.
+pub async fn update_cr(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    ctx.require_live()?;
+    require_edit(&ctx)?;
+    let found = crs::load(&state, &ctx, &cr).await?;
+    for _ in 0..MAX_ATTEMPTS {
+        let c = crs::load(&state, &ctx, &found.id).await?;
+        if c.status == "merged" {
+            return Err(ApiError::conflict(
+                "A merged change request can no longer be updated.",
+            ));
+        }
+        let main_id = crs::current_revision(&state, &ctx.space.id).await?;
+        if main_id == c.revision_base {
+            return Ok(Json(
+                json!({ "revision": c.revision_id, "result": "update" }),
+            ));
+        }
+        let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
+        let main = load_revision(&state, &ctx.space.id, &main_id).await?;
+        let mine = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
+        let merged = merge3(base.rev, mine.rev, main.rev).await?;
+        let now = state.now();
+        let mut tx = state.db.begin().await?;
+        let saved = content::save(&state, &mut tx, &ctx.space.id, merged).await?;
+        let revision_id = new_id();
+        store::revisions::insert(
+            &mut tx,
+            &NewRevision {
+                id: &revision_id,
+                space_id: &ctx.space.id,
+                parents: &[c.revision_id.clone(), main_id.clone()],
+                kind: "update",
+                root: &saved.root,
+                created_by: Some(&caller.user.id),
+                created_at: now,
+            },
+        )
+        .await?;
+        if !store::change_requests::advance(
+            &mut tx,
+            &c.id,
+            &c.revision_id,
+            &revision_id,
+            Some(&main_id),
+            now,
+        )
+        .await?
+        {
+            continue;
+        }
+        tx.commit().await?;
+        content::remember(&state, saved);
+        return Ok(Json(json!({ "revision": revision_id, "result": "update" })));
+    }
+    Err(ApiError::conflict(
+        "The change request kept changing during the update; retry it.",
+    ))
+}
+
+/// `mergeChangeRequest`: merges the change request into the space (three-way merge against
+/// the space's current content). Refused on a locked space; 409 naming the pages in
+/// conflict, with nothing changed.
+pub async fn merge_cr(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    ctx.require_live()?;
+    ctx.require(Role::Edit, "merge change requests in this space")?;
+    let found = crs::load(&state, &ctx, &cr).await?;
+    for _ in 0..MAX_ATTEMPTS {
+        let space = store::spaces::get(&state.db, &ctx.space.id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("Space not found."))?;
+        if space.edit_mode == "locked" {
+            return Err(ApiError::forbidden(
+                "The space is locked (`editMode` is `locked`): nothing can be merged into it.",
+            ));
+        }
+        let c = crs::load(&state, &ctx, &found.id).await?;
+        if c.status == "merged" {
+            return Err(ApiError::conflict("This change request is already merged."));
+        }
+        let mine = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
+        let merged = if space.revision_id == c.revision_base {
+            (*mine.rev).clone()
+        } else {
+            let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
+            let main = load_revision(&state, &ctx.space.id, &space.revision_id).await?;
+            merge3(base.rev, main.rev, mine.rev).await?
+        };
+        let now = state.now();
+        let mut tx = state.db.begin().await?;
+        let saved = content::save(&state, &mut tx, &ctx.space.id, merged).await?;
+        let revision_id = new_id();
+        store::revisions::insert(
+            &mut tx,
+            &NewRevision {
+                id: &revision_id,
+                space_id: &ctx.space.id,
+                parents: &[space.revision_id.clone(), c.revision_id.clone()],
+                kind: "merge",
+                root: &saved.root,
+                created_by: Some(&caller.user.id),
+                created_at: now,
+            },
+        )
+        .await?;
+        if !store::revisions::advance_space(
+            &mut tx,
+            &space.id,
+            &space.revision_id,
+            &revision_id,
+            now,
+        )
+        .await?
+        {
+            // The space moved meanwhile (another merge): merge again against its new content.
+            continue;
+        }
+        let expect = store::change_requests::MergeExpect {
+            revision: &c.revision_id,
+            status: &c.status,
+        };
+        if !store::change_requests::mark_merged(
+            &mut tx,
+            &c.id,
+            &expect,
+            &revision_id,
+            &caller.user.id,
+            now,
+        )
+        .await?
+        {
+            // A batch landed on the change request after it was read: merge that too.
+            continue;
+        }
+        store::change_requests::count_transition(
+            &mut tx,
+            &space.id,
+            Some(&c.status),
+            Some("merged"),
+        )
+        .await?;
+        crate::domain::search::reindex(&state, &mut tx, &space.id, &revision_id, saved.revision())
+            .await?;
+        tx.commit().await?;
+        content::remember(&state, saved);
+        return Ok(Json(json!({ "revision": revision_id, "result": "merge" })));
+    }
+    Err(ApiError::conflict(
+        "The space kept changing during the merge; retry it.",
+    ))
+}
+
+/// Query of `getChangeRequestChanges`.
+#[derive(Deserialize)]
+pub struct ChangesQuery {
+    #[serde(default = "ten")]
+    limit: usize,
+}
+
+fn ten() -> usize {
+    10
+}
+
+/// `getChangeRequestChanges`: the semantic diff between the change request's merge base and
+/// its content.
+pub async fn get_cr_changes(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    QueryParams(q): QueryParams<ChangesQuery>,
+) -> ApiResult<Json<Value>> {
+    let c = crs::load(&state, &ctx, &cr).await?;
+    let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
+    let mine = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
+    let keys = state.keys.clone();
+    let public = state.public_url.clone();
+    let now = state.now();
+    let changes = tokio::task::spawn_blocking(move || {
+        quire_content::diff::diff(&base.rev, &mine.rev, &|f: &File| {
+            blobs::download_url(&public, &keys, &f.blob, &f.name, now)
+        })
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    let total = changes.len();
+    let shown: Vec<_> = changes.into_iter().take(q.limit).collect();
+    let mut v = json!({ "changes": shown });
+    if total > q.limit {
+        v["more"] = json!(total - q.limit);
+    }
+    Ok(Json(v))
+}

@@ -1,0 +1,250 @@
+//! Organizations: `/v1/orgs`, `ORG`, `/v1/email-domains/{emailDomain}/orgs`.
+
+use axum::extract::{Path, State};
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::api::views;
+use crate::domain::access::{OrgCtx, Role};
+use crate::domain::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::{nullable, JsonBody};
+use crate::http::pagination::{List, PageRequest};
+use crate::ids::new_id;
+use crate::state::AppState;
+use crate::store;
+use crate::store::orgs::OrgRow;
+use crate::validate;
+
+/// `listOrganizationsForAuthenticatedUser`.
+pub async fn list_organizations(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let scope = "orgs";
+    let after = page.after::<(i64, String)>(scope)?;
+    let (rows, count) =
+        store::orgs::list_for_user(&state.db, &caller.user.id, after, page.fetch_limit()).await?;
+    let rows = rows
+        .into_iter()
+        .map(|o| {
+            let key = (o.org.created_at, o.org.id.clone());
+            let role = o.role.as_deref().and_then(Role::parse);
+            (views::organization(&state, &o.org, role), key)
+        })
+        .collect();
+    Ok(Json(page.finish(scope, rows, count)?))
+}
+
+/// Body of `createOrganization`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateOrganization {
+    title: String,
+    email_domains: Option<Vec<String>>,
+}
+
+/// `createOrganization`: the caller becomes its first admin.
+pub async fn create_organization(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(body): JsonBody<CreateOrganization>,
+) -> ApiResult<axum::response::Response> {
+    validate::length("title", &body.title, 2, 255)?;
+    let domains = check_domains(body.email_domains.unwrap_or_default(), &caller, &[])?;
+    let now = state.now();
+    let org = OrgRow {
+        id: new_id(),
+        title: body.title,
+        hostname: None,
+        email_domains: json!(domains).to_string(),
+        default_role: Some(Role::Read.as_str().to_string()),
+        default_content: None,
+        logo_url: None,
+        sso: 0,
+        ai: 0,
+        invite_links: 1,
+        created_at: now,
+    };
+    let mut tx = state.db.begin().await?;
+    store::orgs::insert(&mut tx, &org).await?;
+    store::members::insert(&mut tx, &org.id, &caller.user.id, Some("admin"), false, now).await?;
+    tx.commit().await?;
+    let location = state.url(&format!("/v1/orgs/{}", org.id));
+    Ok(views::created(
+        &location,
+        views::organization(&state, &org, Some(Role::Admin)),
+    ))
+}
+
+/// Checks the e-mail domains an organization claims. A domain not already claimed must be the
+/// domain of the caller's own e-mail address (the one address Quire knows to be theirs):
+/// otherwise anyone could claim `gmail.com` and be offered to its users.
+fn check_domains(
+    domains: Vec<String>,
+    caller: &Caller,
+    already: &[String],
+) -> ApiResult<Vec<String>> {
+    let own = caller
+        .user
+        .email
+        .rsplit_once('@')
+        .map(|(_, d)| d.to_lowercase());
+    let mut out = Vec::with_capacity(domains.len());
+    for (i, d) in domains.into_iter().enumerate() {
+        let d = d.trim().to_lowercase();
+        let field = format!("emailDomains[{i}]");
+        validate::domain(&field, &d)?;
+        if !already.contains(&d) && own.as_deref() != Some(d.as_str()) {
+            return Err(ApiError::forbidden(format!(
+                "`{field}`: you can only claim the domain of your own e-mail address."
+            )));
+        }
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    Ok(out)
+}
+
+/// `getOrganizationById`.
+pub async fn get_organization(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+) -> Json<Value> {
+    Json(views::organization(&state, &org.org, org.role))
+}
+
+/// Body of `updateOrganizationById`; every field optional.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateOrganization {
+    title: Option<String>,
+    hostname: Option<String>,
+    email_domains: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    default_role: Option<Option<Role>>,
+    #[serde(default, deserialize_with = "nullable")]
+    default_content: Option<Option<DefaultContent>>,
+    #[serde(default, deserialize_with = "nullable")]
+    logo: Option<Option<String>>,
+    sso: Option<bool>,
+    ai: Option<bool>,
+    invite_links: Option<bool>,
+}
+
+/// `SitePointer`.
+#[derive(Deserialize, serde::Serialize)]
+pub struct DefaultContent {
+    #[serde(rename = "type")]
+    kind: SitePointerType,
+    site: String,
+}
+
+#[derive(Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+enum SitePointerType {
+    Site,
+}
+
+/// `updateOrganizationById` (admins only).
+pub async fn update_organization(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<OrgCtx>,
+    JsonBody(body): JsonBody<UpdateOrganization>,
+) -> ApiResult<Json<Value>> {
+    let mut org = ctx.org.clone();
+    if let Some(title) = body.title {
+        validate::length("title", &title, 2, 255)?;
+        org.title = title;
+    }
+    if let Some(hostname) = body.hostname {
+        let hostname = hostname.to_lowercase();
+        validate::length("hostname", &hostname, 3, 32)?;
+        if !hostname
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            || hostname.starts_with('-')
+            || hostname.ends_with('-')
+        {
+            return Err(ApiError::bad_request(
+                "`hostname` may hold only lower-case letters, digits and inner hyphens.",
+            ));
+        }
+        org.hostname = Some(hostname);
+    }
+    if let Some(domains) = body.email_domains {
+        org.email_domains = json!(check_domains(domains, &caller, &ctx.org.domains())?).to_string();
+    }
+    if let Some(role) = body.default_role {
+        org.default_role = role.map(|r| r.as_str().to_string());
+    }
+    if let Some(content) = body.default_content {
+        org.default_content = content
+            .map(|c| serde_json::to_string(&c))
+            .transpose()
+            .map_err(ApiError::internal)?;
+    }
+    if let Some(logo) = body.logo {
+        if let Some(url) = &logo {
+            validate::url("logo", url)?;
+        }
+        org.logo_url = logo;
+    }
+    if let Some(sso) = body.sso {
+        org.sso = i64::from(sso);
+    }
+    if let Some(ai) = body.ai {
+        org.ai = i64::from(ai);
+    }
+    if let Some(links) = body.invite_links {
+        org.invite_links = i64::from(links);
+    }
+    let mut tx = state.db.begin().await?;
+    store::orgs::update(&mut tx, &org, state.now())
+        .await
+        .map_err(|e| match ApiError::from(e) {
+            ApiError::Conflict(_) => {
+                ApiError::conflict("`hostname` is already used by another organization.")
+            }
+            other => other,
+        })?;
+    tx.commit().await?;
+    Ok(Json(views::organization(&state, &org, ctx.role)))
+}
+
+/// `getOrganizationsForEmailDomain`: organizations claiming the domain, as far as the
+/// caller may know them: those they belong to, and all of them when it is their own
+/// e-mail domain.
+pub async fn list_organizations_for_email_domain(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(domain): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let domain = domain.to_lowercase();
+    let own_domain = caller
+        .user
+        .email
+        .rsplit_once('@')
+        .is_some_and(|(_, d)| d == domain);
+    let orgs: Vec<Value> = store::orgs::by_domain(&state.db, &domain, &caller.user.id)
+        .await?
+        .into_iter()
+        .filter(|o| own_domain || o.member_id.is_some())
+        .map(|o| {
+            let role = o.role.as_deref().and_then(Role::parse);
+            let mut v = views::organization(&state, &o.org, role);
+            if o.member_id.is_none() {
+                // Listed because of the shared domain, not membership: they may do nothing yet.
+                if let Some(perms) = v["permissions"].as_object_mut() {
+                    perms.values_mut().for_each(|p| *p = json!(false));
+                }
+            }
+            v
+        })
+        .collect();
+    Ok(Json(json!({ "organizations": orgs })))
+}

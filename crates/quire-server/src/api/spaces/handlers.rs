@@ -1,0 +1,495 @@
+//! Spaces: `ORG/spaces`, `SPACE`, and the space lifecycle (delete, restore, duplicate,
+//! move, transfer).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::api::views;
+use crate::api::views::visible_page;
+use crate::db::Tx;
+use crate::domain::access::grants::Grants;
+use crate::domain::access::{require_role, OrgCtx, Role, SpaceCtx};
+use crate::domain::auth::Caller;
+use crate::domain::jobs::{PURGE_JOB, RETENTION_MS};
+use crate::domain::placement::{
+    level_to_db, move_target, require_create_in, transfer_target, LevelIn, MoveBody, TransferBody,
+};
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
+use crate::http::pagination::{List, PageRequest};
+use crate::ids::new_id;
+use crate::state::AppState;
+use crate::store;
+use crate::store::ordering::{Item, Place};
+use crate::store::spaces::{SpacePatch, SpaceRow};
+use crate::validate;
+
+/// Space visibility values.
+const VISIBILITIES: &[&str] = &[
+    "public",
+    "unlisted",
+    "share-link",
+    "visitor-auth",
+    "in-collection",
+    "private",
+];
+
+/// Languages of the official `TranslationLanguage` enum (0.137.0).
+const LANGUAGES: &[&str] = &[
+    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "yue", "ko", "ar", "hi", "nl",
+    "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms", "he", "uk",
+    "sk", "bg", "hr", "lt", "lv", "et", "sl",
+];
+
+fn check_visibility(visibility: &str, parent: Option<&str>) -> ApiResult<()> {
+    if !VISIBILITIES.contains(&visibility) {
+        return Err(ApiError::bad_request(format!(
+            "`visibility` must be one of {}.",
+            VISIBILITIES.join(", ")
+        )));
+    }
+    if visibility == "in-collection" && parent.is_none() {
+        return Err(ApiError::bad_request(
+            "`visibility` `in-collection` is only for spaces inside a collection.",
+        ));
+    }
+    Ok(())
+}
+
+fn check_language(language: &str) -> ApiResult<()> {
+    if LANGUAGES.contains(&language) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`language` `{language}` is not a supported language."
+        )))
+    }
+}
+
+fn check_edit_mode(mode: &str) -> ApiResult<()> {
+    match mode {
+        "live" | "locked" => Ok(()),
+        _ => Err(ApiError::bad_request(
+            "`editMode` must be `live` or `locked`.",
+        )),
+    }
+}
+
+/// Body of `createSpace`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateSpace {
+    title: Option<String>,
+    emoji: Option<String>,
+    parent: Option<String>,
+    language: Option<String>,
+    edit_mode: Option<String>,
+    visibility: Option<String>,
+    template: Option<Value>,
+    computed_source: Option<Value>,
+}
+
+/// `createSpace`: 201 with the new, empty space.
+pub async fn create_space(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    OptionalJsonBody(body): OptionalJsonBody<CreateSpace>,
+) -> ApiResult<Response> {
+    if body.template.is_some() || body.computed_source.is_some() {
+        return Err(ApiError::bad_request(
+            "Creating a space from `template` or `computedSource` is not supported; create an empty space.",
+        ));
+    }
+    let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
+    require_create_in(&org, &grants, body.parent.as_deref())?;
+    let title = body.title.unwrap_or_default();
+    validate::length("title", &title, 0, 50)?;
+    if let Some(emoji) = &body.emoji {
+        validate::length("emoji", emoji, 0, 50)?;
+    }
+    if let Some(language) = &body.language {
+        check_language(language)?;
+    }
+    let edit_mode = body.edit_mode.unwrap_or_else(|| "live".into());
+    check_edit_mode(&edit_mode)?;
+    let visibility = body.visibility.unwrap_or_else(|| "private".into());
+    check_visibility(&visibility, body.parent.as_deref())?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let space = SpaceRow {
+        id: new_id(),
+        org_id: org.org.id.clone(),
+        parent_id: body.parent,
+        title,
+        emoji: body.emoji,
+        visibility,
+        edit_mode,
+        language: body.language,
+        default_level: Some("inherit".into()),
+        revision_id: new_id(),
+        comments: 0,
+        change_requests: 0,
+        change_requests_open: 0,
+        change_requests_draft: 0,
+        position: store::spaces::next_position(&mut tx, &org.org.id).await?,
+        created_at: now,
+        updated_at: now,
+        deleted_at: None,
+    };
+    insert_with_revision(&mut tx, &space, "", Some(&caller.user.id), now).await?;
+    tx.commit().await?;
+    let role = grants.space_role(&space).unwrap_or(Role::Admin);
+    Ok(views::created(
+        &state.url(&format!("/v1/spaces/{}", space.id)),
+        views::space(&state, &space, role),
+    ))
+}
+
+async fn insert_with_revision(
+    tx: &mut Tx,
+    space: &SpaceRow,
+    root: &str,
+    by: Option<&str>,
+    now: i64,
+) -> ApiResult<()> {
+    store::spaces::insert(tx, space).await?;
+    store::revisions::insert(
+        tx,
+        &store::revisions::NewRevision {
+            id: &space.revision_id,
+            space_id: &space.id,
+            parents: &[],
+            kind: "edits",
+            root,
+            created_by: by,
+            created_at: now,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// `listSpacesInOrganizationById`: the live spaces the caller can see, in list order.
+pub async fn list_spaces(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Value>>> {
+    let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
+    let spaces = store::spaces::list_live(&state.db, &org.org.id, None).await?;
+    let scope = format!("spaces:{}", org.org.id);
+    Ok(Json(visible_page(&state, &page, &scope, &grants, spaces)?))
+}
+
+/// Query of `getSpaceById`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct GetSpaceQuery {
+    #[allow(dead_code)]
+    share_key: Option<String>,
+}
+
+/// `getSpaceById`: also answers for a deleted space (with `deletedAt`), so it can be found
+/// and restored.
+pub async fn get_space(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    QueryParams(_query): QueryParams<GetSpaceQuery>,
+) -> Json<Value> {
+    Json(views::space(&state, &ctx.space, ctx.role))
+}
+
+/// Body of `updateSpaceById`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateSpace {
+    title: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    emoji: Option<Option<String>>,
+    edit_mode: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    default_level: Option<Option<LevelIn>>,
+    language: Option<String>,
+    visibility: Option<String>,
+}
+
+/// `updateSpaceById`: title, emoji and language need `edit`; `editMode`, `defaultLevel`
+/// and `visibility` need `admin`.
+pub async fn update_space(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    JsonBody(body): JsonBody<UpdateSpace>,
+) -> ApiResult<Json<Value>> {
+    ctx.require_live()?;
+    let mut patch = SpacePatch::default();
+    if let Some(title) = body.title {
+        validate::length("title", &title, 0, 50)?;
+        patch.title = Some(title);
+    }
+    if let Some(emoji) = body.emoji {
+        if let Some(e) = &emoji {
+            validate::length("emoji", e, 0, 50)?;
+        }
+        patch.emoji = Some(emoji);
+    }
+    if let Some(language) = body.language {
+        check_language(&language)?;
+        patch.language = Some(language);
+    }
+    if let Some(mode) = body.edit_mode {
+        check_edit_mode(&mode)?;
+        ctx.require(Role::Admin, "change the edit mode")?;
+        patch.edit_mode = Some(mode);
+    }
+    if let Some(level) = body.default_level {
+        ctx.require(Role::Admin, "change the default level")?;
+        patch.default_level = Some(level_to_db(level));
+    }
+    let mut tx = state.db.begin().await?;
+    if let Some(visibility) = body.visibility {
+        ctx.require(Role::Admin, "change the visibility")?;
+        // The parent is re-read in the transaction: a move may have changed it.
+        let current = store::spaces::get_tx(&mut tx, &ctx.space.id).await?;
+        let parent = current.as_ref().and_then(|s| s.parent_id.as_deref());
+        check_visibility(&visibility, parent)?;
+        patch.visibility = Some(visibility);
+    }
+    if !store::spaces::patch(&mut tx, &ctx.space.id, &patch, state.now()).await? {
+        return Err(ApiError::conflict(format!(
+            "Space `{}` was deleted meanwhile; restore it before changing it.",
+            ctx.space.id
+        )));
+    }
+    let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished in its transaction")))?;
+    tx.commit().await?;
+    let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
+    Ok(Json(views::space(&state, &space, role)))
+}
+
+/// `deleteSpaceById`: soft delete, restorable for 7 days, then purged by a durable job;
+/// 204 also when the space does not exist (or is not visible to the caller).
+pub async fn delete_space(
+    State(state): State<AppState>,
+    ctx: Option<Extension<SpaceCtx>>,
+) -> ApiResult<StatusCode> {
+    let Some(Extension(ctx)) = ctx else {
+        return Ok(StatusCode::NO_CONTENT);
+    };
+    ctx.require(Role::Admin, "delete the space")?;
+    if ctx.space.deleted_at.is_some() {
+        return Ok(StatusCode::NO_CONTENT);
+    }
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    if store::spaces::soft_delete(&mut tx, &ctx.space.id, now).await? {
+        store::jobs::enqueue(&mut tx, PURGE_JOB, &ctx.space.id, now + RETENTION_MS, now).await?;
+        tx.commit().await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `restoreSpace`: brings back a space deleted within the last 7 days.
+pub async fn restore_space(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+) -> ApiResult<Json<Value>> {
+    let now = state.now();
+    let Some(deleted_at) = ctx.space.deleted_at else {
+        return Err(ApiError::bad_request(format!(
+            "Space `{}` is not deleted.",
+            ctx.space.id
+        )));
+    };
+    if now - deleted_at > RETENTION_MS {
+        return Err(ApiError::not_found(format!(
+            "Space `{}` not found.",
+            ctx.space.id
+        )));
+    }
+    let mut space = ctx.space.clone();
+    space.deleted_at = None;
+    space.updated_at = now;
+    // A parent collection deleted meanwhile: the space comes back at the root.
+    if let Some(parent) = &space.parent_id {
+        if !ctx.grants.collections().contains_key(parent) {
+            space.parent_id = None;
+            if space.visibility == "in-collection" {
+                space.visibility = "private".into();
+            }
+        }
+    }
+    let mut tx = state.db.begin().await?;
+    store::spaces::update(&mut tx, &space).await?;
+    tx.commit().await?;
+    Ok(Json(views::space(&state, &space, ctx.role)))
+}
+
+/// `duplicateSpace`: 201 with a new space holding the same metadata and a copy of the
+/// current content (content is content-addressed, so the copy shares its objects).
+pub async fn duplicate_space(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+) -> ApiResult<Response> {
+    ctx.require_live()?;
+    // The copy lands beside the original: the caller must be able to create there.
+    let where_role = match &ctx.space.parent_id {
+        None => ctx.org.role,
+        Some(p) => ctx
+            .grants
+            .collections()
+            .get(p)
+            .and_then(|c| ctx.grants.collection_role(c)),
+    };
+    require_role(where_role, Role::Create, "duplicate this space")?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let root = store::revisions::root_of(&mut tx, &ctx.space.id, &ctx.space.revision_id)
+        .await?
+        .unwrap_or_default();
+    let mut title = ctx.space.title.clone();
+    if title.chars().count() > 43 {
+        title = title.chars().take(43).collect();
+    }
+    title.push_str(" (copy)");
+    let space = SpaceRow {
+        id: new_id(),
+        title,
+        revision_id: new_id(),
+        comments: 0,
+        change_requests: 0,
+        change_requests_open: 0,
+        change_requests_draft: 0,
+        position: store::spaces::next_position(&mut tx, &ctx.space.org_id).await?,
+        created_at: now,
+        updated_at: now,
+        deleted_at: None,
+        ..ctx.space.clone()
+    };
+    insert_with_revision(&mut tx, &space, &root, Some(&caller.user.id), now).await?;
+    store::objects::copy_space(&mut tx, &ctx.space.id, &space.id).await?;
+    crate::domain::search::copy(
+        &state,
+        &mut tx,
+        &ctx.space.id,
+        &ctx.space.revision_id,
+        &space.id,
+        &space.revision_id,
+    )
+    .await?;
+    tx.commit().await?;
+    let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
+    Ok(views::created(
+        &state.url(&format!("/v1/spaces/{}", space.id)),
+        views::space(&state, &space, role),
+    ))
+}
+
+/// `moveSpace`: to another collection (or the root) and/or among its siblings.
+pub async fn move_space(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    JsonBody(body): JsonBody<MoveBody>,
+) -> ApiResult<Json<Value>> {
+    ctx.require_live()?;
+    let (parent, place) =
+        move_target(&ctx.org, &ctx.grants, ctx.space.parent_id.as_deref(), &body)?;
+    let mut space = ctx.space.clone();
+    if space.visibility == "in-collection" && parent.is_none() {
+        return Err(ApiError::bad_request(
+            "A space with `in-collection` visibility must stay inside a collection; change its visibility first.",
+        ));
+    }
+    space.parent_id = parent;
+    space.updated_at = state.now();
+    let mut tx = state.db.begin().await?;
+    store::spaces::update(&mut tx, &space).await?;
+    let item = Item {
+        kind: "space".into(),
+        id: space.id.clone(),
+    };
+    if !store::ordering::place(
+        &mut tx,
+        &space.org_id,
+        space.parent_id.as_deref(),
+        &item,
+        space.position,
+        &place,
+    )
+    .await?
+    {
+        return Err(ApiError::bad_request(
+            "`position` must name a sibling under the destination parent.",
+        ));
+    }
+    tx.commit().await?;
+    let space = store::spaces::get(&state.db, &space.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))?;
+    let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
+    Ok(Json(views::space(&state, &space, role)))
+}
+
+/// `transferSpace`: to another organization, collection or both; the caller administers
+/// the space and the target organization. Grants do not carry over.
+pub async fn transfer_space(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    JsonBody(body): JsonBody<TransferBody>,
+) -> ApiResult<Json<Value>> {
+    ctx.require_live()?;
+    let (target, grants) = transfer_target(&state, &caller, &body).await?;
+    if target.org.id != ctx.space.org_id && !ctx.org.is_admin() {
+        // Content belongs to its organization: only its admins may give it away.
+        return Err(ApiError::forbidden(
+            "Only admins of the space's organization can transfer it to another organization.",
+        ));
+    }
+    if target.org.id == ctx.space.org_id && body.parent == ctx.space.parent_id {
+        return Err(ApiError::conflict(
+            "The transfer would not change anything: the space is already there.",
+        ));
+    }
+    let mut space = ctx.space.clone();
+    let moving_org = target.org.id != space.org_id;
+    space.org_id = target.org.id.clone();
+    space.parent_id = body.parent.clone();
+    if space.visibility == "in-collection" && space.parent_id.is_none() {
+        space.visibility = "private".into();
+    }
+    space.updated_at = state.now();
+    let mut tx = state.db.begin().await?;
+    if moving_org {
+        space.position = store::spaces::next_position(&mut tx, &space.org_id).await?;
+        store::permissions::clear(&mut tx, "space", &space.id).await?;
+    }
+    store::spaces::update(&mut tx, &space).await?;
+    let item = Item {
+        kind: "space".into(),
+        id: space.id.clone(),
+    };
+    store::ordering::place(
+        &mut tx,
+        &space.org_id,
+        space.parent_id.as_deref(),
+        &item,
+        space.position,
+        &Place::End,
+    )
+    .await?;
+    tx.commit().await?;
+    let space = store::spaces::get(&state.db, &space.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))?;
+    let role = grants.space_role(&space).unwrap_or(Role::Admin);
+    Ok(Json(views::space(&state, &space, role)))
+}

@@ -1,0 +1,235 @@
+//! Access resolution: who the caller is in an organization, and their effective role on a
+//! space or collection (org role, default levels, user and team grants, inheritance). The
+//! HTTP layer applies it per operation (`http::access`); handlers receive what was loaded.
+
+pub mod grants;
+
+use serde::{Deserialize, Serialize};
+
+use crate::domain::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store;
+use crate::store::collections::CollectionRow;
+use crate::store::orgs::OrgRow;
+use crate::store::spaces::SpaceRow;
+use crate::store::teams::TeamRow;
+use grants::Grants;
+
+/// Content roles, weakest first: `read < comment < edit < review < create < admin`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Read,
+    Comment,
+    Edit,
+    Review,
+    Create,
+    Admin,
+}
+
+impl Role {
+    /// The role's wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Read => "read",
+            Role::Comment => "comment",
+            Role::Edit => "edit",
+            Role::Review => "review",
+            Role::Create => "create",
+            Role::Admin => "admin",
+        }
+    }
+
+    /// Parses a stored role; unknown text is treated as no role.
+    pub fn parse(text: &str) -> Option<Role> {
+        Some(match text {
+            "read" => Role::Read,
+            "comment" => Role::Comment,
+            "edit" => Role::Edit,
+            "review" => Role::Review,
+            "create" => Role::Create,
+            "admin" => Role::Admin,
+            _ => return None,
+        })
+    }
+}
+
+/// The organization in the path, with the caller's membership.
+#[derive(Debug, Clone)]
+pub struct OrgCtx {
+    /// The organization.
+    pub org: OrgRow,
+    /// The caller's role; `None` for a guest.
+    pub role: Option<Role>,
+}
+
+impl OrgCtx {
+    /// Whether the caller administers the organization.
+    pub fn is_admin(&self) -> bool {
+        self.role == Some(Role::Admin)
+    }
+
+    /// Guests see only what they were granted, never who the organization's people are:
+    /// the one rule for every listing of members, grants and teams.
+    pub fn require_non_guest(&self, action: &str) -> ApiResult<()> {
+        match self.role {
+            Some(_) => Ok(()),
+            None => Err(ApiError::forbidden(format!("Guests cannot {action}."))),
+        }
+    }
+}
+
+/// The team in the path, and whether the caller may manage it.
+#[derive(Debug, Clone)]
+pub struct TeamCtx {
+    /// The team.
+    pub team: TeamRow,
+    /// Organization admin or team owner.
+    pub can_manage: bool,
+}
+
+/// The space in the path, with the caller's effective role on it.
+#[derive(Debug, Clone)]
+pub struct SpaceCtx {
+    /// The space (possibly deleted).
+    pub space: SpaceRow,
+    /// The caller's effective role.
+    pub role: Role,
+    /// The caller's standing in the space's organization.
+    pub org: OrgCtx,
+    /// The caller's grants in that organization.
+    pub grants: Grants,
+}
+
+impl SpaceCtx {
+    /// Edits are refused on a deleted space (it can be restored, then edited).
+    pub fn require_live(&self) -> ApiResult<()> {
+        match self.space.deleted_at {
+            Some(_) => Err(ApiError::conflict(format!(
+                "Space `{}` is deleted; restore it before changing it.",
+                self.space.id
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Requires at least `role` for an action beyond the route's own requirement.
+    pub fn require(&self, role: Role, action: &str) -> ApiResult<()> {
+        require_role(Some(self.role), role, action)
+    }
+}
+
+/// The collection in the path, with the caller's effective role on it.
+#[derive(Debug, Clone)]
+pub struct CollectionCtx {
+    /// The collection.
+    pub collection: CollectionRow,
+    /// The caller's effective role.
+    pub role: Role,
+    /// The caller's standing in the collection's organization.
+    pub org: OrgCtx,
+    /// The caller's grants in that organization.
+    pub grants: Grants,
+}
+
+/// 403 unless `have` reaches `need`.
+pub fn require_role(have: Option<Role>, need: Role, action: &str) -> ApiResult<()> {
+    if have >= Some(need) {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(format!(
+            "You need the `{}` role to {action}.",
+            need.as_str()
+        )))
+    }
+}
+
+/// Loads an organization as the caller sees it: 404 unless they are a member.
+pub async fn load_org(state: &AppState, caller: &Caller, org_id: &str) -> ApiResult<OrgCtx> {
+    let now = state.clock.now_ms();
+    let found = match state.cache.org(org_id, &caller.user.id, now) {
+        Some(found) => found,
+        None => {
+            let generation = state.cache.generation();
+            let found = store::orgs::get_for_user(&state.db, org_id, &caller.user.id).await?;
+            state
+                .cache
+                .put_org(org_id, &caller.user.id, found.clone(), now, generation);
+            found
+        }
+    };
+    match found {
+        Some(o) if o.member_id.is_some() => Ok(OrgCtx {
+            role: o.role.as_deref().and_then(Role::parse),
+            org: o.org,
+        }),
+        _ => Err(ApiError::not_found(format!(
+            "Organization `{org_id}` not found."
+        ))),
+    }
+}
+
+/// Loads a space as the caller sees it: 404 unless they have at least `read` on it.
+pub async fn load_space(state: &AppState, caller: &Caller, space_id: &str) -> ApiResult<SpaceCtx> {
+    let not_found = || ApiError::not_found(format!("Space `{space_id}` not found."));
+    let space = store::spaces::get(&state.db, space_id)
+        .await?
+        .ok_or_else(not_found)?;
+    let org = load_org(state, caller, &space.org_id)
+        .await
+        .map_err(|_| not_found())?;
+    let grants = Grants::load(state, &space.org_id, &caller.user.id, org.role).await?;
+    let role = grants.space_role(&space).ok_or_else(not_found)?;
+    Ok(SpaceCtx {
+        space,
+        role,
+        org,
+        grants,
+    })
+}
+
+/// Loads a collection as the caller sees it: 404 unless they have at least `read` on it.
+pub async fn load_collection(
+    state: &AppState,
+    caller: &Caller,
+    collection_id: &str,
+) -> ApiResult<CollectionCtx> {
+    let not_found = || ApiError::not_found(format!("Collection `{collection_id}` not found."));
+    let collection = store::collections::get(&state.db, collection_id)
+        .await?
+        .ok_or_else(not_found)?;
+    let org = load_org(state, caller, &collection.org_id)
+        .await
+        .map_err(|_| not_found())?;
+    let grants = Grants::load(state, &collection.org_id, &caller.user.id, org.role).await?;
+    let role = grants.collection_role(&collection).ok_or_else(not_found)?;
+    Ok(CollectionCtx {
+        collection,
+        role,
+        org,
+        grants,
+    })
+}
+
+/// Only the user themself may do this (e.g. edit their profile).
+pub fn require_self(caller: &Caller, user_id: &str) -> ApiResult<()> {
+    if caller.user.id == user_id {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "Users can only change their own profile.",
+        ))
+    }
+}
+
+/// An admin may act on any member; anyone may act on themself (e.g. leave).
+pub fn require_admin_or_self(org: &OrgCtx, caller: &Caller, user_id: &str) -> ApiResult<()> {
+    if org.is_admin() || caller.user.id == user_id {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "Only organization admins can do this to another member.",
+        ))
+    }
+}

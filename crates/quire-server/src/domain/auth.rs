@@ -1,0 +1,77 @@
+//! Authentication: `Authorization: Bearer <token>` resolved to a user.
+
+use axum::http::{header, HeaderMap};
+
+use crate::error::{ApiError, ApiResult};
+use crate::keys::hash_token;
+use crate::state::AppState;
+use crate::store;
+use crate::store::users::UserRow;
+
+/// The authenticated user of a request.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The user behind the token.
+    pub user: UserRow,
+}
+
+/// Resolves the bearer token of a request; 401 when it is missing or unknown.
+pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Caller> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| ApiError::Unauthorized("Missing Authorization header.".into()))?;
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::Unauthorized("Authorization header must be `Bearer <token>`.".into())
+        })?;
+    let hash = hash_token(token);
+    let now = state.clock.now_ms();
+    if let Some(user) = state.cache.user(&hash, now) {
+        return Ok(Caller { user });
+    }
+    let generation = state.cache.generation();
+    let user = store::tokens::authenticate(&state.db, &hash)
+        .await?
+        .ok_or_else(|| ApiError::Unauthorized("Unknown or revoked API token.".into()))?;
+    if user.first_auth_at.is_none() {
+        first_authentication(state, &user).await?;
+    } else {
+        state.cache.put_user(hash, user.clone(), now, generation);
+    }
+    Ok(Caller { user })
+}
+
+/// On a user's first authenticated request, the invitations waiting for their e-mail
+/// turn into memberships.
+async fn first_authentication(state: &AppState, user: &UserRow) -> ApiResult<()> {
+    let now = state.clock.now_ms();
+    let mut tx = state.db.begin().await?;
+    let claimed =
+        sqlx::query("UPDATE users SET first_auth_at = $2 WHERE id = $1 AND first_auth_at IS NULL")
+            .bind(&user.id)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+    if claimed.rows_affected() > 0 {
+        for invite in store::invites::take_pending(&mut tx, &user.email).await? {
+            store::members::insert(
+                &mut tx,
+                &invite.org_id,
+                &user.id,
+                invite.role.as_deref(),
+                invite.sso != 0,
+                now,
+            )
+            .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}

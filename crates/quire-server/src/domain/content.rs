@@ -1,0 +1,213 @@
+//! Revisions as the server stores them: the content engine's objects in the database,
+//! with bounded caches of objects and decoded revisions. Both are immutable (named by their
+//! content), so the caches never need invalidating, on one node or many.
+//! Engine work (encode, decode, apply, merge) runs on the blocking pool, off the request
+//! threads.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use moka::sync::Cache;
+use quire_content::model::Revision;
+use quire_content::store::{self as objects, ObjectHash};
+
+use crate::db::Tx;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store;
+
+/// Object bytes kept in memory at most.
+const OBJECT_CACHE_BYTES: u64 = 256 * 1024 * 1024;
+/// Decoded revisions kept in memory at most (weighed by their markdown bytes).
+const REVISION_CACHE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The per-node caches of content.
+#[derive(Clone)]
+pub struct ContentCache {
+    objects: Cache<ObjectHash, Arc<Vec<u8>>>,
+    revisions: Cache<String, Arc<Revision>>,
+    /// Objects known to be stored for a space, so that a save writes only new ones.
+    stored: Cache<(String, ObjectHash), ()>,
+    /// Serialised page listings of revisions, by `space:root` (a revision never changes,
+    /// and a listing holds no expiring URLs).
+    listings: Cache<String, bytes::Bytes>,
+}
+
+impl std::fmt::Debug for ContentCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ContentCache")
+    }
+}
+
+impl Default for ContentCache {
+    fn default() -> Self {
+        Self {
+            objects: Cache::builder()
+                .max_capacity(OBJECT_CACHE_BYTES)
+                .weigher(|_, v: &Arc<Vec<u8>>| u32::try_from(v.len() + 64).unwrap_or(u32::MAX))
+                .build(),
+            revisions: Cache::builder()
+                .max_capacity(REVISION_CACHE_BYTES)
+                .weigher(|_, r: &Arc<Revision>| u32::try_from(weight(r)).unwrap_or(u32::MAX))
+                .build(),
+            stored: Cache::builder().max_capacity(2_000_000).build(),
+            listings: Cache::builder()
+                .max_capacity(256 * 1024 * 1024)
+                .weigher(|_, b: &bytes::Bytes| u32::try_from(b.len()).unwrap_or(u32::MAX))
+                .build(),
+        }
+    }
+}
+
+fn weight(rev: &Revision) -> usize {
+    rev.flatten()
+        .iter()
+        .map(|p| 256 + p.page.markdown().map_or(0, str::len))
+        .sum::<usize>()
+        + rev.files.len() * 256
+}
+
+/// The content of a revision of `space_id`: as [`load`], and every object walked is then
+/// known to be stored for that space (so that later saves skip it).
+pub async fn load_in(state: &AppState, space_id: &str, root: &str) -> ApiResult<Arc<Revision>> {
+    load_walk(state, Some(space_id), root).await
+}
+
+/// The content of the revision whose root object is `root` (empty root: empty content).
+pub async fn load(state: &AppState, root: &str) -> ApiResult<Arc<Revision>> {
+    load_walk(state, None, root).await
+}
+
+async fn load_walk(
+    state: &AppState,
+    space_id: Option<&str>,
+    root: &str,
+) -> ApiResult<Arc<Revision>> {
+    if root.is_empty() {
+        return Ok(Arc::new(Revision::default()));
+    }
+    if let Some(rev) = state.content.revisions.get(root) {
+        return Ok(rev);
+    }
+    let root_hash = ObjectHash::from_hex(root)
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored root `{root}` is not a hash")))?;
+    // Walk the object graph level by level: one query per level for what is not cached.
+    let mut collected: HashMap<ObjectHash, Arc<Vec<u8>>> = HashMap::new();
+    let mut seen: HashSet<ObjectHash> = HashSet::from([root_hash]);
+    let mut frontier = vec![root_hash];
+    while !frontier.is_empty() {
+        let missing: Vec<String> = frontier
+            .iter()
+            .filter(|h| !state.content.objects.contains_key(*h))
+            .map(ObjectHash::to_hex)
+            .collect();
+        for (hash, data) in store::objects::get_many(&state.db, &missing).await? {
+            if let Some(h) = ObjectHash::from_hex(&hash) {
+                state.content.objects.insert(h, Arc::new(data));
+            }
+        }
+        let mut next = Vec::new();
+        for h in frontier {
+            let bytes = state.content.objects.get(&h).ok_or_else(|| {
+                ApiError::internal(anyhow::anyhow!("content object {h} is missing"))
+            })?;
+            for r in objects::references(&bytes).map_err(ApiError::internal)? {
+                if seen.insert(r) {
+                    next.push(r);
+                }
+            }
+            if let Some(space) = space_id {
+                state.content.stored.insert((space.to_string(), h), ());
+            }
+            collected.insert(h, bytes);
+        }
+        frontier = next;
+    }
+    let rev = tokio::task::spawn_blocking(move || {
+        objects::decode(&root_hash, |h| collected.get(h).map(|b| b.as_ref().clone()))
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?;
+    let rev = Arc::new(rev);
+    state
+        .content
+        .revisions
+        .insert(root.to_string(), rev.clone());
+    Ok(rev)
+}
+
+/// Objects written by a transaction, to remember once it has committed.
+pub struct Saved {
+    space_id: String,
+    /// Root hash of the saved revision.
+    pub root: String,
+    objects: Vec<(ObjectHash, Vec<u8>)>,
+    revision: Arc<Revision>,
+    /// Bytes of the objects this save wrote.
+    pub new_bytes: usize,
+}
+
+/// Encodes `rev` as content of `space_id` and writes the objects that space lacks, inside `tx`.
+pub async fn save(
+    state: &AppState,
+    tx: &mut Tx,
+    space_id: &str,
+    rev: Revision,
+) -> ApiResult<Saved> {
+    let stored = state.content.stored.clone();
+    let space = space_id.to_string();
+    let (encoded, rev) = tokio::task::spawn_blocking(move || {
+        // Only objects reachable through missing ones are asked about: a space's table always
+        // holds everything its stored objects refer to (they are written together).
+        let encoded = objects::encode_missing(&rev, |h| stored.contains_key(&(space.clone(), *h)));
+        (encoded, rev)
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    let rows: Vec<(String, Vec<u8>)> = encoded
+        .objects
+        .iter()
+        .map(|(h, b)| (h.to_hex(), b.clone()))
+        .collect();
+    store::objects::put_many(tx, space_id, &rows).await?;
+    Ok(Saved {
+        space_id: space_id.to_string(),
+        root: encoded.root.to_hex(),
+        objects: encoded.objects,
+        revision: Arc::new(rev),
+        new_bytes: encoded.new_bytes,
+    })
+}
+
+impl Saved {
+    /// The saved content.
+    pub fn revision(&self) -> &Arc<Revision> {
+        &self.revision
+    }
+}
+
+/// After the transaction of a [`save`] committed: its objects are known to exist.
+pub fn remember(state: &AppState, saved: Saved) {
+    for (h, bytes) in saved.objects {
+        state.content.stored.insert((saved.space_id.clone(), h), ());
+        state.content.objects.insert(h, Arc::new(bytes));
+    }
+    state.content.revisions.insert(saved.root, saved.revision);
+}
+
+/// The serialised page listing of a revision of `space_id`, built by `render` on first use.
+pub fn listing(
+    state: &AppState,
+    space_id: &str,
+    root: &str,
+    render: impl FnOnce() -> serde_json::Value,
+) -> ApiResult<bytes::Bytes> {
+    let key = format!("{space_id}:{root}");
+    if let Some(bytes) = state.content.listings.get(&key) {
+        return Ok(bytes);
+    }
+    let bytes = bytes::Bytes::from(serde_json::to_vec(&render()).map_err(ApiError::internal)?);
+    state.content.listings.insert(key, bytes.clone());
+    Ok(bytes)
+}

@@ -1,0 +1,83 @@
+//! Background work from the durable job table. Every node runs a worker; a job is claimed
+//! with a lease, so several nodes share the table safely and a node that dies mid-job
+//! leaves it to be claimed again when the lease expires.
+
+use std::time::Duration;
+
+use crate::state::AppState;
+use crate::store;
+use crate::store::jobs::Job;
+
+/// How long a deleted space can be restored before it is purged.
+pub const RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// Job kind that purges a deleted space.
+pub const PURGE_JOB: &str = "purge-space";
+
+/// How long a claimed job is reserved for its node.
+const LEASE_MS: i64 = 5 * 60 * 1000;
+
+/// Runs every job that is due now; returns how many ran.
+pub async fn run_due(state: &AppState) -> anyhow::Result<usize> {
+    let mut ran = 0;
+    while let Some(job) = store::jobs::claim(&state.db, state.now(), LEASE_MS).await? {
+        match execute(state, &job).await {
+            Ok(()) => store::jobs::finish(&state.db, &job.id).await?,
+            Err(err) => {
+                tracing::warn!(job = %job.id, kind = %job.kind, error = %err, "job failed; will retry");
+                let backoff = 60_000 * job.attempts.clamp(1, 60);
+                store::jobs::fail(&state.db, &job.id, &err.to_string(), state.now() + backoff)
+                    .await?;
+            }
+        }
+        ran += 1;
+    }
+    Ok(ran)
+}
+
+async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
+    match job.kind.as_str() {
+        PURGE_JOB => purge_space(state, &job.payload).await,
+        crate::domain::search::JOB => {
+            Ok(crate::domain::search::maintain(state, &job.payload).await?)
+        }
+        other => anyhow::bail!("unknown job kind {other}"),
+    }
+}
+
+/// Removes a space for good if it is still deleted and its retention has passed. A space
+/// restored (or deleted again later) is left alone: a later job covers a later deletion.
+async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
+    let cutoff = state.now() - RETENTION_MS;
+    if !store::spaces::deleted_before(&state.db, space_id, cutoff).await? {
+        return Ok(());
+    }
+    let mut tx = state.db.begin().await?;
+    let blobs = store::objects::blob_refs(&mut tx, space_id).await?;
+    store::spaces::purge(&mut tx, space_id).await?;
+    tx.commit().await?;
+    state.cache.invalidate();
+    // File bytes no other space uses go too. A crash between the commit and here can only
+    // leave unreferenced bytes behind, never remove bytes that some content still names.
+    for hash in store::objects::unused_blobs(&state.db, &blobs).await? {
+        state.blobs.delete(&hash).await?;
+        sqlx::query("DELETE FROM blobs WHERE hash = $1")
+            .bind(&hash)
+            .execute(state.db.pool())
+            .await?;
+    }
+    tracing::info!(space = %space_id, "purged deleted space");
+    Ok(())
+}
+
+/// Runs due jobs every `interval` until the task is aborted.
+pub fn spawn_worker(state: AppState, interval: Duration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            if let Err(err) = run_due(&state).await {
+                tracing::warn!(error = %err, "job worker pass failed");
+            }
+            tokio::time::sleep(interval).await;
+        }
+    })
+}

@@ -1,0 +1,13 @@
+//! The domain layer: workflows that several API families share (access resolution, content
+//! loading and saving, the change-request write loop, placement of spaces and collections,
+//! purge and other jobs, file intake, search). Handlers call it; it calls the store.
+
+pub mod access;
+pub mod auth;
+pub mod change_requests;
+pub mod content;
+pub mod jobs;
+pub mod placement;
+pub mod search;
+pub mod teams;
+pub mod uploads;

@@ -1,0 +1,177 @@
+//! Where spaces and collections go: default levels, moves among siblings and between
+//! collections, and transfers between organizations, shared by both families.
+
+use serde::Deserialize;
+
+use crate::domain::access::grants::Grants;
+use crate::domain::access::{load_org, require_role, OrgCtx, Role};
+use crate::domain::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::nullable;
+use crate::state::AppState;
+use crate::store::ordering::{Item, Place};
+
+/// A default level as sent: a role, `null` (no default access) or `inherit`.
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum LevelIn {
+    /// A role.
+    Role(Role),
+    /// `inherit`.
+    Inherit(InheritTag),
+}
+
+/// The literal `inherit`.
+#[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum InheritTag {
+    Inherit,
+}
+
+/// Stored form of a default level.
+pub fn level_to_db(level: Option<LevelIn>) -> Option<String> {
+    match level {
+        None => None,
+        Some(LevelIn::Inherit(_)) => Some("inherit".into()),
+        Some(LevelIn::Role(r)) => Some(r.as_str().into()),
+    }
+}
+
+/// Who may create content under `parent` (a collection) or at the organization's root.
+pub fn require_create_in(org: &OrgCtx, grants: &Grants, parent: Option<&str>) -> ApiResult<()> {
+    match parent {
+        None => require_role(org.role, Role::Create, "create content in the organization"),
+        Some(id) => {
+            let collection = grants
+                .collections()
+                .get(id)
+                .filter(|c| grants.collection_role(c).is_some())
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!("`parent`: collection `{id}` not found."))
+                })?;
+            require_role(
+                grants.collection_role(collection),
+                Role::Create,
+                "create content in this collection",
+            )
+        }
+    }
+}
+
+/// A sibling reference in a `position`.
+#[derive(Deserialize, Debug)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Pointer {
+    /// A space.
+    Space { space: String },
+    /// A collection.
+    Collection { collection: String },
+}
+
+impl Pointer {
+    fn item(&self) -> Item {
+        match self {
+            Pointer::Space { space } => Item {
+                kind: "space".into(),
+                id: space.clone(),
+            },
+            Pointer::Collection { collection } => Item {
+                kind: "collection".into(),
+                id: collection.clone(),
+            },
+        }
+    }
+}
+
+/// `ContentPosition`.
+#[derive(Deserialize, Debug, Default)]
+pub struct Position {
+    before: Option<Pointer>,
+    after: Option<Pointer>,
+}
+
+impl Position {
+    /// The place this position names.
+    pub fn place(&self) -> ApiResult<Place> {
+        match (&self.before, &self.after) {
+            (Some(b), None) => Ok(Place::Before(b.item())),
+            (None, Some(a)) => Ok(Place::After(a.item())),
+            (None, None) => Ok(Place::End),
+            (Some(_), Some(_)) => Err(ApiError::bad_request(
+                "`position` takes `before` or `after`, not both.",
+            )),
+        }
+    }
+}
+
+/// Body of `moveSpace` and `moveCollection`.
+#[derive(Deserialize)]
+pub struct MoveBody {
+    #[serde(default, deserialize_with = "nullable")]
+    pub parent: Option<Option<String>>,
+    pub position: Option<Position>,
+}
+
+/// Resolves and checks a move's destination: the new parent (which the caller must be
+/// able to create in) and the place among siblings.
+pub fn move_target(
+    ctx_org: &OrgCtx,
+    grants: &Grants,
+    current_parent: Option<&str>,
+    body: &MoveBody,
+) -> ApiResult<(Option<String>, Place)> {
+    if body.parent.is_none() && body.position.is_none() {
+        return Err(ApiError::bad_request(
+            "Request body must set `parent` or `position`.",
+        ));
+    }
+    let parent = match &body.parent {
+        Some(p) => p.clone(),
+        None => current_parent.map(str::to_string),
+    };
+    if body.parent.is_some() {
+        require_create_in(ctx_org, grants, parent.as_deref())?;
+    }
+    let place = match &body.position {
+        Some(p) => p.place()?,
+        None => Place::End,
+    };
+    Ok((parent, place))
+}
+
+/// Body of `transferSpace` / `transferCollection`.
+#[derive(Deserialize)]
+pub struct TransferBody {
+    pub organization: String,
+    /// Destination collection in the target organization (optional).
+    #[serde(alias = "collection")]
+    pub parent: Option<String>,
+}
+
+/// Checks a transfer's destination: the caller must administer the target organization;
+/// a destination collection must belong to it. Returns the target organization's grants.
+pub async fn transfer_target(
+    state: &AppState,
+    caller: &Caller,
+    body: &TransferBody,
+) -> ApiResult<(OrgCtx, Grants)> {
+    let target = load_org(state, caller, &body.organization)
+        .await
+        .map_err(|_| {
+            ApiError::not_found(format!("Organization `{}` not found.", body.organization))
+        })?;
+    require_role(
+        target.role,
+        Role::Admin,
+        "transfer content into the target organization",
+    )?;
+    let grants = Grants::load(state, &target.org.id, &caller.user.id, target.role).await?;
+    if let Some(parent) = &body.parent {
+        if !grants.collections().contains_key(parent) {
+            return Err(ApiError::bad_request(format!(
+                "`parent`: collection `{parent}` not found in the target organization."
+            )));
+        }
+    }
+    Ok((target, grants))
+}

@@ -1,0 +1,158 @@
+//! Full-text search over the current content of spaces (`searchSpaceContent`,
+//! `searchOrganizationContent`).
+//!
+//! # Storage: a portable inverted index in ordinary tables, ranked in Rust
+//!
+//! The index lives in six ordinary tables (`search_spaces`, `search_pages`,
+//! `search_sections`, `search_postings`, `search_terms`, `search_words`, migration 5),
+//! written and read with the same SQL on SQLite and PostgreSQL. Ranking (BM25F), stemming,
+//! phrase, prefix and typo matching are computed in Rust, so both databases give the same
+//! answers, and every server node sharing a PostgreSQL database sees the same index.
+//!
+//! Why not the engines' own full-text search: SQLite FTS5 and PostgreSQL `tsvector` differ in
+//! tokenisation, stemming (FTS5 ships Porter for English only; PostgreSQL has its own
+//! dictionaries) and ranking (`bm25()` versus `ts_rank`, which is not BM25), and neither
+//! offers typo tolerance, so results would differ by database. Why not tantivy: its index
+//! is a set of files on one machine, and scale-out nodes share only the database.
+//!
+//! # Model
+//!
+//! - A *page* is the unit of ranking; it has fields title, headings and body, and is split
+//!   into *sections* at its headings (`quire_content::sections`), which results show.
+//! - Words are analysed per the space's `language` (see [`analyze`]): Snowball stems for
+//!   the languages `rust-stemmers` has (English by default), stop words for the common ones.
+//! - Postings hold, for each term and block of 64 page keys, every page's field lengths and
+//!   the word positions of the term in the title and in each section's heading and body
+//!   ([`codec`]). Reading a term costs one row per block; positions answer phrases (stop
+//!   words are indexed for that purpose only).
+//! - `search_terms` holds document frequencies (for choosing completions and corrections;
+//!   ranking counts them exactly from the postings it reads); `search_words` maps surface
+//!   words to terms, for prefix (a range scan) and typo (one-edit neighbours) look-ups.
+//!
+//! # Ranking
+//!
+//! BM25F over title (weight 5), headings (2) and body (1), each query word counting with
+//! its best candidate term (itself 1, a completion of the word being typed 0.9, a one-typo
+//! neighbour of a word of five letters or more 0.7), scaled by the square of the share of
+//! query words the page matches. Quoted phrases must appear, words adjacent, in one field.
+//!
+//! # Freshness
+//!
+//! The index follows each space's current revision: [`reindex`] runs inside the
+//! transaction that moves the space (a merge), and touches only the pages whose text or
+//! place changed. A changed page gets a new page key; its postings go to a per-page delta
+//! (`search_delta`, one row per term) and its old key is marked superseded
+//! (`search_dead`), so an update writes a few rows per term of the changed pages and reads
+//! none. Once 64 pages have changed, a durable job ([`JOB`], [`maintain`]) folds the delta
+//! into the blocks, eight pages per transaction, and brings document frequencies up to date. A duplicated space copies its
+//! source's index ([`copy`]).
+//!
+//! A search first checks that each space's index is at its current revision and brings it
+//! there if not (an index built before an upgrade, a language change, content moved by a
+//! path that does not reindex). A space too large to index in a merge's transaction (first
+//! indexing of more than 1,000 pages) is indexed by the job, or by the first search that
+//! comes before it. Deleted spaces are filtered out at query time, so restoring one brings
+//! it back as it was; purging a space removes its index by cascade.
+
+pub mod analyze;
+pub mod codec;
+pub mod index;
+pub mod query;
+
+pub use index::{reindex, Outcome};
+
+/// Job kind that brings a space's index to its current revision (payload: the space id).
+pub const JOB: &str = "search-index";
+
+use crate::db::Tx;
+use crate::error::ApiResult;
+use crate::state::AppState;
+use crate::store;
+use crate::store::search::SpaceState;
+
+/// Gives a duplicated space (`to`, at `to_revision`, with the same content as `from` at
+/// `from_revision`) a copy of the source's index, inside the duplicating transaction. When
+/// the source's index is not at that revision, the copy is indexed on its first search.
+pub async fn copy(
+    state: &AppState,
+    tx: &mut Tx,
+    from: &str,
+    from_revision: &str,
+    to: &str,
+    to_revision: &str,
+) -> ApiResult<()> {
+    store::search::copy(tx, from, from_revision, to, to_revision, state.now()).await?;
+    Ok(())
+}
+
+fn is_stale(s: &SpaceState) -> bool {
+    match &s.index {
+        None => !s.root.is_empty(),
+        Some(ix) => {
+            ix.revision_id != s.revision_id
+                || ix.analyzer != analyze::Analyzer::for_language(s.language.as_deref()).key()
+        }
+    }
+}
+
+/// Brings the index of one space to its current revision, in its own transaction (the
+/// [`JOB`], and searches that find an index behind).
+pub async fn sync(state: &AppState, space_id: &str) -> ApiResult<()> {
+    // Load the content first, outside the transaction.
+    let Some(space) = store::spaces::get(&state.db, space_id).await? else {
+        return Ok(());
+    };
+    let Some(row) = store::revisions::get(&state.db, space_id, &space.revision_id).await? else {
+        return Ok(());
+    };
+    let rev = crate::domain::content::load(state, &row.root).await?;
+    let mut tx = state.db.begin().await?;
+    match store::spaces::get_tx(&mut tx, space_id).await? {
+        // Moved meanwhile: whoever moved it reindexed it.
+        Some(now) if now.revision_id == space.revision_id => {
+            index::reindex_with(state, &mut tx, space_id, &space.revision_id, &rev, true).await?;
+            tx.commit().await?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Pages folded per transaction by [`maintain`].
+const FOLD_STEP: i64 = 8;
+
+/// The [`JOB`]: brings a space's index to its current revision, then folds its delta into
+/// its blocks, a few pages per transaction so that merges are never held up for long.
+pub async fn maintain(state: &AppState, space_id: &str) -> ApiResult<()> {
+    sync(state, space_id).await?;
+    loop {
+        let mut tx = state.db.begin().await?;
+        let more = index::compact(state, &mut tx, space_id, FOLD_STEP).await?;
+        tx.commit().await?;
+        if !more {
+            return Ok(());
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+/// The live spaces among `ids`, each with an index at its current revision (stale indexes
+/// are brought up to date first).
+pub async fn fresh_states(state: &AppState, ids: &[&str]) -> ApiResult<Vec<SpaceState>> {
+    let mut states = store::search::states(&state.db, ids).await?;
+    let stale: Vec<String> = states
+        .iter()
+        .filter(|s| is_stale(s))
+        .map(|s| s.space_id.clone())
+        .collect();
+    if !stale.is_empty() {
+        for id in &stale {
+            sync(state, id).await?;
+        }
+        let ids: Vec<&str> = stale.iter().map(String::as_str).collect();
+        let again = store::search::states(&state.db, &ids).await?;
+        states.retain(|s| !stale.contains(&s.space_id));
+        states.extend(again);
+    }
+    Ok(states)
+}

@@ -1,0 +1,139 @@
+//! Applies each operation's [`Access`]: authenticates the caller, loads the resources named
+//! by the path, and answers 404 when the caller may not see them (existence is not leaked)
+//! and 403 when they may see but not act. Handlers receive what was loaded as request
+//! extensions.
+
+use std::collections::HashMap;
+
+use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::http::Method;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::domain::access::{load_collection, load_org, load_space, require_role, Role, TeamCtx};
+use crate::domain::auth::authenticate;
+use crate::error::{ApiError, ApiResult};
+use crate::http::operation::Access;
+use crate::state::AppState;
+use crate::store;
+
+/// The middleware that applies a route's [`Access`].
+pub async fn enforce(
+    State((state, access)): State<(AppState, Access)>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let res = match check(&state, access, req).await {
+        Ok(req) => next.run(req).await,
+        Err(err) => err.into_response(),
+    };
+    if writes {
+        // Whatever this request changed, no cached lookup may outlive it on this node.
+        state.cache.invalidate();
+    }
+    res
+}
+
+async fn check(state: &AppState, access: Access, req: Request) -> ApiResult<Request> {
+    if access == Access::Public {
+        return Ok(req);
+    }
+    let (mut parts, body) = req.into_parts();
+    let caller = authenticate(state, &parts.headers).await?;
+    let params: HashMap<String, String> = RawPathParams::from_request_parts(&mut parts, state)
+        .await
+        .map(|p| {
+            p.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    match access {
+        Access::Public | Access::User => {}
+        Access::Space(need) => {
+            let space_id = param(&params, "spaceId")?;
+            let ctx = load_space(state, &caller, space_id).await?;
+            require_role(Some(ctx.role), need, "do this in the space")?;
+            parts.extensions.insert(ctx.org.clone());
+            parts.extensions.insert(ctx);
+        }
+        Access::SpaceIfExists(need) => {
+            match load_space(state, &caller, param(&params, "spaceId")?).await {
+                Ok(ctx) => {
+                    require_role(Some(ctx.role), need, "do this in the space")?;
+                    parts.extensions.insert(ctx.org.clone());
+                    parts.extensions.insert(ctx);
+                }
+                Err(ApiError::NotFound(_)) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Access::CollectionIfExists(need) => {
+            match load_collection(state, &caller, param(&params, "collectionId")?).await {
+                Ok(ctx) => {
+                    require_role(Some(ctx.role), need, "do this in the collection")?;
+                    parts.extensions.insert(ctx.org.clone());
+                    parts.extensions.insert(ctx);
+                }
+                Err(ApiError::NotFound(_)) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Access::Collection(need) => {
+            let collection_id = param(&params, "collectionId")?;
+            let ctx = load_collection(state, &caller, collection_id).await?;
+            require_role(Some(ctx.role), need, "do this in the collection")?;
+            parts.extensions.insert(ctx.org.clone());
+            parts.extensions.insert(ctx);
+        }
+        Access::OrgCreate => {
+            let org = load_org(state, &caller, param(&params, "organizationId")?).await?;
+            require_role(org.role, Role::Create, "create content in the organization")?;
+            parts.extensions.insert(org);
+        }
+        Access::OrgMember
+        | Access::OrgNonGuest
+        | Access::OrgAdmin
+        | Access::TeamView
+        | Access::TeamManage => {
+            let org = load_org(state, &caller, param(&params, "organizationId")?).await?;
+            let needs_role = !matches!(access, Access::OrgMember);
+            if needs_role && org.role.is_none() {
+                return Err(ApiError::forbidden(
+                    "Guests cannot do this in the organization.",
+                ));
+            }
+            if access == Access::OrgAdmin && !org.is_admin() {
+                return Err(ApiError::forbidden("Only organization admins can do this."));
+            }
+            if matches!(access, Access::TeamView | Access::TeamManage) {
+                let team_id = param(&params, "teamId")?;
+                let team = store::teams::get(&state.db, &org.org.id, team_id)
+                    .await?
+                    .ok_or_else(|| ApiError::not_found(format!("Team `{team_id}` not found.")))?;
+                let can_manage = org.is_admin()
+                    || store::teams::role_of(&state.db, &team.id, &caller.user.id)
+                        .await?
+                        .as_deref()
+                        == Some("owner");
+                if access == Access::TeamManage && !can_manage {
+                    return Err(ApiError::forbidden(
+                        "Only organization admins and team owners can manage this team.",
+                    ));
+                }
+                parts.extensions.insert(TeamCtx { team, can_manage });
+            }
+            parts.extensions.insert(org);
+        }
+    }
+    parts.extensions.insert(caller);
+    Ok(Request::from_parts(parts, body))
+}
+
+fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> ApiResult<&'a str> {
+    params
+        .get(name)
+        .map(String::as_str)
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("route lacks path parameter {name}")))
+}

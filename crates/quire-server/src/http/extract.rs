@@ -1,0 +1,199 @@
+//! Request extractors that answer bad input with the official error body and a message
+//! naming the offending field.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// A JSON request body, parsed with field-path error messages and bounded by the configured
+/// body limit (413 past it).
+pub struct JsonBody<T>(pub T);
+
+/// A JSON request body that may be absent; an empty body yields `T::default()`.
+pub struct OptionalJsonBody<T>(pub T);
+
+async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError> {
+    let limit = state.config.max_body_bytes;
+    let too_large =
+        || ApiError::PayloadTooLarge(format!("Request body exceeds the limit of {limit} bytes."));
+    if let Some(len) = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        if len > limit {
+            return Err(too_large());
+        }
+    }
+    let body = http_body_util::Limited::new(req.into_body(), limit);
+    match http_body_util::BodyExt::collect(body).await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(err) if timed_out(err.as_ref()) => Err(ApiError::RequestTimeout(
+            "The request body was not received in time.".into(),
+        )),
+        Err(err) => Err(ApiError::bad_request(format!(
+            "Could not read the request body: {err}"
+        ))),
+    }
+}
+
+/// Whether a body error comes from the body read deadline (it arrives wrapped by the body
+/// types between the timeout layer and the extractor).
+fn timed_out(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if e.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// Whether JSON text escapes a NUL character somewhere (`\u0000` after an odd number of
+/// backslashes); raw NULs are not valid JSON and the parser refuses them.
+fn escapes_nul(bytes: &[u8]) -> bool {
+    let needle = b"u0000";
+    bytes.windows(needle.len()).enumerate().any(|(i, w)| {
+        w == needle && bytes[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 1
+    })
+}
+
+/// The path of the first string (or key) in `value` that holds a NUL character.
+fn nul_path(value: &serde_json::Value, path: &mut String) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().enumerate().any(|(i, v)| {
+            let len = path.len();
+            path.push_str(&format!("[{i}]"));
+            let found = nul_path(v, path);
+            if !found {
+                path.truncate(len);
+            }
+            found
+        }),
+        Value::Object(map) => map.iter().any(|(k, v)| {
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(&k.replace('\0', "\\u0000"));
+            let found = k.contains('\0') || nul_path(v, path);
+            if !found {
+                path.truncate(len);
+            }
+            found
+        }),
+        _ => false,
+    }
+}
+
+/// Parses JSON bytes into `T`, naming the field at fault on error. Text holding NUL
+/// characters is refused: no field needs one, and PostgreSQL cannot store them.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if escapes_nul(bytes) {
+        let mut path = String::new();
+        if let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) {
+            if nul_path(&value, &mut path) {
+                let field = if path.is_empty() { "." } else { &path };
+                return Err(ApiError::bad_request(format!(
+                    "`{field}` must not contain NUL characters."
+                )));
+            }
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            ApiError::bad_request(format!("Malformed JSON in request body: {inner}"))
+        } else if path == "." {
+            ApiError::bad_request(format!("Invalid request body: {inner}"))
+        } else {
+            ApiError::bad_request(format!("Invalid field `{path}` in request body: {inner}"))
+        }
+    })?;
+    de.end()
+        .map_err(|err| ApiError::bad_request(format!("Malformed JSON in request body: {err}")))?;
+    Ok(value)
+}
+
+impl<T: DeserializeOwned> FromRequest<AppState> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let bytes = read_body(req, state).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(ApiError::bad_request("A JSON request body is required."));
+        }
+        parse_json(&bytes).map(JsonBody)
+    }
+}
+
+impl<T: DeserializeOwned + Default> FromRequest<AppState> for OptionalJsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let bytes = read_body(req, state).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJsonBody(T::default()));
+        }
+        parse_json(&bytes).map(OptionalJsonBody)
+    }
+}
+
+/// Query parameters, parsed with repeated keys as arrays and errors naming the parameter.
+pub struct QueryParams<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for QueryParams<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or("");
+        if contains_encoded_nul(query) {
+            return Err(ApiError::bad_request(
+                "Query parameters must not contain NUL characters.",
+            ));
+        }
+        parse_query(query).map(QueryParams)
+    }
+}
+
+/// Parses a raw query string into `T`, naming the parameter at fault on error.
+pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    let de = serde_html_form::Deserializer::from_bytes(query.as_bytes());
+    serde_path_to_error::deserialize(de).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        if path == "." {
+            ApiError::bad_request(format!("Invalid query parameters: {inner}"))
+        } else {
+            ApiError::bad_request(format!("Invalid query parameter `{path}`: {inner}"))
+        }
+    })
+}
+
+/// Deserializes a field that distinguishes absent (`None`) from `null` (`Some(None)`);
+/// use with `#[serde(default, deserialize_with = "nullable")]`.
+pub fn nullable<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
+}
+
+/// Whether URL-encoded text carries a NUL character (`%00`).
+pub fn contains_encoded_nul(text: &str) -> bool {
+    text.as_bytes()
+        .windows(3)
+        .any(|w| w[0] == b'%' && w[1] == b'0' && w[2] == b'0')
+}

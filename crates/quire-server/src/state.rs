@@ -1,0 +1,84 @@
+//! Shared application state: what every layer below the bootstrap can reach.
+
+use std::sync::Arc;
+
+use crate::blobs::Blobs;
+use crate::cache::AccessCache;
+use crate::clock::SharedClock;
+use crate::config::ServerConfig;
+use crate::db::Db;
+use crate::domain::content::ContentCache;
+use crate::keys::Keys;
+
+/// What every handler can reach; cheap to clone (one reference count), since axum clones
+/// it for every request.
+#[derive(Clone, Debug)]
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The state shared by every request.
+#[derive(Debug)]
+pub struct Shared {
+    /// Configuration in force.
+    pub config: Arc<ServerConfig>,
+    /// The database.
+    pub db: Db,
+    /// Signing keys shared by all nodes.
+    pub keys: Keys,
+    /// The clock (injectable for tests).
+    pub clock: SharedClock,
+    /// Base of absolute URLs, without a trailing slash.
+    pub public_url: Arc<str>,
+    /// Per-node cache of token and membership lookups.
+    pub cache: Arc<AccessCache>,
+    /// File bytes.
+    pub blobs: Blobs,
+    /// Immutable content objects and decoded revisions.
+    pub content: ContentCache,
+    /// Outgoing HTTP (fetching files and imports by URL).
+    pub http: reqwest::Client,
+}
+
+impl AppState {
+    /// Opens the database, runs migrations and loads keys.
+    pub async fn open(
+        config: ServerConfig,
+        clock: SharedClock,
+        public_url: String,
+    ) -> anyhow::Result<Self> {
+        let db = Db::connect(&config.database_url()).await?;
+        let keys = Keys::load(&db, clock.now_ms()).await?;
+        let blobs = Blobs::open(config.blob_url.as_deref(), &config.data_dir.join("blobs"))?;
+        Ok(Self(Arc::new(Shared {
+            blobs,
+            content: ContentCache::default(),
+            http: reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(30))
+                .user_agent(concat!("quire/", env!("CARGO_PKG_VERSION")))
+                .build()?,
+            cache: Arc::new(AccessCache::new(config.access_cache_ms)),
+            config: Arc::new(config),
+            db,
+            keys,
+            clock,
+            public_url: public_url.into(),
+        })))
+    }
+
+    /// An absolute URL for `path` (which starts with `/`).
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.public_url, path)
+    }
+
+    /// Now, from the state's clock.
+    pub fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+}
