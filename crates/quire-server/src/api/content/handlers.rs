@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::{Extension, Json};
 use quire_content::model::{File, Revision};
 use quire_content::view::{self, BodyFormat, ViewOptions};
@@ -15,7 +16,7 @@ use crate::blobs;
 use crate::clock::iso;
 use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::auth::Caller;
-use crate::domain::change_requests::{self as crs, require_edit};
+use crate::domain::change_requests::{self as crs, require_edit, Landing};
 use crate::domain::content;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, QueryParams};
@@ -23,11 +24,7 @@ use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
-use crate::store::change_requests::ChangeRequestRow;
 use crate::store::revisions::{NewRevision, RevisionRow};
-
-/// How often a write that lost a race against another write is retried.
-const MAX_ATTEMPTS: usize = 8;
 
 /// The `metadata`/`computed` switches every content read accepts (no computed content or
 /// Git metadata exists in Quire, so they change nothing).
@@ -218,38 +215,61 @@ fn file_json(state: &AppState, loaded: &Loaded, file_id: &str) -> ApiResult<Valu
 
 // ---- Which revision a read is about -------------------------------------------------
 
-async fn space_content(state: &AppState, ctx: &SpaceCtx) -> ApiResult<Loaded> {
-    load_revision(state, &ctx.space.id, &ctx.space.revision_id).await
+/// The revision a content read is about, chosen by the path: a change request's content
+/// (`changeRequestId`), a revision by id (`revisionId`), or else the space's current
+/// content. One handler per read serves all three scopes.
+pub struct ReadAt {
+    loaded: Loaded,
+    params: HashMap<String, String>,
 }
 
-async fn cr_content(
-    state: &AppState,
-    ctx: &SpaceCtx,
-    cr: &str,
-) -> ApiResult<(ChangeRequestRow, Loaded)> {
-    let c = crs::load(state, ctx, cr).await?;
-    let loaded = load_revision(state, &ctx.space.id, &c.revision_id).await?;
-    Ok((c, loaded))
+impl ReadAt {
+    /// A path parameter of the read (`pageId`, `fileId`, `pagePath`).
+    fn param(&self, name: &str) -> ApiResult<&str> {
+        self.params.get(name).map(String::as_str).ok_or_else(|| {
+            ApiError::internal(anyhow::anyhow!("content route lacks path parameter {name}"))
+        })
+    }
 }
 
-/// `getCurrentRevision`.
-pub async fn get_space_content(
+impl FromRequestParts<AppState> for ReadAt {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::bad_request(e.body_text()))?;
+        let ctx = parts.extensions.get::<SpaceCtx>().ok_or_else(|| {
+            ApiError::internal(anyhow::anyhow!("content read without a space context"))
+        })?;
+        let revision = if let Some(cr) = params.get("changeRequestId") {
+            crs::load(state, ctx, cr).await?.revision_id
+        } else if let Some(rev) = params.get("revisionId") {
+            rev.clone()
+        } else {
+            ctx.space.revision_id.clone()
+        };
+        let loaded = load_revision(state, &ctx.space.id, &revision).await?;
+        Ok(ReadAt { loaded, params })
+    }
+}
+
+/// `getCurrentRevision`, `getRevisionOfChangeRequestById`, `getRevisionById`.
+pub async fn get_revision(
     State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
+    at: ReadAt,
     QueryParams(_q): QueryParams<ReadQuery>,
 ) -> ApiResult<Json<Value>> {
-    let loaded = space_content(&state, &ctx).await?;
-    Ok(Json(revision_json(&state, &loaded).await?))
+    Ok(Json(revision_json(&state, &at.loaded).await?))
 }
 
-/// `listPages`.
-pub async fn list_space_pages(
+/// `listPages`, `listPagesInChangeRequest`, `listPagesInRevisionById`.
+pub async fn list_pages(
     State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
+    at: ReadAt,
     QueryParams(_q): QueryParams<ReadQuery>,
 ) -> ApiResult<axum::response::Response> {
-    let loaded = space_content(&state, &ctx).await?;
-    pages_response(&state, &loaded)
+    pages_response(&state, &at.loaded)
 }
 
 /// The `{pages}` answer of a revision, serialised once per revision and then reused.
@@ -270,197 +290,52 @@ fn pages_json(state: &AppState, loaded: &Loaded) -> Value {
     json!({ "pages": view::pages_view(&loaded.rev, &ViewOptions { body: BodyFormat::Markdown, app_url: &app }) })
 }
 
-/// `listFiles`.
-pub async fn list_space_files(
+/// `listFiles`, `listFilesInChangeRequestById`, `listFilesInRevisionById`.
+pub async fn list_files(
     State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
+    at: ReadAt,
     QueryParams(_q): QueryParams<ReadQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
-    let loaded = space_content(&state, &ctx).await?;
-    Ok(Json(files_page(
+    let scope = format!("files:{}", at.loaded.row.id);
+    Ok(Json(files_page(&state, &at.loaded, &page, &scope)?))
+}
+
+/// `getFileById`, `getFileInChangeRequestById`, `getFileInRevisionById`.
+pub async fn get_file(
+    State(state): State<AppState>,
+    at: ReadAt,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(file_json(&state, &at.loaded, at.param("fileId")?)?))
+}
+
+/// `getPageById`, `getPageInChangeRequestById`, `getPageInRevisionById`.
+pub async fn get_page(
+    State(state): State<AppState>,
+    at: ReadAt,
+    QueryParams(q): QueryParams<PageQuery>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(page_json(
         &state,
-        &loaded,
-        &page,
-        &format!("files:{}", loaded.row.id),
+        &at.loaded,
+        at.param("pageId")?,
+        q.format,
     )?))
 }
 
-/// `getFileById`.
-pub async fn get_space_file(
+/// `getPageByPath`, `getPageInChangeRequestByPath`, `getPageInRevisionByPath`.
+pub async fn get_page_by_path(
     State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, file_id)): Path<(String, String)>,
-    QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<Json<Value>> {
-    let loaded = space_content(&state, &ctx).await?;
-    Ok(Json(file_json(&state, &loaded, &file_id)?))
-}
-
-/// `getPageById`.
-pub async fn get_space_page(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, page_id)): Path<(String, String)>,
+    at: ReadAt,
     QueryParams(q): QueryParams<PageQuery>,
 ) -> ApiResult<Json<Value>> {
-    let loaded = space_content(&state, &ctx).await?;
-    Ok(Json(page_json(&state, &loaded, &page_id, q.format)?))
-}
-
-/// `getPageByPath`.
-pub async fn get_space_page_by_path(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, path)): Path<(String, String)>,
-    QueryParams(q): QueryParams<PageQuery>,
-) -> ApiResult<Json<Value>> {
-    let loaded = space_content(&state, &ctx).await?;
-    Ok(Json(page_by_path(&state, &loaded, &path, q.format)?))
-}
-
-/// `getRevisionOfChangeRequestById`.
-pub async fn get_cr_content(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr)): Path<(String, String)>,
-    QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<Json<Value>> {
-    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
-    Ok(Json(revision_json(&state, &loaded).await?))
-}
-
-/// `listPagesInChangeRequest`.
-pub async fn list_cr_pages(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr)): Path<(String, String)>,
-    QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<axum::response::Response> {
-    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
-    pages_response(&state, &loaded)
-}
-
-/// `listFilesInChangeRequestById`.
-pub async fn list_cr_files(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr)): Path<(String, String)>,
-    QueryParams(_q): QueryParams<ReadQuery>,
-    page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
-    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
-    Ok(Json(files_page(
+    Ok(Json(page_by_path(
         &state,
-        &loaded,
-        &page,
-        &format!("files:{}", loaded.row.id),
+        &at.loaded,
+        at.param("pagePath")?,
+        q.format,
     )?))
-}
-
-/// `getFileInChangeRequestById`.
-pub async fn get_cr_file(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, file_id)): Path<(String, String, String)>,
-    QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<Json<Value>> {
-    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
-    Ok(Json(file_json(&state, &loaded, &file_id)?))
-}
-
-/// `getPageInChangeRequestById`.
-pub async fn get_cr_page(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, page_id)): Path<(String, String, String)>,
-    QueryParams(q): QueryParams<PageQuery>,
-) -> ApiResult<Json<Value>> {
-    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
-    Ok(Json(page_json(&state, &loaded, &page_id, q.format)?))
-}
-
-/// `getPageInChangeRequestByPath`.
-pub async fn get_cr_page_by_path(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, path)): Path<(String, String, String)>,
-    QueryParams(q): QueryParams<PageQuery>,
-) -> ApiResult<Json<Value>> {
-    let (_, loaded) = cr_content(&state, &ctx, &cr).await?;
-    Ok(Json(page_by_path(&state, &loaded, &path, q.format)?))
-}
-
-/// `getRevisionById`.
-pub async fn get_revision(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, rev)): Path<(String, String)>,
-    QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<Json<Value>> {
-    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
-    Ok(Json(revision_json(&state, &loaded).await?))
-}
-
-/// `listPagesInRevisionById`.
-pub async fn list_revision_pages(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, rev)): Path<(String, String)>,
-    QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<axum::response::Response> {
-    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
-    pages_response(&state, &loaded)
-}
-
-/// `listFilesInRevisionById`.
-pub async fn list_revision_files(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, rev)): Path<(String, String)>,
-    QueryParams(_q): QueryParams<ReadQuery>,
-    page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
-    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
-    Ok(Json(files_page(
-        &state,
-        &loaded,
-        &page,
-        &format!("files:{}", loaded.row.id),
-    )?))
-}
-
-/// `getFileInRevisionById`.
-pub async fn get_revision_file(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, rev, file_id)): Path<(String, String, String)>,
-    QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<Json<Value>> {
-    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
-    Ok(Json(file_json(&state, &loaded, &file_id)?))
-}
-
-/// `getPageInRevisionById`.
-pub async fn get_revision_page(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, rev, page_id)): Path<(String, String, String)>,
-    QueryParams(q): QueryParams<PageQuery>,
-) -> ApiResult<Json<Value>> {
-    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
-    Ok(Json(page_json(&state, &loaded, &page_id, q.format)?))
-}
-
-/// `getPageInRevisionByPath`.
-pub async fn get_revision_page_by_path(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, rev, path)): Path<(String, String, String)>,
-    QueryParams(q): QueryParams<PageQuery>,
-) -> ApiResult<Json<Value>> {
-    let loaded = load_revision(&state, &ctx.space.id, &rev).await?;
-    Ok(Json(page_by_path(&state, &loaded, &path, q.format)?))
 }
 
 // ---- Writes ------------------------------------------------------------------------------
@@ -526,17 +401,15 @@ pub async fn update_cr_content(
     let inserted =
         crate::domain::uploads::resolve_files(&state, &ctx.space.id, &mut changes).await?;
     let found = crs::load(&state, &ctx, &cr).await?;
-    for _ in 0..MAX_ATTEMPTS {
-        let mut tx = state.db.begin().await?;
-        let c = store::change_requests::get_tx(&mut tx, &found.id)
-            .await?
-            .ok_or_else(|| ApiError::not_found("Change request not found."))?;
+    let mut attempts = crs::Attempts::new("this batch");
+    let applied_results = loop {
+        attempts.next()?;
+        let c = crs::load(&state, &ctx, &found.id).await?;
         if c.status == "merged" {
             return Err(ApiError::conflict(
                 "A merged change request can no longer be edited.",
             ));
         }
-        drop(tx);
         let current = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
         let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
         let (rev, base_rev, batch) = (current.rev.clone(), base.rev.clone(), changes.clone());
@@ -552,70 +425,54 @@ pub async fn update_cr_content(
         .await
         .map_err(ApiError::internal)?
         .map_err(edit_error)?;
-        let now = state.now();
-        let mut tx = state.db.begin().await?;
-        let saved = content::save(&state, &mut tx, &ctx.space.id, applied.revision).await?;
-        let revision_id = new_id();
-        store::revisions::insert(
-            &mut tx,
-            &NewRevision {
-                id: &revision_id,
-                space_id: &ctx.space.id,
-                parents: std::slice::from_ref(&c.revision_id),
-                kind: "edits",
-                root: &saved.root,
-                created_by: Some(&caller.user.id),
-                created_at: now,
-            },
-        )
-        .await?;
-        if !store::change_requests::advance(&mut tx, &c.id, &c.revision_id, &revision_id, None, now)
-            .await?
-        {
-            // Another batch landed first: apply ours on top of it.
-            continue;
-        }
-        store::change_requests::add_contributor(&mut tx, &c.id, &caller.user.id, now).await?;
-        tx.commit().await?;
-        content::remember(&state, saved);
-        let updated = crs::load(&state, &ctx, &c.id).await?;
-        let cr_json = crate::api::views::change_request_json(&state, &ctx, &updated).await?;
-        if query.compat {
-            return Ok(Json(cr_json));
-        }
-        let location = |page: &str| {
-            state.url(&format!(
-                "/v1/spaces/{}/change-requests/{}/content/page/{page}",
-                ctx.space.id, c.id
-            ))
+        let landing = Landing {
+            cr: &c,
+            revision: applied.revision,
+            kind: "edits",
+            parents: vec![c.revision_id.clone()],
+            new_base: None,
+            by: &caller.user.id,
+            contributes: true,
         };
-        let results: Vec<Value> = applied
-            .results
-            .iter()
-            .map(|r| match r {
-                quire_content::edit::ChangeResult::CreatedPage { reference, page } => {
-                    let mut v = json!({ "object": "created_page", "page": { "object": "page", "id": page, "urls": { "location": location(page) } } });
-                    if let Some(r) = reference {
-                        v["ref"] = json!(r);
-                    }
-                    v
-                }
-                quire_content::edit::ChangeResult::UpdatedPage { page } => {
-                    json!({ "object": "updated_page", "page": { "object": "page", "id": page, "urls": { "location": location(page) } } })
-                }
-                quire_content::edit::ChangeResult::DeletedPage { page } => json!({ "object": "deleted_page", "page": page }),
-            })
-            .collect();
-        let files: Vec<Value> = inserted
-            .iter()
-            .map(|f| view::file_view(f, &download_url(&state, f)))
-            .collect();
-        return Ok(Json(
-            json!({ "changeRequest": cr_json, "changes": results, "insertedFiles": files }),
-        ));
+        match crs::land(&state, landing).await? {
+            Some(_) => break applied.results,
+            // Another batch landed first: apply ours again on top of it.
+            None => continue,
+        }
+    };
+    let updated = crs::load(&state, &ctx, &found.id).await?;
+    let cr_json = crate::api::views::change_request_json(&state, &ctx, &updated).await?;
+    if query.compat {
+        return Ok(Json(cr_json));
     }
-    Err(ApiError::conflict(
-        "The change request kept changing under this batch; retry it.",
+    let location = |page: &str| {
+        state.url(&format!(
+            "/v1/spaces/{}/change-requests/{}/content/page/{page}",
+            ctx.space.id, found.id
+        ))
+    };
+    let results: Vec<Value> = applied_results
+        .iter()
+        .map(|r| match r {
+            quire_content::edit::ChangeResult::CreatedPage { reference, page } => {
+                let mut v = json!({ "object": "created_page", "page": { "object": "page", "id": page, "urls": { "location": location(page) } } });
+                if let Some(r) = reference {
+                    v["ref"] = json!(r);
+                }
+                v
+            }
+            quire_content::edit::ChangeResult::UpdatedPage { page } => {
+                json!({ "object": "updated_page", "page": { "object": "page", "id": page, "urls": { "location": location(page) } } })
+            }
+            quire_content::edit::ChangeResult::DeletedPage { page } => json!({ "object": "deleted_page", "page": page }),
+        })
+        .collect();
+    let files: Vec<Value> = inserted
+        .iter()
+        .map(|f| view::file_view(f, &download_url(&state, f)))
+        .collect();
+    Ok(Json(
+        json!({ "changeRequest": cr_json, "changes": results, "insertedFiles": files }),
     ))
 }
 
@@ -689,7 +546,9 @@ pub async fn update_cr(
     ctx.require_live()?;
     require_edit(&ctx)?;
     let found = crs::load(&state, &ctx, &cr).await?;
-    for _ in 0..MAX_ATTEMPTS {
+    let mut attempts = crs::Attempts::new("the update");
+    let revision = loop {
+        attempts.next()?;
         let c = crs::load(&state, &ctx, &found.id).await?;
         if c.status == "merged" {
             return Err(ApiError::conflict(
@@ -698,50 +557,26 @@ pub async fn update_cr(
         }
         let main_id = crs::current_revision(&state, &ctx.space.id).await?;
         if main_id == c.revision_base {
-            return Ok(Json(
-                json!({ "revision": c.revision_id, "result": "update" }),
-            ));
+            break c.revision_id;
         }
         let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
         let main = load_revision(&state, &ctx.space.id, &main_id).await?;
         let mine = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
         let merged = merge3(base.rev, mine.rev, main.rev).await?;
-        let now = state.now();
-        let mut tx = state.db.begin().await?;
-        let saved = content::save(&state, &mut tx, &ctx.space.id, merged).await?;
-        let revision_id = new_id();
-        store::revisions::insert(
-            &mut tx,
-            &NewRevision {
-                id: &revision_id,
-                space_id: &ctx.space.id,
-                parents: &[c.revision_id.clone(), main_id.clone()],
-                kind: "update",
-                root: &saved.root,
-                created_by: Some(&caller.user.id),
-                created_at: now,
-            },
-        )
-        .await?;
-        if !store::change_requests::advance(
-            &mut tx,
-            &c.id,
-            &c.revision_id,
-            &revision_id,
-            Some(&main_id),
-            now,
-        )
-        .await?
-        {
-            continue;
+        let landing = Landing {
+            cr: &c,
+            revision: merged,
+            kind: "update",
+            parents: vec![c.revision_id.clone(), main_id.clone()],
+            new_base: Some(&main_id),
+            by: &caller.user.id,
+            contributes: false,
+        };
+        if let Some(revision) = crs::land(&state, landing).await? {
+            break revision;
         }
-        tx.commit().await?;
-        content::remember(&state, saved);
-        return Ok(Json(json!({ "revision": revision_id, "result": "update" })));
-    }
-    Err(ApiError::conflict(
-        "The change request kept changing during the update; retry it.",
-    ))
+    };
+    Ok(Json(json!({ "revision": revision, "result": "update" })))
 }
 
 /// `mergeChangeRequest`: merges the change request into the space (three-way merge against
@@ -756,7 +591,9 @@ pub async fn merge_cr(
     ctx.require_live()?;
     ctx.require(Role::Edit, "merge change requests in this space")?;
     let found = crs::load(&state, &ctx, &cr).await?;
-    for _ in 0..MAX_ATTEMPTS {
+    let mut attempts = crs::Attempts::new("the merge");
+    let revision = loop {
+        attempts.next()?;
         let space = store::spaces::get(&state.db, &ctx.space.id)
             .await?
             .ok_or_else(|| ApiError::not_found("Space not found."))?;
@@ -834,11 +671,9 @@ pub async fn merge_cr(
             .await?;
         tx.commit().await?;
         content::remember(&state, saved);
-        return Ok(Json(json!({ "revision": revision_id, "result": "merge" })));
-    }
-    Err(ApiError::conflict(
-        "The space kept changing during the merge; retry it.",
-    ))
+        break revision_id;
+    };
+    Ok(Json(json!({ "revision": revision, "result": "merge" })))
 }
 
 /// Query of `getChangeRequestChanges`.
