@@ -63,7 +63,7 @@ impl Attempts {
     }
 
     /// Takes one attempt; 409 when none is left.
-    pub fn next(&mut self) -> ApiResult<()> {
+    pub fn take(&mut self) -> ApiResult<()> {
         if self.left == 0 {
             return Err(ApiError::conflict(format!(
                 "The content kept changing during {}; retry it.",

@@ -403,7 +403,7 @@ pub async fn update_cr_content(
     let found = crs::load(&state, &ctx, &cr).await?;
     let mut attempts = crs::Attempts::new("this batch");
     let applied_results = loop {
-        attempts.next()?;
+        attempts.take()?;
         let c = crs::load(&state, &ctx, &found.id).await?;
         if c.status == "merged" {
             return Err(ApiError::conflict(
@@ -548,7 +548,7 @@ pub async fn update_cr(
     let found = crs::load(&state, &ctx, &cr).await?;
     let mut attempts = crs::Attempts::new("the update");
     let revision = loop {
-        attempts.next()?;
+        attempts.take()?;
         let c = crs::load(&state, &ctx, &found.id).await?;
         if c.status == "merged" {
             return Err(ApiError::conflict(
@@ -593,7 +593,7 @@ pub async fn merge_cr(
     let found = crs::load(&state, &ctx, &cr).await?;
     let mut attempts = crs::Attempts::new("the merge");
     let revision = loop {
-        attempts.next()?;
+        attempts.take()?;
         let space = store::spaces::get(&state.db, &ctx.space.id)
             .await?
             .ok_or_else(|| ApiError::not_found("Space not found."))?;
