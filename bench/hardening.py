@@ -2,15 +2,16 @@
 """Hardening benchmark: the server's peak memory while 8 clients post maximal bodies for
 30 s, and /healthz latency meanwhile.
 
-Each client loops over three kinds of maximal request (a body of exactly the configured
-limit): an authoring batch whose page is one large markdown document, a comment with a
-large body, and a body one byte over the limit (refused with 413). A ninth client polls
-/healthz every 20 ms and records its latency.
+Each client loops over four kinds of maximal request, each a body of about the configured
+limit: an authoring batch updating eight pages with a maximal (2 MiB) document each, a
+batch inserting one file of the largest size the limit allows (base64), a comment whose
+body is far past the comment limit (refused with 400), and a body one byte over the limit
+(refused with 413). A ninth client polls /healthz every 20 ms and records its latency.
 
 Usage: python3 bench/hardening.py [--duration 30] [--clients 8] [--database-url URL]
 Needs: a release build (cargo build --release -p quire).
 """
-import argparse, http.client, json, os, shutil, signal, subprocess, tempfile, threading, time
+import argparse, base64, http.client, json, os, shutil, signal, subprocess, tempfile, threading, time
 
 from foundation import QUIRE, free_port, request, wait_ready
 
@@ -80,14 +81,28 @@ def main():
         org = request("POST", f"{base}/v1/orgs", token, {"title": "Bench"})["id"]
         space = request("POST", f"{base}/v1/orgs/{org}/spaces", token, {"title": "Bench"})["id"]
         cr = request("POST", f"{base}/v1/spaces/{space}/change-requests", token, {"subject": "big"})["id"]
+        content = f"/v1/spaces/{space}/change-requests/{cr}/content?compat=false"
+        made = request("POST", f"{base}{content}", token, {"changes": [
+            {"operation": "insert_page", "title": f"Page {n}", "document": {"markdown": "x"}} for n in range(8)]})
+        pages = [c["page"]["id"] for c in made["changes"]]
         idle = rss_mb(server.pid)
         size = args.max_body_bytes
+        line = "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n\n"
+        # Just under the 2 MiB document limit once JSON escapes its newlines.
+        page_md = (line * (2 * 1024 * 1024 // len(line)))[: 1900 * 1024]
+        update = json.dumps({"changes": [
+            {"operation": "update_page", "page": p, "document": {"markdown": page_md}} for p in pages]}).encode()
+        file_bytes = (size - 1024) * 3 // 4
+        upload = json.dumps({"changes": [{"operation": "insert_files", "files": [
+            {"name": "big.bin", "contentType": "application/octet-stream",
+             "base64": base64.b64encode(os.urandom(1024) * (file_bytes // 1024)).decode()}]}]}).encode()
         bodies = [
-            (f"/v1/spaces/{space}/change-requests/{cr}/content",
-             padded('{"changes":[{"operation":"insert_page","title":"Big","document":{"markdown":"@@"}}]}', size)),
+            (content, update),
+            (content, upload),
             (f"/v1/spaces/{space}/comments", padded('{"body":{"markdown":"@@"}}', size)),
             (f"/v1/spaces/{space}/comments", padded('{"body":{"markdown":"@@"}}', size + 1)),
         ]
+        print(json.dumps({"body_bytes": [len(b) for _, b in bodies]}))
         stop = time.monotonic() + args.duration
         statuses = {}
         lock = threading.Lock()

@@ -44,6 +44,9 @@ pub struct Shared {
     pub content: ContentCache,
     /// Outgoing HTTP (fetching files and imports by URL).
     pub http: reqwest::Client,
+    /// Request body bytes (in KiB) that large requests may hold at once: bounds the memory
+    /// that parsing and processing many maximal bodies at the same time can take.
+    pub body_budget: tokio::sync::Semaphore,
 }
 
 impl AppState {
@@ -64,6 +67,7 @@ impl AppState {
                 .user_agent(concat!("quire/", env!("CARGO_PKG_VERSION")))
                 .build()?,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
+            body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
             config: Arc::new(config),
             db,
             keys,
@@ -81,4 +85,12 @@ impl AppState {
     pub fn now(&self) -> i64 {
         self.clock.now_ms()
     }
+}
+
+/// Bodies up to this size never wait for the body budget.
+pub const SMALL_BODY_BYTES: usize = 256 * 1024;
+
+/// The body budget: room for two maximal bodies, and at least 32 MiB.
+fn body_budget_kib(config: &ServerConfig) -> usize {
+    (2 * config.max_body_bytes).max(32 * 1024 * 1024) / 1024
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::Request;
+use axum::extract::State;
 use axum::http::{HeaderName, StatusCode};
 use axum::middleware::{from_fn, from_fn_with_state, Next};
 use axum::response::Response;
@@ -44,6 +45,7 @@ pub fn router(state: AppState) -> Router {
         .layer(RequestBodyTimeoutLayer::new(Duration::from_millis(
             state.config.body_timeout_ms.max(1),
         )))
+        .layer(from_fn_with_state(state.clone(), budget_bodies))
         .layer(from_fn(refuse_nul_paths))
         .layer(from_fn(normalize_error_bodies))
         .layer(CatchPanicLayer::custom(|_| {
@@ -56,6 +58,36 @@ pub fn router(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
         .with_state(state)
+}
+
+/// Large request bodies wait for room in the body budget and hold it until their answer
+/// is made, so that many clients posting maximal bodies at once are served a few at a time
+/// instead of all together. A body without a declared length counts as maximal.
+async fn budget_bodies(State(state): State<AppState>, req: Request<Body>, next: Next) -> Response {
+    let declared = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let chunked = req
+        .headers()
+        .contains_key(axum::http::header::TRANSFER_ENCODING);
+    let size = match declared {
+        Some(len) => len.min(state.config.max_body_bytes),
+        None if chunked => state.config.max_body_bytes,
+        None => 0,
+    };
+    if size <= crate::state::SMALL_BODY_BYTES {
+        return next.run(req).await;
+    }
+    let kib = u32::try_from(size.div_ceil(1024)).unwrap_or(u32::MAX);
+    match state.body_budget.acquire_many(kib).await {
+        Ok(_permit) => next.run(req).await,
+        Err(_) => error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The server is shutting down.",
+        ),
+    }
 }
 
 /// Identifiers never hold NUL characters, and PostgreSQL cannot compare text holding them:

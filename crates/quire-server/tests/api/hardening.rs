@@ -527,3 +527,55 @@ async fn patch_racing_delete_keeps_the_space_deleted() {
         );
     }
 }
+
+/// A comment body and a page document each have a size bound, checked before any work is
+/// done on them.
+#[tokio::test]
+async fn bodies_and_documents_are_bounded() {
+    let app = TestApp::start_with(|c| c.max_body_bytes = 4 * 1024 * 1024).await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let long = "word ".repeat(14 * 1024);
+    let message = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{space}/comments"),
+            json!({ "body": { "markdown": long } }),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("`body`"), "{message}");
+    let cr = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({ "subject": "big" }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let page = "Lorem ipsum dolor sit amet.\n\n".repeat(80 * 1024);
+    let message = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+            json!({ "changes": [
+                { "operation": "insert_page", "title": "Small", "document": { "markdown": "ok" } },
+                { "operation": "insert_page", "title": "Huge", "document": { "markdown": page } }
+            ] }),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("changes[1].document"), "{message}");
+    let pages = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content/pages"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(pages["pages"], json!([]), "nothing of the batch landed");
+}

@@ -110,14 +110,32 @@ pub enum BodyIn {
     },
 }
 
+/// Largest comment or reply body, as markdown: comments are conversation, and every listing
+/// of the space carries them.
+const MAX_BODY_BYTES: usize = 64 * 1024;
+
 impl BodyIn {
     fn into_markdown(self, field: &str) -> ApiResult<String> {
+        let too_long = || {
+            ApiError::bad_request(format!(
+                "`{field}` must be at most {} KiB of markdown.",
+                MAX_BODY_BYTES / 1024
+            ))
+        };
         let md = match self {
-            BodyIn::Markdown { markdown } => quire_content::markdown::normalize_markdown(&markdown),
+            BodyIn::Markdown { markdown } => {
+                if markdown.len() > MAX_BODY_BYTES {
+                    return Err(too_long());
+                }
+                quire_content::markdown::normalize_markdown(&markdown)
+            }
             BodyIn::Document { document } => {
                 quire_content::markdown::document_to_markdown(&document)
             }
         };
+        if md.len() > MAX_BODY_BYTES {
+            return Err(too_long());
+        }
         if md.trim().is_empty() {
             return Err(ApiError::bad_request(format!(
                 "`{field}` must not be empty."

@@ -385,6 +385,7 @@ pub async fn update_cr_content(
     }
     let mut changes = Vec::with_capacity(body.changes.len());
     for (i, raw) in body.changes.into_iter().enumerate() {
+        check_document_size(i, &raw)?;
         let raw = fill_file_names(raw);
         let change: quire_content::edit::Change =
             serde_path_to_error::deserialize(raw).map_err(|e| {
@@ -474,6 +475,38 @@ pub async fn update_cr_content(
     Ok(Json(
         json!({ "changeRequest": cr_json, "changes": results, "insertedFiles": files }),
     ))
+}
+
+/// Largest page document a change may carry (as JSON, or as markdown text): a page is read
+/// whole by every reader, and one parse must stay cheap.
+const MAX_DOCUMENT_BYTES: usize = 2 * 1024 * 1024;
+
+/// Refuses a change whose page document is larger than [`MAX_DOCUMENT_BYTES`], before any
+/// work is done on it.
+fn check_document_size(index: usize, raw: &Value) -> ApiResult<()> {
+    /// Counts bytes instead of keeping them.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let Some(document) = raw.get("document") else {
+        return Ok(());
+    };
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, document).map_err(ApiError::internal)?;
+    if count.0 > MAX_DOCUMENT_BYTES {
+        return Err(ApiError::bad_request(format!(
+            "`changes[{index}].document` must be at most {} MiB.",
+            MAX_DOCUMENT_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok(())
 }
 
 /// The official `insert_files` items carry no name: derive one from the URL.
