@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use quire_content::model::Revision;
@@ -29,20 +30,37 @@ use crate::store::change_requests::ChangeRequestRow;
 use crate::store::comments::{CommentFilter, CommentRow, ReactionRow, ReplyRow};
 use crate::store::users::UserRow;
 
-/// Where comments live: a space, or one of its change requests.
-struct Scope {
+/// Where comments live: a space, or one of its change requests (with the path's other
+/// parameters).
+pub struct Scope {
     ctx: SpaceCtx,
     cr: Option<ChangeRequestRow>,
+    params: HashMap<String, String>,
 }
 
 impl Scope {
     fn space(ctx: SpaceCtx) -> Self {
-        Self { ctx, cr: None }
+        Self {
+            ctx,
+            cr: None,
+            params: HashMap::new(),
+        }
     }
 
     async fn change_request(state: &AppState, ctx: SpaceCtx, cr: &str) -> ApiResult<Self> {
         let cr = crs::load(state, &ctx, cr).await?;
-        Ok(Self { ctx, cr: Some(cr) })
+        Ok(Self {
+            ctx,
+            cr: Some(cr),
+            params: HashMap::new(),
+        })
+    }
+
+    /// A path parameter (`commentId`, `commentReplyId`).
+    fn param(&self, name: &str) -> ApiResult<&str> {
+        self.params.get(name).map(String::as_str).ok_or_else(|| {
+            ApiError::internal(anyhow::anyhow!("comment route lacks path parameter {name}"))
+        })
     }
 
     fn cr_id(&self) -> Option<&str> {
@@ -59,14 +77,10 @@ impl Scope {
 
     async fn current_content(&self, state: &AppState) -> ApiResult<Arc<Revision>> {
         let revision = self.revision_id(state).await?;
-        let root = sqlx::query_scalar::<_, String>(
-            "SELECT root FROM revisions WHERE space_id = $1 AND id = $2",
-        )
-        .bind(&self.ctx.space.id)
-        .bind(&revision)
-        .fetch_optional(state.db.pool())
-        .await?
-        .unwrap_or_default();
+        let root = store::revisions::get(&state.db, &self.ctx.space.id, &revision)
+            .await?
+            .map(|r| r.root)
+            .unwrap_or_default();
         content::load(state, &root).await
     }
 
@@ -813,262 +827,143 @@ async fn delete_reply_impl(
     Ok(StatusCode::NO_CONTENT)
 }
 
-// ---- Space handlers -------------------------------------------------------------------
+// ---- Handlers: one per operation kind, for spaces and change requests alike ------------
 
-/// `listCommentsInSpace`.
-pub async fn list_space_comments(
+impl FromRequestParts<AppState> for Scope {
+    type Rejection = ApiError;
+
+    /// The scope named by the path: the space of the request, and its change request when the
+    /// path has `changeRequestId`.
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::bad_request(e.body_text()))?;
+        let ctx = parts.extensions.get::<SpaceCtx>().cloned().ok_or_else(|| {
+            ApiError::internal(anyhow::anyhow!("comment route without a space context"))
+        })?;
+        let mut scope = match params.get("changeRequestId") {
+            Some(cr) => Scope::change_request(state, ctx, cr).await?,
+            None => Scope::space(ctx),
+        };
+        scope.params = params;
+        Ok(scope)
+    }
+}
+
+/// `listCommentsInSpace`, `listCommentsInChangeRequest`.
+pub async fn list_comments(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
+    scope: Scope,
     QueryParams(q): QueryParams<ListQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
-    let scope = Scope::space(ctx);
     Ok(Json(list_impl(&s, &scope, &caller, q, page).await?))
 }
 
-/// `postCommentInSpace` (needs `comment`).
-pub async fn post_space_comment(
+/// `postCommentInSpace`, `postCommentInChangeRequest` (need `comment`).
+pub async fn post_comment(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
+    scope: Scope,
     JsonBody(body): JsonBody<PostComment>,
 ) -> ApiResult<Json<Value>> {
-    let scope = Scope::space(ctx);
     Ok(Json(post_impl(&s, &scope, &caller, body).await?))
 }
 
-/// `getCommentInSpace`.
-pub async fn get_space_comment(
+/// `getCommentInSpace`, `getCommentInChangeRequest`.
+pub async fn get_comment(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, id)): Path<(String, String)>,
+    scope: Scope,
     QueryParams(q): QueryParams<FormatQuery>,
 ) -> ApiResult<Json<Value>> {
-    let scope = Scope::space(ctx);
-    Ok(Json(get_impl(&s, &scope, &caller, &id, q.format).await?))
+    let id = scope.param("commentId")?;
+    Ok(Json(get_impl(&s, &scope, &caller, id, q.format).await?))
 }
 
-/// `updateCommentInSpace`: resolve or reopen, edit (author), react.
-pub async fn update_space_comment(
+/// `updateCommentInSpace`, `updateCommentInChangeRequest`: resolve or reopen, edit
+/// (author), react.
+pub async fn update_comment(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, id)): Path<(String, String)>,
+    scope: Scope,
     JsonBody(body): JsonBody<UpdateBody>,
 ) -> ApiResult<Json<Value>> {
-    let scope = Scope::space(ctx);
-    Ok(Json(update_impl(&s, &scope, &caller, &id, body).await?))
+    let id = scope.param("commentId")?;
+    Ok(Json(update_impl(&s, &scope, &caller, id, body).await?))
 }
 
-/// `deleteCommentInSpace` (author or space admin); 204 also when absent.
-pub async fn delete_space_comment(
+/// `deleteCommentInSpace`, `deleteCommentInChangeRequest` (author or space admin); 204 also
+/// when absent.
+pub async fn delete_comment(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, id)): Path<(String, String)>,
+    scope: Scope,
 ) -> ApiResult<StatusCode> {
-    let scope = Scope::space(ctx);
-    delete_impl(&s, &scope, &caller, &id).await
+    delete_impl(&s, &scope, &caller, scope.param("commentId")?).await
 }
 
-/// `listCommentRepliesInSpace`.
-pub async fn list_space_replies(
+/// `listCommentRepliesInSpace`, `listCommentRepliesInChangeRequest`.
+pub async fn list_replies(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, id)): Path<(String, String)>,
+    scope: Scope,
     QueryParams(q): QueryParams<FormatQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
-    let scope = Scope::space(ctx);
+    let id = scope.param("commentId")?;
     Ok(Json(
-        list_replies_impl(&s, &scope, &caller, &id, q.format, page).await?,
+        list_replies_impl(&s, &scope, &caller, id, q.format, page).await?,
     ))
 }
 
-/// `postCommentReplyInSpace` (needs `comment`).
-pub async fn post_space_reply(
+/// `postCommentReplyInSpace`, `postCommentReplyInChangeRequest` (need `comment`).
+pub async fn post_reply(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, id)): Path<(String, String)>,
+    scope: Scope,
     QueryParams(q): QueryParams<FormatQuery>,
     JsonBody(body): JsonBody<PostReply>,
 ) -> ApiResult<Json<Value>> {
-    let scope = Scope::space(ctx);
+    let id = scope.param("commentId")?;
     Ok(Json(
-        post_reply_impl(&s, &scope, &caller, &id, body, q.format).await?,
+        post_reply_impl(&s, &scope, &caller, id, body, q.format).await?,
     ))
 }
 
-/// `getCommentReplyInSpace`.
-pub async fn get_space_reply(
+/// `getCommentReplyInSpace`, `getCommentReplyInChangeRequest`.
+pub async fn get_reply(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, id, reply)): Path<(String, String, String)>,
+    scope: Scope,
     QueryParams(q): QueryParams<FormatQuery>,
 ) -> ApiResult<Json<Value>> {
-    let scope = Scope::space(ctx);
+    let (id, reply) = (scope.param("commentId")?, scope.param("commentReplyId")?);
     Ok(Json(
-        get_reply_impl(&s, &scope, &caller, &id, &reply, q.format).await?,
+        get_reply_impl(&s, &scope, &caller, id, reply, q.format).await?,
     ))
 }
 
-/// `updateCommentReplyInSpace`.
-pub async fn update_space_reply(
+/// `updateCommentReplyInSpace`, `updateCommentReplyInChangeRequest`.
+pub async fn update_reply(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, id, reply)): Path<(String, String, String)>,
+    scope: Scope,
     JsonBody(body): JsonBody<UpdateBody>,
 ) -> ApiResult<Json<Value>> {
-    let scope = Scope::space(ctx);
+    let (id, reply) = (scope.param("commentId")?, scope.param("commentReplyId")?);
     Ok(Json(
-        update_reply_impl(&s, &scope, &caller, &id, &reply, body).await?,
+        update_reply_impl(&s, &scope, &caller, id, reply, body).await?,
     ))
 }
 
-/// `deleteCommentReplyInSpace`; 204 also when absent.
-pub async fn delete_space_reply(
+/// `deleteCommentReplyInSpace`, `deleteCommentReplyInChangeRequest`; 204 also when absent.
+pub async fn delete_reply(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, id, reply)): Path<(String, String, String)>,
+    scope: Scope,
 ) -> ApiResult<StatusCode> {
-    let scope = Scope::space(ctx);
-    delete_reply_impl(&s, &scope, &caller, &id, &reply).await
-}
-
-// ---- Change-request handlers ---------------------------------------------------------
-
-/// `listCommentsInChangeRequest`.
-pub async fn list_cr_comments(
-    State(s): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr)): Path<(String, String)>,
-    QueryParams(q): QueryParams<ListQuery>,
-    page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
-    let scope = Scope::change_request(&s, ctx, &cr).await?;
-    Ok(Json(list_impl(&s, &scope, &caller, q, page).await?))
-}
-
-/// `postCommentInChangeRequest` (needs `comment`).
-pub async fn post_cr_comment(
-    State(s): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr)): Path<(String, String)>,
-    JsonBody(body): JsonBody<PostComment>,
-) -> ApiResult<Json<Value>> {
-    let scope = Scope::change_request(&s, ctx, &cr).await?;
-    Ok(Json(post_impl(&s, &scope, &caller, body).await?))
-}
-
-/// `getCommentInChangeRequest`.
-pub async fn get_cr_comment(
-    State(s): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, id)): Path<(String, String, String)>,
-    QueryParams(q): QueryParams<FormatQuery>,
-) -> ApiResult<Json<Value>> {
-    let scope = Scope::change_request(&s, ctx, &cr).await?;
-    Ok(Json(get_impl(&s, &scope, &caller, &id, q.format).await?))
-}
-
-/// `updateCommentInChangeRequest`.
-pub async fn update_cr_comment(
-    State(s): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, id)): Path<(String, String, String)>,
-    JsonBody(body): JsonBody<UpdateBody>,
-) -> ApiResult<Json<Value>> {
-    let scope = Scope::change_request(&s, ctx, &cr).await?;
-    Ok(Json(update_impl(&s, &scope, &caller, &id, body).await?))
-}
-
-/// `deleteCommentInChangeRequest`; 204 also when absent.
-pub async fn delete_cr_comment(
-    State(s): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, id)): Path<(String, String, String)>,
-) -> ApiResult<StatusCode> {
-    let scope = Scope::change_request(&s, ctx, &cr).await?;
-    delete_impl(&s, &scope, &caller, &id).await
-}
-
-/// `listCommentRepliesInChangeRequest`.
-pub async fn list_cr_replies(
-    State(s): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, id)): Path<(String, String, String)>,
-    QueryParams(q): QueryParams<FormatQuery>,
-    page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
-    let scope = Scope::change_request(&s, ctx, &cr).await?;
-    Ok(Json(
-        list_replies_impl(&s, &scope, &caller, &id, q.format, page).await?,
-    ))
-}
-
-/// `postCommentReplyInChangeRequest`.
-pub async fn post_cr_reply(
-    State(s): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, id)): Path<(String, String, String)>,
-    QueryParams(q): QueryParams<FormatQuery>,
-    JsonBody(body): JsonBody<PostReply>,
-) -> ApiResult<Json<Value>> {
-    let scope = Scope::change_request(&s, ctx, &cr).await?;
-    Ok(Json(
-        post_reply_impl(&s, &scope, &caller, &id, body, q.format).await?,
-    ))
-}
-
-/// `getCommentReplyInChangeRequest`.
-pub async fn get_cr_reply(
-    State(s): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, id, reply)): Path<(String, String, String, String)>,
-    QueryParams(q): QueryParams<FormatQuery>,
-) -> ApiResult<Json<Value>> {
-    let scope = Scope::change_request(&s, ctx, &cr).await?;
-    Ok(Json(
-        get_reply_impl(&s, &scope, &caller, &id, &reply, q.format).await?,
-    ))
-}
-
-/// `updateCommentReplyInChangeRequest`.
-pub async fn update_cr_reply(
-    State(s): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, id, reply)): Path<(String, String, String, String)>,
-    JsonBody(body): JsonBody<UpdateBody>,
-) -> ApiResult<Json<Value>> {
-    let scope = Scope::change_request(&s, ctx, &cr).await?;
-    Ok(Json(
-        update_reply_impl(&s, &scope, &caller, &id, &reply, body).await?,
-    ))
-}
-
-/// `deleteCommentReplyInChangeRequest`; 204 also when absent.
-pub async fn delete_cr_reply(
-    State(s): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, id, reply)): Path<(String, String, String, String)>,
-) -> ApiResult<StatusCode> {
-    let scope = Scope::change_request(&s, ctx, &cr).await?;
-    delete_reply_impl(&s, &scope, &caller, &id, &reply).await
+    let (id, reply) = (scope.param("commentId")?, scope.param("commentReplyId")?);
+    delete_reply_impl(&s, &scope, &caller, id, reply).await
 }
