@@ -1,5 +1,7 @@
-//! A short-lived, per-node cache of what every request looks up first: the user behind a
-//! token, and a user's membership of an organization.
+//! Per-node caches. The content caches hold immutable objects, decoded revisions and page
+//! listings (named by content, never stale). The access cache is a short-lived cache of what
+//! every request looks up first: the user behind a token, and a user's membership of an
+//! organization.
 //!
 //! Why: each database round trip costs more than the rest of a small request, and these
 //! two lookups happen on nearly every request. Correctness:
@@ -9,10 +11,13 @@
 //! - changes made elsewhere (another node, `quire admin revoke-token`) are seen after at
 //!   most `ttl_ms`; a TTL of 0 disables the cache.
 
+use moka::sync::Cache;
+use quire_content::model::Revision;
+use quire_content::store::ObjectHash;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use crate::store::orgs::OrgForUser;
 use crate::store::users::UserRow;
@@ -154,4 +159,57 @@ impl AccessCache {
                 .put(format!("{org_id}\n{user_id}"), org, now, generation);
         }
     }
+}
+
+
+/// The per-node caches of content.
+#[derive(Clone)]
+pub struct ContentCache {
+    /// Content objects by hash.
+    pub objects: Cache<ObjectHash, Arc<Vec<u8>>>,
+    /// Decoded revisions by root.
+    pub revisions: Cache<String, Arc<Revision>>,
+    /// Objects known to be stored for a space, so that a save writes only new ones.
+    pub stored: Cache<(String, ObjectHash), ()>,
+    /// Serialised page listings of revisions, by `space:root` (a revision never changes,
+    /// and a listing holds no expiring URLs).
+    pub listings: Cache<String, bytes::Bytes>,
+}
+
+impl std::fmt::Debug for ContentCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ContentCache")
+    }
+}
+
+impl ContentCache {
+    /// Caches holding at most about `bytes` in all: a third each for objects, decoded
+    /// revisions and page listings.
+    pub fn with_capacity(bytes: u64) -> Self {
+        let third = bytes / 3;
+        Self {
+            objects: Cache::builder()
+                .max_capacity(third)
+                .weigher(|_, v: &Arc<Vec<u8>>| u32::try_from(v.len() + 64).unwrap_or(u32::MAX))
+                .build(),
+            revisions: Cache::builder()
+                .max_capacity(third)
+                .weigher(|_, r: &Arc<Revision>| u32::try_from(weight(r)).unwrap_or(u32::MAX))
+                .build(),
+            stored: Cache::builder().max_capacity(2_000_000).build(),
+            listings: Cache::builder()
+                .max_capacity(third)
+                .weigher(|_, b: &bytes::Bytes| u32::try_from(b.len()).unwrap_or(u32::MAX))
+                .build(),
+        }
+    }
+}
+
+/// What a decoded revision weighs in the cache: its text, and a share per page and file.
+fn weight(rev: &Revision) -> usize {
+    rev.flatten()
+        .iter()
+        .map(|p| 256 + p.page.markdown().map_or(0, str::len))
+        .sum::<usize>()
+        + rev.files.len() * 256
 }

@@ -28,6 +28,8 @@ pub struct ServerConfig {
     pub header_timeout_ms: u64,
     /// How long a client may take to send a request's body.
     pub body_timeout_ms: u64,
+    /// Memory for the content caches (objects, decoded revisions, page listings), in MiB.
+    pub cache_mb: u64,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +45,7 @@ impl Default for ServerConfig {
             max_connections: 1024,
             header_timeout_ms: 10_000,
             body_timeout_ms: 60_000,
+            cache_mb: 96,
         }
     }
 }

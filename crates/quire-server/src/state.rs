@@ -7,7 +7,7 @@ use crate::cache::AccessCache;
 use crate::clock::SharedClock;
 use crate::config::ServerConfig;
 use crate::db::Db;
-use crate::domain::content::ContentCache;
+use crate::cache::ContentCache;
 use crate::keys::Keys;
 
 /// What every handler can reach; cheap to clone (one reference count), since axum clones
@@ -61,7 +61,7 @@ impl AppState {
         let blobs = Blobs::open(config.blob_url.as_deref(), &config.data_dir.join("blobs"))?;
         Ok(Self(Arc::new(Shared {
             blobs,
-            content: ContentCache::default(),
+            content: ContentCache::with_capacity(config.cache_mb * 1024 * 1024),
             http: reqwest::Client::builder()
                 .timeout(std::time::Duration::from_secs(30))
                 .user_agent(concat!("quire/", env!("CARGO_PKG_VERSION")))

@@ -64,6 +64,9 @@ struct ServeArgs {
     /// How long (ms) a client may take to send a request's body (408 past it).
     #[arg(long, env = "QUIRE_BODY_TIMEOUT_MS", default_value_t = 60_000)]
     body_timeout_ms: u64,
+    /// Memory (MiB) for the content caches: objects, decoded revisions and page listings.
+    #[arg(long, env = "QUIRE_CACHE_MB", default_value_t = 96)]
+    cache_mb: u64,
     #[command(flatten)]
     storage: StorageArgs,
 }
@@ -126,6 +129,7 @@ async fn main() -> anyhow::Result<()> {
                 max_connections: args.max_connections,
                 header_timeout_ms: args.header_timeout_ms,
                 body_timeout_ms: args.body_timeout_ms,
+                cache_mb: args.cache_mb,
                 ..config(args.storage)
             };
             let server = Server::bind(cfg).await?;

@@ -7,7 +7,6 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use moka::sync::Cache;
 use quire_content::model::Revision;
 use quire_content::store::{self as objects, ObjectHash};
 
@@ -16,56 +15,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
 
-/// Object bytes kept in memory at most.
-const OBJECT_CACHE_BYTES: u64 = 256 * 1024 * 1024;
-/// Decoded revisions kept in memory at most (weighed by their markdown bytes).
-const REVISION_CACHE_BYTES: u64 = 256 * 1024 * 1024;
-
-/// The per-node caches of content.
-#[derive(Clone)]
-pub struct ContentCache {
-    objects: Cache<ObjectHash, Arc<Vec<u8>>>,
-    revisions: Cache<String, Arc<Revision>>,
-    /// Objects known to be stored for a space, so that a save writes only new ones.
-    stored: Cache<(String, ObjectHash), ()>,
-    /// Serialised page listings of revisions, by `space:root` (a revision never changes,
-    /// and a listing holds no expiring URLs).
-    listings: Cache<String, bytes::Bytes>,
-}
-
-impl std::fmt::Debug for ContentCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ContentCache")
-    }
-}
-
-impl Default for ContentCache {
-    fn default() -> Self {
-        Self {
-            objects: Cache::builder()
-                .max_capacity(OBJECT_CACHE_BYTES)
-                .weigher(|_, v: &Arc<Vec<u8>>| u32::try_from(v.len() + 64).unwrap_or(u32::MAX))
-                .build(),
-            revisions: Cache::builder()
-                .max_capacity(REVISION_CACHE_BYTES)
-                .weigher(|_, r: &Arc<Revision>| u32::try_from(weight(r)).unwrap_or(u32::MAX))
-                .build(),
-            stored: Cache::builder().max_capacity(2_000_000).build(),
-            listings: Cache::builder()
-                .max_capacity(256 * 1024 * 1024)
-                .weigher(|_, b: &bytes::Bytes| u32::try_from(b.len()).unwrap_or(u32::MAX))
-                .build(),
-        }
-    }
-}
-
-fn weight(rev: &Revision) -> usize {
-    rev.flatten()
-        .iter()
-        .map(|p| 256 + p.page.markdown().map_or(0, str::len))
-        .sum::<usize>()
-        + rev.files.len() * 256
-}
 
 /// The content of a revision of `space_id`: as [`load`], and every object walked is then
 /// known to be stored for that space (so that later saves skip it).
