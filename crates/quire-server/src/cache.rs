@@ -161,7 +161,6 @@ impl AccessCache {
     }
 }
 
-
 /// The per-node caches of content.
 #[derive(Clone)]
 pub struct ContentCache {

@@ -22,6 +22,6 @@ pub mod state;
 pub mod store;
 pub mod validate;
 
+pub use api::router;
 pub use config::ServerConfig;
-pub use http::router;
 pub use state::AppState;

@@ -16,9 +16,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+use crate::api::router;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::ServerConfig;
-use crate::http::router;
 use crate::state::AppState;
 
 /// A bound, ready server.

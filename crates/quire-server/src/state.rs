@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use crate::blobs::Blobs;
 use crate::cache::AccessCache;
+use crate::cache::ContentCache;
 use crate::clock::SharedClock;
 use crate::config::ServerConfig;
 use crate::db::Db;
-use crate::cache::ContentCache;
 use crate::keys::Keys;
 
 /// What every handler can reach; cheap to clone (one reference count), since axum clones

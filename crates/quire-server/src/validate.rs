@@ -73,3 +73,13 @@ pub fn url(field: &str, value: &str) -> ApiResult<()> {
         )))
     }
 }
+
+/// Deserializes a field that distinguishes absent (`None`) from `null` (`Some(None)`);
+/// use with `#[serde(default, deserialize_with = "nullable")]`.
+pub fn nullable<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
+}

@@ -19,7 +19,21 @@ pub mod teams;
 pub mod users;
 pub mod views;
 
+use std::time::Duration;
+
+use axum::http::{HeaderName, StatusCode};
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::routing::get;
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::RequestBodyTimeoutLayer;
+
+use crate::error::{error_response, normalize_error_bodies};
+use crate::http::access::enforce;
 use crate::http::operation::Operation;
+use crate::http::{budget_bodies, fallback, log_request, refuse_nul_paths};
+use crate::state::AppState;
 
 /// Every operation of the API.
 pub fn operations() -> Vec<Operation> {
@@ -41,4 +55,35 @@ pub fn operations() -> Vec<Operation> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// The whole HTTP application: every operation of [`operations`] behind its
+/// access check, plus health, file downloads, the fallback and the shared middleware.
+pub fn router(state: AppState) -> Router {
+    let mut router: Router<AppState> = Router::new();
+    for def in operations() {
+        let layer = from_fn_with_state((state.clone(), def.access), enforce);
+        router = router.route(def.path, def.handler.route_layer(layer));
+    }
+    let request_id = HeaderName::from_static("x-request-id");
+    router
+        .route("/healthz", get(meta::healthz))
+        .route("/files/{hash}/{name}", get(files::handlers::download))
+        .fallback(fallback)
+        .layer(RequestBodyTimeoutLayer::new(Duration::from_millis(
+            state.config.body_timeout_ms.max(1),
+        )))
+        .layer(from_fn_with_state(state.clone(), budget_bodies))
+        .layer(from_fn(refuse_nul_paths))
+        .layer(from_fn(normalize_error_bodies))
+        .layer(CatchPanicLayer::custom(|_| {
+            error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal error; see the server log for details.",
+            )
+        }))
+        .layer(from_fn(log_request))
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .with_state(state)
 }

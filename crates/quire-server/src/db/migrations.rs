@@ -14,7 +14,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "search", SEARCH),
 ];
 
-/// The search index (see `crate::search`). Words are bytes so that prefix ranges compare
+/// The search index (see `crate::domain::search`). Words are bytes so that prefix ranges compare
 /// bytewise on both engines, whatever the database collation.
 const SEARCH: &str = r#"
 CREATE TABLE search_spaces (

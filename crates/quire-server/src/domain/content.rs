@@ -15,7 +15,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
 
-
 /// The content of a revision of `space_id`: as [`load`], and every object walked is then
 /// known to be stored for that space (so that later saves skip it).
 pub async fn load_in(state: &AppState, space_id: &str, root: &str) -> ApiResult<Arc<Revision>> {

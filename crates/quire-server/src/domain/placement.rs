@@ -7,9 +7,9 @@ use crate::domain::access::grants::Grants;
 use crate::domain::access::{load_org, require_role, OrgCtx, Role};
 use crate::domain::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::http::extract::nullable;
 use crate::state::AppState;
 use crate::store::ordering::{Item, Place};
+use crate::validate::nullable;
 
 /// A default level as sent: a role, `null` (no default access) or `inherit`.
 #[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

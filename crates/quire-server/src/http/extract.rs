@@ -181,15 +181,7 @@ pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
     })
 }
 
-/// Deserializes a field that distinguishes absent (`None`) from `null` (`Some(None)`);
-/// use with `#[serde(default, deserialize_with = "nullable")]`.
-pub fn nullable<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::Deserialize<'de>,
-{
-    <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
-}
+pub use crate::validate::nullable;
 
 /// Whether URL-encoded text carries a NUL character (`%00`).
 pub fn contains_encoded_nul(text: &str) -> bool {

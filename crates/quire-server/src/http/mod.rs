@@ -1,69 +1,33 @@
-//! The HTTP layer's plumbing: the router built from every family's operations, each behind
-//! its access check, and the middleware every request passes (request ids, logging, error
-//! bodies, panics, body deadlines).
+//! The HTTP layer's plumbing: operations and their access checks, extractors, paging, and
+//! the middleware every request passes (logging with request ids, NUL refusal, the body
+//! budget, the fallback). `api::router` assembles them with the families' operations.
 
 pub mod access;
 pub mod extract;
 pub mod operation;
 pub mod pagination;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::extract::State;
-use axum::http::{HeaderName, StatusCode};
-use axum::middleware::{from_fn, from_fn_with_state, Next};
+use axum::http::StatusCode;
+use axum::middleware::Next;
 use axum::response::Response;
-use axum::routing::get;
-use axum::Router;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::timeout::RequestBodyTimeoutLayer;
 use tracing::Instrument;
 
-use crate::error::{error_response, normalize_error_bodies};
+use crate::error::error_response;
 use crate::state::AppState;
-use access::enforce;
-
-/// The whole HTTP application: every operation of [`crate::api::operations`] behind its
-/// access check, plus health, file downloads, the fallback and the shared middleware.
-pub fn router(state: AppState) -> Router {
-    let mut router: Router<AppState> = Router::new();
-    for def in crate::api::operations() {
-        let layer = from_fn_with_state((state.clone(), def.access), enforce);
-        router = router.route(def.path, def.handler.route_layer(layer));
-    }
-    let request_id = HeaderName::from_static("x-request-id");
-    router
-        .route("/healthz", get(crate::api::meta::healthz))
-        .route(
-            "/files/{hash}/{name}",
-            get(crate::api::files::handlers::download),
-        )
-        .fallback(fallback)
-        .layer(RequestBodyTimeoutLayer::new(Duration::from_millis(
-            state.config.body_timeout_ms.max(1),
-        )))
-        .layer(from_fn_with_state(state.clone(), budget_bodies))
-        .layer(from_fn(refuse_nul_paths))
-        .layer(from_fn(normalize_error_bodies))
-        .layer(CatchPanicLayer::custom(|_| {
-            error_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Internal error; see the server log for details.",
-            )
-        }))
-        .layer(from_fn(log_request))
-        .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
-        .with_state(state)
-}
 
 /// Large request bodies wait for room in the body budget and hold it until their answer
 /// is made, so that many clients posting maximal bodies at once are served a few at a time
 /// instead of all together. A body without a declared length counts as maximal.
-async fn budget_bodies(State(state): State<AppState>, req: Request<Body>, next: Next) -> Response {
+pub async fn budget_bodies(
+    State(state): State<AppState>,
+    req: Request<Body>,
+    next: Next,
+) -> Response {
     let declared = req
         .headers()
         .get(axum::http::header::CONTENT_LENGTH)
@@ -92,7 +56,7 @@ async fn budget_bodies(State(state): State<AppState>, req: Request<Body>, next: 
 
 /// Identifiers never hold NUL characters, and PostgreSQL cannot compare text holding them:
 /// a path with `%00` is refused before any handler or query sees it.
-async fn refuse_nul_paths(req: Request<Body>, next: Next) -> Response {
+pub async fn refuse_nul_paths(req: Request<Body>, next: Next) -> Response {
     if extract::contains_encoded_nul(req.uri().path()) {
         return error_response(
             StatusCode::BAD_REQUEST,
@@ -102,7 +66,8 @@ async fn refuse_nul_paths(req: Request<Body>, next: Next) -> Response {
     next.run(req).await
 }
 
-async fn fallback(req: Request<Body>) -> Response {
+/// The official 404 for a path no operation serves.
+pub async fn fallback(req: Request<Body>) -> Response {
     error_response(
         StatusCode::NOT_FOUND,
         &format!("No endpoint at {} {}.", req.method(), req.uri().path()),
@@ -112,7 +77,7 @@ async fn fallback(req: Request<Body>) -> Response {
 /// Runs every request inside a span carrying its request id, so that every log line it
 /// causes (errors included) names the request; then logs one line per request: method, path,
 /// status and duration. When neither is enabled, nothing is formatted or copied.
-async fn log_request(req: Request<Body>, next: Next) -> Response {
+pub async fn log_request(req: Request<Body>, next: Next) -> Response {
     let span_on = tracing::enabled!(target: "quire::http", tracing::Level::ERROR);
     if !span_on {
         return next.run(req).await;

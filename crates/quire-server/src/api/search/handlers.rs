@@ -1,5 +1,5 @@
 //! Search: `searchSpaceContent` (`SPACE/search`) and `searchOrganizationContent`
-//! (`ORG/search`). The index and the ranking are in [`crate::search`].
+//! (`ORG/search`). The index and the ranking are in [`crate::domain::search`].
 
 use axum::extract::State;
 use axum::{Extension, Json};
