@@ -110,12 +110,16 @@ pub enum BodyIn {
 
 impl BodyIn {
     fn into_markdown(self, field: &str) -> ApiResult<String> {
+        // Content nested deeper than the engine's bound is refused here, where it enters.
         let md = match self {
-            BodyIn::Markdown { markdown } => quire_content::markdown::normalize_markdown(&markdown),
-            BodyIn::Document { document } => {
-                quire_content::markdown::document_to_markdown(&document)
+            BodyIn::Markdown { markdown } => {
+                quire_content::markdown::try_normalize_markdown(&markdown)
             }
-        };
+            BodyIn::Document { document } => {
+                quire_content::markdown::try_document_to_markdown(&document)
+            }
+        }
+        .map_err(|e| ApiError::bad_request(format!("`{field}`: {e}")))?;
         if md.trim().is_empty() {
             return Err(ApiError::bad_request(format!(
                 "`{field}` must not be empty."

@@ -10,6 +10,7 @@ mod collections;
 mod comments;
 mod content;
 mod errors;
+mod hardening;
 mod invites;
 mod members;
 mod orgs;
