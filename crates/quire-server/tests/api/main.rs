@@ -11,6 +11,7 @@ mod comments;
 mod content;
 mod errors;
 mod hardening;
+mod hardening_depth;
 mod invites;
 mod members;
 mod orgs;
