@@ -66,6 +66,7 @@ def main():
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
     ap.add_argument("--database-url")
+    ap.add_argument("--only", type=int, help="send only the body of this index (0-3)")
     args = ap.parse_args()
 
     data = tempfile.mkdtemp(prefix="quire-bench-hardening-")
@@ -105,6 +106,8 @@ def main():
             (f"/v1/spaces/{space}/comments", padded('{"body":{"markdown":"@@"}}', size + 1)),
         ]
         print(json.dumps({"body_bytes": [len(b) for _, b in bodies]}))
+        if args.only is not None:
+            bodies = [bodies[args.only]]
         stop = time.monotonic() + args.duration
         statuses = {}
         lock = threading.Lock()

@@ -47,6 +47,9 @@ pub struct Shared {
     /// Request body bytes (in KiB) that large requests may hold at once: bounds the memory
     /// that parsing and processing many maximal bodies at the same time can take.
     pub body_budget: tokio::sync::Semaphore,
+    /// Page document bytes (in KiB) being parsed and applied at once: a parsed document takes
+    /// tens of times its text in memory, so large batches take turns.
+    pub document_budget: tokio::sync::Semaphore,
 }
 
 impl AppState {
@@ -68,6 +71,7 @@ impl AppState {
                 .build()?,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
+            document_budget: tokio::sync::Semaphore::new(DOCUMENT_BUDGET_KIB),
             config: Arc::new(config),
             db,
             keys,
@@ -86,6 +90,9 @@ impl AppState {
         self.clock.now_ms()
     }
 }
+
+/// The document budget: one maximal batch (4 MiB of documents) at a time.
+pub const DOCUMENT_BUDGET_KIB: usize = 4 * 1024;
 
 /// Bodies up to this size never wait for the body budget.
 pub const SMALL_BODY_BYTES: usize = 256 * 1024;

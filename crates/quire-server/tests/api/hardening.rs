@@ -546,6 +546,15 @@ async fn bodies_and_documents_are_bounded() {
         .await
         .expect_error(400);
     assert!(message.contains("`body`"), "{message}");
+    // Comment operations take bodies of at most 1 MiB: larger ones are not even read.
+    let huge = "word ".repeat(300 * 1024);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/comments"),
+        json!({ "body": { "markdown": huge } }),
+    )
+    .await
+    .expect_error(413);
     let cr = app
         .post(
             &alice,

@@ -406,6 +406,19 @@ pub async fn update_cr_content(
             })?;
         changes.push(change);
     }
+    // Large batches take turns: what their documents take in memory once parsed is bounded.
+    let _documents = if document_bytes > crate::state::SMALL_BODY_BYTES {
+        let kib = u32::try_from(document_bytes.div_ceil(1024)).unwrap_or(u32::MAX);
+        Some(
+            state
+                .document_budget
+                .acquire_many(kib.min(crate::state::DOCUMENT_BUDGET_KIB as u32))
+                .await
+                .map_err(ApiError::internal)?,
+        )
+    } else {
+        None
+    };
     let inserted =
         crate::domain::uploads::resolve_files(&state, &ctx.space.id, &mut changes).await?;
     let found = crs::load(&state, &ctx, &cr).await?;
