@@ -60,7 +60,8 @@ impl AppState {
         public_url: String,
     ) -> anyhow::Result<Self> {
         let db = Db::connect(&config.database_url()).await?;
-        let keys = Keys::load(&db, clock.now_ms()).await?;
+        let keys =
+            Keys::from_secret(crate::store::keys::signing_secret(&db, clock.now_ms()).await?);
         let blobs = Blobs::open(config.blob_url.as_deref(), &config.data_dir.join("blobs"))?;
         Ok(Self(Arc::new(Shared {
             blobs,

@@ -129,3 +129,15 @@ pub async fn many(
     }
     Ok(out)
 }
+
+/// Records a user's first authentication; false when it was already recorded (only the first
+/// request claims the user's pending invitations).
+pub async fn claim_first_auth(tx: &mut Tx, id: &str, now: i64) -> sqlx::Result<bool> {
+    let res =
+        sqlx::query("UPDATE users SET first_auth_at = $2 WHERE id = $1 AND first_auth_at IS NULL")
+            .bind(id)
+            .bind(now)
+            .execute(&mut **tx)
+            .await?;
+    Ok(res.rows_affected() > 0)
+}
