@@ -98,7 +98,7 @@ pub const DOCUMENT_BUDGET_KIB: usize = 4 * 1024;
 /// Bodies up to this size never wait for the body budget.
 pub const SMALL_BODY_BYTES: usize = 256 * 1024;
 
-/// The body budget: room for two maximal bodies, and at least 32 MiB.
+/// The body budget: room for one maximal body beside one maximal batch of documents (4 MiB).
 fn body_budget_kib(config: &ServerConfig) -> usize {
-    (2 * config.max_body_bytes).max(32 * 1024 * 1024) / 1024
+    (config.max_body_bytes + 4 * 1024 * 1024) / 1024
 }
