@@ -13,6 +13,7 @@ mod errors;
 mod hardening;
 mod invites;
 mod members;
+mod org_change_requests;
 mod orgs;
 mod pagination;
 mod routes;
