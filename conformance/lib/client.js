@@ -8,6 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { GitBookAPI, GitBookAPIError } from '@gitbook/api';
+import { GitBookAPI as GitBookAPI202, GitBookAPIError as GitBookAPIError202 } from '@gitbook/api-202';
 import { spec137, spec202, validate, validateErrorShape, SchemaViolation } from './spec.js';
 import { uniqueSuffix } from './server.js';
 
@@ -65,6 +66,18 @@ export function client(server, token) {
 }
 
 /**
+ * The 0.202.0 client, validated the same way, for operations that 0.137.0 lacks: it also
+ * shows how newer clients serialise their queries (arrays as repeated keys).
+ */
+export function client202(server, token) {
+    return new GitBookAPI202({
+        endpoint: server.url,
+        authToken: token,
+        serviceBinding: { fetch: checkedFetch },
+    });
+}
+
+/**
  * Checks a response obtained through the client: it was routed to `operationId`, and its
  * status and body conform to the official schema (validated again, explicitly).
  */
@@ -87,7 +100,7 @@ export async function expectApiError(promise, status, operationId) {
     } catch (e) {
         err = e;
     }
-    if (!(err instanceof GitBookAPIError)) throw err;
+    if (!(err instanceof GitBookAPIError || err instanceof GitBookAPIError202)) throw err;
     const body = err.response.quire?.body;
     assert.equal(err.code, status, `expected HTTP ${status}, got ${err.code}: ${JSON.stringify(body)}`);
     if (operationId) assert.equal(err.response.quire?.operationId, operationId);

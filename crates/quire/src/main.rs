@@ -22,6 +22,9 @@ enum Command {
     /// Administer users and tokens directly in storage (safe while a server runs).
     #[command(subcommand)]
     Admin(AdminCommand),
+    /// Print the route table as JSON: method, path, official operationId and required
+    /// access of every API operation.
+    Routes,
 }
 
 /// Where Quire keeps its data.
@@ -120,6 +123,10 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match cli.command {
+        Command::Routes => {
+            let routes = quire_server::api::catalog::catalog();
+            println!("{}", serde_json::to_string_pretty(&routes)?);
+        }
         Command::Serve(args) => {
             let cfg = ServerConfig {
                 bind: args.bind,

@@ -3,6 +3,7 @@
 //! import each other; what several share lives in the domain layer, or in `views` for
 //! response bodies.
 
+pub mod catalog;
 pub mod change_requests;
 pub mod collections;
 pub mod comments;

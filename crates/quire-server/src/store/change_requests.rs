@@ -253,3 +253,108 @@ pub async fn merged_into(
     .fetch_optional(db.pool())
     .await
 }
+
+/// Which spaces of an organization a listing covers.
+#[derive(Debug, Clone, Copy)]
+pub enum SpaceScope<'a> {
+    /// Every live space of the organization, decided in the query itself.
+    AllLive(&'a str),
+    /// Exactly these spaces.
+    Only(&'a [&'a str]),
+}
+
+/// The sort of an organization-wide listing, newest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrgOrder {
+    /// By last update.
+    UpdatedAt,
+    /// By creation.
+    CreatedAt,
+}
+
+impl OrgOrder {
+    fn column(self) -> &'static str {
+        match self {
+            OrgOrder::UpdatedAt => "updated_at",
+            OrgOrder::CreatedAt => "created_at",
+        }
+    }
+}
+
+/// The filters of an organization-wide listing.
+#[derive(Debug, Clone, Copy)]
+pub struct OrgFilter<'a> {
+    /// The spaces covered.
+    pub spaces: SpaceScope<'a>,
+    /// Statuses kept (none: nothing matches).
+    pub statuses: &'a [&'a str],
+    /// Only change requests created by this user.
+    pub creator: Option<&'a str>,
+    /// Only change requests this user contributed to.
+    pub contributor: Option<&'a str>,
+    /// The sort.
+    pub order: OrgOrder,
+}
+
+/// A page of the change requests of an organization's spaces, after the sort key
+/// `(updated_at or created_at, id)` in descending order; and the filtered total.
+pub async fn list_in_org(
+    db: &Db,
+    filter: &OrgFilter<'_>,
+    after: Option<(i64, String)>,
+    limit: i64,
+) -> sqlx::Result<(Vec<ChangeRequestRow>, i64)> {
+    let empty = match filter.spaces {
+        SpaceScope::Only(ids) => ids.is_empty(),
+        SpaceScope::AllLive(_) => false,
+    };
+    if empty || filter.statuses.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let mut cond = Sql::new(" WHERE space_id IN (");
+    match filter.spaces {
+        SpaceScope::AllLive(org_id) => {
+            cond.push("SELECT id FROM spaces WHERE deleted_at IS NULL AND org_id = ")
+                .bind(org_id);
+        }
+        SpaceScope::Only(ids) => {
+            for (i, id) in ids.iter().enumerate() {
+                if i > 0 {
+                    cond.push(", ");
+                }
+                cond.bind(*id);
+            }
+        }
+    }
+    cond.push(") AND status IN (");
+    for (i, status) in filter.statuses.iter().enumerate() {
+        if i > 0 {
+            cond.push(", ");
+        }
+        cond.bind(*status);
+    }
+    cond.push(")");
+    if let Some(user) = filter.creator {
+        cond.push(" AND created_by = ").bind(user);
+    }
+    if let Some(user) = filter.contributor {
+        cond.push(" AND id IN (SELECT change_request_id FROM change_request_contributors WHERE user_id = ")
+            .bind(user)
+            .push(")");
+    }
+    let mut count_q = Sql::new("SELECT COUNT(*) FROM change_requests");
+    count_q.append(&cond);
+    let key = filter.order.column();
+    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM change_requests"));
+    q.append(&cond);
+    if let Some((ts, id)) = after {
+        q.push(&format!(" AND ({key} < ")).bind(ts);
+        q.push(&format!(" OR ({key} = ")).bind(ts);
+        q.push(" AND id < ").bind(id).push("))");
+    }
+    q.push(&format!(" ORDER BY {key} DESC, id DESC LIMIT "))
+        .bind(limit);
+    let rows = q.query_as().fetch_all(db.pool()).await?;
+    let count = count_q.query_scalar().fetch_one(db.pool()).await?;
+    Ok((rows, count))
+}

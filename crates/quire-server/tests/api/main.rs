@@ -14,6 +14,7 @@ mod hardening;
 mod hardening_depth;
 mod invites;
 mod members;
+mod org_change_requests;
 mod orgs;
 mod pagination;
 mod routes;

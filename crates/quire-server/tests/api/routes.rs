@@ -96,3 +96,80 @@ async fn every_route_refuses_requests_without_a_token() {
         );
     }
 }
+
+/// The official specifications, once `npm ci` has run in `conformance/`; `None` (with a
+/// loud notice) when they are not installed: the conformance suite's `routes.test.js`
+/// makes the same check, and `scripts/test.sh` always runs it.
+fn official_specs() -> Option<Vec<(&'static str, serde_json::Value)>> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance/node_modules/@gitbook");
+    let mut specs = Vec::new();
+    for (name, dir) in [("0.137.0", "api"), ("0.202.0", "api-202")] {
+        let file = root.join(dir).join("spec/openapi.json");
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            eprintln!(
+                "\n*** NOTICE: {} is missing (run `npm ci` in conformance/): the route table \
+                 is NOT checked against the official specs here; conformance/test/routes.test.js \
+                 checks it. ***\n",
+                file.display()
+            );
+            return None;
+        };
+        specs.push((name, serde_json::from_str(&text).expect("spec is JSON")));
+    }
+    Some(specs)
+}
+
+/// Where a spec declares an operation: `(METHOD, path)`, paths relative to the `/v1` base.
+fn declared(spec: &serde_json::Value, operation: &str) -> Option<(String, String)> {
+    let paths = spec["paths"].as_object()?;
+    paths.iter().find_map(|(path, item)| {
+        item.as_object()?.iter().find_map(|(method, op)| {
+            (op["operationId"] == operation).then(|| (method.to_uppercase(), path.clone()))
+        })
+    })
+}
+
+/// A route's path as the specs write it: their server base ends in `/v1`, and the page
+/// path, routed as `{*pagePath}`, is `{pagePath}` there.
+fn spec_path(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/v1")?;
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return None;
+    }
+    let rest = if rest.is_empty() { "/" } else { rest };
+    Some(rest.replace("{*pagePath}", "{pagePath}"))
+}
+
+#[test]
+fn every_route_is_an_official_operation_with_its_method_and_path() {
+    let Some(specs) = official_specs() else {
+        return;
+    };
+    let mut problems = Vec::new();
+    for r in table() {
+        let Some(path) = spec_path(r.path) else {
+            problems.push(format!("{} {} is not under /v1", r.method, r.path));
+            continue;
+        };
+        let found: Vec<_> = specs
+            .iter()
+            .filter_map(|(name, spec)| declared(spec, r.operation).map(|d| (name, d)))
+            .collect();
+        if found.is_empty() {
+            problems.push(format!(
+                "{} {}: operationId {} is in neither spec",
+                r.method, r.path, r.operation
+            ));
+        } else if !found
+            .iter()
+            .any(|(_, (method, p))| method == r.method.as_str() && *p == path)
+        {
+            problems.push(format!(
+                "{} {} ({}) differs from the spec: {found:?}",
+                r.method, r.path, r.operation
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -87,7 +87,8 @@ pub enum StatusFilter {
 }
 
 impl StatusFilter {
-    fn as_str(self) -> &'static str {
+    /// The status's wire name.
+    pub fn as_str(self) -> &'static str {
         match self {
             StatusFilter::Draft => "draft",
             StatusFilter::Open => "open",

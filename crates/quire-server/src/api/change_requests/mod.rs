@@ -2,6 +2,7 @@
 //! it requires, and their handlers.
 
 pub mod handlers;
+pub mod organization;
 
 use axum::http::Method;
 
@@ -39,6 +40,13 @@ pub fn operations() -> Vec<Operation> {
             "updateChangeRequestById",
             Space(Role::Edit),
             handlers::update_change_request,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/change-requests",
+            "listChangeRequestsForOrganization",
+            OrgMember,
+            organization::list_org_change_requests,
         ),
     ]
 }
