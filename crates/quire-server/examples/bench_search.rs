@@ -331,7 +331,7 @@ async fn main() {
             id: &revision_id,
             space_id: &space,
             parents: std::slice::from_ref(&old),
-            kind: "edits",
+            kind: quire_server::values::RevisionType::Edits,
             root: &saved.root,
             created_by: None,
             created_at: 0,

@@ -21,6 +21,7 @@ pub mod server;
 pub mod state;
 pub mod store;
 pub mod validate;
+pub mod values;
 
 pub use api::router;
 pub use config::ServerConfig;

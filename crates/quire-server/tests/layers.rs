@@ -10,6 +10,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("clock", 0),
     ("ids", 0),
     ("config", 0),
+    ("values", 0),
     ("validate", 1),
     ("db", 1),
     ("keys", 2),

@@ -6,7 +6,7 @@ use crate::clock::iso;
 use crate::domain::access::grants::Grants;
 use crate::domain::access::Role;
 use crate::domain::access::SpaceCtx;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::http::pagination::{List, PageRequest};
 use crate::state::AppState;
 use crate::store::change_requests::ChangeRequestRow;
@@ -15,6 +15,7 @@ use crate::store::orgs::OrgRow;
 use crate::store::spaces::SpaceRow;
 use crate::store::teams::TeamRow;
 use crate::store::users::UserRow;
+use crate::values::{ChangeRequestStatus, EditMode};
 
 /// `User`.
 pub fn user(state: &AppState, id: &str, email: &str, name: &str, photo: Option<&str>) -> Value {
@@ -43,7 +44,7 @@ pub fn user_row(state: &AppState, u: &UserRow) -> Value {
 }
 
 /// `Organization`, with `permissions` for a caller holding `role` (`None`: guest).
-pub fn organization(state: &AppState, org: &OrgRow, role: Option<Role>) -> Value {
+pub fn organization(state: &AppState, org: &OrgRow, role: Option<Role>) -> ApiResult<Value> {
     let admin = role == Some(Role::Admin);
     let non_guest = role.is_some();
     let creator = role.is_some_and(|r| r >= Role::Create);
@@ -52,7 +53,7 @@ pub fn organization(state: &AppState, org: &OrgRow, role: Option<Role>) -> Value
         "id": org.id,
         "title": org.title,
         "createdAt": iso(org.created_at),
-        "emailDomains": org.domains(),
+        "emailDomains": org.domains().map_err(ApiError::internal)?,
         "type": "business",
         "defaultRole": org.default_role,
         "sso": org.sso != 0,
@@ -94,7 +95,7 @@ pub fn organization(state: &AppState, org: &OrgRow, role: Option<Role>) -> Value
     if let Some(logo) = &org.logo_url {
         v["urls"]["logo"] = json!(logo);
     }
-    v
+    Ok(v)
 }
 
 /// `OrganizationMember`.
@@ -151,7 +152,7 @@ pub fn default_level(level: Option<&str>) -> Value {
 /// `Space`, with `permissions` for a caller holding `role` on it.
 pub fn space(state: &AppState, s: &crate::store::spaces::SpaceRow, role: Role) -> Value {
     let live = s.deleted_at.is_none();
-    let editable = live && s.edit_mode == "live";
+    let editable = live && s.edit_mode == EditMode::Live;
     let admin = role >= Role::Admin;
     let mut v = json!({
         "object": "space",
@@ -256,7 +257,7 @@ pub fn change_request(
         "revisionInitial": c.revision_initial,
         "revisionMergedAncestor": c.revision_base,
         "comments": c.comments,
-        "outdated": c.status != "merged" && c.revision_base != space_revision,
+        "outdated": c.status != ChangeRequestStatus::Merged && c.revision_base != space_revision,
         "urls": {
             "app": state.url(&format!("/s/{}/~/changes/{}", c.space_id, c.number)),
             "location": state.url(&format!("/v1/spaces/{}/change-requests/{}", c.space_id, c.id)),

@@ -13,6 +13,7 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::change_requests::ChangeRequestRow;
 use crate::store::revisions::NewRevision;
+use crate::values::RevisionType;
 
 /// Loads a change request of the space by id or number; 404 otherwise.
 pub async fn load(
@@ -82,7 +83,7 @@ pub struct Landing<'a> {
     /// The new content.
     pub revision: Revision,
     /// Revision type (`edits`, `update`).
-    pub kind: &'a str,
+    pub kind: RevisionType,
     /// Parent revisions.
     pub parents: Vec<String>,
     /// The new merge base, when the write pulled the space's content in.

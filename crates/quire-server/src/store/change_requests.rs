@@ -4,6 +4,7 @@ use sqlx::FromRow;
 
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
+use crate::values::ChangeRequestStatus;
 
 /// A stored change request.
 #[derive(Debug, Clone, FromRow)]
@@ -12,7 +13,7 @@ pub struct ChangeRequestRow {
     pub space_id: String,
     pub number: i64,
     /// `draft`, `open`, `archived` or `merged`.
-    pub status: String,
+    pub status: ChangeRequestStatus,
     pub subject: String,
     pub created_by: String,
     pub created_at: i64,
@@ -138,7 +139,7 @@ pub struct MergeExpect<'a> {
     /// The change request's content revision that was merged.
     pub revision: &'a str,
     /// Its status when read (the counters move from it).
-    pub status: &'a str,
+    pub status: ChangeRequestStatus,
 }
 
 /// Marks a change request merged, only if it is still at the revision and status the merge
@@ -218,13 +219,13 @@ pub async fn list(
 pub async fn count_transition(
     tx: &mut Tx,
     space_id: &str,
-    from: Option<&str>,
-    to: Option<&str>,
+    from: Option<ChangeRequestStatus>,
+    to: Option<ChangeRequestStatus>,
 ) -> sqlx::Result<()> {
-    let delta = |s: Option<&str>, which: &str| -> i64 { i64::from(s == Some(which)) };
+    let delta = |s: Option<ChangeRequestStatus>, which| -> i64 { i64::from(s == Some(which)) };
     let total = i64::from(from.is_none() && to.is_some());
-    let open = delta(to, "open") - delta(from, "open");
-    let draft = delta(to, "draft") - delta(from, "draft");
+    let open = delta(to, ChangeRequestStatus::Open) - delta(from, ChangeRequestStatus::Open);
+    let draft = delta(to, ChangeRequestStatus::Draft) - delta(from, ChangeRequestStatus::Draft);
     sqlx::query(
         "UPDATE spaces SET change_requests = change_requests + $2, \
          change_requests_open = change_requests_open + $3, \

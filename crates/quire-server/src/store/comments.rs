@@ -4,6 +4,7 @@ use sqlx::FromRow;
 
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
+use crate::values::CommentStatus;
 
 /// A stored comment.
 #[derive(Debug, Clone, FromRow)]
@@ -17,7 +18,7 @@ pub struct CommentRow {
     /// Markdown.
     pub body: String,
     /// `open` or `resolved`.
-    pub status: String,
+    pub status: CommentStatus,
     pub resolved_at: Option<i64>,
     pub resolved_by: Option<String>,
     /// The revision the comment was posted on.

@@ -24,9 +24,9 @@ pub struct OrgRow {
 }
 
 impl OrgRow {
-    /// The e-mail domains, decoded.
-    pub fn domains(&self) -> Vec<String> {
-        serde_json::from_str(&self.email_domains).unwrap_or_default()
+    /// The e-mail domains, decoded; corrupt stored JSON is an error, never an empty list.
+    pub fn domains(&self) -> Result<Vec<String>, serde_json::Error> {
+        serde_json::from_str(&self.email_domains)
     }
 }
 
@@ -85,7 +85,12 @@ pub async fn insert(tx: &mut Tx, org: &OrgRow) -> sqlx::Result<()> {
     .bind(org.created_at)
     .execute(&mut **tx)
     .await?;
-    set_domains(tx, &org.id, &org.domains()).await
+    set_domains(
+        tx,
+        &org.id,
+        &org.domains().map_err(|e| sqlx::Error::Decode(e.into()))?,
+    )
+    .await
 }
 
 /// Writes every field of `org` back.
@@ -108,7 +113,12 @@ pub async fn update(tx: &mut Tx, org: &OrgRow, now: i64) -> sqlx::Result<()> {
     .bind(now)
     .execute(&mut **tx)
     .await?;
-    set_domains(tx, &org.id, &org.domains()).await
+    set_domains(
+        tx,
+        &org.id,
+        &org.domains().map_err(|e| sqlx::Error::Decode(e.into()))?,
+    )
+    .await
 }
 
 async fn set_domains(tx: &mut Tx, org_id: &str, domains: &[String]) -> sqlx::Result<()> {

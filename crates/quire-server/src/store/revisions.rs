@@ -1,6 +1,7 @@
 //! Revisions: immutable snapshots of a space's content.
 
 use crate::db::Tx;
+use crate::values::RevisionType;
 
 /// A revision to record.
 #[derive(Debug, Clone)]
@@ -9,7 +10,7 @@ pub struct NewRevision<'a> {
     pub space_id: &'a str,
     pub parents: &'a [String],
     /// `edits`, `merge`, `update`, ...
-    pub kind: &'a str,
+    pub kind: RevisionType,
     /// Root object of its content (empty: no content yet).
     pub root: &'a str,
     pub created_by: Option<&'a str>,
@@ -50,16 +51,16 @@ pub struct RevisionRow {
     pub space_id: String,
     /// JSON array of parent revision ids.
     pub parents: String,
-    pub kind: String,
+    pub kind: RevisionType,
     pub root: String,
     pub created_by: Option<String>,
     pub created_at: i64,
 }
 
 impl RevisionRow {
-    /// Parent revision ids.
-    pub fn parent_ids(&self) -> Vec<String> {
-        serde_json::from_str(&self.parents).unwrap_or_default()
+    /// Parent revision ids; corrupt stored JSON is an error, never an empty list.
+    pub fn parent_ids(&self) -> Result<Vec<String>, serde_json::Error> {
+        serde_json::from_str(&self.parents)
     }
 }
 

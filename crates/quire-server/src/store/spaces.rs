@@ -4,6 +4,7 @@ use sqlx::FromRow;
 
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
+use crate::values::{EditMode, Visibility};
 
 /// A stored space.
 #[derive(Debug, Clone, FromRow)]
@@ -13,8 +14,8 @@ pub struct SpaceRow {
     pub parent_id: Option<String>,
     pub title: String,
     pub emoji: Option<String>,
-    pub visibility: String,
-    pub edit_mode: String,
+    pub visibility: Visibility,
+    pub edit_mode: EditMode,
     pub language: Option<String>,
     /// `inherit`, a role, or NULL (no default access).
     pub default_level: Option<String>,
@@ -107,8 +108,8 @@ pub async fn update(tx: &mut Tx, s: &SpaceRow) -> sqlx::Result<()> {
 pub struct SpacePatch {
     pub title: Option<String>,
     pub emoji: Option<Option<String>>,
-    pub visibility: Option<String>,
-    pub edit_mode: Option<String>,
+    pub visibility: Option<Visibility>,
+    pub edit_mode: Option<EditMode>,
     pub language: Option<String>,
     pub default_level: Option<Option<String>>,
 }
@@ -121,8 +122,14 @@ pub async fn patch(tx: &mut Tx, id: &str, p: &SpacePatch, now: i64) -> sqlx::Res
     let text = [
         ("title", p.title.clone().map(Some)),
         ("emoji", p.emoji.clone()),
-        ("visibility", p.visibility.clone().map(Some)),
-        ("edit_mode", p.edit_mode.clone().map(Some)),
+        (
+            "visibility",
+            p.visibility.map(|v| Some(v.as_str().to_string())),
+        ),
+        (
+            "edit_mode",
+            p.edit_mode.map(|m| Some(m.as_str().to_string())),
+        ),
         ("language", p.language.clone().map(Some)),
         ("default_level", p.default_level.clone()),
     ];

@@ -161,3 +161,41 @@ async fn health_needs_no_token() {
         .expect(200);
     assert_eq!(res["status"], "ok");
 }
+
+/// Stored values are decoded strictly: corrupt JSON or a value outside a closed set is an
+/// internal error (logged, answered with the generic message), never a silent default.
+#[tokio::test]
+async fn corrupt_stored_values_are_errors_not_defaults() {
+    // No access cache: the organization row is read from the database on every request.
+    let app = TestApp::start_with(|c| c.access_cache_ms = 0).await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let pool = app.state.db.pool();
+    sqlx::query("UPDATE revisions SET parents = 'not json' WHERE space_id = $1")
+        .bind(&space)
+        .execute(pool)
+        .await
+        .unwrap();
+    let message = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect_error(500);
+    assert!(message.contains("Internal error"), "{message}");
+    sqlx::query("UPDATE spaces SET visibility = 'secret' WHERE id = $1")
+        .bind(&space)
+        .execute(pool)
+        .await
+        .unwrap();
+    app.get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect_error(500);
+    sqlx::query("UPDATE organizations SET email_domains = '{' WHERE id = $1")
+        .bind(&org)
+        .execute(pool)
+        .await
+        .unwrap();
+    app.get(&alice, &format!("/v1/orgs/{org}"))
+        .await
+        .expect_error(500);
+}

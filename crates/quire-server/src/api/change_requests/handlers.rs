@@ -20,6 +20,7 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::change_requests::ChangeRequestRow;
 use crate::validate;
+use crate::values::ChangeRequestStatus;
 
 /// Body of `createChangeRequest`.
 #[derive(Deserialize, Default)]
@@ -49,7 +50,7 @@ pub async fn create_change_request(
         id: new_id(),
         space_id: space.id.clone(),
         number: store::change_requests::next_number(&mut tx, &space.id).await?,
-        status: "open".into(),
+        status: ChangeRequestStatus::Open,
         subject,
         created_by: caller.user.id.clone(),
         created_at: now,
@@ -63,7 +64,13 @@ pub async fn create_change_request(
         comments: 0,
     };
     store::change_requests::insert(&mut tx, &c).await?;
-    store::change_requests::count_transition(&mut tx, &space.id, None, Some("open")).await?;
+    store::change_requests::count_transition(
+        &mut tx,
+        &space.id,
+        None,
+        Some(ChangeRequestStatus::Open),
+    )
+    .await?;
     tx.commit().await?;
     let body = render(&state, &ctx, &c).await?;
     Ok(views::created(
@@ -189,7 +196,7 @@ pub async fn update_change_request(
         .ok_or_else(|| {
             ApiError::not_found(format!("Change request `{cr}` not found in this space."))
         })?;
-    if c.status == "merged" {
+    if c.status == ChangeRequestStatus::Merged {
         return Err(ApiError::conflict(
             "A merged change request can no longer be changed.",
         ));
@@ -198,14 +205,13 @@ pub async fn update_change_request(
         validate::length("subject", &subject, 0, 100)?;
         c.subject = subject;
     }
-    let previous = c.status.clone();
+    let previous = c.status;
     if let Some(status) = body.status {
         c.status = match status {
-            SettableStatus::Draft => "draft",
-            SettableStatus::Open => "open",
-            SettableStatus::Archived => "archived",
-        }
-        .into();
+            SettableStatus::Draft => ChangeRequestStatus::Draft,
+            SettableStatus::Open => ChangeRequestStatus::Open,
+            SettableStatus::Archived => ChangeRequestStatus::Archived,
+        };
     }
     c.updated_at = state.now();
     store::change_requests::update_meta(&mut tx, &c).await?;
@@ -213,8 +219,8 @@ pub async fn update_change_request(
         store::change_requests::count_transition(
             &mut tx,
             &c.space_id,
-            Some(&previous),
-            Some(&c.status),
+            Some(previous),
+            Some(c.status),
         )
         .await?;
     }

@@ -29,6 +29,7 @@ use crate::store;
 use crate::store::change_requests::ChangeRequestRow;
 use crate::store::comments::{CommentFilter, CommentRow, ReactionRow, ReplyRow};
 use crate::store::users::UserRow;
+use crate::values::{ChangeRequestStatus, CommentStatus};
 
 /// Where comments live: a space, or one of its change requests (with the path's other
 /// parameters).
@@ -98,12 +99,20 @@ impl Scope {
     }
 
     fn live(&self) -> bool {
-        self.ctx.space.deleted_at.is_none() && self.cr.as_ref().is_none_or(|c| c.status != "merged")
+        self.ctx.space.deleted_at.is_none()
+            && self
+                .cr
+                .as_ref()
+                .is_none_or(|c| c.status != ChangeRequestStatus::Merged)
     }
 
     fn require_live(&self) -> ApiResult<()> {
         self.ctx.require_live()?;
-        if self.cr.as_ref().is_some_and(|c| c.status == "merged") {
+        if self
+            .cr
+            .as_ref()
+            .is_some_and(|c| c.status == ChangeRequestStatus::Merged)
+        {
             return Err(ApiError::conflict(
                 "The change request is merged: its discussion is closed.",
             ));
@@ -335,7 +344,7 @@ impl<'a> Render<'a> {
         if let Some(edited) = c.edited_at {
             v["editedAt"] = json!(iso(edited));
         }
-        if c.status == "resolved" {
+        if c.status == CommentStatus::Resolved {
             v["resolvedAt"] = json!(iso(c.resolved_at.unwrap_or(c.posted_at)));
             v["resolvedBy"] = user_json(s, &self.users, c.resolved_by.as_deref().unwrap_or(""));
         }
@@ -523,7 +532,7 @@ async fn post_impl(
         posted_at: now,
         edited_at: None,
         body: markdown,
-        status: "open".into(),
+        status: CommentStatus::Open,
         resolved_at: None,
         resolved_by: None,
         revision_id,
@@ -638,15 +647,15 @@ async fn update_impl(
         c.edited_at = Some(now);
     }
     if let Some(resolved) = body.resolved {
-        let was_open = c.status == "open";
+        let was_open = c.status == CommentStatus::Open;
         if resolved && was_open {
-            c.status = "resolved".into();
+            c.status = CommentStatus::Resolved;
             c.resolved_at = Some(now);
             c.resolved_by = Some(caller.user.id.clone());
             store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), -1)
                 .await?;
         } else if !resolved && !was_open {
-            c.status = "open".into();
+            c.status = CommentStatus::Open;
             c.resolved_at = None;
             c.resolved_by = None;
             store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), 1)
@@ -680,7 +689,7 @@ async fn delete_impl(
             "Only the author or a space admin can delete a comment.",
         ));
     }
-    if store::comments::delete(&mut tx, &c.id).await? && c.status == "open" {
+    if store::comments::delete(&mut tx, &c.id).await? && c.status == CommentStatus::Open {
         store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), -1)
             .await?;
     }

@@ -25,6 +25,7 @@ use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
 use crate::store::revisions::{NewRevision, RevisionRow};
+use crate::values::{ChangeRequestStatus, EditMode, RevisionType};
 
 /// The `metadata`/`computed` switches every content read accepts (no computed content or
 /// Git metadata exists in Quire, so they change nothing).
@@ -114,10 +115,14 @@ async fn revision_json(state: &AppState, loaded: &Loaded) -> ApiResult<Value> {
         },
         _ => None,
     };
-    Ok(revision_body(state, loaded, merged_from))
+    revision_body(state, loaded, merged_from)
 }
 
-fn revision_body(state: &AppState, loaded: &Loaded, merged_from: Option<Value>) -> Value {
+fn revision_body(
+    state: &AppState,
+    loaded: &Loaded,
+    merged_from: Option<Value>,
+) -> ApiResult<Value> {
     let app = page_app_url(state, &loaded.row.space_id);
     let opts = ViewOptions {
         body: BodyFormat::Markdown,
@@ -138,7 +143,7 @@ fn revision_body(state: &AppState, loaded: &Loaded, merged_from: Option<Value>) 
     let mut v = json!({
         "object": "revision",
         "id": loaded.row.id,
-        "parents": loaded.row.parent_ids(),
+        "parents": loaded.row.parent_ids().map_err(ApiError::internal)?,
         "pages": view::pages_view(&loaded.rev, &opts),
         "files": files,
         "reusableContents": reusable,
@@ -150,10 +155,10 @@ fn revision_body(state: &AppState, loaded: &Loaded, merged_from: Option<Value>) 
     match merged_from {
         Some(cr) => v["mergedFrom"] = cr,
         // The official shape of a merge revision requires its change request.
-        None if loaded.row.kind == "merge" => v["type"] = json!("edits"),
+        None if loaded.row.kind == RevisionType::Merge => v["type"] = json!("edits"),
         None => {}
     }
-    v
+    Ok(v)
 }
 
 fn page_json(state: &AppState, loaded: &Loaded, page_id: &str, format: Format) -> ApiResult<Value> {
@@ -426,7 +431,7 @@ pub async fn update_cr_content(
     let applied_results = loop {
         attempts.take()?;
         let c = crs::load(&state, &ctx, &found.id).await?;
-        if c.status == "merged" {
+        if c.status == ChangeRequestStatus::Merged {
             return Err(ApiError::conflict(
                 "A merged change request can no longer be edited.",
             ));
@@ -449,7 +454,7 @@ pub async fn update_cr_content(
         let landing = Landing {
             cr: &c,
             revision: applied.revision,
-            kind: "edits",
+            kind: RevisionType::Edits,
             parents: vec![c.revision_id.clone()],
             new_base: None,
             by: &caller.user.id,
@@ -607,7 +612,7 @@ pub async fn update_cr(
     let revision = loop {
         attempts.take()?;
         let c = crs::load(&state, &ctx, &found.id).await?;
-        if c.status == "merged" {
+        if c.status == ChangeRequestStatus::Merged {
             return Err(ApiError::conflict(
                 "A merged change request can no longer be updated.",
             ));
@@ -623,7 +628,7 @@ pub async fn update_cr(
         let landing = Landing {
             cr: &c,
             revision: merged,
-            kind: "update",
+            kind: RevisionType::Update,
             parents: vec![c.revision_id.clone(), main_id.clone()],
             new_base: Some(&main_id),
             by: &caller.user.id,
@@ -654,13 +659,13 @@ pub async fn merge_cr(
         let space = store::spaces::get(&state.db, &ctx.space.id)
             .await?
             .ok_or_else(|| ApiError::not_found("Space not found."))?;
-        if space.edit_mode == "locked" {
+        if space.edit_mode == EditMode::Locked {
             return Err(ApiError::forbidden(
                 "The space is locked (`editMode` is `locked`): nothing can be merged into it.",
             ));
         }
         let c = crs::load(&state, &ctx, &found.id).await?;
-        if c.status == "merged" {
+        if c.status == ChangeRequestStatus::Merged {
             return Err(ApiError::conflict("This change request is already merged."));
         }
         let mine = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
@@ -681,7 +686,7 @@ pub async fn merge_cr(
                 id: &revision_id,
                 space_id: &ctx.space.id,
                 parents: &[space.revision_id.clone(), c.revision_id.clone()],
-                kind: "merge",
+                kind: RevisionType::Merge,
                 root: &saved.root,
                 created_by: Some(&caller.user.id),
                 created_at: now,
@@ -702,7 +707,7 @@ pub async fn merge_cr(
         }
         let expect = store::change_requests::MergeExpect {
             revision: &c.revision_id,
-            status: &c.status,
+            status: c.status,
         };
         if !store::change_requests::mark_merged(
             &mut tx,
@@ -720,8 +725,8 @@ pub async fn merge_cr(
         store::change_requests::count_transition(
             &mut tx,
             &space.id,
-            Some(&c.status),
-            Some("merged"),
+            Some(c.status),
+            Some(ChangeRequestStatus::Merged),
         )
         .await?;
         crate::domain::search::reindex(&state, &mut tx, &space.id, &revision_id, saved.revision())

@@ -32,9 +32,9 @@ pub async fn list_organizations(
         .map(|o| {
             let key = (o.org.created_at, o.org.id.clone());
             let role = o.role.as_deref().and_then(Role::parse);
-            (views::organization(&state, &o.org, role), key)
+            Ok((views::organization(&state, &o.org, role)?, key))
         })
-        .collect();
+        .collect::<ApiResult<Vec<_>>>()?;
     Ok(Json(page.finish(scope, rows, count)?))
 }
 
@@ -75,7 +75,7 @@ pub async fn create_organization(
     let location = state.url(&format!("/v1/orgs/{}", org.id));
     Ok(views::created(
         &location,
-        views::organization(&state, &org, Some(Role::Admin)),
+        views::organization(&state, &org, Some(Role::Admin))?,
     ))
 }
 
@@ -113,8 +113,8 @@ fn check_domains(
 pub async fn get_organization(
     State(state): State<AppState>,
     Extension(org): Extension<OrgCtx>,
-) -> Json<Value> {
-    Json(views::organization(&state, &org.org, org.role))
+) -> ApiResult<Json<Value>> {
+    Ok(Json(views::organization(&state, &org.org, org.role)?))
 }
 
 /// Body of `updateOrganizationById`; every field optional.
@@ -177,7 +177,12 @@ pub async fn update_organization(
         org.hostname = Some(hostname);
     }
     if let Some(domains) = body.email_domains {
-        org.email_domains = json!(check_domains(domains, &caller, &ctx.org.domains())?).to_string();
+        org.email_domains = json!(check_domains(
+            domains,
+            &caller,
+            &ctx.org.domains().map_err(ApiError::internal)?
+        )?)
+        .to_string();
     }
     if let Some(role) = body.default_role {
         org.default_role = role.map(|r| r.as_str().to_string());
@@ -213,7 +218,7 @@ pub async fn update_organization(
             other => other,
         })?;
     tx.commit().await?;
-    Ok(Json(views::organization(&state, &org, ctx.role)))
+    Ok(Json(views::organization(&state, &org, ctx.role)?))
 }
 
 /// `getOrganizationsForEmailDomain`: organizations claiming the domain, as far as the
@@ -230,21 +235,21 @@ pub async fn list_organizations_for_email_domain(
         .email
         .rsplit_once('@')
         .is_some_and(|(_, d)| d == domain);
-    let orgs: Vec<Value> = store::orgs::by_domain(&state.db, &domain, &caller.user.id)
+    let orgs = store::orgs::by_domain(&state.db, &domain, &caller.user.id)
         .await?
         .into_iter()
         .filter(|o| own_domain || o.member_id.is_some())
         .map(|o| {
             let role = o.role.as_deref().and_then(Role::parse);
-            let mut v = views::organization(&state, &o.org, role);
+            let mut v = views::organization(&state, &o.org, role)?;
             if o.member_id.is_none() {
                 // Listed because of the shared domain, not membership: they may do nothing yet.
                 if let Some(perms) = v["permissions"].as_object_mut() {
                     perms.values_mut().for_each(|p| *p = json!(false));
                 }
             }
-            v
+            Ok(v)
         })
-        .collect();
+        .collect::<ApiResult<Vec<Value>>>()?;
     Ok(Json(json!({ "organizations": orgs })))
 }

@@ -27,16 +27,7 @@ use crate::store;
 use crate::store::ordering::{Item, Place};
 use crate::store::spaces::{SpacePatch, SpaceRow};
 use crate::validate;
-
-/// Space visibility values.
-const VISIBILITIES: &[&str] = &[
-    "public",
-    "unlisted",
-    "share-link",
-    "visitor-auth",
-    "in-collection",
-    "private",
-];
+use crate::values::{EditMode, RevisionType, Visibility};
 
 /// Languages of the official `TranslationLanguage` enum (0.137.0).
 const LANGUAGES: &[&str] = &[
@@ -45,14 +36,8 @@ const LANGUAGES: &[&str] = &[
     "sk", "bg", "hr", "lt", "lv", "et", "sl",
 ];
 
-fn check_visibility(visibility: &str, parent: Option<&str>) -> ApiResult<()> {
-    if !VISIBILITIES.contains(&visibility) {
-        return Err(ApiError::bad_request(format!(
-            "`visibility` must be one of {}.",
-            VISIBILITIES.join(", ")
-        )));
-    }
-    if visibility == "in-collection" && parent.is_none() {
+fn check_visibility(visibility: Visibility, parent: Option<&str>) -> ApiResult<()> {
+    if visibility == Visibility::InCollection && parent.is_none() {
         return Err(ApiError::bad_request(
             "`visibility` `in-collection` is only for spaces inside a collection.",
         ));
@@ -70,15 +55,6 @@ fn check_language(language: &str) -> ApiResult<()> {
     }
 }
 
-fn check_edit_mode(mode: &str) -> ApiResult<()> {
-    match mode {
-        "live" | "locked" => Ok(()),
-        _ => Err(ApiError::bad_request(
-            "`editMode` must be `live` or `locked`.",
-        )),
-    }
-}
-
 /// Body of `createSpace`.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -87,8 +63,8 @@ pub struct CreateSpace {
     emoji: Option<String>,
     parent: Option<String>,
     language: Option<String>,
-    edit_mode: Option<String>,
-    visibility: Option<String>,
+    edit_mode: Option<EditMode>,
+    visibility: Option<Visibility>,
     template: Option<Value>,
     computed_source: Option<Value>,
 }
@@ -115,10 +91,9 @@ pub async fn create_space(
     if let Some(language) = &body.language {
         check_language(language)?;
     }
-    let edit_mode = body.edit_mode.unwrap_or_else(|| "live".into());
-    check_edit_mode(&edit_mode)?;
-    let visibility = body.visibility.unwrap_or_else(|| "private".into());
-    check_visibility(&visibility, body.parent.as_deref())?;
+    let edit_mode = body.edit_mode.unwrap_or(EditMode::Live);
+    let visibility = body.visibility.unwrap_or(Visibility::Private);
+    check_visibility(visibility, body.parent.as_deref())?;
     let now = state.now();
     let mut tx = state.db.begin().await?;
     let space = SpaceRow {
@@ -164,7 +139,7 @@ async fn insert_with_revision(
             id: &space.revision_id,
             space_id: &space.id,
             parents: &[],
-            kind: "edits",
+            kind: RevisionType::Edits,
             root,
             created_by: by,
             created_at: now,
@@ -212,11 +187,11 @@ pub struct UpdateSpace {
     title: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     emoji: Option<Option<String>>,
-    edit_mode: Option<String>,
+    edit_mode: Option<EditMode>,
     #[serde(default, deserialize_with = "nullable")]
     default_level: Option<Option<LevelIn>>,
     language: Option<String>,
-    visibility: Option<String>,
+    visibility: Option<Visibility>,
 }
 
 /// `updateSpaceById`: title, emoji and language need `edit`; `editMode`, `defaultLevel`
@@ -243,7 +218,6 @@ pub async fn update_space(
         patch.language = Some(language);
     }
     if let Some(mode) = body.edit_mode {
-        check_edit_mode(&mode)?;
         ctx.require(Role::Admin, "change the edit mode")?;
         patch.edit_mode = Some(mode);
     }
@@ -257,7 +231,7 @@ pub async fn update_space(
         // The parent is re-read in the transaction: a move may have changed it.
         let current = store::spaces::get_tx(&mut tx, &ctx.space.id).await?;
         let parent = current.as_ref().and_then(|s| s.parent_id.as_deref());
-        check_visibility(&visibility, parent)?;
+        check_visibility(visibility, parent)?;
         patch.visibility = Some(visibility);
     }
     if !store::spaces::patch(&mut tx, &ctx.space.id, &patch, state.now()).await? {
@@ -321,8 +295,8 @@ pub async fn restore_space(
     if let Some(parent) = &space.parent_id {
         if !ctx.grants.collections().contains_key(parent) {
             space.parent_id = None;
-            if space.visibility == "in-collection" {
-                space.visibility = "private".into();
+            if space.visibility == Visibility::InCollection {
+                space.visibility = Visibility::Private;
             }
         }
     }
@@ -403,7 +377,7 @@ pub async fn move_space(
     let (parent, place) =
         move_target(&ctx.org, &ctx.grants, ctx.space.parent_id.as_deref(), &body)?;
     let mut space = ctx.space.clone();
-    if space.visibility == "in-collection" && parent.is_none() {
+    if space.visibility == Visibility::InCollection && parent.is_none() {
         return Err(ApiError::bad_request(
             "A space with `in-collection` visibility must stay inside a collection; change its visibility first.",
         ));
@@ -463,8 +437,8 @@ pub async fn transfer_space(
     let moving_org = target.org.id != space.org_id;
     space.org_id = target.org.id.clone();
     space.parent_id = body.parent.clone();
-    if space.visibility == "in-collection" && space.parent_id.is_none() {
-        space.visibility = "private".into();
+    if space.visibility == Visibility::InCollection && space.parent_id.is_none() {
+        space.visibility = Visibility::Private;
     }
     space.updated_at = state.now();
     let mut tx = state.db.begin().await?;
