@@ -79,7 +79,7 @@ pub async fn insert(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> {
     .bind(&c.id)
     .bind(&c.space_id)
     .bind(c.number)
-    .bind(&c.status)
+    .bind(c.status)
     .bind(&c.subject)
     .bind(&c.created_by)
     .bind(c.created_at)
@@ -103,7 +103,7 @@ pub async fn update_meta(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> 
     )
     .bind(&c.id)
     .bind(&c.subject)
-    .bind(&c.status)
+    .bind(c.status)
     .bind(c.updated_at)
     .execute(&mut **tx)
     .await?;
