@@ -26,6 +26,14 @@ cleanup() {
   if [ -n "$pg_dir" ]; then scripts/pg-cluster.sh stop "$pg_dir"; fi
 }
 trap cleanup EXIT
+if [ -z "$pg_url" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+  && ! command -v initdb >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  # A fresh machine: install the PostgreSQL server from Debian's packages for this pass.
+  echo "== installing PostgreSQL (Debian package)"
+  (apt-get install -y -q postgresql >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q postgresql >/dev/null 2>&1)) \
+    || echo "NOTICE: could not install PostgreSQL"
+fi
 if [ -z "$pg_url" ]; then
   pg_dir=$(mktemp -d /tmp/quire-pg.XXXXXX)
   if pg_url=$(scripts/pg-cluster.sh start "$pg_dir"); then

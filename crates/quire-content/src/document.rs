@@ -224,56 +224,65 @@ impl Node {
     }
 }
 
+/// Appends the plain text of `node`. Iterative (an explicit stack instead of recursion), so
+/// that no document, however deep, can exhaust the thread's stack.
 fn push_plain(node: &Node, out: &mut String) {
-    match node {
-        Node::Text(t) => {
-            for l in &t.leaves {
-                out.push_str(&l.text);
-            }
-        }
-        Node::Inline(e) => {
-            for n in e.children() {
-                push_plain(n, out);
-            }
-        }
-        Node::Block(e) => {
-            if e.kind == "code-line" {
-                for n in e.children() {
-                    push_plain(n, out);
+    enum Task<'a> {
+        Node(&'a Node),
+        /// End of a block that started at this length of `out`.
+        EndBlock(usize),
+        /// End of a code line.
+        EndLine,
+        /// A table cell: its text is trimmed and ends with a newline when not empty.
+        Cell(&'a [Node]),
+        EndCell(usize),
+    }
+    let mut stack = vec![Task::Node(node)];
+    while let Some(task) = stack.pop() {
+        match task {
+            Task::Node(Node::Text(t)) => {
+                for l in &t.leaves {
+                    out.push_str(&l.text);
                 }
-                out.push('\n');
-                return;
             }
-            let before = out.len();
-            for n in e.children() {
-                push_plain(n, out);
+            Task::Node(Node::Inline(e)) => {
+                stack.extend(e.children().iter().rev().map(Task::Node));
             }
-            if e.kind == "table" {
-                push_table_plain(e, out);
-            } else {
-                for f in e.fragments.iter().flatten() {
-                    for n in &f.nodes {
-                        push_plain(n, out);
+            Task::Node(Node::Block(e)) if e.kind == "code-line" => {
+                stack.push(Task::EndLine);
+                stack.extend(e.children().iter().rev().map(Task::Node));
+            }
+            Task::Node(Node::Block(e)) => {
+                stack.push(Task::EndBlock(out.len()));
+                if e.kind == "table" {
+                    for f in e.fragments.iter().flatten().rev() {
+                        stack.push(Task::Cell(&f.nodes));
+                    }
+                } else {
+                    for f in e.fragments.iter().flatten().rev() {
+                        stack.extend(f.nodes.iter().rev().map(Task::Node));
                     }
                 }
+                stack.extend(e.children().iter().rev().map(Task::Node));
             }
-            if out.len() > before && !out.ends_with('\n') {
-                out.push('\n');
+            Task::EndLine => out.push('\n'),
+            Task::EndBlock(before) => {
+                if out.len() > before && !out.ends_with('\n') {
+                    out.push('\n');
+                }
             }
-        }
-    }
-}
-
-fn push_table_plain(e: &Element, out: &mut String) {
-    for f in e.fragments.iter().flatten() {
-        let mut cell = String::new();
-        for n in &f.nodes {
-            push_plain(n, &mut cell);
-        }
-        let cell = cell.trim();
-        if !cell.is_empty() {
-            out.push_str(cell);
-            out.push('\n');
+            Task::Cell(nodes) => {
+                stack.push(Task::EndCell(out.len()));
+                stack.extend(nodes.iter().rev().map(Task::Node));
+            }
+            Task::EndCell(start) => {
+                let cell = out[start..].trim().to_string();
+                out.truncate(start);
+                if !cell.is_empty() {
+                    out.push_str(&cell);
+                    out.push('\n');
+                }
+            }
         }
     }
 }

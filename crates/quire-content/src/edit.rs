@@ -18,7 +18,9 @@ use serde::{Deserialize, Deserializer};
 
 use crate::document::Document;
 use crate::frontmatter::{apply_frontmatter, split_page_markdown, Frontmatter};
-use crate::markdown::{document_to_markdown, normalize_markdown_with, LinkResolver, LinkTarget};
+use crate::markdown::{
+    try_document_to_markdown, try_normalize_markdown_with, LinkResolver, LinkTarget,
+};
 use crate::model::{
     join_path, same_text, slugify, unique_slug, ContentRef, File, Page, PageKind, Revision,
 };
@@ -264,7 +266,7 @@ pub fn apply_changes(
             Change::InsertFiles(c) => b.insert_files(index, c)?,
         }
     }
-    b.resolve_links();
+    b.resolve_links()?;
     if let Err(e) = b.work.validate() {
         return Err(fail(changes.len().saturating_sub(1), "page", e.to_string()));
     }
@@ -279,15 +281,28 @@ struct Batch {
     work: Revision,
     page_refs: HashMap<String, String>,
     file_refs: HashMap<String, String>,
-    /// Pages whose markdown still needs link resolution: id and raw body.
-    pending: Vec<(String, String)>,
+    /// Pages whose markdown still needs link resolution.
+    pending: Vec<PendingBody>,
     results: Vec<ChangeResult>,
     inserted_files: Vec<File>,
+}
+
+/// A page body waiting for link resolution.
+struct PendingBody {
+    /// The page.
+    id: String,
+    /// The body as given.
+    raw: String,
+    /// The change that gave it and the field it came from, to name them in errors.
+    index: usize,
+    field: &'static str,
 }
 
 /// Content read from a [`DocumentInput`].
 struct Content {
     body: String,
+    /// The request field the body came from.
+    field: &'static str,
     heading: Option<String>,
     frontmatter: Frontmatter,
 }
@@ -299,17 +314,21 @@ fn read_document(index: usize, doc: &DocumentInput) -> Result<Content, EditError
                 .map_err(|e| fail(index, "document.markdown", e.to_string()))?;
             Content {
                 body: src.body,
+                field: "document.markdown",
                 heading: src.heading,
                 frontmatter: src.frontmatter,
             }
         }
         DocumentInput::Json { document } => Content {
-            body: document_to_markdown(document),
+            body: try_document_to_markdown(document)
+                .map_err(|e| fail(index, "document", e.to_string()))?,
+            field: "document",
             heading: None,
             frontmatter: Frontmatter::default(),
         },
         DocumentInput::Empty {} => Content {
             body: String::new(),
+            field: "document",
             heading: None,
             frontmatter: Frontmatter::default(),
         },
@@ -482,7 +501,7 @@ impl Batch {
             self.page_refs
                 .insert(format!("{}.md", r.trim_end_matches(".md")), id.clone());
         }
-        self.set_body(&id, content.body);
+        self.set_body(&id, content, index);
         self.results.push(ChangeResult::CreatedPage {
             reference: c.reference.clone(),
             page: id,
@@ -490,9 +509,14 @@ impl Batch {
         Ok(())
     }
 
-    fn set_body(&mut self, id: &str, body: String) {
-        self.pending.retain(|(p, _)| p != id);
-        self.pending.push((id.to_string(), body));
+    fn set_body(&mut self, id: &str, content: Content, index: usize) {
+        self.pending.retain(|p| p.id != id);
+        self.pending.push(PendingBody {
+            id: id.to_string(),
+            raw: content.body,
+            index,
+            field: content.field,
+        });
     }
 
     fn update(&mut self, index: usize, c: &UpdatePage) -> Result<(), EditError> {
@@ -513,7 +537,7 @@ impl Batch {
                 page.title = h.clone();
             }
             apply_frontmatter(&mut page, &content.frontmatter);
-            self.set_body(&id, content.body);
+            self.set_body(&id, content, index);
         }
         // Where the page goes.
         let (parent, moved) = match &c.into {
@@ -612,7 +636,7 @@ impl Batch {
                 if taken.contains(&self.work.page(&id).expect("present").slug) {
                     self.work.page_mut(&id).expect("present").slug = slug;
                 }
-                self.pending.retain(|(p, _)| *p != id);
+                self.pending.retain(|p| p.id != id);
                 self.results.push(ChangeResult::UpdatedPage { page: id });
             }
             (Some(old), false) => {
@@ -640,7 +664,7 @@ impl Batch {
             }
             (None, true) => {
                 self.work.remove_page(&id);
-                self.pending.retain(|(p, _)| *p != id);
+                self.pending.retain(|p| p.id != id);
                 self.results.push(ChangeResult::DeletedPage { page: id });
             }
             (None, false) => {
@@ -688,14 +712,15 @@ impl Batch {
         Ok(())
     }
 
-    fn resolve_links(&mut self) {
+    /// Parses the pending bodies with their links resolved; fails on a body nested too deeply.
+    fn resolve_links(&mut self) -> Result<(), EditError> {
         if self.pending.is_empty() {
-            return;
+            return Ok(());
         }
         let index = LinkIndex::new(&self.work);
         let mut bodies = Vec::new();
-        for (id, raw) in &self.pending {
-            let Some(dir) = index.dir(id) else {
+        for p in &self.pending {
+            let Some(dir) = index.dir(&p.id) else {
                 continue;
             };
             let resolver = BatchLinks {
@@ -704,7 +729,9 @@ impl Batch {
                 file_refs: &self.file_refs,
                 dir: &dir,
             };
-            bodies.push((id.clone(), normalize_markdown_with(raw, &resolver)));
+            let body = try_normalize_markdown_with(&p.raw, &resolver)
+                .map_err(|e| fail(p.index, p.field, e.to_string()))?;
+            bodies.push((p.id.clone(), body));
         }
         for (id, body) in bodies {
             if let Some(PageKind::Document(d)) = self.work.page_mut(&id).map(|p| &mut p.kind) {
@@ -712,6 +739,7 @@ impl Batch {
             }
         }
         self.pending.clear();
+        Ok(())
     }
 }
 

@@ -171,7 +171,11 @@ impl Lines<'_> {
         }
     }
 
-    fn map(&mut self, indent: usize) -> Result<Yaml, FrontmatterError> {
+    /// A map at `indent`, nested `depth` levels deep (bounded: maps nest by recursion).
+    fn map(&mut self, indent: usize, depth: usize) -> Result<Yaml, FrontmatterError> {
+        if depth > crate::limits::MAX_DEPTH {
+            return Err(err(self.at, "maps are nested too deeply"));
+        }
         let mut out = Vec::new();
         loop {
             self.skip_blank();
@@ -201,7 +205,9 @@ impl Lines<'_> {
                     {
                         self.list(indent_of(next))?
                     }
-                    Some(next) if indent_of(next) > indent => self.map(indent_of(next))?,
+                    Some(next) if indent_of(next) > indent => {
+                        self.map(indent_of(next), depth + 1)?
+                    }
                     _ => Yaml::Scalar(String::new()),
                 }
             } else if matches!(rest, ">" | ">-" | ">+" | "|" | "|-" | "|+") {
@@ -312,7 +318,7 @@ fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
         lines: yaml.lines().collect(),
         at: 0,
     };
-    let root = lines.map(0)?;
+    let root = lines.map(0, 1)?;
     let s = |k: &str| root.get(k).and_then(Yaml::str).map(str::to_string);
     let b = |k: &str| root.get(k).and_then(Yaml::bool);
     let mut fm = Frontmatter {

@@ -11,6 +11,7 @@
 //! * [`edit`]: `updateChangeRequestContent` batches, all or nothing.
 //! * [`diff`](mod@diff): semantic changes in the official `RevisionSemanticChange` shape.
 //! * [`markdown`], [`document`], [`frontmatter`]: GitBook markdown ⇄ official JSON document.
+//! * [`limits`]: the nesting bound that keeps every walk over a document bounded.
 //! * [`sections`](mod@sections): per-heading search sections.
 //! * [`view`]: official JSON shapes of pages and files.
 
@@ -20,6 +21,7 @@ pub mod diff;
 pub mod document;
 pub mod edit;
 pub mod frontmatter;
+pub mod limits;
 pub mod markdown;
 pub mod merge;
 pub mod model;
@@ -30,7 +32,11 @@ pub mod view;
 pub use diff::{diff, SemanticChange};
 pub use document::Document;
 pub use edit::{apply_changes, Applied, ApplyContext, Change, ChangeResult, EditError};
-pub use markdown::{document_to_markdown, markdown_to_document, normalize_markdown};
+pub use limits::{TooDeep, MAX_DEPTH};
+pub use markdown::{
+    document_to_markdown, markdown_to_document, normalize_markdown, try_document_to_markdown,
+    try_markdown_to_document, try_normalize_markdown,
+};
 pub use merge::{merge, merge_text, Conflict, ConflictKind, ConflictSubject};
 pub use model::{ContentRef, File, Page, PageKind, Revision};
 pub use sections::{sections, Section};

@@ -16,7 +16,11 @@
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use serde_json::{json, Map, Value};
 
+use std::cell::RefCell;
+use std::ops::Range;
+
 use crate::document::{Document, Element, Fragment, Leaf, Mark, Node, Text};
+use crate::limits::{check_nodes, TooDeep, MAX_DEPTH};
 use crate::model::ContentRef;
 
 /// What a link destination should become, as decided by a [`LinkResolver`].
@@ -110,20 +114,55 @@ pub fn ref_href(r: &ContentRef) -> String {
     }
 }
 
-/// Parses a markdown body (no frontmatter) into a document.
+/// Parses a markdown body (no frontmatter) into a document; markdown nested deeper than
+/// [`MAX_DEPTH`] is refused. Use this for content that enters the engine.
+pub fn try_markdown_to_document(md: &str) -> Result<Document, TooDeep> {
+    try_markdown_to_document_with(md, &DefaultLinks)
+}
+
+/// [`try_markdown_to_document`], resolving links with `links`.
+pub fn try_markdown_to_document_with(
+    md: &str,
+    links: &dyn LinkResolver,
+) -> Result<Document, TooDeep> {
+    let md = md.replace("\r\n", "\n");
+    let nodes = parse_blocks(&md, links, true)?;
+    // The parser's guards bound its recursion; this walk states the exact invariant.
+    check_nodes(&nodes)?;
+    Ok(Document::new(nodes))
+}
+
+/// Parses stored markdown, which is always within [`MAX_DEPTH`]. Should it not be, the text
+/// comes back as one paragraph instead of failing: reads of stored content never fail.
 pub fn markdown_to_document(md: &str) -> Document {
     markdown_to_document_with(md, &DefaultLinks)
 }
 
-/// Parses a markdown body into a document, resolving links with `links`.
+/// [`markdown_to_document`], resolving links with `links`.
 pub fn markdown_to_document_with(md: &str, links: &dyn LinkResolver) -> Document {
-    let md = md.replace("\r\n", "\n");
-    Document::new(parse_blocks(&md, links, true))
+    try_markdown_to_document_with(md, links)
+        .unwrap_or_else(|_| Document::new(vec![Node::paragraph(vec![Node::text(md)])]))
 }
 
-/// Renders a document as canonical markdown (no frontmatter).
+/// Renders a document as canonical markdown (no frontmatter), refusing a document nested
+/// deeper than [`MAX_DEPTH`]. Use this for documents that enter the engine.
+pub fn try_document_to_markdown(doc: &Document) -> Result<String, TooDeep> {
+    doc.check_depth()?;
+    Ok(render_document(&doc.nodes))
+}
+
+/// Renders a document as canonical markdown (no frontmatter). Elements deeper than
+/// [`MAX_DEPTH`] are written as their plain text, so that rendering stays bounded.
 pub fn document_to_markdown(doc: &Document) -> String {
-    let body = render_blocks(&doc.nodes);
+    if doc.check_depth().is_ok() {
+        render_document(&doc.nodes)
+    } else {
+        render_document(&clamp_nodes(&doc.nodes, 1))
+    }
+}
+
+fn render_document(nodes: &[Node]) -> String {
+    let body = render_blocks(nodes);
     if body.is_empty() {
         body
     } else {
@@ -131,12 +170,68 @@ pub fn document_to_markdown(doc: &Document) -> String {
     }
 }
 
-/// Puts markdown in canonical form: `document_to_markdown(markdown_to_document(md))`.
+/// A copy of `nodes` (at `depth`) where every element that would reach deeper than
+/// [`MAX_DEPTH`] is replaced by its plain text. Recursion stops at [`MAX_DEPTH`].
+fn clamp_nodes(nodes: &[Node], depth: usize) -> Vec<Node> {
+    nodes
+        .iter()
+        .map(|n| match n {
+            Node::Text(_) => n.clone(),
+            Node::Block(e) | Node::Inline(e) => {
+                let text = || n.plain_text();
+                if depth >= MAX_DEPTH {
+                    return match n {
+                        Node::Block(_) => Node::paragraph(vec![Node::text(&text())]),
+                        _ => Node::text(&text()),
+                    };
+                }
+                let mut copy = Element {
+                    kind: e.kind.clone(),
+                    key: e.key.clone(),
+                    data: e.data.clone(),
+                    nodes: None,
+                    fragments: None,
+                    is_void: e.is_void,
+                    meta: e.meta.clone(),
+                };
+                copy.nodes = e.nodes.as_ref().map(|c| clamp_nodes(c, depth + 1));
+                copy.fragments = e.fragments.as_ref().map(|fs| {
+                    fs.iter()
+                        .map(|f| Fragment {
+                            key: f.key.clone(),
+                            fragment: f.fragment.clone(),
+                            kind: f.kind.clone(),
+                            nodes: clamp_nodes(&f.nodes, depth + 1),
+                        })
+                        .collect()
+                });
+                match n {
+                    Node::Block(_) => Node::Block(copy),
+                    _ => Node::Inline(copy),
+                }
+            }
+        })
+        .collect()
+}
+
+/// Puts markdown in canonical form, refusing markdown nested deeper than [`MAX_DEPTH`].
+pub fn try_normalize_markdown(md: &str) -> Result<String, TooDeep> {
+    try_normalize_markdown_with(md, &DefaultLinks)
+}
+
+/// [`try_normalize_markdown`], resolving links with `links`.
+pub fn try_normalize_markdown_with(md: &str, links: &dyn LinkResolver) -> Result<String, TooDeep> {
+    Ok(render_document(
+        &try_markdown_to_document_with(md, links)?.nodes,
+    ))
+}
+
+/// Puts stored markdown in canonical form: `document_to_markdown(markdown_to_document(md))`.
 pub fn normalize_markdown(md: &str) -> String {
     document_to_markdown(&markdown_to_document(md))
 }
 
-/// Canonical form of markdown with links resolved by `links`.
+/// [`normalize_markdown`], resolving links with `links`.
 pub fn normalize_markdown_with(md: &str, links: &dyn LinkResolver) -> String {
     document_to_markdown(&markdown_to_document_with(md, links))
 }
@@ -230,30 +325,48 @@ fn quote_attr(v: &str) -> String {
     out
 }
 
-/// Index of the line closing the container opened at `start`, counting nested ones of the
-/// same kind and skipping lines inside code blocks.
-fn find_close(
-    lines: &[&str],
-    in_code: &[bool],
-    start: usize,
-    opens: &dyn Fn(&str) -> bool,
-    closes: &dyn Fn(&str) -> bool,
-) -> Option<usize> {
-    let mut depth = 1;
-    for (j, line) in lines.iter().enumerate().skip(start + 1) {
+/// The container a line opens or closes: `{% name %}`/`{% endname %}` tags and
+/// `<details>`/`</details>`; `true` for a closing line.
+fn container_line(line: &str) -> Option<(String, bool)> {
+    let t = line.trim_end();
+    if t == "</details>" {
+        return Some(("<details>".into(), true));
+    }
+    if t.starts_with("<details") {
+        return Some(("<details>".into(), false));
+    }
+    if !t.starts_with("{%") {
+        return None;
+    }
+    let (name, _) = parse_tag(t)?;
+    Some(match name.strip_prefix("end") {
+        Some(kind) if !kind.is_empty() => (kind.to_string(), true),
+        _ => (name, false),
+    })
+}
+
+/// For each line outside code that opens a container, the line that closes it: the first
+/// later line where the closers of its kind outnumber the openers since it. Computed for
+/// every container of a text in one pass with a stack per kind (instead of a scan per
+/// opener, which made unclosed containers quadratic).
+fn pair_containers(lines: &[&str], in_code: &[bool]) -> Vec<Option<usize>> {
+    let mut close = vec![None; lines.len()];
+    let mut open: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    for (j, line) in lines.iter().enumerate() {
         if in_code[j] {
             continue;
         }
-        if closes(line) {
-            depth -= 1;
-            if depth == 0 {
-                return Some(j);
+        match container_line(line) {
+            Some((kind, true)) => {
+                if let Some(i) = open.get_mut(&kind).and_then(Vec::pop) {
+                    close[i] = Some(j);
+                }
             }
-        } else if opens(line) {
-            depth += 1;
+            Some((kind, false)) => open.entry(kind).or_default().push(j),
+            None => {}
         }
     }
-    None
+    close
 }
 
 /// For each line, whether it lies inside a code block, as the CommonMark parser sees it:
@@ -289,205 +402,298 @@ fn is_tag(line: &str, name: &str) -> bool {
     parse_tag(line).is_some_and(|(n, _)| n == name)
 }
 
-/// Finds an optional closing tag (`{% endembed %}`, `{% endfile %}`…) before any other tag.
-fn optional_close(lines: &[&str], in_code: &[bool], start: usize, end_name: &str) -> Option<usize> {
-    for (j, line) in lines.iter().enumerate().skip(start + 1) {
-        if !in_code[j] && line.starts_with("{%") {
-            return is_tag(line, end_name).then_some(j);
+/// Finds an optional closing tag (`{% endembed %}`, `{% endfile %}`…) before any other tag
+/// and before line `end`.
+fn optional_close(
+    lines: &[&str],
+    in_code: &[bool],
+    start: usize,
+    end: usize,
+    end_name: &str,
+) -> Option<usize> {
+    for j in start + 1..end {
+        if !in_code[j] && lines[j].starts_with("{%") {
+            return is_tag(lines[j], end_name).then_some(j);
         }
     }
     None
 }
 
+/// Parses container tags line by line and hands the text between them to `pulldown-cmark`.
 struct Scanner<'r> {
     links: &'r dyn LinkResolver,
+    /// The first nesting error met; once set, parsing winds down and the parse fails.
+    too_deep: RefCell<Option<TooDeep>>,
 }
 
-fn parse_blocks(src: &str, links: &dyn LinkResolver, images: bool) -> Vec<Node> {
-    let scanner = Scanner { links };
-    let mut nodes = scanner.blocks(src, images);
+/// The lines of a text with what the scanner needs to know about them. Computed once for
+/// the whole text: containers are parsed as ranges of these lines, so that nesting does not
+/// make the text parsed again at every level.
+struct Lines<'a> {
+    lines: Vec<&'a str>,
+    in_code: Vec<bool>,
+    /// For container openers, their closing line (see [`pair_containers`]).
+    close: Vec<Option<usize>>,
+    /// For each line, the first line at or after it that holds `</figure>`.
+    figure_end: Vec<Option<usize>>,
+}
+
+fn parse_blocks(src: &str, links: &dyn LinkResolver, images: bool) -> Result<Vec<Node>, TooDeep> {
+    let scanner = Scanner {
+        links,
+        too_deep: RefCell::new(None),
+    };
+    let text = Lines::new(src);
+    let mut nodes = scanner.blocks(&text, 0..text.lines.len(), images, 1, "document");
+    if let Some(e) = scanner.too_deep.take() {
+        return Err(e);
+    }
     merge_adjacent_quotes(&mut nodes);
-    nodes
+    Ok(nodes)
+}
+
+impl<'a> Lines<'a> {
+    fn new(src: &'a str) -> Lines<'a> {
+        let lines: Vec<&str> = src.split_inclusive('\n').collect();
+        let in_code = code_lines(src, &lines);
+        let close = pair_containers(&lines, &in_code);
+        let mut figure_end = vec![None; lines.len()];
+        let mut next = None;
+        for j in (0..lines.len()).rev() {
+            if lines[j].contains("</figure>") {
+                next = Some(j);
+            }
+            figure_end[j] = next;
+        }
+        Lines {
+            lines,
+            in_code,
+            close,
+            figure_end,
+        }
+    }
 }
 
 impl Scanner<'_> {
-    fn blocks(&self, src: &str, images: bool) -> Vec<Node> {
-        let lines: Vec<&str> = src.split_inclusive('\n').collect();
-        let in_code = code_lines(src, &lines);
+    /// Records a nesting error: the parse will fail with it.
+    fn fail(&self, within: &str) {
+        let mut e = self.too_deep.borrow_mut();
+        if e.is_none() {
+            *e = Some(TooDeep::new(within));
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.too_deep.borrow().is_some()
+    }
+
+    /// Whether blocks may be made at `depth`; records an error naming `within` if not.
+    fn enter(&self, depth: usize, within: &str) -> bool {
+        if self.failed() {
+            return false;
+        }
+        if depth > MAX_DEPTH {
+            self.fail(within);
+            return false;
+        }
+        true
+    }
+
+    /// Blocks of the lines `range` of `text`, made at `depth` inside a `within`.
+    fn blocks(
+        &self,
+        text: &Lines<'_>,
+        range: Range<usize>,
+        images: bool,
+        depth: usize,
+        within: &str,
+    ) -> Vec<Node> {
+        if !self.enter(depth, within) {
+            return Vec::new();
+        }
         let mut out = Vec::new();
         let mut buf = String::new();
-        let mut i = 0;
-        while i < lines.len() {
-            if !in_code[i] {
-                if let Some((nodes, next)) = self.container(&lines, &in_code, i, images) {
-                    out.extend(self.cmark(&buf, images));
+        let mut i = range.start;
+        while i < range.end && !self.failed() {
+            if !text.in_code[i] {
+                if let Some((nodes, next)) = self.container(text, i, range.end, images, depth) {
+                    out.extend(self.cmark(&buf, images, depth));
                     buf.clear();
                     out.extend(nodes);
                     i = next;
                     continue;
                 }
             }
-            buf.push_str(lines[i]);
+            buf.push_str(text.lines[i]);
             i += 1;
         }
-        out.extend(self.cmark(&buf, images));
+        out.extend(self.cmark(&buf, images, depth));
         out
     }
 
-    /// Parses the container starting at line `i`, returning its nodes and the next line.
+    /// Parses the container starting at line `i` (its blocks at `depth`), returning its
+    /// nodes and the next line. Each kind has its own function, so that this one, on the
+    /// path of every nested container, keeps a small stack frame.
     fn container(
         &self,
-        lines: &[&str],
-        in_code: &[bool],
+        text: &Lines<'_>,
         i: usize,
+        limit: usize,
         images: bool,
+        depth: usize,
     ) -> Option<(Vec<Node>, usize)> {
-        let line = lines[i];
+        let line = text.lines[i];
         let trimmed = line.trim_end();
         if trimmed.starts_with("<details") && trimmed.ends_with('>') {
-            let end = find_close(
-                lines,
-                in_code,
-                i,
-                &|l| l.trim_end().starts_with("<details"),
-                &|l| l.trim_end() == "</details>",
-            )?;
-            return Some((vec![self.expandable(&lines[i + 1..end])], end + 1));
+            let end = text.close[i].filter(|e| *e < limit)?;
+            return Some((vec![self.expandable(text, i + 1..end, depth)], end + 1));
         }
         if trimmed.starts_with("<figure>") {
-            let end = (i..lines.len()).find(|&j| lines[j].contains("</figure>"))?;
-            let html: String = lines[i..=end].concat();
-            return Some((vec![self.figure(&html, images)?], end + 1));
+            let end = text.figure_end[i].filter(|e| *e < limit)?;
+            let html: String = text.lines[i..=end].concat();
+            return Some((vec![self.figure(&html, images, depth)?], end + 1));
+        }
+        if !line.starts_with("{%") {
+            return None;
         }
         let (name, attrs) = parse_tag(line)?;
-        let inner = |end: usize| lines[i + 1..end].concat();
+        let at = TagAt {
+            text,
+            i,
+            limit,
+            attrs,
+            images,
+            depth,
+        };
         match name.as_str() {
-            "hint" => {
-                let end = find_close(lines, in_code, i, &|l| is_tag(l, "hint"), &|l| {
-                    is_tag(l, "endhint")
-                })?;
-                let style = attr(&attrs, "style")
-                    .filter(|s| matches!(*s, "info" | "warning" | "danger" | "success"))
-                    .unwrap_or("info");
-                let mut data = Map::new();
-                data.insert("style".into(), json!(style));
-                let nodes = non_empty(self.blocks(&inner(end), false));
-                Some((vec![Node::block("hint", data, nodes)], end + 1))
-            }
-            "tabs" => {
-                let end = find_close(lines, in_code, i, &|l| is_tag(l, "tabs"), &|l| {
-                    is_tag(l, "endtabs")
-                })?;
-                let mut items = Vec::new();
-                let mut j = i + 1;
-                while j < end {
-                    if let Some(("tab", tab_attrs)) =
-                        parse_tag(lines[j]).as_ref().map(|(n, a)| (n.as_str(), a))
-                    {
-                        let close = find_close(lines, in_code, j, &|l| is_tag(l, "tab"), &|l| {
-                            is_tag(l, "endtab")
-                        })
-                        .filter(|c| *c < end)
-                        .unwrap_or(end);
-                        let mut data = Map::new();
-                        data.insert(
-                            "title".into(),
-                            json!(attr(tab_attrs, "title").unwrap_or("")),
-                        );
-                        let body: String = lines[j + 1..close].concat();
-                        items.push(Node::block(
-                            "tabs-item",
-                            data,
-                            non_empty(self.blocks(&body, true)),
-                        ));
-                        j = close + 1;
-                    } else {
-                        j += 1;
-                    }
-                }
-                if items.is_empty() {
-                    let mut data = Map::new();
-                    data.insert("title".into(), json!(""));
-                    items.push(Node::block("tabs-item", data, non_empty(Vec::new())));
-                }
-                Some((vec![Node::block("tabs", Map::new(), items)], end + 1))
-            }
-            "embed" => {
-                let url = attr(&attrs, "url")?;
-                let next = optional_close(lines, in_code, i, "endembed").map_or(i + 1, |j| j + 1);
-                let mut data = Map::new();
-                data.insert("url".into(), json!(url));
-                Some((vec![Node::Block(Element::void("embed", data))], next))
-            }
-            "file" => {
-                let src = attr(&attrs, "src")?;
-                let next = optional_close(lines, in_code, i, "endfile").map_or(i + 1, |j| j + 1);
-                let node = match self.resolve(src) {
-                    LinkTarget::Ref(r @ ContentRef::File { .. }) => {
-                        let mut data = Map::new();
-                        data.insert(
-                            "ref".into(),
-                            serde_json::to_value(r).expect("refs serialise"),
-                        );
-                        Node::Block(Element::void("file", data))
-                    }
-                    // A file block can only point at a file: anything else stays a link.
-                    LinkTarget::Ref(r) => Node::paragraph(inline_nodes(
-                        vec![Item::Link(r, vec![Item::Leaf(src.to_string(), Vec::new())])],
-                        true,
-                    )),
-                    LinkTarget::Text => Node::paragraph(vec![Node::text(src)]),
-                };
-                Some((vec![node], next))
-            }
-            "content-ref" => {
-                let url = attr(&attrs, "url")?;
-                let next =
-                    optional_close(lines, in_code, i, "endcontent-ref").map_or(i + 1, |j| j + 1);
-                let node = match self.resolve(url) {
-                    LinkTarget::Ref(r) => {
-                        let mut data = Map::new();
-                        data.insert(
-                            "ref".into(),
-                            serde_json::to_value(r).expect("refs serialise"),
-                        );
-                        Node::Block(Element::void("content-ref", data))
-                    }
-                    LinkTarget::Text => Node::paragraph(vec![Node::text(url)]),
-                };
-                Some((vec![node], next))
-            }
-            "code" => {
-                let end = find_close(lines, in_code, i, &|l| is_tag(l, "code"), &|l| {
-                    is_tag(l, "endcode")
-                })?;
-                let mut nodes = self.blocks(&inner(end), images);
-                if let Some(Node::Block(code)) = nodes
-                    .iter_mut()
-                    .find(|n| matches!(n, Node::Block(e) if e.kind == "code"))
-                {
-                    apply_code_attrs(&mut code.data, &attrs);
-                }
-                Some((nodes, end + 1))
-            }
+            "hint" => self.hint(&at),
+            "tabs" => self.tabs(&at),
+            "embed" => embed(&at),
+            "file" => self.file(&at),
+            "content-ref" => self.content_ref(&at),
+            "code" => self.code_tag(&at),
             _ => None,
         }
     }
 
-    fn expandable(&self, lines: &[&str]) -> Node {
+    #[inline(never)]
+    fn hint(&self, at: &TagAt<'_, '_>) -> Option<(Vec<Node>, usize)> {
+        let end = at.close()?;
+        let style = attr(&at.attrs, "style")
+            .filter(|s| matches!(*s, "info" | "warning" | "danger" | "success"))
+            .unwrap_or("info");
+        let mut data = Map::new();
+        data.insert("style".into(), json!(style));
+        let nodes = non_empty(self.blocks(at.text, at.inner(end), false, at.depth + 1, "hint"));
+        Some((vec![Node::block("hint", data, nodes)], end + 1))
+    }
+
+    #[inline(never)]
+    fn tabs(&self, at: &TagAt<'_, '_>) -> Option<(Vec<Node>, usize)> {
+        let end = at.close()?;
+        let (lines, depth) = (&at.text.lines, at.depth);
+        if !self.enter(depth + 1, "tabs") {
+            return Some((Vec::new(), end + 1));
+        }
+        let mut items = Vec::new();
+        let mut j = at.i + 1;
+        while j < end {
+            if let Some(("tab", tab_attrs)) =
+                parse_tag(lines[j]).as_ref().map(|(n, a)| (n.as_str(), a))
+            {
+                let close = at.text.close[j].filter(|c| *c < end).unwrap_or(end);
+                let mut data = Map::new();
+                data.insert(
+                    "title".into(),
+                    json!(attr(tab_attrs, "title").unwrap_or("")),
+                );
+                items.push(Node::block(
+                    "tabs-item",
+                    data,
+                    non_empty(self.blocks(at.text, j + 1..close, true, depth + 2, "tab")),
+                ));
+                j = close + 1;
+            } else {
+                j += 1;
+            }
+        }
+        if items.is_empty() {
+            let mut data = Map::new();
+            data.insert("title".into(), json!(""));
+            items.push(Node::block("tabs-item", data, non_empty(Vec::new())));
+        }
+        Some((vec![Node::block("tabs", Map::new(), items)], end + 1))
+    }
+
+    #[inline(never)]
+    fn file(&self, at: &TagAt<'_, '_>) -> Option<(Vec<Node>, usize)> {
+        let src = attr(&at.attrs, "src")?;
+        let next = at.optional_close("endfile");
+        let node = match self.resolve(src) {
+            LinkTarget::Ref(r @ ContentRef::File { .. }) => {
+                let mut data = Map::new();
+                data.insert(
+                    "ref".into(),
+                    serde_json::to_value(r).expect("refs serialise"),
+                );
+                Node::Block(Element::void("file", data))
+            }
+            // A file block can only point at a file: anything else stays a link.
+            LinkTarget::Ref(r) => Node::paragraph(inline_nodes(
+                vec![Item::Link(r, vec![Item::Leaf(src.to_string(), Vec::new())])],
+                true,
+            )),
+            LinkTarget::Text => Node::paragraph(vec![Node::text(src)]),
+        };
+        Some((vec![node], next))
+    }
+
+    #[inline(never)]
+    fn content_ref(&self, at: &TagAt<'_, '_>) -> Option<(Vec<Node>, usize)> {
+        let url = attr(&at.attrs, "url")?;
+        let next = at.optional_close("endcontent-ref");
+        let node = match self.resolve(url) {
+            LinkTarget::Ref(r) => {
+                let mut data = Map::new();
+                data.insert(
+                    "ref".into(),
+                    serde_json::to_value(r).expect("refs serialise"),
+                );
+                Node::Block(Element::void("content-ref", data))
+            }
+            LinkTarget::Text => Node::paragraph(vec![Node::text(url)]),
+        };
+        Some((vec![node], next))
+    }
+
+    #[inline(never)]
+    fn code_tag(&self, at: &TagAt<'_, '_>) -> Option<(Vec<Node>, usize)> {
+        let end = at.close()?;
+        let mut nodes = self.blocks(at.text, at.inner(end), at.images, at.depth, "code");
+        if let Some(Node::Block(code)) = nodes
+            .iter_mut()
+            .find(|n| matches!(n, Node::Block(e) if e.kind == "code"))
+        {
+            apply_code_attrs(&mut code.data, &at.attrs);
+        }
+        Some((nodes, end + 1))
+    }
+
+    /// An expandable whose `<details>` body is the lines `range` of `text`.
+    fn expandable(&self, text: &Lines<'_>, range: Range<usize>, depth: usize) -> Node {
         let mut title = vec![Node::text("")];
-        let mut rest = lines;
-        if let Some(first) = lines.iter().position(|l| !l.trim().is_empty()) {
-            let l = lines[first].trim();
+        let mut rest = range.clone();
+        if let Some(first) = range.clone().find(|j| !text.lines[*j].trim().is_empty()) {
+            let l = text.lines[first].trim();
             if let Some(inner) = l
                 .strip_prefix("<summary>")
                 .and_then(|s| s.strip_suffix("</summary>"))
             {
-                title = self.inline_snippet(inner);
-                rest = &lines[first + 1..];
+                title = self.inline_snippet(inner, depth + 1);
+                rest = first + 1..range.end;
             }
         }
-        let body = non_empty(self.blocks(&rest.concat(), true));
+        let body = non_empty(self.blocks(text, rest, true, depth + 1, "expandable"));
         let mut el = Element::void("expandable", Map::new());
         el.fragments = Some(vec![
             Fragment {
@@ -507,7 +713,7 @@ impl Scanner<'_> {
     }
 
     /// `<figure><img src alt><figcaption>…</figcaption></figure>` as GitBook writes images.
-    fn figure(&self, html: &str, images: bool) -> Option<Node> {
+    fn figure(&self, html: &str, images: bool, depth: usize) -> Option<Node> {
         let img_at = html.find("<img")?;
         let img_end = html[img_at..].find('>')? + img_at;
         let attrs = parse_attrs(html[img_at + 4..img_end].trim_end_matches('/'));
@@ -532,7 +738,7 @@ impl Scanner<'_> {
         let caption_nodes = if caption.is_empty() {
             None
         } else {
-            Some(self.inline_snippet(caption))
+            Some(self.inline_snippet(caption, depth + 2))
         };
         if !images {
             return Some(Node::paragraph(inline_nodes(
@@ -549,9 +755,10 @@ impl Scanner<'_> {
             .unwrap_or_else(|| LinkTarget::Ref(default_ref(href)))
     }
 
-    /// Inline nodes of a one-paragraph snippet (titles, captions).
-    fn inline_snippet(&self, text: &str) -> Vec<Node> {
-        match self.cmark(text, false).into_iter().next() {
+    /// Inline nodes of a one-paragraph snippet (titles, captions) whose paragraph is at
+    /// `depth`.
+    fn inline_snippet(&self, text: &str, depth: usize) -> Vec<Node> {
+        match self.cmark(text, false, depth).into_iter().next() {
             Some(Node::Block(e)) if e.kind == "paragraph" => e.nodes.unwrap_or_default(),
             _ => vec![Node::text("")],
         }
@@ -560,8 +767,9 @@ impl Scanner<'_> {
     // -----------------------------------------------------------------------------------
     // Parsing: CommonMark events to nodes.
 
-    fn cmark(&self, src: &str, images: bool) -> Vec<Node> {
-        if src.trim().is_empty() {
+    /// Blocks of a text without container tags, at `depth`.
+    fn cmark(&self, src: &str, images: bool, depth: usize) -> Vec<Node> {
+        if src.trim().is_empty() || self.failed() {
             return Vec::new();
         }
         let mut ev = Events {
@@ -573,8 +781,53 @@ impl Scanner<'_> {
             marks: Vec::new(),
             task: None,
         };
-        p.blocks(&mut ev, images)
+        p.blocks(&mut ev, images, depth, "document")
     }
+}
+
+/// A container tag met by the scanner: where it is and what it says.
+struct TagAt<'t, 'a> {
+    text: &'t Lines<'a>,
+    /// Its line.
+    i: usize,
+    /// The end of the range of lines being parsed: it closes before.
+    limit: usize,
+    attrs: Vec<(String, String)>,
+    images: bool,
+    /// Depth of the blocks it makes.
+    depth: usize,
+}
+
+impl TagAt<'_, '_> {
+    /// The line that closes it.
+    fn close(&self) -> Option<usize> {
+        self.text.close[self.i].filter(|e| *e < self.limit)
+    }
+
+    /// The lines between it and line `end`.
+    fn inner(&self, end: usize) -> Range<usize> {
+        self.i + 1..end
+    }
+
+    /// The line after it, or after its optional closing tag `end_name`.
+    fn optional_close(&self, end_name: &str) -> usize {
+        optional_close(
+            &self.text.lines,
+            &self.text.in_code,
+            self.i,
+            self.limit,
+            end_name,
+        )
+        .map_or(self.i + 1, |j| j + 1)
+    }
+}
+
+fn embed(at: &TagAt<'_, '_>) -> Option<(Vec<Node>, usize)> {
+    let url = attr(&at.attrs, "url")?;
+    let next = at.optional_close("endembed");
+    let mut data = Map::new();
+    data.insert("url".into(), json!(url));
+    Some((vec![Node::Block(Element::void("embed", data))], next))
 }
 
 fn non_empty(mut nodes: Vec<Node>) -> Vec<Node> {
@@ -730,9 +983,29 @@ fn canonical_marks(marks: &[Mark]) -> Vec<Mark> {
 }
 
 impl EventParser<'_, '_> {
-    /// Blocks until an end event (not consumed) or the end of the stream.
-    fn blocks(&mut self, ev: &mut Events<'_>, images: bool) -> Vec<Node> {
+    /// Whether an element may be made at `depth`. If not, records an error naming
+    /// `within` and skips the rest of the events, so that every loop ends at once.
+    fn enter(&mut self, ev: &mut Events<'_>, depth: usize, within: &str) -> bool {
+        if self.scanner.enter(depth, within) {
+            return true;
+        }
+        ev.pos = ev.ev.len();
+        false
+    }
+
+    /// Blocks (at `depth`, inside a `within`) until an end event (not consumed) or the end
+    /// of the stream.
+    fn blocks(
+        &mut self,
+        ev: &mut Events<'_>,
+        images: bool,
+        depth: usize,
+        within: &str,
+    ) -> Vec<Node> {
         let mut out = Vec::new();
+        if !self.enter(ev, depth, within) {
+            return out;
+        }
         loop {
             match ev.peek() {
                 None | Some(Event::End(_)) => break,
@@ -743,12 +1016,12 @@ impl EventParser<'_, '_> {
                 Some(e) if is_inline(e) => {
                     // Tight list items hold inline content without a paragraph.
                     self.marks.clear();
-                    let items = self.inlines(ev);
+                    let items = self.inlines(ev, depth + 1);
                     out.extend(paragraph_or_images(items, images));
                 }
                 _ => {
                     let e = ev.next().expect("peeked");
-                    if let Some(n) = self.block(e, ev, images) {
+                    if let Some(n) = self.block(e, ev, images, depth) {
                         out.push(n);
                     }
                 }
@@ -758,167 +1031,190 @@ impl EventParser<'_, '_> {
         out
     }
 
-    fn block(&mut self, e: Event<'_>, ev: &mut Events<'_>, images: bool) -> Option<Node> {
+    /// The block that `e` starts, made at `depth`. Each kind has its own function: this one
+    /// is on the path of every nested block, so its stack frame is kept small.
+    fn block(
+        &mut self,
+        e: Event<'_>,
+        ev: &mut Events<'_>,
+        images: bool,
+        depth: usize,
+    ) -> Option<Node> {
         match e {
             Event::Rule => Some(Node::Block(Element::void("divider", Map::new()))),
             Event::Html(h) => Some(Node::paragraph(inline_nodes(
                 vec![Item::Leaf(h.to_string(), Vec::new())],
                 true,
             ))),
-            Event::Start(Tag::Paragraph) => {
-                if let Some(Event::TaskListMarker(c)) = ev.peek() {
-                    self.task = Some(*c);
-                    ev.next();
-                }
-                self.marks.clear();
-                let items = self.inlines(ev);
-                ev.next();
-                paragraph_or_images(items, images)
-            }
+            Event::Start(Tag::Paragraph) => self.paragraph(ev, images, depth),
             Event::Start(Tag::Heading { level, id, .. }) => {
-                self.marks.clear();
-                let items = self.inlines(ev);
-                ev.next();
-                let n = match level {
-                    HeadingLevel::H1 => 1,
-                    HeadingLevel::H2 => 2,
-                    _ => 3,
-                };
-                let mut data = Map::new();
-                if let Some(id) = id.filter(|id| is_anchor(id)) {
-                    data.insert("id".into(), json!(id.to_string()));
-                }
-                let items = items
-                    .into_iter()
-                    .map(|i| match i {
-                        Item::Leaf(t, m) => Item::Leaf(t.replace('\n', " "), m),
-                        other => other,
-                    })
-                    .collect();
-                Some(Node::block(
-                    &format!("heading-{n}"),
-                    data,
-                    inline_nodes(items, true),
-                ))
+                Some(self.heading(ev, level, id.as_deref(), depth))
             }
-            Event::Start(Tag::BlockQuote(_)) => {
-                let nodes = self.blocks(ev, false);
-                ev.next();
-                Some(Node::block("blockquote", Map::new(), non_empty(nodes)))
-            }
-            Event::Start(Tag::CodeBlock(kind)) => {
-                let mut text = String::new();
-                while let Some(e) = ev.next() {
-                    match e {
-                        Event::Text(t) => text.push_str(&t),
-                        Event::End(_) => break,
-                        _ => {}
-                    }
-                }
-                let mut data = Map::new();
-                if let CodeBlockKind::Fenced(info) = kind {
-                    let info = info.trim();
-                    let (syntax, rest) = match info.find(char::is_whitespace) {
-                        Some(i) => (&info[..i], &info[i..]),
-                        None => (info, ""),
-                    };
-                    let (syntax, rest) = if syntax.contains('=') {
-                        ("", info)
-                    } else {
-                        (syntax, rest)
-                    };
-                    if !syntax.is_empty() {
-                        data.insert("syntax".into(), json!(syntax));
-                    }
-                    apply_code_attrs(&mut data, &parse_attrs(rest));
-                }
-                Some(code_block(data, text.strip_suffix('\n').unwrap_or(&text)))
-            }
-            Event::Start(Tag::HtmlBlock) => {
-                let mut html = String::new();
-                while let Some(e) = ev.next() {
-                    match e {
-                        Event::Html(t) | Event::Text(t) => html.push_str(&t),
-                        Event::End(_) => break,
-                        _ => {}
-                    }
-                }
-                let html = html.trim();
-                // Comments are authoring notes, not content.
-                if html.is_empty() || (html.starts_with("<!--") && html.ends_with("-->")) {
+            Event::Start(Tag::BlockQuote(_)) => Some(self.blockquote(ev, depth)),
+            Event::Start(Tag::CodeBlock(kind)) => self.code_block(ev, kind, depth),
+            Event::Start(Tag::HtmlBlock) => html_block(ev),
+            Event::Start(Tag::List(start)) => self.list(ev, start, depth),
+            Event::Start(Tag::Table(aligns)) => {
+                if !self.enter(ev, depth + 1, "table") {
                     return None;
                 }
-                Some(Node::paragraph(inline_nodes(
-                    vec![Item::Leaf(html.to_string(), Vec::new())],
-                    true,
-                )))
+                Some(self.table(ev, aligns, depth))
             }
-            Event::Start(Tag::List(start)) => {
-                let mut items = Vec::new();
-                let mut tasks = false;
-                while let Some(e) = ev.next() {
-                    match e {
-                        Event::Start(Tag::Item) => {
-                            let outer = self.task.take();
-                            let nodes = non_empty(self.blocks(ev, false));
-                            ev.next();
-                            let checked = std::mem::replace(&mut self.task, outer);
-                            tasks |= checked.is_some();
-                            items.push((checked, nodes));
-                        }
-                        Event::End(_) => break,
-                        _ => {}
-                    }
-                }
-                let items: Vec<Node> = items
-                    .into_iter()
-                    .map(|(checked, nodes)| {
-                        let mut data = Map::new();
-                        if tasks {
-                            data.insert("checked".into(), json!(checked.unwrap_or(false)));
-                        }
-                        Node::block("list-item", data, nodes)
-                    })
-                    .collect();
-                let mut data = Map::new();
-                let kind = match start {
-                    _ if tasks => "list-tasks",
-                    Some(n) => {
-                        if n != 1 {
-                            data.insert("start".into(), json!(n));
-                        }
-                        "list-ordered"
-                    }
-                    None => "list-unordered",
-                };
-                Some(Node::block(kind, data, items))
-            }
-            Event::Start(Tag::Table(aligns)) => Some(self.table(ev, aligns)),
-            Event::Start(Tag::FootnoteDefinition(_))
-            | Event::Start(Tag::DefinitionList)
-            | Event::Start(Tag::MetadataBlock(_)) => {
-                // Not part of GitBook's model: keep the content, drop the wrapper.
-                let nodes = self.blocks(ev, images);
-                ev.next();
-                nodes.into_iter().next()
-            }
-            Event::Start(_) => {
-                let nodes = self.blocks(ev, images);
-                ev.next();
-                nodes.into_iter().next()
-            }
+            // Footnotes, definition lists, metadata and the like are not part of GitBook's
+            // model: keep the content, drop the wrapper.
+            Event::Start(_) => self.unwrapped(ev, images, depth),
             _ => None,
         }
     }
 
-    fn table(&mut self, ev: &mut Events<'_>, aligns: Vec<Alignment>) -> Node {
+    #[inline(never)]
+    fn unwrapped(&mut self, ev: &mut Events<'_>, images: bool, depth: usize) -> Option<Node> {
+        let nodes = self.blocks(ev, images, depth, "block");
+        ev.next();
+        nodes.into_iter().next()
+    }
+
+    #[inline(never)]
+    fn paragraph(&mut self, ev: &mut Events<'_>, images: bool, depth: usize) -> Option<Node> {
+        if let Some(Event::TaskListMarker(c)) = ev.peek() {
+            self.task = Some(*c);
+            ev.next();
+        }
+        self.marks.clear();
+        let items = self.inlines(ev, depth + 1);
+        ev.next();
+        paragraph_or_images(items, images)
+    }
+
+    #[inline(never)]
+    fn heading(
+        &mut self,
+        ev: &mut Events<'_>,
+        level: HeadingLevel,
+        id: Option<&str>,
+        depth: usize,
+    ) -> Node {
+        self.marks.clear();
+        let items = self.inlines(ev, depth + 1);
+        ev.next();
+        let n = match level {
+            HeadingLevel::H1 => 1,
+            HeadingLevel::H2 => 2,
+            _ => 3,
+        };
+        let mut data = Map::new();
+        if let Some(id) = id.filter(|id| is_anchor(id)) {
+            data.insert("id".into(), json!(id.to_string()));
+        }
+        let items = items
+            .into_iter()
+            .map(|i| match i {
+                Item::Leaf(t, m) => Item::Leaf(t.replace('\n', " "), m),
+                other => other,
+            })
+            .collect();
+        Node::block(&format!("heading-{n}"), data, inline_nodes(items, true))
+    }
+
+    #[inline(never)]
+    fn blockquote(&mut self, ev: &mut Events<'_>, depth: usize) -> Node {
+        let nodes = self.blocks(ev, false, depth + 1, "blockquote");
+        ev.next();
+        Node::block("blockquote", Map::new(), non_empty(nodes))
+    }
+
+    #[inline(never)]
+    fn code_block(
+        &mut self,
+        ev: &mut Events<'_>,
+        kind: CodeBlockKind<'_>,
+        depth: usize,
+    ) -> Option<Node> {
+        if !self.enter(ev, depth + 1, "code block") {
+            return None;
+        }
+        let mut text = String::new();
+        while let Some(e) = ev.next() {
+            match e {
+                Event::Text(t) => text.push_str(&t),
+                Event::End(_) => break,
+                _ => {}
+            }
+        }
+        let mut data = Map::new();
+        if let CodeBlockKind::Fenced(info) = kind {
+            let info = info.trim();
+            let (syntax, rest) = match info.find(char::is_whitespace) {
+                Some(i) => (&info[..i], &info[i..]),
+                None => (info, ""),
+            };
+            let (syntax, rest) = if syntax.contains('=') {
+                ("", info)
+            } else {
+                (syntax, rest)
+            };
+            if !syntax.is_empty() {
+                data.insert("syntax".into(), json!(syntax));
+            }
+            apply_code_attrs(&mut data, &parse_attrs(rest));
+        }
+        Some(code_block(data, text.strip_suffix('\n').unwrap_or(&text)))
+    }
+
+    #[inline(never)]
+    fn list(&mut self, ev: &mut Events<'_>, start: Option<u64>, depth: usize) -> Option<Node> {
+        let mut items = Vec::new();
+        let mut tasks = false;
+        while let Some(e) = ev.next() {
+            match e {
+                Event::Start(Tag::Item) => {
+                    if !self.enter(ev, depth + 1, "list") {
+                        return None;
+                    }
+                    let outer = self.task.take();
+                    let nodes = non_empty(self.blocks(ev, false, depth + 2, "list"));
+                    ev.next();
+                    let checked = std::mem::replace(&mut self.task, outer);
+                    tasks |= checked.is_some();
+                    items.push((checked, nodes));
+                }
+                Event::End(_) => break,
+                _ => {}
+            }
+        }
+        let items: Vec<Node> = items
+            .into_iter()
+            .map(|(checked, nodes)| {
+                let mut data = Map::new();
+                if tasks {
+                    data.insert("checked".into(), json!(checked.unwrap_or(false)));
+                }
+                Node::block("list-item", data, nodes)
+            })
+            .collect();
+        let mut data = Map::new();
+        let kind = match start {
+            _ if tasks => "list-tasks",
+            Some(n) => {
+                if n != 1 {
+                    data.insert("start".into(), json!(n));
+                }
+                "list-ordered"
+            }
+            None => "list-unordered",
+        };
+        Some(Node::block(kind, data, items))
+    }
+
+    /// A table at `depth`: cells are paragraphs one level below.
+    fn table(&mut self, ev: &mut Events<'_>, aligns: Vec<Alignment>, depth: usize) -> Node {
         let mut rows: Vec<Vec<Vec<Node>>> = Vec::new();
         let mut current: Vec<Vec<Node>> = Vec::new();
         while let Some(e) = ev.next() {
             match e {
                 Event::Start(Tag::TableCell) => {
                     self.marks.clear();
-                    let items = self.inlines(ev);
+                    let items = self.inlines(ev, depth + 2);
                     ev.next();
                     current.push(inline_nodes(items, true));
                 }
@@ -985,62 +1281,89 @@ impl EventParser<'_, '_> {
         Node::Block(el)
     }
 
-    /// Inline content up to the first non-inline event.
-    fn inlines(&mut self, ev: &mut Events<'_>) -> Vec<Item> {
+    /// Inline content up to the first non-inline event; its elements are at `depth`. Links
+    /// and images recurse; everything else is handled out of the recursion's path, so
+    /// that each level of nesting costs little stack.
+    fn inlines(&mut self, ev: &mut Events<'_>, depth: usize) -> Vec<Item> {
         let mut out = Vec::new();
         while ev.peek().is_some_and(is_inline) {
             let e = ev.next().expect("peeked");
-            let marks = canonical_marks(&self.marks);
             match e {
-                Event::Text(t) => out.push(Item::Leaf(t.to_string(), marks)),
-                Event::Code(t) => {
-                    let mut m = marks;
-                    m.push(mark("code"));
-                    out.push(Item::Leaf(t.to_string(), canonical_marks(&m)));
-                }
-                Event::InlineMath(t) => out.push(Item::Leaf(format!("${t}$"), marks)),
-                Event::DisplayMath(t) => out.push(Item::Leaf(format!("$${t}$$"), marks)),
-                Event::FootnoteReference(t) => out.push(Item::Leaf(format!("[^{t}]"), marks)),
-                Event::SoftBreak => out.push(Item::Leaf(" ".into(), marks)),
-                Event::HardBreak => out.push(Item::Leaf("\n".into(), marks)),
-                Event::InlineHtml(h) => {
-                    if let Some(item) = self.inline_html(&h) {
-                        out.push(item);
-                    }
-                }
-                Event::Start(Tag::Emphasis) => self.marks.push(mark("italic")),
-                Event::Start(Tag::Strong) => self.marks.push(mark("bold")),
-                Event::Start(Tag::Strikethrough) => self.marks.push(mark("strikethrough")),
-                Event::Start(Tag::Superscript) => self.marks.push(mark("superscript")),
-                Event::Start(Tag::Subscript) => self.marks.push(mark("subscript")),
-                Event::End(TagEnd::Emphasis) => self.pop_mark("italic"),
-                Event::End(TagEnd::Strong) => self.pop_mark("bold"),
-                Event::End(TagEnd::Strikethrough) => self.pop_mark("strikethrough"),
-                Event::End(TagEnd::Superscript) => self.pop_mark("superscript"),
-                Event::End(TagEnd::Subscript) => self.pop_mark("subscript"),
                 Event::Start(Tag::Link { dest_url, .. }) => {
-                    let inner = self.inlines(ev);
-                    ev.next();
-                    match self.scanner.resolve(&dest_url) {
-                        LinkTarget::Ref(r) => out.push(Item::Link(r, inner)),
-                        LinkTarget::Text => out.extend(inner),
+                    if !self.enter(ev, depth, "link") {
+                        break;
                     }
+                    self.link(ev, &dest_url, depth, &mut out);
                 }
                 Event::Start(Tag::Image { dest_url, .. }) => {
-                    let saved = std::mem::take(&mut self.marks);
-                    let inner = self.inlines(ev);
-                    self.marks = saved;
-                    ev.next();
-                    let alt = items_text(&inner);
-                    match self.scanner.resolve(&dest_url) {
-                        LinkTarget::Ref(r) => out.push(Item::Image(r, alt)),
-                        LinkTarget::Text => out.push(Item::Leaf(alt, marks)),
+                    if !self.enter(ev, depth, "image") {
+                        break;
                     }
+                    self.image(ev, &dest_url, depth, &mut out);
                 }
-                _ => {}
+                e => self.inline_event(e, &mut out),
             }
         }
         out
+    }
+
+    #[inline(never)]
+    fn link(&mut self, ev: &mut Events<'_>, dest: &str, depth: usize, out: &mut Vec<Item>) {
+        let inner = self.inlines(ev, depth + 1);
+        ev.next();
+        match self.scanner.resolve(dest) {
+            LinkTarget::Ref(r) => out.push(Item::Link(r, inner)),
+            LinkTarget::Text => out.extend(inner),
+        }
+    }
+
+    #[inline(never)]
+    fn image(&mut self, ev: &mut Events<'_>, dest: &str, depth: usize, out: &mut Vec<Item>) {
+        let marks = canonical_marks(&self.marks);
+        let saved = std::mem::take(&mut self.marks);
+        let inner = self.inlines(ev, depth + 1);
+        self.marks = saved;
+        ev.next();
+        let alt = items_text(&inner);
+        match self.scanner.resolve(dest) {
+            LinkTarget::Ref(r) => out.push(Item::Image(r, alt)),
+            LinkTarget::Text => out.push(Item::Leaf(alt, marks)),
+        }
+    }
+
+    /// One inline event other than a link or an image.
+    #[inline(never)]
+    fn inline_event(&mut self, e: Event<'_>, out: &mut Vec<Item>) {
+        let marks = canonical_marks(&self.marks);
+        match e {
+            Event::Text(t) => out.push(Item::Leaf(t.to_string(), marks)),
+            Event::Code(t) => {
+                let mut m = marks;
+                m.push(mark("code"));
+                out.push(Item::Leaf(t.to_string(), canonical_marks(&m)));
+            }
+            Event::InlineMath(t) => out.push(Item::Leaf(format!("${t}$"), marks)),
+            Event::DisplayMath(t) => out.push(Item::Leaf(format!("$${t}$$"), marks)),
+            Event::FootnoteReference(t) => out.push(Item::Leaf(format!("[^{t}]"), marks)),
+            Event::SoftBreak => out.push(Item::Leaf(" ".into(), marks)),
+            Event::HardBreak => out.push(Item::Leaf("\n".into(), marks)),
+            Event::InlineHtml(h) => {
+                if let Some(item) = self.inline_html(&h) {
+                    out.push(item);
+                }
+            }
+            Event::Start(Tag::Emphasis) => self.marks.push(mark("italic")),
+            Event::Start(Tag::Strong) => self.marks.push(mark("bold")),
+            Event::Start(Tag::Strikethrough) => self.marks.push(mark("strikethrough")),
+            Event::Start(Tag::Superscript) => self.marks.push(mark("superscript")),
+            Event::Start(Tag::Subscript) => self.marks.push(mark("subscript")),
+            Event::End(TagEnd::Emphasis) => self.pop_mark("italic"),
+            Event::End(TagEnd::Strong) => self.pop_mark("bold"),
+            Event::End(TagEnd::Strikethrough) => self.pop_mark("strikethrough"),
+            Event::End(TagEnd::Superscript) => self.pop_mark("superscript"),
+            Event::End(TagEnd::Subscript) => self.pop_mark("subscript"),
+            _ => {}
+        }
     }
 
     fn pop_mark(&mut self, kind: &str) {
@@ -1078,6 +1401,26 @@ impl EventParser<'_, '_> {
         }
         None
     }
+}
+
+/// An HTML block, kept as its text; comments are authoring notes and dropped.
+fn html_block(ev: &mut Events<'_>) -> Option<Node> {
+    let mut html = String::new();
+    while let Some(e) = ev.next() {
+        match e {
+            Event::Html(t) | Event::Text(t) => html.push_str(&t),
+            Event::End(_) => break,
+            _ => {}
+        }
+    }
+    let html = html.trim();
+    if html.is_empty() || (html.starts_with("<!--") && html.ends_with("-->")) {
+        return None;
+    }
+    Some(Node::paragraph(inline_nodes(
+        vec![Item::Leaf(html.to_string(), Vec::new())],
+        true,
+    )))
 }
 
 fn color_mark(html: &str) -> Mark {
@@ -1351,6 +1694,12 @@ struct BlockState {
     prev_list: Option<char>,
 }
 
+/// An inline node where a block was expected, written as a paragraph.
+#[inline(never)]
+fn render_loose_inline(node: &Node) -> String {
+    render_inline(std::slice::from_ref(node), InlineCtx::Paragraph)
+}
+
 fn render_blocks(nodes: &[Node]) -> String {
     render_blocks_in(nodes, false)
 }
@@ -1365,13 +1714,7 @@ fn render_blocks_in(nodes: &[Node], in_item: bool) -> String {
             Node::Block(e) => (render_block(e, &mut state), e.kind.as_str()),
             other => {
                 state.prev_list = None;
-                (
-                    Some(render_inline(
-                        std::slice::from_ref(other),
-                        InlineCtx::Paragraph,
-                    )),
-                    "paragraph",
-                )
+                (Some(render_loose_inline(other)), "paragraph")
             }
         };
         let Some(s) = rendered.filter(|s| !s.is_empty()) else {
@@ -1397,192 +1740,231 @@ fn render_blocks_in(nodes: &[Node], in_item: bool) -> String {
     out
 }
 
+/// Renders one block. Each kind has its own function, so that this one, which is on the
+/// path of every nested block, keeps a small stack frame.
 fn render_block(e: &Element, state: &mut BlockState) -> Option<String> {
     let prev_list = state.prev_list.take();
     let out = match e.kind.as_str() {
         "paragraph" => render_inline(e.children(), InlineCtx::Paragraph),
-        "heading-1" | "heading-2" | "heading-3" => {
-            let level = e.kind[8..].parse::<usize>().unwrap_or(1);
-            let text = render_inline(e.children(), InlineCtx::Line);
-            let id = e
-                .data_str("id")
-                .filter(|id| is_anchor(id))
-                .map(|id| format!(" {{#{id}}}"))
-                .unwrap_or_default();
-            format!("{} {}{}", "#".repeat(level), text, id)
-        }
+        "heading-1" | "heading-2" | "heading-3" => render_heading(e),
         "list-unordered" | "list-tasks" | "list-ordered" => {
-            let ordered = e.kind == "list-ordered";
-            let marker = match (ordered, prev_list) {
-                (false, Some('-')) => '*',
-                (false, _) => '-',
-                (true, Some('.')) => ')',
-                (true, _) => '.',
-            };
-            let start = e.data.get("start").and_then(Value::as_u64).unwrap_or(1);
-            let mut items = Vec::new();
-            for (i, item) in e.children().iter().enumerate() {
-                let Some(item) = item.element() else { continue };
-                let prefix = if ordered {
-                    format!("{}{} ", start + i as u64, marker)
-                } else {
-                    format!("{marker} ")
-                };
-                let task = if e.kind == "list-tasks" {
-                    if item
-                        .data
-                        .get("checked")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false)
-                    {
-                        "[x] "
-                    } else {
-                        "[ ] "
-                    }
-                } else {
-                    ""
-                };
-                let body = render_blocks_in(item.children(), true);
-                let first_kind = item
-                    .children()
-                    .first()
-                    .and_then(Node::element)
-                    .map(|b| b.kind.as_str());
-                let starts_with_text = first_kind == Some("paragraph");
-                // A task marker must be followed by text, and a nested list or a divider on
-                // the marker's line could read as a divider ("- - -"): those blocks go on the
-                // next lines.
-                let own_line = matches!(
-                    first_kind,
-                    Some("list-unordered" | "list-ordered" | "list-tasks" | "divider")
-                );
-                let text = if body.is_empty()
-                    || (task.is_empty() && !own_line)
-                    || (!task.is_empty() && starts_with_text)
-                {
-                    format!("{task}{body}")
-                } else {
-                    format!("{}\n{body}", task.trim_end())
-                };
-                items.push(prefix_lines(&text, &prefix, &" ".repeat(prefix.len())));
-            }
-            if items.is_empty() {
-                return None;
-            }
+            let (out, marker) = render_list(e, prev_list)?;
             state.prev_list = Some(marker);
-            items.join("\n")
-        }
-        "blockquote" => prefix_lines(&render_blocks(e.children()), "> ", "> "),
-        "code" => render_code(e),
-        "divider" => "***".into(),
-        "hint" => {
-            let style = e.data_str("style").unwrap_or("info");
-            container(
-                &format!("{{% hint style={} %}}", quote_attr(style)),
-                &render_blocks(e.children()),
-                "{% endhint %}",
-            )
-        }
-        "tabs" => {
-            let tabs: Vec<String> = e
-                .children()
-                .iter()
-                .filter_map(Node::element)
-                .map(|t| {
-                    let title = t.data_str("title").unwrap_or("");
-                    container(
-                        &format!("{{% tab title={} %}}", quote_attr(title)),
-                        &render_blocks(t.children()),
-                        "{% endtab %}",
-                    )
-                })
-                .collect();
-            format!("{{% tabs %}}\n{}\n{{% endtabs %}}", tabs.join("\n\n"))
-        }
-        "expandable" => {
-            let title = e
-                .fragment("expandable-title")
-                .and_then(|f| f.nodes.first())
-                .and_then(Node::element)
-                .map(|p| render_inline(p.children(), InlineCtx::Line))
-                .unwrap_or_default();
-            let body = e
-                .fragment("expandable-body")
-                .map(|f| render_blocks(&f.nodes))
-                .unwrap_or_default();
-            let mut out = format!("<details>\n\n<summary>{title}</summary>\n\n");
-            if !body.is_empty() {
-                out.push_str(&body);
-                out.push_str("\n\n");
-            }
-            out.push_str("</details>");
             out
         }
+        "blockquote" => render_quote(e),
+        "code" => render_code(e),
+        "divider" => "***".into(),
+        "hint" => render_hint(e),
+        "tabs" => render_tabs(e),
+        "expandable" => render_expandable(e),
         "embed" => format!(
             "{{% embed url={} %}}",
             quote_attr(e.data_str("url").unwrap_or(""))
         ),
-        "file" => {
-            let r: Option<ContentRef> = e
-                .data
-                .get("ref")
-                .and_then(|v| serde_json::from_value(v.clone()).ok());
-            let r = r?;
-            format!(
-                "{{% file src={} %}}\n\n{{% endfile %}}",
-                quote_attr(&ref_href(&r))
-            )
-        }
-        "content-ref" => {
-            let r: ContentRef = e
-                .data
-                .get("ref")
-                .and_then(|v| serde_json::from_value(v.clone()).ok())?;
-            let href = ref_href(&r);
-            format!(
-                "{{% content-ref url={} %}}\n[{}]({})\n{{% endcontent-ref %}}",
-                quote_attr(&href),
-                escape_text(&href, InlineCtx::Line),
-                link_dest(&href)
-            )
-        }
-        "images" => {
-            let imgs: Vec<String> = e
-                .children()
-                .iter()
-                .filter_map(Node::element)
-                .filter_map(render_image)
-                .collect();
-            // Figures are HTML blocks and must stand alone; plain images share one paragraph.
-            let mut parts: Vec<String> = Vec::new();
-            let mut run: Vec<String> = Vec::new();
-            for img in imgs {
-                if img.starts_with("<figure>") {
-                    if !run.is_empty() {
-                        parts.push(run.join("\n"));
-                        run.clear();
-                    }
-                    parts.push(img);
-                } else {
-                    run.push(img);
-                }
-            }
-            if !run.is_empty() {
-                parts.push(run.join("\n"));
-            }
-            parts.join("\n\n")
-        }
+        "file" => render_file(e)?,
+        "content-ref" => render_content_ref(e)?,
+        "images" => render_images(e),
         "table" => render_table(e)?,
-        _ => {
-            // Unknown or unsupported blocks: keep their text rather than lose it silently.
-            let text = Node::Block(e.clone()).plain_text();
-            if text.is_empty() {
-                return None;
-            }
-            escape_text(&text, InlineCtx::Paragraph)
-        }
+        _ => render_unknown(e)?,
     };
     Some(out)
+}
+
+#[inline(never)]
+fn render_heading(e: &Element) -> String {
+    let level = e.kind[8..].parse::<usize>().unwrap_or(1);
+    let text = render_inline(e.children(), InlineCtx::Line);
+    let id = e
+        .data_str("id")
+        .filter(|id| is_anchor(id))
+        .map(|id| format!(" {{#{id}}}"))
+        .unwrap_or_default();
+    format!("{} {}{}", "#".repeat(level), text, id)
+}
+
+/// A list and the marker it used.
+#[inline(never)]
+fn render_list(e: &Element, prev_list: Option<char>) -> Option<(String, char)> {
+    let ordered = e.kind == "list-ordered";
+    let marker = match (ordered, prev_list) {
+        (false, Some('-')) => '*',
+        (false, _) => '-',
+        (true, Some('.')) => ')',
+        (true, _) => '.',
+    };
+    let start = e.data.get("start").and_then(Value::as_u64).unwrap_or(1);
+    let mut items = Vec::new();
+    for (i, item) in e.children().iter().enumerate() {
+        let Some(item) = item.element() else { continue };
+        let prefix = if ordered {
+            format!("{}{} ", start + i as u64, marker)
+        } else {
+            format!("{marker} ")
+        };
+        let task = if e.kind == "list-tasks" {
+            if item
+                .data
+                .get("checked")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+            {
+                "[x] "
+            } else {
+                "[ ] "
+            }
+        } else {
+            ""
+        };
+        let body = render_blocks_in(item.children(), true);
+        let first_kind = item
+            .children()
+            .first()
+            .and_then(Node::element)
+            .map(|b| b.kind.as_str());
+        let starts_with_text = first_kind == Some("paragraph");
+        // A task marker must be followed by text, and a nested list or a divider on
+        // the marker's line could read as a divider ("- - -"): those blocks go on the
+        // next lines.
+        let own_line = matches!(
+            first_kind,
+            Some("list-unordered" | "list-ordered" | "list-tasks" | "divider")
+        );
+        let text = if body.is_empty()
+            || (task.is_empty() && !own_line)
+            || (!task.is_empty() && starts_with_text)
+        {
+            format!("{task}{body}")
+        } else {
+            format!("{}\n{body}", task.trim_end())
+        };
+        items.push(prefix_lines(&text, &prefix, &" ".repeat(prefix.len())));
+    }
+    if items.is_empty() {
+        return None;
+    }
+    Some((items.join("\n"), marker))
+}
+
+#[inline(never)]
+fn render_quote(e: &Element) -> String {
+    prefix_lines(&render_blocks(e.children()), "> ", "> ")
+}
+
+#[inline(never)]
+fn render_hint(e: &Element) -> String {
+    let style = e.data_str("style").unwrap_or("info");
+    container(
+        &format!("{{% hint style={} %}}", quote_attr(style)),
+        &render_blocks(e.children()),
+        "{% endhint %}",
+    )
+}
+
+#[inline(never)]
+fn render_tabs(e: &Element) -> String {
+    let tabs: Vec<String> = e
+        .children()
+        .iter()
+        .filter_map(Node::element)
+        .map(|t| {
+            let title = t.data_str("title").unwrap_or("");
+            container(
+                &format!("{{% tab title={} %}}", quote_attr(title)),
+                &render_blocks(t.children()),
+                "{% endtab %}",
+            )
+        })
+        .collect();
+    format!("{{% tabs %}}\n{}\n{{% endtabs %}}", tabs.join("\n\n"))
+}
+
+#[inline(never)]
+fn render_expandable(e: &Element) -> String {
+    let title = e
+        .fragment("expandable-title")
+        .and_then(|f| f.nodes.first())
+        .and_then(Node::element)
+        .map(|p| render_inline(p.children(), InlineCtx::Line))
+        .unwrap_or_default();
+    let body = e
+        .fragment("expandable-body")
+        .map(|f| render_blocks(&f.nodes))
+        .unwrap_or_default();
+    let mut out = format!("<details>\n\n<summary>{title}</summary>\n\n");
+    if !body.is_empty() {
+        out.push_str(&body);
+        out.push_str("\n\n");
+    }
+    out.push_str("</details>");
+    out
+}
+
+#[inline(never)]
+fn render_file(e: &Element) -> Option<String> {
+    let r: Option<ContentRef> = e
+        .data
+        .get("ref")
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    let r = r?;
+    Some(format!(
+        "{{% file src={} %}}\n\n{{% endfile %}}",
+        quote_attr(&ref_href(&r))
+    ))
+}
+
+#[inline(never)]
+fn render_content_ref(e: &Element) -> Option<String> {
+    let r: ContentRef = e
+        .data
+        .get("ref")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())?;
+    let href = ref_href(&r);
+    Some(format!(
+        "{{% content-ref url={} %}}\n[{}]({})\n{{% endcontent-ref %}}",
+        quote_attr(&href),
+        escape_text(&href, InlineCtx::Line),
+        link_dest(&href)
+    ))
+}
+
+#[inline(never)]
+fn render_images(e: &Element) -> String {
+    let imgs: Vec<String> = e
+        .children()
+        .iter()
+        .filter_map(Node::element)
+        .filter_map(render_image)
+        .collect();
+    // Figures are HTML blocks and must stand alone; plain images share one paragraph.
+    let mut parts: Vec<String> = Vec::new();
+    let mut run: Vec<String> = Vec::new();
+    for img in imgs {
+        if img.starts_with("<figure>") {
+            if !run.is_empty() {
+                parts.push(run.join("\n"));
+                run.clear();
+            }
+            parts.push(img);
+        } else {
+            run.push(img);
+        }
+    }
+    if !run.is_empty() {
+        parts.push(run.join("\n"));
+    }
+    parts.join("\n\n")
+}
+
+/// Unknown or unsupported blocks: keep their text rather than lose it silently.
+#[inline(never)]
+fn render_unknown(e: &Element) -> Option<String> {
+    // Unknown or unsupported blocks: keep their text rather than lose it silently.
+    let text = Node::Block(e.clone()).plain_text();
+    if text.is_empty() {
+        return None;
+    }
+    Some(escape_text(&text, InlineCtx::Paragraph))
 }
 
 fn container(open: &str, body: &str, close: &str) -> String {
@@ -1837,9 +2219,10 @@ fn reparse_inline(text: &str, ctx: InlineCtx) -> Option<Vec<Node>> {
     };
     let scanner = Scanner {
         links: &DefaultLinks,
+        too_deep: RefCell::new(None),
     };
-    let mut blocks = scanner.cmark(&src, false);
-    if blocks.len() != 1 {
+    let mut blocks = scanner.cmark(&src, false, 1);
+    if blocks.len() != 1 || scanner.failed() {
         return None;
     }
     match blocks.pop() {

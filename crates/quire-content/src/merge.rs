@@ -614,6 +614,7 @@ fn finish(rev: Revision, unique_ids: bool) -> Result<Revision, Vec<Conflict>> {
             crate::model::ModelError::DuplicatePageId(id)
             | crate::model::ModelError::EmptyTitle(id)
             | crate::model::ModelError::InvalidNesting(id)
+            | crate::model::ModelError::TooDeep(id)
             | crate::model::ModelError::DuplicateSlug { page: id, .. } => (
                 id.clone(),
                 rev.page(id).map(|p| p.title.clone()).unwrap_or_default(),

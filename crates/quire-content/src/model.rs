@@ -854,10 +854,14 @@ impl Revision {
         fn walk<'a>(
             pages: &'a [Page],
             parent: Option<&'a Page>,
+            depth: usize,
             ids: &mut Option<HashSet<&'a str>>,
         ) -> Result<(), ModelError> {
             let mut slugs = HashSet::new();
             for p in pages {
+                if depth > MAX_PAGE_DEPTH {
+                    return Err(ModelError::TooDeep(p.id.clone()));
+                }
                 if ids.as_mut().is_some_and(|ids| !ids.insert(p.id.as_str())) {
                     return Err(ModelError::DuplicatePageId(p.id.clone()));
                 }
@@ -888,11 +892,11 @@ impl Revision {
                         return Err(ModelError::InvalidNesting(p.id.clone()));
                     }
                 }
-                walk(&p.pages, Some(p), ids)?;
+                walk(&p.pages, Some(p), depth + 1, ids)?;
             }
             Ok(())
         }
-        walk(&self.pages, None, &mut ids)?;
+        walk(&self.pages, None, 1, &mut ids)?;
         let mut file_ids = HashSet::new();
         for f in &self.files {
             if !file_ids.insert(f.id.as_str()) {
@@ -902,6 +906,13 @@ impl Revision {
         Ok(())
     }
 }
+
+/// Deepest nesting of pages in a revision (a root page is at level 1).
+///
+/// Walks over the page tree recurse, and a tree is built by authoring batches that anyone
+/// with edit rights can send: without a bound, a few hundred batches could nest pages deep
+/// enough to overflow a thread's stack. Real spaces stay below ten levels.
+pub const MAX_PAGE_DEPTH: usize = 64;
 
 /// A broken invariant of a revision.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -926,6 +937,9 @@ pub enum ModelError {
     /// A page sits where its kind cannot (a group below the root, a child of a link).
     #[error("page {0} cannot be nested there")]
     InvalidNesting(String),
+    /// A page is nested deeper than [`MAX_PAGE_DEPTH`].
+    #[error("page {0} is nested too deeply: pages may nest at most {MAX_PAGE_DEPTH} levels")]
+    TooDeep(String),
 }
 
 fn find_in<'a>(pages: &'a [Page], id: &str) -> Option<&'a Page> {

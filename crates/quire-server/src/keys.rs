@@ -5,9 +5,6 @@ use base64::Engine;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
-use crate::db::Db;
-use crate::ids::random_string;
-
 /// The shared secret and what it signs.
 #[derive(Clone)]
 pub struct Keys {
@@ -21,23 +18,11 @@ impl std::fmt::Debug for Keys {
 }
 
 impl Keys {
-    /// Loads the signing secret, creating it on first start (first writer wins).
-    pub async fn load(db: &Db, now_ms: i64) -> anyhow::Result<Self> {
-        sqlx::query(
-            "INSERT INTO server_keys (name, secret, created_at) VALUES ('signing', $1, $2) \
-             ON CONFLICT (name) DO NOTHING",
-        )
-        .bind(random_string(48))
-        .bind(now_ms)
-        .execute(db.pool())
-        .await?;
-        let secret: String =
-            sqlx::query_scalar("SELECT secret FROM server_keys WHERE name = 'signing'")
-                .fetch_one(db.pool())
-                .await?;
-        Ok(Self {
+    /// The keys made from the shared secret (see `store::keys::signing_secret`).
+    pub fn from_secret(secret: String) -> Self {
+        Self {
             secret: secret.into_bytes(),
-        })
+        }
     }
 
     /// HMAC-SHA256 of `data`, keyed by the secret and a purpose label.

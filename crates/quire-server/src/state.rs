@@ -47,6 +47,9 @@ pub struct Shared {
     /// Request body bytes (in KiB) that large requests may hold at once: bounds the memory
     /// that parsing and processing many maximal bodies at the same time can take.
     pub body_budget: tokio::sync::Semaphore,
+    /// Page document bytes (in KiB) being parsed and applied at once: a parsed document takes
+    /// tens of times its text in memory, so large batches take turns.
+    pub document_budget: tokio::sync::Semaphore,
 }
 
 impl AppState {
@@ -57,7 +60,8 @@ impl AppState {
         public_url: String,
     ) -> anyhow::Result<Self> {
         let db = Db::connect(&config.database_url()).await?;
-        let keys = Keys::load(&db, clock.now_ms()).await?;
+        let keys =
+            Keys::from_secret(crate::store::keys::signing_secret(&db, clock.now_ms()).await?);
         let blobs = Blobs::open(config.blob_url.as_deref(), &config.data_dir.join("blobs"))?;
         Ok(Self(Arc::new(Shared {
             blobs,
@@ -68,6 +72,7 @@ impl AppState {
                 .build()?,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
+            document_budget: tokio::sync::Semaphore::new(DOCUMENT_BUDGET_KIB),
             config: Arc::new(config),
             db,
             keys,
@@ -87,10 +92,13 @@ impl AppState {
     }
 }
 
+/// The document budget: one maximal batch (4 MiB of documents) at a time.
+pub const DOCUMENT_BUDGET_KIB: usize = 4 * 1024;
+
 /// Bodies up to this size never wait for the body budget.
 pub const SMALL_BODY_BYTES: usize = 256 * 1024;
 
-/// The body budget: room for two maximal bodies, and at least 32 MiB.
+/// The body budget: room for one maximal body beside one maximal batch of documents (4 MiB).
 fn body_budget_kib(config: &ServerConfig) -> usize {
-    (2 * config.max_body_bytes).max(32 * 1024 * 1024) / 1024
+    (config.max_body_bytes + 4 * 1024 * 1024) / 1024
 }

@@ -32,7 +32,7 @@ use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::error::{error_response, normalize_error_bodies};
 use crate::http::access::enforce;
-use crate::http::operation::Operation;
+use crate::http::operation::{BodyLimit, Operation};
 use crate::http::{budget_bodies, fallback, log_request, refuse_nul_paths};
 use crate::state::AppState;
 
@@ -63,8 +63,14 @@ pub fn operations() -> Vec<Operation> {
 pub fn router(state: AppState) -> Router {
     let mut router: Router<AppState> = Router::new();
     for def in operations() {
-        let layer = from_fn_with_state((state.clone(), def.access), enforce);
-        router = router.route(def.path, def.handler.route_layer(layer));
+        // Innermost first: the body budget is taken only once the caller is authorised.
+        let budget = from_fn_with_state(state.clone(), budget_bodies);
+        let access = from_fn_with_state((state.clone(), def.access), enforce);
+        let mut handler = def.handler.route_layer(budget).route_layer(access);
+        if let Some(limit) = def.body_limit {
+            handler = handler.route_layer(axum::Extension(BodyLimit(limit)));
+        }
+        router = router.route(def.path, handler);
     }
     let request_id = HeaderName::from_static("x-request-id");
     router
@@ -74,7 +80,6 @@ pub fn router(state: AppState) -> Router {
         .layer(RequestBodyTimeoutLayer::new(Duration::from_millis(
             state.config.body_timeout_ms.max(1),
         )))
-        .layer(from_fn_with_state(state.clone(), budget_bodies))
         .layer(from_fn(refuse_nul_paths))
         .layer(from_fn(normalize_error_bodies))
         .layer(CatchPanicLayer::custom(|_| {

@@ -34,14 +34,35 @@ pub struct Db {
 /// A write transaction; dropping it without `commit` rolls back.
 pub type Tx = Transaction<'static, Any>;
 
+impl Dialect {
+    /// The dialect of a database URL; `None` for anything else.
+    pub fn of_url(url: &str) -> Option<Self> {
+        if url.starts_with("sqlite:") {
+            Some(Dialect::Sqlite)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Some(Dialect::Postgres)
+        } else {
+            None
+        }
+    }
+
+    /// The dialect of the connection behind a transaction.
+    pub fn of_tx(tx: &Tx) -> Self {
+        let conn: &sqlx::AnyConnection = tx;
+        if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+            Dialect::Postgres
+        } else {
+            Dialect::Sqlite
+        }
+    }
+}
+
 /// The clause that locks the rows a read-modify-write selects: `FOR UPDATE` on PostgreSQL;
 /// nothing on SQLite, where `BEGIN IMMEDIATE` already makes writers take turns.
 pub fn for_update(tx: &Tx) -> &'static str {
-    let conn: &sqlx::AnyConnection = tx;
-    if conn.backend_name().eq_ignore_ascii_case("postgresql") {
-        " FOR UPDATE"
-    } else {
-        ""
+    match Dialect::of_tx(tx) {
+        Dialect::Postgres => " FOR UPDATE",
+        Dialect::Sqlite => "",
     }
 }
 
@@ -49,11 +70,7 @@ impl Db {
     /// Connects to `url` (`sqlite://path` or `postgres://...`) and brings its schema up to date.
     pub async fn connect(url: &str) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();
-        let dialect = if url.starts_with("sqlite:") {
-            Dialect::Sqlite
-        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Dialect::Postgres
-        } else {
+        let Some(dialect) = Dialect::of_url(url) else {
             anyhow::bail!("unsupported database URL (expected sqlite:// or postgres://): {url}");
         };
         let pool = match dialect {

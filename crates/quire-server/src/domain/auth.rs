@@ -53,13 +53,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
 async fn first_authentication(state: &AppState, user: &UserRow) -> ApiResult<()> {
     let now = state.clock.now_ms();
     let mut tx = state.db.begin().await?;
-    let claimed =
-        sqlx::query("UPDATE users SET first_auth_at = $2 WHERE id = $1 AND first_auth_at IS NULL")
-            .bind(&user.id)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-    if claimed.rows_affected() > 0 {
+    if store::users::claim_first_auth(&mut tx, &user.id, now).await? {
         for invite in store::invites::take_pending(&mut tx, &user.email).await? {
             store::members::insert(
                 &mut tx,

@@ -61,10 +61,7 @@ async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
     // leave unreferenced bytes behind, never remove bytes that some content still names.
     for hash in store::objects::unused_blobs(&state.db, &blobs).await? {
         state.blobs.delete(&hash).await?;
-        sqlx::query("DELETE FROM blobs WHERE hash = $1")
-            .bind(&hash)
-            .execute(state.db.pool())
-            .await?;
+        store::objects::delete_blob(&state.db, &hash).await?;
     }
     tracing::info!(space = %space_id, "purged deleted space");
     Ok(())

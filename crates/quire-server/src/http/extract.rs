@@ -7,6 +7,7 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+use crate::http::operation::BodyLimit;
 use crate::state::AppState;
 
 /// A JSON request body, parsed with field-path error messages and bounded by the configured
@@ -17,7 +18,10 @@ pub struct JsonBody<T>(pub T);
 pub struct OptionalJsonBody<T>(pub T);
 
 async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError> {
-    let limit = state.config.max_body_bytes;
+    let limit = match req.extensions().get::<BodyLimit>() {
+        Some(BodyLimit(op_limit)) => (*op_limit).min(state.config.max_body_bytes),
+        None => state.config.max_body_bytes,
+    };
     let too_large =
         || ApiError::PayloadTooLarge(format!("Request body exceeds the limit of {limit} bytes."));
     if let Some(len) = req

@@ -19,6 +19,7 @@ use tracing::Instrument;
 
 use crate::error::error_response;
 use crate::state::AppState;
+use operation::BodyLimit;
 
 /// Large request bodies wait for room in the body budget and hold it until their answer
 /// is made, so that many clients posting maximal bodies at once are served a few at a time
@@ -36,9 +37,13 @@ pub async fn budget_bodies(
     let chunked = req
         .headers()
         .contains_key(axum::http::header::TRANSFER_ENCODING);
+    let limit = match req.extensions().get::<BodyLimit>() {
+        Some(BodyLimit(op_limit)) => (*op_limit).min(state.config.max_body_bytes),
+        None => state.config.max_body_bytes,
+    };
     let size = match declared {
-        Some(len) => len.min(state.config.max_body_bytes),
-        None if chunked => state.config.max_body_bytes,
+        Some(len) => len.min(limit),
+        None if chunked => limit,
         None => 0,
     };
     if size <= crate::state::SMALL_BODY_BYTES {

@@ -50,7 +50,21 @@ pub struct Operation {
     pub access: Access,
     /// The handler, routed for `method` only.
     pub(crate) handler: MethodRouter<AppState>,
+    /// A body limit below the server's, for operations whose bodies are small by nature.
+    pub body_limit: Option<usize>,
 }
+
+impl Operation {
+    /// Caps this operation's request body at `bytes` (413 past it).
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = Some(bytes);
+        self
+    }
+}
+
+/// The body limit of the operation a request was routed to, for the body extractors.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimit(pub usize);
 
 /// Declares an operation; the handler is routed for `method` alone.
 pub fn op<H, T>(
@@ -72,5 +86,6 @@ where
         operation,
         access,
         handler: on(filter, handler),
+        body_limit: None,
     }
 }

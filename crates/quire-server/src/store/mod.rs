@@ -5,6 +5,7 @@ pub mod collections;
 pub mod comments;
 pub mod invites;
 pub mod jobs;
+pub mod keys;
 pub mod members;
 pub mod objects;
 pub mod ordering;
@@ -16,3 +17,9 @@ pub mod spaces;
 pub mod teams;
 pub mod tokens;
 pub mod users;
+
+/// A round trip to the database (readiness checks).
+pub async fn ping(db: &crate::db::Db) -> sqlx::Result<()> {
+    sqlx::query("SELECT 1").execute(db.pool()).await?;
+    Ok(())
+}

@@ -99,3 +99,12 @@ pub async fn unused_blobs(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<String
     }
     Ok(out)
 }
+
+/// Forgets a blob's row (its bytes are removed from the blob store by the caller).
+pub async fn delete_blob(db: &Db, hash: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM blobs WHERE hash = $1")
+        .bind(hash)
+        .execute(db.pool())
+        .await?;
+    Ok(())
+}

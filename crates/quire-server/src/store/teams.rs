@@ -258,3 +258,20 @@ pub async fn memberships(db: &Db, org_id: &str) -> sqlx::Result<Vec<(String, Str
         .fetch_all(db.pool())
         .await
 }
+
+/// The teams of an organization with these ids (those that exist), in one query.
+pub async fn get_many(db: &Db, org_id: &str, ids: &[&str]) -> sqlx::Result<Vec<TeamRow>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = Sql::new(&format!("{SELECT} WHERE t.org_id = "));
+    q.bind(org_id).push(" AND t.id IN (");
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            q.push(", ");
+        }
+        q.bind(*id);
+    }
+    q.push(")");
+    q.query_as().fetch_all(db.pool()).await
+}

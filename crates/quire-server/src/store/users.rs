@@ -2,6 +2,7 @@
 
 use sqlx::FromRow;
 
+use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::ids::new_id;
 
@@ -128,4 +129,32 @@ pub async fn many(
         }
     }
     Ok(out)
+}
+
+/// Records a user's first authentication; false when it was already recorded (only the first
+/// request claims the user's pending invitations).
+pub async fn claim_first_auth(tx: &mut Tx, id: &str, now: i64) -> sqlx::Result<bool> {
+    let res =
+        sqlx::query("UPDATE users SET first_auth_at = $2 WHERE id = $1 AND first_auth_at IS NULL")
+            .bind(id)
+            .bind(now)
+            .execute(&mut **tx)
+            .await?;
+    Ok(res.rows_affected() > 0)
+}
+
+/// The users with these ids (those that exist), in one query.
+pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<UserRow>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM users WHERE id IN ("));
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            q.push(", ");
+        }
+        q.bind(*id);
+    }
+    q.push(")");
+    q.query_as().fetch_all(db.pool()).await
 }

@@ -532,7 +532,7 @@ async fn patch_racing_delete_keeps_the_space_deleted() {
 /// done on them.
 #[tokio::test]
 async fn bodies_and_documents_are_bounded() {
-    let app = TestApp::start_with(|c| c.max_body_bytes = 4 * 1024 * 1024).await;
+    let app = TestApp::start_with(|c| c.max_body_bytes = 8 * 1024 * 1024).await;
     let alice = app.persona("alice").await;
     let org = app.org(&alice, "Acme").await;
     let space = app.space(&alice, &org, "Guide", None).await;
@@ -546,6 +546,15 @@ async fn bodies_and_documents_are_bounded() {
         .await
         .expect_error(400);
     assert!(message.contains("`body`"), "{message}");
+    // Comment operations take bodies of at most 1 MiB: larger ones are not even read.
+    let huge = "word ".repeat(300 * 1024);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/comments"),
+        json!({ "body": { "markdown": huge } }),
+    )
+    .await
+    .expect_error(413);
     let cr = app
         .post(
             &alice,
@@ -570,6 +579,20 @@ async fn bodies_and_documents_are_bounded() {
         .await
         .expect_error(400);
     assert!(message.contains("changes[1].document"), "{message}");
+    // Documents under the page bound can still add up past the batch bound.
+    let big = "Lorem ipsum dolor sit amet.\n\n".repeat(50 * 1024);
+    let three: Vec<Value> = (0..3)
+        .map(|i| json!({ "operation": "insert_page", "title": format!("Big {i}"), "document": { "markdown": big } }))
+        .collect();
+    let message = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+            json!({ "changes": three }),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("`changes`"), "{message}");
     let pages = app
         .get(
             &alice,

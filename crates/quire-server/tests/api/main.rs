@@ -12,6 +12,7 @@ mod comments;
 mod content;
 mod errors;
 mod hardening;
+mod hardening_depth;
 mod invites;
 mod members;
 mod org_change_requests;

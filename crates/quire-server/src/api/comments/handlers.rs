@@ -136,17 +136,19 @@ impl BodyIn {
                 MAX_BODY_BYTES / 1024
             ))
         };
+        // Content nested deeper than the engine's bound is refused here, where it enters.
         let md = match self {
             BodyIn::Markdown { markdown } => {
                 if markdown.len() > MAX_BODY_BYTES {
                     return Err(too_long());
                 }
-                quire_content::markdown::normalize_markdown(&markdown)
+                quire_content::markdown::try_normalize_markdown(&markdown)
             }
             BodyIn::Document { document } => {
-                quire_content::markdown::document_to_markdown(&document)
+                quire_content::markdown::try_document_to_markdown(&document)
             }
-        };
+        }
+        .map_err(|e| ApiError::bad_request(format!("`{field}`: {e}")))?;
         if md.len() > MAX_BODY_BYTES {
             return Err(too_long());
         }

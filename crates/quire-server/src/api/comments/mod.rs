@@ -8,10 +8,14 @@ use axum::http::Method;
 use crate::domain::access::Role;
 use crate::http::operation::{op, Access, Operation};
 
+/// Largest request body of a comment operation: a comment is at most 64 KiB of markdown,
+/// and its document form is more verbose. Larger bodies get 413 before they are read.
+const BODY_LIMIT: usize = 1024 * 1024;
+
 /// The operations of this family.
 pub fn operations() -> Vec<Operation> {
     use Access::*;
-    vec![
+    let operations = vec![
         op(Method::GET, "/v1/spaces/{spaceId}/comments", "listCommentsInSpace", Space(Role::Read), handlers::list_comments),
         op(Method::POST, "/v1/spaces/{spaceId}/comments", "postCommentInSpace", Space(Role::Comment), handlers::post_comment),
         op(Method::GET, "/v1/spaces/{spaceId}/comments/{commentId}", "getCommentInSpace", Space(Role::Read), handlers::get_comment),
@@ -32,5 +36,9 @@ pub fn operations() -> Vec<Operation> {
         op(Method::GET, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}", "getCommentReplyInChangeRequest", Space(Role::Read), handlers::get_reply),
         op(Method::PUT, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}", "updateCommentReplyInChangeRequest", Space(Role::Comment), handlers::update_reply),
         op(Method::DELETE, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}", "deleteCommentReplyInChangeRequest", Space(Role::Read), handlers::delete_reply),
-    ]
+    ];
+    operations
+        .into_iter()
+        .map(|o| o.body_limit(BODY_LIMIT))
+        .collect()
 }

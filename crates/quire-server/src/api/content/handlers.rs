@@ -384,8 +384,15 @@ pub async fn update_cr_content(
         ));
     }
     let mut changes = Vec::with_capacity(body.changes.len());
+    let mut document_bytes = 0;
     for (i, raw) in body.changes.into_iter().enumerate() {
-        check_document_size(i, &raw)?;
+        document_bytes += check_document_size(i, &raw)?;
+        if document_bytes > MAX_BATCH_DOCUMENT_BYTES {
+            return Err(ApiError::bad_request(format!(
+                "`changes`: the page documents of one batch must total at most {} MiB.",
+                MAX_BATCH_DOCUMENT_BYTES / (1024 * 1024)
+            )));
+        }
         let raw = fill_file_names(raw);
         let change: quire_content::edit::Change =
             serde_path_to_error::deserialize(raw).map_err(|e| {
@@ -399,6 +406,19 @@ pub async fn update_cr_content(
             })?;
         changes.push(change);
     }
+    // Large batches take turns: what their documents take in memory once parsed is bounded.
+    let _documents = if document_bytes > crate::state::SMALL_BODY_BYTES {
+        let kib = u32::try_from(document_bytes.div_ceil(1024)).unwrap_or(u32::MAX);
+        Some(
+            state
+                .document_budget
+                .acquire_many(kib.min(crate::state::DOCUMENT_BUDGET_KIB as u32))
+                .await
+                .map_err(ApiError::internal)?,
+        )
+    } else {
+        None
+    };
     let inserted =
         crate::domain::uploads::resolve_files(&state, &ctx.space.id, &mut changes).await?;
     let found = crs::load(&state, &ctx, &cr).await?;
@@ -481,9 +501,13 @@ pub async fn update_cr_content(
 /// whole by every reader, and one parse must stay cheap.
 const MAX_DOCUMENT_BYTES: usize = 2 * 1024 * 1024;
 
+/// Largest total of page documents in one batch: a parsed document takes several times its
+/// text in memory, so this bounds what one request can make the server hold.
+const MAX_BATCH_DOCUMENT_BYTES: usize = 4 * 1024 * 1024;
+
 /// Refuses a change whose page document is larger than [`MAX_DOCUMENT_BYTES`], before any
-/// work is done on it.
-fn check_document_size(index: usize, raw: &Value) -> ApiResult<()> {
+/// work is done on it; returns the document's size.
+fn check_document_size(index: usize, raw: &Value) -> ApiResult<usize> {
     /// Counts bytes instead of keeping them.
     struct Count(usize);
     impl std::io::Write for Count {
@@ -496,7 +520,7 @@ fn check_document_size(index: usize, raw: &Value) -> ApiResult<()> {
         }
     }
     let Some(document) = raw.get("document") else {
-        return Ok(());
+        return Ok(0);
     };
     let mut count = Count(0);
     serde_json::to_writer(&mut count, document).map_err(ApiError::internal)?;
@@ -506,7 +530,7 @@ fn check_document_size(index: usize, raw: &Value) -> ApiResult<()> {
             MAX_DOCUMENT_BYTES / (1024 * 1024)
         )));
     }
-    Ok(())
+    Ok(count.0)
 }
 
 /// The official `insert_files` items carry no name: derive one from the URL.

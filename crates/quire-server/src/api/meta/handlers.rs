@@ -18,6 +18,6 @@ pub async fn get_api_information() -> Json<Value> {
 
 /// `GET /healthz`: 200 once the server is ready (its database answers).
 pub async fn healthz(State(state): State<AppState>) -> ApiResult<(StatusCode, Json<Value>)> {
-    sqlx::query("SELECT 1").execute(state.db.pool()).await?;
+    crate::store::ping(&state.db).await?;
     Ok((StatusCode::OK, Json(json!({ "status": "ok" }))))
 }

@@ -3,41 +3,85 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
-use axum::{Extension, Json};
+use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::api::views;
 use crate::domain::access::grants::Grants;
-use crate::domain::access::{CollectionCtx, Role, SpaceCtx};
+use crate::domain::access::{CollectionCtx, OrgCtx, Role, SpaceCtx};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
 use crate::state::AppState;
 use crate::store;
 
-/// The target of a permission endpoint.
-struct Target {
+/// The target of a permission operation: the space or the collection of the path (loaded by
+/// the access check), with the path's other parameters.
+pub struct Target {
     kind: &'static str,
     id: String,
     org_id: String,
+    org: OrgCtx,
+    /// A deleted space takes no permission changes until it is restored.
+    deleted: bool,
+    params: HashMap<String, String>,
 }
 
-fn space_target(ctx: &SpaceCtx) -> Target {
-    Target {
-        kind: "space",
-        id: ctx.space.id.clone(),
-        org_id: ctx.space.org_id.clone(),
+impl Target {
+    fn require_live(&self) -> ApiResult<()> {
+        if self.deleted {
+            return Err(ApiError::conflict(format!(
+                "Space `{}` is deleted; restore it before changing it.",
+                self.id
+            )));
+        }
+        Ok(())
+    }
+
+    /// The principal named by the path: `userId` or `teamId`.
+    fn principal(&self) -> ApiResult<(&'static str, &str)> {
+        match (self.params.get("userId"), self.params.get("teamId")) {
+            (Some(user), _) => Ok(("user", user)),
+            (None, Some(team)) => Ok(("team", team)),
+            _ => Err(ApiError::internal(anyhow::anyhow!(
+                "permission route without a principal"
+            ))),
+        }
     }
 }
 
-fn collection_target(ctx: &CollectionCtx) -> Target {
-    Target {
-        kind: "collection",
-        id: ctx.collection.id.clone(),
-        org_id: ctx.collection.org_id.clone(),
+impl FromRequestParts<AppState> for Target {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
+        let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::bad_request(e.body_text()))?;
+        if let Some(ctx) = parts.extensions.get::<SpaceCtx>() {
+            return Ok(Target {
+                kind: "space",
+                id: ctx.space.id.clone(),
+                org_id: ctx.space.org_id.clone(),
+                org: ctx.org.clone(),
+                deleted: ctx.space.deleted_at.is_some(),
+                params,
+            });
+        }
+        let ctx = parts.extensions.get::<CollectionCtx>().ok_or_else(|| {
+            ApiError::internal(anyhow::anyhow!("permission route without a target"))
+        })?;
+        Ok(Target {
+            kind: "collection",
+            id: ctx.collection.id.clone(),
+            org_id: ctx.collection.org_id.clone(),
+            org: ctx.org.clone(),
+            deleted: false,
+            params,
+        })
     }
 }
 
@@ -118,127 +162,85 @@ async fn set_grant(
     Ok(())
 }
 
-/// `inviteToSpace`.
-pub async fn invite_to_space(
+/// `inviteToSpace`, `inviteToCollection`.
+pub async fn invite_to(
     State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
+    target: Target,
     JsonBody(body): JsonBody<InviteBody>,
 ) -> ApiResult<StatusCode> {
-    ctx.require_live()?;
-    invite(&state, space_target(&ctx), body).await
+    target.require_live()?;
+    invite(&state, target, body).await
 }
 
-/// `inviteToCollection`.
-pub async fn invite_to_collection(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<CollectionCtx>,
-    JsonBody(body): JsonBody<InviteBody>,
-) -> ApiResult<StatusCode> {
-    invite(&state, collection_target(&ctx), body).await
-}
-
-async fn list_users(state: &AppState, target: Target, page: PageRequest) -> ApiResult<List<Value>> {
-    let scope = format!("{}-user-permissions:{}", target.kind, target.id);
+/// One page of the explicit grants of one principal kind on the target, with the users or
+/// teams they name loaded in one query.
+async fn list_grants(
+    state: &AppState,
+    target: &Target,
+    principal_kind: &str,
+    page: PageRequest,
+) -> ApiResult<List<Value>> {
+    target.org.require_non_guest("list who has access")?;
+    let scope = format!("{}-{principal_kind}-permissions:{}", target.kind, target.id);
     let after = page.after::<(i64, String)>(&scope)?;
     let grants: Vec<_> = store::permissions::on_target(&state.db, target.kind, &target.id)
         .await?
         .into_iter()
-        .filter(|g| g.principal_kind == "user")
+        .filter(|g| g.principal_kind == principal_kind)
         .collect();
     let total = grants.len() as i64;
-    let mut items = Vec::new();
-    for g in grants {
-        if after
-            .as_ref()
-            .is_some_and(|a| (g.created_at, &g.principal_id) <= (a.0, &a.1))
-        {
-            continue;
-        }
-        if let Some(user) = store::users::get(&state.db, &g.principal_id).await? {
-            items.push((
-                json!({ "permission": g.role, "user": views::user_row(state, &user) }),
-                (g.created_at, g.principal_id),
-            ));
-        }
-        if items.len() as i64 >= page.fetch_limit() {
-            break;
-        }
-    }
-    page.finish(&scope, items, total)
-}
-
-async fn list_teams(state: &AppState, target: Target, page: PageRequest) -> ApiResult<List<Value>> {
-    let scope = format!("{}-team-permissions:{}", target.kind, target.id);
-    let after = page.after::<(i64, String)>(&scope)?;
-    let grants: Vec<_> = store::permissions::on_target(&state.db, target.kind, &target.id)
-        .await?
+    let shown: Vec<_> = grants
         .into_iter()
-        .filter(|g| g.principal_kind == "team")
+        .filter(|g| {
+            after
+                .as_ref()
+                .is_none_or(|a| (g.created_at, &g.principal_id) > (a.0, &a.1))
+        })
+        .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
         .collect();
-    let total = grants.len() as i64;
-    let mut items = Vec::new();
-    for g in grants {
-        if after
-            .as_ref()
-            .is_some_and(|a| (g.created_at, &g.principal_id) <= (a.0, &a.1))
-        {
-            continue;
-        }
-        if let Some(team) = store::teams::get(&state.db, &target.org_id, &g.principal_id).await? {
-            items.push((
-                json!({ "permission": g.role, "team": views::team(&team, false) }),
+    let ids: Vec<&str> = shown.iter().map(|g| g.principal_id.as_str()).collect();
+    let principals: HashMap<String, Value> = if principal_kind == "user" {
+        store::users::get_many(&state.db, &ids)
+            .await?
+            .into_iter()
+            .map(|u| (u.id.clone(), views::user_row(state, &u)))
+            .collect()
+    } else {
+        store::teams::get_many(&state.db, &target.org_id, &ids)
+            .await?
+            .into_iter()
+            .map(|t| (t.id.clone(), views::team(&t, false)))
+            .collect()
+    };
+    let items = shown
+        .into_iter()
+        .filter_map(|g| {
+            let principal = principals.get(&g.principal_id)?.clone();
+            Some((
+                json!({ "permission": g.role, principal_kind: principal }),
                 (g.created_at, g.principal_id),
-            ));
-        }
-        if items.len() as i64 >= page.fetch_limit() {
-            break;
-        }
-    }
+            ))
+        })
+        .collect();
     page.finish(&scope, items, total)
 }
 
-/// `listUserPermissionsInSpace`.
-pub async fn list_space_users(
+/// `listUserPermissionsInSpace`, `listUserPermissionsInCollection`.
+pub async fn list_users(
     State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
+    target: Target,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
-    ctx.org.require_non_guest("list who has access")?;
-    Ok(Json(list_users(&state, space_target(&ctx), page).await?))
+    Ok(Json(list_grants(&state, &target, "user", page).await?))
 }
 
-/// `listUserPermissionsInCollection`.
-pub async fn list_collection_users(
+/// `listTeamPermissionsInSpace`, `listTeamPermissionsInCollection`.
+pub async fn list_teams(
     State(state): State<AppState>,
-    Extension(ctx): Extension<CollectionCtx>,
+    target: Target,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
-    ctx.org.require_non_guest("list who has access")?;
-    Ok(Json(
-        list_users(&state, collection_target(&ctx), page).await?,
-    ))
-}
-
-/// `listTeamPermissionsInSpace`.
-pub async fn list_space_teams(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
-    ctx.org.require_non_guest("list who has access")?;
-    Ok(Json(list_teams(&state, space_target(&ctx), page).await?))
-}
-
-/// `listTeamPermissionsInCollection`.
-pub async fn list_collection_teams(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<CollectionCtx>,
-    page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
-    ctx.org.require_non_guest("list who has access")?;
-    Ok(Json(
-        list_teams(&state, collection_target(&ctx), page).await?,
-    ))
+    Ok(Json(list_grants(&state, &target, "team", page).await?))
 }
 
 /// Body of the PATCH permission endpoints.
@@ -248,13 +250,15 @@ pub struct RoleBody {
     role: Option<Option<Role>>,
 }
 
-async fn update_one(
-    state: &AppState,
+/// `updateUserPermissionInSpace`, `updateTeamPermissionInSpace`,
+/// `updateUserPermissionInCollection`, `updateTeamPermissionInCollection`.
+pub async fn update_permission(
+    State(state): State<AppState>,
     target: Target,
-    principal_kind: &str,
-    principal_id: &str,
-    body: RoleBody,
+    JsonBody(body): JsonBody<RoleBody>,
 ) -> ApiResult<StatusCode> {
+    target.require_live()?;
+    let (principal_kind, principal_id) = target.principal()?;
     let mut tx = state.db.begin().await?;
     let exists = match principal_kind {
         "user" => store::members::get_tx(&mut tx, &target.org_id, principal_id)
@@ -265,36 +269,31 @@ async fn update_one(
             .is_some(),
     };
     if !exists {
+        let kind = if principal_kind == "user" {
+            "User"
+        } else {
+            "Team"
+        };
         return Err(ApiError::not_found(format!(
-            "{} `{principal_id}` not found in the organization.",
-            if principal_kind == "user" {
-                "User"
-            } else {
-                "Team"
-            }
+            "{kind} `{principal_id}` not found in the organization."
         )));
     }
     if let Some(role) = body.role {
-        set_grant(
-            &mut tx,
-            &target,
-            principal_kind,
-            principal_id,
-            role,
-            state.now(),
-        )
-        .await?;
+        let now = state.now();
+        set_grant(&mut tx, &target, principal_kind, principal_id, role, now).await?;
     }
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn remove_one(
-    state: &AppState,
+/// `removeUserFromSpace`, `removeTeamFromSpace`, `removeUserFromCollection`,
+/// `removeTeamFromCollection`; 204 also when the principal had no permission.
+pub async fn remove_permission(
+    State(state): State<AppState>,
     target: Target,
-    principal_kind: &str,
-    principal_id: &str,
 ) -> ApiResult<StatusCode> {
+    target.require_live()?;
+    let (principal_kind, principal_id) = target.principal()?;
     let mut tx = state.db.begin().await?;
     store::permissions::remove(
         &mut tx,
@@ -306,86 +305,6 @@ async fn remove_one(
     .await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// `updateUserPermissionInSpace`.
-pub async fn update_space_user(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, user_id)): Path<(String, String)>,
-    JsonBody(body): JsonBody<RoleBody>,
-) -> ApiResult<StatusCode> {
-    ctx.require_live()?;
-    update_one(&state, space_target(&ctx), "user", &user_id, body).await
-}
-
-/// `updateTeamPermissionInSpace`.
-pub async fn update_space_team(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, team_id)): Path<(String, String)>,
-    JsonBody(body): JsonBody<RoleBody>,
-) -> ApiResult<StatusCode> {
-    ctx.require_live()?;
-    update_one(&state, space_target(&ctx), "team", &team_id, body).await
-}
-
-/// `removeUserFromSpace`; 204 also when the user had no permission.
-pub async fn remove_space_user(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, user_id)): Path<(String, String)>,
-) -> ApiResult<StatusCode> {
-    ctx.require_live()?;
-    remove_one(&state, space_target(&ctx), "user", &user_id).await
-}
-
-/// `removeTeamFromSpace`; 204 also when the team had no permission.
-pub async fn remove_space_team(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, team_id)): Path<(String, String)>,
-) -> ApiResult<StatusCode> {
-    ctx.require_live()?;
-    remove_one(&state, space_target(&ctx), "team", &team_id).await
-}
-
-/// `updateUserPermissionInCollection`.
-pub async fn update_collection_user(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<CollectionCtx>,
-    Path((_, user_id)): Path<(String, String)>,
-    JsonBody(body): JsonBody<RoleBody>,
-) -> ApiResult<StatusCode> {
-    update_one(&state, collection_target(&ctx), "user", &user_id, body).await
-}
-
-/// `updateTeamPermissionInCollection`.
-pub async fn update_collection_team(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<CollectionCtx>,
-    Path((_, team_id)): Path<(String, String)>,
-    JsonBody(body): JsonBody<RoleBody>,
-) -> ApiResult<StatusCode> {
-    update_one(&state, collection_target(&ctx), "team", &team_id, body).await
-}
-
-/// `removeUserFromCollection`; 204 also when the user had no permission.
-pub async fn remove_collection_user(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<CollectionCtx>,
-    Path((_, user_id)): Path<(String, String)>,
-) -> ApiResult<StatusCode> {
-    remove_one(&state, collection_target(&ctx), "user", &user_id).await
-}
-
-/// `removeTeamFromCollection`; 204 also when the team had no permission.
-pub async fn remove_collection_team(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<CollectionCtx>,
-    Path((_, team_id)): Path<(String, String)>,
-) -> ApiResult<StatusCode> {
-    remove_one(&state, collection_target(&ctx), "team", &team_id).await
 }
 
 /// Query of the aggregate listings.
@@ -478,28 +397,13 @@ async fn aggregate(
     page.finish(&scope, page_rows, total)
 }
 
-/// `listPermissionsAggregateInSpace`.
-pub async fn aggregate_space(
+/// `listPermissionsAggregateInSpace`, `listPermissionsAggregateInCollection`.
+pub async fn aggregate_permissions(
     State(state): State<AppState>,
-    Extension(ctx): Extension<SpaceCtx>,
+    target: Target,
     QueryParams(query): QueryParams<AggregateQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
-    ctx.org.require_non_guest("list who has access")?;
-    Ok(Json(
-        aggregate(&state, space_target(&ctx), query, page).await?,
-    ))
-}
-
-/// `listPermissionsAggregateInCollection`.
-pub async fn aggregate_collection(
-    State(state): State<AppState>,
-    Extension(ctx): Extension<CollectionCtx>,
-    QueryParams(query): QueryParams<AggregateQuery>,
-    page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
-    ctx.org.require_non_guest("list who has access")?;
-    Ok(Json(
-        aggregate(&state, collection_target(&ctx), query, page).await?,
-    ))
+    target.org.require_non_guest("list who has access")?;
+    Ok(Json(aggregate(&state, target, query, page).await?))
 }
