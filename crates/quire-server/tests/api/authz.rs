@@ -4,6 +4,8 @@
 //! The space under test lives in a collection. Personas: org admin, creator, editor and
 //! reader (organization roles), a guest with no grant, an outsider, a guest granted `edit`
 //! on the space through a team, and a guest granted `edit` on the parent collection.
+//! These are the ways a grant reaches a user; `authz_matrix.rs` holds the matrix of every
+//! operation of the route table against the organization roles.
 
 use serde_json::{json, Value};
 

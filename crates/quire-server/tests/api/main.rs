@@ -5,6 +5,7 @@
 mod harness;
 
 mod authz;
+mod authz_matrix;
 mod change_requests;
 mod collections;
 mod comments;

@@ -25,8 +25,10 @@ use crate::store::change_requests::{OrgFilter, OrgOrder, SpaceScope};
 #[derive(Deserialize, Clone, Copy, Default, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum OrderBy {
+    /// Most recently updated first (the default).
     #[default]
     UpdatedAt,
+    /// Most recently created first.
     CreatedAt,
 }
 
@@ -34,7 +36,9 @@ pub enum OrderBy {
 #[derive(Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Finding {
+    /// Leave out change requests from triage.
     None,
+    /// Include them.
     All,
 }
 

@@ -1,0 +1,873 @@
+//! The authorization matrix generated from the route table: every operation of
+//! `api::operations()` is called by every persona, and the answer must be the one written
+//! for that operation in [`EXPECTED`]. A route without its row fails, and so does a row
+//! naming no route.
+//!
+//! Personas, in the order of every row: the organization's admin; members whose
+//! organization role is `create`, `edit`, `review`, `comment` and `read`; a guest granted
+//! `edit` on the spaces under test (and nothing on collections); the admin of another
+//! organization; and a caller without a token.
+//!
+//! Reads share one world (a space with merged content, a change request, comments and
+//! replies, a collection, a team, an invite link). Every operation that writes gets fresh
+//! targets per call, created by the admin, so that what one persona did cannot change what
+//! the next one sees. A `204` from a delete by someone who may not delete (the target is
+//! invisible to them, and deletes answer 204 for absent targets) must leave the target in
+//! place.
+
+use std::collections::{HashMap, HashSet};
+
+use quire_server::api::operations;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::harness::{Persona, TestApp};
+
+/// Column names of the matrix, in order.
+const PERSONAS: [&str; 9] = [
+    "admin",
+    "creator",
+    "editor",
+    "reviewer",
+    "commenter",
+    "reader",
+    "guest",
+    "outsider",
+    "anonymous",
+];
+const ADMIN: usize = 0;
+const READER: usize = 5;
+const GUEST: usize = 6;
+const OUTSIDER: usize = 7;
+
+/// The expected status per operation, one column per persona (see [`PERSONAS`]):
+/// admin, creator, editor, reviewer, commenter, reader, guest, outsider, anonymous.
+#[rustfmt::skip]
+const EXPECTED: &[(&str, [u16; 9])] = &[
+    // Any authenticated user; the answer is scoped to the caller.
+    ("getApiInformation",                     [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    ("getAuthenticatedUser",                  [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    ("listOrganizationsForAuthenticatedUser", [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    ("createOrganization",                    [201, 201, 201, 201, 201, 201, 201, 201, 401]),
+    ("getOrganizationsForEmailDomain",        [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    // The admin's profile: visible to whoever shares an organization (404 for others),
+    // editable by its owner alone.
+    ("getUserById",                           [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateUserById",                        [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    // A link invite to a fresh organization of someone else: anyone with a token may join.
+    ("joinOrganizationWithInvite",            [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+
+    // The organization.
+    ("getOrganizationById",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateOrganizationById",                [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listSpacesInOrganizationById",          [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("createSpace",                           [201, 201, 403, 403, 403, 403, 403, 404, 401]),
+    ("listCollectionsInOrganizationById",     [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("createCollection",                      [201, 201, 403, 403, 403, 403, 403, 404, 401]),
+    ("searchOrganizationContent",             [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listChangeRequestsForOrganization",     [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    // Members: guests never see who the organization's people are.
+    ("listMembersInOrganizationById",         [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("getMemberInOrganizationById",           [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("listSpacesForOrganizationMember",       [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("listTeamsForOrganizationMember",        [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("updateMemberInOrganizationById",        [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("removeMemberFromOrganizationById",      [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("setUserAsSSOMemberForOrganization",     [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateOrganizationMemberLastSeenAt",    [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    // Invites are the admin's.
+    ("inviteUsersToOrganization",             [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listOrganizationInviteLinks",           [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("createOrganizationInvite",              [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getOrganizationInviteLink",             [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateOrganizationInviteById",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteOrganizationInviteById",          [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    // Teams: members see them; admins (and team owners) manage them.
+    ("listTeamsInOrganizationById",           [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("createOrganizationTeam",                [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getTeamInOrganizationById",             [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("listTeamMembersInOrganizationById",     [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("updateTeamInOrganizationById",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("removeTeamFromOrganizationById",        [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateMembersInOrganizationTeam",       [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("addMemberToOrganizationTeamById",       [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteMemberFromOrganizationTeamById",  [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+
+    // A space: organization roles reach it; the guest holds `edit` on it.
+    ("getSpaceById",                          [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateSpaceById",                       [200, 200, 200, 200, 403, 403, 200, 404, 401]),
+    ("deleteSpaceById",                       [204, 403, 403, 403, 403, 403, 403, 204, 401]),
+    ("restoreSpace",                          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    // Duplicating creates a space beside it: `create` in the organization.
+    ("duplicateSpace",                        [201, 201, 403, 403, 403, 403, 403, 404, 401]),
+    ("moveSpace",                             [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("transferSpace",                         [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("searchSpaceContent",                    [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("inviteToSpace",                         [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listUserPermissionsInSpace",            [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("updateUserPermissionInSpace",           [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("removeUserFromSpace",                   [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listTeamPermissionsInSpace",            [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("updateTeamPermissionInSpace",           [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("removeTeamFromSpace",                   [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listPermissionsAggregateInSpace",       [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    // Change requests: reading needs `read`, writing and merging `edit`.
+    ("createChangeRequest",                   [201, 201, 201, 201, 403, 403, 201, 404, 401]),
+    ("listChangeRequestsForSpace",            [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getChangeRequestById",                  [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateChangeRequestById",               [200, 200, 200, 200, 403, 403, 200, 404, 401]),
+    ("updateChangeRequestContent",            [200, 200, 200, 200, 403, 403, 200, 404, 401]),
+    ("updateChangeRequest",                   [200, 200, 200, 200, 403, 403, 200, 404, 401]),
+    ("mergeChangeRequest",                    [200, 200, 200, 200, 403, 403, 200, 404, 401]),
+    ("getChangeRequestChanges",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    // Content of the space, of a change request and of a revision.
+    ("getCurrentRevision",                    [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listPages",                             [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listFiles",                             [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getFileById",                           [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getPageById",                           [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getPageByPath",                         [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getRevisionOfChangeRequestById",        [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listPagesInChangeRequest",              [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listFilesInChangeRequestById",          [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getFileInChangeRequestById",            [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getPageInChangeRequestById",            [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getPageInChangeRequestByPath",          [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getRevisionById",                       [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listPagesInRevisionById",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listFilesInRevisionById",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getFileInRevisionById",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getPageInRevisionById",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getPageInRevisionByPath",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    // Comments: posting needs `comment`; editing is the author's (here the admin's);
+    // deleting the author's or a space admin's.
+    ("listCommentsInSpace",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("postCommentInSpace",                    [200, 200, 200, 200, 200, 403, 200, 404, 401]),
+    ("getCommentInSpace",                     [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateCommentInSpace",                  [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteCommentInSpace",                  [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listCommentRepliesInSpace",             [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("postCommentReplyInSpace",               [200, 200, 200, 200, 200, 403, 200, 404, 401]),
+    ("getCommentReplyInSpace",                [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateCommentReplyInSpace",             [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteCommentReplyInSpace",             [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listCommentsInChangeRequest",           [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("postCommentInChangeRequest",            [200, 200, 200, 200, 200, 403, 200, 404, 401]),
+    ("getCommentInChangeRequest",             [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateCommentInChangeRequest",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteCommentInChangeRequest",          [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listCommentRepliesInChangeRequest",     [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("postCommentReplyInChangeRequest",       [200, 200, 200, 200, 200, 403, 200, 404, 401]),
+    ("getCommentReplyInChangeRequest",        [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateCommentReplyInChangeRequest",     [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteCommentReplyInChangeRequest",     [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+
+    // A collection: organization roles reach it; the guest has nothing on it, so it is
+    // invisible to them (and a delete of it answers 204 without deleting).
+    ("getCollectionById",                     [200, 200, 200, 200, 200, 200, 404, 404, 401]),
+    ("listSpacesInCollectionById",            [200, 200, 200, 200, 200, 200, 404, 404, 401]),
+    ("updateCollectionById",                  [200, 403, 403, 403, 403, 403, 404, 404, 401]),
+    ("deleteCollectionById",                  [204, 403, 403, 403, 403, 403, 204, 204, 401]),
+    ("moveCollection",                        [200, 403, 403, 403, 403, 403, 404, 404, 401]),
+    ("transferCollection",                    [200, 403, 403, 403, 403, 403, 404, 404, 401]),
+    ("inviteToCollection",                    [204, 403, 403, 403, 403, 403, 404, 404, 401]),
+    ("listUserPermissionsInCollection",       [200, 200, 200, 200, 200, 200, 404, 404, 401]),
+    ("updateUserPermissionInCollection",      [204, 403, 403, 403, 403, 403, 404, 404, 401]),
+    ("removeUserFromCollection",              [204, 403, 403, 403, 403, 403, 404, 404, 401]),
+    ("listTeamPermissionsInCollection",       [200, 200, 200, 200, 200, 200, 404, 404, 401]),
+    ("updateTeamPermissionInCollection",      [204, 403, 403, 403, 403, 403, 404, 404, 401]),
+    ("removeTeamFromCollection",              [204, 403, 403, 403, 403, 403, 404, 404, 401]),
+    ("listPermissionsAggregateInCollection",  [200, 200, 200, 200, 200, 200, 404, 404, 401]),
+];
+
+/// A 2×3 PNG, the world's file.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAZBwEEq5ZtpAAAAABJRU5ErkJggg==";
+
+/// What the read operations share.
+struct World {
+    /// One per column; `None` for the caller without a token.
+    people: Vec<Option<Persona>>,
+    org: String,
+    /// A second organization of the admin, where transfers go.
+    target_org: String,
+    /// A user outside the matrix who owns the organizations that personas join.
+    host: Persona,
+    space: String,
+    coll: String,
+    team: String,
+    link: String,
+    cr: String,
+    page: String,
+    path: String,
+    file: String,
+    revision: String,
+    comment: String,
+    reply: String,
+    cr_comment: String,
+    cr_reply: String,
+}
+
+impl World {
+    fn admin(&self) -> &Persona {
+        self.people[ADMIN].as_ref().unwrap()
+    }
+
+    fn id_of(&self, column: usize) -> String {
+        self.people[column].as_ref().unwrap().id.clone()
+    }
+}
+
+fn id(v: &Value) -> String {
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {v}"))
+        .to_string()
+}
+
+async fn world(app: &TestApp) -> World {
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let mut people = vec![Some(admin.clone())];
+    for (name, role) in [
+        ("creator", json!("create")),
+        ("editor", json!("edit")),
+        ("reviewer", json!("review")),
+        ("commenter", json!("comment")),
+        ("reader", json!("read")),
+        ("guest", json!(null)),
+    ] {
+        let p = app.persona(name).await;
+        app.add_member(&admin, &org, &p, role).await;
+        people.push(Some(p));
+    }
+    let outsider = app.persona("outsider").await;
+    app.org(&outsider, "Elsewhere").await;
+    people.push(Some(outsider));
+    people.push(None);
+    let target_org = app.org(&admin, "Target").await;
+    let host = app.persona("host").await;
+    let coll = app.collection(&admin, &org, "Docs", None).await;
+    let team = id(&app
+        .put(
+            &admin,
+            &format!("/v1/orgs/{org}/teams"),
+            json!({ "title": "Writers" }),
+        )
+        .await
+        .expect(201));
+    let link = id(&app
+        .post(
+            &admin,
+            &format!("/v1/orgs/{org}/link-invites"),
+            json!({ "role": "read" }),
+        )
+        .await
+        .expect(201));
+    let mut w = World {
+        people,
+        org,
+        target_org,
+        host,
+        space: String::new(),
+        coll,
+        team,
+        link,
+        cr: String::new(),
+        page: String::new(),
+        path: String::new(),
+        file: String::new(),
+        revision: String::new(),
+        comment: String::new(),
+        reply: String::new(),
+        cr_comment: String::new(),
+        cr_reply: String::new(),
+    };
+    w.space = fresh_space(app, &w).await;
+    let space = w.space.clone();
+    // Content: a page and a file, merged into the space.
+    let first = fresh_cr(app, &w, &space).await;
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/change-requests/{first}/content"),
+        json!({ "changes": [
+            { "operation": "insert_page", "title": "Intro", "document": { "markdown": "# Intro\n\nHello.\n" } },
+            { "operation": "insert_files", "files": [{ "base64": PNG, "name": "pixel.png" }] }
+        ] }),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/change-requests/{first}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let pages = app
+        .get(&admin, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    w.page = id(&pages["pages"][0]);
+    w.path = pages["pages"][0]["path"].as_str().unwrap().to_string();
+    let files = app
+        .get(&admin, &format!("/v1/spaces/{space}/content/files"))
+        .await
+        .expect(200);
+    w.file = id(&files["items"][0]);
+    w.revision = id(&app
+        .get(&admin, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200));
+    w.cr = fresh_cr(app, &w, &space).await;
+    let space_comments = format!("/v1/spaces/{space}/comments");
+    w.comment = fresh_comment(app, &w, &space_comments).await;
+    w.reply = fresh_reply(app, &w, &space_comments, &w.comment).await;
+    let cr_comments = format!("/v1/spaces/{space}/change-requests/{}/comments", w.cr);
+    w.cr_comment = fresh_comment(app, &w, &cr_comments).await;
+    w.cr_reply = fresh_reply(app, &w, &cr_comments, &w.cr_comment).await;
+    w
+}
+
+/// A space at the organization's root, with the guest's `edit` grant.
+async fn fresh_space(app: &TestApp, w: &World) -> String {
+    let space = app.space(w.admin(), &w.org, "Fresh", None).await;
+    app.post(
+        w.admin(),
+        &format!("/v1/spaces/{space}/permissions"),
+        json!({ "role": "edit", "users": [w.id_of(GUEST)] }),
+    )
+    .await
+    .expect(204);
+    space
+}
+
+async fn fresh_collection(app: &TestApp, w: &World) -> String {
+    app.collection(w.admin(), &w.org, "Fresh", None).await
+}
+
+async fn fresh_cr(app: &TestApp, w: &World, space: &str) -> String {
+    id(&app
+        .post(
+            w.admin(),
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({ "subject": "Fresh" }),
+        )
+        .await
+        .expect(201))
+}
+
+/// A comment by the admin under `base` (`.../comments`).
+async fn fresh_comment(app: &TestApp, w: &World, base: &str) -> String {
+    id(&app
+        .post(
+            w.admin(),
+            base,
+            json!({ "body": { "markdown": "A comment" } }),
+        )
+        .await
+        .expect(200))
+}
+
+/// A reply by the admin to `comment` under `base` (`.../comments`).
+async fn fresh_reply(app: &TestApp, w: &World, base: &str, comment: &str) -> String {
+    id(&app
+        .post(
+            w.admin(),
+            &format!("{base}/{comment}/replies"),
+            json!({ "body": { "markdown": "A reply" } }),
+        )
+        .await
+        .expect(200))
+}
+
+async fn fresh_team(app: &TestApp, w: &World) -> String {
+    id(&app
+        .put(
+            w.admin(),
+            &format!("/v1/orgs/{}/teams", w.org),
+            json!({ "title": "Fresh" }),
+        )
+        .await
+        .expect(201))
+}
+
+async fn fresh_link(app: &TestApp, w: &World) -> String {
+    id(&app
+        .post(
+            w.admin(),
+            &format!("/v1/orgs/{}/link-invites", w.org),
+            json!({ "role": "read" }),
+        )
+        .await
+        .expect(201))
+}
+
+/// A new `read` member who is none of the personas (created in storage: no token needed).
+async fn fresh_member(app: &TestApp, w: &World) -> String {
+    let email = format!(
+        "member-{}@example.com",
+        quire_server::ids::random_string(10).to_lowercase()
+    );
+    let mut tx = app.state.db.begin().await.unwrap();
+    let user = quire_server::store::users::find_or_create(&mut tx, &email, None, 0)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    app.post(
+        w.admin(),
+        &format!("/v1/orgs/{}/invites", w.org),
+        json!({ "emails": [{ "email": email, "role": "read" }] }),
+    )
+    .await
+    .expect(200);
+    user.id
+}
+
+/// One request of the matrix: path parameters, query, body, and where to look to see that
+/// the target of a delete survived.
+struct Call {
+    params: HashMap<&'static str, String>,
+    query: &'static str,
+    body: Option<Value>,
+    probe: Option<String>,
+}
+
+impl Call {
+    fn set(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.params.insert(name, value.into());
+        self
+    }
+
+    fn body(mut self, body: Value) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    fn probe(mut self, path: String) -> Self {
+        self.probe = Some(path);
+        self
+    }
+
+    fn query(mut self, query: &'static str) -> Self {
+        self.query = query;
+        self
+    }
+}
+
+/// The request for `op`: the world's targets for reads, fresh ones for writes. `None`
+/// for a write without a fixture (the test fails: every write needs one).
+async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Call> {
+    let base = Call {
+        params: HashMap::from([
+            ("organizationId", w.org.clone()),
+            ("spaceId", w.space.clone()),
+            ("collectionId", w.coll.clone()),
+            ("changeRequestId", w.cr.clone()),
+            ("pageId", w.page.clone()),
+            ("pagePath", w.path.clone()),
+            ("fileId", w.file.clone()),
+            ("revisionId", w.revision.clone()),
+            ("commentId", w.comment.clone()),
+            ("commentReplyId", w.reply.clone()),
+            ("teamId", w.team.clone()),
+            ("inviteId", w.link.clone()),
+            ("userId", w.id_of(ADMIN)),
+            ("emailDomain", "example.com".to_string()),
+        ]),
+        query: "",
+        body: None,
+        probe: None,
+    };
+    let space_comments = format!("/v1/spaces/{}/comments", w.space);
+    let cr_comments = format!("/v1/spaces/{}/change-requests/{}/comments", w.space, w.cr);
+    let in_cr = op.ends_with("InChangeRequest");
+    let (comments, comment) = if in_cr {
+        (&cr_comments, &w.cr_comment)
+    } else {
+        (&space_comments, &w.comment)
+    };
+    let call = match op {
+        "searchSpaceContent" | "searchOrganizationContent" => base.query("?query=hello"),
+        "getCommentInChangeRequest"
+        | "listCommentRepliesInChangeRequest"
+        | "getCommentReplyInChangeRequest" => base
+            .set("commentId", &w.cr_comment)
+            .set("commentReplyId", &w.cr_reply),
+        _ if !writes => base,
+
+        "updateUserById" => base.body(json!({ "displayName": "Admin" })),
+        "createOrganization" => base.body(json!({ "title": "Mine" })),
+        "joinOrganizationWithInvite" => {
+            // One organization per call: two personas who joined the same one would share
+            // an organization, which changes what they see of each other.
+            let org = app.org(&w.host, "Joinable").await;
+            let link = id(&app
+                .post(
+                    &w.host,
+                    &format!("/v1/orgs/{org}/link-invites"),
+                    json!({ "role": "read" }),
+                )
+                .await
+                .expect(201));
+            base.set("organizationId", org)
+                .set("inviteId", link)
+                .body(json!({}))
+        }
+        "updateOrganizationById" => base.body(json!({ "title": "Acme" })),
+        "createSpace" | "createCollection" => base.body(json!({ "title": "New" })),
+        "updateMemberInOrganizationById" => base
+            .set("userId", fresh_member(app, w).await)
+            .body(json!({ "role": "edit" })),
+        "removeMemberFromOrganizationById" => {
+            let member = fresh_member(app, w).await;
+            let probe = format!("/v1/orgs/{}/members/{member}", w.org);
+            base.set("userId", member).probe(probe)
+        }
+        "setUserAsSSOMemberForOrganization" => base
+            .set("userId", fresh_member(app, w).await)
+            .body(json!({})),
+        "updateOrganizationMemberLastSeenAt" => base.body(json!({})),
+        "inviteUsersToOrganization" => base.body(json!({ "emails": [format!(
+            "invitee-{}@example.com",
+            quire_server::ids::random_string(10).to_lowercase()
+        )] })),
+        "createOrganizationInvite" => base.body(json!({ "role": "read" })),
+        "updateOrganizationInviteById" => base
+            .set("inviteId", fresh_link(app, w).await)
+            .body(json!({ "role": "comment" })),
+        "deleteOrganizationInviteById" => {
+            let link = fresh_link(app, w).await;
+            let probe = format!("/v1/orgs/{}/link-invites/{link}", w.org);
+            base.set("inviteId", link).probe(probe)
+        }
+        "createOrganizationTeam" => base.body(json!({ "title": "New" })),
+        "updateTeamInOrganizationById" => base
+            .set("teamId", fresh_team(app, w).await)
+            .body(json!({ "title": "Renamed" })),
+        "removeTeamFromOrganizationById" => {
+            let team = fresh_team(app, w).await;
+            let probe = format!("/v1/orgs/{}/teams/{team}", w.org);
+            base.set("teamId", team).probe(probe)
+        }
+        "updateMembersInOrganizationTeam" => base
+            .set("teamId", fresh_team(app, w).await)
+            .body(json!({ "add": [w.id_of(READER)] })),
+        "addMemberToOrganizationTeamById" => base
+            .set("teamId", fresh_team(app, w).await)
+            .set("userId", w.id_of(READER))
+            .body(json!({ "role": "member" })),
+        "deleteMemberFromOrganizationTeamById" => {
+            let team = fresh_team(app, w).await;
+            app.put(
+                w.admin(),
+                &format!(
+                    "/v1/orgs/{}/teams/{team}/members/{}",
+                    w.org,
+                    w.id_of(READER)
+                ),
+                json!({}),
+            )
+            .await
+            .expect(204);
+            base.set("teamId", team).set("userId", w.id_of(READER))
+        }
+
+        "updateSpaceById" => base
+            .set("spaceId", fresh_space(app, w).await)
+            .body(json!({ "title": "Renamed" })),
+        "deleteSpaceById" => {
+            let space = fresh_space(app, w).await;
+            let probe = format!("/v1/spaces/{space}");
+            base.set("spaceId", space).probe(probe)
+        }
+        "restoreSpace" => {
+            let space = fresh_space(app, w).await;
+            app.delete(w.admin(), &format!("/v1/spaces/{space}"))
+                .await
+                .expect(204);
+            base.set("spaceId", space).body(json!({}))
+        }
+        "duplicateSpace" => base.body(json!({})),
+        "moveSpace" => base
+            .set("spaceId", fresh_space(app, w).await)
+            .body(json!({ "parent": w.coll })),
+        "transferSpace" => base
+            .set("spaceId", fresh_space(app, w).await)
+            .body(json!({ "organization": w.target_org })),
+        "inviteToSpace" => base
+            .set("spaceId", fresh_space(app, w).await)
+            .body(json!({ "role": "read", "users": [w.id_of(READER)] })),
+        "updateUserPermissionInSpace" => base
+            .set("spaceId", fresh_space(app, w).await)
+            .set("userId", w.id_of(GUEST))
+            .body(json!({ "role": "comment" })),
+        "removeUserFromSpace" => base
+            .set("spaceId", fresh_space(app, w).await)
+            .set("userId", w.id_of(GUEST)),
+        "updateTeamPermissionInSpace" | "removeTeamFromSpace" => {
+            let space = fresh_space(app, w).await;
+            app.post(
+                w.admin(),
+                &format!("/v1/spaces/{space}/permissions"),
+                json!({ "role": "edit", "teams": [w.team] }),
+            )
+            .await
+            .expect(204);
+            let call = base.set("spaceId", space);
+            if op == "updateTeamPermissionInSpace" {
+                call.body(json!({ "role": "read" }))
+            } else {
+                call
+            }
+        }
+
+        "createChangeRequest" => base.body(json!({ "subject": "New" })),
+        "updateChangeRequestById" => base
+            .set("changeRequestId", fresh_cr(app, w, &w.space).await)
+            .body(json!({ "subject": "Renamed" })),
+        "updateChangeRequestContent" => base
+            .set("changeRequestId", fresh_cr(app, w, &w.space).await)
+            .body(json!({ "changes": [
+                { "operation": "insert_page", "title": "More", "document": { "markdown": "More." } }
+            ] })),
+        "updateChangeRequest" => base
+            .set("changeRequestId", fresh_cr(app, w, &w.space).await)
+            .body(json!({})),
+        "mergeChangeRequest" => {
+            // Merging changes the space's content: a space of its own.
+            let space = fresh_space(app, w).await;
+            let cr = fresh_cr(app, w, &space).await;
+            base.set("spaceId", space)
+                .set("changeRequestId", cr)
+                .body(json!({}))
+        }
+
+        "postCommentInSpace" | "postCommentInChangeRequest" => {
+            base.body(json!({ "body": { "markdown": "Posted" } }))
+        }
+        "updateCommentInSpace" | "updateCommentInChangeRequest" => base
+            .set("commentId", fresh_comment(app, w, comments).await)
+            .body(json!({ "body": { "markdown": "Edited" } })),
+        "deleteCommentInSpace" | "deleteCommentInChangeRequest" => {
+            let c = fresh_comment(app, w, comments).await;
+            let probe = format!("{comments}/{c}");
+            base.set("commentId", c).probe(probe)
+        }
+        "postCommentReplyInSpace" | "postCommentReplyInChangeRequest" => base
+            .set("commentId", comment)
+            .body(json!({ "body": { "markdown": "Replied" } })),
+        "updateCommentReplyInSpace" | "updateCommentReplyInChangeRequest" => base
+            .set("commentId", comment)
+            .set(
+                "commentReplyId",
+                fresh_reply(app, w, comments, comment).await,
+            )
+            .body(json!({ "body": { "markdown": "Edited" } })),
+        "deleteCommentReplyInSpace" | "deleteCommentReplyInChangeRequest" => {
+            let r = fresh_reply(app, w, comments, comment).await;
+            let probe = format!("{comments}/{comment}/replies/{r}");
+            base.set("commentId", comment)
+                .set("commentReplyId", r)
+                .probe(probe)
+        }
+
+        "updateCollectionById" => base
+            .set("collectionId", fresh_collection(app, w).await)
+            .body(json!({ "title": "Renamed" })),
+        "deleteCollectionById" => {
+            let coll = fresh_collection(app, w).await;
+            let probe = format!("/v1/collections/{coll}");
+            base.set("collectionId", coll).probe(probe)
+        }
+        "moveCollection" => base
+            .set("collectionId", fresh_collection(app, w).await)
+            .body(json!({ "parent": w.coll })),
+        "transferCollection" => base
+            .set("collectionId", fresh_collection(app, w).await)
+            .body(json!({ "organization": w.target_org })),
+        "inviteToCollection" => base
+            .set("collectionId", fresh_collection(app, w).await)
+            .body(json!({ "role": "read", "users": [w.id_of(READER)] })),
+        "updateUserPermissionInCollection" | "removeUserFromCollection" => {
+            let coll = fresh_collection(app, w).await;
+            app.post(
+                w.admin(),
+                &format!("/v1/collections/{coll}/permissions"),
+                json!({ "role": "comment", "users": [w.id_of(READER)] }),
+            )
+            .await
+            .expect(204);
+            let call = base
+                .set("collectionId", coll)
+                .set("userId", w.id_of(READER));
+            if op == "updateUserPermissionInCollection" {
+                call.body(json!({ "role": "edit" }))
+            } else {
+                call
+            }
+        }
+        "updateTeamPermissionInCollection" | "removeTeamFromCollection" => {
+            let coll = fresh_collection(app, w).await;
+            app.post(
+                w.admin(),
+                &format!("/v1/collections/{coll}/permissions"),
+                json!({ "role": "edit", "teams": [w.team] }),
+            )
+            .await
+            .expect(204);
+            let call = base.set("collectionId", coll);
+            if op == "updateTeamPermissionInCollection" {
+                call.body(json!({ "role": "read" }))
+            } else {
+                call
+            }
+        }
+        _ => return None,
+    };
+    Some(call)
+}
+
+/// The route's path with `{name}` and `{*name}` segments filled from `params`.
+fn fill(template: &str, params: &HashMap<&'static str, String>) -> String {
+    template
+        .split('/')
+        .map(
+            |seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) => {
+                    let name = name.trim_start_matches('*');
+                    params
+                        .get(name)
+                        .unwrap_or_else(|| panic!("no value for path parameter {name}"))
+                        .clone()
+                }
+                None => seg.to_string(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[test]
+fn every_route_has_exactly_one_row() {
+    let routes: HashSet<&str> = operations().iter().map(|r| r.operation).collect();
+    let mut rows = HashSet::new();
+    let mut problems = Vec::new();
+    for (op, _) in EXPECTED {
+        if !rows.insert(*op) {
+            problems.push(format!("{op}: two rows"));
+        }
+        if !routes.contains(op) {
+            problems.push(format!("{op}: a row for an operation that is not routed"));
+        }
+    }
+    for op in &routes {
+        if !rows.contains(op) {
+            problems.push(format!("{op}: routed, but has no row in EXPECTED"));
+        }
+    }
+    problems.sort();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[tokio::test]
+async fn every_operation_answers_every_persona_as_expected() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    assert_personas_hold_their_roles(&app, &w).await;
+    let expected: HashMap<&str, [u16; 9]> = EXPECTED.iter().copied().collect();
+    let mut failures = Vec::new();
+    let mut calls = 0;
+    let routes = operations();
+    for route in &routes {
+        let op = route.operation;
+        let Some(want) = expected.get(op) else {
+            failures.push(format!("{op}: no row in EXPECTED"));
+            continue;
+        };
+        let writes = route.method != Method::GET;
+        for (column, who) in w.people.iter().enumerate() {
+            let Some(call) = fixture(&app, &w, op, writes).await else {
+                failures.push(format!("{op}: writes, but has no fixture"));
+                break;
+            };
+            let path = format!("{}{}", fill(route.path, &call.params), call.query);
+            let token = who.as_ref().map(|p| p.token.as_str());
+            let res = app
+                .call(route.method.clone(), &path, token, call.body.clone())
+                .await;
+            calls += 1;
+            let want = want[column];
+            let persona = PERSONAS[column];
+            if res.status != want {
+                failures.push(format!(
+                    "{op} as {persona}: expected {want}, got {} {}",
+                    res.status, res.body
+                ));
+                continue;
+            }
+            if want >= 400 && res.body["error"]["code"] != json!(want) {
+                failures.push(format!("{op} as {persona}: error body {}", res.body));
+            }
+            // A delete that answered 204 to someone without the right left its target.
+            if want == 204 && column != ADMIN {
+                if let Some(probe) = &call.probe {
+                    let seen = app.get(w.admin(), probe).await;
+                    if seen.status != 200 {
+                        failures.push(format!(
+                            "{op} as {persona}: answered 204 and the target is gone ({})",
+                            seen.status
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if failures.is_empty() {
+        assert_eq!(calls, routes.len() * PERSONAS.len());
+    }
+    assert!(
+        failures.is_empty(),
+        "{} authorization mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The matrix's columns really are what they claim: the roles the world gave them.
+async fn assert_personas_hold_their_roles(app: &TestApp, w: &World) {
+    let members = app
+        .get(w.admin(), &format!("/v1/orgs/{}/members?limit=100", w.org))
+        .await
+        .expect(200);
+    let role_of = |column: usize| {
+        let id = w.id_of(column);
+        members["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["user"]["id"] == json!(id))
+            .map(|m| m["role"].clone())
+    };
+    let roles: Vec<Option<Value>> = (0..OUTSIDER + 1).map(role_of).collect();
+    assert_eq!(
+        roles,
+        vec![
+            Some(json!("admin")),
+            Some(json!("create")),
+            Some(json!("edit")),
+            Some(json!("review")),
+            Some(json!("comment")),
+            Some(json!("read")),
+            Some(json!(null)),
+            None,
+        ]
+    );
+    let guest = w.people[GUEST].as_ref().unwrap();
+    let space = app
+        .get(guest, &format!("/v1/spaces/{}", w.space))
+        .await
+        .expect(200);
+    assert_eq!(space["permissions"]["edit"], true);
+    assert_eq!(space["permissions"]["admin"], false);
+    assert!(w.people[OUTSIDER + 1].is_none());
+}
