@@ -8,6 +8,7 @@ use crate::domain::access::{load_org, require_role, OrgCtx, Role};
 use crate::domain::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use crate::store;
 use crate::store::ordering::{Item, Place};
 use crate::validate::nullable;
 
@@ -174,4 +175,54 @@ pub async fn transfer_target(
         }
     }
     Ok((target, grants))
+}
+
+/// What is being moved: a space or a collection, with where it stands now.
+pub struct Moving<'a> {
+    /// The item (`space` or `collection`).
+    pub item: Item,
+    /// Its organization.
+    pub org_id: &'a str,
+    /// Its position among its current siblings.
+    pub position: i64,
+}
+
+/// Moves an item under `parent` and to `place` among its new siblings, in one transaction
+/// that writes only the parent column: a move never brings back fields another request
+/// changed meanwhile, nor a space deleted meanwhile.
+pub async fn move_to(
+    state: &AppState,
+    moving: &Moving<'_>,
+    parent: Option<&str>,
+    place: &Place,
+) -> ApiResult<()> {
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let moved = if moving.item.kind == "space" {
+        store::spaces::set_parent(&mut tx, &moving.item.id, parent, now).await?
+    } else {
+        store::collections::set_parent(&mut tx, &moving.item.id, parent, now).await?
+    };
+    if !moved {
+        return Err(ApiError::conflict(format!(
+            "`{}` was deleted meanwhile; nothing was moved.",
+            moving.item.id
+        )));
+    }
+    let placed = store::ordering::place(
+        &mut tx,
+        moving.org_id,
+        parent,
+        &moving.item,
+        moving.position,
+        place,
+    )
+    .await?;
+    if !placed {
+        return Err(ApiError::bad_request(
+            "`position` must name a sibling under the destination parent.",
+        ));
+    }
+    tx.commit().await?;
+    Ok(())
 }

@@ -141,3 +141,20 @@ pub async fn delete_keeping_children(tx: &mut Tx, c: &CollectionRow) -> sqlx::Re
         .await?;
     Ok(())
 }
+
+/// Moves a collection under `parent` (another collection, or the root), writing only that
+/// column; false when the collection is gone.
+pub async fn set_parent(
+    tx: &mut Tx,
+    id: &str,
+    parent: Option<&str>,
+    now: i64,
+) -> sqlx::Result<bool> {
+    let res = sqlx::query("UPDATE collections SET parent_id = $2, updated_at = $3 WHERE id = $1")
+        .bind(id)
+        .bind(parent)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    Ok(res.rows_affected() == 1)
+}

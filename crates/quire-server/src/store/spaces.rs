@@ -225,3 +225,22 @@ pub async fn list_in_parent_tx(tx: &mut Tx, parent_id: &str) -> sqlx::Result<Vec
     .fetch_all(&mut **tx)
     .await
 }
+
+/// Moves a live space under `parent` (a collection, or the root), writing only that column;
+/// false when the space is gone or deleted.
+pub async fn set_parent(
+    tx: &mut Tx,
+    id: &str,
+    parent: Option<&str>,
+    now: i64,
+) -> sqlx::Result<bool> {
+    let res = sqlx::query(
+        "UPDATE spaces SET parent_id = $2, updated_at = $3 WHERE id = $1 AND deleted_at IS NULL",
+    )
+    .bind(id)
+    .bind(parent)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(res.rows_affected() == 1)
+}

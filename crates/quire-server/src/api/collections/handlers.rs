@@ -13,7 +13,7 @@ use crate::domain::access::grants::Grants;
 use crate::domain::access::{require_role, CollectionCtx, OrgCtx, Role};
 use crate::domain::auth::Caller;
 use crate::domain::placement::{
-    level_to_db, move_target, transfer_target, LevelIn, MoveBody, TransferBody,
+    level_to_db, move_target, move_to, transfer_target, LevelIn, MoveBody, Moving, TransferBody,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
@@ -234,31 +234,16 @@ pub async fn move_collection(
             ));
         }
     }
-    let mut c = ctx.collection.clone();
-    c.parent_id = parent;
-    c.updated_at = state.now();
-    let mut tx = state.db.begin().await?;
-    store::collections::update(&mut tx, &c).await?;
-    let item = Item {
-        kind: "collection".into(),
-        id: c.id.clone(),
+    let moving = Moving {
+        item: Item {
+            kind: "collection".into(),
+            id: ctx.collection.id.clone(),
+        },
+        org_id: &ctx.collection.org_id,
+        position: ctx.collection.position,
     };
-    if !store::ordering::place(
-        &mut tx,
-        &c.org_id,
-        c.parent_id.as_deref(),
-        &item,
-        c.position,
-        &place,
-    )
-    .await?
-    {
-        return Err(ApiError::bad_request(
-            "`position` must name a sibling under the destination parent.",
-        ));
-    }
-    tx.commit().await?;
-    let c = store::collections::get(&state.db, &c.id)
+    move_to(&state, &moving, parent.as_deref(), &place).await?;
+    let c = store::collections::get(&state.db, &ctx.collection.id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("collection vanished")))?;
     Ok(Json(views::collection(&state, &c, ctx.role)))

@@ -16,7 +16,8 @@ use crate::domain::access::{require_role, OrgCtx, Role, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::jobs::{PURGE_JOB, RETENTION_MS};
 use crate::domain::placement::{
-    level_to_db, move_target, require_create_in, transfer_target, LevelIn, MoveBody, TransferBody,
+    level_to_db, move_target, move_to, require_create_in, transfer_target, LevelIn, MoveBody,
+    Moving, TransferBody,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
@@ -376,36 +377,21 @@ pub async fn move_space(
     ctx.require_live()?;
     let (parent, place) =
         move_target(&ctx.org, &ctx.grants, ctx.space.parent_id.as_deref(), &body)?;
-    let mut space = ctx.space.clone();
-    if space.visibility == Visibility::InCollection && parent.is_none() {
+    if ctx.space.visibility == Visibility::InCollection && parent.is_none() {
         return Err(ApiError::bad_request(
             "A space with `in-collection` visibility must stay inside a collection; change its visibility first.",
         ));
     }
-    space.parent_id = parent;
-    space.updated_at = state.now();
-    let mut tx = state.db.begin().await?;
-    store::spaces::update(&mut tx, &space).await?;
-    let item = Item {
-        kind: "space".into(),
-        id: space.id.clone(),
+    let moving = Moving {
+        item: Item {
+            kind: "space".into(),
+            id: ctx.space.id.clone(),
+        },
+        org_id: &ctx.space.org_id,
+        position: ctx.space.position,
     };
-    if !store::ordering::place(
-        &mut tx,
-        &space.org_id,
-        space.parent_id.as_deref(),
-        &item,
-        space.position,
-        &place,
-    )
-    .await?
-    {
-        return Err(ApiError::bad_request(
-            "`position` must name a sibling under the destination parent.",
-        ));
-    }
-    tx.commit().await?;
-    let space = store::spaces::get(&state.db, &space.id)
+    move_to(&state, &moving, parent.as_deref(), &place).await?;
+    let space = store::spaces::get(&state.db, &ctx.space.id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))?;
     let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
