@@ -102,16 +102,52 @@ impl Blobs {
     }
 }
 
-/// The signed query of a download URL for `hash`, valid until `expires` (ms).
-pub fn download_signature(keys: &Keys, hash: &str, expires: i64) -> String {
-    crate::keys::b64(&keys.sign("download", format!("{hash}:{expires}").as_bytes())[..16])
+/// What a download URL is bound to: one file of one space, read by one user. The file's
+/// own content type travels signed in the URL, so two files with the same bytes keep their
+/// own types.
+#[derive(Debug, Clone)]
+pub struct FileLink<'a> {
+    /// The space the file belongs to.
+    pub space: &'a str,
+    /// The file's id in the space's content.
+    pub file: &'a str,
+    /// The blob holding its bytes.
+    pub hash: &'a str,
+    /// The file's content type.
+    pub content_type: &'a str,
+    /// Its name (the last path segment).
+    pub name: &'a str,
+    /// The user the URL was made for; it stops working when they can no longer read the space.
+    pub reader: &'a str,
 }
 
-/// An absolute, signed, expiring URL serving a file's bytes.
-pub fn download_url(base: &str, keys: &Keys, hash: &str, name: &str, now: i64) -> String {
+/// The signature of a download URL for `link`, valid until `expires` (ms).
+pub fn download_signature(keys: &Keys, link: &FileLink<'_>, expires: i64) -> String {
+    let signed = [
+        link.space,
+        link.file,
+        link.hash,
+        link.content_type,
+        link.reader,
+        &expires.to_string(),
+    ]
+    .join("\n");
+    crate::keys::b64(&keys.sign("download", signed.as_bytes())[..16])
+}
+
+/// An absolute, signed, expiring URL serving a file's bytes to its reader.
+pub fn download_url(base: &str, keys: &Keys, link: &FileLink<'_>, now: i64) -> String {
     // Round the expiry so that the same file renders the same URL for a while (cacheable).
     let expires = (now / DOWNLOAD_TTL_MS + 2) * DOWNLOAD_TTL_MS;
-    let sig = download_signature(keys, hash, expires);
-    let name: String = url::form_urlencoded::byte_serialize(name.as_bytes()).collect();
-    format!("{base}/files/{hash}/{name}?expires={expires}&signature={sig}")
+    let sig = download_signature(keys, link, expires);
+    let enc = |t: &str| url::form_urlencoded::byte_serialize(t.as_bytes()).collect::<String>();
+    format!(
+        "{base}/files/{}/{}/{}?hash={}&type={}&reader={}&expires={expires}&signature={sig}",
+        enc(link.space),
+        enc(link.file),
+        enc(link.name),
+        enc(link.hash),
+        enc(link.content_type),
+        enc(link.reader),
+    )
 }

@@ -30,6 +30,8 @@ pub struct ServerConfig {
     pub body_timeout_ms: u64,
     /// Memory for the content caches (objects, decoded revisions, page listings), in MiB.
     pub cache_mb: u64,
+    /// Networks the safe fetcher may reach besides public addresses (none by default).
+    pub fetch_allow: Vec<ipnet::IpNet>,
 }
 
 impl Default for ServerConfig {
@@ -46,6 +48,7 @@ impl Default for ServerConfig {
             header_timeout_ms: 10_000,
             body_timeout_ms: 60_000,
             cache_mb: 96,
+            fetch_allow: Vec::new(),
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod config;
 pub mod db;
 pub mod domain;
 pub mod error;
+pub mod fetch;
 pub mod http;
 pub mod ids;
 pub mod keys;

@@ -8,6 +8,7 @@ use crate::cache::ContentCache;
 use crate::clock::SharedClock;
 use crate::config::ServerConfig;
 use crate::db::Db;
+use crate::fetch::Fetcher;
 use crate::keys::Keys;
 
 /// What every handler can reach; cheap to clone (one reference count), since axum clones
@@ -42,8 +43,8 @@ pub struct Shared {
     pub blobs: Blobs,
     /// Immutable content objects and decoded revisions.
     pub content: ContentCache,
-    /// Outgoing HTTP (fetching files and imports by URL).
-    pub http: reqwest::Client,
+    /// Every outgoing request on a user's behalf (files and imports by URL).
+    pub fetcher: Fetcher,
     /// Request body bytes (in KiB) that large requests may hold at once: bounds the memory
     /// that parsing and processing many maximal bodies at the same time can take.
     pub body_budget: tokio::sync::Semaphore,
@@ -66,10 +67,10 @@ impl AppState {
         Ok(Self(Arc::new(Shared {
             blobs,
             content: ContentCache::with_capacity(config.cache_mb * 1024 * 1024),
-            http: reqwest::Client::builder()
-                .timeout(std::time::Duration::from_secs(30))
-                .user_agent(concat!("quire/", env!("CARGO_PKG_VERSION")))
-                .build()?,
+            fetcher: Fetcher::new(
+                config.fetch_allow.clone(),
+                std::time::Duration::from_secs(30),
+            )?,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
             document_budget: tokio::sync::Semaphore::new(DOCUMENT_BUDGET_KIB),

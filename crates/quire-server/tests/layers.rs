@@ -11,6 +11,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("ids", 0),
     ("config", 0),
     ("values", 0),
+    ("fetch", 0),
     ("validate", 1),
     ("db", 1),
     ("keys", 2),

@@ -70,6 +70,10 @@ struct ServeArgs {
     /// Memory (MiB) for the content caches: objects, decoded revisions and page listings.
     #[arg(long, env = "QUIRE_CACHE_MB", default_value_t = 96)]
     cache_mb: u64,
+    /// Networks (CIDR, comma-separated) that downloads by URL may reach besides public
+    /// addresses, e.g. `10.1.0.0/16` for an internal mirror. None by default.
+    #[arg(long, env = "QUIRE_FETCH_ALLOW", value_delimiter = ',')]
+    fetch_allow: Vec<ipnet::IpNet>,
     #[command(flatten)]
     storage: StorageArgs,
 }
@@ -137,6 +141,7 @@ async fn main() -> anyhow::Result<()> {
                 header_timeout_ms: args.header_timeout_ms,
                 body_timeout_ms: args.body_timeout_ms,
                 cache_mb: args.cache_mb,
+                fetch_allow: args.fetch_allow,
                 ..config(args.storage)
             };
             let server = Server::bind(cfg).await?;

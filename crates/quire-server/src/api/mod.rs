@@ -75,7 +75,10 @@ pub fn router(state: AppState) -> Router {
     let request_id = HeaderName::from_static("x-request-id");
     router
         .route("/healthz", get(meta::healthz))
-        .route("/files/{hash}/{name}", get(files::handlers::download))
+        .route(
+            "/files/{spaceId}/{fileId}/{name}",
+            get(files::handlers::download),
+        )
         .fallback(fallback)
         .layer(RequestBodyTimeoutLayer::new(Duration::from_millis(
             state.config.body_timeout_ms.max(1),

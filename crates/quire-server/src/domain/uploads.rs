@@ -58,41 +58,12 @@ async fn read_upload(
             Ok((Bytes::from(bytes), None))
         }
         (Some(url), None) => {
-            let parsed = url::Url::parse(url)
-                .map_err(|e| ApiError::bad_request(format!("`{field}.url` is not a URL: {e}")))?;
-            if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(ApiError::bad_request(format!(
-                    "`{field}.url` must be an http(s) URL."
-                )));
-            }
-            let res = state.http.get(parsed).send().await.map_err(|e| {
-                ApiError::bad_request(format!("`{field}.url` could not be fetched: {e}"))
-            })?;
-            if !res.status().is_success() {
-                return Err(ApiError::bad_request(format!(
-                    "`{field}.url` answered {}.",
-                    res.status()
-                )));
-            }
-            if res.content_length().is_some_and(|n| n > limit as u64) {
-                return Err(ApiError::PayloadTooLarge(format!(
-                    "`{field}.url`: the file exceeds {limit} bytes."
-                )));
-            }
-            let content_type = res
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(|v| v.split(';').next().unwrap_or(v).trim().to_string());
-            let bytes = res.bytes().await.map_err(|e| {
-                ApiError::bad_request(format!("`{field}.url` could not be read: {e}"))
-            })?;
-            if bytes.len() > limit {
-                return Err(ApiError::PayloadTooLarge(format!(
-                    "`{field}.url`: the file exceeds {limit} bytes."
-                )));
-            }
-            Ok((bytes, content_type))
+            let fetched = state
+                .fetcher
+                .get(url, limit)
+                .await
+                .map_err(|e| ApiError::bad_request(format!("`{field}.url` {e}.")))?;
+            Ok((fetched.bytes, fetched.content_type))
         }
     }
 }

@@ -108,3 +108,14 @@ pub async fn delete_blob(db: &Db, hash: &str) -> sqlx::Result<()> {
         .await?;
     Ok(())
 }
+
+/// Whether a space's content refers to a blob.
+pub async fn has_blob_ref(db: &Db, space_id: &str, hash: &str) -> sqlx::Result<bool> {
+    let found: Option<String> =
+        sqlx::query_scalar("SELECT hash FROM blob_refs WHERE space_id = $1 AND hash = $2")
+            .bind(space_id)
+            .bind(hash)
+            .fetch_optional(db.pool())
+            .await?;
+    Ok(found.is_some())
+}

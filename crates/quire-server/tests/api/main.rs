@@ -13,6 +13,7 @@ mod content;
 mod errors;
 mod hardening;
 mod hardening_depth;
+mod hardening_fetch;
 mod invites;
 mod members;
 mod org_change_requests;

@@ -75,14 +75,25 @@ async fn load_revision(state: &AppState, space_id: &str, revision_id: &str) -> A
     Ok(Loaded { row, rev })
 }
 
-fn download_url(state: &AppState, file: &File) -> String {
+/// The signed download URL of a file of `space_id`, for `reader`.
+fn download_url(state: &AppState, space_id: &str, reader: &str, file: &File) -> String {
     blobs::download_url(
         &state.public_url,
         &state.keys,
-        &file.blob,
-        &file.name,
+        &file_link(space_id, reader, file),
         state.now(),
     )
+}
+
+fn file_link<'a>(space: &'a str, reader: &'a str, file: &'a File) -> blobs::FileLink<'a> {
+    blobs::FileLink {
+        space,
+        file: &file.id,
+        hash: &file.blob,
+        content_type: &file.content_type,
+        name: &file.name,
+        reader,
+    }
 }
 
 fn page_app_url(state: &AppState, space_id: &str) -> impl Fn(&str) -> String {
@@ -91,7 +102,7 @@ fn page_app_url(state: &AppState, space_id: &str) -> impl Fn(&str) -> String {
 }
 
 /// The official `Revision`.
-async fn revision_json(state: &AppState, loaded: &Loaded) -> ApiResult<Value> {
+async fn revision_json(state: &AppState, loaded: &Loaded, reader: &str) -> ApiResult<Value> {
     // A merge revision names the change request it came from.
     let merged_from = match loaded.row.kind.as_str() {
         "merge" => match store::change_requests::merged_into(
@@ -115,13 +126,14 @@ async fn revision_json(state: &AppState, loaded: &Loaded) -> ApiResult<Value> {
         },
         _ => None,
     };
-    revision_body(state, loaded, merged_from)
+    revision_body(state, loaded, merged_from, reader)
 }
 
 fn revision_body(
     state: &AppState,
     loaded: &Loaded,
     merged_from: Option<Value>,
+    reader: &str,
 ) -> ApiResult<Value> {
     let app = page_app_url(state, &loaded.row.space_id);
     let opts = ViewOptions {
@@ -132,7 +144,7 @@ fn revision_body(
         .rev
         .files
         .iter()
-        .map(|f| view::file_view(f, &download_url(state, f)))
+        .map(|f| view::file_view(f, &download_url(state, &loaded.row.space_id, reader, f)))
         .collect();
     let reusable: Vec<Value> = loaded
         .rev
@@ -197,6 +209,7 @@ fn files_page(
     loaded: &Loaded,
     page: &PageRequest,
     scope: &str,
+    reader: &str,
 ) -> ApiResult<List<Value>> {
     let after = page.after::<String>(scope)?;
     let mut files: Vec<&File> = loaded.rev.files.iter().collect();
@@ -206,16 +219,22 @@ fn files_page(
         .into_iter()
         .filter(|f| after.as_ref().is_none_or(|a| &f.id > a))
         .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
-        .map(|f| (view::file_view(f, &download_url(state, f)), f.id.clone()))
+        .map(|f| {
+            let url = download_url(state, &loaded.row.space_id, reader, f);
+            (view::file_view(f, &url), f.id.clone())
+        })
         .collect();
     page.finish(scope, rows, count)
 }
 
-fn file_json(state: &AppState, loaded: &Loaded, file_id: &str) -> ApiResult<Value> {
+fn file_json(state: &AppState, loaded: &Loaded, file_id: &str, reader: &str) -> ApiResult<Value> {
     let f = loaded.rev.file(file_id).ok_or_else(|| {
         ApiError::not_found(format!("File `{file_id}` not found in this revision."))
     })?;
-    Ok(view::file_view(f, &download_url(state, f)))
+    Ok(view::file_view(
+        f,
+        &download_url(state, &loaded.row.space_id, reader, f),
+    ))
 }
 
 // ---- Which revision a read is about -------------------------------------------------
@@ -226,6 +245,8 @@ fn file_json(state: &AppState, loaded: &Loaded, file_id: &str) -> ApiResult<Valu
 pub struct ReadAt {
     loaded: Loaded,
     params: HashMap<String, String>,
+    /// The caller, for whom file download URLs are signed.
+    reader: String,
 }
 
 impl ReadAt {
@@ -255,7 +276,16 @@ impl FromRequestParts<AppState> for ReadAt {
             ctx.space.revision_id.clone()
         };
         let loaded = load_revision(state, &ctx.space.id, &revision).await?;
-        Ok(ReadAt { loaded, params })
+        let reader = parts
+            .extensions
+            .get::<Caller>()
+            .map(|c| c.user.id.clone())
+            .ok_or_else(|| ApiError::internal(anyhow::anyhow!("content read without a caller")))?;
+        Ok(ReadAt {
+            loaded,
+            params,
+            reader,
+        })
     }
 }
 
@@ -265,7 +295,7 @@ pub async fn get_revision(
     at: ReadAt,
     QueryParams(_q): QueryParams<ReadQuery>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(revision_json(&state, &at.loaded).await?))
+    Ok(Json(revision_json(&state, &at.loaded, &at.reader).await?))
 }
 
 /// `listPages`, `listPagesInChangeRequest`, `listPagesInRevisionById`.
@@ -303,7 +333,9 @@ pub async fn list_files(
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
     let scope = format!("files:{}", at.loaded.row.id);
-    Ok(Json(files_page(&state, &at.loaded, &page, &scope)?))
+    Ok(Json(files_page(
+        &state, &at.loaded, &page, &scope, &at.reader,
+    )?))
 }
 
 /// `getFileById`, `getFileInChangeRequestById`, `getFileInRevisionById`.
@@ -312,7 +344,12 @@ pub async fn get_file(
     at: ReadAt,
     QueryParams(_q): QueryParams<ReadQuery>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(file_json(&state, &at.loaded, at.param("fileId")?)?))
+    Ok(Json(file_json(
+        &state,
+        &at.loaded,
+        at.param("fileId")?,
+        &at.reader,
+    )?))
 }
 
 /// `getPageById`, `getPageInChangeRequestById`, `getPageInRevisionById`.
@@ -495,7 +532,7 @@ pub async fn update_cr_content(
         .collect();
     let files: Vec<Value> = inserted
         .iter()
-        .map(|f| view::file_view(f, &download_url(&state, f)))
+        .map(|f| view::file_view(f, &download_url(&state, &ctx.space.id, &caller.user.id, f)))
         .collect();
     Ok(Json(
         json!({ "changeRequest": cr_json, "changes": results, "insertedFiles": files }),
@@ -753,6 +790,7 @@ fn ten() -> usize {
 /// its content.
 pub async fn get_cr_changes(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, cr)): Path<(String, String)>,
     QueryParams(q): QueryParams<ChangesQuery>,
@@ -763,9 +801,10 @@ pub async fn get_cr_changes(
     let keys = state.keys.clone();
     let public = state.public_url.clone();
     let now = state.now();
+    let (space, reader) = (ctx.space.id.clone(), caller.user.id.clone());
     let changes = tokio::task::spawn_blocking(move || {
         quire_content::diff::diff(&base.rev, &mine.rev, &|f: &File| {
-            blobs::download_url(&public, &keys, &f.blob, &f.name, now)
+            blobs::download_url(&public, &keys, &file_link(&space, &reader, f), now)
         })
     })
     .await

@@ -1,30 +1,59 @@
-//! `GET /files/{hash}/{name}`: file bytes behind signed, expiring download URLs (no bearer
-//! token: the signature is the authorisation).
+//! `GET /files/{spaceId}/{fileId}/{name}`: file bytes behind signed, expiring download URLs
+//! (no bearer token: the signature is the authorisation). A URL is bound to one file of one
+//! space and to the reader it was made for, and stops working once that reader can no
+//! longer read the space, or the space is deleted.
 
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use crate::blobs::download_signature;
+use crate::blobs::{download_signature, FileLink};
+use crate::domain::access::load_space;
+use crate::domain::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::QueryParams;
 use crate::state::AppState;
+use crate::store;
 
 /// Query of a download URL.
 #[derive(Deserialize)]
 pub struct DownloadQuery {
+    hash: String,
+    #[serde(rename = "type")]
+    content_type: String,
+    reader: String,
     expires: i64,
     signature: String,
 }
 
-/// Serves a file when its URL's signature is valid and unexpired.
+/// Content types a browser may show inline from the API's origin: raster images, which
+/// cannot run script. Everything else is sent as an attachment.
+const INLINE_TYPES: &[&str] = &[
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/avif",
+    "image/bmp",
+];
+
+/// Serves a file when its URL's signature is valid and unexpired and its reader may still
+/// read the space.
 pub async fn download(
     State(state): State<AppState>,
-    Path((hash, name)): Path<(String, String)>,
+    Path((space, file, name)): Path<(String, String, String)>,
     QueryParams(q): QueryParams<DownloadQuery>,
 ) -> ApiResult<Response> {
-    let expected = download_signature(&state.keys, &hash, q.expires);
+    let link = FileLink {
+        space: &space,
+        file: &file,
+        hash: &q.hash,
+        content_type: &q.content_type,
+        name: &name,
+        reader: &q.reader,
+    };
+    let expected = download_signature(&state.keys, &link, q.expires);
     let valid = crate::keys::unb64(&q.signature)
         .zip(crate::keys::unb64(&expected))
         .is_some_and(|(a, b)| {
@@ -38,32 +67,51 @@ pub async fn download(
             "This download URL has expired; read the file again for a new one.",
         ));
     }
-    let content_type: Option<String> =
-        sqlx::query_scalar("SELECT content_type FROM blobs WHERE hash = $1")
-            .bind(&hash)
-            .fetch_optional(state.db.pool())
-            .await?;
+    // The reader must still read the space, and the space must be live and hold the bytes.
+    let gone = || ApiError::not_found("File not found.");
+    let user = store::users::get(&state.db, &q.reader)
+        .await?
+        .ok_or_else(gone)?;
+    let ctx = load_space(&state, &Caller { user }, &space)
+        .await
+        .map_err(|_| gone())?;
+    if ctx.space.deleted_at.is_some()
+        || !store::objects::has_blob_ref(&state.db, &space, &q.hash).await?
+    {
+        return Err(gone());
+    }
     let bytes = state
         .blobs
-        .get(&hash)
+        .get(&q.hash)
         .await
         .map_err(ApiError::internal)?
-        .ok_or_else(|| ApiError::not_found("File not found."))?;
+        .ok_or_else(gone)?;
     let mut res = (StatusCode::OK, bytes).into_response();
-    let ct = content_type.unwrap_or_else(|| "application/octet-stream".into());
-    if let Ok(v) = HeaderValue::from_str(&ct) {
-        res.headers_mut().insert(header::CONTENT_TYPE, v);
-    }
+    let headers = res.headers_mut();
+    let inline = INLINE_TYPES.contains(&q.content_type.as_str());
+    let content_type = HeaderValue::from_str(&q.content_type)
+        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    headers.insert(header::CONTENT_TYPE, content_type);
+    // Nothing served from the API's origin may run as a page.
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; sandbox"),
+    );
     let safe: String = name
         .chars()
-        .filter(|c| !c.is_control() && *c != '"')
+        .filter(|c| !c.is_control() && *c != '"' && *c != '\\')
         .collect();
-    if let Ok(v) = HeaderValue::from_str(&format!("inline; filename=\"{safe}\"")) {
-        res.headers_mut().insert(header::CONTENT_DISPOSITION, v);
+    let disposition = if inline { "inline" } else { "attachment" };
+    if let Ok(v) = HeaderValue::from_str(&format!("{disposition}; filename=\"{safe}\"")) {
+        headers.insert(header::CONTENT_DISPOSITION, v);
     }
-    res.headers_mut().insert(
+    headers.insert(
         header::CACHE_CONTROL,
-        HeaderValue::from_static("private, max-age=3600, immutable"),
+        HeaderValue::from_static("private, max-age=3600"),
     );
     Ok(res)
 }
