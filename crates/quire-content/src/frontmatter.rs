@@ -479,9 +479,11 @@ pub fn render_frontmatter(page: &Page) -> String {
 /// A document page as Git Sync markdown: frontmatter, `# Title`, body.
 pub fn page_to_markdown(page: &Page) -> String {
     let body = page.markdown().unwrap_or("");
-    let title = crate::markdown::normalize_markdown(&format!("# {}", title_source(&page.title)));
+    // The title is the page's `#` heading; the body's headings start at `##`.
+    let heading = crate::markdown::normalize_markdown(&format!("## {}", title_source(&page.title)));
+    let title = heading.strip_prefix('#').unwrap_or(&heading);
     let mut out = render_frontmatter(page);
-    out.push_str(&title);
+    out.push_str(title);
     if !body.is_empty() {
         out.push('\n');
         out.push_str(body);
