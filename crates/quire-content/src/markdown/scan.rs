@@ -439,7 +439,12 @@ impl<'r> Scanner<'r> {
         if items.is_empty() {
             return None;
         }
-        Some((vec![Node::block(kind.block, data, items)], end + 1))
+        let mut el = Element::with_nodes(kind.block, data, items);
+        if kind.block == "columns" {
+            // The official schema requires it on columns.
+            el.is_void = Some(false);
+        }
+        Some((vec![Node::Block(el)], end + 1))
     }
 
     #[inline(never)]
