@@ -767,8 +767,12 @@ fn raw_lines(text: &Lines<'_>, i: usize, limit: usize) -> (Vec<Node>, usize) {
     let end = match text.close[i].filter(|e| *e < limit) {
         Some(close) => close + 1,
         None => {
+            // A code block opened in these lines ends in them too: written back, an open
+            // fence would take what follows.
             let mut j = i + 1;
-            while j < limit && !text.blank(j) && !text.lines[j].starts_with("{%") {
+            while j < limit
+                && (text.in_code[j] || (!text.blank(j) && !text.lines[j].starts_with("{%")))
+            {
                 j += 1;
             }
             j
