@@ -1439,6 +1439,11 @@ fn images_html(el: &HElement, scanner: &Scanner<'_>, depth: usize) -> Option<Nod
     Some(images_block(data, imgs))
 }
 
+/// `true`/`false` of an HTML attribute.
+pub(super) fn parse_bool_attr(v: &str) -> Option<bool> {
+    parse_bool(v)
+}
+
 fn parse_bool(v: &str) -> Option<bool> {
     match v {
         "true" => Some(true),
