@@ -1034,6 +1034,7 @@ impl EventParser<'_, '_> {
                 ))
             }
             "table" => super::table::html_table(el, self.scanner, depth),
+            "pre" if self.scanner.enter(depth + 1, "code block") => pre_code(el),
             _ => None,
         }
     }
@@ -1380,6 +1381,84 @@ fn matching_close(src: &str, start: usize, name: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// A code block written as HTML, as GitBook does when lines are highlighted:
+/// `<pre class="language-x" data-title=…><code class="lang-x">…<strong>line
+/// </strong>…</code></pre>`.
+fn pre_code(pre: &HElement) -> Option<Node> {
+    let mut data = Map::new();
+    let mut syntax = None;
+    for (k, v) in &pre.attrs {
+        match (k.as_str(), v.as_deref()) {
+            ("class", Some(c)) => syntax = Some(c.strip_prefix("language-")?.to_string()),
+            ("data-title", Some(t)) => {
+                data.insert("title".into(), json!(t));
+            }
+            ("data-overflow", Some(o)) if matches!(o, "wrap" | "scroll") => {
+                data.insert("overflow".into(), json!(o));
+            }
+            ("data-line-numbers", None) => {
+                data.insert("lineNumbers".into(), json!(true));
+            }
+            ("data-expandable", Some(b)) => {
+                data.insert("expandable".into(), json!(parse_bool(b)?));
+            }
+            ("data-full-width", Some(b)) => {
+                data.insert("fullWidth".into(), json!(parse_bool(b)?));
+            }
+            _ => return None,
+        }
+    }
+    let [HNode::El(code)] = pre.children.as_slice() else {
+        return None;
+    };
+    let expected: Vec<(String, Option<String>)> = match &syntax {
+        Some(s) => vec![("class".into(), Some(format!("lang-{s}")))],
+        None => Vec::new(),
+    };
+    if code.name != "code" || code.attrs != expected {
+        return None;
+    }
+    if let Some(s) = syntax {
+        data.insert("syntax".into(), json!(s));
+    }
+    let mut lines: Vec<(String, bool)> = Vec::new();
+    let (mut buf, mut highlighted) = (String::new(), false);
+    for child in &code.children {
+        let (text, strong) = match child {
+            HNode::Text(t) => (t.as_str(), false),
+            HNode::El(s) if s.name == "strong" && s.attrs.is_empty() => match s.children.as_slice()
+            {
+                [HNode::Text(t)] => (t.as_str(), true),
+                _ => return None,
+            },
+            HNode::El(_) => return None,
+        };
+        for c in text.chars() {
+            highlighted |= strong;
+            if c == '\n' {
+                lines.push((std::mem::take(&mut buf), highlighted));
+                highlighted = false;
+            } else {
+                buf.push(c);
+            }
+        }
+    }
+    if !buf.is_empty() || lines.is_empty() {
+        lines.push((buf, highlighted));
+    }
+    let lines = lines
+        .into_iter()
+        .map(|(text, hl)| {
+            let mut d = Map::new();
+            if hl {
+                d.insert("highlighted".into(), json!(true));
+            }
+            Node::block("code-line", d, vec![Node::text(&text)])
+        })
+        .collect();
+    Some(Node::block("code", data, lines))
 }
 
 /// `left`/`center`/`right` of HTML as the official `start`/`center`/`end`.

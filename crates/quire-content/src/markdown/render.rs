@@ -640,8 +640,64 @@ pub(super) fn prefix_lines(text: &str, first: &str, rest: &str) -> String {
     out
 }
 
+/// A code block with highlighted lines, as HTML (markdown fences cannot mark lines).
+fn render_pre(e: &Element) -> String {
+    let syntax = e.data_str("syntax").filter(|s| !s.is_empty());
+    let mut pre = String::new();
+    if let Some(s) = syntax {
+        pre.push_str(&format!(" class=\"language-{}\"", html::escape_attr(s)));
+    }
+    if let Some(t) = e.data_str("title") {
+        pre.push_str(&format!(" data-title=\"{}\"", html::escape_attr(t)));
+    }
+    if let Some(o) = e.data_str("overflow") {
+        pre.push_str(&format!(" data-overflow=\"{}\"", html::escape_attr(o)));
+    }
+    if e.data.get("lineNumbers") == Some(&Value::Bool(true)) {
+        pre.push_str(" data-line-numbers");
+    }
+    for (k, attr) in [
+        ("expandable", "data-expandable"),
+        ("fullWidth", "data-full-width"),
+    ] {
+        if let Some(b) = e.data.get(k).and_then(Value::as_bool) {
+            pre.push_str(&format!(" {attr}=\"{b}\""));
+        }
+    }
+    let code = match syntax {
+        Some(s) => format!("<code class=\"lang-{}\">", html::escape_attr(s)),
+        None => "<code>".to_string(),
+    };
+    let mut body = String::new();
+    for line in e.children() {
+        let text = html::escape_text(&plain_text_raw(line));
+        let hl = line
+            .element()
+            .and_then(|l| l.data.get("highlighted"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        if hl {
+            body.push_str(&format!("<strong>{text}\n</strong>"));
+        } else {
+            body.push_str(&text);
+            body.push('\n');
+        }
+    }
+    format!("<pre{pre}>{code}{body}</code></pre>")
+}
+
 /// A code block: a fence, inside `{% code %}` when it has a title or options.
 fn render_code(e: &Element) -> String {
+    let highlighted = e.children().iter().any(|l| {
+        l.element()
+            .and_then(|l| l.data.get("highlighted"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    });
+    // Options the HTML form cannot write keep the markdown form.
+    if highlighted && e.data.get("lineNumbers") != Some(&Value::Bool(false)) {
+        return render_pre(e);
+    }
     let lines: Vec<String> = e
         .children()
         .iter()

@@ -133,7 +133,7 @@ fn elements(nodes: &[HNode]) -> Option<Vec<&HElement>> {
 /// The blocks of a table cell: inline content is one paragraph; `<p>` and `<h2>`–`<h4>`
 /// are paragraphs and headings.
 fn cell_blocks(td: &HElement, scanner: &Scanner<'_>, depth: usize) -> Option<Vec<Node>> {
-    let blocky = |e: &HElement| matches!(e.name.as_str(), "p" | "h2" | "h3" | "h4");
+    let blocky = |e: &HElement| matches!(e.name.as_str(), "p" | "h2" | "h3" | "h4" | "ul" | "ol");
     let any_block = td
         .children
         .iter()
@@ -147,6 +147,28 @@ fn cell_blocks(td: &HElement, scanner: &Scanner<'_>, depth: usize) -> Option<Vec
     for e in elements(&td.children)? {
         if !blocky(e) || !e.attrs.is_empty() {
             return None;
+        }
+        if e.name == "ul" || e.name == "ol" {
+            // A list of one-paragraph items.
+            let mut items = Vec::new();
+            for li in elements(&e.children)? {
+                if li.name != "li" || !li.attrs.is_empty() {
+                    return None;
+                }
+                let inline = html_items(&li.children, scanner, depth + 4, &[])?;
+                items.push(Node::block(
+                    "list-item",
+                    Map::new(),
+                    vec![Node::paragraph(inline_nodes(inline, false))],
+                ));
+            }
+            let kind = if e.name == "ul" {
+                "list-unordered"
+            } else {
+                "list-ordered"
+            };
+            out.push(Node::block(kind, Map::new(), items));
+            continue;
         }
         let items = html_items(&e.children, scanner, depth + 2, &[])?;
         let kind = match e.name.as_str() {
@@ -388,6 +410,20 @@ fn html_cell(nodes: &[Node]) -> String {
         .iter()
         .filter_map(Node::element)
         .map(|b| {
+            if b.kind == "list-unordered" || b.kind == "list-ordered" {
+                let tag = if b.kind == "list-unordered" {
+                    "ul"
+                } else {
+                    "ol"
+                };
+                let items: String = b
+                    .children()
+                    .iter()
+                    .filter_map(Node::element)
+                    .map(|li| format!("<li>{}</li>", html_cell(li.children())))
+                    .collect();
+                return format!("<{tag}>{items}</{tag}>");
+            }
             let inner = render_inline(b.children(), Ctx::Html);
             match b
                 .kind
