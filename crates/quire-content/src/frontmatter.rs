@@ -274,6 +274,37 @@ fn parse_yaml(src: &str) -> Result<Option<Yaml>, FrontmatterError> {
     Ok(root)
 }
 
+/// Variables from a YAML map of names to plain values (strings, numbers, booleans).
+fn variables(map: &Yaml) -> Result<Variables, FrontmatterError> {
+    let Yaml::Map(entries) = map else {
+        return Err(err(1, 1, "variables must be a map of names to values"));
+    };
+    let mut out = Variables::new();
+    for (k, v) in entries {
+        let value = match v {
+            Yaml::Scalar(s, true) => VariableValue::String(s.clone()),
+            Yaml::Scalar(s, false) => match v.bool() {
+                Some(b) => VariableValue::Bool(b),
+                None => match s.parse::<serde_json::Number>() {
+                    Ok(n) => VariableValue::Number(n),
+                    Err(_) => VariableValue::String(s.clone()),
+                },
+            },
+            _ => return Err(err(1, 1, format!("variable `{k}` must be a plain value"))),
+        };
+        out.insert(k.clone(), value);
+    }
+    Ok(out)
+}
+
+/// The space's variables from Git Sync's `.gitbook/vars.yaml` (a map of names to values).
+pub fn parse_space_variables(yaml: &str) -> Result<Variables, FrontmatterError> {
+    match parse_yaml(yaml)? {
+        None => Ok(Variables::new()),
+        Some(map) => variables(&map),
+    }
+}
+
 fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
     let root = match parse_yaml(yaml)? {
         None => Yaml::Map(Vec::new()),
@@ -296,25 +327,7 @@ fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
         vars: None,
     };
     if let Some(vars) = root.get("vars") {
-        let Yaml::Map(entries) = vars else {
-            return Err(err(1, 1, "`vars` must be a map of names to values"));
-        };
-        let mut out = Variables::new();
-        for (k, v) in entries {
-            let value = match v {
-                Yaml::Scalar(s, true) => VariableValue::String(s.clone()),
-                Yaml::Scalar(s, false) => match v.bool() {
-                    Some(b) => VariableValue::Bool(b),
-                    None => match s.parse::<serde_json::Number>() {
-                        Ok(n) => VariableValue::Number(n),
-                        Err(_) => VariableValue::String(s.clone()),
-                    },
-                },
-                _ => return Err(err(1, 1, format!("variable `{k}` must be a plain value"))),
-            };
-            out.insert(k.clone(), value);
-        }
-        fm.vars = Some(out);
+        fm.vars = Some(variables(vars)?);
     }
     if let Some(layout) = root.get("layout") {
         let mut l = PageLayout::default();
@@ -595,6 +608,16 @@ mod tests {
         assert_eq!(vars["count"], VariableValue::Number(3.into()));
         assert_eq!(vars["beta"], VariableValue::Bool(true));
         assert_eq!(vars["quoted"], VariableValue::String("true".into()));
+    }
+
+    #[test]
+    fn space_variables() {
+        let vars =
+            parse_space_variables("food: apple\nlatest_version: v3.0.4\nyear: 2026\n").unwrap();
+        assert_eq!(vars["food"], VariableValue::String("apple".into()));
+        assert_eq!(vars["year"], VariableValue::Number(2026.into()));
+        assert!(parse_space_variables("- a\n").is_err());
+        assert!(parse_space_variables("").unwrap().is_empty());
     }
 
     #[test]
