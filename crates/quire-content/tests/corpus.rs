@@ -105,6 +105,7 @@ const TYPES: &[&str] = &[
     "inline-image",
     "mention",
     "button",
+    "annotation",
     "mark:bold",
     "mark:italic",
     "mark:code",

@@ -111,7 +111,14 @@ fn reparse(text: &str, ctx: Ctx) -> Option<Vec<Node>> {
     if text.is_empty() {
         return Some(vec![Node::Text(Text::default())]);
     }
-    let scanner = Scanner::standalone(&DefaultLinks);
+    let mut scanner = Scanner::standalone(&DefaultLinks);
+    // Footnote references read back as the annotations written so far.
+    for (i, body) in super::render::notes_so_far().into_iter().enumerate() {
+        scanner.footnotes.insert((i + 1).to_string(), body);
+        scanner
+            .definitions
+            .push_str(&format!("[^{}]: x\n\n", i + 1));
+    }
     match ctx {
         Ctx::Line => {
             let doc = super::parse::cmark(&scanner, &format!("## {text}"), false, 1);
@@ -348,6 +355,13 @@ impl Writer {
             "inline-math" => format!("$${}$$", e.data_str("formula").unwrap_or("")),
             "inline-image" => self.inline_image(e),
             "button" => button(e),
+            "annotation" => {
+                let text = self.nodes(e.children());
+                match super::render::note_label(e) {
+                    Some(n) if self.ctx != Ctx::Html => format!("{text}[^{n}]"),
+                    _ => text,
+                }
+            }
             _ => self.nodes(e.children()),
         }
     }

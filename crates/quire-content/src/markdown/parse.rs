@@ -33,6 +33,8 @@ pub(super) enum Item {
     El(Element),
     /// `<a href="#id" id="id"></a>`: a heading's anchor.
     Anchor(String),
+    /// A footnote reference: an annotation of the word before it, with its blocks.
+    Annotation(Vec<Node>),
 }
 
 pub(super) fn mark(kind: &str) -> Mark {
@@ -417,6 +419,8 @@ pub(super) struct EventParser<'s, 'r> {
     scanner: &'s Scanner<'r>,
     /// The text being parsed, for raw content and inline HTML.
     src: &'s str,
+    /// Where the text ends (footnote definitions may follow it).
+    limit: usize,
     marks: Vec<Mark>,
     /// The task marker seen in the current list item, wherever the parser put it.
     task: Option<bool>,
@@ -504,10 +508,20 @@ pub(super) fn cmark_between(
         };
         return (0..n).map(|_| empty_paragraph()).collect();
     }
-    let mut ev = Events::new(src);
+    // The definitions go along with text that refers to them; the parser stops at the end
+    // of the text itself.
+    let extended;
+    let (full, limit) = if !scanner.definitions.is_empty() && src.contains("[^") {
+        extended = format!("{src}\n\n{}", scanner.definitions);
+        (extended.as_str(), src.len())
+    } else {
+        (src, src.len())
+    };
+    let mut ev = Events::new(full);
     let mut p = EventParser {
         scanner,
-        src,
+        src: full,
+        limit,
         marks: Vec::new(),
         task: None,
         unknown: false,
@@ -557,6 +571,18 @@ impl EventParser<'_, '_> {
         let line_of = |offset: usize| newlines.partition_point(|&n| n < offset);
         let mut last_line: Option<usize> = None;
         while let Some(range) = ev.range() {
+            if range.start >= self.limit {
+                break;
+            }
+            if let Some(Event::Start(Tag::FootnoteDefinition(_))) = ev.peek() {
+                // Definitions were read beforehand; they make no block here.
+                ev.next();
+                self.skip_element(ev);
+                let end = ev.last_range().end.min(self.src.len());
+                let trimmed = self.src[..end].trim_end_matches('\n');
+                last_line = Some(line_of(trimmed.len()));
+                continue;
+            }
             self.unknown = false;
             let start = range.start;
             let before = out.len();
@@ -583,9 +609,11 @@ impl EventParser<'_, '_> {
             }
         }
         if let (Some(s), Some(l)) = (siblings, last_line) {
-            let last_index = newlines
-                .len()
-                .saturating_sub(usize::from(self.src.ends_with('\n')));
+            let text = &self.src[..self.limit];
+            let last_index = text
+                .matches('\n')
+                .count()
+                .saturating_sub(usize::from(text.ends_with('\n')));
             let blank = last_index.saturating_sub(l);
             let n = empty_paragraphs(blank, s.after);
             out.extend((0..n).map(|_| empty_paragraph()));
@@ -1255,7 +1283,10 @@ impl EventParser<'_, '_> {
                 out.push(Item::Leaf(t.to_string(), canonical_marks(&m)));
             }
             Event::DisplayMath(_) | Event::InlineMath(_) => self.unknown = true,
-            Event::FootnoteReference(_) => self.unknown = true,
+            Event::FootnoteReference(label) => match self.scanner.footnotes.get(&*label) {
+                Some(body) => out.push(Item::Annotation(body.clone())),
+                None => self.unknown = true,
+            },
             Event::SoftBreak => out.push(Item::Leaf(" ".into(), marks)),
             Event::HardBreak => out.push(Item::Leaf("\n".into(), marks)),
             Event::Start(Tag::Emphasis) => self.marks.push(mark("italic")),
@@ -1714,7 +1745,7 @@ fn items_text(items: &[Item]) -> String {
             Item::Link(_, inner) => out.push_str(&items_text(inner)),
             Item::Image(_, alt) => out.push_str(alt),
             Item::El(e) => out.push_str(&Node::Inline(e.clone()).plain_text()),
-            Item::Anchor(_) => {}
+            Item::Anchor(_) | Item::Annotation(_) => {}
         }
     }
     out
@@ -1789,6 +1820,31 @@ pub(super) fn inline_nodes(items: Vec<Item>, top: bool) -> Vec<Node> {
                 pieces.push(Piece::El(e));
             }
             Item::Anchor(_) => {}
+            Item::Annotation(body) => {
+                // The annotated text is the word just before the reference.
+                let mut word = Leaf::default();
+                if let Some(Piece::Leaf(l, _)) = pieces.last_mut() {
+                    let at = l.text.rfind(char::is_whitespace).map_or(0, |i| {
+                        i + l.text[i..].chars().next().map_or(1, char::len_utf8)
+                    });
+                    word = Leaf {
+                        text: l.text[at..].to_string(),
+                        marks: l.marks.clone(),
+                    };
+                    l.text.truncate(at);
+                }
+                let mut el = Element::with_nodes(
+                    "annotation",
+                    Map::new(),
+                    vec![Node::Text(Text {
+                        key: None,
+                        leaves: vec![word],
+                    })],
+                );
+                el.is_void = Some(false);
+                el.fragments = Some(vec![fragment("annotation-body", non_empty(body))]);
+                pieces.push(Piece::El(el));
+            }
         }
     }
     // Whitespace normalisation on plain leaves, repeated until nothing changes because

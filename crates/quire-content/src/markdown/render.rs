@@ -4,6 +4,8 @@
 //! the tag and its closing tag follows the content's last line; the items of a container
 //! (tabs, steps, columns, updates) are separated by a blank line.
 
+use std::cell::RefCell;
+
 use serde_json::{Number, Value};
 
 use super::html;
@@ -12,9 +14,57 @@ use super::{data_ref, path_label, quote_attr, raw_text, ref_href};
 use crate::document::{Element, Node};
 use crate::model::ContentRef;
 
-/// The markdown of a document's top-level blocks.
+/// Annotations met while writing a document: the element's address and its body.
+type Notes = Vec<(usize, Vec<Node>)>;
+
+thread_local! {
+    /// The annotations met while writing a document, in order: each is written as a
+    /// footnote reference where it is and a definition at the end.
+    static NOTES: RefCell<Option<Notes>> = const { RefCell::new(None) };
+}
+
+/// The footnote number of an annotation in the document being written (the same each time
+/// it is written), or `None` outside a document.
+pub(super) fn note_label(e: &Element) -> Option<usize> {
+    let key = e as *const Element as usize;
+    let body = e
+        .fragment("annotation-body")
+        .map(|f| f.nodes.clone())
+        .unwrap_or_default();
+    NOTES.with(|n| {
+        let mut n = n.borrow_mut();
+        let notes = n.as_mut()?;
+        Some(match notes.iter().position(|(k, _)| *k == key) {
+            Some(i) => i + 1,
+            None => {
+                notes.push((key, body));
+                notes.len()
+            }
+        })
+    })
+}
+
+/// The bodies of the annotations met so far, by footnote number.
+pub(super) fn notes_so_far() -> Vec<Vec<Node>> {
+    NOTES.with(|n| {
+        n.borrow()
+            .as_ref()
+            .map(|v| v.iter().map(|(_, b)| b.clone()).collect())
+            .unwrap_or_default()
+    })
+}
+
+/// The markdown of a document's top-level blocks, then its annotations' definitions.
 pub(super) fn render_document(nodes: &[Node]) -> String {
-    let body = render_blocks(nodes);
+    let outer = NOTES.with(|n| n.replace(Some(Vec::new())));
+    let mut body = render_blocks(nodes);
+    let notes = NOTES.with(|n| n.replace(outer)).unwrap_or_default();
+    for (i, (_, note)) in notes.iter().enumerate() {
+        let text = render_blocks(note);
+        let definition = prefix_lines(&text, &format!("[^{}]: ", i + 1), "    ");
+        body.push_str("\n\n");
+        body.push_str(&definition);
+    }
     if body.is_empty() {
         body
     } else {

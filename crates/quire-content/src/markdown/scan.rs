@@ -29,6 +29,11 @@ pub(super) struct Scanner<'r> {
     links: &'r dyn LinkResolver,
     /// The first nesting error met; once set, parsing winds down and the parse fails.
     too_deep: RefCell<Option<TooDeep>>,
+    /// Footnote definitions of the text (GitBook's annotations): their blocks by label.
+    pub footnotes: HashMap<String, Vec<Node>>,
+    /// The definitions' markdown, added to each piece of text that refers to one, so that
+    /// the CommonMark parser sees the references.
+    pub definitions: String,
 }
 
 /// The lines of a text with what the scanner needs to know about them.
@@ -40,17 +45,68 @@ pub(super) struct Lines<'a> {
 }
 
 pub(super) fn parse_blocks(src: &str, links: &dyn LinkResolver) -> Result<Vec<Node>, TooDeep> {
-    let scanner = Scanner {
-        links,
-        too_deep: RefCell::new(None),
-    };
+    let mut scanner = Scanner::standalone(links);
     let text = Lines::new(src);
+    let (footnotes, definitions) = footnote_definitions(&scanner, &text);
+    scanner.footnotes = footnotes;
+    scanner.definitions = definitions;
     let mut nodes = scanner.blocks(&text, 0..text.lines.len(), true, 1, "document");
     if let Some(e) = scanner.too_deep.take() {
         return Err(e);
     }
     parse::merge_adjacent_quotes(&mut nodes);
     Ok(nodes)
+}
+
+/// The label of a footnote definition line, `[^label]: …`, and where its text starts.
+fn definition_label(line: &str) -> Option<(&str, usize)> {
+    let rest = line.strip_prefix("[^")?;
+    let end = rest.find("]:")?;
+    let label = &rest[..end];
+    (!label.is_empty() && !label.contains(char::is_whitespace)).then_some((label, 2 + end + 2))
+}
+
+/// The footnote definitions of a text (outside code): a `[^label]: text` line and the
+/// lines indented by four spaces after it (blank lines between them included). Their
+/// blocks, by label, and their markdown.
+fn footnote_definitions(
+    scanner: &Scanner<'_>,
+    text: &Lines<'_>,
+) -> (HashMap<String, Vec<Node>>, String) {
+    let mut found = HashMap::new();
+    let mut definitions = String::new();
+    let mut i = 0;
+    while i < text.lines.len() {
+        let Some((label, start)) = definition_label(text.lines[i]).filter(|_| !text.in_code[i])
+        else {
+            i += 1;
+            continue;
+        };
+        let mut body = text.lines[i][start..].trim_start().to_string();
+        let mut j = i + 1;
+        while j < text.lines.len() {
+            if text.lines[j].starts_with("    ") {
+                body.push_str(&text.lines[j][4..]);
+                j += 1;
+            } else if text.blank(j) && text.lines.get(j + 1).is_some_and(|l| l.starts_with("    "))
+            {
+                body.push('\n');
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        definitions.push_str(&text.text(i..j));
+        if !definitions.ends_with('\n') {
+            definitions.push('\n');
+        }
+        definitions.push('\n');
+        let lines = Lines::new(&body);
+        let nodes = scanner.blocks(&lines, 0..lines.lines.len(), false, 1, "annotation");
+        found.entry(label.to_string()).or_insert(nodes);
+        i = j;
+    }
+    (found, definitions)
 }
 
 /// The container a line opens or closes: `{% name %}`/`{% endname %}` tags and
@@ -241,6 +297,8 @@ impl<'r> Scanner<'r> {
         Scanner {
             links,
             too_deep: RefCell::new(None),
+            footnotes: HashMap::new(),
+            definitions: String::new(),
         }
     }
 

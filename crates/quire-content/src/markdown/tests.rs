@@ -191,3 +191,24 @@ fn empty_and_whitespace() {
     assert_eq!(normalize_markdown("\n\n  \n"), "");
     assert_eq!(markdown_to_document("").nodes.len(), 0);
 }
+
+#[test]
+fn annotations_are_footnotes() {
+    let md = "A word[^1] and _another_[^2] here.\n\n[^1]: The first note.\n\n[^2]: A second one.\n\n    With two paragraphs.\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    let p = &v["nodes"][0]["nodes"];
+    assert_eq!(p[1]["type"], "annotation");
+    assert_eq!(p[1]["nodes"][0]["leaves"][0]["text"], "word");
+    assert_eq!(p[1]["fragments"][0]["fragment"], "annotation-body");
+    assert_eq!(p[3]["fragments"][0]["nodes"].as_array().unwrap().len(), 2);
+    // Labels are renumbered in order; a reference without definition is text.
+    assert_eq!(
+        roundtrip("See this[^note].\n\n[^note]: Here.\n"),
+        "See this[^1].\n\n[^1]: Here.\n"
+    );
+    assert_eq!(
+        markdown_to_document("Missing[^x] note.\n").plain_text(),
+        "Missing[^x] note."
+    );
+}
