@@ -1033,6 +1033,24 @@ fn normalize_path(path: &str) -> Option<String> {
 }
 
 impl LinkResolver for BatchLinks<'_, '_> {
+    /// `{% include %}` names a reusable content of the revision by id
+    /// (`/reusable-contents/<id>`) or, as Git Sync writes it, by the path of its file
+    /// under `.gitbook/includes/`, whose name is the slug of its title.
+    fn include(&self, path: &str) -> Option<String> {
+        let contents = &self.index.rev.reusable_contents;
+        if let Some(id) = path.strip_prefix("/reusable-contents/") {
+            return contents.iter().find(|r| r.id == id).map(|r| r.id.clone());
+        }
+        let file = path.rsplit('/').next()?.strip_suffix(".md")?;
+        if !path.contains(".gitbook/includes/") {
+            return None;
+        }
+        contents
+            .iter()
+            .find(|r| slugify(&r.title) == file || r.id == file)
+            .map(|r| r.id.clone())
+    }
+
     fn resolve(&self, href: &str) -> Option<LinkTarget> {
         if href.is_empty()
             || href.starts_with('#')
@@ -1350,6 +1368,33 @@ mod tests {
         ]));
         let out = apply_changes(&changed, &batch, &mut ctx).unwrap();
         assert_eq!(out.revision, rev);
+    }
+
+    #[test]
+    fn includes_resolve_to_reusable_contents() {
+        let mut rev = base();
+        rev.reusable_contents.push(crate::model::ReusableContent {
+            id: "rc1".into(),
+            title: "Support banner".into(),
+            markdown: "Need help?\n".into(),
+        });
+        let applied = run(
+            &rev,
+            json!([{ "operation": "update_page", "page": "gs", "document": { "markdown":
+                "{% include \"../.gitbook/includes/support-banner.md\" %}\n\n{% include \"/reusable-contents/rc1\" %}\n\n{% include \".gitbook/includes/unknown.md\" %}\n" } }]),
+        )
+        .unwrap();
+        let md = applied
+            .revision
+            .page("gs")
+            .unwrap()
+            .markdown()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            md,
+            "{% include \"/reusable-contents/rc1\" %}\n\n{% include \"/reusable-contents/rc1\" %}\n\n{% include \".gitbook/includes/unknown.md\" %}\n"
+        );
     }
 
     #[test]

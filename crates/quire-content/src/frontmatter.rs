@@ -1,11 +1,11 @@
 //! Page-level markdown as Git Sync writes it: YAML frontmatter for the page properties, a
 //! leading `# Title` heading for the title, then the body.
 //!
-//! Only the small YAML subset GitBook emits is understood (nested maps, plain and quoted
-//! scalars, `>-`/`|` block scalars); this avoids depending on an unmaintained YAML crate.
+//! The frontmatter is YAML 1.2, read with `saphyr-parser` (the maintained successor of
+//! yaml-rust2); errors name the line and column. Nesting and alias expansion are bounded.
 
 use crate::markdown::{default_ref, ref_href};
-use crate::model::{ContentRef, Page, PageCover, PageKind, PageLayout};
+use crate::model::{ContentRef, Page, PageCover, PageKind, PageLayout, VariableValue, Variables};
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 
 /// Page properties read from frontmatter; `None` means "not given".
@@ -31,6 +31,8 @@ pub struct Frontmatter {
     pub layout: Option<PageLayout>,
     /// `cover` and `coverY`.
     pub cover: Option<PageCover>,
+    /// `vars`: the page's variables.
+    pub vars: Option<Variables>,
 }
 
 /// A page's markdown split into its parts.
@@ -46,10 +48,12 @@ pub struct PageSource {
 
 /// Malformed frontmatter.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("frontmatter line {line}: {message}")]
+#[error("frontmatter line {line}, column {column}: {message}")]
 pub struct FrontmatterError {
-    /// One-based line number within the frontmatter.
+    /// One-based line in the page's markdown (the frontmatter starts on line 2).
     pub line: usize,
+    /// One-based column.
+    pub column: usize,
     /// What is wrong.
     pub message: String,
 }
@@ -59,7 +63,13 @@ pub fn split_page_markdown(md: &str) -> Result<PageSource, FrontmatterError> {
     let md = md.replace("\r\n", "\n");
     let (frontmatter, rest) = match md.strip_prefix("---\n") {
         Some(after) => match find_end(after) {
-            Some((yaml, rest)) => (parse_frontmatter(yaml)?, rest.to_string()),
+            Some((yaml, rest)) => (
+                parse_frontmatter(yaml).map_err(|e| FrontmatterError {
+                    line: e.line + 1,
+                    ..e
+                })?,
+                rest.to_string(),
+            ),
             None => (Frontmatter::default(), md.clone()),
         },
         None => (Frontmatter::default(), md.clone()),
@@ -111,10 +121,11 @@ fn leading_title(md: &str) -> (Option<String>, String) {
     (None, md.to_string())
 }
 
-/// A node of the YAML subset.
+/// A YAML value of the frontmatter.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Yaml {
-    Scalar(String),
+    /// A scalar: its text, and whether it was quoted or a block (always a string then).
+    Scalar(String, bool),
     Map(Vec<(String, Yaml)>),
     List(Vec<Yaml>),
 }
@@ -129,196 +140,177 @@ impl Yaml {
 
     fn str(&self) -> Option<&str> {
         match self {
-            Yaml::Scalar(s) => Some(s),
+            Yaml::Scalar(s, quoted) if *quoted || !matches!(s.as_str(), "~" | "null") => Some(s),
             _ => None,
         }
     }
 
     fn bool(&self) -> Option<bool> {
-        match self.str()? {
-            "true" | "True" | "yes" => Some(true),
-            "false" | "False" | "no" => Some(false),
+        match self {
+            Yaml::Scalar(s, false) => match s.as_str() {
+                "true" | "True" | "TRUE" => Some(true),
+                "false" | "False" | "FALSE" => Some(false),
+                _ => None,
+            },
             _ => None,
         }
     }
 }
 
-struct Lines<'a> {
-    lines: Vec<&'a str>,
-    at: usize,
-}
+/// Most values that aliases may expand to in one frontmatter: `&a [*b, *b, …]` chains
+/// ("billion laughs") would otherwise expand exponentially.
+const MAX_YAML_NODES: usize = 10_000;
 
-fn indent_of(line: &str) -> usize {
-    line.len() - line.trim_start_matches(' ').len()
-}
-
-fn is_blank(line: &str) -> bool {
-    let t = line.trim();
-    t.is_empty() || t.starts_with('#')
-}
-
-fn err(line: usize, message: &str) -> FrontmatterError {
+fn err(line: usize, column: usize, message: impl Into<String>) -> FrontmatterError {
     FrontmatterError {
-        line: line + 1,
+        line,
+        column,
         message: message.into(),
     }
 }
 
-impl Lines<'_> {
-    fn skip_blank(&mut self) {
-        while self.at < self.lines.len() && is_blank(self.lines[self.at]) {
-            self.at += 1;
+/// Number of values in a tree. Iterative.
+fn size(v: &Yaml) -> usize {
+    let mut n = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        n += 1;
+        match v {
+            Yaml::Map(m) => stack.extend(m.iter().map(|(_, v)| v)),
+            Yaml::List(l) => stack.extend(l.iter()),
+            Yaml::Scalar(..) => {}
         }
     }
+    n
+}
 
-    /// A map at `indent`, nested `depth` levels deep (bounded: maps nest by recursion).
-    fn map(&mut self, indent: usize, depth: usize) -> Result<Yaml, FrontmatterError> {
-        if depth > crate::limits::MAX_DEPTH {
-            return Err(err(self.at, "maps are nested too deeply"));
-        }
-        let mut out = Vec::new();
-        loop {
-            self.skip_blank();
-            if self.at >= self.lines.len() {
-                break;
-            }
-            let line = self.lines[self.at];
-            let ind = indent_of(line);
-            if ind < indent {
-                break;
-            }
-            if ind > indent {
-                return Err(err(self.at, "unexpected indentation"));
-            }
-            let text = line.trim();
-            let Some((key, rest)) = split_key(text) else {
-                return Err(err(self.at, "expected `key: value`"));
-            };
-            let line_no = self.at;
-            self.at += 1;
-            let rest = rest.trim();
-            let value = if rest.is_empty() {
-                self.skip_blank();
-                match self.lines.get(self.at) {
-                    Some(next)
-                        if indent_of(next) > indent && next.trim_start().starts_with("- ") =>
-                    {
-                        self.list(indent_of(next))?
-                    }
-                    Some(next) if indent_of(next) > indent => {
-                        self.map(indent_of(next), depth + 1)?
-                    }
-                    _ => Yaml::Scalar(String::new()),
+/// Parses YAML into a tree with `saphyr-parser` (a YAML 1.2 parser), iteratively, with the
+/// nesting bounded by [`MAX_DEPTH`](crate::limits::MAX_DEPTH) and alias expansion by
+/// [`MAX_YAML_NODES`]. Keys must be scalars; tags are not interpreted.
+fn parse_yaml(src: &str) -> Result<Option<Yaml>, FrontmatterError> {
+    use saphyr_parser::{Event, Parser, ScalarStyle};
+    enum Open {
+        Map(Vec<(String, Yaml)>, Option<String>, usize),
+        List(Vec<Yaml>, usize),
+    }
+    let mut stack: Vec<Open> = Vec::new();
+    let mut anchors: std::collections::HashMap<usize, Yaml> = Default::default();
+    let mut nodes = 0usize;
+    let mut root: Option<Yaml> = None;
+    let mut documents = 0;
+    for item in Parser::new_from_str(src) {
+        let (event, span) =
+            item.map_err(|e| err(e.marker().line(), e.marker().col() + 1, e.info()))?;
+        let (line, col) = (span.start.line(), span.start.col() + 1);
+        let value = match event {
+            Event::DocumentStart(_) => {
+                documents += 1;
+                if documents > 1 {
+                    return Err(err(line, col, "only one YAML document is allowed"));
                 }
-            } else if matches!(rest, ">" | ">-" | ">+" | "|" | "|-" | "|+") {
-                self.block_scalar(indent, rest)
-            } else {
-                Yaml::Scalar(scalar(rest).map_err(|m| err(line_no, &m))?)
-            };
-            out.push((key.to_string(), value));
-        }
-        Ok(Yaml::Map(out))
-    }
-
-    fn list(&mut self, indent: usize) -> Result<Yaml, FrontmatterError> {
-        let mut out = Vec::new();
-        loop {
-            self.skip_blank();
-            let Some(line) = self.lines.get(self.at) else {
-                break;
-            };
-            if indent_of(line) != indent || !line.trim_start().starts_with("- ") {
-                break;
-            }
-            let item = line.trim_start()[2..].trim();
-            out.push(Yaml::Scalar(scalar(item).map_err(|m| err(self.at, &m))?));
-            self.at += 1;
-        }
-        Ok(Yaml::List(out))
-    }
-
-    fn block_scalar(&mut self, indent: usize, style: &str) -> Yaml {
-        let mut parts: Vec<&str> = Vec::new();
-        let mut block_indent = None;
-        while self.at < self.lines.len() {
-            let line = self.lines[self.at];
-            if line.trim().is_empty() {
-                parts.push("");
-                self.at += 1;
                 continue;
             }
-            let ind = indent_of(line);
-            if ind <= indent {
-                break;
-            }
-            let bi = *block_indent.get_or_insert(ind);
-            parts.push(line.get(bi.min(ind)..).unwrap_or(""));
-            self.at += 1;
-        }
-        while parts.last() == Some(&"") {
-            parts.pop();
-        }
-        let text = if style.starts_with('>') {
-            // Folded: single newlines become spaces, blank lines become newlines.
-            let mut out = String::new();
-            for p in &parts {
-                if p.is_empty() {
-                    out.push('\n');
-                } else {
-                    if !out.is_empty() && !out.ends_with('\n') {
-                        out.push(' ');
-                    }
-                    out.push_str(p);
+            Event::Scalar(text, style, anchor, _) => {
+                let quoted = !matches!(style, ScalarStyle::Plain);
+                let v = Yaml::Scalar(text.into_owned(), quoted);
+                if anchor > 0 {
+                    anchors.insert(anchor, v.clone());
                 }
+                v
             }
-            out
-        } else {
-            parts.join("\n")
+            Event::Alias(id) => {
+                let v = anchors
+                    .get(&id)
+                    .cloned()
+                    .ok_or_else(|| err(line, col, "unknown alias"))?;
+                nodes += size(&v);
+                v
+            }
+            Event::MappingStart(anchor, _) | Event::SequenceStart(anchor, _) => {
+                if stack.len() >= crate::limits::MAX_DEPTH {
+                    return Err(err(line, col, "values are nested too deeply"));
+                }
+                stack.push(match event {
+                    Event::MappingStart(..) => Open::Map(Vec::new(), None, anchor),
+                    _ => Open::List(Vec::new(), anchor),
+                });
+                continue;
+            }
+            Event::MappingEnd | Event::SequenceEnd => match stack.pop() {
+                Some(Open::Map(m, _, anchor)) => {
+                    let v = Yaml::Map(m);
+                    if anchor > 0 {
+                        anchors.insert(anchor, v.clone());
+                    }
+                    v
+                }
+                Some(Open::List(l, anchor)) => {
+                    let v = Yaml::List(l);
+                    if anchor > 0 {
+                        anchors.insert(anchor, v.clone());
+                    }
+                    v
+                }
+                None => continue,
+            },
+            _ => continue,
         };
-        // Chomping indicators are ignored: page properties never end with a newline.
-        Yaml::Scalar(text.trim_end_matches('\n').to_string())
+        nodes += 1;
+        if nodes > MAX_YAML_NODES {
+            return Err(err(line, col, "too many values (aliases expand too much)"));
+        }
+        match stack.last_mut() {
+            None => root = Some(value),
+            Some(Open::List(l, _)) => l.push(value),
+            Some(Open::Map(m, key, _)) => match key.take() {
+                None => match value {
+                    Yaml::Scalar(k, _) => *key = Some(k),
+                    _ => return Err(err(line, col, "keys must be plain values")),
+                },
+                Some(k) => m.push((k, value)),
+            },
+        }
     }
+    Ok(root)
 }
 
-fn split_key(text: &str) -> Option<(&str, &str)> {
-    let (key, rest) = if let Some(stripped) = text.strip_prefix('"') {
-        let end = stripped.find('"')?;
-        (&stripped[..end], stripped[end + 1..].strip_prefix(':')?)
-    } else {
-        let colon = text
-            .find(": ")
-            .or_else(|| text.strip_suffix(':').map(|t| t.len()))?;
-        (&text[..colon], &text[colon + 1..])
+/// Variables from a YAML map of names to plain values (strings, numbers, booleans).
+fn variables(map: &Yaml) -> Result<Variables, FrontmatterError> {
+    let Yaml::Map(entries) = map else {
+        return Err(err(1, 1, "variables must be a map of names to values"));
     };
-    Some((key.trim(), rest))
+    let mut out = Variables::new();
+    for (k, v) in entries {
+        let value = match v {
+            Yaml::Scalar(s, true) => VariableValue::String(s.clone()),
+            Yaml::Scalar(s, false) => match v.bool() {
+                Some(b) => VariableValue::Bool(b),
+                None => match s.parse::<serde_json::Number>() {
+                    Ok(n) => VariableValue::Number(n),
+                    Err(_) => VariableValue::String(s.clone()),
+                },
+            },
+            _ => return Err(err(1, 1, format!("variable `{k}` must be a plain value"))),
+        };
+        out.insert(k.clone(), value);
+    }
+    Ok(out)
 }
 
-fn scalar(raw: &str) -> Result<String, String> {
-    if raw.starts_with('"') {
-        // YAML double-quoted strings use JSON-compatible escapes for what Git Sync writes.
-        let end = raw
-            .rfind('"')
-            .filter(|e| *e > 0)
-            .ok_or("unterminated string")?;
-        return serde_json::from_str::<String>(&raw[..=end]).map_err(|e| e.to_string());
+/// The space's variables from Git Sync's `.gitbook/vars.yaml` (a map of names to values).
+pub fn parse_space_variables(yaml: &str) -> Result<Variables, FrontmatterError> {
+    match parse_yaml(yaml)? {
+        None => Ok(Variables::new()),
+        Some(map) => variables(&map),
     }
-    if let Some(inner) = raw.strip_prefix('\'') {
-        let inner = inner.strip_suffix('\'').ok_or("unterminated string")?;
-        return Ok(inner.replace("''", "'"));
-    }
-    let value = match raw.find(" #") {
-        Some(i) => &raw[..i],
-        None => raw,
-    };
-    Ok(value.trim().to_string())
 }
 
 fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
-    let mut lines = Lines {
-        lines: yaml.lines().collect(),
-        at: 0,
+    let root = match parse_yaml(yaml)? {
+        None => Yaml::Map(Vec::new()),
+        Some(r @ Yaml::Map(_)) => r,
+        Some(_) => return Err(err(1, 1, "frontmatter must be a map of `key: value`")),
     };
-    let root = lines.map(0, 1)?;
     let s = |k: &str| root.get(k).and_then(Yaml::str).map(str::to_string);
     let b = |k: &str| root.get(k).and_then(Yaml::bool);
     let mut fm = Frontmatter {
@@ -332,7 +324,11 @@ fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
         condition: s("if"),
         layout: None,
         cover: None,
+        vars: None,
     };
+    if let Some(vars) = root.get("vars") {
+        fm.vars = Some(variables(vars)?);
+    }
     if let Some(layout) = root.get("layout") {
         let mut l = PageLayout::default();
         let visible = |k: &str| {
@@ -446,6 +442,17 @@ pub fn render_frontmatter(page: &Page) -> String {
                 lines.push(format!("coverY: {}", cover.y_pos));
             }
         }
+        if !doc.variables.is_empty() {
+            lines.push("vars:".into());
+            for (k, v) in &doc.variables {
+                let v = match v {
+                    VariableValue::String(s) => yaml_str(s),
+                    VariableValue::Bool(b) => b.to_string(),
+                    VariableValue::Number(n) => n.to_string(),
+                };
+                lines.push(format!("  {}: {v}", yaml_str(k)));
+            }
+        }
         if doc.layout != PageLayout::default() {
             let l = &doc.layout;
             lines.push("layout:".into());
@@ -479,9 +486,11 @@ pub fn render_frontmatter(page: &Page) -> String {
 /// A document page as Git Sync markdown: frontmatter, `# Title`, body.
 pub fn page_to_markdown(page: &Page) -> String {
     let body = page.markdown().unwrap_or("");
-    let title = crate::markdown::normalize_markdown(&format!("# {}", title_source(&page.title)));
+    // The title is the page's `#` heading; the body's headings start at `##`.
+    let heading = crate::markdown::normalize_markdown(&format!("## {}", title_source(&page.title)));
+    let title = heading.strip_prefix('#').unwrap_or(&heading);
     let mut out = render_frontmatter(page);
-    out.push_str(&title);
+    out.push_str(title);
     if !body.is_empty() {
         out.push('\n');
         out.push_str(body);
@@ -533,6 +542,9 @@ pub fn apply_frontmatter(page: &mut Page, fm: &Frontmatter) {
         if let Some(c) = &fm.cover {
             doc.cover = Some(c.clone());
         }
+        if let Some(v) = &fm.vars {
+            doc.variables = v.clone();
+        }
     }
 }
 
@@ -575,7 +587,74 @@ mod tests {
         assert_eq!(src.frontmatter.description.as_deref(), Some("a: b\nc"));
         assert_eq!(src.frontmatter.icon.as_deref(), Some("it's"));
         let e = split_page_markdown("---\njust words\n---\n").unwrap_err();
-        assert_eq!(e.line, 1);
+        assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn yaml_is_read_by_a_yaml_parser() {
+        // YAML escapes that are not JSON's (`\_` is a no-break space), block scalars,
+        // comments, flow collections, page variables.
+        let src = split_page_markdown(
+            "---\ndescription: \"A \\_ B \\x41\"\nicon: >-\n  book\n  open\n# note\nhidden: yes\nvars:\n  version: v1.2\n  count: 3\n  beta: true\n  quoted: \"true\"\ntags: [a, b]\n---\nBody\n",
+        )
+        .unwrap();
+        let fm = &src.frontmatter;
+        assert_eq!(fm.description.as_deref(), Some("A \u{a0} B A"));
+        assert_eq!(fm.icon.as_deref(), Some("book open"));
+        // YAML 1.2: `yes` is a string, not a boolean.
+        assert_eq!(fm.hidden, None);
+        let vars = fm.vars.as_ref().unwrap();
+        assert_eq!(vars["version"], VariableValue::String("v1.2".into()));
+        assert_eq!(vars["count"], VariableValue::Number(3.into()));
+        assert_eq!(vars["beta"], VariableValue::Bool(true));
+        assert_eq!(vars["quoted"], VariableValue::String("true".into()));
+    }
+
+    #[test]
+    fn space_variables() {
+        let vars =
+            parse_space_variables("food: apple\nlatest_version: v3.0.4\nyear: 2026\n").unwrap();
+        assert_eq!(vars["food"], VariableValue::String("apple".into()));
+        assert_eq!(vars["year"], VariableValue::Number(2026.into()));
+        assert!(parse_space_variables("- a\n").is_err());
+        assert!(parse_space_variables("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn invalid_yaml_names_line_and_column() {
+        let e = split_page_markdown("---\ndescription: ok\nicon: [unclosed\n---\nx\n").unwrap_err();
+        assert!(e.line >= 3, "{e}");
+        assert!(e.column >= 1);
+        assert!(e.to_string().starts_with("frontmatter line "), "{e}");
+        let e = split_page_markdown("---\na: b\n  c: d\n---\n").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+    }
+
+    #[test]
+    fn alias_bombs_and_deep_nesting_are_bounded() {
+        let mut bomb = String::from("---\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let prev = format!("*a{}", i - 1);
+            bomb.push_str(&format!(
+                "a{i}: &a{i} [{}]\n",
+                [prev.as_str(); 10].join(", ")
+            ));
+        }
+        bomb.push_str("---\n");
+        let e = split_page_markdown(&bomb).unwrap_err();
+        assert!(e.message.contains("aliases"), "{e}");
+        let deep = format!("---\na: {}{}\n---\n", "[".repeat(5000), "]".repeat(5000));
+        let r = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || split_page_markdown(&deep).map(|_| ()))
+            .unwrap()
+            .join()
+            .unwrap();
+        let e = r.unwrap_err();
+        assert!(
+            e.message.contains("nested too deeply") || e.message.contains("recursion"),
+            "{e}"
+        );
     }
 
     #[test]

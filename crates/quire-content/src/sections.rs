@@ -113,7 +113,8 @@ mod tests {
         assert_eq!(s[0].body, "Intro text.");
         assert_eq!(s[1].id, "install-the-cli");
         assert_eq!(s[1].title, "Install the CLI");
-        assert_eq!(s[1].level, 2);
+        // Git Sync's `##` is the first heading level.
+        assert_eq!(s[1].level, 1);
         assert_eq!(s[1].body, "Run npm i.\none\ntwo");
         assert_eq!(s[2].id, "config");
         assert_eq!(s[2].body, "Not a section\nTip.");

@@ -1,0 +1,214 @@
+//! Unit tests of the markdown dialect: each form Git Sync writes comes back unchanged.
+
+use super::*;
+
+fn roundtrip(md: &str) -> String {
+    let once = normalize_markdown(md);
+    let twice = normalize_markdown(&once);
+    assert_eq!(once, twice, "not stable for {md:?}");
+    once
+}
+
+fn json(md: &str) -> Value {
+    serde_json::to_value(markdown_to_document(md)).unwrap()
+}
+
+#[test]
+fn basic_blocks() {
+    let md = "## Title\n\nSome **bold** and _italic_ and `code` and ~~gone~~.\n\n### Sub <a href=\"#custom\" id=\"custom\"></a>\n\n* a\n* b\n  * nested\n\n1. one\n2. two\n\n* [ ] todo\n* [x] done\n\n> quoted\n\n***\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    assert_eq!(v["nodes"][0]["type"], "heading-1");
+    assert_eq!(v["nodes"][2]["type"], "heading-2");
+    assert_eq!(v["nodes"][2]["data"]["id"], "custom");
+    assert_eq!(
+        v["nodes"][1]["nodes"][0]["leaves"][1]["marks"][0]["type"],
+        "bold"
+    );
+    assert_eq!(v["nodes"][3]["type"], "list-unordered");
+    assert_eq!(v["nodes"][4]["type"], "list-ordered");
+    assert_eq!(v["nodes"][5]["type"], "list-tasks");
+    assert_eq!(v["nodes"][5]["nodes"][1]["data"]["checked"], true);
+    assert_eq!(v["nodes"][6]["type"], "blockquote");
+    assert_eq!(v["nodes"][7]["type"], "divider");
+    assert_eq!(v["nodes"][7]["isVoid"], true);
+    // Other forms are normalised to Git Sync's.
+    assert_eq!(
+        roundtrip("# T {#x}\n\n- a\n\n*i*\n\n---\n"),
+        "## T <a href=\"#x\" id=\"x\"></a>\n\n* a\n\n_i_\n\n***\n"
+    );
+}
+
+#[test]
+fn code_blocks() {
+    let md = "```js\nconst a = 1;\n\nconsole.log(a);\n```\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    assert_eq!(v["nodes"][0]["data"]["syntax"], "js");
+    assert_eq!(v["nodes"][0]["nodes"].as_array().unwrap().len(), 3);
+    assert_eq!(v["nodes"][0]["nodes"][0]["type"], "code-line");
+    let wrapped = "{% code title=\"x.py\" overflow=\"wrap\" lineNumbers=\"true\" %}\n```python\nprint(1)\n```\n{% endcode %}\n";
+    assert_eq!(roundtrip(wrapped), wrapped);
+    let v = json(wrapped);
+    assert_eq!(v["nodes"][0]["data"]["title"], "x.py");
+    assert_eq!(v["nodes"][0]["data"]["lineNumbers"], true);
+    // The attributes Quire once wrote in the info string.
+    assert_eq!(
+        roundtrip("```python title=\"x.py\"\nprint(1)\n```\n"),
+        "{% code title=\"x.py\" %}\n```python\nprint(1)\n```\n{% endcode %}\n"
+    );
+    // Fences inside code are lengthened.
+    let nested = "````md\n```\ninner\n```\n````\n";
+    assert_eq!(roundtrip(nested), nested);
+}
+
+#[test]
+fn containers() {
+    let md = "{% hint style=\"warning\" %}\nCareful **now**.\n{% endhint %}\n\n{% tabs %}\n{% tab title=\"First\" %}\nOne\n{% endtab %}\n\n{% tab title=\"Second\" icon=\"apple\" %}\n```sh\nls\n```\n{% endtab %}\n{% endtabs %}\n\n<details>\n\n<summary>More <em>info</em></summary>\n\nHidden text.\n\n</details>\n\n{% embed url=\"https://www.youtube.com/watch?v=x\" %}\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    assert_eq!(v["nodes"][0]["type"], "hint");
+    assert_eq!(v["nodes"][0]["data"]["style"], "warning");
+    assert_eq!(v["nodes"][1]["type"], "tabs");
+    assert_eq!(v["nodes"][1]["nodes"][1]["data"]["title"], "Second");
+    assert_eq!(v["nodes"][1]["nodes"][1]["data"]["icon"], "apple");
+    assert_eq!(v["nodes"][1]["nodes"][1]["nodes"][0]["type"], "code");
+    assert_eq!(v["nodes"][2]["type"], "expandable");
+    assert_eq!(
+        v["nodes"][2]["fragments"][0]["fragment"],
+        "expandable-title"
+    );
+    assert_eq!(v["nodes"][3]["type"], "embed");
+    // Tags inside fenced code are code.
+    let code = "```\n{% hint style=\"info\" %}\n```\n";
+    assert_eq!(json(code)["nodes"][0]["type"], "code");
+}
+
+#[test]
+fn unknown_content_is_kept_verbatim() {
+    for md in [
+        "{% unknown thing %}\n",
+        "{% hint style=\"info\" color=\"red\" %}\nText\n{% endhint %}\n",
+        "<div class=\"x\">\n<p>hi</p>\n</div>\n",
+        "Some <span>inline</span> html.\n",
+        "<!-- a comment -->\n",
+        "{% endhint %}\n",
+    ] {
+        assert_eq!(roundtrip(md), md);
+        let v = json(md);
+        assert_eq!(v["nodes"][0]["meta"]["raw"], true, "{md}");
+    }
+}
+
+#[test]
+fn tables() {
+    let md = "| Name  | Value |\n| ----- | ----: |\n| **a** | 1     |\n| b \\| c |       |\n";
+    let out = roundtrip(md);
+    let v = json(md);
+    let t = &v["nodes"][0];
+    assert_eq!(t["type"], "table");
+    assert_eq!(t["isVoid"], true);
+    assert_eq!(t["data"]["view"]["type"], "grid");
+    assert_eq!(t["data"]["definition"]["c1"]["textAlignment"], "right");
+    assert_eq!(t["data"]["definition"]["c0"]["title"], "Name");
+    assert_eq!(t["data"]["records"]["r1"]["values"]["c0"], "r1-c0");
+    assert!(t["data"]["records"]["r1"]["values"].get("c1").is_none());
+    assert_eq!(
+        out,
+        "| Name   | Value |\n| ------ | ----: |\n| **a**  | 1     |\n| b \\| c |       |\n"
+    );
+}
+
+#[test]
+fn links_images_and_files() {
+    let md = "See [the page](/pages/abc123), [anchor](/pages/abc123#setup), [site](https://example.com), [here](#top) and [abc123](/pages/abc123 \"mention\").\n\n<figure><img src=\"/files/f1\" alt=\"\"><figcaption><p>Diagram</p></figcaption></figure>\n\nInline ![icon](https://x.y/i.png) image.\n\n{% file src=\"/files/f2\" %}\n\n{% content-ref url=\"/pages/p2\" %}\n[p2](/pages/p2)\n{% endcontent-ref %}\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    let p = &v["nodes"][0]["nodes"];
+    assert_eq!(p[1]["type"], "link");
+    assert_eq!(
+        p[1]["data"]["ref"],
+        serde_json::json!({"kind": "page", "page": "abc123"})
+    );
+    assert_eq!(p[3]["data"]["ref"]["kind"], "anchor");
+    assert_eq!(p[5]["data"]["ref"]["kind"], "url");
+    assert_eq!(p[9]["type"], "mention");
+    assert_eq!(v["nodes"][1]["type"], "images");
+    assert_eq!(v["nodes"][1]["nodes"][0]["data"]["ref"]["kind"], "file");
+    assert_eq!(v["nodes"][2]["nodes"][1]["type"], "inline-image");
+    assert_eq!(v["nodes"][3]["type"], "file");
+    assert_eq!(v["nodes"][4]["type"], "content-ref");
+}
+
+#[test]
+fn resolver_can_drop_links() {
+    struct Drop;
+    impl LinkResolver for Drop {
+        fn resolve(&self, href: &str) -> Option<LinkTarget> {
+            (href == "missing.md").then_some(LinkTarget::Text)
+        }
+    }
+    let out = normalize_markdown_with("A [broken](missing.md) link.\n", &Drop);
+    assert_eq!(out, "A broken link.\n");
+}
+
+#[test]
+fn tricky_inline_content_is_stable() {
+    for md in [
+        "**a **b",
+        "*a*b*c*",
+        "x<strong>a </strong>y",
+        "1. not a list",
+        "\\# not a heading",
+        "a  \nb",
+        "a\\\nb",
+        "`` a`b ``",
+        "***both***",
+        "**bold *and italic* inside**",
+        "<kbd>Ctrl</kbd> + <kbd>C</kbd>",
+        "<mark style=\"color:red;\">red</mark>",
+        "[**bold link**](https://x.y)",
+        "{% hint %} in text",
+        "&copy; &amp; entities",
+        "trailing backslash \\",
+        "- [ ]",
+        "-",
+        "> a\n\n> b",
+        "- a\n\n\n- b",
+        "* a\n- b",
+        "Setext\n===",
+        "| a |\n| - |\n| `x|y` |",
+        "costs $5 and $10",
+        "text\n\n\n\nafter blank lines",
+    ] {
+        roundtrip(md);
+    }
+}
+
+#[test]
+fn empty_and_whitespace() {
+    assert_eq!(normalize_markdown(""), "");
+    assert_eq!(normalize_markdown("\n\n  \n"), "");
+    assert_eq!(markdown_to_document("").nodes.len(), 0);
+}
+
+#[test]
+fn annotations_are_footnotes() {
+    let md = "A word[^1] and _another_[^2] here.\n\n[^1]: The first note.\n\n[^2]: A second one.\n\n    With two paragraphs.\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    let p = &v["nodes"][0]["nodes"];
+    assert_eq!(p[1]["type"], "annotation");
+    assert_eq!(p[1]["nodes"][0]["leaves"][0]["text"], "word");
+    assert_eq!(p[1]["fragments"][0]["fragment"], "annotation-body");
+    assert_eq!(p[3]["fragments"][0]["nodes"].as_array().unwrap().len(), 2);
+    // Labels are renumbered in order; a reference without definition is text.
+    assert_eq!(
+        roundtrip("See this[^note].\n\n[^note]: Here.\n"),
+        "See this[^1].\n\n[^1]: Here.\n"
+    );
+    assert_eq!(
+        markdown_to_document("Missing[^x] note.\n").plain_text(),
+        "Missing[^x] note."
+    );
+}
