@@ -145,13 +145,13 @@ impl<T> JsonErrorHeads<T> {
 
 /// The JSON answer replacing one of hyper's empty error answers, if `head` is one.
 fn json_error_head(head: &[u8]) -> Option<Vec<u8>> {
-    let (code, message) = [
-        (400u16, "Malformed HTTP request."),
-        (414, "The request URI is too long."),
-        (431, "The request headers are too large."),
-    ]
-    .into_iter()
-    .find(|(code, _)| head.starts_with(format!("HTTP/1.1 {code} ").as_bytes()))?;
+    // Every response passes here: decide on the status bytes before anything else.
+    let (code, message) = match head.get(..13)? {
+        b"HTTP/1.1 400 " => (400u16, "Malformed HTTP request."),
+        b"HTTP/1.1 414 " => (414, "The request URI is too long."),
+        b"HTTP/1.1 431 " => (431, "The request headers are too large."),
+        _ => return None,
+    };
     let text = std::str::from_utf8(head).ok()?;
     if !text.ends_with("\r\n\r\n") || !text.to_ascii_lowercase().contains("content-length: 0\r\n") {
         return None;

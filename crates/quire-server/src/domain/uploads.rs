@@ -95,17 +95,16 @@ async fn store_file(
     };
     let size = bytes.len() as u64;
     let hash = state.blobs.put(bytes).await.map_err(ApiError::internal)?;
-    sqlx::query(
-        "INSERT INTO blobs (hash, size, content_type, width, height, created_at) VALUES ($1, $2, $3, $4, $5, $6) \
-         ON CONFLICT (hash) DO NOTHING",
+    let dims = dimensions.map(|d| (i64::from(d.width), i64::from(d.height)));
+    let size_i64 = i64::try_from(size).unwrap_or(i64::MAX);
+    crate::store::objects::record_blob(
+        &state.db,
+        &hash,
+        size_i64,
+        &content_type,
+        dims,
+        state.now(),
     )
-    .bind(&hash)
-    .bind(i64::try_from(size).unwrap_or(i64::MAX))
-    .bind(&content_type)
-    .bind(dimensions.map(|d| i64::from(d.width)))
-    .bind(dimensions.map(|d| i64::from(d.height)))
-    .bind(state.now())
-    .execute(state.db.pool())
     .await?;
     Ok(File {
         id: new_id(),

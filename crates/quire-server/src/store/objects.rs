@@ -119,3 +119,28 @@ pub async fn has_blob_ref(db: &Db, space_id: &str, hash: &str) -> sqlx::Result<b
             .await?;
     Ok(found.is_some())
 }
+
+/// Records a stored blob (the first upload of some bytes describes them; each file keeps its
+/// own content type in the content, so this row's type is informative only).
+pub async fn record_blob(
+    db: &Db,
+    hash: &str,
+    size: i64,
+    content_type: &str,
+    dimensions: Option<(i64, i64)>,
+    now: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO blobs (hash, size, content_type, width, height, created_at) VALUES ($1, $2, $3, $4, $5, $6) \
+         ON CONFLICT (hash) DO NOTHING",
+    )
+    .bind(hash)
+    .bind(size)
+    .bind(content_type)
+    .bind(dimensions.map(|d| d.0))
+    .bind(dimensions.map(|d| d.1))
+    .bind(now)
+    .execute(db.pool())
+    .await?;
+    Ok(())
+}
