@@ -12,18 +12,6 @@ fn titles(pages: &Value, out: &mut Vec<String>) {
     }
 }
 
-async fn status_of(base: String, token: String, path: String, body: Value) -> u16 {
-    reqwest::Client::new()
-        .post(format!("{base}{path}"))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .expect("request sent")
-        .status()
-        .as_u16()
-}
-
 /// A batch racing a merge of the same change request either lands before the merge takes it
 /// (and is merged) or is refused with 409: an acknowledged batch is never stranded.
 #[tokio::test]
@@ -51,17 +39,19 @@ async fn batches_racing_a_merge_are_merged_or_refused() {
         for i in 0..12 {
             let title = format!("R{round} P{i}");
             let body = json!({ "changes": [{ "operation": "insert_page", "title": title, "document": { "markdown": format!("Body {i}") } }] });
-            let task = tokio::spawn(status_of(
+            let task = tokio::spawn(send(
                 app.base.clone(),
                 alice.token.clone(),
+                reqwest::Method::POST,
                 content.clone(),
                 body,
             ));
             tasks.push((Some(title), task));
             if i == 4 {
-                let task = tokio::spawn(status_of(
+                let task = tokio::spawn(send(
                     app.base.clone(),
                     alice.token.clone(),
+                    reqwest::Method::POST,
                     merge.clone(),
                     json!({}),
                 ));
