@@ -313,3 +313,18 @@ proptest! {
         exercise_document(nodes)?;
     }
 }
+
+/// Tags cut off at the end of their text (found by the round-trip properties) parse as text.
+#[test]
+fn unterminated_tags_are_handled() {
+    for md in [
+        "<details>\n<summary><a%\n</summary>\n\n\n</details>\n",
+        "<details>\n<summary><a",
+        "<details>\n<summary><a b=\"x",
+        "<details>\n<summary><a b=",
+        "<details>\n<summary><a b/",
+        "<a%",
+    ] {
+        exercise_markdown(md.to_string()).unwrap();
+    }
+}

@@ -202,7 +202,8 @@ fn parse_open_tag(s: &str) -> Option<(HElement, usize, bool)> {
         if k == a {
             return None;
         }
-        let key = s[chars[a].0..chars[k].0].to_ascii_lowercase();
+        // An unterminated tag (`<a%` at the end) is no tag.
+        let key = s[chars[a].0..chars.get(k)?.0].to_ascii_lowercase();
         if chars.get(k)?.1 != '=' {
             attrs.push((key, None));
             continue;

@@ -13,7 +13,7 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::change_requests::ChangeRequestRow;
 use crate::store::revisions::NewRevision;
-use crate::values::RevisionType;
+use crate::values::{ChangeRequestStatus, RevisionType};
 
 /// Loads a change request of the space by id or number; 404 otherwise.
 pub async fn load(
@@ -101,6 +101,14 @@ pub async fn land(state: &AppState, landing: Landing<'_>) -> ApiResult<Option<St
     let cr = landing.cr;
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    // Take the change request before writing anything: a merge holding it finishes first, and
+    // one that moved it since `cr` was read sends the caller round again.
+    let Some(now_cr) = store::change_requests::lock(&mut tx, &cr.id).await? else {
+        return Ok(None);
+    };
+    if now_cr.revision_id != cr.revision_id || now_cr.status == ChangeRequestStatus::Merged {
+        return Ok(None);
+    }
     let saved = content::save(state, &mut tx, &cr.space_id, landing.revision).await?;
     let revision_id = new_id();
     store::revisions::insert(

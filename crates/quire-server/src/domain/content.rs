@@ -18,16 +18,23 @@ use crate::store;
 /// The content of a revision of `space_id`: as [`load`], and every object walked is then
 /// known to be stored for that space (so that later saves skip it).
 pub async fn load_in(state: &AppState, space_id: &str, root: &str) -> ApiResult<Arc<Revision>> {
-    load_walk(state, Some(space_id), root).await
+    load_walk(state, None, Some(space_id), root).await
 }
 
 /// The content of the revision whose root object is `root` (empty root: empty content).
 pub async fn load(state: &AppState, root: &str) -> ApiResult<Arc<Revision>> {
-    load_walk(state, None, root).await
+    load_walk(state, None, None, root).await
+}
+
+/// As [`load`], reading through `tx`: a transaction holding locks reads on its own
+/// connection, never waiting for another from the pool while others wait for it.
+pub async fn load_tx(state: &AppState, tx: &mut Tx, root: &str) -> ApiResult<Arc<Revision>> {
+    load_walk(state, Some(tx), None, root).await
 }
 
 async fn load_walk(
     state: &AppState,
+    mut tx: Option<&mut Tx>,
     space_id: Option<&str>,
     root: &str,
 ) -> ApiResult<Arc<Revision>> {
@@ -49,7 +56,11 @@ async fn load_walk(
             .filter(|h| !state.content.objects.contains_key(*h))
             .map(ObjectHash::to_hex)
             .collect();
-        for (hash, data) in store::objects::get_many(&state.db, &missing).await? {
+        let found = match tx.as_deref_mut() {
+            Some(tx) => store::objects::get_many_tx(tx, &missing).await?,
+            None => store::objects::get_many(&state.db, &missing).await?,
+        };
+        for (hash, data) in found {
             if let Some(h) = ObjectHash::from_hex(&hash) {
                 state.content.objects.insert(h, Arc::new(data));
             }

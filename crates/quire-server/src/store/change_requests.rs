@@ -50,10 +50,13 @@ pub async fn get(
     .await
 }
 
-/// A change request by id, inside a transaction.
-pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<ChangeRequestRow>> {
+/// A change request by id inside a transaction, its row locked until the transaction ends
+/// (PostgreSQL; SQLite's writers already take turns): the change request's writers (batches,
+/// updates, the merge) take it first, so none of them works on a state another is replacing.
+pub async fn lock(tx: &mut Tx, id: &str) -> sqlx::Result<Option<ChangeRequestRow>> {
+    let lock = crate::db::for_update(tx);
     sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM change_requests WHERE id = $1"
+        "SELECT {COLUMNS} FROM change_requests WHERE id = $1{lock}"
     ))
     .bind(id)
     .fetch_optional(&mut **tx)

@@ -8,6 +8,23 @@ use crate::db::{Db, Tx};
 /// Fetches the objects among `hashes` that exist in any space, as `(hash, bytes)` (an
 /// object's bytes are the same wherever it is stored: its name is their hash).
 pub async fn get_many(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
+    if hashes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut conn = db.pool().acquire().await?;
+    get_many_on(&mut conn, hashes).await
+}
+
+/// As [`get_many`], through the connection of a transaction under way: a writer holding
+/// locks must not wait for a second connection from the pool.
+pub async fn get_many_tx(tx: &mut Tx, hashes: &[String]) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
+    get_many_on(tx, hashes).await
+}
+
+async fn get_many_on(
+    conn: &mut sqlx::AnyConnection,
+    hashes: &[String],
+) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
     let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(hashes.len());
     for chunk in hashes.chunks(500) {
         let mut q = Sql::new("SELECT hash, data FROM content_objects WHERE hash IN (");
@@ -18,7 +35,7 @@ pub async fn get_many(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<(String, V
             q.bind(h.as_str());
         }
         q.push(")");
-        let rows: Vec<(String, Vec<u8>)> = q.query_as().fetch_all(db.pool()).await?;
+        let rows: Vec<(String, Vec<u8>)> = q.query_as().fetch_all(&mut *conn).await?;
         out.extend(rows);
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));

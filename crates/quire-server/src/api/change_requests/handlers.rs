@@ -190,8 +190,9 @@ pub async fn update_change_request(
     ctx.require_live()?;
     let found = load(&state, &ctx, &cr).await?;
     let mut tx = state.db.begin().await?;
-    // Re-read inside the transaction so the counters follow the true previous status.
-    let mut c = store::change_requests::get_tx(&mut tx, &found.id)
+    // Taken inside the transaction so the counters follow the true previous status and a
+    // merge cannot be undone by this write.
+    let mut c = store::change_requests::lock(&mut tx, &found.id)
         .await?
         .ok_or_else(|| {
             ApiError::not_found(format!("Change request `{cr}` not found in this space."))

@@ -75,6 +75,21 @@ async fn load_revision(state: &AppState, space_id: &str, revision_id: &str) -> A
     Ok(Loaded { row, rev })
 }
 
+/// The content of a revision, read through `tx` (see [`content::load_tx`]).
+async fn revision_in(
+    state: &AppState,
+    tx: &mut crate::db::Tx,
+    space_id: &str,
+    revision_id: &str,
+) -> ApiResult<Arc<Revision>> {
+    let root = store::revisions::root_of(tx, space_id, revision_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Revision `{revision_id}` not found in this space."))
+        })?;
+    content::load_tx(state, tx, &root).await
+}
+
 /// The signed download URL of a file of `space_id`, for `reader`.
 fn download_url(state: &AppState, space_id: &str, reader: &str, file: &File) -> String {
     blobs::download_url(
@@ -693,7 +708,16 @@ pub async fn merge_cr(
     let mut attempts = crs::Attempts::new("the merge");
     let revision = loop {
         attempts.take()?;
-        let space = store::spaces::get(&state.db, &ctx.space.id)
+        // The merge takes the change request first and holds it to the end: a batch racing it
+        // waits, then finds it merged (409), so nothing it acknowledged is left behind.
+        let mut tx = state.db.begin().await?;
+        let c = store::change_requests::lock(&mut tx, &found.id)
+            .await?
+            .ok_or_else(|| ApiError::not_found(format!("Change request `{cr}` not found.")))?;
+        if c.status == ChangeRequestStatus::Merged {
+            return Err(ApiError::conflict("This change request is already merged."));
+        }
+        let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
             .await?
             .ok_or_else(|| ApiError::not_found("Space not found."))?;
         if space.edit_mode == EditMode::Locked {
@@ -701,20 +725,15 @@ pub async fn merge_cr(
                 "The space is locked (`editMode` is `locked`): nothing can be merged into it.",
             ));
         }
-        let c = crs::load(&state, &ctx, &found.id).await?;
-        if c.status == ChangeRequestStatus::Merged {
-            return Err(ApiError::conflict("This change request is already merged."));
-        }
-        let mine = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
+        let mine = revision_in(&state, &mut tx, &ctx.space.id, &c.revision_id).await?;
         let merged = if space.revision_id == c.revision_base {
-            (*mine.rev).clone()
+            (*mine).clone()
         } else {
-            let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
-            let main = load_revision(&state, &ctx.space.id, &space.revision_id).await?;
-            merge3(base.rev, main.rev, mine.rev).await?
+            let base = revision_in(&state, &mut tx, &ctx.space.id, &c.revision_base).await?;
+            let main = revision_in(&state, &mut tx, &ctx.space.id, &space.revision_id).await?;
+            merge3(base, main, mine).await?
         };
         let now = state.now();
-        let mut tx = state.db.begin().await?;
         let saved = content::save(&state, &mut tx, &ctx.space.id, merged).await?;
         let revision_id = new_id();
         store::revisions::insert(
@@ -756,7 +775,7 @@ pub async fn merge_cr(
         )
         .await?
         {
-            // A batch landed on the change request after it was read: merge that too.
+            // Held since it was read: cannot move, but a refusal must not mark it merged.
             continue;
         }
         store::change_requests::count_transition(

@@ -76,7 +76,7 @@ pub async fn reindex_with(
             let old_root = store::revisions::root_of(tx, space_id, &ix.revision_id).await?;
             match old_root {
                 Some(root) => {
-                    let old = crate::domain::content::load(state, &root).await?;
+                    let old = crate::domain::content::load_tx(state, tx, &root).await?;
                     match incremental(state, tx, ix, revision_id, language.clone(), &old, rev)
                         .await?
                     {
