@@ -1,5 +1,6 @@
 //! JSON shapes of the official resources, built from stored rows for one caller.
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::clock::iso;
@@ -10,30 +11,64 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::pagination::{List, PageRequest};
 use crate::state::AppState;
 use crate::store::change_requests::ChangeRequestRow;
+use crate::store::collections::CollectionRow;
 use crate::store::members::MemberRow;
 use crate::store::orgs::OrgRow;
 use crate::store::spaces::SpaceRow;
 use crate::store::teams::TeamRow;
 use crate::store::users::UserRow;
-use crate::values::{ChangeRequestStatus, EditMode};
+use crate::values::{ChangeRequestStatus, EditMode, Visibility};
+
+/// `Urls` of a resource: its API location and, for most, its page in the app.
+#[derive(Serialize)]
+pub struct Urls {
+    /// The resource in the API.
+    pub location: String,
+    /// The resource in the app.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
+    /// The organization's logo.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logo: Option<String>,
+}
+
+impl Urls {
+    fn of(state: &AppState, location: &str, app: Option<&str>) -> Self {
+        Self {
+            location: state.url(location),
+            app: app.map(|a| state.url(a)),
+            logo: None,
+        }
+    }
+}
 
 /// `User`.
-pub fn user(state: &AppState, id: &str, email: &str, name: &str, photo: Option<&str>) -> Value {
-    let mut v = json!({
-        "object": "user",
-        "id": id,
-        "displayName": name,
-        "email": email,
-        "urls": { "location": state.url(&format!("/v1/users/{id}")) },
-    });
-    if let Some(photo) = photo {
-        v["photoURL"] = json!(photo);
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    object: &'static str,
+    id: String,
+    display_name: String,
+    email: String,
+    #[serde(rename = "photoURL", skip_serializing_if = "Option::is_none")]
+    photo_url: Option<String>,
+    urls: Urls,
+}
+
+/// `User`.
+pub fn user(state: &AppState, id: &str, email: &str, name: &str, photo: Option<&str>) -> User {
+    User {
+        object: "user",
+        id: id.to_string(),
+        display_name: name.to_string(),
+        email: email.to_string(),
+        photo_url: photo.map(str::to_string),
+        urls: Urls::of(state, &format!("/v1/users/{id}"), None),
     }
-    v
 }
 
 /// `User` from a user row.
-pub fn user_row(state: &AppState, u: &UserRow) -> Value {
+pub fn user_row(state: &AppState, u: &UserRow) -> User {
     user(
         state,
         &u.id,
@@ -43,95 +78,222 @@ pub fn user_row(state: &AppState, u: &UserRow) -> Value {
     )
 }
 
+/// What the caller may do in an organization (`Organization.permissions`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrgPermissions {
+    view: bool,
+    access: bool,
+    admin: bool,
+    own_team: bool,
+    create_content: bool,
+    #[serde(rename = "createOpenAPISpec")]
+    create_openapi_spec: bool,
+    ingest_conversations: bool,
+    view_billing: bool,
+    list_members: bool,
+    list_teams: bool,
+    list_integrations: bool,
+    list_installations: bool,
+    install_integration: bool,
+}
+
+impl OrgPermissions {
+    /// The permissions of a caller holding `role` (`None`: guest).
+    pub fn of(role: Option<Role>) -> Self {
+        let admin = role == Some(Role::Admin);
+        let non_guest = role.is_some();
+        Self {
+            view: true,
+            access: true,
+            admin,
+            own_team: admin,
+            create_content: role.is_some_and(|r| r >= Role::Create),
+            create_openapi_spec: role.is_some_and(|r| r >= Role::Create),
+            ingest_conversations: admin,
+            view_billing: admin,
+            list_members: non_guest,
+            list_teams: non_guest,
+            list_integrations: non_guest,
+            list_installations: admin,
+            install_integration: admin,
+        }
+    }
+
+    /// Nothing at all: an organization seen only through a shared e-mail domain.
+    pub fn nothing() -> Self {
+        Self {
+            view: false,
+            access: false,
+            admin: false,
+            own_team: false,
+            create_content: false,
+            create_openapi_spec: false,
+            ingest_conversations: false,
+            view_billing: false,
+            list_members: false,
+            list_teams: false,
+            list_integrations: false,
+            list_installations: false,
+            install_integration: false,
+        }
+    }
+}
+
+/// `Organization.trial`.
+#[derive(Serialize)]
+pub struct Trial {
+    status: &'static str,
+    count: i64,
+}
+
+/// `Organization.mergeRules`.
+#[derive(Serialize)]
+pub struct MergeRules {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// `Organization`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Organization {
+    object: &'static str,
+    id: String,
+    title: String,
+    created_at: String,
+    email_domains: Vec<String>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    default_role: Option<String>,
+    sso: bool,
+    ai: bool,
+    invite_links: bool,
+    plan: &'static str,
+    merge_rules: MergeRules,
+    urls: Urls,
+    trial: Trial,
+    /// What the caller may do.
+    pub permissions: OrgPermissions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hostname: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    default_content: Option<Value>,
+}
+
 /// `Organization`, with `permissions` for a caller holding `role` (`None`: guest).
-pub fn organization(state: &AppState, org: &OrgRow, role: Option<Role>) -> ApiResult<Value> {
-    let admin = role == Some(Role::Admin);
-    let non_guest = role.is_some();
-    let creator = role.is_some_and(|r| r >= Role::Create);
-    let mut v = json!({
-        "object": "organization",
-        "id": org.id,
-        "title": org.title,
-        "createdAt": iso(org.created_at),
-        "emailDomains": org.domains().map_err(ApiError::internal)?,
-        "type": "business",
-        "defaultRole": org.default_role,
-        "sso": org.sso != 0,
-        "ai": org.ai != 0,
-        "inviteLinks": org.invite_links != 0,
-        "plan": "free",
-        "mergeRules": { "type": "none" },
-        "urls": {
-            "location": state.url(&format!("/v1/orgs/{}", org.id)),
-            "app": state.url(&format!("/o/{}", org.id)),
+pub fn organization(state: &AppState, org: &OrgRow, role: Option<Role>) -> ApiResult<Organization> {
+    let mut urls = Urls::of(
+        state,
+        &format!("/v1/orgs/{}", org.id),
+        Some(&format!("/o/{}", org.id)),
+    );
+    urls.logo.clone_from(&org.logo_url);
+    let default_content = match org.default_content.as_deref() {
+        Some(c) => Some(serde_json::from_str::<Value>(c).map_err(ApiError::internal)?),
+        None => None,
+    };
+    Ok(Organization {
+        object: "organization",
+        id: org.id.clone(),
+        title: org.title.clone(),
+        created_at: iso(org.created_at),
+        email_domains: org.domains().map_err(ApiError::internal)?,
+        kind: "business",
+        default_role: org.default_role.clone(),
+        sso: org.sso != 0,
+        ai: org.ai != 0,
+        invite_links: org.invite_links != 0,
+        plan: "free",
+        merge_rules: MergeRules { kind: "none" },
+        urls,
+        trial: Trial {
+            status: "notapplicable",
+            count: 0,
         },
-        "trial": { "status": "notapplicable", "count": 0 },
-        "permissions": {
-            "view": true,
-            "access": true,
-            "admin": admin,
-            "ownTeam": admin,
-            "createContent": creator,
-            "createOpenAPISpec": creator,
-            "ingestConversations": admin,
-            "viewBilling": admin,
-            "listMembers": non_guest,
-            "listTeams": non_guest,
-            "listIntegrations": non_guest,
-            "listInstallations": admin,
-            "installIntegration": admin,
-        },
-    });
-    if let Some(hostname) = &org.hostname {
-        v["hostname"] = json!(hostname);
-    }
-    if let Some(content) = org
-        .default_content
-        .as_deref()
-        .and_then(|c| serde_json::from_str::<Value>(c).ok())
-    {
-        v["defaultContent"] = content;
-    }
-    if let Some(logo) = &org.logo_url {
-        v["urls"]["logo"] = json!(logo);
-    }
-    Ok(v)
-}
-
-/// `OrganizationMember`.
-pub fn member(state: &AppState, m: &MemberRow) -> Value {
-    let mut v = json!({
-        "object": "member",
-        "id": m.user_id,
-        "role": m.role,
-        "user": user(state, &m.user_id, &m.email, &m.display_name, m.photo_url.as_deref()),
-        "disabled": false,
-        "joinedAt": iso(m.joined_at),
-        "sso": m.sso != 0,
-        "spaces": m.spaces,
-        "teams": m.teams,
-    });
-    if let Some(seen) = m.last_seen_at {
-        v["lastSeenAt"] = json!(iso(seen));
-    }
-    v
-}
-
-/// `OrganizationTeam`; `can_manage` says whether the caller administers it.
-pub fn team(t: &TeamRow, can_manage: bool) -> Value {
-    json!({
-        "object": "team",
-        "id": t.id,
-        "title": t.title,
-        "members": t.members,
-        "spaces": t.spaces,
-        "createdAt": iso(t.created_at),
-        "permissions": { "admin": can_manage, "view": true },
+        permissions: OrgPermissions::of(role),
+        hostname: org.hostname.clone(),
+        default_content,
     })
 }
 
+/// `OrganizationMember`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Member {
+    object: &'static str,
+    id: String,
+    role: Option<String>,
+    user: User,
+    disabled: bool,
+    joined_at: String,
+    sso: bool,
+    spaces: i64,
+    teams: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_seen_at: Option<String>,
+}
+
+/// `OrganizationMember`.
+pub fn member(state: &AppState, m: &MemberRow) -> Member {
+    Member {
+        object: "member",
+        id: m.user_id.clone(),
+        role: m.role.clone(),
+        user: user(
+            state,
+            &m.user_id,
+            &m.email,
+            &m.display_name,
+            m.photo_url.as_deref(),
+        ),
+        disabled: false,
+        joined_at: iso(m.joined_at),
+        sso: m.sso != 0,
+        spaces: m.spaces,
+        teams: m.teams,
+        last_seen_at: m.last_seen_at.map(iso),
+    }
+}
+
+/// `OrganizationTeam.permissions`.
+#[derive(Serialize)]
+pub struct TeamPermissions {
+    admin: bool,
+    view: bool,
+}
+
+/// `OrganizationTeam`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Team {
+    object: &'static str,
+    id: String,
+    title: String,
+    members: i64,
+    spaces: i64,
+    created_at: String,
+    permissions: TeamPermissions,
+}
+
+/// `OrganizationTeam`; `can_manage` says whether the caller administers it.
+pub fn team(t: &TeamRow, can_manage: bool) -> Team {
+    Team {
+        object: "team",
+        id: t.id.clone(),
+        title: t.title.clone(),
+        members: t.members,
+        spaces: t.spaces,
+        created_at: iso(t.created_at),
+        permissions: TeamPermissions {
+            admin: can_manage,
+            view: true,
+        },
+    }
+}
+
 /// A 201 answer with the new resource and its `Location`.
-pub fn created(location: &str, body: Value) -> axum::response::Response {
+pub fn created(location: &str, body: impl Serialize) -> axum::response::Response {
     use axum::response::IntoResponse;
     (
         axum::http::StatusCode::CREATED,
@@ -149,127 +311,206 @@ pub fn default_level(level: Option<&str>) -> Value {
     }
 }
 
+/// `Space.permissions`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpacePermissions {
+    view: bool,
+    access: bool,
+    admin: bool,
+    view_invite_links: bool,
+    edit: bool,
+    trigger_git_sync: bool,
+    comment: bool,
+    merge: bool,
+    review: bool,
+    install_integration: bool,
+}
+
+/// `Space`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Space {
+    object: &'static str,
+    id: String,
+    title: String,
+    emoji: String,
+    visibility: Visibility,
+    created_at: String,
+    updated_at: String,
+    edit_mode: EditMode,
+    urls: Urls,
+    organization: String,
+    revision: String,
+    default_level: Option<String>,
+    comments: i64,
+    change_requests: i64,
+    change_requests_open: i64,
+    change_requests_draft: i64,
+    permissions: SpacePermissions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deleted_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    language: Option<String>,
+}
+
 /// `Space`, with `permissions` for a caller holding `role` on it.
-pub fn space(state: &AppState, s: &crate::store::spaces::SpaceRow, role: Role) -> Value {
+pub fn space(state: &AppState, s: &SpaceRow, role: Role) -> Space {
     let live = s.deleted_at.is_none();
     let editable = live && s.edit_mode == EditMode::Live;
     let admin = role >= Role::Admin;
-    let mut v = json!({
-        "object": "space",
-        "id": s.id,
-        "title": s.title,
-        "emoji": s.emoji.clone().unwrap_or_default(),
-        "visibility": s.visibility,
-        "createdAt": iso(s.created_at),
-        "updatedAt": iso(s.updated_at),
-        "editMode": s.edit_mode,
-        "urls": {
-            "location": state.url(&format!("/v1/spaces/{}", s.id)),
-            "app": state.url(&format!("/s/{}", s.id)),
+    Space {
+        object: "space",
+        id: s.id.clone(),
+        title: s.title.clone(),
+        emoji: s.emoji.clone().unwrap_or_default(),
+        visibility: s.visibility,
+        created_at: iso(s.created_at),
+        updated_at: iso(s.updated_at),
+        edit_mode: s.edit_mode,
+        urls: Urls::of(
+            state,
+            &format!("/v1/spaces/{}", s.id),
+            Some(&format!("/s/{}", s.id)),
+        ),
+        organization: s.org_id.clone(),
+        revision: s.revision_id.clone(),
+        default_level: s.default_level.clone(),
+        comments: s.comments,
+        change_requests: s.change_requests,
+        change_requests_open: s.change_requests_open,
+        change_requests_draft: s.change_requests_draft,
+        permissions: SpacePermissions {
+            view: true,
+            access: true,
+            admin,
+            view_invite_links: admin,
+            edit: editable && role >= Role::Edit,
+            trigger_git_sync: editable && role >= Role::Edit,
+            comment: live && role >= Role::Comment,
+            merge: editable && role >= Role::Edit,
+            review: live && role >= Role::Review,
+            install_integration: live && admin,
         },
-        "organization": s.org_id,
-        "revision": s.revision_id,
-        "defaultLevel": default_level(s.default_level.as_deref()),
-        "comments": s.comments,
-        "changeRequests": s.change_requests,
-        "changeRequestsOpen": s.change_requests_open,
-        "changeRequestsDraft": s.change_requests_draft,
-        "permissions": {
-            "view": true,
-            "access": true,
-            "admin": admin,
-            "viewInviteLinks": admin,
-            "edit": editable && role >= Role::Edit,
-            "triggerGitSync": editable && role >= Role::Edit,
-            "comment": live && role >= Role::Comment,
-            "merge": editable && role >= Role::Edit,
-            "review": live && role >= Role::Review,
-            "installIntegration": live && admin,
-        },
-    });
-    if let Some(deleted) = s.deleted_at {
-        v["deletedAt"] = json!(iso(deleted));
+        deleted_at: s.deleted_at.map(iso),
+        parent: s.parent_id.clone(),
+        language: s.language.clone(),
     }
-    if let Some(parent) = &s.parent_id {
-        v["parent"] = json!(parent);
-    }
-    if let Some(language) = &s.language {
-        v["language"] = json!(language);
-    }
-    v
+}
+
+/// `Collection.permissions`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionPermissions {
+    view: bool,
+    admin: bool,
+    view_invite_links: bool,
+    create: bool,
+}
+
+/// `Collection`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Collection {
+    object: &'static str,
+    id: String,
+    title: String,
+    organization: String,
+    default_level: Option<String>,
+    urls: Urls,
+    permissions: CollectionPermissions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent: Option<String>,
 }
 
 /// `Collection`, with `permissions` for a caller holding `role` on it.
-pub fn collection(
-    state: &AppState,
-    c: &crate::store::collections::CollectionRow,
-    role: Role,
-) -> Value {
+pub fn collection(state: &AppState, c: &CollectionRow, role: Role) -> Collection {
     let admin = role >= Role::Admin;
-    let mut v = json!({
-        "object": "collection",
-        "id": c.id,
-        "title": c.title,
-        "organization": c.org_id,
-        "defaultLevel": default_level(c.default_level.as_deref()),
-        "urls": {
-            "location": state.url(&format!("/v1/collections/{}", c.id)),
-            "app": state.url(&format!("/c/{}", c.id)),
+    Collection {
+        object: "collection",
+        id: c.id.clone(),
+        title: c.title.clone(),
+        organization: c.org_id.clone(),
+        default_level: c.default_level.clone(),
+        urls: Urls::of(
+            state,
+            &format!("/v1/collections/{}", c.id),
+            Some(&format!("/c/{}", c.id)),
+        ),
+        permissions: CollectionPermissions {
+            view: true,
+            admin,
+            view_invite_links: admin,
+            create: role >= Role::Create,
         },
-        "permissions": {
-            "view": true,
-            "admin": admin,
-            "viewInviteLinks": admin,
-            "create": role >= Role::Create,
-        },
-    });
-    if let Some(description) = &c.description {
-        v["description"] = json!(description);
+        description: c.description.clone(),
+        parent: c.parent_id.clone(),
     }
-    if let Some(parent) = &c.parent_id {
-        v["parent"] = json!(parent);
-    }
-    v
+}
+
+/// `ChangeRequest`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeRequest {
+    object: &'static str,
+    id: String,
+    number: i64,
+    status: ChangeRequestStatus,
+    subject: String,
+    created_by: User,
+    created_at: String,
+    updated_at: String,
+    space: String,
+    revision: String,
+    revision_initial: String,
+    revision_merged_ancestor: String,
+    comments: i64,
+    outdated: bool,
+    urls: Urls,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    revision_merged: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merged_at: Option<String>,
 }
 
 /// `ChangeRequest`; `space_revision` is the space's current revision (for `outdated`).
 pub fn change_request(
     state: &AppState,
-    c: &crate::store::change_requests::ChangeRequestRow,
+    c: &ChangeRequestRow,
     creator: Option<&UserRow>,
     space_revision: &str,
-) -> Value {
-    let creator = match creator {
+) -> ChangeRequest {
+    let created_by = match creator {
         Some(u) => user_row(state, u),
         None => user(state, &c.created_by, "", "Unknown user", None),
     };
-    let mut v = json!({
-        "object": "change-request",
-        "id": c.id,
-        "number": c.number,
-        "status": c.status,
-        "subject": c.subject,
-        "createdBy": creator,
-        "createdAt": iso(c.created_at),
-        "updatedAt": iso(c.updated_at),
-        "space": c.space_id,
-        "revision": c.revision_id,
-        "revisionInitial": c.revision_initial,
-        "revisionMergedAncestor": c.revision_base,
-        "comments": c.comments,
-        "outdated": c.status != ChangeRequestStatus::Merged && c.revision_base != space_revision,
-        "urls": {
-            "app": state.url(&format!("/s/{}/~/changes/{}", c.space_id, c.number)),
-            "location": state.url(&format!("/v1/spaces/{}/change-requests/{}", c.space_id, c.id)),
-        },
-    });
-    if let Some(merged) = &c.revision_merged {
-        v["revisionMerged"] = json!(merged);
+    ChangeRequest {
+        object: "change-request",
+        id: c.id.clone(),
+        number: c.number,
+        status: c.status,
+        subject: c.subject.clone(),
+        created_by,
+        created_at: iso(c.created_at),
+        updated_at: iso(c.updated_at),
+        space: c.space_id.clone(),
+        revision: c.revision_id.clone(),
+        revision_initial: c.revision_initial.clone(),
+        revision_merged_ancestor: c.revision_base.clone(),
+        comments: c.comments,
+        outdated: c.status != ChangeRequestStatus::Merged && c.revision_base != space_revision,
+        urls: Urls::of(
+            state,
+            &format!("/v1/spaces/{}/change-requests/{}", c.space_id, c.id),
+            Some(&format!("/s/{}/~/changes/{}", c.space_id, c.number)),
+        ),
+        revision_merged: c.revision_merged.clone(),
+        merged_at: c.merged_at.map(iso),
     }
-    if let Some(at) = c.merged_at {
-        v["mergedAt"] = json!(iso(at));
-    }
-    v
 }
 
 /// One page of the spaces the caller can see, keyed by `(position, id)`.
@@ -279,7 +520,7 @@ pub fn visible_page(
     scope: &str,
     grants: &Grants,
     spaces: Vec<SpaceRow>,
-) -> ApiResult<List<Value>> {
+) -> ApiResult<List<Space>> {
     let after = page.after::<(i64, String)>(scope)?;
     let visible: Vec<(SpaceRow, Role)> = spaces
         .into_iter()
@@ -306,7 +547,7 @@ pub async fn change_request_json(
     state: &AppState,
     ctx: &SpaceCtx,
     c: &ChangeRequestRow,
-) -> ApiResult<Value> {
+) -> ApiResult<ChangeRequest> {
     let creator = crate::store::users::get(&state.db, &c.created_by).await?;
     let space_revision =
         crate::domain::change_requests::current_revision(state, &ctx.space.id).await?;

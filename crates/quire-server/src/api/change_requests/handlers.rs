@@ -5,7 +5,6 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::{Extension, Json};
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::api::views;
 use crate::api::views::change_request_json as render;
@@ -119,7 +118,7 @@ pub async fn list_change_requests(
     Extension(ctx): Extension<SpaceCtx>,
     QueryParams(query): QueryParams<ListQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<views::ChangeRequest>>> {
     let scope = format!("change-requests:{}:{}", ctx.space.id, query.status.as_str());
     let after = page.after::<(i64, String)>(&scope)?;
     let contributor = query.contributor.filter(|c| !c.is_empty());
@@ -159,7 +158,7 @@ pub async fn get_change_request(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, cr)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::ChangeRequest>> {
     let c = load(&state, &ctx, &cr).await?;
     Ok(Json(render(&state, &ctx, &c).await?))
 }
@@ -186,7 +185,7 @@ pub async fn update_change_request(
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, cr)): Path<(String, String)>,
     JsonBody(body): JsonBody<UpdateChangeRequest>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::ChangeRequest>> {
     ctx.require_live()?;
     let found = load(&state, &ctx, &cr).await?;
     let mut tx = state.db.begin().await?;

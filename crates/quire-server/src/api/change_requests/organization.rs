@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use axum::extract::State;
 use axum::{Extension, Json};
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::handlers::StatusFilter;
 use crate::api::views;
@@ -77,7 +76,7 @@ pub async fn list_org_change_requests(
     Extension(org): Extension<OrgCtx>,
     QueryParams(query): QueryParams<OrgListQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<views::ChangeRequest>>> {
     let mut statuses: Vec<&str> = query.status.iter().map(|s| s.as_str()).collect();
     if statuses.is_empty() {
         statuses.push(StatusFilter::Open.as_str());

@@ -5,7 +5,6 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use axum::{Extension, Json};
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::api::views;
 use crate::api::views::visible_page;
@@ -107,7 +106,7 @@ pub async fn list_collections(
     Extension(org): Extension<OrgCtx>,
     QueryParams(query): QueryParams<ListCollectionsQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<views::Collection>>> {
     let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
     let scope = format!("collections:{}:{}", org.org.id, query.nested);
     let after = page.after::<(i64, String)>(&scope)?;
@@ -140,7 +139,7 @@ pub async fn list_collections(
 pub async fn get_collection(
     State(state): State<AppState>,
     Extension(ctx): Extension<CollectionCtx>,
-) -> Json<Value> {
+) -> Json<views::Collection> {
     Json(views::collection(&state, &ctx.collection, ctx.role))
 }
 
@@ -159,7 +158,7 @@ pub async fn update_collection(
     State(state): State<AppState>,
     Extension(ctx): Extension<CollectionCtx>,
     JsonBody(body): JsonBody<UpdateCollection>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Collection>> {
     let mut c = ctx.collection.clone();
     if let Some(title) = body.title {
         validate::length("title", &title, 0, 50)?;
@@ -200,7 +199,7 @@ pub async fn list_collection_spaces(
     State(state): State<AppState>,
     Extension(ctx): Extension<CollectionCtx>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<views::Space>>> {
     let spaces =
         store::spaces::list_live(&state.db, &ctx.collection.org_id, Some(&ctx.collection.id))
             .await?;
@@ -220,7 +219,7 @@ pub async fn move_collection(
     State(state): State<AppState>,
     Extension(ctx): Extension<CollectionCtx>,
     JsonBody(body): JsonBody<MoveBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Collection>> {
     let (parent, place) = move_target(
         &ctx.org,
         &ctx.grants,
@@ -256,7 +255,7 @@ pub async fn transfer_collection(
     Extension(caller): Extension<Caller>,
     Extension(ctx): Extension<CollectionCtx>,
     JsonBody(body): JsonBody<TransferBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Collection>> {
     let (target, grants) = transfer_target(&state, &caller, &body).await?;
     if target.org.id != ctx.collection.org_id && !ctx.org.is_admin() {
         // Content belongs to its organization: only its admins may give it away.

@@ -225,7 +225,7 @@ fn reactions_json(
     json!(list)
 }
 
-fn user_json(state: &AppState, users: &HashMap<String, UserRow>, id: &str) -> Value {
+fn user_json(state: &AppState, users: &HashMap<String, UserRow>, id: &str) -> views::User {
     match users.get(id) {
         Some(u) => views::user_row(state, u),
         None => views::user(state, id, "", "Former member", None),
@@ -346,7 +346,11 @@ impl<'a> Render<'a> {
         }
         if c.status == CommentStatus::Resolved {
             v["resolvedAt"] = json!(iso(c.resolved_at.unwrap_or(c.posted_at)));
-            v["resolvedBy"] = user_json(s, &self.users, c.resolved_by.as_deref().unwrap_or(""));
+            v["resolvedBy"] = json!(user_json(
+                s,
+                &self.users,
+                c.resolved_by.as_deref().unwrap_or("")
+            ));
         }
         v
     }

@@ -147,7 +147,7 @@ async fn revision_json(state: &AppState, loaded: &Loaded, reader: &str) -> ApiRe
 fn revision_body(
     state: &AppState,
     loaded: &Loaded,
-    merged_from: Option<Value>,
+    merged_from: Option<crate::api::views::ChangeRequest>,
     reader: &str,
 ) -> ApiResult<Value> {
     let app = page_app_url(state, &loaded.row.space_id);
@@ -180,7 +180,7 @@ fn revision_body(
         "urls": { "app": state.url(&format!("/s/{}/~/revisions/{}", loaded.row.space_id, loaded.row.id)) },
     });
     match merged_from {
-        Some(cr) => v["mergedFrom"] = cr,
+        Some(cr) => v["mergedFrom"] = json!(cr),
         // The official shape of a merge revision requires its change request.
         None if loaded.row.kind == RevisionType::Merge => v["type"] = json!("edits"),
         None => {}
@@ -521,7 +521,7 @@ pub async fn update_cr_content(
     let updated = crs::load(&state, &ctx, &found.id).await?;
     let cr_json = crate::api::views::change_request_json(&state, &ctx, &updated).await?;
     if query.compat {
-        return Ok(Json(cr_json));
+        return Ok(Json(json!(cr_json)));
     }
     let location = |page: &str| {
         state.url(&format!(

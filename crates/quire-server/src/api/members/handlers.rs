@@ -67,7 +67,7 @@ pub async fn list_members(
     Extension(ctx): Extension<OrgCtx>,
     QueryParams(query): QueryParams<ListMembersQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<views::Member>>> {
     let filter = MemberFilter {
         role: query.role.map(|r| match r {
             RoleFilter::Guest => None,
@@ -103,7 +103,7 @@ pub async fn get_member(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
     Path((_, user_id)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Member>> {
     let m = store::members::get(&state.db, &ctx.org.id, &user_id)
         .await?
         .ok_or_else(|| not_a_member(&user_id))?;
@@ -129,7 +129,7 @@ pub async fn update_member(
     Extension(ctx): Extension<OrgCtx>,
     Path((_, user_id)): Path<(String, String)>,
     JsonBody(body): JsonBody<UpdateMember>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Member>> {
     let mut tx = state.db.begin().await?;
     let current = store::members::get_tx(&mut tx, &ctx.org.id, &user_id)
         .await?
@@ -221,7 +221,7 @@ pub async fn set_member_sso(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
     Path((_, user_id)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Member>> {
     store::members::set_sso(&state.db, &ctx.org.id, &user_id).await?;
     let m = store::members::get(&state.db, &ctx.org.id, &user_id)
         .await?

@@ -22,7 +22,7 @@ pub async fn list_organizations(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<views::Organization>>> {
     let scope = "orgs";
     let after = page.after::<(i64, String)>(scope)?;
     let (rows, count) =
@@ -113,7 +113,7 @@ fn check_domains(
 pub async fn get_organization(
     State(state): State<AppState>,
     Extension(org): Extension<OrgCtx>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Organization>> {
     Ok(Json(views::organization(&state, &org.org, org.role)?))
 }
 
@@ -155,7 +155,7 @@ pub async fn update_organization(
     Extension(caller): Extension<Caller>,
     Extension(ctx): Extension<OrgCtx>,
     JsonBody(body): JsonBody<UpdateOrganization>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Organization>> {
     let mut org = ctx.org.clone();
     if let Some(title) = body.title {
         validate::length("title", &title, 2, 255)?;
@@ -244,12 +244,10 @@ pub async fn list_organizations_for_email_domain(
             let mut v = views::organization(&state, &o.org, role)?;
             if o.member_id.is_none() {
                 // Listed because of the shared domain, not membership: they may do nothing yet.
-                if let Some(perms) = v["permissions"].as_object_mut() {
-                    perms.values_mut().for_each(|p| *p = json!(false));
-                }
+                v.permissions = views::OrgPermissions::nothing();
             }
             Ok(v)
         })
-        .collect::<ApiResult<Vec<Value>>>()?;
+        .collect::<ApiResult<Vec<views::Organization>>>()?;
     Ok(Json(json!({ "organizations": orgs })))
 }

@@ -7,8 +7,7 @@ use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use crate::api::views;
 use crate::domain::access::grants::Grants;
@@ -172,6 +171,24 @@ pub async fn invite_to(
     invite(&state, target, body).await
 }
 
+/// Who holds a permission: a user or a team, under its own key.
+#[derive(Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Holder {
+    /// `UserContentPermission.user`.
+    User(views::User),
+    /// `TeamContentPermission.team`.
+    Team(views::Team),
+}
+
+/// `UserContentPermission`, `TeamContentPermission`: a role on content and who holds it.
+#[derive(Serialize)]
+pub struct Permission {
+    permission: String,
+    #[serde(flatten)]
+    holder: Holder,
+}
+
 /// One page of the explicit grants of one principal kind on the target, with the users or
 /// teams they name loaded in one query.
 async fn list_grants(
@@ -179,7 +196,7 @@ async fn list_grants(
     target: &Target,
     principal_kind: &str,
     page: PageRequest,
-) -> ApiResult<List<Value>> {
+) -> ApiResult<List<Permission>> {
     target.org.require_non_guest("list who has access")?;
     let scope = format!("{}-{principal_kind}-permissions:{}", target.kind, target.id);
     let after = page.after::<(i64, String)>(&scope)?;
@@ -199,25 +216,29 @@ async fn list_grants(
         .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
         .collect();
     let ids: Vec<&str> = shown.iter().map(|g| g.principal_id.as_str()).collect();
-    let principals: HashMap<String, Value> = if principal_kind == "user" {
+    let mut principals: HashMap<String, Holder> = if principal_kind == "user" {
         store::users::get_many(&state.db, &ids)
             .await?
             .into_iter()
-            .map(|u| (u.id.clone(), views::user_row(state, &u)))
+            .map(|u| (u.id.clone(), Holder::User(views::user_row(state, &u))))
             .collect()
     } else {
         store::teams::get_many(&state.db, &target.org_id, &ids)
             .await?
             .into_iter()
-            .map(|t| (t.id.clone(), views::team(&t, false)))
+            .map(|t| (t.id.clone(), Holder::Team(views::team(&t, false))))
             .collect()
     };
     let items = shown
         .into_iter()
         .filter_map(|g| {
-            let principal = principals.get(&g.principal_id)?.clone();
+            // One grant per principal and target: each holder is taken once.
+            let holder = principals.remove(&g.principal_id)?;
             Some((
-                json!({ "permission": g.role, principal_kind: principal }),
+                Permission {
+                    permission: g.role,
+                    holder,
+                },
                 (g.created_at, g.principal_id),
             ))
         })
@@ -230,7 +251,7 @@ pub async fn list_users(
     State(state): State<AppState>,
     target: Target,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<Permission>>> {
     Ok(Json(list_grants(&state, &target, "user", page).await?))
 }
 
@@ -239,7 +260,7 @@ pub async fn list_teams(
     State(state): State<AppState>,
     target: Target,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<Permission>>> {
     Ok(Json(list_grants(&state, &target, "team", page).await?))
 }
 
@@ -319,7 +340,7 @@ async fn aggregate(
     target: Target,
     query: AggregateQuery,
     page: PageRequest,
-) -> ApiResult<List<Value>> {
+) -> ApiResult<List<Permission>> {
     let scope = format!("{}-aggregate:{}:{:?}", target.kind, target.id, query.role);
     let after = page.after::<String>(&scope)?;
     let collections: HashMap<_, _> = store::collections::list(&state.db, &target.org_id)
@@ -383,7 +404,10 @@ async fn aggregate(
         );
         rows.push((
             m.user_id.clone(),
-            json!({ "permission": role, "user": user }),
+            Permission {
+                permission: role.as_str().to_string(),
+                holder: Holder::User(user),
+            },
         ));
     }
     rows.sort_by(|a, b| a.0.cmp(&b.0));
@@ -403,7 +427,7 @@ pub async fn aggregate_permissions(
     target: Target,
     QueryParams(query): QueryParams<AggregateQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<Permission>>> {
     target.org.require_non_guest("list who has access")?;
     Ok(Json(aggregate(&state, target, query, page).await?))
 }

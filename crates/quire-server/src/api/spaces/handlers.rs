@@ -156,7 +156,7 @@ pub async fn list_spaces(
     Extension(caller): Extension<Caller>,
     Extension(org): Extension<OrgCtx>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<views::Space>>> {
     let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
     let spaces = store::spaces::list_live(&state.db, &org.org.id, None).await?;
     let scope = format!("spaces:{}", org.org.id);
@@ -177,7 +177,7 @@ pub async fn get_space(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
     QueryParams(_query): QueryParams<GetSpaceQuery>,
-) -> Json<Value> {
+) -> Json<views::Space> {
     Json(views::space(&state, &ctx.space, ctx.role))
 }
 
@@ -201,7 +201,7 @@ pub async fn update_space(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
     JsonBody(body): JsonBody<UpdateSpace>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Space>> {
     ctx.require_live()?;
     let mut patch = SpacePatch::default();
     if let Some(title) = body.title {
@@ -275,7 +275,7 @@ pub async fn delete_space(
 pub async fn restore_space(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Space>> {
     let now = state.now();
     let Some(deleted_at) = ctx.space.deleted_at else {
         return Err(ApiError::bad_request(format!(
@@ -373,7 +373,7 @@ pub async fn move_space(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
     JsonBody(body): JsonBody<MoveBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Space>> {
     ctx.require_live()?;
     let (parent, place) =
         move_target(&ctx.org, &ctx.grants, ctx.space.parent_id.as_deref(), &body)?;
@@ -405,7 +405,7 @@ pub async fn transfer_space(
     Extension(caller): Extension<Caller>,
     Extension(ctx): Extension<SpaceCtx>,
     JsonBody(body): JsonBody<TransferBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Space>> {
     ctx.require_live()?;
     let (target, grants) = transfer_target(&state, &caller, &body).await?;
     if target.org.id != ctx.space.org_id && !ctx.org.is_admin() {

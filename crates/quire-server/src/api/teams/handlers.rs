@@ -36,7 +36,7 @@ pub async fn list_teams(
     Extension(caller): Extension<Caller>,
     QueryParams(query): QueryParams<ListTeamsQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<views::Team>>> {
     let mut filter = TeamFilter {
         title: query.title.filter(|t| !t.is_empty()),
         ..TeamFilter::default()
@@ -120,7 +120,7 @@ async fn resolve_member(tx: &mut Tx, ctx: &OrgCtx, who: &str, field: &str) -> Ap
 }
 
 /// `getTeamInOrganizationById`.
-pub async fn get_team(Extension(team): Extension<TeamCtx>) -> Json<Value> {
+pub async fn get_team(Extension(team): Extension<TeamCtx>) -> Json<views::Team> {
     Json(views::team(&team.team, team.can_manage))
 }
 
@@ -135,7 +135,7 @@ pub async fn update_team(
     State(state): State<AppState>,
     Extension(ctx): Extension<TeamCtx>,
     JsonBody(body): JsonBody<UpdateTeam>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::Team>> {
     validate::length("title", &body.title, 1, 64)?;
     store::teams::rename(&state.db, &ctx.team.id, &body.title).await?;
     let mut team = ctx.team.clone();

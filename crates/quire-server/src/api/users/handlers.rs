@@ -3,7 +3,6 @@
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::api::views;
 use crate::domain::access::require_self;
@@ -18,7 +17,7 @@ use crate::validate;
 pub async fn get_authenticated_user(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-) -> Json<Value> {
+) -> Json<views::User> {
     Json(views::user_row(&state, &caller.user))
 }
 
@@ -27,7 +26,7 @@ pub async fn get_user(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(user_id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::User>> {
     let visible = user_id == caller.user.id
         || store::users::share_an_org(&state.db, &caller.user.id, &user_id).await?;
     let user = match visible {
@@ -53,7 +52,7 @@ pub async fn update_user(
     Extension(caller): Extension<Caller>,
     Path(user_id): Path<String>,
     JsonBody(body): JsonBody<UpdateUser>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<views::User>> {
     if user_id != caller.user.id
         && !store::users::share_an_org(&state.db, &caller.user.id, &user_id).await?
     {
