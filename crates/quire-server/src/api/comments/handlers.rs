@@ -11,7 +11,12 @@ use axum::http::StatusCode;
 use axum::{Extension, Json};
 use quire_content::model::Revision;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
+
+use super::types::{
+    Body, Comment, Permissions, Reacted, Reaction, Reply, Target, TargetCell, TargetNode,
+    TargetPage, Urls,
+};
 use sha2::{Digest, Sha256};
 
 use crate::api::views;
@@ -179,12 +184,12 @@ pub enum Format {
     Document,
 }
 
-fn body_json(markdown: &str, format: Format) -> Value {
+fn body_json(markdown: &str, format: Format) -> Body {
     match format {
-        Format::Markdown => json!({ "markdown": markdown }),
-        Format::Document => {
-            json!({ "document": quire_content::markdown::markdown_to_document(markdown) })
-        }
+        Format::Markdown => Body::Markdown(markdown.to_string()),
+        Format::Document => Body::Document(json!(quire_content::markdown::markdown_to_document(
+            markdown
+        ))),
     }
 }
 
@@ -202,7 +207,7 @@ fn reactions_json(
     target: &str,
     all: &[ReactionRow],
     users: &HashMap<String, UserRow>,
-) -> Value {
+) -> Vec<Reaction> {
     let mut order: Vec<&str> = Vec::new();
     let mut by_emoji: HashMap<&str, Vec<&ReactionRow>> = HashMap::new();
     for r in all.iter().filter(|r| r.target_id == target) {
@@ -211,18 +216,23 @@ fn reactions_json(
         }
         by_emoji.entry(&r.emoji).or_default().push(r);
     }
-    let list: Vec<Value> = order
+    order
         .into_iter()
         .map(|emoji| {
             let rs = &by_emoji[emoji];
-            let people: Vec<Value> = rs
-                .iter()
-                .map(|r| json!({ "user": user_json(state, users, &r.user_id), "reactedAt": iso(r.reacted_at) }))
-                .collect();
-            json!({ "emoji": emoji, "count": rs.len(), "users": people })
+            Reaction {
+                emoji: emoji.to_string(),
+                count: rs.len(),
+                users: rs
+                    .iter()
+                    .map(|r| Reacted {
+                        user: user_json(state, users, &r.user_id),
+                        reacted_at: iso(r.reacted_at),
+                    })
+                    .collect(),
+            }
         })
-        .collect();
-    json!(list)
+        .collect()
 }
 
 fn user_json(state: &AppState, users: &HashMap<String, UserRow>, id: &str) -> views::User {
@@ -276,101 +286,102 @@ impl<'a> Render<'a> {
         })
     }
 
-    fn permissions(&self, author: &str) -> Value {
+    fn permissions(&self, author: &str) -> Permissions {
         let live = self.scope.live();
         let mine = author == self.caller.user.id;
-        json!({
-            "view": true,
-            "edit": live && mine,
-            "reply": live && self.scope.ctx.role >= Role::Comment,
-            "delete": live && (mine || self.scope.ctx.role >= Role::Admin),
-        })
+        Permissions {
+            view: true,
+            edit: live && mine,
+            reply: live && self.scope.ctx.role >= Role::Comment,
+            delete: live && (mine || self.scope.ctx.role >= Role::Admin),
+        }
     }
 
-    fn comment(&self, c: &CommentRow) -> Value {
-        let s = self.state;
-        let mut target = json!({ "space": c.space_id, "revision": c.revision_id });
-        if let Some(cr) = &c.change_request_id {
-            target["changeRequest"] = json!(cr);
+    fn target_page(&self, c: &CommentRow, page_id: &str) -> TargetPage {
+        let current = self
+            .current
+            .as_ref()
+            .and_then(|rev| rev.page(page_id).map(|p| (rev, p)));
+        let stored_title = c
+            .page_title
+            .clone()
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| "Untitled".into());
+        match current {
+            Some((rev, p)) => TargetPage {
+                id: page_id.to_string(),
+                title: if p.title.is_empty() {
+                    stored_title
+                } else {
+                    p.title.clone()
+                },
+                path: rev.path_of(page_id).unwrap_or_default(),
+                outdated: page_fingerprint(rev, page_id) != c.page_hash,
+                emoji: p.emoji.clone(),
+            },
+            // The page is gone from the current content: the comment is outdated.
+            None => TargetPage {
+                id: page_id.to_string(),
+                title: stored_title,
+                path: String::new(),
+                outdated: true,
+                emoji: None,
+            },
         }
-        if let Some(node) = &c.node_id {
-            target["node"] = json!({ "id": node });
-        }
-        if let (Some(record), Some(definition)) = (&c.table_record, &c.table_definition) {
-            target["tableCell"] = json!({ "record": record, "definition": definition });
-        }
-        if let Some(page_id) = &c.page_id {
-            let current = self
-                .current
-                .as_ref()
-                .and_then(|rev| rev.page(page_id).map(|p| (rev, p)));
-            let stored_title = c
-                .page_title
-                .clone()
-                .filter(|t| !t.is_empty())
-                .unwrap_or_else(|| "Untitled".into());
-            let mut page = match current {
-                Some((rev, p)) => json!({
-                    "id": page_id,
-                    "title": if p.title.is_empty() { stored_title.clone() } else { p.title.clone() },
-                    "path": rev.path_of(page_id).unwrap_or_default(),
-                    "outdated": page_fingerprint(rev, page_id) != c.page_hash,
-                }),
-                // The page is gone from the current content: the comment is outdated.
-                None => {
-                    json!({ "id": page_id, "title": stored_title, "path": "", "outdated": true })
-                }
-            };
-            if let Some((_, p)) = current {
-                if let Some(e) = &p.emoji {
-                    page["emoji"] = json!(e);
-                }
-            }
-            target["page"] = page;
-        }
-        let mut v = json!({
-            "object": "comment",
-            "id": c.id,
-            "postedBy": user_json(s, &self.users, &c.posted_by),
-            "postedAt": iso(c.posted_at),
-            "reactions": reactions_json(s, &c.id, &self.reactions, &self.users),
-            "replies": c.replies,
-            "body": body_json(&c.body, self.format),
-            "target": target,
-            "urls": { "location": self.scope.location(s, &c.id) },
-            "permissions": self.permissions(&c.posted_by),
-            "status": c.status,
-        });
-        if let Some(edited) = c.edited_at {
-            v["editedAt"] = json!(iso(edited));
-        }
-        if c.status == CommentStatus::Resolved {
-            v["resolvedAt"] = json!(iso(c.resolved_at.unwrap_or(c.posted_at)));
-            v["resolvedBy"] = json!(user_json(
-                s,
-                &self.users,
-                c.resolved_by.as_deref().unwrap_or("")
-            ));
-        }
-        v
     }
 
-    fn reply(&self, r: &ReplyRow) -> Value {
+    fn comment(&self, c: &CommentRow) -> Comment {
         let s = self.state;
-        let mut v = json!({
-            "object": "comment-reply",
-            "id": r.id,
-            "postedBy": user_json(s, &self.users, &r.posted_by),
-            "postedAt": iso(r.posted_at),
-            "reactions": reactions_json(s, &r.id, &self.reactions, &self.users),
-            "body": body_json(&r.body, self.format),
-            "urls": { "location": format!("{}/replies/{}", self.scope.location(s, &r.comment_id), r.id) },
-            "permissions": self.permissions(&r.posted_by),
-        });
-        if let Some(edited) = r.edited_at {
-            v["editedAt"] = json!(iso(edited));
+        let resolved = c.status == CommentStatus::Resolved;
+        Comment {
+            object: "comment",
+            id: c.id.clone(),
+            posted_by: user_json(s, &self.users, &c.posted_by),
+            posted_at: iso(c.posted_at),
+            reactions: reactions_json(s, &c.id, &self.reactions, &self.users),
+            replies: c.replies,
+            body: body_json(&c.body, self.format),
+            target: Target {
+                space: c.space_id.clone(),
+                revision: c.revision_id.clone(),
+                change_request: c.change_request_id.clone(),
+                node: c.node_id.clone().map(|id| TargetNode { id }),
+                table_cell: match (&c.table_record, &c.table_definition) {
+                    (Some(record), Some(definition)) => Some(TargetCell {
+                        record: record.clone(),
+                        definition: definition.clone(),
+                    }),
+                    _ => None,
+                },
+                page: c.page_id.as_deref().map(|p| self.target_page(c, p)),
+            },
+            urls: Urls {
+                location: self.scope.location(s, &c.id),
+            },
+            permissions: self.permissions(&c.posted_by),
+            status: c.status,
+            edited_at: c.edited_at.map(iso),
+            resolved_at: resolved.then(|| iso(c.resolved_at.unwrap_or(c.posted_at))),
+            resolved_by: resolved
+                .then(|| user_json(s, &self.users, c.resolved_by.as_deref().unwrap_or(""))),
         }
-        v
+    }
+
+    fn reply(&self, r: &ReplyRow) -> Reply {
+        let s = self.state;
+        Reply {
+            object: "comment-reply",
+            id: r.id.clone(),
+            posted_by: user_json(s, &self.users, &r.posted_by),
+            posted_at: iso(r.posted_at),
+            reactions: reactions_json(s, &r.id, &self.reactions, &self.users),
+            body: body_json(&r.body, self.format),
+            urls: Urls {
+                location: format!("{}/replies/{}", self.scope.location(s, &r.comment_id), r.id),
+            },
+            permissions: self.permissions(&r.posted_by),
+            edited_at: r.edited_at.map(iso),
+        }
     }
 }
 
@@ -423,7 +434,7 @@ async fn list_impl(
     caller: &Caller,
     q: ListQuery,
     page: PageRequest,
-) -> ApiResult<List<Value>> {
+) -> ApiResult<List<Comment>> {
     let filter = CommentFilter {
         status: match q.status {
             StatusFilter::All => None,
@@ -512,7 +523,7 @@ async fn post_impl(
     scope: &Scope,
     caller: &Caller,
     body: PostComment,
-) -> ApiResult<Value> {
+) -> ApiResult<Comment> {
     scope.require_live()?;
     check_target_ids(&body)?;
     let markdown = body.body.into_markdown("body")?;
@@ -568,7 +579,7 @@ async fn get_impl(
     caller: &Caller,
     id: &str,
     format: Format,
-) -> ApiResult<Value> {
+) -> ApiResult<Comment> {
     let c = load_comment(state, scope, id).await?;
     let render = Render::new(state, scope, caller, format, &[&c], &[]).await?;
     Ok(render.comment(&c))
@@ -633,7 +644,7 @@ async fn update_impl(
     caller: &Caller,
     id: &str,
     body: UpdateBody,
-) -> ApiResult<Value> {
+) -> ApiResult<Comment> {
     scope.require_live()?;
     check_emojis("addedReactions", &body.added_reactions)?;
     check_emojis("removedReactions", &body.removed_reactions)?;
@@ -708,7 +719,7 @@ async fn list_replies_impl(
     id: &str,
     format: Format,
     page: PageRequest,
-) -> ApiResult<List<Value>> {
+) -> ApiResult<List<Reply>> {
     let c = load_comment(state, scope, id).await?;
     let key = format!("replies:{}", c.id);
     let after = page.after::<(i64, String)>(&key)?;
@@ -736,7 +747,7 @@ async fn post_reply_impl(
     id: &str,
     body: PostReply,
     format: Format,
-) -> ApiResult<Value> {
+) -> ApiResult<Reply> {
     scope.require_live()?;
     let c = load_comment(state, scope, id).await?;
     let r = ReplyRow {
@@ -775,7 +786,7 @@ async fn get_reply_impl(
     comment: &str,
     reply: &str,
     format: Format,
-) -> ApiResult<Value> {
+) -> ApiResult<Reply> {
     let (_, r) = load_reply(state, scope, comment, reply).await?;
     let render = Render::new(state, scope, caller, format, &[], &[&r]).await?;
     Ok(render.reply(&r))
@@ -788,7 +799,7 @@ async fn update_reply_impl(
     comment: &str,
     reply: &str,
     body: UpdateBody,
-) -> ApiResult<Value> {
+) -> ApiResult<Reply> {
     scope.require_live()?;
     if body.resolved.is_some() {
         return Err(ApiError::bad_request(
@@ -872,7 +883,7 @@ pub async fn list_comments(
     scope: Scope,
     QueryParams(q): QueryParams<ListQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<Comment>>> {
     Ok(Json(list_impl(&s, &scope, &caller, q, page).await?))
 }
 
@@ -882,7 +893,7 @@ pub async fn post_comment(
     Extension(caller): Extension<Caller>,
     scope: Scope,
     JsonBody(body): JsonBody<PostComment>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Comment>> {
     Ok(Json(post_impl(&s, &scope, &caller, body).await?))
 }
 
@@ -892,7 +903,7 @@ pub async fn get_comment(
     Extension(caller): Extension<Caller>,
     scope: Scope,
     QueryParams(q): QueryParams<FormatQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Comment>> {
     let id = scope.param("commentId")?;
     Ok(Json(get_impl(&s, &scope, &caller, id, q.format).await?))
 }
@@ -904,7 +915,7 @@ pub async fn update_comment(
     Extension(caller): Extension<Caller>,
     scope: Scope,
     JsonBody(body): JsonBody<UpdateBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Comment>> {
     let id = scope.param("commentId")?;
     Ok(Json(update_impl(&s, &scope, &caller, id, body).await?))
 }
@@ -926,7 +937,7 @@ pub async fn list_replies(
     scope: Scope,
     QueryParams(q): QueryParams<FormatQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<Reply>>> {
     let id = scope.param("commentId")?;
     Ok(Json(
         list_replies_impl(&s, &scope, &caller, id, q.format, page).await?,
@@ -940,7 +951,7 @@ pub async fn post_reply(
     scope: Scope,
     QueryParams(q): QueryParams<FormatQuery>,
     JsonBody(body): JsonBody<PostReply>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Reply>> {
     let id = scope.param("commentId")?;
     Ok(Json(
         post_reply_impl(&s, &scope, &caller, id, body, q.format).await?,
@@ -953,7 +964,7 @@ pub async fn get_reply(
     Extension(caller): Extension<Caller>,
     scope: Scope,
     QueryParams(q): QueryParams<FormatQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Reply>> {
     let (id, reply) = (scope.param("commentId")?, scope.param("commentReplyId")?);
     Ok(Json(
         get_reply_impl(&s, &scope, &caller, id, reply, q.format).await?,
@@ -966,7 +977,7 @@ pub async fn update_reply(
     Extension(caller): Extension<Caller>,
     scope: Scope,
     JsonBody(body): JsonBody<UpdateBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Reply>> {
     let (id, reply) = (scope.param("commentId")?, scope.param("commentReplyId")?);
     Ok(Json(
         update_reply_impl(&s, &scope, &caller, id, reply, body).await?,

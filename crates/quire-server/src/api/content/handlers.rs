@@ -7,11 +7,13 @@ use std::sync::Arc;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::{Extension, Json};
+use quire_content::edit::ChangeResult;
 use quire_content::model::{File, Revision};
 use quire_content::view::{self, BodyFormat, ViewOptions};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::types;
 use crate::blobs;
 use crate::clock::iso;
 use crate::domain::access::{Role, SpaceCtx};
@@ -117,7 +119,11 @@ fn page_app_url(state: &AppState, space_id: &str) -> impl Fn(&str) -> String {
 }
 
 /// The official `Revision`.
-async fn revision_json(state: &AppState, loaded: &Loaded, reader: &str) -> ApiResult<Value> {
+async fn revision_json(
+    state: &AppState,
+    loaded: &Loaded,
+    reader: &str,
+) -> ApiResult<types::Revision> {
     // A merge revision names the change request it came from.
     let merged_from = match loaded.row.kind.as_str() {
         "merge" => match store::change_requests::merged_into(
@@ -149,7 +155,7 @@ fn revision_body(
     loaded: &Loaded,
     merged_from: Option<crate::api::views::ChangeRequest>,
     reader: &str,
-) -> ApiResult<Value> {
+) -> ApiResult<types::Revision> {
     let app = page_app_url(state, &loaded.row.space_id);
     let opts = ViewOptions {
         body: BodyFormat::Markdown,
@@ -161,31 +167,38 @@ fn revision_body(
         .iter()
         .map(|f| view::file_view(f, &download_url(state, &loaded.row.space_id, reader, f)))
         .collect();
-    let reusable: Vec<Value> = loaded
+    let reusable_contents = loaded
         .rev
         .reusable_contents
         .iter()
-        .map(|r| json!({ "id": r.id, "title": r.title }))
+        .map(|r| types::ReusableContent {
+            id: r.id.clone(),
+            title: r.title.clone(),
+        })
         .collect();
-    let mut v = json!({
-        "object": "revision",
-        "id": loaded.row.id,
-        "parents": loaded.row.parent_ids().map_err(ApiError::internal)?,
-        "pages": view::pages_view(&loaded.rev, &opts),
-        "files": files,
-        "reusableContents": reusable,
-        "variables": loaded.rev.variables,
-        "createdAt": iso(loaded.row.created_at),
-        "type": loaded.row.kind,
-        "urls": { "app": state.url(&format!("/s/{}/~/revisions/{}", loaded.row.space_id, loaded.row.id)) },
-    });
-    match merged_from {
-        Some(cr) => v["mergedFrom"] = json!(cr),
-        // The official shape of a merge revision requires its change request.
-        None if loaded.row.kind == RevisionType::Merge => v["type"] = json!("edits"),
-        None => {}
-    }
-    Ok(v)
+    // The official shape of a merge revision requires its change request.
+    let kind = match (&merged_from, loaded.row.kind) {
+        (None, RevisionType::Merge) => RevisionType::Edits,
+        (_, kind) => kind,
+    };
+    Ok(types::Revision {
+        object: "revision",
+        id: loaded.row.id.clone(),
+        parents: loaded.row.parent_ids().map_err(ApiError::internal)?,
+        pages: view::pages_view(&loaded.rev, &opts),
+        files,
+        reusable_contents,
+        variables: json!(loaded.rev.variables),
+        created_at: iso(loaded.row.created_at),
+        kind,
+        urls: types::RevisionUrls {
+            app: state.url(&format!(
+                "/s/{}/~/revisions/{}",
+                loaded.row.space_id, loaded.row.id
+            )),
+        },
+        merged_from,
+    })
 }
 
 fn page_json(state: &AppState, loaded: &Loaded, page_id: &str, format: Format) -> ApiResult<Value> {
@@ -309,7 +322,7 @@ pub async fn get_revision(
     State(state): State<AppState>,
     at: ReadAt,
     QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<types::Revision>> {
     Ok(Json(revision_json(&state, &at.loaded, &at.reader).await?))
 }
 
@@ -529,29 +542,37 @@ pub async fn update_cr_content(
             ctx.space.id, found.id
         ))
     };
-    let results: Vec<Value> = applied_results
+    let page_ref = |page: &str| types::PageRef {
+        object: "page",
+        id: page.to_string(),
+        urls: types::PageUrls {
+            location: location(page),
+        },
+    };
+    let changes = applied_results
         .iter()
         .map(|r| match r {
-            quire_content::edit::ChangeResult::CreatedPage { reference, page } => {
-                let mut v = json!({ "object": "created_page", "page": { "object": "page", "id": page, "urls": { "location": location(page) } } });
-                if let Some(r) = reference {
-                    v["ref"] = json!(r);
-                }
-                v
+            ChangeResult::CreatedPage { reference, page } => types::ChangeResult::CreatedPage {
+                page: page_ref(page),
+                reference: reference.clone(),
+            },
+            ChangeResult::UpdatedPage { page } => types::ChangeResult::UpdatedPage {
+                page: page_ref(page),
+            },
+            ChangeResult::DeletedPage { page } => {
+                types::ChangeResult::DeletedPage { page: page.clone() }
             }
-            quire_content::edit::ChangeResult::UpdatedPage { page } => {
-                json!({ "object": "updated_page", "page": { "object": "page", "id": page, "urls": { "location": location(page) } } })
-            }
-            quire_content::edit::ChangeResult::DeletedPage { page } => json!({ "object": "deleted_page", "page": page }),
         })
         .collect();
-    let files: Vec<Value> = inserted
+    let inserted_files = inserted
         .iter()
         .map(|f| view::file_view(f, &download_url(&state, &ctx.space.id, &caller.user.id, f)))
         .collect();
-    Ok(Json(
-        json!({ "changeRequest": cr_json, "changes": results, "insertedFiles": files }),
-    ))
+    Ok(Json(json!(types::BatchResult {
+        change_request: cr_json,
+        changes,
+        inserted_files,
+    })))
 }
 
 /// Largest page document a change may carry (as JSON, or as markdown text): a page is read
@@ -656,7 +677,7 @@ pub async fn update_cr(
     Extension(caller): Extension<Caller>,
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, cr)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<types::Landed>> {
     ctx.require_live()?;
     require_edit(&ctx)?;
     let found = crs::load(&state, &ctx, &cr).await?;
@@ -690,7 +711,10 @@ pub async fn update_cr(
             break revision;
         }
     };
-    Ok(Json(json!({ "revision": revision, "result": "update" })))
+    Ok(Json(types::Landed {
+        revision,
+        result: "update",
+    }))
 }
 
 /// `mergeChangeRequest`: merges the change request into the space (three-way merge against
@@ -701,7 +725,7 @@ pub async fn merge_cr(
     Extension(caller): Extension<Caller>,
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, cr)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<types::Landed>> {
     ctx.require_live()?;
     ctx.require(Role::Edit, "merge change requests in this space")?;
     let found = crs::load(&state, &ctx, &cr).await?;
@@ -791,7 +815,10 @@ pub async fn merge_cr(
         content::remember(&state, saved);
         break revision_id;
     };
-    Ok(Json(json!({ "revision": revision, "result": "merge" })))
+    Ok(Json(types::Landed {
+        revision,
+        result: "merge",
+    }))
 }
 
 /// Query of `getChangeRequestChanges`.
@@ -813,7 +840,7 @@ pub async fn get_cr_changes(
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, cr)): Path<(String, String)>,
     QueryParams(q): QueryParams<ChangesQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<types::Changes<quire_content::diff::SemanticChange>>> {
     let c = crs::load(&state, &ctx, &cr).await?;
     let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
     let mine = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
@@ -830,9 +857,8 @@ pub async fn get_cr_changes(
     .map_err(ApiError::internal)?;
     let total = changes.len();
     let shown: Vec<_> = changes.into_iter().take(q.limit).collect();
-    let mut v = json!({ "changes": shown });
-    if total > q.limit {
-        v["more"] = json!(total - q.limit);
-    }
-    Ok(Json(v))
+    Ok(Json(types::Changes {
+        changes: shown,
+        more: (total > q.limit).then(|| total - q.limit),
+    }))
 }

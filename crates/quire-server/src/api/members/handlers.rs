@@ -6,6 +6,7 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::types::{MemberSpace, MemberTeam, TeamRole};
 use crate::api::views;
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{require_admin_or_self, OrgCtx, Role};
@@ -243,7 +244,7 @@ pub async fn list_member_teams(
     Path((_, user_id)): Path<(String, String)>,
     QueryParams(query): QueryParams<MemberTeamsQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<MemberTeam>>> {
     store::members::get(&state.db, &ctx.org.id, &user_id)
         .await?
         .ok_or_else(|| not_a_member(&user_id))?;
@@ -262,10 +263,12 @@ pub async fn list_member_teams(
         .map(|(team, role)| {
             let key = (team.created_at, team.id.clone());
             let manage = owned.can_manage(&team.id);
-            let item = json!({
-                "team": views::team(&team, manage),
-                "member": { "role": role.unwrap_or_else(|| "member".into()) },
-            });
+            let item = MemberTeam {
+                team: views::team(&team, manage),
+                member: TeamRole {
+                    role: role.unwrap_or_else(|| "member".into()),
+                },
+            };
             (item, key)
         })
         .collect();
@@ -288,7 +291,7 @@ pub async fn list_member_spaces(
     Path((_, user_id)): Path<(String, String)>,
     QueryParams(query): QueryParams<MemberSpacesQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<MemberSpace>>> {
     let member = store::members::get(&state.db, &ctx.org.id, &user_id)
         .await?
         .ok_or_else(|| not_a_member(&user_id))?;
@@ -302,7 +305,7 @@ pub async fn list_member_spaces(
     let mine = Grants::load(&state, &ctx.org.id, &caller.user.id, ctx.role).await?;
     let scope = format!("member-spaces:{}:{user_id}:{:?}", ctx.org.id, query.order);
     let after = page.after::<(i64, String)>(&scope)?;
-    let mut rows: Vec<(Value, (i64, String))> =
+    let mut rows: Vec<(MemberSpace, (i64, String))> =
         store::spaces::list_live(&state.db, &ctx.org.id, None)
             .await?
             .into_iter()
@@ -311,7 +314,10 @@ pub async fn list_member_spaces(
                 let my_role = mine.space_role(&s)?;
                 let key = (s.position, s.id.clone());
                 Some((
-                    json!({ "permission": their_role, "space": views::space(&state, &s, my_role) }),
+                    MemberSpace {
+                        permission: their_role,
+                        space: views::space(&state, &s, my_role),
+                    },
                     key,
                 ))
             })

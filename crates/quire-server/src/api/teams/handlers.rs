@@ -6,8 +6,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;
-use serde_json::{json, Value};
 
+use super::types::{MembershipPermissions, RoleInTeam, TeamMember};
 use crate::api::views;
 use crate::db::Tx;
 use crate::domain::access::{OrgCtx, TeamCtx};
@@ -160,7 +160,7 @@ pub async fn list_team_members(
     State(state): State<AppState>,
     Extension(ctx): Extension<TeamCtx>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Json<List<TeamMember>>> {
     let scope = format!("team-members:{}", ctx.team.id);
     let after = page.after::<(i64, String)>(&scope)?;
     let (rows, count) =
@@ -169,11 +169,13 @@ pub async fn list_team_members(
         .into_iter()
         .map(|row| {
             let key = (row.added_at, row.member.user_id.clone());
-            let item = json!({
-                "organization": views::member(&state, &row.member),
-                "team": { "role": row.team_role },
-                "permissions": { "view": true },
-            });
+            let item = TeamMember {
+                organization: views::member(&state, &row.member),
+                team: RoleInTeam {
+                    role: row.team_role,
+                },
+                permissions: MembershipPermissions { view: true },
+            };
             (item, key)
         })
         .collect();

@@ -1,0 +1,95 @@
+//! Response bodies of the content operations. Pages and documents stay JSON values: the
+//! content engine's views build them, and their shape follows the content itself.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::api::views::ChangeRequest;
+use crate::values::RevisionType;
+
+/// A reusable content block named by a revision.
+#[derive(Serialize)]
+pub struct ReusableContent {
+    pub id: String,
+    pub title: String,
+}
+
+/// `urls` of a revision.
+#[derive(Serialize)]
+pub struct RevisionUrls {
+    pub app: String,
+}
+
+/// `Revision`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Revision {
+    pub object: &'static str,
+    pub id: String,
+    pub parents: Vec<String>,
+    pub pages: Vec<Value>,
+    pub files: Vec<Value>,
+    pub reusable_contents: Vec<ReusableContent>,
+    pub variables: Value,
+    pub created_at: String,
+    #[serde(rename = "type")]
+    pub kind: RevisionType,
+    pub urls: RevisionUrls,
+    /// The change request a merge revision came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<ChangeRequest>,
+}
+
+/// `location` of a page a batch created or updated.
+#[derive(Serialize)]
+pub struct PageUrls {
+    pub location: String,
+}
+
+/// A page a batch created or updated.
+#[derive(Serialize)]
+pub struct PageRef {
+    pub object: &'static str,
+    pub id: String,
+    pub urls: PageUrls,
+}
+
+/// What one change of a batch did.
+#[derive(Serialize)]
+#[serde(tag = "object", rename_all = "snake_case")]
+pub enum ChangeResult {
+    /// `created_page`, with the `ref` the change gave it.
+    CreatedPage {
+        page: PageRef,
+        #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
+        reference: Option<String>,
+    },
+    /// `updated_page`.
+    UpdatedPage { page: PageRef },
+    /// `deleted_page`: the id of the page.
+    DeletedPage { page: String },
+}
+
+/// The answer of a content batch on a change request.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchResult {
+    pub change_request: ChangeRequest,
+    pub changes: Vec<ChangeResult>,
+    pub inserted_files: Vec<Value>,
+}
+
+/// `updateChangeRequest…` and `mergeChangeRequest` answers: the new revision and what was done.
+#[derive(Serialize)]
+pub struct Landed {
+    pub revision: String,
+    pub result: &'static str,
+}
+
+/// `getChangeRequestChanges`: the first changes and how many more there are.
+#[derive(Serialize)]
+pub struct Changes<T: Serialize> {
+    pub changes: Vec<T>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub more: Option<usize>,
+}
