@@ -9,7 +9,9 @@ use crate::domain::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
+use crate::store::collections::CollectionRow;
 use crate::store::ordering::{Item, Place};
+use crate::store::spaces::{Relocation, SpaceRow};
 use crate::validate::nullable;
 
 /// A default level as sent: a role, `null` (no default access) or `inherit`.
@@ -225,4 +227,122 @@ pub async fn move_to(
     }
     tx.commit().await?;
     Ok(())
+}
+
+/// What a transfer takes: a space, or a collection with its sub-collections and their spaces.
+pub enum Transferred<'a> {
+    /// A live space.
+    Space(&'a SpaceRow),
+    /// A collection and everything below it.
+    Collection(&'a CollectionRow),
+}
+
+impl Transferred<'_> {
+    fn item(&self) -> Item {
+        match self {
+            Transferred::Space(s) => Item {
+                kind: "space".into(),
+                id: s.id.clone(),
+            },
+            Transferred::Collection(c) => Item {
+                kind: "collection".into(),
+                id: c.id.clone(),
+            },
+        }
+    }
+
+    fn org_id(&self) -> &str {
+        match self {
+            Transferred::Space(s) => &s.org_id,
+            Transferred::Collection(c) => &c.org_id,
+        }
+    }
+}
+
+/// Moves a space or a collection tree to `org_id` (under `parent`, at the end of its list)
+/// in one transaction that writes only where things stand: organization, parent, position
+/// (and the visibility of an `in-collection` space left at the root). Grants stay behind
+/// when the organization changes. 409 when the space was deleted meanwhile.
+pub async fn transfer(
+    state: &AppState,
+    what: Transferred<'_>,
+    org_id: &str,
+    parent: Option<&str>,
+) -> ApiResult<()> {
+    let now = state.now();
+    let moving_org = org_id != what.org_id();
+    let mut tx = state.db.begin().await?;
+    let position = store::spaces::next_position(&mut tx, org_id).await?;
+    let root = Relocation {
+        org_id,
+        parent: Some(parent),
+        position,
+        now,
+    };
+    let item = what.item();
+    match what {
+        Transferred::Space(space) => {
+            if !store::spaces::relocate(&mut tx, &space.id, &root).await? {
+                return Err(ApiError::conflict(format!(
+                    "Space `{}` was deleted meanwhile; nothing was transferred.",
+                    space.id
+                )));
+            }
+            if moving_org {
+                store::permissions::clear(&mut tx, "space", &space.id).await?;
+            }
+        }
+        Transferred::Collection(top) => {
+            let all = store::collections::list_tx(&mut tx, &top.org_id).await?;
+            for c in subtree(&all, &top.id) {
+                let to = if c.id == top.id {
+                    root
+                } else {
+                    Relocation {
+                        org_id,
+                        parent: None,
+                        position: store::spaces::next_position(&mut tx, org_id).await?,
+                        now,
+                    }
+                };
+                store::collections::relocate(&mut tx, &c.id, &to).await?;
+                if moving_org {
+                    store::permissions::clear(&mut tx, "collection", &c.id).await?;
+                }
+                // Deleted spaces go too: they belong where their collection is.
+                for space in store::spaces::list_in_parent_tx(&mut tx, &c.id).await? {
+                    let to = Relocation {
+                        org_id,
+                        parent: None,
+                        position: store::spaces::next_position(&mut tx, org_id).await?,
+                        now,
+                    };
+                    store::spaces::relocate_any(&mut tx, &space.id, &to).await?;
+                    if moving_org {
+                        store::permissions::clear(&mut tx, "space", &space.id).await?;
+                    }
+                }
+            }
+        }
+    }
+    store::ordering::place(&mut tx, org_id, parent, &item, position, &Place::End).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// `top` and every collection below it, read from one listing of the organization (each
+/// collection visited once, so a corrupt cycle cannot loop).
+fn subtree<'a>(all: &'a [CollectionRow], top: &str) -> Vec<&'a CollectionRow> {
+    let mut out: Vec<&CollectionRow> = all.iter().filter(|c| c.id == top).collect();
+    let mut i = 0;
+    while i < out.len() {
+        let id = out[i].id.clone();
+        for c in all {
+            if c.parent_id.as_deref() == Some(id.as_str()) && !out.iter().any(|o| o.id == c.id) {
+                out.push(c);
+            }
+        }
+        i += 1;
+    }
+    out
 }

@@ -2,6 +2,7 @@
 
 use sqlx::FromRow;
 
+use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
 /// A stored collection.
@@ -77,23 +78,47 @@ pub async fn insert(tx: &mut Tx, c: &CollectionRow) -> sqlx::Result<()> {
     Ok(())
 }
 
-/// Writes back the editable fields of a collection.
-pub async fn update(tx: &mut Tx, c: &CollectionRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE collections SET org_id = $2, parent_id = $3, title = $4, description = $5, \
-         default_level = $6, position = $7, updated_at = $8 WHERE id = $1",
-    )
-    .bind(&c.id)
-    .bind(&c.org_id)
-    .bind(&c.parent_id)
-    .bind(&c.title)
-    .bind(&c.description)
-    .bind(&c.default_level)
-    .bind(c.position)
-    .bind(c.updated_at)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+/// The fields of a collection an update may change; `None` leaves a column as it is.
+#[derive(Debug, Default)]
+pub struct CollectionPatch {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub default_level: Option<Option<String>>,
+}
+
+/// Writes only the columns a request changes. False when the collection is gone.
+pub async fn patch(tx: &mut Tx, id: &str, p: &CollectionPatch, now: i64) -> sqlx::Result<bool> {
+    let mut q = Sql::new("UPDATE collections SET updated_at = ");
+    q.bind(now);
+    let text = [
+        ("title", p.title.clone().map(Some)),
+        ("description", p.description.clone().map(Some)),
+        ("default_level", p.default_level.clone()),
+    ];
+    for (column, value) in text {
+        if let Some(value) = value {
+            q.push(&format!(", {column} = ")).bind(value);
+        }
+    }
+    q.push(" WHERE id = ").bind(id);
+    Ok(q.query().execute(&mut **tx).await?.rows_affected() == 1)
+}
+
+/// Moves a collection to another organization and place, writing only those columns.
+/// False when the collection is gone.
+pub async fn relocate(
+    tx: &mut Tx,
+    id: &str,
+    to: &crate::store::spaces::Relocation<'_>,
+) -> sqlx::Result<bool> {
+    let mut q = Sql::new("UPDATE collections SET org_id = ");
+    q.bind(to.org_id).push(", position = ").bind(to.position);
+    q.push(", updated_at = ").bind(to.now);
+    if let Some(parent) = to.parent {
+        q.push(", parent_id = ").bind(parent.map(str::to_string));
+    }
+    q.push(" WHERE id = ").bind(id);
+    Ok(q.query().execute(&mut **tx).await?.rows_affected() == 1)
 }
 
 /// Sets the position of a collection.

@@ -79,30 +79,6 @@ pub async fn insert(tx: &mut Tx, s: &SpaceRow) -> sqlx::Result<()> {
     Ok(())
 }
 
-/// Writes back the editable fields of a space.
-pub async fn update(tx: &mut Tx, s: &SpaceRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE spaces SET org_id = $2, parent_id = $3, title = $4, emoji = $5, visibility = $6, \
-         edit_mode = $7, language = $8, default_level = $9, position = $10, updated_at = $11, \
-         deleted_at = $12 WHERE id = $1",
-    )
-    .bind(&s.id)
-    .bind(&s.org_id)
-    .bind(&s.parent_id)
-    .bind(&s.title)
-    .bind(&s.emoji)
-    .bind(s.visibility)
-    .bind(s.edit_mode)
-    .bind(&s.language)
-    .bind(&s.default_level)
-    .bind(s.position)
-    .bind(s.updated_at)
-    .bind(s.deleted_at)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
 /// The fields of a space a `PATCH` may change; `None` leaves a column as it is.
 #[derive(Debug, Default)]
 pub struct SpacePatch {
@@ -141,6 +117,81 @@ pub async fn patch(tx: &mut Tx, id: &str, p: &SpacePatch, now: i64) -> sqlx::Res
     q.push(" WHERE id = ")
         .bind(id)
         .push(" AND deleted_at IS NULL");
+    Ok(q.query().execute(&mut **tx).await?.rows_affected() == 1)
+}
+
+/// Brings a deleted space back; `to_root` also takes it out of a collection deleted
+/// meanwhile (an `in-collection` space at the root becomes private). Only those columns are
+/// written. False when the space is live (or gone).
+pub async fn restore(tx: &mut Tx, id: &str, to_root: bool, now: i64) -> sqlx::Result<bool> {
+    let sql = if to_root {
+        "UPDATE spaces SET deleted_at = NULL, updated_at = $2, parent_id = NULL, \
+         visibility = CASE WHEN visibility = 'in-collection' THEN 'private' ELSE visibility END \
+         WHERE id = $1 AND deleted_at IS NOT NULL"
+    } else {
+        "UPDATE spaces SET deleted_at = NULL, updated_at = $2 WHERE id = $1 AND deleted_at IS NOT NULL"
+    };
+    let res = sqlx::query(sql)
+        .bind(id)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    Ok(res.rows_affected() == 1)
+}
+
+/// Where a transfer puts a space or a collection: its organization, its place in the list
+/// and, for the transferred item itself, its parent.
+#[derive(Clone, Copy)]
+pub struct Relocation<'a> {
+    /// The destination organization.
+    pub org_id: &'a str,
+    /// `Some(parent)` moves the item under `parent` (`None`: the root); `None` keeps it
+    /// under its collection (which moves with it).
+    pub parent: Option<Option<&'a str>>,
+    /// Its position in the destination's list.
+    pub position: i64,
+    /// When.
+    pub now: i64,
+}
+
+/// Moves a live space to another organization and place, writing only those columns (an
+/// `in-collection` space left at the root becomes private). False when the space is gone or
+/// deleted.
+pub async fn relocate(tx: &mut Tx, id: &str, to: &Relocation<'_>) -> sqlx::Result<bool> {
+    relocate_where(tx, id, to, " AND deleted_at IS NULL").await
+}
+
+/// As [`relocate`], deleted or not: a space going along with its collection.
+pub async fn relocate_any(tx: &mut Tx, id: &str, to: &Relocation<'_>) -> sqlx::Result<bool> {
+    relocate_where(tx, id, to, "").await
+}
+
+async fn relocate_where(
+    tx: &mut Tx,
+    id: &str,
+    to: &Relocation<'_>,
+    only: &str,
+) -> sqlx::Result<bool> {
+    let mut q = Sql::new("UPDATE spaces SET org_id = ");
+    q.bind(to.org_id).push(", position = ").bind(to.position);
+    q.push(", updated_at = ").bind(to.now);
+    // SET expressions see the row as it was: the test names the parent it will have.
+    let at_root = match to.parent {
+        Some(parent) => {
+            q.push(", parent_id = ").bind(parent.map(str::to_string));
+            if parent.is_none() {
+                "TRUE"
+            } else {
+                "FALSE"
+            }
+        }
+        None => "parent_id IS NULL",
+    };
+    q.push(&format!(
+        ", visibility = CASE WHEN visibility = 'in-collection' AND {at_root} \
+         THEN 'private' ELSE visibility END"
+    ));
+    q.push(" WHERE id = ").bind(id).push(only);
     Ok(q.query().execute(&mut **tx).await?.rows_affected() == 1)
 }
 

@@ -487,22 +487,36 @@ async fn send(
         .as_u16()
 }
 
-/// A `PATCH` racing a `DELETE` of the same space never brings the deleted space back: the
-/// update writes only its own columns, and only while the space is live.
+/// A `PATCH` or a transfer racing a `DELETE` of the same space never brings the deleted
+/// space back: each writes only its own columns, and only while the space is live.
 #[tokio::test]
-async fn patch_racing_delete_keeps_the_space_deleted() {
+async fn writes_racing_delete_keep_the_space_deleted() {
     let app = TestApp::start().await;
     let alice = app.persona("alice").await;
     let org = app.org(&alice, "Acme").await;
+    let other = app.org(&alice, "Elsewhere").await;
     for round in 0..12 {
         let space = app.space(&alice, &org, &format!("S{round}"), None).await;
         let path = format!("/v1/spaces/{space}");
-        let patch = tokio::spawn(send(
+        let (method, target, body) = if round % 2 == 0 {
+            (
+                reqwest::Method::PATCH,
+                path.clone(),
+                json!({ "title": format!("Renamed {round}") }),
+            )
+        } else {
+            (
+                reqwest::Method::POST,
+                format!("{path}/transfer"),
+                json!({ "organization": other }),
+            )
+        };
+        let write = tokio::spawn(send(
             app.base.clone(),
             alice.token.clone(),
-            reqwest::Method::PATCH,
-            path.clone(),
-            json!({ "title": format!("Renamed {round}") }),
+            method,
+            target,
+            body,
         ));
         let delete = tokio::spawn(send(
             app.base.clone(),
@@ -511,9 +525,12 @@ async fn patch_racing_delete_keeps_the_space_deleted() {
             path.clone(),
             json!({}),
         ));
-        let patched = patch.await.unwrap();
+        let written = write.await.unwrap();
         assert_eq!(delete.await.unwrap(), 204);
-        assert!(patched == 200 || patched == 409, "PATCH answered {patched}");
+        assert!(
+            written == 200 || written == 409,
+            "round {round}: the write answered {written}"
+        );
         let s = app.get(&alice, &path).await.expect(200);
         assert!(
             s["deletedAt"].is_string(),

@@ -12,7 +12,8 @@ use crate::domain::access::grants::Grants;
 use crate::domain::access::{require_role, CollectionCtx, OrgCtx, Role};
 use crate::domain::auth::Caller;
 use crate::domain::placement::{
-    level_to_db, move_target, move_to, transfer_target, LevelIn, MoveBody, Moving, TransferBody,
+    level_to_db, move_target, move_to, transfer, transfer_target, LevelIn, MoveBody, Moving,
+    TransferBody, Transferred,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
@@ -20,8 +21,8 @@ use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
-use crate::store::collections::CollectionRow;
-use crate::store::ordering::{Item, Place};
+use crate::store::collections::{CollectionPatch, CollectionRow};
+use crate::store::ordering::Item;
 use crate::validate;
 
 /// Body of `createCollection`.
@@ -159,22 +160,31 @@ pub async fn update_collection(
     Extension(ctx): Extension<CollectionCtx>,
     JsonBody(body): JsonBody<UpdateCollection>,
 ) -> ApiResult<Json<views::Collection>> {
-    let mut c = ctx.collection.clone();
+    let mut patch = CollectionPatch::default();
     if let Some(title) = body.title {
         validate::length("title", &title, 0, 50)?;
-        c.title = title;
+        patch.title = Some(title);
     }
     if let Some(d) = body.description {
         validate::length("description", &d, 0, 100)?;
-        c.description = Some(d);
+        patch.description = Some(d);
     }
     if let Some(level) = body.default_level {
-        c.default_level = level_to_db(level);
+        patch.default_level = Some(level_to_db(level));
     }
-    c.updated_at = state.now();
     let mut tx = state.db.begin().await?;
-    store::collections::update(&mut tx, &c).await?;
+    if !store::collections::patch(&mut tx, &ctx.collection.id, &patch, state.now()).await? {
+        return Err(ApiError::not_found(format!(
+            "Collection `{}` not found.",
+            ctx.collection.id
+        )));
+    }
     tx.commit().await?;
+    let c = store::collections::get(&state.db, &ctx.collection.id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Collection `{}` not found.", ctx.collection.id))
+        })?;
     Ok(Json(views::collection(&state, &c, ctx.role)))
 }
 
@@ -277,54 +287,13 @@ pub async fn transfer_collection(
             }
         }
     }
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    // The subtree: this collection and every collection below it.
-    let all = store::collections::list_tx(&mut tx, &ctx.collection.org_id).await?;
-    let subtree: Vec<&CollectionRow> = all
-        .iter()
-        .filter(|c| ctx.grants.is_within(&c.id, &ctx.collection.id))
-        .collect();
-    for c in &subtree {
-        let mut moved = (*c).clone();
-        moved.org_id = target.org.id.clone();
-        if moved.id == ctx.collection.id {
-            moved.parent_id = body.parent.clone();
-        }
-        moved.position = store::spaces::next_position(&mut tx, &target.org.id).await?;
-        moved.updated_at = now;
-        store::collections::update(&mut tx, &moved).await?;
-        if target.org.id != ctx.collection.org_id {
-            store::permissions::clear(&mut tx, "collection", &moved.id).await?;
-        }
-        for mut space in store::spaces::list_in_parent_tx(&mut tx, &c.id).await? {
-            space.org_id = target.org.id.clone();
-            space.position = store::spaces::next_position(&mut tx, &target.org.id).await?;
-            space.updated_at = now;
-            store::spaces::update(&mut tx, &space).await?;
-            if target.org.id != ctx.collection.org_id {
-                store::permissions::clear(&mut tx, "space", &space.id).await?;
-            }
-        }
-    }
-    let item = Item {
-        kind: "collection".into(),
-        id: ctx.collection.id.clone(),
-    };
-    let position = store::collections::get_tx(&mut tx, &ctx.collection.id)
-        .await?
-        .map(|c| c.position)
-        .unwrap_or(0);
-    store::ordering::place(
-        &mut tx,
+    transfer(
+        &state,
+        Transferred::Collection(&ctx.collection),
         &target.org.id,
         body.parent.as_deref(),
-        &item,
-        position,
-        &Place::End,
     )
     .await?;
-    tx.commit().await?;
     let c = store::collections::get(&state.db, &ctx.collection.id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("collection vanished")))?;

@@ -16,8 +16,8 @@ use crate::domain::access::{require_role, OrgCtx, Role, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::jobs::{PURGE_JOB, RETENTION_MS};
 use crate::domain::placement::{
-    level_to_db, move_target, move_to, require_create_in, transfer_target, LevelIn, MoveBody,
-    Moving, TransferBody,
+    level_to_db, move_target, move_to, require_create_in, transfer, transfer_target, LevelIn,
+    MoveBody, Moving, TransferBody, Transferred,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
@@ -25,7 +25,7 @@ use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
-use crate::store::ordering::{Item, Place};
+use crate::store::ordering::Item;
 use crate::store::spaces::{SpacePatch, SpaceRow};
 use crate::validate;
 use crate::values::{EditMode, RevisionType, Visibility};
@@ -289,21 +289,23 @@ pub async fn restore_space(
             ctx.space.id
         )));
     }
-    let mut space = ctx.space.clone();
-    space.deleted_at = None;
-    space.updated_at = now;
     // A parent collection deleted meanwhile: the space comes back at the root.
-    if let Some(parent) = &space.parent_id {
-        if !ctx.grants.collections().contains_key(parent) {
-            space.parent_id = None;
-            if space.visibility == Visibility::InCollection {
-                space.visibility = Visibility::Private;
-            }
-        }
-    }
+    let to_root = ctx
+        .space
+        .parent_id
+        .as_ref()
+        .is_some_and(|p| !ctx.grants.collections().contains_key(p));
     let mut tx = state.db.begin().await?;
-    store::spaces::update(&mut tx, &space).await?;
+    if !store::spaces::restore(&mut tx, &ctx.space.id, to_root, now).await? {
+        return Err(ApiError::conflict(format!(
+            "Space `{}` was restored meanwhile.",
+            ctx.space.id
+        )));
+    }
     tx.commit().await?;
+    let space = store::spaces::get(&state.db, &ctx.space.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Space `{}` not found.", ctx.space.id)))?;
     Ok(Json(views::space(&state, &space, ctx.role)))
 }
 
@@ -419,35 +421,14 @@ pub async fn transfer_space(
             "The transfer would not change anything: the space is already there.",
         ));
     }
-    let mut space = ctx.space.clone();
-    let moving_org = target.org.id != space.org_id;
-    space.org_id = target.org.id.clone();
-    space.parent_id = body.parent.clone();
-    if space.visibility == Visibility::InCollection && space.parent_id.is_none() {
-        space.visibility = Visibility::Private;
-    }
-    space.updated_at = state.now();
-    let mut tx = state.db.begin().await?;
-    if moving_org {
-        space.position = store::spaces::next_position(&mut tx, &space.org_id).await?;
-        store::permissions::clear(&mut tx, "space", &space.id).await?;
-    }
-    store::spaces::update(&mut tx, &space).await?;
-    let item = Item {
-        kind: "space".into(),
-        id: space.id.clone(),
-    };
-    store::ordering::place(
-        &mut tx,
-        &space.org_id,
-        space.parent_id.as_deref(),
-        &item,
-        space.position,
-        &Place::End,
+    transfer(
+        &state,
+        Transferred::Space(&ctx.space),
+        &target.org.id,
+        body.parent.as_deref(),
     )
     .await?;
-    tx.commit().await?;
-    let space = store::spaces::get(&state.db, &space.id)
+    let space = store::spaces::get(&state.db, &ctx.space.id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))?;
     let role = grants.space_role(&space).unwrap_or(Role::Admin);
