@@ -988,7 +988,8 @@ impl Ranked {
                     })
                 })
                 .collect();
-            let ancestors: Vec<String> = serde_json::from_str(&page.ancestors).unwrap_or_default();
+            let ancestors: Vec<String> =
+                serde_json::from_str(&page.ancestors).map_err(crate::error::ApiError::internal)?;
             out.push((
                 from + i,
                 h.space,
