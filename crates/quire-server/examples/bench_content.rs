@@ -7,14 +7,13 @@
 //!
 //! Run: `cargo run --release -p quire-server --example bench_content [-- PAGES]`
 
-use std::sync::Arc;
+mod support;
+
 use std::time::{Duration, Instant};
 
 use quire_content::model::{Page, Revision};
-use quire_server::clock::SystemClock;
-use quire_server::server::Server;
-use quire_server::ServerConfig;
 use serde_json::{json, Value};
+use support::{pct, Bench};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -70,52 +69,6 @@ fn generated(pages: usize) -> Revision {
     rev
 }
 
-struct Client {
-    http: reqwest::Client,
-    base: String,
-    token: String,
-}
-
-impl Client {
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut req = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.token);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let res = req.send().await.expect("request");
-        let status = res.status().as_u16();
-        let v = res.json::<Value>().await.unwrap_or(Value::Null);
-        (status, v)
-    }
-    /// Fetches a body without parsing it: what is timed is the server and the transfer.
-    async fn bytes(&self, path: &str) -> usize {
-        let res = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .expect("request");
-        assert!(res.status().is_success(), "{path}: {}", res.status());
-        res.bytes().await.expect("body").len()
-    }
-
-    async fn ok(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
-        let (status, v) = self.call(method, path, body).await;
-        assert!(status < 300, "{path}: {status} {v}");
-        v
-    }
-}
-
-fn pct(mut xs: Vec<Duration>, p: f64) -> f64 {
-    xs.sort();
-    let i = ((xs.len() as f64 - 1.0) * p).round() as usize;
-    xs[i].as_secs_f64() * 1000.0
-}
-
 fn report(name: &str, xs: Vec<Duration>) {
     println!(
         "{name:<52} n={:<3} p50={:>8.1} ms  p95={:>8.1} ms",
@@ -125,14 +78,6 @@ fn report(name: &str, xs: Vec<Duration>) {
     );
 }
 
-async fn start(config: ServerConfig) -> (Server, String) {
-    let server = Server::bind_with_clock(config, Arc::new(SystemClock))
-        .await
-        .expect("server");
-    let base = format!("http://{}", server.local_addr());
-    (server, base)
-}
-
 #[tokio::main]
 async fn main() {
     let pages: usize = std::env::args()
@@ -140,44 +85,8 @@ async fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(10_000);
     let dir = tempfile::tempdir().unwrap();
-    let config = ServerConfig {
-        bind: ([127, 0, 0, 1], 0).into(),
-        data_dir: dir.path().to_path_buf(),
-        database_url: std::env::var("QUIRE_BENCH_DATABASE_URL").ok(),
-        ..ServerConfig::default()
-    };
-    let (server, base) = start(config.clone()).await;
-    let state = server.state().clone();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let running = tokio::spawn(server.run(async move {
-        let _ = stopped.await;
-    }));
-    let token = quire_server::admin::create_token(&config, "bench@example.com", None)
-        .await
-        .unwrap();
-    let c = Client {
-        http: reqwest::Client::new(),
-        base,
-        token,
-    };
-    let org = c
-        .ok(
-            reqwest::Method::POST,
-            "/v1/orgs",
-            Some(json!({ "title": "Bench" })),
-        )
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let space = c
-        .ok(
-            reqwest::Method::POST,
-            &format!("/v1/orgs/{org}/spaces"),
-            Some(json!({ "title": "Big" })),
-        )
-        .await;
-    let space_id = space["id"].as_str().unwrap().to_string();
+    let bench = Bench::start(dir.path()).await;
+    let (state, c, space_id) = (bench.state.clone(), &bench.client, bench.space.clone());
 
     // Seed: the generated revision becomes the space's content, through the content store.
     let t = Instant::now();
@@ -187,35 +96,7 @@ async fn main() {
         .iter()
         .map(|p| p.page.markdown().map_or(0, str::len))
         .sum();
-    let mut tx = state.db.begin().await.unwrap();
-    let saved = quire_server::domain::content::save(&state, &mut tx, &space_id, rev)
-        .await
-        .unwrap();
-    let revision_id = quire_server::ids::new_id();
-    let old: String = sqlx::query_scalar("SELECT revision_id FROM spaces WHERE id = $1")
-        .bind(&space_id)
-        .fetch_one(&mut *tx)
-        .await
-        .unwrap();
-    quire_server::store::revisions::insert(
-        &mut tx,
-        &quire_server::store::revisions::NewRevision {
-            id: &revision_id,
-            space_id: &space_id,
-            parents: std::slice::from_ref(&old),
-            kind: quire_server::values::RevisionType::Edits,
-            root: &saved.root,
-            created_by: None,
-            created_at: 0,
-        },
-    )
-    .await
-    .unwrap();
-    quire_server::store::revisions::advance_space(&mut tx, &space_id, &old, &revision_id, 0)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    quire_server::domain::content::remember(&state, saved);
+    bench.seed(rev).await;
     let total_pages = c
         .ok(
             reqwest::Method::GET,
@@ -339,21 +220,15 @@ async fn main() {
     report("GET SPACE/content/pages (revision cached)", reads);
 
     // First read after a restart: the revision is loaded from the database and decoded.
-    let _ = stop.send(());
-    running.await.unwrap().unwrap();
-    let (server, base) = start(config.clone()).await;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let running = tokio::spawn(server.run(async move {
-        let _ = stopped.await;
-    }));
-    let c = Client { base, ..c };
+    let bench = bench.restart().await;
     let t = Instant::now();
-    c.bytes(&format!("/v1/spaces/{space_id}/content/pages"))
+    bench
+        .client
+        .bytes(&format!("/v1/spaces/{space_id}/content/pages"))
         .await;
     report(
         "GET SPACE/content/pages (first read after restart)",
         vec![t.elapsed()],
     );
-    let _ = stop.send(());
-    running.await.unwrap().unwrap();
+    bench.stop().await;
 }

@@ -9,14 +9,15 @@
 //!
 //! Run: `cargo run --release -p quire-server --example bench_search [-- PAGES]`
 
+mod support;
+
 use std::sync::Arc;
+
 use std::time::{Duration, Instant};
 
 use quire_content::model::{Page, PageKind, Revision};
-use quire_server::clock::SystemClock;
-use quire_server::server::Server;
-use quire_server::ServerConfig;
 use serde_json::{json, Value};
+use support::{pct, Bench};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -154,35 +155,6 @@ fn generated(g: &mut Gen, pages: usize) -> Revision {
     rev
 }
 
-struct Client {
-    http: reqwest::Client,
-    base: String,
-    token: String,
-}
-
-impl Client {
-    async fn ok(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
-        let mut req = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.token);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let res = req.send().await.expect("request");
-        let status = res.status().as_u16();
-        let v = res.json::<Value>().await.unwrap_or(Value::Null);
-        assert!(status < 300, "{path}: {status} {v}");
-        v
-    }
-}
-
-fn pct(mut xs: Vec<Duration>, p: f64) -> f64 {
-    xs.sort();
-    let i = ((xs.len() as f64 - 1.0) * p).round() as usize;
-    xs[i].as_secs_f64() * 1000.0
-}
-
 fn report(name: &str, xs: &[Duration]) {
     println!(
         "{name:<56} n={:<4} p50={:>7.1} ms  p95={:>7.1} ms  max={:>7.1} ms",
@@ -248,49 +220,9 @@ async fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(10_000);
     let dir = tempfile::tempdir().unwrap();
-    let config = ServerConfig {
-        bind: ([127, 0, 0, 1], 0).into(),
-        data_dir: dir.path().to_path_buf(),
-        database_url: std::env::var("QUIRE_BENCH_DATABASE_URL").ok(),
-        ..ServerConfig::default()
-    };
-    let server = Server::bind_with_clock(config.clone(), Arc::new(SystemClock))
-        .await
-        .expect("server");
-    let base = format!("http://{}", server.local_addr());
-    let state = server.state().clone();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let running = tokio::spawn(server.run(async move {
-        let _ = stopped.await;
-    }));
-    let token = quire_server::admin::create_token(&config, "bench@example.com", None)
-        .await
-        .unwrap();
-    let c = Client {
-        http: reqwest::Client::new(),
-        base,
-        token,
-    };
-    let org = c
-        .ok(
-            reqwest::Method::POST,
-            "/v1/orgs",
-            Some(json!({ "title": "Bench" })),
-        )
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let space = c
-        .ok(
-            reqwest::Method::POST,
-            &format!("/v1/orgs/{org}/spaces"),
-            Some(json!({ "title": "Big" })),
-        )
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let bench = Bench::start(dir.path()).await;
+    let (state, c) = (bench.state.clone(), &bench.client);
+    let (org, space) = (bench.org.clone(), bench.space.clone());
 
     // Seed: the generated revision becomes the space's content through the content store.
     let t = Instant::now();
@@ -315,35 +247,7 @@ async fn main() {
         .iter()
         .map(|p| p.page.markdown().map_or(0, str::len))
         .sum();
-    let mut tx = state.db.begin().await.unwrap();
-    let saved = quire_server::domain::content::save(&state, &mut tx, &space, rev.clone())
-        .await
-        .unwrap();
-    let revision_id = quire_server::ids::new_id();
-    let old: String = sqlx::query_scalar("SELECT revision_id FROM spaces WHERE id = $1")
-        .bind(&space)
-        .fetch_one(&mut *tx)
-        .await
-        .unwrap();
-    quire_server::store::revisions::insert(
-        &mut tx,
-        &quire_server::store::revisions::NewRevision {
-            id: &revision_id,
-            space_id: &space,
-            parents: std::slice::from_ref(&old),
-            kind: quire_server::values::RevisionType::Edits,
-            root: &saved.root,
-            created_by: None,
-            created_at: 0,
-        },
-    )
-    .await
-    .unwrap();
-    quire_server::store::revisions::advance_space(&mut tx, &space, &old, &revision_id, 0)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    quire_server::domain::content::remember(&state, saved);
+    bench.seed(rev.clone()).await;
     println!(
         "seeded {} pages, {word_count} words, {bytes} bytes of markdown, in {:.1} s",
         rev.flatten().len(),
@@ -567,6 +471,5 @@ async fn main() {
         &steps,
     );
 
-    let _ = stop.send(());
-    running.await.unwrap().unwrap();
+    bench.stop().await;
 }
