@@ -70,7 +70,7 @@ pub struct Bench {
     pub org: String,
     pub space: String,
     stop: tokio::sync::oneshot::Sender<()>,
-    running: tokio::task::JoinHandle<anyhow::Result<()>>,
+    running: Running,
 }
 
 impl Bench {
@@ -82,15 +82,7 @@ impl Bench {
             database_url: std::env::var("QUIRE_BENCH_DATABASE_URL").ok(),
             ..ServerConfig::default()
         };
-        let server = Server::bind_with_clock(config.clone(), Arc::new(SystemClock))
-            .await
-            .expect("server");
-        let base = format!("http://{}", server.local_addr());
-        let state = server.state().clone();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let running = tokio::spawn(server.run(async move {
-            let _ = stopped.await;
-        }));
+        let (state, base, stop, running) = launch(&config).await;
         let token = quire_server::admin::create_token(&config, "bench@example.com", None)
             .await
             .unwrap();
@@ -170,15 +162,7 @@ impl Bench {
     pub async fn restart(self) -> Bench {
         let _ = self.stop.send(());
         self.running.await.unwrap().unwrap();
-        let server = Server::bind_with_clock(self.config.clone(), Arc::new(SystemClock))
-            .await
-            .expect("server");
-        let base = format!("http://{}", server.local_addr());
-        let state = server.state().clone();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let running = tokio::spawn(server.run(async move {
-            let _ = stopped.await;
-        }));
+        let (state, base, stop, running) = launch(&self.config).await;
         Bench {
             state,
             client: Client {
@@ -196,6 +180,24 @@ impl Bench {
         let _ = self.stop.send(());
         self.running.await.unwrap().unwrap();
     }
+}
+
+type Running = tokio::task::JoinHandle<anyhow::Result<()>>;
+
+/// Binds and runs a server: its state, base URL, stop signal and task.
+async fn launch(
+    config: &ServerConfig,
+) -> (AppState, String, tokio::sync::oneshot::Sender<()>, Running) {
+    let server = Server::bind_with_clock(config.clone(), Arc::new(SystemClock))
+        .await
+        .expect("server");
+    let base = format!("http://{}", server.local_addr());
+    let state = server.state().clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(server.run(async move {
+        let _ = stopped.await;
+    }));
+    (state, base, stop, running)
 }
 
 /// The `p` percentile of `xs`, in milliseconds.
