@@ -1,9 +1,7 @@
 //! The one error type of the API and its mapping to the official error body
 //! `{"error": {"code": <status>, "message": "..."}}`.
 
-use axum::body::Body;
-use axum::http::{header, HeaderValue, Request, StatusCode};
-use axum::middleware::Next;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -146,8 +144,7 @@ impl IntoResponse for ApiError {
 /// Gives every error answer the official body, whichever layer produced it (405 from the
 /// router, 413 from a body limit, a caught panic): a response of 400 or more that is not
 /// JSON is replaced by `{"error": {...}}` with the same status.
-pub async fn normalize_error_bodies(req: Request<Body>, next: Next) -> Response {
-    let res = next.run(req).await;
+pub fn normalize_error_body(res: Response) -> Response {
     let status = res.status();
     if status.as_u16() < 400 {
         return res;

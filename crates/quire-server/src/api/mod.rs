@@ -22,7 +22,7 @@ pub mod views;
 
 use std::time::Duration;
 
-use axum::http::{HeaderName, StatusCode};
+use axum::http::{HeaderName, Method, StatusCode};
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use axum::Router;
@@ -30,10 +30,10 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
-use crate::error::{error_response, normalize_error_bodies};
+use crate::error::error_response;
 use crate::http::access::enforce;
 use crate::http::operation::{BodyLimit, Operation};
-use crate::http::{budget_bodies, fallback, log_request, refuse_nul_paths};
+use crate::http::{budget_bodies, edge, fallback, log_request};
 use crate::state::AppState;
 
 /// Every operation of the API.
@@ -63,10 +63,15 @@ pub fn operations() -> Vec<Operation> {
 pub fn router(state: AppState) -> Router {
     let mut router: Router<AppState> = Router::new();
     for def in operations() {
-        // Innermost first: the body budget is taken only once the caller is authorised.
-        let budget = from_fn_with_state(state.clone(), budget_bodies);
+        // Innermost first: the body budget is taken only once the caller is authorised, and
+        // only by operations that take a body.
         let access = from_fn_with_state((state.clone(), def.access), enforce);
-        let mut handler = def.handler.route_layer(budget).route_layer(access);
+        let mut handler = if def.method == Method::GET || def.method == Method::DELETE {
+            def.handler.route_layer(access)
+        } else {
+            let budget = from_fn_with_state(state.clone(), budget_bodies);
+            def.handler.route_layer(budget).route_layer(access)
+        };
         if let Some(limit) = def.body_limit {
             handler = handler.route_layer(axum::Extension(BodyLimit(limit)));
         }
@@ -83,8 +88,7 @@ pub fn router(state: AppState) -> Router {
         .layer(RequestBodyTimeoutLayer::new(Duration::from_millis(
             state.config.body_timeout_ms.max(1),
         )))
-        .layer(from_fn(refuse_nul_paths))
-        .layer(from_fn(normalize_error_bodies))
+        .layer(from_fn(edge))
         .layer(CatchPanicLayer::custom(|_| {
             error_response(
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -17,7 +17,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Instrument;
 
-use crate::error::error_response;
+use crate::error::{error_response, normalize_error_body};
 use crate::state::AppState;
 use operation::BodyLimit;
 
@@ -59,16 +59,18 @@ pub async fn budget_bodies(
     }
 }
 
-/// Identifiers never hold NUL characters, and PostgreSQL cannot compare text holding them:
-/// a path with `%00` is refused before any handler or query sees it.
-pub async fn refuse_nul_paths(req: Request<Body>, next: Next) -> Response {
+/// What every request passes first, in one layer: a path with `%00` is refused before any
+/// handler or query sees it (identifiers never hold NUL characters, and PostgreSQL cannot
+/// compare text holding them); an error answered by the framework rather than by a handler
+/// gets the official JSON error body.
+pub async fn edge(req: Request<Body>, next: Next) -> Response {
     if extract::contains_encoded_nul(req.uri().path()) {
         return error_response(
             StatusCode::BAD_REQUEST,
             "The request path must not contain NUL characters.",
         );
     }
-    next.run(req).await
+    normalize_error_body(next.run(req).await)
 }
 
 /// The official 404 for a path no operation serves.
