@@ -14,9 +14,11 @@
 //! * [`limits`]: the nesting bound that keeps every walk over a document bounded.
 //! * [`sections`](mod@sections): per-heading search sections.
 //! * [`view`]: official JSON shapes of pages and files.
+//! * [`condition`]: visibility conditions of docs sites: parse, print, check and evaluate.
 
 #![warn(missing_docs)]
 
+pub mod condition;
 pub mod diff;
 pub mod document;
 pub mod edit;

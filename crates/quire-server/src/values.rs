@@ -169,6 +169,48 @@ closed_set! {
     }
 }
 
+closed_set! {
+    /// `SiteType`: the plan of a site.
+    SiteType {
+        /// The free plan.
+        Basic = "basic",
+        /// Premium.
+        Premium = "premium",
+        /// Ultimate.
+        Ultimate = "ultimate",
+        /// Sponsored.
+        Sponsored = "sponsored",
+        /// The former basic plan.
+        LegacyBasic = "legacy-basic",
+        /// The former premium plan.
+        LegacyPremium = "legacy-premium",
+    }
+}
+
+closed_set! {
+    /// `SiteVisibility`: who reads a published site.
+    SiteVisibility {
+        /// Anyone, indexed.
+        Public = "public",
+        /// Anyone with the address, not indexed.
+        Unlisted = "unlisted",
+        /// Holders of an active share link.
+        ShareLink = "share-link",
+        /// Visitors with a signed token.
+        VisitorAuth = "visitor-auth",
+    }
+}
+
+closed_set! {
+    /// `SiteAgentsContext`.
+    AgentsContext {
+        /// Agents do not read the site.
+        Excluded = "excluded",
+        /// Agents read the site.
+        Included = "included",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

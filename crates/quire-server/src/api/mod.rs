@@ -15,6 +15,7 @@ pub mod meta;
 pub mod orgs;
 pub mod permissions;
 pub mod search;
+pub mod sites;
 pub mod spaces;
 pub mod teams;
 pub mod users;
@@ -49,6 +50,7 @@ pub fn operations() -> Vec<Operation> {
         orgs::operations(),
         permissions::operations(),
         search::operations(),
+        sites::operations(),
         spaces::operations(),
         teams::operations(),
         users::operations(),

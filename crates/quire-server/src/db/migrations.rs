@@ -12,7 +12,81 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (3, "content and change requests", CONTENT),
     (4, "comments", COMMENTS),
     (5, "search", SEARCH),
+    (6, "sites", SITES),
 ];
+
+/// Docs sites and their structure. Sections and section groups share one position space
+/// per site (the top level of the structure); site spaces are ordered within their section,
+/// or within the site when it has no sections; sections within their group.
+const SITES: &str = r#"
+CREATE TABLE sites (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    title TEXT NOT NULL,
+    visibility TEXT NOT NULL,
+    basename TEXT,
+    hostname TEXT,
+    proxy TEXT,
+    published BIGINT NOT NULL,
+    adaptive_content BIGINT NOT NULL,
+    agents_context TEXT NOT NULL,
+    default_site_space TEXT,
+    default_section TEXT,
+    customization TEXT,
+    customization_updated_at BIGINT,
+    adaptive_schema TEXT,
+    adaptive_schema_updated_at BIGINT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX sites_org ON sites (org_id, created_at);
+CREATE TABLE site_section_groups (
+    id TEXT PRIMARY KEY,
+    site_id TEXT NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    title TEXT NOT NULL,
+    icon TEXT,
+    position BIGINT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX site_section_groups_site ON site_section_groups (site_id, position);
+CREATE TABLE site_sections (
+    id TEXT PRIMARY KEY,
+    site_id TEXT NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    group_id TEXT REFERENCES site_section_groups (id) ON DELETE SET NULL,
+    title TEXT NOT NULL,
+    description TEXT,
+    path TEXT NOT NULL,
+    condition TEXT,
+    icon TEXT,
+    default_site_space TEXT,
+    position BIGINT NOT NULL,
+    group_position BIGINT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX site_sections_site ON site_sections (site_id, position);
+CREATE TABLE site_spaces (
+    id TEXT PRIMARY KEY,
+    site_id TEXT NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    section_id TEXT REFERENCES site_sections (id) ON DELETE CASCADE,
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    condition TEXT,
+    position BIGINT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX site_spaces_site ON site_spaces (site_id, position);
+CREATE INDEX site_spaces_space ON site_spaces (space_id);
+CREATE TABLE site_share_links (
+    id TEXT PRIMARY KEY,
+    site_id TEXT NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    share_key TEXT NOT NULL UNIQUE,
+    active BIGINT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX site_share_links_site ON site_share_links (site_id, created_at)
+"#;
 
 /// The search index (see `crate::domain::search`). Words are bytes so that prefix ranges compare
 /// bytewise on both engines, whatever the database collation.

@@ -3,11 +3,14 @@
 //! purge and other jobs, file intake, search). Handlers call it; it calls the store.
 
 pub mod access;
+pub mod adaptive;
 pub mod auth;
 pub mod change_requests;
 pub mod content;
 pub mod jobs;
 pub mod placement;
 pub mod search;
+pub mod sites;
+pub mod spaces;
 pub mod teams;
 pub mod uploads;

@@ -290,6 +290,8 @@ pub async fn transfer(
             }
             if moving_org {
                 store::permissions::clear(&mut tx, "space", &space.id).await?;
+                // Sites publish spaces of their own organization only.
+                store::sites::remove_space(&mut tx, &space.id).await?;
             }
         }
         Transferred::Collection(top) => {
@@ -320,6 +322,7 @@ pub async fn transfer(
                     store::spaces::relocate_any(&mut tx, &space.id, &to).await?;
                     if moving_org {
                         store::permissions::clear(&mut tx, "space", &space.id).await?;
+                        store::sites::remove_space(&mut tx, &space.id).await?;
                     }
                 }
             }

@@ -10,7 +10,9 @@ use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::domain::access::{load_collection, load_org, load_space, require_role, Role, TeamCtx};
+use crate::domain::access::{
+    load_collection, load_org, load_space, require_role, Role, SiteCtx, TeamCtx,
+};
 use crate::domain::auth::authenticate;
 use crate::error::{ApiError, ApiResult};
 use crate::http::operation::Access;
@@ -86,6 +88,23 @@ async fn check(state: &AppState, access: Access, req: Request) -> ApiResult<Requ
             require_role(Some(ctx.role), need, "do this in the collection")?;
             parts.extensions.insert(ctx.org.clone());
             parts.extensions.insert(ctx);
+        }
+        Access::SiteRead | Access::SiteAdmin | Access::SiteAdminIfExists => {
+            let org = load_org(state, &caller, param(&params, "organizationId")?).await?;
+            if access != Access::SiteRead && !org.is_admin() {
+                return Err(ApiError::forbidden(
+                    "Only organization admins can change sites.",
+                ));
+            }
+            let site_id = param(&params, "siteId")?;
+            match store::sites::get(&state.db, &org.org.id, site_id).await? {
+                Some(site) => {
+                    parts.extensions.insert(SiteCtx { site });
+                }
+                None if access == Access::SiteAdminIfExists => {}
+                None => return Err(ApiError::not_found(format!("Site `{site_id}` not found."))),
+            }
+            parts.extensions.insert(org);
         }
         Access::OrgCreate => {
             let org = load_org(state, &caller, param(&params, "organizationId")?).await?;

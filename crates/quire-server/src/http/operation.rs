@@ -36,6 +36,12 @@ pub enum Access {
     SpaceIfExists(Role),
     /// As `Collection`, for deletes.
     CollectionIfExists(Role),
+    /// A member of the organization in the path reading its site (`siteId`).
+    SiteRead,
+    /// An admin of the organization in the path changing its site (`siteId`).
+    SiteAdmin,
+    /// As `SiteAdmin`, but an absent site lets the request through: deletes answer 204.
+    SiteAdminIfExists,
 }
 
 /// One operation.

@@ -13,6 +13,7 @@ pub mod orgs;
 pub mod permissions;
 pub mod revisions;
 pub mod search;
+pub mod sites;
 pub mod spaces;
 pub mod teams;
 pub mod tokens;

@@ -50,6 +50,22 @@ pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<SpaceRow>> {
         .await
 }
 
+/// Spaces by id, deleted or not; ids that name no space are left out.
+pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceRow>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM spaces WHERE id IN ("));
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            q.push(", ");
+        }
+        q.bind(*id);
+    }
+    q.push(")");
+    q.query_as().fetch_all(db.pool()).await
+}
+
 /// Inserts a space.
 pub async fn insert(tx: &mut Tx, s: &SpaceRow) -> sqlx::Result<()> {
     sqlx::query(&format!(

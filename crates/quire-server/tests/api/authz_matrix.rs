@@ -178,6 +178,45 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("updateTeamPermissionInCollection",      [204, 403, 403, 403, 403, 403, 404, 404, 401]),
     ("removeTeamFromCollection",              [204, 403, 403, 403, 403, 403, 404, 404, 401]),
     ("listPermissionsAggregateInCollection",  [200, 200, 200, 200, 200, 200, 404, 404, 401]),
+
+    // Sites: members read them (guests included: they are members); organization admins
+    // change them. Share links are secrets: their list is the admins' too.
+    ("listSites",                             [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("createSite",                            [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getSiteById",                           [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateSiteById",                        [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteSiteById",                        [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("publishSite",                           [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("unpublishSite",                         [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getSiteStructure",                      [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("sortSiteStructure",                     [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getSiteCustomizationById",              [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateSiteCustomizationById",           [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getPublishedContentSite",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getSiteAdaptiveSchema",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("updateSiteAdaptiveSchema",              [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listSiteAdaptiveTemplateConditions",    [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listSiteSpaces",                        [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("addSpaceToSite",                        [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateSiteSpaceById",                   [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteSiteSpaceById",                   [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("moveSiteSpace",                         [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listSiteSections",                      [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("addSectionToSite",                      [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateSiteSectionById",                 [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteSiteSectionById",                 [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("moveSiteSection",                       [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listSiteSectionGroups",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("addSectionGroupToSite",                 [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateSiteSectionGroupById",            [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteSiteSectionGroupById",            [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("addSectionToGroup",                     [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("removeSectionFromGroup",                [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("moveSiteSectionGroup",                  [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listSiteShareLinks",                    [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("createSiteShareLink",                   [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateSiteShareLinkById",               [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteSiteShareLinkById",               [204, 403, 403, 403, 403, 403, 403, 404, 401]),
 ];
 
 /// A 2×3 PNG, the world's file.
@@ -205,6 +244,20 @@ struct World {
     reply: String,
     cr_comment: String,
     cr_reply: String,
+    /// A published site with a section, a group, a share link and an adaptive schema.
+    site: SiteFixture,
+}
+
+/// A site and what it holds.
+#[derive(Default, Clone)]
+struct SiteFixture {
+    site: String,
+    /// Two site spaces of the first section.
+    site_spaces: Vec<String>,
+    /// Two sections; the first in the group.
+    sections: Vec<String>,
+    group: String,
+    link: String,
 }
 
 impl World {
@@ -281,6 +334,7 @@ async fn world(app: &TestApp) -> World {
         reply: String::new(),
         cr_comment: String::new(),
         cr_reply: String::new(),
+        site: SiteFixture::default(),
     };
     w.space = fresh_space(app, &w).await;
     let space = w.space.clone();
@@ -325,7 +379,77 @@ async fn world(app: &TestApp) -> World {
     let cr_comments = format!("/v1/spaces/{space}/change-requests/{}/comments", w.cr);
     w.cr_comment = fresh_comment(app, &w, &cr_comments).await;
     w.cr_reply = fresh_reply(app, &w, &cr_comments, &w.cr_comment).await;
+    w.site = fresh_site(app, &w).await;
+    let site = format!("/v1/orgs/{}/sites/{}", w.org, w.site.site);
+    app.post(&admin, &format!("{site}/publish"), json!({}))
+        .await
+        .expect(200);
+    app.put(
+        &admin,
+        &format!("{site}/adaptive-schema"),
+        json!({ "jsonSchema": { "type": "object", "properties": { "beta": { "type": "boolean" } } } }),
+    )
+    .await
+    .expect(200);
     w
+}
+
+/// A site with two sections (the first holding two site spaces, in a group) and a share
+/// link, made by the admin.
+async fn fresh_site(app: &TestApp, w: &World) -> SiteFixture {
+    let admin = w.admin();
+    let other = app.space(admin, &w.org, "Other", None).await;
+    let site = id(&app
+        .post(
+            admin,
+            &format!("/v1/orgs/{}/sites", w.org),
+            json!({ "title": "Docs", "spaces": [w.space, other] }),
+        )
+        .await
+        .expect(201));
+    let base = format!("/v1/orgs/{}/sites/{site}", w.org);
+    let second = id(&app
+        .post(
+            admin,
+            &format!("{base}/sections"),
+            json!({ "spaceId": other }),
+        )
+        .await
+        .expect(201));
+    let sections = app
+        .get(admin, &format!("{base}/sections"))
+        .await
+        .expect(200);
+    let first = id(&sections["items"][0]);
+    let site_spaces: Vec<String> = sections["items"][0]["siteSpaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(id)
+        .collect();
+    let group = id(&app
+        .post(
+            admin,
+            &format!("{base}/section-groups"),
+            json!({ "title": "Guides", "sections": [first] }),
+        )
+        .await
+        .expect(201));
+    let link = id(&app
+        .post(
+            admin,
+            &format!("{base}/share-links"),
+            json!({ "name": "Partners" }),
+        )
+        .await
+        .expect(201));
+    SiteFixture {
+        site,
+        site_spaces,
+        sections: vec![first, second],
+        group,
+        link,
+    }
 }
 
 /// A space at the organization's root, with the guest's `edit` grant.
@@ -473,6 +597,11 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             ("inviteId", w.link.clone()),
             ("userId", w.id_of(ADMIN)),
             ("emailDomain", "example.com".to_string()),
+            ("siteId", w.site.site.clone()),
+            ("siteSpaceId", w.site.site_spaces[0].clone()),
+            ("siteSectionId", w.site.sections[0].clone()),
+            ("siteSectionGroupId", w.site.group.clone()),
+            ("shareLinkId", w.site.link.clone()),
         ]),
         query: "",
         body: None,
@@ -718,6 +847,93 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             let call = base.set("collectionId", coll);
             if op == "updateTeamPermissionInCollection" {
                 call.body(json!({ "role": "read" }))
+            } else {
+                call
+            }
+        }
+
+        "createSite" => base.body(json!({ "title": "New site" })),
+        "updateSiteById" => base
+            .set("siteId", fresh_site(app, w).await.site)
+            .body(json!({ "title": "Renamed" })),
+        "deleteSiteById" => {
+            let f = fresh_site(app, w).await;
+            let probe = format!("/v1/orgs/{}/sites/{}", w.org, f.site);
+            base.set("siteId", f.site).probe(probe)
+        }
+        "publishSite" | "unpublishSite" => base.set("siteId", fresh_site(app, w).await.site),
+        "sortSiteStructure" => {
+            let f = fresh_site(app, w).await;
+            base.set("siteId", f.site).body(json!({
+                "item": { "type": "site-section", "id": f.sections[1] },
+                "position": { "before": { "type": "site-section-group", "id": f.group } }
+            }))
+        }
+        "updateSiteCustomizationById" => base
+            .set("siteId", fresh_site(app, w).await.site)
+            .body(json!({ "title": "Docs", "themes": { "default": "dark", "toggeable": false } })),
+        "updateSiteAdaptiveSchema" => base
+            .set("siteId", fresh_site(app, w).await.site)
+            .body(json!({ "jsonSchema": { "type": "object", "properties": { "pro": { "type": "boolean" } } } })),
+        "addSpaceToSite" | "addSectionToSite" => base
+            .set("siteId", fresh_site(app, w).await.site)
+            .body(json!({ "spaceId": w.space })),
+        "updateSiteSpaceById" | "deleteSiteSpaceById" | "moveSiteSpace" => {
+            let f = fresh_site(app, w).await;
+            let call = base
+                .set("siteId", f.site)
+                .set("siteSpaceId", f.site_spaces[1].clone());
+            match op {
+                "updateSiteSpaceById" => call.body(json!({ "path": "renamed" })),
+                "moveSiteSpace" => call.body(json!({ "position": {
+                    "before": { "type": "site-space", "siteSpace": f.site_spaces[0] }
+                } })),
+                _ => call,
+            }
+        }
+        "updateSiteSectionById" | "deleteSiteSectionById" | "moveSiteSection" => {
+            let f = fresh_site(app, w).await;
+            let call = base
+                .set("siteId", f.site)
+                .set("siteSectionId", f.sections[1].clone());
+            match op {
+                "updateSiteSectionById" => call.body(json!({ "title": "Renamed" })),
+                "moveSiteSection" => call.body(json!({ "position": {
+                    "before": { "type": "site-section", "siteSection": f.sections[0] }
+                } })),
+                _ => call,
+            }
+        }
+        "addSectionGroupToSite" => base
+            .set("siteId", fresh_site(app, w).await.site)
+            .body(json!({ "title": "More" })),
+        "updateSiteSectionGroupById"
+        | "deleteSiteSectionGroupById"
+        | "addSectionToGroup"
+        | "removeSectionFromGroup"
+        | "moveSiteSectionGroup" => {
+            let f = fresh_site(app, w).await;
+            let call = base
+                .set("siteId", f.site)
+                .set("siteSectionGroupId", f.group.clone())
+                .set("siteSectionId", f.sections[0].clone());
+            match op {
+                "updateSiteSectionGroupById" => call.body(json!({ "title": "Renamed" })),
+                "addSectionToGroup" => call.body(json!({ "sectionId": f.sections[1] })),
+                "moveSiteSectionGroup" => call.body(json!({ "position": {
+                    "after": { "type": "site-section", "id": f.sections[1] }
+                } })),
+                _ => call,
+            }
+        }
+        "createSiteShareLink" => base
+            .set("siteId", fresh_site(app, w).await.site)
+            .body(json!({ "name": "Friends" })),
+        "updateSiteShareLinkById" | "deleteSiteShareLinkById" => {
+            let f = fresh_site(app, w).await;
+            let call = base.set("siteId", f.site).set("shareLinkId", f.link);
+            if op == "updateSiteShareLinkById" {
+                call.body(json!({ "active": false }))
             } else {
                 call
             }

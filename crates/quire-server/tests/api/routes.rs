@@ -45,6 +45,9 @@ fn every_route_declares_access_matching_its_path() {
                 r.path.contains("{collectionId}")
             }
             Access::TeamView | Access::TeamManage => r.path.contains("{teamId}"),
+            Access::SiteRead | Access::SiteAdmin | Access::SiteAdminIfExists => {
+                r.path.contains("{siteId}") && r.path.contains("{organizationId}")
+            }
             Access::OrgMember | Access::OrgNonGuest | Access::OrgAdmin | Access::OrgCreate => {
                 r.path.contains("{organizationId}")
             }
@@ -58,6 +61,16 @@ fn every_route_declares_access_matching_its_path() {
         if r.path.contains("{spaceId}") {
             assert!(
                 matches!(r.access, Access::Space(_) | Access::SpaceIfExists(_)),
+                "{}",
+                r.operation
+            );
+        }
+        if r.path.contains("{siteId}") {
+            assert!(
+                matches!(
+                    r.access,
+                    Access::SiteRead | Access::SiteAdmin | Access::SiteAdminIfExists
+                ),
                 "{}",
                 r.operation
             );

@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use crate::api::views;
 use crate::api::views::visible_page;
-use crate::db::Tx;
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{require_role, OrgCtx, Role, SpaceCtx};
 use crate::domain::auth::Caller;
@@ -28,7 +27,7 @@ use crate::store;
 use crate::store::ordering::Item;
 use crate::store::spaces::{SpacePatch, SpaceRow};
 use crate::validate;
-use crate::values::{EditMode, RevisionType, Visibility};
+use crate::values::{EditMode, Visibility};
 
 /// Languages of the official `TranslationLanguage` enum (0.137.0).
 const LANGUAGES: &[&str] = &[
@@ -117,37 +116,14 @@ pub async fn create_space(
         updated_at: now,
         deleted_at: None,
     };
-    insert_with_revision(&mut tx, &space, "", Some(&caller.user.id), now).await?;
+    crate::domain::spaces::insert_with_revision(&mut tx, &space, "", Some(&caller.user.id), now)
+        .await?;
     tx.commit().await?;
     let role = grants.space_role(&space).unwrap_or(Role::Admin);
     Ok(views::created(
         &state.url(&format!("/v1/spaces/{}", space.id)),
         views::space(&state, &space, role),
     ))
-}
-
-async fn insert_with_revision(
-    tx: &mut Tx,
-    space: &SpaceRow,
-    root: &str,
-    by: Option<&str>,
-    now: i64,
-) -> ApiResult<()> {
-    store::spaces::insert(tx, space).await?;
-    store::revisions::insert(
-        tx,
-        &store::revisions::NewRevision {
-            id: &space.revision_id,
-            space_id: &space.id,
-            parents: &[],
-            kind: RevisionType::Edits,
-            root,
-            created_by: by,
-            created_at: now,
-        },
-    )
-    .await?;
-    Ok(())
 }
 
 /// `listSpacesInOrganizationById`: the live spaces the caller can see, in list order.
@@ -265,6 +241,8 @@ pub async fn delete_space(
     let now = state.now();
     let mut tx = state.db.begin().await?;
     if store::spaces::soft_delete(&mut tx, &ctx.space.id, now).await? {
+        // A deleted space is no longer published by any site.
+        store::sites::remove_space(&mut tx, &ctx.space.id).await?;
         store::jobs::enqueue(&mut tx, PURGE_JOB, &ctx.space.id, now + RETENTION_MS, now).await?;
         tx.commit().await?;
     }
@@ -351,7 +329,8 @@ pub async fn duplicate_space(
         deleted_at: None,
         ..ctx.space.clone()
     };
-    insert_with_revision(&mut tx, &space, &root, Some(&caller.user.id), now).await?;
+    crate::domain::spaces::insert_with_revision(&mut tx, &space, &root, Some(&caller.user.id), now)
+        .await?;
     store::objects::copy_space(&mut tx, &ctx.space.id, &space.id).await?;
     crate::domain::search::copy(
         &state,

@@ -120,6 +120,13 @@ impl SpaceCtx {
     }
 }
 
+/// The site in the path (the organization is in the request's `OrgCtx`).
+#[derive(Debug, Clone)]
+pub struct SiteCtx {
+    /// The site.
+    pub site: crate::store::sites::SiteRow,
+}
+
 /// The collection in the path, with the caller's effective role on it.
 #[derive(Debug, Clone)]
 pub struct CollectionCtx {

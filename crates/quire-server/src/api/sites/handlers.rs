@@ -1,0 +1,949 @@
+//! Sites: `ORG/sites`, `SITE`, publishing, the structure and its sort, customization,
+//! the adaptive schema and the published site.
+
+use std::collections::HashMap;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::types::{
+    self, AdaptiveSchema, Customizations, Describe, PublishedContentSite, TemplateCondition,
+};
+use crate::api::views;
+use crate::clock::iso;
+use crate::domain::access::grants::Grants;
+use crate::domain::access::{OrgCtx, SiteCtx};
+use crate::domain::auth::Caller;
+use crate::domain::sites::{self as rules, TypedPointer, Urls};
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
+use crate::http::pagination::{List, PageRequest};
+use crate::ids::new_id;
+use crate::state::AppState;
+use crate::store;
+use crate::store::sites::{SiteFilter, SitePatch, SiteRow, SiteSpaceRow, Structure};
+use crate::store::spaces::SpaceRow;
+use crate::validate::nullable;
+use crate::values::{AgentsContext, SiteType, SiteVisibility};
+
+/// A site with its structure and the spaces it points to.
+pub struct Loaded {
+    pub site: SiteRow,
+    pub structure: Structure,
+    pub spaces: HashMap<String, SpaceRow>,
+}
+
+/// Loads what describing `site` needs.
+pub async fn load(state: &AppState, site: SiteRow) -> ApiResult<Loaded> {
+    let structure = store::sites::structure(&state.db, &site.id).await?;
+    spaces_of(state, site, structure).await
+}
+
+/// Loads the spaces of a structure already read.
+pub async fn spaces_of(state: &AppState, site: SiteRow, structure: Structure) -> ApiResult<Loaded> {
+    let ids: Vec<&str> = structure
+        .site_spaces
+        .iter()
+        .map(|s| s.space_id.as_str())
+        .collect();
+    let spaces = store::spaces::get_many(&state.db, &ids)
+        .await?
+        .into_iter()
+        .map(|s| (s.id.clone(), s))
+        .collect();
+    Ok(Loaded {
+        site,
+        structure,
+        spaces,
+    })
+}
+
+impl Loaded {
+    /// Describes the site for `grants` (the caller's), under `share_key` when it is active.
+    pub fn describe<'a>(
+        &'a self,
+        state: &'a AppState,
+        grants: Option<&'a Grants>,
+        share_key: Option<&str>,
+    ) -> Describe<'a> {
+        Describe {
+            state,
+            site: &self.site,
+            structure: &self.structure,
+            spaces: &self.spaces,
+            grants,
+            urls: Urls::new(state, &self.site, share_key),
+        }
+    }
+}
+
+/// The share key of a query when it names an active share link of the site: URLs are then
+/// resolved under it. An unknown or inactive key resolves nothing.
+pub async fn active_share_key(
+    state: &AppState,
+    site: &SiteRow,
+    key: Option<&str>,
+) -> ApiResult<Option<String>> {
+    match key.filter(|k| !k.is_empty()) {
+        Some(key) if site.visibility == SiteVisibility::ShareLink => {
+            Ok(store::sites::active_share_link(&state.db, &site.id, key)
+                .await?
+                .map(|l| l.share_key))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The caller's grants in the organization.
+pub async fn grants_of(state: &AppState, org: &OrgCtx, caller: &Caller) -> ApiResult<Grants> {
+    Grants::load(state, &org.org.id, &caller.user.id, org.role).await
+}
+
+/// A live space of the organization for a site space; 400 naming `field` otherwise.
+pub async fn live_space(
+    state: &AppState,
+    org_id: &str,
+    field: &str,
+    id: &str,
+) -> ApiResult<SpaceRow> {
+    store::spaces::get(&state.db, id)
+        .await?
+        .filter(|s| s.org_id == org_id && s.deleted_at.is_none())
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("`{field}`: no space `{id}` in this organization."))
+        })
+}
+
+/// A new site space for `space` at the end of `section` (or of the root), its path made
+/// unique among its siblings.
+pub fn new_site_space(
+    s: &Structure,
+    site_id: &str,
+    section: Option<&str>,
+    space: &SpaceRow,
+    now: i64,
+) -> SiteSpaceRow {
+    let taken = rules::site_spaces_in(s, section);
+    let path = rules::unique_path(
+        &rules::slug(&space.title),
+        taken.iter().map(|x| x.path.as_str()),
+    );
+    SiteSpaceRow {
+        id: new_id(),
+        site_id: site_id.to_string(),
+        section_id: section.map(str::to_string),
+        space_id: space.id.clone(),
+        path,
+        condition: None,
+        position: rules::next_site_space_position(s, section),
+        created_at: now,
+    }
+}
+
+/// Query of `listSites`.
+#[derive(Deserialize)]
+pub struct ListSitesQuery {
+    space: Option<String>,
+    title: Option<String>,
+    published: Option<bool>,
+    #[serde(default, rename = "type")]
+    types: Vec<SiteType>,
+}
+
+/// `listSites`: the organization's sites, oldest first.
+pub async fn list_sites(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    QueryParams(q): QueryParams<ListSitesQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<types::Site>>> {
+    let filter = SiteFilter {
+        space: q.space,
+        title: q.title,
+        published: q.published,
+        types: q.types,
+    };
+    let scope = format!(
+        "sites:{}:{:?}:{:?}:{:?}:{:?}",
+        org.org.id, filter.space, filter.title, filter.published, filter.types
+    );
+    let after = page.after::<(i64, String)>(&scope)?;
+    let (rows, count) =
+        store::sites::list(&state.db, &org.org.id, &filter, after, page.fetch_limit()).await?;
+    let rows = rows
+        .into_iter()
+        .map(|s| {
+            let key = (s.created_at, s.id.clone());
+            (types::site(&state, &s), key)
+        })
+        .collect();
+    Ok(Json(page.finish(&scope, rows, count)?))
+}
+
+/// `spaces` of `createSite`: spaces to publish, or a new space.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum NewSiteSpaces {
+    /// Existing spaces of the organization.
+    Ids(Vec<String>),
+    /// `sample` or `empty`: a new space made for the site.
+    New(NewSpaceKind),
+}
+
+/// The kinds of new space `createSite` can make.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum NewSpaceKind {
+    /// A space with a welcome page.
+    Sample,
+    /// An empty space.
+    Empty,
+}
+
+/// Body of `createSite`.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSite {
+    #[serde(rename = "type")]
+    site_type: Option<SiteType>,
+    title: Option<String>,
+    visibility: Option<SiteVisibility>,
+    spaces: Option<NewSiteSpaces>,
+}
+
+const SAMPLE_PAGE: &str = "# Welcome\n\nThis site is published by Quire. Edit this page in a change request, merge it, and the site shows the new content.\n\n{% hint style=\"info\" %}\nEvery block of the GitBook dialect renders here.\n{% endhint %}\n";
+
+/// `createSite`: 201; organization admins only.
+pub async fn create_site(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    OptionalJsonBody(body): OptionalJsonBody<CreateSite>,
+) -> ApiResult<Response> {
+    let title = body.title.unwrap_or_else(|| "Untitled site".into());
+    crate::validate::length("title", &title, 2, 128)?;
+    let mut spaces = Vec::new();
+    let mut new_space = None;
+    match &body.spaces {
+        None => {}
+        Some(NewSiteSpaces::Ids(ids)) => {
+            if ids.len() > rules::MAX_ITEMS {
+                return Err(ApiError::bad_request(format!(
+                    "`spaces` holds at most {} spaces.",
+                    rules::MAX_ITEMS
+                )));
+            }
+            for id in ids {
+                let space = live_space(&state, &org.org.id, "spaces", id).await?;
+                if !spaces.iter().any(|s: &SpaceRow| s.id == space.id) {
+                    spaces.push(space);
+                }
+            }
+        }
+        Some(NewSiteSpaces::New(kind)) => new_space = Some(*kind),
+    }
+    let now = state.now();
+    let site = SiteRow {
+        id: new_id(),
+        org_id: org.org.id.clone(),
+        site_type: body.site_type.unwrap_or(SiteType::Basic),
+        title,
+        visibility: body.visibility.unwrap_or(SiteVisibility::Public),
+        basename: None,
+        hostname: None,
+        proxy: None,
+        published: 0,
+        adaptive_content: 0,
+        agents_context: AgentsContext::Included,
+        default_site_space: None,
+        default_section: None,
+        customization: None,
+        customization_updated_at: None,
+        adaptive_schema: None,
+        adaptive_schema_updated_at: None,
+        created_at: now,
+        updated_at: now,
+        site_spaces: 0,
+    };
+    let mut tx = state.db.begin().await?;
+    let mut saved = None;
+    if let Some(kind) = new_space {
+        let (space, content) = crate::domain::spaces::create(
+            &state,
+            &mut tx,
+            &org.org.id,
+            &site.title,
+            (kind == NewSpaceKind::Sample).then_some(SAMPLE_PAGE),
+            &caller.user.id,
+            now,
+        )
+        .await?;
+        spaces.push(space);
+        saved = content;
+    }
+    store::sites::insert(&mut tx, &site).await?;
+    let mut after = Structure::default();
+    for space in &spaces {
+        let ss = new_site_space(&after, &site.id, None, space, now);
+        after.site_spaces.push(ss);
+    }
+    store::sites::save_structure(&mut tx, &Structure::default(), &after).await?;
+    tx.commit().await?;
+    if let Some(saved) = saved {
+        crate::domain::content::remember(&state, saved);
+    }
+    let row = store::sites::get(&state.db, &org.org.id, &site.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("The new site was deleted meanwhile."))?;
+    Ok(views::created(
+        &state.url(&format!("/v1/orgs/{}/sites/{}", org.org.id, site.id)),
+        types::site(&state, &row),
+    ))
+}
+
+/// `getSiteById`.
+pub async fn get_site(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SiteCtx>,
+) -> ApiResult<Json<types::Site>> {
+    Ok(Json(types::site(&state, &ctx.site)))
+}
+
+/// Body of `updateSiteById`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UpdateSite {
+    title: Option<String>,
+    visibility: Option<SiteVisibility>,
+    basename: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    hostname: Option<Option<String>>,
+    adaptive_content: Option<AdaptiveContentIn>,
+    agents_context: Option<AgentsContext>,
+    default_site_space: Option<String>,
+    default_site_section: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    proxy: Option<Option<String>>,
+}
+
+/// `SiteAdaptiveContent` as sent.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdaptiveContentIn {
+    enabled: bool,
+}
+
+/// `SiteHostname`: lower-case labels, at least three of them, at most 512 characters.
+fn check_hostname(host: &str) -> ApiResult<()> {
+    let labels: Vec<&str> = host.split('.').collect();
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    if host.len() <= 512 && labels.len() >= 3 && labels.iter().all(|l| label_ok(l)) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`hostname` must be a lower-case host name with at least three labels, such as `docs.example.com`: `{host}`."
+        )))
+    }
+}
+
+/// `SiteProxyOrigin`: a host name followed by one or more path segments.
+fn check_proxy(proxy: &str) -> ApiResult<()> {
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    let ok = proxy.len() <= 512
+        && proxy.split_once('/').is_some_and(|(host, path)| {
+            let labels: Vec<&str> = host.split('.').collect();
+            labels.len() >= 2
+                && labels.iter().all(|l| word(l))
+                && labels.last().is_some_and(|tld| {
+                    tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic())
+                })
+                && path.split('/').all(word)
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`proxy` must be a host name followed by one or more path segments (at most 512 characters), such as `example.com/docs`: `{proxy}`."
+        )))
+    }
+}
+
+/// `updateSiteById`: changes only what the body names.
+pub async fn update_site(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    JsonBody(body): JsonBody<UpdateSite>,
+) -> ApiResult<Json<types::Site>> {
+    if let Some(title) = &body.title {
+        crate::validate::length("title", title, 2, 128)?;
+    }
+    if let Some(basename) = &body.basename {
+        crate::validate::length("basename", basename, 1, 100)?;
+        rules::check_path("basename", basename)?;
+    }
+    if let Some(Some(host)) = &body.hostname {
+        check_hostname(host)?;
+    }
+    if let Some(Some(proxy)) = &body.proxy {
+        check_proxy(proxy)?;
+    }
+    let mut tx = state.db.begin().await?;
+    let site = store::sites::lock(&mut tx, &org.org.id, &ctx.site.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", ctx.site.id)))?;
+    let structure = store::sites::structure_tx(&mut tx, &site.id).await?;
+    if let Some(id) = &body.default_site_section {
+        if !structure.sections.iter().any(|x| &x.id == id) {
+            return Err(ApiError::bad_request(format!(
+                "`defaultSiteSection`: no section `{id}` in this site."
+            )));
+        }
+    }
+    let mut patch = SitePatch {
+        title: body.title,
+        visibility: body.visibility,
+        basename: body.basename,
+        hostname: body.hostname,
+        proxy: body.proxy,
+        adaptive_content: body.adaptive_content.map(|a| a.enabled),
+        agents_context: body.agents_context,
+        default_section: body.default_site_section.clone(),
+        ..SitePatch::default()
+    };
+    if let Some(id) = &body.default_site_space {
+        let ss = structure
+            .site_spaces
+            .iter()
+            .find(|x| &x.id == id)
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "`defaultSiteSpace`: no site space `{id}` in this site."
+                ))
+            })?;
+        match &ss.section_id {
+            None => patch.default_site_space = Some(id.clone()),
+            // With sections, the default site space is the default section's.
+            Some(section_id) => {
+                let default_section = body
+                    .default_site_section
+                    .clone()
+                    .or_else(|| rules::default_section(&site, &structure).map(|x| x.id.clone()));
+                if default_section.as_deref() != Some(section_id) {
+                    return Err(ApiError::bad_request(format!(
+                        "`defaultSiteSpace`: site space `{id}` is not in the default section."
+                    )));
+                }
+                let mut after = structure.clone();
+                if let Some(x) = after.sections.iter_mut().find(|x| &x.id == section_id) {
+                    x.default_site_space = Some(id.clone());
+                }
+                store::sites::save_structure(&mut tx, &structure, &after).await?;
+            }
+        }
+    }
+    store::sites::patch(&mut tx, &site.id, &patch, state.now()).await?;
+    tx.commit().await?;
+    let row = store::sites::get(&state.db, &org.org.id, &site.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", site.id)))?;
+    Ok(Json(types::site(&state, &row)))
+}
+
+/// `deleteSiteById`: 204, also when the site did not exist.
+pub async fn delete_site(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    ctx: Option<Extension<SiteCtx>>,
+) -> ApiResult<StatusCode> {
+    if let Some(Extension(ctx)) = ctx {
+        let mut tx = state.db.begin().await?;
+        store::sites::delete(&mut tx, &org.org.id, &ctx.site.id).await?;
+        tx.commit().await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn set_published(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    published: bool,
+) -> ApiResult<Json<types::Site>> {
+    let mut tx = state.db.begin().await?;
+    let patch = SitePatch {
+        published: Some(published),
+        ..SitePatch::default()
+    };
+    store::sites::patch(&mut tx, site_id, &patch, state.now()).await?;
+    tx.commit().await?;
+    let row = store::sites::get(&state.db, &org.org.id, site_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    Ok(Json(types::site(state, &row)))
+}
+
+/// `publishSite`: the site goes live for its audience.
+pub async fn publish_site(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+) -> ApiResult<Json<types::Site>> {
+    set_published(&state, &org, &ctx.site.id, true).await
+}
+
+/// `unpublishSite`: the site stops being served.
+pub async fn unpublish_site(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+) -> ApiResult<Json<types::Site>> {
+    set_published(&state, &org, &ctx.site.id, false).await
+}
+
+/// The `shareKey` query parameter.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShareKeyQuery {
+    /// A share link's key.
+    pub share_key: Option<String>,
+}
+
+/// `getSiteStructure`: sections and groups, or the root's site spaces.
+pub async fn get_site_structure(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    QueryParams(q): QueryParams<ShareKeyQuery>,
+) -> ApiResult<Json<types::SiteStructure>> {
+    let key = active_share_key(&state, &ctx.site, q.share_key.as_deref()).await?;
+    let grants = grants_of(&state, &org, &caller).await?;
+    let loaded = load(&state, ctx.site).await?;
+    Ok(Json(
+        loaded
+            .describe(&state, Some(&grants), key.as_deref())
+            .structure(),
+    ))
+}
+
+/// `getPublishedContentSite`: the published structure of a published site, with its
+/// customization; 404 while the site is unpublished.
+pub async fn get_published_content_site(
+    State(state): State<AppState>,
+    caller: Option<Extension<Caller>>,
+    org: Option<Extension<OrgCtx>>,
+    Extension(ctx): Extension<SiteCtx>,
+    QueryParams(q): QueryParams<ShareKeyQuery>,
+) -> ApiResult<Json<PublishedContentSite>> {
+    if ctx.site.published == 0 {
+        return Err(ApiError::not_found(format!(
+            "Site `{}` is not published.",
+            ctx.site.id
+        )));
+    }
+    let key = active_share_key(&state, &ctx.site, q.share_key.as_deref()).await?;
+    let grants = match (caller, org) {
+        (Some(Extension(caller)), Some(Extension(org))) => {
+            Some(grants_of(&state, &org, &caller).await?)
+        }
+        _ => None,
+    };
+    let customization = customization_of(&ctx.site)?;
+    let loaded = load(&state, ctx.site).await?;
+    let described = loaded.describe(&state, grants.as_ref(), key.as_deref());
+    Ok(Json(PublishedContentSite {
+        object: "published-content-site",
+        site: types::site(&state, &loaded.site),
+        structure: described.structure(),
+        customizations: Customizations {
+            site: customization,
+            site_spaces: HashMap::new(),
+        },
+        scripts: Vec::new(),
+    }))
+}
+
+/// Body of `sortSiteStructure`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SortBody {
+    item: TypedPointer,
+    position: Option<SortPosition>,
+}
+
+/// `SiteStructureItemMovePosition`.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SortPosition {
+    before: Option<TypedPointer>,
+    after: Option<TypedPointer>,
+}
+
+/// The place a `before`/`after` pair names.
+pub fn place_of(
+    before: Option<rules::Item>,
+    after: Option<rules::Item>,
+) -> ApiResult<rules::Place> {
+    match (before, after) {
+        (Some(b), None) => Ok(rules::Place::Before(b)),
+        (None, Some(a)) => Ok(rules::Place::After(a)),
+        (None, None) => Ok(rules::Place::End),
+        (Some(_), Some(_)) => Err(ApiError::bad_request(
+            "`position` takes `before` or `after`, not both.",
+        )),
+    }
+}
+
+/// Moves an item of a site's structure and answers with it.
+pub async fn move_and_describe(
+    state: &AppState,
+    caller: &Caller,
+    org: &OrgCtx,
+    site_id: &str,
+    item: rules::Item,
+    place: rules::Place,
+) -> ApiResult<types::StructureItem> {
+    let mut tx = state.db.begin().await?;
+    let site = store::sites::lock(&mut tx, &org.org.id, site_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    let before = store::sites::structure_tx(&mut tx, &site.id).await?;
+    let mut after = before.clone();
+    rules::move_item(&mut after, &item, &place)?;
+    store::sites::save_structure(&mut tx, &before, &after).await?;
+    tx.commit().await?;
+    let grants = grants_of(state, org, caller).await?;
+    let loaded = spaces_of(state, site, after).await?;
+    let d = loaded.describe(state, Some(&grants), None);
+    let s = &loaded.structure;
+    let missing = || ApiError::not_found("The item was removed meanwhile.");
+    Ok(match &item {
+        rules::Item::SiteSpace(id) => types::StructureItem::SiteSpace(Box::new(
+            s.site_spaces
+                .iter()
+                .find(|x| &x.id == id)
+                .and_then(|x| d.site_space(x))
+                .ok_or_else(missing)?,
+        )),
+        rules::Item::Section(id) => types::StructureItem::Section(
+            d.section(
+                s.sections
+                    .iter()
+                    .find(|x| &x.id == id)
+                    .ok_or_else(missing)?,
+            ),
+        ),
+        rules::Item::Group(id) => types::StructureItem::Group(
+            d.group(s.groups.iter().find(|x| &x.id == id).ok_or_else(missing)?),
+        ),
+    })
+}
+
+/// `sortSiteStructure`: moves a site space, section or group before or after another item.
+pub async fn sort_site_structure(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    JsonBody(body): JsonBody<SortBody>,
+) -> ApiResult<Json<types::StructureItem>> {
+    let item = body.item.item("item")?;
+    let position = body.position.unwrap_or_default();
+    let place = place_of(
+        position
+            .before
+            .as_ref()
+            .map(|p| p.item("position.before"))
+            .transpose()?,
+        position
+            .after
+            .as_ref()
+            .map(|p| p.item("position.after"))
+            .transpose()?,
+    )?;
+    Ok(Json(
+        move_and_describe(&state, &caller, &org, &ctx.site.id, item, place).await?,
+    ))
+}
+
+/// What a site shows before anyone customizes it: every field the official schema
+/// requires, with GitBook's defaults.
+fn default_customization(site: &SiteRow) -> Value {
+    let color = |light: &str, dark: &str| json!({ "light": light, "dark": dark });
+    json!({
+        "title": site.title,
+        "styling": {
+            "theme": "clean",
+            "primaryColor": color("#346DDB", "#346DDB"),
+            "infoColor": color("#787878", "#787878"),
+            "successColor": color("#00C950", "#00C950"),
+            "warningColor": color("#FE9A00", "#FE9A00"),
+            "dangerColor": color("#FB2C36", "#FB2C36"),
+            "corners": "rounded",
+            "depth": "subtle",
+            "links": "default",
+            "font": "Inter",
+            "monospaceFont": "IBMPlexMono",
+            "background": "plain",
+            "icons": "regular",
+            "sidebar": { "background": "default", "list": "default" },
+            "search": "subtle"
+        },
+        "internationalization": { "locale": "en" },
+        "favicon": {},
+        "header": { "preset": "default", "links": [] },
+        "footer": { "groups": [] },
+        "themes": { "default": "light", "toggeable": true },
+        "pdf": { "enabled": true },
+        "feedback": { "enabled": false },
+        "ai": { "mode": "search" },
+        "advancedCustomization": { "enabled": true },
+        "trademark": { "enabled": true },
+        "externalLinks": { "target": "self" },
+        "pagination": { "enabled": true },
+        "pageActions": { "externalAI": false, "markdown": true },
+        "git": { "showEditLink": false },
+        "privacyPolicy": {},
+        "socialPreview": {},
+        "insights": { "trackingCookie": false }
+    })
+}
+
+/// Puts every field of `over` onto `base`, objects field by field, anything else whole.
+fn overlay(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) if slot.is_object() && v.is_object() => overlay(slot, v),
+                    _ => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+/// The site's customization: the defaults with what was stored on top.
+pub fn customization_of(site: &SiteRow) -> ApiResult<Value> {
+    let mut value = default_customization(site);
+    if let Some(stored) = &site.customization {
+        let stored: Value = serde_json::from_str(stored).map_err(ApiError::internal)?;
+        overlay(&mut value, stored);
+    }
+    if let Some(at) = site.customization_updated_at {
+        value["updatedAt"] = json!(iso(at));
+    }
+    Ok(value)
+}
+
+/// `getSiteCustomizationById`.
+pub async fn get_site_customization(Extension(ctx): Extension<SiteCtx>) -> ApiResult<Json<Value>> {
+    Ok(Json(customization_of(&ctx.site)?))
+}
+
+/// Checks the parts of a customization that the published site reads; names the field.
+fn check_customization(c: &serde_json::Map<String, Value>) -> ApiResult<()> {
+    if let Some(title) = c.get("title") {
+        let title = title
+            .as_str()
+            .ok_or_else(|| ApiError::bad_request("`title` must be a string."))?;
+        crate::validate::length("title", title, 2, 128)?;
+    }
+    let one_of = |field: &str, value: Option<&Value>, allowed: &[&str]| -> ApiResult<()> {
+        match value {
+            None => Ok(()),
+            Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
+            Some(_) => Err(ApiError::bad_request(format!(
+                "`{field}` must be one of {}.",
+                allowed
+                    .iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    };
+    let styling = c.get("styling");
+    one_of(
+        "styling.theme",
+        styling.and_then(|s| s.get("theme")),
+        &["clean", "muted", "bold", "gradient"],
+    )?;
+    one_of(
+        "themes.default",
+        c.get("themes").and_then(|t| t.get("default")),
+        &["light", "dark"],
+    )?;
+    one_of(
+        "internationalization.locale",
+        c.get("internationalization").and_then(|i| i.get("locale")),
+        &[
+            "en", "fr", "es", "zh", "ja", "de", "nl", "no", "pt-br", "ru",
+        ],
+    )?;
+    for (field, path) in [
+        ("styling.primaryColor", ["styling", "primaryColor"]),
+        ("styling.infoColor", ["styling", "infoColor"]),
+    ] {
+        if let Some(color) = c.get(path[0]).and_then(|s| s.get(path[1])) {
+            for mode in ["light", "dark"] {
+                let ok = color.get(mode).and_then(Value::as_str).is_some_and(|v| {
+                    v.len() == 7
+                        && v.starts_with('#')
+                        && v[1..].chars().all(|c| c.is_ascii_hexdigit())
+                });
+                if !ok {
+                    return Err(ApiError::bad_request(format!(
+                        "`{field}.{mode}` must be a colour such as `#346DDB`."
+                    )));
+                }
+            }
+        }
+    }
+    for (field, value) in [
+        ("header.links", c.get("header").and_then(|h| h.get("links"))),
+        (
+            "footer.groups",
+            c.get("footer").and_then(|f| f.get("groups")),
+        ),
+    ] {
+        match value {
+            None => {}
+            Some(Value::Array(items)) if items.len() <= 50 => {
+                for (i, item) in items.iter().enumerate() {
+                    if !item.get("title").is_some_and(Value::is_string) {
+                        return Err(ApiError::bad_request(format!(
+                            "`{field}[{i}].title` must be a string."
+                        )));
+                    }
+                }
+            }
+            Some(_) => {
+                return Err(ApiError::bad_request(format!(
+                    "`{field}` must be an array of at most 50 items."
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `updateSiteCustomizationById`: replaces the customization (fields left out take the
+/// defaults).
+pub async fn update_site_customization(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    JsonBody(body): JsonBody<Value>,
+) -> ApiResult<Json<Value>> {
+    let Value::Object(mut fields) = body else {
+        return Err(ApiError::bad_request("The body must be a JSON object."));
+    };
+    fields.remove("updatedAt");
+    check_customization(&fields)?;
+    let text = serde_json::to_string(&fields).map_err(ApiError::internal)?;
+    if text.len() > 64 * 1024 {
+        return Err(ApiError::bad_request(
+            "The customization must be at most 64 KiB of JSON.",
+        ));
+    }
+    let mut tx = state.db.begin().await?;
+    let patch = SitePatch {
+        customization: Some(text),
+        ..SitePatch::default()
+    };
+    store::sites::patch(&mut tx, &ctx.site.id, &patch, state.now()).await?;
+    tx.commit().await?;
+    let row = store::sites::get(&state.db, &org.org.id, &ctx.site.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", ctx.site.id)))?;
+    Ok(Json(customization_of(&row)?))
+}
+
+/// `getSiteAdaptiveSchema`: 404 until one is set.
+pub async fn get_site_adaptive_schema(
+    Extension(ctx): Extension<SiteCtx>,
+) -> ApiResult<Json<AdaptiveSchema>> {
+    adaptive_schema_of(&ctx.site)?
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found("This site has no adaptive schema."))
+}
+
+fn adaptive_schema_of(site: &SiteRow) -> ApiResult<Option<AdaptiveSchema>> {
+    let (Some(text), Some(at)) = (&site.adaptive_schema, site.adaptive_schema_updated_at) else {
+        return Ok(None);
+    };
+    Ok(Some(AdaptiveSchema {
+        object: "site-adaptive-schema",
+        json_schema: serde_json::from_str(text).map_err(ApiError::internal)?,
+        updated_at: iso(at),
+    }))
+}
+
+/// Body of `updateSiteAdaptiveSchema`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AdaptiveSchemaBody {
+    json_schema: Value,
+}
+
+/// `updateSiteAdaptiveSchema`: only a draft-07 JSON Schema of boolean visitor claims.
+pub async fn update_site_adaptive_schema(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    JsonBody(body): JsonBody<AdaptiveSchemaBody>,
+) -> ApiResult<Json<AdaptiveSchema>> {
+    let mut schema = body.json_schema;
+    crate::domain::adaptive::check_schema(&mut schema)?;
+    let text = serde_json::to_string(&schema).map_err(ApiError::internal)?;
+    let mut tx = state.db.begin().await?;
+    let patch = SitePatch {
+        adaptive_schema: Some(text),
+        ..SitePatch::default()
+    };
+    store::sites::patch(&mut tx, &ctx.site.id, &patch, state.now()).await?;
+    tx.commit().await?;
+    let row = store::sites::get(&state.db, &org.org.id, &ctx.site.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", ctx.site.id)))?;
+    adaptive_schema_of(&row)?
+        .map(Json)
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("adaptive schema not stored")))
+}
+
+/// `listSiteAdaptiveTemplateConditions`: one suggested condition per claim of the schema.
+pub async fn list_site_adaptive_template_conditions(
+    Extension(ctx): Extension<SiteCtx>,
+) -> ApiResult<Json<Value>> {
+    let items: Vec<TemplateCondition> = match adaptive_schema_of(&ctx.site)? {
+        None => Vec::new(),
+        Some(schema) => crate::domain::adaptive::template_conditions(&schema.json_schema)
+            .into_iter()
+            .map(|(description, condition)| TemplateCondition {
+                description,
+                condition,
+            })
+            .collect(),
+    };
+    Ok(Json(json!({ "items": items })))
+}

@@ -1,0 +1,892 @@
+//! What a site holds: site spaces (`SITE/site-spaces`), sections (`SITE/sections`) and
+//! section groups (`SITE/section-groups`), with their moves.
+//!
+//! Every write locks the site, reads its structure in the same transaction, changes it in
+//! memory under the rules of `domain::sites`, and saves what changed.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::{Extension, Json};
+use serde::Deserialize;
+
+use super::handlers::{
+    active_share_key, grants_of, live_space, load, move_and_describe, new_site_space, place_of,
+    spaces_of, Loaded, ShareKeyQuery,
+};
+use super::types::{self, SiteSection, SiteSectionGroup, SiteSpace};
+use crate::api::views;
+use crate::domain::access::{OrgCtx, SiteCtx};
+use crate::domain::auth::Caller;
+use crate::domain::sites::{self as rules, Item, TypedPointer};
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
+use crate::http::pagination::{List, PageRequest};
+use crate::ids::new_id;
+use crate::state::AppState;
+use crate::store;
+use crate::store::sites::{GroupRow, SectionRow, SiteRow, Structure};
+
+/// Locks a site, lets `change` edit its structure, saves what changed, and reloads the
+/// site with the spaces it points to.
+async fn edit<T>(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    change: impl FnOnce(&SiteRow, &mut Structure) -> ApiResult<T>,
+) -> ApiResult<(T, Loaded)> {
+    let mut tx = state.db.begin().await?;
+    let site = store::sites::lock(&mut tx, &org.org.id, site_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    let before = store::sites::structure_tx(&mut tx, &site.id).await?;
+    let mut after = before.clone();
+    let out = change(&site, &mut after)?;
+    let too_many = after.site_spaces.len() > rules::MAX_ITEMS
+        || after.sections.len() > rules::MAX_ITEMS
+        || after.groups.len() > rules::MAX_ITEMS;
+    if too_many {
+        return Err(ApiError::bad_request(format!(
+            "A site holds at most {} site spaces, {0} sections and {0} section groups.",
+            rules::MAX_ITEMS
+        )));
+    }
+    store::sites::save_structure(&mut tx, &before, &after).await?;
+    tx.commit().await?;
+    let site = store::sites::get(&state.db, &org.org.id, site_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    Ok((out, spaces_of(state, site, after).await?))
+}
+
+fn no_such(kind: &str, id: &str) -> ApiError {
+    ApiError::not_found(format!("No {kind} `{id}` in this site."))
+}
+
+/// Query of `listSiteSpaces`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListSiteSpacesQuery {
+    share_key: Option<String>,
+    default: Option<bool>,
+}
+
+/// `listSiteSpaces`: every site space in structure order; `default` keeps only the default
+/// one (`true`) or only the others (`false`).
+pub async fn list_site_spaces(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    QueryParams(q): QueryParams<ListSiteSpacesQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<SiteSpace>>> {
+    let key = active_share_key(&state, &ctx.site, q.share_key.as_deref()).await?;
+    let grants = grants_of(&state, &org, &caller).await?;
+    let loaded = load(&state, ctx.site).await?;
+    let s = &loaded.structure;
+    let landing = rules::landing_site_space(&loaded.site, s).map(|x| x.id.clone());
+    let mut ordered: Vec<_> = if s.sections.is_empty() {
+        rules::site_spaces_in(s, None)
+    } else {
+        rules::ordered_sections(s)
+            .into_iter()
+            .flat_map(|x| rules::site_spaces_in(s, Some(&x.id)))
+            .collect()
+    };
+    if let Some(want) = q.default {
+        ordered.retain(|x| (landing.as_deref() == Some(x.id.as_str())) == want);
+    }
+    let d = loaded.describe(&state, Some(&grants), key.as_deref());
+    let scope = format!("site-spaces:{}:{:?}", loaded.site.id, q.default);
+    paged(
+        &page,
+        &scope,
+        ordered.iter().filter_map(|x| d.site_space(x)).collect(),
+    )
+}
+
+/// Pages through a list computed whole (a site holds at most a few hundred items): the
+/// cursor is the index of the next item.
+fn paged<T>(page: &PageRequest, scope: &str, items: Vec<T>) -> ApiResult<Json<List<T>>> {
+    let start = page.after::<usize>(scope)?.unwrap_or(0);
+    let count = i64::try_from(items.len()).unwrap_or(i64::MAX);
+    let fetch = usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX);
+    let rows = items
+        .into_iter()
+        .enumerate()
+        .skip(start)
+        .take(fetch)
+        .map(|(i, item)| (item, i + 1))
+        .collect();
+    Ok(Json(page.finish(scope, rows, count)?))
+}
+
+/// Body of `addSpaceToSite`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AddSpace {
+    space_id: String,
+    section_id: Option<String>,
+}
+
+/// `addSpaceToSite`: 201; the space goes to the section named, else the default section,
+/// else the root of a site without sections.
+pub async fn add_space_to_site(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    JsonBody(body): JsonBody<AddSpace>,
+) -> ApiResult<Response> {
+    let space = live_space(&state, &org.org.id, "spaceId", &body.space_id).await?;
+    let now = state.now();
+    let (id, loaded) = edit(&state, &org, &ctx.site.id, |site, s| {
+        let section = match &body.section_id {
+            Some(id) => Some(
+                s.sections
+                    .iter()
+                    .find(|x| &x.id == id)
+                    .ok_or_else(|| {
+                        ApiError::bad_request(format!(
+                            "`sectionId`: no section `{id}` in this site."
+                        ))
+                    })?
+                    .id
+                    .clone(),
+            ),
+            None => rules::default_section(site, s).map(|x| x.id.clone()),
+        };
+        let ss = new_site_space(s, &site.id, section.as_deref(), &space, now);
+        let id = ss.id.clone();
+        s.site_spaces.push(ss);
+        Ok(id)
+    })
+    .await?;
+    let grants = grants_of(&state, &org, &caller).await?;
+    let d = loaded.describe(&state, Some(&grants), None);
+    let ss = loaded
+        .structure
+        .site_spaces
+        .iter()
+        .find(|x| x.id == id)
+        .and_then(|x| d.site_space(x))
+        .ok_or_else(|| no_such("site space", &id))?;
+    Ok(views::created(
+        &state.url(&format!(
+            "/v1/orgs/{}/sites/{}/site-spaces/{id}",
+            org.org.id, loaded.site.id
+        )),
+        ss,
+    ))
+}
+
+/// Body of `updateSiteSpaceById`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UpdateSiteSpace {
+    path: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    condition: Option<Option<String>>,
+    space_id: Option<String>,
+}
+
+/// `updateSiteSpaceById`: path (unique among its siblings), condition, space.
+pub async fn update_site_space(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    Path((_, _, id)): Path<(String, String, String)>,
+    JsonBody(body): JsonBody<UpdateSiteSpace>,
+) -> ApiResult<Json<SiteSpace>> {
+    if let Some(path) = &body.path {
+        rules::check_path("path", path)?;
+    }
+    if let Some(Some(condition)) = &body.condition {
+        rules::check_condition("condition", condition)?;
+    }
+    let space = match &body.space_id {
+        Some(space_id) => Some(live_space(&state, &org.org.id, "spaceId", space_id).await?),
+        None => None,
+    };
+    let ((), loaded) = edit(&state, &org, &ctx.site.id, |_, s| {
+        let at = s
+            .site_spaces
+            .iter()
+            .position(|x| x.id == id)
+            .ok_or_else(|| no_such("site space", &id))?;
+        if let Some(path) = &body.path {
+            let section = s.site_spaces[at].section_id.clone();
+            let clash = s
+                .site_spaces
+                .iter()
+                .any(|x| x.id != id && x.section_id == section && &x.path == path);
+            if clash {
+                return Err(ApiError::conflict(format!(
+                    "`path`: another site space beside this one already has the path `{path}`."
+                )));
+            }
+            s.site_spaces[at].path = path.clone();
+        }
+        if let Some(condition) = &body.condition {
+            s.site_spaces[at].condition = condition.clone();
+        }
+        if let Some(space) = &space {
+            s.site_spaces[at].space_id = space.id.clone();
+        }
+        Ok(())
+    })
+    .await?;
+    describe_site_space(&state, &caller, &org, &loaded, &id).await
+}
+
+async fn describe_site_space(
+    state: &AppState,
+    caller: &Caller,
+    org: &OrgCtx,
+    loaded: &Loaded,
+    id: &str,
+) -> ApiResult<Json<SiteSpace>> {
+    let grants = grants_of(state, org, caller).await?;
+    let d = loaded.describe(state, Some(&grants), None);
+    loaded
+        .structure
+        .site_spaces
+        .iter()
+        .find(|x| x.id == id)
+        .and_then(|x| d.site_space(x))
+        .map(Json)
+        .ok_or_else(|| no_such("site space", id))
+}
+
+/// `deleteSiteSpaceById`: 204, also when it did not exist.
+pub async fn delete_site_space(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    ctx: Option<Extension<SiteCtx>>,
+    Path((_, _, id)): Path<(String, String, String)>,
+) -> ApiResult<StatusCode> {
+    if let Some(Extension(ctx)) = ctx {
+        edit(&state, &org, &ctx.site.id, |_, s| {
+            s.site_spaces.retain(|x| x.id != id);
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `SiteSpacePointer`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SiteSpacePointer {
+    #[serde(rename = "type")]
+    kind: String,
+    site_space: String,
+}
+
+impl SiteSpacePointer {
+    fn item(&self, field: &str) -> ApiResult<Item> {
+        if self.kind != "site-space" {
+            return Err(ApiError::bad_request(format!(
+                "`{field}.type` must be `site-space`."
+            )));
+        }
+        Ok(Item::SiteSpace(self.site_space.clone()))
+    }
+}
+
+/// A `position` of the deprecated move operations, with pointers of type `P`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MovePosition<P> {
+    before: Option<P>,
+    after: Option<P>,
+}
+
+/// Body of the deprecated move operations.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoveBody<P> {
+    position: Option<MovePosition<P>>,
+}
+
+fn place<P>(
+    body: Option<MoveBody<P>>,
+    item: impl Fn(&P, &str) -> ApiResult<Item>,
+) -> ApiResult<rules::Place> {
+    let Some(position) = body.and_then(|b| b.position) else {
+        return Ok(rules::Place::End);
+    };
+    place_of(
+        position
+            .before
+            .as_ref()
+            .map(|p| item(p, "position.before"))
+            .transpose()?,
+        position
+            .after
+            .as_ref()
+            .map(|p| item(p, "position.after"))
+            .transpose()?,
+    )
+}
+
+/// `moveSiteSpace` (deprecated in favour of `sortSiteStructure`).
+pub async fn move_site_space(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    Path((_, _, id)): Path<(String, String, String)>,
+    OptionalJsonBody(body): OptionalJsonBody<Option<MoveBody<SiteSpacePointer>>>,
+) -> ApiResult<Json<types::StructureItem>> {
+    let place = place(body, SiteSpacePointer::item)?;
+    Ok(Json(
+        move_and_describe(
+            &state,
+            &caller,
+            &org,
+            &ctx.site.id,
+            Item::SiteSpace(id),
+            place,
+        )
+        .await?,
+    ))
+}
+
+/// `listSiteSections`: every section, in the order visitors see them.
+pub async fn list_site_sections(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    QueryParams(q): QueryParams<ShareKeyQuery>,
+    page: PageRequest,
+) -> ApiResult<Json<List<SiteSection>>> {
+    let key = active_share_key(&state, &ctx.site, q.share_key.as_deref()).await?;
+    let grants = grants_of(&state, &org, &caller).await?;
+    let loaded = load(&state, ctx.site).await?;
+    let d = loaded.describe(&state, Some(&grants), key.as_deref());
+    let items = rules::ordered_sections(&loaded.structure)
+        .into_iter()
+        .map(|x| d.section(x))
+        .collect();
+    paged(&page, &format!("site-sections:{}", loaded.site.id), items)
+}
+
+/// `Icon`: a name of at most 50 characters.
+fn check_icon(icon: &str) -> ApiResult<()> {
+    crate::validate::length("icon", icon, 1, 50)?;
+    if icon
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`icon` must be an icon name of letters, digits and `-`: `{icon}`."
+        )))
+    }
+}
+
+/// Body of `addSectionToSite`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AddSection {
+    space_id: String,
+    #[serde(default, deserialize_with = "nullable")]
+    title: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    icon: Option<Option<String>>,
+}
+
+fn new_section(s: &Structure, site_id: &str, title: &str, now: i64) -> SectionRow {
+    let path = rules::unique_path(
+        &rules::slug(title),
+        s.sections.iter().map(|x| x.path.as_str()),
+    );
+    SectionRow {
+        id: new_id(),
+        site_id: site_id.to_string(),
+        group_id: None,
+        title: title.to_string(),
+        description: None,
+        path,
+        condition: None,
+        icon: None,
+        default_site_space: None,
+        position: rules::next_top_position(s),
+        group_position: 0,
+        created_at: now,
+    }
+}
+
+/// `addSectionToSite`: 201, a new section holding the space. On a site without sections,
+/// the site spaces it already had first move into a section of their own (the default),
+/// so that every site space of a site with sections is in one.
+pub async fn add_section_to_site(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    JsonBody(body): JsonBody<AddSection>,
+) -> ApiResult<Response> {
+    let space = live_space(&state, &org.org.id, "spaceId", &body.space_id).await?;
+    let title = body.title.flatten().unwrap_or_else(|| space.title.clone());
+    let title = if title.chars().count() < 2 {
+        "Section".to_string()
+    } else {
+        title
+    };
+    crate::validate::length("title", &title, 2, 128)?;
+    if let Some(Some(icon)) = &body.icon {
+        check_icon(icon)?;
+    }
+    let now = state.now();
+    let (id, loaded) = edit(&state, &org, &ctx.site.id, |site, s| {
+        if s.sections.is_empty() && !s.site_spaces.is_empty() {
+            let first = new_section(s, &site.id, &site.title, now);
+            for ss in s.site_spaces.iter_mut() {
+                ss.section_id = Some(first.id.clone());
+            }
+            s.sections.push(first);
+        }
+        let mut section = new_section(s, &site.id, &title, now);
+        section.icon = body.icon.clone().flatten();
+        let ss = new_site_space(s, &site.id, Some(&section.id), &space, now);
+        let id = section.id.clone();
+        s.sections.push(section);
+        s.site_spaces.push(ss);
+        Ok(id)
+    })
+    .await?;
+    let grants = grants_of(&state, &org, &caller).await?;
+    let d = loaded.describe(&state, Some(&grants), None);
+    let section = loaded
+        .structure
+        .sections
+        .iter()
+        .find(|x| x.id == id)
+        .map(|x| d.section(x))
+        .ok_or_else(|| no_such("section", &id))?;
+    Ok(views::created(
+        &state.url(&format!(
+            "/v1/orgs/{}/sites/{}/sections/{id}",
+            org.org.id, loaded.site.id
+        )),
+        section,
+    ))
+}
+
+/// Body of `updateSiteSectionById`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UpdateSection {
+    title: Option<String>,
+    path: Option<String>,
+    default_site_space: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    condition: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    icon: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    description: Option<Option<String>>,
+}
+
+/// `updateSiteSectionById`.
+pub async fn update_site_section(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    Path((_, _, id)): Path<(String, String, String)>,
+    JsonBody(body): JsonBody<UpdateSection>,
+) -> ApiResult<Json<SiteSection>> {
+    if let Some(title) = &body.title {
+        crate::validate::length("title", title, 2, 128)?;
+    }
+    if let Some(path) = &body.path {
+        rules::check_path("path", path)?;
+    }
+    if let Some(Some(condition)) = &body.condition {
+        rules::check_condition("condition", condition)?;
+    }
+    if let Some(Some(icon)) = &body.icon {
+        check_icon(icon)?;
+    }
+    if let Some(Some(description)) = &body.description {
+        crate::validate::length("description", description, 0, 256)?;
+    }
+    let ((), loaded) = edit(&state, &org, &ctx.site.id, |_, s| {
+        let at = s
+            .sections
+            .iter()
+            .position(|x| x.id == id)
+            .ok_or_else(|| no_such("section", &id))?;
+        if let Some(path) = &body.path {
+            if s.sections.iter().any(|x| x.id != id && &x.path == path) {
+                return Err(ApiError::conflict(format!(
+                    "`path`: another section already has the path `{path}`."
+                )));
+            }
+            s.sections[at].path = path.clone();
+        }
+        if let Some(ss) = &body.default_site_space {
+            if !s
+                .site_spaces
+                .iter()
+                .any(|x| &x.id == ss && x.section_id.as_deref() == Some(id.as_str()))
+            {
+                return Err(ApiError::bad_request(format!(
+                    "`defaultSiteSpace`: no site space `{ss}` in this section."
+                )));
+            }
+            s.sections[at].default_site_space = Some(ss.clone());
+        }
+        let x = &mut s.sections[at];
+        if let Some(title) = &body.title {
+            x.title = title.clone();
+        }
+        if let Some(condition) = &body.condition {
+            x.condition = condition.clone();
+        }
+        if let Some(icon) = &body.icon {
+            x.icon = icon.clone();
+        }
+        if let Some(description) = &body.description {
+            x.description = description.clone();
+        }
+        Ok(())
+    })
+    .await?;
+    let grants = grants_of(&state, &org, &caller).await?;
+    let d = loaded.describe(&state, Some(&grants), None);
+    loaded
+        .structure
+        .sections
+        .iter()
+        .find(|x| x.id == id)
+        .map(|x| Json(d.section(x)))
+        .ok_or_else(|| no_such("section", &id))
+}
+
+/// `deleteSiteSectionById`: 204, also when absent; the section's site spaces go with it.
+pub async fn delete_site_section(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    ctx: Option<Extension<SiteCtx>>,
+    Path((_, _, id)): Path<(String, String, String)>,
+) -> ApiResult<StatusCode> {
+    if let Some(Extension(ctx)) = ctx {
+        edit(&state, &org, &ctx.site.id, |_, s| {
+            s.sections.retain(|x| x.id != id);
+            s.site_spaces
+                .retain(|x| x.section_id.as_deref() != Some(id.as_str()));
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `SiteSectionPointer`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SectionPointer {
+    #[serde(rename = "type")]
+    kind: String,
+    site_section: String,
+}
+
+impl SectionPointer {
+    fn item(&self, field: &str) -> ApiResult<Item> {
+        if self.kind != "site-section" {
+            return Err(ApiError::bad_request(format!(
+                "`{field}.type` must be `site-section`."
+            )));
+        }
+        Ok(Item::Section(self.site_section.clone()))
+    }
+}
+
+/// `moveSiteSection`.
+pub async fn move_site_section(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    Path((_, _, id)): Path<(String, String, String)>,
+    OptionalJsonBody(body): OptionalJsonBody<Option<MoveBody<SectionPointer>>>,
+) -> ApiResult<Json<types::StructureItem>> {
+    let place = place(body, SectionPointer::item)?;
+    Ok(Json(
+        move_and_describe(
+            &state,
+            &caller,
+            &org,
+            &ctx.site.id,
+            Item::Section(id),
+            place,
+        )
+        .await?,
+    ))
+}
+
+/// `listSiteSectionGroups`.
+pub async fn list_site_section_groups(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    page: PageRequest,
+) -> ApiResult<Json<List<SiteSectionGroup>>> {
+    let grants = grants_of(&state, &org, &caller).await?;
+    let loaded = load(&state, ctx.site).await?;
+    let d = loaded.describe(&state, Some(&grants), None);
+    let items = rules::top_level(&loaded.structure)
+        .into_iter()
+        .filter_map(|t| match t {
+            rules::Top::Group(g) => Some(d.group(g)),
+            rules::Top::Section(_) => None,
+        })
+        .collect();
+    paged(&page, &format!("site-groups:{}", loaded.site.id), items)
+}
+
+/// Body of `addSectionGroupToSite`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AddGroup {
+    title: String,
+    #[serde(default, deserialize_with = "nullable")]
+    icon: Option<Option<String>>,
+    #[serde(default)]
+    sections: Vec<String>,
+}
+
+/// Puts a section at the end of a group.
+fn join_group(s: &mut Structure, group: &str, section: &str) -> ApiResult<()> {
+    let position = rules::next_group_position(s, group);
+    let x = s
+        .sections
+        .iter_mut()
+        .find(|x| x.id == section)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("`sections`: no section `{section}` in this site."))
+        })?;
+    x.group_id = Some(group.to_string());
+    x.group_position = position;
+    Ok(())
+}
+
+/// `addSectionGroupToSite`: 201, a group at the end of the site holding the sections named.
+pub async fn add_section_group_to_site(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    JsonBody(body): JsonBody<AddGroup>,
+) -> ApiResult<Response> {
+    crate::validate::length("title", &body.title, 1, 100)?;
+    if let Some(Some(icon)) = &body.icon {
+        check_icon(icon)?;
+    }
+    let now = state.now();
+    let (id, loaded) = edit(&state, &org, &ctx.site.id, |site, s| {
+        let group = GroupRow {
+            id: new_id(),
+            site_id: site.id.clone(),
+            title: body.title.clone(),
+            icon: body.icon.clone().flatten(),
+            position: rules::next_top_position(s),
+            created_at: now,
+        };
+        let id = group.id.clone();
+        s.groups.push(group);
+        for section in &body.sections {
+            join_group(s, &id, section)?;
+        }
+        Ok(id)
+    })
+    .await?;
+    let group = describe_group(&state, &caller, &org, &loaded, &id).await?;
+    Ok(views::created(
+        &state.url(&format!(
+            "/v1/orgs/{}/sites/{}/section-groups/{id}",
+            org.org.id, loaded.site.id
+        )),
+        group.0,
+    ))
+}
+
+async fn describe_group(
+    state: &AppState,
+    caller: &Caller,
+    org: &OrgCtx,
+    loaded: &Loaded,
+    id: &str,
+) -> ApiResult<Json<SiteSectionGroup>> {
+    let grants = grants_of(state, org, caller).await?;
+    let d = loaded.describe(state, Some(&grants), None);
+    loaded
+        .structure
+        .groups
+        .iter()
+        .find(|g| g.id == id)
+        .map(|g| Json(d.group(g)))
+        .ok_or_else(|| no_such("section group", id))
+}
+
+/// Body of `updateSiteSectionGroupById`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateGroup {
+    title: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    icon: Option<Option<String>>,
+}
+
+/// `updateSiteSectionGroupById`.
+pub async fn update_site_section_group(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    Path((_, _, id)): Path<(String, String, String)>,
+    JsonBody(body): JsonBody<UpdateGroup>,
+) -> ApiResult<Json<SiteSectionGroup>> {
+    if let Some(title) = &body.title {
+        crate::validate::length("title", title, 1, 100)?;
+    }
+    if let Some(Some(icon)) = &body.icon {
+        check_icon(icon)?;
+    }
+    let ((), loaded) = edit(&state, &org, &ctx.site.id, |_, s| {
+        let g = s
+            .groups
+            .iter_mut()
+            .find(|g| g.id == id)
+            .ok_or_else(|| no_such("section group", &id))?;
+        if let Some(title) = &body.title {
+            g.title = title.clone();
+        }
+        if let Some(icon) = &body.icon {
+            g.icon = icon.clone();
+        }
+        Ok(())
+    })
+    .await?;
+    describe_group(&state, &caller, &org, &loaded, &id).await
+}
+
+/// `deleteSiteSectionGroupById`: 204, also when absent; its sections stay, ungrouped, at
+/// the group's place.
+pub async fn delete_site_section_group(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    ctx: Option<Extension<SiteCtx>>,
+    Path((_, _, id)): Path<(String, String, String)>,
+) -> ApiResult<StatusCode> {
+    if let Some(Extension(ctx)) = ctx {
+        edit(&state, &org, &ctx.site.id, |_, s| {
+            let members: Vec<String> = rules::group_sections(s, &id)
+                .iter()
+                .map(|x| x.id.clone())
+                .collect();
+            for section in members {
+                rules::move_item(
+                    s,
+                    &Item::Section(section),
+                    &rules::Place::Before(Item::Group(id.clone())),
+                )?;
+            }
+            s.groups.retain(|g| g.id != id);
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Body of `addSectionToGroup`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AddToGroup {
+    section_id: String,
+}
+
+/// `addSectionToGroup`: 201 with the group; the section joins it at its end.
+pub async fn add_section_to_group(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    Path((_, _, id)): Path<(String, String, String)>,
+    JsonBody(body): JsonBody<AddToGroup>,
+) -> ApiResult<Response> {
+    let ((), loaded) = edit(&state, &org, &ctx.site.id, |_, s| {
+        if !s.groups.iter().any(|g| g.id == id) {
+            return Err(no_such("section group", &id));
+        }
+        if !s.sections.iter().any(|x| x.id == body.section_id) {
+            return Err(ApiError::bad_request(format!(
+                "`sectionId`: no section `{}` in this site.",
+                body.section_id
+            )));
+        }
+        join_group(s, &id, &body.section_id)
+    })
+    .await?;
+    let group = describe_group(&state, &caller, &org, &loaded, &id).await?;
+    Ok(views::created(
+        &state.url(&format!(
+            "/v1/orgs/{}/sites/{}/section-groups/{id}",
+            org.org.id, loaded.site.id
+        )),
+        group.0,
+    ))
+}
+
+/// `removeSectionFromGroup`: 204; the section stays in the site, after the group.
+pub async fn remove_section_from_group(
+    State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
+    ctx: Option<Extension<SiteCtx>>,
+    Path((_, _, group, section)): Path<(String, String, String, String)>,
+) -> ApiResult<StatusCode> {
+    if let Some(Extension(ctx)) = ctx {
+        edit(&state, &org, &ctx.site.id, |_, s| {
+            let member = s
+                .sections
+                .iter()
+                .any(|x| x.id == section && x.group_id.as_deref() == Some(group.as_str()));
+            if member {
+                rules::move_item(
+                    s,
+                    &Item::Section(section.clone()),
+                    &rules::Place::After(Item::Group(group.clone())),
+                )?;
+            }
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `moveSiteSectionGroup`: beside a section or group of the top level.
+pub async fn move_site_section_group(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(org): Extension<OrgCtx>,
+    Extension(ctx): Extension<SiteCtx>,
+    Path((_, _, id)): Path<(String, String, String)>,
+    OptionalJsonBody(body): OptionalJsonBody<Option<MoveBody<TypedPointer>>>,
+) -> ApiResult<Json<types::StructureItem>> {
+    let place = place(body, |p, field| p.item(field))?;
+    Ok(Json(
+        move_and_describe(&state, &caller, &org, &ctx.site.id, Item::Group(id), place).await?,
+    ))
+}

@@ -1,0 +1,146 @@
+//! Adaptive content: the JSON Schema of a site's visitor claims, checked with a JSON Schema
+//! library, and the conditions suggested from it.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{ApiError, ApiResult};
+
+/// Most claims one schema declares.
+pub const MAX_CLAIMS: usize = 100;
+
+/// The shape Quire accepts: boolean claims, optionally grouped under `unsigned`.
+fn shape() -> Value {
+    json!({
+        "type": "object",
+        "required": ["type", "properties", "additionalProperties"],
+        "additionalProperties": false,
+        "properties": {
+            "$schema": { "const": "http://json-schema.org/draft-07/schema#" },
+            "type": { "const": "object" },
+            "description": { "type": "string" },
+            "required": { "type": "array", "items": { "type": "string" } },
+            "additionalProperties": { "const": false },
+            "properties": {
+                "type": "object",
+                "maxProperties": MAX_CLAIMS,
+                "properties": { "unsigned": { "$ref": "#/definitions/unsigned" } },
+                "additionalProperties": { "$ref": "#/definitions/claim" }
+            }
+        },
+        "definitions": {
+            "claim": {
+                "type": "object",
+                "required": ["type"],
+                "additionalProperties": false,
+                "properties": {
+                    "type": { "const": "boolean" },
+                    "description": { "type": "string", "maxLength": 500 }
+                }
+            },
+            "unsigned": {
+                "type": "object",
+                "required": ["type", "properties", "description", "additionalProperties"],
+                "additionalProperties": false,
+                "properties": {
+                    "type": { "const": "object" },
+                    "description": { "const": "Unsigned claims of the site visitor." },
+                    "additionalProperties": { "const": false },
+                    "required": { "type": "array", "items": { "type": "string" } },
+                    "properties": {
+                        "type": "object",
+                        "maxProperties": MAX_CLAIMS,
+                        "additionalProperties": { "$ref": "#/definitions/claim" }
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// Fills in what the official schema requires and a caller may leave out: `additionalProperties: false`
+/// at the top and in `unsigned`, and `unsigned`'s fixed description.
+fn complete(schema: &mut Value) {
+    let Some(top) = schema.as_object_mut() else {
+        return;
+    };
+    top.entry("additionalProperties").or_insert(json!(false));
+    if let Some(unsigned) = top
+        .get_mut("properties")
+        .and_then(|p| p.get_mut("unsigned"))
+        .and_then(Value::as_object_mut)
+    {
+        unsigned
+            .entry("additionalProperties")
+            .or_insert(json!(false));
+        unsigned
+            .entry("description")
+            .or_insert(json!("Unsigned claims of the site visitor."));
+    }
+}
+
+/// Checks (and completes) a site's adaptive schema: a valid draft-07 JSON Schema whose
+/// properties are boolean claims, optionally under `unsigned`. 400 names what is wrong.
+pub fn check_schema(schema: &mut Value) -> ApiResult<()> {
+    complete(schema);
+    if let Err(e) = jsonschema::draft7::meta::validate(schema) {
+        return Err(ApiError::bad_request(format!(
+            "`jsonSchema` is not a valid JSON Schema (draft-07): {e} at `{}`.",
+            e.instance_path()
+        )));
+    }
+    let validator = jsonschema::draft7::new(&shape())
+        .map_err(|e| ApiError::internal(anyhow::anyhow!("adaptive schema shape: {e}")))?;
+    if let Some(e) = validator.iter_errors(schema).next() {
+        return Err(ApiError::bad_request(format!(
+            "`jsonSchema{}`: {e}; the schema must describe boolean claims, optionally under `unsigned`.",
+            e.instance_path()
+        )));
+    }
+    Ok(())
+}
+
+/// How a claim is read in a condition: `visitor.claims.beta` or `visitor.claims["my-claim"]`.
+fn member(base: &str, name: &str) -> String {
+    let ident = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if ident {
+        format!("{base}.{name}")
+    } else {
+        format!("{base}[{}]", Value::String(name.to_string()))
+    }
+}
+
+/// One suggested condition per claim of a checked schema: `(description, condition)`.
+pub fn template_conditions(schema: &Value) -> Vec<(String, String)> {
+    let empty = Map::new();
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let mut out = Vec::new();
+    for (name, claim) in props {
+        if name == "unsigned" {
+            let inner = claim
+                .get("properties")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            for (inner_name, _) in inner {
+                out.push((
+                    format!("Show to visitors whose unsigned claim `{inner_name}` is true"),
+                    format!("{} === true", member("visitor.claims.unsigned", inner_name)),
+                ));
+            }
+        } else {
+            out.push((
+                format!("Show to visitors whose claim `{name}` is true"),
+                format!("{} === true", member("visitor.claims", name)),
+            ));
+        }
+    }
+    out
+}

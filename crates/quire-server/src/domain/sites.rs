@@ -1,0 +1,631 @@
+//! Docs sites: the rules of a site's structure (defaults, paths, order, moves), its
+//! published URLs and the conditions that decide what a visitor sees. Pure functions over a
+//! site's rows; the sites family loads and saves them through the store, and the published
+//! HTML reads the same structure.
+
+use serde::Deserialize;
+
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store::sites::{SectionRow, SiteRow, SiteSpaceRow, Structure};
+
+/// Most sections, groups or site spaces one site holds.
+pub const MAX_ITEMS: usize = 500;
+
+/// A lower-case URL segment made of a title: letters and digits, words joined by `-`.
+pub fn slug(title: &str) -> String {
+    let mut out = String::new();
+    for c in title.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+        if out.chars().count() >= 90 {
+            break;
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() {
+        "content".into()
+    } else {
+        out
+    }
+}
+
+/// `base`, or `base-2`, `base-3`… : the first not in `taken`.
+pub fn unique_path<'a>(base: &str, taken: impl Iterator<Item = &'a str> + Clone) -> String {
+    let mut candidate = base.to_string();
+    let mut n = 1;
+    while taken.clone().any(|t| t == candidate) {
+        n += 1;
+        candidate = format!("{base}-{n}");
+    }
+    candidate
+}
+
+/// Sections in the order a visitor sees them: the top level by position, each group's
+/// sections in the group's place.
+pub fn ordered_sections(s: &Structure) -> Vec<&SectionRow> {
+    let mut out = Vec::with_capacity(s.sections.len());
+    for item in top_level(s) {
+        match item {
+            Top::Section(section) => out.push(section),
+            Top::Group(group) => out.extend(group_sections(s, &group.id)),
+        }
+    }
+    out
+}
+
+/// An item of the top level of a site with sections.
+pub enum Top<'a> {
+    /// A section outside any group.
+    Section(&'a SectionRow),
+    /// A group of sections.
+    Group(&'a crate::store::sites::GroupRow),
+}
+
+/// The top level of a site with sections, in order.
+pub fn top_level(s: &Structure) -> Vec<Top<'_>> {
+    let mut items: Vec<(i64, &str, Top<'_>)> = s
+        .sections
+        .iter()
+        .filter(|x| x.group_id.is_none())
+        .map(|x| (x.position, x.id.as_str(), Top::Section(x)))
+        .chain(
+            s.groups
+                .iter()
+                .map(|g| (g.position, g.id.as_str(), Top::Group(g))),
+        )
+        .collect();
+    items.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    items.into_iter().map(|(_, _, t)| t).collect()
+}
+
+/// The sections of a group, in order.
+pub fn group_sections<'a>(s: &'a Structure, group_id: &str) -> Vec<&'a SectionRow> {
+    let mut out: Vec<&SectionRow> = s
+        .sections
+        .iter()
+        .filter(|x| x.group_id.as_deref() == Some(group_id))
+        .collect();
+    out.sort_by(|a, b| (a.group_position, &a.id).cmp(&(b.group_position, &b.id)));
+    out
+}
+
+/// The site spaces of a section (`None`: the site's root), in order.
+pub fn site_spaces_in<'a>(s: &'a Structure, section: Option<&str>) -> Vec<&'a SiteSpaceRow> {
+    let mut out: Vec<&SiteSpaceRow> = s
+        .site_spaces
+        .iter()
+        .filter(|x| x.section_id.as_deref() == section)
+        .collect();
+    out.sort_by(|a, b| (a.position, &a.id).cmp(&(b.position, &b.id)));
+    out
+}
+
+/// The default section: the one the site names, else the first.
+pub fn default_section<'a>(site: &SiteRow, s: &'a Structure) -> Option<&'a SectionRow> {
+    let ordered = ordered_sections(s);
+    site.default_section
+        .as_deref()
+        .and_then(|id| ordered.iter().find(|x| x.id == id).copied())
+        .or_else(|| ordered.first().copied())
+}
+
+/// The default site space of a section (or of the root): the one it names, else the first.
+pub fn default_site_space<'a>(
+    site: &SiteRow,
+    s: &'a Structure,
+    section: Option<&SectionRow>,
+) -> Option<&'a SiteSpaceRow> {
+    let within = site_spaces_in(s, section.map(|x| x.id.as_str()));
+    let named = match section {
+        Some(x) => x.default_site_space.as_deref(),
+        None => site.default_site_space.as_deref(),
+    };
+    named
+        .and_then(|id| within.iter().find(|x| x.id == id).copied())
+        .or_else(|| within.first().copied())
+}
+
+/// Whether a site space is the default of its section (or of the root).
+pub fn is_default_site_space(site: &SiteRow, s: &Structure, ss: &SiteSpaceRow) -> bool {
+    let section = ss
+        .section_id
+        .as_deref()
+        .and_then(|id| s.sections.iter().find(|x| x.id == id));
+    default_site_space(site, s, section).is_some_and(|d| d.id == ss.id)
+}
+
+/// The site space a visitor lands on: the default of the default section, or of the root.
+pub fn landing_site_space<'a>(site: &SiteRow, s: &'a Structure) -> Option<&'a SiteSpaceRow> {
+    if s.sections.is_empty() {
+        default_site_space(site, s, None)
+    } else {
+        default_section(site, s).and_then(|sec| default_site_space(site, s, Some(sec)))
+    }
+}
+
+/// Published URLs of a site and what it holds, for one way in (the site's own address, or
+/// a share link's).
+pub struct Urls {
+    base: String,
+}
+
+impl Urls {
+    /// URLs of `site`, under a share link's key when given.
+    pub fn new(state: &AppState, site: &SiteRow, share_key: Option<&str>) -> Self {
+        let base = match share_key {
+            Some(key) => state.url(&format!("/sites/{}/~share/{key}/", site.id)),
+            None => state.url(&format!("/sites/{}/", site.id)),
+        };
+        Urls { base }
+    }
+
+    /// The site's address.
+    pub fn site(&self) -> String {
+        self.base.clone()
+    }
+
+    /// A section's address: the site's own for the default section.
+    pub fn section(&self, site: &SiteRow, s: &Structure, section: &SectionRow) -> String {
+        if default_section(site, s).is_some_and(|d| d.id == section.id) {
+            self.base.clone()
+        } else {
+            format!("{}{}/", self.base, section.path)
+        }
+    }
+
+    /// A site space's address: its section's for the section's default.
+    pub fn site_space(&self, site: &SiteRow, s: &Structure, ss: &SiteSpaceRow) -> String {
+        let section = ss
+            .section_id
+            .as_deref()
+            .and_then(|id| s.sections.iter().find(|x| x.id == id));
+        let container = match section {
+            Some(sec) => self.section(site, s, sec),
+            None => self.base.clone(),
+        };
+        if is_default_site_space(site, s, ss) {
+            container
+        } else {
+            format!("{container}{}/", ss.path)
+        }
+    }
+}
+
+/// A pointer to an item of a site's structure, as the move operations send it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// A site space.
+    SiteSpace(String),
+    /// A section.
+    Section(String),
+    /// A section group.
+    Group(String),
+}
+
+impl Item {
+    fn kind(&self) -> &'static str {
+        match self {
+            Item::SiteSpace(_) => "site-space",
+            Item::Section(_) => "site-section",
+            Item::Group(_) => "site-section-group",
+        }
+    }
+
+    fn id(&self) -> &str {
+        match self {
+            Item::SiteSpace(id) | Item::Section(id) | Item::Group(id) => id,
+        }
+    }
+}
+
+/// `SiteStructureItemPointer`, `SiteSectionGroupPointer`: `{type, id}`.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct TypedPointer {
+    #[serde(rename = "type")]
+    kind: String,
+    id: String,
+}
+
+impl TypedPointer {
+    /// The item it names; 400 for an unknown type.
+    pub fn item(&self, field: &str) -> ApiResult<Item> {
+        match self.kind.as_str() {
+            "site-space" => Ok(Item::SiteSpace(self.id.clone())),
+            "site-section" => Ok(Item::Section(self.id.clone())),
+            "site-section-group" => Ok(Item::Group(self.id.clone())),
+            other => Err(ApiError::bad_request(format!(
+                "`{field}.type`: unknown value `{other}`, expected one of `site-space`, `site-section`, `site-section-group`."
+            ))),
+        }
+    }
+}
+
+/// Where an item goes: after every sibling of its current container, or beside another.
+#[derive(Debug, Clone)]
+pub enum Place {
+    /// At the end of its current container.
+    End,
+    /// Just before this item, in its container.
+    Before(Item),
+    /// Just after this item, in its container.
+    After(Item),
+}
+
+/// A container of the structure: what holds an ordered list of items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Container {
+    /// Sections outside groups, and groups.
+    Top,
+    /// The sections of a group.
+    Group(String),
+    /// The site spaces of a section.
+    Section(String),
+    /// The site spaces of a site without sections.
+    Root,
+}
+
+fn container_of(s: &Structure, item: &Item) -> Option<Container> {
+    match item {
+        Item::SiteSpace(id) => s.site_spaces.iter().find(|x| &x.id == id).map(|x| {
+            x.section_id
+                .clone()
+                .map(Container::Section)
+                .unwrap_or(Container::Root)
+        }),
+        Item::Section(id) => s.sections.iter().find(|x| &x.id == id).map(|x| {
+            x.group_id
+                .clone()
+                .map(Container::Group)
+                .unwrap_or(Container::Top)
+        }),
+        Item::Group(id) => s
+            .groups
+            .iter()
+            .find(|x| &x.id == id)
+            .map(|_| Container::Top),
+    }
+}
+
+fn members(s: &Structure, c: &Container) -> Vec<Item> {
+    match c {
+        Container::Top => top_level(s)
+            .into_iter()
+            .map(|t| match t {
+                Top::Section(x) => Item::Section(x.id.clone()),
+                Top::Group(g) => Item::Group(g.id.clone()),
+            })
+            .collect(),
+        Container::Group(g) => group_sections(s, g)
+            .into_iter()
+            .map(|x| Item::Section(x.id.clone()))
+            .collect(),
+        Container::Section(sec) => site_spaces_in(s, Some(sec))
+            .into_iter()
+            .map(|x| Item::SiteSpace(x.id.clone()))
+            .collect(),
+        Container::Root => site_spaces_in(s, None)
+            .into_iter()
+            .map(|x| Item::SiteSpace(x.id.clone()))
+            .collect(),
+    }
+}
+
+/// Moves `item` to `place`, within its container or into the container of the item it is
+/// placed beside (a site space into another section, a section into or out of a group).
+/// Renumbers the positions of the destination container; 404 when an item is not in the
+/// site, 400 when it cannot go there.
+pub fn move_item(s: &mut Structure, item: &Item, place: &Place) -> ApiResult<()> {
+    let from = container_of(s, item).ok_or_else(|| {
+        ApiError::not_found(format!("No {} `{}` in this site.", item.kind(), item.id()))
+    })?;
+    let (to, anchor) = match place {
+        Place::End => (from.clone(), None),
+        Place::Before(other) | Place::After(other) => {
+            if other == item {
+                return Err(ApiError::bad_request(
+                    "`position` cannot place an item beside itself.",
+                ));
+            }
+            let c = container_of(s, other).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "`position`: no {} `{}` in this site.",
+                    other.kind(),
+                    other.id()
+                ))
+            })?;
+            (c, Some(other))
+        }
+    };
+    let fits = matches!(
+        (item, &to),
+        (Item::SiteSpace(_), Container::Section(_) | Container::Root)
+            | (Item::Section(_), Container::Top | Container::Group(_))
+            | (Item::Group(_), Container::Top)
+    );
+    if !fits {
+        return Err(ApiError::bad_request(format!(
+            "`position`: a {} cannot be placed there.",
+            item.kind()
+        )));
+    }
+    let mut order: Vec<Item> = members(s, &to).into_iter().filter(|i| i != item).collect();
+    let at = match (place, anchor) {
+        (Place::Before(_), Some(a)) => order.iter().position(|i| i == a).unwrap_or(0),
+        (Place::After(_), Some(a)) => order.iter().position(|i| i == a).map_or(0, |p| p + 1),
+        _ => order.len(),
+    };
+    order.insert(at, item.clone());
+    // Joining another container: the item takes it as its parent, and a site-space path
+    // must stay unique there.
+    if to != from {
+        match (item, &to) {
+            (Item::SiteSpace(id), Container::Section(sec)) => set_section(s, id, Some(sec))?,
+            (Item::SiteSpace(id), Container::Root) => set_section(s, id, None)?,
+            (Item::Section(id), Container::Group(g)) => {
+                section_mut(s, id).group_id = Some(g.clone())
+            }
+            (Item::Section(id), Container::Top) => section_mut(s, id).group_id = None,
+            _ => {}
+        }
+    }
+    renumber(s, &to, &order);
+    Ok(())
+}
+
+fn section_mut<'a>(s: &'a mut Structure, id: &str) -> &'a mut SectionRow {
+    s.sections
+        .iter_mut()
+        .find(|x| x.id == id)
+        .expect("section found by container_of")
+}
+
+fn set_section(s: &mut Structure, id: &str, section: Option<&String>) -> ApiResult<()> {
+    let path = s
+        .site_spaces
+        .iter()
+        .find(|x| x.id == id)
+        .map(|x| x.path.clone())
+        .unwrap_or_default();
+    let clash = s
+        .site_spaces
+        .iter()
+        .any(|x| x.id != id && x.section_id.as_ref() == section && x.path == path);
+    if clash {
+        return Err(ApiError::conflict(format!(
+            "Another site space there already has the path `{path}`; change one path first."
+        )));
+    }
+    if let Some(x) = s.site_spaces.iter_mut().find(|x| x.id == id) {
+        x.section_id = section.cloned();
+    }
+    Ok(())
+}
+
+fn renumber(s: &mut Structure, c: &Container, order: &[Item]) {
+    for (n, item) in order.iter().enumerate() {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        match (c, item) {
+            (Container::Group(_), Item::Section(id)) => {
+                if let Some(x) = s.sections.iter_mut().find(|x| &x.id == id) {
+                    x.group_position = n;
+                }
+            }
+            (_, Item::Section(id)) => {
+                if let Some(x) = s.sections.iter_mut().find(|x| &x.id == id) {
+                    x.position = n;
+                }
+            }
+            (_, Item::Group(id)) => {
+                if let Some(x) = s.groups.iter_mut().find(|x| &x.id == id) {
+                    x.position = n;
+                }
+            }
+            (_, Item::SiteSpace(id)) => {
+                if let Some(x) = s.site_spaces.iter_mut().find(|x| &x.id == id) {
+                    x.position = n;
+                }
+            }
+        }
+    }
+}
+
+/// The next position at the end of the top level, a section's site spaces or the root's.
+pub fn next_top_position(s: &Structure) -> i64 {
+    s.sections
+        .iter()
+        .filter(|x| x.group_id.is_none())
+        .map(|x| x.position)
+        .chain(s.groups.iter().map(|g| g.position))
+        .max()
+        .map_or(0, |p| p + 1)
+}
+
+/// The next position among the site spaces of a section (or of the root).
+pub fn next_site_space_position(s: &Structure, section: Option<&str>) -> i64 {
+    site_spaces_in(s, section)
+        .iter()
+        .map(|x| x.position)
+        .max()
+        .map_or(0, |p| p + 1)
+}
+
+/// The next position among a group's sections.
+pub fn next_group_position(s: &Structure, group: &str) -> i64 {
+    group_sections(s, group)
+        .iter()
+        .map(|x| x.group_position)
+        .max()
+        .map_or(0, |p| p + 1)
+}
+
+/// Checks a visibility condition (`field` names it in the error): 1 to 1024 characters, an
+/// expression over the visitor's claims that parses and can yield a boolean.
+pub fn check_condition(field: &str, condition: &str) -> ApiResult<()> {
+    crate::validate::length(field, condition, 1, 1024)?;
+    quire_content::condition::parse_condition(condition)
+        .map(|_| ())
+        .map_err(|e| ApiError::bad_request(format!("`{field}`: {e}.")))
+}
+
+/// Checks a URL path segment of a section or site space: 1 to 100 characters of letters,
+/// digits, `-`, `_` and `.`.
+pub fn check_path(field: &str, path: &str) -> ApiResult<()> {
+    crate::validate::length(field, path, 1, 100)?;
+    let ok = path
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && path != "."
+        && path != ".."
+        && !path.starts_with('~');
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`{field}` must be one URL segment of letters, digits, `-`, `_` and `.` (not starting with `~`): `{path}`."
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sites::GroupRow;
+
+    fn section(id: &str, group: Option<&str>, position: i64) -> SectionRow {
+        SectionRow {
+            id: id.into(),
+            site_id: "s".into(),
+            group_id: group.map(Into::into),
+            title: id.into(),
+            description: None,
+            path: id.into(),
+            condition: None,
+            icon: None,
+            default_site_space: None,
+            position,
+            group_position: position,
+            created_at: 0,
+        }
+    }
+
+    fn site_space(id: &str, section: Option<&str>, position: i64) -> SiteSpaceRow {
+        SiteSpaceRow {
+            id: id.into(),
+            site_id: "s".into(),
+            section_id: section.map(Into::into),
+            space_id: format!("space-{id}"),
+            path: id.into(),
+            condition: None,
+            position,
+            created_at: 0,
+        }
+    }
+
+    fn world() -> Structure {
+        Structure {
+            sections: vec![
+                section("a", None, 0),
+                section("b", Some("g"), 0),
+                section("c", Some("g"), 1),
+                section("d", None, 2),
+            ],
+            groups: vec![GroupRow {
+                id: "g".into(),
+                site_id: "s".into(),
+                title: "G".into(),
+                icon: None,
+                position: 1,
+                created_at: 0,
+            }],
+            site_spaces: vec![
+                site_space("x", Some("a"), 0),
+                site_space("y", Some("a"), 1),
+                site_space("z", Some("b"), 0),
+            ],
+        }
+    }
+
+    fn order(s: &Structure) -> Vec<String> {
+        ordered_sections(s).iter().map(|x| x.id.clone()).collect()
+    }
+
+    #[test]
+    fn sections_read_in_group_order() {
+        assert_eq!(order(&world()), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn moving_a_section_out_of_a_group() {
+        let mut s = world();
+        move_item(
+            &mut s,
+            &Item::Section("c".into()),
+            &Place::Before(Item::Section("a".into())),
+        )
+        .unwrap();
+        assert_eq!(order(&s), ["c", "a", "b", "d"]);
+        assert_eq!(
+            s.sections.iter().find(|x| x.id == "c").unwrap().group_id,
+            None
+        );
+    }
+
+    #[test]
+    fn moving_a_group_and_a_site_space_across_sections() {
+        let mut s = world();
+        move_item(
+            &mut s,
+            &Item::Group("g".into()),
+            &Place::After(Item::Section("d".into())),
+        )
+        .unwrap();
+        assert_eq!(order(&s), ["a", "d", "b", "c"]);
+        move_item(
+            &mut s,
+            &Item::SiteSpace("x".into()),
+            &Place::After(Item::SiteSpace("z".into())),
+        )
+        .unwrap();
+        let in_b: Vec<_> = site_spaces_in(&s, Some("b"))
+            .iter()
+            .map(|x| x.id.clone())
+            .collect();
+        assert_eq!(in_b, ["z", "x"]);
+    }
+
+    #[test]
+    fn refused_moves() {
+        let mut s = world();
+        let err = move_item(
+            &mut s,
+            &Item::Group("g".into()),
+            &Place::Before(Item::Section("b".into())),
+        )
+        .unwrap_err();
+        assert_eq!(err.status().as_u16(), 400);
+        let err = move_item(&mut s, &Item::Section("nope".into()), &Place::End).unwrap_err();
+        assert_eq!(err.status().as_u16(), 404);
+        let err = move_item(
+            &mut s,
+            &Item::SiteSpace("x".into()),
+            &Place::Before(Item::Section("a".into())),
+        )
+        .unwrap_err();
+        assert_eq!(err.status().as_u16(), 400);
+    }
+
+    #[test]
+    fn slugs_and_unique_paths() {
+        assert_eq!(slug("Getting Started!"), "getting-started");
+        assert_eq!(slug("  "), "content");
+        assert_eq!(slug("Ünïcode Tïtle"), "ünïcode-tïtle");
+        let taken = ["api", "api-2"];
+        assert_eq!(unique_path("api", taken.iter().copied()), "api-3");
+        assert_eq!(unique_path("guide", taken.iter().copied()), "guide");
+    }
+}

@@ -1,0 +1,665 @@
+//! Docs sites: the site row, its sections, section groups, site spaces and share links.
+//!
+//! Writers lock the site row first ([`lock`]) and then read the site's structure through
+//! their own transaction, so that two writes to one site's structure take turns.
+
+use sqlx::FromRow;
+
+use crate::db::sql::Sql;
+use crate::db::{Db, Tx};
+use crate::values::{AgentsContext, SiteType, SiteVisibility};
+
+/// A stored site, with its number of site spaces.
+#[derive(Debug, Clone, FromRow)]
+pub struct SiteRow {
+    pub id: String,
+    pub org_id: String,
+    pub site_type: SiteType,
+    pub title: String,
+    pub visibility: SiteVisibility,
+    pub basename: Option<String>,
+    pub hostname: Option<String>,
+    pub proxy: Option<String>,
+    pub published: i64,
+    pub adaptive_content: i64,
+    pub agents_context: AgentsContext,
+    pub default_site_space: Option<String>,
+    pub default_section: Option<String>,
+    pub customization: Option<String>,
+    pub customization_updated_at: Option<i64>,
+    pub adaptive_schema: Option<String>,
+    pub adaptive_schema_updated_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// Counted when read, so it is always exact.
+    pub site_spaces: i64,
+}
+
+const SITE_COLUMNS: &str = "id, org_id, type AS site_type, title, visibility, basename, hostname, \
+    proxy, published, adaptive_content, agents_context, default_site_space, default_section, \
+    customization, customization_updated_at, adaptive_schema, adaptive_schema_updated_at, \
+    created_at, updated_at, \
+    (SELECT COUNT(*) FROM site_spaces ss WHERE ss.site_id = sites.id) AS site_spaces";
+
+/// A section of a site.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct SectionRow {
+    pub id: String,
+    pub site_id: String,
+    pub group_id: Option<String>,
+    pub title: String,
+    pub description: Option<String>,
+    pub path: String,
+    pub condition: Option<String>,
+    pub icon: Option<String>,
+    pub default_site_space: Option<String>,
+    pub position: i64,
+    pub group_position: i64,
+    pub created_at: i64,
+}
+
+/// A group of sections.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct GroupRow {
+    pub id: String,
+    pub site_id: String,
+    pub title: String,
+    pub icon: Option<String>,
+    pub position: i64,
+    pub created_at: i64,
+}
+
+/// A space published in a site (at the root, or in a section).
+#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+pub struct SiteSpaceRow {
+    pub id: String,
+    pub site_id: String,
+    pub section_id: Option<String>,
+    pub space_id: String,
+    pub path: String,
+    pub condition: Option<String>,
+    pub position: i64,
+    pub created_at: i64,
+}
+
+/// A share link of a site.
+#[derive(Debug, Clone, FromRow)]
+pub struct ShareLinkRow {
+    pub id: String,
+    pub site_id: String,
+    pub name: String,
+    pub share_key: String,
+    pub active: i64,
+    pub created_at: i64,
+}
+
+/// Everything below a site, each list in its stored order.
+#[derive(Debug, Clone, Default)]
+pub struct Structure {
+    pub sections: Vec<SectionRow>,
+    pub groups: Vec<GroupRow>,
+    pub site_spaces: Vec<SiteSpaceRow>,
+}
+
+/// Inserts a site.
+pub async fn insert(tx: &mut Tx, s: &SiteRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO sites (id, org_id, type, title, visibility, basename, hostname, proxy, \
+         published, adaptive_content, agents_context, default_site_space, default_section, \
+         customization, customization_updated_at, adaptive_schema, adaptive_schema_updated_at, \
+         created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+    )
+    .bind(&s.id)
+    .bind(&s.org_id)
+    .bind(s.site_type)
+    .bind(&s.title)
+    .bind(s.visibility)
+    .bind(&s.basename)
+    .bind(&s.hostname)
+    .bind(&s.proxy)
+    .bind(s.published)
+    .bind(s.adaptive_content)
+    .bind(s.agents_context)
+    .bind(&s.default_site_space)
+    .bind(&s.default_section)
+    .bind(&s.customization)
+    .bind(s.customization_updated_at)
+    .bind(&s.adaptive_schema)
+    .bind(s.adaptive_schema_updated_at)
+    .bind(s.created_at)
+    .bind(s.updated_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// A site of an organization.
+pub async fn get(db: &Db, org_id: &str, id: &str) -> sqlx::Result<Option<SiteRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {SITE_COLUMNS} FROM sites WHERE id = $1 AND org_id = $2"
+    ))
+    .bind(id)
+    .bind(org_id)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// A site by id alone (published-content tokens name the site, not the caller's org).
+pub async fn get_by_id(db: &Db, id: &str) -> sqlx::Result<Option<SiteRow>> {
+    sqlx::query_as(&format!("SELECT {SITE_COLUMNS} FROM sites WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(db.pool())
+        .await
+}
+
+/// Locks a site of an organization for a write of its row or structure, and reads it.
+pub async fn lock(tx: &mut Tx, org_id: &str, id: &str) -> sqlx::Result<Option<SiteRow>> {
+    let lock = crate::db::for_update(tx);
+    // Lock the bare row (PostgreSQL refuses FOR UPDATE beside the counting subquery), then
+    // read it whole.
+    let found: Option<String> = sqlx::query_scalar(&format!(
+        "SELECT id FROM sites WHERE id = $1 AND org_id = $2{lock}"
+    ))
+    .bind(id)
+    .bind(org_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    if found.is_none() {
+        return Ok(None);
+    }
+    sqlx::query_as(&format!("SELECT {SITE_COLUMNS} FROM sites WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await
+}
+
+/// Filters of `listSites`.
+#[derive(Debug, Default)]
+pub struct SiteFilter {
+    /// Only sites publishing this space.
+    pub space: Option<String>,
+    /// Only sites whose title contains this text (case-insensitive).
+    pub title: Option<String>,
+    /// Only published (or unpublished) sites.
+    pub published: Option<bool>,
+    /// Only sites of these types.
+    pub types: Vec<SiteType>,
+}
+
+fn filtered(org_id: &str, f: &SiteFilter) -> Sql {
+    let mut q = Sql::new(" FROM sites WHERE org_id = ");
+    q.bind(org_id);
+    if let Some(space) = &f.space {
+        q.push(" AND id IN (SELECT site_id FROM site_spaces WHERE space_id = ")
+            .bind(space)
+            .push(")");
+    }
+    if let Some(title) = &f.title {
+        q.push(" AND LOWER(title) LIKE ")
+            .bind(format!(
+                "%{}%",
+                crate::db::sql::like_escape(&title.to_lowercase())
+            ))
+            .push(" ESCAPE '\\'");
+    }
+    if let Some(published) = f.published {
+        q.push(" AND published = ").bind(i64::from(published));
+    }
+    if !f.types.is_empty() {
+        q.push(" AND type IN (");
+        for (i, t) in f.types.iter().enumerate() {
+            if i > 0 {
+                q.push(", ");
+            }
+            q.bind(t.as_str());
+        }
+        q.push(")");
+    }
+    q
+}
+
+/// A page of an organization's sites, oldest first, after the keyset `after`.
+pub async fn list(
+    db: &Db,
+    org_id: &str,
+    f: &SiteFilter,
+    after: Option<(i64, String)>,
+    limit: i64,
+) -> sqlx::Result<(Vec<SiteRow>, i64)> {
+    let base = filtered(org_id, f);
+    let mut count = Sql::new("SELECT COUNT(*)");
+    count.append(&base);
+    let total: i64 = count.query_scalar().fetch_one(db.pool()).await?;
+    let mut q = Sql::new(&format!("SELECT {SITE_COLUMNS}"));
+    q.append(&base);
+    if let Some((at, id)) = after {
+        q.push(" AND (created_at > ")
+            .bind(at)
+            .push(" OR (created_at = ")
+            .bind(at)
+            .push(" AND id > ")
+            .bind(id)
+            .push("))");
+    }
+    q.push(" ORDER BY created_at, id LIMIT ").bind(limit);
+    Ok((q.query_as().fetch_all(db.pool()).await?, total))
+}
+
+/// The columns of a site that a `PATCH` may change; `None` leaves a column as it is.
+#[derive(Debug, Default)]
+pub struct SitePatch {
+    pub title: Option<String>,
+    pub visibility: Option<SiteVisibility>,
+    pub basename: Option<String>,
+    pub hostname: Option<Option<String>>,
+    pub proxy: Option<Option<String>>,
+    pub adaptive_content: Option<bool>,
+    pub agents_context: Option<AgentsContext>,
+    pub default_site_space: Option<String>,
+    pub default_section: Option<String>,
+    pub published: Option<bool>,
+    pub customization: Option<String>,
+    pub adaptive_schema: Option<String>,
+}
+
+/// Writes only the columns a request changes.
+pub async fn patch(tx: &mut Tx, id: &str, p: &SitePatch, now: i64) -> sqlx::Result<()> {
+    let mut q = Sql::new("UPDATE sites SET updated_at = ");
+    q.bind(now);
+    let text = [
+        ("title", p.title.clone().map(Some)),
+        (
+            "visibility",
+            p.visibility.map(|v| Some(v.as_str().to_string())),
+        ),
+        ("basename", p.basename.clone().map(Some)),
+        ("hostname", p.hostname.clone()),
+        ("proxy", p.proxy.clone()),
+        (
+            "agents_context",
+            p.agents_context.map(|a| Some(a.as_str().to_string())),
+        ),
+        ("default_site_space", p.default_site_space.clone().map(Some)),
+        ("default_section", p.default_section.clone().map(Some)),
+        ("customization", p.customization.clone().map(Some)),
+        ("adaptive_schema", p.adaptive_schema.clone().map(Some)),
+    ];
+    for (column, value) in text {
+        if let Some(value) = value {
+            q.push(&format!(", {column} = ")).bind(value);
+        }
+    }
+    for (column, value) in [
+        ("adaptive_content", p.adaptive_content),
+        ("published", p.published),
+    ] {
+        if let Some(value) = value {
+            q.push(&format!(", {column} = ")).bind(i64::from(value));
+        }
+    }
+    if p.customization.is_some() {
+        q.push(", customization_updated_at = ").bind(now);
+    }
+    if p.adaptive_schema.is_some() {
+        q.push(", adaptive_schema_updated_at = ").bind(now);
+    }
+    q.push(" WHERE id = ").bind(id);
+    q.query().execute(&mut **tx).await?;
+    Ok(())
+}
+
+/// Deletes a site with everything below it. False when it did not exist.
+pub async fn delete(tx: &mut Tx, org_id: &str, id: &str) -> sqlx::Result<bool> {
+    let res = sqlx::query("DELETE FROM sites WHERE id = $1 AND org_id = $2")
+        .bind(id)
+        .bind(org_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(res.rows_affected() == 1)
+}
+
+macro_rules! structure_reads {
+    ($exec:expr, $site_id:expr) => {{
+        let sections: Vec<SectionRow> = sqlx::query_as(
+            "SELECT id, site_id, group_id, title, description, path, condition, icon, \
+             default_site_space, position, group_position, created_at \
+             FROM site_sections WHERE site_id = $1 ORDER BY position, id",
+        )
+        .bind($site_id)
+        .fetch_all($exec)
+        .await?;
+        let groups: Vec<GroupRow> = sqlx::query_as(
+            "SELECT id, site_id, title, icon, position, created_at \
+             FROM site_section_groups WHERE site_id = $1 ORDER BY position, id",
+        )
+        .bind($site_id)
+        .fetch_all($exec)
+        .await?;
+        let site_spaces: Vec<SiteSpaceRow> = sqlx::query_as(
+            "SELECT id, site_id, section_id, space_id, path, condition, position, created_at \
+             FROM site_spaces WHERE site_id = $1 ORDER BY position, id",
+        )
+        .bind($site_id)
+        .fetch_all($exec)
+        .await?;
+        Ok(Structure {
+            sections,
+            groups,
+            site_spaces,
+        })
+    }};
+}
+
+/// The structure of a site, for reads.
+pub async fn structure(db: &Db, site_id: &str) -> sqlx::Result<Structure> {
+    structure_reads!(db.pool(), site_id)
+}
+
+/// The structure of a locked site, inside its writing transaction.
+pub async fn structure_tx(tx: &mut Tx, site_id: &str) -> sqlx::Result<Structure> {
+    structure_reads!(&mut **tx, site_id)
+}
+
+/// Inserts a section.
+pub async fn insert_section(tx: &mut Tx, s: &SectionRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO site_sections (id, site_id, group_id, title, description, path, condition, \
+         icon, default_site_space, position, group_position, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(&s.id)
+    .bind(&s.site_id)
+    .bind(&s.group_id)
+    .bind(&s.title)
+    .bind(&s.description)
+    .bind(&s.path)
+    .bind(&s.condition)
+    .bind(&s.icon)
+    .bind(&s.default_site_space)
+    .bind(s.position)
+    .bind(s.group_position)
+    .bind(s.created_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Rewrites the changeable columns of a section (its row was read under the site's lock).
+pub async fn update_section(tx: &mut Tx, s: &SectionRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE site_sections SET group_id = $2, title = $3, description = $4, path = $5, \
+         condition = $6, icon = $7, default_site_space = $8, position = $9, group_position = $10 \
+         WHERE id = $1",
+    )
+    .bind(&s.id)
+    .bind(&s.group_id)
+    .bind(&s.title)
+    .bind(&s.description)
+    .bind(&s.path)
+    .bind(&s.condition)
+    .bind(&s.icon)
+    .bind(&s.default_site_space)
+    .bind(s.position)
+    .bind(s.group_position)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Deletes a section; its site spaces go with it.
+pub async fn delete_section(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM site_spaces WHERE section_id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("DELETE FROM site_sections WHERE id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Inserts a section group.
+pub async fn insert_group(tx: &mut Tx, g: &GroupRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO site_section_groups (id, site_id, title, icon, position, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(&g.id)
+    .bind(&g.site_id)
+    .bind(&g.title)
+    .bind(&g.icon)
+    .bind(g.position)
+    .bind(g.created_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Rewrites the changeable columns of a section group.
+pub async fn update_group(tx: &mut Tx, g: &GroupRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE site_section_groups SET title = $2, icon = $3, position = $4 WHERE id = $1",
+    )
+    .bind(&g.id)
+    .bind(&g.title)
+    .bind(&g.icon)
+    .bind(g.position)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Deletes a section group; its sections stay in the site, ungrouped.
+pub async fn delete_group(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
+    sqlx::query("UPDATE site_sections SET group_id = NULL WHERE group_id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("DELETE FROM site_section_groups WHERE id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Inserts a site space.
+pub async fn insert_site_space(tx: &mut Tx, s: &SiteSpaceRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO site_spaces (id, site_id, section_id, space_id, path, condition, position, \
+         created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&s.id)
+    .bind(&s.site_id)
+    .bind(&s.section_id)
+    .bind(&s.space_id)
+    .bind(&s.path)
+    .bind(&s.condition)
+    .bind(s.position)
+    .bind(s.created_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Rewrites the changeable columns of a site space.
+pub async fn update_site_space(tx: &mut Tx, s: &SiteSpaceRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE site_spaces SET section_id = $2, space_id = $3, path = $4, condition = $5, \
+         position = $6 WHERE id = $1",
+    )
+    .bind(&s.id)
+    .bind(&s.section_id)
+    .bind(&s.space_id)
+    .bind(&s.path)
+    .bind(&s.condition)
+    .bind(s.position)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Deletes a site space.
+pub async fn delete_site_space(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM site_spaces WHERE id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Takes a deleted space out of every site that publishes it.
+pub async fn remove_space(tx: &mut Tx, space_id: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM site_spaces WHERE space_id = $1")
+        .bind(space_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Inserts a share link.
+pub async fn insert_share_link(tx: &mut Tx, l: &ShareLinkRow) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO site_share_links (id, site_id, name, share_key, active, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(&l.id)
+    .bind(&l.site_id)
+    .bind(&l.name)
+    .bind(&l.share_key)
+    .bind(l.active)
+    .bind(l.created_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+const LINK_COLUMNS: &str = "id, site_id, name, share_key, active, created_at";
+
+/// A page of a site's share links, oldest first.
+pub async fn list_share_links(
+    db: &Db,
+    site_id: &str,
+    after: Option<(i64, String)>,
+    limit: i64,
+) -> sqlx::Result<(Vec<ShareLinkRow>, i64)> {
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM site_share_links WHERE site_id = $1")
+        .bind(site_id)
+        .fetch_one(db.pool())
+        .await?;
+    let (at, id) = after.unwrap_or((i64::MIN, String::new()));
+    let rows = sqlx::query_as(&format!(
+        "SELECT {LINK_COLUMNS} FROM site_share_links WHERE site_id = $1 \
+         AND (created_at > $2 OR (created_at = $2 AND id > $3)) \
+         ORDER BY created_at, id LIMIT $4"
+    ))
+    .bind(site_id)
+    .bind(at)
+    .bind(id)
+    .bind(limit)
+    .fetch_all(db.pool())
+    .await?;
+    Ok((rows, total))
+}
+
+/// A share link of a site, inside a writing transaction.
+pub async fn get_share_link_tx(
+    tx: &mut Tx,
+    site_id: &str,
+    id: &str,
+) -> sqlx::Result<Option<ShareLinkRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {LINK_COLUMNS} FROM site_share_links WHERE id = $1 AND site_id = $2"
+    ))
+    .bind(id)
+    .bind(site_id)
+    .fetch_optional(&mut **tx)
+    .await
+}
+
+/// The active share link of a site holding `key`, if any.
+pub async fn active_share_link(
+    db: &Db,
+    site_id: &str,
+    key: &str,
+) -> sqlx::Result<Option<ShareLinkRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {LINK_COLUMNS} FROM site_share_links \
+         WHERE site_id = $1 AND share_key = $2 AND active = 1"
+    ))
+    .bind(site_id)
+    .bind(key)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// Rewrites a share link's name and state.
+pub async fn update_share_link(tx: &mut Tx, l: &ShareLinkRow) -> sqlx::Result<()> {
+    sqlx::query("UPDATE site_share_links SET name = $2, active = $3 WHERE id = $1")
+        .bind(&l.id)
+        .bind(&l.name)
+        .bind(l.active)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Deletes a share link of a site.
+pub async fn delete_share_link(tx: &mut Tx, site_id: &str, id: &str) -> sqlx::Result<()> {
+    sqlx::query("DELETE FROM site_share_links WHERE id = $1 AND site_id = $2")
+        .bind(id)
+        .bind(site_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Writes what changed from `before` to `after` in a locked site's structure: new rows,
+/// changed rows and removed rows, parents before children.
+pub async fn save_structure(
+    tx: &mut Tx,
+    before: &Structure,
+    after: &Structure,
+) -> sqlx::Result<()> {
+    fn find<'a, T>(rows: &'a [T], id: &str, id_of: impl Fn(&T) -> &str) -> Option<&'a T> {
+        rows.iter().find(|r| id_of(r) == id)
+    }
+    for g in &after.groups {
+        match find(&before.groups, &g.id, |r| &r.id) {
+            None => insert_group(tx, g).await?,
+            Some(old) if old != g => update_group(tx, g).await?,
+            Some(_) => {}
+        }
+    }
+    for x in &after.sections {
+        match find(&before.sections, &x.id, |r| &r.id) {
+            None => insert_section(tx, x).await?,
+            Some(old) if old != x => update_section(tx, x).await?,
+            Some(_) => {}
+        }
+    }
+    for ss in &after.site_spaces {
+        match find(&before.site_spaces, &ss.id, |r| &r.id) {
+            None => insert_site_space(tx, ss).await?,
+            Some(old) if old != ss => update_site_space(tx, ss).await?,
+            Some(_) => {}
+        }
+    }
+    for ss in &before.site_spaces {
+        if find(&after.site_spaces, &ss.id, |r| &r.id).is_none() {
+            delete_site_space(tx, &ss.id).await?;
+        }
+    }
+    for x in &before.sections {
+        if find(&after.sections, &x.id, |r| &r.id).is_none() {
+            delete_section(tx, &x.id).await?;
+        }
+    }
+    for g in &before.groups {
+        if find(&after.groups, &g.id, |r| &r.id).is_none() {
+            delete_group(tx, &g.id).await?;
+        }
+    }
+    Ok(())
+}
