@@ -14,6 +14,7 @@ pub mod members;
 pub mod meta;
 pub mod orgs;
 pub mod permissions;
+pub mod published;
 pub mod search;
 pub mod sites;
 pub mod spaces;
@@ -49,6 +50,7 @@ pub fn operations() -> Vec<Operation> {
         meta::operations(),
         orgs::operations(),
         permissions::operations(),
+        published::operations(),
         search::operations(),
         sites::operations(),
         spaces::operations(),
@@ -67,7 +69,7 @@ pub fn router(state: AppState) -> Router {
     for def in operations() {
         // Innermost first: the body budget is taken only once the caller is authorised, and
         // only by operations that take a body.
-        let access = from_fn_with_state((state.clone(), def.access), enforce);
+        let access = from_fn_with_state((state.clone(), def.access, def.operation), enforce);
         let mut handler = if def.method == Method::GET || def.method == Method::DELETE {
             def.handler.route_layer(access)
         } else {

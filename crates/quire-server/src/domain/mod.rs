@@ -9,6 +9,7 @@ pub mod change_requests;
 pub mod content;
 pub mod jobs;
 pub mod placement;
+pub mod published;
 pub mod search;
 pub mod sites;
 pub mod spaces;

@@ -10,23 +10,27 @@ use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::domain::access::grants::Grants;
 use crate::domain::access::{
     load_collection, load_org, load_space, require_role, Role, SiteCtx, TeamCtx,
 };
-use crate::domain::auth::authenticate;
+use crate::domain::access::{OrgCtx, SpaceCtx};
+use crate::domain::auth::{authenticate, Caller};
+use crate::domain::published;
 use crate::error::{ApiError, ApiResult};
 use crate::http::operation::Access;
 use crate::state::AppState;
 use crate::store;
+use crate::store::users::UserRow;
 
 /// The middleware that applies a route's [`Access`].
 pub async fn enforce(
-    State((state, access)): State<(AppState, Access)>,
+    State((state, access, operation)): State<(AppState, Access, &'static str)>,
     req: Request,
     next: Next,
 ) -> Response {
     let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    let res = match check(&state, access, req).await {
+    let res = match check(&state, access, operation, req).await {
         Ok(req) => next.run(req).await,
         Err(err) => err.into_response(),
     };
@@ -37,12 +41,16 @@ pub async fn enforce(
     res
 }
 
-async fn check(state: &AppState, access: Access, req: Request) -> ApiResult<Request> {
+async fn check(
+    state: &AppState,
+    access: Access,
+    operation: &str,
+    req: Request,
+) -> ApiResult<Request> {
     if access == Access::Public {
         return Ok(req);
     }
     let (mut parts, body) = req.into_parts();
-    let caller = authenticate(state, &parts.headers).await?;
     let params: HashMap<String, String> = RawPathParams::from_request_parts(&mut parts, state)
         .await
         .map(|p| {
@@ -51,6 +59,11 @@ async fn check(state: &AppState, access: Access, req: Request) -> ApiResult<Requ
                 .collect()
         })
         .unwrap_or_default();
+    if let Some(scope) = bearer(&parts.headers).and_then(|t| published::scope_of(state, t)) {
+        check_published(state, operation, &params, scope, &mut parts).await?;
+        return Ok(Request::from_parts(parts, body));
+    }
+    let caller = authenticate(state, &parts.headers).await?;
     match access {
         Access::Public | Access::User => {}
         Access::Space(need) => {
@@ -155,4 +168,82 @@ fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> ApiResult<&'a s
         .get(name)
         .map(String::as_str)
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("route lacks path parameter {name}")))
+}
+
+/// The bearer token of a request, if any.
+fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// What a published-content token may do: read the published site it was issued for, and
+/// the space, revision and page documents of the site space it resolved. Anything else is
+/// refused.
+async fn check_published(
+    state: &AppState,
+    operation: &str,
+    params: &HashMap<String, String>,
+    scope: published::Scope,
+    parts: &mut axum::http::request::Parts,
+) -> ApiResult<()> {
+    let refused =
+        || ApiError::forbidden("This token only reads the published content it was issued for.");
+    let matches = |name: &str, want: &str| params.get(name).is_some_and(|v| v == want);
+    let org = store::orgs::get_for_user(&state.db, &scope.org, "")
+        .await?
+        .ok_or_else(refused)?;
+    let org = OrgCtx {
+        org: org.org,
+        role: None,
+    };
+    match operation {
+        "getPublishedContentSite" => {
+            if !matches("organizationId", &scope.org) || !matches("siteId", &scope.site) {
+                return Err(refused());
+            }
+            let site = store::sites::get(&state.db, &scope.org, &scope.site)
+                .await?
+                .filter(|s| s.published != 0)
+                .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", scope.site)))?;
+            parts.extensions.insert(SiteCtx { site });
+        }
+        "getSpaceById" | "getRevisionById" | "getPageDocumentInRevisionById" => {
+            if !matches("spaceId", &scope.space)
+                || (params.contains_key("revisionId") && !matches("revisionId", &scope.revision))
+            {
+                return Err(refused());
+            }
+            let space = store::spaces::get(&state.db, &scope.space)
+                .await?
+                .filter(|s| s.deleted_at.is_none())
+                .ok_or_else(|| {
+                    ApiError::not_found(format!("Space `{}` not found.", scope.space))
+                })?;
+            let grants = Grants::assemble(None, HashMap::new(), HashMap::new());
+            parts.extensions.insert(SpaceCtx {
+                space,
+                role: Role::Read,
+                org: org.clone(),
+                grants,
+            });
+            // Content reads sign file URLs for a reader: the published site's visitor.
+            parts.extensions.insert(Caller {
+                user: UserRow {
+                    id: format!("~site:{}", scope.site),
+                    email: String::new(),
+                    display_name: "Published content".into(),
+                    photo_url: None,
+                    created_at: 0,
+                    first_auth_at: Some(0),
+                },
+            });
+        }
+        _ => return Err(refused()),
+    }
+    parts.extensions.insert(org);
+    Ok(())
 }

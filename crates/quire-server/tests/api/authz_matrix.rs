@@ -56,6 +56,8 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("updateUserById",                        [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     // A link invite to a fresh organization of someone else: anyone with a token may join.
     ("joinOrganizationWithInvite",            [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    // A public published site: any token resolves its URL.
+    ("resolvePublishedContentByUrl",          [200, 200, 200, 200, 200, 200, 200, 200, 401]),
 
     // The organization.
     ("getOrganizationById",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -139,6 +141,7 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getFileInRevisionById",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPageInRevisionById",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPageInRevisionByPath",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getPageDocumentInRevisionById",         [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     // Comments: posting needs `comment`; editing is the author's (here the admin's);
     // deleting the author's or a space admin's.
     ("listCommentsInSpace",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -853,6 +856,9 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
         }
 
         "createSite" => base.body(json!({ "title": "New site" })),
+        "resolvePublishedContentByUrl" => base.body(json!({
+            "url": format!("{}/sites/{}/", app.base, w.site.site)
+        })),
         "updateSiteById" => base
             .set("siteId", fresh_site(app, w).await.site)
             .body(json!({ "title": "Renamed" })),

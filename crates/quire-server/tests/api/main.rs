@@ -21,6 +21,7 @@ mod orgs;
 mod pagination;
 mod routes;
 mod search;
+mod sites;
 mod spaces;
 mod teams;
 mod tokens;

@@ -19,6 +19,7 @@ const USER_SCOPED: &[&str] = &[
     "createOrganization",
     "getOrganizationsForEmailDomain",
     "joinOrganizationWithInvite",
+    "resolvePublishedContentByUrl",
 ];
 
 #[test]

@@ -394,6 +394,22 @@ pub async fn get_page(
     )?))
 }
 
+/// `getPageDocumentInRevisionById`: the official JSON document of a page; 404 for pages
+/// without one (groups and links).
+pub async fn get_page_document(
+    State(state): State<AppState>,
+    at: ReadAt,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<Json<Value>> {
+    let page_id = at.param("pageId")?;
+    let mut page = page_json(&state, &at.loaded, page_id, Format::Document)?;
+    page.get_mut("document")
+        .map(Value::take)
+        .filter(Value::is_object)
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("Page `{page_id}` has no document.")))
+}
+
 /// `getPageByPath`, `getPageInChangeRequestByPath`, `getPageInRevisionByPath`.
 pub async fn get_page_by_path(
     State(state): State<AppState>,

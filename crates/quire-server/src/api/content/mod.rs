@@ -162,6 +162,13 @@ pub fn operations() -> Vec<Operation> {
         ),
         op(
             Method::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/document",
+            "getPageDocumentInRevisionById",
+            Space(Role::Read),
+            handlers::get_page_document,
+        ),
+        op(
+            Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{*pagePath}",
             "getPageInRevisionByPath",
             Space(Role::Read),
