@@ -30,6 +30,9 @@ pub struct Urls {
     /// The organization's logo.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logo: Option<String>,
+    /// Where a site publishes the resource (spaces resolved with a share key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published: Option<String>,
 }
 
 impl Urls {
@@ -38,6 +41,7 @@ impl Urls {
             location: state.url(location),
             app: app.map(|a| state.url(a)),
             logo: None,
+            published: None,
         }
     }
 }
@@ -354,6 +358,14 @@ pub struct Space {
     parent: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     language: Option<String>,
+}
+
+impl Space {
+    /// Sets the published URL of the space (`urls.published`).
+    pub fn with_published(mut self, url: Option<String>) -> Self {
+        self.urls.published = url;
+        self
+    }
 }
 
 /// `Space`, with `permissions` for a caller holding `role` on it.

@@ -195,6 +195,26 @@ impl Urls {
     }
 }
 
+/// The published URL of a space in a published share-link site whose active share link
+/// holds `key`, under that key; `None` when the key opens no site showing the space.
+pub async fn shared_space_url(
+    state: &AppState,
+    space_id: &str,
+    key: &str,
+) -> ApiResult<Option<String>> {
+    let Some((site, site_space)) =
+        crate::store::sites::shared_site_space(&state.db, space_id, key).await?
+    else {
+        return Ok(None);
+    };
+    let structure = crate::store::sites::structure(&state.db, &site.id).await?;
+    Ok(structure
+        .site_spaces
+        .iter()
+        .find(|x| x.id == site_space)
+        .map(|ss| Urls::new(state, &site, Some(key)).site_space(&site, &structure, ss)))
+}
+
 /// A pointer to an item of a site's structure, as the move operations send it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {

@@ -594,6 +594,26 @@ pub async fn active_share_link(
     .await
 }
 
+/// A published share-link site (and its site space) showing `space_id` whose active share
+/// link holds `key`.
+pub async fn shared_site_space(
+    db: &Db,
+    space_id: &str,
+    key: &str,
+) -> sqlx::Result<Option<(SiteRow, String)>> {
+    let found: Option<(String, String)> = sqlx::query_as(
+        "SELECT ss.site_id, ss.id FROM site_spaces ss          JOIN site_share_links l ON l.site_id = ss.site_id          JOIN sites s ON s.id = ss.site_id          WHERE ss.space_id = $1 AND l.share_key = $2 AND l.active = 1            AND s.published = 1 AND s.visibility = 'share-link'          ORDER BY ss.id LIMIT 1",
+    )
+    .bind(space_id)
+    .bind(key)
+    .fetch_optional(db.pool())
+    .await?;
+    let Some((site_id, site_space)) = found else {
+        return Ok(None);
+    };
+    Ok(get_by_id(db, &site_id).await?.map(|s| (s, site_space)))
+}
+
 /// Rewrites a share link's name and state.
 pub async fn update_share_link(tx: &mut Tx, l: &ShareLinkRow) -> sqlx::Result<()> {
     sqlx::query("UPDATE site_share_links SET name = $2, active = $3 WHERE id = $1")

@@ -361,6 +361,17 @@ async fn share_links_open_share_link_sites() {
         .as_str()
         .unwrap()
         .contains(&key));
+    // `GET SPACE?shareKey=` resolves the space's published URL under the key.
+    let shared = app
+        .get(&w.reader, &format!("/v1/spaces/{space}?shareKey={key}"))
+        .await
+        .expect(200);
+    assert_eq!(shared["urls"]["published"], json!(url));
+    let plain = app
+        .get(&w.reader, &format!("/v1/spaces/{space}?shareKey=nosuchkey"))
+        .await
+        .expect(200);
+    assert!(plain["urls"].get("published").is_none(), "{plain}");
     let unknown = app.get(&w.admin, &with("nosuchkey")).await.expect(200);
     assert!(!unknown["items"][0]["urls"]["published"]
         .as_str()

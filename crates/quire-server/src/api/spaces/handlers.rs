@@ -143,7 +143,6 @@ pub async fn list_spaces(
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct GetSpaceQuery {
-    #[allow(dead_code)]
     share_key: Option<String>,
 }
 
@@ -152,9 +151,15 @@ pub struct GetSpaceQuery {
 pub async fn get_space(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
-    QueryParams(_query): QueryParams<GetSpaceQuery>,
-) -> Json<views::Space> {
-    Json(views::space(&state, &ctx.space, ctx.role))
+    QueryParams(query): QueryParams<GetSpaceQuery>,
+) -> ApiResult<Json<views::Space>> {
+    let published = match query.share_key.as_deref().filter(|k| !k.is_empty()) {
+        Some(key) => crate::domain::sites::shared_space_url(&state, &ctx.space.id, key).await?,
+        None => None,
+    };
+    Ok(Json(
+        views::space(&state, &ctx.space, ctx.role).with_published(published),
+    ))
 }
 
 /// Body of `updateSpaceById`.
