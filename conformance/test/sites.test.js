@@ -222,7 +222,7 @@ test('createSite: 400 for a bad title or unknown space; 403 below admin, 404 out
     assert.ok(!titles.includes('Not Mine') && !titles.includes('Ghost Spaces'), 'refused creations leave no site');
 });
 
-test('listSites: every member reads, paginated, filtered by space and published', async () => {
+test('listSites: members read (guests get 403), paginated, filtered by space and published', async () => {
     const space = await createSpace('Listed Space');
     const one = await createSite(admin, { title: 'Listed One', spaces: [space.id] });
     const two = await createSite(admin, { title: 'Listed Two' });
@@ -232,10 +232,13 @@ test('listSites: every member reads, paginated, filtered by space and published'
     const { items, pages } = await listAll('listSites', (page) => admin.api.orgs.listSites(org.id, { limit: 1, page }));
     assert.deepEqual(ids(items), ids(all.items), 'walking pages yields the same sites');
     assert.ok(pages.length > 1);
-    for (const who of [reader, guest, creator]) {
+    for (const who of [reader, creator]) {
         const seen = check('listSites', await who.api.orgs.listSites(org.id), { status: 200 });
         assert.deepEqual(ids(seen.items), ids(all.items));
     }
+    // A site lists every space it holds: guests, who see only what they were granted, do
+    // not read sites.
+    await expectApiError(guest.api.orgs.listSites(org.id), 403, 'listSites');
     const bySpace = check('listSites', await admin.api.orgs.listSites(org.id, { space: space.id }), { status: 200 });
     assert.deepEqual(ids(bySpace.items), [one.id]);
     await publish(two.id);
@@ -246,9 +249,10 @@ test('listSites: every member reads, paginated, filtered by space and published'
     await expectApiError(anonymous.api.orgs.listSites(org.id), 401, 'listSites');
 });
 
-test('getSiteById: members read; 404 unknown or outside; 401 without token', async () => {
+test('getSiteById: members read; guests 403; 404 unknown or outside; 401 without token', async () => {
     const site = await createSite(admin, { title: 'Fetched Site' });
-    for (const who of [admin, creator, reader, guest]) assert.deepEqual(await getSite(who, site.id), site);
+    for (const who of [admin, creator, reader]) assert.deepEqual(await getSite(who, site.id), site);
+    await expectApiError(guest.api.orgs.getSiteById(org.id, site.id), 403, 'getSiteById');
     await expectApiError(admin.api.orgs.getSiteById(org.id, NO_SUCH_SITE), 404, 'getSiteById');
     await expectApiError(outsider.api.orgs.getSiteById(org.id, site.id), 404, 'getSiteById');
     await expectApiError(anonymous.api.orgs.getSiteById(org.id, site.id), 401, 'getSiteById');
@@ -381,7 +385,7 @@ test('publishSite / unpublishSite / getPublishedContentSite', async () => {
     const [ss] = await siteSpaces(site.id);
     assert.equal(typeof ss.urls.published, 'string');
 
-    for (const who of [admin, reader, guest]) {
+    for (const who of [admin, reader]) {
         const got = check('getPublishedContentSite', await who.api.orgs.getPublishedContentSite(org.id, site.id), {
             status: 200,
         });
@@ -1164,10 +1168,11 @@ test('access: members read every site operation; writes need an org admin; outsi
     ];
     for (const [op, call] of reads) {
         const mine = check(op, await call(admin), { status: 200 });
-        for (const who of [creator, reader, guest]) {
+        for (const who of [creator, reader]) {
             const theirs = check(op, await call(who), { status: 200 });
             if (op === 'getSiteById' || op === 'getSiteAdaptiveSchema') assert.deepEqual(theirs, mine, op);
         }
+        await expectApiError(call(guest), 403, op);
         await expectApiError(call(outsider), 404, op);
         await expectApiError(call(anonymous), 401, op);
     }

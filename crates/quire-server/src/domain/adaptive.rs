@@ -57,24 +57,46 @@ fn shape() -> Value {
     })
 }
 
-/// Fills in what the official schema requires and a caller may leave out: `additionalProperties: false`
-/// at the top and in `unsigned`, and `unsigned`'s fixed description.
+/// Fills in what the official schema requires and a caller may leave out:
+/// `additionalProperties: false` at the top and in `unsigned`, `unsigned`'s fixed
+/// description, and each claim's description.
 fn complete(schema: &mut Value) {
     let Some(top) = schema.as_object_mut() else {
         return;
     };
     top.entry("additionalProperties").or_insert(json!(false));
-    if let Some(unsigned) = top
-        .get_mut("properties")
-        .and_then(|p| p.get_mut("unsigned"))
-        .and_then(Value::as_object_mut)
-    {
+    let Some(props) = top.get_mut("properties").and_then(Value::as_object_mut) else {
+        return;
+    };
+    describe_claims(props);
+    if let Some(unsigned) = props.get_mut("unsigned").and_then(Value::as_object_mut) {
         unsigned
             .entry("additionalProperties")
             .or_insert(json!(false));
         unsigned
             .entry("description")
             .or_insert(json!("Unsigned claims of the site visitor."));
+        if let Some(inner) = unsigned
+            .get_mut("properties")
+            .and_then(Value::as_object_mut)
+        {
+            describe_claims(inner);
+        }
+    }
+}
+
+/// Every claim carries a description (the official schema requires one): its name, when
+/// none was given.
+fn describe_claims(props: &mut Map<String, Value>) {
+    for (name, claim) in props.iter_mut() {
+        if name == "unsigned" {
+            continue;
+        }
+        if let Some(claim) = claim.as_object_mut() {
+            claim
+                .entry("description")
+                .or_insert_with(|| json!(name.clone()));
+        }
     }
 }
 

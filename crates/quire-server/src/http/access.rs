@@ -104,6 +104,8 @@ async fn check(
         }
         Access::SiteRead | Access::SiteAdmin | Access::SiteAdminIfExists => {
             let org = load_org(state, &caller, param(&params, "organizationId")?).await?;
+            // Guests see only what they were granted: a site lists every space it holds.
+            org.require_non_guest("read the organization's sites")?;
             if access != Access::SiteRead && !org.is_admin() {
                 return Err(ApiError::forbidden(
                     "Only organization admins can change sites.",

@@ -36,7 +36,7 @@ pub enum Access {
     SpaceIfExists(Role),
     /// As `Collection`, for deletes.
     CollectionIfExists(Role),
-    /// A member of the organization in the path reading its site (`siteId`).
+    /// A member (not a guest) of the organization in the path reading its site (`siteId`).
     SiteRead,
     /// An admin of the organization in the path changing its site (`siteId`).
     SiteAdmin,

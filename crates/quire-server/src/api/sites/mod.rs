@@ -1,5 +1,6 @@
 //! Docs sites: the family's operations, each with its official operationId and the access
-//! it requires. Organization members read sites; organization admins change them.
+//! it requires. Organization members (not guests) read sites; organization admins change
+//! them.
 
 pub mod handlers;
 pub mod share_links;
@@ -18,7 +19,7 @@ pub fn operations() -> Vec<Operation> {
             Method::GET,
             "/v1/orgs/{organizationId}/sites",
             "listSites",
-            OrgMember,
+            OrgNonGuest,
             handlers::list_sites,
         ),
         op(
