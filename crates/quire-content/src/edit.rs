@@ -346,6 +346,16 @@ fn non_empty(v: &str) -> Option<String> {
     (!v.is_empty()).then(|| v.to_string())
 }
 
+/// A page's adaptive-content condition must parse and be able to yield a boolean.
+fn check_condition(index: usize, page: &Page) -> Result<(), EditError> {
+    match &page.condition {
+        Some(c) => crate::condition::parse_condition(c)
+            .map(|_| ())
+            .map_err(|e| fail(index, "condition", e.to_string())),
+        None => Ok(()),
+    }
+}
+
 fn apply_fields(index: usize, page: &mut Page, f: &PageFields) -> Result<(), EditError> {
     if let Some(t) = &f.title {
         if t.trim().is_empty() {
@@ -446,6 +456,7 @@ impl Batch {
             page.title = h.clone();
         }
         apply_frontmatter(&mut page, &content.frontmatter);
+        check_condition(index, &page)?;
         self.check_parent(index, parent.as_deref(), &page.kind)?;
         let taken = self.sibling_slugs(parent.as_deref(), "");
         page.slug = match &c.fields.slug {
@@ -539,6 +550,7 @@ impl Batch {
             apply_frontmatter(&mut page, &content.frontmatter);
             self.set_body(&id, content, index);
         }
+        check_condition(index, &page)?;
         // Where the page goes.
         let (parent, moved) = match &c.into {
             None => (loc.parent.clone(), false),

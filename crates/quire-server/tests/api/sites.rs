@@ -606,3 +606,45 @@ async fn the_renderer_token_reads_only_its_published_content() {
     let res = call(Method::GET, format!("/v1/spaces/{guide}")).await;
     assert_eq!(res.status, 401, "{}", res.body);
 }
+
+#[tokio::test]
+async fn page_conditions_must_parse() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = app.space(&w.admin, &w.org, "Guide", None).await;
+    let cr = id(&app
+        .post(
+            &w.admin,
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({}),
+        )
+        .await
+        .expect(201));
+    let url = format!("/v1/spaces/{space}/change-requests/{cr}/content");
+    for markdown in [
+        "---\nif: visitor.claims.(\n---\n\n# Beta\n",
+        "---\nif: \"'text'\"\n---\n\n# Beta\n",
+    ] {
+        let msg = app
+            .post(
+                &w.admin,
+                &url,
+                json!({ "changes": [{ "operation": "insert_page", "title": "Beta",
+                                      "document": { "markdown": markdown } }] }),
+            )
+            .await
+            .expect_error(400);
+        assert!(
+            msg.contains("condition") && msg.contains("position"),
+            "{msg}"
+        );
+    }
+    app.post(
+        &w.admin,
+        &url,
+        json!({ "changes": [{ "operation": "insert_page", "title": "Beta",
+                              "document": { "markdown": "---\nif: visitor.claims.beta === true\n---\n\n# Beta\n" } }] }),
+    )
+    .await
+    .expect(200);
+}
