@@ -682,8 +682,8 @@ pub async fn sort_site_structure(
     ))
 }
 
-/// What a site shows before anyone customizes it: every field the official schema
-/// requires, with GitBook's defaults.
+/// What a site shows before anyone customizes it: every field the official schemas require
+/// (0.137.0, and the newer fields renderers read), with GitBook's defaults.
 fn default_customization(site: &SiteRow) -> Value {
     let color = |light: &str, dark: &str| json!({ "light": light, "dark": dark });
     json!({
@@ -700,6 +700,10 @@ fn default_customization(site: &SiteRow) -> Value {
             "links": "default",
             "font": "Inter",
             "monospaceFont": "IBMPlexMono",
+            "codeTheme": {
+                "default": { "light": "default-light", "dark": "default-dark" },
+                "openapi": { "light": "default-light", "dark": "default-dark" }
+            },
             "background": "plain",
             "icons": "regular",
             "sidebar": { "background": "default", "list": "default" },
@@ -717,7 +721,9 @@ fn default_customization(site: &SiteRow) -> Value {
         "trademark": { "enabled": true },
         "externalLinks": { "target": "self" },
         "pagination": { "enabled": true },
-        "pageActions": { "externalAI": false, "markdown": true },
+        // Both shapes: the booleans of 0.137.0 and the ordered list of newer renderers.
+        "pageActions": { "externalAI": false, "markdown": true, "items": ["markdown", "pdf"] },
+        "socialAccounts": [],
         "git": { "showEditLink": false },
         "privacyPolicy": {},
         "socialPreview": {},

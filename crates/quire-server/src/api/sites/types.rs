@@ -116,6 +116,9 @@ pub struct SiteSpace {
     default: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     condition: Option<String>,
+    /// Newer renderers read these; Quire has no draft or hidden site spaces.
+    draft: bool,
+    hidden: bool,
     urls: PublishedUrls,
 }
 
@@ -281,6 +284,8 @@ impl Describe<'_> {
             title: space.title.clone(),
             default: rules::is_default_site_space(self.site, self.structure, ss),
             condition: ss.condition.clone(),
+            draft: false,
+            hidden: false,
             urls: self.published_url(|| self.urls.site_space(self.site, self.structure, ss)),
         })
     }
