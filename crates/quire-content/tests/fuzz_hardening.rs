@@ -328,3 +328,21 @@ fn unterminated_tags_are_handled() {
         exercise_markdown(md.to_string()).unwrap();
     }
 }
+
+/// Inline HTML links and marks nested up to and past the bounds (a run of 30 nested
+/// `<a href>` once overflowed the small stack, in a debug build).
+#[test]
+fn nested_html_links_and_marks_fit_a_small_stack() {
+    let cases = [
+        ("<a href=\"x\">", "</a>", 30),
+        ("<a href=\"x\">", "</a>", MAX_DEPTH),
+        ("<a href=\"x\">", "</a>", MAX_DEPTH * 2),
+        ("<strong>", "</strong>", MAX_DEPTH * 2),
+        ("<strong><a href=\"x\">", "</a></strong>", MAX_DEPTH),
+        ("<mark style=\"color:red;\"><em>", "</em></mark>", MAX_DEPTH),
+    ];
+    for (open, close, n) in cases {
+        let md = format!("{}deep{}\n", open.repeat(n), close.repeat(n));
+        exercise_markdown(md).unwrap_or_else(|e| panic!("{open} x {n}: {e}"));
+    }
+}

@@ -136,14 +136,9 @@ fn button_kind(class: &str) -> Option<&str> {
     }
 }
 
-/// An inline element made from one HTML element (not a mark), or `None` when it is not
-/// one GitBook writes. `items` converts the children of links.
-fn html_inline_element(
-    el: &HElement,
-    scanner: &Scanner<'_>,
-    depth: usize,
-    marks: &[Mark],
-) -> Option<Item> {
+/// An inline element made from one HTML element that holds no other elements (not a mark,
+/// not a link), or `None` when it is not one GitBook writes.
+fn html_inline_element(el: &HElement, scanner: &Scanner<'_>) -> Option<Item> {
     let names: Vec<&str> = el.attr_names().collect();
     match el.name.as_str() {
         "a" if names == ["data-mention", "href"] => {
@@ -176,13 +171,6 @@ fn html_inline_element(
             let id = el.attr("id")?;
             (el.children.is_empty() && el.attr("href")? == format!("#{id}"))
                 .then(|| Item::Anchor(id.to_string()))
-        }
-        "a" if names == ["href"] => {
-            let inner = html_items(&el.children, scanner, depth + 1, marks)?;
-            match resolve(scanner, el.attr("href")?) {
-                LinkTarget::Ref(r) => Some(Item::Link(r, inner)),
-                LinkTarget::Text => None,
-            }
         }
         "button" if names.first() == Some(&"type") && el.attr("type") == Some("button") => {
             let kind = button_kind(el.attr("class")?)?;
@@ -332,37 +320,118 @@ pub(super) fn html_items(
     marks: &[Mark],
 ) -> Option<Vec<Item>> {
     let mut out = Vec::new();
+    html_items_into(nodes, scanner, depth, marks, &mut out)?;
+    Some(out)
+}
+
+// Nested marks and links recurse through `html_items_into`, `html_mark_into`,
+// `html_link_into` and `html_items`, once per level of the input's HTML (at most
+// `MAX_DEPTH * 2` levels, links at most `MAX_DEPTH`). Their frames stay small, so that the
+// deepest input fits a small stack even in a debug build: the items are built in helpers
+// that do not recurse.
+
+fn html_items_into(
+    nodes: &[HNode],
+    scanner: &Scanner<'_>,
+    depth: usize,
+    marks: &[Mark],
+    out: &mut Vec<Item>,
+) -> Option<()> {
     for n in nodes {
         match n {
-            HNode::Text(t) => out.push(Item::Leaf(t.clone(), canonical_marks(marks))),
-            HNode::El(el) if el.name == "br" && el.attrs.is_empty() => {
-                out.push(Item::Leaf("\n".into(), canonical_marks(marks)))
+            HNode::El(el) if mark_tag(el).is_some() => {
+                html_mark_into(el, scanner, depth, marks, out)?
             }
-            HNode::El(el) => match mark_tag(el) {
-                Some(kind) => {
-                    let m = if kind == "color" {
-                        color_mark(el.attr("style")?)?
-                    } else {
-                        mark(kind)
-                    };
-                    let mut inner = marks.to_vec();
-                    inner.push(m);
-                    out.extend(html_items(&el.children, scanner, depth, &inner)?);
-                }
-                None => {
-                    if !scanner.enter(depth, "link") {
-                        return None;
-                    }
-                    let item = html_inline_element(el, scanner, depth, marks)?;
-                    if matches!(item, Item::Anchor(_)) {
-                        return None;
-                    }
-                    out.push(item);
-                }
-            },
+            HNode::El(el) if el.name == "a" && el.attr_names().eq(["href"]) => {
+                html_link_into(el, scanner, depth, marks, out)?
+            }
+            _ => html_leaf_into(n, scanner, depth, marks, out)?,
         }
     }
-    Some(out)
+    Some(())
+}
+
+/// The children of a mark tag, with the mark added to theirs.
+fn html_mark_into(
+    el: &HElement,
+    scanner: &Scanner<'_>,
+    depth: usize,
+    marks: &[Mark],
+    out: &mut Vec<Item>,
+) -> Option<()> {
+    let inner = with_mark(el, marks)?;
+    html_items_into(&el.children, scanner, depth, &inner, out)
+}
+
+/// `marks` and the mark of the tag `el`.
+#[inline(never)]
+fn with_mark(el: &HElement, marks: &[Mark]) -> Option<Vec<Mark>> {
+    let m = match mark_tag(el)? {
+        "color" => color_mark(el.attr("style")?)?,
+        kind => mark(kind),
+    };
+    let mut inner = marks.to_vec();
+    inner.push(m);
+    Some(inner)
+}
+
+/// A link written as `<a href>`, with its children converted.
+fn html_link_into(
+    el: &HElement,
+    scanner: &Scanner<'_>,
+    depth: usize,
+    marks: &[Mark],
+    out: &mut Vec<Item>,
+) -> Option<()> {
+    if !scanner.enter(depth, "link") {
+        return None;
+    }
+    let inner = html_items(&el.children, scanner, depth + 1, marks)?;
+    push_link(el, scanner, inner, out)
+}
+
+#[inline(never)]
+fn push_link(
+    el: &HElement,
+    scanner: &Scanner<'_>,
+    inner: Vec<Item>,
+    out: &mut Vec<Item>,
+) -> Option<()> {
+    match resolve(scanner, el.attr("href")?) {
+        LinkTarget::Ref(r) => {
+            out.push(Item::Link(r, inner));
+            Some(())
+        }
+        LinkTarget::Text => None,
+    }
+}
+
+/// Text, a line break, or an inline element that holds no other elements.
+#[inline(never)]
+fn html_leaf_into(
+    n: &HNode,
+    scanner: &Scanner<'_>,
+    depth: usize,
+    marks: &[Mark],
+    out: &mut Vec<Item>,
+) -> Option<()> {
+    match n {
+        HNode::Text(t) => out.push(Item::Leaf(t.clone(), canonical_marks(marks))),
+        HNode::El(el) if el.name == "br" && el.attrs.is_empty() => {
+            out.push(Item::Leaf("\n".into(), canonical_marks(marks)))
+        }
+        HNode::El(el) => {
+            if !scanner.enter(depth, "link") {
+                return None;
+            }
+            let item = html_inline_element(el, scanner)?;
+            if matches!(item, Item::Anchor(_)) {
+                return None;
+            }
+            out.push(item);
+        }
+    }
+    Some(())
 }
 
 /// A `(event, source range)` stream with a cursor.
@@ -1243,9 +1312,7 @@ impl EventParser<'_, '_> {
         let marks = self.marks.clone();
         // A heading's anchor (only understood at the end of a heading).
         if let Some([HNode::El(a)]) = html::parse_fragment(source).as_deref() {
-            if let Some(item @ Item::Anchor(_)) =
-                html_inline_element(a, self.scanner, depth, &marks)
-            {
+            if let Some(item @ Item::Anchor(_)) = html_inline_element(a, self.scanner) {
                 out.push(item);
                 return;
             }
