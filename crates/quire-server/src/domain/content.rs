@@ -51,23 +51,34 @@ async fn load_walk(
     let mut seen: HashSet<ObjectHash> = HashSet::from([root_hash]);
     let mut frontier = vec![root_hash];
     while !frontier.is_empty() {
-        let missing: Vec<String> = frontier
+        // Take what the cache holds now, and keep what is fetched in hand: the cache may
+        // evict or refuse an entry at any moment (a revision larger than the cache).
+        let level: Vec<(ObjectHash, Option<Arc<Vec<u8>>>)> = frontier
             .iter()
-            .filter(|h| !state.content.objects.contains_key(*h))
-            .map(ObjectHash::to_hex)
+            .map(|h| (*h, state.content.objects.get(h)))
             .collect();
-        let found = match tx.as_deref_mut() {
-            Some(tx) => store::objects::get_many_tx(tx, &missing).await?,
-            None => store::objects::get_many(&state.db, &missing).await?,
-        };
-        for (hash, data) in found {
-            if let Some(h) = ObjectHash::from_hex(&hash) {
-                state.content.objects.insert(h, Arc::new(data));
+        let missing: Vec<String> = level
+            .iter()
+            .filter(|(_, cached)| cached.is_none())
+            .map(|(h, _)| h.to_hex())
+            .collect();
+        let mut fetched: HashMap<ObjectHash, Arc<Vec<u8>>> = HashMap::new();
+        if !missing.is_empty() {
+            let found = match tx.as_deref_mut() {
+                Some(tx) => store::objects::get_many_tx(tx, &missing).await?,
+                None => store::objects::get_many(&state.db, &missing).await?,
+            };
+            for (hash, data) in found {
+                if let Some(h) = ObjectHash::from_hex(&hash) {
+                    let data = Arc::new(data);
+                    state.content.objects.insert(h, data.clone());
+                    fetched.insert(h, data);
+                }
             }
         }
         let mut next = Vec::new();
-        for h in frontier {
-            let bytes = state.content.objects.get(&h).ok_or_else(|| {
+        for (h, cached) in level {
+            let bytes = cached.or_else(|| fetched.remove(&h)).ok_or_else(|| {
                 ApiError::internal(anyhow::anyhow!("content object {h} is missing"))
             })?;
             for r in objects::references(&bytes).map_err(ApiError::internal)? {
