@@ -11,6 +11,7 @@
 //! - changes made elsewhere (another node, `quire admin revoke-token`) are seen after at
 //!   most `ttl_ms`; a TTL of 0 disables the cache.
 
+use crate::ids::{OrgId, UserId};
 use moka::sync::Cache;
 use quire_content::model::Revision;
 use quire_content::store::ObjectHash;
@@ -130,7 +131,7 @@ impl AccessCache {
     }
 
     /// The cached view of an organization by a user (`Some(None)`: known not to exist).
-    pub fn org(&self, org_id: &str, user_id: &str, now: i64) -> Option<Option<OrgForUser>> {
+    pub fn org(&self, org_id: &OrgId, user_id: &UserId, now: i64) -> Option<Option<OrgForUser>> {
         if !self.enabled() {
             return None;
         }

@@ -199,7 +199,7 @@ pub fn organization(state: &AppState, org: &OrgRow, role: Option<Role>) -> ApiRe
     };
     Ok(Organization {
         object: "organization",
-        id: org.id.clone(),
+        id: org.id.to_string(),
         title: org.title.clone(),
         created_at: iso(org.created_at),
         email_domains: org.domains().map_err(ApiError::internal)?,
@@ -242,7 +242,7 @@ pub struct Member {
 pub fn member(state: &AppState, m: &MemberRow) -> Member {
     Member {
         object: "member",
-        id: m.user_id.clone(),
+        id: m.user_id.to_string(),
         role: m.role.clone(),
         user: user(
             state,
@@ -387,7 +387,7 @@ pub fn space(state: &AppState, s: &SpaceRow, role: Role) -> Space {
             &format!("/v1/spaces/{}", s.id),
             Some(&format!("/s/{}", s.id)),
         ),
-        organization: s.org_id.clone(),
+        organization: s.org_id.to_string(),
         revision: s.revision_id.clone(),
         default_level: s.default_level.clone(),
         comments: s.comments,
@@ -446,7 +446,7 @@ pub fn collection(state: &AppState, c: &CollectionRow, role: Role) -> Collection
         object: "collection",
         id: c.id.clone(),
         title: c.title.clone(),
-        organization: c.org_id.clone(),
+        organization: c.org_id.to_string(),
         default_level: c.default_level.clone(),
         urls: Urls::of(
             state,

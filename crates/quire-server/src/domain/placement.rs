@@ -158,11 +158,13 @@ pub async fn transfer_target(
     caller: &Caller,
     body: &TransferBody,
 ) -> ApiResult<(OrgCtx, Grants)> {
-    let target = load_org(state, caller, &body.organization)
-        .await
-        .map_err(|_| {
-            ApiError::not_found(format!("Organization `{}` not found.", body.organization))
-        })?;
+    let target = load_org(
+        state,
+        caller,
+        &crate::ids::OrgId::new(body.organization.clone()),
+    )
+    .await
+    .map_err(|_| ApiError::not_found(format!("Organization `{}` not found.", body.organization)))?;
     require_role(
         target.role,
         Role::Admin,

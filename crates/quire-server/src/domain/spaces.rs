@@ -51,7 +51,7 @@ pub async fn create(
 ) -> ApiResult<(SpaceRow, Option<Saved>)> {
     let space = SpaceRow {
         id: new_id(),
-        org_id: org_id.to_string(),
+        org_id: crate::ids::OrgId::new(org_id),
         parent_id: None,
         title: title.chars().take(50).collect(),
         emoji: None,

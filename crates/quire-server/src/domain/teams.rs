@@ -29,7 +29,7 @@ pub async fn owned_teams(state: &AppState, ctx: &OrgCtx, caller: &Caller) -> Api
         });
     }
     let filter = TeamFilter {
-        owned_by: Some(caller.user.id.clone()),
+        owned_by: Some(caller.user.id.to_string()),
         ..TeamFilter::default()
     };
     let (rows, _) = store::teams::list(&state.db, &ctx.org.id, &filter, None, 10_000).await?;

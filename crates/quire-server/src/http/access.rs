@@ -19,6 +19,7 @@ use crate::domain::auth::{authenticate, Caller};
 use crate::domain::published;
 use crate::error::{ApiError, ApiResult};
 use crate::http::operation::Access;
+use crate::ids::{OrgId, UserId};
 use crate::state::AppState;
 use crate::store;
 use crate::store::users::UserRow;
@@ -103,7 +104,12 @@ async fn check(
             parts.extensions.insert(ctx);
         }
         Access::SiteRead | Access::SiteAdmin | Access::SiteAdminIfExists => {
-            let org = load_org(state, &caller, param(&params, "organizationId")?).await?;
+            let org = load_org(
+                state,
+                &caller,
+                &OrgId::new(param(&params, "organizationId")?),
+            )
+            .await?;
             // Guests see only what they were granted: a site lists every space it holds.
             org.require_non_guest("read the organization's sites")?;
             if access != Access::SiteRead && !org.is_admin() {
@@ -122,7 +128,12 @@ async fn check(
             parts.extensions.insert(org);
         }
         Access::OrgCreate => {
-            let org = load_org(state, &caller, param(&params, "organizationId")?).await?;
+            let org = load_org(
+                state,
+                &caller,
+                &OrgId::new(param(&params, "organizationId")?),
+            )
+            .await?;
             require_role(org.role, Role::Create, "create content in the organization")?;
             parts.extensions.insert(org);
         }
@@ -131,7 +142,12 @@ async fn check(
         | Access::OrgAdmin
         | Access::TeamView
         | Access::TeamManage => {
-            let org = load_org(state, &caller, param(&params, "organizationId")?).await?;
+            let org = load_org(
+                state,
+                &caller,
+                &OrgId::new(param(&params, "organizationId")?),
+            )
+            .await?;
             let needs_role = !matches!(access, Access::OrgMember);
             if needs_role && org.role.is_none() {
                 return Err(ApiError::forbidden(
@@ -195,9 +211,13 @@ async fn check_published(
     let refused =
         || ApiError::forbidden("This token only reads the published content it was issued for.");
     let matches = |name: &str, want: &str| params.get(name).is_some_and(|v| v == want);
-    let org = store::orgs::get_for_user(&state.db, &scope.org, "")
-        .await?
-        .ok_or_else(refused)?;
+    let org = store::orgs::get_for_user(
+        &state.db,
+        &OrgId::new(scope.org.clone()),
+        &UserId::default(),
+    )
+    .await?
+    .ok_or_else(refused)?;
     let org = OrgCtx {
         org: org.org,
         role: None,
@@ -235,7 +255,7 @@ async fn check_published(
             // Content reads sign file URLs for a reader: the published site's visitor.
             parts.extensions.insert(Caller {
                 user: UserRow {
-                    id: format!("~site:{}", scope.site),
+                    id: UserId::new(format!("~site:{}", scope.site)),
                     email: String::new(),
                     display_name: "Published content".into(),
                     photo_url: None,

@@ -9,7 +9,7 @@ use crate::db::{Db, Tx};
 #[derive(Debug, Clone, FromRow)]
 pub struct CollectionRow {
     pub id: String,
-    pub org_id: String,
+    pub org_id: crate::ids::OrgId,
     pub parent_id: Option<String>,
     pub title: String,
     pub description: Option<String>,

@@ -1,5 +1,6 @@
 //! Organization members.
 
+use crate::ids::{OrgId, UserId};
 use sqlx::FromRow;
 
 use crate::db::sql::{like_escape, Sql};
@@ -8,8 +9,8 @@ use crate::db::{Db, Tx};
 /// A member with its user and counts.
 #[derive(Debug, Clone, FromRow)]
 pub struct MemberRow {
-    pub org_id: String,
-    pub user_id: String,
+    pub org_id: OrgId,
+    pub user_id: UserId,
     pub role: Option<String>,
     pub joined_at: i64,
     pub last_seen_at: Option<i64>,
@@ -30,7 +31,7 @@ const SELECT: &str = "SELECT m.org_id, m.user_id, m.role, m.joined_at, m.last_se
     FROM members m JOIN users u ON u.id = m.user_id";
 
 /// One member.
-pub async fn get(db: &Db, org_id: &str, user_id: &str) -> sqlx::Result<Option<MemberRow>> {
+pub async fn get(db: &Db, org_id: &OrgId, user_id: &UserId) -> sqlx::Result<Option<MemberRow>> {
     sqlx::query_as(&format!("{SELECT} WHERE m.org_id = $1 AND m.user_id = $2"))
         .bind(org_id)
         .bind(user_id)
@@ -39,7 +40,11 @@ pub async fn get(db: &Db, org_id: &str, user_id: &str) -> sqlx::Result<Option<Me
 }
 
 /// One member, inside a transaction.
-pub async fn get_tx(tx: &mut Tx, org_id: &str, user_id: &str) -> sqlx::Result<Option<MemberRow>> {
+pub async fn get_tx(
+    tx: &mut Tx,
+    org_id: &OrgId,
+    user_id: &UserId,
+) -> sqlx::Result<Option<MemberRow>> {
     sqlx::query_as(&format!("{SELECT} WHERE m.org_id = $1 AND m.user_id = $2"))
         .bind(org_id)
         .bind(user_id)
@@ -154,7 +159,7 @@ pub async fn set_role(
 }
 
 /// Marks a member as signing in through SSO.
-pub async fn set_sso(db: &Db, org_id: &str, user_id: &str) -> sqlx::Result<()> {
+pub async fn set_sso(db: &Db, org_id: &OrgId, user_id: &UserId) -> sqlx::Result<()> {
     sqlx::query("UPDATE members SET sso = 1 WHERE org_id = $1 AND user_id = $2")
         .bind(org_id)
         .bind(user_id)
@@ -164,7 +169,7 @@ pub async fn set_sso(db: &Db, org_id: &str, user_id: &str) -> sqlx::Result<()> {
 }
 
 /// Records that the member was seen now.
-pub async fn touch(db: &Db, org_id: &str, user_id: &str, now: i64) -> sqlx::Result<()> {
+pub async fn touch(db: &Db, org_id: &OrgId, user_id: &UserId, now: i64) -> sqlx::Result<()> {
     sqlx::query("UPDATE members SET last_seen_at = $3 WHERE org_id = $1 AND user_id = $2")
         .bind(org_id)
         .bind(user_id)
@@ -176,7 +181,7 @@ pub async fn touch(db: &Db, org_id: &str, user_id: &str, now: i64) -> sqlx::Resu
 
 /// Removes a member (and, by cascade, their team memberships) and their content grants,
 /// so that a later re-invitation starts from nothing.
-pub async fn remove(tx: &mut Tx, org_id: &str, user_id: &str) -> sqlx::Result<()> {
+pub async fn remove(tx: &mut Tx, org_id: &OrgId, user_id: &UserId) -> sqlx::Result<()> {
     sqlx::query(
         "DELETE FROM content_permissions WHERE org_id = $1 AND principal_kind = 'user' AND principal_id = $2",
     )

@@ -1,5 +1,6 @@
 //! Organizations.
 
+use crate::ids::{OrgId, UserId};
 use sqlx::FromRow;
 
 use crate::db::sql::Sql;
@@ -8,7 +9,7 @@ use crate::db::{Db, Tx};
 /// A stored organization.
 #[derive(Debug, Clone, FromRow)]
 pub struct OrgRow {
-    pub id: String,
+    pub id: crate::ids::OrgId,
     pub title: String,
     pub hostname: Option<String>,
     /// JSON array of strings.
@@ -44,7 +45,11 @@ const COLUMNS: &str = "o.id, o.title, o.hostname, o.email_domains, o.default_rol
     o.default_content, o.logo_url, o.sso, o.ai, o.invite_links, o.created_at";
 
 /// An organization and the caller's membership of it.
-pub async fn get_for_user(db: &Db, id: &str, user_id: &str) -> sqlx::Result<Option<OrgForUser>> {
+pub async fn get_for_user(
+    db: &Db,
+    id: &OrgId,
+    user_id: &UserId,
+) -> sqlx::Result<Option<OrgForUser>> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS}, m.user_id AS member_id, m.role FROM organizations o \
          LEFT JOIN members m ON m.org_id = o.id AND m.user_id = $2 WHERE o.id = $1"

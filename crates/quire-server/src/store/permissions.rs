@@ -1,5 +1,6 @@
 //! Explicit content permissions: a role granted to a user or a team on a space or collection.
 
+use crate::ids::{OrgId, UserId};
 use sqlx::FromRow;
 
 use crate::db::{Db, Tx};
@@ -18,7 +19,7 @@ pub struct Grant {
 const COLUMNS: &str = "target_kind, target_id, principal_kind, principal_id, role, created_at";
 
 /// The grants that reach a user in an organization: their own, and their teams'.
-pub async fn for_user(db: &Db, org_id: &str, user_id: &str) -> sqlx::Result<Vec<Grant>> {
+pub async fn for_user(db: &Db, org_id: &OrgId, user_id: &UserId) -> sqlx::Result<Vec<Grant>> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM content_permissions WHERE org_id = $1 AND \
          ((principal_kind = 'user' AND principal_id = $2) OR \

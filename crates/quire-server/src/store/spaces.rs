@@ -10,7 +10,7 @@ use crate::values::{EditMode, Visibility};
 #[derive(Debug, Clone, FromRow)]
 pub struct SpaceRow {
     pub id: String,
-    pub org_id: String,
+    pub org_id: crate::ids::OrgId,
     pub parent_id: Option<String>,
     pub title: String,
     pub emoji: Option<String>,

@@ -9,7 +9,7 @@ use crate::ids::new_id;
 /// A stored user.
 #[derive(Debug, Clone, FromRow)]
 pub struct UserRow {
-    pub id: String,
+    pub id: crate::ids::UserId,
     pub email: String,
     pub display_name: String,
     pub photo_url: Option<String>,
@@ -63,7 +63,7 @@ pub async fn find_or_create(
         .map(str::to_string)
         .unwrap_or_else(|| email.split('@').next().unwrap_or(&email).to_string());
     let user = UserRow {
-        id: new_id(),
+        id: crate::ids::UserId::new(new_id()),
         email,
         display_name,
         photo_url: None,
@@ -125,7 +125,7 @@ pub async fn many(
             continue;
         }
         if let Some(user) = get(db, id).await? {
-            out.insert(user.id.clone(), user);
+            out.insert(user.id.to_string(), user);
         }
     }
     Ok(out)

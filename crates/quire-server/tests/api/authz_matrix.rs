@@ -547,7 +547,7 @@ async fn fresh_member(app: &TestApp, w: &World) -> String {
     )
     .await
     .expect(200);
-    user.id
+    user.id.to_string()
 }
 
 /// One request of the matrix: path parameters, query, body, and where to look to see that

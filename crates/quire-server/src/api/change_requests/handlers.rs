@@ -51,7 +51,7 @@ pub async fn create_change_request(
         number: store::change_requests::next_number(&mut tx, &space.id).await?,
         status: ChangeRequestStatus::Open,
         subject,
-        created_by: caller.user.id.clone(),
+        created_by: caller.user.id.to_string(),
         created_at: now,
         updated_at: now,
         revision_id: space.revision_id.clone(),

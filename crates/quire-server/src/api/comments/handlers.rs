@@ -288,7 +288,7 @@ impl<'a> Render<'a> {
 
     fn permissions(&self, author: &str) -> Permissions {
         let live = self.scope.live();
-        let mine = author == self.caller.user.id;
+        let mine = self.caller.user.id == author;
         Permissions {
             view: true,
             edit: live && mine,
@@ -543,7 +543,7 @@ async fn post_impl(
         id: new_id(),
         space_id: scope.ctx.space.id.clone(),
         change_request_id: scope.cr_id().map(str::to_string),
-        posted_by: caller.user.id.clone(),
+        posted_by: caller.user.id.to_string(),
         posted_at: now,
         edited_at: None,
         body: markdown,
@@ -666,7 +666,7 @@ async fn update_impl(
         if resolved && was_open {
             c.status = CommentStatus::Resolved;
             c.resolved_at = Some(now);
-            c.resolved_by = Some(caller.user.id.clone());
+            c.resolved_by = Some(caller.user.id.to_string());
             store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), -1)
                 .await?;
         } else if !resolved && !was_open {
@@ -753,7 +753,7 @@ async fn post_reply_impl(
     let r = ReplyRow {
         id: new_id(),
         comment_id: c.id.clone(),
-        posted_by: caller.user.id.clone(),
+        posted_by: caller.user.id.to_string(),
         posted_at: state.now(),
         edited_at: None,
         body: body.body.into_markdown("body")?,

@@ -312,7 +312,7 @@ impl FromRequestParts<AppState> for ReadAt {
         Ok(ReadAt {
             loaded,
             params,
-            reader,
+            reader: reader.to_string(),
         })
     }
 }

@@ -13,6 +13,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody};
 use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
+use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
 use crate::store::invites::InviteLinkRow;
@@ -94,7 +95,10 @@ pub async fn join_with_invite(
     let link = store::invites::get_link(&state.db, &org_id, &invite_id).await?;
     let link =
         link.ok_or_else(|| ApiError::not_found(format!("Invite `{invite_id}` not found.")))?;
-    if load_org(&state, &caller, &org_id).await.is_ok() {
+    if load_org(&state, &caller, &OrgId::new(org_id.clone()))
+        .await
+        .is_ok()
+    {
         return Ok(Json(json!({})));
     }
     let mut tx = state.db.begin().await?;
@@ -192,7 +196,7 @@ pub async fn create_link_invite(
     };
     let link = InviteLinkRow {
         id: new_id(),
-        org_id: ctx.org.id.clone(),
+        org_id: ctx.org.id.to_string(),
         role: role.map(|r| r.as_str().to_string()),
         target_kind: "organization".into(),
         target_id: None,

@@ -15,6 +15,7 @@ use crate::domain::teams::owned_teams;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
+use crate::ids::UserId;
 use crate::state::AppState;
 use crate::store;
 use crate::store::members::MemberFilter;
@@ -103,7 +104,7 @@ pub async fn list_members(
 pub async fn get_member(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
-    Path((_, user_id)): Path<(String, String)>,
+    Path((_, user_id)): Path<(String, UserId)>,
 ) -> ApiResult<Json<views::Member>> {
     let m = store::members::get(&state.db, &ctx.org.id, &user_id)
         .await?
@@ -128,7 +129,7 @@ pub struct UpdateMember {
 pub async fn update_member(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
-    Path((_, user_id)): Path<(String, String)>,
+    Path((_, user_id)): Path<(String, UserId)>,
     JsonBody(body): JsonBody<UpdateMember>,
 ) -> ApiResult<Json<views::Member>> {
     let mut tx = state.db.begin().await?;
@@ -160,7 +161,7 @@ pub async fn remove_member(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
     Extension(caller): Extension<Caller>,
-    Path((_, user_id)): Path<(String, String)>,
+    Path((_, user_id)): Path<(String, UserId)>,
 ) -> ApiResult<StatusCode> {
     require_admin_or_self(&ctx, &caller, &user_id)?;
     let mut tx = state.db.begin().await?;
@@ -221,7 +222,7 @@ pub async fn ping(
 pub async fn set_member_sso(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
-    Path((_, user_id)): Path<(String, String)>,
+    Path((_, user_id)): Path<(String, UserId)>,
 ) -> ApiResult<Json<views::Member>> {
     store::members::set_sso(&state.db, &ctx.org.id, &user_id).await?;
     let m = store::members::get(&state.db, &ctx.org.id, &user_id)
@@ -241,7 +242,7 @@ pub async fn list_member_teams(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
     Extension(caller): Extension<Caller>,
-    Path((_, user_id)): Path<(String, String)>,
+    Path((_, user_id)): Path<(String, UserId)>,
     QueryParams(query): QueryParams<MemberTeamsQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<MemberTeam>>> {
@@ -252,7 +253,7 @@ pub async fn list_member_teams(
     let scope = format!("member-teams:{}:{user_id}", ctx.org.id);
     let after = page.after::<(i64, String)>(&scope)?;
     let filter = TeamFilter {
-        member: Some(user_id.clone()),
+        member: Some(user_id.to_string()),
         title: query.title.filter(|t| !t.is_empty()),
         ..TeamFilter::default()
     };
@@ -288,7 +289,7 @@ pub async fn list_member_spaces(
     State(state): State<AppState>,
     Extension(ctx): Extension<OrgCtx>,
     Extension(caller): Extension<Caller>,
-    Path((_, user_id)): Path<(String, String)>,
+    Path((_, user_id)): Path<(String, UserId)>,
     QueryParams(query): QueryParams<MemberSpacesQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<MemberSpace>>> {

@@ -56,7 +56,7 @@ pub async fn create_organization(
     let domains = check_domains(body.email_domains.unwrap_or_default(), &caller, &[])?;
     let now = state.now();
     let org = OrgRow {
-        id: new_id(),
+        id: crate::ids::OrgId::new(new_id()),
         title: body.title,
         hostname: None,
         email_domains: json!(domains).to_string(),

@@ -15,6 +15,7 @@ use crate::domain::access::{CollectionCtx, OrgCtx, Role, SpaceCtx};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
+use crate::ids::{OrgId, UserId};
 use crate::state::AppState;
 use crate::store;
 
@@ -23,7 +24,7 @@ use crate::store;
 pub struct Target {
     kind: &'static str,
     id: String,
-    org_id: String,
+    org_id: OrgId,
     org: OrgCtx,
     /// A deleted space takes no permission changes until it is restored.
     deleted: bool,
@@ -107,7 +108,7 @@ async fn invite(state: &AppState, target: Target, body: InviteBody) -> ApiResult
     let now = state.now();
     let mut tx = state.db.begin().await?;
     for (i, user) in users.iter().enumerate() {
-        if store::members::get_tx(&mut tx, &target.org_id, user)
+        if store::members::get_tx(&mut tx, &target.org_id, &UserId::new(user.clone()))
             .await?
             .is_none()
         {
@@ -220,7 +221,7 @@ async fn list_grants(
         store::users::get_many(&state.db, &ids)
             .await?
             .into_iter()
-            .map(|u| (u.id.clone(), Holder::User(views::user_row(state, &u))))
+            .map(|u| (u.id.to_string(), Holder::User(views::user_row(state, &u))))
             .collect()
     } else {
         store::teams::get_many(&state.db, &target.org_id, &ids)
@@ -282,7 +283,7 @@ pub async fn update_permission(
     let (principal_kind, principal_id) = target.principal()?;
     let mut tx = state.db.begin().await?;
     let exists = match principal_kind {
-        "user" => store::members::get_tx(&mut tx, &target.org_id, principal_id)
+        "user" => store::members::get_tx(&mut tx, &target.org_id, &UserId::new(principal_id))
             .await?
             .is_some(),
         _ => store::teams::get_tx(&mut tx, &target.org_id, principal_id)
@@ -403,7 +404,7 @@ async fn aggregate(
             m.photo_url.as_deref(),
         );
         rows.push((
-            m.user_id.clone(),
+            m.user_id.to_string(),
             Permission {
                 permission: role.as_str().to_string(),
                 holder: Holder::User(user),

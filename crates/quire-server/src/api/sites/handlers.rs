@@ -249,7 +249,7 @@ pub async fn create_site(
     let now = state.now();
     let site = SiteRow {
         id: new_id(),
-        org_id: org.org.id.clone(),
+        org_id: org.org.id.to_string(),
         site_type: body.site_type.unwrap_or(SiteType::Basic),
         title,
         visibility: body.visibility.unwrap_or(SiteVisibility::Public),

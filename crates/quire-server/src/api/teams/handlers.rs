@@ -17,6 +17,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
+use crate::ids::UserId;
 use crate::state::AppState;
 use crate::store;
 use crate::store::teams::TeamFilter;
@@ -42,7 +43,7 @@ pub async fn list_teams(
         ..TeamFilter::default()
     };
     if let Some(owner) = query.owner.filter(|o| !o.is_empty()) {
-        let member = store::members::get(&state.db, &ctx.org.id, &owner)
+        let member = store::members::get(&state.db, &ctx.org.id, &UserId::new(owner.clone()))
             .await?
             .ok_or_else(|| {
                 ApiError::bad_request(format!(
@@ -111,7 +112,7 @@ async fn resolve_member(tx: &mut Tx, ctx: &OrgCtx, who: &str, field: &str) -> Ap
             .await?
             .is_some()
         {
-            return Ok(user.id);
+            return Ok(user.id.to_string());
         }
     }
     Err(ApiError::bad_request(format!(

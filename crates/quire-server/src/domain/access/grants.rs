@@ -5,6 +5,7 @@
 //! (not for guests; `inherit` and no-default contribute nothing); and the roles granted
 //! explicitly, to them or to one of their teams, on the space or on an ancestor collection.
 
+use crate::ids::{OrgId, UserId};
 use std::collections::HashMap;
 
 use crate::domain::access::Role;
@@ -27,8 +28,8 @@ impl Grants {
     /// `member_role` is the user's organization role (`None` for a guest).
     pub async fn load(
         state: &AppState,
-        org_id: &str,
-        user_id: &str,
+        org_id: &OrgId,
+        user_id: &UserId,
         member_role: Option<Role>,
     ) -> ApiResult<Self> {
         let collections = store::collections::list(&state.db, org_id)

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::auth::Caller;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
 use crate::store::collections::CollectionRow;
@@ -153,7 +154,7 @@ pub fn require_role(have: Option<Role>, need: Role, action: &str) -> ApiResult<(
 }
 
 /// Loads an organization as the caller sees it: 404 unless they are a member.
-pub async fn load_org(state: &AppState, caller: &Caller, org_id: &str) -> ApiResult<OrgCtx> {
+pub async fn load_org(state: &AppState, caller: &Caller, org_id: &OrgId) -> ApiResult<OrgCtx> {
     let now = state.clock.now_ms();
     let found = match state.cache.org(org_id, &caller.user.id, now) {
         Some(found) => found,
