@@ -144,7 +144,10 @@ mod tests {
         assert_eq!(serde_json::to_string(&org).unwrap(), "\"abc\"");
         let back: OrgId = serde_json::from_str("\"abc\"").unwrap();
         assert_eq!(back, org);
-        assert!(org == "abc" && "abc" == org && org == String::from("abc"));
+        let text = String::from("abc");
+        assert_eq!(org, "abc");
+        assert_eq!(text, org);
+        assert_eq!(org, text);
         assert_eq!(&*org, "abc");
         assert_ne!(UserId::new("abc").as_str(), "abd");
     }
