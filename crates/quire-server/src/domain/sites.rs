@@ -386,10 +386,8 @@ pub fn move_item(s: &mut Structure, item: &Item, place: &Place) -> ApiResult<()>
         match (item, &to) {
             (Item::SiteSpace(id), Container::Section(sec)) => set_section(s, id, Some(sec))?,
             (Item::SiteSpace(id), Container::Root) => set_section(s, id, None)?,
-            (Item::Section(id), Container::Group(g)) => {
-                section_mut(s, id).group_id = Some(g.clone())
-            }
-            (Item::Section(id), Container::Top) => section_mut(s, id).group_id = None,
+            (Item::Section(id), Container::Group(g)) => set_group(s, id, Some(g)),
+            (Item::Section(id), Container::Top) => set_group(s, id, None),
             _ => {}
         }
     }
@@ -397,11 +395,10 @@ pub fn move_item(s: &mut Structure, item: &Item, place: &Place) -> ApiResult<()>
     Ok(())
 }
 
-fn section_mut<'a>(s: &'a mut Structure, id: &str) -> &'a mut SectionRow {
-    s.sections
-        .iter_mut()
-        .find(|x| x.id == id)
-        .expect("section found by container_of")
+fn set_group(s: &mut Structure, id: &str, group: Option<&String>) {
+    if let Some(x) = s.sections.iter_mut().find(|x| x.id == id) {
+        x.group_id = group.cloned();
+    }
 }
 
 fn set_section(s: &mut Structure, id: &str, section: Option<&String>) -> ApiResult<()> {

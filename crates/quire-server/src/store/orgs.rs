@@ -61,6 +61,16 @@ pub async fn get_for_user(
 }
 
 /// An organization by id.
+pub async fn get(db: &Db, id: &OrgId) -> sqlx::Result<Option<OrgRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM organizations o WHERE o.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// An organization by id, inside a transaction.
 pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<OrgRow>> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM organizations o WHERE o.id = $1"

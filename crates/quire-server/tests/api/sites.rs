@@ -252,6 +252,16 @@ async fn the_structure_keeps_its_rules() {
         .await
         .expect(201);
     assert_eq!(group["sections"][0]["id"], json!(first));
+    let many: Vec<&str> = vec![first.as_str(); 501];
+    let msg = app
+        .post(
+            &w.admin,
+            &format!("{base}/section-groups"),
+            json!({ "title": "Too many", "sections": many }),
+        )
+        .await
+        .expect_error(400);
+    assert!(msg.contains("sections"), "{msg}");
     let sorted = app
         .patch(
             &w.admin,

@@ -81,6 +81,26 @@ impl Loaded {
     }
 }
 
+/// The site as stored now, after a write; 404 when it was deleted meanwhile.
+pub async fn reload(state: &AppState, org_id: &str, site_id: &str) -> ApiResult<SiteRow> {
+    store::sites::get(&state.db, org_id, site_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))
+}
+
+/// Writes the columns `patch` names and answers with the site as stored.
+async fn patch_site(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    patch: &SitePatch,
+) -> ApiResult<SiteRow> {
+    let mut tx = state.db.begin().await?;
+    store::sites::patch(&mut tx, site_id, patch, state.now()).await?;
+    tx.commit().await?;
+    reload(state, &org.org.id, site_id).await
+}
+
 /// The share key of a query when it names an active share link of the site: URLs are then
 /// resolved under it. An unknown or inactive key resolves nothing.
 pub async fn active_share_key(
@@ -296,9 +316,7 @@ pub async fn create_site(
     if let Some(saved) = saved {
         crate::domain::content::remember(&state, saved);
     }
-    let row = store::sites::get(&state.db, &org.org.id, &site.id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("The new site was deleted meanwhile."))?;
+    let row = reload(&state, &org.org.id, &site.id).await?;
     Ok(views::created(
         &state.url(&format!("/v1/orgs/{}/sites/{}", org.org.id, site.id)),
         types::site(&state, &row),
@@ -459,9 +477,7 @@ pub async fn update_site(
     }
     store::sites::patch(&mut tx, &site.id, &patch, state.now()).await?;
     tx.commit().await?;
-    let row = store::sites::get(&state.db, &org.org.id, &site.id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", site.id)))?;
+    let row = reload(&state, &org.org.id, &site.id).await?;
     Ok(Json(types::site(&state, &row)))
 }
 
@@ -485,16 +501,11 @@ async fn set_published(
     site_id: &str,
     published: bool,
 ) -> ApiResult<Json<types::Site>> {
-    let mut tx = state.db.begin().await?;
     let patch = SitePatch {
         published: Some(published),
         ..SitePatch::default()
     };
-    store::sites::patch(&mut tx, site_id, &patch, state.now()).await?;
-    tx.commit().await?;
-    let row = store::sites::get(&state.db, &org.org.id, site_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    let row = patch_site(state, org, site_id, &patch).await?;
     Ok(Json(types::site(state, &row)))
 }
 
@@ -872,16 +883,11 @@ pub async fn update_site_customization(
             "The customization must be at most 64 KiB of JSON.",
         ));
     }
-    let mut tx = state.db.begin().await?;
     let patch = SitePatch {
         customization: Some(text),
         ..SitePatch::default()
     };
-    store::sites::patch(&mut tx, &ctx.site.id, &patch, state.now()).await?;
-    tx.commit().await?;
-    let row = store::sites::get(&state.db, &org.org.id, &ctx.site.id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", ctx.site.id)))?;
+    let row = patch_site(&state, &org, &ctx.site.id, &patch).await?;
     Ok(Json(customization_of(&row)?))
 }
 
@@ -922,16 +928,11 @@ pub async fn update_site_adaptive_schema(
     let mut schema = body.json_schema;
     crate::domain::adaptive::check_schema(&mut schema)?;
     let text = serde_json::to_string(&schema).map_err(ApiError::internal)?;
-    let mut tx = state.db.begin().await?;
     let patch = SitePatch {
         adaptive_schema: Some(text),
         ..SitePatch::default()
     };
-    store::sites::patch(&mut tx, &ctx.site.id, &patch, state.now()).await?;
-    tx.commit().await?;
-    let row = store::sites::get(&state.db, &org.org.id, &ctx.site.id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", ctx.site.id)))?;
+    let row = patch_site(&state, &org, &ctx.site.id, &patch).await?;
     adaptive_schema_of(&row)?
         .map(Json)
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("adaptive schema not stored")))

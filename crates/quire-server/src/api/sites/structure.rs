@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::handlers::{
     active_share_key, grants_of, live_space, load, move_and_describe, new_site_space, place_of,
-    spaces_of, Loaded, ShareKeyQuery,
+    reload, spaces_of, Loaded, ShareKeyQuery,
 };
 use super::types::{self, SiteSection, SiteSectionGroup, SiteSpace};
 use crate::api::views;
@@ -53,9 +53,7 @@ async fn edit<T>(
     }
     store::sites::save_structure(&mut tx, &before, &after).await?;
     tx.commit().await?;
-    let site = store::sites::get(&state.db, &org.org.id, site_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    let site = reload(state, &org.org.id, site_id).await?;
     Ok((out, spaces_of(state, site, after).await?))
 }
 
@@ -692,6 +690,12 @@ pub async fn add_section_group_to_site(
     crate::validate::length("title", &body.title, 1, 100)?;
     if let Some(Some(icon)) = &body.icon {
         check_icon(icon)?;
+    }
+    if body.sections.len() > rules::MAX_ITEMS {
+        return Err(ApiError::bad_request(format!(
+            "`sections` holds at most {} sections.",
+            rules::MAX_ITEMS
+        )));
     }
     let now = state.now();
     let (id, loaded) = edit(&state, &org, &ctx.site.id, |site, s| {
