@@ -1,10 +1,11 @@
-//! Per-node caches. The content caches hold immutable objects, decoded revisions and page
-//! listings (named by content, never stale). The access cache is a short-lived cache of what
-//! every request looks up first: the user behind a token, and a user's membership of an
-//! organization.
+//! Per-node caches. The content caches hold immutable things: objects, decoded revisions,
+//! revision rows, page listings and page bodies (named by content, never stale). The access
+//! cache is a short-lived cache of what nearly every request looks up before its handler
+//! runs: the user behind a token, a user's membership of an organization, a space's row,
+//! and a user's grants in an organization.
 //!
 //! Why: each database round trip costs more than the rest of a small request, and these
-//! two lookups happen on nearly every request. Correctness:
+//! lookups happen on nearly every request. Correctness:
 //! - every write request served by this node bumps a generation that invalidates all
 //!   entries (read-your-writes on a node), and entries record the generation seen *before*
 //!   their query, so a read racing a write can never cache the old value;
@@ -12,9 +13,12 @@
 //!   most `ttl_ms`; a TTL of 0 disables the cache.
 
 use crate::ids::{OrgId, UserId};
+use crate::store::revisions::RevisionRow;
+use crate::store::spaces::SpaceRow;
 use moka::sync::Cache;
 use quire_content::model::Revision;
 use quire_content::store::ObjectHash;
+use std::any::Any;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,9 +27,37 @@ use std::sync::{Arc, RwLock};
 use crate::store::orgs::OrgForUser;
 use crate::store::users::UserRow;
 
+tokio::task_local! {
+    /// Set while a write request runs: its lookups read the database, so that what it reads
+    /// after its own commit is never a value cached before it.
+    static WRITING: ();
+}
+
+/// Runs `fut` (a write request) with the access cache bypassed.
+pub async fn bypassed<F: std::future::Future>(fut: F) -> F::Output {
+    WRITING.scope((), fut).await
+}
+
+/// Whether the running request is a write (see [`bypassed`]).
+fn writing() -> bool {
+    WRITING.try_with(|_| ()).is_ok()
+}
+
 thread_local! {
     /// Reused buffer for composite keys, so that a cache hit allocates nothing.
-    static ORG_KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    static PAIR_KEY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Runs `f` with the composite key `a + '\n' + b`, built in a reused buffer.
+fn with_pair<R>(a: &str, b: &str, f: impl FnOnce(&str) -> R) -> R {
+    PAIR_KEY.with(|key| {
+        let mut key = key.borrow_mut();
+        key.clear();
+        key.push_str(a);
+        key.push('\n');
+        key.push_str(b);
+        f(key.as_str())
+    })
 }
 
 /// Entries kept at most, per map; past this the map is emptied (cheap, and rare).
@@ -71,6 +103,9 @@ impl<K: Eq + Hash, V: Clone> Map<K, V> {
     }
 }
 
+/// A value the layers above compute for one organization and user, shared by reference.
+pub type Shared = Arc<dyn Any + Send + Sync>;
+
 /// The access cache of one node.
 pub struct AccessCache {
     ttl_ms: i64,
@@ -78,6 +113,11 @@ pub struct AccessCache {
     users: Map<String, UserRow>,
     /// Keyed by `org id + '\n' + user id`, looked up without allocating.
     orgs: Map<String, Option<OrgForUser>>,
+    /// Space rows by id (`None`: known not to exist).
+    spaces: Map<String, Option<SpaceRow>>,
+    /// What the domain derives for a user in an organization (their grants), keyed by
+    /// `org id + '\n' + user id`.
+    derived: Map<String, Shared>,
 }
 
 impl std::fmt::Debug for AccessCache {
@@ -96,12 +136,14 @@ impl AccessCache {
             generation: AtomicU64::new(0),
             users: Map::new(),
             orgs: Map::new(),
+            spaces: Map::new(),
+            derived: Map::new(),
         }
     }
 
-    /// Whether caching is on.
+    /// Whether caching is on (never inside a write request).
     pub fn enabled(&self) -> bool {
-        self.ttl_ms > 0
+        self.ttl_ms > 0 && !writing()
     }
 
     /// The generation to record with a value about to be read from the database.
@@ -120,7 +162,7 @@ impl AccessCache {
             return None;
         }
         self.users
-            .get(&token_hash.to_string(), now, self.ttl_ms, self.generation())
+            .get(token_hash, now, self.ttl_ms, self.generation())
     }
 
     /// Caches the user of a token hash, read at `generation`.
@@ -135,14 +177,8 @@ impl AccessCache {
         if !self.enabled() {
             return None;
         }
-        ORG_KEY.with(|key| {
-            let mut key = key.borrow_mut();
-            key.clear();
-            key.push_str(org_id);
-            key.push('\n');
-            key.push_str(user_id);
-            self.orgs
-                .get(key.as_str(), now, self.ttl_ms, self.generation())
+        with_pair(org_id, user_id, |key| {
+            self.orgs.get(key, now, self.ttl_ms, self.generation())
         })
     }
 
@@ -160,6 +196,53 @@ impl AccessCache {
                 .put(format!("{org_id}\n{user_id}"), org, now, generation);
         }
     }
+
+    /// The cached row of a space (`Some(None)`: known not to exist).
+    pub fn space(&self, space_id: &str, now: i64) -> Option<Option<SpaceRow>> {
+        if !self.enabled() {
+            return None;
+        }
+        self.spaces
+            .get(space_id, now, self.ttl_ms, self.generation())
+    }
+
+    /// Caches the row of a space, read at `generation`.
+    pub fn put_space(&self, space_id: &str, row: Option<SpaceRow>, now: i64, generation: u64) {
+        if self.enabled() {
+            self.spaces.put(space_id.to_string(), row, now, generation);
+        }
+    }
+
+    /// The cached value derived for a user in an organization, if it is a `T`.
+    pub fn derived<T: Any + Send + Sync>(
+        &self,
+        org_id: &OrgId,
+        user_id: &UserId,
+        now: i64,
+    ) -> Option<Arc<T>> {
+        if !self.enabled() {
+            return None;
+        }
+        with_pair(org_id, user_id, |key| {
+            self.derived.get(key, now, self.ttl_ms, self.generation())
+        })
+        .and_then(|v| v.downcast::<T>().ok())
+    }
+
+    /// Caches a value derived for a user in an organization from reads made at `generation`.
+    pub fn put_derived<T: Any + Send + Sync>(
+        &self,
+        org_id: &OrgId,
+        user_id: &UserId,
+        value: Arc<T>,
+        now: i64,
+        generation: u64,
+    ) {
+        if self.enabled() {
+            self.derived
+                .put(format!("{org_id}\n{user_id}"), value, now, generation);
+        }
+    }
 }
 
 /// The per-node caches of content.
@@ -173,7 +256,11 @@ pub struct ContentCache {
     pub stored: Cache<(String, ObjectHash), ()>,
     /// Serialised page listings of revisions, by `space:root` (a revision never changes,
     /// and a listing holds no expiring URLs).
-    pub listings: Cache<String, bytes::Bytes>,
+    pub listings: Cache<String, Arc<serde_json::value::RawValue>>,
+    /// Serialised page bodies, by `space:root:page:format` (immutable, as listings).
+    pub pages: Cache<String, bytes::Bytes>,
+    /// Revision rows by `(space, revision)`: a stored revision never changes.
+    pub revision_rows: Cache<(String, String), Arc<RevisionRow>>,
 }
 
 impl std::fmt::Debug for ContentCache {
@@ -183,10 +270,11 @@ impl std::fmt::Debug for ContentCache {
 }
 
 impl ContentCache {
-    /// Caches holding at most about `bytes` in all: a third each for objects, decoded
-    /// revisions and page listings.
+    /// Caches holding at most about `bytes` in all: a third each for objects and decoded
+    /// revisions, a sixth each for page listings and page bodies.
     pub fn with_capacity(bytes: u64) -> Self {
         let third = bytes / 3;
+        let sixth = bytes / 6;
         Self {
             objects: Cache::builder()
                 .max_capacity(third)
@@ -198,9 +286,18 @@ impl ContentCache {
                 .build(),
             stored: Cache::builder().max_capacity(2_000_000).build(),
             listings: Cache::builder()
-                .max_capacity(third)
-                .weigher(|_, b: &bytes::Bytes| u32::try_from(b.len()).unwrap_or(u32::MAX))
+                .max_capacity(sixth)
+                .weigher(|_, r: &Arc<serde_json::value::RawValue>| {
+                    u32::try_from(r.get().len()).unwrap_or(u32::MAX)
+                })
                 .build(),
+            pages: Cache::builder()
+                .max_capacity(sixth)
+                .weigher(|k: &String, b: &bytes::Bytes| {
+                    u32::try_from(k.len() + b.len()).unwrap_or(u32::MAX)
+                })
+                .build(),
+            revision_rows: Cache::builder().max_capacity(100_000).build(),
         }
     }
 }

@@ -24,18 +24,17 @@ pub mod views;
 
 use std::time::Duration;
 
-use axum::http::{HeaderName, Method, StatusCode};
+use axum::http::{Method, StatusCode};
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::error::error_response;
 use crate::http::access::enforce;
 use crate::http::operation::{BodyLimit, Operation};
-use crate::http::{budget_bodies, edge, fallback, log_request};
+use crate::http::{budget_bodies, edge, fallback};
 use crate::state::AppState;
 
 /// Every operation of the API.
@@ -81,7 +80,6 @@ pub fn router(state: AppState) -> Router {
         }
         router = router.route(def.path, handler);
     }
-    let request_id = HeaderName::from_static("x-request-id");
     router
         .route("/healthz", get(meta::healthz))
         .route(
@@ -92,15 +90,12 @@ pub fn router(state: AppState) -> Router {
         .layer(RequestBodyTimeoutLayer::new(Duration::from_millis(
             state.config.body_timeout_ms.max(1),
         )))
-        .layer(from_fn(edge))
         .layer(CatchPanicLayer::custom(|_| {
             error_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "Internal error; see the server log for details.",
             )
         }))
-        .layer(from_fn(log_request))
-        .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .layer(from_fn(edge))
         .with_state(state)
 }

@@ -10,10 +10,13 @@ use std::sync::Arc;
 use quire_content::model::Revision;
 use quire_content::store::{self as objects, ObjectHash};
 
+use serde_json::value::RawValue;
+
 use crate::db::Tx;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
+use crate::store::revisions::RevisionRow;
 
 /// The content of a revision of `space_id`: as [`load`], and every object walked is then
 /// known to be stored for that space (so that later saves skip it).
@@ -166,18 +169,54 @@ pub fn remember(state: &AppState, saved: Saved) {
     state.content.revisions.insert(saved.root, saved.revision);
 }
 
-/// The serialised page listing of a revision of `space_id`, built by `render` on first use.
+/// The page tree of a revision of `space_id` as serialised JSON (an array), built by
+/// `render` on first use: a revision never changes, and the tree holds no expiring URLs.
 pub fn listing(
     state: &AppState,
     space_id: &str,
     root: &str,
     render: impl FnOnce() -> serde_json::Value,
-) -> ApiResult<bytes::Bytes> {
+) -> ApiResult<Arc<RawValue>> {
     let key = format!("{space_id}:{root}");
-    if let Some(bytes) = state.content.listings.get(&key) {
+    if let Some(raw) = state.content.listings.get(&key) {
+        return Ok(raw);
+    }
+    let raw: Arc<RawValue> = serde_json::value::to_raw_value(&render())
+        .map_err(ApiError::internal)?
+        .into();
+    state.content.listings.insert(key, raw.clone());
+    Ok(raw)
+}
+
+/// A serialised body of one page of a revision (`key` names the revision, the page and the
+/// format), built by `render` on first use. Errors are not kept.
+pub fn page_body(
+    state: &AppState,
+    key: String,
+    render: impl FnOnce() -> ApiResult<serde_json::Value>,
+) -> ApiResult<bytes::Bytes> {
+    if let Some(bytes) = state.content.pages.get(&key) {
         return Ok(bytes);
     }
-    let bytes = bytes::Bytes::from(serde_json::to_vec(&render()).map_err(ApiError::internal)?);
-    state.content.listings.insert(key, bytes.clone());
+    let bytes = bytes::Bytes::from(serde_json::to_vec(&render()?).map_err(ApiError::internal)?);
+    state.content.pages.insert(key, bytes.clone());
     Ok(bytes)
+}
+
+/// A revision's row, from the cache of immutable rows when it is there.
+pub async fn revision_row(
+    state: &AppState,
+    space_id: &str,
+    revision_id: &str,
+) -> ApiResult<Option<Arc<RevisionRow>>> {
+    let key = (space_id.to_string(), revision_id.to_string());
+    if let Some(row) = state.content.revision_rows.get(&key) {
+        return Ok(Some(row));
+    }
+    let Some(row) = store::revisions::get(&state.db, space_id, revision_id).await? else {
+        return Ok(None);
+    };
+    let row = Arc::new(row);
+    state.content.revision_rows.insert(key, row.clone());
+    Ok(Some(row))
 }

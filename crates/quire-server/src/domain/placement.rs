@@ -157,7 +157,7 @@ pub async fn transfer_target(
     state: &AppState,
     caller: &Caller,
     body: &TransferBody,
-) -> ApiResult<(OrgCtx, Grants)> {
+) -> ApiResult<(OrgCtx, std::sync::Arc<Grants>)> {
     let target = load_org(
         state,
         caller,

@@ -19,7 +19,7 @@ pub struct TestApp {
     pub clock: Arc<OffsetClock>,
     client: reqwest::Client,
     stop: Option<oneshot::Sender<()>>,
-    _dir: tempfile::TempDir,
+    _dir: Arc<tempfile::TempDir>,
 }
 
 /// A user with a token.
@@ -114,6 +114,16 @@ impl TestApp {
             ..ServerConfig::default()
         };
         configure(&mut config);
+        Self::launch(config, Arc::new(dir)).await
+    }
+
+    /// Starts another node on this server's storage (as a second process of a scale-out
+    /// deployment would be), with its own caches and clock.
+    pub async fn another_node(&self) -> Self {
+        Self::launch(self.config.clone(), self._dir.clone()).await
+    }
+
+    async fn launch(config: ServerConfig, dir: Arc<tempfile::TempDir>) -> Self {
         let clock = Arc::new(OffsetClock::default());
         let server = Server::bind_with_clock(config.clone(), clock.clone())
             .await

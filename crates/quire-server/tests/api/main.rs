@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod access_cache;
 mod authz;
 mod authz_matrix;
 mod change_requests;

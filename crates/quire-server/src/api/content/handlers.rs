@@ -11,6 +11,7 @@ use quire_content::edit::ChangeResult;
 use quire_content::model::{File, Revision};
 use quire_content::view::{self, BodyFormat, ViewOptions};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::types;
@@ -63,12 +64,12 @@ pub struct PageQuery {
 
 /// A revision row with its decoded content.
 pub struct Loaded {
-    row: RevisionRow,
+    row: Arc<RevisionRow>,
     rev: Arc<Revision>,
 }
 
 async fn load_revision(state: &AppState, space_id: &str, revision_id: &str) -> ApiResult<Loaded> {
-    let row = store::revisions::get(&state.db, space_id, revision_id)
+    let row = content::revision_row(state, space_id, revision_id)
         .await?
         .ok_or_else(|| {
             ApiError::not_found(format!("Revision `{revision_id}` not found in this space."))
@@ -156,11 +157,6 @@ fn revision_body(
     merged_from: Option<crate::api::views::ChangeRequest>,
     reader: &str,
 ) -> ApiResult<types::Revision> {
-    let app = page_app_url(state, &loaded.row.space_id);
-    let opts = ViewOptions {
-        body: BodyFormat::Markdown,
-        app_url: &app,
-    };
     let files: Vec<Value> = loaded
         .rev
         .files
@@ -185,7 +181,7 @@ fn revision_body(
         object: "revision",
         id: loaded.row.id.clone(),
         parents: loaded.row.parent_ids().map_err(ApiError::internal)?,
-        pages: view::pages_view(&loaded.rev, &opts),
+        pages: page_tree(state, loaded)?,
         files,
         reusable_contents,
         variables: json!(loaded.rev.variables),
@@ -199,6 +195,27 @@ fn revision_body(
         },
         merged_from,
     })
+}
+
+/// The serialised body of a page (`getPageById` and its scopes), rendered once per
+/// revision, page and format.
+fn page_bytes(
+    state: &AppState,
+    loaded: &Loaded,
+    page_id: &str,
+    format: Format,
+) -> ApiResult<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let key = format!(
+        "{}:{}:{page_id}:{format:?}",
+        loaded.row.space_id, loaded.row.root
+    );
+    let bytes = content::page_body(state, key, || page_json(state, loaded, page_id, format))?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        bytes,
+    )
+        .into_response())
 }
 
 fn page_json(state: &AppState, loaded: &Loaded, page_id: &str, format: Format) -> ApiResult<Value> {
@@ -218,7 +235,12 @@ fn page_json(state: &AppState, loaded: &Loaded, page_id: &str, format: Format) -
     .ok_or_else(|| ApiError::not_found(format!("Page `{page_id}` not found in this revision.")))
 }
 
-fn page_by_path(state: &AppState, loaded: &Loaded, path: &str, format: Format) -> ApiResult<Value> {
+fn page_by_path(
+    state: &AppState,
+    loaded: &Loaded,
+    path: &str,
+    format: Format,
+) -> ApiResult<axum::response::Response> {
     let wanted = path.trim_matches('/');
     let id = loaded
         .rev
@@ -229,7 +251,7 @@ fn page_by_path(state: &AppState, loaded: &Loaded, path: &str, format: Format) -
         .ok_or_else(|| {
             ApiError::not_found(format!("No page at path `{path}` in this revision."))
         })?;
-    page_json(state, loaded, &id, format)
+    page_bytes(state, loaded, &id, format)
 }
 
 fn files_page(
@@ -335,22 +357,34 @@ pub async fn list_pages(
     pages_response(&state, &at.loaded)
 }
 
-/// The `{pages}` answer of a revision, serialised once per revision and then reused.
+/// The `{pages}` answer of a revision, from its page tree serialised once.
 fn pages_response(state: &AppState, loaded: &Loaded) -> ApiResult<axum::response::Response> {
     use axum::response::IntoResponse;
-    let bytes = content::listing(state, &loaded.row.space_id, &loaded.row.root, || {
-        pages_json(state, loaded)
-    })?;
+    let tree = page_tree(state, loaded)?;
+    let tree = tree.get().as_bytes();
+    let mut body = Vec::with_capacity(tree.len() + 10);
+    body.extend_from_slice(b"{\"pages\":");
+    body.extend_from_slice(tree);
+    body.push(b'}');
     Ok((
         [(axum::http::header::CONTENT_TYPE, "application/json")],
-        bytes,
+        body,
     )
         .into_response())
 }
 
-fn pages_json(state: &AppState, loaded: &Loaded) -> Value {
-    let app = page_app_url(state, &loaded.row.space_id);
-    json!({ "pages": view::pages_view(&loaded.rev, &ViewOptions { body: BodyFormat::Markdown, app_url: &app }) })
+/// The page tree of a revision (bodies in markdown), serialised once per revision.
+fn page_tree(state: &AppState, loaded: &Loaded) -> ApiResult<Arc<RawValue>> {
+    content::listing(state, &loaded.row.space_id, &loaded.row.root, || {
+        let app = page_app_url(state, &loaded.row.space_id);
+        json!(view::pages_view(
+            &loaded.rev,
+            &ViewOptions {
+                body: BodyFormat::Markdown,
+                app_url: &app
+            }
+        ))
+    })
 }
 
 /// `listFiles`, `listFilesInChangeRequestById`, `listFilesInRevisionById`.
@@ -385,13 +419,8 @@ pub async fn get_page(
     State(state): State<AppState>,
     at: ReadAt,
     QueryParams(q): QueryParams<PageQuery>,
-) -> ApiResult<Json<Value>> {
-    Ok(Json(page_json(
-        &state,
-        &at.loaded,
-        at.param("pageId")?,
-        q.format,
-    )?))
+) -> ApiResult<axum::response::Response> {
+    page_bytes(&state, &at.loaded, at.param("pageId")?, q.format)
 }
 
 /// `getPageDocumentInRevisionById`: the official JSON document of a page; 404 for pages
@@ -415,13 +444,8 @@ pub async fn get_page_by_path(
     State(state): State<AppState>,
     at: ReadAt,
     QueryParams(q): QueryParams<PageQuery>,
-) -> ApiResult<Json<Value>> {
-    Ok(Json(page_by_path(
-        &state,
-        &at.loaded,
-        at.param("pagePath")?,
-        q.format,
-    )?))
+) -> ApiResult<axum::response::Response> {
+    page_by_path(&state, &at.loaded, at.param("pagePath")?, q.format)
 }
 
 // ---- Writes ------------------------------------------------------------------------------

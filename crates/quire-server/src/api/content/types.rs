@@ -27,7 +27,8 @@ pub struct Revision {
     pub object: &'static str,
     pub id: String,
     pub parents: Vec<String>,
-    pub pages: Vec<Value>,
+    /// The page tree, serialised once per revision.
+    pub pages: std::sync::Arc<serde_json::value::RawValue>,
     pub files: Vec<Value>,
     pub reusable_contents: Vec<ReusableContent>,
     pub variables: Value,

@@ -119,7 +119,11 @@ pub async fn active_share_key(
 }
 
 /// The caller's grants in the organization.
-pub async fn grants_of(state: &AppState, org: &OrgCtx, caller: &Caller) -> ApiResult<Grants> {
+pub async fn grants_of(
+    state: &AppState,
+    org: &OrgCtx,
+    caller: &Caller,
+) -> ApiResult<std::sync::Arc<Grants>> {
     Grants::load(state, &org.org.id, &caller.user.id, org.role).await
 }
 
@@ -577,7 +581,7 @@ pub async fn get_published_content_site(
     };
     let customization = customization_of(&ctx.site)?;
     let loaded = load(&state, ctx.site).await?;
-    let described = loaded.describe(&state, grants.as_ref(), key.as_deref());
+    let described = loaded.describe(&state, grants.as_deref(), key.as_deref());
     Ok(Json(PublishedContentSite {
         object: "published-content-site",
         site: types::site(&state, &loaded.site),

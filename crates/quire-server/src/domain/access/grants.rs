@@ -7,6 +7,7 @@
 
 use crate::ids::{OrgId, UserId};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::domain::access::Role;
 use crate::error::ApiResult;
@@ -24,9 +25,30 @@ pub struct Grants {
 }
 
 impl Grants {
-    /// Loads the collections of the organization and the grants reaching the user.
-    /// `member_role` is the user's organization role (`None` for a guest).
+    /// The collections of the organization and the grants reaching the user, through the
+    /// access cache. `member_role` is the user's organization role (`None` for a guest).
     pub async fn load(
+        state: &AppState,
+        org_id: &OrgId,
+        user_id: &UserId,
+        member_role: Option<Role>,
+    ) -> ApiResult<Arc<Self>> {
+        let now = state.clock.now_ms();
+        if let Some(found) = state.cache.derived::<Grants>(org_id, user_id, now) {
+            if found.member_role == member_role {
+                return Ok(found);
+            }
+        }
+        let generation = state.cache.generation();
+        let grants = Arc::new(Self::read(state, org_id, user_id, member_role).await?);
+        state
+            .cache
+            .put_derived(org_id, user_id, grants.clone(), now, generation);
+        Ok(grants)
+    }
+
+    /// Reads the collections of the organization and the grants reaching the user.
+    async fn read(
         state: &AppState,
         org_id: &OrgId,
         user_id: &UserId,

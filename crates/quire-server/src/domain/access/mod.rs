@@ -4,6 +4,8 @@
 
 pub mod grants;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::domain::auth::Caller;
@@ -100,7 +102,7 @@ pub struct SpaceCtx {
     /// The caller's standing in the space's organization.
     pub org: OrgCtx,
     /// The caller's grants in that organization.
-    pub grants: Grants,
+    pub grants: Arc<Grants>,
 }
 
 impl SpaceCtx {
@@ -138,7 +140,7 @@ pub struct CollectionCtx {
     /// The caller's standing in the collection's organization.
     pub org: OrgCtx,
     /// The caller's grants in that organization.
-    pub grants: Grants,
+    pub grants: Arc<Grants>,
 }
 
 /// 403 unless `have` reaches `need`.
@@ -181,9 +183,7 @@ pub async fn load_org(state: &AppState, caller: &Caller, org_id: &OrgId) -> ApiR
 /// Loads a space as the caller sees it: 404 unless they have at least `read` on it.
 pub async fn load_space(state: &AppState, caller: &Caller, space_id: &str) -> ApiResult<SpaceCtx> {
     let not_found = || ApiError::not_found(format!("Space `{space_id}` not found."));
-    let space = store::spaces::get(&state.db, space_id)
-        .await?
-        .ok_or_else(not_found)?;
+    let space = space_row(state, space_id).await?.ok_or_else(not_found)?;
     let org = load_org(state, caller, &space.org_id)
         .await
         .map_err(|_| not_found())?;
@@ -195,6 +195,20 @@ pub async fn load_space(state: &AppState, caller: &Caller, space_id: &str) -> Ap
         org,
         grants,
     })
+}
+
+/// A space's row, deleted or not, through the access cache.
+async fn space_row(state: &AppState, space_id: &str) -> ApiResult<Option<SpaceRow>> {
+    let now = state.clock.now_ms();
+    if let Some(found) = state.cache.space(space_id, now) {
+        return Ok(found);
+    }
+    let generation = state.cache.generation();
+    let found = store::spaces::get(&state.db, space_id).await?;
+    state
+        .cache
+        .put_space(space_id, found.clone(), now, generation);
+    Ok(found)
 }
 
 /// Loads a collection as the caller sees it: 404 unless they have at least `read` on it.

@@ -1,0 +1,255 @@
+//! The access cache never outlives a change: every decision it caches (a membership, a
+//! space's row, a user's grants on spaces and collections, directly, through a team or
+//! through a collection) is honoured by the next request on the node that made the change,
+//! and by another node on the same storage once the cache's bound has passed.
+
+use serde_json::{json, Value};
+
+use crate::harness::{Persona, TestApp};
+
+/// One decision to change, and how to change it.
+struct Case {
+    name: &'static str,
+    /// Who reads the space (after `setup`, they can).
+    reader: Persona,
+    space: String,
+    /// The write that takes their access away (method, path, body).
+    revoke: (&'static str, String, Value),
+}
+
+async fn send(app: &TestApp, who: &Persona, (method, path, body): &(&'static str, String, Value)) {
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    let body = (!body.is_null()).then(|| body.clone());
+    let res = app.call(method, path, Some(&who.token), body).await;
+    assert!(res.status < 300, "{path}: {} {}", res.status, res.body);
+}
+
+/// Builds one organization with a space per way of reaching it, each read by its own guest
+/// or member; returns the admin and the cases.
+async fn world(app: &TestApp) -> (Persona, Vec<Case>) {
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let mut cases = Vec::new();
+
+    // A guest with a grant on the space.
+    let guest = app.persona("guest").await;
+    app.add_member(&admin, &org, &guest, Value::Null).await;
+    let space = app.space(&admin, &org, "Granted", None).await;
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/permissions"),
+        json!({ "role": "read", "users": [guest.id] }),
+    )
+    .await
+    .expect(204);
+    cases.push(Case {
+        name: "user grant removed",
+        revoke: (
+            "DELETE",
+            format!("/v1/spaces/{space}/permissions/users/{}", guest.id),
+            Value::Null,
+        ),
+        reader: guest,
+        space,
+    });
+
+    // A guest reaching a space through a team.
+    let teamed = app.persona("teamed").await;
+    app.add_member(&admin, &org, &teamed, Value::Null).await;
+    let team = app
+        .put(
+            &admin,
+            &format!("/v1/orgs/{org}/teams"),
+            json!({ "title": "Writers", "members": [teamed.id] }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let space = app.space(&admin, &org, "Team space", None).await;
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/permissions"),
+        json!({ "role": "read", "teams": [team] }),
+    )
+    .await
+    .expect(204);
+    cases.push(Case {
+        name: "removed from the team",
+        revoke: (
+            "DELETE",
+            format!("/v1/orgs/{org}/teams/{team}/members/{}", teamed.id),
+            Value::Null,
+        ),
+        reader: teamed,
+        space,
+    });
+
+    // A guest granted a collection; the space leaves the collection (its row changes).
+    let inherits = app.persona("inherits").await;
+    app.add_member(&admin, &org, &inherits, Value::Null).await;
+    let coll = app.collection(&admin, &org, "Docs", None).await;
+    app.post(
+        &admin,
+        &format!("/v1/collections/{coll}/permissions"),
+        json!({ "role": "read", "users": [inherits.id] }),
+    )
+    .await
+    .expect(204);
+    let space = app.space(&admin, &org, "Inside", Some(&coll)).await;
+    cases.push(Case {
+        name: "space moved out of the granted collection",
+        revoke: (
+            "POST",
+            format!("/v1/spaces/{space}/move"),
+            json!({ "parent": null }),
+        ),
+        reader: inherits,
+        space,
+    });
+
+    // A guest granted a collection; the grant on the collection is removed.
+    let collected = app.persona("collected").await;
+    app.add_member(&admin, &org, &collected, Value::Null).await;
+    let coll = app.collection(&admin, &org, "Guides", None).await;
+    app.post(
+        &admin,
+        &format!("/v1/collections/{coll}/permissions"),
+        json!({ "role": "read", "users": [collected.id] }),
+    )
+    .await
+    .expect(204);
+    let space = app.space(&admin, &org, "Guide", Some(&coll)).await;
+    cases.push(Case {
+        name: "collection grant removed",
+        revoke: (
+            "DELETE",
+            format!("/v1/collections/{coll}/permissions/users/{}", collected.id),
+            Value::Null,
+        ),
+        reader: collected,
+        space,
+    });
+
+    // A member of the organization, removed from it.
+    let member = app.persona("member").await;
+    app.add_member(&admin, &org, &member, json!("read")).await;
+    let space = app.space(&admin, &org, "Everyone", None).await;
+    cases.push(Case {
+        name: "member removed",
+        revoke: (
+            "DELETE",
+            format!("/v1/orgs/{org}/members/{}", member.id),
+            Value::Null,
+        ),
+        reader: member,
+        space,
+    });
+
+    (admin, cases)
+}
+
+/// Reads the case's space and one of its content reads, so that every lookup is cached.
+async fn warm(app: &TestApp, case: &Case) {
+    for _ in 0..2 {
+        app.get(&case.reader, &format!("/v1/spaces/{}", case.space))
+            .await
+            .expect(200);
+        app.get(&case.reader, &format!("/v1/spaces/{}/content", case.space))
+            .await
+            .expect(200);
+    }
+}
+
+async fn refused(app: &TestApp, case: &Case) {
+    for path in [
+        format!("/v1/spaces/{}", case.space),
+        format!("/v1/spaces/{}/content", case.space),
+    ] {
+        let res = app.get(&case.reader, &path).await;
+        assert_eq!(
+            res.status, 404,
+            "{}: {path} still answers {}",
+            case.name, res.body
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_node_that_changed_access_honours_it_at_once() {
+    let app = TestApp::start().await;
+    let (admin, cases) = world(&app).await;
+    for case in &cases {
+        warm(&app, case).await;
+        send(&app, &admin, &case.revoke).await;
+        refused(&app, case).await;
+    }
+}
+
+#[tokio::test]
+async fn other_nodes_honour_a_change_within_the_cache_bound() {
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    let (admin, cases) = world(&app).await;
+    for case in &cases {
+        warm(&other, case).await;
+        send(&app, &admin, &case.revoke).await;
+        refused(&app, case).await;
+    }
+    other
+        .clock
+        .advance_ms(other.config.access_cache_ms as i64 + 1);
+    for case in &cases {
+        refused(&other, case).await;
+    }
+}
+
+#[tokio::test]
+async fn deleted_spaces_are_seen_deleted_by_the_next_request() {
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let space = app.space(&admin, &org, "Doomed", None).await;
+    let path = format!("/v1/spaces/{space}");
+    for node in [&app, &other] {
+        assert!(node.get(&admin, &path).await.expect(200)["deletedAt"].is_null());
+    }
+    app.delete(&admin, &path).await.expect(204);
+    assert!(app.get(&admin, &path).await.expect(200)["deletedAt"].is_string());
+    // A deleted space takes no edits, on this node at once.
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/change-requests"),
+        json!({ "subject": "Too late" }),
+    )
+    .await
+    .expect_error(409);
+    other
+        .clock
+        .advance_ms(other.config.access_cache_ms as i64 + 1);
+    assert!(other.get(&admin, &path).await.expect(200)["deletedAt"].is_string());
+}
+
+#[tokio::test]
+async fn a_write_reads_what_it_wrote() {
+    // The space's row is cached by the first read; the move must answer with the new parent,
+    // and the next read must see it.
+    let app = TestApp::start().await;
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let coll = app.collection(&admin, &org, "Docs", None).await;
+    let space = app.space(&admin, &org, "Moving", None).await;
+    let path = format!("/v1/spaces/{space}");
+    assert!(app.get(&admin, &path).await.expect(200)["parent"].is_null());
+    let moved = app
+        .post(&admin, &format!("{path}/move"), json!({ "parent": coll }))
+        .await
+        .expect(200);
+    assert_eq!(moved["parent"], coll.as_str());
+    assert_eq!(
+        app.get(&admin, &path).await.expect(200)["parent"],
+        coll.as_str()
+    );
+}
