@@ -93,6 +93,52 @@ impl Blobs {
         }
     }
 
+    fn derived_path(&self, space_id: &str, name: &str) -> Path {
+        let rel = format!("derived/{space_id}/{name}");
+        if self.prefix.is_empty() {
+            Path::from(rel)
+        } else {
+            Path::from(format!("{}/{rel}", self.prefix))
+        }
+    }
+
+    /// Stores bytes derived from a space's content (a rendered page listing) under `name`.
+    /// Derived bytes can always be made again: they are kept only to save that work.
+    pub async fn put_derived(
+        &self,
+        space_id: &str,
+        name: &str,
+        bytes: Bytes,
+    ) -> anyhow::Result<()> {
+        self.store
+            .put(&self.derived_path(space_id, name), PutPayload::from(bytes))
+            .await?;
+        Ok(())
+    }
+
+    /// Derived bytes stored under `name`, if any.
+    pub async fn get_derived(&self, space_id: &str, name: &str) -> anyhow::Result<Option<Bytes>> {
+        match self.store.get(&self.derived_path(space_id, name)).await {
+            Ok(res) => Ok(Some(res.bytes().await?)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// Removes everything derived from a space's content.
+    pub async fn delete_derived(&self, space_id: &str) -> anyhow::Result<()> {
+        use futures_util::TryStreamExt;
+        let prefix = self.derived_path(space_id, "");
+        let found: Vec<_> = self.store.list(Some(&prefix)).try_collect().await?;
+        for meta in found {
+            match self.store.delete(&meta.location).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
+        Ok(())
+    }
+
     /// Removes a blob (nothing happens when it is absent).
     pub async fn delete(&self, hash: &str) -> anyhow::Result<()> {
         match self.store.delete(&self.path(hash)).await {

@@ -2,7 +2,7 @@
 //! revision rows, page listings and page bodies (named by content, never stale). The access
 //! cache is a short-lived cache of what nearly every request looks up before its handler
 //! runs: the user behind a token, a user's membership of an organization, a space's row,
-//! and a user's grants in an organization.
+//! a user's grants in an organization, and the users that listings name as authors.
 //!
 //! Why: each database round trip costs more than the rest of a small request, and these
 //! lookups happen on nearly every request. Correctness:
@@ -115,6 +115,8 @@ pub struct AccessCache {
     orgs: Map<String, Option<OrgForUser>>,
     /// Space rows by id (`None`: known not to exist).
     spaces: Map<String, Option<SpaceRow>>,
+    /// Users by id, as authors of what listings show (`None`: known not to exist).
+    people: Map<String, Option<UserRow>>,
     /// What the domain derives for a user in an organization (their grants), keyed by
     /// `org id + '\n' + user id`.
     derived: Map<String, Shared>,
@@ -137,6 +139,7 @@ impl AccessCache {
             users: Map::new(),
             orgs: Map::new(),
             spaces: Map::new(),
+            people: Map::new(),
             derived: Map::new(),
         }
     }
@@ -213,6 +216,22 @@ impl AccessCache {
         }
     }
 
+    /// The cached user of an id (`Some(None)`: known not to exist).
+    pub fn person(&self, user_id: &str, now: i64) -> Option<Option<UserRow>> {
+        if !self.enabled() {
+            return None;
+        }
+        self.people
+            .get(user_id, now, self.ttl_ms, self.generation())
+    }
+
+    /// Caches the user of an id, read at `generation`.
+    pub fn put_person(&self, user_id: &str, row: Option<UserRow>, now: i64, generation: u64) {
+        if self.enabled() {
+            self.people.put(user_id.to_string(), row, now, generation);
+        }
+    }
+
     /// The cached value derived for a user in an organization, if it is a `T`.
     pub fn derived<T: Any + Send + Sync>(
         &self,
@@ -256,7 +275,7 @@ pub struct ContentCache {
     pub stored: Cache<(String, ObjectHash), ()>,
     /// Serialised page listings of revisions, by `space:root` (a revision never changes,
     /// and a listing holds no expiring URLs).
-    pub listings: Cache<String, Arc<serde_json::value::RawValue>>,
+    pub listings: Cache<String, bytes::Bytes>,
     /// Serialised page bodies, by `space:root:page:format` (immutable, as listings).
     pub pages: Cache<String, bytes::Bytes>,
     /// Revision rows by `(space, revision)`: a stored revision never changes.
@@ -287,9 +306,7 @@ impl ContentCache {
             stored: Cache::builder().max_capacity(2_000_000).build(),
             listings: Cache::builder()
                 .max_capacity(sixth)
-                .weigher(|_, r: &Arc<serde_json::value::RawValue>| {
-                    u32::try_from(r.get().len()).unwrap_or(u32::MAX)
-                })
+                .weigher(|_, b: &bytes::Bytes| u32::try_from(b.len()).unwrap_or(u32::MAX))
                 .build(),
             pages: Cache::builder()
                 .max_capacity(sixth)

@@ -560,7 +560,7 @@ pub async fn change_request_json(
     ctx: &SpaceCtx,
     c: &ChangeRequestRow,
 ) -> ApiResult<ChangeRequest> {
-    let creator = crate::store::users::get(&state.db, &c.created_by).await?;
+    let creator = crate::domain::access::person(state, &c.created_by).await?;
     let space_revision =
         crate::domain::change_requests::current_revision(state, &ctx.space.id).await?;
     Ok(change_request(state, c, creator.as_ref(), &space_revision))

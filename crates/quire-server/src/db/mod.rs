@@ -76,6 +76,9 @@ impl Db {
         let pool = match dialect {
             Dialect::Sqlite => AnyPoolOptions::new()
                 .max_connections(8)
+                // A connection to a local file cannot break between uses: testing it before
+                // each use would double the round trips to its worker thread.
+                .test_before_acquire(false)
                 .min_connections(1)
                 // Per-connection settings; foreign keys are on by default in the driver.
                 .after_connect(|conn, _meta| {

@@ -30,13 +30,7 @@ pub async fn load(
         })
 }
 
-/// The space's current revision, read fresh (it moves with merges).
-pub async fn current_revision(state: &AppState, space_id: &str) -> ApiResult<String> {
-    Ok(store::spaces::get(&state.db, space_id)
-        .await?
-        .map(|s| s.revision_id)
-        .unwrap_or_default())
-}
+pub use crate::domain::access::current_revision;
 
 /// Editing a change request's content needs `edit` on the space.
 pub fn require_edit(ctx: &SpaceCtx) -> ApiResult<()> {

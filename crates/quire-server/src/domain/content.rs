@@ -169,36 +169,83 @@ pub fn remember(state: &AppState, saved: Saved) {
     state.content.revisions.insert(saved.root, saved.revision);
 }
 
-/// The page tree of a revision of `space_id` as serialised JSON (an array), built by
-/// `render` on first use: a revision never changes, and the tree holds no expiring URLs.
-pub fn listing(
+/// Bumped whenever the rendering of page listings changes, so that listings stored by an
+/// older build are never served.
+const LISTING_FORMAT: u32 = 1;
+
+/// The serialised page listing (`{"pages": [...]}`) of a revision of `space_id`, built by
+/// `render` on first use. A revision never changes and a listing holds no expiring URLs, so
+/// it is kept in memory and, for the first read after a restart (or on another node), in
+/// the blob store beside the space's files.
+pub async fn listing(
     state: &AppState,
     space_id: &str,
     root: &str,
-    render: impl FnOnce() -> serde_json::Value,
-) -> ApiResult<Arc<RawValue>> {
+    render: impl std::future::Future<Output = ApiResult<serde_json::Value>>,
+) -> ApiResult<bytes::Bytes> {
     let key = format!("{space_id}:{root}");
-    if let Some(raw) = state.content.listings.get(&key) {
-        return Ok(raw);
+    if let Some(bytes) = state.content.listings.get(&key) {
+        return Ok(bytes);
     }
-    let raw: Arc<RawValue> = serde_json::value::to_raw_value(&render())
-        .map_err(ApiError::internal)?
-        .into();
-    state.content.listings.insert(key, raw.clone());
-    Ok(raw)
+    let name = listing_name(state, space_id, root);
+    match state.blobs.get_derived(space_id, &name).await {
+        Ok(Some(bytes)) => {
+            state.content.listings.insert(key, bytes.clone());
+            return Ok(bytes);
+        }
+        Ok(None) => {}
+        // The stored copy only saves work: render instead.
+        Err(err) => tracing::warn!(error = %err, "stored page listing unreadable"),
+    }
+    let bytes = bytes::Bytes::from(
+        serde_json::to_vec(&serde_json::json!({ "pages": render.await? }))
+            .map_err(ApiError::internal)?,
+    );
+    state.content.listings.insert(key, bytes.clone());
+    let (blobs, space, stored) = (state.blobs.clone(), space_id.to_string(), bytes.clone());
+    tokio::spawn(async move {
+        if let Err(err) = blobs.put_derived(&space, &name, stored).await {
+            tracing::warn!(error = %err, "page listing not stored");
+        }
+    });
+    Ok(bytes)
+}
+
+/// The stored name of a listing: it depends on the revision, on the public URL (pages carry
+/// their app URLs) and on the build's rendering.
+fn listing_name(state: &AppState, space_id: &str, root: &str) -> String {
+    use sha2::Digest;
+    let id = format!(
+        "listing\n{LISTING_FORMAT}\n{}\n{}\n{space_id}\n{root}",
+        env!("CARGO_PKG_VERSION"),
+        state.public_url
+    );
+    format!(
+        "listing-{}",
+        hex::encode(sha2::Sha256::digest(id.as_bytes()))
+    )
+}
+
+/// The page tree inside a listing made by [`listing`], as raw JSON.
+pub fn page_tree(listing: &[u8]) -> ApiResult<&RawValue> {
+    let inner = listing
+        .strip_prefix(b"{\"pages\":")
+        .and_then(|rest| rest.strip_suffix(b"}"))
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("page listing of an unknown shape")))?;
+    serde_json::from_slice(inner).map_err(ApiError::internal)
 }
 
 /// A serialised body of one page of a revision (`key` names the revision, the page and the
 /// format), built by `render` on first use. Errors are not kept.
-pub fn page_body(
+pub async fn page_body(
     state: &AppState,
     key: String,
-    render: impl FnOnce() -> ApiResult<serde_json::Value>,
+    render: impl std::future::Future<Output = ApiResult<serde_json::Value>>,
 ) -> ApiResult<bytes::Bytes> {
     if let Some(bytes) = state.content.pages.get(&key) {
         return Ok(bytes);
     }
-    let bytes = bytes::Bytes::from(serde_json::to_vec(&render()?).map_err(ApiError::internal)?);
+    let bytes = bytes::Bytes::from(serde_json::to_vec(&render.await?).map_err(ApiError::internal)?);
     state.content.pages.insert(key, bytes.clone());
     Ok(bytes)
 }

@@ -63,6 +63,7 @@ async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
         state.blobs.delete(&hash).await?;
         store::objects::delete_blob(&state.db, &hash).await?;
     }
+    state.blobs.delete_derived(space_id).await?;
     tracing::info!(space = %space_id, "purged deleted space");
     Ok(())
 }

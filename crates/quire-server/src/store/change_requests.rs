@@ -202,10 +202,7 @@ pub async fn list(
             .bind(user)
             .push(")");
     }
-    let mut count_q = Sql::new("SELECT COUNT(*) FROM change_requests");
-    count_q.append(&cond);
-    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM change_requests"));
-    q.append(&cond);
+    let mut q = Sql::default();
     if let Some((ts, id)) = after {
         q.push(" AND (created_at < ").bind(ts);
         q.push(" OR (created_at = ").bind(ts);
@@ -213,9 +210,7 @@ pub async fn list(
     }
     q.push(" ORDER BY created_at DESC, id DESC LIMIT ")
         .bind(limit);
-    let rows = q.query_as().fetch_all(db.pool()).await?;
-    let count = count_q.query_scalar().fetch_one(db.pool()).await?;
-    Ok((rows, count))
+    super::counted_page(db, COLUMNS, "change_requests", &cond, &q).await
 }
 
 /// Adjusts a space's change-request counters for a status transition (`None`: none).

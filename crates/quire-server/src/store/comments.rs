@@ -124,15 +124,12 @@ pub async fn list(
         }
         cond.push(")");
     }
-    let mut count_q = Sql::new("SELECT COUNT(*) FROM comments");
-    count_q.append(&cond);
     let (op, dir) = if filter.ascending {
         (">", "ASC")
     } else {
         ("<", "DESC")
     };
-    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM comments"));
-    q.append(&cond);
+    let mut q = Sql::default();
     if let Some((ts, id)) = after {
         q.push(&format!(" AND (posted_at {op} ")).bind(ts);
         q.push(" OR (posted_at = ").bind(ts);
@@ -140,9 +137,7 @@ pub async fn list(
     }
     q.push(&format!(" ORDER BY posted_at {dir}, id {dir} LIMIT "))
         .bind(limit);
-    let rows = q.query_as().fetch_all(db.pool()).await?;
-    let count = count_q.query_scalar().fetch_one(db.pool()).await?;
-    Ok((rows, count))
+    super::counted_page(db, COLUMNS, "comments", &cond, &q).await
 }
 
 /// Inserts a comment.

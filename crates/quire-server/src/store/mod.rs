@@ -19,6 +19,44 @@ pub mod teams;
 pub mod tokens;
 pub mod users;
 
+/// A row of a page of a listing, with the count of the whole listing.
+#[derive(sqlx::FromRow)]
+struct Counted<T> {
+    #[sqlx(flatten)]
+    row: T,
+    total: i64,
+}
+
+/// One page of `SELECT {columns} FROM {table} {cond} {page}` and the count of every row
+/// matching `cond`, in one round trip: the count rides on each row. Only a page past the end
+/// costs a second query for the count.
+async fn counted_page<T>(
+    db: &crate::db::Db,
+    columns: &str,
+    table: &str,
+    cond: &crate::db::sql::Sql,
+    page: &crate::db::sql::Sql,
+) -> sqlx::Result<(Vec<T>, i64)>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    use crate::db::sql::Sql;
+    let mut q = Sql::new(&format!("SELECT {columns}, (SELECT COUNT(*) FROM {table}"));
+    q.append(cond);
+    q.push(&format!(") AS total FROM {table}"));
+    q.append(cond).append(page);
+    let rows: Vec<Counted<T>> = q.query_as().fetch_all(db.pool()).await?;
+    let total = match rows.first() {
+        Some(first) => first.total,
+        None => {
+            let mut count = Sql::new(&format!("SELECT COUNT(*) FROM {table}"));
+            count.append(cond);
+            count.query_scalar().fetch_one(db.pool()).await?
+        }
+    };
+    Ok((rows.into_iter().map(|c| c.row).collect(), total))
+}
+
 /// A round trip to the database (readiness checks).
 pub async fn ping(db: &crate::db::Db) -> sqlx::Result<()> {
     sqlx::query("SELECT 1").execute(db.pool()).await?;

@@ -119,12 +119,21 @@ pub async fn many(
     db: &Db,
     ids: &[&str],
 ) -> sqlx::Result<std::collections::HashMap<String, UserRow>> {
+    let mut wanted: Vec<&str> = ids.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
     let mut out = std::collections::HashMap::new();
-    for id in ids {
-        if out.contains_key(*id) {
-            continue;
+    // Bounded statements: a listing names at most a few hundred people.
+    for chunk in wanted.chunks(500) {
+        let mut q = crate::db::sql::Sql::new(&format!("SELECT {COLUMNS} FROM users WHERE id IN ("));
+        for (i, id) in chunk.iter().enumerate() {
+            if i > 0 {
+                q.push(", ");
+            }
+            q.bind(*id);
         }
-        if let Some(user) = get(db, id).await? {
+        q.push(")");
+        for user in q.query_as::<UserRow>().fetch_all(db.pool()).await? {
             out.insert(user.id.to_string(), user);
         }
     }

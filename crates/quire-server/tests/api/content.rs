@@ -709,3 +709,47 @@ async fn files_are_stored_and_downloaded_by_signed_url() {
     .await
     .expect_error(400);
 }
+
+/// The one file in `dir`, once a background write has put it there.
+pub async fn eventually_stored(dir: &std::path::Path) -> std::path::PathBuf {
+    for _ in 0..200 {
+        let found: Vec<_> = std::fs::read_dir(dir)
+            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        if let [one] = found.as_slice() {
+            return one.clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("nothing stored in {}", dir.display());
+}
+
+#[tokio::test]
+async fn page_listings_are_stored_for_the_first_read_after_a_restart() {
+    // Nodes of one deployment share their public URL (pages carry app URLs).
+    let app = TestApp::start_with(|c| c.public_url = Some("http://docs.example.com".into())).await;
+    let (alice, space) = setup(&app).await;
+    seed(&app, &alice, &space, "Stored once.\n").await;
+    let path = format!("/v1/spaces/{}/content/pages", space.id);
+    let listed = app.get(&alice, &path).await.expect(200);
+    let dir = app.config.data_dir.join("blobs/derived").join(&space.id);
+    let stored = eventually_stored(&dir).await;
+    let bytes = std::fs::read(&stored).unwrap();
+    assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap(), listed);
+    // A node that never rendered the listing serves the stored one: replaced here by another
+    // listing to tell the two apart.
+    std::fs::write(&stored, br#"{"pages":[]}"#).unwrap();
+    let fresh = app.another_node().await;
+    assert_eq!(
+        fresh.get(&alice, &path).await.expect(200)["pages"],
+        json!([])
+    );
+    // The revision's own answer embeds the same stored tree.
+    let revision = fresh
+        .get(&alice, &format!("/v1/spaces/{}/content", space.id))
+        .await
+        .expect(200);
+    assert_eq!(revision["pages"], json!([]));
+    // The node that rendered it keeps serving its own copy.
+    assert_eq!(app.get(&alice, &path).await.expect(200), listed);
+}

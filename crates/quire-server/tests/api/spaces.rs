@@ -141,6 +141,12 @@ async fn delete_restore_delete_then_purge_after_seven_days() {
         .expect(200);
     }
 
+    // Listing the pages stores the rendered listing beside the files.
+    app.get(&alice, &format!("{path}/content/pages"))
+        .await
+        .expect(200);
+    let derived = app.config.data_dir.join("blobs/derived").join(&id);
+    crate::content::eventually_stored(&derived).await;
     app.post(&alice, &format!("{path}/restore"), json!({}))
         .await
         .expect_error(400);
@@ -183,6 +189,10 @@ async fn delete_restore_delete_then_purge_after_seven_days() {
         .await
         .unwrap();
     assert!(ran >= 1);
+    assert!(
+        std::fs::read_dir(&derived).map_or(true, |mut d| d.next().is_none()),
+        "stored page listings of the purged space are deleted"
+    );
     app.post(&alice, &format!("{path}/restore"), json!({}))
         .await
         .expect_error(404);

@@ -131,8 +131,8 @@ pub async fn list_change_requests(
         page.fetch_limit(),
     )
     .await?;
-    let creators = store::users::many(
-        &state.db,
+    let creators = crate::domain::access::people(
+        &state,
         &rows
             .iter()
             .map(|r| r.created_by.as_str())

@@ -142,8 +142,8 @@ pub async fn list_org_change_requests(
     };
     let (rows, count) =
         store::change_requests::list_in_org(&state.db, &filter, after, page.fetch_limit()).await?;
-    let creators = store::users::many(
-        &state.db,
+    let creators = crate::domain::access::people(
+        &state,
         &rows
             .iter()
             .map(|r| r.created_by.as_str())

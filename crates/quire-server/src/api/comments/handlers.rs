@@ -269,7 +269,7 @@ impl<'a> Render<'a> {
         ids.extend(comments.iter().filter_map(|c| c.resolved_by.as_deref()));
         ids.extend(replies.iter().map(|r| r.posted_by.as_str()));
         ids.extend(reactions.iter().map(|r| r.user_id.as_str()));
-        let users = store::users::many(&state.db, &ids).await?;
+        let users = crate::domain::access::people(state, &ids).await?;
         let current = if comments.iter().any(|c| c.page_id.is_some()) {
             Some(scope.current_content(state).await?)
         } else {

@@ -119,12 +119,10 @@ fn page_app_url(state: &AppState, space_id: &str) -> impl Fn(&str) -> String {
     move |path: &str| format!("{base}/{path}")
 }
 
-/// The official `Revision`.
-async fn revision_json(
-    state: &AppState,
-    loaded: &Loaded,
-    reader: &str,
-) -> ApiResult<types::Revision> {
+/// The official `Revision`, serialised.
+async fn revision_response(state: &AppState, at: &ReadAt) -> ApiResult<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let loaded = at.loaded(state).await?;
     // A merge revision names the change request it came from.
     let merged_from = match loaded.row.kind.as_str() {
         "merge" => match store::change_requests::merged_into(
@@ -135,7 +133,7 @@ async fn revision_json(
         .await?
         {
             Some(cr) => {
-                let creator = store::users::get(&state.db, &cr.created_by).await?;
+                let creator = crate::domain::access::person(state, &cr.created_by).await?;
                 let space_rev = crs::current_revision(state, &cr.space_id).await?;
                 Some(crate::api::views::change_request(
                     state,
@@ -148,15 +146,25 @@ async fn revision_json(
         },
         _ => None,
     };
-    revision_body(state, loaded, merged_from, reader)
+    let listing = listing_bytes(state, at).await?;
+    let tree = content::page_tree(&listing)?;
+    Ok(Json(revision_body(
+        state,
+        &loaded,
+        tree,
+        merged_from,
+        &at.reader,
+    )?)
+    .into_response())
 }
 
-fn revision_body(
+fn revision_body<'a>(
     state: &AppState,
     loaded: &Loaded,
+    pages: &'a RawValue,
     merged_from: Option<crate::api::views::ChangeRequest>,
     reader: &str,
-) -> ApiResult<types::Revision> {
+) -> ApiResult<types::Revision<'a>> {
     let files: Vec<Value> = loaded
         .rev
         .files
@@ -181,7 +189,7 @@ fn revision_body(
         object: "revision",
         id: loaded.row.id.clone(),
         parents: loaded.row.parent_ids().map_err(ApiError::internal)?,
-        pages: page_tree(state, loaded)?,
+        pages,
         files,
         reusable_contents,
         variables: json!(loaded.rev.variables),
@@ -198,19 +206,19 @@ fn revision_body(
 }
 
 /// The serialised body of a page (`getPageById` and its scopes), rendered once per
-/// revision, page and format.
-fn page_bytes(
+/// revision, page and format; the revision is loaded only to render it.
+async fn page_bytes(
     state: &AppState,
-    loaded: &Loaded,
+    at: &ReadAt,
     page_id: &str,
     format: Format,
 ) -> ApiResult<axum::response::Response> {
     use axum::response::IntoResponse;
-    let key = format!(
-        "{}:{}:{page_id}:{format:?}",
-        loaded.row.space_id, loaded.row.root
-    );
-    let bytes = content::page_body(state, key, || page_json(state, loaded, page_id, format))?;
+    let key = format!("{}:{}:{page_id}:{format:?}", at.row.space_id, at.row.root);
+    let bytes = content::page_body(state, key, async {
+        page_json(state, &at.loaded(state).await?, page_id, format)
+    })
+    .await?;
     Ok((
         [(axum::http::header::CONTENT_TYPE, "application/json")],
         bytes,
@@ -235,14 +243,16 @@ fn page_json(state: &AppState, loaded: &Loaded, page_id: &str, format: Format) -
     .ok_or_else(|| ApiError::not_found(format!("Page `{page_id}` not found in this revision.")))
 }
 
-fn page_by_path(
+async fn page_by_path(
     state: &AppState,
-    loaded: &Loaded,
+    at: &ReadAt,
     path: &str,
     format: Format,
 ) -> ApiResult<axum::response::Response> {
     let wanted = path.trim_matches('/');
-    let id = loaded
+    let id = at
+        .loaded(state)
+        .await?
         .rev
         .page_paths()
         .into_iter()
@@ -251,7 +261,7 @@ fn page_by_path(
         .ok_or_else(|| {
             ApiError::not_found(format!("No page at path `{path}` in this revision."))
         })?;
-    page_bytes(state, loaded, &id, format)
+    page_bytes(state, at, &id, format).await
 }
 
 fn files_page(
@@ -293,7 +303,8 @@ fn file_json(state: &AppState, loaded: &Loaded, file_id: &str, reader: &str) -> 
 /// (`changeRequestId`), a revision by id (`revisionId`), or else the space's current
 /// content. One handler per read serves all three scopes.
 pub struct ReadAt {
-    loaded: Loaded,
+    /// The revision's row; its content is loaded only when a read needs it.
+    row: Arc<RevisionRow>,
     params: HashMap<String, String>,
     /// The caller, for whom file download URLs are signed.
     reader: String,
@@ -303,7 +314,18 @@ impl ReadAt {
     /// A path parameter of the read (`pageId`, `fileId`, `pagePath`).
     fn param(&self, name: &str) -> ApiResult<&str> {
         self.params.get(name).map(String::as_str).ok_or_else(|| {
-            ApiError::internal(anyhow::anyhow!("content route lacks path parameter {name}"))
+            ApiError::internal(anyhow::anyhow!(
+                "content read without path parameter {name}"
+            ))
+        })
+    }
+
+    /// The revision with its content.
+    async fn loaded(&self, state: &AppState) -> ApiResult<Loaded> {
+        let rev = content::load_in(state, &self.row.space_id, &self.row.root).await?;
+        Ok(Loaded {
+            row: self.row.clone(),
+            rev,
         })
     }
 }
@@ -325,14 +347,18 @@ impl FromRequestParts<AppState> for ReadAt {
         } else {
             ctx.space.revision_id.clone()
         };
-        let loaded = load_revision(state, &ctx.space.id, &revision).await?;
+        let row = content::revision_row(state, &ctx.space.id, &revision)
+            .await?
+            .ok_or_else(|| {
+                ApiError::not_found(format!("Revision `{revision}` not found in this space."))
+            })?;
         let reader = parts
             .extensions
             .get::<Caller>()
             .map(|c| c.user.id.clone())
             .ok_or_else(|| ApiError::internal(anyhow::anyhow!("content read without a caller")))?;
         Ok(ReadAt {
-            loaded,
+            row,
             params,
             reader: reader.to_string(),
         })
@@ -344,8 +370,8 @@ pub async fn get_revision(
     State(state): State<AppState>,
     at: ReadAt,
     QueryParams(_q): QueryParams<ReadQuery>,
-) -> ApiResult<Json<types::Revision>> {
-    Ok(Json(revision_json(&state, &at.loaded, &at.reader).await?))
+) -> ApiResult<axum::response::Response> {
+    revision_response(&state, &at).await
 }
 
 /// `listPages`, `listPagesInChangeRequest`, `listPagesInRevisionById`.
@@ -354,37 +380,28 @@ pub async fn list_pages(
     at: ReadAt,
     QueryParams(_q): QueryParams<ReadQuery>,
 ) -> ApiResult<axum::response::Response> {
-    pages_response(&state, &at.loaded)
-}
-
-/// The `{pages}` answer of a revision, from its page tree serialised once.
-fn pages_response(state: &AppState, loaded: &Loaded) -> ApiResult<axum::response::Response> {
     use axum::response::IntoResponse;
-    let tree = page_tree(state, loaded)?;
-    let tree = tree.get().as_bytes();
-    let mut body = Vec::with_capacity(tree.len() + 10);
-    body.extend_from_slice(b"{\"pages\":");
-    body.extend_from_slice(tree);
-    body.push(b'}');
     Ok((
         [(axum::http::header::CONTENT_TYPE, "application/json")],
-        body,
+        listing_bytes(&state, &at).await?,
     )
         .into_response())
 }
 
-/// The page tree of a revision (bodies in markdown), serialised once per revision.
-fn page_tree(state: &AppState, loaded: &Loaded) -> ApiResult<Arc<RawValue>> {
-    content::listing(state, &loaded.row.space_id, &loaded.row.root, || {
+/// The page listing of a revision (bodies in markdown), serialised once per revision.
+async fn listing_bytes(state: &AppState, at: &ReadAt) -> ApiResult<bytes::Bytes> {
+    content::listing(state, &at.row.space_id, &at.row.root, async {
+        let loaded = at.loaded(state).await?;
         let app = page_app_url(state, &loaded.row.space_id);
-        json!(view::pages_view(
+        Ok(json!(view::pages_view(
             &loaded.rev,
             &ViewOptions {
                 body: BodyFormat::Markdown,
                 app_url: &app
             }
-        ))
+        )))
     })
+    .await
 }
 
 /// `listFiles`, `listFilesInChangeRequestById`, `listFilesInRevisionById`.
@@ -394,9 +411,10 @@ pub async fn list_files(
     QueryParams(_q): QueryParams<ReadQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
-    let scope = format!("files:{}", at.loaded.row.id);
+    let scope = format!("files:{}", at.row.id);
+    let loaded = at.loaded(&state).await?;
     Ok(Json(files_page(
-        &state, &at.loaded, &page, &scope, &at.reader,
+        &state, &loaded, &page, &scope, &at.reader,
     )?))
 }
 
@@ -408,7 +426,7 @@ pub async fn get_file(
 ) -> ApiResult<Json<Value>> {
     Ok(Json(file_json(
         &state,
-        &at.loaded,
+        &at.loaded(&state).await?,
         at.param("fileId")?,
         &at.reader,
     )?))
@@ -420,7 +438,7 @@ pub async fn get_page(
     at: ReadAt,
     QueryParams(q): QueryParams<PageQuery>,
 ) -> ApiResult<axum::response::Response> {
-    page_bytes(&state, &at.loaded, at.param("pageId")?, q.format)
+    page_bytes(&state, &at, at.param("pageId")?, q.format).await
 }
 
 /// `getPageDocumentInRevisionById`: the official JSON document of a page; 404 for pages
@@ -431,7 +449,7 @@ pub async fn get_page_document(
     QueryParams(_q): QueryParams<ReadQuery>,
 ) -> ApiResult<Json<Value>> {
     let page_id = at.param("pageId")?;
-    let mut page = page_json(&state, &at.loaded, page_id, Format::Document)?;
+    let mut page = page_json(&state, &at.loaded(&state).await?, page_id, Format::Document)?;
     page.get_mut("document")
         .map(Value::take)
         .filter(Value::is_object)
@@ -445,7 +463,7 @@ pub async fn get_page_by_path(
     at: ReadAt,
     QueryParams(q): QueryParams<PageQuery>,
 ) -> ApiResult<axum::response::Response> {
-    page_by_path(&state, &at.loaded, at.param("pagePath")?, q.format)
+    page_by_path(&state, &at, at.param("pagePath")?, q.format).await
 }
 
 // ---- Writes ------------------------------------------------------------------------------

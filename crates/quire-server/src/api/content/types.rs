@@ -23,12 +23,12 @@ pub struct RevisionUrls {
 /// `Revision`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Revision {
+pub struct Revision<'a> {
     pub object: &'static str,
     pub id: String,
     pub parents: Vec<String>,
     /// The page tree, serialised once per revision.
-    pub pages: std::sync::Arc<serde_json::value::RawValue>,
+    pub pages: &'a serde_json::value::RawValue,
     pub files: Vec<Value>,
     pub reusable_contents: Vec<ReusableContent>,
     pub variables: Value,

@@ -4,6 +4,7 @@
 
 pub mod grants;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,7 @@ use crate::store::collections::CollectionRow;
 use crate::store::orgs::OrgRow;
 use crate::store::spaces::SpaceRow;
 use crate::store::teams::TeamRow;
+use crate::store::users::UserRow;
 use grants::Grants;
 
 /// Content roles, weakest first: `read < comment < edit < review < create < admin`.
@@ -209,6 +211,58 @@ async fn space_row(state: &AppState, space_id: &str) -> ApiResult<Option<SpaceRo
         .cache
         .put_space(space_id, found.clone(), now, generation);
     Ok(found)
+}
+
+/// A user by id (an author, a reviewer), through the access cache.
+pub async fn person(state: &AppState, user_id: &str) -> ApiResult<Option<UserRow>> {
+    let now = state.clock.now_ms();
+    if let Some(found) = state.cache.person(user_id, now) {
+        return Ok(found);
+    }
+    let generation = state.cache.generation();
+    let found = store::users::get(&state.db, user_id).await?;
+    state
+        .cache
+        .put_person(user_id, found.clone(), now, generation);
+    Ok(found)
+}
+
+/// Users by id, through the access cache; ids naming no user are left out.
+pub async fn people(state: &AppState, ids: &[&str]) -> ApiResult<HashMap<String, UserRow>> {
+    let now = state.clock.now_ms();
+    let mut found = HashMap::new();
+    let mut missing = Vec::new();
+    for id in ids {
+        match state.cache.person(id, now) {
+            Some(Some(user)) => {
+                found.insert(id.to_string(), user);
+            }
+            Some(None) => {}
+            None => missing.push(*id),
+        }
+    }
+    if missing.is_empty() {
+        return Ok(found);
+    }
+    let generation = state.cache.generation();
+    let read = store::users::many(&state.db, &missing).await?;
+    for id in missing {
+        let user = read.get(id).cloned();
+        state.cache.put_person(id, user.clone(), now, generation);
+        if let Some(user) = user {
+            found.insert(id.to_string(), user);
+        }
+    }
+    Ok(found)
+}
+
+/// The current revision of a space: read fresh by a write request (the cache is bypassed
+/// there), else as fresh as the access cache (it moves with merges).
+pub async fn current_revision(state: &AppState, space_id: &str) -> ApiResult<String> {
+    Ok(space_row(state, space_id)
+        .await?
+        .map(|s| s.revision_id)
+        .unwrap_or_default())
 }
 
 /// Loads a collection as the caller sees it: 404 unless they have at least `read` on it.
