@@ -17,7 +17,8 @@ pub struct ServerConfig {
     pub public_url: Option<String>,
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
-    /// How long a node may reuse a token or membership lookup (0: never).
+    /// How long a node may reuse what requests look up first: tokens, memberships, space
+    /// rows, grants, authors (0: never).
     pub access_cache_ms: u64,
     /// Object store for file bytes (`s3://bucket/prefix` or `file:///path`); default: the
     /// `blobs` folder in the data dir.

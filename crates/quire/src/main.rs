@@ -54,8 +54,9 @@ struct ServeArgs {
     /// Largest accepted request body in bytes (larger ones get 413).
     #[arg(long, env = "QUIRE_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
     max_body_bytes: usize,
-    /// How long (ms) a node may reuse a token or membership lookup; changes made on other
-    /// nodes or by `quire admin` are seen after at most this long. 0 disables the cache.
+    /// How long (ms) a node may reuse what requests look up first (token, membership, space
+    /// row, grants, authors); changes made on other nodes or by `quire admin` are seen after
+    /// at most this long. 0 disables the cache.
     #[arg(long, env = "QUIRE_ACCESS_CACHE_MS", default_value_t = 1000)]
     access_cache_ms: u64,
     /// Most connections served at once; further clients wait in the listen backlog.

@@ -199,3 +199,25 @@ async fn corrupt_stored_values_are_errors_not_defaults() {
         .await
         .expect_error(500);
 }
+
+#[tokio::test]
+async fn every_answer_carries_its_request_id() {
+    let app = TestApp::start().await;
+    let client = reqwest::Client::new();
+    for path in ["/v1/user", "/v1/no-such-thing", "/healthz"] {
+        let res = client
+            .get(format!("{}{path}", app.base))
+            .send()
+            .await
+            .unwrap();
+        let id = res.headers().get("x-request-id").expect("a request id");
+        assert_eq!(id.len(), 36, "{path}: {id:?}");
+    }
+    let res = client
+        .get(format!("{}/v1/user", app.base))
+        .header("x-request-id", "from-the-proxy")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["x-request-id"], "from-the-proxy");
+}
