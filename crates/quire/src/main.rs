@@ -126,6 +126,9 @@ async fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| "info,sqlx=warn".into()),
         )
         .with_writer(std::io::stderr)
+        .event_format(quire_server::http::WithRequestId(
+            tracing_subscriber::fmt::format(),
+        ))
         .init();
     match cli.command {
         Command::Routes => {

@@ -15,7 +15,6 @@ use axum::extract::State;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
-use tracing::Instrument;
 
 use crate::error::{error_response, normalize_error_body};
 use crate::state::AppState;
@@ -63,10 +62,15 @@ pub async fn budget_bodies(
 /// sent back on the response.
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+tokio::task_local! {
+    /// The id of the request the running task serves, for [`WithRequestId`].
+    static REQUEST: HeaderValue;
+}
+
 /// What every request passes first, in one layer (one layer costs less than four):
-/// - it gets a request id, and runs inside a span carrying it, so that every log line it
-///   causes (errors included) names the request; one line per request is logged at `info`
-///   (method, path, status, duration); when neither is enabled nothing is formatted;
+/// - it gets a request id, which every log line it causes (errors included) carries (see
+///   [`WithRequestId`]); one line per request is logged at `info` (method, path, status,
+///   duration), and nothing is formatted when that is filtered out;
 /// - a path with `%00` is refused before any handler or query sees it (identifiers never
 ///   hold NUL characters, and PostgreSQL cannot compare text holding them);
 /// - an error answered by the framework rather than by a handler gets the official JSON
@@ -81,18 +85,40 @@ pub async fn edge(mut req: Request<Body>, next: Next) -> Response {
             made
         }
     };
-    let mut res = if tracing::enabled!(target: "quire::http", tracing::Level::ERROR) {
-        let span = tracing::error_span!(
-            target: "quire::http",
-            "request",
-            request_id = %id.to_str().unwrap_or("-")
-        );
-        logged(req, next).instrument(span).await
-    } else {
-        checked(req, next).await
-    };
+    let mut res = REQUEST.scope(id.clone(), logged(req, next)).await;
     res.headers_mut().insert(REQUEST_ID.clone(), id);
     res
+}
+
+/// Log lines as `inner` formats them, led by the id of the request being served, if any.
+/// A task-local read per line costs less than a span per request, which the formatter
+/// would render for every request whether or not anything is logged.
+pub struct WithRequestId<F>(pub F);
+
+impl<S, N, F> tracing_subscriber::fmt::FormatEvent<S, N> for WithRequestId<F>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+    F: tracing_subscriber::fmt::FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let written = REQUEST.try_with(|id| {
+            write!(
+                writer,
+                "request_id={} ",
+                id.to_str().unwrap_or("(not text)")
+            )
+        });
+        if let Ok(result) = written {
+            result?;
+        }
+        self.0.format_event(ctx, writer, event)
+    }
 }
 
 /// [`checked`], with one log line per request when `info` is enabled.
@@ -130,4 +156,46 @@ pub async fn fallback(req: Request<Body>) -> Response {
         StatusCode::NOT_FOUND,
         &format!("No endpoint at {} {}.", req.method(), req.uri().path()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A log sink the test can read back.
+    #[derive(Clone, Default)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn log_lines_of_a_request_carry_its_id() {
+        let sink = Sink::default();
+        let writer = sink.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .event_format(WithRequestId(tracing_subscriber::fmt::format()))
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            REQUEST.sync_scope(HeaderValue::from_static("req-42"), || {
+                tracing::error!("inside a request");
+            });
+            tracing::error!("outside any request");
+        });
+        let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].starts_with("request_id=req-42 ") && lines[0].contains("inside"));
+        assert!(!lines[1].contains("request_id") && lines[1].contains("outside"));
+    }
 }

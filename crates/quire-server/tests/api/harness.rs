@@ -103,6 +103,9 @@ impl TestApp {
         let _ = tracing_subscriber::fmt()
             .with_env_filter("warn,quire=info")
             .with_test_writer()
+            .event_format(quire_server::http::WithRequestId(
+                tracing_subscriber::fmt::format(),
+            ))
             .try_init();
         let dir = tempfile::tempdir().expect("temp dir");
         let mut config = ServerConfig {
