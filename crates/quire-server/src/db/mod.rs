@@ -73,6 +73,9 @@ impl Db {
         let Some(dialect) = Dialect::of_url(url) else {
             anyhow::bail!("unsupported database URL (expected sqlite:// or postgres://): {url}");
         };
+        if dialect == Dialect::Sqlite {
+            no_memory_statistics();
+        }
         let pool = match dialect {
             Dialect::Sqlite => AnyPoolOptions::new()
                 .max_connections(8)
@@ -136,6 +139,27 @@ impl Db {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// Turns off SQLite's memory statistics, once per process, before its first connection.
+/// They are on by default and take one process-wide mutex on every allocation, which the
+/// pool's connections (each on its own thread) then queue for; Quire never reads them.
+fn no_memory_statistics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `sqlite3_config` is called before this process opens any SQLite connection
+        // (or, if one was opened already, it returns SQLITE_MISUSE and changes nothing); the
+        // option takes one int argument.
+        let rc = unsafe {
+            libsqlite3_sys::sqlite3_config(
+                libsqlite3_sys::SQLITE_CONFIG_MEMSTATUS,
+                0 as std::ffi::c_int,
+            )
+        };
+        if rc != libsqlite3_sys::SQLITE_OK {
+            tracing::debug!(rc, "SQLite memory statistics left as they were");
+        }
+    });
 }
 
 /// A SQLite URL that creates the file when missing, unless the caller chose a mode.
