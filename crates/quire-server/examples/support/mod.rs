@@ -80,6 +80,8 @@ impl Bench {
             bind: ([127, 0, 0, 1], 0).into(),
             data_dir: data_dir.to_path_buf(),
             database_url: std::env::var("QUIRE_BENCH_DATABASE_URL").ok(),
+            // Fixed, as a deployment's is: a restart must not change the URLs in answers.
+            public_url: Some("http://quire.bench".into()),
             ..ServerConfig::default()
         };
         let (state, base, stop, running) = launch(&config).await;
