@@ -274,8 +274,25 @@ async fn main() {
         println!("  {table}: {n} rows");
     }
 
-    // Queries.
+    // Queries. The search itself is measured: the cache of whole answers (which serves a
+    // repeated question without searching) is off, then measured on its own below.
+    quire_server::domain::search::results::set_enabled(false);
     let qs = queries(&mut g, &rev);
+    // `QUIRE_BENCH_HOLD=SECONDS`: keep the server up that long for a profiler, after
+    // printing how to reach it and the queries.
+    if let Some(secs) = std::env::var("QUIRE_BENCH_HOLD")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        println!(
+            "holding {secs} s: base {} token {} space {space}",
+            c.base, c.token
+        );
+        for (kind, q) in &qs {
+            println!("query\t{kind}\t{q}");
+        }
+        tokio::time::sleep(Duration::from_secs(secs)).await;
+    }
     let verbose = std::env::var_os("QUIRE_BENCH_VERBOSE").is_some();
     for (kind, q) in &qs {
         let t = Instant::now();
@@ -326,6 +343,29 @@ async fn main() {
             report(&format!("  {kind}"), v);
         }
     }
+    // The same questions again with the answer cache on: the first pass fills it, the
+    // next ones are served from it (what repeated questions cost).
+    quire_server::domain::search::results::set_enabled(true);
+    let mut cached = Vec::new();
+    for round in 0..4 {
+        for (_, q) in &qs {
+            let t = Instant::now();
+            c.ok(
+                reqwest::Method::GET,
+                &format!("/v1/spaces/{space}/search?query={}&limit=10", enc(q)),
+                None,
+            )
+            .await;
+            if round > 0 {
+                cached.push(t.elapsed());
+            }
+        }
+    }
+    report(
+        "GET SPACE/search?limit=10, answers cached (repeats)",
+        &cached,
+    );
+    quire_server::domain::search::results::set_enabled(false);
     let mut org_lat = Vec::new();
     for (_, q) in qs.iter().take(80) {
         let t = Instant::now();

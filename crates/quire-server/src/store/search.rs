@@ -914,3 +914,179 @@ pub async fn sections(db: &Db, space_id: &str, keys: &[i64]) -> sqlx::Result<Vec
     }
     Ok(out)
 }
+
+/// Where a posting read by [`postings_with_delta`] comes from.
+pub const FROM_BLOCK: i64 = -1;
+
+/// The posting blocks of `terms` in `spaces` (only blocks among `blocks` when given) and,
+/// with `delta`, their delta postings, in one statement: one round trip instead of two. Rows
+/// are `(space, term, key, data)`: `key` is [`FROM_BLOCK`] for a block, or the page key of
+/// a delta entry.
+pub async fn postings_with_delta(
+    db: &Db,
+    spaces: &[&str],
+    terms: &[&str],
+    blocks: Option<&[i64]>,
+    delta: bool,
+) -> sqlx::Result<Vec<(String, String, i64, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let with_blocks = !blocks.is_some_and(<[i64]>::is_empty);
+    if spaces.is_empty() || terms.is_empty() || !(with_blocks || delta) {
+        return Ok(out);
+    }
+    let blocks = blocks.unwrap_or_default();
+    for chunk in terms.chunks(IN_CHUNK) {
+        // The same placeholders serve both parts: `$n` names one value on both engines.
+        let space_in = in_list(1, spaces.len());
+        let term_in = in_list(spaces.len() + 1, chunk.len());
+        let mut parts = Vec::with_capacity(2);
+        if with_blocks {
+            let mut part = format!(
+                "SELECT space_id, term, CAST({FROM_BLOCK} AS BIGINT), data FROM search_postings \
+                 WHERE space_id IN {space_in} AND term IN {term_in}"
+            );
+            if !blocks.is_empty() {
+                part.push_str(&format!(
+                    " AND block IN {}",
+                    in_list(spaces.len() + chunk.len() + 1, blocks.len())
+                ));
+            }
+            parts.push(part);
+        }
+        if delta {
+            parts.push(format!(
+                "SELECT space_id, term, page_key, data FROM search_delta \
+                 WHERE space_id IN {space_in} AND term IN {term_in}"
+            ));
+        }
+        let text = parts.join(" UNION ALL ");
+        let mut q = sqlx::query_as::<_, (String, String, i64, Vec<u8>)>(&text);
+        for v in spaces.iter().chain(chunk) {
+            q = q.bind(*v);
+        }
+        if with_blocks {
+            for b in blocks {
+                q = q.bind(*b);
+            }
+        }
+        out.extend(q.fetch_all(db.pool()).await?);
+    }
+    Ok(out)
+}
+
+/// Dictionary entries `(word, term, document frequency)` of one space whose word starts
+/// with `prefix`, at most `limit`, in word order: a completion and the frequencies that
+/// choose among its terms in one round trip. A term without a frequency counts 0.
+pub async fn prefixed_df(
+    db: &Db,
+    space: &str,
+    prefix: &str,
+    limit: i64,
+) -> sqlx::Result<Vec<(String, String, i64)>> {
+    let lo = prefix.as_bytes().to_vec();
+    let hi = prefix_end(&lo);
+    let text = if hi.is_empty() {
+        "SELECT w.word, w.term, COALESCE(t.df, 0) FROM search_words w \
+         LEFT JOIN search_terms t ON t.space_id = w.space_id AND t.term = w.term \
+         WHERE w.space_id = $1 AND w.word >= $2 ORDER BY w.word LIMIT $3"
+    } else {
+        "SELECT w.word, w.term, COALESCE(t.df, 0) FROM search_words w \
+         LEFT JOIN search_terms t ON t.space_id = w.space_id AND t.term = w.term \
+         WHERE w.space_id = $1 AND w.word >= $2 AND w.word < $4 ORDER BY w.word LIMIT $3"
+    };
+    let mut q = sqlx::query_as::<_, (Vec<u8>, String, i64)>(text)
+        .bind(space)
+        .bind(lo.as_slice())
+        .bind(limit);
+    if !hi.is_empty() {
+        q = q.bind(hi.as_slice());
+    }
+    Ok(q.fetch_all(db.pool())
+        .await?
+        .into_iter()
+        .map(|(w, t, df)| (String::from_utf8_lossy(&w).into_owned(), t, df))
+        .collect())
+}
+
+/// The smallest byte string above every string starting with `prefix` (empty: none).
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut hi = prefix.to_vec();
+    while let Some(last) = hi.pop() {
+        if last < 0xff {
+            hi.push(last + 1);
+            break;
+        }
+    }
+    hi
+}
+
+/// A page record with one of its sections (none when it has none of those asked for).
+#[derive(Debug, Clone)]
+pub struct PageText {
+    pub page: PageRow,
+    pub section: Option<SectionRow>,
+}
+
+/// The page records of `keys` in a space, each with its sections among `idxs` (all of
+/// them when `idxs` is `None`), in one statement.
+pub async fn texts(
+    db: &Db,
+    space_id: &str,
+    keys: &[i64],
+    idxs: Option<&[i64]>,
+) -> sqlx::Result<Vec<PageText>> {
+    let mut out = Vec::new();
+    // Past this many, sections are filtered here rather than in the statement.
+    let idxs = idxs.filter(|i| i.len() <= IN_CHUNK);
+    for chunk in keys.chunks(IN_CHUNK) {
+        let mut text = String::from(
+            "SELECT p.page_key, p.page_id, p.title, p.description, p.path, p.ancestors, \
+             s.idx, s.anchor, s.title, s.body FROM search_pages p \
+             LEFT JOIN search_sections s ON s.space_id = p.space_id AND s.page_key = p.page_key",
+        );
+        if let Some(idxs) = idxs {
+            if idxs.is_empty() {
+                text.push_str(" AND 1 = 0");
+            } else {
+                text.push_str(&format!(
+                    " AND s.idx IN {}",
+                    in_list(chunk.len() + 2, idxs.len())
+                ));
+            }
+        }
+        text.push_str(&format!(
+            " WHERE p.space_id = $1 AND p.page_key IN {}",
+            in_list(2, chunk.len())
+        ));
+        let mut q = sqlx::query(&text).bind(space_id);
+        for k in chunk {
+            q = q.bind(*k);
+        }
+        for i in idxs.unwrap_or_default() {
+            q = q.bind(*i);
+        }
+        for r in q.fetch_all(db.pool()).await? {
+            let page = PageRow {
+                page_key: r.try_get(0)?,
+                page_id: r.try_get(1)?,
+                title: r.try_get(2)?,
+                description: r.try_get(3)?,
+                path: r.try_get(4)?,
+                ancestors: r.try_get(5)?,
+            };
+            let idx: Option<i64> = r.try_get(6)?;
+            let section = match idx {
+                Some(idx) => Some(SectionRow {
+                    page_key: page.page_key,
+                    idx,
+                    anchor: r.try_get(7)?,
+                    title: r.try_get(8)?,
+                    body: r.try_get(9)?,
+                }),
+                None => None,
+            };
+            out.push(PageText { page, section });
+        }
+    }
+    Ok(out)
+}

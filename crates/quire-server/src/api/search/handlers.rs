@@ -2,22 +2,28 @@
 //! (`ORG/search`). The index and the ranking are in [`crate::domain::search`].
 
 use axum::extract::State;
-use axum::{Extension, Json};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use bytes::Bytes;
 use serde::Deserialize;
-use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+
+use super::types::{SearchPageResult, SearchSpaceResult};
 
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{OrgCtx, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::search;
-use crate::domain::search::query::{self, MAX_QUERY_CHARS};
+use crate::domain::search::query::{self, FoundPage, MAX_QUERY_CHARS};
+use crate::domain::search::results::{self, Ask, Seen};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::QueryParams;
 use crate::http::pagination::{List, PageRequest};
 use crate::state::AppState;
 use crate::store;
 use crate::store::search::SpaceState;
+use crate::store::spaces::SpaceRow;
 
 /// Query of both searches (`page` and `limit` are read by [`PageRequest`]).
 #[derive(Deserialize, Default)]
@@ -49,10 +55,17 @@ fn scope(kind: &str, id: &str, text: &str) -> String {
 }
 
 struct Page {
-    /// `(state index, SearchPageResult)` of this page of results.
-    results: Vec<(usize, Value)>,
+    /// This page of results, in ranking order.
+    results: Vec<FoundPage>,
     count: i64,
     next: Option<crate::http::pagination::Next>,
+}
+
+/// The first ranking position of the page asked for.
+fn start_of(page: &PageRequest, scope: &str) -> ApiResult<usize> {
+    Ok(page
+        .after::<i64>(scope)?
+        .map_or(0, |last| usize::try_from(last + 1).unwrap_or(0)))
 }
 
 async fn ranked_page(
@@ -61,27 +74,71 @@ async fn ranked_page(
     text: &str,
     page: &PageRequest,
     scope: &str,
+    start: usize,
 ) -> ApiResult<Page> {
-    let start = page
-        .after::<i64>(scope)?
-        .map_or(0, |last| usize::try_from(last + 1).unwrap_or(0));
-    let end = start + usize::try_from(page.fetch_limit()).unwrap_or(0);
+    let limit = usize::try_from(page.limit).unwrap_or(0);
+    let end = start.saturating_add(limit);
     let parsed = query::parse(text);
-    let mut ranked = query::run(state, states, &parsed).await?;
-    ranked.check_phrases(state, states, end).await?;
-    let rows: Vec<((usize, Value), i64)> = ranked
-        .render(state, states, start, end)
-        .await?
+    // One hit past the page tells whether a next page exists; it is ranked, not rendered.
+    let mut ranked = query::run(state, states, &parsed, end.saturating_add(1)).await?;
+    ranked
+        .check_phrases(state, states, end.saturating_add(1))
+        .await?;
+    let rendered = ranked.render(state, states, start, end).await?;
+    let more = ranked.count() > end;
+    let mut rows: Vec<(Option<FoundPage>, i64)> = rendered
         .into_iter()
-        .map(|(at, space, v)| ((space, v), i64::try_from(at).unwrap_or(i64::MAX)))
+        .map(|p| {
+            let at = i64::try_from(p.position).unwrap_or(i64::MAX);
+            (Some(p), at)
+        })
         .collect();
+    if more {
+        rows.push((None, i64::try_from(end).unwrap_or(i64::MAX)));
+    }
     let count = i64::try_from(ranked.count()).unwrap_or(i64::MAX);
     let list = page.finish(scope, rows, count)?;
     Ok(Page {
-        results: list.items,
+        results: list.items.into_iter().flatten().collect(),
         count: list.count,
         next: list.next,
     })
+}
+
+/// A JSON response from its serialised body.
+fn json_body(body: Bytes) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn serialise<T: serde::Serialize>(value: &T) -> ApiResult<Bytes> {
+    serde_json::to_vec(value)
+        .map(Bytes::from)
+        .map_err(ApiError::internal)
+}
+
+/// Keeps an answer computed from `states` under their revisions, unless they moved
+/// while it was computed.
+async fn keep(
+    state: &AppState,
+    ask: &Ask<'_>,
+    states: &[SpaceState],
+    with_titles: bool,
+    body: &Bytes,
+) -> ApiResult<()> {
+    if !results::enabled() || !search::unchanged(state, states).await? {
+        return Ok(());
+    }
+    let seen: Vec<Seen<'_>> = states
+        .iter()
+        .map(|s| Seen {
+            space_id: &s.space_id,
+            revision_id: &s.revision_id,
+            language: s.language.as_deref(),
+            title: with_titles.then_some(s.title.as_str()),
+        })
+        .collect();
+    results::put(state, results::key(state, ask, &seen), body.clone());
+    Ok(())
 }
 
 /// `searchSpaceContent`: the pages of the space that match, best first, each with its
@@ -91,16 +148,44 @@ pub async fn search_space(
     Extension(ctx): Extension<SpaceCtx>,
     QueryParams(params): QueryParams<SearchParams>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Response> {
     let text = query_text(params)?;
     let scope = scope("space", &ctx.space.id, &text);
+    let start = start_of(&page, &scope)?;
+    let ask = Ask {
+        kind: "space",
+        scope_id: &ctx.space.id,
+        text: &text,
+        start,
+        limit: page.limit,
+    };
+    let live = ctx.space.deleted_at.is_none();
+    if live && results::enabled() {
+        let seen = [Seen {
+            space_id: &ctx.space.id,
+            revision_id: &ctx.space.revision_id,
+            language: ctx.space.language.as_deref(),
+            title: None,
+        }];
+        if let Some(body) = results::get(&state, &results::key(&state, &ask, &seen)) {
+            return Ok(json_body(body));
+        }
+    }
     let states = search::fresh_states(&state, &[ctx.space.id.as_str()]).await?;
-    let p = ranked_page(&state, &states, &text, &page, &scope).await?;
-    Ok(Json(List {
-        items: p.results.into_iter().map(|(_, v)| v).collect(),
+    let p = ranked_page(&state, &states, &text, &page, &scope, start).await?;
+    let body = serialise(&List {
+        items: p
+            .results
+            .into_iter()
+            .map(SearchPageResult::from)
+            .collect::<Vec<_>>(),
         count: p.count,
         next: p.next,
-    }))
+    })?;
+    if !states.is_empty() {
+        keep(&state, &ask, &states, false, &body).await?;
+    }
+    Ok(json_body(body))
 }
 
 /// `searchOrganizationContent`: matching pages of the live spaces the caller can see,
@@ -111,16 +196,38 @@ pub async fn search_organization(
     Extension(org): Extension<OrgCtx>,
     QueryParams(params): QueryParams<SearchParams>,
     page: PageRequest,
-) -> ApiResult<Json<List<Value>>> {
+) -> ApiResult<Response> {
     let text = query_text(params)?;
     let scope = scope("org", &org.org.id, &text);
+    let start = start_of(&page, &scope)?;
     let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
     let spaces = store::spaces::list_live(&state.db, &org.org.id, None).await?;
-    let ids: Vec<&str> = spaces
+    let visible: Vec<&SpaceRow> = spaces
         .iter()
         .filter(|s| grants.space_role(s).is_some())
-        .map(|s| s.id.as_str())
         .collect();
+    let ask = Ask {
+        kind: "org",
+        scope_id: &org.org.id,
+        text: &text,
+        start,
+        limit: page.limit,
+    };
+    if results::enabled() {
+        let seen: Vec<Seen<'_>> = visible
+            .iter()
+            .map(|s| Seen {
+                space_id: &s.id,
+                revision_id: &s.revision_id,
+                language: s.language.as_deref(),
+                title: Some(&s.title),
+            })
+            .collect();
+        if let Some(body) = results::get(&state, &results::key(&state, &ask, &seen)) {
+            return Ok(json_body(body));
+        }
+    }
+    let ids: Vec<&str> = visible.iter().map(|s| s.id.as_str()).collect();
     let mut states = search::fresh_states(&state, &ids).await?;
     // Ties between spaces break in the organization's order.
     let order: std::collections::HashMap<&str, usize> =
@@ -131,30 +238,34 @@ pub async fn search_organization(
             .copied()
             .unwrap_or(usize::MAX)
     });
-    let p = ranked_page(&state, &states, &text, &page, &scope).await?;
-    let mut groups: Vec<(usize, Vec<Value>)> = Vec::new();
-    for (space, v) in p.results {
+    let p = ranked_page(&state, &states, &text, &page, &scope, start).await?;
+    let mut groups: Vec<(usize, Vec<SearchPageResult>)> = Vec::new();
+    for found in p.results {
+        let space = found.space;
+        let result = SearchPageResult::from(found);
         match groups.iter_mut().find(|(s, _)| *s == space) {
-            Some((_, pages)) => pages.push(v),
-            None => groups.push((space, vec![v])),
+            Some((_, pages)) => pages.push(result),
+            None => groups.push((space, vec![result])),
         }
     }
-    let items = groups
+    let items: Vec<SearchSpaceResult> = groups
         .into_iter()
         .map(|(space, pages)| {
             let s = &states[space];
-            json!({
-                "type": "space",
-                "id": s.space_id,
-                "title": s.title,
-                "score": pages.first().map_or(json!(0), |p| p["score"].clone()),
-                "pages": pages,
-            })
+            SearchSpaceResult {
+                kind: "space",
+                id: s.space_id.clone(),
+                title: s.title.clone(),
+                score: pages.first().map_or(0.0, |p| p.score),
+                pages,
+            }
         })
         .collect();
-    Ok(Json(List {
+    let body = serialise(&List {
         items,
         count: p.count,
         next: p.next,
-    }))
+    })?;
+    keep(&state, &ask, &states, true, &body).await?;
+    Ok(json_body(body))
 }

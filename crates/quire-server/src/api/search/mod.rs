@@ -2,6 +2,7 @@
 //! it requires, and their handlers.
 
 pub mod handlers;
+pub mod types;
 
 use axum::http::Method;
 

@@ -116,12 +116,19 @@ fn positions(r: &mut Reader<'_>, out: Option<&mut Vec<u32>>) -> u32 {
         Some(out) => {
             let mut at = 0u32;
             for _ in 0..n {
+                // A count larger than the bytes left is corrupt: stop at their end.
+                if r.done() {
+                    break;
+                }
                 at = at.saturating_add(small(r.varint()));
                 out.push(at);
             }
         }
         None => {
             for _ in 0..n {
+                if r.done() {
+                    break;
+                }
                 r.varint();
             }
         }
@@ -129,7 +136,9 @@ fn positions(r: &mut Reader<'_>, out: Option<&mut Vec<u32>>) -> u32 {
     n
 }
 
-/// Decodes an entry; `detail` receives the positions when given (it is cleared first).
+/// Decodes an entry; `detail` receives the positions when given (it is overwritten, and
+/// the lists it already holds are reused: decoding many entries into one `TermHits`
+/// allocates only while it grows).
 pub fn decode_entry(bytes: &[u8], mut detail: Option<&mut TermHits>) -> Entry {
     let mut r = Reader::new(bytes);
     let mut e = Entry {
@@ -140,10 +149,10 @@ pub fn decode_entry(bytes: &[u8], mut detail: Option<&mut TermHits>) -> Entry {
     };
     if let Some(d) = detail.as_deref_mut() {
         d.title.clear();
-        d.sections.clear();
     }
     e.title_tf = positions(&mut r, detail.as_deref_mut().map(|d| &mut d.title));
     let n = r.varint();
+    let mut used = 0;
     for _ in 0..n {
         if r.done() {
             break;
@@ -151,23 +160,29 @@ pub fn decode_entry(bytes: &[u8], mut detail: Option<&mut TermHits>) -> Entry {
         let idx = small(r.varint());
         match detail.as_deref_mut() {
             Some(d) => {
-                let mut s = SectionHits {
-                    idx,
-                    ..SectionHits::default()
-                };
+                if used == d.sections.len() {
+                    d.sections.push(SectionHits::default());
+                }
+                let s = &mut d.sections[used];
+                used += 1;
+                s.idx = idx;
+                s.head.clear();
+                s.body.clear();
                 e.head_tf = e
                     .head_tf
                     .saturating_add(positions(&mut r, Some(&mut s.head)));
                 e.body_tf = e
                     .body_tf
                     .saturating_add(positions(&mut r, Some(&mut s.body)));
-                d.sections.push(s);
             }
             None => {
                 e.head_tf = e.head_tf.saturating_add(positions(&mut r, None));
                 e.body_tf = e.body_tf.saturating_add(positions(&mut r, None));
             }
         }
+    }
+    if let Some(d) = detail {
+        d.sections.truncate(used);
     }
     e
 }
@@ -260,5 +275,19 @@ mod tests {
         );
         assert_eq!(back, hits);
         assert_eq!(decode_entry(&bytes, None), e);
+        // Decoding into hits that held a larger entry leaves exactly this one.
+        let small = TermHits {
+            title: vec![],
+            sections: vec![SectionHits {
+                idx: 2,
+                head: vec![5],
+                body: vec![],
+            }],
+        };
+        let small_bytes = entry(&doc, &small);
+        decode_entry(&small_bytes, Some(&mut back));
+        assert_eq!(back, small);
+        decode_entry(&bytes, Some(&mut back));
+        assert_eq!(back, hits);
     }
 }

@@ -58,6 +58,7 @@ pub mod analyze;
 pub mod codec;
 pub mod index;
 pub mod query;
+pub mod results;
 
 pub use index::{reindex, Outcome};
 
@@ -134,6 +135,26 @@ pub async fn maintain(state: &AppState, space_id: &str) -> ApiResult<()> {
         }
         tokio::task::yield_now().await;
     }
+}
+
+/// Whether the spaces of `states` are still as they were read: same revision, language,
+/// title and index (none deleted). An answer computed from `states` is kept only then.
+pub async fn unchanged(state: &AppState, states: &[SpaceState]) -> ApiResult<bool> {
+    let ids: Vec<&str> = states.iter().map(|s| s.space_id.as_str()).collect();
+    let now = store::search::states(&state.db, &ids).await?;
+    let same = |a: &SpaceState, b: &SpaceState| {
+        a.revision_id == b.revision_id
+            && a.language == b.language
+            && a.title == b.title
+            && a.index.as_ref().map(|ix| (&ix.revision_id, &ix.analyzer))
+                == b.index.as_ref().map(|ix| (&ix.revision_id, &ix.analyzer))
+    };
+    Ok(now.len() == states.len()
+        && states.iter().all(|a| {
+            now.iter()
+                .find(|b| b.space_id == a.space_id)
+                .is_some_and(|b| same(a, b))
+        }))
 }
 
 /// The live spaces among `ids`, each with an index at its current revision (stale indexes

@@ -4,10 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use serde_json::{json, Value};
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::analyze::{fold, Analyzer, TermHits};
+use super::analyze::{fold, Analyzer, SectionHits, TermHits};
 use super::codec;
 use crate::error::ApiResult;
 use crate::state::AppState;
@@ -47,6 +46,44 @@ const MAX_SECTIONS: usize = 3;
 const EXCERPT_WORDS: usize = 30;
 const EXCERPT_LEAD: usize = 6;
 const EXCERPT_MAX_CHARS: usize = 320;
+
+/// A fast hash for the integer keys of pages (`(state index, page key)`), which the
+/// server assigns: ranking looks one up per posting entry, where SipHash showed in profiles.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl Fx {
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.add(x);
+    }
+    fn write_i64(&mut self, x: i64) {
+        self.add(x as u64);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.add(x as u64);
+    }
+}
+
+type FxBuild = std::hash::BuildHasherDefault<Fx>;
+/// Maps and sets keyed by page: `(state index, page key)`.
+type PageMap<V> = HashMap<(usize, i64), V, FxBuild>;
+type PageSet = HashSet<(usize, i64), FxBuild>;
 
 /// One part of a query: a word, or a quoted phrase.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -304,27 +341,36 @@ struct Sink<'a> {
     ids: &'a [&'a str],
     by_id: &'a HashMap<&'a str, usize>,
     /// Superseded pages, left out.
-    dead: &'a HashSet<(usize, i64)>,
+    dead: &'a PageSet,
+    /// Some space has pages in its delta (otherwise the delta is not read).
+    delta: bool,
     /// Pages per term.
     counts: &'a mut HashMap<String, i64>,
 }
 
 impl Sink<'_> {
-    /// Reads the posting blocks of `terms` (only `blocks` when given).
-    async fn blocks(
+    /// Reads the posting blocks of `terms` (only `blocks` when given) and, with `delta`,
+    /// their delta postings, in one statement.
+    async fn read(
         &mut self,
         state: &AppState,
         terms: &[&str],
         blocks: Option<&[i64]>,
+        delta: bool,
     ) -> ApiResult<()> {
-        if terms.is_empty() {
-            return Ok(());
-        }
-        let found = store::search::postings(&state.db, self.ids, terms, blocks).await?;
-        for (space, term, data) in found {
+        let delta = delta && self.delta;
+        let found =
+            store::search::postings_with_delta(&state.db, self.ids, terms, blocks, delta).await?;
+        for (space, term, key, data) in found {
             let Some(&i) = self.by_id.get(space.as_str()) else {
                 continue;
             };
+            if key != store::search::FROM_BLOCK {
+                *self.counts.entry(term.clone()).or_default() += 1;
+                self.rows
+                    .push((i, term, codec::encode_block([(key, data.as_slice())])));
+                continue;
+            }
             let dead = self.dead;
             let data = if dead.is_empty()
                 || !codec::entries(&data).any(|(k, _)| dead.contains(&(i, k)))
@@ -339,28 +385,9 @@ impl Sink<'_> {
         Ok(())
     }
 
-    /// Reads the delta postings of `terms`.
-    async fn delta(&mut self, state: &AppState, terms: &[&str]) -> ApiResult<()> {
-        if terms.is_empty() {
-            return Ok(());
-        }
-        for (space, term, key, entry) in
-            store::search::delta_postings(&state.db, self.ids, terms).await?
-        {
-            let Some(&i) = self.by_id.get(space.as_str()) else {
-                continue;
-            };
-            *self.counts.entry(term.clone()).or_default() += 1;
-            self.rows
-                .push((i, term, codec::encode_block([(key, entry.as_slice())])));
-        }
-        Ok(())
-    }
-
     /// Reads every posting of `terms`.
     async fn all(&mut self, state: &AppState, terms: &[&str]) -> ApiResult<()> {
-        self.blocks(state, terms, None).await?;
-        self.delta(state, terms).await
+        self.read(state, terms, None, true).await
     }
 }
 
@@ -384,6 +411,35 @@ async fn most_frequent(
         terms.truncate(limit);
     }
     Ok(terms)
+}
+
+/// The terms completing `w`, the word being typed (its own term aside): the most frequent
+/// of the first dictionary words it starts. One space reads its words and their frequencies
+/// in one statement; several sum their frequencies as [`most_frequent`] does.
+async fn completions(state: &AppState, ids: &[&str], w: &QWord) -> ApiResult<Vec<String>> {
+    if let [space] = ids {
+        let found = store::search::prefixed_df(&state.db, space, &w.surface, PREFIX_SCAN).await?;
+        let mut terms: Vec<(String, i64)> = found
+            .into_iter()
+            .filter(|(_, t, _)| *t != w.term)
+            .map(|(_, t, df)| (t, df))
+            .collect();
+        // As `most_frequent`: in term order, then by frequency (stable), the first few.
+        terms.sort_unstable();
+        terms.dedup_by(|a, b| a.0 == b.0);
+        if terms.len() > MAX_EXPANSIONS {
+            terms.sort_by_key(|(_, df)| std::cmp::Reverse(*df));
+            terms.truncate(MAX_EXPANSIONS);
+        }
+        return Ok(terms.into_iter().map(|(t, _)| t).collect());
+    }
+    let found = store::search::prefixed(&state.db, ids, &w.surface, PREFIX_SCAN).await?;
+    let terms: Vec<String> = found
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| *t != w.term)
+        .collect();
+    most_frequent(state, ids, terms, MAX_EXPANSIONS).await
 }
 
 async fn prepare(
@@ -426,11 +482,24 @@ async fn prepare(
         .iter()
         .map(|i| (states[*i].space_id.as_str(), *i))
         .collect();
-    let dead: HashSet<(usize, i64)> = store::search::dead_keys(&state.db, &ids)
-        .await?
-        .into_iter()
-        .filter_map(|(s, k)| by_id.get(s.as_str()).map(|i| (*i, k)))
-        .collect();
+    // Superseded pages and a delta exist only while changes wait to be folded (`pending`);
+    // an index with none costs no read for them.
+    let indexes = || {
+        group
+            .spaces
+            .iter()
+            .filter_map(|i| states[*i].index.as_ref())
+    };
+    let dead: PageSet = if indexes().any(|ix| ix.pending > 0) {
+        store::search::dead_keys(&state.db, &ids)
+            .await?
+            .into_iter()
+            .filter_map(|(s, k)| by_id.get(s.as_str()).map(|i| (*i, k)))
+            .collect()
+    } else {
+        PageSet::default()
+    };
+    let delta = indexes().any(|ix| ix.delta_from < ix.next_key || ix.pending > 0);
 
     // Candidate terms: each word's own term, and completions of the word being typed.
     let mut candidates: Vec<(usize, String, f32)> = Vec::new();
@@ -439,13 +508,7 @@ async fn prepare(
             candidates.push((wi, w.term.clone(), 1.0));
         }
         if w.prefix && w.surface.chars().count() >= 2 {
-            let found = store::search::prefixed(&state.db, &ids, &w.surface, PREFIX_SCAN).await?;
-            let terms: Vec<String> = found
-                .into_iter()
-                .map(|(_, t)| t)
-                .filter(|t| *t != w.term)
-                .collect();
-            for t in most_frequent(state, &ids, terms, MAX_EXPANSIONS).await? {
+            for t in completions(state, &ids, w).await? {
                 candidates.push((wi, t, PREFIX_WEIGHT));
             }
         }
@@ -460,6 +523,7 @@ async fn prepare(
         ids: &ids,
         by_id: &by_id,
         dead: &dead,
+        delta,
         counts: &mut counts,
     };
     sink.all(state, &terms).await?;
@@ -524,10 +588,12 @@ async fn prepare(
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        for chunk in blocks.chunks(IN_CHUNK_BLOCKS) {
-            sink.blocks(state, &stops, Some(chunk)).await?;
+        if blocks.is_empty() {
+            sink.read(state, &stops, Some(&[]), true).await?;
         }
-        sink.delta(state, &stops).await?;
+        for (n, chunk) in blocks.chunks(IN_CHUNK_BLOCKS).enumerate() {
+            sink.read(state, &stops, Some(chunk), n == 0).await?;
+        }
     }
     group.rows = rows;
 
@@ -556,7 +622,7 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
     if n_words == 0 || group.live_words == 0 {
         return;
     }
-    let mut slots: HashMap<(usize, i64), usize> = HashMap::new();
+    let mut slots: PageMap<usize> = PageMap::default();
     let mut best: Vec<f32> = Vec::new();
     for (space, term, data) in &group.rows {
         let Some(alts) = group.alts.get(term) else {
@@ -587,9 +653,9 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
     let live = group.live_words as f32;
     // Phrases: pages holding every word of each phrase, then the words at the right
     // distances in one field of one section (or in the title), by their positions.
-    let mut phrase_ok: Option<HashSet<(usize, i64)>> = None;
+    let mut phrase_ok: Option<PageSet> = None;
     if !group.plan.phrases.is_empty() {
-        let candidates: HashSet<(usize, i64)> = slots
+        let candidates: PageSet = slots
             .iter()
             .filter(|(_, slot)| {
                 let cells = &best[**slot * n_words..(**slot + 1) * n_words];
@@ -625,7 +691,7 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
 
 /// The `candidates` whose postings place every phrase's words at their offsets in one
 /// field (the title, or a heading or body of one section).
-fn phrase_pages(group: &Group, candidates: &HashSet<(usize, i64)>) -> HashSet<(usize, i64)> {
+fn phrase_pages(group: &Group, candidates: &PageSet) -> PageSet {
     // Each phrase as `(term index, offset)`s over the distinct terms of all phrases.
     fn index<'a>(t: &'a str, terms: &mut Vec<&'a str>) -> usize {
         match terms.iter().position(|x| *x == t) {
@@ -650,7 +716,7 @@ fn phrase_pages(group: &Group, candidates: &HashSet<(usize, i64)>) -> HashSet<(u
     }
     let k = terms.len();
     // The entries of those terms, per candidate page.
-    let mut slots: HashMap<(usize, i64), usize> = HashMap::new();
+    let mut slots: PageMap<usize> = PageMap::default();
     let mut cells: Vec<Option<&[u8]>> = Vec::new();
     for (space, term, data) in &group.rows {
         let Some(ti) = terms.iter().position(|t| *t == term.as_str()) else {
@@ -667,7 +733,7 @@ fn phrase_pages(group: &Group, candidates: &HashSet<(usize, i64)>) -> HashSet<(u
             cells[slot * k + ti] = Some(bytes);
         }
     }
-    let mut ok = HashSet::new();
+    let mut ok = PageSet::default();
     let mut decoded: Vec<TermHits> = vec![TermHits::default(); k];
     let mut have = vec![false; k];
     for (page, slot) in slots {
@@ -698,42 +764,72 @@ fn phrase_pages(group: &Group, candidates: &HashSet<(usize, i64)>) -> HashSet<(u
 
 /// Whether the words (their hits, each with its offset in the phrase) line up in one field.
 fn phrase_in_hits(words: &[(&TermHits, u32)]) -> bool {
-    let aligned = |fields: &[(&[u32], u32)]| -> bool {
-        let (first, first_off) = fields[0];
-        first.iter().any(|&p| {
-            fields[1..].iter().all(|(positions, off)| {
-                (p + off)
-                    .checked_sub(first_off)
-                    .is_some_and(|want| positions.binary_search(&want).is_ok())
-            })
-        })
-    };
-    let titles: Vec<(&[u32], u32)> = words
-        .iter()
-        .map(|(h, o)| (h.title.as_slice(), *o))
-        .collect();
-    if aligned(&titles) {
+    if aligned_with(words.len(), |j| (words[j].0.title.as_slice(), words[j].1)) {
         return true;
     }
-    let (first, _) = words[0];
-    first.sections.iter().any(|s| {
-        let mut heads = Vec::with_capacity(words.len());
-        let mut bodies = Vec::with_capacity(words.len());
-        for (h, off) in words {
-            match h.sections.iter().find(|x| x.idx == s.idx) {
-                Some(x) => {
-                    heads.push((x.head.as_slice(), *off));
-                    bodies.push((x.body.as_slice(), *off));
-                }
-                None => return false,
-            }
+    let Some((first, _)) = words.first() else {
+        return false;
+    };
+    first.sections.iter().any(|s| section_aligned(words, s.idx))
+}
+
+/// Whether the words line up in the heading or in the body of section `idx`.
+fn section_aligned(words: &[(&TermHits, u32)], idx: u32) -> bool {
+    // Sections are decoded in index order.
+    fn find(h: &TermHits, idx: u32) -> Option<&SectionHits> {
+        h.sections
+            .binary_search_by_key(&idx, |s| s.idx)
+            .ok()
+            .map(|i| &h.sections[i])
+    }
+    if words.iter().any(|(h, _)| find(h, idx).is_none()) {
+        return false;
+    }
+    let field = |j: usize, head: bool| -> (&[u32], u32) {
+        let (h, off) = words[j];
+        match find(h, idx) {
+            Some(s) if head => (s.head.as_slice(), off),
+            Some(s) => (s.body.as_slice(), off),
+            None => (&[], off),
         }
-        aligned(&heads) || aligned(&bodies)
+    };
+    aligned_with(words.len(), |j| field(j, true)) || aligned_with(words.len(), |j| field(j, false))
+}
+
+/// Whether some position of the first field's word has every other word at its offset;
+/// field `j` (its positions, and its word's offset in the phrase) is given by `field(j)`.
+fn aligned_with<'a>(n: usize, field: impl Fn(usize) -> (&'a [u32], u32)) -> bool {
+    if n == 0 {
+        return false;
+    }
+    let (first, first_off) = field(0);
+    first.iter().any(|&p| {
+        (1..n).all(|j| {
+            let (positions, off) = field(j);
+            p.checked_add(off)
+                .and_then(|x| x.checked_sub(first_off))
+                .is_some_and(|want| positions.binary_search(&want).is_ok())
+        })
     })
 }
 
-/// Runs a query over `states` (live spaces with fresh indexes).
-pub async fn run(state: &AppState, states: &[SpaceState], parsed: &Parsed) -> ApiResult<Ranked> {
+/// Orders hits best first; ties go to the earlier space, then the older page.
+fn by_score(a: &Hit, b: &Hit) -> std::cmp::Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then(a.space.cmp(&b.space))
+        .then(a.page_key.cmp(&b.page_key))
+}
+
+/// Runs a query over `states` (live spaces with fresh indexes). Hits are ordered as far as
+/// `upto` (the end of the page of results asked for); the rest only count, unless phrases
+/// need their text checked, which walks the ranking in order.
+pub async fn run(
+    state: &AppState,
+    states: &[SpaceState],
+    parsed: &Parsed,
+    upto: usize,
+) -> ApiResult<Ranked> {
     // One group per analysis: the query is analysed as each space's text was.
     let mut by_analyzer: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, s) in states.iter().enumerate() {
@@ -751,19 +847,21 @@ pub async fn run(state: &AppState, states: &[SpaceState], parsed: &Parsed) -> Ap
     for (gi, g) in groups.iter().enumerate() {
         rank(gi, g, &mut hits);
     }
-    hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(a.space.cmp(&b.space))
-            .then(a.page_key.cmp(&b.page_key))
-    });
     // Phrases with stop words are checked on the text too, as far as results are shown.
     let checked = if groups
         .iter()
         .any(|g| g.plan.phrases.iter().any(|p| !p.exact))
     {
+        hits.sort_by(by_score);
         0
     } else {
+        // Only the hits shown need an order: a partial selection, then a small sort.
+        if upto < hits.len() {
+            hits.select_nth_unstable_by(upto, by_score);
+            hits[..upto].sort_by(by_score);
+        } else {
+            hits.sort_by(by_score);
+        }
         hits.len()
     };
     Ok(Ranked {
@@ -794,33 +892,48 @@ fn contains_phrase(tokens: &[(usize, usize, String)], phrase: &[String]) -> bool
             .any(|w| w.iter().zip(phrase).all(|(t, p)| t.2 == *p))
 }
 
-/// Per section of a page, each query word's best score; and whether its title matched.
-type SectionScores = (BTreeMap<u32, Vec<f32>>, bool);
-
 /// The text of some pages: `(state index, page key)` to its record and sections.
-type Texts = HashMap<(usize, i64), (PageRow, Vec<SectionRow>)>;
+type Texts = PageMap<(PageRow, Vec<SectionRow>)>;
 
+/// The records of pages `wanted`, each with its sections among those `idxs` gives for it
+/// (all of them when `idxs` is `None`).
 async fn load_texts(
     state: &AppState,
     states: &[SpaceState],
     wanted: &[(usize, i64)],
+    idxs: Option<&PageMap<Vec<i64>>>,
 ) -> ApiResult<Texts> {
     let mut by_space: BTreeMap<usize, Vec<i64>> = BTreeMap::new();
     for (s, k) in wanted {
         by_space.entry(*s).or_default().push(*k);
     }
-    let mut out: Texts = HashMap::new();
+    let mut out: Texts = PageMap::default();
     for (s, keys) in by_space {
         let id = &states[s].space_id;
-        let mut sections: HashMap<i64, Vec<SectionRow>> = HashMap::new();
-        for row in store::search::sections(&state.db, id, &keys).await? {
-            sections.entry(row.page_key).or_default().push(row);
+        let union: Option<Vec<i64>> = idxs.map(|m| {
+            keys.iter()
+                .filter_map(|k| m.get(&(s, *k)))
+                .flatten()
+                .copied()
+                .collect::<BTreeSet<i64>>()
+                .into_iter()
+                .collect()
+        });
+        for row in store::search::texts(&state.db, id, &keys, union.as_deref()).await? {
+            let key = (s, row.page.page_key);
+            let entry = out.entry(key).or_insert_with(|| (row.page, Vec::new()));
+            if let Some(section) = row.section {
+                // The statement filters by the union of every page's sections.
+                let wanted =
+                    idxs.is_none_or(|m| m.get(&key).is_some_and(|v| v.contains(&section.idx)));
+                if wanted {
+                    entry.1.push(section);
+                }
+            }
         }
-        for page in store::search::pages(&state.db, id, &keys).await? {
-            let mut secs = sections.remove(&page.page_key).unwrap_or_default();
-            secs.sort_by_key(|r| r.idx);
-            out.insert((s, page.page_key), (page, secs));
-        }
+    }
+    for (_, sections) in out.values_mut() {
+        sections.sort_by_key(|r| r.idx);
     }
     Ok(out)
 }
@@ -841,6 +954,87 @@ fn page_has_phrases(group: &Group, page: &PageRow, sections: &[SectionRow]) -> b
         .all(|ph| texts.iter().any(|t| contains_phrase(t, &ph.terms)))
 }
 
+/// One section shown in a result (`SearchSectionResult`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundSection {
+    /// Its heading's anchor; empty for the text before the first heading.
+    pub id: String,
+    /// Its heading, or the page title for the text before the first heading.
+    pub title: String,
+    /// The page's path.
+    pub path: String,
+    /// An excerpt of its text around the matches.
+    pub body: String,
+    pub score: f64,
+    /// Its address in the app.
+    pub url: String,
+}
+
+/// One page of the results (`SearchPageResult`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundPage {
+    /// Index of its space in the states.
+    pub space: usize,
+    /// Its position in the ranking, from zero.
+    pub position: usize,
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub path: String,
+    pub score: f64,
+    /// `page` when its title matched or no section did, `section` otherwise.
+    pub result_type: &'static str,
+    /// Titles of its ancestors, top-level first.
+    pub ancestors: Vec<String>,
+    /// Its best sections, best first.
+    pub sections: Vec<FoundSection>,
+    /// Its address in the app.
+    pub url: String,
+}
+
+/// The decoded postings of one shown page: `(term, hits)` for each term it holds among those
+/// read (candidates of query words, and stop words of phrases).
+type PageTerms<'a> = Vec<(&'a str, TermHits)>;
+
+/// The hits of `term` in a page, if it holds it.
+fn hits_of<'a>(terms: &'a PageTerms<'_>, term: &str) -> Option<&'a TermHits> {
+    terms.iter().find(|(t, _)| *t == term).map(|(_, h)| h)
+}
+
+/// Whether some phrase of the query lies in the heading or body of section `idx`, by the
+/// positions the index holds (stop words included). Phrases with a word the index does not
+/// hold never matched a section's text, so they do not count here either.
+fn section_has_phrase(group: &Group, terms: &PageTerms<'_>, idx: u32) -> bool {
+    group.plan.phrases.iter().filter(|p| p.exact).any(|ph| {
+        let parts: Option<Vec<(&TermHits, u32)>> = ph
+            .words
+            .iter()
+            .map(|(w, off)| (group.plan.words[*w].term.as_str(), *off))
+            .chain(ph.stops.iter().map(|(t, off)| (t.as_str(), *off)))
+            .map(|(t, off)| hits_of(terms, t).map(|h| (h, off)))
+            .collect();
+        parts.is_some_and(|parts| section_aligned(&parts, idx))
+    })
+}
+
+/// The positions of the matching words in the body of section `idx`, in order, each with
+/// the index of its term in `terms` (one term per position: `snake_case` and its parts
+/// share theirs).
+fn body_matches(group: &Group, terms: &PageTerms<'_>, idx: u32) -> Vec<(u32, usize)> {
+    let mut out: Vec<(u32, usize)> = Vec::new();
+    for (ti, (t, h)) in terms.iter().enumerate() {
+        if !group.alts.contains_key(*t) {
+            continue;
+        }
+        if let Some(s) = h.sections.iter().find(|s| s.idx == idx) {
+            out.extend(s.body.iter().map(|p| (*p, ti)));
+        }
+    }
+    out.sort_unstable();
+    out.dedup_by_key(|(p, _)| *p);
+    out
+}
+
 impl Ranked {
     /// Makes sure the first `upto` hits (or all there are) passed their phrase checks,
     /// reading page texts in batches; hits that fail are dropped.
@@ -856,7 +1050,7 @@ impl Ranked {
                 .iter()
                 .map(|h| (h.space, h.page_key))
                 .collect();
-            let texts = load_texts(state, states, &batch).await?;
+            let texts = load_texts(state, states, &batch, None).await?;
             let mut kept = Vec::with_capacity(end - self.checked);
             for h in &self.hits[self.checked..end] {
                 let group = &self.groups[h.group];
@@ -880,132 +1074,159 @@ impl Ranked {
         self.hits.len()
     }
 
-    /// The result objects (`SearchPageResult`) of `hits[from..to]`, each with its position
-    /// in the ranking and its state index; ranks are one-based positions in the ranking.
+    /// The results of `hits[from..to]`, in ranking order. Everything but the excerpts comes
+    /// from the postings read for ranking: section scores, the phrase bonus and where the
+    /// matches are. Only the sections shown are read, and their text is cut at the word
+    /// positions the index holds, without analysing it again.
     pub async fn render(
         &self,
         state: &AppState,
         states: &[SpaceState],
         from: usize,
         to: usize,
-    ) -> ApiResult<Vec<(usize, usize, Value)>> {
+    ) -> ApiResult<Vec<FoundPage>> {
         let from = from.min(self.hits.len());
-        let hits = &self.hits[from..to.min(self.hits.len())];
-        let wanted: Vec<(usize, i64)> = hits.iter().map(|h| (h.space, h.page_key)).collect();
-        let texts = load_texts(state, states, &wanted).await?;
-        let wanted_set: HashSet<(usize, i64)> = wanted.iter().copied().collect();
-        // Per page: per section, per word, the best score; and whether a title matched.
-        let mut detail: HashMap<(usize, i64), SectionScores> = HashMap::new();
+        let hits = &self.hits[from..to.min(self.hits.len()).max(from)];
+        let slots: PageMap<usize> = hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| ((h.space, h.page_key), i))
+            .collect();
+        let blocks: PageSet = hits
+            .iter()
+            .map(|h| (h.space, codec::block_of(h.page_key)))
+            .collect();
+        // The postings of the shown pages, decoded with their positions.
+        let mut found: Vec<PageTerms<'_>> = vec![Vec::new(); hits.len()];
         for group in &self.groups {
-            let n_words = group.plan.words.len();
-            let mut secs = TermHits::default();
             for (space, term, data) in &group.rows {
-                let Some(alts) = group.alts.get(term) else {
+                // Every entry of a row lies in one block: skip rows of other blocks whole.
+                let first = codec::entries(data).next().map(|(k, _)| k);
+                if first.is_none_or(|k| !blocks.contains(&(*space, codec::block_of(k)))) {
+                    continue;
+                }
+                for (key, bytes) in codec::entries(data) {
+                    let Some(&slot) = slots.get(&(*space, key)) else {
+                        continue;
+                    };
+                    let mut h = TermHits::default();
+                    codec::decode_entry(bytes, Some(&mut h));
+                    found[slot].push((term.as_str(), h));
+                }
+            }
+        }
+        // Per page, its best sections by the postings: `(score, index)`, best first.
+        let mut chosen: Vec<(bool, Vec<(f32, u32)>)> = Vec::with_capacity(hits.len());
+        let mut idxs: PageMap<Vec<i64>> = PageMap::default();
+        for (h, terms) in hits.iter().zip(&found) {
+            let group = &self.groups[h.group];
+            let n_words = group.plan.words.len();
+            let mut title_hit = false;
+            let mut cells: BTreeMap<u32, Vec<f32>> = BTreeMap::new();
+            for (t, th) in terms {
+                let Some(alts) = group.alts.get(*t) else {
                     continue;
                 };
-                for (key, bytes) in codec::entries(data) {
-                    if !wanted_set.contains(&(*space, key)) {
-                        continue;
-                    }
-                    let e = codec::decode_entry(bytes, Some(&mut secs));
-                    let d = detail.entry((*space, key)).or_default();
-                    d.1 |= e.title_tf > 0;
-                    for s in &secs.sections {
-                        let x =
-                            saturate(W_HEAD * s.head.len() as f32 + W_BODY * s.body.len() as f32);
-                        let cells = d.0.entry(s.idx).or_insert_with(|| vec![0.0; n_words]);
-                        for a in alts {
-                            let v = a.weight * x;
-                            if v > cells[a.word] {
-                                cells[a.word] = v;
-                            }
+                title_hit |= !th.title.is_empty();
+                for s in &th.sections {
+                    let x = saturate(W_HEAD * s.head.len() as f32 + W_BODY * s.body.len() as f32);
+                    let row = cells.entry(s.idx).or_insert_with(|| vec![0.0; n_words]);
+                    for a in alts {
+                        let v = a.weight * x;
+                        if v > row[a.word] {
+                            row[a.word] = v;
                         }
                     }
                 }
             }
+            let mut scored: Vec<(f32, u32)> = cells
+                .iter()
+                .filter_map(|(idx, row)| {
+                    let mut score: f32 = row.iter().sum();
+                    if !group.plan.phrases.is_empty() && section_has_phrase(group, terms, *idx) {
+                        score *= 2.0;
+                    }
+                    (score > 0.0).then_some((score, *idx))
+                })
+                .collect();
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            scored.truncate(MAX_SECTIONS);
+            // Without a matching section, the page shows its first one.
+            let want: Vec<i64> = if scored.is_empty() {
+                vec![0]
+            } else {
+                scored.iter().map(|(_, i)| i64::from(*i)).collect()
+            };
+            idxs.insert((h.space, h.page_key), want);
+            chosen.push((title_hit, scored));
         }
+        let wanted: Vec<(usize, i64)> = hits.iter().map(|h| (h.space, h.page_key)).collect();
+        let texts = load_texts(state, states, &wanted, Some(&idxs)).await?;
         let mut out = Vec::with_capacity(hits.len());
-        for (i, h) in hits.iter().enumerate() {
+        for (i, ((h, terms), (title_hit, scored))) in
+            hits.iter().zip(&found).zip(chosen).enumerate()
+        {
             let Some((page, sections)) = texts.get(&(h.space, h.page_key)) else {
                 continue;
             };
             let group = &self.groups[h.group];
             let space_id = &states[h.space].space_id;
-            let (by_section, title_hit) = detail.remove(&(h.space, h.page_key)).unwrap_or_default();
-            let mut scored: Vec<(f32, &SectionRow)> = sections
-                .iter()
-                .filter_map(|s| {
-                    let idx = u32::try_from(s.idx).ok()?;
-                    let cells = by_section.get(&idx)?;
-                    let mut score: f32 = cells.iter().sum();
-                    if !group.plan.phrases.is_empty() {
-                        let t: Vec<_> = [s.title.as_str(), s.body.as_str()]
-                            .iter()
-                            .flat_map(|x| tokens(&group.analyzer, x))
-                            .collect();
-                        if group
-                            .plan
-                            .phrases
-                            .iter()
-                            .any(|p| contains_phrase(&t, &p.terms))
-                        {
-                            score *= 2.0;
-                        }
-                    }
-                    (score > 0.0).then_some((score, s))
-                })
-                .collect();
-            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.idx.cmp(&b.1.idx)));
-            scored.truncate(MAX_SECTIONS);
             let result_type = if title_hit || scored.is_empty() {
                 "page"
             } else {
                 "section"
             };
-            if scored.is_empty() {
-                if let Some(first) = sections.first() {
-                    scored.push((0.0, first));
-                }
-            }
+            let shown: Vec<(f32, &SectionRow)> = if scored.is_empty() {
+                sections.first().map(|s| (0.0, s)).into_iter().collect()
+            } else {
+                scored
+                    .iter()
+                    .filter_map(|(score, idx)| {
+                        let s = sections.iter().find(|s| s.idx == i64::from(*idx))?;
+                        Some((*score, s))
+                    })
+                    .collect()
+            };
             let page_url = state.url(&format!("/s/{space_id}/{}", page.path));
-            let match_terms: HashSet<&str> = group.alts.keys().map(String::as_str).collect();
-            let sections_json: Vec<Value> = scored
+            let sections_out = shown
                 .iter()
                 .map(|(score, s)| {
-                    let url = if s.anchor.is_empty() {
-                        page_url.clone()
-                    } else {
-                        format!("{page_url}#{}", s.anchor)
-                    };
-                    json!({
-                        "id": s.anchor,
-                        "title": if s.title.is_empty() { page.title.as_str() } else { s.title.as_str() },
-                        "path": page.path,
-                        "body": excerpt(&group.analyzer, &s.body, &match_terms),
-                        "score": round(*score),
-                        "resultType": "section",
-                        "urls": { "app": url },
-                    })
+                    let matches = u32::try_from(s.idx)
+                        .map(|idx| body_matches(group, terms, idx))
+                        .unwrap_or_default();
+                    FoundSection {
+                        id: s.anchor.clone(),
+                        title: if s.title.is_empty() {
+                            page.title.clone()
+                        } else {
+                            s.title.clone()
+                        },
+                        path: page.path.clone(),
+                        body: excerpt(&s.body, &matches),
+                        score: round(*score),
+                        url: if s.anchor.is_empty() {
+                            page_url.clone()
+                        } else {
+                            format!("{page_url}#{}", s.anchor)
+                        },
+                    }
                 })
                 .collect();
             let ancestors: Vec<String> =
                 serde_json::from_str(&page.ancestors).map_err(crate::error::ApiError::internal)?;
-            out.push((
-                from + i,
-                h.space,
-                json!({
-                    "id": page.page_id,
-                    "title": page.title,
-                    "description": page.description,
-                    "path": page.path,
-                    "score": round(h.score),
-                    "rank": from + i + 1,
-                    "resultType": result_type,
-                    "ancestors": ancestors.iter().map(|t| json!({ "title": t })).collect::<Vec<_>>(),
-                    "sections": sections_json,
-                    "urls": { "app": page_url },
-                }),
-            ));
+            out.push(FoundPage {
+                space: h.space,
+                position: from + i,
+                id: page.page_id.clone(),
+                title: page.title.clone(),
+                description: page.description.clone(),
+                path: page.path.clone(),
+                score: round(h.score),
+                result_type,
+                ancestors,
+                sections: sections_out,
+                url: page_url,
+            });
         }
         Ok(out)
     }
@@ -1015,32 +1236,40 @@ fn round(x: f32) -> f64 {
     (f64::from(x.max(0.0)) * 1000.0).round() / 1000.0
 }
 
-/// A plain-text excerpt of `body` around its densest cluster of matching words.
-fn excerpt(analyzer: &Analyzer, body: &str, terms: &HashSet<&str>) -> String {
-    let words: Vec<(usize, &str)> = body.unicode_word_indices().collect();
-    if words.is_empty() {
-        return String::new();
-    }
-    let matches: Vec<(usize, String)> = words
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (_, w))| {
-            let a = analyzer.word(w)?;
-            terms.contains(a.term.as_str()).then_some((i, a.term))
-        })
-        .collect();
+/// A plain-text excerpt of `body` around its densest cluster of matching words, given as
+/// `(word position, term)` in order. Only the words up to the end of the excerpt are
+/// segmented.
+fn excerpt(body: &str, matches: &[(u32, usize)]) -> String {
     let mut start = 0;
     let mut best = 0;
+    let mut distinct: Vec<usize> = Vec::new();
     for (mi, (i, _)) in matches.iter().enumerate() {
-        let distinct: HashSet<&str> = matches[mi..]
+        let i = *i as usize;
+        distinct.clear();
+        for (_, t) in matches[mi..]
             .iter()
-            .take_while(|(j, _)| *j < i + EXCERPT_WORDS - EXCERPT_LEAD)
-            .map(|(_, t)| t.as_str())
-            .collect();
+            .take_while(|(j, _)| (*j as usize) < i + EXCERPT_WORDS - EXCERPT_LEAD)
+        {
+            if !distinct.contains(t) {
+                distinct.push(*t);
+            }
+        }
         if distinct.len() > best {
             best = distinct.len();
             start = i.saturating_sub(EXCERPT_LEAD);
         }
+    }
+    // One word past the excerpt tells whether it is cut.
+    let words: Vec<(usize, &str)> = body
+        .unicode_word_indices()
+        .take(start + EXCERPT_WORDS + 1)
+        .collect();
+    if words.is_empty() {
+        return String::new();
+    }
+    if start >= words.len() {
+        // Positions beyond the text (an index out of step with it): show its start.
+        start = 0;
     }
     let end_word = (start + EXCERPT_WORDS).min(words.len()) - 1;
     let from = if start == 0 { 0 } else { words[start].0 };
@@ -1105,7 +1334,6 @@ mod tests {
 
     #[test]
     fn excerpts_center_on_matches() {
-        let a = Analyzer::for_language(None);
         let body = (0..100)
             .map(|i| {
                 if i == 60 {
@@ -1116,12 +1344,14 @@ mod tests {
             })
             .collect::<Vec<_>>()
             .join(" ");
-        let terms: HashSet<&str> = ["webhook"].into_iter().collect();
-        let e = excerpt(&a, &body, &terms);
+        let e = excerpt(&body, &[(60, 0)]);
         assert!(e.starts_with("… w54"), "{e}");
         assert!(e.contains("webhooks"));
         assert!(e.ends_with(" …"));
-        assert_eq!(excerpt(&a, "Short text.", &terms), "Short text.");
-        assert_eq!(excerpt(&a, "Two\nlines.", &terms), "Two lines.");
+        assert_eq!(excerpt("Short text.", &[]), "Short text.");
+        assert_eq!(excerpt("Two\nlines.", &[]), "Two lines.");
+        // Positions past the text (an index out of step with it) show its start.
+        assert_eq!(excerpt("Short text.", &[(90, 0)]), "Short text.");
+        assert_eq!(excerpt("", &[(3, 0)]), "");
     }
 }
