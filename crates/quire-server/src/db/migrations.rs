@@ -13,7 +13,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "comments", COMMENTS),
     (5, "search", SEARCH),
     (6, "sites", SITES),
+    (7, "search index generation", SEARCH_GENERATION),
 ];
+
+/// A counter bumped by every write of a space's search index, in the writing transaction:
+/// what queries cache of an index (postings, page texts) is named by it, so that no write
+/// can leave a cached copy in use (see `crate::domain::search::snapshot`).
+const SEARCH_GENERATION: &str = r#"
+ALTER TABLE search_spaces ADD COLUMN generation BIGINT NOT NULL DEFAULT 0
+"#;
 
 /// Docs sites and their structure. Sections and section groups share one position space
 /// per site (the top level of the structure); site spaces are ordered within their section,

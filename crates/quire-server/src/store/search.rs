@@ -113,10 +113,12 @@ pub struct IndexRow {
     pub delta_from: i64,
     /// Pages changed (in the delta, or dead in blocks) since the last compaction.
     pub pending: i64,
+    /// Bumped by every write of the index ([`put_index`]): names what readers cache of it.
+    pub generation: i64,
 }
 
 const INDEX_COLUMNS: &str = "space_id, revision_id, analyzer, pages, title_len, head_len, \
-    body_len, next_key, delta_from, pending";
+    body_len, next_key, delta_from, pending, generation";
 
 fn index_row(r: &sqlx::any::AnyRow) -> sqlx::Result<IndexRow> {
     Ok(IndexRow {
@@ -130,6 +132,7 @@ fn index_row(r: &sqlx::any::AnyRow) -> sqlx::Result<IndexRow> {
         next_key: r.try_get(7)?,
         delta_from: r.try_get(8)?,
         pending: r.try_get(9)?,
+        generation: r.try_get(10)?,
     })
 }
 
@@ -151,16 +154,18 @@ pub async fn lock_index(tx: &mut Tx, space_id: &str) -> sqlx::Result<Option<Inde
     row.as_ref().map(index_row).transpose()
 }
 
-/// Writes the index record of a space.
+/// Writes the index record of a space, and bumps its generation: every write of an index
+/// (its postings, pages or dictionary) ends here, in the same transaction.
 pub async fn put_index(tx: &mut Tx, r: &IndexRow, now: i64) -> sqlx::Result<()> {
     sqlx::query(&format!(
         "INSERT INTO search_spaces ({INDEX_COLUMNS}, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
          ON CONFLICT (space_id) DO UPDATE SET revision_id = excluded.revision_id, \
          analyzer = excluded.analyzer, pages = excluded.pages, title_len = excluded.title_len, \
          head_len = excluded.head_len, body_len = excluded.body_len, \
          next_key = excluded.next_key, delta_from = excluded.delta_from, \
-         pending = excluded.pending, updated_at = excluded.updated_at"
+         pending = excluded.pending, generation = search_spaces.generation + 1, \
+         updated_at = excluded.updated_at"
     ))
     .bind(&r.space_id)
     .bind(&r.revision_id)
@@ -172,6 +177,7 @@ pub async fn put_index(tx: &mut Tx, r: &IndexRow, now: i64) -> sqlx::Result<()> 
     .bind(r.next_key)
     .bind(r.delta_from)
     .bind(r.pending)
+    .bind(r.generation)
     .bind(now)
     .execute(&mut **tx)
     .await?;
@@ -644,7 +650,7 @@ pub async fn states(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceState>> {
         let text = format!(
             "SELECT s.id, s.title, s.language, s.revision_id, r.root, ix.revision_id, ix.analyzer, \
              ix.pages, ix.title_len, ix.head_len, ix.body_len, ix.next_key, ix.delta_from, \
-             ix.pending \
+             ix.pending, ix.generation \
              FROM spaces s JOIN revisions r ON r.id = s.revision_id \
              LEFT JOIN search_spaces ix ON ix.space_id = s.id \
              WHERE s.deleted_at IS NULL AND s.id IN ({})",
@@ -669,6 +675,7 @@ pub async fn states(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceState>> {
                     next_key: r.try_get(11)?,
                     delta_from: r.try_get(12)?,
                     pending: r.try_get(13)?,
+                    generation: r.try_get(14)?,
                 }),
                 None => None,
             };
@@ -749,14 +756,7 @@ pub async fn prefixed(
     limit: i64,
 ) -> sqlx::Result<Vec<(String, String)>> {
     let lo = prefix.as_bytes().to_vec();
-    // The smallest byte string above every string starting with `prefix`.
-    let mut hi = lo.clone();
-    while let Some(last) = hi.pop() {
-        if last < 0xff {
-            hi.push(last + 1);
-            break;
-        }
-    }
+    let hi = prefix_end(&lo);
     let mut out = Vec::new();
     for space in spaces {
         let text = if hi.is_empty() {
@@ -780,32 +780,6 @@ pub async fn prefixed(
     Ok(out)
 }
 
-/// The delta postings of `terms` in `spaces`, as `(space, term, page key, entry)`.
-pub async fn delta_postings(
-    db: &Db,
-    spaces: &[&str],
-    terms: &[&str],
-) -> sqlx::Result<Vec<(String, String, i64, Vec<u8>)>> {
-    let mut out = Vec::new();
-    if spaces.is_empty() {
-        return Ok(out);
-    }
-    for chunk in terms.chunks(IN_CHUNK) {
-        let text = format!(
-            "SELECT space_id, term, page_key, data FROM search_delta \
-             WHERE space_id IN {} AND term IN {}",
-            in_list(1, spaces.len()),
-            in_list(spaces.len() + 1, chunk.len())
-        );
-        let mut q = sqlx::query_as::<_, (String, String, i64, Vec<u8>)>(&text);
-        for v in spaces.iter().chain(chunk) {
-            q = q.bind(*v);
-        }
-        out.extend(q.fetch_all(db.pool()).await?);
-    }
-    Ok(out)
-}
-
 /// The superseded page keys of `spaces`, as `(space, page key)`.
 pub async fn dead_keys(db: &Db, spaces: &[&str]) -> sqlx::Result<Vec<(String, i64)>> {
     if spaces.is_empty() {
@@ -822,44 +796,8 @@ pub async fn dead_keys(db: &Db, spaces: &[&str]) -> sqlx::Result<Vec<(String, i6
     q.fetch_all(db.pool()).await
 }
 
-/// The posting blocks of `terms` in `spaces` (only blocks among `blocks` when given), as
-/// `(space, term, data)`.
-pub async fn postings(
-    db: &Db,
-    spaces: &[&str],
-    terms: &[&str],
-    blocks: Option<&[i64]>,
-) -> sqlx::Result<Vec<(String, String, Vec<u8>)>> {
-    let mut out = Vec::new();
-    if spaces.is_empty() || blocks.is_some_and(<[i64]>::is_empty) {
-        return Ok(out);
-    }
-    for chunk in terms.chunks(IN_CHUNK) {
-        let mut text = format!(
-            "SELECT space_id, term, data FROM search_postings WHERE space_id IN {} AND term IN {}",
-            in_list(1, spaces.len()),
-            in_list(spaces.len() + 1, chunk.len())
-        );
-        if let Some(blocks) = blocks {
-            text.push_str(&format!(
-                " AND block IN {}",
-                in_list(spaces.len() + chunk.len() + 1, blocks.len())
-            ));
-        }
-        let mut q = sqlx::query_as::<_, (String, String, Vec<u8>)>(&text);
-        for v in spaces.iter().chain(chunk) {
-            q = q.bind(*v);
-        }
-        for b in blocks.unwrap_or_default() {
-            q = q.bind(*b);
-        }
-        out.extend(q.fetch_all(db.pool()).await?);
-    }
-    Ok(out)
-}
-
 /// A page record, for results.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct PageRow {
     pub page_key: i64,
     pub page_id: String,
@@ -869,50 +807,14 @@ pub struct PageRow {
     pub ancestors: String,
 }
 
-/// The page records of `keys` in a space.
-pub async fn pages(db: &Db, space_id: &str, keys: &[i64]) -> sqlx::Result<Vec<PageRow>> {
-    let mut out = Vec::new();
-    for chunk in keys.chunks(IN_CHUNK) {
-        let text = format!(
-            "SELECT page_key, page_id, title, description, path, ancestors FROM search_pages \
-             WHERE space_id = $1 AND page_key IN {}",
-            in_list(2, chunk.len())
-        );
-        let mut q = sqlx::query_as::<_, PageRow>(&text).bind(space_id);
-        for k in chunk {
-            q = q.bind(*k);
-        }
-        out.extend(q.fetch_all(db.pool()).await?);
-    }
-    Ok(out)
-}
-
 /// A section, for results and phrase checks.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct SectionRow {
     pub page_key: i64,
     pub idx: i64,
     pub anchor: String,
     pub title: String,
     pub body: String,
-}
-
-/// The sections of the pages `keys` in a space.
-pub async fn sections(db: &Db, space_id: &str, keys: &[i64]) -> sqlx::Result<Vec<SectionRow>> {
-    let mut out = Vec::new();
-    for chunk in keys.chunks(IN_CHUNK) {
-        let text = format!(
-            "SELECT page_key, idx, anchor, title, body FROM search_sections \
-             WHERE space_id = $1 AND page_key IN {}",
-            in_list(2, chunk.len())
-        );
-        let mut q = sqlx::query_as::<_, SectionRow>(&text).bind(space_id);
-        for k in chunk {
-            q = q.bind(*k);
-        }
-        out.extend(q.fetch_all(db.pool()).await?);
-    }
-    Ok(out)
 }
 
 /// Where a posting read by [`postings_with_delta`] comes from.
@@ -1020,50 +922,28 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     hi
 }
 
-/// A page record with one of its sections (none when it has none of those asked for).
+/// A page record with one of its sections (none for a page without sections).
 #[derive(Debug, Clone)]
-pub struct PageText {
+pub struct TextRow {
     pub page: PageRow,
     pub section: Option<SectionRow>,
 }
 
-/// The page records of `keys` in a space, each with its sections among `idxs` (all of
-/// them when `idxs` is `None`), in one statement.
-pub async fn texts(
-    db: &Db,
-    space_id: &str,
-    keys: &[i64],
-    idxs: Option<&[i64]>,
-) -> sqlx::Result<Vec<PageText>> {
+/// The page records of `keys` in a space, each with all its sections (one row per section,
+/// or one without a section for a page that has none), in one statement.
+pub async fn texts(db: &Db, space_id: &str, keys: &[i64]) -> sqlx::Result<Vec<TextRow>> {
     let mut out = Vec::new();
-    // Past this many, sections are filtered here rather than in the statement.
-    let idxs = idxs.filter(|i| i.len() <= IN_CHUNK);
     for chunk in keys.chunks(IN_CHUNK) {
-        let mut text = String::from(
+        let text = format!(
             "SELECT p.page_key, p.page_id, p.title, p.description, p.path, p.ancestors, \
              s.idx, s.anchor, s.title, s.body FROM search_pages p \
-             LEFT JOIN search_sections s ON s.space_id = p.space_id AND s.page_key = p.page_key",
-        );
-        if let Some(idxs) = idxs {
-            if idxs.is_empty() {
-                text.push_str(" AND 1 = 0");
-            } else {
-                text.push_str(&format!(
-                    " AND s.idx IN {}",
-                    in_list(chunk.len() + 2, idxs.len())
-                ));
-            }
-        }
-        text.push_str(&format!(
-            " WHERE p.space_id = $1 AND p.page_key IN {}",
+             LEFT JOIN search_sections s ON s.space_id = p.space_id AND s.page_key = p.page_key \
+             WHERE p.space_id = $1 AND p.page_key IN {}",
             in_list(2, chunk.len())
-        ));
+        );
         let mut q = sqlx::query(&text).bind(space_id);
         for k in chunk {
             q = q.bind(*k);
-        }
-        for i in idxs.unwrap_or_default() {
-            q = q.bind(*i);
         }
         for r in q.fetch_all(db.pool()).await? {
             let page = PageRow {
@@ -1085,7 +965,7 @@ pub async fn texts(
                 }),
                 None => None,
             };
-            out.push(PageText { page, section });
+            out.push(TextRow { page, section });
         }
     }
     Ok(out)

@@ -472,6 +472,98 @@ async fn the_index_follows_merges_deletes_restores_and_duplicates() {
 }
 
 #[tokio::test]
+async fn cached_answers_and_index_data_follow_every_change() {
+    // Whole answers and what queries read of an index are cached per node, named by the
+    // spaces' revisions and the index's generation: a change shows in the next search on the
+    // node that made it, and on another node once its access cache's bound has passed (as
+    // content reads do).
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    let (alice, org, space) = setup(&app).await;
+    seed_guide(&app, &alice, &space).await;
+    let generation = || {
+        let db = app.state.db.clone();
+        let space = space.clone();
+        async move {
+            let g: i64 =
+                sqlx::query_scalar("SELECT generation FROM search_spaces WHERE space_id = $1")
+                    .bind(&space)
+                    .fetch_one(db.pool())
+                    .await
+                    .unwrap();
+            g
+        }
+    };
+    for node in [&app, &other] {
+        for _ in 0..2 {
+            assert_eq!(
+                titles(&search(node, &alice, &space, "retry ").await),
+                vec!["Webhooks"]
+            );
+        }
+    }
+    let before = generation().await;
+    let ids = pages_by_title(&app, &alice, &space).await;
+    let webhooks = ids.iter().find(|(t, _)| t == "Webhooks").unwrap().1.clone();
+    change(
+        &app,
+        &alice,
+        &space,
+        vec![json!({ "operation": "update_page", "page": webhooks, "document": { "markdown": "Deliveries are resent with backoff.\n" } })],
+    )
+    .await;
+    assert!(generation().await > before);
+    assert!(titles(&search(&app, &alice, &space, "retry ").await).is_empty());
+    assert_eq!(
+        titles(&search(&app, &alice, &space, "resent ").await),
+        vec!["Webhooks"]
+    );
+    other
+        .clock
+        .advance_ms(other.config.access_cache_ms as i64 + 1);
+    assert!(titles(&search(&other, &alice, &space, "retry ").await).is_empty());
+    assert_eq!(
+        titles(&search(&other, &alice, &space, "resent ").await),
+        vec!["Webhooks"]
+    );
+
+    // A renamed space shows its new title in organization answers.
+    let q = format!("/v1/orgs/{org}/search?query=resent");
+    assert_eq!(
+        app.get(&alice, &q).await.expect(200)["items"][0]["title"],
+        "Guide"
+    );
+    app.patch(
+        &alice,
+        &format!("/v1/spaces/{space}"),
+        json!({ "title": "Handbook" }),
+    )
+    .await
+    .expect(200);
+    assert_eq!(
+        app.get(&alice, &q).await.expect(200)["items"][0]["title"],
+        "Handbook"
+    );
+
+    // Folding the changed page into the blocks keeps the revision but rewrites the index:
+    // a new generation, and the same answers.
+    let g = generation().await;
+    quire_server::domain::search::maintain(&app.state, &space)
+        .await
+        .unwrap();
+    assert!(generation().await > g);
+    assert_eq!(
+        titles(&search(&app, &alice, &space, "resent ").await),
+        vec!["Webhooks"]
+    );
+    assert!(titles(&search(&app, &alice, &space, "retry ").await).is_empty());
+    assert_eq!(
+        titles(&search(&app, &alice, &space, "webhooks ").await),
+        vec!["Webhooks", "Billing"]
+    );
+}
+
+#[tokio::test]
 async fn updates_rewrite_only_changed_pages() {
     let app = TestApp::start().await;
     let (alice, _org, space) = setup(&app).await;

@@ -455,6 +455,8 @@ async fn full(
         next_key: 0,
         delta_from: 0,
         pending: 0,
+        // A new record starts at 0; an existing one is bumped by `put_index`.
+        generation: 0,
     };
     // Blocks are built in page-key order, so entries are appended in order.
     let mut blocks: HashMap<(&str, i64), (i64, Vec<u8>)> = HashMap::new();

@@ -53,12 +53,28 @@
 //! indexing of more than 1,000 pages) is indexed by the job, or by the first search that
 //! comes before it. Deleted spaces are filtered out at query time, so restoring one brings
 //! it back as it was; purging a space removes its index by cascade.
+//!
+//! # Answering fast
+//!
+//! Ranking reads only postings: per page and term, field lengths, term frequencies and
+//! word positions. Results come from the same postings (section scores, the phrase bonus,
+//! where the matches are), and excerpts are cut from the section text at the indexed word
+//! positions: nothing is analysed again at query time. Only the hits shown are sorted.
+//!
+//! Two per-node caches, which no change can leave in use:
+//! - [`snapshot`] keeps what queries read of an index (postings, superseded pages,
+//!   completions, corrections, page texts), named by the index's generation, which every
+//!   write of the index bumps in its transaction; a search reads the generations first.
+//! - [`results`] keeps whole answers, named by the spaces' revisions and analysis (as the
+//!   request's space rows give them, the rows content reads use), the query and the page
+//!   asked for: a repeated question costs no database round trip.
 
 pub mod analyze;
 pub mod codec;
 pub mod index;
 pub mod query;
 pub mod results;
+pub mod snapshot;
 
 pub use index::{reindex, Outcome};
 

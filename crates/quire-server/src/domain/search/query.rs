@@ -3,15 +3,19 @@
 //! phrase checks on the section text, and result sections with excerpts.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use bytes::Bytes;
 
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::analyze::{fold, Analyzer, SectionHits, TermHits};
 use super::codec;
+use super::snapshot;
 use crate::error::ApiResult;
 use crate::state::AppState;
 use crate::store;
-use crate::store::search::{PageRow, SectionRow, SpaceState};
+use crate::store::search::{IndexRow, PageRow, SectionRow, SpaceState};
 
 /// Longest accepted query, in characters (the official `maxLength`).
 pub const MAX_QUERY_CHARS: usize = 512;
@@ -300,8 +304,8 @@ struct Group {
     live_words: usize,
     /// Average field lengths: title, headings, body.
     avg: [f32; 3],
-    /// Posting blocks read: `(state index, term, data)`.
-    rows: Vec<(usize, String, Vec<u8>)>,
+    /// Posting blocks read.
+    rows: Vec<Row>,
 }
 
 /// A ranked page.
@@ -335,42 +339,92 @@ fn saturate(x: f32) -> f32 {
     x * (K1 + 1.0) / (x + K1)
 }
 
-/// Where the postings read by one query go, with what excludes and counts them.
+/// A posting row: `(state index, term, block)`; a delta entry is a block of one.
+type Row = (usize, Arc<str>, Bytes);
+
+/// The postings of one term in one space (or in one block of it), superseded pages left
+/// out, as read and as cached.
+#[derive(Default)]
+struct TermPostings {
+    blocks: Vec<Bytes>,
+    /// Pages they hold.
+    pages: i64,
+    bytes: usize,
+}
+
+impl TermPostings {
+    fn push(&mut self, block: Vec<u8>, pages: i64) {
+        self.pages += pages;
+        self.bytes += block.len() + 32;
+        self.blocks.push(Bytes::from(block));
+    }
+}
+
+/// Whether an index may have delta postings or superseded pages: only while changes wait
+/// to be folded (an index with none costs no read for them).
+fn has_pending(ix: &IndexRow) -> bool {
+    ix.delta_from < ix.next_key || ix.pending > 0
+}
+
+/// One row read by [`Sink::fetch`]: the space (index into the group's), the term, the block
+/// (`None` for a delta entry) and the postings.
+type Fetched = (usize, String, Option<i64>, Vec<u8>, i64);
+
+/// Where the postings read by one query go, with what excludes and counts them. Reads go
+/// through the index snapshot cache ([`snapshot`]); what it lacks is read in one statement.
 struct Sink<'a> {
-    rows: &'a mut Vec<(usize, String, Vec<u8>)>,
-    ids: &'a [&'a str],
-    by_id: &'a HashMap<&'a str, usize>,
+    state: &'a AppState,
+    /// The group's spaces: state index and index state.
+    spaces: &'a [(usize, &'a IndexRow)],
     /// Superseded pages, left out.
     dead: &'a PageSet,
-    /// Some space has pages in its delta (otherwise the delta is not read).
-    delta: bool,
+    rows: &'a mut Vec<Row>,
     /// Pages per term.
     counts: &'a mut HashMap<String, i64>,
 }
 
 impl Sink<'_> {
-    /// Reads the posting blocks of `terms` (only `blocks` when given) and, with `delta`,
-    /// their delta postings, in one statement.
-    async fn read(
-        &mut self,
-        state: &AppState,
+    fn add(&mut self, i: usize, term: &str, p: &TermPostings) {
+        if p.blocks.is_empty() {
+            return;
+        }
+        *self.counts.entry(term.to_string()).or_default() += p.pages;
+        let term: Arc<str> = Arc::from(term);
+        for b in &p.blocks {
+            self.rows.push((i, term.clone(), b.clone()));
+        }
+    }
+
+    /// Reads, for the spaces `sis` (indices into the group's), the blocks of `terms` (only
+    /// `blocks` when given) and, with `delta`, their delta entries.
+    async fn fetch(
+        &self,
+        sis: &BTreeSet<usize>,
         terms: &[&str],
         blocks: Option<&[i64]>,
         delta: bool,
-    ) -> ApiResult<()> {
-        let delta = delta && self.delta;
+    ) -> ApiResult<Vec<Fetched>> {
+        let ids: Vec<&str> = sis
+            .iter()
+            .map(|si| self.spaces[*si].1.space_id.as_str())
+            .collect();
+        let delta = delta && sis.iter().any(|si| has_pending(self.spaces[*si].1));
         let found =
-            store::search::postings_with_delta(&state.db, self.ids, terms, blocks, delta).await?;
+            store::search::postings_with_delta(&self.state.db, &ids, terms, blocks, delta).await?;
+        let mut out = Vec::with_capacity(found.len());
         for (space, term, key, data) in found {
-            let Some(&i) = self.by_id.get(space.as_str()) else {
+            let Some(&si) = sis.iter().find(|si| self.spaces[**si].1.space_id == space) else {
                 continue;
             };
+            let i = self.spaces[si].0;
             if key != store::search::FROM_BLOCK {
-                *self.counts.entry(term.clone()).or_default() += 1;
-                self.rows
-                    .push((i, term, codec::encode_block([(key, data.as_slice())])));
+                let block = codec::encode_block([(key, data.as_slice())]);
+                out.push((si, term, None, block, 1));
                 continue;
             }
+            let block = codec::entries(&data)
+                .next()
+                .map(|(k, _)| codec::block_of(k));
             let dead = self.dead;
             let data = if dead.is_empty()
                 || !codec::entries(&data).any(|(k, _)| dead.contains(&(i, k)))
@@ -379,16 +433,151 @@ impl Sink<'_> {
             } else {
                 codec::encode_block(codec::entries(&data).filter(|(k, _)| !dead.contains(&(i, *k))))
             };
-            *self.counts.entry(term.clone()).or_default() += codec::entries(&data).count() as i64;
-            self.rows.push((i, term, data));
+            let pages = codec::entries(&data).count() as i64;
+            out.push((si, term, block.or(Some(0)), data, pages));
+        }
+        Ok(out)
+    }
+
+    /// Reads every posting of `terms`.
+    async fn all(&mut self, terms: &[&str]) -> ApiResult<()> {
+        let mut missing: Vec<(usize, &str)> = Vec::new();
+        for (si, (i, ix)) in self.spaces.iter().enumerate() {
+            for t in terms {
+                match snapshot::get::<TermPostings>(self.state, &snapshot::key(ix, "term", t)) {
+                    Some(p) => self.add(*i, t, &p),
+                    None => missing.push((si, t)),
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let sis: BTreeSet<usize> = missing.iter().map(|(si, _)| *si).collect();
+        let ts: Vec<&str> = missing
+            .iter()
+            .map(|(_, t)| *t)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut read: HashMap<(usize, String), TermPostings> = HashMap::new();
+        for (si, term, _, data, pages) in self.fetch(&sis, &ts, None, true).await? {
+            read.entry((si, term)).or_default().push(data, pages);
+        }
+        // The statement read every pair of those spaces and terms: all of them are kept.
+        for si in &sis {
+            let (i, ix) = self.spaces[*si];
+            for t in &ts {
+                let p = Arc::new(read.remove(&(*si, t.to_string())).unwrap_or_default());
+                if missing.contains(&(*si, *t)) {
+                    self.add(i, t, &p);
+                }
+                let bytes = p.bytes;
+                snapshot::put(self.state, snapshot::key(ix, "term", t), p, bytes);
+            }
         }
         Ok(())
     }
 
-    /// Reads every posting of `terms`.
-    async fn all(&mut self, state: &AppState, terms: &[&str]) -> ApiResult<()> {
-        self.read(state, terms, None, true).await
+    /// Reads the postings of `terms` in `blocks` only, and their delta entries.
+    async fn in_blocks(&mut self, terms: &[&str], blocks: &[i64]) -> ApiResult<()> {
+        let block_key = |b: i64, t: &str| format!("{b}:{t}");
+        let mut missing: Vec<(usize, &str, Option<i64>)> = Vec::new();
+        for (si, (i, ix)) in self.spaces.iter().enumerate() {
+            for t in terms {
+                let parts = blocks
+                    .iter()
+                    .map(|b| (Some(*b), snapshot::key(ix, "block", &block_key(*b, t))))
+                    .chain(has_pending(ix).then(|| (None, snapshot::key(ix, "delta", t))));
+                for (b, key) in parts {
+                    match snapshot::get::<TermPostings>(self.state, &key) {
+                        Some(p) => self.add(*i, t, &p),
+                        None => missing.push((si, t, b)),
+                    }
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let sis: BTreeSet<usize> = missing.iter().map(|(si, _, _)| *si).collect();
+        let ts: Vec<&str> = missing
+            .iter()
+            .map(|(_, t, _)| *t)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let bs: Vec<i64> = missing
+            .iter()
+            .filter_map(|(_, _, b)| *b)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let delta = missing.iter().any(|(_, _, b)| b.is_none());
+        let mut read: HashMap<(usize, String, Option<i64>), TermPostings> = HashMap::new();
+        if bs.is_empty() {
+            for (si, term, b, data, pages) in self.fetch(&sis, &ts, Some(&[]), delta).await? {
+                read.entry((si, term, b)).or_default().push(data, pages);
+            }
+        }
+        for (n, chunk) in bs.chunks(IN_CHUNK_BLOCKS).enumerate() {
+            let with_delta = delta && n == 0;
+            for (si, term, b, data, pages) in self.fetch(&sis, &ts, Some(chunk), with_delta).await?
+            {
+                read.entry((si, term, b)).or_default().push(data, pages);
+            }
+        }
+        // Every (space, term, block) read is kept, found or not; so is each delta read.
+        for si in &sis {
+            let (i, ix) = self.spaces[*si];
+            for t in &ts {
+                let parts = bs
+                    .iter()
+                    .map(|b| Some(*b))
+                    .chain((delta && has_pending(ix)).then_some(None));
+                for b in parts {
+                    let p = Arc::new(read.remove(&(*si, t.to_string(), b)).unwrap_or_default());
+                    if missing.contains(&(*si, *t, b)) {
+                        self.add(i, t, &p);
+                    }
+                    let key = match b {
+                        Some(b) => snapshot::key(ix, "block", &block_key(b, t)),
+                        None => snapshot::key(ix, "delta", t),
+                    };
+                    let bytes = p.bytes;
+                    snapshot::put(self.state, key, p, bytes);
+                }
+            }
+        }
+        Ok(())
     }
+}
+
+/// The superseded pages of the group's spaces (none without pending changes).
+async fn dead_pages(state: &AppState, spaces: &[(usize, &IndexRow)]) -> ApiResult<PageSet> {
+    let mut out = PageSet::default();
+    let mut missing: Vec<(usize, &IndexRow)> = Vec::new();
+    for (i, ix) in spaces.iter().filter(|(_, ix)| ix.pending > 0) {
+        match snapshot::get::<Vec<i64>>(state, &snapshot::key(ix, "dead", "")) {
+            Some(keys) => out.extend(keys.iter().map(|k| (*i, *k))),
+            None => missing.push((*i, ix)),
+        }
+    }
+    if missing.is_empty() {
+        return Ok(out);
+    }
+    let ids: Vec<&str> = missing.iter().map(|(_, ix)| ix.space_id.as_str()).collect();
+    let mut by_space: HashMap<String, Vec<i64>> = HashMap::new();
+    for (s, k) in store::search::dead_keys(&state.db, &ids).await? {
+        by_space.entry(s).or_default().push(k);
+    }
+    for (i, ix) in missing {
+        let keys = Arc::new(by_space.remove(&ix.space_id).unwrap_or_default());
+        out.extend(keys.iter().map(|k| (i, *k)));
+        let bytes = keys.len() * 8;
+        snapshot::put(state, snapshot::key(ix, "dead", ""), keys, bytes);
+    }
+    Ok(out)
 }
 
 /// The `limit` most frequent of `terms` (by the dictionary's document frequencies, which
@@ -415,10 +604,20 @@ async fn most_frequent(
 
 /// The terms completing `w`, the word being typed (its own term aside): the most frequent
 /// of the first dictionary words it starts. One space reads its words and their frequencies
-/// in one statement; several sum their frequencies as [`most_frequent`] does.
-async fn completions(state: &AppState, ids: &[&str], w: &QWord) -> ApiResult<Vec<String>> {
-    if let [space] = ids {
-        let found = store::search::prefixed_df(&state.db, space, &w.surface, PREFIX_SCAN).await?;
+/// in one statement (and keeps the answer in the snapshot cache); several sum their
+/// frequencies as [`most_frequent`] does.
+async fn completions(
+    state: &AppState,
+    spaces: &[(usize, &IndexRow)],
+    w: &QWord,
+) -> ApiResult<Vec<String>> {
+    if let [(_, ix)] = spaces {
+        let key = snapshot::key(ix, "complete", &w.surface);
+        if let Some(terms) = snapshot::get::<Vec<String>>(state, &key) {
+            return Ok(terms.to_vec());
+        }
+        let found =
+            store::search::prefixed_df(&state.db, &ix.space_id, &w.surface, PREFIX_SCAN).await?;
         let mut terms: Vec<(String, i64)> = found
             .into_iter()
             .filter(|(_, t, _)| *t != w.term)
@@ -431,15 +630,50 @@ async fn completions(state: &AppState, ids: &[&str], w: &QWord) -> ApiResult<Vec
             terms.sort_by_key(|(_, df)| std::cmp::Reverse(*df));
             terms.truncate(MAX_EXPANSIONS);
         }
-        return Ok(terms.into_iter().map(|(t, _)| t).collect());
+        let terms: Vec<String> = terms.into_iter().map(|(t, _)| t).collect();
+        let bytes = terms.iter().map(|t| t.len() + 24).sum();
+        snapshot::put(state, key, Arc::new(terms.clone()), bytes);
+        return Ok(terms);
     }
-    let found = store::search::prefixed(&state.db, ids, &w.surface, PREFIX_SCAN).await?;
+    let ids: Vec<&str> = spaces.iter().map(|(_, ix)| ix.space_id.as_str()).collect();
+    let found = store::search::prefixed(&state.db, &ids, &w.surface, PREFIX_SCAN).await?;
     let terms: Vec<String> = found
         .into_iter()
         .map(|(_, t)| t)
         .filter(|t| *t != w.term)
         .collect();
-    most_frequent(state, ids, terms, MAX_EXPANSIONS).await
+    most_frequent(state, &ids, terms, MAX_EXPANSIONS).await
+}
+
+/// The most frequent terms one typo away from `w` (kept in the snapshot cache for one space).
+async fn corrections_of(
+    state: &AppState,
+    spaces: &[(usize, &IndexRow)],
+    w: &QWord,
+) -> ApiResult<Vec<String>> {
+    let key = match spaces {
+        [(_, ix)] => Some(snapshot::key(ix, "typo", &w.surface)),
+        _ => None,
+    };
+    if let Some(terms) = key
+        .as_ref()
+        .and_then(|k| snapshot::get::<Vec<String>>(state, k))
+    {
+        return Ok(terms.to_vec());
+    }
+    let ids: Vec<&str> = spaces.iter().map(|(_, ix)| ix.space_id.as_str()).collect();
+    let variants = one_edit(&w.surface);
+    let terms: Vec<String> = store::search::words(&state.db, &ids, &variants)
+        .await?
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    let terms = most_frequent(state, &ids, terms, MAX_EXPANSIONS).await?;
+    if let Some(key) = key {
+        let bytes = terms.iter().map(|t| t.len() + 24).sum();
+        snapshot::put(state, key, Arc::new(terms.clone()), bytes);
+    }
+    Ok(terms)
 }
 
 async fn prepare(
@@ -450,10 +684,6 @@ async fn prepare(
     parsed: &Parsed,
 ) -> ApiResult<Group> {
     let plan = plan(&analyzer, parsed);
-    let ids: Vec<&str> = spaces
-        .iter()
-        .map(|i| states[*i].space_id.as_str())
-        .collect();
     let (mut pages, mut lens) = (0i64, [0i64; 3]);
     for i in &spaces {
         if let Some(ix) = &states[*i].index {
@@ -477,29 +707,12 @@ async fn prepare(
     if group.plan.words.is_empty() || pages == 0 {
         return Ok(group);
     }
-    let by_id: HashMap<&str, usize> = group
+    let indexes: Vec<(usize, &IndexRow)> = group
         .spaces
         .iter()
-        .map(|i| (states[*i].space_id.as_str(), *i))
+        .filter_map(|i| states[*i].index.as_ref().map(|ix| (*i, ix)))
         .collect();
-    // Superseded pages and a delta exist only while changes wait to be folded (`pending`);
-    // an index with none costs no read for them.
-    let indexes = || {
-        group
-            .spaces
-            .iter()
-            .filter_map(|i| states[*i].index.as_ref())
-    };
-    let dead: PageSet = if indexes().any(|ix| ix.pending > 0) {
-        store::search::dead_keys(&state.db, &ids)
-            .await?
-            .into_iter()
-            .filter_map(|(s, k)| by_id.get(s.as_str()).map(|i| (*i, k)))
-            .collect()
-    } else {
-        PageSet::default()
-    };
-    let delta = indexes().any(|ix| ix.delta_from < ix.next_key || ix.pending > 0);
+    let dead = dead_pages(state, &indexes).await?;
 
     // Candidate terms: each word's own term, and completions of the word being typed.
     let mut candidates: Vec<(usize, String, f32)> = Vec::new();
@@ -508,7 +721,7 @@ async fn prepare(
             candidates.push((wi, w.term.clone(), 1.0));
         }
         if w.prefix && w.surface.chars().count() >= 2 {
-            for t in completions(state, &ids, w).await? {
+            for t in completions(state, &indexes, w).await? {
                 candidates.push((wi, t, PREFIX_WEIGHT));
             }
         }
@@ -519,14 +732,13 @@ async fn prepare(
     let mut counts: HashMap<String, i64> = HashMap::new();
     let mut rows = Vec::new();
     let mut sink = Sink {
-        rows: &mut rows,
-        ids: &ids,
-        by_id: &by_id,
+        state,
+        spaces: &indexes,
         dead: &dead,
-        delta,
+        rows: &mut rows,
         counts: &mut counts,
     };
-    sink.all(state, &terms).await?;
+    sink.all(&terms).await?;
 
     // Long words found nowhere: their neighbours one typo away.
     let mut corrections: Vec<(usize, String, f32)> = Vec::new();
@@ -537,13 +749,7 @@ async fn prepare(
         if found || !w.typo {
             continue;
         }
-        let variants = one_edit(&w.surface);
-        let terms: Vec<String> = store::search::words(&state.db, &ids, &variants)
-            .await?
-            .into_iter()
-            .map(|(_, t)| t)
-            .collect();
-        for t in most_frequent(state, &ids, terms, MAX_EXPANSIONS).await? {
+        for t in corrections_of(state, &indexes, w).await? {
             corrections.push((wi, t, TYPO_WEIGHT));
         }
     }
@@ -552,8 +758,10 @@ async fn prepare(
             .iter()
             .map(|(_, t, _)| t.as_str())
             .filter(|t| !sink.counts.contains_key(*t))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
             .collect();
-        sink.all(state, &terms).await?;
+        sink.all(&terms).await?;
         candidates.extend(corrections);
     }
 
@@ -583,17 +791,12 @@ async fn prepare(
         let blocks: Vec<i64> = sink
             .rows
             .iter()
-            .filter(|(_, t, _)| rarest.contains(t.as_str()))
+            .filter(|(_, t, _)| rarest.contains(&**t))
             .flat_map(|(_, _, data)| codec::entries(data).map(|(k, _)| codec::block_of(k)))
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        if blocks.is_empty() {
-            sink.read(state, &stops, Some(&[]), true).await?;
-        }
-        for (n, chunk) in blocks.chunks(IN_CHUNK_BLOCKS).enumerate() {
-            sink.read(state, &stops, Some(chunk), n == 0).await?;
-        }
+        sink.in_blocks(&stops, &blocks).await?;
     }
     group.rows = rows;
 
@@ -625,7 +828,7 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
     let mut slots: PageMap<usize> = PageMap::default();
     let mut best: Vec<f32> = Vec::new();
     for (space, term, data) in &group.rows {
-        let Some(alts) = group.alts.get(term) else {
+        let Some(alts) = group.alts.get(&**term) else {
             continue;
         };
         for (key, bytes) in codec::entries(data) {
@@ -719,7 +922,7 @@ fn phrase_pages(group: &Group, candidates: &PageSet) -> PageSet {
     let mut slots: PageMap<usize> = PageMap::default();
     let mut cells: Vec<Option<&[u8]>> = Vec::new();
     for (space, term, data) in &group.rows {
-        let Some(ti) = terms.iter().position(|t| *t == term.as_str()) else {
+        let Some(ti) = terms.iter().position(|t| *t == &**term) else {
             continue;
         };
         for (key, bytes) in codec::entries(data) {
@@ -892,48 +1095,72 @@ fn contains_phrase(tokens: &[(usize, usize, String)], phrase: &[String]) -> bool
             .any(|w| w.iter().zip(phrase).all(|(t, p)| t.2 == *p))
 }
 
-/// The text of some pages: `(state index, page key)` to its record and sections.
-type Texts = PageMap<(PageRow, Vec<SectionRow>)>;
+/// A page's record with all its sections, in order, as read and as cached.
+struct PageText {
+    page: PageRow,
+    sections: Vec<SectionRow>,
+}
 
-/// The records of pages `wanted`, each with its sections among those `idxs` gives for it
-/// (all of them when `idxs` is `None`).
+impl PageText {
+    fn bytes(&self) -> usize {
+        let p = &self.page;
+        let page = p.page_id.len() + p.title.len() + p.description.len() + p.path.len();
+        let sections: usize = self
+            .sections
+            .iter()
+            .map(|s| 48 + s.anchor.len() + s.title.len() + s.body.len())
+            .sum();
+        64 + page + p.ancestors.len() + sections
+    }
+}
+
+/// The text of some pages: `(state index, page key)` to its record and sections.
+type Texts = PageMap<Arc<PageText>>;
+
+/// The records of pages `wanted`, each with all its sections, from the snapshot cache or
+/// in one statement per space.
 async fn load_texts(
     state: &AppState,
     states: &[SpaceState],
     wanted: &[(usize, i64)],
-    idxs: Option<&PageMap<Vec<i64>>>,
 ) -> ApiResult<Texts> {
-    let mut by_space: BTreeMap<usize, Vec<i64>> = BTreeMap::new();
-    for (s, k) in wanted {
-        by_space.entry(*s).or_default().push(*k);
-    }
     let mut out: Texts = PageMap::default();
-    for (s, keys) in by_space {
-        let id = &states[s].space_id;
-        let union: Option<Vec<i64>> = idxs.map(|m| {
-            keys.iter()
-                .filter_map(|k| m.get(&(s, *k)))
-                .flatten()
-                .copied()
-                .collect::<BTreeSet<i64>>()
-                .into_iter()
-                .collect()
-        });
-        for row in store::search::texts(&state.db, id, &keys, union.as_deref()).await? {
-            let key = (s, row.page.page_key);
-            let entry = out.entry(key).or_insert_with(|| (row.page, Vec::new()));
-            if let Some(section) = row.section {
-                // The statement filters by the union of every page's sections.
-                let wanted =
-                    idxs.is_none_or(|m| m.get(&key).is_some_and(|v| v.contains(&section.idx)));
-                if wanted {
-                    entry.1.push(section);
-                }
+    let mut missing: BTreeMap<usize, Vec<i64>> = BTreeMap::new();
+    for (s, k) in wanted {
+        let Some(ix) = states[*s].index.as_ref() else {
+            continue;
+        };
+        match snapshot::get::<PageText>(state, &snapshot::key(ix, "page", &k.to_string())) {
+            Some(text) => {
+                out.insert((*s, *k), text);
             }
+            None => missing.entry(*s).or_default().push(*k),
         }
     }
-    for (_, sections) in out.values_mut() {
-        sections.sort_by_key(|r| r.idx);
+    for (s, keys) in missing {
+        let Some(ix) = states[s].index.as_ref() else {
+            continue;
+        };
+        let mut read: HashMap<i64, PageText> = HashMap::new();
+        for row in store::search::texts(&state.db, &ix.space_id, &keys).await? {
+            let text = read.entry(row.page.page_key).or_insert_with(|| PageText {
+                page: row.page,
+                sections: Vec::new(),
+            });
+            text.sections.extend(row.section);
+        }
+        for (key, mut text) in read {
+            text.sections.sort_by_key(|r| r.idx);
+            let text = Arc::new(text);
+            let bytes = text.bytes();
+            snapshot::put(
+                state,
+                snapshot::key(ix, "page", &key.to_string()),
+                text.clone(),
+                bytes,
+            );
+            out.insert((s, key), text);
+        }
     }
     Ok(out)
 }
@@ -1050,14 +1277,14 @@ impl Ranked {
                 .iter()
                 .map(|h| (h.space, h.page_key))
                 .collect();
-            let texts = load_texts(state, states, &batch, None).await?;
+            let texts = load_texts(state, states, &batch).await?;
             let mut kept = Vec::with_capacity(end - self.checked);
             for h in &self.hits[self.checked..end] {
                 let group = &self.groups[h.group];
                 let ok = group.plan.phrases.iter().all(|p| p.exact)
                     || texts
                         .get(&(h.space, h.page_key))
-                        .is_some_and(|(p, s)| page_has_phrases(group, p, s));
+                        .is_some_and(|t| page_has_phrases(group, &t.page, &t.sections));
                 if ok {
                     kept.push(*h);
                 }
@@ -1076,8 +1303,8 @@ impl Ranked {
 
     /// The results of `hits[from..to]`, in ranking order. Everything but the excerpts comes
     /// from the postings read for ranking: section scores, the phrase bonus and where the
-    /// matches are. Only the sections shown are read, and their text is cut at the word
-    /// positions the index holds, without analysing it again.
+    /// matches are. The shown sections' text is cut at the word positions the index holds,
+    /// without analysing it again.
     pub async fn render(
         &self,
         state: &AppState,
@@ -1111,13 +1338,12 @@ impl Ranked {
                     };
                     let mut h = TermHits::default();
                     codec::decode_entry(bytes, Some(&mut h));
-                    found[slot].push((term.as_str(), h));
+                    found[slot].push((&**term, h));
                 }
             }
         }
         // Per page, its best sections by the postings: `(score, index)`, best first.
         let mut chosen: Vec<(bool, Vec<(f32, u32)>)> = Vec::with_capacity(hits.len());
-        let mut idxs: PageMap<Vec<i64>> = PageMap::default();
         for (h, terms) in hits.iter().zip(&found) {
             let group = &self.groups[h.group];
             let n_words = group.plan.words.len();
@@ -1151,24 +1377,18 @@ impl Ranked {
                 .collect();
             scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             scored.truncate(MAX_SECTIONS);
-            // Without a matching section, the page shows its first one.
-            let want: Vec<i64> = if scored.is_empty() {
-                vec![0]
-            } else {
-                scored.iter().map(|(_, i)| i64::from(*i)).collect()
-            };
-            idxs.insert((h.space, h.page_key), want);
             chosen.push((title_hit, scored));
         }
         let wanted: Vec<(usize, i64)> = hits.iter().map(|h| (h.space, h.page_key)).collect();
-        let texts = load_texts(state, states, &wanted, Some(&idxs)).await?;
+        let texts = load_texts(state, states, &wanted).await?;
         let mut out = Vec::with_capacity(hits.len());
         for (i, ((h, terms), (title_hit, scored))) in
             hits.iter().zip(&found).zip(chosen).enumerate()
         {
-            let Some((page, sections)) = texts.get(&(h.space, h.page_key)) else {
+            let Some(text) = texts.get(&(h.space, h.page_key)) else {
                 continue;
             };
+            let (page, sections) = (&text.page, &text.sections);
             let group = &self.groups[h.group];
             let space_id = &states[h.space].space_id;
             let result_type = if title_hit || scored.is_empty() {
@@ -1176,6 +1396,7 @@ impl Ranked {
             } else {
                 "section"
             };
+            // Without a matching section, the page shows its first one.
             let shown: Vec<(f32, &SectionRow)> = if scored.is_empty() {
                 sections.first().map(|s| (0.0, s)).into_iter().collect()
             } else {
