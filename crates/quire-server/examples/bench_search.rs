@@ -366,6 +366,31 @@ async fn main() {
         &cached,
     );
     quire_server::domain::search::results::set_enabled(false);
+    // And with nothing of the index kept in memory: every read from the database (what the
+    // first searches after a change of the space cost).
+    quire_server::domain::search::snapshot::set_enabled(false);
+    let mut cold = Vec::new();
+    let mut cold_by_kind: Vec<(&str, Vec<Duration>)> = Vec::new();
+    for (kind, q) in &qs {
+        let t = Instant::now();
+        c.ok(
+            reqwest::Method::GET,
+            &format!("/v1/spaces/{space}/search?query={}&limit=10", enc(q)),
+            None,
+        )
+        .await;
+        let d = t.elapsed();
+        cold.push(d);
+        match cold_by_kind.iter_mut().find(|(k, _)| k == kind) {
+            Some((_, v)) => v.push(d),
+            None => cold_by_kind.push((kind, vec![d])),
+        }
+    }
+    report("GET SPACE/search?limit=10, index cache off", &cold);
+    for (kind, v) in &cold_by_kind {
+        report(&format!("  {kind}"), v);
+    }
+    quire_server::domain::search::snapshot::set_enabled(true);
     let mut org_lat = Vec::new();
     for (_, q) in qs.iter().take(80) {
         let t = Instant::now();

@@ -60,6 +60,20 @@ impl<'a> Reader<'a> {
         v
     }
 
+    /// Skips `n` varints (counting their last bytes, without decoding them).
+    fn skip(&mut self, n: u32) {
+        let mut left = n;
+        while left > 0 {
+            let Some(&b) = self.bytes.get(self.at) else {
+                return;
+            };
+            self.at += 1;
+            if b & 0x80 == 0 {
+                left -= 1;
+            }
+        }
+    }
+
     fn take(&mut self, n: usize) -> &'a [u8] {
         let end = (self.at + n).min(self.bytes.len());
         let s = &self.bytes[self.at..end];
@@ -124,14 +138,7 @@ fn positions(r: &mut Reader<'_>, out: Option<&mut Vec<u32>>) -> u32 {
                 out.push(at);
             }
         }
-        None => {
-            for _ in 0..n {
-                if r.done() {
-                    break;
-                }
-                r.varint();
-            }
-        }
+        None => r.skip(n),
     }
     n
 }

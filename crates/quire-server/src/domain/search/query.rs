@@ -3,7 +3,7 @@
 //! phrase checks on the section text, and result sections with excerpts.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
@@ -302,6 +302,8 @@ struct Group {
     alts: HashMap<String, Vec<Alt>>,
     /// Ranking words with at least one candidate term.
     live_words: usize,
+    /// Pages of the most frequent candidate term (capped): how much ranking should reserve.
+    pages_hint: usize,
     /// Average field lengths: title, headings, body.
     avg: [f32; 3],
     /// Posting blocks read.
@@ -701,6 +703,7 @@ async fn prepare(
         plan,
         alts: HashMap::new(),
         live_words: 0,
+        pages_hint: 0,
         avg,
         rows: Vec::new(),
     };
@@ -815,6 +818,12 @@ async fn prepare(
         }
     }
     group.live_words = live.iter().filter(|l| **l).count();
+    group.pages_hint = group
+        .alts
+        .keys()
+        .filter_map(|t| counts.get(t))
+        .max()
+        .map_or(0, |n| usize::try_from(*n).unwrap_or(0).min(1 << 20));
     Ok(group)
 }
 
@@ -825,8 +834,10 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
     if n_words == 0 || group.live_words == 0 {
         return;
     }
-    let mut slots: PageMap<usize> = PageMap::default();
-    let mut best: Vec<f32> = Vec::new();
+    // At least as many pages as the most frequent candidate term holds.
+    let mut slots: PageMap<usize> =
+        PageMap::with_capacity_and_hasher(group.pages_hint, FxBuild::default());
+    let mut best: Vec<f32> = Vec::with_capacity(group.pages_hint * n_words);
     for (space, term, data) in &group.rows {
         let Some(alts) = group.alts.get(&**term) else {
             continue;
@@ -919,7 +930,8 @@ fn phrase_pages(group: &Group, candidates: &PageSet) -> PageSet {
     }
     let k = terms.len();
     // The entries of those terms, per candidate page.
-    let mut slots: PageMap<usize> = PageMap::default();
+    let mut slots: PageMap<usize> =
+        PageMap::with_capacity_and_hasher(candidates.len(), FxBuild::default());
     let mut cells: Vec<Option<&[u8]>> = Vec::new();
     for (space, term, data) in &group.rows {
         let Some(ti) = terms.iter().position(|t| *t == &**term) else {
@@ -939,6 +951,7 @@ fn phrase_pages(group: &Group, candidates: &PageSet) -> PageSet {
     let mut ok = PageSet::default();
     let mut decoded: Vec<TermHits> = vec![TermHits::default(); k];
     let mut have = vec![false; k];
+    let mut order: Vec<(usize, u32)> = Vec::new();
     for (page, slot) in slots {
         let row = &cells[slot * k..(slot + 1) * k];
         have.iter_mut().for_each(|h| *h = false);
@@ -946,17 +959,32 @@ fn phrase_pages(group: &Group, candidates: &PageSet) -> PageSet {
             if parts.iter().any(|(ti, _)| row[*ti].is_none()) {
                 return false;
             }
-            for (ti, _) in parts {
-                if !have[*ti] {
-                    codec::decode_entry(row[*ti].unwrap_or_default(), Some(&mut decoded[*ti]));
-                    have[*ti] = true;
+            // The two words with the shortest entries first: most pages fail there, and
+            // when two words cannot line up the phrase cannot, so the others (often stop
+            // words, with many positions) need not be decoded.
+            order.clear();
+            order.extend_from_slice(parts);
+            order.sort_by_key(|(ti, _)| row[*ti].map_or(0, <[u8]>::len));
+            let first = order.len().min(2);
+            for end in [first, order.len()] {
+                for (ti, _) in &order[..end] {
+                    if !have[*ti] {
+                        codec::decode_entry(row[*ti].unwrap_or_default(), Some(&mut decoded[*ti]));
+                        have[*ti] = true;
+                    }
+                }
+                let hits: Vec<(&TermHits, u32)> = order[..end]
+                    .iter()
+                    .map(|(ti, off)| (&decoded[*ti], *off))
+                    .collect();
+                if !phrase_in_hits(&hits) {
+                    return false;
+                }
+                if end == order.len() {
+                    break;
                 }
             }
-            let hits: Vec<(&TermHits, u32)> = parts
-                .iter()
-                .map(|(ti, off)| (&decoded[*ti], *off))
-                .collect();
-            phrase_in_hits(&hits)
+            true
         });
         if all {
             ok.insert(page);
@@ -985,12 +1013,26 @@ fn section_aligned(words: &[(&TermHits, u32)], idx: u32) -> bool {
             .ok()
             .map(|i| &h.sections[i])
     }
-    if words.iter().any(|(h, _)| find(h, idx).is_none()) {
-        return false;
+    // Each word's section, looked up once (phrases are short: no allocation up to 8 words).
+    const INLINE: usize = 8;
+    let mut inline: [Option<&SectionHits>; INLINE] = [None; INLINE];
+    let mut spilled: Vec<Option<&SectionHits>> = Vec::new();
+    let found: &mut [Option<&SectionHits>] = if words.len() <= INLINE {
+        &mut inline[..words.len()]
+    } else {
+        spilled.resize(words.len(), None);
+        &mut spilled
+    };
+    for (slot, (h, _)) in found.iter_mut().zip(words) {
+        *slot = find(h, idx);
+        if slot.is_none() {
+            return false;
+        }
     }
+    let found: &[Option<&SectionHits>] = found;
     let field = |j: usize, head: bool| -> (&[u32], u32) {
-        let (h, off) = words[j];
-        match find(h, idx) {
+        let off = words[j].1;
+        match found[j] {
             Some(s) if head => (s.head.as_slice(), off),
             Some(s) => (s.body.as_slice(), off),
             None => (&[], off),
@@ -1099,6 +1141,40 @@ fn contains_phrase(tokens: &[(usize, usize, String)], phrase: &[String]) -> bool
 struct PageText {
     page: PageRow,
     sections: Vec<SectionRow>,
+    /// Per section, the byte range of each word of its body, found once when an excerpt of
+    /// it is first cut (word segmentation was a third of a frequent word's answer).
+    words: Vec<OnceLock<WordRanges>>,
+}
+
+/// The byte range of each word of a text.
+type WordRanges = Box<[(u32, u32)]>;
+
+impl PageText {
+    fn new(page: PageRow, mut sections: Vec<SectionRow>) -> Self {
+        sections.sort_by_key(|r| r.idx);
+        let words = sections.iter().map(|_| OnceLock::new()).collect();
+        Self {
+            page,
+            sections,
+            words,
+        }
+    }
+
+    /// The byte ranges of the words of section `i`'s body.
+    fn words(&self, i: usize) -> &[(u32, u32)] {
+        match (self.words.get(i), self.sections.get(i)) {
+            (Some(cell), Some(s)) => cell.get_or_init(|| word_ranges(&s.body)),
+            _ => &[],
+        }
+    }
+}
+
+/// The byte range of each word of `text`, by the same boundaries the index counts words by.
+fn word_ranges(text: &str) -> WordRanges {
+    let at = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+    text.unicode_word_indices()
+        .map(|(i, w)| (at(i), at(i + w.len())))
+        .collect()
 }
 
 impl PageText {
@@ -1108,7 +1184,8 @@ impl PageText {
         let sections: usize = self
             .sections
             .iter()
-            .map(|s| 48 + s.anchor.len() + s.title.len() + s.body.len())
+            // The text, and about as much again for its word ranges once found.
+            .map(|s| 64 + s.anchor.len() + s.title.len() + s.body.len() * 2)
             .sum();
         64 + page + p.ancestors.len() + sections
     }
@@ -1141,17 +1218,15 @@ async fn load_texts(
         let Some(ix) = states[s].index.as_ref() else {
             continue;
         };
-        let mut read: HashMap<i64, PageText> = HashMap::new();
+        let mut read: HashMap<i64, (PageRow, Vec<SectionRow>)> = HashMap::new();
         for row in store::search::texts(&state.db, &ix.space_id, &keys).await? {
-            let text = read.entry(row.page.page_key).or_insert_with(|| PageText {
-                page: row.page,
-                sections: Vec::new(),
-            });
-            text.sections.extend(row.section);
+            let text = read
+                .entry(row.page.page_key)
+                .or_insert_with(|| (row.page, Vec::new()));
+            text.1.extend(row.section);
         }
-        for (key, mut text) in read {
-            text.sections.sort_by_key(|r| r.idx);
-            let text = Arc::new(text);
+        for (key, (page, sections)) in read {
+            let text = Arc::new(PageText::new(page, sections));
             let bytes = text.bytes();
             snapshot::put(
                 state,
@@ -1397,21 +1472,25 @@ impl Ranked {
                 "section"
             };
             // Without a matching section, the page shows its first one.
-            let shown: Vec<(f32, &SectionRow)> = if scored.is_empty() {
-                sections.first().map(|s| (0.0, s)).into_iter().collect()
+            let shown: Vec<(f32, usize)> = if scored.is_empty() {
+                (!sections.is_empty())
+                    .then_some((0.0, 0))
+                    .into_iter()
+                    .collect()
             } else {
                 scored
                     .iter()
                     .filter_map(|(score, idx)| {
-                        let s = sections.iter().find(|s| s.idx == i64::from(*idx))?;
-                        Some((*score, s))
+                        let at = sections.iter().position(|s| s.idx == i64::from(*idx))?;
+                        Some((*score, at))
                     })
                     .collect()
             };
             let page_url = state.url(&format!("/s/{space_id}/{}", page.path));
             let sections_out = shown
                 .iter()
-                .map(|(score, s)| {
+                .map(|(score, at)| {
+                    let s = &sections[*at];
                     let matches = u32::try_from(s.idx)
                         .map(|idx| body_matches(group, terms, idx))
                         .unwrap_or_default();
@@ -1423,7 +1502,7 @@ impl Ranked {
                             s.title.clone()
                         },
                         path: page.path.clone(),
-                        body: excerpt(&s.body, &matches),
+                        body: excerpt(&s.body, text.words(*at), &matches),
                         score: round(*score),
                         url: if s.anchor.is_empty() {
                             page_url.clone()
@@ -1457,10 +1536,9 @@ fn round(x: f32) -> f64 {
     (f64::from(x.max(0.0)) * 1000.0).round() / 1000.0
 }
 
-/// A plain-text excerpt of `body` around its densest cluster of matching words, given as
-/// `(word position, term)` in order. Only the words up to the end of the excerpt are
-/// segmented.
-fn excerpt(body: &str, matches: &[(u32, usize)]) -> String {
+/// A plain-text excerpt of `body` (whose words lie at the byte ranges `words`) around its
+/// densest cluster of matching words, given as `(word position, term)` in order.
+fn excerpt(body: &str, words: &[(u32, u32)], matches: &[(u32, usize)]) -> String {
     let mut start = 0;
     let mut best = 0;
     let mut distinct: Vec<usize> = Vec::new();
@@ -1480,11 +1558,6 @@ fn excerpt(body: &str, matches: &[(u32, usize)]) -> String {
             start = i.saturating_sub(EXCERPT_LEAD);
         }
     }
-    // One word past the excerpt tells whether it is cut.
-    let words: Vec<(usize, &str)> = body
-        .unicode_word_indices()
-        .take(start + EXCERPT_WORDS + 1)
-        .collect();
     if words.is_empty() {
         return String::new();
     }
@@ -1493,21 +1566,28 @@ fn excerpt(body: &str, matches: &[(u32, usize)]) -> String {
         start = 0;
     }
     let end_word = (start + EXCERPT_WORDS).min(words.len()) - 1;
-    let from = if start == 0 { 0 } else { words[start].0 };
-    let (last_at, last) = words[end_word];
+    let from = if start == 0 {
+        0
+    } else {
+        words[start].0 as usize
+    };
     let mut cut = end_word + 1 < words.len();
     let to = if cut {
-        last_at + last.len()
+        words[end_word].1 as usize
     } else {
         body.len()
     };
-    let mut text: String = body[from..to]
-        .chars()
-        .map(|c| if c == '\n' { ' ' } else { c })
-        .collect();
-    if text.chars().count() > EXCERPT_MAX_CHARS {
-        text = text.chars().take(EXCERPT_MAX_CHARS).collect();
-        cut = true;
+    // Ranges come from this very text; a mismatch (never expected) shows nothing.
+    let Some(slice) = body.get(from..to) else {
+        return String::new();
+    };
+    let mut text = slice.replace('\n', " ");
+    // Bytes bound characters: only a long excerpt needs counting them.
+    if text.len() > EXCERPT_MAX_CHARS {
+        if let Some((at, _)) = text.char_indices().nth(EXCERPT_MAX_CHARS) {
+            text.truncate(at);
+            cut = true;
+        }
     }
     let mut out = String::new();
     if start > 0 {
@@ -1565,14 +1645,23 @@ mod tests {
             })
             .collect::<Vec<_>>()
             .join(" ");
-        let e = excerpt(&body, &[(60, 0)]);
+        let cut = |body: &str, matches: &[(u32, usize)]| excerpt(body, &word_ranges(body), matches);
+        let e = cut(&body, &[(60, 0)]);
         assert!(e.starts_with("… w54"), "{e}");
         assert!(e.contains("webhooks"));
         assert!(e.ends_with(" …"));
-        assert_eq!(excerpt("Short text.", &[]), "Short text.");
-        assert_eq!(excerpt("Two\nlines.", &[]), "Two lines.");
+        assert_eq!(cut("Short text.", &[]), "Short text.");
+        assert_eq!(cut("Two\nlines.", &[]), "Two lines.");
         // Positions past the text (an index out of step with it) show its start.
-        assert_eq!(excerpt("Short text.", &[(90, 0)]), "Short text.");
-        assert_eq!(excerpt("", &[(3, 0)]), "");
+        assert_eq!(cut("Short text.", &[(90, 0)]), "Short text.");
+        assert_eq!(cut("", &[(3, 0)]), "");
+        // Ranges that do not fit the text show nothing rather than panic.
+        // Long words: the excerpt stops at 320 characters (not bytes).
+        let long = vec!["é".repeat(20); 40].join(" ");
+        let e = cut(&long, &[(0, 0)]);
+        assert_eq!(e.chars().count(), EXCERPT_MAX_CHARS + 2);
+        assert!(e.ends_with(" …"));
+        let fake: Vec<(u32, u32)> = (0..40).map(|i| (i * 10, i * 10 + 1)).collect();
+        assert_eq!(excerpt("ab", &fake, &[(20, 0)]), "");
     }
 }
