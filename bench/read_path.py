@@ -107,6 +107,8 @@ def main():
     ap.add_argument("--duration", type=int, default=8)
     ap.add_argument("--database-url")
     ap.add_argument("--only", help="comma-separated names of the requests to measure")
+    ap.add_argument("--hold", action="store_true",
+                    help="seed, print the server's pid, token and URLs, and wait (for profiling)")
     args = ap.parse_args()
     data = tempfile.mkdtemp(prefix="quire-read-")
     storage = ["--data-dir", data] + (["--database-url", args.database_url] if args.database_url else [])
@@ -124,6 +126,11 @@ def main():
         t0 = time.time()
         ids = seed(base, token)
         print(f"seeded {PAGES} pages in {time.time() - t0:.1f} s", file=sys.stderr)
+        if args.hold:
+            print(json.dumps({"pid": server.pid, "token": token,
+                              "urls": {name: base + path for name, path in targets(ids)}}), flush=True)
+            server.wait()
+            return 0
         fport = free_port()
         floor = subprocess.Popen([FLOOR, f"127.0.0.1:{fport}"], stderr=subprocess.DEVNULL)
         procs.append(floor)

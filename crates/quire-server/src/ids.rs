@@ -121,6 +121,14 @@ macro_rules! id_type {
                 <String as sqlx::Encode<'q, sqlx::Any>>::encode_by_ref(&self.0, buf)
             }
         }
+
+        impl rusqlite::types::FromSql for $name {
+            fn column_result(
+                value: rusqlite::types::ValueRef<'_>,
+            ) -> rusqlite::types::FromSqlResult<Self> {
+                Ok(Self(value.as_str()?.to_string()))
+            }
+        }
     };
 }
 

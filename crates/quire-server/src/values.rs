@@ -88,6 +88,8 @@ macro_rules! closed_set {
                 <&str as Encode<'q, Any>>::encode(self.as_str(), buf)
             }
         }
+
+        $crate::db::inline::from_sql_text!($name, $name::parse);
     };
 }
 

@@ -4,16 +4,21 @@
 //! Portability rules kept by every query: `$n` placeholders (both engines accept them),
 //! `BIGINT` for integers, flags and millisecond timestamps, `TEXT` for strings and JSON.
 
+pub mod inline;
 mod migrations;
 pub mod sql;
 
 pub use migrations::known_versions;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{Any, AnyPool, Transaction};
+
+use inline::{FromSqlite, Reader};
+use sql::Sql;
 
 /// Which engine a pool talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +34,8 @@ pub enum Dialect {
 pub struct Db {
     pool: AnyPool,
     dialect: Dialect,
+    /// SQLite files only: bounded reads run on the caller's thread (see [`inline`]).
+    reader: Option<Arc<Reader>>,
 }
 
 /// A write transaction; dropping it without `commit` rolls back.
@@ -105,7 +112,11 @@ impl Db {
                 .await
                 .with_context(|| "cannot connect to PostgreSQL".to_string())?,
         };
-        let db = Db { pool, dialect };
+        let mut db = Db {
+            pool,
+            dialect,
+            reader: None,
+        };
         if dialect == Dialect::Sqlite {
             // WAL is a property of the database file: set once, kept by every connection.
             sqlx::query("PRAGMA journal_mode = WAL")
@@ -113,7 +124,49 @@ impl Db {
                 .await?;
         }
         migrations::run(&db).await?;
+        if let Some(path) = sqlite_file(url) {
+            let reader = Reader::open(&path)
+                .with_context(|| format!("cannot open SQLite database {url} for reading"))?;
+            db.reader = Some(Arc::new(reader));
+        }
         Ok(db)
+    }
+
+    /// Every row of a bounded read (one row, a page with a `LIMIT`, a list of keys).
+    pub async fn rows<T>(&self, q: &Sql) -> sqlx::Result<Vec<T>>
+    where
+        T: FromSqlite + for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
+        match &self.reader {
+            Some(reader) => reader.rows(q).map_err(driver_error),
+            None => q.query_as().fetch_all(&self.pool).await,
+        }
+    }
+
+    /// The first row of a bounded read, if any.
+    pub async fn row<T>(&self, q: &Sql) -> sqlx::Result<Option<T>>
+    where
+        T: FromSqlite + for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
+        match &self.reader {
+            Some(reader) => reader.row(q).map_err(driver_error),
+            None => q.query_as().fetch_optional(&self.pool).await,
+        }
+    }
+
+    /// The one value a bounded read returns (a count, a flag).
+    pub async fn scalar<T>(&self, q: &Sql) -> sqlx::Result<T>
+    where
+        T: rusqlite::types::FromSql
+            + for<'r> sqlx::Decode<'r, Any>
+            + sqlx::Type<Any>
+            + Send
+            + Unpin,
+    {
+        match &self.reader {
+            Some(reader) => reader.scalar(q).map_err(driver_error),
+            None => q.query_scalar().fetch_one(&self.pool).await,
+        }
     }
 
     /// The pool, for reads.
@@ -139,6 +192,26 @@ impl Db {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// A read error of the inline path, as sqlx reports a driver's.
+fn driver_error(e: rusqlite::Error) -> sqlx::Error {
+    match e {
+        rusqlite::Error::QueryReturnedNoRows => sqlx::Error::RowNotFound,
+        e => sqlx::Error::AnyDriverError(Box::new(e)),
+    }
+}
+
+/// The file behind a SQLite URL; `None` for an in-memory database, which other connections
+/// cannot open.
+fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    use std::str::FromStr;
+    if Dialect::of_url(url) != Some(Dialect::Sqlite) || url.contains("mode=memory") {
+        return None;
+    }
+    let options = sqlx::sqlite::SqliteConnectOptions::from_str(url).ok()?;
+    let path = options.get_filename();
+    (path.as_os_str() != ":memory:").then(|| path.to_path_buf())
 }
 
 /// Turns off SQLite's memory statistics, once per process, before its first connection.

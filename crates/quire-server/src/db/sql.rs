@@ -69,6 +69,12 @@ impl Sql {
         self
     }
 
+    /// Adds an argument for a placeholder the text already holds (`$n`, n its position).
+    pub fn arg(mut self, arg: impl Into<Arg>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
     /// Appends another fragment with its arguments, renumbering its placeholders.
     pub fn append(&mut self, other: &Sql) -> &mut Self {
         let offset = self.args.len();
@@ -95,6 +101,11 @@ impl Sql {
     /// The SQL text.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The bound arguments, in placeholder order.
+    pub fn args(&self) -> &[Arg] {
+        &self.args
     }
 
     fn bind_all<'q, Q>(&'q self, mut q: Q, bind: impl Fn(Q, &'q Arg) -> Q) -> Q {

@@ -1,33 +1,33 @@
 //! Change requests and their contributors.
 
-use sqlx::FromRow;
-
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::values::ChangeRequestStatus;
 
-/// A stored change request.
-#[derive(Debug, Clone, FromRow)]
-pub struct ChangeRequestRow {
-    pub id: String,
-    pub space_id: String,
-    pub number: i64,
-    /// `draft`, `open`, `archived` or `merged`.
-    pub status: ChangeRequestStatus,
-    pub subject: String,
-    pub created_by: String,
-    pub created_at: i64,
-    pub updated_at: i64,
-    /// The change request's current revision.
-    pub revision_id: String,
-    /// The space revision it started from.
-    pub revision_initial: String,
-    /// The space revision it last synced with (the merge base).
-    pub revision_base: String,
-    pub revision_merged: Option<String>,
-    pub merged_by: Option<String>,
-    pub merged_at: Option<i64>,
-    pub comments: i64,
+crate::db::inline::row! {
+    /// A stored change request.
+    #[derive(Debug, Clone)]
+    pub struct ChangeRequestRow {
+        pub id: String,
+        pub space_id: String,
+        pub number: i64,
+        /// `draft`, `open`, `archived` or `merged`.
+        pub status: ChangeRequestStatus,
+        pub subject: String,
+        pub created_by: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+        /// The change request's current revision.
+        pub revision_id: String,
+        /// The space revision it started from.
+        pub revision_initial: String,
+        /// The space revision it last synced with (the merge base).
+        pub revision_base: String,
+        pub revision_merged: Option<String>,
+        pub merged_by: Option<String>,
+        pub merged_at: Option<i64>,
+        pub comments: i64,
+    }
 }
 
 const COLUMNS: &str = "id, space_id, number, status, subject, created_by, created_at, updated_at, \
@@ -40,14 +40,13 @@ pub async fn get(
     id_or_number: &str,
 ) -> sqlx::Result<Option<ChangeRequestRow>> {
     let number = id_or_number.parse::<i64>().unwrap_or(-1);
-    sqlx::query_as(&format!(
+    let q = Sql::new(&format!(
         "SELECT {COLUMNS} FROM change_requests WHERE space_id = $1 AND (id = $2 OR number = $3)"
     ))
-    .bind(space_id)
-    .bind(id_or_number)
-    .bind(number)
-    .fetch_optional(db.pool())
-    .await
+    .arg(space_id)
+    .arg(id_or_number)
+    .arg(number);
+    db.row(&q).await
 }
 
 /// A change request by id inside a transaction, its row locked until the transaction ends

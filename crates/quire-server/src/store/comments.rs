@@ -1,37 +1,37 @@
 //! Comments, replies and reactions, with the counters that follow them.
 
-use sqlx::FromRow;
-
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::values::CommentStatus;
 
-/// A stored comment.
-#[derive(Debug, Clone, FromRow)]
-pub struct CommentRow {
-    pub id: String,
-    pub space_id: String,
-    pub change_request_id: Option<String>,
-    pub posted_by: String,
-    pub posted_at: i64,
-    pub edited_at: Option<i64>,
-    /// Markdown.
-    pub body: String,
-    /// `open` or `resolved`.
-    pub status: CommentStatus,
-    pub resolved_at: Option<i64>,
-    pub resolved_by: Option<String>,
-    /// The revision the comment was posted on.
-    pub revision_id: String,
-    pub page_id: Option<String>,
-    /// The page's title when the comment was posted.
-    pub page_title: Option<String>,
-    /// Fingerprint of the page when the comment was posted (for `outdated`).
-    pub page_hash: Option<String>,
-    pub node_id: Option<String>,
-    pub table_record: Option<String>,
-    pub table_definition: Option<String>,
-    pub replies: i64,
+crate::db::inline::row! {
+    /// A stored comment.
+    #[derive(Debug, Clone)]
+    pub struct CommentRow {
+        pub id: String,
+        pub space_id: String,
+        pub change_request_id: Option<String>,
+        pub posted_by: String,
+        pub posted_at: i64,
+        pub edited_at: Option<i64>,
+        /// Markdown.
+        pub body: String,
+        /// `open` or `resolved`.
+        pub status: CommentStatus,
+        pub resolved_at: Option<i64>,
+        pub resolved_by: Option<String>,
+        /// The revision the comment was posted on.
+        pub revision_id: String,
+        pub page_id: Option<String>,
+        /// The page's title when the comment was posted.
+        pub page_title: Option<String>,
+        /// Fingerprint of the page when the comment was posted (for `outdated`).
+        pub page_hash: Option<String>,
+        pub node_id: Option<String>,
+        pub table_record: Option<String>,
+        pub table_definition: Option<String>,
+        pub replies: i64,
+    }
 }
 
 const COLUMNS: &str =
@@ -39,24 +39,28 @@ const COLUMNS: &str =
     resolved_at, resolved_by, revision_id, page_id, page_title, page_hash, node_id, table_record, \
     table_definition, replies";
 
-/// A stored reply.
-#[derive(Debug, Clone, FromRow)]
-pub struct ReplyRow {
-    pub id: String,
-    pub comment_id: String,
-    pub posted_by: String,
-    pub posted_at: i64,
-    pub edited_at: Option<i64>,
-    pub body: String,
+crate::db::inline::row! {
+    /// A stored reply.
+    #[derive(Debug, Clone)]
+    pub struct ReplyRow {
+        pub id: String,
+        pub comment_id: String,
+        pub posted_by: String,
+        pub posted_at: i64,
+        pub edited_at: Option<i64>,
+        pub body: String,
+    }
 }
 
-/// One reaction.
-#[derive(Debug, Clone, FromRow)]
-pub struct ReactionRow {
-    pub target_id: String,
-    pub user_id: String,
-    pub emoji: String,
-    pub reacted_at: i64,
+crate::db::inline::row! {
+    /// One reaction.
+    #[derive(Debug, Clone)]
+    pub struct ReactionRow {
+        pub target_id: String,
+        pub user_id: String,
+        pub emoji: String,
+        pub reacted_at: i64,
+    }
 }
 
 fn scope_cond(q: &mut Sql, space_id: &str, cr: Option<&str>) {
@@ -81,7 +85,7 @@ pub async fn get(
     let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM comments"));
     scope_cond(&mut q, space_id, cr);
     q.push(" AND id = ").bind(id);
-    q.query_as().fetch_optional(db.pool()).await
+    db.row(&q).await
 }
 
 /// Filters of the listing.
@@ -247,13 +251,12 @@ const REPLY_COLUMNS: &str = "id, comment_id, posted_by, posted_at, edited_at, bo
 
 /// One reply of a comment.
 pub async fn get_reply(db: &Db, comment_id: &str, id: &str) -> sqlx::Result<Option<ReplyRow>> {
-    sqlx::query_as(&format!(
+    let q = Sql::new(&format!(
         "SELECT {REPLY_COLUMNS} FROM comment_replies WHERE comment_id = $1 AND id = $2"
     ))
-    .bind(comment_id)
-    .bind(id)
-    .fetch_optional(db.pool())
-    .await
+    .arg(comment_id)
+    .arg(id);
+    db.row(&q).await
 }
 
 /// A page of a comment's replies, oldest first, after `(posted_at, id)`; and the total.
@@ -273,12 +276,12 @@ pub async fn list_replies(
         q.push(" AND id > ").bind(id).push("))");
     }
     q.push(" ORDER BY posted_at, id LIMIT ").bind(limit);
-    let rows = q.query_as().fetch_all(db.pool()).await?;
-    let count: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM comment_replies WHERE comment_id = $1")
-            .bind(comment_id)
-            .fetch_one(db.pool())
-            .await?;
+    let rows = db.rows(&q).await?;
+    let count: i64 = db
+        .scalar(
+            &Sql::new("SELECT COUNT(*) FROM comment_replies WHERE comment_id = $1").arg(comment_id),
+        )
+        .await?;
     Ok((rows, count))
 }
 
@@ -380,5 +383,5 @@ pub async fn reactions(db: &Db, targets: &[&str]) -> sqlx::Result<Vec<ReactionRo
         q.bind(*t);
     }
     q.push(") ORDER BY reacted_at, user_id");
-    q.query_as().fetch_all(db.pool()).await
+    db.rows(&q).await
 }

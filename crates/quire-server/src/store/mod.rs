@@ -27,6 +27,23 @@ struct Counted<T> {
     total: i64,
 }
 
+impl<T: crate::db::inline::FromSqlite> crate::db::inline::FromSqlite for Counted<T> {
+    fn fields(out: &mut Vec<&'static str>) {
+        T::fields(out);
+        out.push("total");
+    }
+
+    fn read(
+        row: &rusqlite::Row<'_>,
+        at: &mut crate::db::inline::Columns<'_>,
+    ) -> rusqlite::Result<Self> {
+        Ok(Counted {
+            row: T::read(row, at)?,
+            total: row.get(at.take()?)?,
+        })
+    }
+}
+
 /// One page of `SELECT {columns} FROM {table} {cond} {page}` and the count of every row
 /// matching `cond`, in one round trip: the count rides on each row. Only a page past the end
 /// costs a second query for the count.
@@ -38,20 +55,20 @@ async fn counted_page<T>(
     page: &crate::db::sql::Sql,
 ) -> sqlx::Result<(Vec<T>, i64)>
 where
-    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + crate::db::inline::FromSqlite + Send + Unpin,
 {
     use crate::db::sql::Sql;
     let mut q = Sql::new(&format!("SELECT {columns}, (SELECT COUNT(*) FROM {table}"));
     q.append(cond);
     q.push(&format!(") AS total FROM {table}"));
     q.append(cond).append(page);
-    let rows: Vec<Counted<T>> = q.query_as().fetch_all(db.pool()).await?;
+    let rows: Vec<Counted<T>> = db.rows(&q).await?;
     let total = match rows.first() {
         Some(first) => first.total,
         None => {
             let mut count = Sql::new(&format!("SELECT COUNT(*) FROM {table}"));
             count.append(cond);
-            count.query_scalar().fetch_one(db.pool()).await?
+            db.scalar(&count).await?
         }
     };
     Ok((rows.into_iter().map(|c| c.row).collect(), total))

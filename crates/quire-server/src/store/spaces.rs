@@ -1,33 +1,33 @@
 //! Spaces.
 
-use sqlx::FromRow;
-
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::values::{EditMode, Visibility};
 
-/// A stored space.
-#[derive(Debug, Clone, FromRow)]
-pub struct SpaceRow {
-    pub id: String,
-    pub org_id: crate::ids::OrgId,
-    pub parent_id: Option<String>,
-    pub title: String,
-    pub emoji: Option<String>,
-    pub visibility: Visibility,
-    pub edit_mode: EditMode,
-    pub language: Option<String>,
-    /// `inherit`, a role, or NULL (no default access).
-    pub default_level: Option<String>,
-    pub revision_id: String,
-    pub comments: i64,
-    pub change_requests: i64,
-    pub change_requests_open: i64,
-    pub change_requests_draft: i64,
-    pub position: i64,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub deleted_at: Option<i64>,
+crate::db::inline::row! {
+    /// A stored space.
+    #[derive(Debug, Clone)]
+    pub struct SpaceRow {
+        pub id: String,
+        pub org_id: crate::ids::OrgId,
+        pub parent_id: Option<String>,
+        pub title: String,
+        pub emoji: Option<String>,
+        pub visibility: Visibility,
+        pub edit_mode: EditMode,
+        pub language: Option<String>,
+        /// `inherit`, a role, or NULL (no default access).
+        pub default_level: Option<String>,
+        pub revision_id: String,
+        pub comments: i64,
+        pub change_requests: i64,
+        pub change_requests_open: i64,
+        pub change_requests_draft: i64,
+        pub position: i64,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub deleted_at: Option<i64>,
+    }
 }
 
 const COLUMNS: &str = "id, org_id, parent_id, title, emoji, visibility, edit_mode, language, \
@@ -36,9 +36,7 @@ const COLUMNS: &str = "id, org_id, parent_id, title, emoji, visibility, edit_mod
 
 /// A space by id, deleted or not.
 pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<SpaceRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM spaces WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(db.pool())
+    db.row(&Sql::new(&format!("SELECT {COLUMNS} FROM spaces WHERE id = $1")).arg(id))
         .await
 }
 
@@ -63,7 +61,7 @@ pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceRow>> {
         q.bind(*id);
     }
     q.push(")");
-    q.query_as().fetch_all(db.pool()).await
+    db.rows(&q).await
 }
 
 /// Inserts a space.
@@ -233,7 +231,7 @@ pub async fn list_live(db: &Db, org_id: &str, parent: Option<&str>) -> sqlx::Res
         q.push(" AND parent_id = ").bind(parent);
     }
     q.push(" ORDER BY position, id");
-    q.query_as().fetch_all(db.pool()).await
+    db.rows(&q).await
 }
 
 /// Sets the position of a space.
