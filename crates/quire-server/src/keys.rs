@@ -51,7 +51,11 @@ impl Keys {
 
 /// SHA-256 of an API token, hex: the only form in which tokens are stored.
 pub fn hash_token(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
+    // Every request hashes its token: encode into a buffer rather than char by char.
+    let mut out = [0u8; 64];
+    // 32 bytes always fill 64 hex digits, which are ASCII.
+    let _ = hex::encode_to_slice(Sha256::digest(token.as_bytes()), &mut out);
+    std::str::from_utf8(&out).unwrap_or_default().to_string()
 }
 
 /// URL-safe base64 without padding.
@@ -64,4 +68,15 @@ pub fn unb64(text: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(text)
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn token_hashes_are_sha256_in_lower_case_hex() {
+        assert_eq!(
+            super::hash_token("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
 }

@@ -89,7 +89,18 @@ macro_rules! closed_set {
             }
         }
 
-        $crate::db::inline::from_sql_text!($name, $name::parse);
+        impl rusqlite::types::FromSql for $name {
+            fn column_result(
+                value: rusqlite::types::ValueRef<'_>,
+            ) -> rusqlite::types::FromSqlResult<Self> {
+                let text = value.as_str()?;
+                $name::parse(text).ok_or_else(|| {
+                    rusqlite::types::FromSqlError::Other(
+                        format!(concat!("stored ", stringify!($name), " `{}` is not a known value"), text).into(),
+                    )
+                })
+            }
+        }
     };
 }
 

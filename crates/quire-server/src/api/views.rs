@@ -302,7 +302,7 @@ pub fn created(location: &str, body: impl Serialize) -> axum::response::Response
     (
         axum::http::StatusCode::CREATED,
         [(axum::http::header::LOCATION, location.to_string())],
-        axum::Json(body),
+        crate::http::json::Json(body),
     )
         .into_response()
 }

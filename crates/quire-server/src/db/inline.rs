@@ -201,30 +201,6 @@ macro_rules! row {
 }
 pub(crate) use row;
 
-/// Implements rusqlite's decoding for a type stored as text and parsed by `parse`.
-macro_rules! from_sql_text {
-    ($name:ty, $parse:expr) => {
-        impl rusqlite::types::FromSql for $name {
-            fn column_result(
-                value: rusqlite::types::ValueRef<'_>,
-            ) -> rusqlite::types::FromSqlResult<Self> {
-                let text = value.as_str()?;
-                let parse: fn(&str) -> Option<$name> = $parse;
-                parse(text).ok_or_else(|| {
-                    rusqlite::types::FromSqlError::Other(
-                        format!(
-                            concat!("stored ", stringify!($name), " `{}` is not a known value"),
-                            text
-                        )
-                        .into(),
-                    )
-                })
-            }
-        }
-    };
-}
-pub(crate) use from_sql_text;
-
 #[cfg(test)]
 mod tests {
     use crate::db::sql::Sql;

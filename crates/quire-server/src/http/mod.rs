@@ -4,6 +4,7 @@
 
 pub mod access;
 pub mod extract;
+pub mod json;
 pub mod operation;
 pub mod pagination;
 

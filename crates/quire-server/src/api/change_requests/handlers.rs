@@ -3,7 +3,9 @@
 
 use axum::extract::{Path, State};
 use axum::response::Response;
-use axum::{Extension, Json};
+use axum::Extension;
+
+use crate::http::json::Json;
 use serde::Deserialize;
 
 use crate::api::views;

@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 
 use axum::extract::State;
-use axum::{Extension, Json};
+use axum::Extension;
+
+use crate::http::json::Json;
 use serde::Deserialize;
 
 use super::handlers::StatusFilter;

@@ -3,7 +3,9 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use axum::{Extension, Json};
+use axum::Extension;
+
+use crate::http::json::Json;
 use serde::Deserialize;
 
 use crate::api::views;

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
-use axum::{Extension, Json};
+use axum::Extension;
+
+use crate::http::json::Json;
 use quire_content::model::Revision;
 use serde::Deserialize;
 use serde_json::json;

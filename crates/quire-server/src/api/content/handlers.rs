@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
-use axum::{Extension, Json};
+use axum::Extension;
+
+use crate::http::json::Json;
 use quire_content::edit::ChangeResult;
 use quire_content::model::{File, Revision};
 use quire_content::view::{self, BodyFormat, ViewOptions};

@@ -2,7 +2,9 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::{Extension, Json};
+use axum::Extension;
+
+use crate::http::json::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

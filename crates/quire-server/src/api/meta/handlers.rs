@@ -1,8 +1,8 @@
 //! Service information and health.
 
+use crate::http::json::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::Json;
 use serde_json::{json, Value};
 
 use crate::error::ApiResult;

@@ -1,7 +1,9 @@
 //! Organizations: `/v1/orgs`, `ORG`, `/v1/email-domains/{emailDomain}/orgs`.
 
 use axum::extract::{Path, State};
-use axum::{Extension, Json};
+use axum::Extension;
+
+use crate::http::json::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

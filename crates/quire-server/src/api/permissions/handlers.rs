@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 
+use crate::http::json::Json;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
-use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use crate::api::views;

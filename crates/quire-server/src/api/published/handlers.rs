@@ -1,7 +1,7 @@
 //! `resolvePublishedContentByUrl`.
 
+use crate::http::json::Json;
 use axum::extract::State;
-use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::{Extension, Json};
+use axum::Extension;
+
+use crate::http::json::Json;
 use serde::Deserialize;
 
 use super::types::{MembershipPermissions, RoleInTeam, TeamMember};

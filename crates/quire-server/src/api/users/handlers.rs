@@ -1,7 +1,9 @@
 //! Users: `/v1/user`, `/v1/users/{userId}`.
 
 use axum::extract::{Path, State};
-use axum::{Extension, Json};
+use axum::Extension;
+
+use crate::http::json::Json;
 use serde::Deserialize;
 
 use crate::api::views;
