@@ -73,10 +73,12 @@ pub(super) fn highlight_lines(lang: &str, lines: &[String]) -> Option<Vec<String
         let ops = state.parse_line(&line_buf, set).ok()?;
         let mut html = String::with_capacity(line.len() * 2);
         // Spans still open from the previous line are opened again.
-        let mut open = 0usize;
+        // Where each open span starts and where its opening tag ends.
+        let mut spans: Vec<(usize, usize)> = Vec::new();
         for scope in stack.as_slice() {
+            let start = html.len();
             open_span(&mut html, *scope);
-            open += 1;
+            spans.push((start, html.len()));
         }
         let mut at = 0;
         for (pos, op) in &ops {
@@ -89,17 +91,16 @@ pub(super) fn highlight_lines(lang: &str, lines: &[String]) -> Option<Vec<String
             stack
                 .apply_with_hook(op, |basic, _| match basic {
                     BasicScopeStackOp::Push(scope) => {
+                        let start = html.len();
                         open_span(&mut html, scope);
-                        open += 1;
+                        spans.push((start, html.len()));
                     }
-                    BasicScopeStackOp::Pop => {
-                        if open == 0 {
-                            failed = true;
-                        } else {
-                            html.push_str("</span>");
-                            open -= 1;
-                        }
-                    }
+                    BasicScopeStackOp::Pop => match spans.pop() {
+                        // A span with nothing in it is dropped.
+                        Some((start, end)) if html.len() == end => html.truncate(start),
+                        Some(_) => html.push_str("</span>"),
+                        None => failed = true,
+                    },
                 })
                 .ok()?;
             if failed {
@@ -109,8 +110,12 @@ pub(super) fn highlight_lines(lang: &str, lines: &[String]) -> Option<Vec<String
         if at < line.len() {
             escape_text_into(&mut html, line.get(at..)?);
         }
-        for _ in 0..open {
-            html.push_str("</span>");
+        while let Some((start, end)) = spans.pop() {
+            if html.len() == end {
+                html.truncate(start);
+            } else {
+                html.push_str("</span>");
+            }
         }
         out.push(html);
     }
@@ -145,10 +150,26 @@ pub fn highlight_css() -> &'static str {
                 .themes
                 .get(name)
                 .and_then(|t| css_for_theme_with_class_style(t, style).ok())
+                .map(|css| without_comments(&css))
                 .unwrap_or_default()
         };
         let light = css("InspiredGitHub");
         let dark = css("base16-ocean.dark");
         format!("{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n")
     })
+}
+
+/// CSS without its comments (the generator's banner).
+fn without_comments(css: &str) -> String {
+    let mut out = String::with_capacity(css.len());
+    let mut rest = css;
+    while let Some(i) = rest.find("/*") {
+        out.push_str(&rest[..i]);
+        match rest[i..].find("*/") {
+            Some(j) => rest = &rest[i + j + 2..],
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    out.trim_start().to_string()
 }

@@ -377,7 +377,8 @@ impl<'a> Renderer<'a> {
         let kids = Task::Nodes(e.children(), depth + 1);
         match e.kind.as_str() {
             "paragraph" => self.paragraph(e, depth),
-            "heading-1" | "heading-2" | "heading-3" => self.heading(e, depth),
+            // Every `heading-*` (as search sections count them), so that anchors match.
+            k if k.starts_with("heading-") => self.heading(e, depth),
             "list-unordered" | "list-ordered" | "list-tasks" => self.list(e, depth),
             "list-item" => vec![html("<li>"), kids, html("</li>")],
             "blockquote" => vec![html("<blockquote>"), kids, html("</blockquote>")],
@@ -934,7 +935,7 @@ impl<'a> Renderer<'a> {
             escape_text_into(&mut out, title);
             out.push_str("</figcaption>");
         }
-        out.push_str("<pre class=\"code");
+        out.push_str("<pre class=\"code hl-code");
         if e.data.get("lineNumbers") == Some(&Value::Bool(true)) {
             out.push_str(" line-numbers");
         }

@@ -251,10 +251,22 @@ fn expandables() {
 #[test]
 fn code_blocks_are_highlighted() {
     let html = render("{% code title=\"main.rs\" lineNumbers=\"true\" %}\n```rust\nfn main() {\n    let s = \"<b>\";\n}\n```\n{% endcode %}\n");
-    assert!(html.starts_with("<figure class=\"code-block\"><figcaption class=\"code-title\">main.rs</figcaption><pre class=\"code line-numbers\" tabindex=\"0\"><code class=\"language-rust\">"), "{html}");
+    assert!(html.starts_with("<figure class=\"code-block\"><figcaption class=\"code-title\">main.rs</figcaption><pre class=\"code hl-code line-numbers\" tabindex=\"0\"><code class=\"language-rust\">"), "{html}");
     assert!(html.contains("<span class=\"hl-"), "{html}");
     assert!(html.contains("&lt;b&gt;"), "{html}");
     assert_eq!(html.matches("<span class=\"line\">").count(), 3, "{html}");
+    // A comment over several lines: each line closes its spans and opens them again.
+    let multi = render("```js\n/* one\ntwo */ x\n```\n");
+    let lines: Vec<&str> = multi.split("<span class=\"line\">").skip(1).collect();
+    assert_eq!(lines.len(), 2, "{multi}");
+    for l in lines {
+        assert_eq!(
+            l.matches("<span").count() + 1,
+            l.matches("</span>").count(),
+            "{multi}"
+        );
+        assert!(l.contains("hl-comment"), "{multi}");
+    }
     assert_eq!(
         html.matches("<span").count(),
         html.matches("</span>").count(),
@@ -274,7 +286,7 @@ fn code_blocks_are_highlighted() {
 fn large_code_is_not_highlighted() {
     let body = "let x = 1;\n".repeat(MAX_HIGHLIGHT_BYTES / 10);
     let html = render(&format!("```rust\n{body}```\n"));
-    assert!(!html.contains("hl-"));
+    assert!(!html.contains("<span class=\"hl-"));
     assert!(html.contains("<span class=\"line\">let x = 1;</span>"));
 }
 
@@ -529,4 +541,19 @@ mod props {
             let _ = render_inline(&markdown_to_document(&md).nodes, &NoLinks);
         }
     }
+}
+
+#[test]
+fn inline_elements() {
+    let html = render("<a href=\"https://x.y\" class=\"button primary\">Go</a> <span data-gb-custom-inline data-tag=\"emoji\" data-code=\"1f600\">😀</span> <i class=\"fa-apple\">:apple:</i> <code class=\"expression\">space.vars.x</code>\n");
+    assert_eq!(html, "<p><a href=\"https://x.y\" class=\"button button-primary\" rel=\"noopener noreferrer\">Go</a> <span class=\"emoji\">😀</span> <span class=\"icon\" data-icon=\"apple\" aria-hidden=\"true\"></span> <code class=\"expression\">space.vars.x</code></p>");
+}
+
+#[test]
+fn other_blocks() {
+    let html = render("{% include \"/reusable-contents/r1\" %}\n\n{% @github/repo url=\"x\" %}\n\n<img src=\"/files/f1\" alt=\"d\" class=\"gitbook-drawing\">\n\n<div><figure><img src=\"/files/f1\" alt=\"a\"><figcaption></figcaption></figure> <figure><img src=\"https://x.y/b.png\" alt=\"b\"><figcaption></figcaption></figure></div>\n");
+    assert!(html.starts_with("<div class=\"reusable-content\" data-reusable-content=\"r1\"></div><div class=\"integration\"><span class=\"integration-name\">github / repo</span></div>"), "{html}");
+    assert!(html.contains("<figure class=\"drawing\"><img class=\"drawing\" src=\"/files/f1/cat.png\" alt=\"d\" width=\"640\" height=\"480\" loading=\"lazy\"></figure>"), "{html}");
+    assert!(html.contains("<div class=\"images\"><figure class=\"image\"><img class=\"image\" src=\"/files/f1/cat.png\" alt=\"a\""), "{html}");
+    assert!(html.contains("<img class=\"image\" src=\"https://x.y/b.png\" alt=\"b\" loading=\"lazy\"></figure></div>"), "{html}");
 }
