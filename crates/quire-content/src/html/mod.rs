@@ -541,7 +541,7 @@ impl<'a> Renderer<'a> {
                     self.notes.push(body);
                     let n = self.notes.len();
                     parts.push(html(format!(
-                        "<sup class=\"note-ref\"><a href=\"#note-{n}\" id=\"note-ref-{n}\">{n}</a></sup>"
+                        "<sup class=\"note-ref\"><a href=\"#note:{n}\" id=\"note-ref:{n}\">{n}</a></sup>"
                     )));
                 }
                 parts
@@ -636,17 +636,18 @@ impl<'a> Renderer<'a> {
 
     /// Tabs that work without script: a tab list of links to the panels, and every panel
     /// shown with its title as a heading; a script can hide the panels and the titles.
+    /// Ids contain `:`, which heading anchors never do, so they cannot clash.
     fn tabs(&mut self, e: &'a Element, depth: usize) -> Vec<Task<'a>> {
         self.tab_groups += 1;
         let g = self.tab_groups;
         let tabs: Vec<&Element> = e.children().iter().filter_map(Node::element).collect();
         let mut head = format!(
-            "<div class=\"tabs\" id=\"tabs-{g}\"><div class=\"tab-list\" role=\"tablist\">"
+            "<div class=\"tabs\" id=\"tabs:{g}\"><div class=\"tab-list\" role=\"tablist\">"
         );
         for (i, t) in tabs.iter().enumerate() {
             let i = i + 1;
             head.push_str(&format!(
-                "<a class=\"tab\" role=\"tab\" id=\"tabs-{g}-tab-{i}\" href=\"#tabs-{g}-panel-{i}\" aria-controls=\"tabs-{g}-panel-{i}\" aria-selected=\"{}\">{}</a>",
+                "<a class=\"tab\" role=\"tab\" id=\"tabs:{g}:tab:{i}\" href=\"#tabs:{g}:panel:{i}\" aria-controls=\"tabs:{g}:panel:{i}\" aria-selected=\"{}\">{}</a>",
                 i == 1,
                 escape_text(t.data_str("title").unwrap_or(""))
             ));
@@ -656,7 +657,7 @@ impl<'a> Renderer<'a> {
         for (i, t) in tabs.iter().enumerate() {
             let i = i + 1;
             parts.push(html(format!(
-                "<section class=\"tab-panel\" role=\"tabpanel\" id=\"tabs-{g}-panel-{i}\" aria-labelledby=\"tabs-{g}-tab-{i}\"><p class=\"tab-title\" role=\"heading\" aria-level=\"{}\">{}</p>",
+                "<section class=\"tab-panel\" role=\"tabpanel\" id=\"tabs:{g}:panel:{i}\" aria-labelledby=\"tabs:{g}:tab:{i}\"><p class=\"tab-title\" role=\"heading\" aria-level=\"{}\">{}</p>",
                 // Below the heading level the tabs are under, at most 6.
                 (depth + 3).min(6),
                 escape_text(t.data_str("title").unwrap_or(""))
@@ -1125,10 +1126,10 @@ impl<'a> Renderer<'a> {
         while i < self.notes.len() {
             let body = self.notes[i];
             i += 1;
-            self.out.push_str(&format!("<li id=\"note-{i}\">"));
+            self.out.push_str(&format!("<li id=\"note:{i}\">"));
             self.run(vec![Task::Nodes(body, 2)]);
             self.out.push_str(&format!(
-                " <a class=\"note-back\" href=\"#note-ref-{i}\" aria-label=\"Back to the text\">↩</a></li>"
+                " <a class=\"note-back\" href=\"#note-ref:{i}\" aria-label=\"Back to the text\">↩</a></li>"
             ));
         }
         self.out.push_str("</ol></section>");
