@@ -4,10 +4,11 @@
 //! the binary, it runs on pure-Rust regexes (`fancy-regex`, no C toolchain) and emits CSS
 //! classes instead of inline styles, so light and dark themes are plain CSS.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use syntect::html::{css_for_theme_with_class_style, ClassStyle};
-use syntect::parsing::{BasicScopeStackOp, ParseState, Scope, ScopeStack, SyntaxSet};
+use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxSet};
 
 use super::escape_text_into;
 
@@ -51,8 +52,16 @@ fn find_syntax(
     set.find_syntax_by_token(token)
 }
 
-/// Highlights `lines` (without their line ends) as `lang`: one HTML string per line, every
-/// span opened on a line closed on it (so that lines can be wrapped on their own).
+/// Highlights `lines` (without their line ends) as `lang`: one HTML string per line.
+///
+/// Tokens get flat spans, not the grammar's nested scopes: each run of text has one span
+/// with the first atoms of its innermost meaningful scope (`meta.*`, `source.*`, `text.*`
+/// and `punctuation.*` scopes group tokens and seldom carry a colour of their own: a
+/// string's quotes take the string's), without the language atom, and neighbouring runs
+/// with the same classes share it. Nested scopes re-opened on every line made the HTML
+/// some forty times the size of the code; this keeps it near ten for dense code.
+/// A theme's single-scope rules still match, since every atom is a class.
+///
 /// `None` when the language is unknown, the code too large, or the grammar fails; the
 /// caller then writes the lines as escaped text.
 pub(super) fn highlight_lines(lang: &str, lines: &[String]) -> Option<Vec<String>> {
@@ -62,6 +71,9 @@ pub(super) fn highlight_lines(lang: &str, lines: &[String]) -> Option<Vec<String
     }
     let set = syntaxes();
     let syntax = find_syntax(set, lang)?;
+    let language = syntax.scope.build_string();
+    let language = language.rsplit('.').next().unwrap_or("").to_string();
+    let mut classes: HashMap<Scope, Option<String>> = HashMap::new();
     let mut state = ParseState::new(syntax);
     let mut stack = ScopeStack::new();
     let mut out = Vec::with_capacity(lines.len());
@@ -71,69 +83,87 @@ pub(super) fn highlight_lines(lang: &str, lines: &[String]) -> Option<Vec<String
         line_buf.push_str(line);
         line_buf.push('\n');
         let ops = state.parse_line(&line_buf, set).ok()?;
-        let mut html = String::with_capacity(line.len() * 2);
-        // Spans still open from the previous line are opened again.
-        // Where each open span starts and where its opening tag ends.
-        let mut spans: Vec<(usize, usize)> = Vec::new();
-        for scope in stack.as_slice() {
-            let start = html.len();
-            open_span(&mut html, *scope);
-            spans.push((start, html.len()));
-        }
+        let mut html = String::with_capacity(line.len() * 3);
+        let mut open: Option<String> = None;
         let mut at = 0;
+        let emit =
+            |html: &mut String, open: &mut Option<String>, class: Option<String>, text: &str| {
+                if *open != class {
+                    if open.is_some() {
+                        html.push_str("</span>");
+                    }
+                    if let Some(c) = &class {
+                        html.push_str("<span class=\"");
+                        html.push_str(c);
+                        html.push_str("\">");
+                    }
+                    *open = class;
+                }
+                escape_text_into(html, text);
+            };
         for (pos, op) in &ops {
             let pos = (*pos).min(line.len());
             if pos > at {
-                escape_text_into(&mut html, line.get(at..pos)?);
+                let class = token_class(&stack, &mut classes, &language);
+                emit(&mut html, &mut open, class, line.get(at..pos)?);
                 at = pos;
             }
-            let mut failed = false;
-            stack
-                .apply_with_hook(op, |basic, _| match basic {
-                    BasicScopeStackOp::Push(scope) => {
-                        let start = html.len();
-                        open_span(&mut html, scope);
-                        spans.push((start, html.len()));
-                    }
-                    BasicScopeStackOp::Pop => match spans.pop() {
-                        // A span with nothing in it is dropped.
-                        Some((start, end)) if html.len() == end => html.truncate(start),
-                        Some(_) => html.push_str("</span>"),
-                        None => failed = true,
-                    },
-                })
-                .ok()?;
-            if failed {
-                return None;
-            }
+            stack.apply(op).ok()?;
         }
         if at < line.len() {
-            escape_text_into(&mut html, line.get(at..)?);
+            let class = token_class(&stack, &mut classes, &language);
+            emit(&mut html, &mut open, class, line.get(at..)?);
         }
-        while let Some((start, end)) = spans.pop() {
-            if html.len() == end {
-                html.truncate(start);
-            } else {
-                html.push_str("</span>");
-            }
+        if open.is_some() {
+            html.push_str("</span>");
         }
         out.push(html);
     }
     Some(out)
 }
 
-fn open_span(html: &mut String, scope: Scope) {
-    html.push_str("<span class=\"");
-    let name = scope.build_string();
-    for (i, atom) in name.split('.').enumerate() {
-        if i > 0 {
-            html.push(' ');
+/// The classes of text under `stack`: its innermost scope that is not `meta`, `source` or
+/// `text`, as prefixed atoms without the language; `None` for uncoloured text.
+fn token_class(
+    stack: &ScopeStack,
+    cache: &mut HashMap<Scope, Option<String>>,
+    language: &str,
+) -> Option<String> {
+    for scope in stack.as_slice().iter().rev() {
+        let class = cache
+            .entry(*scope)
+            .or_insert_with(|| scope_class(*scope, language));
+        if class.is_some() {
+            return class.clone();
         }
-        html.push_str(CLASS_PREFIX);
-        // Atoms come from the built-in grammars; escaped all the same.
-        escape_text_into(html, atom);
     }
-    html.push_str("\">");
+    None
+}
+
+fn scope_class(scope: Scope, language: &str) -> Option<String> {
+    let name = scope.build_string();
+    let mut atoms: Vec<&str> = name.split('.').collect();
+    if matches!(
+        atoms.first(),
+        Some(&"meta" | &"source" | &"text" | &"punctuation")
+    ) {
+        return None;
+    }
+    if atoms.len() > 1 && atoms.last() == Some(&language) {
+        atoms.pop();
+    }
+    // Themes select on the first atoms; deeper ones only lengthen every span.
+    atoms.truncate(3);
+    let mut class = String::new();
+    for (i, atom) in atoms.iter().enumerate() {
+        if i > 0 {
+            class.push(' ');
+        }
+        class.push_str(CLASS_PREFIX);
+        // Atoms come from the built-in grammars; escaped all the same.
+        escape_text_into(&mut class, atom);
+    }
+    Some(class)
 }
 
 /// The CSS of the highlight classes: a light theme, and a dark one under
