@@ -13,6 +13,7 @@
 //! * [`markdown`], [`document`], [`frontmatter`]: GitBook markdown ⇄ official JSON document.
 //! * [`limits`]: the nesting bound that keeps every walk over a document bounded.
 //! * [`sections`](mod@sections): per-heading search sections.
+//! * [`html`](mod@html): page documents as safe HTML, with server-side code highlighting.
 //! * [`view`]: official JSON shapes of pages and files.
 //! * [`condition`]: visibility conditions of docs sites: parse, print, check and evaluate.
 
@@ -23,6 +24,7 @@ pub mod diff;
 pub mod document;
 pub mod edit;
 pub mod frontmatter;
+pub mod html;
 pub mod limits;
 pub mod markdown;
 pub mod merge;

@@ -1,11 +1,11 @@
 //! Splits a page into search sections at its top-level headings, so that a search index
 //! can return the heading (anchor) where a match is.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use crate::document::Node;
+use crate::document::{Element, Node};
 use crate::markdown::markdown_to_document;
 
 /// One search section of a page.
@@ -46,32 +46,11 @@ pub fn sections(markdown: &str) -> Vec<Section> {
         level: 0,
         body: String::new(),
     }];
-    let mut used = HashSet::new();
+    let mut anchors = Anchors::default();
     for node in &doc.nodes {
-        let heading = node
-            .element()
-            .filter(|e| e.kind.starts_with("heading-"))
-            .map(|e| (e, e.kind[8..].parse::<u8>().unwrap_or(1)));
-        if let Some((e, level)) = heading {
+        if let Some((e, level)) = heading(node) {
             let title = node.plain_text();
-            let base = e
-                .data_str("id")
-                .map(str::to_string)
-                .unwrap_or_else(|| heading_anchor(&title));
-            let base = if base.is_empty() {
-                "section".to_string()
-            } else {
-                base
-            };
-            let id = if used.contains(&base) {
-                (1..)
-                    .map(|n| format!("{base}-{n}"))
-                    .find(|c| !used.contains(c))
-                    .expect("an unused suffix exists")
-            } else {
-                base
-            };
-            used.insert(id.clone());
+            let id = anchors.assign(e, &title);
             out.push(Section {
                 id,
                 title,
@@ -94,6 +73,53 @@ pub fn sections(markdown: &str) -> Vec<Section> {
         out.remove(0);
     }
     out
+}
+
+/// A top-level heading block and its level (1–3): the blocks that start sections.
+pub(crate) fn heading(node: &Node) -> Option<(&Element, u8)> {
+    node.element()
+        .filter(|e| e.kind.starts_with("heading-"))
+        .map(|e| (e, e.kind[8..].parse::<u8>().unwrap_or(1)))
+}
+
+/// Gives headings their anchors in page order, unique in the page: the heading's own `id`
+/// or the anchor of its text, then `-1`, `-2`… for repeats. Shared by search sections and
+/// the HTML renderer, so that search results link to the rendered anchors.
+#[derive(Default)]
+pub(crate) struct Anchors {
+    used: HashSet<String>,
+    /// Per base anchor, the suffix to try next: used anchors only accumulate, so the first
+    /// free suffix never goes down, and many equal headings cost linear time, not quadratic.
+    next: HashMap<String, usize>,
+}
+
+impl Anchors {
+    /// The anchor of heading `e` whose plain text is `title`.
+    pub(crate) fn assign(&mut self, e: &Element, title: &str) -> String {
+        let base = e
+            .data_str("id")
+            .map(str::to_string)
+            .unwrap_or_else(|| heading_anchor(title));
+        let base = if base.is_empty() {
+            "section".to_string()
+        } else {
+            base
+        };
+        let id = if self.used.contains(&base) {
+            let n = self.next.entry(base.clone()).or_insert(1);
+            loop {
+                let candidate = format!("{base}-{n}");
+                *n += 1;
+                if !self.used.contains(&candidate) {
+                    break candidate;
+                }
+            }
+        } else {
+            base
+        };
+        self.used.insert(id.clone());
+        id
+    }
 }
 
 fn block_text(node: &Node) -> String {

@@ -1,0 +1,205 @@
+//! Server-side syntax highlighting of code blocks into class-based spans.
+//!
+//! Highlighting uses `syntect` (Sublime Text grammars): its grammars and themes are built into
+//! the binary, it runs on pure-Rust regexes (`fancy-regex`, no C toolchain) and emits CSS
+//! classes instead of inline styles, so light and dark themes are plain CSS.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use syntect::html::{css_for_theme_with_class_style, ClassStyle};
+use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxSet};
+
+use super::escape_text_into;
+
+/// Prefix of every highlight class, so that grammar scope names cannot clash with the
+/// page's own classes.
+const CLASS_PREFIX: &str = "hl-";
+
+/// Code longer than this (bytes) is not highlighted: grammars run regexes per line and the
+/// work must stay bounded for hostile input.
+pub const MAX_HIGHLIGHT_BYTES: usize = 256 * 1024;
+
+/// A line longer than this (bytes) turns highlighting off for its block: some grammars are
+/// quadratic in the length of a line.
+const MAX_HIGHLIGHT_LINE: usize = 16 * 1024;
+
+/// The grammars, decoded once, on first use.
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+/// The grammar for a code block's `syntax` (a name or a file extension, any case).
+fn find_syntax(
+    set: &'static SyntaxSet,
+    lang: &str,
+) -> Option<&'static syntect::parsing::SyntaxReference> {
+    let lang = lang.trim();
+    if lang.is_empty() {
+        return None;
+    }
+    let lower = lang.to_ascii_lowercase();
+    // Common names the built-in grammars know under another token.
+    let token = match lower.as_str() {
+        "sh" | "shell" | "zsh" | "console" => "bash",
+        "javascript" | "jsx" | "ts" | "typescript" | "tsx" | "json5" => "js",
+        "python3" => "py",
+        "c++" | "cplusplus" => "cpp",
+        "golang" => "go",
+        other => other,
+    };
+    set.find_syntax_by_token(token)
+}
+
+/// Highlights `lines` (without their line ends) as `lang`: one HTML string per line.
+///
+/// Tokens get flat spans, not the grammar's nested scopes: each run of text has one span
+/// with the first atoms of its innermost meaningful scope (`meta.*`, `source.*`, `text.*`
+/// and `punctuation.*` scopes group tokens and seldom carry a colour of their own: a
+/// string's quotes take the string's), without the language atom, and neighbouring runs
+/// with the same classes share it. Nested scopes re-opened on every line made the HTML
+/// some forty times the size of the code; this keeps it near ten for dense code.
+/// A theme's single-scope rules still match, since every atom is a class.
+///
+/// `None` when the language is unknown, the code too large, or the grammar fails; the
+/// caller then writes the lines as escaped text.
+pub(super) fn highlight_lines(lang: &str, lines: &[String]) -> Option<Vec<String>> {
+    let total: usize = lines.iter().map(|l| l.len() + 1).sum();
+    if total > MAX_HIGHLIGHT_BYTES || lines.iter().any(|l| l.len() > MAX_HIGHLIGHT_LINE) {
+        return None;
+    }
+    let set = syntaxes();
+    let syntax = find_syntax(set, lang)?;
+    let language = syntax.scope.build_string();
+    let language = language.rsplit('.').next().unwrap_or("").to_string();
+    let mut classes: HashMap<Scope, Option<String>> = HashMap::new();
+    let mut state = ParseState::new(syntax);
+    let mut stack = ScopeStack::new();
+    let mut out = Vec::with_capacity(lines.len());
+    let mut line_buf = String::new();
+    for line in lines {
+        line_buf.clear();
+        line_buf.push_str(line);
+        line_buf.push('\n');
+        let ops = state.parse_line(&line_buf, set).ok()?;
+        let mut html = String::with_capacity(line.len() * 3);
+        let mut open: Option<String> = None;
+        let mut at = 0;
+        let emit =
+            |html: &mut String, open: &mut Option<String>, class: Option<String>, text: &str| {
+                if *open != class {
+                    if open.is_some() {
+                        html.push_str("</span>");
+                    }
+                    if let Some(c) = &class {
+                        html.push_str("<span class=\"");
+                        html.push_str(c);
+                        html.push_str("\">");
+                    }
+                    *open = class;
+                }
+                escape_text_into(html, text);
+            };
+        for (pos, op) in &ops {
+            let pos = (*pos).min(line.len());
+            if pos > at {
+                let class = token_class(&stack, &mut classes, &language);
+                emit(&mut html, &mut open, class, line.get(at..pos)?);
+                at = pos;
+            }
+            stack.apply(op).ok()?;
+        }
+        if at < line.len() {
+            let class = token_class(&stack, &mut classes, &language);
+            emit(&mut html, &mut open, class, line.get(at..)?);
+        }
+        if open.is_some() {
+            html.push_str("</span>");
+        }
+        out.push(html);
+    }
+    Some(out)
+}
+
+/// The classes of text under `stack`: its innermost scope that is not `meta`, `source` or
+/// `text`, as prefixed atoms without the language; `None` for uncoloured text.
+fn token_class(
+    stack: &ScopeStack,
+    cache: &mut HashMap<Scope, Option<String>>,
+    language: &str,
+) -> Option<String> {
+    for scope in stack.as_slice().iter().rev() {
+        let class = cache
+            .entry(*scope)
+            .or_insert_with(|| scope_class(*scope, language));
+        if class.is_some() {
+            return class.clone();
+        }
+    }
+    None
+}
+
+fn scope_class(scope: Scope, language: &str) -> Option<String> {
+    let name = scope.build_string();
+    let mut atoms: Vec<&str> = name.split('.').collect();
+    if matches!(
+        atoms.first(),
+        Some(&"meta" | &"source" | &"text" | &"punctuation")
+    ) {
+        return None;
+    }
+    if atoms.len() > 1 && atoms.last() == Some(&language) {
+        atoms.pop();
+    }
+    // Themes select on the first atoms; deeper ones only lengthen every span.
+    atoms.truncate(3);
+    let mut class = String::new();
+    for (i, atom) in atoms.iter().enumerate() {
+        if i > 0 {
+            class.push(' ');
+        }
+        class.push_str(CLASS_PREFIX);
+        // Atoms come from the built-in grammars; escaped all the same.
+        escape_text_into(&mut class, atom);
+    }
+    Some(class)
+}
+
+/// The CSS of the highlight classes: a light theme, and a dark one under
+/// `prefers-color-scheme: dark`. Computed once.
+pub fn highlight_css() -> &'static str {
+    static CSS: OnceLock<String> = OnceLock::new();
+    CSS.get_or_init(|| {
+        let themes = syntect::highlighting::ThemeSet::load_defaults();
+        let style = ClassStyle::SpacedPrefixed {
+            prefix: CLASS_PREFIX,
+        };
+        let css = |name: &str| {
+            themes
+                .themes
+                .get(name)
+                .and_then(|t| css_for_theme_with_class_style(t, style).ok())
+                .map(|css| without_comments(&css))
+                .unwrap_or_default()
+        };
+        let light = css("InspiredGitHub");
+        let dark = css("base16-ocean.dark");
+        format!("{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n")
+    })
+}
+
+/// CSS without its comments (the generator's banner).
+fn without_comments(css: &str) -> String {
+    let mut out = String::with_capacity(css.len());
+    let mut rest = css;
+    while let Some(i) = rest.find("/*") {
+        out.push_str(&rest[..i]);
+        match rest[i..].find("*/") {
+            Some(j) => rest = &rest[i + j + 2..],
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    out.trim_start().to_string()
+}
