@@ -907,7 +907,11 @@ impl<'a> Renderer<'a> {
 
     /// A code block: a figure with its title, highlighted lines in `<pre><code>`.
     fn code(&mut self, e: &Element) -> String {
-        let lines: Vec<String> = e.children().iter().map(raw_text).collect();
+        let lines: Vec<String> = e
+            .children()
+            .iter()
+            .map(crate::markdown::plain_text_raw)
+            .collect();
         let marked: Vec<bool> = e
             .children()
             .iter()
@@ -992,21 +996,7 @@ impl<'a> Renderer<'a> {
         }
         let mut seen = HashSet::new();
         columns.retain(|c| seen.insert(*c));
-        let mut records: Vec<(&String, &Value)> = e
-            .data
-            .get("records")
-            .and_then(Value::as_object)
-            .map(|r| r.iter().collect())
-            .unwrap_or_default();
-        records.sort_by(|a, b| {
-            let key = |r: &(&String, &Value)| {
-                r.1.get("orderIndex")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
-            key(a).cmp(&key(b)).then(a.0.cmp(b.0))
-        });
+        let records = crate::markdown::sorted_records(e);
         let fragments: HashMap<&str, &'a Fragment> = e
             .fragments
             .iter()
@@ -1207,19 +1197,6 @@ fn openapi(e: &Element) -> String {
 /// The reference in `data[key]`.
 fn data_ref(e: &Element, key: &str) -> Option<ContentRef> {
     serde_json::from_value(e.data.get(key)?.clone()).ok()
-}
-
-/// Text of a node with nothing trimmed (code lines keep their spaces). Iterative.
-fn raw_text(node: &Node) -> String {
-    let mut out = String::new();
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        match n {
-            Node::Text(t) => t.leaves.iter().for_each(|l| out.push_str(&l.text)),
-            Node::Inline(e) | Node::Block(e) => stack.extend(e.children().iter().rev()),
-        }
-    }
-    out
 }
 
 /// A code block's language as a class name: letters, digits and `+#._-` only.

@@ -25,6 +25,9 @@ mod render;
 mod scan;
 mod table;
 
+pub(crate) use render::plain_text_raw;
+pub(crate) use table::sorted_records;
+
 use pulldown_cmark::Options;
 use serde_json::{Map, Value};
 

@@ -791,7 +791,7 @@ fn render_code(e: &Element) -> String {
 }
 
 /// Text of a node with nothing trimmed (code lines keep their spaces). Iterative.
-fn plain_text_raw(node: &Node) -> String {
+pub(crate) fn plain_text_raw(node: &Node) -> String {
     let mut out = String::new();
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {

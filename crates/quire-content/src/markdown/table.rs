@@ -548,8 +548,8 @@ fn render_html_table(e: &Element, columns: &[String]) -> String {
     format!("<table{table}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 }
 
-/// Records in order.
-fn sorted_records(e: &Element) -> Vec<(&String, &Value)> {
+/// Records in order (by `orderIndex`, then id).
+pub(crate) fn sorted_records(e: &Element) -> Vec<(&String, &Value)> {
     let mut records: Vec<(&String, &Value)> = e
         .data
         .get("records")
