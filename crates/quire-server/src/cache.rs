@@ -69,11 +69,27 @@ struct Entry<V> {
     generation: u64,
 }
 
-struct Map<K, V>(RwLock<HashMap<K, Entry<V>>>);
+struct Map<K, V> {
+    entries: RwLock<HashMap<K, Entry<V>>>,
+    /// Lookups answered, and not answered, for the operator's metrics.
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
 
 impl<K: Eq + Hash, V: Clone> Map<K, V> {
     fn new() -> Self {
-        Self(RwLock::new(HashMap::new()))
+        Self {
+            entries: RwLock::new(HashMap::new()),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    fn counts(&self) -> (u64, u64) {
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.misses.load(Ordering::Relaxed),
+        )
     }
 
     fn get<Q>(&self, key: &Q, now: i64, ttl: i64, generation: u64) -> Option<V>
@@ -81,14 +97,24 @@ impl<K: Eq + Hash, V: Clone> Map<K, V> {
         K: std::borrow::Borrow<Q>,
         Q: Eq + Hash + ?Sized,
     {
-        let map = self.0.read().unwrap_or_else(|e| e.into_inner());
-        let entry = map.get(key)?;
-        (entry.generation == generation && now - entry.stored_at < ttl && now >= entry.stored_at)
-            .then(|| entry.value.clone())
+        let map = self.entries.read().unwrap_or_else(|e| e.into_inner());
+        let found = map.get(key).and_then(|entry| {
+            (entry.generation == generation
+                && now - entry.stored_at < ttl
+                && now >= entry.stored_at)
+                .then(|| entry.value.clone())
+        });
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
     }
 
     fn put(&self, key: K, value: V, now: i64, generation: u64) {
-        let mut map = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.entries.write().unwrap_or_else(|e| e.into_inner());
         if map.len() >= MAX_ENTRIES {
             map.clear();
         }
@@ -142,6 +168,17 @@ impl AccessCache {
             people: Map::new(),
             derived: Map::new(),
         }
+    }
+
+    /// Hits and misses of each of the cache's maps since start, for the operator's metrics.
+    pub fn lookups(&self) -> [(&'static str, (u64, u64)); 5] {
+        [
+            ("tokens", self.users.counts()),
+            ("memberships", self.orgs.counts()),
+            ("spaces", self.spaces.counts()),
+            ("people", self.people.counts()),
+            ("grants", self.derived.counts()),
+        ]
     }
 
     /// Whether caching is on (never inside a write request).

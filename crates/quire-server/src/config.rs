@@ -33,6 +33,17 @@ pub struct ServerConfig {
     pub cache_mb: u64,
     /// Networks the safe fetcher may reach besides public addresses (none by default).
     pub fetch_allow: Vec<ipnet::IpNet>,
+    /// Bearer token that `GET /metrics` requires; metrics are not served without one.
+    pub metrics_token: Option<String>,
+    /// Requests a minute per API token (0: no limit).
+    pub rate_limit_token: u32,
+    /// Requests a minute per client address (0: no limit).
+    pub rate_limit_address: u32,
+    /// Whether loopback clients are rate limited too.
+    pub rate_limit_loopback: bool,
+    /// Take the client's address from the last `X-Forwarded-For` hop (behind a proxy that
+    /// sets it), not from the connection.
+    pub trust_forwarded_for: bool,
 }
 
 impl Default for ServerConfig {
@@ -50,6 +61,11 @@ impl Default for ServerConfig {
             body_timeout_ms: 60_000,
             cache_mb: 96,
             fetch_allow: Vec::new(),
+            metrics_token: None,
+            rate_limit_token: 1200,
+            rate_limit_address: 2400,
+            rate_limit_loopback: false,
+            trust_forwarded_for: false,
         }
     }
 }

@@ -18,6 +18,8 @@ pub mod fetch;
 pub mod http;
 pub mod ids;
 pub mod keys;
+pub mod metrics;
+pub mod rate;
 pub mod server;
 pub mod state;
 pub mod store;

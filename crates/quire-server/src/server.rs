@@ -19,6 +19,7 @@ use tokio::sync::Semaphore;
 use crate::api::router;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::ServerConfig;
+use crate::rate::Peer;
 use crate::state::AppState;
 
 /// A bound, ready server.
@@ -71,6 +72,16 @@ impl Server {
             self.state.clone(),
             std::time::Duration::from_secs(5),
         );
+        let sweeper = {
+            let state = self.state.clone();
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(Duration::from_secs(60));
+                loop {
+                    every.tick().await;
+                    state.rate.sweep();
+                }
+            })
+        };
         let config = &self.state.config;
         let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
         let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -94,7 +105,7 @@ impl Server {
             };
             let stream = tokio::select! {
                 accepted = self.listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
+                    Ok(accepted) => accepted,
                     Err(err) => {
                         // Out of file descriptors and the like: back off instead of spinning.
                         tracing::warn!(error = %err, "accept failed");
@@ -104,9 +115,17 @@ impl Server {
                 },
                 () = &mut shutdown => break,
             };
+            let (stream, peer) = stream;
             let _ = stream.set_nodelay(true);
             let io = TokioIo::new(JsonErrorHeads::new(stream));
-            let service = TowerToHyperService::new(app.clone());
+            // Every request of the connection knows its client's address (rate limits).
+            let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+                app.clone(),
+                move |mut req: axum::http::Request<hyper::body::Incoming>| {
+                    req.extensions_mut().insert(Peer(peer.ip()));
+                    req
+                },
+            ));
             let conn = graceful.watch(builder.serve_connection(io, service).into_owned());
             tokio::spawn(async move {
                 let _ = conn.await;
@@ -117,6 +136,7 @@ impl Server {
         tracing::info!("draining in-flight requests");
         graceful.shutdown().await;
         worker.abort();
+        sweeper.abort();
         self.state.db.close().await;
         Ok(())
     }

@@ -51,6 +51,10 @@ pub struct Shared {
     /// Page document bytes (in KiB) being parsed and applied at once: a parsed document takes
     /// tens of times its text in memory, so large batches take turns.
     pub document_budget: tokio::sync::Semaphore,
+    /// This node's operator metrics.
+    pub metrics: crate::metrics::Metrics,
+    /// Rate limits per token and client address.
+    pub rate: crate::rate::RateLimits,
 }
 
 impl AppState {
@@ -74,6 +78,12 @@ impl AppState {
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
             document_budget: tokio::sync::Semaphore::new(DOCUMENT_BUDGET_KIB),
+            metrics: crate::metrics::Metrics::new(),
+            rate: crate::rate::RateLimits::new(
+                config.rate_limit_token,
+                config.rate_limit_address,
+                config.rate_limit_loopback,
+            ),
             config: Arc::new(config),
             db,
             keys,

@@ -12,6 +12,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("config", 0),
     ("values", 0),
     ("fetch", 0),
+    ("metrics", 0),
+    ("rate", 0),
     ("validate", 1),
     ("db", 1),
     ("keys", 2),

@@ -75,6 +75,23 @@ struct ServeArgs {
     /// addresses, e.g. `10.1.0.0/16` for an internal mirror. None by default.
     #[arg(long, env = "QUIRE_FETCH_ALLOW", value_delimiter = ',')]
     fetch_allow: Vec<ipnet::IpNet>,
+    /// Bearer token for `GET /metrics` (Prometheus text format); without one, no metrics
+    /// are served.
+    #[arg(long, env = "QUIRE_METRICS_TOKEN")]
+    metrics_token: Option<String>,
+    /// Requests a minute allowed per API token (0: no limit); 429 past it.
+    #[arg(long, env = "QUIRE_RATE_LIMIT_TOKEN", default_value_t = 1200)]
+    rate_limit_token: u32,
+    /// Requests a minute allowed per client address (0: no limit); 429 past it.
+    #[arg(long, env = "QUIRE_RATE_LIMIT_ADDRESS", default_value_t = 2400)]
+    rate_limit_address: u32,
+    /// Rate-limit loopback clients too (they are not by default: local tools and tests).
+    #[arg(long, env = "QUIRE_RATE_LIMIT_LOOPBACK")]
+    rate_limit_loopback: bool,
+    /// Take the client address from the last `X-Forwarded-For` hop (only behind a proxy
+    /// that sets it).
+    #[arg(long, env = "QUIRE_TRUST_FORWARDED_FOR")]
+    trust_forwarded_for: bool,
     #[command(flatten)]
     storage: StorageArgs,
 }
@@ -120,16 +137,21 @@ fn config(storage: StorageArgs) -> ServerConfig {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("QUIRE_LOG")
                 .unwrap_or_else(|_| "info,sqlx=warn".into()),
         )
-        .with_writer(std::io::stderr)
-        .event_format(quire_server::http::WithRequestId(
+        .with_writer(std::io::stderr);
+    // `QUIRE_LOG_FORMAT=json`: one JSON object a line, for log collectors.
+    if std::env::var("QUIRE_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json")) {
+        logs.event_format(quire_server::http::JsonLines).init();
+    } else {
+        logs.event_format(quire_server::http::WithRequestId(
             tracing_subscriber::fmt::format(),
         ))
         .init();
+    }
     match cli.command {
         Command::Routes => {
             let routes = quire_server::api::catalog::catalog();
@@ -146,6 +168,11 @@ async fn main() -> anyhow::Result<()> {
                 body_timeout_ms: args.body_timeout_ms,
                 cache_mb: args.cache_mb,
                 fetch_allow: args.fetch_allow,
+                metrics_token: args.metrics_token.filter(|t| !t.is_empty()),
+                rate_limit_token: args.rate_limit_token,
+                rate_limit_address: args.rate_limit_address,
+                rate_limit_loopback: args.rate_limit_loopback,
+                trust_forwarded_for: args.trust_forwarded_for,
                 ..config(args.storage)
             };
             let server = Server::bind(cfg).await?;

@@ -25,7 +25,7 @@ pub mod views;
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
-use axum::middleware::{from_fn, from_fn_with_state};
+use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -82,6 +82,8 @@ pub fn router(state: AppState) -> Router {
     }
     router
         .route("/healthz", get(meta::healthz))
+        .route("/readyz", get(meta::readyz))
+        .route("/metrics", get(meta::metrics))
         .route(
             "/files/{spaceId}/{fileId}/{name}",
             get(files::handlers::download),
@@ -96,6 +98,6 @@ pub fn router(state: AppState) -> Router {
                 "Internal error; see the server log for details.",
             )
         }))
-        .layer(from_fn(edge))
+        .layer(from_fn_with_state(state.clone(), edge))
         .with_state(state)
 }

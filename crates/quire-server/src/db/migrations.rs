@@ -504,3 +504,15 @@ async fn apply(db: &Db, conn: &mut sqlx::pool::PoolConnection<sqlx::Any>) -> any
 pub fn known_versions() -> Vec<i64> {
     MIGRATIONS.iter().map(|m| m.0).collect()
 }
+
+/// The migrations of this build that the database has not recorded (readiness: a node
+/// started before another migrated, or a failed migration).
+pub async fn pending(db: &Db) -> sqlx::Result<Vec<i64>> {
+    let applied: Vec<i64> = sqlx::query_scalar("SELECT version FROM quire_migrations")
+        .fetch_all(db.pool())
+        .await?;
+    Ok(known_versions()
+        .into_iter()
+        .filter(|v| !applied.contains(v))
+        .collect())
+}

@@ -8,7 +8,7 @@ pub mod inline;
 mod migrations;
 pub mod sql;
 
-pub use migrations::known_versions;
+pub use migrations::{known_versions, pending as pending_migrations};
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -38,12 +38,16 @@ pub async fn enforce(
             Err(err) => err.into_response(),
         }
     };
-    if !writes {
-        return run.await;
-    }
-    let res = crate::cache::bypassed(run).await;
-    // Whatever this request changed, no cached lookup may outlive it on this node.
-    state.cache.invalidate();
+    let mut res = if writes {
+        let res = crate::cache::bypassed(run).await;
+        // Whatever this request changed, no cached lookup may outlive it on this node.
+        state.cache.invalidate();
+        res
+    } else {
+        run.await
+    };
+    res.extensions_mut()
+        .insert(crate::metrics::Answered(operation));
     res
 }
 

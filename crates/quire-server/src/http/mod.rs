@@ -18,6 +18,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::error::{error_response, normalize_error_body};
+use crate::metrics::Answered;
+use crate::rate::{Peer, Verdict};
 use crate::state::AppState;
 use operation::BodyLimit;
 
@@ -72,11 +74,15 @@ tokio::task_local! {
 /// - it gets a request id, which every log line it causes (errors included) carries (see
 ///   [`WithRequestId`]); one line per request is logged at `info` (method, path, status,
 ///   duration), and nothing is formatted when that is filtered out;
+/// - it is counted against the rate limits of its client address and token (429 past
+///   them), and its answer carries what is left (`RateLimit-*` headers);
 /// - a path with `%00` is refused before any handler or query sees it (identifiers never
 ///   hold NUL characters, and PostgreSQL cannot compare text holding them);
 /// - an error answered by the framework rather than by a handler gets the official JSON
-///   error body.
-pub async fn edge(mut req: Request<Body>, next: Next) -> Response {
+///   error body;
+/// - its answer is counted in the metrics, by operationId and status, with its duration.
+pub async fn edge(State(state): State<AppState>, mut req: Request<Body>, next: Next) -> Response {
+    let started = Instant::now();
     let id = match req.headers().get(&REQUEST_ID) {
         Some(given) => given.clone(),
         None => {
@@ -86,9 +92,49 @@ pub async fn edge(mut req: Request<Body>, next: Next) -> Response {
             made
         }
     };
-    let mut res = REQUEST.scope(id.clone(), logged(req, next)).await;
+    let verdict = state.rate.check(
+        client_address(&state, &req),
+        req.headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .map(HeaderValue::as_bytes),
+    );
+    let mut res = REQUEST.scope(id.clone(), logged(verdict, req, next)).await;
     res.headers_mut().insert(REQUEST_ID.clone(), id);
+    let operation = res
+        .extensions()
+        .get::<Answered>()
+        .map_or(crate::metrics::OTHER, |a| a.0);
+    state.metrics.observe(
+        operation,
+        res.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
     res
+}
+
+/// The client's address: the connection's, or the last `X-Forwarded-For` hop when the
+/// operator says a proxy sets it.
+fn client_address(state: &AppState, req: &Request<Body>) -> Option<std::net::IpAddr> {
+    let peer = req.extensions().get::<Peer>().map(|p| p.0);
+    if !state.config.trust_forwarded_for {
+        return peer;
+    }
+    req.headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .next_back()
+        .and_then(|hop| hop.trim().parse().ok())
+        .or(peer)
+}
+
+/// The rate-limit headers of an answer (draft IETF names, as most clients read them).
+fn rate_headers(res: &mut Response, limit: u32, remaining: u32, reset_secs: u64) {
+    let h = res.headers_mut();
+    h.insert("ratelimit-limit", HeaderValue::from(limit));
+    h.insert("ratelimit-remaining", HeaderValue::from(remaining));
+    h.insert("ratelimit-reset", HeaderValue::from(reset_secs));
 }
 
 /// Log lines as `inner` formats them, led by the id of the request being served, if any.
@@ -122,15 +168,74 @@ where
     }
 }
 
-/// [`checked`], with one log line per request when `info` is enabled.
-async fn logged(req: Request<Body>, next: Next) -> Response {
+/// Log lines as JSON objects, one a line (`QUIRE_LOG_FORMAT=json`): `timestamp`, `level`,
+/// `target`, `message`, the event's fields, and `request_id` inside a request.
+pub struct JsonLines;
+
+/// Collects an event's fields into a JSON object.
+struct JsonFields<'a>(&'a mut serde_json::Map<String, serde_json::Value>);
+
+impl tracing::field::Visit for JsonFields<'_> {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_f64(&mut self, field: &tracing::field::Field, value: f64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_bool(&mut self, field: &tracing::field::Field, value: bool) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0
+            .insert(field.name().into(), format!("{value:?}").into());
+    }
+}
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for JsonLines
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        _ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let meta = event.metadata();
+        let mut line = serde_json::Map::new();
+        line.insert(
+            "timestamp".into(),
+            chrono::Utc::now()
+                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+                .into(),
+        );
+        line.insert("level".into(), meta.level().as_str().into());
+        line.insert("target".into(), meta.target().into());
+        event.record(&mut JsonFields(&mut line));
+        if let Ok(id) = REQUEST.try_with(|id| id.to_str().unwrap_or("(not text)").to_string()) {
+            line.insert("request_id".into(), id.into());
+        }
+        let text = serde_json::to_string(&line).map_err(|_| std::fmt::Error)?;
+        writeln!(writer, "{text}")
+    }
+}
+
+/// [`checked`] under the rate limits, with one log line per request when `info` is enabled.
+async fn logged(verdict: Verdict, req: Request<Body>, next: Next) -> Response {
     if !tracing::enabled!(target: "quire::http", tracing::Level::INFO) {
-        return checked(req, next).await;
+        return limited(verdict, req, next).await;
     }
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
-    let res = checked(req, next).await;
+    let res = limited(verdict, req, next).await;
     tracing::info!(
         target: "quire::http",
         "{method} {path} {} {:.1}ms",
@@ -138,6 +243,29 @@ async fn logged(req: Request<Body>, next: Next) -> Response {
         started.elapsed().as_secs_f64() * 1000.0
     );
     res
+}
+
+/// Answers 429 past a rate limit; else serves the request and tells what is left.
+async fn limited(verdict: Verdict, req: Request<Body>, next: Next) -> Response {
+    match verdict {
+        Verdict::Unlimited => checked(req, next).await,
+        Verdict::Allowed(h) => {
+            let mut res = checked(req, next).await;
+            rate_headers(&mut res, h.limit, h.remaining, h.reset_secs);
+            res
+        }
+        Verdict::Refused { limit, retry_after } => {
+            let secs = retry_after.as_secs_f64().ceil() as u64;
+            let mut res = error_response(
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!("Too many requests: the limit is {limit} a minute; retry in {secs} s."),
+            );
+            rate_headers(&mut res, limit, 0, secs);
+            res.headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, HeaderValue::from(secs));
+            res
+        }
+    }
 }
 
 /// Refuses NUL characters in the path, and gives framework errors the official body.
@@ -176,6 +304,33 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn json_log_lines_are_objects_with_the_request_id() {
+        let sink = Sink::default();
+        let writer = sink.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .event_format(JsonLines)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            REQUEST.sync_scope(HeaderValue::from_static("req-7"), || {
+                tracing::warn!(status = 503u64, "a \"quoted\" message");
+            });
+            tracing::info!("outside");
+        });
+        let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+            .collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0]["request_id"], "req-7");
+        assert_eq!(lines[0]["level"], "WARN");
+        assert_eq!(lines[0]["status"], 503);
+        assert_eq!(lines[0]["message"], "a \"quoted\" message");
+        assert!(lines[1].get("request_id").is_none());
     }
 
     #[test]

@@ -79,3 +79,15 @@ pub async fn count(db: &Db, kind: &str) -> sqlx::Result<i64> {
         .fetch_one(db.pool())
         .await
 }
+
+/// Jobs due by `now` and not held by a node, per kind, with the oldest one's `run_at`
+/// (for the operator's metrics).
+pub async fn due(db: &Db, now: i64) -> sqlx::Result<Vec<(String, i64, i64)>> {
+    sqlx::query_as(
+        "SELECT kind, COUNT(*), MIN(run_at) FROM jobs \
+         WHERE run_at <= $1 AND (locked_until IS NULL OR locked_until < $1) GROUP BY kind",
+    )
+    .bind(now)
+    .fetch_all(db.pool())
+    .await
+}

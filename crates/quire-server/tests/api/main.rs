@@ -17,6 +17,7 @@ mod hardening_depth;
 mod hardening_fetch;
 mod invites;
 mod members;
+mod operator;
 mod org_change_requests;
 mod orgs;
 mod pagination;

@@ -3,7 +3,7 @@
 
 pub mod handlers;
 
-pub use handlers::healthz;
+pub use handlers::{healthz, metrics, readyz};
 
 use axum::http::Method;
 

@@ -1,0 +1,169 @@
+//! What an operator runs Quire with: liveness and readiness, metrics, rate limits.
+
+use reqwest::Method;
+
+use crate::harness::TestApp;
+
+async fn get(app: &TestApp, path: &str, token: Option<&str>) -> reqwest::Response {
+    let mut req = reqwest::Client::new().get(format!("{}{path}", app.base));
+    if let Some(token) = token {
+        req = req.bearer_auth(token);
+    }
+    req.send().await.expect("request")
+}
+
+fn header(res: &reqwest::Response, name: &str) -> Option<String> {
+    res.headers()
+        .get(name)
+        .map(|v| v.to_str().unwrap().to_string())
+}
+
+#[tokio::test]
+async fn health_and_readiness_answer() {
+    let app = TestApp::start().await;
+    let live = get(&app, "/healthz", None).await;
+    assert_eq!(live.status(), 200);
+    let ready = get(&app, "/readyz", None).await;
+    assert_eq!(ready.status(), 200);
+    let body: serde_json::Value = ready.json().await.unwrap();
+    assert_eq!(body["status"], "ok");
+}
+
+#[tokio::test]
+async fn metrics_need_their_token_and_count_operations_by_status() {
+    let plain = TestApp::start().await;
+    let res = get(&plain, "/metrics", None).await;
+    assert_eq!(res.status(), 404, "no metrics without a configured token");
+
+    let app = TestApp::start_with(|c| c.metrics_token = Some("scrape-secret".into())).await;
+    assert_eq!(get(&app, "/metrics", None).await.status(), 401);
+    assert_eq!(get(&app, "/metrics", Some("wrong")).await.status(), 401);
+
+    let admin = app.persona("admin").await;
+    let org = app
+        .call(
+            Method::POST,
+            "/v1/orgs",
+            Some(&admin.token),
+            Some(serde_json::json!({"title": "Metrics"})),
+        )
+        .await
+        .expect(201);
+    let org_id = org["id"].as_str().unwrap();
+    let space = app
+        .call(
+            Method::POST,
+            &format!("/v1/orgs/{org_id}/spaces"),
+            Some(&admin.token),
+            Some(serde_json::json!({"title": "Counted"})),
+        )
+        .await
+        .expect(201);
+    let space_id = space["id"].as_str().unwrap();
+    for _ in 0..3 {
+        app.call(
+            Method::GET,
+            &format!("/v1/spaces/{space_id}"),
+            Some(&admin.token),
+            None,
+        )
+        .await
+        .expect(200);
+    }
+    app.call(
+        Method::GET,
+        "/v1/spaces/nosuchspace",
+        Some(&admin.token),
+        None,
+    )
+    .await
+    .expect(404);
+
+    let res = get(&app, "/metrics", Some("scrape-secret")).await;
+    assert_eq!(res.status(), 200);
+    assert!(header(&res, "content-type")
+        .unwrap()
+        .starts_with("application/openmetrics-text"));
+    let text = res.text().await.unwrap();
+    assert!(
+        text.contains(r#"quire_http_requests_total{operation="getSpaceById",status="200"} 3"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"quire_http_requests_total{operation="getSpaceById",status="404"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"quire_http_request_duration_seconds_count{operation="getSpaceById"} 4"#)
+    );
+    assert!(text.contains(r#"quire_http_requests_total{operation="other",status="401"} 2"#));
+    assert!(
+        text.contains("quire_db_connections{state=\"idle\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("quire_access_cache_hits_total{name=\"tokens\"}"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("# EOF"));
+}
+
+#[tokio::test]
+async fn past_a_token_budget_requests_get_429_with_when_to_retry() {
+    let app = TestApp::start_with(|c| {
+        c.rate_limit_loopback = true;
+        c.rate_limit_token = 3;
+        c.rate_limit_address = 0;
+    })
+    .await;
+    let a = app.persona("alice").await; // one request spent by `persona`
+    let b = app.persona("bob").await;
+    let first = get(&app, "/v1/user", Some(&a.token)).await;
+    assert_eq!(first.status(), 200);
+    assert_eq!(header(&first, "ratelimit-limit").as_deref(), Some("3"));
+    assert_eq!(header(&first, "ratelimit-remaining").as_deref(), Some("1"));
+    assert_eq!(get(&app, "/v1/user", Some(&a.token)).await.status(), 200);
+    let refused = get(&app, "/v1/user", Some(&a.token)).await;
+    assert_eq!(refused.status(), 429);
+    let retry: u64 = header(&refused, "retry-after").unwrap().parse().unwrap();
+    assert!((1..=20).contains(&retry), "retry after {retry} s");
+    assert_eq!(
+        header(&refused, "ratelimit-remaining").as_deref(),
+        Some("0")
+    );
+    let body: serde_json::Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], 429);
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("3 a minute"));
+    // Another token has its own budget.
+    assert_eq!(get(&app, "/v1/user", Some(&b.token)).await.status(), 200);
+}
+
+#[tokio::test]
+async fn an_address_budget_counts_requests_with_or_without_a_token() {
+    let app = TestApp::start_with(|c| {
+        c.rate_limit_loopback = true;
+        c.rate_limit_token = 0;
+        c.rate_limit_address = 2;
+    })
+    .await;
+    assert_eq!(get(&app, "/healthz", None).await.status(), 200);
+    assert_eq!(get(&app, "/v1/user", Some("anything")).await.status(), 401);
+    assert_eq!(get(&app, "/healthz", None).await.status(), 429);
+}
+
+#[tokio::test]
+async fn loopback_clients_are_not_limited_by_default() {
+    let app = TestApp::start_with(|c| {
+        c.rate_limit_token = 1;
+        c.rate_limit_address = 1;
+    })
+    .await;
+    for _ in 0..5 {
+        let res = get(&app, "/healthz", None).await;
+        assert_eq!(res.status(), 200);
+        assert!(header(&res, "ratelimit-limit").is_none());
+    }
+}
