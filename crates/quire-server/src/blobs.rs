@@ -139,6 +139,41 @@ impl Blobs {
         Ok(())
     }
 
+    /// Copies every blob this store holds and `dest` lacks into `dest` (derived bytes are
+    /// left out: they can be made again); returns how many blobs and bytes were copied.
+    /// Blobs are named by their content, so a blob present in `dest` is the same blob.
+    pub async fn copy_missing_to(&self, dest: &Blobs) -> anyhow::Result<(u64, u64)> {
+        use futures_util::TryStreamExt;
+        let root = (!self.prefix.is_empty()).then(|| Path::from(self.prefix.as_str()));
+        let found: Vec<_> = self.store.list(root.as_ref()).try_collect().await?;
+        let (mut count, mut bytes) = (0u64, 0u64);
+        for meta in found {
+            let Some(hash) = meta.location.filename() else {
+                continue;
+            };
+            let is_blob = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+            if !is_blob || meta.location.as_ref().contains("derived/") {
+                continue;
+            }
+            let target = dest.path(hash);
+            match dest.store.head(&target).await {
+                Ok(_) => continue,
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(err) => return Err(err.into()),
+            }
+            let data = match self.store.get(&meta.location).await {
+                Ok(res) => res.bytes().await?,
+                // Deleted since it was listed: nothing refers to it any more.
+                Err(object_store::Error::NotFound { .. }) => continue,
+                Err(err) => return Err(err.into()),
+            };
+            bytes += data.len() as u64;
+            count += 1;
+            dest.store.put(&target, PutPayload::from(data)).await?;
+        }
+        Ok((count, bytes))
+    }
+
     /// Removes a blob (nothing happens when it is absent).
     pub async fn delete(&self, hash: &str) -> anyhow::Result<()> {
         match self.store.delete(&self.path(hash)).await {

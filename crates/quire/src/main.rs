@@ -120,6 +120,23 @@ enum AdminCommand {
         #[command(flatten)]
         storage: StorageArgs,
     },
+    /// Write a consistent copy of the storage (SQLite database and blobs; on PostgreSQL the
+    /// blobs, beside a pg_dump) into a new folder, while the server keeps running.
+    Backup {
+        /// The folder to write (new or empty).
+        #[arg(long)]
+        to: std::path::PathBuf,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
+    /// Restore a backup into storage that holds no database yet (a new data dir).
+    Restore {
+        /// The backup folder.
+        #[arg(long)]
+        from: std::path::PathBuf,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
 }
 
 #[global_allocator]
@@ -204,6 +221,20 @@ async fn main() -> anyhow::Result<()> {
             if n == 0 {
                 std::process::exit(1);
             }
+        }
+        Command::Admin(AdminCommand::Backup { to, storage }) => {
+            let m = quire_server::admin::backup(&config(storage), &to).await?;
+            eprintln!(
+                "backup of the {} database and {} blobs ({} bytes) written to {}",
+                m.database,
+                m.blobs,
+                m.blob_bytes,
+                to.display()
+            );
+        }
+        Command::Admin(AdminCommand::Restore { from, storage }) => {
+            let m = quire_server::admin::restore(&config(storage), &from).await?;
+            eprintln!("restored the backup taken at {} ms", m.taken_at);
         }
     }
     Ok(())

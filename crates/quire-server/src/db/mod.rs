@@ -188,6 +188,23 @@ impl Db {
         }
     }
 
+    /// Writes a consistent copy of a SQLite database to `path` (one read transaction, while
+    /// writers go on); an error on PostgreSQL, whose copies are `pg_dump`'s.
+    pub async fn snapshot_into(&self, path: &std::path::Path) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.dialect == Dialect::Sqlite,
+            "PostgreSQL databases are copied with pg_dump"
+        );
+        let target = path
+            .to_str()
+            .context("the backup path must be valid UTF-8")?
+            .replace('\'', "''");
+        sqlx::query(&format!("VACUUM INTO '{target}'"))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// Closes every connection.
     pub async fn close(&self) {
         self.pool.close().await;

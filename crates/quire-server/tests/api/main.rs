@@ -7,6 +7,7 @@ mod harness;
 mod access_cache;
 mod authz;
 mod authz_matrix;
+mod backup;
 mod change_requests;
 mod collections;
 mod comments;
