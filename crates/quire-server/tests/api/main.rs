@@ -27,3 +27,4 @@ mod spaces;
 mod teams;
 mod tokens;
 mod users;
+mod visitor_auth;
