@@ -45,15 +45,17 @@ struct Claims {
     scope: Scope,
 }
 
-/// Signs a token for `scope`, valid for [`TOKEN_SECONDS`].
-pub fn issue(state: &AppState, scope: Scope) -> ApiResult<String> {
+/// Signs a token for `scope`, valid for [`TOKEN_SECONDS`] but never past `until` (seconds):
+/// content opened by a visitor token closes when that token expires.
+pub fn issue(state: &AppState, scope: Scope, until: Option<i64>) -> ApiResult<String> {
     let now = state.now() / 1000;
+    let exp = until.map_or(now + TOKEN_SECONDS, |u| u.min(now + TOKEN_SECONDS));
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
         &Claims {
             aud: AUDIENCE.into(),
             iat: now,
-            exp: now + TOKEN_SECONDS,
+            exp,
             scope,
         },
         &jsonwebtoken::EncodingKey::from_secret(state.keys.jwt_secret()),
@@ -112,6 +114,8 @@ pub struct Resolved {
     pub site_space: SiteSpaceRow,
     pub space_revision: String,
     pub share_key: Option<String>,
+    /// The `exp` (seconds) of the visitor token that opened a `visitor-auth` site.
+    pub visitor_until: Option<i64>,
     /// The page path inside the site space (no leading or trailing `/`).
     pub pathname: String,
     /// The URL path of the site space (ends with `/`).
@@ -174,6 +178,15 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
             });
         }
     }
+    let visitor_until = (site.visibility == SiteVisibility::VisitorAuth)
+        .then(|| {
+            signed
+                .as_ref()
+                .and_then(|c| c.get("exp"))
+                .and_then(Value::as_f64)
+        })
+        .flatten()
+        .map(|exp| exp.ceil() as i64);
     let context = visitor_context(signed.as_ref(), who.unsigned_claims);
     let visitor = &context;
     let structure = store::sites::structure(&state.db, &site.id).await?;
@@ -220,6 +233,7 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         site_space,
         space_revision: space.revision_id,
         share_key,
+        visitor_until,
         pathname: segments.join("/"),
         base_path: base,
         site_base_path: site_base,

@@ -345,7 +345,7 @@ async fn visitor_tokens_open_visitor_auth_sites() {
 async fn bad_visitor_tokens_are_refused() {
     let app = TestApp::start().await;
     let w = world(&app).await;
-    let (base, root, _, _) = protected_site(&app, &w).await;
+    let (base, root, guide, _) = protected_site(&app, &w).await;
     let key = key_of(&app, &w, &base).await;
     let exp = now(&app) + 600;
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -387,15 +387,24 @@ async fn bad_visitor_tokens_are_refused() {
         .await;
         assert_eq!(res.status, 404, "{what}: {}", res.body);
     }
-    // The good token works, until the server's clock passes its `exp`.
-    resolve(
+    // The good token works, until the server's clock passes its `exp`; so does the
+    // renderer's token it earned (well before its usual hour).
+    let found = resolve(
         &app,
         &w.reader,
         json!({ "url": root, "visitor": { "jwtToken": good } }),
     )
     .await
     .expect(200);
+    let api_token = found["apiToken"].as_str().unwrap().to_string();
+    let space_path = format!("/v1/spaces/{guide}");
+    app.call(reqwest::Method::GET, &space_path, Some(&api_token), None)
+        .await
+        .expect(200);
     app.clock.advance_ms(601_000);
+    app.call(reqwest::Method::GET, &space_path, Some(&api_token), None)
+        .await
+        .expect_error(401);
     resolve(
         &app,
         &w.reader,

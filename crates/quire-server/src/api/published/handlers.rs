@@ -116,6 +116,7 @@ pub async fn resolve_published_content_by_url(
             space: r.site_space.space_id.clone(),
             revision: r.space_revision.clone(),
         },
+        r.visitor_until,
     )?;
     let canonical_url = if r.pathname.is_empty() {
         state.url(&r.base_path)
