@@ -215,6 +215,16 @@ closed_set! {
 }
 
 closed_set! {
+    /// The `backend` of `SitePublishingAuth`: who signs a site's visitor tokens.
+    VisitorAuthBackend {
+        /// The site owner's own service, with the site's private key.
+        Custom = "custom",
+        /// The integration installed on the site.
+        Integration = "integration",
+    }
+}
+
+closed_set! {
     /// `SiteAgentsContext`.
     AgentsContext {
         /// Agents do not read the site.

@@ -14,7 +14,22 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "search", SEARCH),
     (6, "sites", SITES),
     (7, "search index generation", SEARCH_GENERATION),
+    (8, "site visitor authentication", VISITOR_AUTH),
 ];
+
+/// The visitor-authentication settings of a site (`SitePublishingAuth`), one row per site,
+/// created when first read: the secret that signs visitor tokens lives apart from the site
+/// row, so that no read of a site (listings, the access cache) carries it.
+const VISITOR_AUTH: &str = r#"
+CREATE TABLE site_publishing_auth (
+    site_id TEXT PRIMARY KEY REFERENCES sites (id) ON DELETE CASCADE,
+    private_key TEXT NOT NULL,
+    fallback_url TEXT,
+    backend TEXT NOT NULL,
+    integration TEXT,
+    updated_at BIGINT NOT NULL
+)
+"#;
 
 /// A counter bumped by every write of a space's search index, in the writing transaction:
 /// what queries cache of an index (postings, page texts) is named by it, so that no write

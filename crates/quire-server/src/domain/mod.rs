@@ -15,3 +15,4 @@ pub mod sites;
 pub mod spaces;
 pub mod teams;
 pub mod uploads;
+pub mod visitor;

@@ -6,9 +6,10 @@
 //! the default section and the default site space of a section take no segment.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::domain::sites::{self as rules};
+use crate::domain::visitor::{self, SignedClaims};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
@@ -44,15 +45,17 @@ struct Claims {
     scope: Scope,
 }
 
-/// Signs a token for `scope`, valid for [`TOKEN_SECONDS`].
-pub fn issue(state: &AppState, scope: Scope) -> ApiResult<String> {
+/// Signs a token for `scope`, valid for [`TOKEN_SECONDS`] but never past `until` (seconds):
+/// content opened by a visitor token closes when that token expires.
+pub fn issue(state: &AppState, scope: Scope, until: Option<i64>) -> ApiResult<String> {
     let now = state.now() / 1000;
+    let exp = until.map_or(now + TOKEN_SECONDS, |u| u.min(now + TOKEN_SECONDS));
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
         &Claims {
             aud: AUDIENCE.into(),
             iat: now,
-            exp: now + TOKEN_SECONDS,
+            exp,
             scope,
         },
         &jsonwebtoken::EncodingKey::from_secret(state.keys.jwt_secret()),
@@ -78,10 +81,29 @@ pub fn scope_of(state: &AppState, token: &str) -> Option<Scope> {
     (data.claims.exp > state.now() / 1000).then_some(data.claims.scope)
 }
 
-/// The visitor of a resolution: unsigned claims, as the conditions read them.
-pub fn visitor_context(unsigned: Option<&Value>) -> Value {
-    let unsigned = unsigned.cloned().unwrap_or_else(|| json!({}));
-    json!({ "visitor": { "claims": { "unsigned": unsigned } } })
+/// What a resolution request says about its visitor.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Visitor<'a> {
+    /// A visitor token signed with the site's private key (`visitor.jwtToken`).
+    pub jwt_token: Option<&'a str>,
+    /// Claims the visitor states without proof (`visitor.unsignedClaims`).
+    pub unsigned_claims: Option<&'a Value>,
+}
+
+/// The visitor of a resolution as the conditions read it: the claims of a valid token at
+/// `visitor.claims`, unsigned claims at `visitor.claims.unsigned`.
+pub fn visitor_context(signed: Option<&SignedClaims>, unsigned: Option<&Value>) -> Value {
+    visitor::context(signed, unsigned)
+}
+
+/// What a published URL answers a visitor.
+#[derive(Debug)]
+pub enum Resolution {
+    /// The content the URL shows them.
+    Shown(Box<Resolved>),
+    /// The URL is on a visitor-authenticated site and the visitor brought no valid token:
+    /// the site's `fallbackURL`, where such visitors are sent, if it has one.
+    Unauthenticated { fallback_url: Option<String> },
 }
 
 /// What a published URL shows.
@@ -92,6 +114,8 @@ pub struct Resolved {
     pub site_space: SiteSpaceRow,
     pub space_revision: String,
     pub share_key: Option<String>,
+    /// The `exp` (seconds) of the visitor token that opened a `visitor-auth` site.
+    pub visitor_until: Option<i64>,
     /// The page path inside the site space (no leading or trailing `/`).
     pub pathname: String,
     /// The URL path of the site space (ends with `/`).
@@ -109,8 +133,10 @@ fn visible(condition: Option<&str>, visitor: &Value) -> bool {
     }
 }
 
-/// Resolves a published URL for a visitor; 404 when it shows nothing that visitor may read.
-pub async fn resolve(state: &AppState, url: &str, visitor: &Value) -> ApiResult<Resolved> {
+/// Resolves a published URL for a visitor; 404 when it shows nothing that visitor may read
+/// (an unknown site and a site the visitor may not see answer alike). A valid visitor token
+/// opens a `visitor-auth` site, and its claims count on any site.
+pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult<Resolution> {
     let nothing = || ApiError::not_found(format!("No published content at `{url}`."));
     let prefix = state.url("/sites/");
     let rest = url.strip_prefix(&prefix).ok_or_else(nothing)?;
@@ -135,13 +161,34 @@ pub async fn resolve(state: &AppState, url: &str, visitor: &Value) -> ApiResult<
         share_key = Some(link.share_key);
         segments.drain(..2);
     }
+    let signed = match who.jwt_token {
+        Some(token) => visitor::verify_for_site(state, &site.id, token).await?,
+        None => None,
+    };
     match site.visibility {
         SiteVisibility::Public | SiteVisibility::Unlisted => {}
         SiteVisibility::ShareLink if share_key.is_some() => {}
-        // Visitor-authenticated sites need a signed visitor token, which Quire does not
-        // issue yet; a share-link site needs its key.
-        SiteVisibility::ShareLink | SiteVisibility::VisitorAuth => return Err(nothing()),
+        // A share-link site needs its key.
+        SiteVisibility::ShareLink => return Err(nothing()),
+        SiteVisibility::VisitorAuth if signed.is_some() => {}
+        SiteVisibility::VisitorAuth => {
+            let auth = store::sites::publishing_auth(&state.db, &site.id).await?;
+            return Ok(Resolution::Unauthenticated {
+                fallback_url: auth.and_then(|a| a.fallback_url),
+            });
+        }
     }
+    let visitor_until = (site.visibility == SiteVisibility::VisitorAuth)
+        .then(|| {
+            signed
+                .as_ref()
+                .and_then(|c| c.get("exp"))
+                .and_then(Value::as_f64)
+        })
+        .flatten()
+        .map(|exp| exp.ceil() as i64);
+    let context = visitor_context(signed.as_ref(), who.unsigned_claims);
+    let visitor = &context;
     let structure = store::sites::structure(&state.db, &site.id).await?;
     let mut base = site_base.clone();
     let section = if structure.sections.is_empty() {
@@ -180,16 +227,17 @@ pub async fn resolve(state: &AppState, url: &str, visitor: &Value) -> ApiResult<
         .await?
         .filter(|s| s.deleted_at.is_none())
         .ok_or_else(nothing)?;
-    Ok(Resolved {
+    Ok(Resolution::Shown(Box::new(Resolved {
         site,
         section,
         site_space,
         space_revision: space.revision_id,
         share_key,
+        visitor_until,
         pathname: segments.join("/"),
         base_path: base,
         site_base_path: site_base,
-    })
+    })))
 }
 
 fn pick_site_space(

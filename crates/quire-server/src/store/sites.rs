@@ -7,7 +7,7 @@ use sqlx::FromRow;
 
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
-use crate::values::{AgentsContext, SiteType, SiteVisibility};
+use crate::values::{AgentsContext, SiteType, SiteVisibility, VisitorAuthBackend};
 
 /// A stored site, with its number of site spaces.
 #[derive(Debug, Clone, FromRow)]
@@ -681,5 +681,97 @@ pub async fn save_structure(
             delete_group(tx, &g.id).await?;
         }
     }
+    Ok(())
+}
+
+/// The visitor-authentication settings of a site (`SitePublishingAuth`).
+#[derive(Debug, Clone, FromRow)]
+pub struct PublishingAuthRow {
+    pub site_id: String,
+    pub private_key: String,
+    pub fallback_url: Option<String>,
+    pub backend: VisitorAuthBackend,
+    pub integration: Option<String>,
+    pub updated_at: i64,
+}
+
+const AUTH_COLUMNS: &str = "site_id, private_key, fallback_url, backend, integration, updated_at";
+
+/// The visitor-authentication settings of a site, when they were ever created.
+pub async fn publishing_auth(db: &Db, site_id: &str) -> sqlx::Result<Option<PublishingAuthRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {AUTH_COLUMNS} FROM site_publishing_auth WHERE site_id = $1"
+    ))
+    .bind(site_id)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// The visitor-authentication settings of a site, read inside a writing transaction.
+pub async fn publishing_auth_tx(
+    tx: &mut Tx,
+    site_id: &str,
+) -> sqlx::Result<Option<PublishingAuthRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {AUTH_COLUMNS} FROM site_publishing_auth WHERE site_id = $1"
+    ))
+    .bind(site_id)
+    .fetch_optional(&mut **tx)
+    .await
+}
+
+/// Creates a site's settings with `private_key` and the `custom` backend, unless they exist:
+/// two first reads racing keep one key.
+pub async fn create_publishing_auth(
+    tx: &mut Tx,
+    site_id: &str,
+    private_key: &str,
+    now: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO site_publishing_auth (site_id, private_key, backend, updated_at) \
+         VALUES ($1, $2, $3, $4) ON CONFLICT (site_id) DO NOTHING",
+    )
+    .bind(site_id)
+    .bind(private_key)
+    .bind(VisitorAuthBackend::Custom)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The columns of a site's visitor-authentication settings that a write changes; `None`
+/// leaves a column as it is.
+#[derive(Debug, Default)]
+pub struct PublishingAuthPatch {
+    pub private_key: Option<String>,
+    pub fallback_url: Option<Option<String>>,
+    pub backend: Option<VisitorAuthBackend>,
+    pub integration: Option<Option<String>>,
+}
+
+/// Writes only the columns a request changes (the row exists: see [`create_publishing_auth`]).
+pub async fn patch_publishing_auth(
+    tx: &mut Tx,
+    site_id: &str,
+    p: &PublishingAuthPatch,
+    now: i64,
+) -> sqlx::Result<()> {
+    let mut q = Sql::new("UPDATE site_publishing_auth SET updated_at = ");
+    q.bind(now);
+    let text = [
+        ("private_key", p.private_key.clone().map(Some)),
+        ("fallback_url", p.fallback_url.clone()),
+        ("backend", p.backend.map(|b| Some(b.as_str().to_string()))),
+        ("integration", p.integration.clone()),
+    ];
+    for (column, value) in text {
+        if let Some(value) = value {
+            q.push(&format!(", {column} = ")).bind(value);
+        }
+    }
+    q.push(" WHERE site_id = ").bind(site_id);
+    q.query().execute(&mut **tx).await?;
     Ok(())
 }

@@ -220,6 +220,10 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("createSiteShareLink",                   [201, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("updateSiteShareLinkById",               [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("deleteSiteShareLinkById",               [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    // The visitor-token signing key is a secret too: even its read is the admins'.
+    ("getSitePublishingAuthById",             [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateSitePublishingAuthById",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("regenerateSitePublishingAuthById",      [200, 403, 403, 403, 403, 403, 403, 404, 401]),
 ];
 
 /// A 2×3 PNG, the world's file.
@@ -932,6 +936,10 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
                 _ => call,
             }
         }
+        "updateSitePublishingAuthById" => base
+            .set("siteId", fresh_site(app, w).await.site)
+            .body(json!({ "backend": "custom", "fallbackURL": "https://login.example.com/" })),
+        "regenerateSitePublishingAuthById" => base.set("siteId", fresh_site(app, w).await.site),
         "createSiteShareLink" => base
             .set("siteId", fresh_site(app, w).await.site)
             .body(json!({ "name": "Friends" })),

@@ -29,3 +29,4 @@ mod spaces;
 mod teams;
 mod tokens;
 mod users;
+mod visitor_auth;

@@ -5,7 +5,7 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::domain::published::{self, Scope};
+use crate::domain::published::{self, Resolution, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::JsonBody;
 use crate::state::AppState;
@@ -23,11 +23,29 @@ pub struct Visitor {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResolveBody {
     url: String,
-    /// Accepted for compatibility: Quire answers 404 instead of redirecting.
+    /// A visitor-authenticated site answers a visitor without a valid token with a redirect
+    /// to its `fallbackURL` (when it has one) instead of 404.
     #[serde(default)]
-    #[allow(dead_code)]
     redirect_on_error: bool,
     visitor: Option<Visitor>,
+}
+
+/// `PublishedSiteContentLookup`: the content, or where to send the visitor.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Lookup {
+    /// The `Redirect` branch.
+    Redirect(Redirect),
+    /// The `PublishedSiteContent` branch.
+    Content(Box<PublishedSiteContent>),
+}
+
+/// The `Redirect` branch of `PublishedSiteContentLookup`.
+#[derive(Serialize)]
+pub struct Redirect {
+    /// `external`: the fallback URL is the site owner's, outside Quire.
+    target: &'static str,
+    redirect: String,
 }
 
 /// `PublishedSiteContent`.
@@ -53,18 +71,16 @@ pub struct PublishedSiteContent {
 
 /// `resolvePublishedContentByUrl`: the site, section, site space, space and revision a
 /// published URL shows to this visitor, with a read-only token scoped to them; 404 when it
-/// shows nothing they may read.
+/// shows nothing they may read. On a `visitor-auth` site, a visitor without a valid
+/// `visitor.jwtToken` gets 404 too (the only error the operation documents, and the answer
+/// of an unknown site, so the site's existence does not leak), or with `redirectOnError`
+/// the `Redirect` answer to the site's `fallbackURL` when it has one.
 pub async fn resolve_published_content_by_url(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<ResolveBody>,
-) -> ApiResult<Json<PublishedSiteContent>> {
+) -> ApiResult<Json<Lookup>> {
     crate::validate::length("url", &body.url, 1, 2048)?;
     let visitor = body.visitor.unwrap_or_default();
-    if visitor.jwt_token.is_some() {
-        return Err(ApiError::bad_request(
-            "`visitor.jwtToken`: visitor-authenticated access is not available on this server.",
-        ));
-    }
     if let Some(claims) = &visitor.unsigned_claims {
         if !claims.is_object() {
             return Err(ApiError::bad_request(
@@ -72,8 +88,25 @@ pub async fn resolve_published_content_by_url(
             ));
         }
     }
-    let context = published::visitor_context(visitor.unsigned_claims.as_ref());
-    let r = published::resolve(&state, &body.url, &context).await?;
+    let who = published::Visitor {
+        jwt_token: visitor.jwt_token.as_deref(),
+        unsigned_claims: visitor.unsigned_claims.as_ref(),
+    };
+    let r = match published::resolve(&state, &body.url, who).await? {
+        Resolution::Shown(r) => *r,
+        Resolution::Unauthenticated { fallback_url } => {
+            return match fallback_url.filter(|_| body.redirect_on_error) {
+                Some(url) => Ok(Json(Lookup::Redirect(Redirect {
+                    target: "external",
+                    redirect: url,
+                }))),
+                None => Err(ApiError::not_found(format!(
+                    "No published content at `{}`.",
+                    body.url
+                ))),
+            };
+        }
+    };
     let api_token = published::issue(
         &state,
         Scope {
@@ -83,13 +116,14 @@ pub async fn resolve_published_content_by_url(
             space: r.site_space.space_id.clone(),
             revision: r.space_revision.clone(),
         },
+        r.visitor_until,
     )?;
     let canonical_url = if r.pathname.is_empty() {
         state.url(&r.base_path)
     } else {
         state.url(&format!("{}{}", r.base_path, r.pathname))
     };
-    Ok(Json(PublishedSiteContent {
+    Ok(Json(Lookup::Content(Box::new(PublishedSiteContent {
         site: r.site.id.clone(),
         site_section: r.section.map(|s| s.id),
         site_space: r.site_space.id.clone(),
@@ -103,5 +137,5 @@ pub async fn resolve_published_content_by_url(
         share_key: r.share_key,
         complete: true,
         canonical_url,
-    }))
+    }))))
 }

@@ -1,8 +1,9 @@
 //! Docs sites: the family's operations, each with its official operationId and the access
 //! it requires. Organization members (not guests) read sites; organization admins change
-//! them.
+//! them, and alone read their secrets (share-link keys, the visitor-token signing key).
 
 pub mod handlers;
+pub mod publishing_auth;
 pub mod share_links;
 pub mod structure;
 pub mod types;
@@ -238,6 +239,27 @@ pub fn operations() -> Vec<Operation> {
             "moveSiteSectionGroup",
             SiteAdmin,
             structure::move_site_section_group,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth",
+            "getSitePublishingAuthById",
+            SiteAdmin,
+            publishing_auth::get_site_publishing_auth,
+        ),
+        op(
+            Method::PATCH,
+            "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth",
+            "updateSitePublishingAuthById",
+            SiteAdmin,
+            publishing_auth::update_site_publishing_auth,
+        ),
+        op(
+            Method::POST,
+            "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth/regenerate",
+            "regenerateSitePublishingAuthById",
+            SiteAdmin,
+            publishing_auth::regenerate_site_publishing_auth,
         ),
         op(
             Method::GET,

@@ -1,6 +1,6 @@
 //! Response bodies of the sites family, following the official schemas (`Site`,
 //! `SiteSpace`, `SiteSection`, `SiteSectionGroup`, `ShareLink`, `SiteStructure`,
-//! `PublishedContentSite`, `SiteAdaptiveSchema`).
+//! `PublishedContentSite`, `SiteAdaptiveSchema`, `SitePublishingAuth`).
 
 use std::collections::HashMap;
 
@@ -13,9 +13,11 @@ use crate::domain::access::grants::Grants;
 use crate::domain::access::Role;
 use crate::domain::sites::{self as rules, Top, Urls};
 use crate::state::AppState;
-use crate::store::sites::{GroupRow, SectionRow, ShareLinkRow, SiteRow, SiteSpaceRow, Structure};
+use crate::store::sites::{
+    GroupRow, PublishingAuthRow, SectionRow, ShareLinkRow, SiteRow, SiteSpaceRow, Structure,
+};
 use crate::store::spaces::SpaceRow;
-use crate::values::{AgentsContext, SiteType, SiteVisibility};
+use crate::values::{AgentsContext, SiteType, SiteVisibility, VisitorAuthBackend};
 
 /// `urls` of a site.
 #[derive(Serialize)]
@@ -186,6 +188,30 @@ pub enum StructureItem {
     Section(SiteSection),
     /// A group.
     Group(SiteSectionGroup),
+}
+
+/// `SitePublishingAuth`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SitePublishingAuth {
+    object: &'static str,
+    backend: VisitorAuthBackend,
+    private_key: String,
+    #[serde(rename = "fallbackURL", skip_serializing_if = "Option::is_none")]
+    fallback_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    integration: Option<String>,
+}
+
+/// `SitePublishingAuth` for stored settings.
+pub fn publishing_auth(row: PublishingAuthRow) -> SitePublishingAuth {
+    SitePublishingAuth {
+        object: "publishing-auth",
+        backend: row.backend,
+        private_key: row.private_key,
+        fallback_url: row.fallback_url,
+        integration: row.integration,
+    }
 }
 
 /// `ShareLink`.
