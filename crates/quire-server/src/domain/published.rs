@@ -98,9 +98,25 @@ pub struct Resolved {
     pub base_path: String,
     /// The URL path of the site (ends with `/`).
     pub site_base_path: String,
+    /// The site's structure, as the resolution read it.
+    pub structure: Structure,
 }
 
-fn visible(condition: Option<&str>, visitor: &Value) -> bool {
+/// The audience decision, in one place: whether `visitor` (who came in through
+/// `share_key`, if any) may read the published `site`. Every published read (the API's
+/// resolution and the site's HTML) passes here.
+pub fn admits(site: &SiteRow, share_key: Option<&str>, _visitor: &Value) -> bool {
+    match site.visibility {
+        SiteVisibility::Public | SiteVisibility::Unlisted => true,
+        SiteVisibility::ShareLink => share_key.is_some(),
+        // Visitor-authenticated sites need a signed visitor token, which Quire does not
+        // verify yet: its check belongs here, on the verified claims in `visitor`.
+        SiteVisibility::VisitorAuth => false,
+    }
+}
+
+/// Whether an item with this visibility condition shows to `visitor` (no condition: yes).
+pub fn visible(condition: Option<&str>, visitor: &Value) -> bool {
     match condition {
         None => true,
         Some(c) => quire_content::condition::parse_condition(c)
@@ -135,12 +151,8 @@ pub async fn resolve(state: &AppState, url: &str, visitor: &Value) -> ApiResult<
         share_key = Some(link.share_key);
         segments.drain(..2);
     }
-    match site.visibility {
-        SiteVisibility::Public | SiteVisibility::Unlisted => {}
-        SiteVisibility::ShareLink if share_key.is_some() => {}
-        // Visitor-authenticated sites need a signed visitor token, which Quire does not
-        // issue yet; a share-link site needs its key.
-        SiteVisibility::ShareLink | SiteVisibility::VisitorAuth => return Err(nothing()),
+    if !admits(&site, share_key.as_deref(), visitor) {
+        return Err(nothing());
     }
     let structure = store::sites::structure(&state.db, &site.id).await?;
     let mut base = site_base.clone();
@@ -189,6 +201,7 @@ pub async fn resolve(state: &AppState, url: &str, visitor: &Value) -> ApiResult<
         pathname: segments.join("/"),
         base_path: base,
         site_base_path: site_base,
+        structure,
     })
 }
 
