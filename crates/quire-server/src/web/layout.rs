@@ -104,10 +104,10 @@ pub fn document(prefix: &str, chrome: &Chrome, body: &Body) -> String {
     if !body.sidebar.is_empty() {
         // A `<details>` open by default: on a phone the stylesheet shows its summary as the
         // menu button, so the tree folds away without any script.
-        let _ = write!(
+        let _ = writeln!(
             o,
             "<details class=\"sidebar\" open><summary>Menu</summary>\
-             <nav aria-label=\"Pages\">{}</nav></details>\n",
+             <nav aria-label=\"Pages\">{}</nav></details>",
             body.sidebar
         );
     } else {

@@ -1010,9 +1010,9 @@ impl<'a> Site<'a> {
                 }
             }
         }
-        let _ = write!(
+        let _ = writeln!(
             main,
-            "<li><span aria-current=\"page\">{}</span></li></ol></nav>\n",
+            "<li><span aria-current=\"page\">{}</span></li></ol></nav>",
             text(&page.title)
         );
         if let Some(cover) = doc.cover.as_ref().and_then(|c| c.reference.as_ref()) {
