@@ -149,10 +149,10 @@ pub fn normalize_error_body(res: Response) -> Response {
     if status.as_u16() < 400 {
         return res;
     }
-    let is_json = res
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    // The published sites' HTML error pages are answers of their own, kept as they are.
+    let is_json = res.headers().get(header::CONTENT_TYPE).is_some_and(|v| {
+        v.as_bytes().starts_with(b"application/json") || v.as_bytes().starts_with(b"text/html")
+    });
     if is_json {
         return res;
     }

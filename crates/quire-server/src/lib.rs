@@ -1,7 +1,7 @@
 //! Quire's server: the GitBook v1 API over SQLite or PostgreSQL.
 //!
 //! Layers point down only (see ARCHITECTURE.md): bootstrap (`server`, `config`, `admin`) →
-//! HTTP (`http` plumbing, `api` families) → `domain` (workflows shared by families) →
+//! HTTP (`http` plumbing, `web` published sites, `api` families) → `domain` (workflows shared by families) →
 //! `store` (all SQL) → `db`. Support modules (`error`, `state`, `clock`, `ids`, `keys`,
 //! `blobs`, `cache`, `validate`) sit beside the layers and import none of them above `store`.
 
@@ -25,6 +25,7 @@ pub mod state;
 pub mod store;
 pub mod validate;
 pub mod values;
+pub mod web;
 
 pub use api::router;
 pub use config::ServerConfig;

@@ -23,9 +23,10 @@ const LAYERS: &[(&str, u8)] = &[
     ("state", 6),
     ("domain", 7),
     ("http", 8),
-    ("api", 9),
-    ("server", 10),
-    ("admin", 10),
+    ("web", 9),
+    ("api", 10),
+    ("server", 11),
+    ("admin", 11),
 ];
 
 fn layer(module: &str) -> Option<u8> {

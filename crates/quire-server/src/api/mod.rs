@@ -62,7 +62,8 @@ pub fn operations() -> Vec<Operation> {
 }
 
 /// The whole HTTP application: every operation of [`operations`] behind its
-/// access check, plus health, file downloads, the fallback and the shared middleware.
+/// access check, plus health, file downloads, published sites' HTML, the fallback and the
+/// shared middleware.
 pub fn router(state: AppState) -> Router {
     let mut router: Router<AppState> = Router::new();
     for def in operations() {
@@ -88,6 +89,7 @@ pub fn router(state: AppState) -> Router {
             "/files/{spaceId}/{fileId}/{name}",
             get(files::handlers::download),
         )
+        .merge(crate::web::routes())
         .fallback(fallback)
         .layer(RequestBodyTimeoutLayer::new(Duration::from_millis(
             state.config.body_timeout_ms.max(1),

@@ -122,9 +122,15 @@ pub struct Resolved {
     pub base_path: String,
     /// The URL path of the site (ends with `/`).
     pub site_base_path: String,
+    /// The site's structure, as the resolution read it.
+    pub structure: Structure,
+    /// The visitor as conditions read them (signed and unsigned claims), for what the
+    /// resolved content shows in turn (navigation, pages).
+    pub visitor: Value,
 }
 
-fn visible(condition: Option<&str>, visitor: &Value) -> bool {
+/// Whether an item with this visibility condition shows to `visitor` (no condition: yes).
+pub fn visible(condition: Option<&str>, visitor: &Value) -> bool {
     match condition {
         None => true,
         Some(c) => quire_content::condition::parse_condition(c)
@@ -237,6 +243,8 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         pathname: segments.join("/"),
         base_path: base,
         site_base_path: site_base,
+        structure,
+        visitor: context,
     })))
 }
 

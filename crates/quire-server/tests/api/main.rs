@@ -24,6 +24,7 @@ mod orgs;
 mod pagination;
 mod routes;
 mod search;
+mod site_pages;
 mod sites;
 mod spaces;
 mod teams;

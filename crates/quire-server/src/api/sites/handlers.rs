@@ -20,7 +20,7 @@ use crate::clock::iso;
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{OrgCtx, SiteCtx};
 use crate::domain::auth::Caller;
-use crate::domain::sites::{self as rules, TypedPointer, Urls};
+use crate::domain::sites::{self as rules, customization_of, TypedPointer, Urls};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
@@ -697,85 +697,6 @@ pub async fn sort_site_structure(
     Ok(Json(
         move_and_describe(&state, &caller, &org, &ctx.site.id, item, place).await?,
     ))
-}
-
-/// What a site shows before anyone customizes it: every field the official schemas require
-/// (0.137.0, and the newer fields renderers read), with GitBook's defaults.
-fn default_customization(site: &SiteRow) -> Value {
-    let color = |light: &str, dark: &str| json!({ "light": light, "dark": dark });
-    json!({
-        "title": site.title,
-        "styling": {
-            "theme": "clean",
-            "primaryColor": color("#346DDB", "#346DDB"),
-            "infoColor": color("#787878", "#787878"),
-            "successColor": color("#00C950", "#00C950"),
-            "warningColor": color("#FE9A00", "#FE9A00"),
-            "dangerColor": color("#FB2C36", "#FB2C36"),
-            "corners": "rounded",
-            "depth": "subtle",
-            "links": "default",
-            "font": "Inter",
-            "monospaceFont": "IBMPlexMono",
-            "codeTheme": {
-                "default": { "light": "default-light", "dark": "default-dark" },
-                "openapi": { "light": "default-light", "dark": "default-dark" }
-            },
-            "background": "plain",
-            "icons": "regular",
-            "sidebar": { "background": "default", "list": "default" },
-            "search": "subtle"
-        },
-        "internationalization": { "locale": "en" },
-        "favicon": {},
-        "header": { "preset": "default", "links": [] },
-        "footer": { "groups": [] },
-        "themes": { "default": "light", "toggeable": true },
-        "pdf": { "enabled": true },
-        "feedback": { "enabled": false },
-        "ai": { "mode": "search" },
-        "advancedCustomization": { "enabled": true },
-        "trademark": { "enabled": true },
-        "externalLinks": { "target": "self" },
-        "pagination": { "enabled": true },
-        // Both shapes: the booleans of 0.137.0 and the ordered list of newer renderers.
-        "pageActions": { "externalAI": false, "markdown": true, "items": ["markdown", "pdf"] },
-        "socialAccounts": [],
-        "git": { "showEditLink": false },
-        "privacyPolicy": {},
-        "socialPreview": {},
-        "insights": { "trackingCookie": false }
-    })
-}
-
-/// Puts every field of `over` onto `base`, objects field by field, anything else whole.
-fn overlay(base: &mut Value, over: Value) {
-    match (base, over) {
-        (Value::Object(b), Value::Object(o)) => {
-            for (k, v) in o {
-                match b.get_mut(&k) {
-                    Some(slot) if slot.is_object() && v.is_object() => overlay(slot, v),
-                    _ => {
-                        b.insert(k, v);
-                    }
-                }
-            }
-        }
-        (slot, v) => *slot = v,
-    }
-}
-
-/// The site's customization: the defaults with what was stored on top.
-pub fn customization_of(site: &SiteRow) -> ApiResult<Value> {
-    let mut value = default_customization(site);
-    if let Some(stored) = &site.customization {
-        let stored: Value = serde_json::from_str(stored).map_err(ApiError::internal)?;
-        overlay(&mut value, stored);
-    }
-    if let Some(at) = site.customization_updated_at {
-        value["updatedAt"] = json!(iso(at));
-    }
-    Ok(value)
 }
 
 /// `getSiteCustomizationById`.

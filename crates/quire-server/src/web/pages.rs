@@ -1,0 +1,1231 @@
+//! `GET /sites/{siteId}/[~share/{key}/][section/][site-space/]...`: a published URL
+//! resolved once, then answered by what its page path names — a page as HTML, its
+//! markdown (`.md`), the agents' indexes (`llms.txt`, `llms-full.txt`), the site's
+//! sitemap and robots rules, its colours, its files and its search.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use quire_content::html::{
+    escape_attr as attr, escape_text as text, render_document, safe_url, FileRef, Resolve,
+};
+use quire_content::markdown::markdown_to_document;
+use quire_content::model::{ContentRef, Page, PageKind, Revision};
+use serde_json::Value;
+use sha2::Digest;
+
+use super::assets::{self, CSS, JS};
+use super::layout::{self, Body, Chrome, Link};
+use crate::clock::iso;
+use crate::domain::content;
+use crate::domain::published::{self, visible, Resolved};
+use crate::domain::sites::{self as rules, customization_of, Top, Urls};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store;
+use crate::store::revisions::RevisionRow;
+use crate::values::SiteVisibility;
+
+/// The policy of every HTML answer: only Quire's own stylesheet and script run.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+    img-src 'self' https: data:; font-src 'self'; connect-src 'self'; form-action 'self'; \
+    base-uri 'none'; frame-ancestors 'none'";
+
+/// The cookie that remembers a share link's key for the site's path.
+const SHARE_COOKIE: &str = "quire_share";
+
+/// The cookie that keeps a visitor token given in a page's URL.
+const VISITOR_COOKIE: &str = "quire_visitor";
+
+/// A query parameter's decoded value.
+fn query_param(query: Option<&str>, name: &str) -> Option<String> {
+    let query = query?;
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+        .filter(|v| !v.is_empty() && v.len() <= 8192)
+}
+
+/// Unsigned claims from `visitor.<claim>=value` parameters: `true`/`false` and numbers as
+/// such, anything else as text (at most 32 claims).
+fn unsigned_claims(query: Option<&str>) -> Option<Value> {
+    let query = query?;
+    let mut claims = serde_json::Map::new();
+    for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
+        let Some(name) = k.strip_prefix("visitor.") else {
+            continue;
+        };
+        if name.is_empty() || name.len() > 64 || v.len() > 1024 || claims.len() >= 32 {
+            continue;
+        }
+        let value = match v.as_ref() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            n => n
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| Value::String(n.to_string()), Value::Number),
+        };
+        claims.insert(name.to_string(), value);
+    }
+    (!claims.is_empty()).then_some(Value::Object(claims))
+}
+
+/// A cookie's value.
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().strip_prefix(name)?.strip_prefix('='))
+        .find(|v| !v.is_empty() && v.len() <= 8192)
+        .map(str::to_string)
+}
+
+/// Bumped when the rendering changes, so that cached pages and ETags of an older build
+/// are never reused.
+const RENDER_FORMAT: u32 = 1;
+
+/// Serves everything under `/sites/`.
+pub async fn serve(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
+    let rest = uri.path().strip_prefix("/sites/").unwrap_or("");
+    if let Some(name) = rest.strip_prefix(&format!("{}/", assets::FOLDER)) {
+        return assets::serve(name);
+    }
+    match answer(&state, rest, uri.query(), &headers).await {
+        Ok(res) => res,
+        Err(err) => {
+            if err.status().is_server_error() {
+                tracing::error!(error = %err, "published page failed");
+            }
+            let status = err.status();
+            let chrome = Chrome {
+                site_title: "Quire".into(),
+                noindex: true,
+                ..Chrome::default()
+            };
+            let body = Body {
+                title: "Error".into(),
+                main: "<h1>Something went wrong</h1><p>Please try again later.</p>".into(),
+                ..Body::default()
+            };
+            html(status, layout::document(&prefix(&state), &chrome, &body))
+        }
+    }
+}
+
+/// The path of Quire's public URL (empty at a host's root), which every link starts with.
+fn prefix(state: &AppState) -> String {
+    url::Url::parse(&state.public_url)
+        .map(|u| u.path().trim_end_matches('/').to_string())
+        .unwrap_or_default()
+}
+
+async fn answer(
+    state: &AppState,
+    rest: &str,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
+    let site_id = rest.split('/').next().unwrap_or("");
+    let keyed_in_url = rest
+        .split('/')
+        .nth(1)
+        .is_some_and(|segment| segment == "~share");
+    // A visitor token comes as `jwt_token` in the URL (then kept in a cookie); unsigned
+    // claims as `visitor.<claim>` parameters.
+    let token_in_url = query_param(query, "jwt_token");
+    let token = token_in_url
+        .clone()
+        .or_else(|| cookie(headers, VISITOR_COOKIE));
+    let unsigned = unsigned_claims(query);
+    let who = published::Visitor {
+        jwt_token: token.as_deref(),
+        unsigned_claims: unsigned.as_ref(),
+    };
+    let mut resolved = published::resolve(state, &state.url(&format!("/sites/{rest}")), who).await;
+    // A share link's key, remembered by its cookie, opens the site's plain URLs too.
+    if !keyed_in_url {
+        if let (Err(_), Some(key)) = (&resolved, share_cookie(headers)) {
+            let tail = rest.split_once('/').map_or("", |(_, t)| t);
+            let url = state.url(&format!("/sites/{site_id}/~share/{key}/{tail}"));
+            resolved = published::resolve(state, &url, who).await;
+        }
+    }
+    let r = match resolved {
+        Ok(published::Resolution::Shown(r)) => *r,
+        Ok(published::Resolution::Unauthenticated { fallback_url }) => {
+            // Visitors without a valid token go where the site sends them, if anywhere.
+            return match fallback_url
+                .as_deref()
+                .and_then(quire_content::html::safe_url)
+            {
+                Some(url) if url.starts_with("http") => {
+                    Ok((StatusCode::FOUND, [(header::LOCATION, url.to_string())]).into_response())
+                }
+                _ => not_found_outside(state, site_id).await,
+            };
+        }
+        Err(e) if e.status() == StatusCode::NOT_FOUND => {
+            return not_found_outside(state, site_id).await;
+        }
+        Err(e) => return Err(e),
+    };
+    let visitor = r.visitor.clone();
+    let row = content::revision_row(state, &r.site_space.space_id, &r.space_revision)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("published revision is missing")))?;
+    let rev = content::load_in(state, &r.site_space.space_id, &row.root).await?;
+    let site = Site::new(state, &r, &rev, &row, &visitor)?;
+    let mut res = match r.pathname.as_str() {
+        "robots.txt" => site.robots(),
+        "sitemap.xml" => site.sitemap().await?,
+        "llms.txt" => plain("text/plain; charset=utf-8", site.llms(false)),
+        "llms-full.txt" => plain("text/plain; charset=utf-8", site.llms(true)),
+        "~theme.css" => site.theme_css(),
+        p if p.starts_with("~files/") => site.file(p).await?,
+        p if p.ends_with(".md") => site.markdown(p.trim_end_matches(".md")),
+        _ => site.page(headers, query).await?,
+    };
+    let h = res.headers_mut();
+    if site.noindex() {
+        h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
+    }
+    if let (Some(token), Some(until)) = (&token_in_url, r.visitor_until) {
+        // The token opened the site: keep it for the site's other pages, until it expires.
+        let max_age = (until - state.now() / 1000).max(0);
+        let secure = if state.public_url.starts_with("https:") {
+            "; Secure"
+        } else {
+            ""
+        };
+        let cookie = format!(
+            "{VISITOR_COOKIE}={token}; Path={}/sites/{}/; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}",
+            site.prefix, r.site.id
+        );
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            h.append(header::SET_COOKIE, v);
+        }
+    }
+    if keyed_in_url {
+        if let Some(key) = &r.share_key {
+            let secure = if state.public_url.starts_with("https:") {
+                "; Secure"
+            } else {
+                ""
+            };
+            let cookie = format!(
+                "{SHARE_COOKIE}={key}; Path={}/sites/{}/; HttpOnly; SameSite=Lax{secure}",
+                site.prefix, r.site.id
+            );
+            if let Ok(v) = HeaderValue::from_str(&cookie) {
+                h.append(header::SET_COOKIE, v);
+            }
+        }
+    }
+    Ok(res)
+}
+
+/// The share key the visitor's cookie holds, when it is a plausible key.
+fn share_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().strip_prefix(&format!("{SHARE_COOKIE}=")))
+        .find(|k| {
+            !k.is_empty()
+                && k.len() <= 128
+                && k.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+        .map(str::to_string)
+}
+
+/// Headers every HTML answer carries.
+fn html(status: StatusCode, body: String) -> Response {
+    let mut res = (status, body).into_response();
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("strict-origin-when-cross-origin"),
+    );
+    res
+}
+
+/// A text answer (markdown, indexes, robots rules).
+fn plain(content_type: &'static str, body: String) -> Response {
+    let mut res = body.into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    res
+}
+
+/// The 404 of a URL that resolves to nothing: with the site's name and a way home when the
+/// site is published for anyone, else the same page as for a site that does not exist (so
+/// that an unknown share key tells nothing).
+async fn not_found_outside(state: &AppState, site_id: &str) -> ApiResult<Response> {
+    let prefix = prefix(state);
+    let mut chrome = Chrome {
+        site_title: "Quire".into(),
+        home: format!("{prefix}/"),
+        noindex: true,
+        ..Chrome::default()
+    };
+    if let Some(site) = store::sites::get_by_id(&state.db, site_id).await? {
+        let open = matches!(
+            site.visibility,
+            SiteVisibility::Public | SiteVisibility::Unlisted
+        );
+        if site.published != 0 && open {
+            let custom = customization_of(&site)?;
+            chrome.site_title = custom["title"].as_str().unwrap_or(&site.title).to_string();
+            chrome.home = format!("{prefix}/sites/{}/", site.id);
+        }
+    }
+    let body = Body {
+        title: "Page not found".into(),
+        main: not_found_main(&chrome.home),
+        ..Body::default()
+    };
+    Ok(html(
+        StatusCode::NOT_FOUND,
+        layout::document(&prefix, &chrome, &body),
+    ))
+}
+
+fn not_found_main(home: &str) -> String {
+    format!(
+        "<h1>Page not found</h1><p>Nothing is published at this address. \
+         <a href=\"{}\">Go to the home page</a>.</p>",
+        attr(home)
+    )
+}
+
+/// A readable page of the site space, in tree order.
+struct Entry<'a> {
+    page: &'a Page,
+    /// Its path inside the site space.
+    path: String,
+    /// Its ancestors, outermost first.
+    parents: Vec<&'a Page>,
+    /// Whether navigation lists it (neither it nor an ancestor is hidden).
+    listed: bool,
+}
+
+/// The pages a visitor may read: those whose condition (and whose ancestors' conditions)
+/// holds for them. Hidden pages stay readable by their URL.
+fn entries<'a>(rev: &'a Revision, visitor: &Value) -> Vec<Entry<'a>> {
+    fn walk<'a>(
+        pages: &'a [Page],
+        parents: &[&'a Page],
+        parent_path: &str,
+        listed: bool,
+        visitor: &Value,
+        out: &mut Vec<Entry<'a>>,
+    ) {
+        for page in pages {
+            if !visible(page.condition.as_deref(), visitor) {
+                continue;
+            }
+            let path = quire_content::model::join_path(parent_path, &page.slug);
+            let listed = listed && !page.hidden;
+            out.push(Entry {
+                page,
+                path: path.clone(),
+                parents: parents.to_vec(),
+                listed,
+            });
+            let mut inner = parents.to_vec();
+            inner.push(page);
+            walk(&page.pages, &inner, &path, listed, visitor, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&rev.pages, &[], "", true, visitor, &mut out);
+    out
+}
+
+fn is_document(page: &Page) -> bool {
+    matches!(page.kind, PageKind::Document(_))
+}
+
+/// How the renderer's references become this site's URLs.
+struct Links<'a> {
+    /// Path of the site space (prefix included, ends with `/`).
+    base: String,
+    paths: HashMap<&'a str, &'a str>,
+    rev: &'a Revision,
+    /// Site space URLs by space id, for references into other spaces of the site.
+    spaces: &'a HashMap<String, String>,
+    visitor: &'a Value,
+}
+
+impl Links<'_> {
+    fn ref_url(&self, r: &ContentRef) -> Option<String> {
+        match r {
+            ContentRef::Url { url } => safe_url(url).map(str::to_string),
+            ContentRef::File { file } => self.file(file).map(|f| f.url),
+            ContentRef::Page { page, space: None } => self.page_url(page, None),
+            ContentRef::Anchor {
+                anchor,
+                page: Some(page),
+                space: None,
+            } => self.page_url(page, Some(anchor)),
+            ContentRef::Anchor {
+                anchor,
+                page: None,
+                space: None,
+            } => Some(format!("#{anchor}")),
+            ContentRef::Page { space: Some(s), .. }
+            | ContentRef::Anchor { space: Some(s), .. }
+            | ContentRef::Space { space: s } => self.spaces.get(s).cloned(),
+            _ => None,
+        }
+    }
+}
+
+impl Resolve for Links<'_> {
+    fn page_url(&self, page_id: &str, anchor: Option<&str>) -> Option<String> {
+        let path = self.paths.get(page_id)?;
+        Some(match anchor {
+            Some(a) => format!("{}{path}#{a}", self.base),
+            None => format!("{}{path}", self.base),
+        })
+    }
+
+    fn file(&self, file_id: &str) -> Option<FileRef> {
+        let f = self.rev.file(file_id)?;
+        let name: String = url::form_urlencoded::byte_serialize(f.name.as_bytes()).collect();
+        Some(FileRef {
+            url: format!("{}~files/{}/{name}", self.base, f.id),
+            name: f.name.clone(),
+            content_type: f.content_type.clone(),
+            width: f.dimensions.map(|d| d.width),
+            height: f.dimensions.map(|d| d.height),
+        })
+    }
+
+    fn other(&self, r: &ContentRef) -> Option<String> {
+        self.ref_url(r)
+    }
+
+    fn condition(&self, expression: &str) -> bool {
+        visible(Some(expression), self.visitor)
+    }
+}
+
+/// A resolved site space with its content, answering the requests made of it.
+struct Site<'a> {
+    state: &'a AppState,
+    r: &'a Resolved,
+    rev: &'a Revision,
+    row: &'a RevisionRow,
+    visitor: &'a Value,
+    custom: Value,
+    prefix: String,
+    urls: Urls,
+    spaces: HashMap<String, String>,
+}
+
+impl<'a> Site<'a> {
+    fn new(
+        state: &'a AppState,
+        r: &'a Resolved,
+        rev: &'a Arc<Revision>,
+        row: &'a Arc<RevisionRow>,
+        visitor: &'a Value,
+    ) -> ApiResult<Self> {
+        let urls = Urls::new(state, &r.site, r.share_key.as_deref());
+        let spaces = r
+            .structure
+            .site_spaces
+            .iter()
+            .filter(|ss| visible(ss.condition.as_deref(), visitor))
+            .map(|ss| {
+                (
+                    ss.space_id.clone(),
+                    urls.site_space(&r.site, &r.structure, ss),
+                )
+            })
+            .collect();
+        Ok(Site {
+            state,
+            r,
+            rev,
+            row,
+            visitor,
+            custom: customization_of(&r.site)?,
+            prefix: prefix(state),
+            urls,
+            spaces,
+        })
+    }
+
+    /// Path of the site space, prefix included.
+    fn base(&self) -> String {
+        format!("{}{}", self.prefix, self.r.base_path)
+    }
+
+    fn links<'b>(&'b self, entries: &'b [Entry<'b>]) -> Links<'b> {
+        Links {
+            base: self.base(),
+            paths: entries
+                .iter()
+                .map(|e| (e.page.id.as_str(), e.path.as_str()))
+                .collect(),
+            rev: self.rev,
+            spaces: &self.spaces,
+            visitor: self.visitor,
+        }
+    }
+
+    fn noindex(&self) -> bool {
+        self.r.site.visibility != SiteVisibility::Public
+    }
+
+    fn title(&self) -> String {
+        self.custom["title"]
+            .as_str()
+            .unwrap_or(&self.r.site.title)
+            .to_string()
+    }
+
+    /// `robots.txt`: a public site is open to crawlers and names its sitemap.
+    fn robots(&self) -> Response {
+        let body = if self.noindex() {
+            "User-agent: *\nDisallow: /\n".to_string()
+        } else {
+            format!(
+                "User-agent: *\nAllow: /\n\nSitemap: {}sitemap.xml\n",
+                self.urls.site()
+            )
+        };
+        plain("text/plain; charset=utf-8", body)
+    }
+
+    /// `sitemap.xml` of a public site: every listed, indexable document page of every
+    /// site space the visitor sees.
+    async fn sitemap(&self) -> ApiResult<Response> {
+        if self.noindex() {
+            return Ok(self.not_found_page());
+        }
+        let mut o = String::from(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+             <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+        );
+        let s = &self.r.structure;
+        let sections_shown = |id: Option<&str>| {
+            id.is_none_or(|id| {
+                s.sections
+                    .iter()
+                    .any(|x| x.id == id && visible(x.condition.as_deref(), self.visitor))
+            })
+        };
+        for ss in &s.site_spaces {
+            if !visible(ss.condition.as_deref(), self.visitor)
+                || !sections_shown(ss.section_id.as_deref())
+            {
+                continue;
+            }
+            let Some(space) = store::spaces::get(&self.state.db, &ss.space_id)
+                .await?
+                .filter(|x| x.deleted_at.is_none())
+            else {
+                continue;
+            };
+            let Some(row) =
+                content::revision_row(self.state, &space.id, &space.revision_id).await?
+            else {
+                continue;
+            };
+            let rev = content::load_in(self.state, &space.id, &row.root).await?;
+            let base = self.urls.site_space(&self.r.site, s, ss);
+            for e in entries(&rev, self.visitor) {
+                if e.listed && is_document(e.page) && !e.page.no_robots_index && !e.page.no_index {
+                    let _ = writeln!(
+                        o,
+                        "<url><loc>{}</loc><lastmod>{}</lastmod></url>",
+                        text(&format!("{base}{}", e.path)),
+                        &iso(row.created_at)[..10]
+                    );
+                }
+            }
+        }
+        o.push_str("</urlset>\n");
+        Ok(plain("application/xml; charset=utf-8", o))
+    }
+
+    /// `llms.txt` (an index of the site space's pages, each linking to its markdown) or
+    /// `llms-full.txt` (every page's markdown).
+    fn llms(&self, full: bool) -> String {
+        let list = entries(self.rev, self.visitor);
+        let base = self.urls.site().trim_end_matches('/').to_string()
+            + self
+                .r
+                .base_path
+                .strip_prefix(&self.r.site_base_path)
+                .map(|p| format!("/{p}"))
+                .as_deref()
+                .unwrap_or("/");
+        let mut o = format!("# {}\n\n", self.title());
+        for e in list.iter().filter(|e| e.listed && is_document(e.page)) {
+            let url = format!("{base}{}.md", e.path);
+            if full {
+                let _ = write!(
+                    o,
+                    "{}\n\nSource: {url}\n\n---\n\n",
+                    page_markdown(e.page).trim_end()
+                );
+            } else {
+                let _ = write!(o, "- [{}]({url})", md_text(&e.page.title));
+                if let Some(d) = e.page.description.as_deref().filter(|d| !d.is_empty()) {
+                    let _ = write!(o, ": {}", d.replace('\n', " "));
+                }
+                o.push('\n');
+            }
+        }
+        o
+    }
+
+    /// A page's markdown.
+    fn markdown(&self, path: &str) -> Response {
+        let list = entries(self.rev, self.visitor);
+        match list.iter().find(|e| e.path == path) {
+            Some(e) => plain("text/markdown; charset=utf-8", page_markdown(e.page)),
+            None => self.not_found_page(),
+        }
+    }
+
+    /// The site's colours as a stylesheet (no inline styles: the policy forbids them).
+    fn theme_css(&self) -> Response {
+        let color = |mode: &str| {
+            self.custom["styling"]["primaryColor"][mode]
+                .as_str()
+                .filter(|v| {
+                    v.len() == 7
+                        && v.starts_with('#')
+                        && v[1..].bytes().all(|b| b.is_ascii_hexdigit())
+                })
+                .map(str::to_string)
+        };
+        let mut css = String::new();
+        if let Some(light) = color("light") {
+            let _ = writeln!(css, ":root {{ --tint: {light}; }}");
+        }
+        if let Some(dark) = color("dark") {
+            let _ = writeln!(
+                css,
+                "@media (prefers-color-scheme: dark) {{ :root {{ --tint: {dark}; }} }}"
+            );
+        }
+        let mut res = plain("text/css; charset=utf-8", css);
+        res.headers_mut().insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=31536000, immutable"),
+        );
+        res
+    }
+
+    fn theme_url(&self) -> String {
+        let colors = self.custom["styling"]["primaryColor"].to_string();
+        let v = hex::encode(&sha2::Sha256::digest(colors.as_bytes())[..6]);
+        format!("{}{}~theme.css?v={v}", self.prefix, self.r.site_base_path)
+    }
+
+    /// `~files/{fileId}/{name}`: a file of the site space's revision.
+    async fn file(&self, path: &str) -> ApiResult<Response> {
+        let id = path
+            .trim_start_matches("~files/")
+            .split('/')
+            .next()
+            .unwrap_or("");
+        let Some(f) = self.rev.file(id) else {
+            return Ok(self.not_found_page());
+        };
+        let Some(bytes) = self
+            .state
+            .blobs
+            .get(&f.blob)
+            .await
+            .map_err(ApiError::internal)?
+        else {
+            return Ok(self.not_found_page());
+        };
+        let mut res = bytes.into_response();
+        let h = res.headers_mut();
+        // Only raster images show inline; anything else downloads, and nothing runs.
+        let inline = [
+            "image/png",
+            "image/jpeg",
+            "image/gif",
+            "image/webp",
+            "image/avif",
+        ]
+        .contains(&f.content_type.as_str());
+        let content_type = if inline {
+            HeaderValue::from_str(&f.content_type).ok()
+        } else {
+            None
+        };
+        h.insert(
+            header::CONTENT_TYPE,
+            content_type.unwrap_or(HeaderValue::from_static("application/octet-stream")),
+        );
+        h.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("default-src 'none'; sandbox"),
+        );
+        let safe: String = f
+            .name
+            .chars()
+            .filter(|c| !c.is_control() && *c != '"' && *c != '\\')
+            .collect();
+        let disposition = if inline { "inline" } else { "attachment" };
+        if let Ok(v) = HeaderValue::from_str(&format!("{disposition}; filename=\"{safe}\"")) {
+            h.insert(header::CONTENT_DISPOSITION, v);
+        }
+        // A file's bytes are named by its hash: the URL of a revision's file never changes
+        // what it serves.
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("private, max-age=3600"),
+        );
+        Ok(res)
+    }
+
+    /// What names this answer's content: the cache key and the ETag.
+    fn version(&self, path: &str) -> String {
+        let s = &self.r;
+        let id = format!(
+            "{RENDER_FORMAT}\n{}\n{}\n{}\n{:?}\n{:?}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}",
+            env!("CARGO_PKG_VERSION"),
+            s.site.id,
+            s.site.updated_at,
+            s.site.customization,
+            s.structure,
+            s.site_space.id,
+            self.row.id,
+            s.share_key,
+            path,
+            self.visitor,
+            CSS.name,
+            JS.name,
+        );
+        format!(
+            "\"{}\"",
+            hex::encode(&sha2::Sha256::digest(id.as_bytes())[..16])
+        )
+    }
+
+    /// A page as HTML: cached by what names it, and answered 304 when the visitor has it.
+    async fn page(&self, headers: &HeaderMap, _query: Option<&str>) -> ApiResult<Response> {
+        let list = entries(self.rev, self.visitor);
+        let path = self.r.pathname.as_str();
+        let entry = if path.is_empty() {
+            list.iter().find(|e| e.listed && is_document(e.page))
+        } else {
+            list.iter().find(|e| e.path == path)
+        };
+        let Some(entry) = entry else {
+            return Ok(self.not_found_page());
+        };
+        match &entry.page.kind {
+            PageKind::Document(_) => {}
+            // A group shows its first page; a link page goes where it points.
+            PageKind::Group => {
+                let first = list.iter().find(|e| {
+                    is_document(e.page) && e.parents.iter().any(|p| p.id == entry.page.id)
+                });
+                return Ok(match first {
+                    Some(first) => redirect(&format!("{}{}", self.base(), first.path)),
+                    None => self.not_found_page(),
+                });
+            }
+            PageKind::Link(link) => {
+                return Ok(match self.links(&list).ref_url(&link.target) {
+                    Some(url) => redirect(&url),
+                    None => self.not_found_page(),
+                });
+            }
+        }
+        let etag = self.version(&entry.path);
+        let mut res = if headers
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
+        {
+            let mut res = StatusCode::NOT_MODIFIED.into_response();
+            let h = res.headers_mut();
+            h.insert(
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(CSP),
+            );
+            res
+        } else {
+            let key = format!("site-html:{etag}");
+            let body = match self.state.content.pages.get(&key) {
+                Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                None => {
+                    let variants = self.variants().await?;
+                    let body = self.render_page(&list, entry, &variants);
+                    self.state
+                        .content
+                        .pages
+                        .insert(key, bytes::Bytes::from(body.clone()));
+                    body
+                }
+            };
+            html(StatusCode::OK, body)
+        };
+        let h = res.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&etag) {
+            h.insert(header::ETAG, v);
+        }
+        let cache = if self.r.site.visibility == SiteVisibility::Public {
+            "no-cache"
+        } else {
+            "private, no-cache"
+        };
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+        Ok(res)
+    }
+
+    /// The 404 page inside the site's chrome.
+    fn not_found_page(&self) -> Response {
+        let list = entries(self.rev, self.visitor);
+        let mut chrome = self.chrome(&list);
+        chrome.noindex = true;
+        let body = Body {
+            title: "Page not found".into(),
+            sidebar: self.sidebar(&list, None),
+            main: not_found_main(&chrome.home),
+            ..Body::default()
+        };
+        html(
+            StatusCode::NOT_FOUND,
+            layout::document(&self.prefix, &chrome, &body),
+        )
+    }
+
+    fn chrome(&self, list: &[Entry<'_>]) -> Chrome {
+        let links = self.links(list);
+        let c = &self.custom;
+        let link_of = |v: &Value| -> Option<Link> {
+            let title = v["title"].as_str()?.to_string();
+            let target: ContentRef = serde_json::from_value(v["to"].clone()).ok()?;
+            Some((title, links.ref_url(&target)?))
+        };
+        let logo = |mode: &str| {
+            c["header"]["logo"][mode]
+                .as_str()
+                .and_then(safe_url)
+                .map(str::to_string)
+        };
+        let footer_groups = c["footer"]["groups"]
+            .as_array()
+            .map(|groups| {
+                groups
+                    .iter()
+                    .filter_map(|g| {
+                        let title = g["title"].as_str()?.to_string();
+                        let items = g["links"]
+                            .as_array()
+                            .map(|l| l.iter().filter_map(link_of).collect())
+                            .unwrap_or_default();
+                        Some((title, items))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Chrome {
+            lang: c["internationalization"]["locale"]
+                .as_str()
+                .unwrap_or("en")
+                .to_string(),
+            site_title: self.title(),
+            home: format!("{}{}", self.prefix, self.r.site_base_path),
+            logo: logo("light").map(|l| (l, logo("dark"))),
+            header_links: c["header"]["links"]
+                .as_array()
+                .map(|l| l.iter().filter_map(link_of).collect())
+                .unwrap_or_default(),
+            footer_groups,
+            copyright: c["footer"]["copyright"].as_str().map(str::to_string),
+            theme_css: Some(self.theme_url()),
+            tabs: self.tabs(),
+            search: None,
+            noindex: self.noindex(),
+        }
+    }
+
+    /// Sections as tabs, section groups as menus.
+    fn tabs(&self) -> String {
+        let s = &self.r.structure;
+        if s.sections.is_empty() {
+            return String::new();
+        }
+        let current = self.r.section.as_ref().map(|x| x.id.as_str());
+        let shown =
+            |x: &&crate::store::sites::SectionRow| visible(x.condition.as_deref(), self.visitor);
+        let tab = |x: &crate::store::sites::SectionRow| {
+            format!(
+                "<li><a href=\"{}\"{}>{}</a></li>",
+                attr(&self.urls.section(&self.r.site, s, x)),
+                if current == Some(x.id.as_str()) {
+                    " aria-current=\"page\""
+                } else {
+                    ""
+                },
+                text(&x.title)
+            )
+        };
+        let mut o = String::from("<nav class=\"section-tabs\" aria-label=\"Sections\"><ul>");
+        for item in rules::top_level(s) {
+            match item {
+                Top::Section(x) if shown(&x) => o.push_str(&tab(x)),
+                Top::Section(_) => {}
+                Top::Group(g) => {
+                    let inner: Vec<_> = rules::group_sections(s, &g.id)
+                        .into_iter()
+                        .filter(shown)
+                        .collect();
+                    if inner.is_empty() {
+                        continue;
+                    }
+                    let _ = write!(o, "<li><details><summary>{}</summary><ul>", text(&g.title));
+                    for x in inner {
+                        o.push_str(&tab(x));
+                    }
+                    o.push_str("</ul></details></li>");
+                }
+            }
+        }
+        o.push_str("</ul></nav>\n");
+        o
+    }
+
+    /// The switcher between the site spaces of the section (versions, languages).
+    async fn variants(&self) -> ApiResult<String> {
+        let s = &self.r.structure;
+        let section = self.r.section.as_ref().map(|x| x.id.as_str());
+        let shown: Vec<_> = rules::site_spaces_in(s, section)
+            .into_iter()
+            .filter(|x| visible(x.condition.as_deref(), self.visitor))
+            .collect();
+        if shown.len() < 2 {
+            return Ok(String::new());
+        }
+        let mut items = Vec::new();
+        for ss in shown {
+            if let Some(space) = store::spaces::get(&self.state.db, &ss.space_id)
+                .await?
+                .filter(|x| x.deleted_at.is_none())
+            {
+                items.push((ss, space.title));
+            }
+        }
+        let current = items
+            .iter()
+            .find(|(ss, _)| ss.id == self.r.site_space.id)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default();
+        let mut o = format!(
+            "<nav class=\"variants\" aria-label=\"Variants\"><details><summary>{}</summary><ul>",
+            text(&current)
+        );
+        for (ss, title) in items {
+            let _ = write!(
+                o,
+                "<li><a href=\"{}\"{}>{}</a></li>",
+                attr(&self.urls.site_space(&self.r.site, s, ss)),
+                if ss.id == self.r.site_space.id {
+                    " aria-current=\"true\""
+                } else {
+                    ""
+                },
+                text(&title)
+            );
+        }
+        o.push_str("</ul></details></nav>");
+        Ok(o)
+    }
+
+    /// The site space's page tree: listed pages, groups as headings, links as links.
+    fn sidebar(&self, list: &[Entry<'_>], current: Option<&str>) -> String {
+        let links = self.links(list);
+        let listed: HashMap<&str, &Entry<'_>> = list
+            .iter()
+            .filter(|e| e.listed)
+            .map(|e| (e.page.id.as_str(), e))
+            .collect();
+        let mut o = String::from("<ul class=\"tree\">");
+        self.tree(&mut o, &self.rev.pages, &listed, &links, current);
+        o.push_str("</ul>");
+        o
+    }
+
+    fn tree(
+        &self,
+        o: &mut String,
+        pages: &[Page],
+        listed: &HashMap<&str, &Entry<'_>>,
+        links: &Links<'_>,
+        current: Option<&str>,
+    ) {
+        for page in pages {
+            let Some(entry) = listed.get(page.id.as_str()) else {
+                continue;
+            };
+            let label = format!("{}{}", emoji(page), text(&page.title));
+            match &page.kind {
+                PageKind::Group => {
+                    let _ = write!(
+                        o,
+                        "<li class=\"group\"><span class=\"group-title\">{label}</span>"
+                    );
+                }
+                PageKind::Link(link) => match links.ref_url(&link.target) {
+                    Some(url) => {
+                        let _ = write!(
+                            o,
+                            "<li><a class=\"link-page\" href=\"{}\">{label}</a>",
+                            attr(&url)
+                        );
+                    }
+                    None => {
+                        let _ = write!(o, "<li><span>{label}</span>");
+                    }
+                },
+                PageKind::Document(_) => {
+                    let _ = write!(
+                        o,
+                        "<li><a href=\"{}\"{}>{label}</a>",
+                        attr(&format!("{}{}", links.base, entry.path)),
+                        if current == Some(page.id.as_str()) {
+                            " aria-current=\"page\""
+                        } else {
+                            ""
+                        }
+                    );
+                }
+            }
+            if page
+                .pages
+                .iter()
+                .any(|c| listed.contains_key(c.id.as_str()))
+            {
+                o.push_str("<ul>");
+                self.tree(o, &page.pages, listed, links, current);
+                o.push_str("</ul>");
+            }
+            o.push_str("</li>");
+        }
+    }
+
+    fn render_page(&self, list: &[Entry<'_>], entry: &Entry<'_>, variants: &str) -> String {
+        // Blocking work inside an async handler: bounded by the renderer's budgets, and
+        // done once per page version thanks to the cache.
+        let links = self.links(list);
+        let page = entry.page;
+        let PageKind::Document(doc) = &page.kind else {
+            return String::new();
+        };
+        let rendered = render_document(&markdown_to_document(&doc.markdown), &links);
+        let mut body_html = rendered.html;
+        for rc in &self.rev.reusable_contents {
+            let placeholder = format!(
+                "<div class=\"reusable-content\" data-reusable-content=\"{}\"></div>",
+                attr(&rc.id)
+            );
+            if body_html.contains(&placeholder) {
+                let inner = render_document(&markdown_to_document(&rc.markdown), &links).html;
+                body_html = body_html.replace(
+                    &placeholder,
+                    &format!("<div class=\"reusable-content\">{inner}</div>"),
+                );
+            }
+        }
+        let base = self.base();
+        let mut main = String::new();
+        // Breadcrumbs: the site, then the page's ancestors.
+        main.push_str("<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol>");
+        let _ = write!(
+            main,
+            "<li><a href=\"{}\">{}</a></li>",
+            attr(&format!("{}{}", self.prefix, self.r.site_base_path)),
+            text(&self.title())
+        );
+        for p in &entry.parents {
+            match list.iter().find(|e| e.page.id == p.id) {
+                Some(e) if is_document(p) => {
+                    let _ = write!(
+                        main,
+                        "<li><a href=\"{}\">{}</a></li>",
+                        attr(&format!("{base}{}", e.path)),
+                        text(&p.title)
+                    );
+                }
+                _ => {
+                    let _ = write!(main, "<li>{}</li>", text(&p.title));
+                }
+            }
+        }
+        let _ = writeln!(
+            main,
+            "<li><span aria-current=\"page\">{}</span></li></ol></nav>",
+            text(&page.title)
+        );
+        if let Some(cover) = doc.cover.as_ref().and_then(|c| c.reference.as_ref()) {
+            if let Some(url) = links.ref_url(cover) {
+                let _ = writeln!(
+                    main,
+                    "<img class=\"cover\" src=\"{}\" alt=\"\">",
+                    attr(&url)
+                );
+            }
+        }
+        let _ = writeln!(main, "<h1>{}{}</h1>", emoji(page), text(&page.title));
+        if let Some(d) = page.description.as_deref().filter(|d| !d.is_empty()) {
+            let _ = writeln!(main, "<p class=\"lead\">{}</p>", text(d));
+        }
+        let _ = writeln!(main, "<div class=\"content\">{body_html}</div>");
+        let updated = iso(self.row.created_at);
+        let _ = writeln!(
+            main,
+            "<p class=\"meta\">Last updated <time datetime=\"{}\">{}</time></p>",
+            attr(&updated),
+            text(&updated[..10])
+        );
+        // Previous and next, in tree order among listed document pages.
+        if entry.listed {
+            let order: Vec<&Entry<'_>> = list
+                .iter()
+                .filter(|e| e.listed && is_document(e.page))
+                .collect();
+            if let Some(i) = order.iter().position(|e| e.page.id == page.id) {
+                main.push_str("<nav class=\"pager\" aria-label=\"Previous and next pages\">");
+                if let Some(prev) = i.checked_sub(1).and_then(|j| order.get(j)) {
+                    let _ = write!(
+                        main,
+                        "<a class=\"prev\" rel=\"prev\" href=\"{}\"><small>Previous</small>{}</a>",
+                        attr(&format!("{base}{}", prev.path)),
+                        text(&prev.page.title)
+                    );
+                }
+                if let Some(next) = order.get(i + 1) {
+                    let _ = write!(
+                        main,
+                        "<a class=\"next\" rel=\"next\" href=\"{}\"><small>Next</small>{}</a>",
+                        attr(&format!("{base}{}", next.path)),
+                        text(&next.page.title)
+                    );
+                }
+                main.push_str("</nav>\n");
+            }
+        }
+        let mut outline = String::new();
+        if !rendered.outline.is_empty() && doc.layout.outline {
+            outline.push_str(
+                "<nav class=\"outline\" aria-labelledby=\"outline-title\">\
+                 <h2 id=\"outline-title\">On this page</h2><ul>",
+            );
+            for h in &rendered.outline {
+                let _ = write!(
+                    outline,
+                    "<li class=\"l{}\"><a href=\"#{}\">{}</a></li>",
+                    h.level,
+                    attr(&h.anchor),
+                    text(&h.text)
+                );
+            }
+            outline.push_str("</ul></nav>\n");
+        }
+        let mut chrome = self.chrome(list);
+        chrome.noindex = chrome.noindex || !entry.listed || page.no_robots_index;
+        let body = Body {
+            title: page.title.clone(),
+            description: page.description.clone(),
+            canonical: Some(format!("{}{}", self.url_base(), entry.path)),
+            sidebar: format!("{variants}{}", self.sidebar(list, Some(&page.id))),
+            main,
+            outline,
+        };
+        layout::document(&self.prefix, &chrome, &body)
+    }
+
+    /// The absolute URL of the site space.
+    fn url_base(&self) -> String {
+        self.state.url(&self.r.base_path)
+    }
+}
+
+fn redirect(url: &str) -> Response {
+    let mut res = StatusCode::FOUND.into_response();
+    if let Ok(v) = HeaderValue::from_str(url) {
+        res.headers_mut().insert(header::LOCATION, v);
+    }
+    res
+}
+
+/// A page's emoji (stored as hex code points joined by `-`), with a space after it.
+fn emoji(page: &Page) -> String {
+    let Some(code) = page.emoji.as_deref() else {
+        return String::new();
+    };
+    let chars: Option<String> = code
+        .split('-')
+        .map(|p| u32::from_str_radix(p, 16).ok().and_then(char::from_u32))
+        .collect();
+    match chars {
+        Some(s) if !s.is_empty() => format!(
+            "<span class=\"page-emoji\" aria-hidden=\"true\">{}</span>",
+            text(&s)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Text for a markdown link label.
+fn md_text(s: &str) -> String {
+    s.replace('[', "\\[").replace(']', "\\]")
+}
+
+/// A page as markdown: its title, description and body.
+fn page_markdown(page: &Page) -> String {
+    let mut o = format!("# {}\n\n", page.title);
+    if let Some(d) = page.description.as_deref().filter(|d| !d.is_empty()) {
+        let _ = write!(o, "{d}\n\n");
+    }
+    if let PageKind::Document(doc) = &page.kind {
+        o.push_str(&doc.markdown);
+    }
+    o
+}

@@ -1,0 +1,631 @@
+//! Published sites as HTML through HTTP: navigation, audiences, 404 pages, the agents'
+//! formats, revalidation, the security headers and escaping of hostile content.
+
+use reqwest::header::{HeaderMap, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
+use serde_json::{json, Value};
+
+use crate::harness::{Persona, TestApp};
+
+struct World {
+    admin: Persona,
+    org: String,
+}
+
+async fn world(app: &TestApp) -> World {
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    World { admin, org }
+}
+
+fn id(v: &Value) -> String {
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {v}"))
+        .to_string()
+}
+
+/// Writes `changes` into `space` through a change request and merges it.
+async fn write(app: &TestApp, w: &World, space: &str, changes: Value) {
+    let cr = id(&app
+        .post(
+            &w.admin,
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({ "subject": "Write" }),
+        )
+        .await
+        .expect(201));
+    app.post(
+        &w.admin,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
+        json!({ "changes": changes }),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &w.admin,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+}
+
+/// A guide of four pages: Intro, Install (under Intro), Secret (hidden), Usage.
+async fn guide(app: &TestApp, w: &World, title: &str) -> String {
+    let space = app.space(&w.admin, &w.org, title, None).await;
+    write(
+        app,
+        w,
+        &space,
+        json!([
+            { "operation": "insert_page", "ref": "intro", "title": "Intro", "description": "Start here",
+              "document": { "markdown": "Welcome.\n\n## Setup\n\nRun it.\n" } },
+            { "operation": "insert_page", "into": "intro", "title": "Install", "document": { "markdown": "Install it." } },
+            { "operation": "insert_page", "title": "Secret", "hidden": true, "document": { "markdown": "Hidden page." } },
+            { "operation": "insert_page", "title": "Usage", "document": { "markdown": "Use it." } }
+        ]),
+    )
+    .await;
+    space
+}
+
+/// A site showing `spaces`, with `visibility`, published; returns (site id, base path).
+async fn site(app: &TestApp, w: &World, spaces: &[&str], visibility: &str) -> (String, String) {
+    let base = format!("/v1/orgs/{}/sites", w.org);
+    let site = id(&app
+        .post(
+            &w.admin,
+            &base,
+            json!({ "title": "Docs", "spaces": spaces }),
+        )
+        .await
+        .expect(201));
+    app.patch(
+        &w.admin,
+        &format!("{base}/{site}"),
+        json!({ "visibility": visibility }),
+    )
+    .await
+    .expect(200);
+    let published = app
+        .post(&w.admin, &format!("{base}/{site}/publish"), json!({}))
+        .await
+        .expect(200);
+    let url = published["urls"]["published"].as_str().unwrap();
+    let path = url[url.find("/sites/").unwrap()..].to_string();
+    (site, path)
+}
+
+/// A plain GET: status, headers and text.
+async fn fetch(app: &TestApp, path: &str, headers: &[(&str, &str)]) -> (u16, HeaderMap, String) {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut req = client.get(format!("{}{path}", app.base));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res = req.send().await.expect("request sent");
+    let status = res.status().as_u16();
+    let h = res.headers().clone();
+    (status, h, res.text().await.unwrap())
+}
+
+/// Asserts an HTML answer with the security headers.
+#[track_caller]
+fn assert_html(status: u16, h: &HeaderMap, expected: u16, body: &str) {
+    assert_eq!(status, expected, "{body}");
+    assert!(h[CONTENT_TYPE].to_str().unwrap().starts_with("text/html"));
+    let csp = h[CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("script-src 'self'"),
+        "{csp}"
+    );
+    assert!(!csp.contains("unsafe-inline"));
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    assert!(h.contains_key("referrer-policy"));
+    assert!(body.starts_with("<!doctype html>"), "{body}");
+}
+
+fn sidebar(body: &str) -> &str {
+    let start = body.find("<nav aria-label=\"Pages\">").expect("sidebar");
+    let end = body[start..].find("</nav>").unwrap();
+    &body[start..start + end]
+}
+
+#[tokio::test]
+async fn pages_show_their_site_s_navigation() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+
+    // The root shows the first page.
+    let (status, h, body) = fetch(&app, &base, &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(body.contains("<h1>Intro</h1>"), "{body}");
+
+    let (status, h, body) = fetch(&app, &format!("{base}intro/install"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(body.contains("<html lang=\"en\">"));
+    assert!(body.contains("<title>Install | Docs</title>"), "{body}");
+    for landmark in [
+        "<header",
+        "<main",
+        "<footer",
+        "class=\"skip\"",
+        "aria-label=\"Pages\"",
+    ] {
+        assert!(body.contains(landmark), "{landmark} missing");
+    }
+    let nav = sidebar(&body);
+    assert!(
+        nav.contains(">Intro</a>") && nav.contains(">Usage</a>"),
+        "{nav}"
+    );
+    assert!(!nav.contains("Secret"), "hidden page listed: {nav}");
+    assert!(
+        nav.contains(&format!(
+            "href=\"{base}intro/install\" aria-current=\"page\""
+        )),
+        "{nav}"
+    );
+    // Breadcrumbs, previous and next in tree order.
+    assert!(body.contains("aria-label=\"Breadcrumb\""));
+    assert!(
+        body.contains(&format!("<li><a href=\"{base}intro\">Intro</a></li>")),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("rel=\"prev\" href=\"{base}intro\"")),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("rel=\"next\" href=\"{base}usage\"")),
+        "{body}"
+    );
+    assert!(body.contains("Last updated <time"));
+
+    // The first page: its description and outline.
+    let (_, _, body) = fetch(&app, &format!("{base}intro"), &[]).await;
+    assert!(body.contains("<meta name=\"description\" content=\"Start here\">"));
+    assert!(
+        body.contains("On this page") && body.contains("href=\"#setup\""),
+        "{body}"
+    );
+    assert!(!body.contains("rel=\"prev\""));
+
+    // A hidden page reads by its URL, out of navigation and indexes.
+    let (status, _, body) = fetch(&app, &format!("{base}secret"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("noindex"));
+
+    // The assets are served with long caching, hashed names.
+    let css = body.split("rel=\"stylesheet\" href=\"").nth(1).unwrap();
+    let css = &css[..css.find('"').unwrap()];
+    assert!(css.contains("/sites/~assets/site."));
+    let (status, h, text) = fetch(&app, css, &[]).await;
+    assert_eq!(status, 200);
+    assert!(h["cache-control"].to_str().unwrap().contains("immutable"));
+    assert!(text.contains("prefers-color-scheme: dark"));
+    let js = body.split("<script src=\"").nth(1).unwrap();
+    let js = &js[..js.find('"').unwrap()];
+    let (status, h, _) = fetch(&app, js, &[]).await;
+    assert_eq!(status, 200);
+    assert!(h[CONTENT_TYPE].to_str().unwrap().contains("javascript"));
+}
+
+#[tokio::test]
+async fn sections_are_tabs_and_site_spaces_are_variants() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let guide_space = guide(&app, &w, "Guide").await;
+    let v2 = guide(&app, &w, "Guide v2").await;
+    let reference = guide(&app, &w, "Reference").await;
+    let (site_id, base) = site(&app, &w, &[&guide_space], "public").await;
+    let api = format!("/v1/orgs/{}/sites/{site_id}", w.org);
+    app.post(
+        &w.admin,
+        &format!("{api}/sections"),
+        json!({ "spaceId": reference, "title": "Reference" }),
+    )
+    .await
+    .expect(201);
+    app.post(
+        &w.admin,
+        &format!("{api}/site-spaces"),
+        json!({ "spaceId": v2 }),
+    )
+    .await
+    .expect(201);
+
+    let (status, h, body) = fetch(&app, &format!("{base}intro"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(body.contains("aria-label=\"Sections\""), "{body}");
+    assert!(body.contains(">Reference</a>"), "{body}");
+    // The root's site spaces moved into a default section named after the site.
+    assert!(body.contains("aria-current=\"page\">Docs</a>"), "{body}");
+    assert!(body.contains("aria-label=\"Variants\""), "{body}");
+    assert!(body.contains(">Guide v2</a>"), "{body}");
+    let (status, _, body) = fetch(&app, &format!("{base}reference/intro"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("aria-current=\"page\">Reference</a>"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn each_audience_reads_what_it_may() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+
+    // Public: indexable, with a sitemap named by robots.txt.
+    let (_, public) = site(&app, &w, &[&space], "public").await;
+    let (status, h, body) = fetch(&app, &format!("{public}intro"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(!body.contains("noindex") && !h.contains_key("x-robots-tag"));
+    let (status, _, robots) = fetch(&app, &format!("{public}robots.txt"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(robots.contains("Sitemap: ") && robots.contains(&format!("{public}sitemap.xml")));
+    let (status, h, map) = fetch(&app, &format!("{public}sitemap.xml"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(h[CONTENT_TYPE].to_str().unwrap().contains("xml"));
+    assert!(
+        map.contains(&format!("{public}intro/install</loc>")),
+        "{map}"
+    );
+    assert!(!map.contains("secret"), "{map}");
+
+    // Unlisted: readable, never indexed, no sitemap.
+    let (_, unlisted) = site(&app, &w, &[&space], "unlisted").await;
+    let (status, h, body) = fetch(&app, &format!("{unlisted}intro"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(body.contains("<meta name=\"robots\" content=\"noindex\">"));
+    assert_eq!(h["x-robots-tag"], "noindex");
+    let (status, h, body) = fetch(&app, &format!("{unlisted}sitemap.xml"), &[]).await;
+    assert_html(status, &h, 404, &body);
+
+    // Share link: only with an active key, then remembered by a cookie for the site.
+    let (shared_id, shared) = site(&app, &w, &[&space], "share-link").await;
+    let (status, h, body) = fetch(&app, &format!("{shared}intro"), &[]).await;
+    assert_html(status, &h, 404, &body);
+    let unknown_site = fetch(&app, "/sites/nosuchsite/intro", &[]).await;
+    assert_eq!(body, unknown_site.2, "a share-link site looks like no site");
+    let api = format!("/v1/orgs/{}/sites/{shared_id}", w.org);
+    let link = app
+        .post(
+            &w.admin,
+            &format!("{api}/share-links"),
+            json!({ "name": "Partners" }),
+        )
+        .await
+        .expect(201);
+    let url = link["urls"]["published"].as_str().unwrap();
+    let keyed = &url[url.find("/sites/").unwrap()..];
+    let (status, h, body) = fetch(&app, &format!("{keyed}intro"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert_eq!(h["x-robots-tag"], "noindex");
+    let cookie = h["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+    assert!(
+        cookie.contains(&format!("Path=/sites/{shared_id}/")),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap();
+    let (status, _, body) = fetch(&app, &format!("{shared}usage"), &[("cookie", pair)]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("<h1>Usage</h1>"));
+    // Deactivated, the key opens nothing.
+    app.patch(
+        &w.admin,
+        &format!("{api}/share-links/{}", id(&link)),
+        json!({ "active": false }),
+    )
+    .await
+    .expect(200);
+    let (status, h, body) = fetch(&app, &format!("{keyed}intro"), &[]).await;
+    assert_html(status, &h, 404, &body);
+    assert_eq!(body, unknown_site.2);
+
+    // Visitor-authenticated sites wait for visitor tokens: not found for now.
+    let (_, authed) = site(&app, &w, &[&space], "visitor-auth").await;
+    let (status, h, body) = fetch(&app, &format!("{authed}intro"), &[]).await;
+    assert_html(status, &h, 404, &body);
+}
+
+#[tokio::test]
+async fn missing_content_gets_a_404_page() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (site_id, base) = site(&app, &w, &[&space], "public").await;
+
+    let (status, h, body) = fetch(&app, &format!("{base}no/such/page"), &[]).await;
+    assert_html(status, &h, 404, &body);
+    assert!(body.contains("Page not found"));
+    assert!(
+        body.contains("aria-label=\"Pages\""),
+        "chrome of the known site: {body}"
+    );
+    let (status, h, body) = fetch(&app, "/sites/nosuchsite/", &[]).await;
+    assert_html(status, &h, 404, &body);
+
+    // A deleted space, then an unpublished site.
+    app.delete(&w.admin, &format!("/v1/spaces/{space}")).await;
+    let (status, h, body) = fetch(&app, &format!("{base}intro"), &[]).await;
+    assert_html(status, &h, 404, &body);
+    let other = guide(&app, &w, "Other").await;
+    let (other_id, other_base) = site(&app, &w, &[&other], "public").await;
+    app.post(
+        &w.admin,
+        &format!("/v1/orgs/{}/sites/{other_id}/unpublish", w.org),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let (status, h, body) = fetch(&app, &format!("{other_base}intro"), &[]).await;
+    assert_html(status, &h, 404, &body);
+    assert!(!body.contains("Intro"));
+    let _ = site_id;
+}
+
+#[tokio::test]
+async fn agents_read_markdown_and_llms_txt() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+
+    let (status, h, md) = fetch(&app, &format!("{base}intro.md"), &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(h[CONTENT_TYPE], "text/markdown; charset=utf-8");
+    assert!(
+        md.starts_with("# Intro\n") && md.contains("Start here") && md.contains("## Setup"),
+        "{md}"
+    );
+
+    let (status, _, index) = fetch(&app, &format!("{base}llms.txt"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(index.starts_with("# Docs\n"), "{index}");
+    assert!(
+        index.contains("- [Intro](") && index.contains(&format!("{base}intro.md): Start here")),
+        "{index}"
+    );
+    assert!(
+        index.contains(&format!("{base}intro/install.md)")),
+        "{index}"
+    );
+    assert!(!index.contains("secret"), "{index}");
+    let (status, _, full) = fetch(&app, &format!("{base}llms-full.txt"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(full.contains("# Install") && full.contains("Install it.") && full.contains("Use it."));
+    assert!(!full.contains("Hidden page."));
+}
+
+#[tokio::test]
+async fn pages_revalidate_with_etags() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+    let page = format!("{base}intro");
+    let (status, h, _) = fetch(&app, &page, &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(h["cache-control"], "no-cache");
+    let etag = h["etag"].to_str().unwrap().to_string();
+    let (status, _, body) = fetch(&app, &page, &[("if-none-match", &etag)]).await;
+    assert_eq!(status, 304);
+    assert!(body.is_empty());
+    // New content, new tag.
+    write(
+        &app,
+        &w,
+        &space,
+        json!([{ "operation": "insert_page", "title": "More", "document": { "markdown": "More." } }]),
+    )
+    .await;
+    let (status, h, body) = fetch(&app, &page, &[("if-none-match", &etag)]).await;
+    assert_eq!(status, 200);
+    assert_ne!(h["etag"].to_str().unwrap(), etag);
+    assert!(body.contains(">More</a>"));
+}
+
+#[tokio::test]
+async fn hostile_content_is_inert() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = app.space(&w.admin, &w.org, "Guide", None).await;
+    let hostile = "<script>alert(1)</script>\"><img src=x onerror=alert(1)>";
+    write(
+        &app,
+        &w,
+        &space,
+        json!([{ "operation": "insert_page", "title": hostile, "slug": "evil", "description": hostile,
+                 "document": { "markdown": "<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[click](javascript:alert(1)) <a href=\"javascript:alert(1)\" onclick=\"alert(1)\">x</a>\n" } }]),
+    )
+    .await;
+    let (site_id, base) = site(&app, &w, &[&space], "public").await;
+    let api = format!("/v1/orgs/{}/sites/{site_id}", w.org);
+    app.patch(
+        &w.admin,
+        &api,
+        json!({ "title": "<script>alert(1)</script>x" }),
+    )
+    .await;
+    app.put(
+        &w.admin,
+        &format!("{api}/customization"),
+        json!({
+            "title": "\"><img src=x onerror=alert(1)>",
+            "header": { "logo": { "light": "javascript:alert(1)" },
+                        "links": [{ "title": "<script>alert(1)</script>", "to": { "kind": "url", "url": "javascript:alert(1)" } },
+                                  { "title": "Home", "to": { "kind": "url", "url": "https://example.com/" } }] },
+            "footer": { "groups": [{ "title": "\"><img src=x onerror=alert(1)>", "links": [] }],
+                        "copyright": "<script>alert(1)</script>" }
+        }),
+    )
+    .await
+    .expect(200);
+    for path in [format!("{base}evil"), base.clone(), format!("{base}nope")] {
+        let (status, h, body) = fetch(&app, &path, &[]).await;
+        assert!(status == 200 || status == 404, "{status}");
+        assert_html(status, &h, status, &body);
+        let lower = body.to_ascii_lowercase();
+        assert!(!lower.contains("<script>alert"), "{body}");
+        assert!(!lower.contains("<img src=x"), "{body}");
+        assert!(!lower.contains("href=\"javascript:") && !lower.contains("src=\"javascript:"));
+        // The hostile text shows escaped; no tag the browser parses carries an event.
+        for tag in tags(&lower) {
+            assert!(
+                !tag.contains("onerror=") && !tag.contains("onclick="),
+                "{tag}"
+            );
+        }
+        assert!(body.contains("https://example.com/"), "{body}");
+    }
+}
+
+/// The tags of an HTML text (escaped text holds no `<`), without their quoted attribute
+/// values: what remains is names, which must carry no event handler.
+fn tags(html: &str) -> Vec<String> {
+    html.split('<')
+        .skip(1)
+        .map(|t| {
+            let tag = &t[..t.find('>').unwrap_or(t.len())];
+            tag.split('"').step_by(2).collect::<Vec<_>>().join("\"\"")
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn visitor_tokens_open_visitor_auth_sites_and_claims_choose_what_shows() {
+    use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let open = guide(&app, &w, "Open guide").await;
+    let beta = guide(&app, &w, "Beta guide").await;
+    let (site_id, path) = site(&app, &w, &[&open, &beta], "visitor-auth").await;
+    let base = format!("/v1/orgs/{}/sites/{site_id}", w.org);
+    let site_spaces = app
+        .get(&w.admin, &format!("{base}/site-spaces"))
+        .await
+        .expect(200);
+    let beta_ss = id(&site_spaces["items"][1]);
+    app.patch(
+        &w.admin,
+        &format!("{base}/site-spaces/{beta_ss}"),
+        json!({ "condition": "visitor.claims.beta === true" }),
+    )
+    .await
+    .expect(200);
+    app.post(&w.admin, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    let key = app
+        .get(&w.admin, &format!("{base}/publishing/auth"))
+        .await
+        .expect(200)["privateKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sign = |claims: Value, key: &str| {
+        encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret(key.as_bytes()),
+        )
+        .unwrap()
+    };
+    let exp = app.state.now() / 1000 + 600;
+
+    // No token, a wrongly signed one, an expired one: the same 404 as an unknown site.
+    let (status, h, unknown) = fetch(&app, "/sites/nosuchsite/", &[]).await;
+    assert_html(status, &h, 404, &unknown);
+    for bad in [
+        String::new(),
+        format!("?jwt_token={}", sign(json!({ "exp": exp }), "not-the-key")),
+        format!("?jwt_token={}", sign(json!({ "exp": exp - 1200 }), &key)),
+    ] {
+        let (status, h, body) = fetch(&app, &format!("{path}{bad}"), &[]).await;
+        assert_html(status, &h, 404, &body);
+    }
+
+    // A valid token opens the site and is kept in a cookie for the site's other pages.
+    let plain = sign(json!({ "exp": exp }), &key);
+    let (status, h, body) = fetch(&app, &format!("{path}?jwt_token={plain}"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(body.contains("Welcome."), "{body}");
+    assert!(
+        !body.contains("Beta guide"),
+        "the beta variant is hidden: {body}"
+    );
+    let cookie = h[reqwest::header::SET_COOKIE].to_str().unwrap().to_string();
+    assert!(
+        cookie.starts_with("quire_visitor=") && cookie.contains("HttpOnly"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let (status, h, body) = fetch(&app, &format!("{path}usage"), &[("cookie", &pair)]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(body.contains("Use it."), "{body}");
+
+    // A signed claim shows the variant its condition names; an unsigned one does not.
+    let beta_token = sign(json!({ "exp": exp, "beta": true }), &key);
+    let (_, _, body) = fetch(&app, &format!("{path}?jwt_token={beta_token}"), &[]).await;
+    assert!(body.contains("Beta guide"), "{body}");
+    let (_, _, body) = fetch(
+        &app,
+        &format!("{path}?jwt_token={plain}&visitor.beta=true"),
+        &[],
+    )
+    .await;
+    assert!(!body.contains("Beta guide"), "{body}");
+
+    // With a fallback URL, visitors without a token are sent there.
+    app.patch(
+        &w.admin,
+        &format!("{base}/publishing/auth"),
+        json!({ "backend": "custom", "fallbackURL": "https://login.example.com/start" }),
+    )
+    .await
+    .expect(200);
+    let (status, h, _) = fetch(&app, &path, &[]).await;
+    assert_eq!(status, 302);
+    assert_eq!(h["location"], "https://login.example.com/start");
+}
+
+#[tokio::test]
+async fn unsigned_claims_in_the_url_choose_sections() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let open = guide(&app, &w, "Open guide").await;
+    let french = guide(&app, &w, "Guide en français").await;
+    let (site_id, path) = site(&app, &w, &[&open, &french], "public").await;
+    let base = format!("/v1/orgs/{}/sites/{site_id}", w.org);
+    let site_spaces = app
+        .get(&w.admin, &format!("{base}/site-spaces"))
+        .await
+        .expect(200);
+    let fr = id(&site_spaces["items"][1]);
+    app.patch(
+        &w.admin,
+        &format!("{base}/site-spaces/{fr}"),
+        json!({ "condition": "visitor.claims.unsigned.lang == 'fr'" }),
+    )
+    .await
+    .expect(200);
+    app.post(&w.admin, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    let (_, _, body) = fetch(&app, &path, &[]).await;
+    assert!(!body.contains("Guide en français"), "{body}");
+    let (status, h, body) = fetch(&app, &format!("{path}?visitor.lang=fr"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(body.contains("Guide en français"), "{body}");
+}
