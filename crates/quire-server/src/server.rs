@@ -68,9 +68,11 @@ impl Server {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let app = router(self.state.clone());
+        let (stop_jobs, jobs_stopped) = tokio::sync::watch::channel(false);
         let worker = crate::domain::jobs::spawn_worker(
             self.state.clone(),
             std::time::Duration::from_secs(5),
+            jobs_stopped,
         );
         let sweeper = {
             let state = self.state.clone();
@@ -135,7 +137,16 @@ impl Server {
         drop(self.listener);
         tracing::info!("draining in-flight requests");
         graceful.shutdown().await;
-        worker.abort();
+        // The job in hand is finished (its lease would hand it to another node otherwise,
+        // but its work would be lost); a job stuck past the bound is left to its lease.
+        let _ = stop_jobs.send(true);
+        let mut worker = worker;
+        if tokio::time::timeout(Duration::from_secs(30), &mut worker)
+            .await
+            .is_err()
+        {
+            worker.abort();
+        }
         sweeper.abort();
         self.state.db.close().await;
         Ok(())

@@ -19,8 +19,20 @@ const LEASE_MS: i64 = 5 * 60 * 1000;
 
 /// Runs every job that is due now; returns how many ran.
 pub async fn run_due(state: &AppState) -> anyhow::Result<usize> {
+    run_due_until(state, &tokio::sync::watch::channel(false).1).await
+}
+
+/// Runs due jobs until none is left or `stop` turns true; a job already started is finished
+/// first (a step of a job is one transaction: stopping mid-step would only waste it).
+async fn run_due_until(
+    state: &AppState,
+    stop: &tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<usize> {
     let mut ran = 0;
-    while let Some(job) = store::jobs::claim(&state.db, state.now(), LEASE_MS).await? {
+    while !*stop.borrow() {
+        let Some(job) = store::jobs::claim(&state.db, state.now(), LEASE_MS).await? else {
+            break;
+        };
         match execute(state, &job).await {
             Ok(()) => store::jobs::finish(&state.db, &job.id).await?,
             Err(err) => {
@@ -68,14 +80,52 @@ async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs due jobs every `interval` until the task is aborted.
-pub fn spawn_worker(state: AppState, interval: Duration) -> tokio::task::JoinHandle<()> {
+/// Runs due jobs every `interval` until `stop` turns true, then returns once the job in
+/// hand (if any) is done.
+pub fn spawn_worker(
+    state: AppState,
+    interval: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        loop {
-            if let Err(err) = run_due(&state).await {
+        while !*stop.borrow() {
+            if let Err(err) = run_due_until(&state, &stop).await {
                 tracing::warn!(error = %err, "job worker pass failed");
             }
-            tokio::time::sleep(interval).await;
+            tokio::select! {
+                () = tokio::time::sleep(interval) => {}
+                _ = stop.changed() => {}
+            }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_stopped_worker_returns_without_waiting_out_its_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::config::ServerConfig {
+            data_dir: dir.path().to_path_buf(),
+            ..Default::default()
+        };
+        let state = AppState::open(
+            config,
+            std::sync::Arc::new(crate::clock::SystemClock),
+            "http://quire.test".into(),
+        )
+        .await
+        .unwrap();
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        // An hour between passes: only the stop signal can end this worker in time.
+        let worker = spawn_worker(state, Duration::from_secs(3600), stopped);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        stop.send(true).unwrap();
+        tokio::time::timeout(Duration::from_secs(60), worker)
+            .await
+            .expect("the worker stops when told")
+            .unwrap();
+    }
 }
