@@ -49,6 +49,7 @@ fi
 if [ -n "$pg_url" ]; then
   echo "== integration tests on PostgreSQL"
   QUIRE_TEST_DATABASE_URL="$pg_url" cargo test -p quire-server --locked --test api
+  QUIRE_TEST_DATABASE_URL="$pg_url" cargo test -p quire --locked --test durability
 fi
 
 echo "== conformance suite (official client and schemas)"

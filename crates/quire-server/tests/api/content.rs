@@ -710,11 +710,17 @@ async fn files_are_stored_and_downloaded_by_signed_url() {
     .expect_error(400);
 }
 
-/// The one file in `dir`, once a background write has put it there.
+/// The one file in `dir`, once a background write has put it there. The blob store writes a
+/// staging file (its name holds `#`) and renames it: that one is not the stored file yet.
 pub async fn eventually_stored(dir: &std::path::Path) -> std::path::PathBuf {
     for _ in 0..200 {
         let found: Vec<_> = std::fs::read_dir(dir)
-            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| !p.to_string_lossy().contains('#'))
+                    .collect()
+            })
             .unwrap_or_default();
         if let [one] = found.as_slice() {
             return one.clone();

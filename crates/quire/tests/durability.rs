@@ -1,0 +1,307 @@
+//! Durability: a write storm (change-request batches, merges, comments), the server killed
+//! with SIGKILL in the middle of it, a restart on the same storage: every write the server
+//! acknowledged is there, every revision reads, and the counters match what is stored.
+//! Runs on SQLite, and on PostgreSQL too when `QUIRE_TEST_DATABASE_URL` is set.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const QUIRE: &str = env!("CARGO_BIN_EXE_quire");
+
+/// Storage flags: the data dir, and a fresh PostgreSQL schema when one is configured.
+async fn storage(dir: &std::path::Path) -> Vec<String> {
+    let mut args = vec!["--data-dir".to_string(), dir.display().to_string()];
+    if let Some(base) = std::env::var("QUIRE_TEST_DATABASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    {
+        let schema = format!("durability_{}", std::process::id());
+        sqlx::any::install_default_drivers();
+        let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&base)
+            .await
+            .expect("connect to QUIRE_TEST_DATABASE_URL");
+        sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        sqlx::query(&format!("CREATE SCHEMA {schema}"))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let sep = if base.contains('?') { '&' } else { '?' };
+        args.push("--database-url".into());
+        args.push(format!("{base}{sep}options[search_path]={schema}"));
+    }
+    args
+}
+
+/// Starts `quire serve` and returns it with its base URL.
+fn serve(storage: &[String]) -> (Child, String) {
+    let mut child = Command::new(QUIRE)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(storage)
+        .env("QUIRE_LOG", "info,quire::http=warn")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("quire serve starts");
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let base = loop {
+        let line = lines
+            .next()
+            .expect("the server says where it listens")
+            .unwrap();
+        if let Some(at) = line.find("listening on ") {
+            break line[at + "listening on ".len()..].trim().to_string();
+        }
+    };
+    // Keep draining the server's log so that it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (child, base)
+}
+
+fn token(storage: &[String]) -> String {
+    let out = Command::new(QUIRE)
+        .args(["admin", "create-token", "--email", "storm@example.com"])
+        .args(storage)
+        .output()
+        .expect("create-token runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[derive(Clone)]
+struct Api {
+    base: String,
+    token: String,
+    http: reqwest::Client,
+}
+
+impl Api {
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Option<Value> {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let res = req.send().await.ok()?;
+        if !res.status().is_success() {
+            return None;
+        }
+        res.json().await.ok()
+    }
+    async fn post(&self, path: &str, body: Value) -> Option<Value> {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+    async fn get(&self, path: &str) -> Value {
+        self.call(reqwest::Method::GET, path, None)
+            .await
+            .unwrap_or_else(|| panic!("GET {path} failed"))
+    }
+}
+
+/// What the server acknowledged during the storm.
+#[derive(Default)]
+struct Acknowledged {
+    comments: Vec<String>,
+    change_requests: Vec<String>,
+    /// Pages written into a change request: (change request, page title).
+    pages: Vec<(String, String)>,
+    merged: Vec<String>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_writes_survive_a_kill_mid_storm() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = storage(dir.path()).await;
+    let (mut server, base) = serve(&storage);
+    let api = Api {
+        base,
+        token: token(&storage),
+        http: reqwest::Client::new(),
+    };
+    let org = api
+        .post("/v1/orgs", json!({ "title": "Storm" }))
+        .await
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let space = api
+        .post(
+            &format!("/v1/orgs/{org}/spaces"),
+            json!({ "title": "Storm" }),
+        )
+        .await
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let acked = Arc::new(Mutex::new(Acknowledged::default()));
+    let mut workers = Vec::new();
+    for w in 0..2 {
+        // Comment writers.
+        let (api, space, acked) = (api.clone(), space.clone(), acked.clone());
+        workers.push(tokio::spawn(async move {
+            for n in 0..400 {
+                let body = json!({ "body": { "markdown": format!("comment {w}-{n}") } });
+                match api
+                    .post(&format!("/v1/spaces/{space}/comments"), body)
+                    .await
+                {
+                    Some(c) => acked
+                        .lock()
+                        .unwrap()
+                        .comments
+                        .push(c["id"].as_str().unwrap().into()),
+                    None => return,
+                }
+            }
+        }));
+    }
+    for w in 0..2 {
+        // Change-request writers: open, write a page, merge every other one.
+        let (api, space, acked) = (api.clone(), space.clone(), acked.clone());
+        workers.push(tokio::spawn(async move {
+            for n in 0..200 {
+                let Some(cr) = api
+                    .post(
+                        &format!("/v1/spaces/{space}/change-requests"),
+                        json!({ "subject": format!("cr {w}-{n}") }),
+                    )
+                    .await
+                else {
+                    return;
+                };
+                let cr = cr["id"].as_str().unwrap().to_string();
+                acked.lock().unwrap().change_requests.push(cr.clone());
+                let title = format!("Page {w}-{n}");
+                let batch = json!({ "changes": [{ "operation": "insert_page", "title": title,
+                    "document": { "markdown": format!("Body of {title}.\n") } }] });
+                if api
+                    .post(
+                        &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
+                        batch,
+                    )
+                    .await
+                    .is_none()
+                {
+                    return;
+                }
+                acked.lock().unwrap().pages.push((cr.clone(), title));
+                if n % 2 == 0 {
+                    if api
+                        .post(
+                            &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+                            json!({}),
+                        )
+                        .await
+                        .is_none()
+                    {
+                        return;
+                    }
+                    acked.lock().unwrap().merged.push(cr);
+                }
+            }
+        }));
+    }
+    // Let the storm build up, then kill the server without warning.
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let a = acked.lock().unwrap();
+        if a.comments.len() >= 60 && a.merged.len() >= 6 {
+            break;
+        }
+    }
+    server.kill().expect("SIGKILL");
+    server.wait().unwrap();
+    for w in workers {
+        w.await.unwrap();
+    }
+    let acked = std::mem::take(&mut *acked.lock().unwrap());
+    assert!(
+        acked.comments.len() >= 10 && !acked.merged.is_empty(),
+        "the storm wrote too little"
+    );
+
+    let (mut server, base) = serve(&storage);
+    let api = Api { base, ..api };
+    for id in &acked.comments {
+        api.get(&format!("/v1/spaces/{space}/comments/{id}")).await;
+    }
+    for cr in &acked.change_requests {
+        let c = api
+            .get(&format!("/v1/spaces/{space}/change-requests/{cr}"))
+            .await;
+        if acked.merged.contains(cr) {
+            assert_eq!(c["status"], "merged", "{c}");
+        }
+        // Every change request's revision reads.
+        let rev = c["revision"].as_str().unwrap();
+        api.get(&format!("/v1/spaces/{space}/revisions/{rev}"))
+            .await;
+    }
+    let listed = api.get(&format!("/v1/spaces/{space}/content/pages")).await;
+    let text = listed.to_string();
+    for (cr, title) in &acked.pages {
+        if acked.merged.contains(cr) {
+            assert!(
+                text.contains(&format!("\"{title}\"")),
+                "merged page {title} is missing"
+            );
+        } else {
+            let pages = api
+                .get(&format!(
+                    "/v1/spaces/{space}/change-requests/{cr}/content/pages"
+                ))
+                .await;
+            assert!(
+                pages.to_string().contains(&format!("\"{title}\"")),
+                "page {title} of {cr} is missing"
+            );
+        }
+    }
+    // Counters match what is stored.
+    let s = api.get(&format!("/v1/spaces/{space}")).await;
+    let open_comments = api
+        .get(&format!("/v1/spaces/{space}/comments?status=open&limit=1"))
+        .await;
+    assert_eq!(s["comments"], open_comments["count"], "{s}");
+    let mut all = 0;
+    for status in ["draft", "open", "archived", "merged"] {
+        let l = api
+            .get(&format!(
+                "/v1/spaces/{space}/change-requests?status={status}&limit=1"
+            ))
+            .await;
+        if status == "open" {
+            assert_eq!(s["changeRequestsOpen"], l["count"], "{s}");
+        }
+        if status == "draft" {
+            assert_eq!(s["changeRequestsDraft"], l["count"], "{s}");
+        }
+        all += l["count"].as_i64().unwrap();
+    }
+    assert_eq!(s["changeRequests"].as_i64().unwrap(), all, "{s}");
+    assert!(all >= acked.change_requests.len() as i64);
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
