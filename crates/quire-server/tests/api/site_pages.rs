@@ -721,3 +721,34 @@ async fn sites_search_their_visible_pages() {
         json!({ "items": [] })
     );
 }
+
+#[tokio::test]
+async fn site_search_follows_the_visitor_s_conditions() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = app.space(&w.admin, &w.org, "Guide", None).await;
+    write(
+        &app,
+        &w,
+        &space,
+        json!([
+            { "operation": "insert_page", "title": "Open", "document": { "markdown": "For all." } },
+            { "operation": "insert_page", "title": "Beta", "condition": "visitor.claims.unsigned.beta === true",
+              "document": { "markdown": "Walrus mode." } }
+        ]),
+    )
+    .await;
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+    let (_, _, body) = fetch(&app, &format!("{base}~search?q=walrus"), &[]).await;
+    assert!(!body.contains(&format!("{base}beta")), "{body}");
+    let (_, _, body) = fetch(
+        &app,
+        &format!("{base}~search?q=walrus&visitor.beta=true"),
+        &[],
+    )
+    .await;
+    assert!(
+        body.contains(&format!("<a href=\"{base}beta\">Beta</a>")),
+        "{body}"
+    );
+}
