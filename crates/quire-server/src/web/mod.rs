@@ -6,6 +6,7 @@
 pub mod assets;
 pub mod layout;
 pub mod pages;
+pub mod search;
 
 use axum::routing::get;
 use axum::Router;

@@ -1,7 +1,7 @@
 //! `GET /sites/{siteId}/[~share/{key}/][section/][site-space/]...`: a published URL
 //! resolved once, then answered by what its page path names — a page as HTML, its
 //! markdown (`.md`), the agents' indexes (`llms.txt`, `llms-full.txt`), the site's
-//! sitemap and robots rules, its colours, its files and its search.
+//! sitemap and robots rules, its colours, its files and its search (`~search`).
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -20,6 +20,7 @@ use sha2::Digest;
 
 use super::assets::{self, CSS, JS};
 use super::layout::{self, Body, Chrome, Link};
+use super::search;
 use crate::clock::iso;
 use crate::domain::content;
 use crate::domain::published::{self, visible, Resolved};
@@ -90,7 +91,7 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// Bumped when the rendering changes, so that cached pages and ETags of an older build
 /// are never reused.
-const RENDER_FORMAT: u32 = 1;
+const RENDER_FORMAT: u32 = 2;
 
 /// Serves everything under `/sites/`.
 pub async fn serve(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
@@ -191,6 +192,7 @@ async fn answer(
         "~theme.css" => site.theme_css(),
         p if p.starts_with("~files/") => site.file(p).await?,
         p if p.ends_with(".md") => site.markdown(p.trim_end_matches(".md")),
+        "~search" => site.search(query).await?,
         _ => site.page(headers, query).await?,
     };
     let h = res.headers_mut();
@@ -818,6 +820,58 @@ impl<'a> Site<'a> {
         Ok(res)
     }
 
+    /// `~search?q=`: the site space's pages that match, as a page of the site, or as JSON
+    /// with `format=json` (the script's instant results). Only pages the sidebar lists for
+    /// this visitor count.
+    async fn search(&self, query: Option<&str>) -> ApiResult<Response> {
+        let ask = search::Ask::from_query(query);
+        let as_json = query_param(query, "format").as_deref() == Some("json");
+        let list = entries(self.rev, self.visitor);
+        let base = self.base();
+        // The pages a visitor reaches through the navigation; a page excluded from search
+        // (`noIndex`) stays out too.
+        let allowed: HashMap<&str, String> = list
+            .iter()
+            .filter(|e| e.listed && is_document(e.page) && !e.page.no_index)
+            .map(|e| (e.page.id.as_str(), format!("{base}{}", e.path)))
+            .collect();
+        let hits = match &ask {
+            search::Ask::Text(q) => {
+                search::run(self.state, &self.r.site_space.space_id, q, &allowed).await?
+            }
+            _ => Vec::new(),
+        };
+        let mut res = if as_json {
+            let mut res = plain("application/json", search::json(&hits));
+            if matches!(ask, search::Ask::TooLong) {
+                *res.status_mut() = StatusCode::BAD_REQUEST;
+            }
+            res
+        } else {
+            let mut chrome = self.chrome(&list);
+            // Results pages are answers, not content: never indexed.
+            chrome.noindex = true;
+            let body = Body {
+                title: "Search".into(),
+                sidebar: self.sidebar(&list, None),
+                main: search::main(&format!("{base}~search"), &ask, &hits),
+                ..Body::default()
+            };
+            html(
+                StatusCode::OK,
+                layout::document(&self.prefix, &chrome, &body),
+            )
+        };
+        let cache = if self.r.site.visibility == SiteVisibility::Public {
+            "no-cache"
+        } else {
+            "private, no-cache"
+        };
+        res.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+        Ok(res)
+    }
+
     /// The 404 page inside the site's chrome.
     fn not_found_page(&self) -> Response {
         let list = entries(self.rev, self.visitor);
@@ -881,7 +935,7 @@ impl<'a> Site<'a> {
             copyright: c["footer"]["copyright"].as_str().map(str::to_string),
             theme_css: Some(self.theme_url()),
             tabs: self.tabs(),
-            search: None,
+            search: Some(format!("{}~search", self.base())),
             noindex: self.noindex(),
         }
     }

@@ -30,35 +30,75 @@
   document.addEventListener("keydown", function (e) {
     if (e.key === "Escape") { menus.forEach(function (m) { m.open = false; }); }
   });
-  // Instant search: results as the visitor types, from the site's JSON search.
+  // Instant search: results as the visitor types, from the site's JSON search. Answers
+  // become text nodes only: nothing from them is ever parsed as HTML.
   var form = document.querySelector("form.search");
   var input = form && form.querySelector("input[name=q]");
   if (!form || !input || !window.fetch) { return; }
   var list = document.createElement("ul");
-  list.className = "instant results";
-  list.setAttribute("aria-live", "polite");
+  list.className = "instant";
+  list.id = "search-instant";
+  list.hidden = true;
   form.appendChild(list);
+  var status = document.createElement("p");
+  status.className = "skip";
+  status.setAttribute("role", "status");
+  form.appendChild(status);
+  input.setAttribute("aria-controls", list.id);
   var timer = 0;
+  var asked = 0;
+  function clear() {
+    list.textContent = "";
+    list.hidden = true;
+  }
+  function links() { return Array.prototype.slice.call(list.querySelectorAll("a")); }
   input.addEventListener("input", function () {
     clearTimeout(timer);
     timer = setTimeout(function () {
       var q = input.value.trim();
-      list.textContent = "";
-      if (q.length < 2) { return; }
-      fetch(form.action + "?format=json&q=" + encodeURIComponent(q))
+      var ask = ++asked;
+      if (q.length < 2) { clear(); status.textContent = ""; return; }
+      fetch(form.action + "?format=json&q=" + encodeURIComponent(q), { credentials: "same-origin" })
         .then(function (r) { return r.ok ? r.json() : { items: [] }; })
         .then(function (data) {
-          list.textContent = "";
-          (data.items || []).slice(0, 8).forEach(function (item) {
+          if (ask !== asked) { return; } // an older answer arriving late
+          clear();
+          var items = Array.isArray(data.items) ? data.items.slice(0, 8) : [];
+          items.forEach(function (item) {
             var li = document.createElement("li");
             var a = document.createElement("a");
-            a.href = item.url;
-            a.textContent = item.title;
+            a.href = String(item.url || "");
+            var title = document.createElement("strong");
+            title.textContent = String(item.title || "");
+            a.appendChild(title);
+            if (item.excerpt) {
+              var small = document.createElement("small");
+              small.textContent = String(item.excerpt);
+              a.appendChild(small);
+            }
             li.appendChild(a);
             list.appendChild(li);
           });
+          list.hidden = items.length === 0;
+          status.textContent = items.length ? items.length + " results" : "No results";
         })
         .catch(function () {});
     }, 150);
+  });
+  // Keys: Down from the box goes into the results, Up and Down move among them, Escape
+  // closes them and returns to the box. Tab reaches them too, as ordinary links.
+  form.addEventListener("keydown", function (e) {
+    var all = links();
+    var at = all.indexOf(document.activeElement);
+    if (e.key === "ArrowDown" && all.length) {
+      e.preventDefault();
+      all[Math.min(at + 1, all.length - 1)].focus();
+    } else if (e.key === "ArrowUp" && at >= 0) {
+      e.preventDefault();
+      if (at === 0) { input.focus(); } else { all[at - 1].focus(); }
+    } else if (e.key === "Escape" && !list.hidden) {
+      clear();
+      input.focus();
+    }
   });
 })();

@@ -629,3 +629,126 @@ async fn unsigned_claims_in_the_url_choose_sections() {
     assert_html(status, &h, 200, &body);
     assert!(body.contains("Guide en français"), "{body}");
 }
+
+#[tokio::test]
+async fn sites_search_their_visible_pages() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+
+    // Every page's header holds the search form, sent to the site space's `~search`.
+    let (status, h, page) = fetch(&app, &format!("{base}usage"), &[]).await;
+    assert_html(status, &h, 200, &page);
+    let header = &page[page.find("<header").unwrap()..page.find("</header>").unwrap()];
+    assert!(
+        header.contains(&format!(
+            "role=\"search\" action=\"{base}~search\" method=\"get\""
+        )),
+        "{header}"
+    );
+    assert!(header.contains("<label for=\"search-q\""), "{header}");
+    assert!(
+        header.contains("id=\"search-q\" type=\"search\" name=\"q\""),
+        "{header}"
+    );
+
+    // A word of a visible page: a link to its published URL, with its excerpt.
+    let (status, h, body) = fetch(&app, &format!("{base}~search?q=welcome"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(
+        body.contains(&format!("<a href=\"{base}intro\">Intro</a>")),
+        "{body}"
+    );
+    // The first section's text starts with the page's description.
+    assert!(body.contains("<p>Start here Welcome.</p>"), "{body}");
+    assert!(body.contains("<meta name=\"robots\" content=\"noindex\">"));
+    assert!(body.contains("value=\"welcome\""), "{body}");
+
+    // A word only a hidden page holds finds nothing.
+    let (status, h, body) = fetch(&app, &format!("{base}~search?q=hidden"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(!body.contains(&format!("{base}secret")), "{body}");
+    assert!(body.contains("No results for “hidden”"), "{body}");
+
+    // A word under a heading: the link carries the heading's anchor, which the page has.
+    let (_, _, body) = fetch(&app, &format!("{base}~search?q=run"), &[]).await;
+    assert!(
+        body.contains(&format!("href=\"{base}intro#setup\"")),
+        "{body}"
+    );
+    let (_, _, intro) = fetch(&app, &format!("{base}intro"), &[]).await;
+    assert!(intro.contains("id=\"setup\""), "{intro}");
+
+    // Hostile query text is echoed escaped, in the box and in the message.
+    let (status, h, body) = fetch(
+        &app,
+        &format!("{base}~search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E"),
+        &[],
+    )
+    .await;
+    assert_html(status, &h, 200, &body);
+    assert!(!body.contains("<script>alert"), "{body}");
+    assert!(
+        body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{body}"
+    );
+
+    // No query: the empty form. Too long a query: a message, not an error.
+    let (status, h, body) = fetch(&app, &format!("{base}~search"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(body.contains("id=\"search-page-q\"") && !body.contains("search-results"));
+    let long = "a".repeat(600);
+    let (status, h, body) = fetch(&app, &format!("{base}~search?q={long}"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(body.contains("too long"), "{body}");
+
+    // JSON for the script: the same hit.
+    let (status, h, body) = fetch(&app, &format!("{base}~search?q=welcome&format=json"), &[]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(h[CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .starts_with("application/json"));
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        v,
+        json!({ "items": [{ "title": "Intro", "url": format!("{base}intro"), "excerpt": "Start here Welcome." }] })
+    );
+    let (_, _, body) = fetch(&app, &format!("{base}~search?q=hidden&format=json"), &[]).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        json!({ "items": [] })
+    );
+}
+
+#[tokio::test]
+async fn site_search_follows_the_visitor_s_conditions() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = app.space(&w.admin, &w.org, "Guide", None).await;
+    write(
+        &app,
+        &w,
+        &space,
+        json!([
+            { "operation": "insert_page", "title": "Open", "document": { "markdown": "For all." } },
+            { "operation": "insert_page", "title": "Beta", "condition": "visitor.claims.unsigned.beta === true",
+              "document": { "markdown": "Walrus mode." } }
+        ]),
+    )
+    .await;
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+    let (_, _, body) = fetch(&app, &format!("{base}~search?q=walrus"), &[]).await;
+    assert!(!body.contains(&format!("{base}beta")), "{body}");
+    let (_, _, body) = fetch(
+        &app,
+        &format!("{base}~search?q=walrus&visitor.beta=true"),
+        &[],
+    )
+    .await;
+    assert!(
+        body.contains(&format!("<a href=\"{base}beta\">Beta</a>")),
+        "{body}"
+    );
+}

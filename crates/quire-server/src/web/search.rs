@@ -1,0 +1,190 @@
+//! `~search` of a published site space: the space's full-text index (the one `GET
+//! SPACE/search` reads), kept to the pages a visitor may open from the site's navigation,
+//! answered as an HTML page or, with `format=json`, as the script's instant results.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use quire_content::html::{escape_attr as attr, escape_text as text};
+use serde_json::json;
+
+use crate::domain::search;
+use crate::domain::search::query::{self, MAX_QUERY_CHARS};
+use crate::error::ApiResult;
+use crate::state::AppState;
+
+/// Results shown at most.
+pub const LIMIT: usize = 20;
+
+/// How far down the ranking a search reads to fill [`LIMIT`] once pages the visitor may
+/// not see are left out.
+const DEPTH: usize = 200;
+
+/// Hits rendered (excerpts cut) per step while filling the results.
+const STEP: usize = 40;
+
+/// What the visitor asked.
+pub enum Ask {
+    /// No query: the empty form.
+    Empty,
+    /// A query longer than the search accepts.
+    TooLong,
+    /// A query to run.
+    Text(String),
+}
+
+impl Ask {
+    /// The `q` parameter of a query string.
+    pub fn from_query(query: Option<&str>) -> Self {
+        let q = query.and_then(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .find(|(k, _)| k == "q")
+                .map(|(_, v)| v.into_owned())
+        });
+        match q {
+            None => Ask::Empty,
+            Some(q) if q.trim().is_empty() => Ask::Empty,
+            Some(q) if q.chars().count() > MAX_QUERY_CHARS => Ask::TooLong,
+            Some(q) => Ask::Text(q),
+        }
+    }
+}
+
+/// One result: a page of the site space, or one of its sections.
+pub struct Hit {
+    /// The page's title.
+    pub title: String,
+    /// The heading of the section that matched, for section hits.
+    pub section: Option<String>,
+    /// Its published URL (with the section's anchor for section hits).
+    pub url: String,
+    /// Plain text around the matches.
+    pub excerpt: String,
+}
+
+/// The best hits of `text` in the space `space_id`, among `allowed` (page id to published
+/// URL): pages elsewhere in the ranking are skipped, so a hidden page or one the visitor's
+/// conditions exclude never shows, not even as a count.
+pub async fn run(
+    state: &AppState,
+    space_id: &str,
+    text: &str,
+    allowed: &HashMap<&str, String>,
+) -> ApiResult<Vec<Hit>> {
+    // The index follows the space's current revision, which is the one sites publish;
+    // a stale index is brought up to date here, as API searches do.
+    let states = search::fresh_states(state, &[space_id]).await?;
+    if states.is_empty() {
+        return Ok(Vec::new());
+    }
+    let parsed = query::parse(text);
+    let mut ranked = query::run(state, &states, &parsed, DEPTH).await?;
+    ranked.check_phrases(state, &states, DEPTH).await?;
+    let end = ranked.count().min(DEPTH);
+    let mut out = Vec::new();
+    let mut from = 0;
+    while out.len() < LIMIT && from < end {
+        let to = (from + STEP).min(end);
+        for found in ranked.render(state, &states, from, to).await? {
+            let Some(url) = allowed.get(found.id.as_str()) else {
+                continue;
+            };
+            let best = found.sections.first();
+            let section = best
+                .filter(|s| found.result_type == "section" && !s.id.is_empty())
+                .map(|s| (s.title.clone(), format!("{url}#{}", s.id)));
+            let excerpt = best
+                .map(|s| s.body.clone())
+                .filter(|b| !b.is_empty())
+                .unwrap_or_else(|| found.description.clone());
+            out.push(Hit {
+                title: found.title,
+                url: section
+                    .as_ref()
+                    .map_or_else(|| url.clone(), |(_, u)| u.clone()),
+                section: section.map(|(t, _)| t),
+                excerpt,
+            });
+            if out.len() == LIMIT {
+                break;
+            }
+        }
+        from = to;
+    }
+    Ok(out)
+}
+
+/// The results as JSON for the script: `{"items":[{"title","url","excerpt"}]}`.
+pub fn json(hits: &[Hit]) -> String {
+    let items: Vec<_> = hits
+        .iter()
+        .map(|h| {
+            let title = match &h.section {
+                Some(s) if *s != h.title => format!("{} › {s}", h.title),
+                _ => h.title.clone(),
+            };
+            json!({ "title": title, "url": h.url, "excerpt": h.excerpt })
+        })
+        .collect();
+    json!({ "items": items }).to_string()
+}
+
+/// The main column of the results page: a form holding the query, then the results.
+pub fn main(action: &str, ask: &Ask, hits: &[Hit]) -> String {
+    let value = match ask {
+        Ask::Text(q) => q.as_str(),
+        _ => "",
+    };
+    let mut o = String::from("<h1>Search</h1>\n");
+    let _ = writeln!(
+        o,
+        "<form class=\"search-page\" role=\"search\" action=\"{}\" method=\"get\">\
+         <label for=\"search-page-q\">Search this site</label> \
+         <input id=\"search-page-q\" type=\"search\" name=\"q\" value=\"{}\" maxlength=\"{MAX_QUERY_CHARS}\"> \
+         <button type=\"submit\">Search</button></form>",
+        attr(action),
+        attr(value)
+    );
+    match ask {
+        Ask::Empty => {}
+        Ask::TooLong => {
+            let _ = writeln!(
+                o,
+                "<p class=\"search-message\" role=\"alert\">That search is too long: \
+                 use at most {MAX_QUERY_CHARS} characters.</p>"
+            );
+        }
+        Ask::Text(q) if hits.is_empty() => {
+            let _ = writeln!(
+                o,
+                "<p class=\"search-message\" role=\"status\">No results for “{}”.</p>",
+                text(q)
+            );
+        }
+        Ask::Text(q) => {
+            let _ = writeln!(
+                o,
+                "<p class=\"search-message\" role=\"status\">{} for “{}”:</p>",
+                if hits.len() == 1 {
+                    "1 result".to_string()
+                } else {
+                    format!("{} results", hits.len())
+                },
+                text(q)
+            );
+            o.push_str("<ol class=\"search-results\">\n");
+            for h in hits {
+                let _ = write!(o, "<li><a href=\"{}\">{}</a>", attr(&h.url), text(&h.title));
+                if let Some(s) = h.section.as_ref().filter(|s| **s != h.title) {
+                    let _ = write!(o, " <span class=\"search-section\">› {}</span>", text(s));
+                }
+                if !h.excerpt.is_empty() {
+                    let _ = write!(o, "<p>{}</p>", text(&h.excerpt));
+                }
+                o.push_str("</li>\n");
+            }
+            o.push_str("</ol>\n");
+        }
+    }
+    o
+}
