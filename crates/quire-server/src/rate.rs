@@ -3,6 +3,7 @@
 //! are not limited unless the operator says so (local tools, tests and benchmarks).
 
 use std::hash::{BuildHasher, Hash};
+
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::time::Duration;
@@ -128,15 +129,17 @@ impl RateLimits {
         if address.is_loopback() && !self.loopback {
             return Verdict::Unlimited;
         }
-        let mut verdicts = Vec::with_capacity(2);
-        if let Some(budget) = &self.per_address {
-            verdicts.push(budget.check(&address, &self.clock));
-        }
-        if let (Some(budget), Some(token)) = (&self.per_token, token) {
-            let key = self.hasher.hash_one(token);
-            verdicts.push(budget.check(&key, &self.clock));
-        }
-        tightest(verdicts)
+        let by_address = self
+            .per_address
+            .as_ref()
+            .map(|budget| budget.check(&address, &self.clock));
+        let by_token = match (&self.per_token, token) {
+            (Some(budget), Some(token)) => {
+                Some(budget.check(&self.hasher.hash_one(token), &self.clock))
+            }
+            _ => None,
+        };
+        tightest(by_address, by_token)
     }
 
     /// Forgets keys whose budgets are whole again (bounds the memory of many clients).
@@ -153,17 +156,16 @@ impl RateLimits {
 }
 
 /// A refusal wins; else the budget with the fewest requests left.
-fn tightest(verdicts: Vec<Verdict>) -> Verdict {
-    let mut best = Verdict::Unlimited;
-    for v in verdicts {
-        best = match (best, v) {
-            (Verdict::Refused { .. }, _) => best,
-            (_, Verdict::Refused { .. }) => v,
-            (Verdict::Allowed(a), Verdict::Allowed(b)) if a.remaining <= b.remaining => best,
-            (_, v) => v,
-        };
+fn tightest(a: Option<Verdict>, b: Option<Verdict>) -> Verdict {
+    match (a, b) {
+        (None, None) => Verdict::Unlimited,
+        (Some(v), None) | (None, Some(v)) => v,
+        (Some(r @ Verdict::Refused { .. }), _) | (_, Some(r @ Verdict::Refused { .. })) => r,
+        (Some(Verdict::Allowed(x)), Some(Verdict::Allowed(y))) => {
+            Verdict::Allowed(if x.remaining <= y.remaining { x } else { y })
+        }
+        (Some(v), Some(_)) => v,
     }
-    best
 }
 
 #[cfg(test)]

@@ -202,53 +202,56 @@ async fn answer(
     if let (Some(token), Some(until)) = (&token_in_url, r.visitor_until) {
         // The token opened the site: keep it for the site's other pages, until it expires.
         let max_age = (until - state.now() / 1000).max(0);
-        let secure = if state.public_url.starts_with("https:") {
-            "; Secure"
-        } else {
-            ""
-        };
-        let cookie = format!(
-            "{VISITOR_COOKIE}={token}; Path={}/sites/{}/; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}",
-            site.prefix, r.site.id
+        set_site_cookie(
+            state,
+            h,
+            &site.prefix,
+            &r.site.id,
+            VISITOR_COOKIE,
+            token,
+            Some(max_age),
         );
-        if let Ok(v) = HeaderValue::from_str(&cookie) {
-            h.append(header::SET_COOKIE, v);
-        }
     }
     if keyed_in_url {
         if let Some(key) = &r.share_key {
-            let secure = if state.public_url.starts_with("https:") {
-                "; Secure"
-            } else {
-                ""
-            };
-            let cookie = format!(
-                "{SHARE_COOKIE}={key}; Path={}/sites/{}/; HttpOnly; SameSite=Lax{secure}",
-                site.prefix, r.site.id
-            );
-            if let Ok(v) = HeaderValue::from_str(&cookie) {
-                h.append(header::SET_COOKIE, v);
-            }
+            set_site_cookie(state, h, &site.prefix, &r.site.id, SHARE_COOKIE, key, None);
         }
     }
     Ok(res)
 }
 
+/// Adds an HttpOnly cookie scoped to one site's pages (`Secure` when Quire is served over
+/// HTTPS); `max_age` in seconds, or for the browser session.
+fn set_site_cookie(
+    state: &AppState,
+    h: &mut HeaderMap,
+    prefix: &str,
+    site_id: &str,
+    name: &str,
+    value: &str,
+    max_age: Option<i64>,
+) {
+    let secure = if state.public_url.starts_with("https:") {
+        "; Secure"
+    } else {
+        ""
+    };
+    let max_age = max_age.map_or(String::new(), |s| format!("; Max-Age={s}"));
+    let cookie = format!(
+        "{name}={value}; Path={prefix}/sites/{site_id}/{max_age}; HttpOnly; SameSite=Lax{secure}"
+    );
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        h.append(header::SET_COOKIE, v);
+    }
+}
+
 /// The share key the visitor's cookie holds, when it is a plausible key.
 fn share_cookie(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|c| c.trim().strip_prefix(&format!("{SHARE_COOKIE}=")))
-        .find(|k| {
-            !k.is_empty()
-                && k.len() <= 128
-                && k.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        })
-        .map(str::to_string)
+    cookie(headers, SHARE_COOKIE).filter(|k| {
+        k.len() <= 128
+            && k.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
 }
 
 /// Headers every HTML answer carries.

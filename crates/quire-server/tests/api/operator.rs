@@ -167,3 +167,39 @@ async fn loopback_clients_are_not_limited_by_default() {
         assert!(header(&res, "ratelimit-limit").is_none());
     }
 }
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_address_has_its_own_budget() {
+    let app = TestApp::start_with(|c| {
+        c.rate_limit_loopback = true;
+        c.rate_limit_token = 0;
+        c.rate_limit_address = 1;
+        c.trust_forwarded_for = true;
+    })
+    .await;
+    let from = |addr: &'static str| {
+        reqwest::Client::new()
+            .get(format!("{}/healthz", app.base))
+            // The proxy appends the client it saw last: that hop is the one counted.
+            .header("x-forwarded-for", format!("198.51.100.9, {addr}"))
+            .send()
+    };
+    assert_eq!(from("192.0.2.1").await.unwrap().status(), 200);
+    assert_eq!(from("192.0.2.1").await.unwrap().status(), 429);
+    assert_eq!(from("192.0.2.2").await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn the_tightest_of_the_token_and_address_budgets_is_reported() {
+    let app = TestApp::start_with(|c| {
+        c.rate_limit_loopback = true;
+        c.rate_limit_token = 10;
+        c.rate_limit_address = 50;
+    })
+    .await;
+    let res = get(&app, "/healthz", Some("some-token")).await;
+    assert_eq!(header(&res, "ratelimit-limit").as_deref(), Some("10"));
+    assert_eq!(header(&res, "ratelimit-remaining").as_deref(), Some("9"));
+    let res = get(&app, "/healthz", None).await;
+    assert_eq!(header(&res, "ratelimit-limit").as_deref(), Some("50"));
+}
