@@ -22,19 +22,15 @@ pub mod teams;
 pub mod users;
 pub mod views;
 
-use std::time::Duration;
-
-use axum::http::{Method, StatusCode};
+use axum::http::Method;
 use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use axum::Router;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::timeout::RequestBodyTimeoutLayer;
 
-use crate::error::error_response;
-use crate::http::access::enforce;
+use crate::http::access::Enforce;
+use crate::http::edge::EdgeLayer;
 use crate::http::operation::{BodyLimit, Operation};
-use crate::http::{budget_bodies, edge, fallback};
+use crate::http::{budget_bodies, fallback};
 use crate::state::AppState;
 
 /// Every operation of the API.
@@ -69,7 +65,7 @@ pub fn router(state: AppState) -> Router {
     for def in operations() {
         // Innermost first: the body budget is taken only once the caller is authorised, and
         // only by operations that take a body.
-        let access = from_fn_with_state((state.clone(), def.access, def.operation), enforce);
+        let access = Enforce::new(state.clone(), def.access, def.operation);
         let mut handler = if def.method == Method::GET || def.method == Method::DELETE {
             def.handler.route_layer(access)
         } else {
@@ -91,15 +87,6 @@ pub fn router(state: AppState) -> Router {
         )
         .merge(crate::web::routes())
         .fallback(fallback)
-        .layer(RequestBodyTimeoutLayer::new(Duration::from_millis(
-            state.config.body_timeout_ms.max(1),
-        )))
-        .layer(CatchPanicLayer::custom(|_| {
-            error_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Internal error; see the server log for details.",
-            )
-        }))
-        .layer(from_fn_with_state(state.clone(), edge))
+        .layer(EdgeLayer(state.clone()))
         .with_state(state)
 }

@@ -1,14 +1,13 @@
 //! The HTTP layer's plumbing: operations and their access checks, extractors, paging, and
-//! the middleware every request passes (logging with request ids, NUL refusal, the body
+//! the middleware every request passes (`edge`: request ids, logging, rate limits, NUL refusal,
 //! budget, the fallback). `api::router` assembles them with the families' operations.
 
 pub mod access;
+pub mod edge;
 pub mod extract;
 pub mod json;
 pub mod operation;
 pub mod pagination;
-
-use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -17,9 +16,7 @@ use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::error::{error_response, normalize_error_body};
-use crate::metrics::Answered;
-use crate::rate::{Peer, Verdict};
+use crate::error::error_response;
 use crate::state::AppState;
 use operation::BodyLimit;
 
@@ -68,73 +65,6 @@ static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 tokio::task_local! {
     /// The id of the request the running task serves, for [`WithRequestId`].
     static REQUEST: HeaderValue;
-}
-
-/// What every request passes first, in one layer (one layer costs less than four):
-/// - it gets a request id, which every log line it causes (errors included) carries (see
-///   [`WithRequestId`]); one line per request is logged at `info` (method, path, status,
-///   duration), and nothing is formatted when that is filtered out;
-/// - it is counted against the rate limits of its client address and token (429 past
-///   them), and its answer carries what is left (`RateLimit-*` headers);
-/// - a path with `%00` is refused before any handler or query sees it (identifiers never
-///   hold NUL characters, and PostgreSQL cannot compare text holding them);
-/// - an error answered by the framework rather than by a handler gets the official JSON
-///   error body;
-/// - its answer is counted in the metrics, by operationId and status, with its duration.
-pub async fn edge(State(state): State<AppState>, mut req: Request<Body>, next: Next) -> Response {
-    let started = Instant::now();
-    let id = match req.headers().get(&REQUEST_ID) {
-        Some(given) => given.clone(),
-        None => {
-            let made = HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
-                .expect("a UUID is a valid header value");
-            req.headers_mut().insert(REQUEST_ID.clone(), made.clone());
-            made
-        }
-    };
-    let verdict = state.rate.check(
-        client_address(&state, &req),
-        req.headers()
-            .get(axum::http::header::AUTHORIZATION)
-            .map(HeaderValue::as_bytes),
-    );
-    let mut res = REQUEST.scope(id.clone(), logged(verdict, req, next)).await;
-    res.headers_mut().insert(REQUEST_ID.clone(), id);
-    let operation = res
-        .extensions()
-        .get::<Answered>()
-        .map_or(crate::metrics::OTHER, |a| a.0);
-    state.metrics.observe(
-        operation,
-        res.status().as_u16(),
-        started.elapsed().as_secs_f64(),
-    );
-    res
-}
-
-/// The client's address: the connection's, or the last `X-Forwarded-For` hop when the
-/// operator says a proxy sets it.
-fn client_address(state: &AppState, req: &Request<Body>) -> Option<std::net::IpAddr> {
-    let peer = req.extensions().get::<Peer>().map(|p| p.0);
-    if !state.config.trust_forwarded_for {
-        return peer;
-    }
-    req.headers()
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .next_back()
-        .and_then(|hop| hop.trim().parse().ok())
-        .or(peer)
-}
-
-/// The rate-limit headers of an answer (draft IETF names, as most clients read them).
-fn rate_headers(res: &mut Response, limit: u32, remaining: u32, reset_secs: u64) {
-    let h = res.headers_mut();
-    h.insert("ratelimit-limit", HeaderValue::from(limit));
-    h.insert("ratelimit-remaining", HeaderValue::from(remaining));
-    h.insert("ratelimit-reset", HeaderValue::from(reset_secs));
 }
 
 /// Log lines as `inner` formats them, led by the id of the request being served, if any.
@@ -225,58 +155,6 @@ where
         let text = serde_json::to_string(&line).map_err(|_| std::fmt::Error)?;
         writeln!(writer, "{text}")
     }
-}
-
-/// [`checked`] under the rate limits, with one log line per request when `info` is enabled.
-async fn logged(verdict: Verdict, req: Request<Body>, next: Next) -> Response {
-    if !tracing::enabled!(target: "quire::http", tracing::Level::INFO) {
-        return limited(verdict, req, next).await;
-    }
-    let started = Instant::now();
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let res = limited(verdict, req, next).await;
-    tracing::info!(
-        target: "quire::http",
-        "{method} {path} {} {:.1}ms",
-        res.status().as_u16(),
-        started.elapsed().as_secs_f64() * 1000.0
-    );
-    res
-}
-
-/// Answers 429 past a rate limit; else serves the request and tells what is left.
-async fn limited(verdict: Verdict, req: Request<Body>, next: Next) -> Response {
-    match verdict {
-        Verdict::Unlimited => checked(req, next).await,
-        Verdict::Allowed(h) => {
-            let mut res = checked(req, next).await;
-            rate_headers(&mut res, h.limit, h.remaining, h.reset_secs);
-            res
-        }
-        Verdict::Refused { limit, retry_after } => {
-            let secs = retry_after.as_secs_f64().ceil() as u64;
-            let mut res = error_response(
-                StatusCode::TOO_MANY_REQUESTS,
-                &format!("Too many requests: the limit is {limit} a minute; retry in {secs} s."),
-            );
-            rate_headers(&mut res, limit, 0, secs);
-            res.headers_mut()
-                .insert(axum::http::header::RETRY_AFTER, HeaderValue::from(secs));
-            res
-        }
-    }
-}
-
-/// Refuses NUL characters in the path, and gives framework errors the official body.
-async fn checked(req: Request<Body>, next: Next) -> Response {
-    if extract::contains_encoded_nul(req.uri().path()) {
-        return error_response(
-            StatusCode::BAD_REQUEST,
-            "The request path must not contain NUL characters.",
-        );
-    }
-    normalize_error_body(next.run(req).await)
 }
 
 /// The official 404 for a path no operation serves.

@@ -1,0 +1,274 @@
+//! [`Edge`]: what every request passes first, written as one tower service. Three
+//! middleware (`axum::middleware::from_fn` with the bookkeeping, tower-http's panic guard and
+//! body deadline) cost about half of a small request's time; one hand-written service
+//! that boxes one future costs a fraction of that (BENCHMARKS.md, issue 11).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::Response;
+use futures_util::FutureExt;
+use tower::{Layer, Service};
+
+use super::{extract, REQUEST, REQUEST_ID};
+use crate::error::{error_response, normalize_error_body};
+use crate::metrics::Answered;
+use crate::rate::{Peer, Verdict};
+use crate::state::AppState;
+
+/// Wraps a service (the router) in [`Edge`].
+#[derive(Clone)]
+pub struct EdgeLayer(pub AppState);
+
+impl<S> Layer<S> for EdgeLayer {
+    type Service = Edge<S>;
+
+    fn layer(&self, inner: S) -> Edge<S> {
+        Edge {
+            inner,
+            state: self.0.clone(),
+        }
+    }
+}
+
+/// What every request passes first:
+/// - it gets a request id, which every log line it causes (errors included) carries (see
+///   [`super::WithRequestId`]); one line per request is logged at `info` (method, path,
+///   status, duration), and nothing is formatted when that is filtered out;
+/// - it is counted against the rate limits of its client address and token (429 past
+///   them), and its answer carries what is left (`RateLimit-*` headers);
+/// - a path with `%00` is refused before any handler or query sees it (identifiers never
+///   hold NUL characters, and PostgreSQL cannot compare text holding them);
+/// - a body must arrive within the body deadline (408 from the extractor past it);
+/// - a panic in a handler is answered with the official 500 body, and the connection and
+///   the server live on;
+/// - an error answered by the framework rather than by a handler gets the official JSON
+///   error body;
+/// - its answer is counted in the metrics, by operationId and status, with its duration.
+#[derive(Clone)]
+pub struct Edge<S> {
+    inner: S,
+    state: AppState,
+}
+
+type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+impl<S> Service<Request<Body>> for Edge<S>
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Answer;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Request<Body>) -> Answer {
+        let started = Instant::now();
+        let id = match req.headers().get(&REQUEST_ID) {
+            Some(given) => given.clone(),
+            None => {
+                let made = HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
+                    .expect("a UUID is a valid header value");
+                req.headers_mut().insert(REQUEST_ID.clone(), made.clone());
+                made
+            }
+        };
+        let state = self.state.clone();
+        let verdict = state.rate.check(
+            client_address(&state, &req),
+            req.headers()
+                .get(header::AUTHORIZATION)
+                .map(HeaderValue::as_bytes),
+        );
+        let logged = tracing::enabled!(target: "quire::http", tracing::Level::INFO)
+            .then(|| (req.method().clone(), req.uri().path().to_string()));
+        let answer = match verdict {
+            Verdict::Refused { limit, retry_after } => {
+                Err(too_many(limit, retry_after.as_secs_f64().ceil() as u64))
+            }
+            _ if extract::contains_encoded_nul(req.uri().path()) => Err(error_response(
+                StatusCode::BAD_REQUEST,
+                "The request path must not contain NUL characters.",
+            )),
+            _ => {
+                if may_have_body(&req) {
+                    let deadline = Duration::from_millis(state.config.body_timeout_ms.max(1));
+                    req = req.map(|body| {
+                        Body::new(tower_http::timeout::TimeoutBody::new(deadline, body))
+                    });
+                }
+                // The router does its work when polled, but a panic while it matches the
+                // route must not take the connection's task down either.
+                std::panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(req)))
+                    .map_err(|_| panicked())
+            }
+        };
+        Box::pin(REQUEST.scope(id.clone(), async move {
+            let mut res = match answer {
+                Ok(serving) => match AssertUnwindSafe(serving).catch_unwind().await {
+                    Ok(Ok(res)) => normalize_error_body(res),
+                    Ok(Err(never)) => match never {},
+                    Err(_) => panicked(),
+                },
+                Err(res) => res,
+            };
+            if let Verdict::Allowed(h) = verdict {
+                rate_headers(&mut res, h.limit, h.remaining, h.reset_secs);
+            }
+            if let Some((method, path)) = logged {
+                tracing::info!(
+                    target: "quire::http",
+                    "{method} {path} {} {:.1}ms",
+                    res.status().as_u16(),
+                    started.elapsed().as_secs_f64() * 1000.0
+                );
+            }
+            res.headers_mut().insert(REQUEST_ID.clone(), id);
+            let operation = res
+                .extensions()
+                .get::<Answered>()
+                .map_or(crate::metrics::OTHER, |a| a.0);
+            state.metrics.observe(
+                operation,
+                res.status().as_u16(),
+                started.elapsed().as_secs_f64(),
+            );
+            Ok(res)
+        }))
+    }
+}
+
+/// Whether the request declares a body: a length above zero, or a chunked one. Only those
+/// get the body deadline's timer.
+fn may_have_body(req: &Request<Body>) -> bool {
+    let headers = req.headers();
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0")
+}
+
+/// The official 500, for a handler that panicked (the panic itself is in the log).
+fn panicked() -> Response {
+    error_response(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Internal error; see the server log for details.",
+    )
+}
+
+/// The 429 past a rate limit, saying when to retry.
+fn too_many(limit: u32, secs: u64) -> Response {
+    let mut res = error_response(
+        StatusCode::TOO_MANY_REQUESTS,
+        &format!("Too many requests: the limit is {limit} a minute; retry in {secs} s."),
+    );
+    rate_headers(&mut res, limit, 0, secs);
+    res.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    res
+}
+
+/// The client's address: the connection's, or the last `X-Forwarded-For` hop when the
+/// operator says a proxy sets it.
+fn client_address(state: &AppState, req: &Request<Body>) -> Option<std::net::IpAddr> {
+    let peer = req.extensions().get::<Peer>().map(|p| p.0);
+    if !state.config.trust_forwarded_for {
+        return peer;
+    }
+    req.headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .next_back()
+        .and_then(|hop| hop.trim().parse().ok())
+        .or(peer)
+}
+
+/// The rate-limit headers of an answer (draft IETF names, as most clients read them).
+fn rate_headers(res: &mut Response, limit: u32, remaining: u32, reset_secs: u64) {
+    let h = res.headers_mut();
+    h.insert("ratelimit-limit", HeaderValue::from(limit));
+    h.insert("ratelimit-remaining", HeaderValue::from(remaining));
+    h.insert("ratelimit-reset", HeaderValue::from(reset_secs));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower::ServiceExt;
+
+    async fn state(dir: &std::path::Path) -> AppState {
+        let config = crate::config::ServerConfig {
+            data_dir: dir.to_path_buf(),
+            ..Default::default()
+        };
+        AppState::open(
+            config,
+            std::sync::Arc::new(crate::clock::SystemClock),
+            "http://quire.test".into(),
+        )
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_gets_the_official_500_and_the_request_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let edge = EdgeLayer(state(dir.path()).await).layer(tower::service_fn(
+            |req: Request<Body>| async move {
+                if req.uri().path() == "/boom" {
+                    panic!("a handler bug");
+                }
+                Ok::<_, Infallible>(Response::new(Body::from("fine")))
+            },
+        ));
+        let req = Request::get("/boom")
+            .header("x-request-id", "req-9")
+            .body(Body::empty())
+            .unwrap();
+        let res = edge.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(res.headers()["x-request-id"], "req-9");
+        let body = axum::body::to_bytes(res.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], 500);
+        // The service still answers after the panic.
+        let res = edge
+            .oneshot(Request::get("/ok").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        assert!(res.headers().contains_key("x-request-id"));
+    }
+
+    #[tokio::test]
+    async fn nul_in_the_path_is_refused_before_the_handler() {
+        let dir = tempfile::tempdir().unwrap();
+        let edge = EdgeLayer(state(dir.path()).await).layer(tower::service_fn(
+            |_: Request<Body>| async move {
+                panic!("the handler must not run");
+                #[allow(unreachable_code)]
+                Ok::<Response, Infallible>(Response::new(Body::empty()))
+            },
+        ));
+        let req = Request::get("/v1/spaces/a%00b")
+            .body(Body::empty())
+            .unwrap();
+        let res = edge.oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    }
+}
