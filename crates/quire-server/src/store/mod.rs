@@ -16,6 +16,7 @@ pub mod search;
 pub mod sites;
 pub mod spaces;
 pub mod teams;
+pub mod translations;
 pub mod tokens;
 pub mod users;
 
