@@ -50,10 +50,20 @@ fn generated(pages: usize) -> Revision {
     let mut rev = Revision::default();
     let per = (pages / 10).max(1);
     for g in 0..pages.div_ceil(per) {
-        let mut parent = Page::document(&format!("p{g}"), &format!("Chapter {g}"), &format!("chapter-{g}"), &body(g * per, 0));
+        let mut parent = Page::document(
+            &format!("p{g}"),
+            &format!("Chapter {g}"),
+            &format!("chapter-{g}"),
+            &body(g * per, 0),
+        );
         for c in 1..per.min(pages - g * per) {
             let i = g * per + c;
-            parent.pages.push(Page::document(&format!("p{g}-{c}"), &format!("Topic {i}"), &format!("topic-{i}"), &body(i, 0)));
+            parent.pages.push(Page::document(
+                &format!("p{g}-{c}"),
+                &format!("Topic {i}"),
+                &format!("topic-{i}"),
+                &body(i, 0),
+            ));
         }
         rev.pages.push(parent);
     }
@@ -76,7 +86,8 @@ async fn translate(State(p): State<Provider>, Json(body): Json<Value>) -> Json<V
         .collect();
     p.texts.fetch_add(q.len(), Ordering::Relaxed);
     let out = Json(json!({ "translatedText": q }));
-    p.nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    p.nanos
+        .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
     out
 }
 
@@ -168,7 +179,10 @@ async fn main() {
         until_completed(&bench, &id).await;
         let total = t.elapsed();
         let spent = Duration::from_nanos(provider.nanos.load(Ordering::Relaxed));
-        assert!(provider.texts.load(Ordering::Relaxed) < 100, "only one page is sent");
+        assert!(
+            provider.texts.load(Ordering::Relaxed) < 100,
+            "only one page is sent"
+        );
         times.push(total - spent);
         provider_ms.push(spent);
     }

@@ -107,7 +107,11 @@ struct TranslationArgs {
     #[arg(long, env = "QUIRE_TRANSLATION_OPENAI_URL")]
     translation_openai_url: Option<String>,
     /// Model asked by the OpenAI-compatible API.
-    #[arg(long, env = "QUIRE_TRANSLATION_OPENAI_MODEL", default_value = "gpt-4o-mini")]
+    #[arg(
+        long,
+        env = "QUIRE_TRANSLATION_OPENAI_MODEL",
+        default_value = "gpt-4o-mini"
+    )]
     translation_openai_model: String,
     /// Bearer key of the OpenAI-compatible API.
     #[arg(long, env = "QUIRE_TRANSLATION_OPENAI_KEY", hide_env_values = true)]
@@ -116,10 +120,18 @@ struct TranslationArgs {
     #[arg(long, env = "QUIRE_TRANSLATION_LIBRETRANSLATE_URL")]
     translation_libretranslate_url: Option<String>,
     /// API key of the LibreTranslate API.
-    #[arg(long, env = "QUIRE_TRANSLATION_LIBRETRANSLATE_KEY", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "QUIRE_TRANSLATION_LIBRETRANSLATE_KEY",
+        hide_env_values = true
+    )]
     translation_libretranslate_key: Option<String>,
     /// Most characters one translation run may send to the provider.
-    #[arg(long, env = "QUIRE_TRANSLATION_BUDGET_CHARS", default_value_t = 2_000_000)]
+    #[arg(
+        long,
+        env = "QUIRE_TRANSLATION_BUDGET_CHARS",
+        default_value_t = 2_000_000
+    )]
     translation_budget_chars: usize,
     /// Most text runs per provider request.
     #[arg(long, env = "QUIRE_TRANSLATION_BATCH_SEGMENTS", default_value_t = 64)]
@@ -135,7 +147,8 @@ impl TranslationArgs {
         let key = |k: Option<String>| k.filter(|k| !k.is_empty()).map(Secret::new);
         let provider = match (
             self.translation_openai_url.filter(|u| !u.is_empty()),
-            self.translation_libretranslate_url.filter(|u| !u.is_empty()),
+            self.translation_libretranslate_url
+                .filter(|u| !u.is_empty()),
         ) {
             (Some(base_url), _) => Some(TranslationProvider::OpenAi {
                 base_url,

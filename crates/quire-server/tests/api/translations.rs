@@ -226,7 +226,11 @@ async fn pages(app: &TestApp, who: &Persona, space: &str) -> Vec<(String, String
             )
             .await
             .expect(200);
-        out.push((title, id, page["markdown"].as_str().unwrap_or("").to_string()));
+        out.push((
+            title,
+            id,
+            page["markdown"].as_str().unwrap_or("").to_string(),
+        ));
     }
     out
 }
@@ -244,7 +248,9 @@ async fn create(app: &TestApp, w: &World, instructions: Option<Value>) -> Value 
 /// Runs due jobs until the translation is no longer pending or running.
 async fn settle(app: &TestApp, w: &World, id: &str) -> Value {
     for _ in 0..400 {
-        quire_server::domain::jobs::run_due(&app.state).await.unwrap();
+        quire_server::domain::jobs::run_due(&app.state)
+            .await
+            .unwrap();
         let t = app
             .get(&w.admin, &format!("/v1/orgs/{}/translations/{id}", w.org))
             .await
@@ -284,7 +290,10 @@ async fn full_run_then_incremental(kind: Kind) {
         assert!(!text.contains("cargo install"), "{text}");
         assert!(!text.contains("println"), "{text}");
         assert!(!text.contains("example.com"), "{text}");
-        assert!(!text.contains('`') && !text.contains('*') && !text.contains('['), "{text}");
+        assert!(
+            !text.contains('`') && !text.contains('*') && !text.contains('['),
+            "{text}"
+        );
     }
     let words: usize = sent.iter().map(|t| t.split_whitespace().count()).sum();
     assert_eq!(t["stats"]["latestWords"], json!(words));
@@ -302,8 +311,14 @@ async fn full_run_then_incremental(kind: Kind) {
     let guide = &out[0].2;
     assert!(guide.contains("FR Install the tool with"), "{guide}");
     assert!(guide.contains("`cargo install quire`"), "{guide}");
-    assert!(guide.contains("[FR the manual](https://example.com/manual)"), "{guide}");
-    assert!(guide.contains("```rust\nfn main() { println!(\"keep me\"); }\n```"), "{guide}");
+    assert!(
+        guide.contains("[FR the manual](https://example.com/manual)"),
+        "{guide}"
+    );
+    assert!(
+        guide.contains("```rust\nfn main() { println!(\"keep me\"); }\n```"),
+        "{guide}"
+    );
     assert!(guide.contains("* FR First step"), "{guide}");
     if let Kind::OpenAi = kind {
         let s = provider.seen.lock().unwrap();
@@ -450,7 +465,10 @@ async fn without_a_provider_a_run_fails_at_once_and_writes_nothing() {
         .to_string();
     let t = settle(&app, &w, &id).await;
     let reason = t["failure"]["reason"].as_str().unwrap();
-    assert!(reason.contains("No machine-translation provider"), "{reason}");
+    assert!(
+        reason.contains("No machine-translation provider"),
+        "{reason}"
+    );
     assert!(t.get("result").is_none(), "{t}");
     assert_eq!(t["stats"]["runs"], 0);
     let spaces = app
@@ -482,13 +500,19 @@ async fn a_run_requested_while_one_runs_follows_it_once() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(app.get(&w.admin, &path).await.expect(200)["status"], "running");
+    assert_eq!(
+        app.get(&w.admin, &path).await.expect(200)["status"],
+        "running"
+    );
     for _ in 0..3 {
         app.post(&w.admin, &format!("{path}/run"), json!({}))
             .await
             .expect(204);
     }
-    assert_eq!(app.get(&w.admin, &path).await.expect(200)["status"], "running");
+    assert_eq!(
+        app.get(&w.admin, &path).await.expect(200)["status"],
+        "running"
+    );
     provider
         .gated
         .store(false, std::sync::atomic::Ordering::SeqCst);
@@ -512,15 +536,36 @@ async fn the_operations_answer_with_official_shapes_and_errors() {
     let base = format!("/v1/orgs/{}/translations", w.org);
     // Bad input: 400 naming the field.
     for (body, field) in [
-        (json!({ "source": { "space": w.space, "language": "en" } }), "language"),
-        (json!({ "source": { "space": w.space, "language": "en" }, "language": "xx" }), "language"),
-        (json!({ "source": { "space": w.space, "language": "klingon" }, "language": "fr" }), "source.language"),
-        (json!({ "source": { "space": "nope", "language": "en" }, "language": "fr" }), "source.space"),
+        (
+            json!({ "source": { "space": w.space, "language": "en" } }),
+            "language",
+        ),
+        (
+            json!({ "source": { "space": w.space, "language": "en" }, "language": "xx" }),
+            "language",
+        ),
+        (
+            json!({ "source": { "space": w.space, "language": "klingon" }, "language": "fr" }),
+            "source.language",
+        ),
+        (
+            json!({ "source": { "space": "nope", "language": "en" }, "language": "fr" }),
+            "source.space",
+        ),
         (json!({ "language": "fr" }), "source"),
-        (json!({ "source": { "space": w.space, "language": "en" }, "language": "en" }), "language"),
-        (json!({ "source": { "space": w.space, "language": "en" }, "language": "fr", "instructions": { "object": "nope" } }), "instructions"),
+        (
+            json!({ "source": { "space": w.space, "language": "en" }, "language": "en" }),
+            "language",
+        ),
+        (
+            json!({ "source": { "space": w.space, "language": "en" }, "language": "fr", "instructions": { "object": "nope" } }),
+            "instructions",
+        ),
     ] {
-        let msg = app.post(&w.admin, &base, body.clone()).await.expect_error(400);
+        let msg = app
+            .post(&w.admin, &base, body.clone())
+            .await
+            .expect_error(400);
         assert!(msg.contains(field), "{body}: {msg}");
     }
     // Too deep instructions are refused, not a crash.
@@ -538,9 +583,15 @@ async fn the_operations_answer_with_official_shapes_and_errors() {
     let got = app.get(&w.admin, &format!("{base}/{id}")).await.expect(200);
     assert_eq!(got["source"], json!({ "space": w.space, "language": "en" }));
     assert_eq!(got["permissions"], json!({ "view": true, "edit": true }));
-    assert!(got["urls"]["location"].as_str().unwrap().ends_with(&format!("{base}/{id}")));
+    assert!(got["urls"]["location"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("{base}/{id}")));
     // Paging.
-    let page = app.get(&w.admin, &format!("{base}?limit=1")).await.expect(200);
+    let page = app
+        .get(&w.admin, &format!("{base}?limit=1"))
+        .await
+        .expect(200);
     assert_eq!(page["count"], 2);
     assert_eq!(page["items"][0]["id"], a["id"]);
     let cursor = page["next"]["page"].as_str().unwrap();
@@ -552,24 +603,45 @@ async fn the_operations_answer_with_official_shapes_and_errors() {
     assert!(next.get("next").is_none());
     // Update.
     let updated = app
-        .put(&w.admin, &format!("{base}/{id}"), json!({ "instructions": instructions("Be brief.") }))
+        .put(
+            &w.admin,
+            &format!("{base}/{id}"),
+            json!({ "instructions": instructions("Be brief.") }),
+        )
         .await
         .expect(200);
-    assert_eq!(updated["instructions"]["nodes"][0]["nodes"][0]["leaves"][0]["text"], "Be brief.");
+    assert_eq!(
+        updated["instructions"]["nodes"][0]["nodes"][0]["leaves"][0]["text"],
+        "Be brief."
+    );
     app.put(&w.admin, &format!("{base}/{id}"), json!({}))
         .await
         .expect_error(400);
-    app.put(&w.admin, &format!("{base}/nope"), json!({ "instructions": instructions("x") }))
+    app.put(
+        &w.admin,
+        &format!("{base}/nope"),
+        json!({ "instructions": instructions("x") }),
+    )
+    .await
+    .expect_error(404);
+    app.get(&w.admin, &format!("{base}/nope"))
         .await
         .expect_error(404);
-    app.get(&w.admin, &format!("{base}/nope")).await.expect_error(404);
     app.post(&w.admin, &format!("{base}/nope/run"), json!({}))
         .await
         .expect_error(404);
     // Delete: 204, also when absent.
-    assert_eq!(app.delete(&w.admin, &format!("{base}/{id}")).await.status, 204);
-    assert_eq!(app.delete(&w.admin, &format!("{base}/{id}")).await.status, 204);
-    app.get(&w.admin, &format!("{base}/{id}")).await.expect_error(404);
+    assert_eq!(
+        app.delete(&w.admin, &format!("{base}/{id}")).await.status,
+        204
+    );
+    assert_eq!(
+        app.delete(&w.admin, &format!("{base}/{id}")).await.status,
+        204
+    );
+    app.get(&w.admin, &format!("{base}/{id}"))
+        .await
+        .expect_error(404);
     // Another organization's translations are not found.
     let other = app.persona("other").await;
     let elsewhere = app.org(&other, "Elsewhere").await;

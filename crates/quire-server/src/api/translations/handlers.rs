@@ -234,7 +234,9 @@ pub async fn update_translation(
     load(&state, &org, &id).await?;
     let mut tx = state.db.begin().await?;
     if !store::translations::set_instructions(&mut tx, &id, &text, state.now()).await? {
-        return Err(ApiError::not_found(format!("Translation `{id}` not found.")));
+        return Err(ApiError::not_found(format!(
+            "Translation `{id}` not found."
+        )));
     }
     tx.commit().await?;
     let row = load(&state, &org, &id).await?;

@@ -206,7 +206,10 @@ async fn attempt(state: &AppState, job_id: &str, id: &str) -> Result<(), Outcome
         pages: pages as i64,
         words: words as i64,
     };
-    save(state, job_id, &row, &source, result, revision, &hashes, &stats).await
+    save(
+        state, job_id, &row, &source, result, revision, &hashes, &stats,
+    )
+    .await
 }
 
 /// The stats of one run.
@@ -218,12 +221,10 @@ struct Stats {
 
 /// A space's current root.
 async fn root_of(state: &AppState, space: &SpaceRow) -> ApiResult<String> {
-    Ok(
-        content::revision_row(state, &space.id, &space.revision_id)
-            .await?
-            .map(|r| r.root.clone())
-            .unwrap_or_default(),
-    )
+    Ok(content::revision_row(state, &space.id, &space.revision_id)
+        .await?
+        .map(|r| r.root.clone())
+        .unwrap_or_default())
 }
 
 /// Decides, page by page, what is kept and what is sent.
@@ -237,7 +238,12 @@ fn plan(
     let mut todo = Vec::new();
     let mut texts = Vec::new();
     let before: HashMap<&str, &Page> = previous
-        .map(|p| p.flatten().into_iter().map(|f| (f.page.id.as_str(), f.page)).collect())
+        .map(|p| {
+            p.flatten()
+                .into_iter()
+                .map(|f| (f.page.id.as_str(), f.page))
+                .collect()
+        })
         .unwrap_or_default();
     let mut stack: Vec<(&mut Page, usize)> = revision.pages.iter_mut().map(|p| (p, 1)).collect();
     while let Some((page, depth)) = stack.pop() {
@@ -247,9 +253,10 @@ fn plan(
             Some(old) if kept && old.type_name() == page.type_name() => {
                 page.title.clone_from(&old.title);
                 page.description.clone_from(&old.description);
-                if let (PageKind::Document(_), PageKind::Document(done)) = (&page.kind, &old.kind)
-                {
-                    page.kind = PageKind::Document(done.clone());
+                if let PageKind::Document(done) = &old.kind {
+                    if matches!(page.kind, PageKind::Document(_)) {
+                        page.kind = PageKind::Document(done.clone());
+                    }
                 }
             }
             _ => {
@@ -333,13 +340,15 @@ fn assemble(
                 page.description = Some(t.trim().to_string());
             }
         }
-        if let (Some(seg), PageKind::Document(doc)) = (item.body, &page.kind) {
+        let fields = match (&item.body, &page.kind) {
+            (Some(_), PageKind::Document(doc)) => Some(doc.clone().into_inner()),
+            _ => None,
+        };
+        if let (Some(seg), Some(mut fields)) = (item.body, fields) {
             let rest: Vec<String> = next.cloned().collect();
-            let markdown = seg.reassemble(&rest).ok_or_else(|| {
+            fields.markdown = seg.reassemble(&rest).ok_or_else(|| {
                 "The translation provider answered a different number of texts.".to_string()
             })?;
-            let mut fields = doc.clone().into_inner();
-            fields.markdown = markdown;
             page.kind = PageKind::Document(SharedDocument::new(fields));
         }
         hashes.push((item.page_id, item.hash));
@@ -497,12 +506,7 @@ async fn result_space(
 }
 
 /// Records a failed run (the result is untouched) and starts a queued one.
-async fn end_failed(
-    state: &AppState,
-    job_id: &str,
-    id: &str,
-    reason: &str,
-) -> anyhow::Result<()> {
+async fn end_failed(state: &AppState, job_id: &str, id: &str, reason: &str) -> anyhow::Result<()> {
     let now = state.now();
     let mut tx = state.db.begin().await?;
     let Some(current) = store::translations::lock(&mut tx, id).await? else {
