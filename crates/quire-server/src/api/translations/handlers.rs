@@ -200,9 +200,10 @@ pub async fn create_translation(
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("translation vanished")))?;
     request_run(&mut tx, &row, now).await?;
     tx.commit().await?;
+    // Read before the worker is woken: the answer shows the run as requested (`pending`).
+    let row = load(&state, &org, &id).await;
     wake(&state);
-    let row = load(&state, &org, &id).await?;
-    let body = view(&state, &org, &row)?;
+    let body = view(&state, &org, &row?)?;
     Ok(views::created(&body.urls.location.clone(), body))
 }
 
