@@ -280,7 +280,7 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         let sizes: Vec<usize> = batches(&texts, 2, 7).iter().map(|b| b.len()).collect();
-        assert_eq!(sizes, vec![2, 1, 2]);
+        assert_eq!(sizes, vec![2, 2, 1]);
         let one: Vec<usize> = batches(&texts, 10, 1).iter().map(|b| b.len()).collect();
         assert_eq!(one, vec![1, 1, 1, 1, 1]);
         assert!(batches(&[], 3, 3).is_empty());
