@@ -16,6 +16,7 @@
 //! * [`html`](mod@html): page documents as safe HTML, with server-side code highlighting.
 //! * [`view`]: official JSON shapes of pages and files.
 //! * [`condition`]: visibility conditions of docs sites: parse, print, check and evaluate.
+//! * [`translate`]: the text runs of a page a translator may see, and their reassembly.
 
 #![warn(missing_docs)]
 
@@ -31,6 +32,7 @@ pub mod merge;
 pub mod model;
 pub mod sections;
 pub mod store;
+pub mod translate;
 pub mod view;
 
 pub use diff::{diff, SemanticChange};

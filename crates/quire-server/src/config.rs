@@ -44,6 +44,85 @@ pub struct ServerConfig {
     /// Take the client's address from the last `X-Forwarded-For` hop (behind a proxy that
     /// sets it), not from the connection.
     pub trust_forwarded_for: bool,
+    /// The machine-translation provider of `ORG/translations` runs, if any.
+    pub translation: TranslationConfig,
+}
+
+/// A secret (an API key): never printed, not even by `Debug`.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The value, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// Which machine-translation service runs translations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TranslationProvider {
+    /// An OpenAI-compatible chat-completions endpoint (`{base_url}/chat/completions`).
+    OpenAi {
+        /// Base URL, e.g. `https://api.openai.com/v1` or a self-hosted model server's.
+        base_url: String,
+        /// The model to ask.
+        model: String,
+        /// Bearer key, if the endpoint needs one.
+        key: Option<Secret>,
+    },
+    /// The LibreTranslate API (`{url}/translate`).
+    LibreTranslate {
+        /// Base URL of the service.
+        url: String,
+        /// API key, if the service needs one.
+        key: Option<Secret>,
+    },
+}
+
+/// How translations are run.
+#[derive(Debug, Clone)]
+pub struct TranslationConfig {
+    /// The provider; without one, a run fails at once with a clear reason.
+    pub provider: Option<TranslationProvider>,
+    /// Most characters one run may send to the provider; a run that would send more fails
+    /// before sending anything.
+    pub budget_chars: usize,
+    /// Most text runs sent in one provider request.
+    pub batch_segments: usize,
+    /// Most characters sent in one provider request.
+    pub batch_chars: usize,
+    /// Attempts per provider request (transient failures are retried with backoff).
+    pub attempts: u32,
+    /// Backoff before the first retry, doubled for each further one (ms).
+    pub backoff_ms: u64,
+    /// How long one provider request may take (ms).
+    pub timeout_ms: u64,
+}
+
+impl Default for TranslationConfig {
+    fn default() -> Self {
+        Self {
+            provider: None,
+            budget_chars: 2_000_000,
+            batch_segments: 64,
+            batch_chars: 8_000,
+            attempts: 4,
+            backoff_ms: 500,
+            timeout_ms: 120_000,
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -66,6 +145,7 @@ impl Default for ServerConfig {
             rate_limit_address: 2400,
             rate_limit_loopback: false,
             trust_forwarded_for: false,
+            translation: TranslationConfig::default(),
         }
     }
 }

@@ -1,5 +1,6 @@
-//! The one safe fetcher: every download the server makes on a user's behalf (file URLs now;
-//! imports, OpenAPI sources and translation providers later) goes through it.
+//! The one safe fetcher: every request the server makes to another service (file URLs,
+//! imports, OpenAPI sources, translation providers) goes through it. Downloads are GETs;
+//! provider calls are POSTs of JSON ([`Fetcher::post_json`]) under the same vetting and caps.
 //!
 //! - Loopback, private, link-local (cloud metadata), CGNAT, multicast, reserved and
 //!   documentation addresses are refused, also in their IPv4-mapped, IPv4-compatible, NAT64
@@ -41,6 +42,21 @@ pub enum FetchError {
     /// The body is larger than the cap.
     #[error("is larger than {0} bytes")]
     TooLarge(usize),
+    /// A POST answered with this error status (only [`Fetcher::post_json`] says which: its
+    /// targets are services the operator configured, not URLs a user gave).
+    #[error("answered with status {0}")]
+    Status(u16),
+}
+
+impl FetchError {
+    /// Whether trying again later may succeed (unreachable, overloaded, rate limited).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            FetchError::Unavailable => true,
+            FetchError::Status(code) => *code == 408 || *code == 429 || *code >= 500,
+            _ => false,
+        }
+    }
 }
 
 /// A fetched body with its declared content type.
@@ -106,6 +122,65 @@ impl Fetcher {
         Err(FetchError::TooManyRedirects)
     }
 
+    /// POSTs `body` as JSON to `url` with `headers` (e.g. a provider's key), giving up after
+    /// `timeout`, and reads at most `max_bytes` of the answer. Only redirects that keep the
+    /// method and body (307, 308) to the same origin are followed, each hop vetted again:
+    /// the headers never travel to another host. An error status is reported as such.
+    pub async fn post_json(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+        max_bytes: usize,
+        timeout: Duration,
+    ) -> Result<Fetched, FetchError> {
+        let first = Url::parse(url).map_err(|_| FetchError::BadUrl)?;
+        let mut url = first.clone();
+        for _ in 0..=MAX_REDIRECTS {
+            self.check_url(&url)?;
+            let mut req = self
+                .client
+                .post(url.clone())
+                .timeout(timeout)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_vec());
+            for (name, value) in headers {
+                req = req.header(*name, *value);
+            }
+            // The URL only: headers may hold keys, and are never logged.
+            let res = req.send().await.map_err(|e| {
+                tracing::info!(url = %url, error = %without_url(&e), "post failed");
+                FetchError::Unavailable
+            })?;
+            let status = res.status();
+            if status == reqwest::StatusCode::TEMPORARY_REDIRECT
+                || status == reqwest::StatusCode::PERMANENT_REDIRECT
+            {
+                let next = res
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|l| url.join(l).ok())
+                    .ok_or(FetchError::Unavailable)?;
+                if next.origin() != first.origin() {
+                    tracing::info!(url = %url, "post refused a redirect to another origin");
+                    return Err(FetchError::Unavailable);
+                }
+                url = next;
+                continue;
+            }
+            if status.is_redirection() {
+                return Err(FetchError::Unavailable);
+            }
+            if !status.is_success() {
+                tracing::info!(url = %url, status = %status, "post answered an error");
+                return Err(FetchError::Status(status.as_u16()));
+            }
+            return read_capped(res, max_bytes).await;
+        }
+        Err(FetchError::TooManyRedirects)
+    }
+
     /// Only http(s), and an IP literal host must be allowed (names are vetted when resolved).
     fn check_url(&self, url: &Url) -> Result<(), FetchError> {
         if !matches!(url.scheme(), "http" | "https") {
@@ -124,6 +199,15 @@ impl Fetcher {
             Err(FetchError::Unavailable)
         }
     }
+}
+
+/// A request error without its URL (which the caller logs itself).
+fn without_url(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    if let Some(url) = e.url() {
+        text = text.replace(url.as_str(), "");
+    }
+    text
 }
 
 /// Streams the body, stopping as soon as it passes `max_bytes`.

@@ -55,6 +55,9 @@ pub struct Shared {
     pub metrics: crate::metrics::Metrics,
     /// Rate limits per token and client address.
     pub rate: crate::rate::RateLimits,
+    /// Woken when a job was enqueued to run now, so that this node's worker need not wait
+    /// for its next pass.
+    pub jobs_due: tokio::sync::Notify,
 }
 
 impl AppState {
@@ -79,6 +82,7 @@ impl AppState {
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
             document_budget: tokio::sync::Semaphore::new(DOCUMENT_BUDGET_KIB),
             metrics: crate::metrics::Metrics::new(),
+            jobs_due: tokio::sync::Notify::new(),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,
                 config.rate_limit_address,

@@ -93,7 +93,82 @@ struct ServeArgs {
     #[arg(long, env = "QUIRE_TRUST_FORWARDED_FOR")]
     trust_forwarded_for: bool,
     #[command(flatten)]
+    translation: TranslationArgs,
+    #[command(flatten)]
     storage: StorageArgs,
+}
+
+/// The machine-translation provider of translation runs (one of the two, OpenAI-compatible
+/// first). A provider on a private network must also be listed in `--fetch-allow`.
+#[derive(Args)]
+struct TranslationArgs {
+    /// Base URL of an OpenAI-compatible chat-completions API (e.g. `https://api.openai.com/v1`
+    /// or a self-hosted model server's `/v1`).
+    #[arg(long, env = "QUIRE_TRANSLATION_OPENAI_URL")]
+    translation_openai_url: Option<String>,
+    /// Model asked by the OpenAI-compatible API.
+    #[arg(
+        long,
+        env = "QUIRE_TRANSLATION_OPENAI_MODEL",
+        default_value = "gpt-4o-mini"
+    )]
+    translation_openai_model: String,
+    /// Bearer key of the OpenAI-compatible API.
+    #[arg(long, env = "QUIRE_TRANSLATION_OPENAI_KEY", hide_env_values = true)]
+    translation_openai_key: Option<String>,
+    /// Base URL of a LibreTranslate API.
+    #[arg(long, env = "QUIRE_TRANSLATION_LIBRETRANSLATE_URL")]
+    translation_libretranslate_url: Option<String>,
+    /// API key of the LibreTranslate API.
+    #[arg(
+        long,
+        env = "QUIRE_TRANSLATION_LIBRETRANSLATE_KEY",
+        hide_env_values = true
+    )]
+    translation_libretranslate_key: Option<String>,
+    /// Most characters one translation run may send to the provider.
+    #[arg(
+        long,
+        env = "QUIRE_TRANSLATION_BUDGET_CHARS",
+        default_value_t = 2_000_000
+    )]
+    translation_budget_chars: usize,
+    /// Most text runs per provider request.
+    #[arg(long, env = "QUIRE_TRANSLATION_BATCH_SEGMENTS", default_value_t = 64)]
+    translation_batch_segments: usize,
+    /// Attempts per provider request (retried with exponential backoff).
+    #[arg(long, env = "QUIRE_TRANSLATION_ATTEMPTS", default_value_t = 4)]
+    translation_attempts: u32,
+}
+
+impl TranslationArgs {
+    fn config(self) -> quire_server::config::TranslationConfig {
+        use quire_server::config::{Secret, TranslationProvider};
+        let key = |k: Option<String>| k.filter(|k| !k.is_empty()).map(Secret::new);
+        let provider = match (
+            self.translation_openai_url.filter(|u| !u.is_empty()),
+            self.translation_libretranslate_url
+                .filter(|u| !u.is_empty()),
+        ) {
+            (Some(base_url), _) => Some(TranslationProvider::OpenAi {
+                base_url,
+                model: self.translation_openai_model,
+                key: key(self.translation_openai_key),
+            }),
+            (None, Some(url)) => Some(TranslationProvider::LibreTranslate {
+                url,
+                key: key(self.translation_libretranslate_key),
+            }),
+            (None, None) => None,
+        };
+        quire_server::config::TranslationConfig {
+            provider,
+            budget_chars: self.translation_budget_chars,
+            batch_segments: self.translation_batch_segments.max(1),
+            attempts: self.translation_attempts.max(1),
+            ..Default::default()
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -190,6 +265,7 @@ async fn main() -> anyhow::Result<()> {
                 rate_limit_address: args.rate_limit_address,
                 rate_limit_loopback: args.rate_limit_loopback,
                 trust_forwarded_for: args.trust_forwarded_for,
+                translation: args.translation.config(),
                 ..config(args.storage)
             };
             let server = Server::bind(cfg).await?;

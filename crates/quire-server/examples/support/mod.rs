@@ -76,7 +76,16 @@ pub struct Bench {
 impl Bench {
     /// Starts a server on `data_dir` (SQLite, or PostgreSQL with `QUIRE_BENCH_DATABASE_URL`).
     pub async fn start(data_dir: &std::path::Path) -> Bench {
-        let config = ServerConfig {
+        Self::start_with(data_dir, |_| {}).await
+    }
+
+    /// As [`Bench::start`], with the benchmark's changes to the configuration.
+    #[allow(dead_code)]
+    pub async fn start_with(
+        data_dir: &std::path::Path,
+        configure: impl FnOnce(&mut ServerConfig),
+    ) -> Bench {
+        let mut config = ServerConfig {
             bind: ([127, 0, 0, 1], 0).into(),
             data_dir: data_dir.to_path_buf(),
             database_url: std::env::var("QUIRE_BENCH_DATABASE_URL").ok(),
@@ -84,6 +93,7 @@ impl Bench {
             public_url: Some("http://quire.bench".into()),
             ..ServerConfig::default()
         };
+        configure(&mut config);
         let (state, base, stop, running) = launch(&config).await;
         let token = quire_server::admin::create_token(&config, "bench@example.com", None)
             .await

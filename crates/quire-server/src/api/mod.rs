@@ -19,6 +19,7 @@ pub mod search;
 pub mod sites;
 pub mod spaces;
 pub mod teams;
+pub mod translations;
 pub mod users;
 pub mod views;
 
@@ -50,6 +51,7 @@ pub fn operations() -> Vec<Operation> {
         sites::operations(),
         spaces::operations(),
         teams::operations(),
+        translations::operations(),
         users::operations(),
     ]
     .into_iter()

@@ -15,7 +15,47 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (6, "sites", SITES),
     (7, "search index generation", SEARCH_GENERATION),
     (8, "site visitor authentication", VISITOR_AUTH),
+    (9, "translations", TRANSLATIONS),
 ];
+
+/// Translations of spaces (`ORG/translations`): the settings and state of each, and per
+/// source page the hash of what was last translated (content, languages, instructions), so
+/// that a run sends only the pages that changed. `queued` records a run requested while
+/// one was running; `run_job` names the job that holds the run.
+const TRANSLATIONS: &str = r#"
+CREATE TABLE translations (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    source_space TEXT NOT NULL,
+    source_language TEXT NOT NULL,
+    language TEXT NOT NULL,
+    instructions TEXT NOT NULL,
+    status TEXT NOT NULL,
+    queued BIGINT NOT NULL,
+    run_job TEXT,
+    run_started_at BIGINT,
+    failure TEXT,
+    failed_at BIGINT,
+    result_space TEXT,
+    result_revision TEXT,
+    runs BIGINT NOT NULL,
+    total_words BIGINT NOT NULL,
+    total_duration BIGINT NOT NULL,
+    latest_duration BIGINT NOT NULL,
+    latest_pages BIGINT NOT NULL,
+    latest_words BIGINT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX translations_org ON translations (org_id, created_at, id);
+CREATE TABLE translation_pages (
+    translation_id TEXT NOT NULL REFERENCES translations (id) ON DELETE CASCADE,
+    page_id TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    PRIMARY KEY (translation_id, page_id)
+)
+"#;
 
 /// The visitor-authentication settings of a site (`SitePublishingAuth`), one row per site,
 /// created when first read: the secret that signs visitor tokens lives apart from the site

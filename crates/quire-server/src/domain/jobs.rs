@@ -53,6 +53,9 @@ async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
         crate::domain::search::JOB => {
             Ok(crate::domain::search::maintain(state, &job.payload).await?)
         }
+        crate::domain::translations::JOB => {
+            crate::domain::translations::run(state, &job.id, &job.payload).await
+        }
         other => anyhow::bail!("unknown job kind {other}"),
     }
 }
@@ -94,6 +97,7 @@ pub fn spawn_worker(
             }
             tokio::select! {
                 () = tokio::time::sleep(interval) => {}
+                () = state.jobs_due.notified() => {}
                 _ = stop.changed() => {}
             }
         }

@@ -14,5 +14,6 @@ pub mod search;
 pub mod sites;
 pub mod spaces;
 pub mod teams;
+pub mod translations;
 pub mod uploads;
 pub mod visitor;

@@ -15,25 +15,26 @@ pub struct Job {
     pub attempts: i64,
 }
 
-/// Enqueues a job to run at `run_at`.
+/// Enqueues a job to run at `run_at`; returns its id.
 pub async fn enqueue(
     tx: &mut Tx,
     kind: &str,
     payload: &str,
     run_at: i64,
     now: i64,
-) -> sqlx::Result<()> {
+) -> sqlx::Result<String> {
+    let id = new_id();
     sqlx::query(
         "INSERT INTO jobs (id, kind, payload, run_at, attempts, created_at) VALUES ($1, $2, $3, $4, 0, $5)",
     )
-    .bind(new_id())
+    .bind(&id)
     .bind(kind)
     .bind(payload)
     .bind(run_at)
     .bind(now)
     .execute(&mut **tx)
     .await?;
-    Ok(())
+    Ok(id)
 }
 
 /// Claims one due job for `lease_ms`, or none. The guard in the outer `WHERE` makes two

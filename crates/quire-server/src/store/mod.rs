@@ -17,6 +17,7 @@ pub mod sites;
 pub mod spaces;
 pub mod teams;
 pub mod tokens;
+pub mod translations;
 pub mod users;
 
 /// A row of a page of a listing, with the count of the whole listing.

@@ -94,6 +94,18 @@ pub async fn add_blob_ref(db: &Db, space_id: &str, hash: &str) -> sqlx::Result<(
     Ok(())
 }
 
+/// Records, inside `tx`, that a space's content uses these blobs.
+pub async fn add_blob_refs_tx(tx: &mut Tx, space_id: &str, hashes: &[&str]) -> sqlx::Result<()> {
+    for hash in hashes {
+        sqlx::query("INSERT INTO blob_refs (space_id, hash) VALUES ($1, $2) ON CONFLICT (space_id, hash) DO NOTHING")
+            .bind(space_id)
+            .bind(hash)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
 /// The blobs a space uses.
 pub async fn blob_refs(tx: &mut Tx, space_id: &str) -> sqlx::Result<Vec<String>> {
     sqlx::query_scalar("SELECT hash FROM blob_refs WHERE space_id = $1")

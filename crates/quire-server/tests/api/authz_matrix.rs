@@ -224,6 +224,15 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getSitePublishingAuthById",             [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("updateSitePublishingAuthById",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("regenerateSitePublishingAuthById",      [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+
+    // Translations: members with a role see them; those who create content manage them
+    // (a run creates a space).
+    ("listTranslations",                      [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("createTranslation",                     [201, 201, 403, 403, 403, 403, 403, 404, 401]),
+    ("getTranslation",                        [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("updateTranslation",                     [200, 200, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteTranslation",                     [204, 204, 403, 403, 403, 403, 403, 404, 401]),
+    ("runTranslation",                        [204, 204, 403, 403, 403, 403, 403, 404, 401]),
 ];
 
 /// A 2×3 PNG, the world's file.
@@ -253,6 +262,8 @@ struct World {
     cr_reply: String,
     /// A published site with a section, a group, a share link and an adaptive schema.
     site: SiteFixture,
+    /// A translation of the space.
+    translation: String,
 }
 
 /// A site and what it holds.
@@ -342,6 +353,7 @@ async fn world(app: &TestApp) -> World {
         cr_comment: String::new(),
         cr_reply: String::new(),
         site: SiteFixture::default(),
+        translation: String::new(),
     };
     w.space = fresh_space(app, &w).await;
     let space = w.space.clone();
@@ -398,7 +410,20 @@ async fn world(app: &TestApp) -> World {
     )
     .await
     .expect(200);
+    w.translation = fresh_translation(app, &w).await;
     w
+}
+
+/// A translation of the world's space into French, made by the admin.
+async fn fresh_translation(app: &TestApp, w: &World) -> String {
+    id(&app
+        .post(
+            w.admin(),
+            &format!("/v1/orgs/{}/translations", w.org),
+            json!({ "source": { "space": w.space, "language": "en" }, "language": "fr" }),
+        )
+        .await
+        .expect(201))
 }
 
 /// A site with two sections (the first holding two site spaces, in a group) and a share
@@ -609,6 +634,7 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             ("siteSectionId", w.site.sections[0].clone()),
             ("siteSectionGroupId", w.site.group.clone()),
             ("shareLinkId", w.site.link.clone()),
+            ("translationId", w.translation.clone()),
         ]),
         query: "",
         body: None,
@@ -951,6 +977,16 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             } else {
                 call
             }
+        }
+        "createTranslation" => base.body(json!({
+            "source": { "space": w.space, "language": "en" },
+            "language": "de"
+        })),
+        "updateTranslation" => base
+            .set("translationId", fresh_translation(app, w).await)
+            .body(json!({ "instructions": { "object": "document", "data": {}, "nodes": [] } })),
+        "deleteTranslation" | "runTranslation" => {
+            base.set("translationId", fresh_translation(app, w).await)
         }
         _ => return None,
     };

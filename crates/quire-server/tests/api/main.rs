@@ -29,5 +29,6 @@ mod sites;
 mod spaces;
 mod teams;
 mod tokens;
+mod translations;
 mod users;
 mod visitor_auth;
