@@ -50,6 +50,25 @@ if [ -n "$pg_url" ]; then
   echo "== integration tests on PostgreSQL"
   QUIRE_TEST_DATABASE_URL="$pg_url" cargo test -p quire-server --locked --test api
   QUIRE_TEST_DATABASE_URL="$pg_url" cargo test -p quire --locked --test durability
+
+  echo "== scale-out: two nodes on PostgreSQL and an S3 server (s3s-fs), behind nginx"
+  if ! command -v nginx >/dev/null && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+    (apt-get install -y -q nginx-light >/dev/null 2>&1 \
+      || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q nginx-light >/dev/null 2>&1)) \
+      || echo "NOTICE: could not install nginx"
+  fi
+  s3_server=${QUIRE_S3_SERVER:-$(command -v s3s-fs || echo "${CARGO_HOME:-$HOME/.cargo}/bin/s3s-fs")}
+  if [ ! -x "$s3_server" ]; then
+    # A real S3 server from crates.io, built once per machine (several minutes).
+    cargo install s3s-fs --version 0.14.1 --features binary --locked --quiet \
+      || echo "NOTICE: could not install s3s-fs"
+  fi
+  if command -v nginx >/dev/null && [ -x "$s3_server" ]; then
+    QUIRE_TEST_DATABASE_URL="$pg_url" QUIRE_S3_SERVER="$s3_server" \
+      cargo test -p quire --locked --test scale_out -- --ignored
+  else
+    echo "NOTICE: nginx or s3s-fs is missing: skipping the scale-out test"
+  fi
 fi
 
 echo "== conformance suite (official client and schemas)"

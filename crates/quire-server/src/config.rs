@@ -29,6 +29,9 @@ pub struct ServerConfig {
     pub header_timeout_ms: u64,
     /// How long a client may take to send a request's body.
     pub body_timeout_ms: u64,
+    /// How long a claimed background job stays reserved for its node without a renewal;
+    /// a job whose node died is taken over by another node after this long.
+    pub job_lease_ms: u64,
     /// Memory for the content caches (objects, decoded revisions, page listings), in MiB.
     pub cache_mb: u64,
     /// Networks the safe fetcher may reach besides public addresses (none by default).
@@ -138,6 +141,7 @@ impl Default for ServerConfig {
             max_connections: 1024,
             header_timeout_ms: 10_000,
             body_timeout_ms: 60_000,
+            job_lease_ms: 5 * 60 * 1000,
             cache_mb: 96,
             fetch_allow: Vec::new(),
             metrics_token: None,

@@ -18,7 +18,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the API server until SIGTERM or SIGINT, then drain in-flight requests and exit.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Administer users and tokens directly in storage (safe while a server runs).
     #[command(subcommand)]
     Admin(AdminCommand),
@@ -68,6 +68,11 @@ struct ServeArgs {
     /// How long (ms) a client may take to send a request's body (408 past it).
     #[arg(long, env = "QUIRE_BODY_TIMEOUT_MS", default_value_t = 60_000)]
     body_timeout_ms: u64,
+    /// How long (ms) a background job stays reserved for the node that claimed it without a
+    /// renewal (renewed every third of it while the job runs); a job whose node died is
+    /// taken over by another node after this long.
+    #[arg(long, env = "QUIRE_JOB_LEASE_MS", default_value_t = 5 * 60 * 1000)]
+    job_lease_ms: u64,
     /// Memory (MiB) for the content caches: objects, decoded revisions and page listings.
     #[arg(long, env = "QUIRE_CACHE_MB", default_value_t = 96)]
     cache_mb: u64,
@@ -258,6 +263,7 @@ async fn main() -> anyhow::Result<()> {
                 max_connections: args.max_connections,
                 header_timeout_ms: args.header_timeout_ms,
                 body_timeout_ms: args.body_timeout_ms,
+                job_lease_ms: args.job_lease_ms,
                 cache_mb: args.cache_mb,
                 fetch_allow: args.fetch_allow,
                 metrics_token: args.metrics_token.filter(|t| !t.is_empty()),

@@ -2,6 +2,7 @@
 //! with a lease, so several nodes share the table safely and a node that dies mid-job
 //! leaves it to be claimed again when the lease expires.
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use crate::state::AppState;
@@ -13,9 +14,6 @@ pub const RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
 
 /// Job kind that purges a deleted space.
 pub const PURGE_JOB: &str = "purge-space";
-
-/// How long a claimed job is reserved for its node.
-const LEASE_MS: i64 = 5 * 60 * 1000;
 
 /// Runs every job that is due now; returns how many ran.
 pub async fn run_due(state: &AppState) -> anyhow::Result<usize> {
@@ -29,22 +27,63 @@ async fn run_due_until(
     stop: &tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<usize> {
     let mut ran = 0;
+    let lease_ms = i64::try_from(state.config.job_lease_ms.max(300)).unwrap_or(i64::MAX / 4);
     while !*stop.borrow() {
-        let Some(job) = store::jobs::claim(&state.db, state.now(), LEASE_MS).await? else {
+        let Some(job) = store::jobs::claim(&state.db, state.now(), lease_ms).await? else {
             break;
         };
-        match execute(state, &job).await {
-            Ok(()) => store::jobs::finish(&state.db, &job.id).await?,
-            Err(err) => {
+        tracing::info!(job = %job.id, kind = %job.kind, attempt = job.attempts, "job started");
+        let lease = AtomicI64::new(job.lease);
+        // The lease is renewed while the job runs; if another node took it over (this node
+        // stalled past its lease), the work here is dropped: each step of a job is one
+        // transaction, so a dropped step leaves nothing behind.
+        let outcome = tokio::select! {
+            done = execute(state, &job) => Some(done),
+            () = keep_lease(state, &job.id, &lease, lease_ms) => None,
+        };
+        let lease = lease.load(Ordering::SeqCst);
+        match outcome {
+            None => {
+                tracing::warn!(job = %job.id, kind = %job.kind, "job lease lost to another node; abandoned here");
+            }
+            Some(Ok(())) => {
+                if store::jobs::finish(&state.db, &job.id, lease).await? {
+                    tracing::info!(job = %job.id, kind = %job.kind, "job finished");
+                } else {
+                    tracing::warn!(job = %job.id, kind = %job.kind, "job finished after its lease was taken over");
+                }
+            }
+            Some(Err(err)) => {
                 tracing::warn!(job = %job.id, kind = %job.kind, error = %err, "job failed; will retry");
                 let backoff = 60_000 * job.attempts.clamp(1, 60);
-                store::jobs::fail(&state.db, &job.id, &err.to_string(), state.now() + backoff)
-                    .await?;
+                let retry = state.now() + backoff;
+                store::jobs::fail(&state.db, &job.id, lease, &err.to_string(), retry).await?;
             }
         }
         ran += 1;
     }
     Ok(ran)
+}
+
+/// Renews a job's lease every third of its length; returns only once it is lost (another
+/// node claimed the job, or renewals failed until the lease ran out).
+async fn keep_lease(state: &AppState, id: &str, lease: &AtomicI64, lease_ms: i64) {
+    let every = Duration::from_millis(u64::try_from(lease_ms / 3).unwrap_or(100).max(100));
+    loop {
+        tokio::time::sleep(every).await;
+        let held = lease.load(Ordering::SeqCst);
+        let until = state.now() + lease_ms;
+        match store::jobs::renew(&state.db, id, held, until).await {
+            Ok(true) => lease.store(until, Ordering::SeqCst),
+            Ok(false) => return,
+            Err(err) => {
+                tracing::warn!(job = %id, error = %err, "could not renew a job's lease");
+                if state.now() >= held {
+                    return;
+                }
+            }
+        }
+    }
 }
 
 async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {

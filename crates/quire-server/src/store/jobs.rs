@@ -13,6 +13,9 @@ pub struct Job {
     pub kind: String,
     pub payload: String,
     pub attempts: i64,
+    /// When the claim's lease runs out: also the claim's fencing token, since a later
+    /// claim of the same job always sets a later value.
+    pub lease: i64,
 }
 
 /// Enqueues a job to run at `run_at`; returns its id.
@@ -45,7 +48,7 @@ pub async fn claim(db: &Db, now: i64, lease_ms: i64) -> sqlx::Result<Option<Job>
          WHERE id = (SELECT id FROM jobs WHERE run_at <= $1 AND (locked_until IS NULL OR locked_until < $1) \
                      ORDER BY run_at, id LIMIT 1) \
          AND run_at <= $1 AND (locked_until IS NULL OR locked_until < $1) \
-         RETURNING id, kind, payload, attempts",
+         RETURNING id, kind, payload, attempts, locked_until AS lease",
     )
     .bind(now)
     .bind(now + lease_ms)
@@ -53,23 +56,40 @@ pub async fn claim(db: &Db, now: i64, lease_ms: i64) -> sqlx::Result<Option<Job>
     .await
 }
 
-/// Removes a finished job.
-pub async fn finish(db: &Db, id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM jobs WHERE id = $1")
+/// Extends the lease of a job still held under `lease` to `until`; false when another
+/// claim took it over (or it is gone).
+pub async fn renew(db: &Db, id: &str, lease: i64, until: i64) -> sqlx::Result<bool> {
+    let done = sqlx::query("UPDATE jobs SET locked_until = $3 WHERE id = $1 AND locked_until = $2")
         .bind(id)
+        .bind(lease)
+        .bind(until)
         .execute(db.pool())
         .await?;
-    Ok(())
+    Ok(done.rows_affected() == 1)
 }
 
-/// Records a failure and schedules a retry at `retry_at`.
-pub async fn fail(db: &Db, id: &str, error: &str, retry_at: i64) -> sqlx::Result<()> {
-    sqlx::query("UPDATE jobs SET last_error = $2, run_at = $3, locked_until = NULL WHERE id = $1")
+/// Removes a finished job still held under `lease`; false when another claim took it over.
+pub async fn finish(db: &Db, id: &str, lease: i64) -> sqlx::Result<bool> {
+    let done = sqlx::query("DELETE FROM jobs WHERE id = $1 AND locked_until = $2")
         .bind(id)
-        .bind(error)
-        .bind(retry_at)
+        .bind(lease)
         .execute(db.pool())
         .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Records a failure of the claim under `lease` and schedules a retry at `retry_at`.
+pub async fn fail(db: &Db, id: &str, lease: i64, error: &str, retry_at: i64) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE jobs SET last_error = $3, run_at = $4, locked_until = NULL \
+         WHERE id = $1 AND locked_until = $2",
+    )
+    .bind(id)
+    .bind(lease)
+    .bind(error)
+    .bind(retry_at)
+    .execute(db.pool())
+    .await?;
     Ok(())
 }
 
