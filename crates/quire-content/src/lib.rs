@@ -29,6 +29,7 @@ pub mod limits;
 pub mod markdown;
 pub mod merge;
 pub mod model;
+pub mod openapi;
 pub mod sections;
 pub mod store;
 pub mod view;

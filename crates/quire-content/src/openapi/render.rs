@@ -1,0 +1,1 @@
+//! Rendering one operation of a specification as safe HTML.
