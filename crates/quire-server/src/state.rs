@@ -55,6 +55,8 @@ pub struct Shared {
     pub metrics: crate::metrics::Metrics,
     /// Rate limits per token and client address.
     pub rate: crate::rate::RateLimits,
+    /// Wakes this node's job worker before its next pass (a job was just enqueued).
+    pub jobs_wake: tokio::sync::Notify,
 }
 
 impl AppState {
@@ -84,6 +86,7 @@ impl AppState {
                 config.rate_limit_address,
                 config.rate_limit_loopback,
             ),
+            jobs_wake: tokio::sync::Notify::new(),
             config: Arc::new(config),
             db,
             keys,

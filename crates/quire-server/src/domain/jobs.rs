@@ -50,6 +50,7 @@ async fn run_due_until(
 async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
     match job.kind.as_str() {
         PURGE_JOB => purge_space(state, &job.payload).await,
+        crate::domain::openapi::JOB => crate::domain::openapi::process(state, &job.payload).await,
         crate::domain::search::JOB => {
             Ok(crate::domain::search::maintain(state, &job.payload).await?)
         }
@@ -94,6 +95,7 @@ pub fn spawn_worker(
             }
             tokio::select! {
                 () = tokio::time::sleep(interval) => {}
+                () = state.jobs_wake.notified() => {}
                 _ = stop.changed() => {}
             }
         }
