@@ -109,9 +109,10 @@ pub fn check(doc: &Value) -> Result<String, SpecError> {
     if v30 && !root.contains_key("paths") {
         return Err(invalid("An OpenAPI 3.0 document needs `paths`.".into()));
     }
-    if v31 && !["paths", "components", "webhooks"]
-        .iter()
-        .any(|f| root.contains_key(*f))
+    if v31
+        && !["paths", "components", "webhooks"]
+            .iter()
+            .any(|f| root.contains_key(*f))
     {
         return Err(invalid(
             "An OpenAPI 3.1 document needs `paths`, `components` or `webhooks`.".into(),
@@ -120,9 +121,7 @@ pub fn check(doc: &Value) -> Result<String, SpecError> {
     if let Some(Value::Object(paths)) = root.get("paths") {
         for (path, item) in paths {
             if !path.starts_with('/') && !path.starts_with("x-") {
-                return Err(invalid(format!(
-                    "`paths`: `{path}` must start with `/`."
-                )));
+                return Err(invalid(format!("`paths`: `{path}` must start with `/`.")));
             }
             if !item.is_object() {
                 return Err(invalid(format!("`paths.{path}` must be an object.")));
