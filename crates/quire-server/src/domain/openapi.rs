@@ -18,6 +18,12 @@ use crate::store::openapi::{PendingSource, SpecRow, VersionRow};
 /// source's number, space-separated).
 pub const JOB: &str = "openapi-process";
 
+/// How long fetching a source may take.
+const FETCH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Most specifications an organization may hold.
+pub const MAX_SPECS: i64 = 1000;
+
 /// The slug pattern `^[a-z0-9]+(?:-[a-z0-9]+)*$`, 1 to 100 characters.
 pub fn valid_slug(slug: &str) -> bool {
     !slug.is_empty()
@@ -132,7 +138,21 @@ async fn checked_document(state: &AppState, source: PendingSource) -> Result<Byt
     let text = match (source.source_text, source.source_url) {
         (Some(text), _) => text,
         (None, Some(url)) => {
-            let fetched = state.fetcher.get(&url, max).await.map_err(|e| match e {
+            // Our own deadline, inside the fetcher's: a source that answers too slowly is
+            // reported as such (the fetcher itself tells no failure from another).
+            let fetched = tokio::time::timeout(FETCH_DEADLINE, state.fetcher.get(&url, max))
+                .await
+                .map_err(|_| {
+                    Failure::new(
+                        "FETCH_TIMEOUT",
+                        "FETCH_TIMEOUT",
+                        format!(
+                            "The source URL did not answer within {} seconds.",
+                            FETCH_DEADLINE.as_secs()
+                        ),
+                    )
+                })?;
+            let fetched = fetched.map_err(|e| match e {
                 FetchError::TooLarge(n) => Failure::new(
                     "FETCH_ERROR",
                     "TOO_LARGE",

@@ -106,6 +106,14 @@ pub async fn list(
     Ok((rows, count))
 }
 
+/// How many specifications an organization holds.
+pub async fn count(tx: &mut Tx, org_id: &str) -> sqlx::Result<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM openapi_specs WHERE org_id = $1")
+        .bind(org_id)
+        .fetch_one(&mut **tx)
+        .await
+}
+
 /// Creates a specification, pending processing of its first source.
 #[allow(clippy::too_many_arguments)]
 pub async fn insert(

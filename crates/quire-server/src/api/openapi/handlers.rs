@@ -119,7 +119,6 @@ pub async fn create_spec(
     check_slug(&body.slug)?;
     let (url, text) = check_source(&state, &body.source)?;
     let now = state.now();
-    let id = new_id();
     let mut tx = state.db.begin().await?;
     if store::openapi::get_for_update(&mut tx, &org.org.id, &body.slug)
         .await?
@@ -130,18 +129,15 @@ pub async fn create_spec(
             body.slug
         )));
     }
-    store::openapi::insert(
+    create_row(
         &mut tx,
-        &id,
-        &org.org.id,
+        &org,
         &body.slug,
         url.as_deref(),
         text.as_deref(),
         now,
     )
-    .await
-    .map_err(slug_taken)?;
-    rules::enqueue(&mut tx, &id, 1, now).await?;
+    .await?;
     tx.commit().await?;
     state.jobs_wake.notify_one();
     let spec = reload(&state, &org, &body.slug).await?;
@@ -149,6 +145,29 @@ pub async fn create_spec(
         &state.url(&types::spec_path(&org.org.id, &spec.slug)),
         types::spec(&state, &spec, true),
     ))
+}
+
+/// Creates the spec row, within the organization's limit, and enqueues its processing.
+async fn create_row(
+    tx: &mut crate::db::Tx,
+    org: &OrgCtx,
+    slug: &str,
+    url: Option<&str>,
+    text: Option<&str>,
+    now: i64,
+) -> ApiResult<()> {
+    if store::openapi::count(tx, &org.org.id).await? >= rules::MAX_SPECS {
+        return Err(ApiError::bad_request(format!(
+            "An organization holds at most {} OpenAPI specifications.",
+            rules::MAX_SPECS
+        )));
+    }
+    let id = new_id();
+    store::openapi::insert(tx, &id, &org.org.id, slug, url, text, now)
+        .await
+        .map_err(slug_taken)?;
+    rules::enqueue(tx, &id, 1, now).await?;
+    Ok(())
 }
 
 /// Two creations of one slug racing: the loser is told the slug exists.
@@ -205,19 +224,7 @@ pub async fn put_spec(
             false
         }
         None => {
-            let id = new_id();
-            store::openapi::insert(
-                &mut tx,
-                &id,
-                &org.org.id,
-                &slug,
-                url.as_deref(),
-                text.as_deref(),
-                now,
-            )
-            .await
-            .map_err(slug_taken)?;
-            rules::enqueue(&mut tx, &id, 1, now).await?;
+            create_row(&mut tx, &org, &slug, url.as_deref(), text.as_deref(), now).await?;
             true
         }
     };
