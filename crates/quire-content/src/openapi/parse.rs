@@ -113,6 +113,12 @@ fn parse_yaml(src: &str) -> Result<Value, SpecError> {
                     None => continue,
                 };
                 if anchor > 0 {
+                    // Keeping a copy costs as much as the values copied: anchors nested in
+                    // anchors would otherwise copy one large value once per level.
+                    nodes += inner;
+                    if nodes > MAX_SPEC_NODES {
+                        return Err(too_many(line, col));
+                    }
                     anchors.insert(anchor, (v.clone(), inner));
                 }
                 // Its values were counted as they came; only the collection itself is new.

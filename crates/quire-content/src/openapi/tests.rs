@@ -161,3 +161,19 @@ fn explosive_schemas_render_small() {
     assert!(html.len() < 200_000, "{}", html.len());
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
 }
+
+#[test]
+fn nested_anchors_count_their_copies() {
+    // 100 anchored lists, each inside the next, around 30,000 values: a copy per level
+    // would be 3,000,000 values.
+    let mut yaml = String::from("a: ");
+    for i in 0..100 {
+        yaml.push_str(&format!("&l{i} ["));
+    }
+    yaml.push_str(&vec!["1"; 30_000].join(", "));
+    yaml.push_str(&"]".repeat(100));
+    let err = parse_text(&yaml).unwrap_err();
+    assert!(err.message.contains("values"), "{err}");
+    // A few anchors on small values are fine.
+    assert!(parse_text("a: &x {b: 1}\nc: *x\nd: *x\n").is_ok());
+}
