@@ -167,6 +167,64 @@ fn check_refs(doc: &Value) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// Where [`bundle`] puts the other files of a specification, by number.
+pub const BUNDLED: &str = "x-quire-files";
+
+/// The other files a document's `$ref`s name (the part before `#`), in order, without
+/// repeats. Iterative.
+pub fn external_refs(doc: &Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut stack = vec![doc];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::String(target)) = map.get("$ref") {
+                    let file = target.split('#').next().unwrap_or("");
+                    if !file.is_empty() && !out.iter().any(|f| f == file) {
+                        out.push(file.to_string());
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Rewrites every `$ref` of `doc` with `rewrite(file, fragment)` (file: the part before `#`,
+/// empty for a local reference); `None` leaves the reference as it is. Iterative.
+pub fn rewrite_refs(doc: &mut Value, rewrite: &dyn Fn(&str, &str) -> Option<String>) {
+    let mut stack = vec![doc];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::String(target)) = map.get_mut("$ref") {
+                    let (file, fragment) = target.split_once('#').unwrap_or((target.as_str(), ""));
+                    if let Some(new) = rewrite(file, fragment) {
+                        *target = new;
+                    }
+                }
+                stack.extend(map.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+}
+
+/// Puts other files into the main document under [`BUNDLED`] (`files[i]` at
+/// `#/x-quire-files/i`); each file's references must already point into the bundle.
+pub fn bundle(doc: &mut Value, files: Vec<Value>) {
+    if files.is_empty() {
+        return;
+    }
+    if let Value::Object(root) = doc {
+        root.insert(BUNDLED.to_string(), Value::Array(files));
+    }
+}
+
 /// Follows a JSON pointer (the part of a `$ref` after `#`, percent-encoding allowed).
 pub fn resolve_pointer<'a>(doc: &'a Value, pointer: &str) -> Option<&'a Value> {
     if pointer.is_empty() {

@@ -132,46 +132,26 @@ pub async fn process(state: &AppState, payload: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The source's text, read and checked; the document as compact JSON.
+/// Most other files a specification fetched from a URL may reference.
+pub const MAX_FILES: usize = 20;
+
+/// The source's text, read and checked; the document as compact JSON. A document fetched
+/// from a URL brings the other files its `$ref`s name (relative to it), fetched the same way
+/// and bundled into it; a document given as text has no place to find them.
 async fn checked_document(state: &AppState, source: PendingSource) -> Result<Bytes, Failure> {
     let max = state.config.max_spec_bytes;
-    let text = match (source.source_text, source.source_url) {
-        (Some(text), _) => text,
-        (None, Some(url)) => {
-            // Our own deadline, inside the fetcher's: a source that answers too slowly is
-            // reported as such (the fetcher itself tells no failure from another).
-            let fetched = tokio::time::timeout(FETCH_DEADLINE, state.fetcher.get(&url, max))
-                .await
-                .map_err(|_| {
-                    Failure::new(
-                        "FETCH_TIMEOUT",
-                        "FETCH_TIMEOUT",
-                        format!(
-                            "The source URL did not answer within {} seconds.",
-                            FETCH_DEADLINE.as_secs()
-                        ),
-                    )
-                })?;
-            let fetched = fetched.map_err(|e| match e {
-                FetchError::TooLarge(n) => Failure::new(
-                    "FETCH_ERROR",
-                    "TOO_LARGE",
-                    format!("The specification at the source URL is larger than {n} bytes."),
-                ),
-                other => Failure::new(
-                    "FETCH_ERROR",
-                    "FETCH_FAILED",
-                    format!("The source URL {other}."),
-                ),
-            })?;
-            String::from_utf8(fetched.bytes.to_vec()).map_err(|_| {
-                Failure::new(
+    let document = match (source.source_text, source.source_url) {
+        (Some(text), _) => {
+            if text.len() > max {
+                return Err(Failure::new(
                     "PARSE_ERROR",
-                    "NOT_TEXT",
-                    "The specification at the source URL is not UTF-8 text.",
-                )
-            })?
+                    "TOO_LARGE",
+                    format!("The specification is larger than {max} bytes."),
+                ));
+            }
+            blocking(move || quire_content::openapi::parse_text(&text)).await?
         }
+        (None, Some(url)) => fetch_bundle(state, &url, max).await?,
         (None, None) => {
             return Err(Failure::new(
                 "PARSE_ERROR",
@@ -180,30 +160,146 @@ async fn checked_document(state: &AppState, source: PendingSource) -> Result<Byt
             ))
         }
     };
-    if text.len() > max {
-        return Err(Failure::new(
-            "PARSE_ERROR",
-            "TOO_LARGE",
-            format!("The specification is larger than {max} bytes."),
-        ));
-    }
-    // Parsing a few megabytes takes a while: off the async threads.
-    let checked = tokio::task::spawn_blocking(move || {
-        let checked = quire_content::openapi::process(&text)?;
-        serde_json::to_vec(&checked.document)
+    // Checking and writing a few megabytes takes a while: off the async threads.
+    let bytes = blocking(move || {
+        quire_content::openapi::check(&document)?;
+        serde_json::to_vec(&document)
             .map_err(|e| quire_content::openapi::SpecError::new("INVALID_SPEC", e.to_string()))
     })
-    .await
-    .map_err(|_| {
+    .await?;
+    Ok(Bytes::from(bytes))
+}
+
+/// Runs content-engine work on the blocking threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, quire_content::openapi::SpecError> + Send + 'static,
+) -> Result<T, Failure> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|_| {
+            Failure::new(
+                "PARSE_ERROR",
+                "INTERNAL",
+                "The specification could not be processed.",
+            )
+        })?
+        .map_err(|e| Failure::new("PARSE_ERROR", e.code, e.message))
+}
+
+/// Fetches `url` (at most `max` bytes) as text.
+async fn fetch_text(
+    state: &AppState,
+    url: &str,
+    what: &str,
+    max: usize,
+) -> Result<String, Failure> {
+    // Our own deadline, inside the fetcher's: a source that answers too slowly is reported
+    // as such (the fetcher itself tells no failure from another).
+    let fetched = tokio::time::timeout(FETCH_DEADLINE, state.fetcher.get(url, max))
+        .await
+        .map_err(|_| {
+            Failure::new(
+                "FETCH_TIMEOUT",
+                "FETCH_TIMEOUT",
+                format!(
+                    "{what} did not answer within {} seconds.",
+                    FETCH_DEADLINE.as_secs()
+                ),
+            )
+        })?;
+    let fetched = fetched.map_err(|e| match e {
+        FetchError::TooLarge(n) => Failure::new(
+            "FETCH_ERROR",
+            "TOO_LARGE",
+            format!("{what} is larger than {n} bytes."),
+        ),
+        other => Failure::new("FETCH_ERROR", "FETCH_FAILED", format!("{what} {other}.")),
+    })?;
+    String::from_utf8(fetched.bytes.to_vec()).map_err(|_| {
         Failure::new(
             "PARSE_ERROR",
-            "INTERNAL",
-            "The specification could not be processed.",
+            "NOT_TEXT",
+            format!("{what} is not UTF-8 text."),
+        )
+    })
+}
+
+/// The document at `url` with the other files its references name, fetched breadth first
+/// (at most [`MAX_FILES`], `max` bytes in all) and bundled under
+/// [`quire_content::openapi::BUNDLED`], every reference rewritten to point there.
+async fn fetch_bundle(
+    state: &AppState,
+    url: &str,
+    max: usize,
+) -> Result<serde_json::Value, Failure> {
+    use quire_content::openapi::{bundle, external_refs, rewrite_refs, BUNDLED};
+    let text = fetch_text(state, url, "The source URL", max).await?;
+    let mut budget = max.saturating_sub(text.len());
+    let main = blocking(move || quire_content::openapi::parse_text(&text)).await?;
+    let base = reqwest::Url::parse(url).map_err(|_| {
+        Failure::new(
+            "FETCH_ERROR",
+            "FETCH_FAILED",
+            "The source URL is not a URL.",
         )
     })?;
-    checked
-        .map(Bytes::from)
-        .map_err(|e| Failure::new("PARSE_ERROR", e.code, e.message))
+    let mut files: Vec<(reqwest::Url, serde_json::Value)> = vec![(base, main)];
+    let mut next = 0;
+    while next < files.len() {
+        let refs = external_refs(&files[next].1);
+        let from = files[next].0.clone();
+        for file in refs {
+            let Ok(mut target) = from.join(&file) else {
+                continue; // not a place to fetch: left as it is
+            };
+            target.set_fragment(None);
+            if !matches!(target.scheme(), "http" | "https")
+                || files.iter().any(|(u, _)| *u == target)
+            {
+                continue;
+            }
+            if files.len() > MAX_FILES {
+                return Err(Failure::new(
+                    "PARSE_ERROR",
+                    "TOO_MANY_FILES",
+                    format!("The specification references more than {MAX_FILES} other files."),
+                ));
+            }
+            let what = format!("The referenced file `{file}`");
+            let text = fetch_text(state, target.as_str(), &what, budget).await?;
+            budget = budget.saturating_sub(text.len());
+            let doc = blocking(move || quire_content::openapi::parse_text(&text))
+                .await
+                .map_err(|mut f| {
+                    f.error.message = format!("In `{file}`: {}", f.error.message);
+                    f
+                })?;
+            files.push((target, doc));
+        }
+        next += 1;
+    }
+    let urls: Vec<reqwest::Url> = files.iter().map(|(u, _)| u.clone()).collect();
+    for (index, (at, doc)) in files.iter_mut().enumerate() {
+        let at = at.clone();
+        rewrite_refs(doc, &|file, fragment| {
+            let target = if file.is_empty() {
+                index
+            } else {
+                let mut u = at.join(file).ok()?;
+                u.set_fragment(None);
+                urls.iter().position(|x| *x == u)?
+            };
+            match target {
+                0 if file.is_empty() => None,
+                0 => Some(format!("#{fragment}")),
+                n => Some(format!("#/{BUNDLED}/{}{fragment}", n - 1)),
+            }
+        });
+    }
+    let mut files = files.into_iter().map(|(_, doc)| doc);
+    let mut main = files.next().unwrap_or_default();
+    bundle(&mut main, files.collect());
+    Ok(main)
 }
 
 /// The errors of the spec's last processing, if it failed.
