@@ -40,14 +40,15 @@ export function uniqueSuffix() {
 /**
  * Starts `quire serve` on a free port with a fresh data dir (and the shared PostgreSQL
  * database when QUIRE_CONFORMANCE_DATABASE_URL is set), waits until /healthz answers 200,
- * and returns a handle to mint tokens and stop it.
+ * and returns a handle to mint tokens and stop it. `args` are further `quire serve` flags
+ * (such as `--fetch-allow 127.0.0.1/32` for sources served by the test itself).
  */
-export async function startServer() {
+export async function startServer({ args = [] } = {}) {
     const dataDir = await mkdtemp(join(tmpdir(), 'quire-conformance-'));
     const storage = ['--data-dir', dataDir];
     if (DATABASE_URL) storage.push('--database-url', DATABASE_URL);
 
-    const child = spawn(QUIRE_BIN, ['serve', '--bind', '127.0.0.1:0', ...storage], {
+    const child = spawn(QUIRE_BIN, ['serve', '--bind', '127.0.0.1:0', ...storage, ...args], {
         env: childEnv(),
         stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -30,6 +30,7 @@ pub mod limits;
 pub mod markdown;
 pub mod merge;
 pub mod model;
+pub mod openapi;
 pub mod sections;
 pub mod store;
 pub mod translate;

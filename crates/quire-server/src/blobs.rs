@@ -93,6 +93,45 @@ impl Blobs {
         }
     }
 
+    fn spec_path(&self, hash: &str) -> Path {
+        let (shard, _) = hash.split_at(2.min(hash.len()));
+        if self.prefix.is_empty() {
+            Path::from(format!("openapi/{shard}/{hash}"))
+        } else {
+            Path::from(format!("{}/openapi/{shard}/{hash}", self.prefix))
+        }
+    }
+
+    /// Stores a checked OpenAPI document and returns its hash. Documents live apart from
+    /// files: a space's purge, which removes the files no space uses, never reaches them.
+    pub async fn put_spec(&self, bytes: Bytes) -> anyhow::Result<String> {
+        let hash = hex::encode(Sha256::digest(&bytes));
+        self.store
+            .put(&self.spec_path(&hash), PutPayload::from(bytes))
+            .await?;
+        Ok(hash)
+    }
+
+    /// An OpenAPI document by hash, if stored.
+    pub async fn get_spec(&self, hash: &str) -> anyhow::Result<Option<Bytes>> {
+        if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(None);
+        }
+        match self.store.get(&self.spec_path(hash)).await {
+            Ok(res) => Ok(Some(res.bytes().await?)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// Removes an OpenAPI document (nothing happens when it is absent).
+    pub async fn delete_spec(&self, hash: &str) -> anyhow::Result<()> {
+        match self.store.delete(&self.spec_path(hash)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(err) => Err(err.into()),
+        }
+    }
+
     fn derived_path(&self, space_id: &str, name: &str) -> Path {
         let rel = format!("derived/{space_id}/{name}");
         if self.prefix.is_empty() {
@@ -155,7 +194,14 @@ impl Blobs {
             if !is_blob || meta.location.as_ref().contains("derived/") {
                 continue;
             }
-            let target = dest.path(hash);
+            // `openapi/<shard>/<hash>`: an OpenAPI document, kept in its own folder.
+            let parts: Vec<_> = meta.location.parts().collect();
+            let in_specs = parts.len() >= 3 && parts[parts.len() - 3].as_ref() == "openapi";
+            let target = if in_specs {
+                dest.spec_path(hash)
+            } else {
+                dest.path(hash)
+            };
             match dest.store.head(&target).await {
                 Ok(_) => continue,
                 Err(object_store::Error::NotFound { .. }) => {}

@@ -36,6 +36,8 @@ pub struct ServerConfig {
     pub cache_mb: u64,
     /// Networks the safe fetcher may reach besides public addresses (none by default).
     pub fetch_allow: Vec<ipnet::IpNet>,
+    /// Largest OpenAPI specification processed, in bytes (given as text or fetched).
+    pub max_spec_bytes: usize,
     /// Bearer token that `GET /metrics` requires; metrics are not served without one.
     pub metrics_token: Option<String>,
     /// Requests a minute per API token (0: no limit).
@@ -144,6 +146,7 @@ impl Default for ServerConfig {
             job_lease_ms: 5 * 60 * 1000,
             cache_mb: 96,
             fetch_allow: Vec::new(),
+            max_spec_bytes: 16 * 1024 * 1024,
             metrics_token: None,
             rate_limit_token: 1200,
             rate_limit_address: 2400,

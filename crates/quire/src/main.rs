@@ -84,6 +84,9 @@ struct ServeArgs {
     /// are served.
     #[arg(long, env = "QUIRE_METRICS_TOKEN")]
     metrics_token: Option<String>,
+    /// Largest OpenAPI specification processed, in bytes (text given or document fetched).
+    #[arg(long, env = "QUIRE_MAX_SPEC_BYTES", default_value_t = 16 * 1024 * 1024)]
+    max_spec_bytes: usize,
     /// Requests a minute allowed per API token (0: no limit); 429 past it.
     #[arg(long, env = "QUIRE_RATE_LIMIT_TOKEN", default_value_t = 1200)]
     rate_limit_token: u32,
@@ -267,6 +270,7 @@ async fn main() -> anyhow::Result<()> {
                 cache_mb: args.cache_mb,
                 fetch_allow: args.fetch_allow,
                 metrics_token: args.metrics_token.filter(|t| !t.is_empty()),
+                max_spec_bytes: args.max_spec_bytes,
                 rate_limit_token: args.rate_limit_token,
                 rate_limit_address: args.rate_limit_address,
                 rate_limit_loopback: args.rate_limit_loopback,

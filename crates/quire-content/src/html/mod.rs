@@ -1160,13 +1160,26 @@ fn openapi(e: &Element) -> String {
         .map(|c| c.to_ascii_lowercase())
         .collect();
     let mut out = format!(
-        "<div class=\"openapi {}\">",
+        "<div class=\"openapi {}\"",
         if e.kind == "swagger" {
             "openapi-operation"
         } else {
             e.kind.as_str()
         }
     );
+    // An operation of an organization's spec names it, for the site to put the operation
+    // in its place ([`openapi_placeholders`]).
+    if let (Some(ContentRef::Openapi { spec }), "openapi-operation") =
+        (data_ref(e, "ref"), e.kind.as_str())
+    {
+        out.push_str(&format!(
+            " data-openapi-spec=\"{}\" data-openapi-path=\"{}\" data-openapi-method=\"{}\"",
+            escape_attr(&spec),
+            escape_attr(e.data_str("path").unwrap_or("")),
+            escape_attr(method)
+        ));
+    }
+    out.push('>');
     if !method.is_empty() {
         out.push_str(&format!(
             "<span class=\"openapi-method method-{method_class}\">{}</span> ",
@@ -1256,4 +1269,64 @@ fn emoji_char(code: &str) -> Option<String> {
     code.split('-')
         .map(|p| u32::from_str_radix(p, 16).ok().and_then(char::from_u32))
         .collect()
+}
+
+/// An operation placeholder of rendered HTML: where it is, and what it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenapiPlaceholder {
+    /// Byte range of the whole placeholder (`<div ...>...</div>`).
+    pub range: std::ops::Range<usize>,
+    /// The spec's slug.
+    pub spec: String,
+    /// The operation's path.
+    pub path: String,
+    /// The operation's method.
+    pub method: String,
+}
+
+/// The placeholders of `openapi-operation` blocks that name an organization's spec, in
+/// order, as [`render_document`] writes them.
+pub fn openapi_placeholders(html: &str) -> Vec<OpenapiPlaceholder> {
+    const OPEN: &str = "<div class=\"openapi openapi-operation\" data-openapi-spec=\"";
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = html[from..].find(OPEN) {
+        let start = from + at;
+        let Some(end) = html[start..]
+            .find("</div>")
+            .map(|e| start + e + "</div>".len())
+        else {
+            break;
+        };
+        let tag = &html[start..end];
+        let attr = |name: &str| -> Option<String> {
+            let key = format!("{name}=\"");
+            let at = tag.find(&key)? + key.len();
+            let len = tag[at..].find('"')?;
+            Some(unescape_attr(&tag[at..at + len]))
+        };
+        if let (Some(spec), Some(path), Some(method)) = (
+            attr("data-openapi-spec"),
+            attr("data-openapi-path"),
+            attr("data-openapi-method"),
+        ) {
+            out.push(OpenapiPlaceholder {
+                range: start..end,
+                spec,
+                path,
+                method,
+            });
+        }
+        from = end;
+    }
+    out
+}
+
+/// Undoes [`escape_attr`].
+fn unescape_attr(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }

@@ -403,6 +403,22 @@ fn steppers_columns_and_updates() {
 }
 
 #[test]
+fn openapi_operation_placeholders_name_their_spec() {
+    let html = render("{% openapi-operation spec=\"pet-store\" path=\"/pets/{id}\" method=\"get\" %}\n[OpenAPI pet-store](https://x.y/spec.json)\n{% endopenapi-operation %}\n\nAfter.\n");
+    let found = openapi_placeholders(&html);
+    assert_eq!(found.len(), 1, "{html}");
+    assert_eq!(found[0].spec, "pet-store");
+    assert_eq!(found[0].path, "/pets/{id}");
+    assert_eq!(found[0].method, "get");
+    let part = &html[found[0].range.clone()];
+    assert!(
+        part.starts_with("<div class=\"openapi openapi-operation\"") && part.ends_with("</div>"),
+        "{part}"
+    );
+    assert!(!html[found[0].range.end..].contains("openapi"), "{html}");
+}
+
+#[test]
 fn openapi_blocks_are_placeholders() {
     let html = render("{% openapi-operation spec=\"petstore\" path=\"/pets/{id}\" method=\"get\" %}\n[OpenAPI petstore](https://x.y/spec.json)\n{% endopenapi-operation %}\n");
     assert!(html.contains("<span class=\"openapi-method method-get\">GET</span> <code class=\"openapi-path\">/pets/{id}</code>"), "{html}");

@@ -12,6 +12,7 @@ pub mod files;
 pub mod invites;
 pub mod members;
 pub mod meta;
+pub mod openapi;
 pub mod orgs;
 pub mod permissions;
 pub mod published;
@@ -44,6 +45,7 @@ pub fn operations() -> Vec<Operation> {
         invites::operations(),
         members::operations(),
         meta::operations(),
+        openapi::operations(),
         orgs::operations(),
         permissions::operations(),
         published::operations(),
@@ -86,6 +88,10 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/files/{spaceId}/{fileId}/{name}",
             get(files::handlers::download),
+        )
+        .route(
+            "/openapi/{organizationId}/{specSlug}/{versionId}",
+            get(openapi::handlers::download),
         )
         .merge(crate::web::routes())
         .fallback(fallback)

@@ -16,6 +16,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (7, "search index generation", SEARCH_GENERATION),
     (8, "site visitor authentication", VISITOR_AUTH),
     (9, "translations", TRANSLATIONS),
+    (10, "openapi specs", OPENAPI),
 ];
 
 /// Translations of spaces (`ORG/translations`): the settings and state of each, and per
@@ -55,6 +56,40 @@ CREATE TABLE translation_pages (
     hash TEXT NOT NULL,
     PRIMARY KEY (translation_id, page_id)
 )
+"#;
+
+/// OpenAPI specifications of an organization, by slug, and their versions. The source
+/// waiting to be processed (a URL, or text given in the request) stays on the spec's row
+/// until the processing job takes it; `source_seq` counts the sources given, so that a job
+/// finishing after a newer source arrived does not report on the older one. A version's
+/// document (checked, as JSON) lives in the blob store under its hash.
+const OPENAPI: &str = r#"
+CREATE TABLE openapi_specs (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    slug TEXT NOT NULL,
+    source_url TEXT,
+    source_text TEXT,
+    source_seq BIGINT NOT NULL,
+    visibility TEXT NOT NULL,
+    processing_state TEXT NOT NULL,
+    last_version TEXT,
+    last_processed_at BIGINT,
+    last_error_code TEXT,
+    last_errors TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX openapi_specs_slug ON openapi_specs (org_id, slug);
+CREATE TABLE openapi_spec_versions (
+    id TEXT PRIMARY KEY,
+    spec_id TEXT NOT NULL REFERENCES openapi_specs (id) ON DELETE CASCADE,
+    hash TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX openapi_spec_versions_spec ON openapi_spec_versions (spec_id, created_at, id);
+CREATE INDEX openapi_spec_versions_hash ON openapi_spec_versions (hash)
 "#;
 
 /// The visitor-authentication settings of a site (`SitePublishingAuth`), one row per site,

@@ -89,6 +89,7 @@ async fn keep_lease(state: &AppState, id: &str, lease: &AtomicI64, lease_ms: i64
 async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
     match job.kind.as_str() {
         PURGE_JOB => purge_space(state, &job.payload).await,
+        crate::domain::openapi::JOB => crate::domain::openapi::process(state, &job.payload).await,
         crate::domain::search::JOB => {
             Ok(crate::domain::search::maintain(state, &job.payload).await?)
         }

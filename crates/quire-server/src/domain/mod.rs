@@ -8,6 +8,7 @@ pub mod auth;
 pub mod change_requests;
 pub mod content;
 pub mod jobs;
+pub mod openapi;
 pub mod placement;
 pub mod published;
 pub mod search;

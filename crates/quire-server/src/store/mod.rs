@@ -8,6 +8,7 @@ pub mod jobs;
 pub mod keys;
 pub mod members;
 pub mod objects;
+pub mod openapi;
 pub mod ordering;
 pub mod orgs;
 pub mod permissions;

@@ -91,7 +91,7 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// Bumped when the rendering changes, so that cached pages and ETags of an older build
 /// are never reused.
-const RENDER_FORMAT: u32 = 2;
+const RENDER_FORMAT: u32 = 3;
 
 /// Serves everything under `/sites/`.
 pub async fn serve(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
@@ -781,7 +781,18 @@ impl<'a> Site<'a> {
                 });
             }
         }
-        let etag = self.version(&entry.path);
+        // Embedded operations follow their spec's latest version: it names the answer too.
+        let specs = self.embedded_specs(entry).await?;
+        let named = if specs.is_empty() {
+            entry.path.clone()
+        } else {
+            let versions: Vec<String> = specs
+                .iter()
+                .map(|(slug, v)| format!("{slug}={}", v.id))
+                .collect();
+            format!("{}\n{}", entry.path, versions.join(","))
+        };
+        let etag = self.version(&named);
         let mut res = if headers
             .get(header::IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok())
@@ -801,6 +812,7 @@ impl<'a> Site<'a> {
                 None => {
                     let variants = self.variants().await?;
                     let body = self.render_page(&list, entry, &variants);
+                    let body = self.with_operations(body, &specs).await;
                     self.state
                         .content
                         .pages
@@ -1105,6 +1117,70 @@ impl<'a> Site<'a> {
             }
             o.push_str("</li>");
         }
+    }
+
+    /// The organization's specs whose operations the page (or a reusable content) embeds,
+    /// with their latest versions.
+    async fn embedded_specs(
+        &self,
+        entry: &Entry<'_>,
+    ) -> ApiResult<Vec<(String, crate::store::openapi::VersionRow)>> {
+        let PageKind::Document(doc) = &entry.page.kind else {
+            return Ok(Vec::new());
+        };
+        let mut slugs = crate::domain::openapi::embedded_specs(&doc.markdown, 16);
+        for rc in &self.rev.reusable_contents {
+            for slug in crate::domain::openapi::embedded_specs(&rc.markdown, 16) {
+                if slugs.len() < 16 && !slugs.contains(&slug) {
+                    slugs.push(slug);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for slug in slugs {
+            let latest = crate::domain::openapi::latest(self.state, &self.r.site.org_id, &slug)
+                .await
+                .map_err(crate::error::ApiError::internal)?;
+            if let Some(version) = latest {
+                out.push((slug, version));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The rendered page with each embedded operation in place of its placeholder, from
+    /// its spec's latest version (a placeholder stays when the spec or operation is absent).
+    async fn with_operations(
+        &self,
+        html: String,
+        specs: &[(String, crate::store::openapi::VersionRow)],
+    ) -> String {
+        let found = quire_content::html::openapi_placeholders(&html);
+        if found.is_empty() || specs.is_empty() {
+            return html;
+        }
+        let mut docs: HashMap<&str, Value> = HashMap::new();
+        for (slug, version) in specs {
+            match crate::domain::openapi::document(self.state, version).await {
+                Ok(Some(bytes)) => {
+                    if let Ok(doc) = serde_json::from_slice::<Value>(&bytes) {
+                        docs.insert(slug.as_str(), doc);
+                    }
+                }
+                Ok(None) => {}
+                Err(err) => tracing::warn!(error = %err, "could not read an OpenAPI document"),
+            }
+        }
+        let mut out = html;
+        for p in found.iter().rev() {
+            let Some(doc) = docs.get(p.spec.as_str()) else {
+                continue;
+            };
+            if let Some(op) = quire_content::openapi::render::operation(doc, &p.path, &p.method) {
+                out.replace_range(p.range.clone(), &op);
+            }
+        }
+        out
     }
 
     fn render_page(&self, list: &[Entry<'_>], entry: &Entry<'_>, variants: &str) -> String {

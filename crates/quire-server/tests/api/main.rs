@@ -18,6 +18,7 @@ mod hardening_depth;
 mod hardening_fetch;
 mod invites;
 mod members;
+mod openapi;
 mod operator;
 mod org_change_requests;
 mod orgs;

@@ -752,3 +752,88 @@ async fn site_search_follows_the_visitor_s_conditions() {
         "{body}"
     );
 }
+
+/// Processes `text` into the organization's spec `slug`.
+async fn publish_spec(app: &TestApp, w: &World, slug: &str, text: &str) {
+    let path = format!("/v1/orgs/{}/openapi/{slug}", w.org);
+    app.put(&w.admin, &path, json!({ "source": { "text": text } }))
+        .await;
+    for _ in 0..400 {
+        quire_server::domain::jobs::run_due(&app.state)
+            .await
+            .unwrap();
+        let spec = app.get(&w.admin, &path).await.expect(200);
+        if spec["processingState"] == "complete" {
+            assert!(spec.get("lastProcessErrorCode").is_none(), "{spec}");
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("spec {slug} was never processed");
+}
+
+#[tokio::test]
+async fn embedded_operations_render_from_the_spec_s_latest_version() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let spec = |summary: &str| {
+        json!({
+            "openapi": "3.1.0",
+            "info": { "title": "Pets", "version": "1" },
+            "paths": { "/pets/{petId}": { "get": {
+                "summary": summary,
+                "parameters": [{ "name": "petId", "in": "path", "required": true,
+                                 "description": "<img src=x onerror=alert(1)>", "schema": { "type": "string" } }],
+                "responses": { "200": { "description": "The pet", "content": { "application/json": {
+                    "schema": { "$ref": "#/components/schemas/Pet" } } } } }
+            } } },
+            "components": { "schemas": { "Pet": { "type": "object", "required": ["name"], "properties": {
+                "name": { "type": "string", "example": "Rex" },
+                "parent": { "$ref": "#/components/schemas/Pet" }
+            } } } }
+        })
+        .to_string()
+    };
+    publish_spec(&app, &w, "pets", &spec("Get a <script>pet</script>")).await;
+    let space = app.space(&w.admin, &w.org, "API", None).await;
+    write(
+        &app,
+        &w,
+        &space,
+        json!([{ "operation": "insert_page", "title": "Pets", "document": { "markdown":
+            "Read a pet.\n\n{% openapi-operation spec=\"pets\" path=\"/pets/{petId}\" method=\"get\" %}\n[OpenAPI pets](https://example.com/pets.json)\n{% endopenapi-operation %}\n\n{% openapi-operation spec=\"nope\" path=\"/x\" method=\"get\" %}\n[OpenAPI nope](https://example.com/nope.json)\n{% endopenapi-operation %}\n"
+        } }]),
+    )
+    .await;
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+    let (status, h, body) = fetch(&app, &format!("{base}pets"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    assert!(body.contains("<span class=\"openapi-method method-get\">GET</span> <code class=\"openapi-path\">/pets/{petId}</code>"), "{body}");
+    assert!(
+        body.contains("Get a &lt;script&gt;pet&lt;/script&gt;"),
+        "{body}"
+    );
+    assert!(body.contains("<code>petId</code>"), "{body}");
+    assert!(
+        body.contains("<span class=\"openapi-status\">200</span> The pet"),
+        "{body}"
+    );
+    assert!(body.contains("<code>name</code> <span class=\"openapi-type\">string</span> <span class=\"openapi-required\">required</span>"), "{body}");
+    assert!(body.contains("Pet (recursive)"), "{body}");
+    assert!(
+        body.contains("&quot;Rex&quot;"),
+        "an example from the schema: {body}"
+    );
+    assert!(!body.contains("<img src=x"), "{body}");
+    assert!(!body.contains("<script>pet"), "{body}");
+    // The unknown spec keeps its placeholder.
+    assert!(body.contains("data-openapi-spec=\"nope\""), "{body}");
+    let etag = h["etag"].to_str().unwrap().to_string();
+
+    // A new version of the spec shows at once, under a new tag.
+    publish_spec(&app, &w, "pets", &spec("Fetch one pet")).await;
+    let (status, h, body) = fetch(&app, &format!("{base}pets"), &[("if-none-match", &etag)]).await;
+    assert_eq!(status, 200);
+    assert_ne!(h["etag"].to_str().unwrap(), etag);
+    assert!(body.contains("Fetch one pet"), "{body}");
+}
