@@ -100,7 +100,7 @@ def main():
     try:
         db = args.database_url
         if not db:
-            pg_dir = os.path.join(work, "pg")
+            pg_dir = tempfile.mkdtemp(prefix="quire-pg-")  # not under `work`: the cluster's user must reach it
             db = subprocess.run([os.path.join(ROOT, "scripts/pg-cluster.sh"), "start", pg_dir],
                                 capture_output=True, text=True, check=True).stdout.strip()
         env = dict(os.environ, QUIRE_LOG="warn")
@@ -176,6 +176,7 @@ def main():
             p.wait()
         if pg_dir:
             subprocess.run([os.path.join(ROOT, "scripts/pg-cluster.sh"), "stop", pg_dir])
+            shutil.rmtree(pg_dir, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
 
 
