@@ -18,8 +18,18 @@
         select(button);
       });
     });
-    if (buttons.length) { select(group.querySelector("[aria-selected=true]") || buttons[0]); }
+    if (buttons.length) {
+      // The panels' own titles repeat the tabs: only for readers without this script.
+      group.classList.add("tabs-live");
+      select(group.querySelector("[aria-selected=true]") || buttons[0]);
+    }
   });
+  // On a phone the page tree starts folded behind its Menu button (it is open without
+  // this script, so that it is never out of reach).
+  var sidebar = document.querySelector("details.sidebar");
+  if (sidebar && window.matchMedia && window.matchMedia("(max-width: 48rem)").matches) {
+    sidebar.open = false;
+  }
   // Section menus: one open at a time, closed by Escape.
   var menus = document.querySelectorAll(".section-tabs details");
   menus.forEach(function (menu) {
