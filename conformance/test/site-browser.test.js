@@ -632,6 +632,12 @@ test('every block renders, axe finds nothing serious in light and dark, screensh
         await tab.click('main [role=tab][aria-selected=false]');
         assert.match((await shown())[0], /apt/);
         assert.equal((await shown()).length, 1);
+        // And the arrow keys move between tabs.
+        await tab.keyboard.press('ArrowRight');
+        assert.match((await shown())[0], /Homebrew/);
+        assert.equal(await tab.evaluate(() => document.activeElement.textContent), 'macOS');
+        await tab.keyboard.press('ArrowLeft');
+        assert.match((await shown())[0], /apt/);
         // The expandable opens.
         assert.equal(await tab.$eval('details.expandable', (d) => d.open), false);
         await tab.click('details.expandable > summary');

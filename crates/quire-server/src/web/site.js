@@ -12,10 +12,19 @@
         if (panel) { panel.hidden = !on; }
       });
     }
-    buttons.forEach(function (button) {
+    buttons.forEach(function (button, i) {
       button.addEventListener("click", function (e) {
         e.preventDefault();
         select(button);
+      });
+      // Left and Right move to the previous and next tab, Home and End to the ends.
+      button.addEventListener("keydown", function (e) {
+        var to = { ArrowLeft: i - 1, ArrowRight: i + 1, Home: 0, End: buttons.length - 1 }[e.key];
+        if (to === undefined) { return; }
+        e.preventDefault();
+        var next = buttons[(to + buttons.length) % buttons.length];
+        select(next);
+        next.focus();
       });
     });
     if (buttons.length) {
