@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of Quire: lints, unit and HTTP integration tests on SQLite, the same
 # integration tests on PostgreSQL, and the conformance suite (official client + official
-# schemas) on both databases.
+# schemas) on both databases, with published sites tested in a headless Chromium.
 #
 # PostgreSQL: QUIRE_TEST_DATABASE_URL if set; otherwise a throwaway cluster started from the
 # initdb/pg_ctl on PATH; the PostgreSQL pass is skipped, with a notice, only when neither exists.
@@ -69,6 +69,22 @@ if [ -n "$pg_url" ]; then
   else
     echo "NOTICE: nginx or s3s-fs is missing: skipping the scale-out test"
   fi
+fi
+
+# The browser tests of published sites drive Debian's Chromium; on a fresh machine it is
+# installed here, and once present the tests must run (QUIRE_REQUIRE_BROWSER=1).
+chromium_bin=${QUIRE_CHROMIUM:-$(command -v chromium || true)}
+if [ -z "$chromium_bin" ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  echo "== installing Chromium (Debian package)"
+  (apt-get install -y -q chromium >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) \
+    || true
+  chromium_bin=$(command -v chromium || true)
+fi
+if [ -n "$chromium_bin" ]; then
+  export QUIRE_CHROMIUM="$chromium_bin" QUIRE_REQUIRE_BROWSER=1
+else
+  echo "NOTICE: no Chromium (install Debian's chromium, or set QUIRE_CHROMIUM): the browser tests are skipped"
 fi
 
 echo "== conformance suite (official client and schemas)"

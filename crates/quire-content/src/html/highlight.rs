@@ -5,6 +5,7 @@
 //! classes instead of inline styles, so light and dark themes are plain CSS.
 
 use std::collections::HashMap;
+use std::fmt::Write;
 use std::sync::OnceLock;
 
 use syntect::html::{css_for_theme_with_class_style, ClassStyle};
@@ -166,8 +167,9 @@ fn scope_class(scope: Scope, language: &str) -> Option<String> {
     Some(class)
 }
 
-/// The CSS of the highlight classes: a light theme, and a dark one under
-/// `prefers-color-scheme: dark`. Computed once.
+/// The CSS of the highlight classes: a light theme under `prefers-color-scheme: light`
+/// (which also holds without any preference), and a dark one under
+/// `prefers-color-scheme: dark`, every colour legible on its background. Computed once.
 pub fn highlight_css() -> &'static str {
     static CSS: OnceLock<String> = OnceLock::new();
     CSS.get_or_init(|| {
@@ -183,10 +185,107 @@ pub fn highlight_css() -> &'static str {
                 .map(|css| without_comments(&css))
                 .unwrap_or_default()
         };
-        let light = css("InspiredGitHub");
-        let dark = css("base16-ocean.dark");
-        format!("{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n")
+        let light = readable(&css("InspiredGitHub"), &LIGHT_BACKGROUNDS, 0);
+        let dark = readable(&css("base16-ocean.dark"), &DARK_BACKGROUNDS, 255);
+        // Each theme under its own query, so that a token only the light theme colours
+        // keeps no light colour in the dark.
+        format!(
+            "@media (prefers-color-scheme: light) {{\n{light}\n}}\n\
+             @media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
+        )
     })
+}
+
+/// The backgrounds code is shown on in the light theme: the theme's own and the sites'.
+const LIGHT_BACKGROUNDS: [[u8; 3]; 2] = [[0xff, 0xff, 0xff], [0xf5, 0xf6, 0xf8]];
+
+/// The same in the dark theme.
+const DARK_BACKGROUNDS: [[u8; 3]; 2] = [[0x2b, 0x30, 0x3b], [0x1e, 0x21, 0x27]];
+
+/// The contrast every token colour keeps with every background: WCAG's 4.5 for text, and a
+/// little more for rounding.
+const MIN_CONTRAST: f64 = 4.6;
+
+/// WCAG's relative luminance of an sRGB colour.
+fn luminance(c: [u8; 3]) -> f64 {
+    let channel = |v: u8| {
+        let v = f64::from(v) / 255.0;
+        if v <= 0.039_28 {
+            v / 12.92
+        } else {
+            ((v + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * channel(c[0]) + 0.7152 * channel(c[1]) + 0.0722 * channel(c[2])
+}
+
+/// WCAG's contrast ratio of two colours.
+pub(super) fn contrast(a: [u8; 3], b: [u8; 3]) -> f64 {
+    let (la, lb) = (luminance(a), luminance(b));
+    (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
+}
+
+/// `c` moved toward `toward` (0 darkens, 255 lightens) just enough to keep
+/// `MIN_CONTRAST` with every one of `backgrounds`.
+fn legible(c: [u8; 3], backgrounds: &[[u8; 3]], toward: u8) -> [u8; 3] {
+    const STEPS: u16 = 32;
+    for step in 0..=STEPS {
+        let mix = |v: u8| {
+            let (v, t) = (i32::from(v), i32::from(toward));
+            u8::try_from(v + (t - v) * i32::from(step) / i32::from(STEPS)).unwrap_or(toward)
+        };
+        let candidate = [mix(c[0]), mix(c[1]), mix(c[2])];
+        if backgrounds
+            .iter()
+            .all(|&b| contrast(candidate, b) >= MIN_CONTRAST)
+        {
+            return candidate;
+        }
+    }
+    [toward; 3]
+}
+
+/// `#rrggbb` made legible as text on every one of `backgrounds` (as `legible` does), as
+/// `#rrggbb`; `None` for anything but `#rrggbb`.
+pub fn legible_hex(color: &str, backgrounds: &[[u8; 3]], toward: u8) -> Option<String> {
+    let digits = color.strip_prefix('#').filter(|d| d.len() == 6)?;
+    let [r, g, b] = legible(hex_color(digits)?, backgrounds, toward);
+    Some(format!("#{r:02x}{g:02x}{b:02x}"))
+}
+
+/// The theme's CSS with each text colour (`color: #rrggbb[aa]`, not `background-color`)
+/// made legible on `backgrounds`; an alpha channel is dropped.
+fn readable(css: &str, backgrounds: &[[u8; 3]], toward: u8) -> String {
+    const KEY: &str = "color: #";
+    let mut out = String::with_capacity(css.len());
+    let mut rest = css;
+    while let Some(i) = rest.find(KEY) {
+        let start = i + KEY.len();
+        out.push_str(&rest[..start]);
+        let digits = rest[start..]
+            .bytes()
+            .take_while(u8::is_ascii_hexdigit)
+            .count();
+        let is_text = !rest[..i].ends_with('-');
+        let parsed = (digits == 6 || digits == 8)
+            .then(|| hex_color(&rest[start..start + 6]))
+            .flatten();
+        match parsed.filter(|_| is_text) {
+            Some(c) => {
+                let [r, g, b] = legible(c, backgrounds, toward);
+                let _ = write!(out, "{r:02x}{g:02x}{b:02x}");
+            }
+            None => out.push_str(&rest[start..start + digits]),
+        }
+        rest = &rest[start + digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn hex_color(s: &str) -> Option<[u8; 3]> {
+    let byte = |i: usize| u8::from_str_radix(s.get(i..i + 2)?, 16).ok();
+    Some([byte(0)?, byte(2)?, byte(4)?])
 }
 
 /// CSS without its comments (the generator's banner).

@@ -29,7 +29,7 @@ use crate::limits::MAX_DEPTH;
 use crate::model::ContentRef;
 use crate::sections::{heading, Anchors};
 
-pub use highlight::{highlight_css, MAX_HIGHLIGHT_BYTES};
+pub use highlight::{highlight_css, legible_hex, MAX_HIGHLIGHT_BYTES};
 
 /// Total bytes of code highlighted in one document; later code blocks are plain text, so
 /// that a page of many large blocks costs bounded time.
@@ -619,9 +619,9 @@ impl<'a> Renderer<'a> {
                     let open = if !tasks {
                         "<li>"
                     } else if i.data.get("checked").and_then(Value::as_bool) == Some(true) {
-                        "<li class=\"task\"><input type=\"checkbox\" disabled checked> "
+                        "<li class=\"task\"><input type=\"checkbox\" aria-label=\"Task\" disabled checked> "
                     } else {
-                        "<li class=\"task\"><input type=\"checkbox\" disabled> "
+                        "<li class=\"task\"><input type=\"checkbox\" aria-label=\"Task\" disabled> "
                     };
                     parts.push(html(open));
                     parts.push(Task::Nodes(i.children(), depth + 2));

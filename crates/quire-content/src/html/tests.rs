@@ -225,7 +225,7 @@ fn lists() {
         html.contains("<ol start=\"3\"><li><p>three</p></li>"),
         "{html}"
     );
-    assert!(html.contains("<ul class=\"task-list\"><li class=\"task\"><input type=\"checkbox\" disabled> <p>todo</p></li><li class=\"task\"><input type=\"checkbox\" disabled checked> <p>done</p></li></ul>"), "{html}");
+    assert!(html.contains("<ul class=\"task-list\"><li class=\"task\"><input type=\"checkbox\" aria-label=\"Task\" disabled> <p>todo</p></li><li class=\"task\"><input type=\"checkbox\" aria-label=\"Task\" disabled checked> <p>done</p></li></ul>"), "{html}");
 }
 
 #[test]
@@ -315,6 +315,27 @@ fn code_blocks_are_highlighted() {
     );
     let css = highlight_css();
     assert!(css.contains(".hl-") && css.contains("prefers-color-scheme: dark"));
+    // Every token colour reads on its theme's backgrounds (WCAG AA, 4.5:1).
+    let (light, dark) = css.split_once("prefers-color-scheme: dark").unwrap();
+    for (part, backgrounds) in [
+        (light, [[0xff, 0xff, 0xff], [0xf5, 0xf6, 0xf8]]),
+        (dark, [[0x2b, 0x30, 0x3b], [0x1e, 0x21, 0x27]]),
+    ] {
+        let colours: Vec<[u8; 3]> = part
+            .split(" color: #")
+            .skip(1)
+            .map(|c| {
+                let byte = |i: usize| u8::from_str_radix(&c[i..i + 2], 16).unwrap();
+                [byte(0), byte(2), byte(4)]
+            })
+            .collect();
+        assert!(colours.len() > 5, "{part}");
+        for c in colours {
+            for b in backgrounds {
+                assert!(super::highlight::contrast(c, b) >= 4.5, "{c:?} on {b:?}");
+            }
+        }
+    }
 }
 
 #[test]
@@ -856,4 +877,20 @@ fn highlighted_code_stays_small() {
         html.len(),
         body.len()
     );
+}
+
+#[test]
+fn colours_are_made_legible() {
+    let white = [[0xff, 0xff, 0xff]];
+    // Already legible: unchanged. Too light on white: darkened until it reads.
+    assert_eq!(
+        legible_hex("#1d2127", &white, 0).as_deref(),
+        Some("#1d2127")
+    );
+    let darker = legible_hex("#7fb0ff", &white, 0).unwrap();
+    assert_ne!(darker, "#7fb0ff");
+    let byte = |i: usize| u8::from_str_radix(&darker[i..i + 2], 16).unwrap();
+    assert!(super::highlight::contrast([byte(1), byte(3), byte(5)], white[0]) >= 4.5);
+    assert_eq!(legible_hex("red", &white, 0), None);
+    assert_eq!(legible_hex("#12345", &white, 0), None);
 }

@@ -11,7 +11,8 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use quire_content::html::{
-    escape_attr as attr, escape_text as text, render_document, safe_url, FileRef, Resolve,
+    escape_attr as attr, escape_text as text, legible_hex, render_document, safe_url, FileRef,
+    Resolve,
 };
 use quire_content::markdown::markdown_to_document;
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
@@ -35,6 +36,12 @@ use crate::values::SiteVisibility;
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
     img-src 'self' https: data:; font-src 'self'; connect-src 'self'; form-action 'self'; \
     base-uri 'none'; frame-ancestors 'none'";
+
+/// The backgrounds of `site.css` in its light theme (`--bg`, `--bg-soft`).
+const LIGHT_BACKGROUNDS: [[u8; 3]; 2] = [[0xff, 0xff, 0xff], [0xf5, 0xf6, 0xf8]];
+
+/// The same in its dark theme.
+const DARK_BACKGROUNDS: [[u8; 3]; 2] = [[0x15, 0x17, 0x1b], [0x1e, 0x21, 0x27]];
 
 /// The cookie that remembers a share link's key for the site's path.
 const SHARE_COOKIE: &str = "quire_share";
@@ -438,6 +445,22 @@ impl Resolve for Links<'_> {
         self.ref_url(r)
     }
 
+    /// The title of a page of this site space that the visitor may read: page links and
+    /// mentions show it, not the page's address.
+    fn title(&self, r: &ContentRef) -> Option<String> {
+        let page = match r {
+            ContentRef::Page { page, space: None }
+            | ContentRef::Anchor {
+                page: Some(page),
+                space: None,
+                ..
+            } => page,
+            _ => return None,
+        };
+        self.paths.get(page.as_str())?;
+        self.rev.page(page).map(|p| p.title.clone())
+    }
+
     fn condition(&self, expression: &str) -> bool {
         visible(Some(expression), self.visitor)
     }
@@ -625,17 +648,19 @@ impl<'a> Site<'a> {
         }
     }
 
-    /// The site's colours as a stylesheet (no inline styles: the policy forbids them).
+    /// The site's colours as a stylesheet (no inline styles: the policy forbids them). The
+    /// tint colours links and text, so each is darkened (light theme) or lightened (dark
+    /// theme) just enough to read on the theme's backgrounds.
     fn theme_css(&self) -> Response {
         let color = |mode: &str| {
+            let (backgrounds, toward) = if mode == "dark" {
+                (DARK_BACKGROUNDS, 255)
+            } else {
+                (LIGHT_BACKGROUNDS, 0)
+            };
             self.custom["styling"]["primaryColor"][mode]
                 .as_str()
-                .filter(|v| {
-                    v.len() == 7
-                        && v.starts_with('#')
-                        && v[1..].bytes().all(|b| b.is_ascii_hexdigit())
-                })
-                .map(str::to_string)
+                .and_then(|v| legible_hex(v, &backgrounds, toward))
         };
         let mut css = String::new();
         if let Some(light) = color("light") {
@@ -656,7 +681,7 @@ impl<'a> Site<'a> {
     }
 
     fn theme_url(&self) -> String {
-        let colors = self.custom["styling"]["primaryColor"].to_string();
+        let colors = format!("{RENDER_FORMAT}{}", self.custom["styling"]["primaryColor"]);
         let v = hex::encode(&sha2::Sha256::digest(colors.as_bytes())[..6]);
         format!("{}{}~theme.css?v={v}", self.prefix, self.r.site_base_path)
     }

@@ -12,14 +12,33 @@
         if (panel) { panel.hidden = !on; }
       });
     }
-    buttons.forEach(function (button) {
+    buttons.forEach(function (button, i) {
       button.addEventListener("click", function (e) {
         e.preventDefault();
         select(button);
       });
+      // Left and Right move to the previous and next tab, Home and End to the ends.
+      button.addEventListener("keydown", function (e) {
+        var to = { ArrowLeft: i - 1, ArrowRight: i + 1, Home: 0, End: buttons.length - 1 }[e.key];
+        if (to === undefined) { return; }
+        e.preventDefault();
+        var next = buttons[(to + buttons.length) % buttons.length];
+        select(next);
+        next.focus();
+      });
     });
-    if (buttons.length) { select(group.querySelector("[aria-selected=true]") || buttons[0]); }
+    if (buttons.length) {
+      // The panels' own titles repeat the tabs: only for readers without this script.
+      group.classList.add("tabs-live");
+      select(group.querySelector("[aria-selected=true]") || buttons[0]);
+    }
   });
+  // On a phone the page tree starts folded behind its Menu button (it is open without
+  // this script, so that it is never out of reach).
+  var sidebar = document.querySelector("details.sidebar");
+  if (sidebar && window.matchMedia && window.matchMedia("(max-width: 48rem)").matches) {
+    sidebar.open = false;
+  }
   // Section menus: one open at a time, closed by Escape.
   var menus = document.querySelectorAll(".section-tabs details");
   menus.forEach(function (menu) {

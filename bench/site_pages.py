@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Published-site benchmark: a rendered HTML page of a public site whose space holds 10,000
+pages, measured with wrk beside the floor (a minimal axum handler) in the same run, and its
+first render after a restart of the server.
+
+The corpus: one space of 10,000 pages in 100 chapters (a top-level page holding 99 children),
+each page with three headings, a hint, a code block and a table, written through the API (one
+change request, merged), shown by one public site. The page measured is a child in the middle of the tree, so that its sidebar,
+breadcrumbs and previous/next links are all there.
+
+Targets (issue 13): throughput >= 40% of the floor's, p99 < 10 ms, first render after a
+restart < 50 ms.
+
+Usage: python3 bench/site_pages.py [--duration 8] [--pages 10000] [--database-url URL]
+Needs: release builds (cargo build --release -p quire, and
+cargo build --release -p quire-server --example floor) and wrk.
+"""
+import argparse, json, os, shutil, signal, subprocess, sys, tempfile, time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUIRE = os.environ.get("QUIRE_BIN") or os.path.join(ROOT, "target/release/quire")
+FLOOR = os.environ.get("FLOOR_BIN") or os.path.join(ROOT, "target/release/examples/floor")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from foundation import free_port, wait_ready, wrk  # noqa: E402
+
+GROUP = 100  # pages per top-level page (itself included)
+
+
+def call(method, url, token, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, method=method, data=data, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=300) as r:
+        return json.loads(r.read() or b"null")
+
+
+def page_markdown(index):
+    return (
+        f"Page {index} of the handbook.\n\n"
+        f"## Overview\n\nWhat page {index} covers, in a paragraph with **bold** and `code`.\n\n"
+        "## Details\n\n{% hint style=\"info\" %}\nA hint on every page.\n{% endhint %}\n\n"
+        "```rust\nfn main() {\n    println!(\"page\");\n}\n```\n\n"
+        "## Table\n\n| Name | Value |\n| --- | --- |\n| a | 1 |\n| b | 2 |\n"
+    )
+
+
+def seed(base, token, pages):
+    org = call("POST", f"{base}/v1/orgs", token, {"title": "Bench"})["id"]
+    space = call("POST", f"{base}/v1/orgs/{org}/spaces", token, {"title": "Handbook"})["id"]
+    cr = call("POST", f"{base}/v1/spaces/{space}/change-requests", token, {"subject": "Pages"})["id"]
+    content = f"{base}/v1/spaces/{space}/change-requests/{cr}/content?compat=false"
+    for group in range(pages // GROUP):
+        first = group * GROUP
+        # A batch holds at most 50 changes: the chapter and its first children, then the rest
+        # of its children into the chapter by id.
+        changes = [{"operation": "insert_page", "ref": "chapter", "title": f"Chapter {group}",
+                    "document": {"markdown": page_markdown(first)}}]
+        chapter = None
+        for i in range(first + 1, first + GROUP):
+            into = {"into": "chapter" if chapter is None else chapter}
+            changes.append({"operation": "insert_page", **into, "title": f"Page {i}",
+                            "document": {"markdown": page_markdown(i)}})
+            if len(changes) == 50 or i == first + GROUP - 1:
+                done = call("POST", content, token, {"changes": changes})
+                if chapter is None:
+                    chapter = done["changes"][0]["page"]["id"]
+                changes = []
+    call("POST", f"{base}/v1/spaces/{space}/change-requests/{cr}/merge", token)
+    site = call("POST", f"{base}/v1/orgs/{org}/sites", token,
+                {"title": "Handbook", "spaces": [space], "visibility": "public"})["id"]
+    published = call("POST", f"{base}/v1/orgs/{org}/sites/{site}/publish", token)
+    root = published["urls"]["published"]
+    middle = pages // GROUP // 2
+    # The path of a child in the middle chapter: `chapter-<n>/page-<i>`.
+    path = f"{root}chapter-{middle}/page-{middle * GROUP + GROUP // 2}"
+    return path[len(base):]
+
+
+def first_get(url):
+    t = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=60) as r:
+        body = r.read()
+        status = r.status
+    return (time.perf_counter() - t) * 1000, status, len(body)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--duration", type=int, default=8)
+    ap.add_argument("--pages", type=int, default=10_000)
+    ap.add_argument("--database-url")
+    args = ap.parse_args()
+    data = tempfile.mkdtemp(prefix="quire-site-")
+    storage = ["--data-dir", data] + (["--database-url", args.database_url] if args.database_url else [])
+    env = dict(os.environ, QUIRE_LOG="warn")
+    procs = []
+
+    def start(port):
+        server = subprocess.Popen([QUIRE, "serve", "--bind", f"127.0.0.1:{port}"] + storage, env=env,
+                                  stderr=subprocess.DEVNULL)
+        procs.append(server)
+        wait_ready(f"http://127.0.0.1:{port}/healthz")
+        return server
+
+    try:
+        port = free_port()
+        server = start(port)
+        token = subprocess.run([QUIRE, "admin", "create-token", "--email", "bench@example.com"] + storage,
+                               capture_output=True, text=True, check=True, env=env).stdout.strip()
+        base = f"http://127.0.0.1:{port}"
+        t0 = time.time()
+        path = seed(base, token, args.pages)
+        print(f"seeded {args.pages} pages in {time.time() - t0:.1f} s; page {path}", file=sys.stderr)
+
+        # First render after a restart: nothing of the site in memory.
+        server.send_signal(signal.SIGTERM)
+        server.wait()
+        procs.remove(server)
+        server = start(port)
+        first_ms, status, size = first_get(base + path)
+        second_ms, _, _ = first_get(base + path)
+        assert status == 200, status
+        print(f"first render after restart {first_ms:.1f} ms (then {second_ms:.1f} ms), {size} bytes",
+              flush=True)
+
+        fport = free_port()
+        floor = subprocess.Popen([FLOOR, f"127.0.0.1:{fport}"], stderr=subprocess.DEVNULL)
+        procs.append(floor)
+        floor_url = f"http://127.0.0.1:{fport}/"
+        wait_ready(floor_url)
+        wrk(floor_url, 2)
+        wrk(base + path, 2)  # warm-up
+        before = wrk(floor_url, args.duration)
+        got = wrk(base + path, args.duration)
+        after = wrk(floor_url, args.duration)
+        floor_rps = (before["rps"] + after["rps"]) / 2
+        row = {"name": "site_page", "rps": round(got["rps"]), "p50_ms": got["p50_ms"], "p99_ms": got["p99_ms"],
+               "non2xx": got["non2xx"], "floor_rps": round(floor_rps), "ratio": round(got["rps"] / floor_rps, 3),
+               "first_render_ms": round(first_ms, 1), "bytes": size}
+        print(f"site_page {row['rps']:>8} req/s  p50 {row['p50_ms']:6.2f} ms  p99 {row['p99_ms']:6.2f} ms  "
+              f"floor {row['floor_rps']:>8}  ratio {row['ratio']:.3f}"
+              + (f"  NON-2XX {row['non2xx']}" if row["non2xx"] else ""), flush=True)
+        print(json.dumps({"database": "postgres" if args.database_url else "sqlite", "rows": [row]}, indent=1))
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+            p.wait()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
