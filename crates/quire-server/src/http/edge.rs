@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
+use axum::body::{Body, HttpBody};
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
@@ -149,14 +149,11 @@ where
     }
 }
 
-/// Whether the request declares a body: a length above zero, or a chunked one. Only those
-/// get the body deadline's timer.
+/// Whether a body may still arrive: only those get the body deadline's timer. The body
+/// says so itself (a request ended with its headers reports its end), which holds on
+/// HTTP/2 too, where a body need not declare a length.
 fn may_have_body(req: &Request<Body>) -> bool {
-    let headers = req.headers();
-    headers.contains_key(header::TRANSFER_ENCODING)
-        || headers
-            .get(header::CONTENT_LENGTH)
-            .is_some_and(|v| v.as_bytes() != b"0")
+    !req.body().is_end_stream()
 }
 
 /// The official 500, for a handler that panicked (the panic itself is in the log).
@@ -207,11 +204,13 @@ fn rate_headers(res: &mut Response, limit: u32, remaining: u32, reset_secs: u64)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::response::IntoResponse;
     use tower::ServiceExt;
 
     async fn state(dir: &std::path::Path) -> AppState {
         let config = crate::config::ServerConfig {
             data_dir: dir.to_path_buf(),
+            body_timeout_ms: 100,
             ..Default::default()
         };
         AppState::open(
@@ -270,5 +269,32 @@ mod tests {
             .unwrap();
         let res = edge.oneshot(req).await.unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    }
+
+    #[tokio::test]
+    async fn a_body_without_a_declared_length_still_has_a_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let edge = EdgeLayer(state(dir.path()).await).layer(tower::service_fn(
+            |req: Request<Body>| async move {
+                let read = axum::body::to_bytes(req.into_body(), 1 << 16).await;
+                let timed_out = read.is_err_and(|e| super::super::extract::timed_out(&e));
+                let status = if timed_out {
+                    StatusCode::REQUEST_TIMEOUT
+                } else {
+                    StatusCode::OK
+                };
+                Ok::<_, Infallible>((status, "").into_response())
+            },
+        ));
+        // A body that never ends and declares no length (as HTTP/2 allows).
+        let never = futures_util::stream::pending::<Result<bytes::Bytes, std::io::Error>>();
+        let req = Request::post("/v1/orgs")
+            .body(Body::from_stream(never))
+            .unwrap();
+        let res = tokio::time::timeout(Duration::from_secs(10), edge.oneshot(req))
+            .await
+            .expect("the body deadline ends the read")
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::REQUEST_TIMEOUT);
     }
 }

@@ -49,7 +49,7 @@ async fn read_body(req: Request, state: &AppState) -> Result<Bytes, ApiError> {
 
 /// Whether a body error comes from the body read deadline (it arrives wrapped by the body
 /// types between the timeout layer and the extractor).
-fn timed_out(err: &(dyn std::error::Error + 'static)) -> bool {
+pub(crate) fn timed_out(err: &(dyn std::error::Error + 'static)) -> bool {
     let mut current = Some(err);
     while let Some(e) = current {
         if e.is::<tower_http::timeout::TimeoutError>() {
