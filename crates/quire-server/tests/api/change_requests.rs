@@ -142,3 +142,27 @@ async fn readers_cannot_open_change_requests() {
         .await
         .expect(200);
 }
+
+#[tokio::test]
+async fn change_requests_created_at_once_get_distinct_numbers() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let base = format!("/v1/spaces/{space}/change-requests");
+    let created = futures_util::future::join_all(
+        (0..16).map(|n| app.post(&alice, &base, json!({ "subject": format!("at once {n}") }))),
+    )
+    .await;
+    let mut numbers: Vec<i64> = created
+        .into_iter()
+        .map(|res| res.expect(201)["number"].as_i64().unwrap())
+        .collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=16).collect::<Vec<_>>());
+    let s = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    assert_eq!(counters(&s), (16, 16, 0));
+}

@@ -44,6 +44,16 @@ pub async fn create_change_request(
     validate::length("subject", &subject, 0, 100)?;
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    // Counting the new change request first takes the space row's lock, so that creations
+    // in the same space, on any node, number one after another instead of racing for the
+    // same number; the space and the highest number are read after it.
+    store::change_requests::count_transition(
+        &mut tx,
+        &ctx.space.id,
+        None,
+        Some(ChangeRequestStatus::Open),
+    )
+    .await?;
     let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
         .await?
         .ok_or_else(|| ApiError::not_found("Space not found."))?;
@@ -65,13 +75,6 @@ pub async fn create_change_request(
         comments: 0,
     };
     store::change_requests::insert(&mut tx, &c).await?;
-    store::change_requests::count_transition(
-        &mut tx,
-        &space.id,
-        None,
-        Some(ChangeRequestStatus::Open),
-    )
-    .await?;
     tx.commit().await?;
     let body = render(&state, &ctx, &c).await?;
     Ok(views::created(
