@@ -3,7 +3,7 @@
 //! markdown (`.md`), the agents' indexes (`llms.txt`, `llms-full.txt`), the site's
 //! sitemap and robots rules, its colours, its files and its search (`~search`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -42,6 +42,9 @@ const LIGHT_BACKGROUNDS: [[u8; 3]; 2] = [[0xff, 0xff, 0xff], [0xf5, 0xf6, 0xf8]]
 
 /// The same in its dark theme.
 const DARK_BACKGROUNDS: [[u8; 3]; 2] = [[0x15, 0x17, 0x1b], [0x1e, 0x21, 0x27]];
+
+/// Sidebars of up to this many pages list every page; larger ones only the current branch.
+const FULL_SIDEBAR: usize = 300;
 
 /// The cookie that remembers a share link's key for the site's path.
 const SHARE_COOKIE: &str = "quire_share";
@@ -98,7 +101,7 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// Bumped when the rendering changes, so that cached pages and ETags of an older build
 /// are never reused.
-const RENDER_FORMAT: u32 = 3;
+const RENDER_FORMAT: u32 = 4;
 
 /// Serves everything under `/sites/`.
 pub async fn serve(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
@@ -262,7 +265,7 @@ fn share_cookie(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Headers every HTML answer carries.
-fn html(status: StatusCode, body: String) -> Response {
+fn html(status: StatusCode, body: impl IntoResponse) -> Response {
     let mut res = (status, body).into_response();
     let h = res.headers_mut();
     h.insert(
@@ -335,6 +338,21 @@ fn not_found_main(home: &str) -> String {
          <a href=\"{}\">Go to the home page</a>.</p>",
         attr(home)
     )
+}
+
+/// Where a page path leads for one visitor in one revision.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Route {
+    /// A document page: its path, its id, and the specs whose operations it embeds.
+    Page {
+        path: String,
+        page_id: String,
+        specs: Vec<String>,
+    },
+    /// A group (to its first page) or a link page (to its target).
+    Redirect(String),
+    /// No readable page there.
+    NotFound,
 }
 
 /// A readable page of the site space, in tree order.
@@ -775,8 +793,30 @@ impl<'a> Site<'a> {
         )
     }
 
-    /// A page as HTML: cached by what names it, and answered 304 when the visitor has it.
-    async fn page(&self, headers: &HeaderMap, _query: Option<&str>) -> ApiResult<Response> {
+    /// Where this page path leads for this visitor, remembered per revision, visitor and
+    /// path: a repeat visit then skips walking the revision's whole page tree.
+    fn route(&self) -> Route {
+        let key = format!(
+            "site-route:{}\n{}\n{}\n{}",
+            self.r.site_space.space_id, self.row.id, self.visitor, self.r.pathname
+        );
+        if let Some(route) = self
+            .state
+            .content
+            .pages
+            .get(&key)
+            .and_then(|b| serde_json::from_slice::<Route>(&b).ok())
+        {
+            return route;
+        }
+        let route = self.find_route();
+        if let Ok(bytes) = serde_json::to_vec(&route) {
+            self.state.content.pages.insert(key, bytes.into());
+        }
+        route
+    }
+
+    fn find_route(&self) -> Route {
         let list = entries(self.rev, self.visitor);
         let path = self.r.pathname.as_str();
         let entry = if path.is_empty() {
@@ -785,37 +825,59 @@ impl<'a> Site<'a> {
             list.iter().find(|e| e.path == path)
         };
         let Some(entry) = entry else {
-            return Ok(self.not_found_page());
+            return Route::NotFound;
         };
         match &entry.page.kind {
-            PageKind::Document(_) => {}
+            PageKind::Document(doc) => {
+                let mut specs = crate::domain::openapi::embedded_specs(&doc.markdown, 16);
+                for rc in &self.rev.reusable_contents {
+                    for slug in crate::domain::openapi::embedded_specs(&rc.markdown, 16) {
+                        if specs.len() < 16 && !specs.contains(&slug) {
+                            specs.push(slug);
+                        }
+                    }
+                }
+                Route::Page {
+                    path: entry.path.clone(),
+                    page_id: entry.page.id.clone(),
+                    specs,
+                }
+            }
             // A group shows its first page; a link page goes where it points.
-            PageKind::Group => {
-                let first = list.iter().find(|e| {
-                    is_document(e.page) && e.parents.iter().any(|p| p.id == entry.page.id)
-                });
-                return Ok(match first {
-                    Some(first) => redirect(&format!("{}{}", self.base(), first.path)),
-                    None => self.not_found_page(),
-                });
-            }
-            PageKind::Link(link) => {
-                return Ok(match self.links(&list).ref_url(&link.target) {
-                    Some(url) => redirect(&url),
-                    None => self.not_found_page(),
-                });
-            }
+            PageKind::Group => list
+                .iter()
+                .find(|e| is_document(e.page) && e.parents.iter().any(|p| p.id == entry.page.id))
+                .map_or(Route::NotFound, |first| {
+                    Route::Redirect(format!("{}{}", self.base(), first.path))
+                }),
+            PageKind::Link(link) => self
+                .links(&list)
+                .ref_url(&link.target)
+                .map_or(Route::NotFound, Route::Redirect),
         }
+    }
+
+    /// A page as HTML: cached by what names it, and answered 304 when the visitor has it.
+    async fn page(&self, headers: &HeaderMap, _query: Option<&str>) -> ApiResult<Response> {
+        let (path, page_id, slugs) = match self.route() {
+            Route::NotFound => return Ok(self.not_found_page()),
+            Route::Redirect(url) => return Ok(redirect(&url)),
+            Route::Page {
+                path,
+                page_id,
+                specs,
+            } => (path, page_id, specs),
+        };
         // Embedded operations follow their spec's latest version: it names the answer too.
-        let specs = self.embedded_specs(entry).await?;
+        let specs = self.latest_specs(slugs).await?;
         let named = if specs.is_empty() {
-            entry.path.clone()
+            path.clone()
         } else {
             let versions: Vec<String> = specs
                 .iter()
                 .map(|(slug, v)| format!("{slug}={}", v.id))
                 .collect();
-            format!("{}\n{}", entry.path, versions.join(","))
+            format!("{path}\n{}", versions.join(","))
         };
         let etag = self.version(&named);
         let mut res = if headers
@@ -833,15 +895,16 @@ impl<'a> Site<'a> {
         } else {
             let key = format!("site-html:{etag}");
             let body = match self.state.content.pages.get(&key) {
-                Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Some(bytes) => bytes,
                 None => {
                     let variants = self.variants().await?;
+                    let list = entries(self.rev, self.visitor);
+                    let Some(entry) = list.iter().find(|e| e.page.id == page_id) else {
+                        return Ok(self.not_found_page());
+                    };
                     let body = self.render_page(&list, entry, &variants);
-                    let body = self.with_operations(body, &specs).await;
-                    self.state
-                        .content
-                        .pages
-                        .insert(key, bytes::Bytes::from(body.clone()));
+                    let body = bytes::Bytes::from(self.with_operations(body, &specs).await);
+                    self.state.content.pages.insert(key, body.clone());
                     body
                 }
             };
@@ -1080,8 +1143,26 @@ impl<'a> Site<'a> {
             .filter(|e| e.listed)
             .map(|e| (e.page.id.as_str(), e))
             .collect();
+        // A large tree lists its top level, groups' pages and the current page's branch;
+        // other branches open on their own pages (a sidebar of every page would weigh
+        // more than the page it sits beside).
+        let open: Option<HashSet<&str>> = (listed.len() > FULL_SIDEBAR).then(|| {
+            let mut open = HashSet::new();
+            if let Some(entry) = current.and_then(|id| listed.get(id)) {
+                open.extend(entry.parents.iter().map(|p| p.id.as_str()));
+                open.insert(entry.page.id.as_str());
+            }
+            open
+        });
         let mut o = String::from("<ul class=\"tree\">");
-        self.tree(&mut o, &self.rev.pages, &listed, &links, current);
+        self.tree(
+            &mut o,
+            &self.rev.pages,
+            &listed,
+            &links,
+            current,
+            open.as_ref(),
+        );
         o.push_str("</ul>");
         o
     }
@@ -1093,6 +1174,7 @@ impl<'a> Site<'a> {
         listed: &HashMap<&str, &Entry<'_>>,
         links: &Links<'_>,
         current: Option<&str>,
+        open: Option<&HashSet<&str>>,
     ) {
         for page in pages {
             let Some(entry) = listed.get(page.id.as_str()) else {
@@ -1131,36 +1213,31 @@ impl<'a> Site<'a> {
                     );
                 }
             }
-            if page
-                .pages
-                .iter()
-                .any(|c| listed.contains_key(c.id.as_str()))
+            let expanded = match open {
+                None => true,
+                Some(open) => {
+                    matches!(page.kind, PageKind::Group) || open.contains(page.id.as_str())
+                }
+            };
+            if expanded
+                && page
+                    .pages
+                    .iter()
+                    .any(|c| listed.contains_key(c.id.as_str()))
             {
                 o.push_str("<ul>");
-                self.tree(o, &page.pages, listed, links, current);
+                self.tree(o, &page.pages, listed, links, current, open);
                 o.push_str("</ul>");
             }
             o.push_str("</li>");
         }
     }
 
-    /// The organization's specs whose operations the page (or a reusable content) embeds,
-    /// with their latest versions.
-    async fn embedded_specs(
+    /// The latest versions of the organization's specs that a page embeds (named by slug).
+    async fn latest_specs(
         &self,
-        entry: &Entry<'_>,
+        slugs: Vec<String>,
     ) -> ApiResult<Vec<(String, crate::store::openapi::VersionRow)>> {
-        let PageKind::Document(doc) = &entry.page.kind else {
-            return Ok(Vec::new());
-        };
-        let mut slugs = crate::domain::openapi::embedded_specs(&doc.markdown, 16);
-        for rc in &self.rev.reusable_contents {
-            for slug in crate::domain::openapi::embedded_specs(&rc.markdown, 16) {
-                if slugs.len() < 16 && !slugs.contains(&slug) {
-                    slugs.push(slug);
-                }
-            }
-        }
         let mut out = Vec::new();
         for slug in slugs {
             let latest = crate::domain::openapi::latest(self.state, &self.r.site.org_id, &slug)
