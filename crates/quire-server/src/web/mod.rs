@@ -1,10 +1,12 @@
 //! Published sites as server-rendered HTML: `GET /sites/{siteId}/...` (and the share-link
 //! form), resolved by `domain::published::resolve`, rendered by the content engine's HTML
 //! renderer inside a layout of the site's own chrome, with the stylesheet and script
-//! embedded in the binary. Not `/v1` operations: no bearer token, the audience decides.
+//! embedded in the binary, and each site space's MCP server for agents (`mcp`). Not `/v1`
+//! operations: no bearer token, the audience decides.
 
 pub mod assets;
 pub mod layout;
+pub mod mcp;
 pub mod pages;
 pub mod search;
 
@@ -15,5 +17,8 @@ use crate::state::AppState;
 
 /// The routes of published sites, mounted beside the API's.
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/sites/{*rest}", get(pages::serve))
+    Router::new().route(
+        "/sites/{*rest}",
+        get(pages::serve).post(mcp::serve).delete(mcp::serve),
+    )
 }

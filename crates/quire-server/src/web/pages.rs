@@ -21,7 +21,7 @@ use sha2::Digest;
 
 use super::assets::{self, CSS, JS};
 use super::layout::{self, Body, Chrome, Link};
-use super::search;
+use super::{mcp, search};
 use crate::clock::iso;
 use crate::domain::content;
 use crate::domain::published::{self, visible, Resolved};
@@ -138,12 +138,26 @@ fn prefix(state: &AppState) -> String {
         .unwrap_or_default()
 }
 
-async fn answer(
+/// A published URL resolved for one visitor: what it shows, and how the visitor got in.
+pub(super) struct Opened {
+    pub r: Resolved,
+    pub rev: Arc<Revision>,
+    pub row: Arc<RevisionRow>,
+    /// A visitor token given in the URL, to be kept in a cookie.
+    token_in_url: Option<String>,
+    /// Whether the URL holds a share key (`~share/{key}/`).
+    keyed_in_url: bool,
+}
+
+/// Resolves `rest` (the path after `/sites/`) for the visitor these headers and query
+/// describe: the published content, or the answer that stands instead (a 404 page, or
+/// the site's fallback for visitors without a valid token).
+pub(super) async fn open(
     state: &AppState,
     rest: &str,
     query: Option<&str>,
     headers: &HeaderMap,
-) -> ApiResult<Response> {
+) -> ApiResult<Result<Opened, Response>> {
     let site_id = rest.split('/').next().unwrap_or("");
     let keyed_in_url = rest
         .split('/')
@@ -177,22 +191,49 @@ async fn answer(
                 .as_deref()
                 .and_then(quire_content::html::safe_url)
             {
-                Some(url) if url.starts_with("http") => {
-                    Ok((StatusCode::FOUND, [(header::LOCATION, url.to_string())]).into_response())
-                }
-                _ => not_found_outside(state, site_id).await,
+                Some(url) if url.starts_with("http") => Ok(Err((
+                    StatusCode::FOUND,
+                    [(header::LOCATION, url.to_string())],
+                )
+                    .into_response())),
+                _ => not_found_outside(state, site_id).await.map(Err),
             };
         }
         Err(e) if e.status() == StatusCode::NOT_FOUND => {
-            return not_found_outside(state, site_id).await;
+            return not_found_outside(state, site_id).await.map(Err);
         }
         Err(e) => return Err(e),
     };
-    let visitor = r.visitor.clone();
     let row = content::revision_row(state, &r.site_space.space_id, &r.space_revision)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("published revision is missing")))?;
     let rev = content::load_in(state, &r.site_space.space_id, &row.root).await?;
+    Ok(Ok(Opened {
+        r,
+        rev,
+        row,
+        token_in_url,
+        keyed_in_url,
+    }))
+}
+
+async fn answer(
+    state: &AppState,
+    rest: &str,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
+    let Opened {
+        r,
+        rev,
+        row,
+        token_in_url,
+        keyed_in_url,
+    } = match open(state, rest, query, headers).await? {
+        Ok(opened) => opened,
+        Err(res) => return Ok(res),
+    };
+    let visitor = r.visitor.clone();
     let site = Site::new(state, &r, &rev, &row, &visitor)?;
     let mut res = match r.pathname.as_str() {
         "robots.txt" => site.robots(),
@@ -203,6 +244,8 @@ async fn answer(
         p if p.starts_with("~files/") => site.file(p).await?,
         p if p.ends_with(".md") => site.markdown(p.trim_end_matches(".md")),
         "~search" => site.search(query).await?,
+        // The site's MCP server takes POSTs only (see `mcp.rs`).
+        mcp::PATH => (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response(),
         _ => site.page(headers, query).await?,
     };
     let h = res.headers_mut();
@@ -485,7 +528,8 @@ impl Resolve for Links<'_> {
 }
 
 /// A resolved site space with its content, answering the requests made of it.
-struct Site<'a> {
+/// A resolved site space as one visitor sees it.
+pub(super) struct Site<'a> {
     state: &'a AppState,
     r: &'a Resolved,
     rev: &'a Revision,
@@ -498,7 +542,7 @@ struct Site<'a> {
 }
 
 impl<'a> Site<'a> {
-    fn new(
+    pub(super) fn new(
         state: &'a AppState,
         r: &'a Resolved,
         rev: &'a Arc<Revision>,
@@ -931,17 +975,8 @@ impl<'a> Site<'a> {
         let as_json = query_param(query, "format").as_deref() == Some("json");
         let list = entries(self.rev, self.visitor);
         let base = self.base();
-        // The pages a visitor reaches through the navigation; a page excluded from search
-        // (`noIndex`) stays out too.
-        let allowed: HashMap<&str, String> = list
-            .iter()
-            .filter(|e| e.listed && is_document(e.page) && !e.page.no_index)
-            .map(|e| (e.page.id.as_str(), format!("{base}{}", e.path)))
-            .collect();
         let hits = match &ask {
-            search::Ask::Text(q) => {
-                search::run(self.state, &self.r.site_space.space_id, q, &allowed).await?
-            }
+            search::Ask::Text(q) => self.hits(&list, q).await?,
             _ => Vec::new(),
         };
         let mut res = if as_json {
@@ -973,6 +1008,56 @@ impl<'a> Site<'a> {
         res.headers_mut()
             .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
         Ok(res)
+    }
+
+    /// The best hits of `q` among the pages a visitor reaches through the navigation; a
+    /// page excluded from search (`noIndex`) stays out too.
+    async fn hits(&self, list: &[Entry<'_>], q: &str) -> ApiResult<Vec<search::Hit>> {
+        let base = self.base();
+        let allowed: HashMap<&str, String> = list
+            .iter()
+            .filter(|e| e.listed && is_document(e.page) && !e.page.no_index)
+            .map(|e| (e.page.id.as_str(), format!("{base}{}", e.path)))
+            .collect();
+        search::run(self.state, &self.r.site_space.space_id, q, &allowed).await
+    }
+
+    /// [`Self::hits`] for this visitor's pages.
+    pub(super) async fn search_pages(&self, q: &str) -> ApiResult<Vec<search::Hit>> {
+        let list = entries(self.rev, self.visitor);
+        self.hits(&list, q).await
+    }
+
+    /// The index of the site space's pages as markdown links (what `llms.txt` holds).
+    pub(super) fn index(&self) -> String {
+        self.llms(false)
+    }
+
+    /// A readable page's title, published URL and markdown, by its path inside the site
+    /// space, its path from the host, or its full URL (with or without `.md`).
+    pub(super) fn page_text(&self, wanted: &str) -> Option<(String, String, String)> {
+        let mut path = wanted.trim();
+        if let Some(i) = path.find("://") {
+            let after = &path[i + 3..];
+            path = after.find('/').map_or("", |j| &after[j..]);
+        }
+        let path = path.split(['?', '#']).next().unwrap_or("");
+        let base = self.base();
+        let path = path.strip_prefix(base.as_str()).unwrap_or(path);
+        let path = path.trim_matches('/');
+        let path = path.strip_suffix(".md").unwrap_or(path);
+        let list = entries(self.rev, self.visitor);
+        let entry = if path.is_empty() {
+            list.iter().find(|e| e.listed && is_document(e.page))
+        } else {
+            list.iter().find(|e| e.path == path && is_document(e.page))
+        }?;
+        Some((
+            entry.page.title.clone(),
+            self.state
+                .url(&format!("{}{}", self.r.base_path, entry.path)),
+            page_markdown(entry.page),
+        ))
     }
 
     /// The 404 page inside the site's chrome.
