@@ -9,6 +9,7 @@ pub mod keys;
 pub mod members;
 pub mod objects;
 pub mod openapi;
+pub mod saml;
 pub mod ordering;
 pub mod orgs;
 pub mod permissions;
