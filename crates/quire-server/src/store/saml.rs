@@ -44,10 +44,12 @@ pub async fn get(db: &Db, org_id: &str, id: &str) -> sqlx::Result<Option<Provide
 
 /// A provider by id alone (the login endpoints name no organization).
 pub async fn get_by_id(db: &Db, id: &str) -> sqlx::Result<Option<ProviderRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM saml_providers WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(db.pool())
-        .await
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM saml_providers WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(db.pool())
+    .await
 }
 
 /// A page of an organization's providers after `(created_at, id)`, with their total.

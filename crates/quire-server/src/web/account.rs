@@ -34,11 +34,23 @@ pub fn page(status: StatusCode, title: &str, body: String) -> Response {
     );
     let mut res = (status, html).into_response();
     let h = res.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     res
 }
 
@@ -95,7 +107,11 @@ async fn form(
 ) -> Result<Form, Response> {
     let forbidden = |why: &str| {
         tracing::warn!(session = %session.id, reason = why, "account form refused");
-        page(StatusCode::FORBIDDEN, "Request refused", format!("<p>{}</p>\n", text(why)))
+        page(
+            StatusCode::FORBIDDEN,
+            "Request refused",
+            format!("<p>{}</p>\n", text(why)),
+        )
     };
     if let Some(origin) = headers.get(header::ORIGIN) {
         let ours = url::Url::parse(&state.public_url)
@@ -112,7 +128,9 @@ async fn form(
     let given = Sha256::digest(form.csrf.as_deref().unwrap_or("").as_bytes());
     let want = Sha256::digest(session.csrf.as_bytes());
     if given != want {
-        return Err(forbidden("The form has expired: reload the account page and try again."));
+        return Err(forbidden(
+            "The form has expired: reload the account page and try again.",
+        ));
     }
     Ok(form)
 }
@@ -160,8 +178,16 @@ async fn render(
             attr(&org.id),
             text(&org.title),
             text(org.role.as_deref().unwrap_or("guest")),
-            if org.sso_member != 0 { ", SSO member" } else { "" },
-            if org.enforced != 0 { ", SSO enforced" } else { "" },
+            if org.sso_member != 0 {
+                ", SSO member"
+            } else {
+                ""
+            },
+            if org.enforced != 0 {
+                ", SSO enforced"
+            } else {
+                ""
+            },
         ));
     }
     body.push_str("</ul></section>\n<section><h2>API tokens</h2>\n<ul>\n");

@@ -25,6 +25,9 @@ pub fn routes() -> Router<AppState> {
         .route("/saml/{samlProviderId}/acs", post(sso::acs))
         .route("/account", get(account::show))
         .route("/account/tokens", post(account::create_token))
-        .route("/account/tokens/{tokenId}/revoke", post(account::revoke_token))
+        .route(
+            "/account/tokens/{tokenId}/revoke",
+            post(account::revoke_token),
+        )
         .route("/account/logout", post(account::logout))
 }

@@ -29,7 +29,10 @@ async fn provider(state: &AppState, id: &str) -> Result<ProviderRow, Response> {
         Ok(Some(p)) => Ok(p),
         Ok(None) => Err(refused(
             id,
-            &Refusal::new(404, "There is no such SAML provider (it may have been deleted)."),
+            &Refusal::new(
+                404,
+                "There is no such SAML provider (it may have been deleted).",
+            ),
         )),
         Err(e) => Err(internal(e.into())),
     }
@@ -104,7 +107,10 @@ pub async fn acs(State(state): State<AppState>, Path(id): Path<String>, body: Bo
     };
     // Base64 and form encoding make the posted form larger than the response it carries.
     let Ok(bytes) = axum::body::to_bytes(body, MAX_RESPONSE_BYTES * 3).await else {
-        return refused(&id, &Refusal::new(413, "The posted SAML response is too large."));
+        return refused(
+            &id,
+            &Refusal::new(413, "The posted SAML response is too large."),
+        );
     };
     let encoded = serde_html_form::from_bytes::<AcsForm>(&bytes)
         .ok()
@@ -113,7 +119,10 @@ pub async fn acs(State(state): State<AppState>, Path(id): Path<String>, body: Bo
     let Some(encoded) = encoded else {
         return refused(
             &id,
-            &Refusal::new(400, "The request carries no SAMLResponse (HTTP-POST binding)."),
+            &Refusal::new(
+                400,
+                "The request carries no SAMLResponse (HTTP-POST binding).",
+            ),
         );
     };
     let compact: String = encoded.chars().filter(|c| !c.is_whitespace()).collect();
@@ -125,16 +134,25 @@ pub async fn acs(State(state): State<AppState>, Path(id): Path<String>, body: Bo
     let Some(xml) = xml else {
         return refused(
             &id,
-            &Refusal::new(400, "The SAMLResponse is not base64-encoded UTF-8 XML of at most 256 KiB."),
+            &Refusal::new(
+                400,
+                "The SAMLResponse is not base64-encoded UTF-8 XML of at most 256 KiB.",
+            ),
         );
     };
     if !p.is_active() {
-        return refused(&id, &Refusal::new(409, "This SAML provider is not fully configured."));
+        return refused(
+            &id,
+            &Refusal::new(409, "This SAML provider is not fully configured."),
+        );
     }
     let certificate = match parse_certificate(&p.certificate) {
         Ok(c) => c,
         Err(why) => {
-            return refused(&id, &Refusal::new(409, format!("The provider's certificate {why}.")))
+            return refused(
+                &id,
+                &Refusal::new(409, format!("The provider's certificate {why}.")),
+            )
         }
     };
     let urls = service_urls(&state, &p.id);

@@ -46,7 +46,10 @@ impl Setup {
         self.provider["id"].as_str().unwrap()
     }
     fn acs(&self) -> String {
-        self.provider["service"]["acsURL"].as_str().unwrap().to_string()
+        self.provider["service"]["acsURL"]
+            .as_str()
+            .unwrap()
+            .to_string()
     }
     fn audience(&self) -> String {
         self.provider["service"]["entityID"]
@@ -61,11 +64,21 @@ async fn setup() -> Setup {
 }
 
 async fn setup_with(entity: &str, sso: &str) -> Setup {
-    let app = TestApp::start().await;
+    setup_on(TestApp::start().await, entity, sso).await
+}
+
+/// Nodes of one deployment share its public URL (here https, behind a proxy).
+async fn setup_behind_https() -> Setup {
+    let app =
+        TestApp::start_with(|c| c.public_url = Some("https://quire.example.test".into())).await;
+    setup_on(app, IDP_ENTITY, IDP_SSO).await
+}
+
+async fn setup_on(app: TestApp, entity: &str, sso: &str) -> Setup {
     let admin = app.persona("admin").await;
     let org = app.org(&admin, "SSO Org").await;
     let team = app
-        .post(
+        .put(
             &admin,
             &format!("/v1/orgs/{org}/teams"),
             json!({ "title": "Newcomers" }),
@@ -416,16 +429,31 @@ async fn providers_are_created_checked_listed_updated_and_deleted() {
     let bad = [
         (json!({ "label": "" }), "label"),
         (json!({ "label": "x".repeat(31) }), "label"),
-        (json!({ "label": "L", "certificate": "not a certificate" }), "certificate"),
+        (
+            json!({ "label": "L", "certificate": "not a certificate" }),
+            "certificate",
+        ),
         (
             json!({ "label": "L", "certificate": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----" }),
             "certificate",
         ),
         (json!({ "label": "L", "ssoURL": "/relative/sso" }), "ssoURL"),
-        (json!({ "label": "L", "ssoURL": "ftp://idp.example/sso" }), "ssoURL"),
-        (json!({ "label": "L", "entityID": "not absolute" }), "entityID"),
-        (json!({ "label": "L", "defaultTeam": "nosuchteam" }), "defaultTeam"),
-        (json!({ "label": "L", "defaultRole": "owner" }), "defaultRole"),
+        (
+            json!({ "label": "L", "ssoURL": "ftp://idp.example/sso" }),
+            "ssoURL",
+        ),
+        (
+            json!({ "label": "L", "entityID": "not absolute" }),
+            "entityID",
+        ),
+        (
+            json!({ "label": "L", "defaultTeam": "nosuchteam" }),
+            "defaultTeam",
+        ),
+        (
+            json!({ "label": "L", "defaultRole": "owner" }),
+            "defaultRole",
+        ),
     ];
     for (body, field) in bad {
         let message = app
@@ -437,7 +465,7 @@ async fn providers_are_created_checked_listed_updated_and_deleted() {
     // Another organization's team is not this one's.
     let other_org = app.org(admin, "Other").await;
     let other_team = app
-        .post(
+        .put(
             admin,
             &format!("/v1/orgs/{other_org}/teams"),
             json!({ "title": "Theirs" }),
@@ -528,9 +556,13 @@ async fn providers_are_created_checked_listed_updated_and_deleted() {
     app.get(&member, &format!("/v1/orgs/{org}/saml"))
         .await
         .expect_error(403);
-    app.post(&member, &format!("/v1/orgs/{org}/saml"), json!({ "label": "Mine" }))
-        .await
-        .expect_error(403);
+    app.post(
+        &member,
+        &format!("/v1/orgs/{org}/saml"),
+        json!({ "label": "Mine" }),
+    )
+    .await
+    .expect_error(403);
     app.delete(&member, &format!("/v1/orgs/{org}/saml/{id}"))
         .await
         .expect_error(403);
@@ -556,10 +588,7 @@ async fn metadata_and_start_follow_the_bindings() {
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
-    assert_eq!(
-        res.headers()[CONTENT_TYPE],
-        "application/samlmetadata+xml"
-    );
+    assert_eq!(res.headers()[CONTENT_TYPE], "application/samlmetadata+xml");
     let xml = res.text().await.unwrap();
     assert!(xml.contains(&format!("entityID=\"{}\"", s.audience())));
     assert!(xml.contains(&format!("Location=\"{}\"", s.acs())));
@@ -610,7 +639,7 @@ async fn metadata_and_start_follow_the_bindings() {
 
 #[tokio::test]
 async fn a_login_opens_a_session_that_makes_tokens() {
-    let s = setup().await;
+    let s = setup_behind_https().await;
     let (request, _) = start(&s.app, s.id()).await;
     // Another node finishes the login the first one started.
     let other = s.app.another_node().await;
@@ -625,7 +654,7 @@ async fn a_login_opens_a_session_that_makes_tokens() {
     let set_cookie = answer.headers[SET_COOKIE].to_str().unwrap().to_string();
     assert!(set_cookie.contains("HttpOnly"));
     assert!(set_cookie.contains("SameSite=Lax"));
-    assert!(!set_cookie.contains("Secure"), "http public URL");
+    assert!(set_cookie.contains("; Secure"), "https public URL");
     let cookie = answer.cookie().unwrap();
 
     // The user joined with the provider's role and team, as an SSO member.
@@ -691,10 +720,7 @@ async fn a_login_opens_a_session_that_makes_tokens() {
         .unwrap()
         .to_string();
     let res = browser()
-        .post(format!(
-            "{}/account/tokens/{token_id}/revoke",
-            s.app.base
-        ))
+        .post(format!("{}/account/tokens/{token_id}/revoke", s.app.base))
         .header("cookie", &cookie)
         .form(&[("csrf", csrf.as_str())])
         .send()
@@ -783,9 +809,12 @@ async fn refused_signature_wrapping() {
     let answer = post_acs(&s.app, s.id(), &b64(&genuine.response_xml(&tampered))).await;
     assert_refused(&s, &answer, 403, "does not verify", "eve@example.com").await;
 
-    // The genuine message still signs ada in: the refusals consumed nothing.
+    // The genuine message still signs ada in: the refusals consumed nothing. Over plain
+    // http the cookie is not `Secure`.
     let answer = post_acs(&s.app, s.id(), &b64(&genuine.response_xml(&signed))).await;
     assert_eq!(answer.status, 303, "{}", answer.text);
+    let set_cookie = answer.headers[SET_COOKIE].to_str().unwrap();
+    assert!(set_cookie.contains("HttpOnly") && !set_cookie.contains("Secure"));
 }
 
 #[tokio::test]
@@ -834,7 +863,7 @@ async fn refused_wrong_issuer() {
 
 #[tokio::test]
 async fn refused_replayed_assertion() {
-    let s = setup().await;
+    let s = setup_behind_https().await;
     let (request, _) = start(&s.app, s.id()).await;
     let encoded = Assertion::for_setup(&s, &request, "ada@example.com").encoded();
     let first = post_acs(&s.app, s.id(), &encoded).await;
@@ -857,7 +886,14 @@ async fn refused_unknown_in_response_to() {
     let s = setup().await;
     let a = Assertion::for_setup(&s, "quire-neverasked", "eve@example.com");
     let answer = post_acs(&s.app, s.id(), &a.encoded()).await;
-    assert_refused(&s, &answer, 403, "no pending login request", "eve@example.com").await;
+    assert_refused(
+        &s,
+        &answer,
+        403,
+        "no pending login request",
+        "eve@example.com",
+    )
+    .await;
     // A request of another provider does not count either.
     let other = s
         .app
@@ -871,7 +907,14 @@ async fn refused_unknown_in_response_to() {
     let (foreign, _) = start(&s.app, other["id"].as_str().unwrap()).await;
     let a = Assertion::for_setup(&s, &foreign, "eve@example.com");
     let answer = post_acs(&s.app, s.id(), &a.encoded()).await;
-    assert_refused(&s, &answer, 403, "no pending login request", "eve@example.com").await;
+    assert_refused(
+        &s,
+        &answer,
+        403,
+        "no pending login request",
+        "eve@example.com",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -899,9 +942,17 @@ async fn refused_malformed_posts() {
     let cases = [
         ("", 400, "no SAMLResponse"),
         ("%%%", 400, "not base64"),
-        (&b64("<!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>"), 400, "not well-formed"),
+        (
+            &b64("<!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>"),
+            400,
+            "not well-formed",
+        ),
         (&b64(&"<a>".repeat(100)), 400, "not well-formed"),
-        (&b64("<samlp:AuthnRequest xmlns:samlp=\"urn:oasis:names:tc:SAML:2.0:protocol\"/>"), 400, "not a SAML Response"),
+        (
+            &b64("<samlp:AuthnRequest xmlns:samlp=\"urn:oasis:names:tc:SAML:2.0:protocol\"/>"),
+            400,
+            "not a SAML Response",
+        ),
     ];
     for (encoded, status, why) in cases {
         let answer = post_acs(&s.app, s.id(), encoded).await;
@@ -961,7 +1012,10 @@ async fn enforced_sso_gives_tokens_only_through_that_organization() {
 fn python_idp() -> Option<String> {
     let python = std::env::var("QUIRE_SAML_PYTHON").unwrap_or_else(|_| "python3".into());
     let ok = std::process::Command::new(&python)
-        .args(["-c", "import saml2; from saml2.sigver import get_xmlsec_binary; get_xmlsec_binary()"])
+        .args([
+            "-c",
+            "import saml2; from saml2.sigver import get_xmlsec_binary; get_xmlsec_binary()",
+        ])
         .output()
         .is_ok_and(|o| o.status.success());
     if ok {
@@ -1012,7 +1066,11 @@ fn start_idp(python: &str, email: &str, sign_response: bool) -> Idp {
     std::io::BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .expect("IdP prints its port");
-    let port = line.trim().strip_prefix("port ").expect("port line").to_string();
+    let port = line
+        .trim()
+        .strip_prefix("port ")
+        .expect("port line")
+        .to_string();
     Idp {
         child,
         base: format!("http://127.0.0.1:{port}"),
@@ -1049,7 +1107,10 @@ async fn round_trip(sign_response: bool) {
     assert_eq!(relay, "/account");
     let res = client
         .post(&action)
-        .form(&[("SAMLResponse", response.as_str()), ("RelayState", relay.as_str())])
+        .form(&[
+            ("SAMLResponse", response.as_str()),
+            ("RelayState", relay.as_str()),
+        ])
         .send()
         .await
         .unwrap();

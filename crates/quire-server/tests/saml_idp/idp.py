@@ -108,6 +108,9 @@ class Handler(BaseHTTPRequestHandler):
                 authn={"class_ref": "urn:oasis:names:tc:SAML:2.0:ac:classes:Password"},
                 sign_assertion=not ARGS.sign_response,
                 sign_response=ARGS.sign_response,
+                # pysaml2 signs with SHA-1 by default, which Quire refuses.
+                sign_alg="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
+                digest_alg="http://www.w3.org/2001/04/xmlenc#sha256",
             )
         except Exception as e:  # noqa: BLE001 - a test IdP reports every failure
             self.log_message("refused: %r", e)

@@ -147,9 +147,7 @@ pub async fn update_provider(
         sso_url: check_sso_url(body.sso_url)?,
         certificate: check_certificate(body.certificate)?,
         default_team: None,
-        default_role: body
-            .default_role
-            .map(|r| r.map(|r| r.as_str().to_string())),
+        default_role: body.default_role.map(|r| r.map(|r| r.as_str().to_string())),
     };
     let mut tx = state.db.begin().await?;
     changes.default_team = match body.default_team {

@@ -40,7 +40,11 @@ pub async fn complete(
     )
     .await?
     {
-        return Err(Refusal::new(403, "This assertion was already used: a login cannot be replayed.").into());
+        return Err(Refusal::new(
+            403,
+            "This assertion was already used: a login cannot be replayed.",
+        )
+        .into());
     }
     if !store::saml::take_request(&mut tx, &verified.in_response_to, &provider.id, now).await? {
         return Err(Refusal::new(
@@ -64,7 +68,10 @@ pub async fn complete(
     if joined {
         if let Some(team) = &provider.default_team {
             // A team deleted since the provider was configured is skipped.
-            if store::teams::get_tx(&mut tx, &provider.org_id, team).await?.is_some() {
+            if store::teams::get_tx(&mut tx, &provider.org_id, team)
+                .await?
+                .is_some()
+            {
                 store::teams::upsert_member(
                     &mut tx,
                     &provider.org_id,
@@ -127,10 +134,7 @@ pub fn session_cookie(state: &AppState, secret: Option<&str>) -> String {
 /// Whether a session may create API tokens: a user who is an SSO member of an organization
 /// that enforces SSO gets tokens only through a session opened by that organization's SSO.
 /// Returns the title of the organization that refuses, if one does.
-pub async fn token_refusal(
-    state: &AppState,
-    session: &SessionRow,
-) -> sqlx::Result<Option<String>> {
+pub async fn token_refusal(state: &AppState, session: &SessionRow) -> sqlx::Result<Option<String>> {
     let orgs = store::saml::account_orgs(&state.db, &session.user_id, 1000).await?;
     Ok(orgs
         .into_iter()

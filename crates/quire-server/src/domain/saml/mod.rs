@@ -238,7 +238,13 @@ mod tests {
     #[test]
     fn certificates_need_to_parse() {
         assert!(parse_certificate("not a certificate").is_err());
-        assert!(parse_certificate("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----").is_err());
-        assert!(parse_certificate("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----").is_err());
+        assert!(
+            parse_certificate("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----")
+                .is_err()
+        );
+        assert!(
+            parse_certificate("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----")
+                .is_err()
+        );
     }
 }

@@ -98,12 +98,20 @@ pub fn verify(xml: &str, expected: &Expected) -> Result<Verified, Refusal> {
         .with_max_depth(48)
         .with_forbid_dtd(true)
         .parse(xml)
-        .map_err(|e| Refusal::new(400, format!("The SAML response is not well-formed XML: {e}")))?;
+        .map_err(|e| {
+            Refusal::new(
+                400,
+                format!("The SAML response is not well-formed XML: {e}"),
+            )
+        })?;
     let root = doc
         .document_element()
         .ok_or_else(|| Refusal::new(400, "The SAML response is empty."))?;
     if !is(&doc, root, NS_PROTOCOL, "Response") {
-        return Err(Refusal::new(400, "The posted message is not a SAML Response."));
+        return Err(Refusal::new(
+            400,
+            "The posted message is not a SAML Response.",
+        ));
     }
     if !doc
         .get_elements_by_tag_name_ns(NS_ASSERTION, "EncryptedAssertion")
@@ -112,15 +120,14 @@ pub fn verify(xml: &str, expected: &Expected) -> Result<Verified, Refusal> {
         return Err(refuse("Encrypted assertions are not supported: configure the identity provider to sign, not encrypt, its assertions."));
     }
     let assertions = doc.get_elements_by_tag_name_ns(NS_ASSERTION, "Assertion");
-    let assertion = match assertions.as_slice() {
-        [one] if doc.parent(*one) == Some(root) => *one,
-        [] => return Err(refuse("The SAML response holds no assertion.")),
-        _ => {
-            return Err(refuse(
+    let assertion =
+        match assertions.as_slice() {
+            [one] if doc.parent(*one) == Some(root) => *one,
+            [] => return Err(refuse("The SAML response holds no assertion.")),
+            _ => return Err(refuse(
                 "The SAML response must hold exactly one assertion, directly inside the response.",
-            ))
-        }
-    };
+            )),
+        };
     check_signature(&doc, xml, root, assertion, expected)?;
 
     // The response: status, destination, the request it answers, its issuer if named.
@@ -163,7 +170,9 @@ pub fn verify(xml: &str, expected: &Expected) -> Result<Verified, Refusal> {
     check_issuer(&doc, issuer, expected, "assertion")?;
     if let Some(instant) = doc.get_attribute(assertion, "IssueInstant") {
         if time(instant, "IssueInstant")? > expected.now + expected.skew {
-            return Err(refuse("The assertion was issued in the future (check the clocks)."));
+            return Err(refuse(
+                "The assertion was issued in the future (check the clocks).",
+            ));
         }
     }
     let subject = child(&doc, assertion, NS_ASSERTION, "Subject")
@@ -233,8 +242,8 @@ fn check_signature(
     keys.add_key(key);
     // Only the configured key is trusted (never one the message carries), and each
     // reference's target must be the signature's parent, an ancestor or a sibling.
-    let mut ctx = DsigContext::new(keys);
-    ctx.add_id_attr("ID");
+    // SAML's `ID` attribute is among the id attributes the verifier registers by default.
+    let ctx = DsigContext::new(keys);
     let results = bergshamra_dsig::verify::verify_all_document_with_source(&ctx, doc, Some(xml))
         .map_err(|e| refuse(format!("The signature could not be checked: {e}.")))?;
     let mut covered = HashSet::new();
@@ -285,7 +294,8 @@ fn confirm_subject(
     in_response_to: &str,
 ) -> Result<i64, Refusal> {
     let mut why = "The assertion's Subject has no bearer confirmation.".to_string();
-    for confirmation in doc.child_elements_by_name_ns(subject, NS_ASSERTION, "SubjectConfirmation") {
+    for confirmation in doc.child_elements_by_name_ns(subject, NS_ASSERTION, "SubjectConfirmation")
+    {
         if doc.get_attribute(confirmation, "Method") != Some(BEARER) {
             continue;
         }
@@ -335,7 +345,9 @@ fn check_conditions(
 ) -> Result<i64, Refusal> {
     if let Some(before) = doc.get_attribute(conditions, "NotBefore") {
         if time(before, "Conditions NotBefore")? > expected.now + expected.skew {
-            return Err(refuse("The assertion is not valid yet (Conditions NotBefore)."));
+            return Err(refuse(
+                "The assertion is not valid yet (Conditions NotBefore).",
+            ));
         }
     }
     let until = doc
@@ -343,11 +355,16 @@ fn check_conditions(
         .ok_or_else(|| refuse("The assertion's Conditions have no NotOnOrAfter."))?;
     let until = time(until, "Conditions NotOnOrAfter")?;
     if until <= expected.now - expected.skew {
-        return Err(refuse("The assertion has expired (Conditions NotOnOrAfter has passed)."));
+        return Err(refuse(
+            "The assertion has expired (Conditions NotOnOrAfter has passed).",
+        ));
     }
-    let restrictions = doc.child_elements_by_name_ns(conditions, NS_ASSERTION, "AudienceRestriction");
+    let restrictions =
+        doc.child_elements_by_name_ns(conditions, NS_ASSERTION, "AudienceRestriction");
     if restrictions.is_empty() {
-        return Err(refuse("The assertion names no audience (AudienceRestriction)."));
+        return Err(refuse(
+            "The assertion names no audience (AudienceRestriction).",
+        ));
     }
     for restriction in restrictions {
         let audiences: Vec<String> = doc
@@ -355,7 +372,7 @@ fn check_conditions(
             .into_iter()
             .map(|a| doc.text_content_deep(a).trim().to_string())
             .collect();
-        if !audiences.iter().any(|a| a == expected.audience) {
+        if !audiences.iter().any(|a| *a == expected.audience) {
             return Err(refuse(format!(
                 "The assertion is meant for another audience ({}), not `{}`.",
                 audiences.join(", "),
@@ -375,7 +392,10 @@ fn identity(
     let mut attributes: Vec<(String, String)> = Vec::new();
     for statement in doc.child_elements_by_name_ns(assertion, NS_ASSERTION, "AttributeStatement") {
         for attribute in doc.child_elements_by_name_ns(statement, NS_ASSERTION, "Attribute") {
-            let name = doc.get_attribute(attribute, "Name").unwrap_or("").to_string();
+            let name = doc
+                .get_attribute(attribute, "Name")
+                .unwrap_or("")
+                .to_string();
             if let Some(value) = child(doc, attribute, NS_ASSERTION, "AttributeValue") {
                 attributes.push((name, doc.text_content_deep(value).trim().to_string()));
             }
@@ -400,14 +420,18 @@ fn identity(
     let email = email.ok_or_else(|| {
         refuse("The assertion gives no e-mail address (an `email` attribute or an e-mail NameID).")
     })?;
-    crate::validate::email("email", &email)
-        .map_err(|_| refuse(format!("The assertion's e-mail `{email}` is not a valid address.")))?;
+    crate::validate::email("email", &email).map_err(|_| {
+        refuse(format!(
+            "The assertion's e-mail `{email}` is not a valid address."
+        ))
+    })?;
     let name = find(NAME_ATTRIBUTES).filter(|n| n.chars().count() <= 256);
     Ok((email, name))
 }
 
 fn is(doc: &Document<'_>, node: NodeId, ns: &str, name: &str) -> bool {
-    doc.element(node).is_some_and(|e| e.matches_name_ns(ns, name))
+    doc.element(node)
+        .is_some_and(|e| e.matches_name_ns(ns, name))
 }
 
 fn child(doc: &Document<'_>, parent: NodeId, ns: &str, name: &str) -> Option<NodeId> {
@@ -417,5 +441,9 @@ fn child(doc: &Document<'_>, parent: NodeId, ns: &str, name: &str) -> Option<Nod
 fn time(value: &str, field: &str) -> Result<i64, Refusal> {
     chrono::DateTime::parse_from_rfc3339(value.trim())
         .map(|t| t.timestamp_millis())
-        .map_err(|_| refuse(format!("The assertion's {field} `{value}` is not a date-time.")))
+        .map_err(|_| {
+            refuse(format!(
+                "The assertion's {field} `{value}` is not a date-time."
+            ))
+        })
 }
