@@ -372,7 +372,7 @@ fn check_conditions(
             .into_iter()
             .map(|a| doc.text_content_deep(a).trim().to_string())
             .collect();
-        if !audiences.iter().any(|a| *a == expected.audience) {
+        if !audiences.contains(&expected.audience) {
             return Err(refuse(format!(
                 "The assertion is meant for another audience ({}), not `{}`.",
                 audiences.join(", "),
