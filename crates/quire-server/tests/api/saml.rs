@@ -675,8 +675,18 @@ async fn a_login_opens_a_session_that_makes_tokens() {
     assert_eq!(ada["user"]["displayName"], "Ada Lovelace");
 
     // The account page lists the organization; tokens are made and revoked there.
+    let res = browser()
+        .get(format!("{}/account", s.app.base))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    let csp = res.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("default-src 'none'") && csp.contains("form-action 'self'"));
+    assert_eq!(res.headers()["cache-control"], "no-store");
     let (status, page) = account(&s.app, &cookie).await;
     assert_eq!(status, 200, "{page}");
+    assert!(!page.contains("<script"));
     assert!(page.contains("SSO Org"));
     assert!(page.contains("SSO member"));
     let csrf = csrf_of(&page);
