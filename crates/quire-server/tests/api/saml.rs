@@ -1193,3 +1193,28 @@ async fn refused_sha1_signature() {
     let answer = post_acs(&s.app, s.id(), &b64(&a.response_xml(&signed))).await;
     assert_refused(&s, &answer, 403, "SHA-256 or stronger", "eve@example.com").await;
 }
+
+#[tokio::test]
+async fn a_response_signed_as_a_whole_document_is_accepted() {
+    let s = setup().await;
+    let (request, _) = start(&s.app, s.id()).await;
+    let mut a = Assertion::for_setup(&s, &request, "ada@example.com");
+    a.signed = false;
+    // The signature sits in the response, after its issuer, and signs the document (`URI=""`).
+    let unsigned = a.response_xml(&a.signed_assertion());
+    let template = unsigned.replacen(
+        "</saml:Issuer>",
+        &format!(
+            "</saml:Issuer>{}",
+            signature_template("").replace("URI=\"#\"", "URI=\"\"")
+        ),
+        1,
+    );
+    let signed = sign(&template, "idp.key");
+    // Changed after signing, it is refused.
+    let tampered = signed.replace("ada@example.com", "eve@example.com");
+    let answer = post_acs(&s.app, s.id(), &b64(&tampered)).await;
+    assert_refused(&s, &answer, 403, "does not verify", "eve@example.com").await;
+    let answer = post_acs(&s.app, s.id(), &b64(&signed)).await;
+    assert_eq!(answer.status, 303, "{}", answer.text);
+}

@@ -250,7 +250,18 @@ fn check_signature(
     for result in results {
         match result {
             VerifyResult::Valid { references, .. } => {
-                covered.extend(references.iter().filter_map(|r| r.resolved_node));
+                for r in &references {
+                    match r.resolved_node {
+                        Some(node) => {
+                            covered.insert(node);
+                        }
+                        // `URI=""` signs the whole document as posted.
+                        None if r.uri.is_empty() && r.digest_verified => {
+                            covered.insert(root);
+                        }
+                        None => {}
+                    }
+                }
             }
             VerifyResult::Invalid { reason } => {
                 return Err(refuse(format!(
@@ -259,7 +270,7 @@ fn check_signature(
             }
         }
     }
-    if covered.contains(&root) || covered.contains(&assertion) {
+    if covered.contains(&doc.root()) || covered.contains(&root) || covered.contains(&assertion) {
         Ok(())
     } else {
         Err(refuse(
