@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod orgs;
 pub mod permissions;
 pub mod published;
+pub mod saml;
 pub mod search;
 pub mod sites;
 pub mod spaces;
@@ -49,6 +50,7 @@ pub fn operations() -> Vec<Operation> {
         orgs::operations(),
         permissions::operations(),
         published::operations(),
+        saml::operations(),
         search::operations(),
         sites::operations(),
         spaces::operations(),

@@ -11,6 +11,7 @@ pub mod jobs;
 pub mod openapi;
 pub mod placement;
 pub mod published;
+pub mod saml;
 pub mod search;
 pub mod sites;
 pub mod spaces;

@@ -236,6 +236,13 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("runTranslation",                        [204, 204, 403, 403, 403, 403, 403, 404, 401]),
     // OpenAPI specifications: members (not guests) read them; members who create content
     // manage them.
+    // SAML providers: organization admins alone manage them; the list of logins is public.
+    ("listSAMLProvidersInOrganizationById",   [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("createOrganizationSAMLProvider",        [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getOrganizationSAMLProviderById",       [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateOrganizationSAMLProvider",        [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteOrganizationSAMLProvider",        [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listSSOProviderLoginsInOrganization",   [200, 200, 200, 200, 200, 200, 200, 200, 200]),
     ("listOpenAPISpecs",                      [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     ("createOpenAPISpec",                     [201, 201, 403, 403, 403, 403, 403, 404, 401]),
     ("getOpenAPISpecBySlug",                  [200, 200, 200, 200, 200, 200, 403, 404, 401]),
@@ -281,6 +288,8 @@ struct World {
     /// A processed OpenAPI specification (its slug) and its version.
     spec: String,
     spec_version: String,
+    /// A SAML provider.
+    saml: String,
 }
 
 /// A site and what it holds.
@@ -373,6 +382,7 @@ async fn world(app: &TestApp) -> World {
         translation: String::new(),
         spec: String::new(),
         spec_version: String::new(),
+        saml: String::new(),
     };
     w.space = fresh_space(app, &w).await;
     let space = w.space.clone();
@@ -430,6 +440,7 @@ async fn world(app: &TestApp) -> World {
     .await
     .expect(200);
     w.translation = fresh_translation(app, &w).await;
+    w.saml = fresh_saml(app, &w).await;
     w.spec = fresh_spec(app, &w).await;
     let spec_path = format!("/v1/orgs/{}/openapi/{}", w.org, w.spec);
     for _ in 0..400 {
@@ -470,6 +481,18 @@ fn fresh_slug() -> String {
 }
 
 /// An OpenAPI specification of the organization, made by the admin; returns its slug.
+/// A SAML provider of the world's organization (label only: pending), made by the admin.
+async fn fresh_saml(app: &TestApp, w: &World) -> String {
+    id(&app
+        .post(
+            w.admin(),
+            &format!("/v1/orgs/{}/saml", w.org),
+            json!({ "label": "Matrix IdP" }),
+        )
+        .await
+        .expect(201))
+}
+
 async fn fresh_spec(app: &TestApp, w: &World) -> String {
     let slug = fresh_slug();
     app.put(
@@ -693,6 +716,7 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             ("translationId", w.translation.clone()),
             ("specSlug", w.spec.clone()),
             ("versionId", w.spec_version.clone()),
+            ("samlProviderId", w.saml.clone()),
         ]),
         query: "",
         body: None,
@@ -1059,6 +1083,15 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             let slug = fresh_spec(app, w).await;
             let probe = format!("/v1/orgs/{}/openapi/{slug}", w.org);
             base.set("specSlug", slug).probe(probe)
+        }
+        "createOrganizationSAMLProvider" => base.body(json!({ "label": "New IdP" })),
+        "updateOrganizationSAMLProvider" => base
+            .set("samlProviderId", fresh_saml(app, w).await)
+            .body(json!({ "label": "Renamed" })),
+        "deleteOrganizationSAMLProvider" => {
+            let provider = fresh_saml(app, w).await;
+            let probe = format!("/v1/orgs/{}/saml/{provider}", w.org);
+            base.set("samlProviderId", provider).probe(probe)
         }
         _ => return None,
     };

@@ -24,6 +24,7 @@ mod org_change_requests;
 mod orgs;
 mod pagination;
 mod routes;
+mod saml;
 mod search;
 mod site_pages;
 mod sites;
