@@ -258,8 +258,14 @@ impl Ctx<'_> {
                 .collect();
             lines.push(format!("| {} |", cells.join(" | ")));
         }
+        // Pages link to the database's own CSV (not the `_all` one holding every row).
+        let key = if dir.is_empty() {
+            format!("{stem}.csv")
+        } else {
+            format!("{dir}/{stem}.csv")
+        };
         Ok(SourcePage {
-            key: archive_key(path),
+            key: archive_key(&key),
             title: title.to_string(),
             body: Some(lines.join("\n") + "\n"),
             ..SourcePage::default()

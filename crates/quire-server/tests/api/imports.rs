@@ -391,8 +391,8 @@ async fn zip_in_git_sync_layout() {
         md.contains(&format!("/files/{}", files[0]["id"].as_str().unwrap())),
         "{md}"
     );
-    // Paths follow the tree.
-    assert_eq!(install["path"], json!("guides/install"), "{install}");
+    // Paths follow the tree (the group's slug, then the folder's page).
+    assert_eq!(install["path"], json!("guides/guides/install"), "{install}");
 }
 
 /// Without SUMMARY.md, folders are groups at the root and pages below.
@@ -442,10 +442,10 @@ async fn docx_made_by_pandoc() {
         "_italic words_",
         "`inline code`",
         "[project site](https://example.com/docs)",
-        "## Steps",
+        "### Steps",
         "1. Install the tool",
-        "- nested bullet",
-        "- first point",
+        "   * nested bullet",
+        "* first point",
         "| alpha",
         "def hello():",
         "/files/",
@@ -478,6 +478,8 @@ async fn website_crawl() {
             "/" | "/index.html" => page("Home", "<p><a href='/docs/'>Docs</a> <a href='http://127.0.0.2:1/away'>away</a> <a href='/private/secret.html'>secret</a></p>"),
             "/docs/" => page("Docs", "<p><a href='guide.html'>Guide</a></p>"),
             "/docs/guide.html" => page("Guide", "<p>Back <a href='/docs/'>up</a>.</p>"),
+            // Linked from nowhere: found through the sitemap.
+            "/docs/hidden.html" => page("Hidden", "<p>Only in the sitemap.</p>"),
             "/private/secret.html" | "/private/x.html" => page("Secret", "<p>no</p>"),
             _ => Reply::not_found(),
         }
@@ -488,7 +490,7 @@ async fn website_crawl() {
     assert_eq!(titles(&listed), ["Home", "Docs"], "{listed}");
     let mut docs_children = titles(&listed[1]["pages"]);
     docs_children.sort();
-    assert_eq!(docs_children, ["Guide", "hidden"], "{listed}");
+    assert_eq!(docs_children, ["Guide", "Hidden"], "{listed}");
     assert_eq!(res["importedResources"], json!(4), "{res}");
     let guide = listed[1]["pages"]
         .as_array()
@@ -740,7 +742,7 @@ async fn google_docs_export() {
     assert_eq!(titles(&listed), ["Team plan"]);
     let md = markdown(&app, &w, &root, &listed[0]).await;
     assert!(md.contains("[this](https://example.org/a?b)"), "{md}");
-    assert!(md.contains("- One"), "{md}");
+    assert!(md.contains("* One"), "{md}");
 }
 
 /// The page forms: one imported page fills the page; several become its children (201).

@@ -324,7 +324,8 @@ async fn crawl(state: &AppState, start: &str) -> ApiResult<Bundle> {
     let start_key = website::crawl_key(&origin, &scope).unwrap_or(origin.clone());
     queued.insert(start_key.to_string());
     for s in sitemap_urls {
-        if let Ok(u) = Url::parse(&s) {
+        // Sitemaps should hold absolute URLs; relative ones are read against the site.
+        if let Ok(u) = scope.join(&s) {
             consider(u, &mut queue, &mut queued);
         }
     }
