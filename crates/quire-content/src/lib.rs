@@ -17,8 +17,8 @@
 //! * [`view`]: official JSON shapes of pages and files.
 //! * [`condition`]: visibility conditions of docs sites: parse, print, check and evaluate.
 //! * [`translate`]: the text runs of a page a translator may see, and their reassembly.
-//! * [`convert`]: imports (markdown trees, HTML, docx, Confluence, Notion, git wikis, websites)
-//!   as pages of the dialect.
+//! * [`convert`](mod@convert): imports (markdown trees, HTML, docx, Confluence, Notion, git
+//!   wikis, websites) as pages of the dialect.
 
 #![warn(missing_docs)]
 

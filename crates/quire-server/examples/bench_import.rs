@@ -46,7 +46,7 @@ fn body(i: usize, pages: usize) -> String {
         "See [the next page](../section-{}/page-{next}.md) and [a missing one](nowhere.md).\n",
         next / 20
     ));
-    if i % 50 == 0 {
+    if i.checked_rem(50) == Some(0) {
         s.push_str(&format!(
             "\n![diagram](../.gitbook/assets/image-{}.png)\n",
             i / 50
@@ -65,7 +65,7 @@ fn archive(pages: usize) -> Vec<u8> {
         let mut summary = String::from("# Table of contents\n\n");
         for i in 0..pages {
             let section = i / 20;
-            if i % 20 == 0 {
+            if i.checked_rem(20) == Some(0) {
                 summary.push_str(&format!(
                     "\n## Section {section}\n\n* [Section {section}](section-{section}/README.md)\n"
                 ));

@@ -29,8 +29,11 @@ fn bad(what: &str) -> ConvertError {
     ConvertError::new(format!("is not a git repository served over HTTP ({what})"))
 }
 
+/// Pkt-lines (`None` for flush packets) and what follows them.
+type PktLines<'a> = (Vec<Option<&'a [u8]>>, &'a [u8]);
+
 /// Splits pkt-lines; `None` items are flush packets.
-fn pkt_lines(mut data: &[u8]) -> Result<(Vec<Option<&[u8]>>, &[u8]), ConvertError> {
+fn pkt_lines(mut data: &[u8]) -> Result<PktLines<'_>, ConvertError> {
     let mut out = Vec::new();
     while data.len() >= 4 {
         let len = std::str::from_utf8(&data[..4])

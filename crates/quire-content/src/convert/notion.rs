@@ -171,7 +171,7 @@ impl Ctx<'_> {
                 ..SourcePage::default()
             });
         }
-        pages.sort_by(|a, b| a.title.to_lowercase().cmp(&b.title.to_lowercase()));
+        pages.sort_by_key(|a| a.title.to_lowercase());
         Ok(pages)
     }
 

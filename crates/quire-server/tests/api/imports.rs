@@ -578,7 +578,7 @@ async fn notion_export() {
     let w = world(&app).await;
     let id = "0123456789abcdef0123456789abcdef";
     let db = "fedcba9876543210fedcba9876543210";
-    let files = vec![
+    let files = [
         (
             format!("Handbook {id}.md"),
             format!("# Handbook\n\nOur [projects](Handbook%20{id}/Projects%20{db}.csv).\n\n![team](Handbook%20{id}/team.png)\n").into_bytes(),
