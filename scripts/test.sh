@@ -36,6 +36,12 @@ if command -v xmlsec1 >/dev/null && "$saml_venv/bin/python" -c 'import saml2' >/
 else
   echo "NOTICE: no xmlsec1 or pysaml2: the SAML round trip against a real identity provider is skipped"
 fi
+# The wiki import test serves a real git repository with `git upload-pack`.
+if ! command -v git >/dev/null && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  (apt-get install -y -q git >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q git >/dev/null 2>&1)) \
+    || echo "NOTICE: could not install git: the wiki import test is skipped"
+fi
 
 echo "== tests on SQLite"
 cargo test --workspace --locked

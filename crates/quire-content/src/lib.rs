@@ -17,10 +17,13 @@
 //! * [`view`]: official JSON shapes of pages and files.
 //! * [`condition`]: visibility conditions of docs sites: parse, print, check and evaluate.
 //! * [`translate`]: the text runs of a page a translator may see, and their reassembly.
+//! * [`convert`](mod@convert): imports (markdown trees, HTML, docx, Confluence, Notion, git
+//!   wikis, websites) as pages of the dialect.
 
 #![warn(missing_docs)]
 
 pub mod condition;
+pub mod convert;
 pub mod diff;
 pub mod document;
 pub mod edit;

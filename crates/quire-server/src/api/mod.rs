@@ -9,6 +9,7 @@ pub mod collections;
 pub mod comments;
 pub mod content;
 pub mod files;
+pub mod imports;
 pub mod invites;
 pub mod members;
 pub mod meta;
@@ -43,6 +44,7 @@ pub fn operations() -> Vec<Operation> {
         collections::operations(),
         comments::operations(),
         content::operations(),
+        imports::operations(),
         invites::operations(),
         members::operations(),
         meta::operations(),

@@ -123,6 +123,11 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("updateChangeRequest",                   [200, 200, 200, 200, 403, 403, 200, 404, 401]),
     ("mergeChangeRequest",                    [200, 200, 200, 200, 403, 403, 200, 404, 401]),
     ("getChangeRequestChanges",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    // Imports change content: `edit` on the space (the page forms answer 201).
+    ("importContent",                         [200, 200, 200, 200, 403, 403, 200, 404, 401]),
+    ("importContentInPageById",               [201, 201, 201, 201, 403, 403, 201, 404, 401]),
+    ("importContentInChangeRequest",          [200, 200, 200, 200, 403, 403, 200, 404, 401]),
+    ("importContentInChangeRequestPageById",  [201, 201, 201, 201, 403, 403, 201, 404, 401]),
     // Content of the space, of a change request and of a revision.
     ("getCurrentRevision",                    [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("listPages",                             [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -290,6 +295,8 @@ struct World {
     spec_version: String,
     /// A SAML provider.
     saml: String,
+    /// A loopback server of import sources (`/doc.md`, `/two.zip`).
+    imports: String,
 }
 
 /// A site and what it holds.
@@ -322,6 +329,12 @@ fn id(v: &Value) -> String {
 }
 
 async fn world(app: &TestApp) -> World {
+    let two = crate::imports::zip_of(&[("a.md", b"# A\n"), ("b.md", b"# B\n")]);
+    let imports = crate::imports::serve(move |r| match r.path.as_str() {
+        "/doc.md" => crate::imports::Reply::ok("text/markdown", "# Imported\n"),
+        _ => crate::imports::Reply::ok("application/zip", two.clone()),
+    })
+    .await;
     let admin = app.persona("admin").await;
     let org = app.org(&admin, "Acme").await;
     let mut people = vec![Some(admin.clone())];
@@ -383,6 +396,7 @@ async fn world(app: &TestApp) -> World {
         spec: String::new(),
         spec_version: String::new(),
         saml: String::new(),
+        imports,
     };
     w.space = fresh_space(app, &w).await;
     let space = w.space.clone();
@@ -877,6 +891,18 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
         "updateChangeRequest" => base
             .set("changeRequestId", fresh_cr(app, w, &w.space).await)
             .body(json!({})),
+        "importContent" => base
+            .set("spaceId", fresh_space(app, w).await)
+            .body(json!({ "url": format!("{}/doc.md", w.imports), "source": "markdown" })),
+        "importContentInChangeRequest" => base
+            .set("changeRequestId", fresh_cr(app, w, &w.space).await)
+            .body(json!({ "url": format!("{}/doc.md", w.imports), "source": "markdown" })),
+        "importContentInPageById" => {
+            base.body(json!({ "url": format!("{}/two.zip", w.imports), "source": "zip" }))
+        }
+        "importContentInChangeRequestPageById" => base
+            .set("changeRequestId", fresh_cr(app, w, &w.space).await)
+            .body(json!({ "url": format!("{}/two.zip", w.imports), "source": "zip" })),
         "mergeChangeRequest" => {
             // Merging changes the space's content: a space of its own.
             let space = fresh_space(app, w).await;
@@ -1148,7 +1174,8 @@ fn every_route_has_exactly_one_row() {
 
 #[tokio::test]
 async fn every_operation_answers_every_persona_as_expected() {
-    let app = TestApp::start().await;
+    // Imports read their sources from a loopback server.
+    let app = TestApp::start_with(|c| c.fetch_allow = vec!["127.0.0.1/32".parse().unwrap()]).await;
     let w = world(&app).await;
     assert_personas_hold_their_roles(&app, &w).await;
     let expected: HashMap<&str, [u16; 9]> = EXPECTED.iter().copied().collect();

@@ -16,6 +16,7 @@ mod errors;
 mod hardening;
 mod hardening_depth;
 mod hardening_fetch;
+mod imports;
 mod invites;
 mod members;
 mod openapi;
