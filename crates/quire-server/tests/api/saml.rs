@@ -1218,3 +1218,27 @@ async fn a_response_signed_as_a_whole_document_is_accepted() {
     let answer = post_acs(&s.app, s.id(), &b64(&signed)).await;
     assert_eq!(answer.status, 303, "{}", answer.text);
 }
+
+#[tokio::test]
+async fn first_logins_of_one_new_address_at_once_make_one_user() {
+    let s = setup().await;
+    let email = "twin@idp.example";
+    // Eight logins of one address the server has never seen, posted at once.
+    let mut encoded = Vec::new();
+    for _ in 0..8 {
+        let (request, _) = start(&s.app, s.id()).await;
+        encoded.push(Assertion::for_setup(&s, &request, email).encoded());
+    }
+    let answers =
+        futures_util::future::join_all(encoded.iter().map(|e| post_acs(&s.app, s.id(), e))).await;
+    for answer in &answers {
+        assert_eq!(answer.status, 303, "{}", answer.text);
+        assert!(answer.cookie().is_some());
+    }
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM users WHERE email = $1")
+        .bind(email)
+        .fetch_one(s.app.state.db.pool())
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+}
