@@ -141,13 +141,9 @@ pub async fn import(
         None => crs::current_revision(state, &ctx.space.id).await?,
     };
     let first_rev = load(state, &ctx.space.id, &first_at).await?;
-    let mut first = Some((
-        first_at.clone(),
-        assemble(&bundle, &first_rev, page_owned.clone(), &limits).await?,
-    ));
-    let assembled_files = &first.as_ref().expect("assembled").1 .0.files;
+    let first_built = assemble(&bundle, &first_rev, page_owned.clone(), &limits).await?;
     let mut stored: HashMap<usize, File> = HashMap::new();
-    for (index, _) in assembled_files {
+    for (index, _) in &first_built.0.files {
         let asset = &bundle.assets[*index];
         let file = crate::domain::uploads::store_bytes(
             state,
@@ -159,6 +155,8 @@ pub async fn import(
         crate::store::objects::add_blob_ref(&state.db, &ctx.space.id, &file.blob).await?;
         stored.insert(*index, file);
     }
+    // The first attempt lands what was just assembled, unless another write moved the target.
+    let mut first = Some((first_at, first_built));
     let total = bundle.assets.len() + missed;
     let mut attempts = Attempts::new("the import");
     loop {
