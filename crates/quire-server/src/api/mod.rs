@@ -10,16 +10,19 @@ pub mod comments;
 pub mod content;
 pub mod files;
 pub mod invites;
+pub mod links;
 pub mod members;
 pub mod meta;
 pub mod openapi;
 pub mod orgs;
+pub mod pdf;
 pub mod permissions;
 pub mod published;
 pub mod search;
 pub mod sites;
 pub mod spaces;
 pub mod teams;
+pub mod templates;
 pub mod translations;
 pub mod users;
 pub mod views;
@@ -43,16 +46,19 @@ pub fn operations() -> Vec<Operation> {
         comments::operations(),
         content::operations(),
         invites::operations(),
+        links::operations(),
         members::operations(),
         meta::operations(),
         openapi::operations(),
         orgs::operations(),
+        pdf::operations(),
         permissions::operations(),
         published::operations(),
         search::operations(),
         sites::operations(),
         spaces::operations(),
         teams::operations(),
+        templates::operations(),
         translations::operations(),
         users::operations(),
     ]
@@ -89,6 +95,7 @@ pub fn router(state: AppState) -> Router {
             "/files/{spaceId}/{fileId}/{name}",
             get(files::handlers::download),
         )
+        .route("/pdf/{spaceId}/{name}", get(pdf::handlers::download))
         .route(
             "/openapi/{organizationId}/{specSlug}/{versionId}",
             get(openapi::handlers::download),
