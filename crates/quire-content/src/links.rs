@@ -354,7 +354,12 @@ mod tests {
              [bad](/pages/pb#nowhere), [self](#intro), [web](https://example.com/x), \
              [app](https://docs.example.org/s/x).\n\n![pic](/files/f1)\n\n![lost](/files/f9)\n",
         );
-        a.pages = vec![Page::document("pb", "B", "b", "## Setup\n\nBack to [A](/pages/pa).\n")];
+        a.pages = vec![Page::document(
+            "pb",
+            "B",
+            "b",
+            "## Setup\n\nBack to [A](/pages/pa).\n",
+        )];
         Revision {
             pages: vec![a],
             files: vec![File {
@@ -392,7 +397,10 @@ mod tests {
         assert_eq!(status("f:f1"), Some(Status::Ok));
         assert_eq!(status("f:f9"), Some(Status::Broken));
         assert_eq!(status("u:https://example.com/x"), Some(Status::Ok));
-        assert_eq!(status("u:https://docs.example.org/s/x"), Some(Status::InApp));
+        assert_eq!(
+            status("u:https://docs.example.org/s/x"),
+            Some(Status::InApp)
+        );
         let f1 = l.links.iter().find(|x| x.key == "f:f1").unwrap();
         assert_eq!(f1.relation, Relation::DependsOn);
         let order = HashMap::from([("pa", 0), ("pb", 1)]);
@@ -464,7 +472,14 @@ mod tests {
         };
         let first = run(&one, &mut parsed);
         assert_eq!(parsed, 50);
-        assert_eq!(first.links.iter().filter(|l| l.status == Status::Broken).count(), 1);
+        assert_eq!(
+            first
+                .links
+                .iter()
+                .filter(|l| l.status == Status::Broken)
+                .count(),
+            1
+        );
         let second = run(&two, &mut parsed);
         assert_eq!(parsed, 51, "only the changed page is read again");
         let broken: Vec<_> = second
@@ -474,6 +489,9 @@ mod tests {
             .map(|l| l.key.as_str())
             .collect();
         assert_eq!(broken, ["p:p50", "p:zz"]);
-        assert!(second.links.iter().all(|l| l.key != "p:p8" || l.status == Status::Ok));
+        assert!(second
+            .links
+            .iter()
+            .all(|l| l.key != "p:p8" || l.status == Status::Ok));
     }
 }

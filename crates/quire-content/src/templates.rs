@@ -209,7 +209,10 @@ fn fill(body: &str, ids: &[String], slots: &BTreeMap<String, String>) -> String 
             .filter(|n| *n < ids.len())
         {
             out.push_str(&format!("/pages/{}", ids[n]));
-        } else if let Some(name) = token.strip_prefix("{slot:").and_then(|t| t.strip_suffix('}')) {
+        } else if let Some(name) = token
+            .strip_prefix("{slot:")
+            .and_then(|t| t.strip_suffix('}'))
+        {
             if let Some(file) = slots.get(name) {
                 out.push_str(&format!("![{name}](/files/{file})"));
             }

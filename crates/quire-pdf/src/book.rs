@@ -312,9 +312,7 @@ impl Builder<'_> {
                                 .unwrap_or(false)
                         });
                         let blocks = match item.element() {
-                            Some(i) if i.kind == "list-item" => {
-                                self.blocks(i.children(), nest + 1)
-                            }
+                            Some(i) if i.kind == "list-item" => self.blocks(i.children(), nest + 1),
                             _ => self.blocks(std::slice::from_ref(item), nest + 1),
                         };
                         Item { checked, blocks }
@@ -344,7 +342,10 @@ impl Builder<'_> {
                     text.truncate(end);
                     text.push_str("\n… (cut)");
                 }
-                let lang = e.data_str("syntax").filter(|s| plain_token(s)).map(str::to_string);
+                let lang = e
+                    .data_str("syntax")
+                    .filter(|s| plain_token(s))
+                    .map(str::to_string);
                 out.push(Block::Code { lang, text });
             }
             "hint" => out.push(Block::Hint {
@@ -453,7 +454,12 @@ impl Builder<'_> {
         if rows.is_empty() {
             rows = self.records(e);
         }
-        let cols = rows.iter().map(Vec::len).max().unwrap_or(0).min(MAX_COLUMNS);
+        let cols = rows
+            .iter()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0)
+            .min(MAX_COLUMNS);
         if cols == 0 {
             return;
         }
@@ -500,7 +506,11 @@ impl Builder<'_> {
             .unwrap_or_default();
         // Records are ordered by their `orderIndex`, not by their keys.
         records.sort_by(|(ka, a), (kb, b)| {
-            let order = |v: &Value| v.get("orderIndex").map(|o| o.to_string()).unwrap_or_default();
+            let order = |v: &Value| {
+                v.get("orderIndex")
+                    .map(|o| o.to_string())
+                    .unwrap_or_default()
+            };
             order(a).cmp(&order(b)).then_with(|| ka.cmp(kb))
         });
         for (_, rec) in records {
@@ -570,7 +580,14 @@ impl Builder<'_> {
         out
     }
 
-    fn inline(&mut self, node: &Node, marks: Marks, link: Option<&Link>, out: &mut Vec<Run>, nest: usize) {
+    fn inline(
+        &mut self,
+        node: &Node,
+        marks: Marks,
+        link: Option<&Link>,
+        out: &mut Vec<Run>,
+        nest: usize,
+    ) {
         match node {
             Node::Text(t) => {
                 for leaf in &t.leaves {

@@ -19,11 +19,11 @@ pub use book::{build, Book, Selection};
 
 use typst::diag::{FileError, FileResult};
 use typst::foundations::{Bytes, Datetime, Dict, Str, Value};
-use typst_layout::PagedDocument;
 use typst::syntax::{FileId, RootedPath, Source, VirtualPath, VirtualRoot};
 use typst::text::{Font, FontBook};
 use typst::utils::LazyHash;
 use typst::{Library, LibraryExt, World};
+use typst_layout::PagedDocument;
 
 /// The fixed template (never changed by input).
 const TEMPLATE: &str = include_str!("template.typ");
@@ -104,11 +104,7 @@ impl Fonts {
 
     /// Names of the font families available.
     pub fn families(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .fonts
-            .iter()
-            .map(|f| f.info().family.clone())
-            .collect();
+        let mut names: Vec<String> = self.fonts.iter().map(|f| f.info().family.clone()).collect();
         names.dedup();
         names
     }
@@ -298,7 +294,12 @@ mod tests {
             quote.push('>');
         }
         quote.push_str(" deep\n");
-        let b = book(vec![Page::document("a", "A", "a", &format!("{md}\n{quote}"))]);
+        let b = book(vec![Page::document(
+            "a",
+            "A",
+            "a",
+            &format!("{md}\n{quote}"),
+        )]);
         let pdf = render(&b, &[], &Fonts::new(Vec::new()), &Limits::default()).unwrap();
         assert!(pdf.starts_with(b"%PDF-"));
     }

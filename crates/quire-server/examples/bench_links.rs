@@ -98,10 +98,14 @@ async fn main() {
             .await
             .unwrap()
             .unwrap();
-        let row = quire_server::domain::content::revision_row(&bench.state, &bench.space, &space.revision_id)
-            .await
-            .unwrap()
-            .unwrap();
+        let row = quire_server::domain::content::revision_row(
+            &bench.state,
+            &bench.space,
+            &space.revision_id,
+        )
+        .await
+        .unwrap()
+        .unwrap();
         let t = Instant::now();
         quire_server::domain::links::of_revision(&bench.state, &bench.space, &row.root)
             .await

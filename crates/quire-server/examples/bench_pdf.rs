@@ -82,6 +82,9 @@ async fn main() {
         pct(times.clone(), 0.5),
         pct(times, 1.0)
     );
-    println!("GET SPACE/pdf again (stored PDF): {:.1} ms", cached.as_secs_f64() * 1000.0);
+    println!(
+        "GET SPACE/pdf again (stored PDF): {:.1} ms",
+        cached.as_secs_f64() * 1000.0
+    );
     bench.stop().await;
 }

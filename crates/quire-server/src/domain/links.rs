@@ -39,7 +39,12 @@ pub async fn of_revision(
 
 /// The links of `rev` (a revision of `space_id`, served at `app_url`), reading each page
 /// body's references from `cache` when another revision already read that body.
-pub fn compute(rev: &Revision, space_id: &str, app_url: &str, cache: &ContentCache) -> RevisionLinks {
+pub fn compute(
+    rev: &Revision,
+    space_id: &str,
+    app_url: &str,
+    cache: &ContentCache,
+) -> RevisionLinks {
     revision_links(
         rev,
         &Context { space_id, app_url },

@@ -105,11 +105,18 @@ pub async fn ensure(state: &AppState, req: &PdfRequest<'_>) -> ApiResult<String>
     let mut images = Vec::new();
     let mut bytes = 0usize;
     for (key, file_id) in book.images.iter().take(MAX_IMAGES) {
-        let Some(file) = rev.file(file_id) else { continue };
+        let Some(file) = rev.file(file_id) else {
+            continue;
+        };
         if bytes + file.size as usize > MAX_IMAGE_BYTES {
             continue;
         }
-        if let Some(data) = state.blobs.get(&file.blob).await.map_err(ApiError::internal)? {
+        if let Some(data) = state
+            .blobs
+            .get(&file.blob)
+            .await
+            .map_err(ApiError::internal)?
+        {
             bytes += data.len();
             images.push((key.clone(), data.to_vec()));
         }
@@ -117,7 +124,9 @@ pub async fn ensure(state: &AppState, req: &PdfRequest<'_>) -> ApiResult<String>
     let _turn = state.pdf_runs.acquire().await.map_err(ApiError::internal)?;
     let st = state.clone();
     let task = tokio::task::spawn_blocking(move || {
-        let fonts = st.pdf_fonts.get_or_init(|| quire_pdf::Fonts::new(extra_fonts(&st)));
+        let fonts = st
+            .pdf_fonts
+            .get_or_init(|| quire_pdf::Fonts::new(extra_fonts(&st)));
         quire_pdf::render(
             &book,
             &images,
@@ -129,12 +138,10 @@ pub async fn ensure(state: &AppState, req: &PdfRequest<'_>) -> ApiResult<String>
         )
     });
     let pdf = match tokio::time::timeout(MAX_RENDER_TIME, task).await {
-        Err(_) => {
-            return Err(ApiError::PayloadTooLarge(format!(
-                "This content takes longer than {} s to print; print one page with `only` and `page`.",
-                MAX_RENDER_TIME.as_secs()
-            )))
-        }
+        Err(_) => return Err(ApiError::PayloadTooLarge(format!(
+            "This content takes longer than {} s to print; print one page with `only` and `page`.",
+            MAX_RENDER_TIME.as_secs()
+        ))),
         Ok(joined) => joined.map_err(ApiError::internal)?,
     };
     let pdf = match pdf {
@@ -167,9 +174,12 @@ fn extra_fonts(state: &AppState) -> Vec<Vec<u8>> {
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
-            p.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "ttf" | "otf" | "ttc" | "otc"))
+            p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                matches!(
+                    e.to_ascii_lowercase().as_str(),
+                    "ttf" | "otf" | "ttc" | "otc"
+                )
+            })
         })
         .filter_map(|p| std::fs::read(p).ok())
         .collect()
@@ -182,7 +192,10 @@ fn signed_text(space_id: &str, name: &str, reader: &str, expires: i64) -> String
 /// An absolute, signed, expiring URL serving a stored PDF to `reader` (no bearer token).
 pub fn url(state: &AppState, space_id: &str, name: &str, reader: &str) -> String {
     let expires = state.now() + URL_TTL_MS;
-    let sig = b64(&state.keys.sign("pdf", signed_text(space_id, name, reader, expires).as_bytes())[..16]);
+    let sig = b64(&state.keys.sign(
+        "pdf",
+        signed_text(space_id, name, reader, expires).as_bytes(),
+    )[..16]);
     let enc = |t: &str| ::url::form_urlencoded::byte_serialize(t.as_bytes()).collect::<String>();
     state.url(&format!(
         "/pdf/{}/{}.pdf?reader={}&expires={expires}&signature={sig}",
@@ -193,10 +206,19 @@ pub fn url(state: &AppState, space_id: &str, name: &str, reader: &str) -> String
 }
 
 /// Whether a PDF URL's signature is the one [`url`] made (expiry not checked).
-pub fn verify(state: &AppState, space_id: &str, name: &str, reader: &str, expires: i64, signature: &str) -> bool {
+pub fn verify(
+    state: &AppState,
+    space_id: &str,
+    name: &str,
+    reader: &str,
+    expires: i64,
+    signature: &str,
+) -> bool {
     unb64(signature).is_some_and(|sig| {
-        state
-            .keys
-            .verify("pdf", signed_text(space_id, name, reader, expires).as_bytes(), &sig)
+        state.keys.verify(
+            "pdf",
+            signed_text(space_id, name, reader, expires).as_bytes(),
+            &sig,
+        )
     })
 }

@@ -159,12 +159,13 @@ async fn space_links_with_statuses_stats_and_filter() {
     assert!(all["stats"]["broken"].get("changeRequest").is_none());
     assert_eq!(
         statuses(&all),
-        [
-            "broken", "broken", "broken", "in-app", "ok", "ok", "ok", "ok", "ok", "ok"
-        ]
+        ["broken", "broken", "broken", "in-app", "ok", "ok", "ok", "ok", "ok", "ok"]
     );
     let broken = app
-        .get(&f.alice, &format!("/v1/spaces/{}/links?status=broken", f.space))
+        .get(
+            &f.alice,
+            &format!("/v1/spaces/{}/links?status=broken", f.space),
+        )
         .await
         .expect(200);
     assert_eq!(broken["count"], 3);
@@ -183,7 +184,10 @@ async fn space_links_with_statuses_stats_and_filter() {
         .expect("broken anchor listed");
     assert_eq!(anchor["targetReference"]["page"]["id"], json!(f.guide));
     let in_app = app
-        .get(&f.alice, &format!("/v1/spaces/{}/links?status=in-app", f.space))
+        .get(
+            &f.alice,
+            &format!("/v1/spaces/{}/links?status=in-app", f.space),
+        )
         .await
         .expect(200);
     assert_eq!(in_app["count"], 1);
@@ -201,7 +205,10 @@ async fn space_links_with_statuses_stats_and_filter() {
     assert_eq!(file_item["relation"], "dependsOn");
     assert_eq!(file_item["targetReference"]["file"]["id"], json!(f.file));
     let msg = app
-        .get(&f.alice, &format!("/v1/spaces/{}/links?status=dead", f.space))
+        .get(
+            &f.alice,
+            &format!("/v1/spaces/{}/links?status=dead", f.space),
+        )
         .await
         .expect_error(400);
     assert!(msg.contains("status"), "{msg}");
@@ -232,11 +239,17 @@ async fn page_links_and_backlinks_of_pages_and_files() {
         .expect(200);
     assert_eq!(from_guide["count"], 1, "{from_guide}");
     assert_eq!(from_guide["stats"]["total"], 1);
-    assert_eq!(from_guide["items"][0]["targetReference"]["page"]["id"], json!(f.home));
+    assert_eq!(
+        from_guide["items"][0]["targetReference"]["page"]["id"],
+        json!(f.home)
+    );
     let from_home = app
         .get(
             &f.alice,
-            &format!("/v1/spaces/{}/content/page/{}/links?status=broken", f.space, f.home),
+            &format!(
+                "/v1/spaces/{}/content/page/{}/links?status=broken",
+                f.space, f.home
+            ),
         )
         .await
         .expect(200);

@@ -22,7 +22,9 @@ fn poppler() -> bool {
             std::env::var("QUIRE_REQUIRE_POPPLER").is_err(),
             "QUIRE_REQUIRE_POPPLER is set but pdftotext/pdftoppm are missing"
         );
-        eprintln!("NOTICE: pdftotext/pdftoppm missing (Debian: poppler-utils): PDF text checks skipped");
+        eprintln!(
+            "NOTICE: pdftotext/pdftoppm missing (Debian: poppler-utils): PDF text checks skipped"
+        );
     }
     found
 }
@@ -157,7 +159,10 @@ async fn space_pdf_holds_the_content_in_order() {
         .await
         .expect(200);
     let url = res["url"].as_str().unwrap().to_string();
-    assert!(url.starts_with(&format!("{}/pdf/{}/", app.base, f.space)), "{url}");
+    assert!(
+        url.starts_with(&format!("{}/pdf/{}/", app.base, f.space)),
+        "{url}"
+    );
     // No bearer token needed.
     let pdf = fetch_pdf(&url).await;
     assert!(pdf.starts_with(b"%PDF-"));
@@ -244,7 +249,10 @@ async fn one_page_and_change_request_pdfs() {
         assert!(text.contains("Second chapter"), "{text}");
         assert!(!text.contains("Installation"), "{text}");
         let text = pdf_text(&cr_pdf, "change-request");
-        in_order(&text, &["Handbook", "Change request #2: Polish", "Installation"]);
+        in_order(
+            &text,
+            &["Handbook", "Change request #2: Polish", "Installation"],
+        );
     }
     // Bad options are 400.
     let msg = app
@@ -284,8 +292,11 @@ async fn pdf_urls_are_signed_and_expire() {
     assert_eq!(status(url.replace("/pdf-", "/pdf-0")).await, 403);
     let bob = app.persona("bob").await;
     assert_eq!(
-        status(url.replace(&format!("reader={}", f.alice.id), &format!("reader={}", bob.id)))
-            .await,
+        status(url.replace(
+            &format!("reader={}", f.alice.id),
+            &format!("reader={}", bob.id)
+        ))
+        .await,
         403
     );
     let expires: i64 = url
@@ -313,7 +324,10 @@ async fn pdf_urls_are_signed_and_expire() {
         .get(&f.alice, &format!("/v1/spaces/{}/pdf", f.space))
         .await
         .expect(200);
-    assert_eq!(status(fresh["url"].as_str().unwrap().to_string()).await, 200);
+    assert_eq!(
+        status(fresh["url"].as_str().unwrap().to_string()).await,
+        200
+    );
     // Outsiders cannot ask for one.
     app.get(&bob, &format!("/v1/spaces/{}/pdf", f.space))
         .await

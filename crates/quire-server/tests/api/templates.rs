@@ -25,7 +25,11 @@ async fn templates_add_their_pages_as_one_revision() {
     let space = app.space(&alice, &org, "Docs", None).await;
     // A file in the space, for the logo slot.
     let cr = app
-        .post(&alice, &format!("/v1/spaces/{space}/change-requests"), json!({ "subject": "Logo" }))
+        .post(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({ "subject": "Logo" }),
+        )
         .await
         .expect(201)["id"]
         .as_str()
@@ -40,9 +44,13 @@ async fn templates_add_their_pages_as_one_revision() {
         .await
         .expect(200);
     let file = res["insertedFiles"][0]["id"].as_str().unwrap().to_string();
-    app.post(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}/merge"), json!({}))
-        .await
-        .expect(200);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
     let before = app
         .get(&alice, &format!("/v1/spaces/{space}/content"))
         .await
@@ -52,14 +60,27 @@ async fn templates_add_their_pages_as_one_revision() {
     // space does not hold. Each is a 400 naming the field, and the space does not move.
     let bad = [
         (json!({ "id": "nope" }), "id"),
-        (json!({ "id": "product-docs", "params": { "contentRefs": { "banner": { "kind": "file", "file": file } } } }), "params.contentRefs.banner"),
-        (json!({ "id": "product-docs", "params": { "contentRefs": { "logo": { "kind": "url", "url": "https://example.com/x.png" } } } }), "params.contentRefs.logo"),
-        (json!({ "id": "product-docs", "params": { "contentRefs": { "logo": { "kind": "file", "file": "missing" } } } }), "params.contentRefs.logo"),
+        (
+            json!({ "id": "product-docs", "params": { "contentRefs": { "banner": { "kind": "file", "file": file } } } }),
+            "params.contentRefs.banner",
+        ),
+        (
+            json!({ "id": "product-docs", "params": { "contentRefs": { "logo": { "kind": "url", "url": "https://example.com/x.png" } } } }),
+            "params.contentRefs.logo",
+        ),
+        (
+            json!({ "id": "product-docs", "params": { "contentRefs": { "logo": { "kind": "file", "file": "missing" } } } }),
+            "params.contentRefs.logo",
+        ),
         (json!({ "params": {} }), "id"),
     ];
     for (body, field) in bad {
         let msg = app
-            .post(&alice, &format!("/v1/spaces/{space}/content/template"), body.clone())
+            .post(
+                &alice,
+                &format!("/v1/spaces/{space}/content/template"),
+                body.clone(),
+            )
             .await
             .expect_error(400);
         assert!(msg.contains(field), "{body}: {msg}");

@@ -87,7 +87,9 @@ async fn row(state: &AppState, space: &str, revision: &str) -> ApiResult<Arc<Rev
 async fn row_of(state: &AppState, space: &str, revision: &str) -> ApiResult<Arc<RevisionRow>> {
     content::revision_row(state, space, revision)
         .await?
-        .ok_or_else(|| ApiError::not_found(format!("Revision `{revision}` not found in this space.")))
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Revision `{revision}` not found in this space."))
+        })
 }
 
 /// Query of the link listings.
@@ -212,12 +214,10 @@ impl Ctx<'_> {
             (Target::Url(url), _) => Some(json!({"kind": "url", "url": url})),
             (Target::Page(p), Status::Ok) => self.page_location(pages, p),
             // An anchor whose page exists is located in that page, found or not.
-            (Target::Anchor { page, anchor }, _) => {
-                self.page_location(pages, page).map(|mut v| {
-                    v["internalLocation"] = json!({"type": "anchor", "anchor": anchor});
-                    v
-                })
-            }
+            (Target::Anchor { page, anchor }, _) => self.page_location(pages, page).map(|mut v| {
+                v["internalLocation"] = json!({"type": "anchor", "anchor": anchor});
+                v
+            }),
             (Target::File(f), Status::Ok) => self.rev.file(f).map(|f| self.file_location(f)),
             // A missing page or file has no object to show.
             _ => None,
@@ -304,10 +304,7 @@ async fn link_list(
     }
     let base_broken = broken_in_base(state, at).await?;
     let introduced = |l: &Link| {
-        l.status == Status::Broken
-            && base_broken
-                .as_ref()
-                .is_some_and(|b| !b.contains(&l.key))
+        l.status == Status::Broken && base_broken.as_ref().is_some_and(|b| !b.contains(&l.key))
     };
     let in_scope: Vec<&Link> = match from_page {
         Some(p) => all.from_page(p).collect(),
@@ -316,7 +313,10 @@ async fn link_list(
     let stats = Stats {
         total: in_scope.len(),
         broken: BrokenStats {
-            total: in_scope.iter().filter(|l| l.status == Status::Broken).count(),
+            total: in_scope
+                .iter()
+                .filter(|l| l.status == Status::Broken)
+                .count(),
             change_request: base_broken
                 .as_ref()
                 .map(|_| in_scope.iter().filter(|l| introduced(**l)).count()),

@@ -60,7 +60,11 @@ pub async fn apply_template(
             known.join(", ")
         ))
     })?;
-    let refs = body.params.unwrap_or_default().content_refs.unwrap_or_default();
+    let refs = body
+        .params
+        .unwrap_or_default()
+        .content_refs
+        .unwrap_or_default();
     if refs.len() > MAX_REFS {
         return Err(ApiError::bad_request(format!(
             "Invalid field `params.contentRefs`: at most {MAX_REFS} references."
