@@ -12,6 +12,8 @@ Targets (issue 13): throughput >= 40% of the floor's, p99 < 10 ms, first render 
 restart < 50 ms.
 
 Usage: python3 bench/site_pages.py [--duration 8] [--pages 10000] [--database-url URL]
+(QUIRE_BENCH_PERF=<file> records the server's profile during the first render with perf,
+QUIRE_BENCH_PERF_LOAD=<file> during the measured run.)
 Needs: release builds (cargo build --release -p quire, and
 cargo build --release -p quire-server --example floor) and wrk.
 """
@@ -118,7 +120,16 @@ def main():
         server.wait()
         procs.remove(server)
         server = start(port)
+        # QUIRE_BENCH_PERF=<file>: record the server's profile during the first render.
+        perf = None
+        if os.environ.get("QUIRE_BENCH_PERF"):
+            perf = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.pid),
+                                     "-o", os.environ["QUIRE_BENCH_PERF"]], stderr=subprocess.DEVNULL)
+            time.sleep(1)
         first_ms, status, size = first_get(base + path)
+        if perf:
+            perf.send_signal(signal.SIGINT)
+            perf.wait()
         second_ms, _, _ = first_get(base + path)
         assert status == 200, status
         print(f"first render after restart {first_ms:.1f} ms (then {second_ms:.1f} ms), {size} bytes",
@@ -132,7 +143,15 @@ def main():
         wrk(floor_url, 2)
         wrk(base + path, 2)  # warm-up
         before = wrk(floor_url, args.duration)
+        # QUIRE_BENCH_PERF_LOAD=<file>: record the server's profile during the measured run.
+        perf = None
+        if os.environ.get("QUIRE_BENCH_PERF_LOAD"):
+            perf = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-p", str(server.pid),
+                                     "-o", os.environ["QUIRE_BENCH_PERF_LOAD"]], stderr=subprocess.DEVNULL)
         got = wrk(base + path, args.duration)
+        if perf:
+            perf.send_signal(signal.SIGINT)
+            perf.wait()
         after = wrk(floor_url, args.duration)
         floor_rps = (before["rps"] + after["rps"]) / 2
         row = {"name": "site_page", "rps": round(got["rps"]), "p50_ms": got["p50_ms"], "p99_ms": got["p99_ms"],

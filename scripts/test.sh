@@ -31,6 +31,31 @@ if command -v pdftotext >/dev/null && command -v pdftoppm >/dev/null; then
 else
   echo "NOTICE: no pdftotext/pdftoppm (install Debian's poppler-utils): the PDF text and image checks are skipped"
 fi
+# The SAML round trip runs against a real identity provider: pysaml2 (PyPI, in a venv under
+# target/) signing with Debian's xmlsec1.
+saml_venv="$PWD/target/saml-venv"
+if ! command -v xmlsec1 >/dev/null && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  echo "== installing xmlsec1 and python3-venv for the SAML identity provider"
+  (apt-get install -y -q xmlsec1 python3-venv >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q xmlsec1 python3-venv >/dev/null 2>&1)) \
+    || echo "NOTICE: could not install xmlsec1"
+fi
+if command -v xmlsec1 >/dev/null && ! "$saml_venv/bin/python" -c 'import saml2' >/dev/null 2>&1; then
+  (python3 -m venv "$saml_venv" \
+    && "$saml_venv/bin/pip" install -q -r crates/quire-server/tests/saml_idp/requirements.txt) >/dev/null 2>&1 \
+    || echo "NOTICE: could not install pysaml2 into $saml_venv"
+fi
+if command -v xmlsec1 >/dev/null && "$saml_venv/bin/python" -c 'import saml2' >/dev/null 2>&1; then
+  export QUIRE_SAML_PYTHON="$saml_venv/bin/python" QUIRE_REQUIRE_SAML_IDP=1
+else
+  echo "NOTICE: no xmlsec1 or pysaml2: the SAML round trip against a real identity provider is skipped"
+fi
+# The wiki import test serves a real git repository with `git upload-pack`.
+if ! command -v git >/dev/null && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  (apt-get install -y -q git >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q git >/dev/null 2>&1)) \
+    || echo "NOTICE: could not install git: the wiki import test is skipped"
+fi
 
 echo "== tests on SQLite"
 cargo test --workspace --locked

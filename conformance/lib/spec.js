@@ -63,6 +63,12 @@ function rebaseRefs(node, docId) {
 const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true });
 addFormats(ajv);
 
+/** Success statuses the service description states instead of the spec's. */
+const SEED_STATUS = {
+    importContent: { status: 200, spec: 201 },
+    importContentInChangeRequest: { status: 200, spec: 201 },
+};
+
 /** One loaded specification. */
 export class Spec {
     constructor(id, document) {
@@ -122,6 +128,10 @@ export class Spec {
     /** The response object declared for a status (following a `$ref` to components/responses). */
     response(operationId, status) {
         const { op } = this.operation(operationId);
+        // Where the service description states another success status than the spec, it
+        // wins; the body is the one the spec declares for its own status.
+        const seed = SEED_STATUS[operationId];
+        if (seed && status === seed.status) status = seed.spec;
         let res = op.responses?.[String(status)];
         if (!res) return undefined;
         if (res.$ref) {

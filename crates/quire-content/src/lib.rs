@@ -19,10 +19,13 @@
 //! * [`condition`]: visibility conditions of docs sites: parse, print, check and evaluate.
 //! * [`templates`]: built-in space templates.
 //! * [`translate`]: the text runs of a page a translator may see, and their reassembly.
+//! * [`convert`](mod@convert): imports (markdown trees, HTML, docx, Confluence, Notion, git
+//!   wikis, websites) as pages of the dialect.
 
 #![warn(missing_docs)]
 
 pub mod condition;
+pub mod convert;
 pub mod diff;
 pub mod document;
 pub mod edit;

@@ -41,6 +41,11 @@ pub struct ServerConfig {
     pub fetch_allow: Vec<ipnet::IpNet>,
     /// Largest OpenAPI specification processed, in bytes (given as text or fetched).
     pub max_spec_bytes: usize,
+    /// Largest source a content import downloads (an archive, a document, a repository's
+    /// pack), and the most a website crawl reads in all, in bytes.
+    pub max_import_bytes: usize,
+    /// Pages a website import crawls at most.
+    pub import_crawl_pages: usize,
     /// Bearer token that `GET /metrics` requires; metrics are not served without one.
     pub metrics_token: Option<String>,
     /// Requests a minute per API token (0: no limit).
@@ -151,6 +156,8 @@ impl Default for ServerConfig {
             pdf_font_dir: None,
             fetch_allow: Vec::new(),
             max_spec_bytes: 16 * 1024 * 1024,
+            max_import_bytes: 64 * 1024 * 1024,
+            import_crawl_pages: 200,
             metrics_token: None,
             rate_limit_token: 1200,
             rate_limit_address: 2400,

@@ -66,6 +66,8 @@ pub struct Fetched {
     pub bytes: Bytes,
     /// The `Content-Type` without parameters, if any.
     pub content_type: Option<String>,
+    /// The URL that answered, after redirects.
+    pub url: String,
 }
 
 /// The fetcher: one HTTP client that connects only to vetted addresses.
@@ -122,6 +124,25 @@ impl Fetcher {
         Err(FetchError::TooManyRedirects)
     }
 
+    /// POSTs `body` of `content_type` to a URL a user gave (a git server's `git-upload-pack`),
+    /// under the same vetting and caps as [`Fetcher::post_json`]; an error status reads as any
+    /// other failure, so nothing tells what answered.
+    pub async fn post_opaque(
+        &self,
+        url: &str,
+        content_type: &str,
+        body: &[u8],
+        max_bytes: usize,
+        timeout: Duration,
+    ) -> Result<Fetched, FetchError> {
+        self.post_with(url, content_type, &[], body, max_bytes, timeout)
+            .await
+            .map_err(|e| match e {
+                FetchError::Status(_) => FetchError::Unavailable,
+                e => e,
+            })
+    }
+
     /// POSTs `body` as JSON to `url` with `headers` (e.g. a provider's key), giving up after
     /// `timeout`, and reads at most `max_bytes` of the answer. Only redirects that keep the
     /// method and body (307, 308) to the same origin are followed, each hop vetted again:
@@ -129,6 +150,19 @@ impl Fetcher {
     pub async fn post_json(
         &self,
         url: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+        max_bytes: usize,
+        timeout: Duration,
+    ) -> Result<Fetched, FetchError> {
+        self.post_with(url, "application/json", headers, body, max_bytes, timeout)
+            .await
+    }
+
+    async fn post_with(
+        &self,
+        url: &str,
+        content_type: &str,
         headers: &[(&str, &str)],
         body: &[u8],
         max_bytes: usize,
@@ -142,7 +176,7 @@ impl Fetcher {
                 .client
                 .post(url.clone())
                 .timeout(timeout)
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .header(reqwest::header::CONTENT_TYPE, content_type)
                 .body(body.to_vec());
             for (name, value) in headers {
                 req = req.header(*name, *value);
@@ -215,6 +249,7 @@ async fn read_capped(mut res: reqwest::Response, max_bytes: usize) -> Result<Fet
     if res.content_length().is_some_and(|n| n > max_bytes as u64) {
         return Err(FetchError::TooLarge(max_bytes));
     }
+    let url = res.url().to_string();
     let content_type = res
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
@@ -233,6 +268,7 @@ async fn read_capped(mut res: reqwest::Response, max_bytes: usize) -> Result<Fet
     Ok(Fetched {
         bytes: body.freeze(),
         content_type,
+        url,
     })
 }
 

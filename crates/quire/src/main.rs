@@ -91,6 +91,13 @@ struct ServeArgs {
     /// Largest OpenAPI specification processed, in bytes (text given or document fetched).
     #[arg(long, env = "QUIRE_MAX_SPEC_BYTES", default_value_t = 16 * 1024 * 1024)]
     max_spec_bytes: usize,
+    /// Largest source a content import downloads (archive, document, wiki pack), and the
+    /// most a website import reads in all, in bytes.
+    #[arg(long, env = "QUIRE_MAX_IMPORT_BYTES", default_value_t = 64 * 1024 * 1024)]
+    max_import_bytes: usize,
+    /// Pages a website import crawls at most.
+    #[arg(long, env = "QUIRE_IMPORT_CRAWL_PAGES", default_value_t = 200)]
+    import_crawl_pages: usize,
     /// Requests a minute allowed per API token (0: no limit); 429 past it.
     #[arg(long, env = "QUIRE_RATE_LIMIT_TOKEN", default_value_t = 1200)]
     rate_limit_token: u32,
@@ -276,6 +283,8 @@ async fn main() -> anyhow::Result<()> {
                 fetch_allow: args.fetch_allow,
                 metrics_token: args.metrics_token.filter(|t| !t.is_empty()),
                 max_spec_bytes: args.max_spec_bytes,
+                max_import_bytes: args.max_import_bytes,
+                import_crawl_pages: args.import_crawl_pages,
                 rate_limit_token: args.rate_limit_token,
                 rate_limit_address: args.rate_limit_address,
                 rate_limit_loopback: args.rate_limit_loopback,

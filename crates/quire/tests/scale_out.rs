@@ -494,8 +494,9 @@ async fn two_nodes_behind_a_load_balancer_share_everything() {
         }
     }
 
-    // Every job runs to its end once, wherever it runs: translations created through
-    // the load balancer, each run as a job by one node or the other.
+    // Every job runs to its end once, wherever it runs: translations and OpenAPI
+    // specifications created through the load balancer, each run as a job by one node or
+    // the other.
     let mut translations = Vec::new();
     for language in ["fr", "de", "es", "it", "ja", "nl"] {
         let t = api
@@ -505,6 +506,17 @@ async fn two_nodes_behind_a_load_balancer_share_everything() {
             )
             .await;
         translations.push(t["id"].as_str().unwrap().to_string());
+    }
+    // OpenAPI specifications, each processed by a job.
+    for n in 0..4 {
+        let text = format!(
+            "openapi: 3.0.3\ninfo:\n  title: API {n}\n  version: '1'\npaths:\n  /items:\n    get:\n      responses:\n        '200':\n          description: ok\n"
+        );
+        api.post(
+            &format!("{lb}/v1/orgs/{org}/openapi"),
+            json!({ "slug": format!("api-{n}"), "source": { "text": text } }),
+        )
+        .await;
     }
     let jobs_left = || async {
         let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&database)
@@ -541,6 +553,14 @@ async fn two_nodes_behind_a_load_balancer_share_everything() {
         .filter(|(_, kind)| kind == "translate")
         .count();
     assert_eq!(translated, translations.len(), "{finished:?}");
+    let kind = |k: &str| finished.iter().filter(|(_, kind)| kind == k).count();
+    assert_eq!(kind("openapi-process"), 4, "{finished:?}");
+    for n in 0..4 {
+        let (_, spec) = api
+            .get(&format!("{lb}/v1/orgs/{org}/openapi/api-{n}"))
+            .await;
+        assert_eq!(spec["processingState"], "complete", "{spec}");
+    }
     let mut times: HashMap<&str, usize> = HashMap::new();
     for (id, _) in &finished {
         *times.entry(id).or_default() += 1;

@@ -9,6 +9,7 @@ pub mod collections;
 pub mod comments;
 pub mod content;
 pub mod files;
+pub mod imports;
 pub mod invites;
 pub mod links;
 pub mod members;
@@ -18,6 +19,7 @@ pub mod orgs;
 pub mod pdf;
 pub mod permissions;
 pub mod published;
+pub mod saml;
 pub mod search;
 pub mod sites;
 pub mod spaces;
@@ -45,6 +47,7 @@ pub fn operations() -> Vec<Operation> {
         collections::operations(),
         comments::operations(),
         content::operations(),
+        imports::operations(),
         invites::operations(),
         links::operations(),
         members::operations(),
@@ -54,6 +57,7 @@ pub fn operations() -> Vec<Operation> {
         pdf::operations(),
         permissions::operations(),
         published::operations(),
+        saml::operations(),
         search::operations(),
         sites::operations(),
         spaces::operations(),

@@ -17,6 +17,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (8, "site visitor authentication", VISITOR_AUTH),
     (9, "translations", TRANSLATIONS),
     (10, "openapi specs", OPENAPI),
+    (11, "saml", SAML),
 ];
 
 /// Translations of spaces (`ORG/translations`): the settings and state of each, and per
@@ -56,6 +57,55 @@ CREATE TABLE translation_pages (
     hash TEXT NOT NULL,
     PRIMARY KEY (translation_id, page_id)
 )
+"#;
+
+/// SAML single sign-on. Providers of an organization (`''` for settings not yet given: such a
+/// provider is `pending`); the AuthnRequests sent and not yet answered, with their expiry, so
+/// that any node can finish a login and each request is answered once; the assertion ids
+/// already accepted, kept until the assertion expires, so that none is accepted twice; the
+/// browser sessions a login opens (only the hash of the cookie is stored), each knowing the
+/// provider that made it; a label on API tokens created from the account page.
+const SAML: &str = r#"
+CREATE TABLE saml_providers (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    label TEXT NOT NULL,
+    entity_id TEXT NOT NULL,
+    sso_url TEXT NOT NULL,
+    certificate TEXT NOT NULL,
+    default_team TEXT,
+    default_role TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX saml_providers_org ON saml_providers (org_id, created_at, id);
+CREATE TABLE saml_requests (
+    id TEXT PRIMARY KEY,
+    provider_id TEXT NOT NULL REFERENCES saml_providers (id) ON DELETE CASCADE,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX saml_requests_expiry ON saml_requests (expires_at);
+CREATE TABLE saml_assertions (
+    provider_id TEXT NOT NULL,
+    assertion_id TEXT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (provider_id, assertion_id)
+);
+CREATE INDEX saml_assertions_expiry ON saml_assertions (expires_at);
+CREATE TABLE browser_sessions (
+    id TEXT PRIMARY KEY,
+    secret_hash TEXT NOT NULL,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    org_id TEXT NOT NULL,
+    provider_id TEXT NOT NULL,
+    csrf TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX browser_sessions_secret ON browser_sessions (secret_hash);
+CREATE INDEX browser_sessions_user ON browser_sessions (user_id);
+ALTER TABLE api_tokens ADD COLUMN label TEXT
 "#;
 
 /// OpenAPI specifications of an organization, by slug, and their versions. The source

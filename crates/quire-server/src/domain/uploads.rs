@@ -74,15 +74,26 @@ async fn store_file(
     bytes: Bytes,
     fetched_type: Option<String>,
 ) -> ApiResult<File> {
-    let content_type = upload
+    let declared = upload
         .content_type
         .clone()
-        .or(fetched_type.filter(|t| !t.is_empty() && t != "application/octet-stream"))
-        .unwrap_or_else(|| {
-            mime_guess::from_path(&upload.name)
-                .first_or_octet_stream()
-                .to_string()
-        });
+        .or(fetched_type.filter(|t| !t.is_empty() && t != "application/octet-stream"));
+    store_bytes(state, &upload.name, bytes, declared).await
+}
+
+/// Stores `bytes` in the blob store as a new file named `name`: its content type is the
+/// declared one, else guessed from the name; images get their dimensions.
+pub async fn store_bytes(
+    state: &AppState,
+    name: &str,
+    bytes: Bytes,
+    declared_type: Option<String>,
+) -> ApiResult<File> {
+    let content_type = declared_type.unwrap_or_else(|| {
+        mime_guess::from_path(name)
+            .first_or_octet_stream()
+            .to_string()
+    });
     let dimensions = if content_type.starts_with("image/") {
         imagesize::blob_size(&bytes).ok().and_then(|d| {
             Some(Dimensions {
@@ -108,7 +119,7 @@ async fn store_file(
     .await?;
     Ok(File {
         id: new_id(),
-        name: upload.name.clone(),
+        name: name.to_string(),
         content_type,
         size,
         dimensions,

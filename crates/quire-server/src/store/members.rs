@@ -168,6 +168,16 @@ pub async fn set_sso(db: &Db, org_id: &OrgId, user_id: &UserId) -> sqlx::Result<
     Ok(())
 }
 
+/// Marks a member as signing in through SSO, inside a transaction.
+pub async fn set_sso_tx(tx: &mut Tx, org_id: &str, user_id: &str) -> sqlx::Result<()> {
+    sqlx::query("UPDATE members SET sso = 1 WHERE org_id = $1 AND user_id = $2 AND sso = 0")
+        .bind(org_id)
+        .bind(user_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// Records that the member was seen now.
 pub async fn touch(db: &Db, org_id: &OrgId, user_id: &UserId, now: i64) -> sqlx::Result<()> {
     sqlx::query("UPDATE members SET last_seen_at = $3 WHERE org_id = $1 AND user_id = $2")

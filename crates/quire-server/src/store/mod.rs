@@ -13,6 +13,7 @@ pub mod ordering;
 pub mod orgs;
 pub mod permissions;
 pub mod revisions;
+pub mod saml;
 pub mod search;
 pub mod sites;
 pub mod spaces;

@@ -23,6 +23,63 @@ pub async fn create(db: &Db, user_id: &str, now: i64) -> sqlx::Result<String> {
     Ok(token)
 }
 
+/// A token as its owner's account page lists it (never the secret).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TokenRow {
+    pub id: String,
+    pub label: Option<String>,
+    pub created_at: i64,
+}
+
+/// Creates a labelled token for `user_id`; returns its id and the token in the clear.
+pub async fn create_labelled(
+    db: &Db,
+    user_id: &str,
+    label: &str,
+    now: i64,
+) -> sqlx::Result<(String, String)> {
+    let id = new_id();
+    let token = format!("{TOKEN_PREFIX}{}", random_string(40));
+    sqlx::query(
+        "INSERT INTO api_tokens (id, user_id, token_hash, created_at, label) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&id)
+    .bind(user_id)
+    .bind(hash_token(&token))
+    .bind(now)
+    .bind(label)
+    .execute(db.pool())
+    .await?;
+    Ok((id, token))
+}
+
+/// The live tokens of a user (at most `limit`), newest first.
+pub async fn list_live(db: &Db, user_id: &str, limit: i64) -> sqlx::Result<Vec<TokenRow>> {
+    sqlx::query_as(
+        "SELECT id, label, created_at FROM api_tokens WHERE user_id = $1 AND revoked_at IS NULL \
+         ORDER BY created_at DESC, id DESC LIMIT $2",
+    )
+    .bind(user_id)
+    .bind(limit)
+    .fetch_all(db.pool())
+    .await
+}
+
+/// Revokes one of a user's tokens by id; returns whether a live token was revoked.
+pub async fn revoke_by_id(db: &Db, user_id: &str, id: &str, now: i64) -> sqlx::Result<bool> {
+    let res = sqlx::query(
+        "UPDATE api_tokens SET revoked_at = $3 WHERE id = $1 AND user_id = $2 \
+         AND revoked_at IS NULL",
+    )
+    .bind(id)
+    .bind(user_id)
+    .bind(now)
+    .execute(db.pool())
+    .await?;
+    Ok(res.rows_affected() > 0)
+}
+
 /// Revokes a token given in the clear; returns whether a live token was revoked.
 pub async fn revoke(db: &Db, token: &str, now: i64) -> sqlx::Result<bool> {
     let res = sqlx::query(

@@ -70,15 +70,25 @@ pub async fn find_or_create(
         created_at: now,
         first_auth_at: None,
     };
-    sqlx::query(
-        "INSERT INTO users (id, email, display_name, photo_url, created_at) VALUES ($1, $2, $3, NULL, $4)",
+    // Two first logins with one new address may race: the second inserts nothing and
+    // reads the user the first created (on PostgreSQL it waits for the first to commit).
+    let inserted = sqlx::query(
+        "INSERT INTO users (id, email, display_name, photo_url, created_at) VALUES ($1, $2, $3, NULL, $4) \
+         ON CONFLICT (email) DO NOTHING",
     )
     .bind(&user.id)
     .bind(&user.email)
     .bind(&user.display_name)
     .bind(now)
     .execute(&mut **tx)
-    .await?;
+    .await?
+    .rows_affected();
+    if inserted == 0 {
+        if let Some(user) = by_email_tx(tx, &user.email).await? {
+            return Ok(user);
+        }
+        return Err(sqlx::Error::RowNotFound);
+    }
     Ok(user)
 }
 

@@ -3,7 +3,7 @@
 //! markdown (`.md`), the agents' indexes (`llms.txt`, `llms-full.txt`), the site's
 //! sitemap and robots rules, its colours, its files and its search (`~search`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ use sha2::Digest;
 
 use super::assets::{self, CSS, JS};
 use super::layout::{self, Body, Chrome, Link};
-use super::search;
+use super::{mcp, search};
 use crate::clock::iso;
 use crate::domain::content;
 use crate::domain::published::{self, visible, Resolved};
@@ -42,6 +42,9 @@ const LIGHT_BACKGROUNDS: [[u8; 3]; 2] = [[0xff, 0xff, 0xff], [0xf5, 0xf6, 0xf8]]
 
 /// The same in its dark theme.
 const DARK_BACKGROUNDS: [[u8; 3]; 2] = [[0x15, 0x17, 0x1b], [0x1e, 0x21, 0x27]];
+
+/// Sidebars of up to this many pages list every page; larger ones only the current branch.
+const FULL_SIDEBAR: usize = 300;
 
 /// The cookie that remembers a share link's key for the site's path.
 const SHARE_COOKIE: &str = "quire_share";
@@ -98,7 +101,7 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// Bumped when the rendering changes, so that cached pages and ETags of an older build
 /// are never reused.
-const RENDER_FORMAT: u32 = 3;
+const RENDER_FORMAT: u32 = 4;
 
 /// Serves everything under `/sites/`.
 pub async fn serve(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
@@ -135,12 +138,26 @@ fn prefix(state: &AppState) -> String {
         .unwrap_or_default()
 }
 
-async fn answer(
+/// A published URL resolved for one visitor: what it shows, and how the visitor got in.
+pub(super) struct Opened {
+    pub r: Resolved,
+    pub rev: Arc<Revision>,
+    pub row: Arc<RevisionRow>,
+    /// A visitor token given in the URL, to be kept in a cookie.
+    token_in_url: Option<String>,
+    /// Whether the URL holds a share key (`~share/{key}/`).
+    keyed_in_url: bool,
+}
+
+/// Resolves `rest` (the path after `/sites/`) for the visitor these headers and query
+/// describe: the published content, or the answer that stands instead (a 404 page, or
+/// the site's fallback for visitors without a valid token).
+pub(super) async fn open(
     state: &AppState,
     rest: &str,
     query: Option<&str>,
     headers: &HeaderMap,
-) -> ApiResult<Response> {
+) -> ApiResult<Result<Opened, Response>> {
     let site_id = rest.split('/').next().unwrap_or("");
     let keyed_in_url = rest
         .split('/')
@@ -174,22 +191,49 @@ async fn answer(
                 .as_deref()
                 .and_then(quire_content::html::safe_url)
             {
-                Some(url) if url.starts_with("http") => {
-                    Ok((StatusCode::FOUND, [(header::LOCATION, url.to_string())]).into_response())
-                }
-                _ => not_found_outside(state, site_id).await,
+                Some(url) if url.starts_with("http") => Ok(Err((
+                    StatusCode::FOUND,
+                    [(header::LOCATION, url.to_string())],
+                )
+                    .into_response())),
+                _ => not_found_outside(state, site_id).await.map(Err),
             };
         }
         Err(e) if e.status() == StatusCode::NOT_FOUND => {
-            return not_found_outside(state, site_id).await;
+            return not_found_outside(state, site_id).await.map(Err);
         }
         Err(e) => return Err(e),
     };
-    let visitor = r.visitor.clone();
     let row = content::revision_row(state, &r.site_space.space_id, &r.space_revision)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("published revision is missing")))?;
     let rev = content::load_in(state, &r.site_space.space_id, &row.root).await?;
+    Ok(Ok(Opened {
+        r,
+        rev,
+        row,
+        token_in_url,
+        keyed_in_url,
+    }))
+}
+
+async fn answer(
+    state: &AppState,
+    rest: &str,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
+    let Opened {
+        r,
+        rev,
+        row,
+        token_in_url,
+        keyed_in_url,
+    } = match open(state, rest, query, headers).await? {
+        Ok(opened) => opened,
+        Err(res) => return Ok(res),
+    };
+    let visitor = r.visitor.clone();
     let site = Site::new(state, &r, &rev, &row, &visitor)?;
     let mut res = match r.pathname.as_str() {
         "robots.txt" => site.robots(),
@@ -200,6 +244,8 @@ async fn answer(
         p if p.starts_with("~files/") => site.file(p).await?,
         p if p.ends_with(".md") => site.markdown(p.trim_end_matches(".md")),
         "~search" => site.search(query).await?,
+        // The site's MCP server takes POSTs only (see `mcp.rs`).
+        mcp::PATH => (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response(),
         _ => site.page(headers, query).await?,
     };
     let h = res.headers_mut();
@@ -262,7 +308,7 @@ fn share_cookie(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Headers every HTML answer carries.
-fn html(status: StatusCode, body: String) -> Response {
+fn html(status: StatusCode, body: impl IntoResponse) -> Response {
     let mut res = (status, body).into_response();
     let h = res.headers_mut();
     h.insert(
@@ -335,6 +381,21 @@ fn not_found_main(home: &str) -> String {
          <a href=\"{}\">Go to the home page</a>.</p>",
         attr(home)
     )
+}
+
+/// Where a page path leads for one visitor in one revision.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Route {
+    /// A document page: its path, its id, and the specs whose operations it embeds.
+    Page {
+        path: String,
+        page_id: String,
+        specs: Vec<String>,
+    },
+    /// A group (to its first page) or a link page (to its target).
+    Redirect(String),
+    /// No readable page there.
+    NotFound,
 }
 
 /// A readable page of the site space, in tree order.
@@ -467,7 +528,8 @@ impl Resolve for Links<'_> {
 }
 
 /// A resolved site space with its content, answering the requests made of it.
-struct Site<'a> {
+/// A resolved site space as one visitor sees it.
+pub(super) struct Site<'a> {
     state: &'a AppState,
     r: &'a Resolved,
     rev: &'a Revision,
@@ -480,7 +542,7 @@ struct Site<'a> {
 }
 
 impl<'a> Site<'a> {
-    fn new(
+    pub(super) fn new(
         state: &'a AppState,
         r: &'a Resolved,
         rev: &'a Arc<Revision>,
@@ -775,8 +837,30 @@ impl<'a> Site<'a> {
         )
     }
 
-    /// A page as HTML: cached by what names it, and answered 304 when the visitor has it.
-    async fn page(&self, headers: &HeaderMap, _query: Option<&str>) -> ApiResult<Response> {
+    /// Where this page path leads for this visitor, remembered per revision, visitor and
+    /// path: a repeat visit then skips walking the revision's whole page tree.
+    fn route(&self) -> Route {
+        let key = format!(
+            "site-route:{}\n{}\n{}\n{}",
+            self.r.site_space.space_id, self.row.id, self.visitor, self.r.pathname
+        );
+        if let Some(route) = self
+            .state
+            .content
+            .pages
+            .get(&key)
+            .and_then(|b| serde_json::from_slice::<Route>(&b).ok())
+        {
+            return route;
+        }
+        let route = self.find_route();
+        if let Ok(bytes) = serde_json::to_vec(&route) {
+            self.state.content.pages.insert(key, bytes.into());
+        }
+        route
+    }
+
+    fn find_route(&self) -> Route {
         let list = entries(self.rev, self.visitor);
         let path = self.r.pathname.as_str();
         let entry = if path.is_empty() {
@@ -785,37 +869,59 @@ impl<'a> Site<'a> {
             list.iter().find(|e| e.path == path)
         };
         let Some(entry) = entry else {
-            return Ok(self.not_found_page());
+            return Route::NotFound;
         };
         match &entry.page.kind {
-            PageKind::Document(_) => {}
+            PageKind::Document(doc) => {
+                let mut specs = crate::domain::openapi::embedded_specs(&doc.markdown, 16);
+                for rc in &self.rev.reusable_contents {
+                    for slug in crate::domain::openapi::embedded_specs(&rc.markdown, 16) {
+                        if specs.len() < 16 && !specs.contains(&slug) {
+                            specs.push(slug);
+                        }
+                    }
+                }
+                Route::Page {
+                    path: entry.path.clone(),
+                    page_id: entry.page.id.clone(),
+                    specs,
+                }
+            }
             // A group shows its first page; a link page goes where it points.
-            PageKind::Group => {
-                let first = list.iter().find(|e| {
-                    is_document(e.page) && e.parents.iter().any(|p| p.id == entry.page.id)
-                });
-                return Ok(match first {
-                    Some(first) => redirect(&format!("{}{}", self.base(), first.path)),
-                    None => self.not_found_page(),
-                });
-            }
-            PageKind::Link(link) => {
-                return Ok(match self.links(&list).ref_url(&link.target) {
-                    Some(url) => redirect(&url),
-                    None => self.not_found_page(),
-                });
-            }
+            PageKind::Group => list
+                .iter()
+                .find(|e| is_document(e.page) && e.parents.iter().any(|p| p.id == entry.page.id))
+                .map_or(Route::NotFound, |first| {
+                    Route::Redirect(format!("{}{}", self.base(), first.path))
+                }),
+            PageKind::Link(link) => self
+                .links(&list)
+                .ref_url(&link.target)
+                .map_or(Route::NotFound, Route::Redirect),
         }
+    }
+
+    /// A page as HTML: cached by what names it, and answered 304 when the visitor has it.
+    async fn page(&self, headers: &HeaderMap, _query: Option<&str>) -> ApiResult<Response> {
+        let (path, page_id, slugs) = match self.route() {
+            Route::NotFound => return Ok(self.not_found_page()),
+            Route::Redirect(url) => return Ok(redirect(&url)),
+            Route::Page {
+                path,
+                page_id,
+                specs,
+            } => (path, page_id, specs),
+        };
         // Embedded operations follow their spec's latest version: it names the answer too.
-        let specs = self.embedded_specs(entry).await?;
+        let specs = self.latest_specs(slugs).await?;
         let named = if specs.is_empty() {
-            entry.path.clone()
+            path.clone()
         } else {
             let versions: Vec<String> = specs
                 .iter()
                 .map(|(slug, v)| format!("{slug}={}", v.id))
                 .collect();
-            format!("{}\n{}", entry.path, versions.join(","))
+            format!("{path}\n{}", versions.join(","))
         };
         let etag = self.version(&named);
         let mut res = if headers
@@ -833,15 +939,16 @@ impl<'a> Site<'a> {
         } else {
             let key = format!("site-html:{etag}");
             let body = match self.state.content.pages.get(&key) {
-                Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Some(bytes) => bytes,
                 None => {
                     let variants = self.variants().await?;
+                    let list = entries(self.rev, self.visitor);
+                    let Some(entry) = list.iter().find(|e| e.page.id == page_id) else {
+                        return Ok(self.not_found_page());
+                    };
                     let body = self.render_page(&list, entry, &variants);
-                    let body = self.with_operations(body, &specs).await;
-                    self.state
-                        .content
-                        .pages
-                        .insert(key, bytes::Bytes::from(body.clone()));
+                    let body = bytes::Bytes::from(self.with_operations(body, &specs).await);
+                    self.state.content.pages.insert(key, body.clone());
                     body
                 }
             };
@@ -868,17 +975,8 @@ impl<'a> Site<'a> {
         let as_json = query_param(query, "format").as_deref() == Some("json");
         let list = entries(self.rev, self.visitor);
         let base = self.base();
-        // The pages a visitor reaches through the navigation; a page excluded from search
-        // (`noIndex`) stays out too.
-        let allowed: HashMap<&str, String> = list
-            .iter()
-            .filter(|e| e.listed && is_document(e.page) && !e.page.no_index)
-            .map(|e| (e.page.id.as_str(), format!("{base}{}", e.path)))
-            .collect();
         let hits = match &ask {
-            search::Ask::Text(q) => {
-                search::run(self.state, &self.r.site_space.space_id, q, &allowed).await?
-            }
+            search::Ask::Text(q) => self.hits(&list, q).await?,
             _ => Vec::new(),
         };
         let mut res = if as_json {
@@ -910,6 +1008,56 @@ impl<'a> Site<'a> {
         res.headers_mut()
             .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
         Ok(res)
+    }
+
+    /// The best hits of `q` among the pages a visitor reaches through the navigation; a
+    /// page excluded from search (`noIndex`) stays out too.
+    async fn hits(&self, list: &[Entry<'_>], q: &str) -> ApiResult<Vec<search::Hit>> {
+        let base = self.base();
+        let allowed: HashMap<&str, String> = list
+            .iter()
+            .filter(|e| e.listed && is_document(e.page) && !e.page.no_index)
+            .map(|e| (e.page.id.as_str(), format!("{base}{}", e.path)))
+            .collect();
+        search::run(self.state, &self.r.site_space.space_id, q, &allowed).await
+    }
+
+    /// [`Self::hits`] for this visitor's pages.
+    pub(super) async fn search_pages(&self, q: &str) -> ApiResult<Vec<search::Hit>> {
+        let list = entries(self.rev, self.visitor);
+        self.hits(&list, q).await
+    }
+
+    /// The index of the site space's pages as markdown links (what `llms.txt` holds).
+    pub(super) fn index(&self) -> String {
+        self.llms(false)
+    }
+
+    /// A readable page's title, published URL and markdown, by its path inside the site
+    /// space, its path from the host, or its full URL (with or without `.md`).
+    pub(super) fn page_text(&self, wanted: &str) -> Option<(String, String, String)> {
+        let mut path = wanted.trim();
+        if let Some(i) = path.find("://") {
+            let after = &path[i + 3..];
+            path = after.find('/').map_or("", |j| &after[j..]);
+        }
+        let path = path.split(['?', '#']).next().unwrap_or("");
+        let base = self.base();
+        let path = path.strip_prefix(base.as_str()).unwrap_or(path);
+        let path = path.trim_matches('/');
+        let path = path.strip_suffix(".md").unwrap_or(path);
+        let list = entries(self.rev, self.visitor);
+        let entry = if path.is_empty() {
+            list.iter().find(|e| e.listed && is_document(e.page))
+        } else {
+            list.iter().find(|e| e.path == path && is_document(e.page))
+        }?;
+        Some((
+            entry.page.title.clone(),
+            self.state
+                .url(&format!("{}{}", self.r.base_path, entry.path)),
+            page_markdown(entry.page),
+        ))
     }
 
     /// The 404 page inside the site's chrome.
@@ -1080,8 +1228,26 @@ impl<'a> Site<'a> {
             .filter(|e| e.listed)
             .map(|e| (e.page.id.as_str(), e))
             .collect();
+        // A large tree lists its top level, groups' pages and the current page's branch;
+        // other branches open on their own pages (a sidebar of every page would weigh
+        // more than the page it sits beside).
+        let open: Option<HashSet<&str>> = (listed.len() > FULL_SIDEBAR).then(|| {
+            let mut open = HashSet::new();
+            if let Some(entry) = current.and_then(|id| listed.get(id)) {
+                open.extend(entry.parents.iter().map(|p| p.id.as_str()));
+                open.insert(entry.page.id.as_str());
+            }
+            open
+        });
         let mut o = String::from("<ul class=\"tree\">");
-        self.tree(&mut o, &self.rev.pages, &listed, &links, current);
+        self.tree(
+            &mut o,
+            &self.rev.pages,
+            &listed,
+            &links,
+            current,
+            open.as_ref(),
+        );
         o.push_str("</ul>");
         o
     }
@@ -1093,6 +1259,7 @@ impl<'a> Site<'a> {
         listed: &HashMap<&str, &Entry<'_>>,
         links: &Links<'_>,
         current: Option<&str>,
+        open: Option<&HashSet<&str>>,
     ) {
         for page in pages {
             let Some(entry) = listed.get(page.id.as_str()) else {
@@ -1131,36 +1298,31 @@ impl<'a> Site<'a> {
                     );
                 }
             }
-            if page
-                .pages
-                .iter()
-                .any(|c| listed.contains_key(c.id.as_str()))
+            let expanded = match open {
+                None => true,
+                Some(open) => {
+                    matches!(page.kind, PageKind::Group) || open.contains(page.id.as_str())
+                }
+            };
+            if expanded
+                && page
+                    .pages
+                    .iter()
+                    .any(|c| listed.contains_key(c.id.as_str()))
             {
                 o.push_str("<ul>");
-                self.tree(o, &page.pages, listed, links, current);
+                self.tree(o, &page.pages, listed, links, current, open);
                 o.push_str("</ul>");
             }
             o.push_str("</li>");
         }
     }
 
-    /// The organization's specs whose operations the page (or a reusable content) embeds,
-    /// with their latest versions.
-    async fn embedded_specs(
+    /// The latest versions of the organization's specs that a page embeds (named by slug).
+    async fn latest_specs(
         &self,
-        entry: &Entry<'_>,
+        slugs: Vec<String>,
     ) -> ApiResult<Vec<(String, crate::store::openapi::VersionRow)>> {
-        let PageKind::Document(doc) = &entry.page.kind else {
-            return Ok(Vec::new());
-        };
-        let mut slugs = crate::domain::openapi::embedded_specs(&doc.markdown, 16);
-        for rc in &self.rev.reusable_contents {
-            for slug in crate::domain::openapi::embedded_specs(&rc.markdown, 16) {
-                if slugs.len() < 16 && !slugs.contains(&slug) {
-                    slugs.push(slug);
-                }
-            }
-        }
         let mut out = Vec::new();
         for slug in slugs {
             let latest = crate::domain::openapi::latest(self.state, &self.r.site.org_id, &slug)

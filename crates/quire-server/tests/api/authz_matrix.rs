@@ -123,6 +123,11 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("updateChangeRequest",                   [200, 200, 200, 200, 403, 403, 200, 404, 401]),
     ("mergeChangeRequest",                    [200, 200, 200, 200, 403, 403, 200, 404, 401]),
     ("getChangeRequestChanges",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    // Imports change content: `edit` on the space (the page forms answer 201).
+    ("importContent",                         [200, 200, 200, 200, 403, 403, 200, 404, 401]),
+    ("importContentInPageById",               [201, 201, 201, 201, 403, 403, 201, 404, 401]),
+    ("importContentInChangeRequest",          [200, 200, 200, 200, 403, 403, 200, 404, 401]),
+    ("importContentInChangeRequestPageById",  [201, 201, 201, 201, 403, 403, 201, 404, 401]),
     // Content of the space, of a change request and of a revision.
     ("getCurrentRevision",                    [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("listPages",                             [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -249,6 +254,13 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("runTranslation",                        [204, 204, 403, 403, 403, 403, 403, 404, 401]),
     // OpenAPI specifications: members (not guests) read them; members who create content
     // manage them.
+    // SAML providers: organization admins alone manage them; the list of logins is public.
+    ("listSAMLProvidersInOrganizationById",   [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("createOrganizationSAMLProvider",        [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getOrganizationSAMLProviderById",       [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateOrganizationSAMLProvider",        [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteOrganizationSAMLProvider",        [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listSSOProviderLoginsInOrganization",   [200, 200, 200, 200, 200, 200, 200, 200, 200]),
     ("listOpenAPISpecs",                      [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     ("createOpenAPISpec",                     [201, 201, 403, 403, 403, 403, 403, 404, 401]),
     ("getOpenAPISpecBySlug",                  [200, 200, 200, 200, 200, 200, 403, 404, 401]),
@@ -294,6 +306,10 @@ struct World {
     /// A processed OpenAPI specification (its slug) and its version.
     spec: String,
     spec_version: String,
+    /// A SAML provider.
+    saml: String,
+    /// A loopback server of import sources (`/doc.md`, `/two.zip`).
+    imports: String,
 }
 
 /// A site and what it holds.
@@ -326,6 +342,12 @@ fn id(v: &Value) -> String {
 }
 
 async fn world(app: &TestApp) -> World {
+    let two = crate::imports::zip_of(&[("a.md", b"# A\n"), ("b.md", b"# B\n")]);
+    let imports = crate::imports::serve(move |r| match r.path.as_str() {
+        "/doc.md" => crate::imports::Reply::ok("text/markdown", "# Imported\n"),
+        _ => crate::imports::Reply::ok("application/zip", two.clone()),
+    })
+    .await;
     let admin = app.persona("admin").await;
     let org = app.org(&admin, "Acme").await;
     let mut people = vec![Some(admin.clone())];
@@ -386,6 +408,8 @@ async fn world(app: &TestApp) -> World {
         translation: String::new(),
         spec: String::new(),
         spec_version: String::new(),
+        saml: String::new(),
+        imports,
     };
     w.space = fresh_space(app, &w).await;
     let space = w.space.clone();
@@ -443,6 +467,7 @@ async fn world(app: &TestApp) -> World {
     .await
     .expect(200);
     w.translation = fresh_translation(app, &w).await;
+    w.saml = fresh_saml(app, &w).await;
     w.spec = fresh_spec(app, &w).await;
     let spec_path = format!("/v1/orgs/{}/openapi/{}", w.org, w.spec);
     for _ in 0..400 {
@@ -483,6 +508,18 @@ fn fresh_slug() -> String {
 }
 
 /// An OpenAPI specification of the organization, made by the admin; returns its slug.
+/// A SAML provider of the world's organization (label only: pending), made by the admin.
+async fn fresh_saml(app: &TestApp, w: &World) -> String {
+    id(&app
+        .post(
+            w.admin(),
+            &format!("/v1/orgs/{}/saml", w.org),
+            json!({ "label": "Matrix IdP" }),
+        )
+        .await
+        .expect(201))
+}
+
 async fn fresh_spec(app: &TestApp, w: &World) -> String {
     let slug = fresh_slug();
     app.put(
@@ -706,6 +743,7 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             ("translationId", w.translation.clone()),
             ("specSlug", w.spec.clone()),
             ("versionId", w.spec_version.clone()),
+            ("samlProviderId", w.saml.clone()),
         ]),
         query: "",
         body: None,
@@ -872,6 +910,18 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
         "updateChangeRequest" => base
             .set("changeRequestId", fresh_cr(app, w, &w.space).await)
             .body(json!({})),
+        "importContent" => base
+            .set("spaceId", fresh_space(app, w).await)
+            .body(json!({ "url": format!("{}/doc.md", w.imports), "source": "markdown" })),
+        "importContentInChangeRequest" => base
+            .set("changeRequestId", fresh_cr(app, w, &w.space).await)
+            .body(json!({ "url": format!("{}/doc.md", w.imports), "source": "markdown" })),
+        "importContentInPageById" => {
+            base.body(json!({ "url": format!("{}/two.zip", w.imports), "source": "zip" }))
+        }
+        "importContentInChangeRequestPageById" => base
+            .set("changeRequestId", fresh_cr(app, w, &w.space).await)
+            .body(json!({ "url": format!("{}/two.zip", w.imports), "source": "zip" })),
         "mergeChangeRequest" => {
             // Merging changes the space's content: a space of its own.
             let space = fresh_space(app, w).await;
@@ -1079,6 +1129,15 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             let probe = format!("/v1/orgs/{}/openapi/{slug}", w.org);
             base.set("specSlug", slug).probe(probe)
         }
+        "createOrganizationSAMLProvider" => base.body(json!({ "label": "New IdP" })),
+        "updateOrganizationSAMLProvider" => base
+            .set("samlProviderId", fresh_saml(app, w).await)
+            .body(json!({ "label": "Renamed" })),
+        "deleteOrganizationSAMLProvider" => {
+            let provider = fresh_saml(app, w).await;
+            let probe = format!("/v1/orgs/{}/saml/{provider}", w.org);
+            base.set("samlProviderId", provider).probe(probe)
+        }
         _ => return None,
     };
     Some(call)
@@ -1134,7 +1193,8 @@ fn every_route_has_exactly_one_row() {
 
 #[tokio::test]
 async fn every_operation_answers_every_persona_as_expected() {
-    let app = TestApp::start().await;
+    // Imports read their sources from a loopback server.
+    let app = TestApp::start_with(|c| c.fetch_allow = vec!["127.0.0.1/32".parse().unwrap()]).await;
     let w = world(&app).await;
     assert_personas_hold_their_roles(&app, &w).await;
     let expected: HashMap<&str, [u16; 9]> = EXPECTED.iter().copied().collect();

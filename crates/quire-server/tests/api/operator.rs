@@ -30,6 +30,50 @@ async fn health_and_readiness_answer() {
 }
 
 #[tokio::test]
+async fn readiness_fails_without_every_migration_or_without_the_database() {
+    let app = TestApp::start().await;
+    let versions = quire_server::db::known_versions();
+    let latest = *versions.last().unwrap();
+    let pool = app.state.db.pool();
+    sqlx::query("DELETE FROM quire_migrations WHERE version = $1")
+        .bind(latest)
+        .execute(pool)
+        .await
+        .unwrap();
+    let ready = get(&app, "/readyz", None).await;
+    assert_eq!(ready.status(), 503);
+    let body: serde_json::Value = ready.json().await.unwrap();
+    assert_eq!(body["error"]["code"], 503);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("Migrations not applied") && message.contains(&latest.to_string()),
+        "{message}"
+    );
+    // Liveness is not readiness: the node still answers that it is alive.
+    assert_eq!(get(&app, "/healthz", None).await.status(), 200);
+
+    sqlx::query("INSERT INTO quire_migrations (version, name, applied_at) VALUES ($1, 'back', 0)")
+        .bind(latest)
+        .execute(pool)
+        .await
+        .unwrap();
+    assert_eq!(get(&app, "/readyz", None).await.status(), 200);
+
+    // A database that no longer answers.
+    app.state.db.close().await;
+    let ready = get(&app, "/readyz", None).await;
+    assert_eq!(ready.status(), 503);
+    let body: serde_json::Value = ready.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("The database does not answer"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
 async fn metrics_need_their_token_and_count_operations_by_status() {
     let plain = TestApp::start().await;
     let res = get(&plain, "/metrics", None).await;

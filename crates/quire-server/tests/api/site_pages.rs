@@ -837,3 +837,103 @@ async fn embedded_operations_render_from_the_spec_s_latest_version() {
     assert_ne!(h["etag"].to_str().unwrap(), etag);
     assert!(body.contains("Fetch one pet"), "{body}");
 }
+
+#[tokio::test]
+async fn large_trees_list_the_current_branch_only() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = app.space(&w.admin, &w.org, "Big", None).await;
+    // 35 chapters of ten pages (350 listed pages), five chapters to a change request.
+    for batch in 0..7 {
+        let mut changes = Vec::new();
+        for c in batch * 5..batch * 5 + 5 {
+            changes.push(json!({ "operation": "insert_page", "ref": format!("c{c}"),
+                "title": format!("Chapter {c}"), "document": { "markdown": "A chapter." } }));
+            for p in 0..9 {
+                changes.push(json!({ "operation": "insert_page", "into": format!("c{c}"),
+                    "title": format!("Topic {c}-{p}"), "document": { "markdown": "A topic." } }));
+            }
+        }
+        write(&app, &w, &space, json!(changes)).await;
+    }
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+
+    let (status, h, body) = fetch(&app, &format!("{base}chapter-20/topic-20-4"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    let nav = sidebar(&body);
+    // Every chapter, the current chapter's pages, no other chapter's pages.
+    for c in 0..35 {
+        assert!(
+            nav.contains(&format!(">Chapter {c}</a>")),
+            "chapter {c}: {nav}"
+        );
+    }
+    for p in 0..9 {
+        assert!(nav.contains(&format!(">Topic 20-{p}</a>")), "{nav}");
+    }
+    assert!(
+        nav.contains(&format!(
+            "href=\"{base}chapter-20/topic-20-4\" aria-current=\"page\""
+        )),
+        "{nav}"
+    );
+    assert!(!nav.contains("Topic 3-"), "{nav}");
+    // Navigation beyond the sidebar still reaches every page: previous and next.
+    assert!(
+        body.contains(&format!(
+            "rel=\"next\" href=\"{base}chapter-20/topic-20-5\""
+        )),
+        "{body}"
+    );
+    // A chapter's own page opens its branch.
+    let (_, _, body) = fetch(&app, &format!("{base}chapter-3"), &[]).await;
+    let nav = sidebar(&body);
+    assert!(
+        nav.contains(">Topic 3-8</a>") && !nav.contains("Topic 20-"),
+        "{nav}"
+    );
+}
+
+#[tokio::test]
+async fn a_repeat_visit_follows_the_newest_revision() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+    let (status, _, body) = fetch(&app, &format!("{base}usage"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("Use it."), "{body}");
+    let (status, _, _) = fetch(&app, &format!("{base}later"), &[]).await;
+    assert_eq!(status, 404);
+
+    // The page moves under a new path, and a new page takes a path that was a 404.
+    let pages = app
+        .get(&w.admin, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    let usage = pages["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["title"] == "Usage")
+        .map(id)
+        .unwrap();
+    write(
+        &app,
+        &w,
+        &space,
+        json!([
+            { "operation": "update_page", "page": usage, "slug": "using" },
+            { "operation": "insert_page", "title": "Later", "document": { "markdown": "Written later." } }
+        ]),
+    )
+    .await;
+    let (status, _, _) = fetch(&app, &format!("{base}usage"), &[]).await;
+    assert_eq!(status, 404);
+    let (status, _, body) = fetch(&app, &format!("{base}using"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("Use it."), "{body}");
+    let (status, _, body) = fetch(&app, &format!("{base}later"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("Written later."), "{body}");
+}
