@@ -41,8 +41,8 @@ before(async () => {
         },
         { operation: 'insert_page', ref: 'guide', title: 'Guide', document: { markdown: '## Usage\n\nBack [home](/pages/home).\n' } },
     ], { compat: false });
-    page.home = res.changes[0].page;
-    page.guide = res.changes[1].page;
+    page.home = res.changes[0].page.id;
+    page.guide = res.changes[1].page.id;
     check('mergeChangeRequest', await admin.api.spaces.mergeChangeRequest(space.id, first.id), { status: 200 });
     cr = await createChangeRequest(admin, space.id, 'Remove the guide');
     await updateContent(server, admin, space.id, cr.id, [{ operation: 'delete_page', page: page.guide }], { compat: false });

@@ -126,6 +126,19 @@ pub fn page_links(markdown: &str) -> PageLinks {
     out
 }
 
+/// Whether `u` names its scheme (`https:`, `mailto:`…) or is protocol-relative (`//host`).
+fn is_absolute_url(u: &str) -> bool {
+    if u.starts_with("//") {
+        return true;
+    }
+    let Some((scheme, _)) = u.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
 /// The reference an element carries, with its relation.
 fn element_ref(e: &Element) -> Option<(ContentRef, Relation)> {
     let r: ContentRef = serde_json::from_value(e.data.get("ref")?.clone()).ok()?;
@@ -313,8 +326,12 @@ pub fn revision_links(
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '?', '#']));
             if inside {
                 Status::InApp
-            } else {
+            } else if is_absolute_url(u) {
                 Status::Ok
+            } else {
+                // A relative destination (a page path an import could not match) leads
+                // nowhere from a published page.
+                Status::Broken
             }
         }
     };
@@ -351,7 +368,7 @@ mod tests {
             "A",
             "a",
             "## Intro\n\nSee [B](/pages/pb) and [gone](/pages/nope), [sec](/pages/pb#setup), \
-             [bad](/pages/pb#nowhere), [self](#intro), [web](https://example.com/x), \
+             [bad](/pages/pb#nowhere), [self](#intro), [web](https://example.com/x), [mail](mailto:a@example.com), [rel](gone.md), \
              [app](https://docs.example.org/s/x).\n\n![pic](/files/f1)\n\n![lost](/files/f9)\n",
         );
         a.pages = vec![Page::document(
@@ -397,6 +414,8 @@ mod tests {
         assert_eq!(status("f:f1"), Some(Status::Ok));
         assert_eq!(status("f:f9"), Some(Status::Broken));
         assert_eq!(status("u:https://example.com/x"), Some(Status::Ok));
+        assert_eq!(status("u:mailto:a@example.com"), Some(Status::Ok));
+        assert_eq!(status("u:gone.md"), Some(Status::Broken));
         assert_eq!(
             status("u:https://docs.example.org/s/x"),
             Some(Status::InApp)

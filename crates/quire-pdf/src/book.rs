@@ -366,7 +366,7 @@ impl Builder<'_> {
                 }
             }
             "image" | "drawing" => {
-                let caption = e
+                let caption: Vec<Run> = e
                     .fragment("caption")
                     .map(|f| {
                         f.nodes
@@ -378,7 +378,19 @@ impl Builder<'_> {
                             .collect()
                     })
                     .unwrap_or_default();
-                let alt = e.data_str("alt").unwrap_or("image").to_string();
+                // Markdown images keep their text as the caption; the alt text, when set,
+                // else the caption, else a word, stands in for an image that is missing.
+                let alt = match e.data_str("alt").map(str::trim) {
+                    Some(a) if !a.is_empty() => a.to_string(),
+                    _ => {
+                        let text: String = caption.iter().map(|r| r.t.as_str()).collect();
+                        if text.trim().is_empty() {
+                            "image".to_string()
+                        } else {
+                            text.trim().to_string()
+                        }
+                    }
+                };
                 match self.image_key(e) {
                     Some(key) => out.push(Block::Img { key, alt, caption }),
                     None => out.push(Block::P {

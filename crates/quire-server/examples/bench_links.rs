@@ -25,7 +25,7 @@ fn body(i: usize, pages: usize, salt: usize) -> String {
         "See [the next page](/pages/p{next}), [a far page](/pages/p{far}#section-{far}), \
          [the web](https://example.com/{i}) and [home](/pages/p0).\n\n"
     ));
-    if i % 50 == 0 {
+    if i.is_multiple_of(50) {
         s.push_str(&format!("A [missing page](/pages/gone-{i}).\n\n"));
     }
     s.push_str("```rust\nfn main() {}\n```\n");

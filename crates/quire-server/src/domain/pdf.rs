@@ -138,10 +138,12 @@ pub async fn ensure(state: &AppState, req: &PdfRequest<'_>) -> ApiResult<String>
         )
     });
     let pdf = match tokio::time::timeout(MAX_RENDER_TIME, task).await {
-        Err(_) => return Err(ApiError::PayloadTooLarge(format!(
+        Err(_) => {
+            return Err(ApiError::PayloadTooLarge(format!(
             "This content takes longer than {} s to print; print one page with `only` and `page`.",
             MAX_RENDER_TIME.as_secs()
-        ))),
+        )))
+        }
         Ok(joined) => joined.map_err(ApiError::internal)?,
     };
     let pdf = match pdf {

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::harness::{Persona, TestApp};
 
-const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAZBwEEq5ZtpAAAAABJRU5ErkJggg==";
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAQAAAADCAIAAAA7ljmRAAAAEElEQVR4nGM4IScHRww4OQD1xwwxB+utmQAAAABJRU5ErkJggg==";
 
 /// Whether poppler's tools are here; `scripts/test.sh` installs them and then requires them.
 fn poppler() -> bool {
@@ -116,7 +116,10 @@ async fn fixture(app: &TestApp) -> Fixture {
         ]),
     )
     .await;
-    let second = res["changes"][1]["page"].as_str().unwrap().to_string();
+    let second = res["changes"][1]["page"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     app.post(
         &alice,
         &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
@@ -195,6 +198,7 @@ async fn space_pdf_holds_the_content_in_order() {
             "Prints more",
             "Warning",
             "Mind the warning text.",
+            "A pixel",
             "Привет, мир",
             "Second chapter",
             "Hostile",
@@ -206,8 +210,27 @@ async fn space_pdf_holds_the_content_in_order() {
             "two item",
         ],
     );
-    // A page as an image, kept for people to look at.
+    // The space's image is embedded, at its own size (4×3 pixels).
     let out = artifacts();
+    let list = Command::new("pdfimages")
+        .arg("-list")
+        .arg(out.join("space.pdf"))
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    let sizes: Vec<(String, String)> = list
+        .lines()
+        .skip(2)
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            Some((cols.get(3)?.to_string(), cols.get(4)?.to_string()))
+        })
+        .collect();
+    assert!(
+        sizes.contains(&("4".to_string(), "3".to_string())),
+        "no 4×3 image in the PDF:\n{list}"
+    );
+    // A page as an image, kept for people to look at.
     let status = Command::new("pdftoppm")
         .args(["-png", "-r", "60", "-f", "3", "-l", "3"])
         .arg(out.join("space.pdf"))

@@ -319,7 +319,7 @@ async fn link_list(
                 .count(),
             change_request: base_broken
                 .as_ref()
-                .map(|_| in_scope.iter().filter(|l| introduced(**l)).count()),
+                .map(|_| in_scope.iter().filter(|l| introduced(l)).count()),
         },
     };
     let chosen: Vec<&Link> = in_scope
@@ -329,7 +329,7 @@ async fn link_list(
             context == BrokenContext::Space
                 || base_broken.is_none()
                 || l.status != Status::Broken
-                || introduced(*l)
+                || introduced(l)
         })
         .collect();
     let scope = format!(
@@ -397,7 +397,7 @@ async fn backlinks(
         .enumerate()
         .map(|(i, f)| (f.page.id.as_str(), i))
         .collect();
-    let sources = pick(&*all, &order, &c)?;
+    let sources = pick(&all, &order, &c)?;
     let after = page.after::<usize>(scope)?;
     let count = sources.len() as i64;
     let rows: Vec<(Value, usize)> = sources
