@@ -17,6 +17,20 @@ echo "== format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# The PDF tests read the PDFs back with poppler's pdftotext and pdftoppm; on a fresh machine
+# poppler-utils is installed here, and once present those checks must run
+# (QUIRE_REQUIRE_POPPLER=1).
+if ! command -v pdftotext >/dev/null && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  echo "== installing poppler-utils (Debian package)"
+  (apt-get install -y -q poppler-utils >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q poppler-utils >/dev/null 2>&1)) \
+    || true
+fi
+if command -v pdftotext >/dev/null && command -v pdftoppm >/dev/null; then
+  export QUIRE_REQUIRE_POPPLER=1
+else
+  echo "NOTICE: no pdftotext/pdftoppm (install Debian's poppler-utils): the PDF text and image checks are skipped"
+fi
 # The SAML round trip runs against a real identity provider: pysaml2 (PyPI, in a venv under
 # target/) signing with Debian's xmlsec1.
 saml_venv="$PWD/target/saml-venv"

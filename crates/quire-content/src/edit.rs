@@ -1089,13 +1089,13 @@ impl LinkResolver for BatchLinks<'_, '_> {
             if self.index.has_page(rest) {
                 return Some(page_target(rest, anchor));
             }
-            return Some(find(rest).unwrap_or(LinkTarget::Text));
+            return find(rest);
         }
         if let Some(rest) = path.strip_prefix("/files/") {
             if self.index.has_file(rest) {
                 return Some(LinkTarget::Ref(ContentRef::File { file: rest.into() }));
             }
-            return Some(find(rest).unwrap_or(LinkTarget::Text));
+            return find(rest);
         }
         if path.starts_with('/') || path.contains(':') {
             // Other absolute paths and schemes are URLs.
@@ -1106,7 +1106,9 @@ impl LinkResolver for BatchLinks<'_, '_> {
             return Some(t);
         }
         let joined = normalize_path(&join_path(self.dir, path))?;
-        Some(find(&joined).unwrap_or(LinkTarget::Text))
+        // A destination that names nothing stays as written (the default reading): a
+        // broken link the links listing reports, not text that silently lost its target.
+        find(&joined)
     }
 }
 
@@ -1230,7 +1232,7 @@ mod tests {
         let a = out.revision.page("new1").unwrap().markdown().unwrap();
         assert_eq!(
             a,
-            "See [B](/pages/new2), [start](/pages/gs), [adv](/pages/adv#deep), [home](/pages/home), [id](/pages/gs), [ext](https://x.y), missing and ![pic](/files/file1).\n"
+            "See [B](/pages/new2), [start](/pages/gs), [adv](/pages/adv#deep), [home](/pages/home), [id](/pages/gs), [ext](https://x.y), [missing](./nope.md) and ![pic](/files/file1).\n"
         );
         let b = out.revision.page("new2").unwrap().markdown().unwrap();
         assert_eq!(

@@ -13,9 +13,11 @@
 //! * [`markdown`], [`document`], [`frontmatter`]: GitBook markdown ⇄ official JSON document.
 //! * [`limits`]: the nesting bound that keeps every walk over a document bounded.
 //! * [`sections`](mod@sections): per-heading search sections.
+//! * [`links`](mod@links): links and backlinks of a revision, with broken targets.
 //! * [`html`](mod@html): page documents as safe HTML, with server-side code highlighting.
 //! * [`view`]: official JSON shapes of pages and files.
 //! * [`condition`]: visibility conditions of docs sites: parse, print, check and evaluate.
+//! * [`templates`]: built-in space templates.
 //! * [`translate`]: the text runs of a page a translator may see, and their reassembly.
 //! * [`convert`](mod@convert): imports (markdown trees, HTML, docx, Confluence, Notion, git
 //!   wikis, websites) as pages of the dialect.
@@ -30,12 +32,14 @@ pub mod edit;
 pub mod frontmatter;
 pub mod html;
 pub mod limits;
+pub mod links;
 pub mod markdown;
 pub mod merge;
 pub mod model;
 pub mod openapi;
 pub mod sections;
 pub mod store;
+pub mod templates;
 pub mod translate;
 pub mod view;
 

@@ -385,6 +385,12 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
     }
 }
 
+/// The hash naming a document page's body object: equal hashes, equal bodies (whichever
+/// revision holds the page), so that work derived from a body can be cached by it.
+pub fn body_hash(doc: &crate::model::SharedDocument) -> ObjectHash {
+    doc.body_hash(|text| hash_object(TAG_BODY, text.as_bytes()))
+}
+
 /// The hash of an object made of `tag` and `payload`, without concatenating them.
 fn hash_object(tag: &[u8], payload: &[u8]) -> ObjectHash {
     let mut h = Sha256::new();

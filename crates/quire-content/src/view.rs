@@ -36,6 +36,19 @@ pub fn page_view(rev: &Revision, page_id: &str, opts: &ViewOptions<'_>) -> Optio
     Some(view(page, &parent_path, opts, true))
 }
 
+/// The official `RevisionPage` object of `page` (at `path`, as [`Revision::flatten`] gives
+/// it) without its children (`pages` empty) and with its stored markdown: how listings of
+/// references name a page.
+pub fn page_entry_view(page: &Page, path: &str, opts: &ViewOptions<'_>) -> Value {
+    let page = page.without_children();
+    let parent_path = path
+        .strip_suffix(page.slug.as_str())
+        .unwrap_or("")
+        .trim_end_matches('/')
+        .to_string();
+    view(&page, &parent_path, opts, false)
+}
+
 /// The official `pages` array of a revision; each document page carries its markdown, which
 /// the official schema requires.
 pub fn pages_view(rev: &Revision, opts: &ViewOptions<'_>) -> Vec<Value> {

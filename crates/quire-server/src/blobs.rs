@@ -164,6 +164,15 @@ impl Blobs {
         }
     }
 
+    /// Whether derived bytes are stored under `name`.
+    pub async fn has_derived(&self, space_id: &str, name: &str) -> anyhow::Result<bool> {
+        match self.store.head(&self.derived_path(space_id, name)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(err) => Err(err.into()),
+        }
+    }
+
     /// Removes everything derived from a space's content.
     pub async fn delete_derived(&self, space_id: &str) -> anyhow::Result<()> {
         use futures_util::TryStreamExt;

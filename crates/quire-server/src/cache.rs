@@ -317,6 +317,11 @@ pub struct ContentCache {
     pub pages: Cache<String, bytes::Bytes>,
     /// Revision rows by `(space, revision)`: a stored revision never changes.
     pub revision_rows: Cache<(String, String), Arc<RevisionRow>>,
+    /// What each page body refers to, by the body's hash: a revision that changes a few
+    /// pages reads only those again.
+    pub page_links: Cache<ObjectHash, Arc<quire_content::links::PageLinks>>,
+    /// The links of revisions, by `space:root`.
+    pub links: Cache<String, Arc<quire_content::links::RevisionLinks>>,
 }
 
 impl std::fmt::Debug for ContentCache {
@@ -352,6 +357,18 @@ impl ContentCache {
                 })
                 .build(),
             revision_rows: Cache::builder().max_capacity(100_000).build(),
+            page_links: Cache::builder()
+                .max_capacity(sixth)
+                .weigher(|_, l: &Arc<quire_content::links::PageLinks>| {
+                    u32::try_from(l.weight()).unwrap_or(u32::MAX)
+                })
+                .build(),
+            links: Cache::builder()
+                .max_capacity(sixth)
+                .weigher(|k: &String, l: &Arc<quire_content::links::RevisionLinks>| {
+                    u32::try_from(k.len() + l.weight()).unwrap_or(u32::MAX)
+                })
+                .build(),
         }
     }
 }

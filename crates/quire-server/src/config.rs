@@ -34,6 +34,9 @@ pub struct ServerConfig {
     pub job_lease_ms: u64,
     /// Memory for the content caches (objects, decoded revisions, page listings), in MiB.
     pub cache_mb: u64,
+    /// A folder of extra fonts (`.ttf`, `.otf`, `.ttc`) for PDF export, for scripts the
+    /// shipped fonts lack (CJK, Arabic…).
+    pub pdf_font_dir: Option<PathBuf>,
     /// Networks the safe fetcher may reach besides public addresses (none by default).
     pub fetch_allow: Vec<ipnet::IpNet>,
     /// Largest OpenAPI specification processed, in bytes (given as text or fetched).
@@ -150,6 +153,7 @@ impl Default for ServerConfig {
             body_timeout_ms: 60_000,
             job_lease_ms: 5 * 60 * 1000,
             cache_mb: 96,
+            pdf_font_dir: None,
             fetch_allow: Vec::new(),
             max_spec_bytes: 16 * 1024 * 1024,
             max_import_bytes: 64 * 1024 * 1024,

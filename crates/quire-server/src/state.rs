@@ -55,6 +55,11 @@ pub struct Shared {
     pub metrics: crate::metrics::Metrics,
     /// Rate limits per token and client address.
     pub rate: crate::rate::RateLimits,
+    /// Fonts of the PDF typesetter, loaded on first use.
+    pub pdf_fonts: std::sync::OnceLock<quire_pdf::Fonts>,
+    /// PDF renderings running at once on this node (each takes a blocking thread and much
+    /// CPU): one at a time, the others wait their turn.
+    pub pdf_runs: tokio::sync::Semaphore,
     /// Woken when a job was enqueued to run now, so that this node's worker need not wait
     /// for its next pass.
     pub jobs_due: tokio::sync::Notify,
@@ -83,6 +88,8 @@ impl AppState {
             document_budget: tokio::sync::Semaphore::new(DOCUMENT_BUDGET_KIB),
             metrics: crate::metrics::Metrics::new(),
             jobs_due: tokio::sync::Notify::new(),
+            pdf_fonts: std::sync::OnceLock::new(),
+            pdf_runs: tokio::sync::Semaphore::new(1),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,
                 config.rate_limit_address,

@@ -76,6 +76,10 @@ struct ServeArgs {
     /// Memory (MiB) for the content caches: objects, decoded revisions and page listings.
     #[arg(long, env = "QUIRE_CACHE_MB", default_value_t = 96)]
     cache_mb: u64,
+    /// A folder of extra fonts (.ttf, .otf, .ttc) for PDF export, for scripts the shipped
+    /// fonts (Libertinus Serif, DejaVu Sans Mono) lack, such as CJK or Arabic.
+    #[arg(long, env = "QUIRE_PDF_FONT_DIR")]
+    pdf_font_dir: Option<std::path::PathBuf>,
     /// Networks (CIDR, comma-separated) that downloads by URL may reach besides public
     /// addresses, e.g. `10.1.0.0/16` for an internal mirror. None by default.
     #[arg(long, env = "QUIRE_FETCH_ALLOW", value_delimiter = ',')]
@@ -275,6 +279,7 @@ async fn main() -> anyhow::Result<()> {
                 body_timeout_ms: args.body_timeout_ms,
                 job_lease_ms: args.job_lease_ms,
                 cache_mb: args.cache_mb,
+                pdf_font_dir: args.pdf_font_dir,
                 fetch_allow: args.fetch_allow,
                 metrics_token: args.metrics_token.filter(|t| !t.is_empty()),
                 max_spec_bytes: args.max_spec_bytes,

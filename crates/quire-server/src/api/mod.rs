@@ -11,10 +11,12 @@ pub mod content;
 pub mod files;
 pub mod imports;
 pub mod invites;
+pub mod links;
 pub mod members;
 pub mod meta;
 pub mod openapi;
 pub mod orgs;
+pub mod pdf;
 pub mod permissions;
 pub mod published;
 pub mod saml;
@@ -22,6 +24,7 @@ pub mod search;
 pub mod sites;
 pub mod spaces;
 pub mod teams;
+pub mod templates;
 pub mod translations;
 pub mod users;
 pub mod views;
@@ -46,10 +49,12 @@ pub fn operations() -> Vec<Operation> {
         content::operations(),
         imports::operations(),
         invites::operations(),
+        links::operations(),
         members::operations(),
         meta::operations(),
         openapi::operations(),
         orgs::operations(),
+        pdf::operations(),
         permissions::operations(),
         published::operations(),
         saml::operations(),
@@ -57,6 +62,7 @@ pub fn operations() -> Vec<Operation> {
         sites::operations(),
         spaces::operations(),
         teams::operations(),
+        templates::operations(),
         translations::operations(),
         users::operations(),
     ]
@@ -93,6 +99,7 @@ pub fn router(state: AppState) -> Router {
             "/files/{spaceId}/{fileId}/{name}",
             get(files::handlers::download),
         )
+        .route("/pdf/{spaceId}/{name}", get(pdf::handlers::download))
         .route(
             "/openapi/{organizationId}/{specSlug}/{versionId}",
             get(openapi::handlers::download),

@@ -148,6 +148,19 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getPageInRevisionById",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPageInRevisionByPath",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPageDocumentInRevisionById",         [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    // Links and backlinks, and PDFs: reading needs `read`.
+    ("listSpaceLinks",                        [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listChangeRequestLinks",                [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listPageLinksInSpace",                  [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listPageLinksInChangeRequest",          [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listSpacePageBacklinks",                [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listChangeRequestPageBacklinks",        [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listSpaceFileBacklinks",                [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listChangeRequestFileBacklinks",        [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getSpacePDF",                           [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getChangeRequestPDF",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    // Templates change the space's content: `edit`.
+    ("applyTemplateToSpace",                  [201, 201, 201, 201, 403, 403, 201, 404, 401]),
     // Comments: posting needs `comment`; editing is the author's (here the admin's);
     // deleting the author's or a space admin's.
     ("listCommentsInSpace",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -879,6 +892,12 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             }
         }
 
+        "applyTemplateToSpace" => {
+            // Applying changes the space's content: a space of its own.
+            let space = fresh_space(app, w).await;
+            base.set("spaceId", space)
+                .body(json!({ "id": "changelog" }))
+        }
         "createChangeRequest" => base.body(json!({ "subject": "New" })),
         "updateChangeRequestById" => base
             .set("changeRequestId", fresh_cr(app, w, &w.space).await)

@@ -384,6 +384,20 @@ async fn zip_in_git_sync_layout() {
         "{configure}"
     );
     assert!(configure.contains("](gone.md)"), "{configure}");
+    // The link that points nowhere is listed as broken, on the page that holds it.
+    let broken = app
+        .get(&w.alice, &w.space_path("/links?status=broken"))
+        .await
+        .expect(200);
+    assert_eq!(broken["count"], json!(1), "{broken}");
+    assert_eq!(
+        broken["items"][0]["targetReference"]["url"],
+        json!("gone.md")
+    );
+    assert_eq!(
+        broken["items"][0]["locationReferences"][0]["page"]["id"],
+        guides["pages"][1]["id"]
+    );
     let files = files(&app, &w, &root).await;
     assert_eq!(files.len(), 1);
     let md = markdown(&app, &w, &root, install).await;

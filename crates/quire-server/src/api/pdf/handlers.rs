@@ -1,0 +1,158 @@
+//! `getSpacePDF`, `getChangeRequestPDF`, and the signed download of the PDF.
+
+use std::collections::HashMap;
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use serde::{Deserialize, Serialize};
+
+use crate::domain::access::{load_space, SpaceCtx};
+use crate::domain::auth::Caller;
+use crate::domain::change_requests as crs;
+use crate::domain::{content, pdf};
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::QueryParams;
+use crate::http::json::Json;
+use crate::state::AppState;
+use crate::store;
+
+/// Query of the PDF operations.
+#[derive(Deserialize)]
+pub struct PdfQuery {
+    only: Option<String>,
+    page: Option<String>,
+}
+
+/// The answer: where the PDF is, for an hour.
+#[derive(Serialize)]
+pub struct PdfUrl {
+    url: String,
+}
+
+/// `getSpacePDF`, `getChangeRequestPDF`: the PDF of the content, of one page and its
+/// children (`page`), or of one page alone (`page` and `only=true`).
+pub async fn get_pdf(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path(params): Path<HashMap<String, String>>,
+    QueryParams(q): QueryParams<PdfQuery>,
+) -> ApiResult<Json<PdfUrl>> {
+    let only = match q.only.as_deref() {
+        None | Some("") | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "Invalid query parameter `only`: `{other}` is not a boolean."
+            )))
+        }
+    };
+    let page = q.page.as_deref().filter(|p| !p.is_empty());
+    if only && page.is_none() {
+        return Err(ApiError::bad_request(
+            "Invalid query parameter `only`: it needs `page`, the page to print.",
+        ));
+    }
+    let (revision, subtitle) = match params.get("changeRequestId") {
+        Some(cr) => {
+            let cr = crs::load(&state, &ctx, cr).await?;
+            let subtitle = if cr.subject.is_empty() {
+                format!("Change request #{}", cr.number)
+            } else {
+                format!("Change request #{}: {}", cr.number, cr.subject)
+            };
+            (cr.revision_id, Some(subtitle))
+        }
+        None => (ctx.space.revision_id.clone(), None),
+    };
+    let row = content::revision_row(&state, &ctx.space.id, &revision)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Revision `{revision}` not found.")))?;
+    let title = if ctx.space.title.is_empty() {
+        "Untitled space"
+    } else {
+        ctx.space.title.as_str()
+    };
+    let name = pdf::ensure(
+        &state,
+        &pdf::PdfRequest {
+            space_id: &ctx.space.id,
+            root: &row.root,
+            title,
+            subtitle: subtitle.as_deref(),
+            page,
+            only,
+        },
+    )
+    .await?;
+    Ok(Json(PdfUrl {
+        url: pdf::url(&state, &ctx.space.id, &name, &caller.user.id),
+    }))
+}
+
+/// Query of a PDF URL.
+#[derive(Deserialize)]
+pub struct DownloadQuery {
+    reader: String,
+    expires: i64,
+    signature: String,
+}
+
+/// `GET /pdf/{spaceId}/{name}.pdf`: a stored PDF, when the URL's signature is valid and
+/// unexpired and its reader may still read the space.
+pub async fn download(
+    State(state): State<AppState>,
+    Path((space, file)): Path<(String, String)>,
+    QueryParams(q): QueryParams<DownloadQuery>,
+) -> ApiResult<Response> {
+    let name = file.strip_suffix(".pdf").unwrap_or(&file);
+    if !pdf::verify(&state, &space, name, &q.reader, q.expires, &q.signature) {
+        return Err(ApiError::forbidden("Invalid PDF signature."));
+    }
+    if q.expires < state.now() {
+        return Err(ApiError::forbidden(
+            "This PDF URL has expired; ask for the PDF again for a new one.",
+        ));
+    }
+    let gone = || ApiError::not_found("PDF not found.");
+    let user = store::users::get(&state.db, &q.reader)
+        .await?
+        .ok_or_else(gone)?;
+    let ctx = load_space(&state, &Caller { user }, &space)
+        .await
+        .map_err(|_| gone())?;
+    if ctx.space.deleted_at.is_some() {
+        return Err(gone());
+    }
+    let bytes = state
+        .blobs
+        .get_derived(&space, name)
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(gone)?;
+    let mut res = (StatusCode::OK, bytes).into_response();
+    let headers = res.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/pdf"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; sandbox"),
+    );
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("inline; filename=\"content.pdf\""),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, max-age=3600"),
+    );
+    Ok(res)
+}
