@@ -59,7 +59,7 @@ pub struct Shared {
     pub pdf_fonts: std::sync::OnceLock<quire_pdf::Fonts>,
     /// PDF renderings running at once on this node (each takes a blocking thread and much
     /// CPU): one at a time, the others wait their turn.
-    pub pdf_runs: tokio::sync::Semaphore,
+    pub pdf_runs: Arc<tokio::sync::Semaphore>,
     /// Woken when a job was enqueued to run now, so that this node's worker need not wait
     /// for its next pass.
     pub jobs_due: tokio::sync::Notify,
@@ -89,7 +89,7 @@ impl AppState {
             metrics: crate::metrics::Metrics::new(),
             jobs_due: tokio::sync::Notify::new(),
             pdf_fonts: std::sync::OnceLock::new(),
-            pdf_runs: tokio::sync::Semaphore::new(1),
+            pdf_runs: Arc::new(tokio::sync::Semaphore::new(1)),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,
                 config.rate_limit_address,

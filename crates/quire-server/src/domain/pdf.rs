@@ -121,9 +121,18 @@ pub async fn ensure(state: &AppState, req: &PdfRequest<'_>) -> ApiResult<String>
             images.push((key.clone(), data.to_vec()));
         }
     }
-    let _turn = state.pdf_runs.acquire().await.map_err(ApiError::internal)?;
+    // The turn is held by the typesetting thread itself: a request that gives up at the time
+    // bound leaves it running, and the next rendering must wait for it rather than start
+    // beside it.
+    let turn = state
+        .pdf_runs
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(ApiError::internal)?;
     let st = state.clone();
     let task = tokio::task::spawn_blocking(move || {
+        let _turn = turn;
         let fonts = st
             .pdf_fonts
             .get_or_init(|| quire_pdf::Fonts::new(extra_fonts(&st)));
