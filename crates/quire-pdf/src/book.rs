@@ -255,6 +255,89 @@ pub fn build(rev: &Revision, sel: &Selection<'_>) -> Book {
     }
 }
 
+impl Book {
+    /// The same book as plain paragraphs: every block's text in order, without marks, links,
+    /// tables, images or boxes. The last resort when the full book does not typeset, so
+    /// that a page's content is still printed rather than refused.
+    pub fn plain(&self) -> Book {
+        let pages = self
+            .pages
+            .iter()
+            .map(|c| {
+                let mut blocks = Vec::new();
+                for b in &c.blocks {
+                    flatten(b, &mut blocks);
+                }
+                Chapter {
+                    blocks,
+                    ..c.clone()
+                }
+            })
+            .collect();
+        Book {
+            pages,
+            images: Vec::new(),
+            ..self.clone()
+        }
+    }
+}
+
+/// One paragraph of plain text.
+fn para(t: String) -> Block {
+    Block::P {
+        runs: vec![Run {
+            t,
+            ..Run::default()
+        }],
+    }
+}
+
+fn text_of(runs: &[Run]) -> String {
+    runs.iter().map(|r| r.t.as_str()).collect()
+}
+
+/// Pushes the plain paragraphs of `b` onto `out` (nesting is bounded by the document's).
+fn flatten(b: &Block, out: &mut Vec<Block>) {
+    match b {
+        Block::H { runs, .. } | Block::P { runs } => out.push(para(text_of(runs))),
+        Block::Code { text, .. } | Block::Math { text } => {
+            out.extend(text.lines().map(|l| para(l.to_string())))
+        }
+        Block::List { items, .. } => {
+            for i in items {
+                for b in &i.blocks {
+                    flatten(b, out);
+                }
+            }
+        }
+        Block::Quote { blocks } | Block::Hint { blocks, .. } | Block::Group { blocks } => {
+            for b in blocks {
+                flatten(b, out);
+            }
+        }
+        Block::Table { header, rows, .. } => {
+            for row in std::iter::once(header)
+                .chain(rows)
+                .filter(|r| !r.is_empty())
+            {
+                let cells: Vec<String> = row.iter().map(|c| text_of(c)).collect();
+                out.push(para(cells.join(" | ")));
+            }
+        }
+        Block::Img { alt, caption, .. } => {
+            let t = if caption.is_empty() {
+                alt.clone()
+            } else {
+                text_of(caption)
+            };
+            if !t.is_empty() {
+                out.push(para(t));
+            }
+        }
+        Block::Hr => {}
+    }
+}
+
 struct Builder<'a> {
     rev: &'a Revision,
     labels: &'a HashMap<&'a str, String>,

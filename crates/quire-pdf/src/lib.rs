@@ -129,9 +129,14 @@ pub fn render(
             fits
         })
         .collect();
-    match typeset(book, &kept, fonts, limits) {
+    let first = match typeset(book, &kept, fonts, limits) {
         // An image that does not decode fails the whole document: typeset it without images.
         Err(PdfError::Typeset(_)) if !kept.is_empty() => typeset(book, &[], fonts, limits),
+        other => other,
+    };
+    match first {
+        // Whatever else the typesetter could not place, the text is still printed.
+        Err(PdfError::Typeset(_)) => typeset(&book.plain(), &[], fonts, limits),
         other => other,
     }
 }
@@ -320,6 +325,33 @@ mod tests {
         )
         .unwrap();
         assert!(pdf.starts_with(b"%PDF-"));
+    }
+
+    #[test]
+    fn what_does_not_typeset_is_printed_as_plain_text() {
+        let mut b = book(vec![Page::document("a", "A", "a", "Before.\n")]);
+        // A table of no columns, which the template cannot lay out.
+        b.pages[0].blocks.push(book::Block::Table {
+            cols: 0,
+            header: Vec::new(),
+            rows: vec![vec![vec![book::Run {
+                t: "kept cell".into(),
+                ..book::Run::default()
+            }]]],
+        });
+        let fonts = Fonts::new(Vec::new());
+        assert!(matches!(
+            typeset(&b, &[], &fonts, &Limits::default()),
+            Err(PdfError::Typeset(_))
+        ));
+        let pdf = render(&b, &[], &fonts, &Limits::default()).unwrap();
+        assert!(pdf.starts_with(b"%PDF-"));
+        let plain = serde_json::to_string(&b.plain()).unwrap();
+        assert!(
+            plain.contains("kept cell") && plain.contains("Before."),
+            "{plain}"
+        );
+        assert!(!plain.contains("\"table\""), "{plain}");
     }
 
     #[test]

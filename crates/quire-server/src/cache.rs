@@ -146,6 +146,8 @@ pub struct AccessCache {
     /// What the domain derives for a user in an organization (their grants), keyed by
     /// `org id + '\n' + user id`.
     derived: Map<String, Shared>,
+    /// What published sites show: a site's row and structure, by site id.
+    sites: Map<String, Shared>,
 }
 
 impl std::fmt::Debug for AccessCache {
@@ -167,17 +169,19 @@ impl AccessCache {
             spaces: Map::new(),
             people: Map::new(),
             derived: Map::new(),
+            sites: Map::new(),
         }
     }
 
     /// Hits and misses of each of the cache's maps since start, for the operator's metrics.
-    pub fn lookups(&self) -> [(&'static str, (u64, u64)); 5] {
+    pub fn lookups(&self) -> [(&'static str, (u64, u64)); 6] {
         [
             ("tokens", self.users.counts()),
             ("memberships", self.orgs.counts()),
             ("spaces", self.spaces.counts()),
             ("people", self.people.counts()),
             ("grants", self.derived.counts()),
+            ("sites", self.sites.counts()),
         ]
     }
 
@@ -297,6 +301,29 @@ impl AccessCache {
         if self.enabled() {
             self.derived
                 .put(format!("{org_id}\n{user_id}"), value, now, generation);
+        }
+    }
+
+    /// The cached state of a published site, if it is a `T`.
+    pub fn site<T: Any + Send + Sync>(&self, site_id: &str, now: i64) -> Option<Arc<T>> {
+        if !self.enabled() {
+            return None;
+        }
+        self.sites
+            .get(site_id, now, self.ttl_ms, self.generation())
+            .and_then(|v| v.downcast::<T>().ok())
+    }
+
+    /// Caches the state of a published site, read at `generation`.
+    pub fn put_site<T: Any + Send + Sync>(
+        &self,
+        site_id: &str,
+        value: Arc<T>,
+        now: i64,
+        generation: u64,
+    ) {
+        if self.enabled() {
+            self.sites.put(site_id.to_string(), value, now, generation);
         }
     }
 }

@@ -5,15 +5,18 @@
 //! Published URLs are `{public-url}/sites/{siteId}/[~share/{key}/][section/][site-space/]page/path`:
 //! the default section and the default site space of a section take no segment.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::domain::access;
 use crate::domain::sites::{self as rules};
 use crate::domain::visitor::{self, SignedClaims};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
-use crate::store::sites::{SectionRow, SiteRow, SiteSpaceRow, Structure};
+use crate::store::sites::{PublishingAuthRow, SectionRow, SiteRow, SiteSpaceRow, Structure};
 use crate::values::SiteVisibility;
 
 /// How long a published-content token lives.
@@ -139,6 +142,43 @@ pub fn visible(condition: Option<&str>, visitor: &Value) -> bool {
     }
 }
 
+/// What a published page needs of its site, read together.
+struct SiteState {
+    /// The site's row (`None`: no such site).
+    site: Option<SiteRow>,
+    structure: Structure,
+    /// Its visitor-authentication settings (`None`: no key yet).
+    auth: Option<PublishingAuthRow>,
+}
+
+/// A site's row, structure and visitor key, through the access cache: like tokens and
+/// spaces, a change (unpublishing, visibility, structure, a regenerated key) is seen by the
+/// next request on the node that made it, and by other nodes within the cache's bound.
+async fn site_state(state: &AppState, site_id: &str) -> ApiResult<Arc<SiteState>> {
+    let now = state.clock.now_ms();
+    if let Some(found) = state.cache.site::<SiteState>(site_id, now) {
+        return Ok(found);
+    }
+    let generation = state.cache.generation();
+    let site = store::sites::get_by_id(&state.db, site_id).await?;
+    let (structure, auth) = match &site {
+        Some(_) => (
+            store::sites::structure(&state.db, site_id).await?,
+            store::sites::publishing_auth(&state.db, site_id).await?,
+        ),
+        None => Default::default(),
+    };
+    let found = Arc::new(SiteState {
+        site,
+        structure,
+        auth,
+    });
+    state
+        .cache
+        .put_site(site_id, found.clone(), now, generation);
+    Ok(found)
+}
+
 /// Resolves a published URL for a visitor; 404 when it shows nothing that visitor may read
 /// (an unknown site and a site the visitor may not see answer alike). A valid visitor token
 /// opens a `visitor-auth` site, and its claims count on any site.
@@ -152,8 +192,10 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         return Err(nothing());
     }
     let site_id = segments.remove(0);
-    let site = store::sites::get_by_id(&state.db, site_id)
-        .await?
+    let known = site_state(state, site_id).await?;
+    let site = known
+        .site
+        .clone()
         .filter(|s| s.published != 0)
         .ok_or_else(nothing)?;
     let mut site_base = format!("/sites/{}/", site.id);
@@ -167,9 +209,10 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         share_key = Some(link.share_key);
         segments.drain(..2);
     }
-    let signed = match who.jwt_token {
-        Some(token) => visitor::verify_for_site(state, &site.id, token).await?,
-        None => None,
+    // A site without a key yet has signed no token.
+    let signed = match (who.jwt_token, &known.auth) {
+        (Some(token), Some(auth)) => visitor::verify(&auth.private_key, token, state.now()),
+        _ => None,
     };
     match site.visibility {
         SiteVisibility::Public | SiteVisibility::Unlisted => {}
@@ -178,9 +221,8 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         SiteVisibility::ShareLink => return Err(nothing()),
         SiteVisibility::VisitorAuth if signed.is_some() => {}
         SiteVisibility::VisitorAuth => {
-            let auth = store::sites::publishing_auth(&state.db, &site.id).await?;
             return Ok(Resolution::Unauthenticated {
-                fallback_url: auth.and_then(|a| a.fallback_url),
+                fallback_url: known.auth.as_ref().and_then(|a| a.fallback_url.clone()),
             });
         }
     }
@@ -195,7 +237,7 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         .map(|exp| exp.ceil() as i64);
     let context = visitor_context(signed.as_ref(), who.unsigned_claims);
     let visitor = &context;
-    let structure = store::sites::structure(&state.db, &site.id).await?;
+    let structure = known.structure.clone();
     let mut base = site_base.clone();
     let section = if structure.sections.is_empty() {
         None
@@ -229,7 +271,7 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         visitor,
     )
     .ok_or_else(nothing)?;
-    let space = store::spaces::get(&state.db, &site_space.space_id)
+    let space = access::space_row(state, &site_space.space_id)
         .await?
         .filter(|s| s.deleted_at.is_none())
         .ok_or_else(nothing)?;

@@ -36,23 +36,11 @@ pub async fn settings(state: &AppState, site_id: &str) -> ApiResult<PublishingAu
     store::sites::create_publishing_auth(&mut tx, site_id, &new_key(), state.now()).await?;
     let row = store::sites::publishing_auth_tx(&mut tx, site_id).await?;
     tx.commit().await?;
+    // Even when a read made it: published pages cache the site's key, absent until now.
+    state.cache.invalidate();
     row.ok_or_else(|| {
         crate::error::ApiError::internal(anyhow::anyhow!("publishing auth of `{site_id}` lost"))
     })
-}
-
-/// The signed claims of `token` when it is a valid visitor token of the site `site_id`, as
-/// stored now (a regenerated key refuses the old key's tokens at once); `None` otherwise,
-/// also when the site has no key yet (no token can have been signed for it).
-pub async fn verify_for_site(
-    state: &AppState,
-    site_id: &str,
-    token: &str,
-) -> ApiResult<Option<SignedClaims>> {
-    let Some(auth) = store::sites::publishing_auth(&state.db, site_id).await? else {
-        return Ok(None);
-    };
-    Ok(verify(&auth.private_key, token, state.now()))
 }
 
 /// The claims of `token` when it is an HS256 JWT signed with `private_key` whose `exp`

@@ -343,9 +343,9 @@ fn id(v: &Value) -> String {
 
 async fn world(app: &TestApp) -> World {
     let two = crate::imports::zip_of(&[("a.md", b"# A\n"), ("b.md", b"# B\n")]);
-    let imports = crate::imports::serve(move |r| match r.path.as_str() {
-        "/doc.md" => crate::imports::Reply::ok("text/markdown", "# Imported\n"),
-        _ => crate::imports::Reply::ok("application/zip", two.clone()),
+    let imports = crate::loopback::serve(move |r| match r.path.as_str() {
+        "/doc.md" => crate::loopback::Reply::ok("text/markdown", "# Imported\n"),
+        _ => crate::loopback::Reply::ok("application/zip", two.clone()),
     })
     .await;
     let admin = app.persona("admin").await;

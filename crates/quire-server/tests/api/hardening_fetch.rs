@@ -1,83 +1,15 @@
 //! Hardening of downloads by URL (the safe fetcher) and of file serving: no request may make
 //! the server reach inside the network, hold unbounded memory, or serve a page that runs.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::harness::{Persona, TestApp};
+use crate::loopback::{serve, serve_counting, Reply};
 
-/// A loopback HTTP server answering every connection with `answer(path)`; returns its base
-/// URL and a count of body bytes it managed to write.
-async fn serve(
-    answer: impl Fn(&str) -> Answer + Send + Sync + 'static,
-) -> (String, Arc<AtomicUsize>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let written = Arc::new(AtomicUsize::new(0));
-    let (answer, count) = (Arc::new(answer), written.clone());
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            let (answer, count) = (answer.clone(), count.clone());
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let n = stream.read(&mut buf).await.unwrap_or(0);
-                let head = String::from_utf8_lossy(&buf[..n]).to_string();
-                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                match answer(&path) {
-                    Answer::Raw(bytes) => {
-                        let _ = stream.write_all(&bytes).await;
-                    }
-                    Answer::Stream { chunk, total } => {
-                        let head = "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\nconnection: close\r\n\r\n";
-                        if stream.write_all(head.as_bytes()).await.is_err() {
-                            return;
-                        }
-                        let block = vec![b'x'; chunk];
-                        let mut sent = 0;
-                        while sent < total {
-                            if stream.write_all(&block).await.is_err() {
-                                return;
-                            }
-                            sent += chunk;
-                            count.fetch_add(chunk, Ordering::SeqCst);
-                        }
-                    }
-                }
-            });
-        }
-    });
-    (base, written)
-}
-
-/// What the test server answers.
-enum Answer {
-    /// These bytes, as they are.
-    Raw(Vec<u8>),
-    /// A 200 with no length, streaming `total` bytes in `chunk`s.
-    Stream { chunk: usize, total: usize },
-}
-
-fn ok(body: &str) -> Answer {
-    Answer::Raw(
-        format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .into_bytes(),
-    )
-}
-
-fn redirect(to: &str) -> Answer {
-    Answer::Raw(
-        format!("HTTP/1.1 302 Found\r\nlocation: {to}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-            .into_bytes(),
-    )
+fn ok(body: &str) -> Reply {
+    Reply::ok("text/plain", body)
 }
 
 struct Setup {
@@ -90,17 +22,7 @@ async fn setup(app: &TestApp) -> Setup {
     let alice = app.persona("alice").await;
     let org = app.org(&alice, "Acme").await;
     let space = app.space(&alice, &org, "Guide", None).await;
-    let cr = app
-        .post(
-            &alice,
-            &format!("/v1/spaces/{space}/change-requests"),
-            json!({ "subject": "files" }),
-        )
-        .await
-        .expect(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let cr = app.open_change_request(&alice, &space, "files").await;
     Setup { alice, space, cr }
 }
 
@@ -132,7 +54,7 @@ async fn files_of(app: &TestApp, s: &Setup) -> Value {
 async fn internal_addresses_are_refused() {
     let app = TestApp::start().await;
     let s = setup(&app).await;
-    let (base, _) = serve(|_| ok("secret")).await;
+    let base = serve(|_| ok("secret")).await;
     let port = base.rsplit(':').next().unwrap().to_string();
     let generic = "`changes[0].files[0].url` could not be fetched.";
     for host in [
@@ -167,7 +89,7 @@ async fn failures_do_not_tell_what_answered_and_redirects_are_checked() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let (garbage, _) = serve(|_| Answer::Raw(b"SSH-2.0-OpenSSH\r\n".to_vec())).await;
+    let garbage = serve(|_| Reply::Raw(b"SSH-2.0-OpenSSH\r\n".to_vec())).await;
     let a = insert_url(&app, &s, &format!("http://127.0.0.1:{closed}/x"))
         .await
         .expect_error(400);
@@ -175,10 +97,10 @@ async fn failures_do_not_tell_what_answered_and_redirects_are_checked() {
         .await
         .expect_error(400);
     assert_eq!(a, b);
-    let (hops, _) = serve(|path| match path {
-        "/to-metadata" => redirect("http://169.254.169.254/latest/meta-data/"),
-        "/to-other-loopback" => redirect("http://127.0.0.2/secret"),
-        "/loop" => redirect("/loop"),
+    let hops = serve(|r| match r.path.as_str() {
+        "/to-metadata" => Reply::redirect("http://169.254.169.254/latest/meta-data/"),
+        "/to-other-loopback" => Reply::redirect("http://127.0.0.2/secret"),
+        "/loop" => Reply::redirect("/loop"),
         _ => ok("fine"),
     })
     .await;
@@ -206,7 +128,7 @@ async fn streamed_bodies_are_cut_off_at_the_cap() {
     let app = TestApp::start_with(|c| c.fetch_allow = vec!["127.0.0.1/32".parse().unwrap()]).await;
     let s = setup(&app).await;
     let total = 64 * 1024 * 1024;
-    let (base, written) = serve(move |_| Answer::Stream {
+    let (base, written) = serve_counting(move |_| Reply::Stream {
         chunk: 16 * 1024,
         total,
     })
@@ -223,8 +145,8 @@ async fn streamed_bodies_are_cut_off_at_the_cap() {
         "the server read {sent} bytes of {total}"
     );
     // A declared length over the cap is refused without reading the body.
-    let (declared, _) = serve(|_| {
-        Answer::Raw(
+    let declared = serve(|_| {
+        Reply::Raw(
             b"HTTP/1.1 200 OK\r\ncontent-length: 999999999\r\nconnection: close\r\n\r\nxx".to_vec(),
         )
     })

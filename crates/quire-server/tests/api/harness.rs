@@ -292,7 +292,51 @@ impl TestApp {
             .expect(200);
         assert_eq!(res["invited"], json!(1), "{res}");
     }
+
+    /// Opens a change request in `space`; returns its id.
+    pub async fn open_change_request(&self, who: &Persona, space: &str, subject: &str) -> String {
+        let cr = self
+            .post(
+                who,
+                &format!("/v1/spaces/{space}/change-requests"),
+                json!({ "subject": subject }),
+            )
+            .await
+            .expect(201);
+        cr["id"].as_str().unwrap().to_string()
+    }
+
+    /// Applies a batch of content `changes` to a change request; returns the answer.
+    pub async fn edit_change_request(
+        &self,
+        who: &Persona,
+        space: &str,
+        cr: &str,
+        changes: Value,
+    ) -> Value {
+        self.post(
+            who,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
+            json!({ "changes": changes }),
+        )
+        .await
+        .expect(200)
+    }
+
+    /// Merges a change request into its space.
+    pub async fn merge_change_request(&self, who: &Persona, space: &str, cr: &str) {
+        self.post(
+            who,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+            json!({}),
+        )
+        .await
+        .expect(200);
+    }
 }
+
+/// A 2×3 RGB PNG, base64-encoded, for `insert_files`.
+pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAZBwEEq5ZtpAAAAABJRU5ErkJggg==";
 
 impl Drop for TestApp {
     fn drop(&mut self) {

@@ -4,41 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::{Persona, TestApp};
-
-const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAZBwEEq5ZtpAAAAABJRU5ErkJggg==";
-
-async fn open_cr(app: &TestApp, who: &Persona, space: &str) -> String {
-    let cr = app
-        .post(
-            who,
-            &format!("/v1/spaces/{space}/change-requests"),
-            json!({ "subject": "links" }),
-        )
-        .await
-        .expect(201);
-    cr["id"].as_str().unwrap().to_string()
-}
-
-async fn batch(app: &TestApp, who: &Persona, space: &str, cr: &str, changes: Value) -> Value {
-    app.post(
-        who,
-        &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
-        json!({ "changes": changes }),
-    )
-    .await
-    .expect(200)
-}
-
-async fn merge(app: &TestApp, who: &Persona, space: &str, cr: &str) {
-    app.post(
-        who,
-        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
-        json!({}),
-    )
-    .await
-    .expect(200);
-}
+use crate::harness::{Persona, TestApp, PNG};
 
 fn ids_by_title(pages: &Value, out: &mut Vec<(String, String)>) {
     for p in pages.as_array().into_iter().flatten() {
@@ -78,9 +44,8 @@ async fn fixture(app: &TestApp) -> Fixture {
     let alice = app.persona("alice").await;
     let org = app.org(&alice, "Acme").await;
     let space = app.space(&alice, &org, "Docs", None).await;
-    let cr = open_cr(app, &alice, &space).await;
-    let res = batch(
-        app,
+    let cr = app.open_change_request(&alice, &space, "links").await;
+    let res = app.edit_change_request(
         &alice,
         &space,
         &cr,
@@ -95,8 +60,7 @@ async fn fixture(app: &TestApp) -> Fixture {
          [up](#overview), [the web](https://example.com/a) and [the app]({app_url}/s/x).\n\n\
          ![pixel](/files/{file})\n\n![gone](/files/nofile)\n"
     );
-    batch(
-        app,
+    app.edit_change_request(
         &alice,
         &space,
         &cr,
@@ -106,7 +70,7 @@ async fn fixture(app: &TestApp) -> Fixture {
         ]),
     )
     .await;
-    merge(app, &alice, &space, &cr).await;
+    app.merge_change_request(&alice, &space, &cr).await;
     let home = page_id(app, &alice, &space, "Home").await;
     let guide = page_id(app, &alice, &space, "Guide").await;
     Fixture {
@@ -315,11 +279,10 @@ async fn page_links_and_backlinks_of_pages_and_files() {
 async fn change_request_scope_counts_links_it_broke() {
     let app = TestApp::start().await;
     let f = fixture(&app).await;
-    let cr = open_cr(&app, &f.alice, &f.space).await;
+    let cr = &app.open_change_request(&f.alice, &f.space, "links").await;
     // The change request deletes Guide: Home's links to it (page and the good anchor) break,
     // and Guide's own link to Home goes away.
-    batch(
-        &app,
+    &app.edit_change_request(
         &f.alice,
         &f.space,
         &cr,
@@ -405,16 +368,15 @@ async fn a_changed_page_updates_the_links() {
         .expect(200);
     assert_eq!(before["stats"]["broken"]["total"], 3);
     // Fix Home's broken links and add one to a new missing page, in one changed page.
-    let cr = open_cr(&app, &f.alice, &f.space).await;
-    batch(
-        &app,
+    let cr = &app.open_change_request(&f.alice, &f.space, "links").await;
+    &app.edit_change_request(
         &f.alice,
         &f.space,
         &cr,
         json!([{ "operation": "update_page", "page": f.home, "document": { "markdown": "## Overview\n\nRead [the guide](/pages/guide-missing).\n" } }]),
     )
     .await;
-    merge(&app, &f.alice, &f.space, &cr).await;
+    &app.merge_change_request(&f.alice, &f.space, &cr).await;
     let after = app
         .get(&f.alice, &format!("/v1/spaces/{}/links", f.space))
         .await

@@ -3,6 +3,7 @@
 //! over real HTTP.
 
 mod harness;
+mod loopback;
 
 mod access_cache;
 mod authz;

@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::harness::{Persona, TestApp};
 
@@ -76,27 +75,10 @@ async fn setup(app: &TestApp) -> (Persona, String) {
 
 /// A loopback server answering every request with `status` and `body`.
 async fn serve(status: u16, body: Vec<u8>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            let body = body.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let _ = stream.read(&mut buf).await;
-                let head = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/yaml\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(head.as_bytes()).await;
-                let _ = stream.write_all(&body).await;
-            });
-        }
-    });
-    base
+    crate::loopback::serve(move |_| {
+        crate::loopback::Reply::ok("application/yaml", body.clone()).with_status(status)
+    })
+    .await
 }
 
 fn loopback(config: &mut quire_server::ServerConfig) {
@@ -554,34 +536,11 @@ async fn inner_addresses_are_not_fetched() {
 
 /// A loopback server answering `files` by path (404 for others).
 async fn serve_files(files: Vec<(&'static str, String)>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let files = std::sync::Arc::new(files);
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            let files = files.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let n = stream.read(&mut buf).await.unwrap_or(0);
-                let head = String::from_utf8_lossy(&buf[..n]).to_string();
-                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                let (status, body) = match files.iter().find(|(p, _)| *p == path) {
-                    Some((_, body)) => (200, body.clone()),
-                    None => (404, String::new()),
-                };
-                let head = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = stream.write_all(head.as_bytes()).await;
-                let _ = stream.write_all(body.as_bytes()).await;
-            });
-        }
-    });
-    base
+    crate::loopback::serve(move |r| match files.iter().find(|(p, _)| *p == r.path) {
+        Some((_, body)) => crate::loopback::Reply::ok("application/yaml", body.clone()),
+        None => crate::loopback::Reply::not_found(),
+    })
+    .await
 }
 
 #[tokio::test]

@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 
 use crate::harness::{Persona, TestApp};
 
-const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAQAAAADCAIAAAA7ljmRAAAAEElEQVR4nGM4IScHRww4OQD1xwwxB+utmQAAAABJRU5ErkJggg==";
+/// A 4×3 PNG: wider than tall, so the embedded image's size tells it was not resized.
+const PNG_4X3: &str = "iVBORw0KGgoAAAANSUhEUgAAAAQAAAADCAIAAAA7ljmRAAAAEElEQVR4nGM4IScHRww4OQD1xwwxB+utmQAAAABJRU5ErkJggg==";
 
 /// Whether poppler's tools are here; `scripts/test.sh` installs them and then requires them.
 fn poppler() -> bool {
@@ -60,16 +61,6 @@ fn in_order(text: &str, parts: &[&str]) {
     }
 }
 
-async fn batch(app: &TestApp, who: &Persona, space: &str, cr: &str, changes: Value) -> Value {
-    app.post(
-        who,
-        &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
-        json!({ "changes": changes }),
-    )
-    .await
-    .expect(200)
-}
-
 struct Fixture {
     alice: Persona,
     space: String,
@@ -85,28 +76,16 @@ async fn fixture(app: &TestApp) -> Fixture {
     let alice = app.persona("alice").await;
     let org = app.org(&alice, "Acme").await;
     let space = app.space(&alice, &org, "Handbook", None).await;
-    let cr = app
-        .post(
-            &alice,
-            &format!("/v1/spaces/{space}/change-requests"),
-            json!({ "subject": "Write" }),
-        )
-        .await
-        .expect(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let res = batch(
-        app,
+    let cr = app.open_change_request(&alice, &space, "Write").await;
+    let res = app.edit_change_request(
         &alice,
         &space,
         &cr,
-        json!([{ "operation": "insert_files", "files": [{ "base64": PNG, "name": "pixel.png" }] }]),
+        json!([{ "operation": "insert_files", "files": [{ "base64": PNG_4X3, "name": "pixel.png" }] }]),
     )
     .await;
     let file = res["insertedFiles"][0]["id"].as_str().unwrap();
-    let res = batch(
-        app,
+    let res = app.edit_change_request(
         &alice,
         &space,
         &cr,

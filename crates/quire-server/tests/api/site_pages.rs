@@ -937,3 +937,79 @@ async fn a_repeat_visit_follows_the_newest_revision() {
     assert_eq!(status, 200);
     assert!(body.contains("Written later."), "{body}");
 }
+
+/// What a published page reads of its site (its row, structure and visitor key) is cached
+/// like every access decision: the node that changes it serves the change at once, another
+/// node once the cache's bound has passed.
+#[tokio::test]
+async fn site_changes_reach_every_node_within_the_cache_bound() {
+    use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (site_id, path) = site(&app, &w, &[&space], "public").await;
+    let base = format!("/v1/orgs/{}/sites/{site_id}", w.org);
+    let bound = other.config.access_cache_ms as i64 + 1;
+    let status = |node: &TestApp, path: String| {
+        let node_base = node.base.clone();
+        async move {
+            let res = reqwest::get(format!("{node_base}{path}")).await.unwrap();
+            res.status().as_u16()
+        }
+    };
+    for node in [&app, &other] {
+        assert_eq!(status(node, path.clone()).await, 200);
+    }
+
+    // Unpublished.
+    app.post(&w.admin, &format!("{base}/unpublish"), json!({}))
+        .await
+        .expect(200);
+    assert_eq!(status(&app, path.clone()).await, 404);
+    other.clock.advance_ms(bound);
+    assert_eq!(status(&other, path.clone()).await, 404);
+
+    // Published again, for visitors with a token only.
+    app.patch(&w.admin, &base, json!({ "visibility": "visitor-auth" }))
+        .await
+        .expect(200);
+    app.post(&w.admin, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    let key = |body: Value| body["privateKey"].as_str().unwrap().to_string();
+    let old = key(app
+        .get(&w.admin, &format!("{base}/publishing/auth"))
+        .await
+        .expect(200));
+    let exp = app.state.now() / 1000 + 600;
+    let token = |key: &str| {
+        encode(
+            &Header::new(Algorithm::HS256),
+            &json!({ "exp": exp }),
+            &EncodingKey::from_secret(key.as_bytes()),
+        )
+        .unwrap()
+    };
+    let with_old = format!("{path}?jwt_token={}", token(&old));
+    assert_eq!(status(&app, path.clone()).await, 404);
+    assert_eq!(status(&app, with_old.clone()).await, 200);
+    other.clock.advance_ms(bound);
+    assert_eq!(status(&other, with_old.clone()).await, 200);
+
+    // A regenerated key refuses the old key's tokens.
+    let new = key(app
+        .post(
+            &w.admin,
+            &format!("{base}/publishing/auth/regenerate"),
+            json!({}),
+        )
+        .await
+        .expect(200));
+    let with_new = format!("{path}?jwt_token={}", token(&new));
+    assert_eq!(status(&app, with_old.clone()).await, 404);
+    assert_eq!(status(&app, with_new.clone()).await, 200);
+    other.clock.advance_ms(bound);
+    assert_eq!(status(&other, with_old).await, 404);
+    assert_eq!(status(&other, with_new).await, 200);
+}

@@ -4,9 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::TestApp;
-
-const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAZBwEEq5ZtpAAAAABJRU5ErkJggg==";
+use crate::harness::{TestApp, PNG};
 
 fn titles(pages: &Value) -> Vec<String> {
     pages
@@ -24,33 +22,17 @@ async fn templates_add_their_pages_as_one_revision() {
     let org = app.org(&alice, "Acme").await;
     let space = app.space(&alice, &org, "Docs", None).await;
     // A file in the space, for the logo slot.
-    let cr = app
-        .post(
-            &alice,
-            &format!("/v1/spaces/{space}/change-requests"),
-            json!({ "subject": "Logo" }),
-        )
-        .await
-        .expect(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let cr = app.open_change_request(&alice, &space, "Logo").await;
     let res = app
-        .post(
+        .edit_change_request(
             &alice,
-            &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
-            json!({ "changes": [{ "operation": "insert_files", "files": [{ "base64": PNG, "name": "logo.png" }] }] }),
+            &space,
+            &cr,
+            json!([{ "operation": "insert_files", "files": [{ "base64": PNG, "name": "logo.png" }] }]),
         )
-        .await
-        .expect(200);
+        .await;
     let file = res["insertedFiles"][0]["id"].as_str().unwrap().to_string();
-    app.post(
-        &alice,
-        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
-        json!({}),
-    )
-    .await
-    .expect(200);
+    app.merge_change_request(&alice, &space, &cr).await;
     let before = app
         .get(&alice, &format!("/v1/spaces/{space}/content"))
         .await

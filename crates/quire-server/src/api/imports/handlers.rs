@@ -1,5 +1,6 @@
-//! `importContent`, `importContentInPageById`, `importContentInChangeRequest` and
-//! `importContentInChangeRequestPageById`: one handler body, scoped by the path.
+//! The four import operations: one handler, scoped by the path.
+
+use std::collections::HashMap;
 
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
@@ -27,106 +28,37 @@ fn read_body(body: ImportContent) -> ApiResult<(String, Source)> {
     Ok((url.trim().to_string(), Source::parse(&source)?))
 }
 
-async fn run(
-    state: &AppState,
-    caller: &Caller,
-    ctx: &SpaceCtx,
-    body: ImportContent,
-    target: Target<'_>,
-    page: Option<&str>,
-    status: StatusCode,
+/// `importContent`, `importContentInPageById`, `importContentInChangeRequest`,
+/// `importContentInChangeRequestPageById`: the path says where (`changeRequestId`, `pageId`).
+/// An import into a whole space or change request answers 200 with the new revision, as the
+/// service description states; one into a page answers 201, as the spec states.
+pub async fn import_content(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path(params): Path<HashMap<String, String>>,
+    JsonBody(body): JsonBody<ImportContent>,
 ) -> ApiResult<Response> {
     let (url, source) = read_body(body)?;
-    let done = imports::import(state, ctx, &caller.user.id, source, &url, target, page).await?;
+    let target = match params.get("changeRequestId") {
+        Some(cr) => Target::ChangeRequest(cr),
+        None => Target::Space,
+    };
+    let page = params.get("pageId").map(String::as_str);
+    let done = imports::import(&state, &ctx, &caller.user.id, source, &url, target, page).await?;
     let location = state.url(&format!(
         "/v1/spaces/{}/revisions/{}",
         ctx.space.id, done.revision
     ));
+    let status = if page.is_some() {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
     let body = Json(ImportContentResult {
         revision: done.revision,
         imported_resources: done.imported,
         total_resources: done.total,
     });
     Ok((status, [(header::LOCATION, location)], body).into_response())
-}
-
-/// `importContent`: imports into the space's content as one new revision (200, as the
-/// service description states).
-pub async fn import_content(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    JsonBody(body): JsonBody<ImportContent>,
-) -> ApiResult<Response> {
-    run(
-        &state,
-        &caller,
-        &ctx,
-        body,
-        Target::Space,
-        None,
-        StatusCode::OK,
-    )
-    .await
-}
-
-/// `importContentInPageById`: imports into a page of the space (201, as the spec states).
-pub async fn import_content_in_page(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, page)): Path<(String, String)>,
-    JsonBody(body): JsonBody<ImportContent>,
-) -> ApiResult<Response> {
-    run(
-        &state,
-        &caller,
-        &ctx,
-        body,
-        Target::Space,
-        Some(&page),
-        StatusCode::CREATED,
-    )
-    .await
-}
-
-/// `importContentInChangeRequest`: imports into a change request as one new revision of it
-/// (200, as the service description states).
-pub async fn import_content_in_cr(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr)): Path<(String, String)>,
-    JsonBody(body): JsonBody<ImportContent>,
-) -> ApiResult<Response> {
-    run(
-        &state,
-        &caller,
-        &ctx,
-        body,
-        Target::ChangeRequest(&cr),
-        None,
-        StatusCode::OK,
-    )
-    .await
-}
-
-/// `importContentInChangeRequestPageById`: imports into a page of a change request (201).
-pub async fn import_content_in_cr_page(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Extension(ctx): Extension<SpaceCtx>,
-    Path((_, cr, page)): Path<(String, String, String)>,
-    JsonBody(body): JsonBody<ImportContent>,
-) -> ApiResult<Response> {
-    run(
-        &state,
-        &caller,
-        &ctx,
-        body,
-        Target::ChangeRequest(&cr),
-        Some(&page),
-        StatusCode::CREATED,
-    )
-    .await
 }

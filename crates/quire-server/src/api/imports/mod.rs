@@ -30,7 +30,7 @@ pub fn operations() -> Vec<Operation> {
             "/v1/spaces/{spaceId}/content/page/{pageId}/import",
             "importContentInPageById",
             Space(Role::Edit),
-            handlers::import_content_in_page,
+            handlers::import_content,
         )
         .body_limit(BODY_LIMIT),
         op(
@@ -38,7 +38,7 @@ pub fn operations() -> Vec<Operation> {
             "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/import",
             "importContentInChangeRequest",
             Space(Role::Edit),
-            handlers::import_content_in_cr,
+            handlers::import_content,
         )
         .body_limit(BODY_LIMIT),
         op(
@@ -46,7 +46,7 @@ pub fn operations() -> Vec<Operation> {
             "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/page/{pageId}/import",
             "importContentInChangeRequestPageById",
             Space(Role::Edit),
-            handlers::import_content_in_cr_page,
+            handlers::import_content,
         )
         .body_limit(BODY_LIMIT),
     ]

@@ -61,7 +61,7 @@ impl FromRequestParts<AppState> for At {
             }
             None => (ctx.space.revision_id.clone(), None),
         };
-        let row = row(state, &ctx.space.id, &revision).await?;
+        let row = row_of(state, &ctx.space.id, &revision).await?;
         let base_root = match base {
             Some(b) => Some(row_of(state, &ctx.space.id, &b).await?.root.clone()),
             None => None,
@@ -78,10 +78,6 @@ impl FromRequestParts<AppState> for At {
             reader: reader.to_string(),
         })
     }
-}
-
-async fn row(state: &AppState, space: &str, revision: &str) -> ApiResult<Arc<RevisionRow>> {
-    row_of(state, space, revision).await
 }
 
 async fn row_of(state: &AppState, space: &str, revision: &str) -> ApiResult<Arc<RevisionRow>> {
@@ -292,7 +288,6 @@ async fn link_list(
 ) -> ApiResult<LinkList> {
     let status = q.status()?;
     let context = q.broken_context()?;
-    let all: Arc<RevisionLinks> = links::of_revision(state, &at.row.space_id, &at.row.root).await?;
     let c = ctx(state, space, at).await?;
     let pages = index(&c.rev);
     if let Some(p) = from_page {
@@ -302,6 +297,7 @@ async fn link_list(
             )));
         }
     }
+    let all: Arc<RevisionLinks> = links::of_revision(state, &at.row.space_id, &at.row.root).await?;
     let base_broken = broken_in_base(state, at).await?;
     let introduced = |l: &Link| {
         l.status == Status::Broken && base_broken.as_ref().is_some_and(|b| !b.contains(&l.key))
@@ -378,17 +374,39 @@ pub async fn list_page_links(
     ))
 }
 
-/// A list of page locations (the pages referring to something), in navigation order.
+/// What backlinks are asked of.
+enum Backlinked {
+    Page(String),
+    File(String),
+}
+
+/// A list of page locations (the pages referring to a page or file), in navigation order.
+/// An unknown page or file is a 404 before any link is computed.
 async fn backlinks(
     state: &AppState,
     space: &SpaceCtx,
     at: &At,
     page: &PageRequest,
-    pick: impl FnOnce(&RevisionLinks, &HashMap<&str, usize>, &Ctx<'_>) -> ApiResult<Vec<String>>,
-    scope: &str,
+    of: Backlinked,
 ) -> ApiResult<List<Value>> {
-    let all = links::of_revision(state, &at.row.space_id, &at.row.root).await?;
     let c = ctx(state, space, at).await?;
+    let (known, scope) = match &of {
+        Backlinked::Page(id) => (
+            c.rev.page(id).is_some(),
+            format!("backlinks:{}:page:{id}", at.row.id),
+        ),
+        Backlinked::File(id) => (
+            c.rev.file(id).is_some(),
+            format!("backlinks:{}:file:{id}", at.row.id),
+        ),
+    };
+    if !known {
+        return Err(ApiError::not_found(match &of {
+            Backlinked::Page(id) => format!("Page `{id}` not found in this revision."),
+            Backlinked::File(id) => format!("File `{id}` not found in this revision."),
+        }));
+    }
+    let all = links::of_revision(state, &at.row.space_id, &at.row.root).await?;
     let pages = index(&c.rev);
     let order: HashMap<&str, usize> = c
         .rev
@@ -397,8 +415,11 @@ async fn backlinks(
         .enumerate()
         .map(|(i, f)| (f.page.id.as_str(), i))
         .collect();
-    let sources = pick(&all, &order, &c)?;
-    let after = page.after::<usize>(scope)?;
+    let sources = match &of {
+        Backlinked::Page(id) => all.backlinks_of_page(id, &order),
+        Backlinked::File(id) => all.backlinks_of_file(id, &order),
+    };
+    let after = page.after::<usize>(&scope)?;
     let count = sources.len() as i64;
     let rows: Vec<(Value, usize)> = sources
         .iter()
@@ -407,7 +428,7 @@ async fn backlinks(
         .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
         .filter_map(|(i, s)| c.page_location(&pages, s).map(|v| (v, i)))
         .collect();
-    page.finish(scope, rows, count)
+    page.finish(&scope, rows, count)
 }
 
 /// `listSpacePageBacklinks`, `listChangeRequestPageBacklinks`: the pages linking to a page
@@ -418,26 +439,8 @@ pub async fn list_page_backlinks(
     at: At,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
-    let page_id = at.param("pageId")?.to_string();
-    let scope = format!("backlinks:{}:page:{page_id}", at.row.id);
-    Ok(Json(
-        backlinks(
-            &state,
-            &space,
-            &at,
-            &page,
-            |links, order, c| {
-                if c.rev.page(&page_id).is_none() {
-                    return Err(ApiError::not_found(format!(
-                        "Page `{page_id}` not found in this revision."
-                    )));
-                }
-                Ok(links.backlinks_of_page(&page_id, order))
-            },
-            &scope,
-        )
-        .await?,
-    ))
+    let of = Backlinked::Page(at.param("pageId")?.to_string());
+    Ok(Json(backlinks(&state, &space, &at, &page, of).await?))
 }
 
 /// `listSpaceFileBacklinks`, `listChangeRequestFileBacklinks`: the pages using a file.
@@ -447,24 +450,6 @@ pub async fn list_file_backlinks(
     at: At,
     page: PageRequest,
 ) -> ApiResult<Json<List<Value>>> {
-    let file_id = at.param("fileId")?.to_string();
-    let scope = format!("backlinks:{}:file:{file_id}", at.row.id);
-    Ok(Json(
-        backlinks(
-            &state,
-            &space,
-            &at,
-            &page,
-            |links, order, c| {
-                if c.rev.file(&file_id).is_none() {
-                    return Err(ApiError::not_found(format!(
-                        "File `{file_id}` not found in this revision."
-                    )));
-                }
-                Ok(links.backlinks_of_file(&file_id, order))
-            },
-            &scope,
-        )
-        .await?,
-    ))
+    let of = Backlinked::File(at.param("fileId")?.to_string());
+    Ok(Json(backlinks(&state, &space, &at, &page, of).await?))
 }

@@ -200,7 +200,7 @@ pub async fn load_space(state: &AppState, caller: &Caller, space_id: &str) -> Ap
 }
 
 /// A space's row, deleted or not, through the access cache.
-async fn space_row(state: &AppState, space_id: &str) -> ApiResult<Option<SpaceRow>> {
+pub async fn space_row(state: &AppState, space_id: &str) -> ApiResult<Option<SpaceRow>> {
     let now = state.clock.now_ms();
     if let Some(found) = state.cache.space(space_id, now) {
         return Ok(found);
