@@ -641,7 +641,7 @@ impl<'a> Site<'a> {
             {
                 continue;
             }
-            let Some(space) = store::spaces::get(&self.state.db, &ss.space_id)
+            let Some(space) = crate::domain::access::space_row(self.state, &ss.space_id)
                 .await?
                 .filter(|x| x.deleted_at.is_none())
             else {
@@ -1187,7 +1187,7 @@ impl<'a> Site<'a> {
         }
         let mut items = Vec::new();
         for ss in shown {
-            if let Some(space) = store::spaces::get(&self.state.db, &ss.space_id)
+            if let Some(space) = crate::domain::access::space_row(self.state, &ss.space_id)
                 .await?
                 .filter(|x| x.deleted_at.is_none())
             {

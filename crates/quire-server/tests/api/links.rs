@@ -279,10 +279,10 @@ async fn page_links_and_backlinks_of_pages_and_files() {
 async fn change_request_scope_counts_links_it_broke() {
     let app = TestApp::start().await;
     let f = fixture(&app).await;
-    let cr = &app.open_change_request(&f.alice, &f.space, "links").await;
+    let cr = app.open_change_request(&f.alice, &f.space, "links").await;
     // The change request deletes Guide: Home's links to it (page and the good anchor) break,
     // and Guide's own link to Home goes away.
-    &app.edit_change_request(
+    app.edit_change_request(
         &f.alice,
         &f.space,
         &cr,
@@ -368,15 +368,15 @@ async fn a_changed_page_updates_the_links() {
         .expect(200);
     assert_eq!(before["stats"]["broken"]["total"], 3);
     // Fix Home's broken links and add one to a new missing page, in one changed page.
-    let cr = &app.open_change_request(&f.alice, &f.space, "links").await;
-    &app.edit_change_request(
+    let cr = app.open_change_request(&f.alice, &f.space, "links").await;
+    app.edit_change_request(
         &f.alice,
         &f.space,
         &cr,
         json!([{ "operation": "update_page", "page": f.home, "document": { "markdown": "## Overview\n\nRead [the guide](/pages/guide-missing).\n" } }]),
     )
     .await;
-    &app.merge_change_request(&f.alice, &f.space, &cr).await;
+    app.merge_change_request(&f.alice, &f.space, &cr).await;
     let after = app
         .get(&f.alice, &format!("/v1/spaces/{}/links", f.space))
         .await

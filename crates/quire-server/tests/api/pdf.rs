@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::harness::{Persona, TestApp};
 
