@@ -73,10 +73,40 @@ def seed(base, token, pages):
                 {"title": "Handbook", "spaces": [space], "visibility": "public"})["id"]
     published = call("POST", f"{base}/v1/orgs/{org}/sites/{site}/publish", token)
     root = published["urls"]["published"]
+    # The merge's search indexing runs as a background job: let it finish before the restart,
+    # so that the first render is measured alone (a restart long after the merge).
+    last = pages // GROUP * GROUP - 1
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if call("GET", f"{base}/v1/spaces/{space}/search?query={last}", token)["items"]:
+            break
+        time.sleep(0.5)
+    else:
+        raise RuntimeError("the search index was not built within 300 s")
     middle = pages // GROUP // 2
     # The path of a child in the middle chapter: `chapter-<n>/page-<i>`.
     path = f"{root}chapter-{middle}/page-{middle * GROUP + GROUP // 2}"
     return path[len(base):]
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def settle(pid, quiet=2.0, deadline=300.0):
+    """Waits until the server has used no CPU for `quiet` seconds (its jobs are done)."""
+    end = time.time() + deadline
+    last, since = cpu_ticks(pid), time.time()
+    while time.time() < end:
+        time.sleep(0.25)
+        now = cpu_ticks(pid)
+        if now != last:
+            last, since = now, time.time()
+        elif time.time() - since >= quiet:
+            return
+    raise RuntimeError("the server did not go idle")
 
 
 def first_get(url):
@@ -115,11 +145,16 @@ def main():
         path = seed(base, token, args.pages)
         print(f"seeded {args.pages} pages in {time.time() - t0:.1f} s; page {path}", file=sys.stderr)
 
-        # First render after a restart: nothing of the site in memory.
-        server.send_signal(signal.SIGTERM)
-        server.wait()
-        procs.remove(server)
-        server = start(port)
+        # First render after a restart: nothing of the site in memory, and no background work
+        # left (jobs of the merge that a stop interrupted run after the first restart, so
+        # restart twice, letting the server go idle each time).
+        for _ in range(2):
+            settle(server.pid)
+            server.send_signal(signal.SIGTERM)
+            server.wait()
+            procs.remove(server)
+            server = start(port)
+        settle(server.pid)
         # QUIRE_BENCH_PERF=<file>: record the server's profile during the first render.
         perf = None
         if os.environ.get("QUIRE_BENCH_PERF"):

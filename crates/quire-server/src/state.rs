@@ -37,6 +37,9 @@ pub struct Shared {
     pub clock: SharedClock,
     /// Base of absolute URLs, without a trailing slash.
     pub public_url: Arc<str>,
+    /// The path of `public_url` (empty at a host's root), which every link of a published
+    /// page starts with.
+    pub public_path: Arc<str>,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
     /// File bytes.
@@ -99,6 +102,10 @@ impl AppState {
             db,
             keys,
             clock,
+            public_path: url::Url::parse(&public_url)
+                .map(|u| u.path().trim_end_matches('/').to_string())
+                .unwrap_or_default()
+                .into(),
             public_url: public_url.into(),
         })))
     }

@@ -126,7 +126,11 @@ pub struct Resolved {
     /// The URL path of the site (ends with `/`).
     pub site_base_path: String,
     /// The site's structure, as the resolution read it.
-    pub structure: Structure,
+    pub structure: Arc<Structure>,
+    /// The site's customization (the defaults with what was stored on top).
+    pub customization: Arc<Value>,
+    /// A digest of what the site's row and structure hold, for the versions of its pages.
+    pub site_digest: Arc<str>,
     /// The visitor as conditions read them (signed and unsigned claims), for what the
     /// resolved content shows in turn (navigation, pages).
     pub visitor: Value,
@@ -146,9 +150,13 @@ pub fn visible(condition: Option<&str>, visitor: &Value) -> bool {
 struct SiteState {
     /// The site's row (`None`: no such site).
     site: Option<SiteRow>,
-    structure: Structure,
+    structure: Arc<Structure>,
     /// Its visitor-authentication settings (`None`: no key yet).
     auth: Option<PublishingAuthRow>,
+    /// Its customization, built once rather than on every page.
+    customization: Arc<Value>,
+    /// A digest of the row and structure (see [`Resolved::site_digest`]).
+    digest: Arc<str>,
 }
 
 /// A site's row, structure and visitor key, through the access cache: like tokens and
@@ -161,17 +169,28 @@ async fn site_state(state: &AppState, site_id: &str) -> ApiResult<Arc<SiteState>
     }
     let generation = state.cache.generation();
     let site = store::sites::get_by_id(&state.db, site_id).await?;
-    let (structure, auth) = match &site {
-        Some(_) => (
+    let (structure, auth, customization) = match &site {
+        Some(row) => (
             store::sites::structure(&state.db, site_id).await?,
             store::sites::publishing_auth(&state.db, site_id).await?,
+            rules::customization_of(row)?,
         ),
         None => Default::default(),
     };
+    let digest = site.as_ref().map_or_else(String::new, |row| {
+        use sha2::Digest;
+        let id = format!(
+            "{}\n{}\n{:?}\n{:?}",
+            row.id, row.updated_at, row.customization, structure
+        );
+        hex::encode(&sha2::Sha256::digest(id.as_bytes())[..16])
+    });
     let found = Arc::new(SiteState {
         site,
-        structure,
+        structure: Arc::new(structure),
         auth,
+        customization: Arc::new(customization),
+        digest: digest.into(),
     });
     state
         .cache
@@ -286,6 +305,8 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         base_path: base,
         site_base_path: site_base,
         structure,
+        customization: known.customization.clone(),
+        site_digest: known.digest.clone(),
         visitor: context,
     })))
 }

@@ -133,9 +133,7 @@ pub async fn serve(State(state): State<AppState>, uri: Uri, headers: HeaderMap) 
 
 /// The path of Quire's public URL (empty at a host's root), which every link starts with.
 fn prefix(state: &AppState) -> String {
-    url::Url::parse(&state.public_url)
-        .map(|u| u.path().trim_end_matches('/').to_string())
-        .unwrap_or_default()
+    state.public_path.to_string()
 }
 
 /// A published URL resolved for one visitor: what it shows, and how the visitor got in.
@@ -535,7 +533,7 @@ pub(super) struct Site<'a> {
     rev: &'a Revision,
     row: &'a RevisionRow,
     visitor: &'a Value,
-    custom: Value,
+    custom: Arc<Value>,
     prefix: String,
     urls: Urls,
     spaces: HashMap<String, String>,
@@ -568,7 +566,7 @@ impl<'a> Site<'a> {
             rev,
             row,
             visitor,
-            custom: customization_of(&r.site)?,
+            custom: r.customization.clone(),
             prefix: prefix(state),
             urls,
             spaces,
@@ -817,12 +815,9 @@ impl<'a> Site<'a> {
     fn version(&self, path: &str) -> String {
         let s = &self.r;
         let id = format!(
-            "{RENDER_FORMAT}\n{}\n{}\n{}\n{:?}\n{:?}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}",
+            "{RENDER_FORMAT}\n{}\n{}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}",
             env!("CARGO_PKG_VERSION"),
-            s.site.id,
-            s.site.updated_at,
-            s.site.customization,
-            s.structure,
+            s.site_digest,
             s.site_space.id,
             self.row.id,
             s.share_key,
