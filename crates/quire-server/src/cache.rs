@@ -335,6 +335,11 @@ pub struct ContentCache {
     pub objects: Cache<ObjectHash, Arc<Vec<u8>>>,
     /// Decoded revisions by root.
     pub revisions: Cache<String, Arc<Revision>>,
+    /// Roots of revisions being loaded in the background (after a page read from the stored
+    /// page tree), so that a burst of first visits loads each once.
+    warming: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// Roots whose page tree this node stored, or found stored (see `content::keep_tree`).
+    trees: Cache<String, ()>,
     /// Objects known to be stored for a space, so that a save writes only new ones.
     pub stored: Cache<(String, ObjectHash), ()>,
     /// Serialised page listings of revisions, by `space:root` (a revision never changes,
@@ -358,6 +363,27 @@ impl std::fmt::Debug for ContentCache {
 }
 
 impl ContentCache {
+    /// Marks the revision `root` as being loaded in the background; false if it already is.
+    pub fn start_warming(&self, root: &str) -> bool {
+        let mut set = self.warming.lock().unwrap_or_else(|e| e.into_inner());
+        set.insert(root.to_string())
+    }
+
+    /// Whether the page tree of `root` is still to be stored by this node (then marked).
+    pub fn start_tree(&self, root: &str) -> bool {
+        if self.trees.contains_key(root) {
+            return false;
+        }
+        self.trees.insert(root.to_string(), ());
+        true
+    }
+
+    /// Ends what [`ContentCache::start_warming`] began.
+    pub fn done_warming(&self, root: &str) {
+        let mut set = self.warming.lock().unwrap_or_else(|e| e.into_inner());
+        set.remove(root);
+    }
+
     /// Caches holding at most about `bytes` in all: a third each for objects and decoded
     /// revisions, a sixth each for page listings and page bodies.
     pub fn with_capacity(bytes: u64) -> Self {
@@ -372,6 +398,8 @@ impl ContentCache {
                 .max_capacity(third)
                 .weigher(|_, r: &Arc<Revision>| u32::try_from(weight(r)).unwrap_or(u32::MAX))
                 .build(),
+            warming: Default::default(),
+            trees: Cache::builder().max_capacity(100_000).build(),
             stored: Cache::builder().max_capacity(2_000_000).build(),
             listings: Cache::builder()
                 .max_capacity(sixth)

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use quire_content::model::Revision;
+use quire_content::model::{DocumentPage, Page, PageKind, Revision};
 use quire_content::store::{self as objects, ObjectHash};
 
 use serde_json::value::RawValue;
@@ -108,6 +108,152 @@ async fn load_walk(
         .revisions
         .insert(root.to_string(), rev.clone());
     Ok(rev)
+}
+
+/// Bumped when the stored page tree's shape changes, so that an older build's is not read.
+const TREE_FORMAT: u32 = 1;
+
+/// The stored name of a revision's page tree.
+fn tree_name(space_id: &str, root: &str) -> String {
+    use sha2::Digest;
+    let id = format!(
+        "tree\n{TREE_FORMAT}\n{}\n{space_id}\n{root}",
+        env!("CARGO_PKG_VERSION")
+    );
+    format!("tree-{}", hex::encode(sha2::Sha256::digest(id.as_bytes())))
+}
+
+/// Whether the revision whose root is `root` is decoded in this node's memory.
+pub fn is_loaded(state: &AppState, root: &str) -> bool {
+    root.is_empty() || state.content.revisions.contains_key(root)
+}
+
+/// Stores the page tree of a space's current or published revision beside the files, unless
+/// this node did already: its pages with their properties and children but no bodies, its
+/// files and reusable content. A first published page after a restart reads that and one
+/// page's body (see [`stored_tree`]) instead of every page of the revision.
+pub fn keep_tree(state: &AppState, space_id: &str, root: &str, rev: &Arc<Revision>) {
+    if root.is_empty() || !state.content.start_tree(root) {
+        return;
+    }
+    let (state, space, root, rev) = (
+        state.clone(),
+        space_id.to_string(),
+        root.to_string(),
+        rev.clone(),
+    );
+    tokio::spawn(async move {
+        let name = tree_name(&space, &root);
+        if let Ok(Some(_)) = state.blobs.get_derived(&space, &name).await {
+            return;
+        }
+        let bytes = tokio::task::spawn_blocking(move || {
+            let bare = Revision {
+                pages: without_bodies(&rev.pages),
+                ..Revision::clone(&rev)
+            };
+            serde_json::to_vec(&bare)
+        })
+        .await;
+        match bytes {
+            Ok(Ok(bytes)) => {
+                if let Err(err) = state.blobs.put_derived(&space, &name, bytes.into()).await {
+                    tracing::warn!(error = %err, "page tree not stored");
+                }
+            }
+            _ => tracing::warn!("page tree not serialised"),
+        }
+    });
+}
+
+/// The pages with their document bodies left empty (the depth is the stored tree's, which
+/// edits bound).
+fn without_bodies(pages: &[Page]) -> Vec<Page> {
+    pages
+        .iter()
+        .map(|p| Page {
+            id: p.id.clone(),
+            title: p.title.clone(),
+            slug: p.slug.clone(),
+            emoji: p.emoji.clone(),
+            icon: p.icon.clone(),
+            description: p.description.clone(),
+            hidden: p.hidden,
+            no_index: p.no_index,
+            no_robots_index: p.no_robots_index,
+            condition: p.condition.clone(),
+            kind: match &p.kind {
+                PageKind::Document(doc) => PageKind::Document(
+                    DocumentPage {
+                        markdown: String::new(),
+                        layout: doc.layout.clone(),
+                        cover: doc.cover.clone(),
+                        variables: doc.variables.clone(),
+                    }
+                    .into(),
+                ),
+                other => other.clone(),
+            },
+            pages: without_bodies(&p.pages),
+        })
+        .collect()
+}
+
+/// The page tree of a revision as [`store_tree`] stored it (document bodies empty), or `None`
+/// when it is not stored or cannot be read. Never to be cached or edited as the revision.
+pub async fn stored_tree(state: &AppState, space_id: &str, root: &str) -> Option<Revision> {
+    let bytes = match state
+        .blobs
+        .get_derived(space_id, &tree_name(space_id, root))
+        .await
+    {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return None,
+        Err(err) => {
+            tracing::warn!(error = %err, "stored page tree unreadable");
+            return None;
+        }
+    };
+    tokio::task::spawn_blocking(move || serde_json::from_slice::<Revision>(&bytes).ok())
+        .await
+        .ok()
+        .flatten()
+}
+
+/// One page of a revision with its body (not its children), read through the revision's id
+/// index: a few objects instead of the whole revision.
+pub async fn page_of(state: &AppState, root: &str, page_id: &str) -> ApiResult<Option<Page>> {
+    let root_hash = ObjectHash::from_hex(root)
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored root `{root}` is not a hash")))?;
+    let mut fetched: HashMap<ObjectHash, Arc<Vec<u8>>> = HashMap::new();
+    // Each pass reads what the walk reached and lacked: the index is a few levels deep.
+    for _ in 0..16 {
+        let get = |h: &ObjectHash| {
+            fetched
+                .get(h)
+                .cloned()
+                .or_else(|| state.content.objects.get(h))
+                .map(|b| b.as_ref().clone())
+        };
+        match objects::load_page(&root_hash, page_id, get) {
+            Ok(page) => return Ok(page),
+            Err(objects::StoreError::Missing(h)) => {
+                let found = store::objects::get_many(&state.db, &[h.to_hex()]).await?;
+                let Some((_, data)) = found.into_iter().next() else {
+                    return Err(ApiError::internal(anyhow::anyhow!(
+                        "content object {h} is missing"
+                    )));
+                };
+                let data = Arc::new(data);
+                state.content.objects.insert(h, data.clone());
+                fetched.insert(h, data);
+            }
+            Err(err) => return Err(ApiError::internal(err)),
+        }
+    }
+    Err(ApiError::internal(anyhow::anyhow!(
+        "the id index of {root} is deeper than expected"
+    )))
 }
 
 /// Objects written by a transaction, to remember once it has committed.

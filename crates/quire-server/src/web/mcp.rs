@@ -32,7 +32,15 @@ const MAX_BODY: usize = 64 * 1024;
 pub async fn serve(State(state): State<AppState>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let rest = parts.uri.path().strip_prefix("/sites/").unwrap_or("");
-    let opened = match pages::open(&state, rest, parts.uri.query(), &parts.headers).await {
+    let opened = match pages::open(
+        &state,
+        rest,
+        parts.uri.query(),
+        &parts.headers,
+        pages::Need::Everything,
+    )
+    .await
+    {
         Ok(Ok(opened)) => opened,
         Ok(Err(res)) => return res,
         Err(err) => return err.into_response(),

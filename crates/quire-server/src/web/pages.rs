@@ -150,11 +150,21 @@ pub(super) struct Opened {
 /// Resolves `rest` (the path after `/sites/`) for the visitor these headers and query
 /// describe: the published content, or the answer that stands instead (a 404 page, or
 /// the site's fallback for visitors without a valid token).
+/// What a request needs of the revision it shows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Need {
+    /// Every page with its body (indexes, search, markdown, MCP).
+    Everything,
+    /// The page tree and the one page a page path names (an HTML page).
+    OnePage,
+}
+
 pub(super) async fn open(
     state: &AppState,
     rest: &str,
     query: Option<&str>,
     headers: &HeaderMap,
+    need: Need,
 ) -> ApiResult<Result<Opened, Response>> {
     let site_id = rest.split('/').next().unwrap_or("");
     let keyed_in_url = rest
@@ -205,7 +215,22 @@ pub(super) async fn open(
     let row = content::revision_row(state, &r.site_space.space_id, &r.space_revision)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("published revision is missing")))?;
-    let rev = content::load_in(state, &r.site_space.space_id, &row.root).await?;
+    let space_id = &r.site_space.space_id;
+    // A revision not in memory (after a restart) is read whole only when the request needs
+    // every page; an HTML page reads the stored page tree and its own body.
+    let one_page =
+        need == Need::OnePage && is_page_path(&r.pathname) && !content::is_loaded(state, &row.root);
+    let rev = match one_page {
+        true => match tree_with_page(state, &r, &row.root).await? {
+            Some(rev) => rev,
+            None => content::load_in(state, space_id, &row.root).await?,
+        },
+        false => {
+            let rev = content::load_in(state, space_id, &row.root).await?;
+            content::keep_tree(state, space_id, &row.root, &rev);
+            rev
+        }
+    };
     Ok(Ok(Opened {
         r,
         rev,
@@ -213,6 +238,78 @@ pub(super) async fn open(
         token_in_url,
         keyed_in_url,
     }))
+}
+
+/// Whether a path inside a site space names a page (not an index, a file, search or MCP).
+fn is_page_path(path: &str) -> bool {
+    !matches!(
+        path,
+        "robots.txt" | "sitemap.xml" | "llms.txt" | "llms-full.txt" | "~theme.css" | "~search"
+    ) && path != mcp::PATH
+        && !path.starts_with("~files/")
+        && !path.ends_with(".md")
+}
+
+/// The revision's stored page tree with the body of the page `r` names filled in, when the
+/// tree is stored; the whole revision is then loaded in the background for the requests
+/// that follow (one load per revision at a time).
+async fn tree_with_page(
+    state: &AppState,
+    r: &Resolved,
+    root: &str,
+) -> ApiResult<Option<Arc<Revision>>> {
+    let space_id = &r.site_space.space_id;
+    let Some(mut tree) = content::stored_tree(state, space_id, root).await else {
+        return Ok(None);
+    };
+    let named = {
+        let list = entries(&tree, &r.visitor);
+        locate(&list, &r.pathname)
+            .filter(|e| is_document(e.page))
+            .map(|e| e.page.id.clone())
+    };
+    if let Some(id) = named {
+        let Some(page) = content::page_of(state, root, &id).await? else {
+            return Ok(None);
+        };
+        match page_mut(&mut tree.pages, &id) {
+            Some(slot) => slot.kind = page.kind,
+            None => return Ok(None),
+        }
+    }
+    if state.content.start_warming(root) {
+        let (state, space, root) = (state.clone(), space_id.clone(), root.to_string());
+        tokio::spawn(async move {
+            if let Err(err) = content::load_in(&state, &space, &root).await {
+                tracing::warn!(error = %err, "revision not loaded after a page of it");
+            }
+            state.content.done_warming(&root);
+        });
+    }
+    Ok(Some(Arc::new(tree)))
+}
+
+/// The page with id `id` in a page tree (the depth is the stored tree's, which edits bound).
+fn page_mut<'a>(pages: &'a mut [Page], id: &str) -> Option<&'a mut Page> {
+    for p in pages {
+        if p.id == id {
+            return Some(p);
+        }
+        if let Some(found) = page_mut(&mut p.pages, id) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// The entry a page path names: the first listed document for the site space's root, else
+/// the page at that path.
+fn locate<'e, 'a>(list: &'e [Entry<'a>], path: &str) -> Option<&'e Entry<'a>> {
+    if path.is_empty() {
+        list.iter().find(|e| e.listed && is_document(e.page))
+    } else {
+        list.iter().find(|e| e.path == path)
+    }
 }
 
 async fn answer(
@@ -227,7 +324,7 @@ async fn answer(
         row,
         token_in_url,
         keyed_in_url,
-    } = match open(state, rest, query, headers).await? {
+    } = match open(state, rest, query, headers, Need::OnePage).await? {
         Ok(opened) => opened,
         Err(res) => return Ok(res),
     };
@@ -857,13 +954,7 @@ impl<'a> Site<'a> {
 
     fn find_route(&self) -> Route {
         let list = entries(self.rev, self.visitor);
-        let path = self.r.pathname.as_str();
-        let entry = if path.is_empty() {
-            list.iter().find(|e| e.listed && is_document(e.page))
-        } else {
-            list.iter().find(|e| e.path == path)
-        };
-        let Some(entry) = entry else {
+        let Some(entry) = locate(&list, &self.r.pathname) else {
             return Route::NotFound;
         };
         match &entry.page.kind {

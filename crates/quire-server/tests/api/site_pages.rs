@@ -1013,3 +1013,67 @@ async fn site_changes_reach_every_node_within_the_cache_bound() {
     assert_eq!(status(&other, with_old).await, 404);
     assert_eq!(status(&other, with_new).await, 200);
 }
+
+/// After a restart, a page of a large revision is rendered from the stored page tree and its
+/// own body, and reads exactly as when the whole revision is loaded.
+#[tokio::test]
+async fn a_first_page_after_a_restart_renders_from_the_stored_tree() {
+    use quire_server::domain::content;
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (_, path) = site(&app, &w, &[&space], "public").await;
+    let page = format!("{path}intro/install");
+    let (status, _, _) = fetch(&app, &page, &[]).await;
+    assert_eq!(status, 200);
+    // The visit stored the published revision's page tree.
+    let revision = app
+        .get(&w.admin, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let root = content::revision_row(&app.state, &space, &revision)
+        .await
+        .unwrap()
+        .unwrap()
+        .root
+        .clone();
+    let mut tree = None;
+    for _ in 0..100 {
+        tree = content::stored_tree(&app.state, &space, &root).await;
+        if tree.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let tree = tree.expect("the page tree is stored");
+    let bodies: Vec<String> = tree
+        .flatten()
+        .iter()
+        .filter_map(|f| match &f.page.kind {
+            quire_content::model::PageKind::Document(d) => Some(d.markdown.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(!bodies.is_empty() && bodies.iter().all(String::is_empty));
+
+    // A node that has loaded nothing (as after a restart) answers from the tree.
+    let other = app.another_node().await;
+    let (status, h, from_tree) = fetch(&other, &page, &[]).await;
+    assert_html(status, &h, 200, &from_tree);
+    assert!(from_tree.contains("Install it."), "{from_tree}");
+    assert!(sidebar(&from_tree).contains("Usage"), "{from_tree}");
+    // Once the whole revision is loaded, the same page rendered again is the same page.
+    for _ in 0..100 {
+        if other.state.content.revisions.contains_key(&root) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(other.state.content.revisions.contains_key(&root));
+    other.state.content.pages.invalidate_all();
+    let (_, _, whole) = fetch(&other, &page, &[]).await;
+    assert_eq!(from_tree, whole);
+}

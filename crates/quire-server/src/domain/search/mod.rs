@@ -123,6 +123,8 @@ pub async fn sync(state: &AppState, space_id: &str) -> ApiResult<()> {
         return Ok(());
     };
     let rev = crate::domain::content::load(state, &row.root).await?;
+    // The space's current revision: its page tree serves first published pages after a restart.
+    crate::domain::content::keep_tree(state, space_id, &row.root, &rev);
     let mut tx = state.db.begin().await?;
     match store::spaces::get_tx(&mut tx, space_id).await? {
         // Moved meanwhile: whoever moved it reindexed it.
