@@ -150,7 +150,9 @@ pub fn keep_tree(state: &AppState, space_id: &str, root: &str, rev: &Arc<Revisio
         let bytes = tokio::task::spawn_blocking(move || {
             let bare = Revision {
                 pages: without_bodies(&rev.pages),
-                ..Revision::clone(&rev)
+                files: rev.files.clone(),
+                reusable_contents: rev.reusable_contents.clone(),
+                variables: rev.variables.clone(),
             };
             serde_json::to_vec(&bare)
         })
