@@ -147,9 +147,6 @@ pub(super) struct Opened {
     keyed_in_url: bool,
 }
 
-/// Resolves `rest` (the path after `/sites/`) for the visitor these headers and query
-/// describe: the published content, or the answer that stands instead (a 404 page, or
-/// the site's fallback for visitors without a valid token).
 /// What a request needs of the revision it shows.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Need {
@@ -159,6 +156,9 @@ pub(super) enum Need {
     OnePage,
 }
 
+/// Resolves `rest` (the path after `/sites/`) for the visitor these headers and query
+/// describe: the published content, or the answer that stands instead (a 404 page, or
+/// the site's fallback for visitors without a valid token).
 pub(super) async fn open(
     state: &AppState,
     rest: &str,
