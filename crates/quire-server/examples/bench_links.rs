@@ -33,27 +33,7 @@ fn body(i: usize, pages: usize, salt: usize) -> String {
 }
 
 fn generated(pages: usize) -> Revision {
-    let mut rev = Revision::default();
-    let per = 100;
-    for g in 0..pages.div_ceil(per) {
-        let first = g * per;
-        let mut parent = Page::document(
-            &format!("p{first}"),
-            &format!("Chapter {g}"),
-            &format!("chapter-{g}"),
-            &body(first, pages, 0),
-        );
-        for i in first + 1..(first + per).min(pages) {
-            parent.pages.push(Page::document(
-                &format!("p{i}"),
-                &format!("Topic {i}"),
-                &format!("topic-{i}"),
-                &body(i, pages, 0),
-            ));
-        }
-        rev.pages.push(parent);
-    }
-    rev
+    support::chapters(pages, 100, |i| body(i, pages, 0))
 }
 
 #[tokio::main]

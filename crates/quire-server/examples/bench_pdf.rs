@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Instant;
 
-use quire_content::model::{Page, PageKind, Revision};
+use quire_content::model::{PageKind, Revision};
 use support::{pct, Bench};
 
 #[global_allocator]
@@ -25,27 +25,7 @@ fn body(i: usize, salt: usize) -> String {
 }
 
 fn generated(pages: usize) -> Revision {
-    let mut rev = Revision::default();
-    let per = 20;
-    for g in 0..pages.div_ceil(per) {
-        let first = g * per;
-        let mut parent = Page::document(
-            &format!("p{first}"),
-            &format!("Chapter {g}"),
-            &format!("chapter-{g}"),
-            &body(first, 0),
-        );
-        for i in first + 1..(first + per).min(pages) {
-            parent.pages.push(Page::document(
-                &format!("p{i}"),
-                &format!("Topic {i}"),
-                &format!("topic-{i}"),
-                &body(i, 0),
-            ));
-        }
-        rev.pages.push(parent);
-    }
-    rev
+    support::chapters(pages, 20, |i| body(i, 0))
 }
 
 #[tokio::main]

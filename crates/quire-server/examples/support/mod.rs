@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quire_content::model::Revision;
+use quire_content::model::{Page, Revision};
 use quire_server::clock::SystemClock;
 use quire_server::server::Server;
 use quire_server::state::AppState;
@@ -219,4 +219,29 @@ pub fn pct(mut xs: Vec<Duration>, p: f64) -> f64 {
     xs.sort();
     let i = ((xs.len() as f64 - 1.0) * p).round() as usize;
     xs[i].as_secs_f64() * 1000.0
+}
+
+/// A revision of `pages` pages in chapters of `per`: a top-level page `p{first}` ("Chapter g")
+/// holding the next `per - 1` pages `p{i}` ("Topic i"); page `i`'s body is `body(i)`.
+pub fn chapters(pages: usize, per: usize, body: impl Fn(usize) -> String) -> Revision {
+    let mut rev = Revision::default();
+    for g in 0..pages.div_ceil(per) {
+        let first = g * per;
+        let mut parent = Page::document(
+            &format!("p{first}"),
+            &format!("Chapter {g}"),
+            &format!("chapter-{g}"),
+            &body(first),
+        );
+        for i in first + 1..(first + per).min(pages) {
+            parent.pages.push(Page::document(
+                &format!("p{i}"),
+                &format!("Topic {i}"),
+                &format!("topic-{i}"),
+                &body(i),
+            ));
+        }
+        rev.pages.push(parent);
+    }
+    rev
 }

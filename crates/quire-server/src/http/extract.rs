@@ -193,3 +193,33 @@ pub fn contains_encoded_nul(text: &str) -> bool {
         .windows(3)
         .any(|w| w[0] == b'%' && w[1] == b'0' && w[2] == b'0')
 }
+
+/// What a read scoped by its path needs from the request, after the access check: the path
+/// parameters, the space's context and the caller's id (for whom download URLs are signed).
+pub async fn scoped_read<'p>(
+    parts: &'p mut Parts,
+    state: &AppState,
+) -> Result<
+    (
+        std::collections::HashMap<String, String>,
+        &'p crate::domain::access::SpaceCtx,
+        String,
+    ),
+    ApiError,
+> {
+    let axum::extract::Path(params) = axum::extract::Path::<
+        std::collections::HashMap<String, String>,
+    >::from_request_parts(parts, state)
+    .await
+    .map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let reader = parts
+        .extensions
+        .get::<crate::domain::auth::Caller>()
+        .map(|c| c.user.id.to_string())
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("a read without a caller")))?;
+    let ctx = parts
+        .extensions
+        .get::<crate::domain::access::SpaceCtx>()
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("a read without a space context")))?;
+    Ok((params, ctx, reader))
+}

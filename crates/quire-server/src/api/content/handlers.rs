@@ -24,7 +24,7 @@ use crate::domain::auth::Caller;
 use crate::domain::change_requests::{self as crs, require_edit, Landing};
 use crate::domain::content;
 use crate::error::{ApiError, ApiResult};
-use crate::http::extract::{JsonBody, QueryParams};
+use crate::http::extract::{scoped_read, JsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
 use crate::state::AppState;
@@ -336,12 +336,7 @@ impl FromRequestParts<AppState> for ReadAt {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
-        let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| ApiError::bad_request(e.body_text()))?;
-        let ctx = parts.extensions.get::<SpaceCtx>().ok_or_else(|| {
-            ApiError::internal(anyhow::anyhow!("content read without a space context"))
-        })?;
+        let (params, ctx, reader) = scoped_read(parts, state).await?;
         let revision = if let Some(cr) = params.get("changeRequestId") {
             crs::load(state, ctx, cr).await?.revision_id
         } else if let Some(rev) = params.get("revisionId") {
@@ -354,15 +349,10 @@ impl FromRequestParts<AppState> for ReadAt {
             .ok_or_else(|| {
                 ApiError::not_found(format!("Revision `{revision}` not found in this space."))
             })?;
-        let reader = parts
-            .extensions
-            .get::<Caller>()
-            .map(|c| c.user.id.clone())
-            .ok_or_else(|| ApiError::internal(anyhow::anyhow!("content read without a caller")))?;
         Ok(ReadAt {
             row,
             params,
-            reader: reader.to_string(),
+            reader,
         })
     }
 }

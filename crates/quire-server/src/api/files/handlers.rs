@@ -9,8 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use crate::blobs::{download_signature, FileLink};
-use crate::domain::access::load_space;
-use crate::domain::auth::Caller;
+use crate::domain::access::reader_still_reads;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::QueryParams;
 use crate::state::AppState;
@@ -69,13 +68,7 @@ pub async fn download(
     }
     // The reader must still read the space, and the space must be live and hold the bytes.
     let gone = || ApiError::not_found("File not found.");
-    let user = store::users::get(&state.db, &q.reader)
-        .await?
-        .ok_or_else(gone)?;
-    let ctx = load_space(&state, &Caller { user }, &space)
-        .await
-        .map_err(|_| gone())?;
-    if ctx.space.deleted_at.is_some()
+    if !reader_still_reads(&state, &q.reader, &space).await?
         || !store::objects::has_blob_ref(&state.db, &space, &q.hash).await?
     {
         return Err(gone());

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::Extension;
 use quire_content::links::{Link, RevisionLinks, Status, Target};
@@ -16,11 +16,10 @@ use serde_json::{json, Value};
 use crate::api::views;
 use crate::blobs;
 use crate::domain::access::SpaceCtx;
-use crate::domain::auth::Caller;
 use crate::domain::change_requests as crs;
 use crate::domain::{content, links};
 use crate::error::{ApiError, ApiResult};
-use crate::http::extract::QueryParams;
+use crate::http::extract::{scoped_read, QueryParams};
 use crate::http::json::Json;
 use crate::http::pagination::{List, PageRequest};
 use crate::state::AppState;
@@ -48,12 +47,7 @@ impl FromRequestParts<AppState> for At {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
-        let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| ApiError::bad_request(e.body_text()))?;
-        let ctx = parts.extensions.get::<SpaceCtx>().ok_or_else(|| {
-            ApiError::internal(anyhow::anyhow!("links read without a space context"))
-        })?;
+        let (params, ctx, reader) = scoped_read(parts, state).await?;
         let (revision, base) = match params.get("changeRequestId") {
             Some(cr) => {
                 let cr = crs::load(state, ctx, cr).await?;
@@ -66,16 +60,11 @@ impl FromRequestParts<AppState> for At {
             Some(b) => Some(row_of(state, &ctx.space.id, &b).await?.root.clone()),
             None => None,
         };
-        let reader = parts
-            .extensions
-            .get::<Caller>()
-            .map(|c| c.user.id.clone())
-            .ok_or_else(|| ApiError::internal(anyhow::anyhow!("links read without a caller")))?;
         Ok(At {
             row,
             base_root,
             params,
-            reader: reader.to_string(),
+            reader,
         })
     }
 }

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use serde::{Deserialize, Serialize};
 
-use crate::domain::access::{load_space, SpaceCtx};
+use crate::domain::access::{reader_still_reads, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::change_requests as crs;
 use crate::domain::{content, pdf};
@@ -16,7 +16,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::extract::QueryParams;
 use crate::http::json::Json;
 use crate::state::AppState;
-use crate::store;
 
 /// Query of the PDF operations.
 #[derive(Deserialize)]
@@ -117,13 +116,7 @@ pub async fn download(
         ));
     }
     let gone = || ApiError::not_found("PDF not found.");
-    let user = store::users::get(&state.db, &q.reader)
-        .await?
-        .ok_or_else(gone)?;
-    let ctx = load_space(&state, &Caller { user }, &space)
-        .await
-        .map_err(|_| gone())?;
-    if ctx.space.deleted_at.is_some() {
+    if !reader_still_reads(&state, &q.reader, &space).await? {
         return Err(gone());
     }
     let bytes = state

@@ -199,6 +199,21 @@ pub async fn load_space(state: &AppState, caller: &Caller, space_id: &str) -> Ap
     })
 }
 
+/// Whether the user a signed URL was made for may still read `space_id`, and the space is
+/// live: downloads by signed URL (files, PDFs) serve nothing once either stops being true.
+pub async fn reader_still_reads(
+    state: &AppState,
+    reader_id: &str,
+    space_id: &str,
+) -> ApiResult<bool> {
+    let Some(user) = store::users::get(&state.db, reader_id).await? else {
+        return Ok(false);
+    };
+    Ok(load_space(state, &Caller { user }, space_id)
+        .await
+        .is_ok_and(|ctx| ctx.space.deleted_at.is_none()))
+}
+
 /// A space's row, deleted or not, through the access cache.
 pub async fn space_row(state: &AppState, space_id: &str) -> ApiResult<Option<SpaceRow>> {
     let now = state.clock.now_ms();
