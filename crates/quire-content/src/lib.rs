@@ -18,6 +18,7 @@
 //! * [`view`]: official JSON shapes of pages and files.
 //! * [`condition`]: visibility conditions of docs sites: parse, print, check and evaluate.
 //! * [`templates`]: built-in space templates.
+//! * [`tree_file`]: a revision's page tree without its bodies, compact and quick to read.
 //! * [`translate`]: the text runs of a page a translator may see, and their reassembly.
 //! * [`convert`](mod@convert): imports (markdown trees, HTML, docx, Confluence, Notion, git
 //!   wikis, websites) as pages of the dialect.
@@ -41,6 +42,7 @@ pub mod sections;
 pub mod store;
 pub mod templates;
 pub mod translate;
+pub mod tree_file;
 pub mod view;
 
 pub use diff::{diff, SemanticChange};

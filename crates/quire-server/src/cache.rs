@@ -340,6 +340,9 @@ pub struct ContentCache {
     warming: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     /// Roots whose page tree this node stored, or found stored (see `content::keep_tree`).
     trees: Cache<String, ()>,
+    /// Published pages this node rendered from a stored page tree rather than a loaded
+    /// revision (what shows that a first page after a restart took that path).
+    from_trees: Arc<AtomicU64>,
     /// Objects known to be stored for a space, so that a save writes only new ones.
     pub stored: Cache<(String, ObjectHash), ()>,
     /// Serialised page listings of revisions, by `space:root` (a revision never changes,
@@ -378,6 +381,16 @@ impl ContentCache {
         true
     }
 
+    /// Counts a published page rendered from a stored page tree.
+    pub fn rendered_from_tree(&self) {
+        self.from_trees.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many published pages this node rendered from stored page trees.
+    pub fn renders_from_trees(&self) -> u64 {
+        self.from_trees.load(Ordering::Relaxed)
+    }
+
     /// Ends what [`ContentCache::start_warming`] began.
     pub fn done_warming(&self, root: &str) {
         let mut set = self.warming.lock().unwrap_or_else(|e| e.into_inner());
@@ -400,6 +413,7 @@ impl ContentCache {
                 .build(),
             warming: Default::default(),
             trees: Cache::builder().max_capacity(100_000).build(),
+            from_trees: Arc::default(),
             stored: Cache::builder().max_capacity(2_000_000).build(),
             listings: Cache::builder()
                 .max_capacity(sixth)

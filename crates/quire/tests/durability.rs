@@ -305,3 +305,89 @@ async fn acknowledged_writes_survive_a_kill_mid_storm() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+/// SIGTERM: the server stops accepting, finishes the request in flight (here one whose body
+/// is still arriving), then exits cleanly; what that request wrote is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_the_request_in_flight_then_exits() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let dir = tempfile::tempdir().unwrap();
+    let storage = storage(dir.path()).await;
+    let (mut server, base) = serve(&storage);
+    let token = token(&storage);
+    let addr = base.trim_start_matches("http://").to_string();
+
+    // A request in flight: its head and half of its body sent.
+    let body = json!({ "title": "Created across a SIGTERM" }).to_string();
+    let (first, rest) = body.split_at(body.len() / 2);
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /v1/orgs HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    conn.write_all(first.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let signalled = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(signalled.success());
+
+    // New connections are refused once the server stops accepting.
+    let waited = Instant::now();
+    while tokio::net::TcpStream::connect(&addr).await.is_ok() {
+        assert!(
+            waited.elapsed() < Duration::from_secs(10),
+            "the server still accepts connections after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The server is still there, waiting for the request in flight.
+    assert!(
+        server.try_wait().unwrap().is_none(),
+        "exited before finishing the request"
+    );
+
+    // The rest of the body arrives: the request is answered, then the connection closes.
+    conn.write_all(rest.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), conn.read_to_end(&mut answer))
+        .await
+        .expect("the answer and the close come")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    let created: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap_or(""))
+        .unwrap_or_else(|_| panic!("a JSON body: {answer}"));
+    let org = created["id"].as_str().unwrap().to_string();
+
+    // Then the process exits by itself, cleanly.
+    let waited = Instant::now();
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(40),
+            "the server did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+
+    // The organization it created is stored.
+    let (mut again, base) = serve(&storage);
+    let api = Api {
+        base,
+        token,
+        http: reqwest::Client::new(),
+    };
+    let got = api.get(&format!("/v1/orgs/{org}")).await;
+    assert_eq!(got["title"], "Created across a SIGTERM");
+    again.kill().unwrap();
+    again.wait().unwrap();
+}

@@ -518,6 +518,45 @@ async fn two_nodes_behind_a_load_balancer_share_everything() {
         )
         .await;
     }
+    // Deleted spaces, each purged by a job. Their retention is a week: the test moves the
+    // deletions and the jobs into the past, as a week's wait would.
+    let mut deleted = Vec::new();
+    for n in 0..3 {
+        let doomed = api
+            .post(
+                &format!("{lb}/v1/orgs/{org}/spaces"),
+                json!({ "title": format!("Doomed {n}") }),
+            )
+            .await;
+        let doomed = doomed["id"].as_str().unwrap().to_string();
+        let (status, _) = api
+            .send(
+                reqwest::Method::DELETE,
+                &format!("{lb}/v1/spaces/{doomed}"),
+                None,
+            )
+            .await;
+        assert_eq!(status, 204);
+        deleted.push(doomed);
+    }
+    {
+        let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&database)
+            .await
+            .unwrap();
+        for id in &deleted {
+            sqlx::query("UPDATE spaces SET deleted_at = 1 WHERE id = $1")
+                .bind(id)
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
+        let made_due = sqlx::query("UPDATE jobs SET run_at = 1 WHERE kind = 'purge-space'")
+            .execute(&mut conn)
+            .await
+            .unwrap()
+            .rows_affected();
+        assert_eq!(made_due, deleted.len() as u64);
+    }
     let jobs_left = || async {
         let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&database)
             .await
@@ -555,6 +594,27 @@ async fn two_nodes_behind_a_load_balancer_share_everything() {
     assert_eq!(translated, translations.len(), "{finished:?}");
     let kind = |k: &str| finished.iter().filter(|(_, kind)| kind == k).count();
     assert_eq!(kind("openapi-process"), 4, "{finished:?}");
+    assert_eq!(kind("purge-space"), deleted.len(), "{finished:?}");
+    // Every merge above queued the space's search indexing.
+    assert!(kind("search-index") >= 1, "{finished:?}");
+    // Each deleted space was purged, by one node, once.
+    let purged: Vec<String> = [&a, &b]
+        .iter()
+        .flat_map(|n| {
+            n.log
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|e| e["message"] == "purged deleted space")
+                .map(|e| e["space"].as_str().unwrap_or_default().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut sorted = purged.clone();
+    sorted.sort();
+    let mut expected = deleted.clone();
+    expected.sort();
+    assert_eq!(sorted, expected, "purged: {purged:?}");
     for n in 0..4 {
         let (_, spec) = api
             .get(&format!("{lb}/v1/orgs/{org}/openapi/api-{n}"))

@@ -7,8 +7,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use quire_content::model::{DocumentPage, Page, PageKind, Revision};
+use quire_content::model::{Page, Revision};
 use quire_content::store::{self as objects, ObjectHash};
+use quire_content::tree_file;
 
 use serde_json::value::RawValue;
 
@@ -111,7 +112,7 @@ async fn load_walk(
 }
 
 /// Bumped when the stored page tree's shape changes, so that an older build's is not read.
-const TREE_FORMAT: u32 = 1;
+const TREE_FORMAT: u32 = 2;
 
 /// The stored name of a revision's page tree.
 fn tree_name(space_id: &str, root: &str) -> String {
@@ -130,8 +131,9 @@ pub fn is_loaded(state: &AppState, root: &str) -> bool {
 
 /// Stores the page tree of a space's current or published revision beside the files, unless
 /// this node did already: its pages with their properties and children but no bodies, its
-/// files and reusable content. A first published page after a restart reads that and one
-/// page's body (see [`stored_tree`]) instead of every page of the revision.
+/// files and reusable content (`quire_content::tree_file`). A first published page after a
+/// restart reads that and one page's body (see [`stored_tree`]) instead of every page of the
+/// revision.
 pub fn keep_tree(state: &AppState, space_id: &str, root: &str, rev: &Arc<Revision>) {
     if root.is_empty() || !state.content.start_tree(root) {
         return;
@@ -147,61 +149,18 @@ pub fn keep_tree(state: &AppState, space_id: &str, root: &str, rev: &Arc<Revisio
         if let Ok(Some(_)) = state.blobs.get_derived(&space, &name).await {
             return;
         }
-        let bytes = tokio::task::spawn_blocking(move || {
-            let bare = Revision {
-                pages: without_bodies(&rev.pages),
-                files: rev.files.clone(),
-                reusable_contents: rev.reusable_contents.clone(),
-                variables: rev.variables.clone(),
-            };
-            serde_json::to_vec(&bare)
-        })
-        .await;
-        match bytes {
-            Ok(Ok(bytes)) => {
+        match tokio::task::spawn_blocking(move || tree_file::encode_tree(&rev)).await {
+            Ok(bytes) => {
                 if let Err(err) = state.blobs.put_derived(&space, &name, bytes.into()).await {
                     tracing::warn!(error = %err, "page tree not stored");
                 }
             }
-            _ => tracing::warn!("page tree not serialised"),
+            Err(_) => tracing::warn!("page tree not serialised"),
         }
     });
 }
 
-/// The pages with their document bodies left empty (the depth is the stored tree's, which
-/// edits bound).
-fn without_bodies(pages: &[Page]) -> Vec<Page> {
-    pages
-        .iter()
-        .map(|p| Page {
-            id: p.id.clone(),
-            title: p.title.clone(),
-            slug: p.slug.clone(),
-            emoji: p.emoji.clone(),
-            icon: p.icon.clone(),
-            description: p.description.clone(),
-            hidden: p.hidden,
-            no_index: p.no_index,
-            no_robots_index: p.no_robots_index,
-            condition: p.condition.clone(),
-            kind: match &p.kind {
-                PageKind::Document(doc) => PageKind::Document(
-                    DocumentPage {
-                        markdown: String::new(),
-                        layout: doc.layout.clone(),
-                        cover: doc.cover.clone(),
-                        variables: doc.variables.clone(),
-                    }
-                    .into(),
-                ),
-                other => other.clone(),
-            },
-            pages: without_bodies(&p.pages),
-        })
-        .collect()
-}
-
-/// The page tree of a revision as [`store_tree`] stored it (document bodies empty), or `None`
+/// The page tree of a revision as [`keep_tree`] stored it (document bodies empty), or `None`
 /// when it is not stored or cannot be read. Never to be cached or edited as the revision.
 pub async fn stored_tree(state: &AppState, space_id: &str, root: &str) -> Option<Revision> {
     let bytes = match state
@@ -216,7 +175,7 @@ pub async fn stored_tree(state: &AppState, space_id: &str, root: &str) -> Option
             return None;
         }
     };
-    tokio::task::spawn_blocking(move || serde_json::from_slice::<Revision>(&bytes).ok())
+    tokio::task::spawn_blocking(move || tree_file::decode_tree(&bytes).ok())
         .await
         .ok()
         .flatten()

@@ -251,8 +251,7 @@ fn is_page_path(path: &str) -> bool {
 }
 
 /// The revision's stored page tree with the body of the page `r` names filled in, when the
-/// tree is stored; the whole revision is then loaded in the background for the requests
-/// that follow (one load per revision at a time).
+/// tree is stored (the caller then loads the whole revision, see [`load_later`]).
 async fn tree_with_page(
     state: &AppState,
     r: &Resolved,
@@ -277,16 +276,23 @@ async fn tree_with_page(
             None => return Ok(None),
         }
     }
-    if state.content.start_warming(root) {
-        let (state, space, root) = (state.clone(), space_id.clone(), root.to_string());
-        tokio::spawn(async move {
-            if let Err(err) = content::load_in(&state, &space, &root).await {
-                tracing::warn!(error = %err, "revision not loaded after a page of it");
-            }
-            state.content.done_warming(&root);
-        });
-    }
+    state.content.rendered_from_tree();
     Ok(Some(Arc::new(tree)))
+}
+
+/// Loads a revision whole in the background (one load per revision at a time), after a page
+/// of it was answered from its stored page tree: the requests that follow need every page.
+fn load_later(state: &AppState, space_id: &str, root: &str) {
+    if content::is_loaded(state, root) || !state.content.start_warming(root) {
+        return;
+    }
+    let (state, space, root) = (state.clone(), space_id.to_string(), root.to_string());
+    tokio::spawn(async move {
+        if let Err(err) = content::load_in(&state, &space, &root).await {
+            tracing::warn!(error = %err, "revision not loaded after a page of it");
+        }
+        state.content.done_warming(&root);
+    });
 }
 
 /// The page with id `id` in a page tree (the depth is the stored tree's, which edits bound).
@@ -343,6 +349,9 @@ async fn answer(
         mcp::PATH => (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response(),
         _ => site.page(headers, query).await?,
     };
+    // Only once this answer is ready: loading the revision beside the rendering slowed the
+    // first page after a restart.
+    load_later(state, &r.site_space.space_id, &row.root);
     let h = res.headers_mut();
     if site.noindex() {
         h.insert("x-robots-tag", HeaderValue::from_static("noindex"));

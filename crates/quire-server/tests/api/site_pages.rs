@@ -1061,8 +1061,10 @@ async fn a_first_page_after_a_restart_renders_from_the_stored_tree() {
 
     // A node that has loaded nothing (as after a restart) answers from the tree.
     let other = app.another_node().await;
+    assert_eq!(other.state.content.renders_from_trees(), 0);
     let (status, h, from_tree) = fetch(&other, &page, &[]).await;
     assert_html(status, &h, 200, &from_tree);
+    assert_eq!(other.state.content.renders_from_trees(), 1);
     assert!(from_tree.contains("Install it."), "{from_tree}");
     assert!(sidebar(&from_tree).contains("Usage"), "{from_tree}");
     // Once the whole revision is loaded, the same page rendered again is the same page.
