@@ -14,57 +14,123 @@ use crate::model::{
     SharedDocument, Variables,
 };
 
-/// The stored tree: the revision with every document body left empty.
-#[derive(Serialize, Deserialize)]
-struct TreeFile {
+// Written borrowing the revision, read straight into its pages: each page's fields are
+// moved into a `Page` as soon as they are read, and its children's vector is reused.
+
+/// The stored tree, as written: the revision with every document body left out.
+#[derive(Serialize)]
+struct TreeOut<'a> {
     #[serde(rename = "p")]
-    pages: Vec<TreePage>,
-    #[serde(rename = "f", default, skip_serializing_if = "Vec::is_empty")]
+    pages: Vec<PageOut<'a>>,
+    #[serde(rename = "f", skip_serializing_if = "<[File]>::is_empty")]
+    files: &'a [File],
+    #[serde(rename = "r", skip_serializing_if = "<[ReusableContent]>::is_empty")]
+    reusable_contents: &'a [ReusableContent],
+    #[serde(rename = "v", skip_serializing_if = "Variables::is_empty")]
+    variables: &'a Variables,
+}
+
+#[derive(Serialize)]
+struct PageOut<'a> {
+    #[serde(rename = "i")]
+    id: &'a str,
+    #[serde(rename = "t")]
+    title: &'a str,
+    #[serde(rename = "s", skip_serializing_if = "str::is_empty")]
+    slug: &'a str,
+    #[serde(rename = "e", skip_serializing_if = "Option::is_none")]
+    emoji: Option<&'a str>,
+    #[serde(rename = "n", skip_serializing_if = "Option::is_none")]
+    icon: Option<&'a str>,
+    #[serde(rename = "d", skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    #[serde(rename = "h", skip_serializing_if = "is_false")]
+    hidden: bool,
+    #[serde(rename = "x", skip_serializing_if = "is_false")]
+    no_index: bool,
+    #[serde(rename = "y", skip_serializing_if = "is_false")]
+    no_robots_index: bool,
+    #[serde(rename = "c", skip_serializing_if = "Option::is_none")]
+    condition: Option<&'a str>,
+    #[serde(rename = "k")]
+    kind: KindOut<'a>,
+    #[serde(rename = "p", skip_serializing_if = "Vec::is_empty")]
+    pages: Vec<PageOut<'a>>,
+}
+
+#[derive(Serialize)]
+enum KindOut<'a> {
+    #[serde(rename = "d")]
+    Document {
+        #[serde(rename = "l", skip_serializing_if = "Option::is_none")]
+        layout: Option<&'a PageLayout>,
+        #[serde(rename = "c", skip_serializing_if = "Option::is_none")]
+        cover: Option<&'a PageCover>,
+        #[serde(rename = "v", skip_serializing_if = "Variables::is_empty")]
+        variables: &'a Variables,
+    },
+    #[serde(rename = "g")]
+    Group,
+    #[serde(rename = "l")]
+    Link(&'a LinkPage),
+}
+
+/// The stored tree, as read back.
+#[derive(Deserialize)]
+struct TreeIn {
+    #[serde(rename = "p")]
+    pages: Vec<PageIn>,
+    #[serde(rename = "f", default)]
     files: Vec<File>,
-    #[serde(rename = "r", default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(rename = "r", default)]
     reusable_contents: Vec<ReusableContent>,
-    #[serde(rename = "v", default, skip_serializing_if = "Variables::is_empty")]
+    #[serde(rename = "v", default)]
     variables: Variables,
 }
 
-#[derive(Serialize, Deserialize)]
-struct TreePage {
+/// A page read back: the page itself, built as soon as its fields are read.
+#[derive(Deserialize)]
+#[serde(from = "PageFields")]
+struct PageIn(Page);
+
+#[derive(Deserialize)]
+struct PageFields {
     #[serde(rename = "i")]
     id: String,
     #[serde(rename = "t")]
     title: String,
-    #[serde(rename = "s", default, skip_serializing_if = "String::is_empty")]
+    #[serde(rename = "s", default)]
     slug: String,
-    #[serde(rename = "e", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "e", default)]
     emoji: Option<String>,
-    #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "n", default)]
     icon: Option<String>,
-    #[serde(rename = "d", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "d", default)]
     description: Option<String>,
-    #[serde(rename = "h", default, skip_serializing_if = "is_false")]
+    #[serde(rename = "h", default)]
     hidden: bool,
-    #[serde(rename = "x", default, skip_serializing_if = "is_false")]
+    #[serde(rename = "x", default)]
     no_index: bool,
-    #[serde(rename = "y", default, skip_serializing_if = "is_false")]
+    #[serde(rename = "y", default)]
     no_robots_index: bool,
-    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "c", default)]
     condition: Option<String>,
     #[serde(rename = "k")]
-    kind: TreeKind,
-    #[serde(rename = "p", default, skip_serializing_if = "Vec::is_empty")]
-    pages: Vec<TreePage>,
+    kind: KindIn,
+    #[serde(rename = "p", default)]
+    pages: Vec<PageIn>,
 }
 
 /// A page's kind, tagged outside (read without buffering).
-#[derive(Serialize, Deserialize)]
-enum TreeKind {
+#[derive(Deserialize)]
+enum KindIn {
     #[serde(rename = "d")]
     Document {
-        #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "l", default)]
         layout: Option<PageLayout>,
-        #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "c", default)]
         cover: Option<PageCover>,
-        #[serde(rename = "v", default, skip_serializing_if = "Variables::is_empty")]
+        #[serde(rename = "v", default)]
         variables: Variables,
     },
     #[serde(rename = "g")]
@@ -73,86 +139,93 @@ enum TreeKind {
     Link(LinkPage),
 }
 
+impl From<PageFields> for PageIn {
+    fn from(p: PageFields) -> PageIn {
+        PageIn(Page {
+            id: p.id,
+            title: p.title,
+            slug: p.slug,
+            emoji: p.emoji,
+            icon: p.icon,
+            description: p.description,
+            hidden: p.hidden,
+            no_index: p.no_index,
+            no_robots_index: p.no_robots_index,
+            condition: p.condition,
+            kind: match p.kind {
+                KindIn::Document {
+                    layout,
+                    cover,
+                    variables,
+                } => PageKind::Document(SharedDocument::new(DocumentPage {
+                    markdown: String::new(),
+                    layout: layout.unwrap_or_default(),
+                    cover,
+                    variables,
+                })),
+                KindIn::Group => PageKind::Group,
+                KindIn::Link(link) => PageKind::Link(link),
+            },
+            // Same layout as `Page`: the vector is reused, not copied.
+            pages: p.pages.into_iter().map(|c| c.0).collect(),
+        })
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
 
 /// The page tree of `rev`, every document body left out, as bytes for [`decode_tree`].
 pub fn encode_tree(rev: &Revision) -> Vec<u8> {
-    let file = TreeFile {
-        pages: rev.pages.iter().map(tree_page).collect(),
-        files: rev.files.clone(),
-        reusable_contents: rev.reusable_contents.clone(),
-        variables: rev.variables.clone(),
+    let default = PageLayout::default();
+    let tree = TreeOut {
+        pages: rev.pages.iter().map(|p| page_out(p, &default)).collect(),
+        files: &rev.files,
+        reusable_contents: &rev.reusable_contents,
+        variables: &rev.variables,
     };
-    serde_json::to_vec(&file).expect("a page tree always serialises")
+    serde_json::to_vec(&tree).expect("a page tree always serialises")
 }
 
 /// The revision [`encode_tree`] stored: its pages, files, reusable contents and variables,
 /// with every document body empty.
 pub fn decode_tree(bytes: &[u8]) -> Result<Revision, serde_json::Error> {
-    let file: TreeFile = serde_json::from_slice(bytes)?;
+    let tree: TreeIn = serde_json::from_slice(bytes)?;
     Ok(Revision {
-        pages: file.pages.into_iter().map(page).collect(),
-        files: file.files,
-        reusable_contents: file.reusable_contents,
-        variables: file.variables,
+        pages: tree.pages.into_iter().map(|p| p.0).collect(),
+        files: tree.files,
+        reusable_contents: tree.reusable_contents,
+        variables: tree.variables,
     })
 }
 
-// Both walks recurse once per level of the page tree, whose depth edits bound.
-fn tree_page(p: &Page) -> TreePage {
-    TreePage {
-        id: p.id.clone(),
-        title: p.title.clone(),
-        slug: p.slug.clone(),
-        emoji: p.emoji.clone(),
-        icon: p.icon.clone(),
-        description: p.description.clone(),
+// Recurses once per level of the page tree, whose depth edits bound.
+fn page_out<'a>(p: &'a Page, default: &PageLayout) -> PageOut<'a> {
+    PageOut {
+        id: &p.id,
+        title: &p.title,
+        slug: &p.slug,
+        emoji: p.emoji.as_deref(),
+        icon: p.icon.as_deref(),
+        description: p.description.as_deref(),
         hidden: p.hidden,
         no_index: p.no_index,
         no_robots_index: p.no_robots_index,
-        condition: p.condition.clone(),
+        condition: p.condition.as_deref(),
         kind: match &p.kind {
-            PageKind::Document(doc) => TreeKind::Document {
-                layout: (doc.layout != PageLayout::default()).then(|| doc.layout.clone()),
-                cover: doc.cover.clone(),
-                variables: doc.variables.clone(),
-            },
-            PageKind::Group => TreeKind::Group,
-            PageKind::Link(link) => TreeKind::Link(link.clone()),
+            PageKind::Document(doc) => {
+                let doc: &'a DocumentPage = doc;
+                KindOut::Document {
+                    layout: (doc.layout != *default).then_some(&doc.layout),
+                    cover: doc.cover.as_ref(),
+                    variables: &doc.variables,
+                }
+            }
+            PageKind::Group => KindOut::Group,
+            PageKind::Link(link) => KindOut::Link(link),
         },
-        pages: p.pages.iter().map(tree_page).collect(),
-    }
-}
-
-fn page(p: TreePage) -> Page {
-    Page {
-        id: p.id,
-        title: p.title,
-        slug: p.slug,
-        emoji: p.emoji,
-        icon: p.icon,
-        description: p.description,
-        hidden: p.hidden,
-        no_index: p.no_index,
-        no_robots_index: p.no_robots_index,
-        condition: p.condition,
-        kind: match p.kind {
-            TreeKind::Document {
-                layout,
-                cover,
-                variables,
-            } => PageKind::Document(SharedDocument::new(DocumentPage {
-                markdown: String::new(),
-                layout: layout.unwrap_or_default(),
-                cover,
-                variables,
-            })),
-            TreeKind::Group => PageKind::Group,
-            TreeKind::Link(link) => PageKind::Link(link),
-        },
-        pages: p.pages.into_iter().map(page).collect(),
+        pages: p.pages.iter().map(|c| page_out(c, default)).collect(),
     }
 }
 

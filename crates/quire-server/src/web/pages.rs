@@ -530,6 +530,17 @@ fn entries<'a>(rev: &'a Revision, visitor: &Value) -> Vec<Entry<'a>> {
             }
             let path = quire_content::model::join_path(parent_path, &page.slug);
             let listed = listed && !page.hidden;
+            // Most pages are leaves: they need no list of ancestors for children, nor a
+            // copy of their path (a large tree's first page pays for every allocation).
+            if page.pages.is_empty() {
+                out.push(Entry {
+                    page,
+                    path,
+                    parents: parents.to_vec(),
+                    listed,
+                });
+                continue;
+            }
             out.push(Entry {
                 page,
                 path: path.clone(),
@@ -940,7 +951,7 @@ impl<'a> Site<'a> {
 
     /// Where this page path leads for this visitor, remembered per revision, visitor and
     /// path: a repeat visit then skips walking the revision's whole page tree.
-    fn route(&self) -> Route {
+    fn route(&self, list: &mut Option<Vec<Entry<'a>>>) -> Route {
         let key = format!(
             "site-route:{}\n{}\n{}\n{}",
             self.r.site_space.space_id, self.row.id, self.visitor, self.r.pathname
@@ -954,16 +965,15 @@ impl<'a> Site<'a> {
         {
             return route;
         }
-        let route = self.find_route();
+        let route = self.find_route(list.get_or_insert_with(|| entries(self.rev, self.visitor)));
         if let Ok(bytes) = serde_json::to_vec(&route) {
             self.state.content.pages.insert(key, bytes.into());
         }
         route
     }
 
-    fn find_route(&self) -> Route {
-        let list = entries(self.rev, self.visitor);
-        let Some(entry) = locate(&list, &self.r.pathname) else {
+    fn find_route(&self, list: &[Entry<'a>]) -> Route {
+        let Some(entry) = locate(list, &self.r.pathname) else {
             return Route::NotFound;
         };
         match &entry.page.kind {
@@ -990,7 +1000,7 @@ impl<'a> Site<'a> {
                     Route::Redirect(format!("{}{}", self.base(), first.path))
                 }),
             PageKind::Link(link) => self
-                .links(&list)
+                .links(list)
                 .ref_url(&link.target)
                 .map_or(Route::NotFound, Route::Redirect),
         }
@@ -998,7 +1008,9 @@ impl<'a> Site<'a> {
 
     /// A page as HTML: cached by what names it, and answered 304 when the visitor has it.
     async fn page(&self, headers: &HeaderMap, _query: Option<&str>) -> ApiResult<Response> {
-        let (path, page_id, slugs) = match self.route() {
+        // The visitor's page list, built once if a step below needs it.
+        let mut list = None;
+        let (path, page_id, slugs) = match self.route(&mut list) {
             Route::NotFound => return Ok(self.not_found_page()),
             Route::Redirect(url) => return Ok(redirect(&url)),
             Route::Page {
@@ -1037,11 +1049,11 @@ impl<'a> Site<'a> {
                 Some(bytes) => bytes,
                 None => {
                     let variants = self.variants().await?;
-                    let list = entries(self.rev, self.visitor);
+                    let list = list.get_or_insert_with(|| entries(self.rev, self.visitor));
                     let Some(entry) = list.iter().find(|e| e.page.id == page_id) else {
                         return Ok(self.not_found_page());
                     };
-                    let body = self.render_page(&list, entry, &variants);
+                    let body = self.render_page(list, entry, &variants);
                     let body = bytes::Bytes::from(self.with_operations(body, &specs).await);
                     self.state.content.pages.insert(key, body.clone());
                     body
