@@ -19,7 +19,10 @@ async fn storage(dir: &std::path::Path) -> Vec<String> {
         .ok()
         .filter(|u| !u.is_empty())
     {
-        let schema = format!("durability_{}", std::process::id());
+        // One schema per test: the tests of this file run at once in one process.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let schema = format!("durability_{}_{n}", std::process::id());
         sqlx::any::install_default_drivers();
         let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&base)
             .await

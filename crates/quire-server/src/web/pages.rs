@@ -528,25 +528,24 @@ fn entries<'a>(rev: &'a Revision, visitor: &Value) -> Vec<Entry<'a>> {
             if !visible(page.condition.as_deref(), visitor) {
                 continue;
             }
-            let path = quire_content::model::join_path(parent_path, &page.slug);
+            let mut path = quire_content::model::join_path(parent_path, &page.slug);
             let listed = listed && !page.hidden;
             // Most pages are leaves: they need no list of ancestors for children, nor a
             // copy of their path (a large tree's first page pays for every allocation).
-            if page.pages.is_empty() {
-                out.push(Entry {
-                    page,
-                    path,
-                    parents: parents.to_vec(),
-                    listed,
-                });
-                continue;
-            }
+            let leaf = page.pages.is_empty();
             out.push(Entry {
                 page,
-                path: path.clone(),
+                path: if leaf {
+                    std::mem::take(&mut path)
+                } else {
+                    path.clone()
+                },
                 parents: parents.to_vec(),
                 listed,
             });
+            if leaf {
+                continue;
+            }
             let mut inner = parents.to_vec();
             inner.push(page);
             walk(&page.pages, &inner, &path, listed, visitor, out);
