@@ -518,6 +518,45 @@ async fn two_nodes_behind_a_load_balancer_share_everything() {
         )
         .await;
     }
+    // Search folding: a merge that adds 70 pages to an indexed space leaves them in the
+    // index's delta, and a job folds the delta into the index's blocks.
+    let searched = api
+        .post(
+            &format!("{lb}/v1/orgs/{org}/spaces"),
+            json!({ "title": "Searched" }),
+        )
+        .await;
+    let searched = searched["id"].as_str().unwrap().to_string();
+    for round in 0..2 {
+        let cr = api
+            .post(
+                &format!("{lb}/v1/spaces/{searched}/change-requests"),
+                json!({ "subject": format!("search {round}") }),
+            )
+            .await;
+        let cr = cr["id"].as_str().unwrap().to_string();
+        let pages = if round == 0 { 1 } else { 70 };
+        for chunk in (0..pages).collect::<Vec<_>>().chunks(35) {
+            let changes: Vec<Value> = chunk
+                .iter()
+                .map(|n| {
+                    json!({ "operation": "insert_page", "title": format!("Found {round}-{n}"),
+                        "document": { "markdown": format!("Findable text number {n}.\n") } })
+                })
+                .collect();
+            api.post(
+                &format!("{lb}/v1/spaces/{searched}/change-requests/{cr}/content?compat=false"),
+                json!({ "changes": changes }),
+            )
+            .await;
+        }
+        api.post(
+            &format!("{lb}/v1/spaces/{searched}/change-requests/{cr}/merge"),
+            json!({}),
+        )
+        .await;
+    }
+
     // Deleted spaces, each purged by a job. Their retention is a week: the test moves the
     // deletions and the jobs into the past, as a week's wait would.
     let mut deleted = Vec::new();
@@ -595,6 +634,14 @@ async fn two_nodes_behind_a_load_balancer_share_everything() {
     let kind = |k: &str| finished.iter().filter(|(_, kind)| kind == k).count();
     assert_eq!(kind("openapi-process"), 4, "{finished:?}");
     assert_eq!(kind("purge-space"), deleted.len(), "{finished:?}");
+    assert!(kind("search-index") >= 1, "{finished:?}");
+    let (_, found) = api
+        .get(&format!("{lb}/v1/spaces/{searched}/search?query=findable"))
+        .await;
+    assert!(
+        found["items"].as_array().is_some_and(|i| !i.is_empty()),
+        "{found}"
+    );
     // Each deleted space was purged, by one node, once.
     let purged: Vec<String> = [&a, &b]
         .iter()
