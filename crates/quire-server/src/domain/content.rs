@@ -150,12 +150,13 @@ pub fn keep_tree(state: &AppState, space_id: &str, root: &str, rev: &Arc<Revisio
             return;
         }
         match tokio::task::spawn_blocking(move || tree_file::encode_tree(&rev)).await {
-            Ok(bytes) => {
+            Ok(Ok(bytes)) => {
                 if let Err(err) = state.blobs.put_derived(&space, &name, bytes.into()).await {
                     tracing::warn!(error = %err, "page tree not stored");
                 }
             }
-            Err(_) => tracing::warn!("page tree not serialised"),
+            Ok(Err(err)) => tracing::warn!(error = %err, "page tree not serialised"),
+            Err(err) => tracing::warn!(error = %err, "page tree not serialised"),
         }
     });
 }
