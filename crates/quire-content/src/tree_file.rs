@@ -244,18 +244,9 @@ mod tests {
 
     fn page(id: &str, kind: PageKind, pages: Vec<Page>) -> Page {
         Page {
-            id: id.into(),
-            title: format!("Title of {id}"),
-            slug: id.into(),
-            emoji: None,
-            icon: None,
-            description: None,
-            hidden: false,
-            no_index: false,
-            no_robots_index: false,
-            condition: None,
             kind,
             pages,
+            ..Page::document(id, &format!("Title of {id}"), id, "")
         }
     }
 
