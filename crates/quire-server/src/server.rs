@@ -68,9 +68,6 @@ impl Server {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let app = router(self.state.clone());
-        // Code highlighting's grammars are decoded and their common patterns compiled now,
-        // off the request threads, rather than inside the first page with code.
-        tokio::task::spawn_blocking(quire_content::html::warm_up);
         let (stop_jobs, jobs_stopped) = tokio::sync::watch::channel(false);
         let worker = crate::domain::jobs::spawn_worker(
             self.state.clone(),

@@ -31,45 +31,6 @@ fn syntaxes() -> &'static SyntaxSet {
     SET.get_or_init(SyntaxSet::load_defaults_newlines)
 }
 
-/// A line of code in each of the languages most code blocks are written in.
-const WARM_SAMPLES: &[(&str, &str)] = &[
-    (
-        "rust",
-        "fn main() { let x: u32 = 1; println!(\"{x}\"); } // done",
-    ),
-    ("js", "const f = async (a) => { return `x${a}`; }; // done"),
-    ("py", "def f(a: int) -> str:  # done"),
-    (
-        "bash",
-        "for f in *.md; do echo \"$f\" | grep -v x; done # done",
-    ),
-    ("json", "{\"a\": [1, true, null, \"s\"]}"),
-    ("yaml", "key: [1, 'two'] # done"),
-    ("go", "func main() { x := 1; fmt.Println(x) } // done"),
-    ("java", "public class A { int f() { return 1; } } // done"),
-    ("c", "int main(void) { return 0; } /* done */"),
-    (
-        "cpp",
-        "template <typename T> T f(T a) { return a; } // done",
-    ),
-    ("html", "<div class=\"a\"><b>x</b></div> <!-- done -->"),
-    ("css", ".a > b { color: #fff; } /* done */"),
-    (
-        "sql",
-        "SELECT a, COUNT(*) FROM t WHERE b = 'x' GROUP BY a; -- done",
-    ),
-    ("rb", "def f(a) = a.map { |x| x * 2 } # done"),
-];
-
-/// Decodes the grammars and compiles the patterns of the most common languages, so that the
-/// first page with code after a start does not pay for them (a server calls this once at
-/// start, off its request threads).
-pub fn warm_up() {
-    for (lang, line) in WARM_SAMPLES {
-        let _ = highlight_lines(lang, &[line.to_string()]);
-    }
-}
-
 /// The grammar for a code block's `syntax` (a name or a file extension, any case).
 fn find_syntax(
     set: &'static SyntaxSet,
@@ -340,22 +301,4 @@ fn without_comments(css: &str) -> String {
     }
     out.push_str(rest);
     out.trim_start().to_string()
-}
-
-#[cfg(test)]
-mod warm_tests {
-    use super::*;
-
-    #[test]
-    fn every_warmed_language_has_a_grammar_and_highlights() {
-        for (lang, line) in WARM_SAMPLES {
-            assert!(
-                find_syntax(syntaxes(), lang).is_some(),
-                "no grammar for {lang}"
-            );
-            let lines = highlight_lines(lang, &[line.to_string()]).expect(lang);
-            assert!(lines[0].contains("class=\"hl-"), "{lang}: {}", lines[0]);
-        }
-        warm_up();
-    }
 }

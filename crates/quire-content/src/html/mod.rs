@@ -29,7 +29,7 @@ use crate::limits::MAX_DEPTH;
 use crate::model::ContentRef;
 use crate::sections::{heading, Anchors};
 
-pub use highlight::{highlight_css, legible_hex, warm_up, MAX_HIGHLIGHT_BYTES};
+pub use highlight::{highlight_css, legible_hex, MAX_HIGHLIGHT_BYTES};
 
 /// Total bytes of code highlighted in one document; later code blocks are plain text, so
 /// that a page of many large blocks costs bounded time.

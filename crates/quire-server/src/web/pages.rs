@@ -145,6 +145,8 @@ pub(super) struct Opened {
     token_in_url: Option<String>,
     /// Whether the URL holds a share key (`~share/{key}/`).
     keyed_in_url: bool,
+    /// Whether `rev` is the stored page tree (with one body), not the loaded revision.
+    from_tree: bool,
 }
 
 /// What a request needs of the revision it shows.
@@ -217,15 +219,20 @@ pub(super) async fn open(
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("published revision is missing")))?;
     let space_id = &r.site_space.space_id;
     // A revision not in memory (after a restart) is read whole only when the request needs
-    // every page; an HTML page reads the stored page tree and its own body.
-    let one_page =
-        need == Need::OnePage && is_page_path(&r.pathname) && !content::is_loaded(state, &row.root);
-    let rev = match one_page {
-        true => match tree_with_page(state, &r, &row.root).await? {
-            Some(rev) => rev,
-            None => content::load_in(state, space_id, &row.root).await?,
-        },
-        false => {
+    // every page; an HTML page reads the stored page tree and its own body. A published
+    // revision in memory has its tree stored (once per node; a revision loaded before it
+    // was published, by a merge say, has none yet).
+    let tree = match need == Need::OnePage
+        && is_page_path(&r.pathname)
+        && !content::is_loaded(state, &row.root)
+    {
+        true => tree_with_page(state, &r, &row.root).await,
+        false => None,
+    };
+    let from_tree = tree.is_some();
+    let rev = match tree {
+        Some(tree) => tree,
+        None => {
             let rev = content::load_in(state, space_id, &row.root).await?;
             content::keep_tree(state, space_id, &row.root, &rev);
             rev
@@ -237,6 +244,7 @@ pub(super) async fn open(
         row,
         token_in_url,
         keyed_in_url,
+        from_tree,
     }))
 }
 
@@ -251,16 +259,11 @@ fn is_page_path(path: &str) -> bool {
 }
 
 /// The revision's stored page tree with the body of the page `r` names filled in, when the
-/// tree is stored (the caller then loads the whole revision, see [`load_later`]).
-async fn tree_with_page(
-    state: &AppState,
-    r: &Resolved,
-    root: &str,
-) -> ApiResult<Option<Arc<Revision>>> {
+/// tree is stored and that body reads (the caller then loads the whole revision, see
+/// [`load_later`]); `None` sends the caller to the revision itself.
+async fn tree_with_page(state: &AppState, r: &Resolved, root: &str) -> Option<Arc<Revision>> {
     let space_id = &r.site_space.space_id;
-    let Some(mut tree) = content::stored_tree(state, space_id, root).await else {
-        return Ok(None);
-    };
+    let mut tree = content::stored_tree(state, space_id, root).await?;
     let named = {
         let list = entries(&tree, &r.visitor);
         locate(&list, &r.pathname)
@@ -268,22 +271,24 @@ async fn tree_with_page(
             .map(|e| e.page.id.clone())
     };
     if let Some(id) = named {
-        let Some(page) = content::page_of(state, root, &id).await? else {
-            return Ok(None);
+        // The tree is a shortcut: a body it cannot give is read with the whole revision.
+        let page = match content::page_of(state, root, &id).await {
+            Ok(page) => page?,
+            Err(err) => {
+                tracing::warn!(error = %err, "page body not read through the id index");
+                return None;
+            }
         };
-        match page_mut(&mut tree.pages, &id) {
-            Some(slot) => slot.kind = page.kind,
-            None => return Ok(None),
-        }
+        page_mut(&mut tree.pages, &id)?.kind = page.kind;
     }
     state.content.rendered_from_tree();
-    Ok(Some(Arc::new(tree)))
+    Some(Arc::new(tree))
 }
 
 /// Loads a revision whole in the background (one load per revision at a time), after a page
 /// of it was answered from its stored page tree: the requests that follow need every page.
 fn load_later(state: &AppState, space_id: &str, root: &str) {
-    if content::is_loaded(state, root) || !state.content.start_warming(root) {
+    if !state.content.start_warming(root) {
         return;
     }
     let (state, space, root) = (state.clone(), space_id.to_string(), root.to_string());
@@ -330,6 +335,7 @@ async fn answer(
         row,
         token_in_url,
         keyed_in_url,
+        from_tree,
     } = match open(state, rest, query, headers, Need::OnePage).await? {
         Ok(opened) => opened,
         Err(res) => return Ok(res),
@@ -351,7 +357,9 @@ async fn answer(
     };
     // Only once this answer is ready: loading the revision beside the rendering slowed the
     // first page after a restart.
-    load_later(state, &r.site_space.space_id, &row.root);
+    if from_tree {
+        load_later(state, &r.site_space.space_id, &row.root);
+    }
     let h = res.headers_mut();
     if site.noindex() {
         h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
