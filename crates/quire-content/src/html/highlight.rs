@@ -1,8 +1,12 @@
 //! Server-side syntax highlighting of code blocks into class-based spans.
 //!
 //! Highlighting uses `syntect` (Sublime Text grammars): its grammars and themes are built into
-//! the binary, it runs on pure-Rust regexes (`fancy-regex`, no C toolchain) and emits CSS
-//! classes instead of inline styles, so light and dark themes are plain CSS.
+//! the binary and it emits CSS classes instead of inline styles, so light and dark themes are
+//! plain CSS. Its regexes run on Oniguruma (`regex-onig`, built from source by `cc`), not
+//! `fancy-regex`: a grammar's first use compiles its patterns, and measured on the built-in
+//! grammars Oniguruma does that about ten times faster in a sixth of the memory (Rust:
+//! 2 ms and 1 MB against 25 ms and 7 MB), which is what a first page render after a restart
+//! waits on.
 
 use std::collections::HashMap;
 use std::fmt::Write;

@@ -3,6 +3,7 @@
 //! markdown (`.md`), the agents' indexes (`llms.txt`, `llms-full.txt`), the site's
 //! sitemap and robots rules, its colours, its files and its search (`~search`).
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -572,14 +573,29 @@ fn is_document(page: &Page) -> bool {
 struct Links<'a> {
     /// Path of the site space (prefix included, ends with `/`).
     base: String,
-    paths: HashMap<&'a str, &'a str>,
+    /// The visitor's pages, whose paths `paths` indexes by page id.
+    entries: &'a [Entry<'a>],
+    /// Built on the first reference resolved: most pages link to no page, and the map of a
+    /// 10,000-page space costs a first render after a restart some 2 ms.
+    paths: OnceCell<HashMap<&'a str, &'a str>>,
     rev: &'a Revision,
     /// Site space URLs by space id, for references into other spaces of the site.
     spaces: &'a HashMap<String, String>,
     visitor: &'a Value,
 }
 
-impl Links<'_> {
+impl<'a> Links<'a> {
+    /// The visitor's path of page `id`.
+    fn path(&self, id: &str) -> Option<&'a str> {
+        let paths = self.paths.get_or_init(|| {
+            self.entries
+                .iter()
+                .map(|e| (e.page.id.as_str(), e.path.as_str()))
+                .collect()
+        });
+        paths.get(id).copied()
+    }
+
     fn ref_url(&self, r: &ContentRef) -> Option<String> {
         match r {
             ContentRef::Url { url } => safe_url(url).map(str::to_string),
@@ -605,7 +621,7 @@ impl Links<'_> {
 
 impl Resolve for Links<'_> {
     fn page_url(&self, page_id: &str, anchor: Option<&str>) -> Option<String> {
-        let path = self.paths.get(page_id)?;
+        let path = self.path(page_id)?;
         Some(match anchor {
             Some(a) => format!("{}{path}#{a}", self.base),
             None => format!("{}{path}", self.base),
@@ -640,7 +656,7 @@ impl Resolve for Links<'_> {
             } => page,
             _ => return None,
         };
-        self.paths.get(page.as_str())?;
+        self.path(page)?;
         self.rev.page(page).map(|p| p.title.clone())
     }
 
@@ -705,10 +721,8 @@ impl<'a> Site<'a> {
     fn links<'b>(&'b self, entries: &'b [Entry<'b>]) -> Links<'b> {
         Links {
             base: self.base(),
-            paths: entries
-                .iter()
-                .map(|e| (e.page.id.as_str(), e.path.as_str()))
-                .collect(),
+            entries,
+            paths: OnceCell::new(),
             rev: self.rev,
             spaces: &self.spaces,
             visitor: self.visitor,
