@@ -156,10 +156,20 @@ fn bind(stmt: &mut Statement<'_>, args: &[Arg]) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Where each of `T`'s fields is in the statement's result, looked up once per statement.
+/// Where each of `T`'s fields is in the statement's result. The store's queries select a
+/// row's columns in its fields' order, which one pass confirms; otherwise each is looked up
+/// by name (a search of every column per field, which profiles showed on point reads).
 fn positions<T: FromSqlite>(stmt: &Statement<'_>) -> rusqlite::Result<Vec<usize>> {
     let mut names = Vec::new();
     T::fields(&mut names);
+    let in_order = names.len() <= stmt.column_count()
+        && names
+            .iter()
+            .enumerate()
+            .all(|(i, n)| stmt.column_name(i).is_ok_and(|c| c.eq_ignore_ascii_case(n)));
+    if in_order {
+        return Ok((0..names.len()).collect());
+    }
     names.iter().map(|n| stmt.column_index(n)).collect()
 }
 
@@ -263,6 +273,31 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(none, None);
+    }
+
+    #[tokio::test]
+    async fn columns_are_read_by_name_in_any_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = db(&dir).await;
+        sqlx::query("INSERT INTO items VALUES ('a', 'open', 7, 'x')")
+            .execute(db.pool())
+            .await
+            .unwrap();
+        let want = Some(Item {
+            name: "a".into(),
+            status: ChangeRequestStatus::Open,
+            n: 7,
+            note: Some("x".into()),
+        });
+        for sql in [
+            "SELECT name, status, n, note FROM items",
+            "SELECT note, n, status, name FROM items",
+            "SELECT n AS extra, name, status, n, note FROM items",
+            "SELECT name, status, n, note, 1 AS extra FROM items",
+        ] {
+            let got: Option<Item> = db.row(&Sql::new(sql)).await.unwrap();
+            assert_eq!(got, want, "{sql}");
+        }
     }
 
     #[tokio::test]
