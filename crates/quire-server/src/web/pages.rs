@@ -6,7 +6,7 @@
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
@@ -102,7 +102,7 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// Bumped when the rendering changes, so that cached pages and ETags of an older build
 /// are never reused.
-const RENDER_FORMAT: u32 = 4;
+const RENDER_FORMAT: u32 = 5;
 
 /// Serves everything under `/sites/`.
 pub async fn serve(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
@@ -684,7 +684,7 @@ pub(super) struct Site<'a> {
     urls: Urls,
     spaces: HashMap<String, String>,
     /// The visitor's claims as JSON, written once: a page's cache key and ETag both hold it.
-    visitor_text: std::sync::OnceLock<String>,
+    visitor_text: OnceLock<String>,
 }
 
 impl<'a> Site<'a> {
@@ -718,7 +718,7 @@ impl<'a> Site<'a> {
             prefix: prefix(state),
             urls,
             spaces,
-            visitor_text: std::sync::OnceLock::new(),
+            visitor_text: OnceLock::new(),
         })
     }
 
