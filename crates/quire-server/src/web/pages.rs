@@ -916,46 +916,11 @@ impl<'a> Site<'a> {
         else {
             return Ok(self.not_found_page());
         };
-        let mut res = bytes.into_response();
-        let h = res.headers_mut();
         // Only raster images show inline; anything else downloads, and nothing runs.
-        let inline = [
-            "image/png",
-            "image/jpeg",
-            "image/gif",
-            "image/webp",
-            "image/avif",
-        ]
-        .contains(&f.content_type.as_str());
-        let content_type = if inline {
-            HeaderValue::from_str(&f.content_type).ok()
-        } else {
-            None
-        };
-        h.insert(
-            header::CONTENT_TYPE,
-            content_type.unwrap_or(HeaderValue::from_static("application/octet-stream")),
-        );
-        h.insert(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        );
-        h.insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static("default-src 'none'; sandbox"),
-        );
-        let safe: String = f
-            .name
-            .chars()
-            .filter(|c| !c.is_control() && *c != '"' && *c != '\\')
-            .collect();
-        let disposition = if inline { "inline" } else { "attachment" };
-        if let Ok(v) = HeaderValue::from_str(&format!("{disposition}; filename=\"{safe}\"")) {
-            h.insert(header::CONTENT_DISPOSITION, v);
-        }
+        let mut res = crate::http::download::uploaded_file(bytes, &f.content_type, &f.name);
         // A file's bytes are named by its hash: the URL of a revision's file never changes
         // what it serves.
-        h.insert(
+        res.headers_mut().insert(
             header::CACHE_CONTROL,
             HeaderValue::from_static("private, max-age=3600"),
         );

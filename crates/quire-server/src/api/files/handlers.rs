@@ -4,13 +4,14 @@
 //! longer read the space, or the space is deleted.
 
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{header, HeaderValue};
+use axum::response::Response;
 use serde::Deserialize;
 
 use crate::blobs::{download_signature, FileLink};
 use crate::domain::access::reader_still_reads;
 use crate::error::{ApiError, ApiResult};
+use crate::http::download::uploaded_file;
 use crate::http::extract::QueryParams;
 use crate::state::AppState;
 use crate::store;
@@ -25,17 +26,6 @@ pub struct DownloadQuery {
     expires: i64,
     signature: String,
 }
-
-/// Content types a browser may show inline from the API's origin: raster images, which
-/// cannot run script. Everything else is sent as an attachment.
-const INLINE_TYPES: &[&str] = &[
-    "image/png",
-    "image/jpeg",
-    "image/gif",
-    "image/webp",
-    "image/avif",
-    "image/bmp",
-];
 
 /// Serves a file when its URL's signature is valid and unexpired and its reader may still
 /// read the space.
@@ -79,30 +69,8 @@ pub async fn download(
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(gone)?;
-    let mut res = (StatusCode::OK, bytes).into_response();
-    let headers = res.headers_mut();
-    let inline = INLINE_TYPES.contains(&q.content_type.as_str());
-    let content_type = HeaderValue::from_str(&q.content_type)
-        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
-    headers.insert(header::CONTENT_TYPE, content_type);
-    // Nothing served from the API's origin may run as a page.
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; sandbox"),
-    );
-    let safe: String = name
-        .chars()
-        .filter(|c| !c.is_control() && *c != '"' && *c != '\\')
-        .collect();
-    let disposition = if inline { "inline" } else { "attachment" };
-    if let Ok(v) = HeaderValue::from_str(&format!("{disposition}; filename=\"{safe}\"")) {
-        headers.insert(header::CONTENT_DISPOSITION, v);
-    }
-    headers.insert(
+    let mut res = uploaded_file(bytes, &q.content_type, &name);
+    res.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("private, max-age=3600"),
     );

@@ -12,6 +12,7 @@ use crate::domain::access::{load_org, OrgCtx, Role};
 use crate::domain::auth::{authenticate, Caller};
 use crate::domain::openapi::{self as rules, valid_slug};
 use crate::error::{ApiError, ApiResult};
+use crate::http::download::sandboxed;
 use crate::http::extract::JsonBody;
 use crate::http::json::Json;
 use crate::http::pagination::{List, PageRequest};
@@ -423,20 +424,8 @@ pub async fn download(
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(not_found)?;
-    let mut res = (StatusCode::OK, bytes).into_response();
+    let mut res = sandboxed(bytes, HeaderValue::from_static("application/json"), None);
     let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; sandbox"),
-    );
     let cache = if spec.visibility == "public" {
         // Readers built for public specs (API explorers) fetch them from other origins.
         h.insert(

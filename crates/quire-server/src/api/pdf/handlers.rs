@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{header, HeaderValue};
+use axum::response::Response;
 use axum::Extension;
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +13,7 @@ use crate::domain::auth::Caller;
 use crate::domain::change_requests as crs;
 use crate::domain::{content, pdf};
 use crate::error::{ApiError, ApiResult};
+use crate::http::download::{sandboxed, Disposition};
 use crate::http::extract::QueryParams;
 use crate::http::json::Json;
 use crate::state::AppState;
@@ -125,25 +126,12 @@ pub async fn download(
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(gone)?;
-    let mut res = (StatusCode::OK, bytes).into_response();
-    let headers = res.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
+    let mut res = sandboxed(
+        bytes,
         HeaderValue::from_static("application/pdf"),
+        Some((Disposition::Inline, "content.pdf")),
     );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; sandbox"),
-    );
-    headers.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_static("inline; filename=\"content.pdf\""),
-    );
-    headers.insert(
+    res.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("private, max-age=3600"),
     );
