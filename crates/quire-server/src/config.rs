@@ -32,6 +32,8 @@ pub struct ServerConfig {
     /// How long a claimed background job stays reserved for its node without a renewal;
     /// a job whose node died is taken over by another node after this long.
     pub job_lease_ms: u64,
+    /// How long a deleted space can be restored before a job purges it, in milliseconds.
+    pub deleted_space_retention_ms: u64,
     /// Memory for the content caches (objects, decoded revisions, page listings), in MiB.
     pub cache_mb: u64,
     /// A folder of extra fonts (`.ttf`, `.otf`, `.ttc`) for PDF export, for scripts the
@@ -138,6 +140,10 @@ impl Default for TranslationConfig {
     }
 }
 
+/// How long a deleted space can be restored before it is purged, unless the operator sets
+/// `--deleted-space-retention-ms`: GitBook's seven days.
+pub const DEFAULT_RETENTION_MS: u64 = 7 * 24 * 3600 * 1000;
+
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
@@ -152,6 +158,7 @@ impl Default for ServerConfig {
             header_timeout_ms: 10_000,
             body_timeout_ms: 60_000,
             job_lease_ms: 5 * 60 * 1000,
+            deleted_space_retention_ms: DEFAULT_RETENTION_MS,
             cache_mb: 96,
             pdf_font_dir: None,
             fetch_allow: Vec::new(),

@@ -73,6 +73,13 @@ struct ServeArgs {
     /// taken over by another node after this long.
     #[arg(long, env = "QUIRE_JOB_LEASE_MS", default_value_t = 5 * 60 * 1000)]
     job_lease_ms: u64,
+    /// How long (ms) a deleted space can be restored before a background job purges it.
+    #[arg(
+        long,
+        env = "QUIRE_DELETED_SPACE_RETENTION_MS",
+        default_value_t = quire_server::config::DEFAULT_RETENTION_MS
+    )]
+    deleted_space_retention_ms: u64,
     /// Memory (MiB) for the content caches: objects, decoded revisions and page listings.
     #[arg(long, env = "QUIRE_CACHE_MB", default_value_t = 96)]
     cache_mb: u64,
@@ -278,6 +285,7 @@ async fn main() -> anyhow::Result<()> {
                 header_timeout_ms: args.header_timeout_ms,
                 body_timeout_ms: args.body_timeout_ms,
                 job_lease_ms: args.job_lease_ms,
+                deleted_space_retention_ms: args.deleted_space_retention_ms,
                 cache_mb: args.cache_mb,
                 pdf_font_dir: args.pdf_font_dir,
                 fetch_allow: args.fetch_allow,

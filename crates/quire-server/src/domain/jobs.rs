@@ -9,8 +9,10 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::jobs::Job;
 
-/// How long a deleted space can be restored before it is purged.
-pub const RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+/// How long a deleted space can be restored before it is purged, as this node is set.
+pub fn retention_ms(state: &AppState) -> i64 {
+    i64::try_from(state.config.deleted_space_retention_ms).unwrap_or(i64::MAX / 2)
+}
 
 /// Job kind that purges a deleted space.
 pub const PURGE_JOB: &str = "purge-space";
@@ -103,7 +105,7 @@ async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
 /// Removes a space for good if it is still deleted and its retention has passed. A space
 /// restored (or deleted again later) is left alone: a later job covers a later deletion.
 async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
-    let cutoff = state.now() - RETENTION_MS;
+    let cutoff = state.now() - retention_ms(state);
     if !store::spaces::deleted_before(&state.db, space_id, cutoff).await? {
         return Ok(());
     }

@@ -15,7 +15,7 @@ use crate::api::views::visible_page;
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{require_role, OrgCtx, Role, SpaceCtx};
 use crate::domain::auth::Caller;
-use crate::domain::jobs::{PURGE_JOB, RETENTION_MS};
+use crate::domain::jobs::{retention_ms, PURGE_JOB};
 use crate::domain::placement::{
     level_to_db, move_target, move_to, require_create_in, transfer, transfer_target, LevelIn,
     MoveBody, Moving, TransferBody, Transferred,
@@ -250,13 +250,14 @@ pub async fn delete_space(
     if store::spaces::soft_delete(&mut tx, &ctx.space.id, now).await? {
         // A deleted space is no longer published by any site.
         store::sites::remove_space(&mut tx, &ctx.space.id).await?;
-        store::jobs::enqueue(&mut tx, PURGE_JOB, &ctx.space.id, now + RETENTION_MS, now).await?;
+        let due = now.saturating_add(retention_ms(&state));
+        store::jobs::enqueue(&mut tx, PURGE_JOB, &ctx.space.id, due, now).await?;
         tx.commit().await?;
     }
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `restoreSpace`: brings back a space deleted within the last 7 days.
+/// `restoreSpace`: brings back a space deleted within the retention (7 days unless set).
 pub async fn restore_space(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
@@ -268,7 +269,7 @@ pub async fn restore_space(
             ctx.space.id
         )));
     };
-    if now - deleted_at > RETENTION_MS {
+    if now - deleted_at > retention_ms(&state) {
         return Err(ApiError::not_found(format!(
             "Space `{}` not found.",
             ctx.space.id
