@@ -67,3 +67,24 @@ proptest! {
         check(&md)?;
     }
 }
+
+/// A case the structures test found: a `</details>` line followed by a fence holding a
+/// whitespace-only line. CommonMark reads `</details>` as the start of an HTML block that
+/// the blank-looking line ends, so the closing fence opened a code block to the end of the
+/// text, and the expandable after it was read as raw HTML until a second round trip.
+#[test]
+fn an_expandable_after_a_code_block_with_a_blank_line_stays_an_expandable() {
+    let details = "<details>\n<summary></summary>\n\n\n</details>";
+    for fence in ["```js title=\"\"\n\t\n```", "```js\n \n```"] {
+        let md = format!("{details}\n{fence}\n{details}");
+        check(&md).unwrap();
+        let doc = serde_json::to_value(markdown_to_document(&md)).unwrap();
+        let kinds: Vec<&str> = doc["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["type"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(kinds, ["expandable", "code", "expandable"], "{md:?}");
+    }
+}

@@ -156,6 +156,8 @@ fn pair_containers(lines: &[&str], in_code: &[bool]) -> Vec<Option<usize>> {
 /// For each line, whether it lies inside a code block, as the CommonMark parser sees it:
 /// container tags are only recognised outside code.
 fn code_lines(src: &str, lines: &[&str]) -> Vec<bool> {
+    let masked = without_containers(lines);
+    let src = masked.as_deref().unwrap_or(src);
     let mut ranges = Vec::new();
     let mut open = None;
     for (e, range) in Parser::new_ext(src, options()).into_offset_iter() {
@@ -178,6 +180,34 @@ fn code_lines(src: &str, lines: &[&str]) -> Vec<bool> {
         }
         out.push(r < ranges.len() && ranges[r].start < offset && offset < ranges[r].end);
         offset += line.len();
+    }
+    out
+}
+
+/// The text with its container lines (and an expandable's `<summary>` line) turned into
+/// plain text of the same length, or `None` when it has none. The scanner takes those lines
+/// out before CommonMark sees the rest; left in, a `</details>` line would open an HTML
+/// block running to the next blank line, and a fence inside it would be read differently
+/// (a code block ending at a whitespace-only line then took the rest of the text).
+fn without_containers(lines: &[&str]) -> Option<String> {
+    let mut out: Option<String> = None;
+    let mut after_details = false;
+    for (j, line) in lines.iter().enumerate() {
+        let container = container_line(line);
+        let summary = after_details && line.trim_start().starts_with("<summary>");
+        if !line.trim().is_empty() {
+            after_details = matches!(&container, Some((kind, false)) if kind == "<details>");
+        }
+        if container.is_none() && !summary {
+            if let Some(out) = &mut out {
+                out.push_str(line);
+            }
+            continue;
+        }
+        let out = out.get_or_insert_with(|| lines[..j].concat());
+        let body = line.trim_end_matches(['\n', '\r']);
+        out.extend(std::iter::repeat_n('x', body.len()));
+        out.push_str(&line[body.len()..]);
     }
     out
 }
