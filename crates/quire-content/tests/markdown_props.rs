@@ -88,3 +88,14 @@ fn an_expandable_after_a_code_block_with_a_blank_line_stays_an_expandable() {
         assert_eq!(kinds, ["expandable", "code", "expandable"], "{md:?}");
     }
 }
+
+/// A case the structures test found: a list holding unknown inline HTML is kept as its
+/// source text, here indented by three spaces; written after an ordered list whose item's
+/// content starts at column 3, it became a child of that item on the next read.
+#[test]
+fn indented_source_text_after_a_list_stays_after_it() {
+    let md = "1. \t!\n   - \n- [ ] \n- [x] <a0>";
+    check(md).unwrap();
+    let doc = serde_json::to_value(markdown_to_document(&normalize_markdown(md))).unwrap();
+    assert_eq!(doc["nodes"].as_array().unwrap().len(), 2, "{doc}");
+}

@@ -93,6 +93,7 @@ fn render_blocks_in(nodes: &[Node], in_item: bool) -> String {
     let mut out = String::new();
     let mut state = BlockState::default();
     let mut prev_paragraph = false;
+    let mut prev_list = false;
     let mut written = 0;
     for node in nodes {
         let (rendered, kind) = match node {
@@ -103,9 +104,19 @@ fn render_blocks_in(nodes: &[Node], in_item: bool) -> String {
             }
         };
         // Empty paragraphs are kept: they stand for blank lines.
-        let Some(s) = rendered.filter(|s| !s.is_empty() || kind == "paragraph") else {
+        let Some(mut s) = rendered.filter(|s| !s.is_empty() || kind == "paragraph") else {
             continue;
         };
+        let is_list = matches!(kind, "list-unordered" | "list-ordered" | "list-tasks");
+        // Source kept verbatim may start indented by up to three spaces, which means nothing
+        // at the start of a block; after a list, it would make the text a child of the list's
+        // last item (whose content may start further left than in the source).
+        if prev_list && is_raw(node) {
+            let indent = s.len() - s.trim_start_matches(' ').len();
+            if (1..=3).contains(&indent) {
+                s.drain(..indent);
+            }
+        }
         if !out.is_empty() || written > 0 {
             // A list right after a paragraph is written tight ("* a\n  * b") when it can
             // interrupt the paragraph: bullets, or numbering from 1, with a non-empty item.
@@ -123,8 +134,14 @@ fn render_blocks_in(nodes: &[Node], in_item: bool) -> String {
         out.push_str(&s);
         written += 1;
         prev_paragraph = kind == "paragraph";
+        prev_list = is_list;
     }
     out
+}
+
+/// Whether a block is source text kept verbatim (see [`raw_text`]).
+fn is_raw(node: &Node) -> bool {
+    matches!(node, Node::Block(e) if raw_text(e).is_some())
 }
 
 /// Renders one block. Each kind has its own function, so that this one, which is on the
