@@ -99,3 +99,20 @@ fn indented_source_text_after_a_list_stays_after_it() {
     let doc = serde_json::to_value(markdown_to_document(&normalize_markdown(md))).unwrap();
     assert_eq!(doc["nodes"].as_array().unwrap().len(), 2, "{doc}");
 }
+
+/// A case the structures test found: two lists with different markers parted only by blank
+/// lines (kept as an empty paragraph) were written with one marker, and so read back as
+/// one list.
+#[test]
+fn lists_parted_by_blank_lines_stay_two_lists() {
+    let md = "| \n* |  |\n| --- | :-: |\n|  | x |\n\n\n\n- \n- ";
+    check(md).unwrap();
+    let doc = serde_json::to_value(markdown_to_document(&normalize_markdown(md))).unwrap();
+    let lists = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] == "list-unordered")
+        .count();
+    assert_eq!(lists, 2, "{doc}");
+}

@@ -149,7 +149,15 @@ fn is_raw(node: &Node) -> bool {
 fn render_block(e: &Element, state: &mut BlockState) -> Option<String> {
     let prev_list = state.prev_list.take();
     let out = match e.kind.as_str() {
-        "paragraph" => render_paragraph(e),
+        "paragraph" => {
+            let out = render_paragraph(e);
+            // An empty paragraph is blank lines, which do not part two lists of one marker:
+            // the list after it still takes the other marker.
+            if out.is_empty() && raw_text(e).is_none() {
+                state.prev_list = prev_list;
+            }
+            out
+        }
         "heading-1" | "heading-2" | "heading-3" => render_heading(e),
         "list-unordered" | "list-tasks" | "list-ordered" => {
             let (out, marker) = render_list(e, prev_list)?;
