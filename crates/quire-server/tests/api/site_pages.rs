@@ -1079,3 +1079,86 @@ async fn a_first_page_after_a_restart_renders_from_the_stored_tree() {
     let (_, _, whole) = fetch(&other, &page, &[]).await;
     assert_eq!(from_tree, whole);
 }
+
+/// A page's links to other pages and its files resolve to the site's URLs; the files are
+/// served from the site so that none can run: images inline, anything else an attachment,
+/// both with `nosniff` and a sandboxing policy.
+#[tokio::test]
+async fn page_links_and_files_resolve_to_the_site_and_files_cannot_run() {
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let pages = app
+        .get(&w.admin, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    let intro = id(&pages["pages"][0]);
+    let cr = id(&app
+        .post(
+            &w.admin,
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({ "subject": "Media" }),
+        )
+        .await
+        .expect(201));
+    let content = format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false");
+    let script = "PGh0bWw+PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0PjwvaHRtbD4=";
+    let files = app
+        .post(
+            &w.admin,
+            &content,
+            json!({ "changes": [{ "operation": "insert_files", "files": [
+                { "base64": PNG, "name": "dot.png", "contentType": "image/png" },
+                { "base64": script, "name": "x.html", "contentType": "text/html" }
+            ] }] }),
+        )
+        .await
+        .expect(200);
+    let (png, html) = (
+        id(&files["insertedFiles"][0]),
+        id(&files["insertedFiles"][1]),
+    );
+    let markdown = format!(
+        "See [the intro](/pages/{intro}).\n\n![A dot](/files/{png})\n\n{{% file src=\"/files/{html}\" %}}\n"
+    );
+    app.post(
+        &w.admin,
+        &content,
+        json!({ "changes": [{ "operation": "insert_page", "title": "Media", "document": { "markdown": markdown } }] }),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &w.admin,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+
+    let (status, h, body) = fetch(&app, &format!("{base}media"), &[]).await;
+    assert_html(status, &h, 200, &body);
+    let main = &body[body.find("<main").unwrap()..body.find("</main>").unwrap()];
+    assert!(main.contains(&format!("href=\"{base}intro\"")), "{main}");
+    let image = format!("{base}~files/{png}/dot.png");
+    let script = format!("{base}~files/{html}/x.html");
+    assert!(main.contains(&image) && main.contains(&script), "{main}");
+
+    let (status, h, _) = fetch(&app, &image, &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(h[CONTENT_TYPE], "image/png");
+    assert_eq!(h["content-disposition"], "inline; filename=\"dot.png\"");
+    let (status, h, text) = fetch(&app, &script, &[]).await;
+    assert_eq!(status, 200);
+    assert!(text.contains("<script>"), "the bytes as uploaded");
+    assert_eq!(h["content-disposition"], "attachment; filename=\"x.html\"");
+    for (_, h, _) in [
+        fetch(&app, &image, &[]).await,
+        fetch(&app, &script, &[]).await,
+    ] {
+        assert_eq!(h["x-content-type-options"], "nosniff");
+        assert_eq!(h[CONTENT_SECURITY_POLICY], "default-src 'none'; sandbox");
+    }
+}

@@ -477,3 +477,38 @@ async fn space_counters_start_at_zero_and_members_list_their_spaces() {
     assert_eq!(all["count"], 2);
     assert_eq!(all["items"][0]["permission"], "admin");
 }
+
+/// `--deleted-space-retention-ms` sets the restore window and when the purge comes due.
+#[tokio::test]
+async fn the_retention_setting_bounds_restore_and_purge() {
+    let app = TestApp::start_with(|c| c.deleted_space_retention_ms = 60_000).await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let id = app.space(&alice, &org, "Short-lived", None).await;
+    let path = format!("/v1/spaces/{id}");
+    app.delete(&alice, &path).await.expect(204);
+    // Within the minute: restorable, and the purge is not due.
+    app.clock.advance_ms(59_000);
+    assert_eq!(
+        quire_server::domain::jobs::run_due(&app.state)
+            .await
+            .unwrap(),
+        0
+    );
+    app.post(&alice, &format!("{path}/restore"), json!({}))
+        .await
+        .expect(200);
+    app.delete(&alice, &path).await.expect(204);
+    // Past it: not restorable, and the job removes the space.
+    app.clock.advance_ms(60_001);
+    app.post(&alice, &format!("{path}/restore"), json!({}))
+        .await
+        .expect_error(404);
+    assert!(
+        quire_server::domain::jobs::run_due(&app.state)
+            .await
+            .unwrap()
+            >= 1
+    );
+    app.get(&alice, &path).await.expect_error(404);
+}
