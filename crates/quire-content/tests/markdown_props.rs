@@ -116,3 +116,14 @@ fn lists_parted_by_blank_lines_stay_two_lists() {
         .count();
     assert_eq!(lists, 2, "{doc}");
 }
+
+/// A case the structures test found: a tab-indented `=` under a task item makes the item's
+/// text a setext heading with the task marker inside it. No GitBook block is a checkable
+/// heading, so the list is kept as its source; it was read as an empty heading, with the
+/// next item cut off into raw text that became a list on the next read.
+#[test]
+fn a_task_item_underlined_as_a_heading_is_kept_as_written() {
+    let md = "- [ ] é\n\t=\n- [x] _";
+    check(md).unwrap();
+    assert_eq!(normalize_markdown(md), format!("{md}\n"));
+}

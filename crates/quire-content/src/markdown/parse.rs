@@ -915,6 +915,12 @@ impl EventParser<'_, '_> {
         id: Option<&str>,
         depth: usize,
     ) -> Option<Node> {
+        // A task item whose text is underlined (`- [ ] a` over `=`) puts its marker inside
+        // a setext heading: no GitBook block is a checkable heading, so the block stays raw.
+        if let Some(Event::TaskListMarker(_)) = ev.peek() {
+            ev.next();
+            self.unknown = true;
+        }
         self.marks.clear();
         let mut items = self.inlines(ev, depth + 1);
         ev.next();
