@@ -357,6 +357,55 @@ pub struct ContentCache {
     pub page_links: Cache<ObjectHash, Arc<quire_content::links::PageLinks>>,
     /// The links of revisions, by `space:root`.
     pub links: Cache<String, Arc<quire_content::links::RevisionLinks>>,
+    /// Revisions being read and decoded, by root: a burst of first reads decodes once.
+    pub loads: Flights<Arc<Revision>>,
+    /// Stored page trees being read and decoded, by `space:root` (as `loads`).
+    pub tree_reads: Flights<Option<Arc<Revision>>>,
+    /// Revisions this node decoded whole, and stored page trees it decoded.
+    decoded: Arc<[AtomicU64; 2]>,
+}
+
+/// Work on a key done once for everyone who asks while it runs: the first caller runs it,
+/// the others wait for its result. Only running work is held, never a finished result (the
+/// bounded caches hold those); if the caller running it goes away, a waiter takes it over.
+pub struct Flights<V> {
+    running: Arc<std::sync::Mutex<HashMap<String, Arc<tokio::sync::OnceCell<V>>>>>,
+}
+
+impl<V> Default for Flights<V> {
+    fn default() -> Self {
+        Self {
+            running: Arc::default(),
+        }
+    }
+}
+
+impl<V> Clone for Flights<V> {
+    fn clone(&self) -> Self {
+        Self {
+            running: self.running.clone(),
+        }
+    }
+}
+
+impl<V: Clone> Flights<V> {
+    /// The result of `work` for `key`, run once for the callers that ask at the same time.
+    pub async fn run<E, F, Fut>(&self, key: &str, work: F) -> Result<V, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<V, E>>,
+    {
+        let cell = {
+            let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            running.entry(key.to_string()).or_default().clone()
+        };
+        let out = cell.get_or_try_init(work).await.cloned();
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if running.get(key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+            running.remove(key);
+        }
+        out
+    }
 }
 
 impl std::fmt::Debug for ContentCache {
@@ -389,6 +438,16 @@ impl ContentCache {
     /// How many published pages this node rendered from stored page trees.
     pub fn renders_from_trees(&self) -> u64 {
         self.from_trees.load(Ordering::Relaxed)
+    }
+
+    /// Counts a revision decoded whole (`false`) or a stored page tree decoded (`true`).
+    pub fn count_decode(&self, tree: bool) {
+        self.decoded[usize::from(tree)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many revisions this node decoded whole (`false`) or stored trees (`true`).
+    pub fn decodes(&self, tree: bool) -> u64 {
+        self.decoded[usize::from(tree)].load(Ordering::Relaxed)
     }
 
     /// Ends what [`ContentCache::start_warming`] began.
@@ -438,6 +497,9 @@ impl ContentCache {
                     u32::try_from(k.len() + l.weight()).unwrap_or(u32::MAX)
                 })
                 .build(),
+            loads: Flights::default(),
+            tree_reads: Flights::default(),
+            decoded: Arc::default(),
         }
     }
 }
@@ -449,4 +511,83 @@ fn weight(rev: &Revision) -> usize {
         .map(|p| 256 + p.page.markdown().map_or(0, str::len))
         .sum::<usize>()
         + rev.files.len() * 256
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Flights;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn held(f: &Flights<u32>) -> usize {
+        f.running.lock().unwrap().len()
+    }
+
+    #[tokio::test]
+    async fn callers_at_the_same_time_share_one_run_and_nothing_is_held_after() {
+        let flights = Flights::<u32>::default();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let callers: Vec<_> = (0..8)
+            .map(|_| {
+                let (flights, runs, gate) = (flights.clone(), runs.clone(), gate.clone());
+                tokio::spawn(async move {
+                    let work = || async {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                        gate.notified().await;
+                        Ok::<_, ()>(7)
+                    };
+                    flights.run("k", work).await
+                })
+            })
+            .collect();
+        // Every caller is waiting on the one run before it may finish.
+        while runs.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(held(&flights), 1);
+        gate.notify_one();
+        for c in callers {
+            assert_eq!(c.await.unwrap(), Ok(7));
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert_eq!(held(&flights), 0);
+        // A later call runs again: results are not kept here.
+        assert_eq!(flights.run("k", || async { Ok::<_, ()>(8) }).await, Ok(8));
+        assert_eq!(held(&flights), 0);
+    }
+
+    #[tokio::test]
+    async fn a_waiter_takes_over_when_the_running_caller_goes_away_or_fails() {
+        let flights = Flights::<u32>::default();
+        let started = Arc::new(tokio::sync::Notify::new());
+        let leader = {
+            let (flights, started) = (flights.clone(), started.clone());
+            tokio::spawn(async move {
+                let work = || async {
+                    started.notify_one();
+                    std::future::pending::<Result<u32, ()>>().await
+                };
+                flights.run("k", work).await
+            })
+        };
+        started.notified().await;
+        let waiter = {
+            let flights = flights.clone();
+            tokio::spawn(async move { flights.run("k", || async { Ok::<_, ()>(3) }).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        leader.abort();
+        assert_eq!(waiter.await.unwrap(), Ok(3));
+        assert_eq!(held(&flights), 0);
+        // A failed run is not remembered: the next caller runs the work again.
+        assert_eq!(
+            flights.run("k", || async { Err::<u32, _>("no") }).await,
+            Err("no")
+        );
+        assert_eq!(flights.run("k", || async { Ok::<_, &str>(4) }).await, Ok(4));
+        assert_eq!(held(&flights), 0);
+    }
 }

@@ -38,7 +38,7 @@ pub async fn load_tx(state: &AppState, tx: &mut Tx, root: &str) -> ApiResult<Arc
 
 async fn load_walk(
     state: &AppState,
-    mut tx: Option<&mut Tx>,
+    tx: Option<&mut Tx>,
     space_id: Option<&str>,
     root: &str,
 ) -> ApiResult<Arc<Revision>> {
@@ -48,6 +48,29 @@ async fn load_walk(
     if let Some(rev) = state.content.revisions.get(root) {
         return Ok(rev);
     }
+    match tx {
+        // A transaction reads on its own connection (see `load_tx`), never waiting for others.
+        Some(tx) => walk(state, Some(tx), space_id, root).await,
+        // A burst of first reads (after a restart) reads and decodes the revision once.
+        None => {
+            let work = || async {
+                match state.content.revisions.get(root) {
+                    Some(rev) => Ok(rev),
+                    None => walk(state, None, space_id, root).await,
+                }
+            };
+            state.content.loads.run(root, work).await
+        }
+    }
+}
+
+/// Reads every object of the revision `root` not cached, decodes it and caches it.
+async fn walk(
+    state: &AppState,
+    mut tx: Option<&mut Tx>,
+    space_id: Option<&str>,
+    root: &str,
+) -> ApiResult<Arc<Revision>> {
     let root_hash = ObjectHash::from_hex(root)
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored root `{root}` is not a hash")))?;
     // Walk the object graph level by level: one query per level for what is not cached.
@@ -97,6 +120,7 @@ async fn load_walk(
         }
         frontier = next;
     }
+    state.content.count_decode(false);
     let rev = tokio::task::spawn_blocking(move || {
         objects::decode(&root_hash, |h| collected.get(h).map(|b| b.as_ref().clone()))
     })
@@ -163,7 +187,20 @@ pub fn keep_tree(state: &AppState, space_id: &str, root: &str, rev: &Arc<Revisio
 
 /// The page tree of a revision as [`keep_tree`] stored it (document bodies empty), or `None`
 /// when it is not stored or cannot be read. Never to be cached or edited as the revision.
+/// Visits that ask at the same time (a burst after a restart) share one reading; each gets
+/// its own copy, which the only one asking gets without copying.
 pub async fn stored_tree(state: &AppState, space_id: &str, root: &str) -> Option<Revision> {
+    let key = format!("{space_id}:{root}");
+    let read =
+        || async { Ok::<_, std::convert::Infallible>(read_tree(state, space_id, root).await) };
+    let shared = match state.content.tree_reads.run(&key, read).await {
+        Ok(tree) => tree?,
+        Err(never) => match never {},
+    };
+    Some(Arc::try_unwrap(shared).unwrap_or_else(|shared| (*shared).clone()))
+}
+
+async fn read_tree(state: &AppState, space_id: &str, root: &str) -> Option<Arc<Revision>> {
     let bytes = match state
         .blobs
         .get_derived(space_id, &tree_name(space_id, root))
@@ -176,7 +213,8 @@ pub async fn stored_tree(state: &AppState, space_id: &str, root: &str) -> Option
             return None;
         }
     };
-    tokio::task::spawn_blocking(move || tree_file::decode_tree(&bytes).ok())
+    state.content.count_decode(true);
+    tokio::task::spawn_blocking(move || tree_file::decode_tree(&bytes).ok().map(Arc::new))
         .await
         .ok()
         .flatten()

@@ -759,3 +759,37 @@ async fn page_listings_are_stored_for_the_first_read_after_a_restart() {
     // The node that rendered it keeps serving its own copy.
     assert_eq!(app.get(&alice, &path).await.expect(200), listed);
 }
+
+/// A burst of first reads of a revision on a node that holds none of it (as after a
+/// restart) reads and decodes it once; every read gets the same answer.
+#[tokio::test]
+async fn a_burst_of_first_reads_decodes_the_revision_once() {
+    let app = TestApp::start_with(|c| c.public_url = Some("http://docs.example.com".into())).await;
+    let (alice, space) = setup(&app).await;
+    let cr = open_cr(&app, &alice, &space, "many").await;
+    let pages: Vec<Value> = (0..50)
+        .map(|i| {
+            json!({ "operation": "insert_page", "title": format!("Page {i}"),
+                          "document": { "markdown": format!("Body {i}.\n\n- a\n- b\n") } })
+        })
+        .collect();
+    batch(&app, &alice, &space, &cr, Value::Array(pages))
+        .await
+        .expect(200);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{}/change-requests/{cr}/merge", space.id),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let path = format!("/v1/spaces/{}/content/files", space.id);
+    let expected = app.get(&alice, &path).await.expect(200);
+    let fresh = app.another_node().await;
+    assert_eq!(fresh.state.content.decodes(false), 0);
+    let reads = (0..12).map(|_| fresh.get(&alice, &path));
+    for read in futures_util::future::join_all(reads).await {
+        assert_eq!(read.expect(200), expected);
+    }
+    assert_eq!(fresh.state.content.decodes(false), 1);
+}

@@ -1080,6 +1080,56 @@ async fn a_first_page_after_a_restart_renders_from_the_stored_tree() {
     assert_eq!(from_tree, whole);
 }
 
+/// A burst of first visits on a node that holds none of the revision (as after a restart)
+/// answers from the stored page tree, read once for the visits that ask at the same time
+/// (`cache::Flights`, whose tests show the sharing), each given its own copy to fill in: every
+/// visit gets the page the node with the revision loaded gives.
+#[tokio::test]
+async fn a_burst_of_first_visits_shares_one_reading_of_the_stored_tree() {
+    use quire_server::domain::content;
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (_, path) = site(&app, &w, &[&space], "public").await;
+    let page = format!("{path}intro/install");
+    let (status, _, whole) = fetch(&app, &page, &[]).await;
+    assert_eq!(status, 200);
+    let revision = app
+        .get(&w.admin, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let root = content::revision_row(&app.state, &space, &revision)
+        .await
+        .unwrap()
+        .unwrap()
+        .root
+        .clone();
+    for _ in 0..100 {
+        if content::stored_tree(&app.state, &space, &root)
+            .await
+            .is_some()
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let other = app.another_node().await;
+    let visits = (0..12).map(|_| fetch(&other, &page, &[]));
+    for (status, h, html) in futures_util::future::join_all(visits).await {
+        assert_html(status, &h, 200, &html);
+        // The same page as the node with the revision loaded gives (from its own address).
+        assert_eq!(html, whole.replace(&app.base, &other.base));
+    }
+    // The first visits answered from the tree (later ones may find the revision loaded),
+    // never decoding it more often than they used it.
+    let from_trees = other.state.content.renders_from_trees();
+    assert!(from_trees >= 1, "{from_trees}");
+    assert!(other.state.content.decodes(true) <= from_trees);
+}
+
 /// A page's links to other pages and its files resolve to the site's URLs; the files are
 /// served from the site so that none can run: images inline, anything else an attachment,
 /// both with `nosniff` and a sandboxing policy.
