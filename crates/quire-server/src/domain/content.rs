@@ -200,6 +200,7 @@ pub async fn stored_tree(state: &AppState, space_id: &str, root: &str) -> Option
     Some(Arc::try_unwrap(shared).unwrap_or_else(|shared| (*shared).clone()))
 }
 
+/// Reads and decodes the stored page tree, for [`stored_tree`].
 async fn read_tree(state: &AppState, space_id: &str, root: &str) -> Option<Arc<Revision>> {
     let bytes = match state
         .blobs
