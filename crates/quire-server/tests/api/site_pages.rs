@@ -1014,11 +1014,40 @@ async fn site_changes_reach_every_node_within_the_cache_bound() {
     assert_eq!(status(&other, with_new).await, 200);
 }
 
+/// The root of `space`'s current revision and its page tree as stored by a visit (waited
+/// for: the tree is stored in the background).
+async fn stored_tree_of(
+    app: &TestApp,
+    w: &World,
+    space: &str,
+) -> (String, quire_content::model::Revision) {
+    use quire_server::domain::content;
+    let revision = app
+        .get(&w.admin, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let root = content::revision_row(&app.state, space, &revision)
+        .await
+        .unwrap()
+        .unwrap()
+        .root
+        .clone();
+    for _ in 0..100 {
+        if let Some(tree) = content::stored_tree(&app.state, space, &root).await {
+            return (root, tree);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the page tree of {space} is not stored");
+}
+
 /// After a restart, a page of a large revision is rendered from the stored page tree and its
 /// own body, and reads exactly as when the whole revision is loaded.
 #[tokio::test]
 async fn a_first_page_after_a_restart_renders_from_the_stored_tree() {
-    use quire_server::domain::content;
     let app = TestApp::start().await;
     let w = world(&app).await;
     let space = guide(&app, &w, "Guide").await;
@@ -1027,28 +1056,7 @@ async fn a_first_page_after_a_restart_renders_from_the_stored_tree() {
     let (status, _, _) = fetch(&app, &page, &[]).await;
     assert_eq!(status, 200);
     // The visit stored the published revision's page tree.
-    let revision = app
-        .get(&w.admin, &format!("/v1/spaces/{space}"))
-        .await
-        .expect(200)["revision"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let root = content::revision_row(&app.state, &space, &revision)
-        .await
-        .unwrap()
-        .unwrap()
-        .root
-        .clone();
-    let mut tree = None;
-    for _ in 0..100 {
-        tree = content::stored_tree(&app.state, &space, &root).await;
-        if tree.is_some() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let tree = tree.expect("the page tree is stored");
+    let (root, tree) = stored_tree_of(&app, &w, &space).await;
     let bodies: Vec<String> = tree
         .flatten()
         .iter()
@@ -1086,7 +1094,6 @@ async fn a_first_page_after_a_restart_renders_from_the_stored_tree() {
 /// visit gets the page the node with the revision loaded gives.
 #[tokio::test]
 async fn a_burst_of_first_visits_shares_one_reading_of_the_stored_tree() {
-    use quire_server::domain::content;
     let app = TestApp::start().await;
     let w = world(&app).await;
     let space = guide(&app, &w, "Guide").await;
@@ -1094,28 +1101,7 @@ async fn a_burst_of_first_visits_shares_one_reading_of_the_stored_tree() {
     let page = format!("{path}intro/install");
     let (status, _, whole) = fetch(&app, &page, &[]).await;
     assert_eq!(status, 200);
-    let revision = app
-        .get(&w.admin, &format!("/v1/spaces/{space}"))
-        .await
-        .expect(200)["revision"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let root = content::revision_row(&app.state, &space, &revision)
-        .await
-        .unwrap()
-        .unwrap()
-        .root
-        .clone();
-    for _ in 0..100 {
-        if content::stored_tree(&app.state, &space, &root)
-            .await
-            .is_some()
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    stored_tree_of(&app, &w, &space).await;
     let other = app.another_node().await;
     let visits = (0..12).map(|_| fetch(&other, &page, &[]));
     for (status, h, html) in futures_util::future::join_all(visits).await {
