@@ -368,6 +368,7 @@ pub struct ContentCache {
 /// Work on a key done once for everyone who asks while it runs: the first caller runs it,
 /// the others wait for its result. Only running work is held, never a finished result (the
 /// bounded caches hold those); if the caller running it goes away, a waiter takes it over.
+/// A key whose every caller went away keeps an empty entry until it is asked for again.
 pub struct Flights<V> {
     running: Arc<std::sync::Mutex<HashMap<String, Arc<tokio::sync::OnceCell<V>>>>>,
 }
