@@ -187,6 +187,35 @@ impl Blobs {
         Ok(())
     }
 
+    /// Removes the derived bytes of a space written before `before` (ms since the epoch)
+    /// whose names are not in `keep`; returns how many were removed.
+    pub async fn prune_derived(
+        &self,
+        space_id: &str,
+        keep: &[String],
+        before: i64,
+    ) -> anyhow::Result<usize> {
+        use futures_util::TryStreamExt;
+        let prefix = self.derived_path(space_id, "");
+        let found: Vec<_> = self.store.list(Some(&prefix)).try_collect().await?;
+        let mut removed = 0;
+        for meta in found {
+            let kept = meta
+                .location
+                .filename()
+                .is_some_and(|name| keep.iter().any(|k| k == name));
+            if kept || meta.last_modified.timestamp_millis() >= before {
+                continue;
+            }
+            match self.store.delete(&meta.location).await {
+                Ok(()) => removed += 1,
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
+        Ok(removed)
+    }
+
     /// Copies every blob this store holds and `dest` lacks into `dest` (derived bytes are
     /// left out: they can be made again); returns how many blobs and bytes were copied.
     /// Blobs are named by their content, so a blob present in `dest` is the same blob.

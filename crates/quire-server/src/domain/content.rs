@@ -135,6 +135,52 @@ async fn walk(
     Ok(rev)
 }
 
+/// Job kind that removes a space's derived bytes (stored page trees, page listings, PDFs)
+/// that no longer serve it; enqueued each time the space moves to a new revision.
+pub const PRUNE_JOB: &str = "prune-derived";
+
+/// Derived bytes younger than this are kept whatever revision they belong to: change
+/// requests and PDF links in use read them, and they cost only storage.
+pub const DERIVED_GRACE_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// Moves a space to the revision `revision` if it is still at `expected` (see
+/// [`store::revisions::advance_space`]), and schedules the pruning of what was derived
+/// from its earlier revisions, in the same transaction.
+pub async fn advance_space(
+    tx: &mut Tx,
+    space_id: &str,
+    expected: &str,
+    revision: &str,
+    now: i64,
+) -> sqlx::Result<bool> {
+    if !store::revisions::advance_space(tx, space_id, expected, revision, now).await? {
+        return Ok(false);
+    }
+    store::jobs::enqueue(tx, PRUNE_JOB, space_id, now, now).await?;
+    Ok(true)
+}
+
+/// Removes the derived bytes of `space_id` older than [`DERIVED_GRACE_MS`], except the page
+/// tree and listing of its current revision (which sites and first reads use); returns how
+/// many were removed. Derived bytes can always be made again, so removing too much would
+/// cost only work.
+pub async fn prune_derived(state: &AppState, space_id: &str) -> anyhow::Result<usize> {
+    let Some(space) = store::spaces::get(&state.db, space_id).await? else {
+        return Ok(0);
+    };
+    let mut keep = Vec::new();
+    if let Some(row) = revision_row(state, space_id, &space.revision_id).await? {
+        keep.push(tree_name(space_id, &row.root));
+        keep.push(listing_name(state, space_id, &row.root));
+    }
+    let before = state.now() - DERIVED_GRACE_MS;
+    let removed = state.blobs.prune_derived(space_id, &keep, before).await?;
+    if removed > 0 {
+        tracing::info!(space = %space_id, removed, "pruned derived bytes of earlier revisions");
+    }
+    Ok(removed)
+}
+
 /// Bumped when the stored page tree's shape changes, so that an older build's is not read.
 const TREE_FORMAT: u32 = 2;
 

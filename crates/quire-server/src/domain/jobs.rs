@@ -91,6 +91,11 @@ async fn keep_lease(state: &AppState, id: &str, lease: &AtomicI64, lease_ms: i64
 async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
     match job.kind.as_str() {
         PURGE_JOB => purge_space(state, &job.payload).await,
+        crate::domain::content::PRUNE_JOB => {
+            crate::domain::content::prune_derived(state, &job.payload)
+                .await
+                .map(drop)
+        }
         crate::domain::openapi::JOB => crate::domain::openapi::process(state, &job.payload).await,
         crate::domain::search::JOB => {
             Ok(crate::domain::search::maintain(state, &job.payload).await?)

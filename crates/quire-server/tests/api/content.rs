@@ -710,11 +710,17 @@ async fn files_are_stored_and_downloaded_by_signed_url() {
     .expect_error(400);
 }
 
-/// The one file in `dir`, once a background write has put it there. The blob store writes a
-/// staging file (its name holds `#`) and renames it: that one is not the stored file yet.
+/// The one file in `dir`, once a background write has put it there.
 pub async fn eventually_stored(dir: &std::path::Path) -> std::path::PathBuf {
-    for _ in 0..200 {
-        let found: Vec<_> = std::fs::read_dir(dir)
+    derived_files(dir, 1).await.remove(0)
+}
+
+/// The files in `dir`, once there are `n` (they are written in the background). The blob
+/// store writes a staging file (its name holds `#`) and renames it: that one is not counted.
+async fn derived_files(dir: &std::path::Path, n: usize) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for _ in 0..300 {
+        found = std::fs::read_dir(dir)
             .map(|d| {
                 d.filter_map(Result::ok)
                     .map(|e| e.path())
@@ -722,12 +728,12 @@ pub async fn eventually_stored(dir: &std::path::Path) -> std::path::PathBuf {
                     .collect()
             })
             .unwrap_or_default();
-        if let [one] = found.as_slice() {
-            return one.clone();
+        if found.len() == n {
+            return found;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    panic!("nothing stored in {}", dir.display());
+    panic!("{} files in {}, not {n}", found.len(), dir.display());
 }
 
 #[tokio::test]
@@ -792,4 +798,37 @@ async fn a_burst_of_first_reads_decodes_the_revision_once() {
         assert_eq!(read.expect(200), expected);
     }
     assert_eq!(fresh.state.content.decodes(false), 1);
+}
+
+/// What was derived from a space's earlier revisions (here their stored page listings) is
+/// removed when the space next moves, once older than a day; its current revision's stays,
+/// and so does anything younger.
+#[tokio::test]
+async fn derived_bytes_of_earlier_revisions_are_pruned_after_a_day() {
+    use quire_server::domain::{content::DERIVED_GRACE_MS, jobs};
+    let app = TestApp::start().await;
+    let (alice, space) = setup(&app).await;
+    let dir = app.config.data_dir.join("blobs/derived").join(&space.id);
+    // Each seed merges a change request and reads the listing, which stores it.
+    seed(&app, &alice, &space, "First.\n").await;
+    derived_files(&dir, 1).await;
+    seed(&app, &alice, &space, "Second.\n").await;
+    derived_files(&dir, 2).await;
+    jobs::run_due(&app.state).await.unwrap();
+    // Both are younger than a day: kept.
+    let young = derived_files(&dir, 2).await;
+
+    app.clock.advance_ms(DERIVED_GRACE_MS + 60_000);
+    seed(&app, &alice, &space, "Third.\n").await;
+    derived_files(&dir, 3).await;
+    jobs::run_due(&app.state).await.unwrap();
+    let left = derived_files(&dir, 1).await;
+    assert!(young.iter().all(|p| !p.exists()), "{young:?}");
+    let listing = app
+        .get(&alice, &format!("/v1/spaces/{}/content/pages", space.id))
+        .await
+        .expect(200);
+    let kept: Value = serde_json::from_slice(&std::fs::read(&left[0]).unwrap()).unwrap();
+    assert_eq!(kept, listing);
+    assert!(listing.to_string().contains("Page"), "{listing}");
 }

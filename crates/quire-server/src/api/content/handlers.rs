@@ -823,14 +823,8 @@ pub async fn merge_cr(
             },
         )
         .await?;
-        if !store::revisions::advance_space(
-            &mut tx,
-            &space.id,
-            &space.revision_id,
-            &revision_id,
-            now,
-        )
-        .await?
+        if !content::advance_space(&mut tx, &space.id, &space.revision_id, &revision_id, now)
+            .await?
         {
             // The space moved meanwhile (another merge): merge again against its new content.
             continue;

@@ -130,7 +130,7 @@ pub async fn apply_template(
             },
         )
         .await?;
-        if !store::revisions::advance_space(
+        if !crate::domain::content::advance_space(
             &mut tx,
             &space.id,
             &space.revision_id,

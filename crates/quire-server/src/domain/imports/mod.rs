@@ -334,7 +334,7 @@ async fn land_space(
         },
     )
     .await?;
-    if !store::revisions::advance_space(&mut tx, space_id, expected, &revision_id, now).await? {
+    if !content::advance_space(&mut tx, space_id, expected, &revision_id, now).await? {
         return Ok(None);
     }
     crate::domain::search::reindex(state, &mut tx, space_id, &revision_id, saved.revision())

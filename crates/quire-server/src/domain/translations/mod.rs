@@ -424,7 +424,7 @@ async fn save(
                     },
                 )
                 .await?;
-                if !store::revisions::advance_space(
+                if !crate::domain::content::advance_space(
                     &mut tx,
                     &space.id,
                     &space.revision_id,
