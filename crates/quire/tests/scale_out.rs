@@ -623,6 +623,8 @@ async fn two_nodes_behind_a_load_balancer_share_everything() {
     assert_eq!(kind("openapi-process"), 4, "{finished:?}");
     assert_eq!(kind("purge-space"), deleted.len(), "{finished:?}");
     assert!(kind("search-index") >= 1, "{finished:?}");
+    // Every merge schedules the pruning of derived bytes in the shared object store.
+    assert!(kind("prune-derived") >= 1, "{finished:?}");
     let (_, found) = api
         .get(&format!("{lb}/v1/spaces/{searched}/search?query=findable"))
         .await;
