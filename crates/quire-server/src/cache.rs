@@ -136,11 +136,11 @@ pub type Shared = Arc<dyn Any + Send + Sync>;
 pub struct AccessCache {
     ttl_ms: i64,
     generation: AtomicU64,
-    users: Map<String, UserRow>,
+    users: Map<String, Arc<UserRow>>,
     /// Keyed by `org id + '\n' + user id`, looked up without allocating.
     orgs: Map<String, Option<OrgForUser>>,
     /// Space rows by id (`None`: known not to exist).
-    spaces: Map<String, Option<SpaceRow>>,
+    spaces: Map<String, Option<Arc<SpaceRow>>>,
     /// Users by id, as authors of what listings show (`None`: known not to exist).
     people: Map<String, Option<UserRow>>,
     /// What the domain derives for a user in an organization (their grants), keyed by
@@ -201,7 +201,7 @@ impl AccessCache {
     }
 
     /// The cached user of a token hash.
-    pub fn user(&self, token_hash: &str, now: i64) -> Option<UserRow> {
+    pub fn user(&self, token_hash: &str, now: i64) -> Option<Arc<UserRow>> {
         if !self.enabled() {
             return None;
         }
@@ -210,7 +210,7 @@ impl AccessCache {
     }
 
     /// Caches the user of a token hash, read at `generation`.
-    pub fn put_user(&self, token_hash: String, user: UserRow, now: i64, generation: u64) {
+    pub fn put_user(&self, token_hash: String, user: Arc<UserRow>, now: i64, generation: u64) {
         if self.enabled() {
             self.users.put(token_hash, user, now, generation);
         }
@@ -242,7 +242,7 @@ impl AccessCache {
     }
 
     /// The cached row of a space (`Some(None)`: known not to exist).
-    pub fn space(&self, space_id: &str, now: i64) -> Option<Option<SpaceRow>> {
+    pub fn space(&self, space_id: &str, now: i64) -> Option<Option<Arc<SpaceRow>>> {
         if !self.enabled() {
             return None;
         }
@@ -251,7 +251,7 @@ impl AccessCache {
     }
 
     /// Caches the row of a space, read at `generation`.
-    pub fn put_space(&self, space_id: &str, row: Option<SpaceRow>, now: i64, generation: u64) {
+    pub fn put_space(&self, space_id: &str, row: Option<Arc<SpaceRow>>, now: i64, generation: u64) {
         if self.enabled() {
             self.spaces.put(space_id.to_string(), row, now, generation);
         }

@@ -11,8 +11,8 @@ use crate::store::users::UserRow;
 /// The authenticated user of a request.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    /// The user behind the token.
-    pub user: UserRow,
+    /// The user behind the token, shared with the access cache.
+    pub user: std::sync::Arc<UserRow>,
 }
 
 /// Resolves the bearer token of a request; 401 when it is missing or unknown.
@@ -39,6 +39,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
     let generation = state.cache.generation();
     let user = store::tokens::authenticate(&state.db, &hash)
         .await?
+        .map(std::sync::Arc::new)
         .ok_or_else(|| ApiError::Unauthorized("Unknown or revoked API token.".into()))?;
     if user.first_auth_at.is_none() {
         first_authentication(state, &user).await?;

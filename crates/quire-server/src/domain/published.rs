@@ -298,7 +298,7 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         site,
         section,
         site_space,
-        space_revision: space.revision_id,
+        space_revision: space.revision_id.clone(),
         share_key,
         visitor_until,
         pathname: segments.join("/"),

@@ -315,21 +315,21 @@ async fn check_published(
                 })?;
             let grants = Arc::new(Grants::assemble(None, HashMap::new(), HashMap::new()));
             parts.extensions.insert(SpaceCtx {
-                space,
+                space: Arc::new(space),
                 role: Role::Read,
                 org: org.clone(),
                 grants,
             });
             // Content reads sign file URLs for a reader: the published site's visitor.
             parts.extensions.insert(Caller {
-                user: UserRow {
+                user: Arc::new(UserRow {
                     id: UserId::new(format!("~site:{}", scope.site)),
                     email: String::new(),
                     display_name: "Published content".into(),
                     photo_url: None,
                     created_at: 0,
                     first_auth_at: Some(0),
-                },
+                }),
             });
         }
         _ => return Err(refused()),

@@ -1300,7 +1300,7 @@ impl<'a> Site<'a> {
                 .await?
                 .filter(|x| x.deleted_at.is_none())
             {
-                items.push((ss, space.title));
+                items.push((ss, space.title.clone()));
             }
         }
         let current = items

@@ -335,7 +335,7 @@ pub async fn duplicate_space(
         created_at: now,
         updated_at: now,
         deleted_at: None,
-        ..ctx.space.clone()
+        ..(*ctx.space).clone()
     };
     crate::domain::spaces::insert_with_revision(&mut tx, &space, &root, Some(&caller.user.id), now)
         .await?;

@@ -97,8 +97,8 @@ pub struct TeamCtx {
 /// The space in the path, with the caller's effective role on it.
 #[derive(Debug, Clone)]
 pub struct SpaceCtx {
-    /// The space (possibly deleted).
-    pub space: SpaceRow,
+    /// The space (possibly deleted), shared with the access cache.
+    pub space: Arc<SpaceRow>,
     /// The caller's effective role.
     pub role: Role,
     /// The caller's standing in the space's organization.
@@ -209,19 +209,25 @@ pub async fn reader_still_reads(
     let Some(user) = store::users::get(&state.db, reader_id).await? else {
         return Ok(false);
     };
-    Ok(load_space(state, &Caller { user }, space_id)
-        .await
-        .is_ok_and(|ctx| ctx.space.deleted_at.is_none()))
+    Ok(load_space(
+        state,
+        &Caller {
+            user: Arc::new(user),
+        },
+        space_id,
+    )
+    .await
+    .is_ok_and(|ctx| ctx.space.deleted_at.is_none()))
 }
 
 /// A space's row, deleted or not, through the access cache.
-pub async fn space_row(state: &AppState, space_id: &str) -> ApiResult<Option<SpaceRow>> {
+pub async fn space_row(state: &AppState, space_id: &str) -> ApiResult<Option<Arc<SpaceRow>>> {
     let now = state.clock.now_ms();
     if let Some(found) = state.cache.space(space_id, now) {
         return Ok(found);
     }
     let generation = state.cache.generation();
-    let found = store::spaces::get(&state.db, space_id).await?;
+    let found = store::spaces::get(&state.db, space_id).await?.map(Arc::new);
     state
         .cache
         .put_space(space_id, found.clone(), now, generation);
@@ -276,7 +282,7 @@ pub async fn people(state: &AppState, ids: &[&str]) -> ApiResult<HashMap<String,
 pub async fn current_revision(state: &AppState, space_id: &str) -> ApiResult<String> {
     Ok(space_row(state, space_id)
         .await?
-        .map(|s| s.revision_id)
+        .map(|s| s.revision_id.clone())
         .unwrap_or_default())
 }
 
