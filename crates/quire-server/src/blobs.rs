@@ -164,11 +164,12 @@ impl Blobs {
         }
     }
 
-    /// Whether derived bytes are stored under `name`.
-    pub async fn has_derived(&self, space_id: &str, name: &str) -> anyhow::Result<bool> {
+    /// When the derived bytes under `name` were written (ms since the epoch), if they are
+    /// stored.
+    pub async fn derived_written(&self, space_id: &str, name: &str) -> anyhow::Result<Option<i64>> {
         match self.store.head(&self.derived_path(space_id, name)).await {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Ok(meta) => Ok(Some(meta.last_modified.timestamp_millis())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(err) => Err(err.into()),
         }
     }

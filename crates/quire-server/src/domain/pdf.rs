@@ -59,15 +59,18 @@ pub fn name(req: &PdfRequest<'_>) -> String {
     )
 }
 
-/// Makes the PDF of `req` unless it is stored already; returns its stored name.
+/// Makes the PDF of `req` unless it is stored already; returns its stored name. A stored
+/// PDF old enough to be pruned before a URL given now expires is made again (see
+/// `content::prune_derived`), so that no URL handed out outlives its PDF.
 pub async fn ensure(state: &AppState, req: &PdfRequest<'_>) -> ApiResult<String> {
     let name = name(req);
-    if state
+    let written = state
         .blobs
-        .has_derived(req.space_id, &name)
+        .derived_written(req.space_id, &name)
         .await
-        .map_err(ApiError::internal)?
-    {
+        .map_err(ApiError::internal)?;
+    let fresh_after = state.now() - (content::DERIVED_GRACE_MS - 2 * URL_TTL_MS);
+    if written.is_some_and(|at| at >= fresh_after) {
         return Ok(name);
     }
     let rev = content::load_in(state, req.space_id, req.root).await?;

@@ -345,3 +345,16 @@ impl Drop for TestApp {
         }
     }
 }
+
+/// Makes a stored file look written `ms` milliseconds ago (the blob store dates what it
+/// holds by the files' modification times).
+pub fn age_file(path: &std::path::Path, ms: i64) {
+    let then = std::time::SystemTime::now()
+        - std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .set_modified(then)
+        .unwrap();
+}

@@ -335,3 +335,44 @@ async fn pdf_urls_are_signed_and_expire() {
         .await
         .expect_error(404);
 }
+
+/// A PDF stored long enough ago to be pruned soon is made again before a URL to it is
+/// handed out: the URL works even when the space moves and its old derived bytes are
+/// pruned right after.
+#[tokio::test]
+async fn a_pdf_url_outlives_the_pruning_of_old_derived_bytes() {
+    use quire_server::domain::{content::DERIVED_GRACE_MS, jobs};
+    let app = TestApp::start().await;
+    let f = fixture(&app).await;
+    let path = format!("/v1/spaces/{}/pdf", f.space);
+    let first = app.get(&f.alice, &path).await.expect(200)["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fetch_pdf(&first).await;
+    // The stored PDF is made a day old, due for pruning: asking again makes it anew.
+    let name = first
+        .split("/pdf/")
+        .nth(1)
+        .unwrap()
+        .split(".pdf")
+        .next()
+        .unwrap();
+    let stored = app.config.data_dir.join("blobs/derived").join(name);
+    crate::harness::age_file(&stored, DERIVED_GRACE_MS + 60_000);
+    let url = app.get(&f.alice, &path).await.expect(200)["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The space moves (a merge), and the pruning it schedules runs at once.
+    app.post(
+        &f.alice,
+        &format!("/v1/spaces/{}/change-requests/{}/merge", f.space, f.cr),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    jobs::run_due(&app.state).await.unwrap();
+    let pdf = fetch_pdf(&url).await;
+    assert!(pdf.starts_with(b"%PDF"));
+}
