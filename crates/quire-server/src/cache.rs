@@ -361,6 +361,9 @@ pub struct ContentCache {
     pub loads: Flights<Arc<Revision>>,
     /// Stored page trees being read and decoded, by `space:root` (as `loads`).
     pub tree_reads: Flights<Option<Arc<Revision>>>,
+    /// Stored page trees decoded in the last minute, by `space:root`: the visits that come
+    /// while the revision itself loads (after a restart) neither read nor copy the tree.
+    pub warm_trees: Cache<String, Arc<Revision>>,
     /// Revisions this node decoded whole, and stored page trees it decoded.
     decoded: Arc<[AtomicU64; 2]>,
 }
@@ -500,6 +503,11 @@ impl ContentCache {
                 .build(),
             loads: Flights::default(),
             tree_reads: Flights::default(),
+            warm_trees: Cache::builder()
+                .max_capacity(sixth)
+                .weigher(|_, r: &Arc<Revision>| u32::try_from(weight(r)).unwrap_or(u32::MAX))
+                .time_to_live(std::time::Duration::from_secs(60))
+                .build(),
             decoded: Arc::default(),
         }
     }

@@ -233,17 +233,25 @@ pub fn keep_tree(state: &AppState, space_id: &str, root: &str, rev: &Arc<Revisio
 
 /// The page tree of a revision as [`keep_tree`] stored it (document bodies empty), or `None`
 /// when it is not stored or cannot be read. Never to be cached or edited as the revision.
-/// Visits that ask at the same time (a burst after a restart) share one reading; each gets
-/// its own copy, which the only one asking gets without copying.
-pub async fn stored_tree(state: &AppState, space_id: &str, root: &str) -> Option<Revision> {
+/// Visits that ask at the same time (a burst after a restart) share one reading, and the
+/// tree is kept for a minute (`warm_trees`) for the visits that come while the revision
+/// itself loads in the background.
+pub async fn stored_tree(state: &AppState, space_id: &str, root: &str) -> Option<Arc<Revision>> {
     let key = format!("{space_id}:{root}");
-    let read =
-        || async { Ok::<_, std::convert::Infallible>(read_tree(state, space_id, root).await) };
-    let shared = match state.content.tree_reads.run(&key, read).await {
-        Ok(tree) => tree?,
-        Err(never) => match never {},
+    if let Some(tree) = state.content.warm_trees.get(&key) {
+        return Some(tree);
+    }
+    let read = || async {
+        let tree = read_tree(state, space_id, root).await;
+        if let Some(tree) = &tree {
+            state.content.warm_trees.insert(key.clone(), tree.clone());
+        }
+        Ok::<_, std::convert::Infallible>(tree)
     };
-    Some(Arc::try_unwrap(shared).unwrap_or_else(|shared| (*shared).clone()))
+    match state.content.tree_reads.run(&key, read).await {
+        Ok(tree) => tree,
+        Err(never) => match never {},
+    }
 }
 
 /// Reads and decodes the stored page tree, for [`stored_tree`].

@@ -146,8 +146,11 @@ pub(super) struct Opened {
     token_in_url: Option<String>,
     /// Whether the URL holds a share key (`~share/{key}/`).
     keyed_in_url: bool,
-    /// Whether `rev` is the stored page tree (with one body), not the loaded revision.
+    /// Whether `rev` is the stored page tree, not the loaded revision.
     from_tree: bool,
+    /// With the stored tree (whose bodies are empty, and shared): the id and body of the
+    /// page the URL names.
+    body: Option<(String, PageKind)>,
 }
 
 /// What a request needs of the revision it shows.
@@ -231,12 +234,12 @@ pub(super) async fn open(
         false => None,
     };
     let from_tree = tree.is_some();
-    let rev = match tree {
+    let (rev, body) = match tree {
         Some(tree) => tree,
         None => {
             let rev = content::load_in(state, space_id, &row.root).await?;
             content::keep_tree(state, space_id, &row.root, &rev);
-            rev
+            (rev, None)
         }
     };
     Ok(Ok(Opened {
@@ -246,6 +249,7 @@ pub(super) async fn open(
         token_in_url,
         keyed_in_url,
         from_tree,
+        body,
     }))
 }
 
@@ -259,18 +263,23 @@ fn is_page_path(path: &str) -> bool {
         && !path.ends_with(".md")
 }
 
-/// The revision's stored page tree with the body of the page `r` names filled in, when the
-/// tree is stored and that body reads (the caller then loads the whole revision, see
+/// The revision's stored page tree and the body of the page `r` names, when the tree is
+/// stored and that body reads (the caller then loads the whole revision, see
 /// [`load_later`]); `None` sends the caller to the revision itself.
-async fn tree_with_page(state: &AppState, r: &Resolved, root: &str) -> Option<Arc<Revision>> {
+async fn tree_with_page(
+    state: &AppState,
+    r: &Resolved,
+    root: &str,
+) -> Option<(Arc<Revision>, Option<(String, PageKind)>)> {
     let space_id = &r.site_space.space_id;
-    let mut tree = content::stored_tree(state, space_id, root).await?;
+    let tree = content::stored_tree(state, space_id, root).await?;
     let named = {
         let list = entries(&tree, &r.visitor);
         locate(&list, &r.pathname)
             .filter(|e| is_document(e.page))
             .map(|e| e.page.id.clone())
     };
+    let mut body = None;
     if let Some(id) = named {
         // The tree is a shortcut: a body it cannot give is read with the whole revision.
         let page = match content::page_of(state, root, &id).await {
@@ -280,10 +289,10 @@ async fn tree_with_page(state: &AppState, r: &Resolved, root: &str) -> Option<Ar
                 return None;
             }
         };
-        page_mut(&mut tree.pages, &id)?.kind = page.kind;
+        body = Some((id, page.kind));
     }
     state.content.rendered_from_tree();
-    Some(Arc::new(tree))
+    Some((tree, body))
 }
 
 /// Loads a revision whole in the background (one load per revision at a time), after a page
@@ -299,19 +308,6 @@ fn load_later(state: &AppState, space_id: &str, root: &str) {
         }
         state.content.done_warming(&root);
     });
-}
-
-/// The page with id `id` in a page tree (the depth is the stored tree's, which edits bound).
-fn page_mut<'a>(pages: &'a mut [Page], id: &str) -> Option<&'a mut Page> {
-    for p in pages {
-        if p.id == id {
-            return Some(p);
-        }
-        if let Some(found) = page_mut(&mut p.pages, id) {
-            return Some(found);
-        }
-    }
-    None
 }
 
 /// The entry a page path names: the first listed document for the site space's root, else
@@ -337,12 +333,13 @@ async fn answer(
         token_in_url,
         keyed_in_url,
         from_tree,
+        body,
     } = match open(state, rest, query, headers, Need::OnePage).await? {
         Ok(opened) => opened,
         Err(res) => return Ok(res),
     };
     let visitor = r.visitor.clone();
-    let site = Site::new(state, &r, &rev, &row, &visitor)?;
+    let site = Site::new(state, &r, &rev, &row, &visitor)?.with_body(body.as_ref());
     let mut res = match r.pathname.as_str() {
         "robots.txt" => site.robots(),
         "sitemap.xml" => site.sitemap().await?,
@@ -384,8 +381,8 @@ async fn answer(
         }
     }
     if from_tree {
-        // A tree read for this one answer is freed after the answer leaves: freeing 10,000
-        // pages took 1.5 ms of a first render after a restart.
+        // Should this hold the tree's last reference (the minute it is kept has passed), it
+        // is freed after the answer leaves: freeing 10,000 pages took 1.5 ms of a render.
         drop(site);
         tokio::task::spawn_blocking(move || drop(rev));
     }
@@ -685,6 +682,8 @@ pub(super) struct Site<'a> {
     spaces: HashMap<String, String>,
     /// The visitor's claims as JSON, written once: a page's cache key and ETag both hold it.
     visitor_text: OnceLock<String>,
+    /// The id and body of one page, when `rev` is a stored page tree (bodies empty).
+    body: Option<&'a (String, PageKind)>,
 }
 
 impl<'a> Site<'a> {
@@ -719,7 +718,21 @@ impl<'a> Site<'a> {
             urls,
             spaces,
             visitor_text: OnceLock::new(),
+            body: None,
         })
+    }
+
+    /// The same, showing `rev` (a stored page tree) with the body of the one page it lacks.
+    pub(super) fn with_body(self, body: Option<&'a (String, PageKind)>) -> Self {
+        Site { body, ..self }
+    }
+
+    /// What a page of `rev` is, with its body: from [`Site::with_body`] for that page.
+    fn kind<'p>(&'p self, page: &'p Page) -> &'p PageKind {
+        match self.body {
+            Some((id, kind)) if *id == page.id => kind,
+            _ => &page.kind,
+        }
     }
 
     fn visitor_text(&self) -> &str {
@@ -978,7 +991,7 @@ impl<'a> Site<'a> {
         let Some(entry) = locate(list, &self.r.pathname) else {
             return Route::NotFound;
         };
-        match &entry.page.kind {
+        match self.kind(entry.page) {
             PageKind::Document(doc) => {
                 let mut specs = crate::domain::openapi::embedded_specs(&doc.markdown, 16);
                 for rc in &self.rev.reusable_contents {
@@ -1484,7 +1497,7 @@ impl<'a> Site<'a> {
         // done once per page version thanks to the cache.
         let links = self.links(list);
         let page = entry.page;
-        let PageKind::Document(doc) = &page.kind else {
+        let PageKind::Document(doc) = self.kind(page) else {
             return String::new();
         };
         let rendered = render_document(&markdown_to_document(&doc.markdown), &links);

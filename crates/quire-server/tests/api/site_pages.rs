@@ -1020,7 +1020,7 @@ async fn stored_tree_of(
     app: &TestApp,
     w: &World,
     space: &str,
-) -> (String, quire_content::model::Revision) {
+) -> (String, std::sync::Arc<quire_content::model::Revision>) {
     use quire_server::domain::content;
     let revision = app
         .get(&w.admin, &format!("/v1/spaces/{space}"))
@@ -1089,9 +1089,9 @@ async fn a_first_page_after_a_restart_renders_from_the_stored_tree() {
 }
 
 /// A burst of first visits on a node that holds none of the revision (as after a restart)
-/// answers from the stored page tree, read once for the visits that ask at the same time
-/// (`cache::Flights`, whose tests show the sharing), each given its own copy to fill in: every
-/// visit gets the page the node with the revision loaded gives.
+/// answers from the stored page tree, read once for all of them (shared by the visits that
+/// ask at the same time, then kept while the revision loads), and every visit gets the page
+/// the node with the revision loaded gives.
 #[tokio::test]
 async fn a_burst_of_first_visits_shares_one_reading_of_the_stored_tree() {
     let app = TestApp::start().await;
@@ -1110,10 +1110,9 @@ async fn a_burst_of_first_visits_shares_one_reading_of_the_stored_tree() {
         assert_eq!(html, whole.replace(&app.base, &other.base));
     }
     // The first visits answered from the tree (later ones may find the revision loaded),
-    // never decoding it more often than they used it.
-    let from_trees = other.state.content.renders_from_trees();
-    assert!(from_trees >= 1, "{from_trees}");
-    assert!(other.state.content.decodes(true) <= from_trees);
+    // read once: at the same time through one reading, later from the tree kept meanwhile.
+    assert!(other.state.content.renders_from_trees() >= 1);
+    assert_eq!(other.state.content.decodes(true), 1);
 }
 
 /// A page's links to other pages and its files resolve to the site's URLs; the files are
