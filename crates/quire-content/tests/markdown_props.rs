@@ -127,3 +127,30 @@ fn a_task_item_underlined_as_a_heading_is_kept_as_written() {
     check(md).unwrap();
     assert_eq!(normalize_markdown(md), format!("{md}\n"));
 }
+
+/// A case the structures test found: an image's text holding a line break (here a
+/// backslash then trailing tabs) was written as `<br>` after the backslash, which read back
+/// as the literal text `<br>`. An image's text is one line: a break in it is a space.
+#[test]
+fn a_line_break_in_an_image_text_is_a_space() {
+    let md = "\n- \n- 0{\n![\\\t\t\n](/files/f1)\n";
+    check(md).unwrap();
+    assert!(
+        normalize_markdown(md).contains("![\\ ](/files/f1)"),
+        "{}",
+        normalize_markdown(md)
+    );
+}
+
+/// A case the structures test found: an image whose text is `|`, in a table cell, was
+/// written with the `|` bare, which ended the cell on the next read.
+#[test]
+fn a_bar_in_an_image_text_inside_a_table_cell_stays_in_the_cell() {
+    let md = "\n|  |  |\n| --- | :-: |\n|  | x |\n![\\|](/files/f1)";
+    check(md).unwrap();
+    assert!(
+        normalize_markdown(md).contains("![\\|](/files/f1)"),
+        "{}",
+        normalize_markdown(md)
+    );
+}

@@ -316,7 +316,7 @@ impl Writer {
             "mention" => match href() {
                 Some(h) if self.ctx != Ctx::Html => format!(
                     "[{}]({} \"mention\")",
-                    escape_label(&path_label(&h)),
+                    self.plain_label(&path_label(&h)),
                     link_dest(&h)
                 ),
                 Some(h) => format!(
@@ -385,6 +385,16 @@ impl Writer {
         out
     }
 
+    /// A label written from plain text (an image's caption, a mention's path); in a table
+    /// cell a `|` would end the cell, so it is escaped there.
+    fn plain_label(&self, text: &str) -> String {
+        let label = escape_label(text);
+        match self.ctx {
+            Ctx::Cell => label.replace('|', "\\|"),
+            _ => label,
+        }
+    }
+
     fn inline_image(&self, e: &Element) -> String {
         let Some(src) = data_ref(e, "ref").map(|r| ref_href(&r)) else {
             return String::new();
@@ -394,7 +404,7 @@ impl Writer {
         let size = e.data_str("size");
         if dark.is_none() && alt.is_none() && size.is_none() && self.ctx != Ctx::Html {
             let caption = e.data_str("caption").unwrap_or("");
-            return format!("![{}]({})", escape_label(caption), link_dest(&src));
+            return format!("![{}]({})", self.plain_label(caption), link_dest(&src));
         }
         let mut img = format!(
             "<img src=\"{}\" alt=\"{}\"",

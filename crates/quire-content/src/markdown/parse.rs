@@ -1215,7 +1215,8 @@ impl EventParser<'_, '_> {
         let inner = self.inlines(ev, depth + 1);
         self.marks = saved;
         ev.next();
-        let alt = items_text(&inner);
+        // An image's text is one line (its caption or alt): a break inside it is a space.
+        let alt = items_text(&inner).replace('\n', " ");
         match self.scanner.resolve(dest) {
             LinkTarget::Ref(r @ (ContentRef::File { .. } | ContentRef::Url { .. })) => {
                 out.push(Item::Image(r, alt))
