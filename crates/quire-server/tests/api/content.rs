@@ -240,6 +240,17 @@ async fn author_read_merge_cycle() {
     .expect_error(409);
 }
 
+/// Merges the change request `cr` of `space`.
+async fn merge(app: &TestApp, who: &Persona, space: &Space, cr: &str) {
+    app.post(
+        who,
+        &format!("/v1/spaces/{}/change-requests/{cr}/merge", space.id),
+        json!({}),
+    )
+    .await
+    .expect(200);
+}
+
 async fn seed(app: &TestApp, who: &Persona, space: &Space, body: &str) -> String {
     let cr = open_cr(app, who, space, "seed").await;
     batch(
@@ -251,13 +262,7 @@ async fn seed(app: &TestApp, who: &Persona, space: &Space, body: &str) -> String
     )
     .await
     .expect(200);
-    app.post(
-        who,
-        &format!("/v1/spaces/{}/change-requests/{cr}/merge", space.id),
-        json!({}),
-    )
-    .await
-    .expect(200);
+    merge(app, who, space, &cr).await;
     let main = app
         .get(who, &format!("/v1/spaces/{}/content/pages", space.id))
         .await
@@ -307,13 +312,7 @@ async fn update_from_main_and_non_overlapping_edits_both_survive() {
     )
     .await
     .expect(200);
-    app.post(
-        &alice,
-        &format!("/v1/spaces/{}/change-requests/{a}/merge", space.id),
-        json!({}),
-    )
-    .await
-    .expect(200);
+    merge(&app, &alice, &space, &a).await;
 
     let b_json = app
         .get(
@@ -357,13 +356,7 @@ async fn update_from_main_and_non_overlapping_edits_both_survive() {
         "{text}"
     );
 
-    app.post(
-        &alice,
-        &format!("/v1/spaces/{}/change-requests/{b}/merge", space.id),
-        json!({}),
-    )
-    .await
-    .expect(200);
+    merge(&app, &alice, &space, &b).await;
     let text = main_markdown(&app, &alice, &space, &page).await;
     assert!(
         text.contains("Line ONE.") && text.contains("Line FIVE."),
@@ -397,13 +390,7 @@ async fn overlapping_edits_conflict_and_change_nothing() {
     )
     .await
     .expect(200);
-    app.post(
-        &alice,
-        &format!("/v1/spaces/{}/change-requests/{a}/merge", space.id),
-        json!({}),
-    )
-    .await
-    .expect(200);
+    merge(&app, &alice, &space, &a).await;
     let before = app
         .get(&alice, &format!("/v1/spaces/{}", space.id))
         .await
@@ -554,13 +541,7 @@ async fn locked_spaces_refuse_merges() {
     )
     .await
     .expect(200);
-    app.post(
-        &alice,
-        &format!("/v1/spaces/{}/change-requests/{cr}/merge", space.id),
-        json!({}),
-    )
-    .await
-    .expect(200);
+    merge(&app, &alice, &space, &cr).await;
 }
 
 #[tokio::test]
@@ -717,7 +698,7 @@ pub async fn eventually_stored(dir: &std::path::Path) -> std::path::PathBuf {
 
 /// The files in `dir`, once there are `n` (they are written in the background). The blob
 /// store writes a staging file (its name holds `#`) and renames it: that one is not counted.
-async fn derived_files(dir: &std::path::Path, n: usize) -> Vec<std::path::PathBuf> {
+pub async fn derived_files(dir: &std::path::Path, n: usize) -> Vec<std::path::PathBuf> {
     let mut found = Vec::new();
     for _ in 0..300 {
         found = std::fs::read_dir(dir)
@@ -782,13 +763,7 @@ async fn a_burst_of_first_reads_decodes_the_revision_once() {
     batch(&app, &alice, &space, &cr, Value::Array(pages))
         .await
         .expect(200);
-    app.post(
-        &alice,
-        &format!("/v1/spaces/{}/change-requests/{cr}/merge", space.id),
-        json!({}),
-    )
-    .await
-    .expect(200);
+    merge(&app, &alice, &space, &cr).await;
     let path = format!("/v1/spaces/{}/content/files", space.id);
     let expected = app.get(&alice, &path).await.expect(200);
     let fresh = app.another_node().await;

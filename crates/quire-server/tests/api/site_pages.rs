@@ -24,23 +24,20 @@ fn id(v: &Value) -> String {
         .to_string()
 }
 
-/// Writes `changes` into `space` through a change request and merges it.
-async fn write(app: &TestApp, w: &World, space: &str, changes: Value) {
-    let cr = id(&app
+/// Opens a change request in `space`; returns its id.
+async fn open_cr(app: &TestApp, w: &World, space: &str) -> String {
+    id(&app
         .post(
             &w.admin,
             &format!("/v1/spaces/{space}/change-requests"),
             json!({ "subject": "Write" }),
         )
         .await
-        .expect(201));
-    app.post(
-        &w.admin,
-        &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
-        json!({ "changes": changes }),
-    )
-    .await
-    .expect(200);
+        .expect(201))
+}
+
+/// Merges the change request `cr` of `space`.
+async fn merge(app: &TestApp, w: &World, space: &str, cr: &str) {
     app.post(
         &w.admin,
         &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
@@ -48,6 +45,19 @@ async fn write(app: &TestApp, w: &World, space: &str, changes: Value) {
     )
     .await
     .expect(200);
+}
+
+/// Writes `changes` into `space` through a change request and merges it.
+async fn write(app: &TestApp, w: &World, space: &str, changes: Value) {
+    let cr = open_cr(app, w, space).await;
+    app.post(
+        &w.admin,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
+        json!({ "changes": changes }),
+    )
+    .await
+    .expect(200);
+    merge(app, w, space, &cr).await;
 }
 
 /// A guide of four pages: Intro, Install (under Intro), Secret (hidden), Usage.
@@ -1129,14 +1139,7 @@ async fn page_links_and_files_resolve_to_the_site_and_files_cannot_run() {
         .await
         .expect(200);
     let intro = id(&pages["pages"][0]);
-    let cr = id(&app
-        .post(
-            &w.admin,
-            &format!("/v1/spaces/{space}/change-requests"),
-            json!({ "subject": "Media" }),
-        )
-        .await
-        .expect(201));
+    let cr = open_cr(&app, &w, &space).await;
     let content = format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false");
     let script = "PGh0bWw+PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0PjwvaHRtbD4=";
     let files = app
@@ -1164,13 +1167,7 @@ async fn page_links_and_files_resolve_to_the_site_and_files_cannot_run() {
     )
     .await
     .expect(200);
-    app.post(
-        &w.admin,
-        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
-        json!({}),
-    )
-    .await
-    .expect(200);
+    merge(&app, &w, &space, &cr).await;
     let (_, base) = site(&app, &w, &[&space], "public").await;
 
     let (status, h, body) = fetch(&app, &format!("{base}media"), &[]).await;
@@ -1196,4 +1193,39 @@ async fn page_links_and_files_resolve_to_the_site_and_files_cannot_run() {
         assert_eq!(h["x-content-type-options"], "nosniff");
         assert_eq!(h[CONTENT_SECURITY_POLICY], "default-src 'none'; sandbox");
     }
+}
+
+/// The pruning of derived bytes keeps what serves the current revision, the stored page
+/// tree sites read after a restart and the stored page listing, however old, and removes
+/// the rest once a day old.
+#[tokio::test]
+async fn pruning_keeps_the_current_revisions_tree_and_listing() {
+    use quire_server::domain::content::{self, DERIVED_GRACE_MS};
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (_, path) = site(&app, &w, &[&space], "public").await;
+    let (status, _, _) = fetch(&app, &format!("{path}intro/install"), &[]).await;
+    assert_eq!(status, 200);
+    stored_tree_of(&app, &w, &space).await;
+    app.get(&w.admin, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    app.state
+        .blobs
+        .put_derived(&space, "left-over", bytes::Bytes::from_static(b"old"))
+        .await
+        .unwrap();
+    let dir = app.config.data_dir.join("blobs/derived").join(&space);
+    let files = crate::content::derived_files(&dir, 3).await;
+    for file in &files {
+        crate::harness::age_file(file, DERIVED_GRACE_MS + 60_000);
+    }
+    assert_eq!(content::prune_derived(&app.state, &space).await.unwrap(), 1);
+    let left = crate::content::derived_files(&dir, 2).await;
+    assert!(left.iter().all(|p| !p.ends_with("left-over")), "{left:?}");
+    // A node that has read nothing still finds the tree.
+    let other = app.another_node().await;
+    let root = stored_tree_of(&other, &w, &space).await.0;
+    assert!(!root.is_empty());
 }
