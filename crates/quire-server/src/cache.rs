@@ -148,6 +148,28 @@ pub struct AccessCache {
     derived: Map<String, Shared>,
     /// What published sites show: a site's row and structure, by site id.
     sites: Map<String, Shared>,
+    /// Serialized listings of change requests and comments (see [`AccessCache::listing`]).
+    listings: Listings,
+}
+
+/// Bytes of listing answers kept per node: a few thousand listings of typical size.
+const LISTING_BYTES: u64 = 32 << 20;
+
+/// Listing answers by key, bounded by their size.
+struct Listings {
+    answers: Cache<String, Arc<Listed>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+/// A listing answer, with what it was built at.
+struct Listed {
+    body: bytes::Bytes,
+    /// The space's listing version read before the answer was built.
+    version: i64,
+    /// The cache generation seen before the answer was built.
+    generation: u64,
+    stored_at: i64,
 }
 
 impl std::fmt::Debug for AccessCache {
@@ -170,11 +192,22 @@ impl AccessCache {
             people: Map::new(),
             derived: Map::new(),
             sites: Map::new(),
+            listings: Listings {
+                answers: Cache::builder()
+                    .max_capacity(LISTING_BYTES)
+                    .weigher(|k: &String, l: &Arc<Listed>| {
+                        u32::try_from(k.len() + l.body.len()).unwrap_or(u32::MAX)
+                    })
+                    .build(),
+                hits: AtomicU64::new(0),
+                misses: AtomicU64::new(0),
+            },
         }
     }
 
     /// Hits and misses of each of the cache's maps since start, for the operator's metrics.
-    pub fn lookups(&self) -> [(&'static str, (u64, u64)); 6] {
+    pub fn lookups(&self) -> [(&'static str, (u64, u64)); 7] {
+        let listings = &self.listings;
         [
             ("tokens", self.users.counts()),
             ("memberships", self.orgs.counts()),
@@ -182,6 +215,13 @@ impl AccessCache {
             ("people", self.people.counts()),
             ("grants", self.derived.counts()),
             ("sites", self.sites.counts()),
+            (
+                "listings",
+                (
+                    listings.hits.load(Ordering::Relaxed),
+                    listings.misses.load(Ordering::Relaxed),
+                ),
+            ),
         ]
     }
 
@@ -324,6 +364,52 @@ impl AccessCache {
     ) {
         if self.enabled() {
             self.sites.put(site_id.to_string(), value, now, generation);
+        }
+    }
+}
+
+impl AccessCache {
+    /// The listing answer cached under `key`, if it was built at the space's listing
+    /// `version` (read just now), since the last write this node served, and within the
+    /// cache's bound (the names and revision it shows were read then).
+    pub fn listing(&self, key: &str, version: i64, now: i64) -> Option<bytes::Bytes> {
+        if !self.enabled() {
+            return None;
+        }
+        let listings = &self.listings;
+        let found = listings.answers.get(key).filter(|l| {
+            l.version == version
+                && l.generation == self.generation()
+                && now >= l.stored_at
+                && now - l.stored_at < self.ttl_ms
+        });
+        let counter = if found.is_some() {
+            &listings.hits
+        } else {
+            &listings.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found.map(|l| l.body.clone())
+    }
+
+    /// Caches a listing answer built at the space's listing `version` and the cache's
+    /// `generation`, both read before the answer's own reads.
+    pub fn put_listing(
+        &self,
+        key: String,
+        version: i64,
+        body: bytes::Bytes,
+        now: i64,
+        generation: u64,
+    ) {
+        if self.enabled() {
+            let listed = Listed {
+                body,
+                version,
+                generation,
+                stored_at: now,
+            };
+            self.listings.answers.insert(key, Arc::new(listed));
         }
     }
 }

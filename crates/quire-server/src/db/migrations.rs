@@ -18,7 +18,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (9, "translations", TRANSLATIONS),
     (10, "openapi specs", OPENAPI),
     (11, "saml", SAML),
+    (12, "listing versions", LISTING_VERSIONS),
 ];
+
+/// A number per space that every write to its change requests, comments, replies or
+/// reactions moves on, in the write's transaction: a node answers a listing of them from
+/// memory only while the number it read is the one the answer was built at.
+const LISTING_VERSIONS: &str = r#"
+ALTER TABLE spaces ADD COLUMN listings_version BIGINT NOT NULL DEFAULT 0
+"#;
 
 /// Translations of spaces (`ORG/translations`): the settings and state of each, and per
 /// source page the hash of what was last translated (content, languages, instructions), so

@@ -10,6 +10,7 @@ pub mod content;
 pub mod imports;
 pub mod jobs;
 pub mod links;
+pub mod listings;
 pub mod openapi;
 pub mod pdf;
 pub mod placement;

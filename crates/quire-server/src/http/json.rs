@@ -29,3 +29,20 @@ impl<T: Serialize> IntoResponse for Json<T> {
         }
     }
 }
+
+/// A JSON body already serialized (a listing answered from memory).
+#[derive(Debug, Clone)]
+pub struct JsonBytes(pub bytes::Bytes);
+
+impl IntoResponse for JsonBytes {
+    fn into_response(self) -> Response {
+        (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            self.0,
+        )
+            .into_response()
+    }
+}

@@ -72,6 +72,9 @@ pub async fn next_number(tx: &mut Tx, space_id: &str) -> sqlx::Result<i64> {
     Ok(max.unwrap_or(0) + 1)
 }
 
+/// The space of the change request `$1`, for [`super::spaces::touch_listings`].
+const OF_CHANGE_REQUEST: &str = "SELECT space_id FROM change_requests WHERE id = $1";
+
 /// Inserts a change request.
 pub async fn insert(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> {
     sqlx::query(&format!(
@@ -95,6 +98,7 @@ pub async fn insert(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> {
     .bind(c.comments)
     .execute(&mut **tx)
     .await?;
+    super::spaces::touch_listings(tx, "$1", &c.space_id).await?;
     Ok(())
 }
 
@@ -109,6 +113,7 @@ pub async fn update_meta(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> 
     .bind(c.updated_at)
     .execute(&mut **tx)
     .await?;
+    super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, &c.id).await?;
     Ok(())
 }
 
@@ -133,6 +138,7 @@ pub async fn advance(
     .bind(now)
     .execute(&mut **tx)
     .await?;
+    super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
     Ok(res.rows_affected() == 1)
 }
 
@@ -167,6 +173,7 @@ pub async fn mark_merged(
     .bind(expect.status)
     .execute(&mut **tx)
     .await?;
+    super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
     Ok(res.rows_affected() == 1)
 }
 
@@ -181,6 +188,7 @@ pub async fn add_contributor(tx: &mut Tx, id: &str, user_id: &str, now: i64) -> 
     .bind(now)
     .execute(&mut **tx)
     .await?;
+    super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
     Ok(())
 }
 

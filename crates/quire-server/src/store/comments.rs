@@ -144,6 +144,17 @@ pub async fn list(
     super::counted_page(db, COLUMNS, "comments", &cond, &q).await
 }
 
+/// The space of the comment `$1`, for [`super::spaces::touch_listings`].
+const OF_COMMENT: &str = "SELECT space_id FROM comments WHERE id = $1";
+
+/// The space of the reply `$1`.
+const OF_REPLY: &str = "SELECT c.space_id FROM comments c \
+     JOIN comment_replies r ON r.comment_id = c.id WHERE r.id = $1";
+
+/// The space of the comment or reply `$1` (what a reaction is on).
+const OF_TARGET: &str = "SELECT space_id FROM comments WHERE id = $1 UNION \
+     SELECT c.space_id FROM comments c JOIN comment_replies r ON r.comment_id = c.id WHERE r.id = $1";
+
 /// Inserts a comment.
 pub async fn insert(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
     sqlx::query(&format!(
@@ -169,6 +180,7 @@ pub async fn insert(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
     .bind(c.replies)
     .execute(&mut **tx)
     .await?;
+    super::spaces::touch_listings(tx, "$1", &c.space_id).await?;
     Ok(())
 }
 
@@ -196,11 +208,13 @@ pub async fn update(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
     .bind(&c.resolved_by)
     .execute(&mut **tx)
     .await?;
+    super::spaces::touch_listings(tx, "$1", &c.space_id).await?;
     Ok(())
 }
 
 /// Deletes a comment with its replies and their reactions; returns whether it existed.
 pub async fn delete(tx: &mut Tx, id: &str) -> sqlx::Result<bool> {
+    super::spaces::touch_listings(tx, OF_COMMENT, id).await?;
     sqlx::query("DELETE FROM reactions WHERE target_id = $1 OR target_id IN (SELECT id FROM comment_replies WHERE comment_id = $1)")
         .bind(id)
         .execute(&mut **tx)
@@ -234,6 +248,7 @@ pub async fn count_open(
     .bind(delta)
     .execute(&mut **tx)
     .await?;
+    super::spaces::touch_listings(tx, "$1", space_id).await?;
     Ok(())
 }
 
@@ -244,6 +259,7 @@ pub async fn count_replies(tx: &mut Tx, comment_id: &str, delta: i64) -> sqlx::R
         .bind(delta)
         .execute(&mut **tx)
         .await?;
+    super::spaces::touch_listings(tx, OF_COMMENT, comment_id).await?;
     Ok(())
 }
 
@@ -298,6 +314,7 @@ pub async fn insert_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
     .bind(&r.body)
     .execute(&mut **tx)
     .await?;
+    super::spaces::touch_listings(tx, OF_COMMENT, &r.comment_id).await?;
     Ok(())
 }
 
@@ -309,11 +326,13 @@ pub async fn update_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
         .bind(r.edited_at)
         .execute(&mut **tx)
         .await?;
+    super::spaces::touch_listings(tx, OF_REPLY, &r.id).await?;
     Ok(())
 }
 
 /// Deletes a reply and its reactions; returns whether it existed.
 pub async fn delete_reply(tx: &mut Tx, comment_id: &str, id: &str) -> sqlx::Result<bool> {
+    super::spaces::touch_listings(tx, OF_COMMENT, comment_id).await?;
     sqlx::query("DELETE FROM reactions WHERE target_id = $1")
         .bind(id)
         .execute(&mut **tx)
@@ -356,6 +375,7 @@ pub async fn react(
             .execute(&mut **tx)
             .await?;
     }
+    super::spaces::touch_listings(tx, OF_TARGET, target).await?;
     if added.is_empty() {
         return Ok(0);
     }

@@ -309,3 +309,27 @@ pub async fn set_parent(
     .await?;
     Ok(res.rows_affected() == 1)
 }
+
+/// The space's listing version (-1 when there is no such space): moved on by every write
+/// to its change requests, comments, replies and reactions.
+pub async fn listings_version(db: &Db, id: &str) -> sqlx::Result<i64> {
+    db.scalar(
+        &Sql::new("SELECT COALESCE((SELECT listings_version FROM spaces WHERE id = $1), -1)")
+            .arg(id),
+    )
+    .await
+}
+
+/// Moves on the listing version of the spaces `spaces_of` names, an SQL expression that
+/// yields space ids from `$1` (`"$1"` when `key` is the space id itself). Called by every
+/// store write that changes what a change-request or comment listing shows, inside its
+/// transaction, so that no node answers such a listing from memory after the commit.
+pub(super) async fn touch_listings(tx: &mut Tx, spaces_of: &str, key: &str) -> sqlx::Result<()> {
+    sqlx::query(&format!(
+        "UPDATE spaces SET listings_version = listings_version + 1 WHERE id IN ({spaces_of})"
+    ))
+    .bind(key)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}

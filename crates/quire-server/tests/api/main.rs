@@ -20,6 +20,7 @@ mod hardening_fetch;
 mod imports;
 mod invites;
 mod links;
+mod listings;
 mod members;
 mod openapi;
 mod operator;

@@ -1,11 +1,11 @@
 //! Change requests: `SPACE/change-requests` and `CR` (create, list, get, update status).
 //! Content, merge and update live in `routes/content.rs`.
 
-use axum::extract::{Path, State};
+use axum::extract::{OriginalUri, Path, State};
 use axum::response::Response;
 use axum::Extension;
 
-use crate::http::json::Json;
+use crate::http::json::{Json, JsonBytes};
 use serde::Deserialize;
 
 use crate::api::views;
@@ -13,9 +13,10 @@ use crate::api::views::change_request_json as render;
 use crate::domain::access::SpaceCtx;
 use crate::domain::auth::Caller;
 use crate::domain::change_requests::{current_revision, load};
+use crate::domain::listings;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
-use crate::http::pagination::{List, PageRequest};
+use crate::http::pagination::PageRequest;
 use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
@@ -121,41 +122,50 @@ pub struct ListQuery {
 pub async fn list_change_requests(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
+    OriginalUri(uri): OriginalUri,
     QueryParams(query): QueryParams<ListQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<views::ChangeRequest>>> {
-    let scope = format!("change-requests:{}:{}", ctx.space.id, query.status.as_str());
-    let after = page.after::<(i64, String)>(&scope)?;
-    let contributor = query.contributor.filter(|c| !c.is_empty());
-    let (rows, count) = store::change_requests::list(
-        &state.db,
-        &ctx.space.id,
-        query.status.as_str(),
-        contributor.as_deref(),
-        after,
-        page.fetch_limit(),
-    )
-    .await?;
-    let creators = crate::domain::access::people(
-        &state,
-        &rows
-            .iter()
-            .map(|r| r.created_by.as_str())
-            .collect::<Vec<_>>(),
-    )
-    .await?;
-    let space_revision = current_revision(&state, &ctx.space.id).await?;
-    let rows = rows
-        .into_iter()
-        .map(|c| {
-            let key = (c.created_at, c.id.clone());
-            (
-                views::change_request(&state, &c, creators.get(&c.created_by), &space_revision),
-                key,
-            )
-        })
-        .collect();
-    Ok(Json(page.finish(&scope, rows, count)?))
+) -> ApiResult<JsonBytes> {
+    // Nothing in the items depends on the caller: one answer per request line.
+    let key = format!("change-requests\n{uri}");
+    let space = ctx.space.id.as_str();
+    let build = async {
+        let scope = format!("change-requests:{space}:{}", query.status.as_str());
+        let after = page.after::<(i64, String)>(&scope)?;
+        let contributor = query.contributor.as_deref().filter(|c| !c.is_empty());
+        let (rows, count) = store::change_requests::list(
+            &state.db,
+            space,
+            query.status.as_str(),
+            contributor,
+            after,
+            page.fetch_limit(),
+        )
+        .await?;
+        let creators = crate::domain::access::people(
+            &state,
+            &rows
+                .iter()
+                .map(|r| r.created_by.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .await?;
+        let space_revision = current_revision(&state, space).await?;
+        let rows = rows
+            .into_iter()
+            .map(|c| {
+                let key = (c.created_at, c.id.clone());
+                (
+                    views::change_request(&state, &c, creators.get(&c.created_by), &space_revision),
+                    key,
+                )
+            })
+            .collect();
+        page.finish(&scope, rows, count)
+    };
+    Ok(JsonBytes(
+        listings::answer(&state, space, key, build).await?,
+    ))
 }
 
 /// `getChangeRequestById`: by id or by number.

@@ -5,12 +5,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{FromRequestParts, OriginalUri, Path, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::Extension;
 
-use crate::http::json::Json;
+use crate::http::json::{Json, JsonBytes};
 use quire_content::model::Revision;
 use serde::Deserialize;
 use serde_json::json;
@@ -27,6 +27,7 @@ use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::change_requests as crs;
 use crate::domain::content;
+use crate::domain::listings;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
@@ -882,11 +883,22 @@ impl FromRequestParts<AppState> for Scope {
 pub async fn list_comments(
     State(s): State<AppState>,
     Extension(caller): Extension<Caller>,
+    OriginalUri(uri): OriginalUri,
     scope: Scope,
     QueryParams(q): QueryParams<ListQuery>,
     page: PageRequest,
-) -> ApiResult<Json<List<Comment>>> {
-    Ok(Json(list_impl(&s, &scope, &caller, q, page).await?))
+) -> ApiResult<JsonBytes> {
+    // The items' permissions depend on who asks, their role and whether the space is live.
+    let key = format!(
+        "comments\n{uri}\n{}\n{:?}\n{}",
+        caller.user.id,
+        scope.ctx.role,
+        scope.ctx.space.deleted_at.is_some()
+    );
+    let build = list_impl(&s, &scope, &caller, q, page);
+    Ok(JsonBytes(
+        listings::answer(&s, &scope.ctx.space.id, key, build).await?,
+    ))
 }
 
 /// `postCommentInSpace`, `postCommentInChangeRequest` (need `comment`).

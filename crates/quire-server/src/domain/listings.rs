@@ -1,0 +1,60 @@
+//! Listings of a space's change requests and comments, answered from the node's memory
+//! while nothing they show has changed.
+//!
+//! Why: a listing costs its queries, and building and serializing twenty items, several
+//! times what a point read costs; people list far more often than they write. Correctness:
+//! every write to a space's change requests, comments, replies or reactions moves the
+//! space's listing version in its own transaction (`store::spaces::touch_listings`), and
+//! each listing reads that version fresh before it answers, so a write on any node is seen
+//! by the next listing on every node. What else an answer shows (authors' names, whether a
+//! change request is behind the space) is read fresh when it is built and kept no longer
+//! than the access cache keeps those lookups. Access is decided before, on every request.
+
+use std::future::Future;
+
+use bytes::Bytes;
+use serde::Serialize;
+
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store;
+
+/// The serialized answer of a listing of `space_id`'s change requests or comments: from
+/// memory when `key` (everything the answer depends on besides the space's listing
+/// version: the request's path and query, and the caller where it shows) was answered at
+/// the current version, else `build`'s answer, kept.
+pub async fn answer<T, F>(
+    state: &AppState,
+    space_id: &str,
+    key: String,
+    build: F,
+) -> ApiResult<Bytes>
+where
+    T: Serialize,
+    F: Future<Output = ApiResult<T>>,
+{
+    if !state.cache.enabled() {
+        return serialize(&build.await?);
+    }
+    // Both read before the answer's own reads: a write that lands meanwhile makes the
+    // answer one that is never served again.
+    let generation = state.cache.generation();
+    let version = store::spaces::listings_version(&state.db, space_id).await?;
+    let now = state.clock.now_ms();
+    if let Some(body) = state.cache.listing(&key, version, now) {
+        return Ok(body);
+    }
+    // Built from the database rather than from cached lookups, so that what it shows is no
+    // older than the entry's own lifetime.
+    let body = serialize(&crate::cache::bypassed(build).await?)?;
+    state
+        .cache
+        .put_listing(key, version, body.clone(), now, generation);
+    Ok(body)
+}
+
+fn serialize<T: Serialize>(value: &T) -> ApiResult<Bytes> {
+    let mut buf = Vec::with_capacity(16 * 1024);
+    serde_json::to_writer(&mut buf, value).map_err(ApiError::internal)?;
+    Ok(Bytes::from(buf))
+}

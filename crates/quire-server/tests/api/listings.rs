@@ -1,0 +1,210 @@
+//! Listings of change requests and comments answered from a node's memory: every write,
+//! on any node, is seen by the next listing; each caller sees their own permissions.
+
+use crate::harness::{Persona, TestApp};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+/// How many listings a node answered from memory.
+fn listing_hits(app: &TestApp) -> u64 {
+    let (_, (hits, _)) = app
+        .state
+        .cache
+        .lookups()
+        .into_iter()
+        .find(|(name, _)| *name == "listings")
+        .expect("listings are counted");
+    hits
+}
+
+async fn list_all(app: &TestApp, who: &Persona, paths: &[String]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for path in paths {
+        out.push(app.get(who, path).await.expect(200));
+    }
+    out
+}
+
+#[tokio::test]
+async fn listings_from_memory_show_every_write_made_on_another_node() {
+    // A long cache bound, so that only the listing version can make a node build again.
+    let app = TestApp::start_with(|c| c.access_cache_ms = 600_000).await;
+    let other = app.another_node().await;
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let space = app.space(&admin, &org, "Docs", None).await;
+    let crs = format!("/v1/spaces/{space}/change-requests");
+    let comments = format!("/v1/spaces/{space}/comments");
+    let cr = app.open_change_request(&admin, &space, "First").await;
+    let second = app.open_change_request(&admin, &space, "Second").await;
+    let comment = app
+        .post(
+            &admin,
+            &comments,
+            json!({ "body": { "markdown": "Hello" } }),
+        )
+        .await
+        .expect(200)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let doomed = app
+        .post(
+            &admin,
+            &comments,
+            json!({ "body": { "markdown": "Doomed" } }),
+        )
+        .await
+        .expect(200)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let reply = app
+        .post(
+            &admin,
+            &format!("{comments}/{comment}/replies"),
+            json!({ "body": { "markdown": "First reply" } }),
+        )
+        .await
+        .expect(200)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let lists = [
+        crs.clone(),
+        format!("{crs}?status=archived"),
+        comments.clone(),
+        format!("{crs}/{cr}/comments"),
+        format!("/v1/spaces/{space}/comments?format=markdown"),
+    ];
+    let insert_page = json!({ "changes": [{ "operation": "insert_page", "title": "New",
+        "document": { "markdown": "Text." } }] });
+    let writes: Vec<(&str, Method, String, Value)> = vec![
+        (
+            "create a change request",
+            Method::POST,
+            crs.clone(),
+            json!({ "subject": "Third" }),
+        ),
+        (
+            "rename a change request",
+            Method::PATCH,
+            format!("{crs}/{cr}"),
+            json!({ "subject": "Renamed" }),
+        ),
+        (
+            "edit a change request's content",
+            Method::POST,
+            format!("{crs}/{cr}/content?compat=false"),
+            insert_page,
+        ),
+        (
+            "archive a change request",
+            Method::PATCH,
+            format!("{crs}/{second}"),
+            json!({ "status": "archived" }),
+        ),
+        (
+            "post a comment",
+            Method::POST,
+            comments.clone(),
+            json!({ "body": { "markdown": "Another" } }),
+        ),
+        (
+            "edit a comment",
+            Method::PUT,
+            format!("{comments}/{comment}"),
+            json!({ "body": { "markdown": "Edited" } }),
+        ),
+        (
+            "resolve a comment",
+            Method::PUT,
+            format!("{comments}/{comment}"),
+            json!({ "resolved": true }),
+        ),
+        (
+            "react to a comment",
+            Method::PUT,
+            format!("{comments}/{comment}"),
+            json!({ "addedReactions": ["👍"] }),
+        ),
+        (
+            "reply to a comment",
+            Method::POST,
+            format!("{comments}/{comment}/replies"),
+            json!({ "body": { "markdown": "More" } }),
+        ),
+        (
+            "delete a reply",
+            Method::DELETE,
+            format!("{comments}/{comment}/replies/{reply}"),
+            Value::Null,
+        ),
+        (
+            "comment on a change request",
+            Method::POST,
+            format!("{crs}/{cr}/comments"),
+            json!({ "body": { "markdown": "On the CR" } }),
+        ),
+        (
+            "delete a comment",
+            Method::DELETE,
+            format!("{comments}/{doomed}"),
+            Value::Null,
+        ),
+        (
+            "merge a change request",
+            Method::POST,
+            format!("{crs}/{cr}/merge"),
+            json!({}),
+        ),
+    ];
+    for (what, method, path, body) in writes {
+        let before = list_all(&app, &admin, &lists).await;
+        let hits = listing_hits(&app);
+        assert_eq!(list_all(&app, &admin, &lists).await, before, "{what}");
+        assert_eq!(
+            listing_hits(&app),
+            hits + lists.len() as u64,
+            "{what}: the second listings come from memory"
+        );
+        let body = (!body.is_null()).then_some(body);
+        let res = other.call(method, &path, Some(&admin.token), body).await;
+        assert!(res.status < 300, "{what}: {} {}", res.status, res.body);
+        let after = list_all(&app, &admin, &lists).await;
+        assert!(after != before, "{what}: the next listing shows the write");
+        // What the node answers once its cache has expired is what it answered at once.
+        app.clock.advance_ms(600_001);
+        assert_eq!(list_all(&app, &admin, &lists).await, after, "{what}");
+    }
+}
+
+#[tokio::test]
+async fn each_caller_sees_their_own_permissions_in_a_comment_listing() {
+    let app = TestApp::start_with(|c| c.access_cache_ms = 600_000).await;
+    let admin = app.persona("admin").await;
+    let reader = app.persona("reader").await;
+    let org = app.org(&admin, "Acme").await;
+    app.add_member(&admin, &org, &reader, json!("read")).await;
+    let space = app.space(&admin, &org, "Docs", None).await;
+    let comments = format!("/v1/spaces/{space}/comments");
+    app.post(&admin, &comments, json!({ "body": { "markdown": "Mine" } }))
+        .await
+        .expect(200);
+    for _ in 0..2 {
+        let mine = app.get(&admin, &comments).await.expect(200);
+        assert_eq!(
+            mine["items"][0]["permissions"],
+            json!({ "view": true, "edit": true, "reply": true, "delete": true })
+        );
+        let theirs = app.get(&reader, &comments).await.expect(200);
+        assert_eq!(
+            theirs["items"][0]["permissions"],
+            json!({ "view": true, "edit": false, "reply": false, "delete": false })
+        );
+    }
+    assert!(
+        listing_hits(&app) >= 2,
+        "the second round comes from memory"
+    );
+}
