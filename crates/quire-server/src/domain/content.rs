@@ -156,7 +156,8 @@ pub async fn advance_space(
     if !store::revisions::advance_space(tx, space_id, expected, revision, now).await? {
         return Ok(false);
     }
-    store::jobs::enqueue(tx, PRUNE_JOB, space_id, now, now).await?;
+    // One waiting pruning serves every move made before it runs.
+    store::jobs::enqueue_once(tx, PRUNE_JOB, space_id, now, now).await?;
     Ok(true)
 }
 

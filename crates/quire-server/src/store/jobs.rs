@@ -40,6 +40,31 @@ pub async fn enqueue(
     Ok(id)
 }
 
+/// Enqueues a job to run at `run_at` unless one of the same kind and payload is already
+/// waiting to be claimed (that one will see what this one would, since jobs read the state
+/// they act on when they run); returns whether it enqueued one.
+pub async fn enqueue_once(
+    tx: &mut Tx,
+    kind: &str,
+    payload: &str,
+    run_at: i64,
+    now: i64,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO jobs (id, kind, payload, run_at, attempts, created_at) \
+         SELECT $1, $2, $3, $4, 0, $5 WHERE NOT EXISTS (SELECT 1 FROM jobs \
+         WHERE kind = $2 AND payload = $3 AND locked_until IS NULL AND run_at <= $4)",
+    )
+    .bind(new_id())
+    .bind(kind)
+    .bind(payload)
+    .bind(run_at)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Claims one due job for `lease_ms`, or none. The guard in the outer `WHERE` makes two
 /// nodes racing for the same row claim it once: the loser's update matches nothing.
 pub async fn claim(db: &Db, now: i64, lease_ms: i64) -> sqlx::Result<Option<Job>> {

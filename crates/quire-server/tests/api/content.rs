@@ -818,3 +818,30 @@ async fn derived_bytes_of_earlier_revisions_are_pruned_after_a_day() {
     assert_eq!(kept, listing);
     assert!(listing.to_string().contains("Page"), "{listing}");
 }
+
+#[tokio::test]
+async fn a_space_waiting_to_be_pruned_is_queued_once() {
+    use quire_server::{domain::content::PRUNE_JOB, store::jobs};
+    let app = TestApp::start().await;
+    // Due tomorrow, so that no worker claims them while the test looks.
+    let later = app.state.now() + 86_400_000;
+    let mut tx = app.state.db.begin().await.unwrap();
+    let queued = [
+        ("space-a", later),
+        ("space-a", later),
+        ("space-b", later),
+        // Due before the waiting one: it would not run in time, so it is queued.
+        ("space-a", later - 1),
+    ];
+    let mut added = Vec::new();
+    for (space, run_at) in queued {
+        added.push(
+            jobs::enqueue_once(&mut tx, PRUNE_JOB, space, run_at, run_at)
+                .await
+                .unwrap(),
+        );
+    }
+    tx.commit().await.unwrap();
+    assert_eq!(added, [true, false, true, true]);
+    assert_eq!(jobs::count(&app.state.db, PRUNE_JOB).await.unwrap(), 3);
+}
