@@ -1,5 +1,6 @@
-//! Listings of change requests and comments answered from a node's memory: every write,
-//! on any node, is seen by the next listing; each caller sees their own permissions.
+//! Listings of change requests and comments, and change requests, answered from a node's
+//! memory: every write, on any node, is seen by the next read; each caller sees their own
+//! permissions.
 
 use crate::harness::{Persona, TestApp};
 use reqwest::Method;
@@ -76,6 +77,8 @@ async fn listings_from_memory_show_every_write_made_on_another_node() {
         comments.clone(),
         format!("{crs}/{cr}/comments"),
         format!("/v1/spaces/{space}/comments?format=markdown"),
+        format!("{crs}/{cr}"),
+        format!("{crs}/1"),
     ];
     let insert_page = json!({ "changes": [{ "operation": "insert_page", "title": "New",
         "document": { "markdown": "Text." } }] });

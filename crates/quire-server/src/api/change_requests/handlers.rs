@@ -172,10 +172,18 @@ pub async fn list_change_requests(
 pub async fn get_change_request(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
+    OriginalUri(uri): OriginalUri,
     Path((_, cr)): Path<(String, String)>,
-) -> ApiResult<Json<views::ChangeRequest>> {
-    let c = load(&state, &ctx, &cr).await?;
-    Ok(Json(render(&state, &ctx, &c).await?))
+) -> ApiResult<JsonBytes> {
+    // Like a listing: a change request changes only with its space's listing version.
+    let key = format!("change-request\n{uri}");
+    let build = async {
+        let c = load(&state, &ctx, &cr).await?;
+        render(&state, &ctx, &c).await
+    };
+    Ok(JsonBytes(
+        listings::answer(&state, &ctx.space.id, key, build).await?,
+    ))
 }
 
 /// Settable statuses: merging is done by merging.
