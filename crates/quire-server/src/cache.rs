@@ -2,7 +2,9 @@
 //! revision rows, page listings and page bodies (named by content, never stale). The access
 //! cache is a short-lived cache of what nearly every request looks up before its handler
 //! runs: the user behind a token, a user's membership of an organization, a space's row,
-//! a user's grants in an organization, and the users that listings name as authors.
+//! a user's grants in an organization, and the users that listings name as authors; and
+//! the answers of change-request and comment reads, which are also checked against their
+//! space's listing version before each use (`domain::listings`).
 //!
 //! Why: each database round trip costs more than the rest of a small request, and these
 //! lookups happen on nearly every request. Correctness:
@@ -148,7 +150,8 @@ pub struct AccessCache {
     derived: Map<String, Shared>,
     /// What published sites show: a site's row and structure, by site id.
     sites: Map<String, Shared>,
-    /// Serialized listings of change requests and comments (see [`AccessCache::listing`]).
+    /// Serialized listings of change requests and comments, and change requests (see
+    /// [`AccessCache::listing`]).
     listings: Listings,
 }
 
@@ -366,9 +369,7 @@ impl AccessCache {
             self.sites.put(site_id.to_string(), value, now, generation);
         }
     }
-}
 
-impl AccessCache {
     /// The listing answer cached under `key`, if it was built at the space's listing
     /// `version` (read just now), since the last write this node served, and within the
     /// cache's bound (the names and revision it shows were read then).

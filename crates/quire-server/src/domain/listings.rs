@@ -21,7 +21,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
 
-/// The serialized answer of a listing of `space_id`'s change requests or comments: from
+/// The serialized answer of a read of `space_id`'s change requests or comments: from
 /// memory when `key` (everything the answer depends on besides the space's listing
 /// version: the request's path and query, and the caller where it shows) was answered at
 /// the current version, else `build`'s answer, kept.
