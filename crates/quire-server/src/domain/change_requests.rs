@@ -32,6 +32,15 @@ pub async fn load(
 
 pub use crate::domain::access::current_revision;
 
+/// The users who opened `rows`, by id (through the access cache).
+pub async fn creators(
+    state: &AppState,
+    rows: &[ChangeRequestRow],
+) -> ApiResult<std::collections::HashMap<String, crate::store::users::UserRow>> {
+    let ids: Vec<&str> = rows.iter().map(|r| r.created_by.as_str()).collect();
+    crate::domain::access::people(state, &ids).await
+}
+
 /// Editing a change request's content needs `edit` on the space.
 pub fn require_edit(ctx: &SpaceCtx) -> ApiResult<()> {
     ctx.require(Role::Edit, "edit content in this space")

@@ -12,7 +12,7 @@ use crate::api::views;
 use crate::api::views::change_request_json as render;
 use crate::domain::access::SpaceCtx;
 use crate::domain::auth::Caller;
-use crate::domain::change_requests::{current_revision, load};
+use crate::domain::change_requests::{creators, current_revision, load};
 use crate::domain::listings;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
@@ -142,14 +142,7 @@ pub async fn list_change_requests(
             page.fetch_limit(),
         )
         .await?;
-        let creators = crate::domain::access::people(
-            &state,
-            &rows
-                .iter()
-                .map(|r| r.created_by.as_str())
-                .collect::<Vec<_>>(),
-        )
-        .await?;
+        let creators = creators(&state, &rows).await?;
         let space_revision = current_revision(&state, space).await?;
         let rows = rows
             .into_iter()

@@ -144,14 +144,7 @@ pub async fn list_org_change_requests(
     };
     let (rows, count) =
         store::change_requests::list_in_org(&state.db, &filter, after, page.fetch_limit()).await?;
-    let creators = crate::domain::access::people(
-        &state,
-        &rows
-            .iter()
-            .map(|r| r.created_by.as_str())
-            .collect::<Vec<_>>(),
-    )
-    .await?;
+    let creators = crate::domain::change_requests::creators(&state, &rows).await?;
     let mut current = HashMap::new();
     for c in &rows {
         if !current.contains_key(&c.space_id) {
