@@ -7,7 +7,10 @@
 //!   transaction), and the whole `mergeChangeRequest` that includes it;
 //! - the background job that folds changed pages into the posting blocks.
 //!
-//! Run: `cargo run --release -p quire-server --example bench_search [-- PAGES]`
+//! Run: `cargo run --release -p quire-server --example bench_search [-- PAGES]`; set
+//! `QUIRE_BENCH_CACHE_MB` to run with a content cache of that size instead of the default
+//! (this space's decoded revision weighs about 36 MB, more than the third of the default
+//! 96 MB that holds decoded revisions).
 
 mod support;
 
@@ -220,7 +223,16 @@ async fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(10_000);
     let dir = tempfile::tempdir().unwrap();
-    let bench = Bench::start(dir.path()).await;
+    let cache_mb = std::env::var("QUIRE_BENCH_CACHE_MB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    let bench = Bench::start_with(dir.path(), |c| {
+        if let Some(mb) = cache_mb {
+            c.cache_mb = mb;
+        }
+    })
+    .await;
+    println!("content cache: {} MiB", bench.config.cache_mb);
     let (state, c) = (bench.state.clone(), &bench.client);
     let (org, space) = (bench.org.clone(), bench.space.clone());
 

@@ -453,6 +453,8 @@ pub struct ContentCache {
     pub warm_trees: Cache<String, Arc<Revision>>,
     /// Revisions this node decoded whole, and stored page trees it decoded.
     decoded: Arc<[AtomicU64; 2]>,
+    /// Whether this node already warned of a revision too heavy for its share of the cache.
+    warned_heavy: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Work on a key done once for everyone who asks while it runs: the first caller runs it,
@@ -596,7 +598,28 @@ impl ContentCache {
                 .time_to_live(std::time::Duration::from_secs(60))
                 .build(),
             decoded: Arc::default(),
+            warned_heavy: Arc::default(),
         }
+    }
+
+    /// Caches a revision this node decoded whole. One heavier than the revisions' share of
+    /// the cache cannot stay, and would be read and decoded again for every use: say so
+    /// once, since only the operator can fix it (with `--cache-mb`).
+    pub fn keep_decoded(&self, space_id: Option<&str>, root: &str, rev: Arc<Revision>) {
+        let share = self.revisions.policy().max_capacity().unwrap_or(u64::MAX);
+        let heavy = weight(&rev) as u64;
+        if heavy > share && !self.warned_heavy.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                space = space_id.unwrap_or("-"),
+                root,
+                decoded_mib = heavy >> 20,
+                share_mib = share >> 20,
+                "a revision is heavier than the third of --cache-mb that holds decoded \
+                 revisions, so it is decoded again for each use; set --cache-mb to at \
+                 least three times its weight"
+            );
+        }
+        self.revisions.insert(root.to_string(), rev);
     }
 }
 
@@ -611,13 +634,37 @@ fn weight(rev: &Revision) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::Flights;
+    use super::{ContentCache, Flights};
+    use quire_content::model::{Page, Revision};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     use std::time::Duration;
 
     fn held(f: &Flights<u32>) -> usize {
         f.running.lock().unwrap().len()
+    }
+
+    fn revision(text_bytes: usize) -> Arc<Revision> {
+        Arc::new(Revision {
+            pages: vec![Page::document(
+                "p",
+                "P",
+                "p",
+                &"word ".repeat(text_bytes / 5),
+            )],
+            ..Revision::default()
+        })
+    }
+
+    #[test]
+    fn a_revision_heavier_than_its_share_is_reported_once_and_a_light_one_is_kept() {
+        // 3 KiB in all: a third, 1 KiB, holds decoded revisions.
+        let cache = ContentCache::with_capacity(3 * 1024);
+        cache.keep_decoded(None, "light", revision(100));
+        assert!(!cache.warned_heavy.load(Ordering::Relaxed));
+        assert!(cache.revisions.get("light").is_some());
+        cache.keep_decoded(Some("space"), "heavy", revision(4096));
+        assert!(cache.warned_heavy.load(Ordering::Relaxed));
     }
 
     #[tokio::test]

@@ -128,10 +128,7 @@ async fn walk(
     .map_err(ApiError::internal)?
     .map_err(ApiError::internal)?;
     let rev = Arc::new(rev);
-    state
-        .content
-        .revisions
-        .insert(root.to_string(), rev.clone());
+    state.content.keep_decoded(space_id, root, rev.clone());
     Ok(rev)
 }
 
