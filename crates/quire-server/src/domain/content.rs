@@ -11,8 +11,6 @@ use quire_content::model::{Page, Revision};
 use quire_content::store::{self as objects, ObjectHash};
 use quire_content::tree_file;
 
-use serde_json::value::RawValue;
-
 use crate::db::Tx;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -388,10 +386,12 @@ pub async fn listing(
     }
     let name = listing_name(state, space_id, root);
     match state.blobs.get_derived(space_id, &name).await {
-        Ok(Some(bytes)) => {
+        // A stored copy is checked once here, since its tree is later sent unparsed.
+        Ok(Some(bytes)) if is_listing(&bytes) => {
             state.content.listings.insert(key, bytes.clone());
             return Ok(bytes);
         }
+        Ok(Some(_)) => tracing::warn!("stored page listing malformed: rendering it again"),
         Ok(None) => {}
         // The stored copy only saves work: render instead.
         Err(err) => tracing::warn!(error = %err, "stored page listing unreadable"),
@@ -425,13 +425,23 @@ fn listing_name(state: &AppState, space_id: &str, root: &str) -> String {
     )
 }
 
-/// The page tree inside a listing made by [`listing`], as raw JSON.
-pub fn page_tree(listing: &[u8]) -> ApiResult<&RawValue> {
-    let inner = listing
-        .strip_prefix(b"{\"pages\":")
-        .and_then(|rest| rest.strip_suffix(b"}"))
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("page listing of an unknown shape")))?;
-    serde_json::from_slice(inner).map_err(ApiError::internal)
+/// The page tree inside a listing made by [`listing`], as raw JSON, without copying it.
+/// Not parsed again: [`listing`] keeps only listings it rendered or checked.
+pub fn page_tree(listing: &bytes::Bytes) -> ApiResult<bytes::Bytes> {
+    const PREFIX: &[u8] = b"{\"pages\":";
+    if listing.len() < PREFIX.len() + 1 || !listing.starts_with(PREFIX) || !listing.ends_with(b"}")
+    {
+        return Err(ApiError::internal(anyhow::anyhow!(
+            "page listing of an unknown shape"
+        )));
+    }
+    Ok(listing.slice(PREFIX.len()..listing.len() - 1))
+}
+
+/// Whether stored bytes are a listing as [`listing`] writes them: `{"pages": [...]}`.
+fn is_listing(bytes: &bytes::Bytes) -> bool {
+    page_tree(bytes)
+        .is_ok_and(|tree| serde_json::from_slice::<Vec<serde::de::IgnoredAny>>(&tree).is_ok())
 }
 
 /// A serialised body of one page of a revision (`key` names the revision, the page and the

@@ -747,6 +747,37 @@ async fn page_listings_are_stored_for_the_first_read_after_a_restart() {
     assert_eq!(app.get(&alice, &path).await.expect(200), listed);
 }
 
+/// A revision's answer appends its stored page tree unparsed, so a stored listing that is not
+/// whole (a torn or foreign file) is never used: the listing is rendered again.
+#[tokio::test]
+async fn a_malformed_stored_listing_is_rendered_again() {
+    let app = TestApp::start_with(|c| c.public_url = Some("http://docs.example.com".into())).await;
+    let (alice, space) = setup(&app).await;
+    seed(&app, &alice, &space, "Stored once.\n").await;
+    let path = format!("/v1/spaces/{}/content/pages", space.id);
+    let revision_path = format!("/v1/spaces/{}/content", space.id);
+    let listed = app.get(&alice, &path).await.expect(200);
+    let revision = app.get(&alice, &revision_path).await.expect(200);
+    assert_eq!(revision["pages"], listed["pages"]);
+    let dir = app.config.data_dir.join("blobs/derived").join(&space.id);
+    let stored = eventually_stored(&dir).await;
+    for torn in [&br#"{"pages":[{"id":"x"}"#[..], br#"{"pages":{}}"#, b"{\"pages\":[]}]}"] {
+        std::fs::write(&stored, torn).unwrap();
+        let fresh = app.another_node().await;
+        assert_eq!(fresh.get(&alice, &path).await.expect(200), listed);
+        let again = fresh.get(&alice, &revision_path).await.expect(200);
+        assert_eq!(again["pages"], listed["pages"]);
+        // The node stores its rendering again; wait for it, so the next round's file stays.
+        for _ in 0..300 {
+            let now = std::fs::read(&stored).unwrap_or_default();
+            if serde_json::from_slice::<Value>(&now).ok().as_ref() == Some(&listed) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+}
+
 /// A burst of first reads of a revision on a node that holds none of it (as after a
 /// restart) reads and decodes it once; every read gets the same answer.
 #[tokio::test]

@@ -13,7 +13,6 @@ use quire_content::edit::ChangeResult;
 use quire_content::model::{File, Revision};
 use quire_content::view::{self, BodyFormat, ViewOptions};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::types;
@@ -149,24 +148,21 @@ async fn revision_response(state: &AppState, at: &ReadAt) -> ApiResult<axum::res
         _ => None,
     };
     let listing = listing_bytes(state, at).await?;
-    let tree = content::page_tree(&listing)?;
-    Ok(Json(revision_body(
-        state,
-        &loaded,
-        tree,
-        merged_from,
-        &at.reader,
-    )?)
+    Ok(crate::http::json::JsonWithMember {
+        head: revision_body(state, &loaded, merged_from, &at.reader)?,
+        name: "pages",
+        value: content::page_tree(&listing)?,
+    }
     .into_response())
 }
 
-fn revision_body<'a>(
+/// A revision's members other than its page tree, which is appended as serialised once.
+fn revision_body(
     state: &AppState,
     loaded: &Loaded,
-    pages: &'a RawValue,
     merged_from: Option<crate::api::views::ChangeRequest>,
     reader: &str,
-) -> ApiResult<types::Revision<'a>> {
+) -> ApiResult<types::Revision> {
     let files: Vec<Value> = loaded
         .rev
         .files
@@ -191,7 +187,6 @@ fn revision_body<'a>(
         object: "revision",
         id: loaded.row.id.clone(),
         parents: loaded.row.parent_ids().map_err(ApiError::internal)?,
-        pages,
         files,
         reusable_contents,
         variables: json!(loaded.rev.variables),

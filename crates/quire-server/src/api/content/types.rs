@@ -20,15 +20,14 @@ pub struct RevisionUrls {
     pub app: String,
 }
 
-/// `Revision`.
+/// `Revision`, but for `pages`: the page tree, serialised once per revision, is appended
+/// to this object as it is sent (`http::json::JsonWithMember`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Revision<'a> {
+pub struct Revision {
     pub object: &'static str,
     pub id: String,
     pub parents: Vec<String>,
-    /// The page tree, serialised once per revision.
-    pub pages: &'a serde_json::value::RawValue,
     pub files: Vec<Value>,
     pub reusable_contents: Vec<ReusableContent>,
     pub variables: Value,
