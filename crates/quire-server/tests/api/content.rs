@@ -761,7 +761,11 @@ async fn a_malformed_stored_listing_is_rendered_again() {
     assert_eq!(revision["pages"], listed["pages"]);
     let dir = app.config.data_dir.join("blobs/derived").join(&space.id);
     let stored = eventually_stored(&dir).await;
-    for torn in [&br#"{"pages":[{"id":"x"}"#[..], br#"{"pages":{}}"#, b"{\"pages\":[]}]}"] {
+    for torn in [
+        &br#"{"pages":[{"id":"x"}"#[..],
+        br#"{"pages":{}}"#,
+        b"{\"pages\":[]}]}",
+    ] {
         std::fs::write(&stored, torn).unwrap();
         let fresh = app.another_node().await;
         assert_eq!(fresh.get(&alice, &path).await.expect(200), listed);
