@@ -153,6 +153,8 @@ pub struct AccessCache {
     /// Serialized listings of change requests and comments, and change requests (see
     /// [`AccessCache::listing`]).
     listings: Listings,
+    /// Fresh reads of spaces' listing versions, shared by the listings that ask at once.
+    pub listing_versions: Rounds<i64>,
 }
 
 /// Bytes of listing answers kept per node: a few thousand listings of typical size.
@@ -205,6 +207,7 @@ impl AccessCache {
                 hits: AtomicU64::new(0),
                 misses: AtomicU64::new(0),
             },
+            listing_versions: Rounds::default(),
         }
     }
 
@@ -501,6 +504,113 @@ impl<V: Clone> Flights<V> {
     }
 }
 
+/// Reads that must be fresh, shared. A caller joins only a read of its key that has not
+/// started yet, so whatever it gets was read after it asked; while one read of a key runs,
+/// the callers that arrive wait for it to end and then share one new read. Under load a key
+/// costs one round trip at a time instead of one per caller, each caller waiting at most
+/// for the read running when it came and its own. A read keeps going while anyone waits for
+/// it, whoever started it; one that everyone left is finished by the next caller of its key.
+pub struct Rounds<V> {
+    slots: Arc<std::sync::Mutex<HashMap<String, Slot<V>>>>,
+    ids: Arc<AtomicU64>,
+}
+
+/// One read, shared by the callers that joined it; errors are shared as their message.
+type Round<V> = futures_util::future::Shared<
+    futures_util::future::BoxFuture<'static, Result<V, Arc<anyhow::Error>>>,
+>;
+
+/// The read of a key running now, and the one its next callers join.
+struct Slot<V> {
+    running: Option<(u64, Round<V>)>,
+    next: Option<(u64, Round<V>)>,
+}
+
+impl<V> Default for Slot<V> {
+    fn default() -> Self {
+        Self {
+            running: None,
+            next: None,
+        }
+    }
+}
+
+impl<V> Default for Rounds<V> {
+    fn default() -> Self {
+        Self {
+            slots: Arc::default(),
+            ids: Arc::default(),
+        }
+    }
+}
+
+impl<V> Clone for Rounds<V> {
+    fn clone(&self) -> Self {
+        Self {
+            slots: self.slots.clone(),
+            ids: self.ids.clone(),
+        }
+    }
+}
+
+impl<V: Clone + Send + Sync + 'static> Rounds<V> {
+    /// What `work` reads for `key`, by a read that started after this call.
+    pub async fn read<F, Fut, E>(&self, key: &str, work: F) -> Result<V, Arc<anyhow::Error>>
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<V, E>> + Send + 'static,
+        E: Into<anyhow::Error>,
+    {
+        use futures_util::FutureExt;
+        let round = {
+            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            let slot = slots.entry(key.to_string()).or_default();
+            if let Some((_, next)) = &slot.next {
+                next.clone()
+            } else {
+                let id = self.ids.fetch_add(1, Ordering::Relaxed);
+                let before = slot.running.as_ref().map(|(_, r)| r.clone());
+                let (rounds, key) = (self.clone(), key.to_string());
+                let round = async move {
+                    if let Some(before) = before {
+                        let _ = before.await;
+                    }
+                    rounds.set_running(&key, id);
+                    let out = work().await.map_err(|e| Arc::new(e.into()));
+                    rounds.set_done(&key, id);
+                    out
+                }
+                .boxed()
+                .shared();
+                slot.next = Some((id, round.clone()));
+                round
+            }
+        };
+        round.await
+    }
+
+    /// Round `id` of `key` starts: callers from now on join a later one.
+    fn set_running(&self, key: &str, id: u64) {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = slots.get_mut(key) {
+            if let Some(next) = slot.next.take_if(|(n, _)| *n == id) {
+                slot.running = Some(next);
+            }
+        }
+    }
+
+    /// Round `id` of `key` has its result; a key with no round left is forgotten.
+    fn set_done(&self, key: &str, id: u64) {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = slots.get_mut(key) {
+            slot.running.take_if(|(r, _)| *r == id);
+            if slot.running.is_none() && slot.next.is_none() {
+                slots.remove(key);
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for ContentCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ContentCache")
@@ -634,7 +744,7 @@ fn weight(rev: &Revision) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{ContentCache, Flights};
+    use super::{ContentCache, Flights, Rounds};
     use quire_content::model::{Page, Revision};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
@@ -732,5 +842,73 @@ mod tests {
         );
         assert_eq!(flights.run("k", || async { Ok::<_, &str>(4) }).await, Ok(4));
         assert_eq!(held(&flights), 0);
+    }
+
+    /// A read whose number is its order; each waits for the gate to let it finish.
+    fn counted(
+        reads: &Arc<AtomicUsize>,
+        gate: &Arc<tokio::sync::Semaphore>,
+    ) -> impl FnOnce() -> futures_util::future::BoxFuture<'static, Result<usize, std::io::Error>>
+           + Send
+           + 'static {
+        let (reads, gate) = (reads.clone(), gate.clone());
+        move || {
+            Box::pin(async move {
+                let n = reads.fetch_add(1, Ordering::SeqCst) + 1;
+                gate.acquire().await.unwrap().forget();
+                Ok(n)
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn callers_share_only_a_read_that_started_after_they_asked() {
+        let rounds = Rounds::<usize>::default();
+        let reads = Arc::new(AtomicUsize::new(0));
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let call = |rounds: &Rounds<usize>| {
+            let (rounds, work) = (rounds.clone(), counted(&reads, &gate));
+            tokio::spawn(async move { rounds.read("space", work).await.unwrap() })
+        };
+        let first = call(&rounds);
+        while reads.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        // Three callers come while read 1 runs: none may get it, and they share read 2.
+        let later: Vec<_> = (0..3).map(|_| call(&rounds)).collect();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(reads.load(Ordering::SeqCst), 1, "read 2 waits for read 1");
+        gate.add_permits(1);
+        assert_eq!(first.await.unwrap(), 1);
+        gate.add_permits(1);
+        for caller in later {
+            assert_eq!(caller.await.unwrap(), 2);
+        }
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
+        assert!(rounds.slots.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_read_everyone_left_is_finished_by_the_next_caller() {
+        let rounds = Rounds::<usize>::default();
+        let reads = Arc::new(AtomicUsize::new(0));
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let (r, work) = (rounds.clone(), counted(&reads, &gate));
+        let left = tokio::spawn(async move { r.read("space", work).await });
+        while reads.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        left.abort();
+        let _ = left.await;
+        gate.add_permits(2);
+        let got = tokio::time::timeout(
+            Duration::from_secs(5),
+            rounds.read("space", counted(&reads, &gate)),
+        )
+        .await
+        .expect("not stuck behind the abandoned read")
+        .unwrap();
+        assert_eq!(got, 2, "its own read, started after it asked");
+        assert!(rounds.slots.lock().unwrap().is_empty());
     }
 }

@@ -8,7 +8,8 @@
 //! every write to a space's change requests, comments, replies or reactions moves the
 //! space's listing version in its own transaction (`store::spaces::touch_listings`), and
 //! each listing reads that version fresh before it answers, so a write on any node is seen
-//! by the next listing on every node. What else an answer shows (authors' names, whether a
+//! by the next listing on every node (on PostgreSQL, listings asking at once share one read
+//! that started after each of them asked). What else an answer shows (authors' names, whether a
 //! change request is behind the space) is read fresh when it is built and kept no longer
 //! than the access cache keeps those lookups. Access is decided before, on every request.
 
@@ -41,7 +42,7 @@ where
     // Both read before the answer's own reads: a write that lands meanwhile makes the
     // answer one that is never served again.
     let generation = state.cache.generation();
-    let version = store::spaces::listings_version(&state.db, space_id).await?;
+    let version = listings_version(state, space_id).await?;
     let now = state.clock.now_ms();
     if let Some(body) = state.cache.listing(&key, version, now) {
         return Ok(body);
@@ -53,6 +54,24 @@ where
         .cache
         .put_listing(key, version, body.clone(), now, generation);
     Ok(body)
+}
+
+/// The space's listing version, read after this call. Where a read is a round trip
+/// (PostgreSQL), the listings asking at once share reads (`cache::Rounds`): one per space
+/// at a time instead of one each.
+async fn listings_version(state: &AppState, space_id: &str) -> ApiResult<i64> {
+    if state.db.reads_inline() {
+        return Ok(store::spaces::listings_version(&state.db, space_id).await?);
+    }
+    let (db, id) = (state.db.clone(), space_id.to_string());
+    state
+        .cache
+        .listing_versions
+        .read(space_id, move || async move {
+            store::spaces::listings_version(&db, &id).await
+        })
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a listing version: {e:#}")))
 }
 
 fn serialize<T: Serialize>(value: &T) -> ApiResult<Bytes> {

@@ -211,3 +211,48 @@ async fn each_caller_sees_their_own_permissions_in_a_comment_listing() {
         "the second round comes from memory"
     );
 }
+
+/// While many listings of a space are read at once (on PostgreSQL they share reads of the
+/// space's listing version), a listing asked for after a write on another node has returned
+/// shows it: no reader is handed a version read before it asked.
+#[tokio::test]
+async fn a_listing_read_after_a_write_shows_it_while_many_read_at_once() {
+    let app = TestApp::start_with(|c| c.access_cache_ms = 600_000).await;
+    let other = app.another_node().await;
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let space = app.space(&admin, &org, "Docs", None).await;
+    let comments = format!("/v1/spaces/{space}/comments");
+    let count = |body: Value| body["items"].as_array().expect("items").len();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let background = async {
+        let mut reads = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            let batch = (0..8).map(|_| app.get(&admin, &comments));
+            for read in futures_util::future::join_all(batch).await {
+                read.expect(200);
+                reads += 1;
+            }
+        }
+        reads
+    };
+    let writes_then_reads = async {
+        for written in 1..=12 {
+            other
+                .post(
+                    &admin,
+                    &comments,
+                    json!({ "body": { "markdown": format!("Comment {written}") } }),
+                )
+                .await
+                .expect(200);
+            let seen = (0..4).map(|_| app.get(&admin, &comments));
+            for read in futures_util::future::join_all(seen).await {
+                assert_eq!(count(read.expect(200)), written, "after write {written}");
+            }
+        }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+    };
+    let (reads, ()) = tokio::join!(background, writes_then_reads);
+    assert!(reads > 0);
+}
