@@ -7,7 +7,9 @@ The corpus: one space of 200 pages, five sections each, written through the API 
 request, merged). Every section holds the frequent word `common`; the rare word `zephyrine`
 is in one section of one page; the other words come from a generated vocabulary.
 
-Usage: python3 bench/read_path.py [--duration 8] [--database-url URL] [--only NAME,...]
+Usage: python3 bench/read_path.py [--duration 8] [--database-url URL] [--only NAME,...] [--sized]
+With --sized, each row is also measured against the floor answering a body of the same size
+(`size floor`): the most any server on this runtime reaches for an answer that large here.
 Needs: release builds (cargo build --release -p quire, and
 cargo build --release -p quire-server --example floor) and wrk.
 """
@@ -107,6 +109,8 @@ def main():
     ap.add_argument("--duration", type=int, default=8)
     ap.add_argument("--database-url")
     ap.add_argument("--only", help="comma-separated names of the requests to measure")
+    ap.add_argument("--sized", action="store_true",
+                    help="also measure the floor with a body the size of each row's answer")
     ap.add_argument("--hold", action="store_true",
                     help="seed, print the server's pid, token and URLs, and wait (for profiling)")
     args = ap.parse_args()
@@ -131,18 +135,24 @@ def main():
                               "urls": {name: base + path for name, path in targets(ids)}}), flush=True)
             server.wait()
             return 0
+        auth = [f"Authorization: Bearer {token}"]
+        wanted = set(args.only.split(",")) if args.only else None
+        chosen = [(name, path) for name, path in targets(ids) if not wanted or name in wanted]
+        sizes = {}
+        if args.sized:
+            for name, path in chosen:
+                req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
+                with urllib.request.urlopen(req, timeout=60) as r:
+                    sizes[name] = len(r.read())
         fport = free_port()
-        floor = subprocess.Popen([FLOOR, f"127.0.0.1:{fport}"], stderr=subprocess.DEVNULL)
+        floor = subprocess.Popen([FLOOR, f"127.0.0.1:{fport}"] + [str(n) for n in sorted(set(sizes.values()))],
+                                 stderr=subprocess.DEVNULL)
         procs.append(floor)
         floor_url = f"http://127.0.0.1:{fport}/"
         wait_ready(floor_url)
-        auth = [f"Authorization: Bearer {token}"]
-        wanted = set(args.only.split(",")) if args.only else None
         rows = []
         wrk(floor_url, 2)
-        for name, path in targets(ids):
-            if wanted and name not in wanted:
-                continue
+        for name, path in chosen:
             wrk(base + path, 1, auth)  # warm-up
             before = wrk(floor_url, args.duration)
             got = wrk(base + path, args.duration, auth)
@@ -152,8 +162,14 @@ def main():
                          "non2xx": got["non2xx"], "floor_rps": round(floor_rps),
                          "ratio": round(got["rps"] / floor_rps, 3)})
             r = rows[-1]
+            sized = ""
+            if name in sizes:
+                same = wrk(f"{floor_url}bytes/{sizes[name]}", args.duration)
+                r.update(bytes=sizes[name], size_floor_rps=round(same["rps"]),
+                         size_floor_ratio=round(same["rps"] / floor_rps, 3))
+                sized = f"  size floor ({r['bytes']} B) {r['size_floor_ratio']:.3f}"
             print(f"{name:16} {r['rps']:>8} req/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms  "
-                  f"floor {r['floor_rps']:>8}  ratio {r['ratio']:.3f}"
+                  f"floor {r['floor_rps']:>8}  ratio {r['ratio']:.3f}" + sized
                   + (f"  NON-2XX {r['non2xx']}" if r["non2xx"] else ""), flush=True)
         print(json.dumps({"database": "postgres" if args.database_url else "sqlite", "rows": rows}, indent=1))
     finally:

@@ -26,7 +26,7 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use crate::store::orgs::OrgForUser;
+use crate::store::orgs::OrgSeen;
 use crate::store::users::UserRow;
 
 tokio::task_local! {
@@ -140,7 +140,7 @@ pub struct AccessCache {
     generation: AtomicU64,
     users: Map<String, Arc<UserRow>>,
     /// Keyed by `org id + '\n' + user id`, looked up without allocating.
-    orgs: Map<String, Option<OrgForUser>>,
+    orgs: Map<String, Option<Arc<OrgSeen>>>,
     /// Space rows by id (`None`: known not to exist).
     spaces: Map<String, Option<Arc<SpaceRow>>>,
     /// Users by id, as authors of what listings show (`None`: known not to exist).
@@ -263,7 +263,7 @@ impl AccessCache {
     }
 
     /// The cached view of an organization by a user (`Some(None)`: known not to exist).
-    pub fn org(&self, org_id: &OrgId, user_id: &UserId, now: i64) -> Option<Option<OrgForUser>> {
+    pub fn org(&self, org_id: &OrgId, user_id: &UserId, now: i64) -> Option<Option<Arc<OrgSeen>>> {
         if !self.enabled() {
             return None;
         }
@@ -277,7 +277,7 @@ impl AccessCache {
         &self,
         org_id: &str,
         user_id: &str,
-        org: Option<OrgForUser>,
+        org: Option<Arc<OrgSeen>>,
         now: i64,
         generation: u64,
     ) {
@@ -510,6 +510,11 @@ impl<V: Clone> Flights<V> {
 /// costs one round trip at a time instead of one per caller, each caller waiting at most
 /// for the read running when it came and its own. A read keeps going while anyone waits for
 /// it, whoever started it; one that everyone left is finished by the next caller of its key.
+///
+/// A read starts only after its first caller has let the other ready tasks run once, so
+/// that the callers that come together join it even when the read itself takes no time to
+/// wait for (SQLite, read on the request's thread): under load, one read serves a pass of
+/// the scheduler instead of every caller paying its own.
 pub struct Rounds<V> {
     slots: Arc<std::sync::Mutex<HashMap<String, Slot<V>>>>,
     ids: Arc<AtomicU64>,
@@ -564,7 +569,11 @@ impl<V: Clone + Send + Sync + 'static> Rounds<V> {
         use futures_util::FutureExt;
         let round = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            let slot = slots.entry(key.to_string()).or_default();
+            // Most callers find their key there: its name is copied only for a new one.
+            if !slots.contains_key(key) {
+                slots.insert(key.to_string(), Slot::default());
+            }
+            let slot = slots.get_mut(key).expect("inserted above");
             if let Some((_, next)) = &slot.next {
                 next.clone()
             } else {
@@ -575,6 +584,7 @@ impl<V: Clone + Send + Sync + 'static> Rounds<V> {
                     if let Some(before) = before {
                         let _ = before.await;
                     }
+                    tokio::task::yield_now().await;
                     rounds.set_running(&key, id);
                     let out = work().await.map_err(|e| Arc::new(e.into()));
                     rounds.set_done(&key, id);

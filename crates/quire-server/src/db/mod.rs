@@ -174,11 +174,6 @@ impl Db {
         &self.pool
     }
 
-    /// Whether bounded reads run on the caller's thread (SQLite files), costing no round trip.
-    pub fn reads_inline(&self) -> bool {
-        self.reader.is_some()
-    }
-
     /// The engine behind this handle.
     pub fn dialect(&self) -> Dialect {
         self.dialect

@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use axum::extract::{FromRequestParts, RawPathParams, Request};
+use axum::extract::Request;
 use axum::http::Method;
 use axum::response::{IntoResponse, Response};
 use tower::{Layer, Service, ServiceExt};
@@ -24,6 +24,7 @@ use crate::domain::access::{OrgCtx, SpaceCtx};
 use crate::domain::auth::{authenticate, Caller};
 use crate::domain::published;
 use crate::error::{ApiError, ApiResult};
+use crate::http::extract::PathParams;
 use crate::http::operation::Access;
 use crate::ids::{OrgId, UserId};
 use crate::state::AppState;
@@ -127,14 +128,7 @@ async fn check(
         return Ok(req);
     }
     let (mut parts, body) = req.into_parts();
-    let params: HashMap<String, String> = RawPathParams::from_request_parts(&mut parts, state)
-        .await
-        .map(|p| {
-            p.iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let params = PathParams::read(&mut parts).await?;
     if let Some(scope) = bearer(&parts.headers).and_then(|t| published::scope_of(state, t)) {
         check_published(state, operation, &params, scope, &mut parts).await?;
         return Ok(Request::from_parts(parts, body));
@@ -143,14 +137,14 @@ async fn check(
     match access {
         Access::Public | Access::User => {}
         Access::Space(need) => {
-            let space_id = param(&params, "spaceId")?;
+            let space_id = params.require("spaceId")?;
             let ctx = load_space(state, &caller, space_id).await?;
             require_role(Some(ctx.role), need, "do this in the space")?;
             parts.extensions.insert(ctx.org.clone());
             parts.extensions.insert(ctx);
         }
         Access::SpaceIfExists(need) => {
-            match load_space(state, &caller, param(&params, "spaceId")?).await {
+            match load_space(state, &caller, params.require("spaceId")?).await {
                 Ok(ctx) => {
                     require_role(Some(ctx.role), need, "do this in the space")?;
                     parts.extensions.insert(ctx.org.clone());
@@ -161,7 +155,7 @@ async fn check(
             }
         }
         Access::CollectionIfExists(need) => {
-            match load_collection(state, &caller, param(&params, "collectionId")?).await {
+            match load_collection(state, &caller, params.require("collectionId")?).await {
                 Ok(ctx) => {
                     require_role(Some(ctx.role), need, "do this in the collection")?;
                     parts.extensions.insert(ctx.org.clone());
@@ -172,7 +166,7 @@ async fn check(
             }
         }
         Access::Collection(need) => {
-            let collection_id = param(&params, "collectionId")?;
+            let collection_id = params.require("collectionId")?;
             let ctx = load_collection(state, &caller, collection_id).await?;
             require_role(Some(ctx.role), need, "do this in the collection")?;
             parts.extensions.insert(ctx.org.clone());
@@ -182,7 +176,7 @@ async fn check(
             let org = load_org(
                 state,
                 &caller,
-                &OrgId::new(param(&params, "organizationId")?),
+                &OrgId::new(params.require("organizationId")?),
             )
             .await?;
             // Guests see only what they were granted: a site lists every space it holds.
@@ -192,7 +186,7 @@ async fn check(
                     "Only organization admins can change sites.",
                 ));
             }
-            let site_id = param(&params, "siteId")?;
+            let site_id = params.require("siteId")?;
             match store::sites::get(&state.db, &org.org.id, site_id).await? {
                 Some(site) => {
                     parts.extensions.insert(SiteCtx { site });
@@ -206,7 +200,7 @@ async fn check(
             let org = load_org(
                 state,
                 &caller,
-                &OrgId::new(param(&params, "organizationId")?),
+                &OrgId::new(params.require("organizationId")?),
             )
             .await?;
             require_role(org.role, Role::Create, "create content in the organization")?;
@@ -220,7 +214,7 @@ async fn check(
             let org = load_org(
                 state,
                 &caller,
-                &OrgId::new(param(&params, "organizationId")?),
+                &OrgId::new(params.require("organizationId")?),
             )
             .await?;
             let needs_role = !matches!(access, Access::OrgMember);
@@ -233,7 +227,7 @@ async fn check(
                 return Err(ApiError::forbidden("Only organization admins can do this."));
             }
             if matches!(access, Access::TeamView | Access::TeamManage) {
-                let team_id = param(&params, "teamId")?;
+                let team_id = params.require("teamId")?;
                 let team = store::teams::get(&state.db, &org.org.id, team_id)
                     .await?
                     .ok_or_else(|| ApiError::not_found(format!("Team `{team_id}` not found.")))?;
@@ -256,13 +250,6 @@ async fn check(
     Ok(Request::from_parts(parts, body))
 }
 
-fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> ApiResult<&'a str> {
-    params
-        .get(name)
-        .map(String::as_str)
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("route lacks path parameter {name}")))
-}
-
 /// The bearer token of a request, if any.
 fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
     let value = headers
@@ -279,17 +266,20 @@ fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
 async fn check_published(
     state: &AppState,
     operation: &str,
-    params: &HashMap<String, String>,
+    params: &PathParams,
     scope: published::Scope,
     parts: &mut axum::http::request::Parts,
 ) -> ApiResult<()> {
     let refused =
         || ApiError::forbidden("This token only reads the published content it was issued for.");
-    let matches = |name: &str, want: &str| params.get(name).is_some_and(|v| v == want);
+    let matches = |name: &str, want: &str| params.get(name) == Some(want);
     let org = store::orgs::get(&state.db, &OrgId::new(scope.org.clone()))
         .await?
         .ok_or_else(refused)?;
-    let org = OrgCtx { org, role: None };
+    let org = OrgCtx {
+        org: Arc::new(org),
+        role: None,
+    };
     match operation {
         "getPublishedContentSite" => {
             if !matches("organizationId", &scope.org) || !matches("siteId", &scope.site) {
@@ -303,7 +293,7 @@ async fn check_published(
         }
         "getSpaceById" | "getRevisionById" | "getPageDocumentInRevisionById" => {
             if !matches("spaceId", &scope.space)
-                || (params.contains_key("revisionId") && !matches("revisionId", &scope.revision))
+                || (params.get("revisionId").is_some() && !matches("revisionId", &scope.revision))
             {
                 return Err(refused());
             }

@@ -78,8 +78,10 @@ where
         let id = match req.headers().get(&REQUEST_ID) {
             Some(given) => given.clone(),
             None => {
-                let made = HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
-                    .expect("a UUID is a valid header value");
+                // Written into a stack buffer: `to_string` went through the formatter.
+                let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+                let text = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut text);
+                let made = HeaderValue::from_str(text).expect("a UUID is a valid header value");
                 req.headers_mut().insert(REQUEST_ID.clone(), made.clone());
                 made
             }

@@ -2,11 +2,12 @@
 //! naming the offending field.
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::rejection::RawPathParamsRejection;
+use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ApiResult};
 use crate::http::operation::BodyLimit;
 use crate::state::AppState;
 
@@ -194,24 +195,45 @@ pub fn contains_encoded_nul(text: &str) -> bool {
         .any(|w| w[0] == b'%' && w[1] == b'0' && w[2] == b'0')
 }
 
+/// The matched route's path parameters, percent-decoded, looked up by name: a route has a
+/// few, and copying them into a map cost every space-scoped request several allocations.
+#[derive(Debug, Default)]
+pub struct PathParams(Option<RawPathParams>);
+
+impl PathParams {
+    /// The request's path parameters (none for a route without any); 400 naming the
+    /// parameter when one is not UTF-8 once percent-decoded.
+    pub async fn read(parts: &mut Parts) -> ApiResult<Self> {
+        match RawPathParams::from_request_parts(parts, &()).await {
+            Ok(params) => Ok(Self(Some(params))),
+            Err(RawPathParamsRejection::MissingPathParams(_)) => Ok(Self(None)),
+            Err(other) => Err(ApiError::bad_request(other.body_text())),
+        }
+    }
+
+    /// The parameter `name`, if the route has it.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .as_ref()?
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value)
+    }
+
+    /// A parameter the route is declared with: its absence is a bug in the route table.
+    pub fn require(&self, name: &str) -> ApiResult<&str> {
+        self.get(name).ok_or_else(|| {
+            ApiError::internal(anyhow::anyhow!("the route has no path parameter `{name}`"))
+        })
+    }
+}
+
 /// What a read scoped by its path needs from the request, after the access check: the path
 /// parameters, the space's context and the caller's id (for whom download URLs are signed).
-pub async fn scoped_read<'p>(
-    parts: &'p mut Parts,
-    state: &AppState,
-) -> Result<
-    (
-        std::collections::HashMap<String, String>,
-        &'p crate::domain::access::SpaceCtx,
-        String,
-    ),
-    ApiError,
-> {
-    let axum::extract::Path(params) = axum::extract::Path::<
-        std::collections::HashMap<String, String>,
-    >::from_request_parts(parts, state)
-    .await
-    .map_err(|e| ApiError::bad_request(e.body_text()))?;
+pub async fn scoped_read(
+    parts: &mut Parts,
+) -> Result<(PathParams, &crate::domain::access::SpaceCtx, String), ApiError> {
+    let params = PathParams::read(parts).await?;
     let reader = parts
         .extensions
         .get::<crate::domain::auth::Caller>()

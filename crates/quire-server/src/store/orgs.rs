@@ -41,6 +41,26 @@ pub struct OrgForUser {
     pub role: Option<String>,
 }
 
+/// An organization seen by one user, as the access cache shares it between requests: the
+/// row is shared, not copied, by every request that reads it.
+#[derive(Debug)]
+pub struct OrgSeen {
+    pub org: std::sync::Arc<OrgRow>,
+    /// Whether the user is a member (guests included).
+    pub member: bool,
+    pub role: Option<String>,
+}
+
+impl From<OrgForUser> for OrgSeen {
+    fn from(o: OrgForUser) -> Self {
+        Self {
+            org: std::sync::Arc::new(o.org),
+            member: o.member_id.is_some(),
+            role: o.role,
+        }
+    }
+}
+
 const COLUMNS: &str = "o.id, o.title, o.hostname, o.email_domains, o.default_role, \
     o.default_content, o.logo_url, o.sso, o.ai, o.invite_links, o.created_at";
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, OriginalUri, Path, State};
+use axum::extract::{FromRequestParts, OriginalUri, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::Extension;
@@ -29,7 +29,7 @@ use crate::domain::change_requests as crs;
 use crate::domain::content;
 use crate::domain::listings;
 use crate::error::{ApiError, ApiResult};
-use crate::http::extract::{JsonBody, QueryParams};
+use crate::http::extract::{JsonBody, PathParams, QueryParams};
 use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
 use crate::state::AppState;
@@ -44,7 +44,7 @@ use crate::values::{ChangeRequestStatus, CommentStatus};
 pub struct Scope {
     ctx: SpaceCtx,
     cr: Option<ChangeRequestRow>,
-    params: HashMap<String, String>,
+    params: PathParams,
 }
 
 impl Scope {
@@ -52,7 +52,7 @@ impl Scope {
         Self {
             ctx,
             cr: None,
-            params: HashMap::new(),
+            params: PathParams::default(),
         }
     }
 
@@ -61,15 +61,13 @@ impl Scope {
         Ok(Self {
             ctx,
             cr: Some(cr),
-            params: HashMap::new(),
+            params: PathParams::default(),
         })
     }
 
     /// A path parameter (`commentId`, `commentReplyId`).
     fn param(&self, name: &str) -> ApiResult<&str> {
-        self.params.get(name).map(String::as_str).ok_or_else(|| {
-            ApiError::internal(anyhow::anyhow!("comment route lacks path parameter {name}"))
-        })
+        self.params.require(name)
     }
 
     fn cr_id(&self) -> Option<&str> {
@@ -864,9 +862,7 @@ impl FromRequestParts<AppState> for Scope {
     /// The scope named by the path: the space of the request, and its change request when the
     /// path has `changeRequestId`.
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
-        let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| ApiError::bad_request(e.body_text()))?;
+        let params = PathParams::read(parts).await?;
         let ctx = parts.extensions.get::<SpaceCtx>().cloned().ok_or_else(|| {
             ApiError::internal(anyhow::anyhow!("comment route without a space context"))
         })?;

@@ -23,7 +23,7 @@ use crate::domain::auth::Caller;
 use crate::domain::change_requests::{self as crs, require_edit, Landing};
 use crate::domain::content;
 use crate::error::{ApiError, ApiResult};
-use crate::http::extract::{scoped_read, JsonBody, QueryParams};
+use crate::http::extract::{scoped_read, JsonBody, PathParams, QueryParams};
 use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
 use crate::state::AppState;
@@ -302,7 +302,7 @@ fn file_json(state: &AppState, loaded: &Loaded, file_id: &str, reader: &str) -> 
 pub struct ReadAt {
     /// The revision's row; its content is loaded only when a read needs it.
     row: Arc<RevisionRow>,
-    params: HashMap<String, String>,
+    params: PathParams,
     /// The caller, for whom file download URLs are signed.
     reader: String,
 }
@@ -310,11 +310,7 @@ pub struct ReadAt {
 impl ReadAt {
     /// A path parameter of the read (`pageId`, `fileId`, `pagePath`).
     fn param(&self, name: &str) -> ApiResult<&str> {
-        self.params.get(name).map(String::as_str).ok_or_else(|| {
-            ApiError::internal(anyhow::anyhow!(
-                "content read without path parameter {name}"
-            ))
-        })
+        self.params.require(name)
     }
 
     /// The revision with its content.
@@ -331,11 +327,11 @@ impl FromRequestParts<AppState> for ReadAt {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
-        let (params, ctx, reader) = scoped_read(parts, state).await?;
+        let (params, ctx, reader) = scoped_read(parts).await?;
         let revision = if let Some(cr) = params.get("changeRequestId") {
             crs::load(state, ctx, cr).await?.revision_id
         } else if let Some(rev) = params.get("revisionId") {
-            rev.clone()
+            rev.to_string()
         } else {
             ctx.space.revision_id.clone()
         };

@@ -19,7 +19,7 @@ use crate::domain::access::SpaceCtx;
 use crate::domain::change_requests as crs;
 use crate::domain::{content, links};
 use crate::error::{ApiError, ApiResult};
-use crate::http::extract::{scoped_read, QueryParams};
+use crate::http::extract::{scoped_read, PathParams, QueryParams};
 use crate::http::json::Json;
 use crate::http::pagination::{List, PageRequest};
 use crate::state::AppState;
@@ -31,15 +31,13 @@ pub struct At {
     row: Arc<RevisionRow>,
     /// Root of the change request's base revision.
     base_root: Option<String>,
-    params: HashMap<String, String>,
+    params: PathParams,
     reader: String,
 }
 
 impl At {
     fn param(&self, name: &str) -> ApiResult<&str> {
-        self.params.get(name).map(String::as_str).ok_or_else(|| {
-            ApiError::internal(anyhow::anyhow!("links read without path parameter {name}"))
-        })
+        self.params.require(name)
     }
 }
 
@@ -47,7 +45,7 @@ impl FromRequestParts<AppState> for At {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
-        let (params, ctx, reader) = scoped_read(parts, state).await?;
+        let (params, ctx, reader) = scoped_read(parts).await?;
         let (revision, base) = match params.get("changeRequestId") {
             Some(cr) => {
                 let cr = crs::load(state, ctx, cr).await?;

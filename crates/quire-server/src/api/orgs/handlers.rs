@@ -158,7 +158,7 @@ pub async fn update_organization(
     Extension(ctx): Extension<OrgCtx>,
     JsonBody(body): JsonBody<UpdateOrganization>,
 ) -> ApiResult<Json<views::Organization>> {
-    let mut org = ctx.org.clone();
+    let mut org = OrgRow::clone(&ctx.org);
     if let Some(title) = body.title {
         validate::length("title", &title, 2, 255)?;
         org.title = title;

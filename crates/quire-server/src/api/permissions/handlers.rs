@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::http::json::Json;
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,7 @@ use crate::api::views;
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{CollectionCtx, OrgCtx, Role, SpaceCtx};
 use crate::error::{ApiError, ApiResult};
-use crate::http::extract::{nullable, JsonBody, QueryParams};
+use crate::http::extract::{nullable, JsonBody, PathParams, QueryParams};
 use crate::http::pagination::{List, PageRequest};
 use crate::ids::{OrgId, UserId};
 use crate::state::AppState;
@@ -28,7 +28,7 @@ pub struct Target {
     org: OrgCtx,
     /// A deleted space takes no permission changes until it is restored.
     deleted: bool,
-    params: HashMap<String, String>,
+    params: PathParams,
 }
 
 impl Target {
@@ -57,10 +57,8 @@ impl Target {
 impl FromRequestParts<AppState> for Target {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
-        let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| ApiError::bad_request(e.body_text()))?;
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> ApiResult<Self> {
+        let params = PathParams::read(parts).await?;
         if let Some(ctx) = parts.extensions.get::<SpaceCtx>() {
             return Ok(Target {
                 kind: "space",

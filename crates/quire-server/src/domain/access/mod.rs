@@ -63,8 +63,8 @@ impl Role {
 /// The organization in the path, with the caller's membership.
 #[derive(Debug, Clone)]
 pub struct OrgCtx {
-    /// The organization.
-    pub org: OrgRow,
+    /// The organization, shared with the access cache.
+    pub org: Arc<OrgRow>,
     /// The caller's role; `None` for a guest.
     pub role: Option<Role>,
 }
@@ -164,7 +164,9 @@ pub async fn load_org(state: &AppState, caller: &Caller, org_id: &OrgId) -> ApiR
         Some(found) => found,
         None => {
             let generation = state.cache.generation();
-            let found = store::orgs::get_for_user(&state.db, org_id, &caller.user.id).await?;
+            let found = store::orgs::get_for_user(&state.db, org_id, &caller.user.id)
+                .await?
+                .map(|o| Arc::new(store::orgs::OrgSeen::from(o)));
             state
                 .cache
                 .put_org(org_id, &caller.user.id, found.clone(), now, generation);
@@ -172,9 +174,9 @@ pub async fn load_org(state: &AppState, caller: &Caller, org_id: &OrgId) -> ApiR
         }
     };
     match found {
-        Some(o) if o.member_id.is_some() => Ok(OrgCtx {
+        Some(o) if o.member => Ok(OrgCtx {
             role: o.role.as_deref().and_then(Role::parse),
-            org: o.org,
+            org: o.org.clone(),
         }),
         _ => Err(ApiError::not_found(format!(
             "Organization `{org_id}` not found."
