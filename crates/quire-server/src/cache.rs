@@ -52,12 +52,20 @@ thread_local! {
 
 /// Runs `f` with the composite key `a + '\n' + b`, built in a reused buffer.
 fn with_pair<R>(a: &str, b: &str, f: impl FnOnce(&str) -> R) -> R {
+    with_parts(&[a, b], f)
+}
+
+/// Runs `f` with `parts` joined by `'\n'`, built in a reused buffer.
+fn with_parts<R>(parts: &[&str], f: impl FnOnce(&str) -> R) -> R {
     PAIR_KEY.with(|key| {
         let mut key = key.borrow_mut();
         key.clear();
-        key.push_str(a);
-        key.push('\n');
-        key.push_str(b);
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                key.push('\n');
+            }
+            key.push_str(part);
+        }
         f(key.as_str())
     })
 }
@@ -150,11 +158,23 @@ pub struct AccessCache {
     derived: Map<String, Shared>,
     /// What published sites show: a site's row and structure, by site id.
     sites: Map<String, Shared>,
+    /// Answers rendered from rows the caches share, keyed by `kind + '\n' + id + '\n' +
+    /// view` (see [`AccessCache::rendered`]).
+    rendered: Map<String, Rendered>,
     /// Serialized listings of change requests and comments, and change requests (see
     /// [`AccessCache::listing`]).
     listings: Listings,
     /// Fresh reads of spaces' listing versions, shared by the listings that ask at once.
     pub listing_versions: Rounds<i64>,
+}
+
+/// An answer rendered from a shared row, with that row held weakly: the weak reference
+/// keeps the row's allocation, so no other row can take its address while the entry lives,
+/// and the same address means the same (immutable) row.
+#[derive(Clone)]
+struct Rendered {
+    from: std::sync::Weak<dyn Any + Send + Sync>,
+    body: bytes::Bytes,
 }
 
 /// Bytes of listing answers kept per node: a few thousand listings of typical size.
@@ -197,6 +217,7 @@ impl AccessCache {
             people: Map::new(),
             derived: Map::new(),
             sites: Map::new(),
+            rendered: Map::new(),
             listings: Listings {
                 answers: Cache::builder()
                     .max_capacity(LISTING_BYTES)
@@ -212,7 +233,7 @@ impl AccessCache {
     }
 
     /// Hits and misses of each of the cache's maps since start, for the operator's metrics.
-    pub fn lookups(&self) -> [(&'static str, (u64, u64)); 7] {
+    pub fn lookups(&self) -> [(&'static str, (u64, u64)); 8] {
         let listings = &self.listings;
         [
             ("tokens", self.users.counts()),
@@ -221,6 +242,7 @@ impl AccessCache {
             ("people", self.people.counts()),
             ("grants", self.derived.counts()),
             ("sites", self.sites.counts()),
+            ("answers", self.rendered.counts()),
             (
                 "listings",
                 (
@@ -347,6 +369,51 @@ impl AccessCache {
         if self.enabled() {
             self.derived
                 .put(format!("{org_id}\n{user_id}"), value, now, generation);
+        }
+    }
+
+    /// The answer rendered earlier as `view` of the `kind` row `id`, if `row` is the very
+    /// row it was rendered from (the caches hand out a new one when it changes).
+    pub fn rendered<T: Any + Send + Sync>(
+        &self,
+        kind: &str,
+        id: &str,
+        view: &str,
+        row: &Arc<T>,
+        now: i64,
+    ) -> Option<bytes::Bytes> {
+        if !self.enabled() {
+            return None;
+        }
+        let found = with_parts(&[kind, id, view], |key| {
+            self.rendered.get(key, now, self.ttl_ms, self.generation())
+        })?;
+        std::ptr::addr_eq(found.from.as_ptr(), Arc::as_ptr(row)).then_some(found.body)
+    }
+
+    /// Keeps `body`, rendered as `view` of `row` (the `kind` row `id`) at `generation`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_rendered<T: Any + Send + Sync>(
+        &self,
+        kind: &str,
+        id: &str,
+        view: &str,
+        row: &Arc<T>,
+        body: bytes::Bytes,
+        now: i64,
+        generation: u64,
+    ) {
+        if self.enabled() {
+            let from: std::sync::Weak<T> = Arc::downgrade(row);
+            self.rendered.put(
+                format!("{kind}\n{id}\n{view}"),
+                Rendered {
+                    from: from as std::sync::Weak<dyn Any + Send + Sync>,
+                    body,
+                },
+                now,
+                generation,
+            );
         }
     }
 

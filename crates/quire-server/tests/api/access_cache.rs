@@ -253,3 +253,41 @@ async fn a_write_reads_what_it_wrote() {
         coll.as_str()
     );
 }
+
+/// `GET SPACE` answers are rendered once per space row and caller's role: each role sees
+/// its own permissions however the reads interleave, and a change to the space is shown by
+/// the next read on the node that made it, and on another node within the cache's bound.
+#[tokio::test]
+async fn space_answers_are_kept_per_role_and_never_outlive_the_row() {
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    let admin = app.persona("admin").await;
+    let reader = app.persona("reader").await;
+    let org = app.org(&admin, "Acme").await;
+    app.add_member(&admin, &org, &reader, json!("read")).await;
+    let space = app.space(&admin, &org, "Kept", None).await;
+    let path = format!("/v1/spaces/{space}");
+    for node in [&app, &other] {
+        for _ in 0..2 {
+            let mine = node.get(&admin, &path).await.expect(200);
+            let theirs = node.get(&reader, &path).await.expect(200);
+            assert_eq!(mine["permissions"]["admin"], true);
+            assert_eq!(mine["permissions"]["edit"], true);
+            assert_eq!(theirs["permissions"]["admin"], false);
+            assert_eq!(theirs["permissions"]["edit"], false);
+            assert_eq!(theirs["title"], "Kept");
+        }
+    }
+    app.patch(&admin, &path, json!({ "title": "Renamed" }))
+        .await
+        .expect(200);
+    for who in [&admin, &reader] {
+        assert_eq!(app.get(who, &path).await.expect(200)["title"], "Renamed");
+    }
+    other
+        .clock
+        .advance_ms(other.config.access_cache_ms as i64 + 1);
+    for who in [&admin, &reader] {
+        assert_eq!(other.get(who, &path).await.expect(200)["title"], "Renamed");
+    }
+}

@@ -3,17 +3,17 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Extension;
 
-use crate::http::json::Json;
+use crate::http::json::{Json, JsonBytes};
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::api::views;
 use crate::api::views::visible_page;
 use crate::domain::access::grants::Grants;
-use crate::domain::access::{require_role, OrgCtx, Role, SpaceCtx};
+use crate::domain::access::{self, require_role, OrgCtx, Role, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::jobs::{retention_ms, PURGE_JOB};
 use crate::domain::placement::{
@@ -154,15 +154,23 @@ pub async fn get_space(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
     QueryParams(query): QueryParams<GetSpaceQuery>,
-) -> ApiResult<Json<views::Space>> {
-    let published = match query.share_key.as_deref().filter(|k| !k.is_empty()) {
-        Some(key) => crate::domain::sites::shared_space_url(&state, &ctx.space.id, key).await?,
-        None => None,
-    };
-    Ok(Json(
-        views::space(&state, &ctx.space, ctx.role).with_published(published),
-    ))
+) -> ApiResult<Response> {
+    if let Some(key) = query.share_key.as_deref().filter(|k| !k.is_empty()) {
+        let published = crate::domain::sites::shared_space_url(&state, &ctx.space.id, key).await?;
+        let space = views::space(&state, &ctx.space, ctx.role).with_published(published);
+        return Ok(Json(space).into_response());
+    }
+    let view = (SPACE_VIEW, ctx.space.id.as_str(), ctx.role.as_str());
+    let body = access::rendered(&state, view, &ctx.space, || {
+        serde_json::to_vec(&views::space(&state, &ctx.space, ctx.role))
+            .map(Into::into)
+            .map_err(ApiError::internal)
+    })?;
+    Ok(JsonBytes(body).into_response())
 }
+
+/// What `getSpaceById` renders, as the access cache names it.
+const SPACE_VIEW: &str = "getSpaceById";
 
 /// Body of `updateSpaceById`.
 #[derive(Deserialize)]
