@@ -8,8 +8,8 @@
 //! every write to a space's change requests, comments, replies or reactions moves the
 //! space's listing version in its own transaction (`store::spaces::touch_listings`), and
 //! each listing reads that version fresh before it answers, so a write on any node is seen
-//! by the next listing on every node (on PostgreSQL, listings asking at once share one read
-//! that started after each of them asked). What else an answer shows (authors' names, whether a
+//! by the next listing on every node (listings asking at once share one read that started
+//! after each of them asked). What else an answer shows (authors' names, whether a
 //! change request is behind the space) is read fresh when it is built and kept no longer
 //! than the access cache keeps those lookups. Access is decided before, on every request.
 
