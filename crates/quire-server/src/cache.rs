@@ -578,10 +578,11 @@ impl<V: Clone> Flights<V> {
 /// for the read running when it came and its own. A read keeps going while anyone waits for
 /// it, whoever started it; one that everyone left is finished by the next caller of its key.
 ///
-/// A read starts only after its first caller has let the other ready tasks run once, so
-/// that the callers that come together join it even when the read itself takes no time to
-/// wait for (SQLite, read on the request's thread): under load, one read serves a pass of
-/// the scheduler instead of every caller paying its own.
+/// With `gather`, a read starts only after its first caller has let the other ready tasks
+/// run once, so that the callers that come together join it even when the read itself
+/// takes no time to wait for (SQLite, read on the request's thread): under load, one read
+/// serves a pass of the scheduler instead of every caller paying its own. Alone, a caller
+/// should not gather: the pass costs an idle worker a wake-up (twice a point read's time).
 pub struct Rounds<V> {
     slots: Arc<std::sync::Mutex<HashMap<String, Slot<V>>>>,
     ids: Arc<AtomicU64>,
@@ -627,7 +628,12 @@ impl<V> Clone for Rounds<V> {
 
 impl<V: Clone + Send + Sync + 'static> Rounds<V> {
     /// What `work` reads for `key`, by a read that started after this call.
-    pub async fn read<F, Fut, E>(&self, key: &str, work: F) -> Result<V, Arc<anyhow::Error>>
+    pub async fn read<F, Fut, E>(
+        &self,
+        key: &str,
+        gather: bool,
+        work: F,
+    ) -> Result<V, Arc<anyhow::Error>>
     where
         F: FnOnce() -> Fut + Send + 'static,
         Fut: std::future::Future<Output = Result<V, E>> + Send + 'static,
@@ -651,7 +657,9 @@ impl<V: Clone + Send + Sync + 'static> Rounds<V> {
                     if let Some(before) = before {
                         let _ = before.await;
                     }
-                    tokio::task::yield_now().await;
+                    if gather {
+                        tokio::task::yield_now().await;
+                    }
                     rounds.set_running(&key, id);
                     let out = work().await.map_err(|e| Arc::new(e.into()));
                     rounds.set_done(&key, id);
@@ -945,7 +953,7 @@ mod tests {
         let gate = Arc::new(tokio::sync::Semaphore::new(0));
         let call = |rounds: &Rounds<usize>| {
             let (rounds, work) = (rounds.clone(), counted(&reads, &gate));
-            tokio::spawn(async move { rounds.read("space", work).await.unwrap() })
+            tokio::spawn(async move { rounds.read("space", true, work).await.unwrap() })
         };
         let first = call(&rounds);
         while reads.load(Ordering::SeqCst) == 0 {
@@ -971,7 +979,7 @@ mod tests {
         let reads = Arc::new(AtomicUsize::new(0));
         let gate = Arc::new(tokio::sync::Semaphore::new(0));
         let (r, work) = (rounds.clone(), counted(&reads, &gate));
-        let left = tokio::spawn(async move { r.read("space", work).await });
+        let left = tokio::spawn(async move { r.read("space", true, work).await });
         while reads.load(Ordering::SeqCst) == 0 {
             tokio::task::yield_now().await;
         }
@@ -980,7 +988,7 @@ mod tests {
         gate.add_permits(2);
         let got = tokio::time::timeout(
             Duration::from_secs(5),
-            rounds.read("space", counted(&reads, &gate)),
+            rounds.read("space", false, counted(&reads, &gate)),
         )
         .await
         .expect("not stuck behind the abandoned read")

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
@@ -126,7 +126,17 @@ pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     latency: Family<OperationLabels, Histogram>,
+    in_flight: Gauge,
     scraped: std::sync::Arc<ScrapedCollector>,
+}
+
+/// A request being served: counted in [`Metrics::in_flight`] until dropped.
+pub struct InFlight(Gauge);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }
 
 impl Default for Metrics {
@@ -154,14 +164,32 @@ impl Metrics {
             "Time from a request's arrival to its answer's head, by operationId",
             latency.clone(),
         );
+        let in_flight = Gauge::default();
+        registry.register(
+            "quire_http_requests_in_flight",
+            "Requests this node is serving now",
+            in_flight.clone(),
+        );
         let scraped = std::sync::Arc::new(ScrapedCollector::default());
         registry.register_collector(Box::new(scraped.clone()));
         Self {
             registry,
             requests,
             latency,
+            in_flight,
             scraped,
         }
+    }
+
+    /// Counts a request as being served until the returned guard is dropped.
+    pub fn serving(&self) -> InFlight {
+        self.in_flight.inc();
+        InFlight(self.in_flight.clone())
+    }
+
+    /// How many requests this node is serving now.
+    pub fn in_flight(&self) -> i64 {
+        self.in_flight.get()
     }
 
     /// Counts one answered request.

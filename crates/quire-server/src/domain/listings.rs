@@ -62,10 +62,12 @@ where
 /// transaction and file locks, about a fifth of a cached listing's time.
 async fn listings_version(state: &AppState, space_id: &str) -> ApiResult<i64> {
     let (db, id) = (state.db.clone(), space_id.to_string());
+    // Others are served meanwhile: wait for them to join (see `cache::Rounds`).
+    let gather = state.metrics.in_flight() > 1;
     state
         .cache
         .listing_versions
-        .read(space_id, move || async move {
+        .read(space_id, gather, move || async move {
             store::spaces::listings_version(&db, &id).await
         })
         .await

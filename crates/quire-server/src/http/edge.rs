@@ -51,7 +51,8 @@ impl<S> Layer<S> for EdgeLayer {
 ///   the server live on;
 /// - an error answered by the framework rather than by a handler gets the official JSON
 ///   error body;
-/// - its answer is counted in the metrics, by operationId and status, with its duration.
+/// - its answer is counted in the metrics, by operationId and status, with its duration,
+///   and it counts as in flight until then.
 #[derive(Clone)]
 pub struct Edge<S> {
     inner: S,
@@ -75,6 +76,7 @@ where
 
     fn call(&mut self, mut req: Request<Body>) -> Answer {
         let started = Instant::now();
+        let serving = self.state.metrics.serving();
         let id = match req.headers().get(&REQUEST_ID) {
             Some(given) => given.clone(),
             None => {
@@ -146,6 +148,7 @@ where
                 res.status().as_u16(),
                 started.elapsed().as_secs_f64(),
             );
+            drop(serving);
             Ok(res)
         }))
     }

@@ -141,6 +141,11 @@ async fn metrics_need_their_token_and_count_operations_by_status() {
         text.contains(r#"quire_http_request_duration_seconds_count{operation="getSpaceById"} 4"#)
     );
     assert!(text.contains(r#"quire_http_requests_total{operation="other",status="401"} 2"#));
+    // Every earlier request has ended; the scrape itself is being served.
+    assert!(
+        text.contains("\nquire_http_requests_in_flight 1\n"),
+        "{text}"
+    );
     assert!(
         text.contains("quire_db_connections{state=\"idle\"}"),
         "{text}"
