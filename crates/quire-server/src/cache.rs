@@ -168,6 +168,10 @@ pub struct AccessCache {
     pub listing_versions: Rounds<i64>,
 }
 
+/// What names a rendered answer: the row's kind, its id, and the view of it (the caller's
+/// role, for one).
+pub type View<'a> = (&'a str, &'a str, &'a str);
+
 /// An answer rendered from a shared row, with that row held weakly: the weak reference
 /// keeps the row's allocation, so no other row can take its address while the entry lives,
 /// and the same address means the same (immutable) row.
@@ -376,9 +380,7 @@ impl AccessCache {
     /// row it was rendered from (the caches hand out a new one when it changes).
     pub fn rendered<T: Any + Send + Sync>(
         &self,
-        kind: &str,
-        id: &str,
-        view: &str,
+        (kind, id, view): View<'_>,
         row: &Arc<T>,
         now: i64,
     ) -> Option<bytes::Bytes> {
@@ -392,12 +394,9 @@ impl AccessCache {
     }
 
     /// Keeps `body`, rendered as `view` of `row` (the `kind` row `id`) at `generation`.
-    #[allow(clippy::too_many_arguments)]
     pub fn put_rendered<T: Any + Send + Sync>(
         &self,
-        kind: &str,
-        id: &str,
-        view: &str,
+        (kind, id, view): View<'_>,
         row: &Arc<T>,
         body: bytes::Bytes,
         now: i64,
@@ -640,6 +639,10 @@ impl<V: Clone + Send + Sync + 'static> Rounds<V> {
         E: Into<anyhow::Error>,
     {
         use futures_util::FutureExt;
+        // Opened by the round's first caller after one scheduler pass; a caller that joins
+        // meanwhile and polls the round waits at it. (A yield inside the shared round would
+        // end at the first joiner's poll, so only two callers would share each read.)
+        let mut opens = None;
         let round = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
             // Most callers find their key there: its name is copied only for a new one.
@@ -653,12 +656,18 @@ impl<V: Clone + Send + Sync + 'static> Rounds<V> {
                 let id = self.ids.fetch_add(1, Ordering::Relaxed);
                 let before = slot.running.as_ref().map(|(_, r)| r.clone());
                 let (rounds, key) = (self.clone(), key.to_string());
+                let gate = gather.then(|| {
+                    let (open, gate) = tokio::sync::oneshot::channel::<()>();
+                    opens = Some(open);
+                    gate
+                });
                 let round = async move {
                     if let Some(before) = before {
                         let _ = before.await;
                     }
-                    if gather {
-                        tokio::task::yield_now().await;
+                    // Open, or its opener went away: either way the round may start.
+                    if let Some(gate) = gate {
+                        let _ = gate.await;
                     }
                     rounds.set_running(&key, id);
                     let out = work().await.map_err(|e| Arc::new(e.into()));
@@ -671,6 +680,10 @@ impl<V: Clone + Send + Sync + 'static> Rounds<V> {
                 round
             }
         };
+        if let Some(open) = opens {
+            tokio::task::yield_now().await;
+            let _ = open.send(());
+        }
         round.await
     }
 
@@ -971,6 +984,34 @@ mod tests {
         }
         assert_eq!(reads.load(Ordering::SeqCst), 2);
         assert!(rounds.slots.lock().unwrap().is_empty());
+    }
+
+    /// A read that takes no wait (SQLite, on the request's thread) is shared only when its
+    /// round gathers: the callers polled together join it; without gathering each reads.
+    #[tokio::test]
+    async fn a_gathering_round_is_joined_by_the_callers_polled_with_it() {
+        for (gather, expected) in [(true, 1), (false, 5)] {
+            let rounds = Rounds::<usize>::default();
+            let reads = Arc::new(AtomicUsize::new(0));
+            let callers: Vec<_> = (0..5)
+                .map(|_| {
+                    let (rounds, reads) = (rounds.clone(), reads.clone());
+                    tokio::spawn(async move {
+                        rounds
+                            .read("space", gather, move || async move {
+                                Ok::<_, std::io::Error>(reads.fetch_add(1, Ordering::SeqCst) + 1)
+                            })
+                            .await
+                            .unwrap()
+                    })
+                })
+                .collect();
+            for caller in callers {
+                caller.await.unwrap();
+            }
+            assert_eq!(reads.load(Ordering::SeqCst), expected, "gather: {gather}");
+            assert!(rounds.slots.lock().unwrap().is_empty());
+        }
     }
 
     #[tokio::test]

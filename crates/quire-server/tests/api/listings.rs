@@ -212,9 +212,9 @@ async fn each_caller_sees_their_own_permissions_in_a_comment_listing() {
     );
 }
 
-/// While many listings of a space are read at once (on PostgreSQL they share reads of the
-/// space's listing version), a listing asked for after a write on another node has returned
-/// shows it: no reader is handed a version read before it asked.
+/// While many listings of a space are read at once (they share reads of the space's listing
+/// version), a listing asked for after a write on another node has returned shows it: no
+/// reader is handed a version read before it asked.
 #[tokio::test]
 async fn a_listing_read_after_a_write_shows_it_while_many_read_at_once() {
     let app = TestApp::start_with(|c| c.access_cache_ms = 600_000).await;

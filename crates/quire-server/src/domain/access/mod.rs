@@ -222,24 +222,24 @@ pub async fn reader_still_reads(
     .is_ok_and(|ctx| ctx.space.deleted_at.is_none()))
 }
 
-/// The answer `render` makes of `row` (the `kind` row `id`) as `view`, rendered once for
+/// The answer `render` makes of `row` as `view` (its kind, id and view), rendered once for
 /// each row the access cache hands out: a row is read far more often than it changes, and
 /// rendering and serializing it was a tenth of a small read's time.
 pub fn rendered<T: std::any::Any + Send + Sync>(
     state: &AppState,
-    (kind, id, view): (&str, &str, &str),
+    view: crate::cache::View<'_>,
     row: &Arc<T>,
     render: impl FnOnce() -> ApiResult<bytes::Bytes>,
 ) -> ApiResult<bytes::Bytes> {
     let now = state.clock.now_ms();
-    if let Some(body) = state.cache.rendered(kind, id, view, row, now) {
+    if let Some(body) = state.cache.rendered(view, row, now) {
         return Ok(body);
     }
     let generation = state.cache.generation();
     let body = render()?;
     state
         .cache
-        .put_rendered(kind, id, view, row, body.clone(), now, generation);
+        .put_rendered(view, row, body.clone(), now, generation);
     Ok(body)
 }
 
