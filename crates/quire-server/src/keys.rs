@@ -51,11 +51,26 @@ impl Keys {
 
 /// SHA-256 of an API token, hex: the only form in which tokens are stored.
 pub fn hash_token(token: &str) -> String {
-    // Every request hashes its token: encode into a buffer rather than char by char.
-    let mut out = [0u8; 64];
-    // 32 bytes always fill 64 hex digits, which are ASCII.
-    let _ = hex::encode_to_slice(Sha256::digest(token.as_bytes()), &mut out);
-    std::str::from_utf8(&out).unwrap_or_default().to_string()
+    TokenDigest::of(token).as_str().to_string()
+}
+
+/// The hex SHA-256 digest of a token, held on the stack: every request looks its token up
+/// by it, and only a miss needs it as a `String`.
+pub struct TokenDigest([u8; 64]);
+
+impl TokenDigest {
+    /// The digest of `token`.
+    pub fn of(token: &str) -> Self {
+        let mut out = [0u8; 64];
+        // 32 bytes always fill 64 hex digits.
+        let _ = hex::encode_to_slice(Sha256::digest(token.as_bytes()), &mut out);
+        Self(out)
+    }
+
+    /// The digest as text (hex digits are ASCII).
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
 }
 
 /// URL-safe base64 without padding.

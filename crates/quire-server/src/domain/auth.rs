@@ -3,7 +3,7 @@
 use axum::http::{header, HeaderMap};
 
 use crate::error::{ApiError, ApiResult};
-use crate::keys::hash_token;
+use crate::keys::TokenDigest;
 use crate::state::AppState;
 use crate::store;
 use crate::store::users::UserRow;
@@ -31,20 +31,23 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
         .ok_or_else(|| {
             ApiError::Unauthorized("Authorization header must be `Bearer <token>`.".into())
         })?;
-    let hash = hash_token(token);
+    let digest = TokenDigest::of(token);
+    let hash = digest.as_str();
     let now = state.clock.now_ms();
-    if let Some(user) = state.cache.user(&hash, now) {
+    if let Some(user) = state.cache.user(hash, now) {
         return Ok(Caller { user });
     }
     let generation = state.cache.generation();
-    let user = store::tokens::authenticate(&state.db, &hash)
+    let user = store::tokens::authenticate(&state.db, hash)
         .await?
         .map(std::sync::Arc::new)
         .ok_or_else(|| ApiError::Unauthorized("Unknown or revoked API token.".into()))?;
     if user.first_auth_at.is_none() {
         first_authentication(state, &user).await?;
     } else {
-        state.cache.put_user(hash, user.clone(), now, generation);
+        state
+            .cache
+            .put_user(hash.to_string(), user.clone(), now, generation);
     }
     Ok(Caller { user })
 }

@@ -11,6 +11,7 @@ use quire_content::model::{Page, Revision};
 use quire_content::store::{self as objects, ObjectHash};
 use quire_content::tree_file;
 
+use crate::cache;
 use crate::db::Tx;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -448,14 +449,14 @@ fn is_listing(bytes: &bytes::Bytes) -> bool {
 /// format), built by `render` on first use. Errors are not kept.
 pub async fn page_body(
     state: &AppState,
-    key: String,
+    key: &[&str],
     render: impl std::future::Future<Output = ApiResult<serde_json::Value>>,
 ) -> ApiResult<bytes::Bytes> {
-    if let Some(bytes) = state.content.pages.get(&key) {
+    if let Some(bytes) = cache::with_parts(key, |k| state.content.pages.get(k)) {
         return Ok(bytes);
     }
     let bytes = bytes::Bytes::from(serde_json::to_vec(&render.await?).map_err(ApiError::internal)?);
-    state.content.pages.insert(key, bytes.clone());
+    state.content.pages.insert(key.join("\n"), bytes.clone());
     Ok(bytes)
 }
 
@@ -465,14 +466,18 @@ pub async fn revision_row(
     space_id: &str,
     revision_id: &str,
 ) -> ApiResult<Option<Arc<RevisionRow>>> {
-    let key = (space_id.to_string(), revision_id.to_string());
-    if let Some(row) = state.content.revision_rows.get(&key) {
+    if let Some(row) = cache::with_pair(space_id, revision_id, |k| {
+        state.content.revision_rows.get(k)
+    }) {
         return Ok(Some(row));
     }
     let Some(row) = store::revisions::get(&state.db, space_id, revision_id).await? else {
         return Ok(None);
     };
     let row = Arc::new(row);
-    state.content.revision_rows.insert(key, row.clone());
+    state
+        .content
+        .revision_rows
+        .insert(format!("{space_id}\n{revision_id}"), row.clone());
     Ok(Some(row))
 }

@@ -174,6 +174,14 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for QueryParams<T>
 
 /// Parses a raw query string into `T`, naming the parameter at fault on error.
 pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    // Pairs that each carry a value read the same either way, and serde_urlencoded reads
+    // them without grouping them first (a few percent of a page read); an empty value (None
+    // for serde_html_form) or a repeated key takes the full path.
+    if plain_pairs(query) {
+        if let Ok(parsed) = serde_urlencoded::from_str(query) {
+            return Ok(parsed);
+        }
+    }
     // Tracking the path of the failing field costs a small read a few percent: it is done
     // only to word the error, on a second pass.
     if let Ok(parsed) = serde_html_form::from_str(query) {
@@ -189,6 +197,15 @@ pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
             ApiError::bad_request(format!("Invalid query parameter `{path}`: {inner}"))
         }
     })
+}
+
+/// Whether every pair of `query` has a key and a non-empty value (an empty query has none).
+fn plain_pairs(query: &str) -> bool {
+    query.is_empty()
+        || query.split('&').all(|pair| {
+            pair.split_once('=')
+                .is_some_and(|(k, v)| !k.is_empty() && !v.is_empty())
+        })
 }
 
 pub use crate::validate::nullable;
@@ -249,4 +266,56 @@ pub async fn scoped_read(
         .get::<crate::domain::access::SpaceCtx>()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("a read without a space context")))?;
     Ok((params, ctx, reader))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    #[serde(rename_all = "lowercase")]
+    enum Kind {
+        Markdown,
+        Document,
+    }
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Query {
+        format: Option<Kind>,
+        metadata: Option<bool>,
+        query: Option<String>,
+        limit: Option<u32>,
+        #[serde(default)]
+        id: Vec<String>,
+    }
+
+    #[test]
+    fn both_parsers_read_a_query_alike() {
+        let q: Query = parse_query("format=markdown&metadata=false&query=a+b%21&limit=3").unwrap();
+        assert_eq!(q.format, Some(Kind::Markdown));
+        assert_eq!(q.metadata, Some(false));
+        assert_eq!(q.query.as_deref(), Some("a b!"));
+        assert_eq!(q.limit, Some(3));
+        // An empty value is absent, as serde_html_form reads it (serde_urlencoded would
+        // read Some("")).
+        let q: Query = parse_query("query=&format=document").unwrap();
+        assert_eq!(q.query, None);
+        assert_eq!(q.format, Some(Kind::Document));
+        // A repeated key fills a list; a single one too.
+        let q: Query = parse_query("id=a&id=b").unwrap();
+        assert_eq!(q.id, ["a", "b"]);
+        let q: Query = parse_query("id=a").unwrap();
+        assert_eq!(q.id, ["a"]);
+        let q: Query = parse_query("").unwrap();
+        assert_eq!(q.format, None);
+    }
+
+    #[test]
+    fn a_bad_value_is_a_400_naming_the_parameter() {
+        let err = parse_query::<Query>("limit=many").unwrap_err();
+        assert!(err.to_string().contains("limit"), "{err}");
+        let err = parse_query::<Query>("format=pdf").unwrap_err();
+        assert!(err.to_string().contains("format"), "{err}");
+    }
 }

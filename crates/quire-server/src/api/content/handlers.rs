@@ -211,8 +211,12 @@ async fn page_bytes(
     format: Format,
 ) -> ApiResult<axum::response::Response> {
     use axum::response::IntoResponse;
-    let key = format!("{}:{}:{page_id}:{format:?}", at.row.space_id, at.row.root);
-    let bytes = content::page_body(state, key, async {
+    let format_name = match format {
+        Format::Document => "document",
+        Format::Markdown => "markdown",
+    };
+    let key = [&at.row.space_id[..], &at.row.root, page_id, format_name];
+    let bytes = content::page_body(state, &key, async {
         page_json(state, &at.loaded(state).await?, page_id, format)
     })
     .await?;
