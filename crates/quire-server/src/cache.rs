@@ -71,6 +71,10 @@ pub fn with_parts<R>(parts: &[&str], f: impl FnOnce(&str) -> R) -> R {
     })
 }
 
+/// A bounded cache hashing its keys with foldhash rather than SipHash: the hot caches are
+/// looked up on every read, and the hashing showed in their profiles. Seeded per cache.
+pub type FastCache<K, V> = Cache<K, V, foldhash::fast::RandomState>;
+
 /// Entries kept at most, per map; past this the map is emptied (cheap, and rare).
 const MAX_ENTRIES: usize = 50_000;
 
@@ -189,7 +193,7 @@ const LISTING_BYTES: u64 = 32 << 20;
 
 /// Listing answers by key, bounded by their size.
 struct Listings {
-    answers: Cache<String, Arc<Listed>>,
+    answers: FastCache<String, Arc<Listed>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -231,7 +235,7 @@ impl AccessCache {
                     .weigher(|k: &String, l: &Arc<Listed>| {
                         u32::try_from(k.len() + l.body.len()).unwrap_or(u32::MAX)
                     })
-                    .build(),
+                    .build_with_hasher(Default::default()),
                 hits: AtomicU64::new(0),
                 misses: AtomicU64::new(0),
             },
@@ -506,13 +510,13 @@ pub struct ContentCache {
     pub stored: Cache<(String, ObjectHash), ()>,
     /// Serialised page listings of revisions, by `space:root` (a revision never changes,
     /// and a listing holds no expiring URLs).
-    pub listings: Cache<String, bytes::Bytes>,
+    pub listings: FastCache<String, bytes::Bytes>,
     /// Serialised page bodies, by space, root, page and format joined by `'\n'`
     /// (immutable, as listings), and published pages' routes and HTML.
-    pub pages: Cache<String, bytes::Bytes>,
+    pub pages: FastCache<String, bytes::Bytes>,
     /// Revision rows by space and revision joined by `'\n'`: a stored revision never
     /// changes.
-    pub revision_rows: Cache<String, Arc<RevisionRow>>,
+    pub revision_rows: FastCache<String, Arc<RevisionRow>>,
     /// What each page body refers to, by the body's hash: a revision that changes a few
     /// pages reads only those again.
     pub page_links: Cache<ObjectHash, Arc<quire_content::links::PageLinks>>,
@@ -588,7 +592,7 @@ impl<V: Clone> Flights<V> {
 /// serves a pass of the scheduler instead of every caller paying its own. Alone, a caller
 /// should not gather: the pass costs an idle worker a wake-up (twice a point read's time).
 pub struct Rounds<V> {
-    slots: Arc<std::sync::Mutex<HashMap<String, Slot<V>>>>,
+    slots: Arc<std::sync::Mutex<HashMap<String, Slot<V>, foldhash::fast::RandomState>>>,
     ids: Arc<AtomicU64>,
 }
 
@@ -783,14 +787,16 @@ impl ContentCache {
             listings: Cache::builder()
                 .max_capacity(sixth)
                 .weigher(|_, b: &bytes::Bytes| u32::try_from(b.len()).unwrap_or(u32::MAX))
-                .build(),
+                .build_with_hasher(Default::default()),
             pages: Cache::builder()
                 .max_capacity(sixth)
                 .weigher(|k: &String, b: &bytes::Bytes| {
                     u32::try_from(k.len() + b.len()).unwrap_or(u32::MAX)
                 })
-                .build(),
-            revision_rows: Cache::builder().max_capacity(100_000).build(),
+                .build_with_hasher(Default::default()),
+            revision_rows: Cache::builder()
+                .max_capacity(100_000)
+                .build_with_hasher(Default::default()),
             page_links: Cache::builder()
                 .max_capacity(sixth)
                 .weigher(|_, l: &Arc<quire_content::links::PageLinks>| {

@@ -38,12 +38,12 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
         return Ok(Caller { user });
     }
     let generation = state.cache.generation();
-    let user = store::tokens::authenticate(&state.db, hash)
+    let user = Box::pin(store::tokens::authenticate(&state.db, hash))
         .await?
         .map(std::sync::Arc::new)
         .ok_or_else(|| ApiError::Unauthorized("Unknown or revoked API token.".into()))?;
     if user.first_auth_at.is_none() {
-        first_authentication(state, &user).await?;
+        Box::pin(first_authentication(state, &user)).await?;
     } else {
         state
             .cache

@@ -25,8 +25,12 @@ use crate::store;
 /// The serialized answer of a read of `space_id`'s change requests or comments: from
 /// memory when `key` (everything the answer depends on besides the space's listing
 /// version: the request's path and query, and the caller where it shows) was answered at
-/// the current version, else `build`'s answer, kept.
-pub async fn answer<T, F>(
+/// the current version, else the answer of the future `build` makes, kept.
+///
+/// `build` is called, and its future boxed, only when the answer is built: an unpolled
+/// future is as large as everything it would await, and the handlers' futures, moved for
+/// every request, carried kilobytes of reads that a cached answer never makes.
+pub async fn answer<T, F, Fut>(
     state: &AppState,
     space_id: &str,
     key: String,
@@ -34,10 +38,11 @@ pub async fn answer<T, F>(
 ) -> ApiResult<Bytes>
 where
     T: Serialize,
-    F: Future<Output = ApiResult<T>>,
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = ApiResult<T>>,
 {
     if !state.cache.enabled() {
-        return serialize(&build.await?);
+        return serialize(&Box::pin(build()).await?);
     }
     // Both read before the answer's own reads: a write that lands meanwhile makes the
     // answer one that is never served again.
@@ -49,7 +54,7 @@ where
     }
     // Built from the database rather than from cached lookups, so that what it shows is no
     // older than the entry's own lifetime.
-    let body = serialize(&crate::cache::bypassed(build).await?)?;
+    let body = serialize(&crate::cache::bypassed(Box::pin(build())).await?)?;
     state
         .cache
         .put_listing(key, version, body.clone(), now, generation);
@@ -72,6 +77,24 @@ async fn listings_version(state: &AppState, space_id: &str) -> ApiResult<i64> {
         })
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a listing version: {e:#}")))
+}
+
+/// The key of an answer: `parts` joined by `'\n'` (written without the formatter, which
+/// showed in a cached read's profile).
+pub fn key(parts: &[&str]) -> String {
+    let mut key = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            key.push('\n');
+        }
+        key.push_str(part);
+    }
+    key
+}
+
+/// The request's path and query, as an answer's key names them.
+pub fn request_line(uri: &axum::http::Uri) -> &str {
+    uri.path_and_query().map_or("/", |pq| pq.as_str())
 }
 
 fn serialize<T: Serialize>(value: &T) -> ApiResult<Bytes> {

@@ -66,7 +66,8 @@ impl Enforce {
             }
         };
         let mut res = if writes {
-            let res = crate::cache::bypassed(run).await;
+            // Boxed, so that the read path's future is not sized for both branches.
+            let res = crate::cache::bypassed(Box::pin(run)).await;
             // Whatever this request changed, no cached lookup may outlive it on this node.
             self.state.cache.invalidate();
             res
@@ -130,7 +131,10 @@ async fn check(
     let (mut parts, body) = req.into_parts();
     let params = PathParams::read(&mut parts).await?;
     if let Some(scope) = bearer(&parts.headers).and_then(|t| published::scope_of(state, t)) {
-        check_published(state, operation, &params, scope, &mut parts).await?;
+        Box::pin(check_published(
+            state, operation, &params, scope, &mut parts,
+        ))
+        .await?;
         return Ok(Request::from_parts(parts, body));
     }
     let caller = authenticate(state, &parts.headers).await?;
@@ -187,7 +191,7 @@ async fn check(
                 ));
             }
             let site_id = params.require("siteId")?;
-            match store::sites::get(&state.db, &org.org.id, site_id).await? {
+            match Box::pin(store::sites::get(&state.db, &org.org.id, site_id)).await? {
                 Some(site) => {
                     parts.extensions.insert(SiteCtx { site });
                 }
@@ -228,11 +232,11 @@ async fn check(
             }
             if matches!(access, Access::TeamView | Access::TeamManage) {
                 let team_id = params.require("teamId")?;
-                let team = store::teams::get(&state.db, &org.org.id, team_id)
+                let team = Box::pin(store::teams::get(&state.db, &org.org.id, team_id))
                     .await?
                     .ok_or_else(|| ApiError::not_found(format!("Team `{team_id}` not found.")))?;
                 let can_manage = org.is_admin()
-                    || store::teams::role_of(&state.db, &team.id, &caller.user.id)
+                    || Box::pin(store::teams::role_of(&state.db, &team.id, &caller.user.id))
                         .await?
                         .as_deref()
                         == Some("owner");

@@ -127,9 +127,11 @@ pub async fn list_change_requests(
     page: PageRequest,
 ) -> ApiResult<JsonBytes> {
     // Nothing in the items depends on the caller: one answer per request line.
-    let key = format!("change-requests\n{uri}");
+    let key = listings::key(&["change-requests", listings::request_line(&uri)]);
     let space = ctx.space.id.as_str();
-    let build = async {
+    let (state_ref, query, page) = (&state, &query, &page);
+    let build = move || async move {
+        let state = state_ref;
         let scope = format!("change-requests:{space}:{}", query.status.as_str());
         let after = page.after::<(i64, String)>(&scope)?;
         let contributor = query.contributor.as_deref().filter(|c| !c.is_empty());
@@ -169,10 +171,11 @@ pub async fn get_change_request(
     Path((_, cr)): Path<(String, String)>,
 ) -> ApiResult<JsonBytes> {
     // Like a listing: a change request changes only with its space's listing version.
-    let key = format!("change-request\n{uri}");
-    let build = async {
-        let c = load(&state, &ctx, &cr).await?;
-        render(&state, &ctx, &c).await
+    let key = listings::key(&["change-request", listings::request_line(&uri)]);
+    let (state_ref, ctx_ref, cr) = (&state, &ctx, &cr);
+    let build = move || async move {
+        let c = load(state_ref, ctx_ref, cr).await?;
+        render(state_ref, ctx_ref, &c).await
     };
     Ok(JsonBytes(
         listings::answer(&state, &ctx.space.id, key, build).await?,

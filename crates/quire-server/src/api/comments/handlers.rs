@@ -885,13 +885,19 @@ pub async fn list_comments(
     page: PageRequest,
 ) -> ApiResult<JsonBytes> {
     // The items' permissions depend on who asks, their role and whether the space is live.
-    let key = format!(
-        "comments\n{uri}\n{}\n{:?}\n{}",
-        caller.user.id,
-        scope.ctx.role,
-        scope.ctx.space.deleted_at.is_some()
-    );
-    let build = list_impl(&s, &scope, &caller, q, page);
+    let live = if scope.ctx.space.deleted_at.is_some() {
+        "deleted"
+    } else {
+        "live"
+    };
+    let key = listings::key(&[
+        "comments",
+        listings::request_line(&uri),
+        caller.user.id.as_str(),
+        scope.ctx.role.as_str(),
+        live,
+    ]);
+    let build = || list_impl(&s, &scope, &caller, q, page);
     Ok(JsonBytes(
         listings::answer(&s, &scope.ctx.space.id, key, build).await?,
     ))

@@ -40,7 +40,7 @@ impl Grants {
             }
         }
         let generation = state.cache.generation();
-        let grants = Arc::new(Self::read(state, org_id, user_id, member_role).await?);
+        let grants = Arc::new(Box::pin(Self::read(state, org_id, user_id, member_role)).await?);
         state
             .cache
             .put_derived(org_id, user_id, grants.clone(), now, generation);

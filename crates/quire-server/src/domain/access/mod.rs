@@ -1,6 +1,10 @@
 //! Access resolution: who the caller is in an organization, and their effective role on a
 //! space or collection (org role, default levels, user and team grants, inheritance). The
 //! HTTP layer applies it per operation (`http::access`); handlers receive what was loaded.
+//!
+//! The database reads behind a cache miss are boxed (`Box::pin`): an async function's
+//! future is as large as the largest one it awaits, and the access check's future, moved
+//! and boxed for every request, was 6 KB sized for reads a cached request never makes.
 
 pub mod grants;
 
@@ -164,9 +168,13 @@ pub async fn load_org(state: &AppState, caller: &Caller, org_id: &OrgId) -> ApiR
         Some(found) => found,
         None => {
             let generation = state.cache.generation();
-            let found = store::orgs::get_for_user(&state.db, org_id, &caller.user.id)
-                .await?
-                .map(|o| Arc::new(store::orgs::OrgSeen::from(o)));
+            let found = Box::pin(store::orgs::get_for_user(
+                &state.db,
+                org_id,
+                &caller.user.id,
+            ))
+            .await?
+            .map(|o| Arc::new(store::orgs::OrgSeen::from(o)));
             state
                 .cache
                 .put_org(org_id, &caller.user.id, found.clone(), now, generation);
@@ -250,7 +258,9 @@ pub async fn space_row(state: &AppState, space_id: &str) -> ApiResult<Option<Arc
         return Ok(found);
     }
     let generation = state.cache.generation();
-    let found = store::spaces::get(&state.db, space_id).await?.map(Arc::new);
+    let found = Box::pin(store::spaces::get(&state.db, space_id))
+        .await?
+        .map(Arc::new);
     state
         .cache
         .put_space(space_id, found.clone(), now, generation);
@@ -316,7 +326,7 @@ pub async fn load_collection(
     collection_id: &str,
 ) -> ApiResult<CollectionCtx> {
     let not_found = || ApiError::not_found(format!("Collection `{collection_id}` not found."));
-    let collection = store::collections::get(&state.db, collection_id)
+    let collection = Box::pin(store::collections::get(&state.db, collection_id))
         .await?
         .ok_or_else(not_found)?;
     let org = load_org(state, caller, &collection.org_id)
