@@ -129,9 +129,8 @@ pub async fn list_change_requests(
     // Nothing in the items depends on the caller: one answer per request line.
     let key = listings::key(&["change-requests", listings::request_line(&uri)]);
     let space = ctx.space.id.as_str();
-    let (state_ref, query, page) = (&state, &query, &page);
+    let (state, query, page) = (&state, &query, &page);
     let build = move || async move {
-        let state = state_ref;
         let scope = format!("change-requests:{space}:{}", query.status.as_str());
         let after = page.after::<(i64, String)>(&scope)?;
         let contributor = query.contributor.as_deref().filter(|c| !c.is_empty());
@@ -144,23 +143,21 @@ pub async fn list_change_requests(
             page.fetch_limit(),
         )
         .await?;
-        let creators = creators(&state, &rows).await?;
-        let space_revision = current_revision(&state, space).await?;
+        let creators = creators(state, &rows).await?;
+        let space_revision = current_revision(state, space).await?;
         let rows = rows
             .into_iter()
             .map(|c| {
                 let key = (c.created_at, c.id.clone());
                 (
-                    views::change_request(&state, &c, creators.get(&c.created_by), &space_revision),
+                    views::change_request(state, &c, creators.get(&c.created_by), &space_revision),
                     key,
                 )
             })
             .collect();
         page.finish(&scope, rows, count)
     };
-    Ok(JsonBytes(
-        listings::answer(&state, space, key, build).await?,
-    ))
+    Ok(JsonBytes(listings::answer(state, space, key, build).await?))
 }
 
 /// `getChangeRequestById`: by id or by number.
