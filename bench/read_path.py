@@ -8,6 +8,7 @@ request, merged). Every section holds the frequent word `common`; the rare word 
 is in one section of one page; the other words come from a generated vocabulary.
 
 Usage: python3 bench/read_path.py [--duration 8] [--database-url URL] [--only NAME,...] [--sized]
+       [--hold] [--data-dir DIR]
 With --sized, each row is also measured against the floor answering a body of the same size
 (`size floor`): the most any server on this runtime reaches for an answer that large here.
 Needs: release builds (cargo build --release -p quire, and
@@ -113,8 +114,10 @@ def main():
                     help="also measure the floor with a body the size of each row's answer")
     ap.add_argument("--hold", action="store_true",
                     help="seed, print the server's pid, token and URLs, and wait (for profiling)")
+    ap.add_argument("--data-dir", help="keep the server's data in DIR (an empty folder) instead of "
+                    "a temporary one removed at the end (bench/instructions.sh reuses it)")
     args = ap.parse_args()
-    data = tempfile.mkdtemp(prefix="quire-read-")
+    data = args.data_dir or tempfile.mkdtemp(prefix="quire-read-")
     storage = ["--data-dir", data] + (["--database-url", args.database_url] if args.database_url else [])
     env = dict(os.environ, QUIRE_LOG="warn")
     procs = []
@@ -176,7 +179,8 @@ def main():
         for p in procs:
             p.send_signal(signal.SIGTERM)
             p.wait()
-        shutil.rmtree(data, ignore_errors=True)
+        if not args.data_dir:
+            shutil.rmtree(data, ignore_errors=True)
 
 
 if __name__ == "__main__":
