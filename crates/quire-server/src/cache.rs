@@ -85,8 +85,8 @@ struct Entry<V> {
 }
 
 struct Map<K, V> {
-    // foldhash rather than SipHash: hashing the keys was 2-3% of a read's instructions. It
-    // is seeded per process, and a map holds at most `MAX_ENTRIES` rows that exist.
+    // foldhash rather than SipHash: hashing the keys was 2-3% of a read's instructions. Each
+    // map is randomly seeded, and holds at most `MAX_ENTRIES` entries.
     entries: RwLock<HashMap<K, Entry<V>, foldhash::fast::RandomState>>,
     /// Lookups answered, and not answered, for the operator's metrics.
     hits: AtomicU64,
