@@ -56,7 +56,8 @@ pub fn with_pair<R>(a: &str, b: &str, f: impl FnOnce(&str) -> R) -> R {
 }
 
 /// Runs `f` with `parts` joined by `'\n'`, built in a reused buffer: a lookup that hits
-/// allocates nothing. `f` must not build another key.
+/// allocates nothing. `f` must not build another key. Entries are stored under
+/// `parts.join("\n")`, the same text.
 pub fn with_parts<R>(parts: &[&str], f: impl FnOnce(&str) -> R) -> R {
     PAIR_KEY.with(|key| {
         let mut key = key.borrow_mut();
@@ -412,7 +413,7 @@ impl AccessCache {
         if self.enabled() {
             let from: std::sync::Weak<T> = Arc::downgrade(row);
             self.rendered.put(
-                format!("{kind}\n{id}\n{view}"),
+                [kind, id, view].join("\n"),
                 Rendered {
                     from: from as std::sync::Weak<dyn Any + Send + Sync>,
                     body,

@@ -478,6 +478,6 @@ pub async fn revision_row(
     state
         .content
         .revision_rows
-        .insert(format!("{space_id}\n{revision_id}"), row.clone());
+        .insert([space_id, revision_id].join("\n"), row.clone());
     Ok(Some(row))
 }

@@ -79,19 +79,6 @@ async fn listings_version(state: &AppState, space_id: &str) -> ApiResult<i64> {
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a listing version: {e:#}")))
 }
 
-/// The key of an answer: `parts` joined by `'\n'` (written without the formatter, which
-/// showed in a cached read's profile).
-pub fn key(parts: &[&str]) -> String {
-    let mut key = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
-    for (i, part) in parts.iter().enumerate() {
-        if i > 0 {
-            key.push('\n');
-        }
-        key.push_str(part);
-    }
-    key
-}
-
 /// The request's path and query, as an answer's key names them.
 pub fn request_line(uri: &axum::http::Uri) -> &str {
     uri.path_and_query().map_or("/", |pq| pq.as_str())

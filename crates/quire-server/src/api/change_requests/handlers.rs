@@ -127,7 +127,7 @@ pub async fn list_change_requests(
     page: PageRequest,
 ) -> ApiResult<JsonBytes> {
     // Nothing in the items depends on the caller: one answer per request line.
-    let key = listings::key(&["change-requests", listings::request_line(&uri)]);
+    let key = ["change-requests", listings::request_line(&uri)].join("\n");
     let space = ctx.space.id.as_str();
     let (state, query, page) = (&state, &query, &page);
     let build = move || async move {
@@ -168,7 +168,7 @@ pub async fn get_change_request(
     Path((_, cr)): Path<(String, String)>,
 ) -> ApiResult<JsonBytes> {
     // Like a listing: a change request changes only with its space's listing version.
-    let key = listings::key(&["change-request", listings::request_line(&uri)]);
+    let key = ["change-request", listings::request_line(&uri)].join("\n");
     let (state_ref, ctx_ref, cr) = (&state, &ctx, &cr);
     let build = move || async move {
         let c = load(state_ref, ctx_ref, cr).await?;

@@ -890,13 +890,14 @@ pub async fn list_comments(
     } else {
         "live"
     };
-    let key = listings::key(&[
+    let key = [
         "comments",
         listings::request_line(&uri),
         caller.user.id.as_str(),
         scope.ctx.role.as_str(),
         live,
-    ]);
+    ]
+    .join("\n");
     let build = || list_impl(&s, &scope, &caller, q, page);
     Ok(JsonBytes(
         listings::answer(&s, &scope.ctx.space.id, key, build).await?,
