@@ -7,6 +7,12 @@
 # default: space,page_markdown,cr,cr_list,comment_list and 10000 requests each)
 # Needs: valgrind, ab (apache2-utils), curl and a release build of quire.
 set -euo pipefail
+for tool in valgrind callgrind_control ab curl; do
+  command -v "$tool" > /dev/null || {
+    echo "bench/instructions.sh needs $tool (Debian: apt-get install valgrind apache2-utils curl)" >&2
+    exit 2
+  }
+done
 root=$(cd "$(dirname "$0")/.." && pwd)
 quire=${QUIRE_BIN:-$root/target/release/quire}
 names=${1:-space,page_markdown,cr,cr_list,comment_list}
