@@ -117,10 +117,13 @@ impl<K: Eq + Hash, V: Clone> Map<K, V> {
     {
         let map = self.entries.read().unwrap_or_else(|e| e.into_inner());
         let found = map.get(key).and_then(|entry| {
-            (entry.generation == generation
+            let fresh = entry.generation == generation
                 && now - entry.stored_at < ttl
-                && now >= entry.stored_at)
-                .then(|| entry.value.clone())
+                && now >= entry.stored_at;
+            fresh.then(|| {
+                crate::answers::note_cached(entry.stored_at);
+                entry.value.clone()
+            })
         });
         let counter = if found.is_some() {
             &self.hits
@@ -461,6 +464,9 @@ impl AccessCache {
                 && now >= l.stored_at
                 && now - l.stored_at < self.ttl_ms
         });
+        if let Some(l) = &found {
+            crate::answers::note_cached(l.stored_at);
+        }
         let counter = if found.is_some() {
             &listings.hits
         } else {

@@ -6,6 +6,7 @@
 //! `blobs`, `cache`, `validate`) sit beside the layers and import none of them above `store`.
 
 pub mod admin;
+pub mod answers;
 pub mod api;
 pub mod blobs;
 pub mod cache;

@@ -14,7 +14,12 @@ use prometheus_client::registry::Registry;
 
 /// The operationId a route answered for, put on its response for the edge to count.
 #[derive(Debug, Clone, Copy)]
-pub struct Answered(pub &'static str);
+pub struct Answered {
+    /// The operationId.
+    pub operation: &'static str,
+    /// Whether its answers may be kept and served again (`crate::answers`).
+    pub reusable: bool,
+}
 
 /// Label of answers not made by an API operation (health, files, unknown paths).
 pub const OTHER: &str = "other";

@@ -123,7 +123,8 @@ impl Server {
             // Every request of the connection knows its client's address (rate limits).
             let service = TowerToHyperService::new(tower::ServiceExt::map_request(
                 app.clone(),
-                move |mut req: axum::http::Request<hyper::body::Incoming>| {
+                move |req: axum::http::Request<hyper::body::Incoming>| {
+                    let mut req = req.map(axum::body::Body::new);
                     req.extensions_mut().insert(Peer(peer.ip()));
                     req
                 },

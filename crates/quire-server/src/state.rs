@@ -42,6 +42,8 @@ pub struct Shared {
     pub public_path: Arc<str>,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
+    /// Answers of reusable reads, kept while what they rest on holds.
+    pub answers: crate::answers::Answers,
     /// File bytes.
     pub blobs: Blobs,
     /// Immutable content objects and decoded revisions.
@@ -87,6 +89,7 @@ impl AppState {
                 std::time::Duration::from_secs(30),
             )?,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
+            answers: crate::answers::Answers::new(config.access_cache_ms),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
             document_budget: tokio::sync::Semaphore::new(DOCUMENT_BUDGET_KIB),
             metrics: crate::metrics::Metrics::new(),

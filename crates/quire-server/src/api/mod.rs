@@ -33,9 +33,10 @@ use axum::http::Method;
 use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use axum::Router;
+use tower::Layer;
 
 use crate::http::access::Enforce;
-use crate::http::edge::EdgeLayer;
+use crate::http::edge::{Edge, EdgeLayer};
 use crate::http::operation::{BodyLimit, Operation};
 use crate::http::{budget_bodies, fallback};
 use crate::state::AppState;
@@ -74,12 +75,12 @@ pub fn operations() -> Vec<Operation> {
 /// The whole HTTP application: every operation of [`operations`] behind its
 /// access check, plus health, file downloads, published sites' HTML, the fallback and the
 /// shared middleware.
-pub fn router(state: AppState) -> Router {
+pub fn router(state: AppState) -> Edge<Router> {
     let mut router: Router<AppState> = Router::new();
     for def in operations() {
         // Innermost first: the body budget is taken only once the caller is authorised, and
         // only by operations that take a body.
-        let access = Enforce::new(state.clone(), def.access, def.operation);
+        let access = Enforce::new(state.clone(), def.access, def.operation, def.reusable);
         let mut handler = if def.method == Method::GET || def.method == Method::DELETE {
             def.handler.route_layer(access)
         } else {
@@ -91,7 +92,7 @@ pub fn router(state: AppState) -> Router {
         }
         router = router.route(def.path, handler);
     }
-    router
+    let routes = router
         .route("/healthz", get(meta::healthz))
         .route("/readyz", get(meta::readyz))
         .route("/metrics", get(meta::metrics))
@@ -106,6 +107,7 @@ pub fn router(state: AppState) -> Router {
         )
         .merge(crate::web::routes())
         .fallback(fallback)
-        .layer(EdgeLayer(state.clone()))
-        .with_state(state)
+        .with_state(state.clone());
+    // Around the router, not each route: a kept answer is served before any routing.
+    EdgeLayer(state).layer(routes)
 }

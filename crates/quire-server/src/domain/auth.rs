@@ -17,16 +17,12 @@ pub struct Caller {
 
 /// Resolves the bearer token of a request; 401 when it is missing or unknown.
 pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Caller> {
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .ok_or_else(|| ApiError::Unauthorized("Missing Authorization header.".into()))?;
-    let token = value
-        .to_str()
-        .ok()
-        .and_then(|v| {
-            let (scheme, token) = v.trim().split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-        })
+    if !headers.contains_key(header::AUTHORIZATION) {
+        return Err(ApiError::Unauthorized(
+            "Missing Authorization header.".into(),
+        ));
+    }
+    let token = crate::keys::bearer(headers)
         .filter(|t| !t.is_empty())
         .ok_or_else(|| {
             ApiError::Unauthorized("Authorization header must be `Bearer <token>`.".into())

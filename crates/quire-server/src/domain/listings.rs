@@ -47,7 +47,8 @@ where
     // Both read before the answer's own reads: a write that lands meanwhile makes the
     // answer one that is never served again.
     let generation = state.cache.generation();
-    let version = listings_version(state, space_id).await?;
+    let version = self::version(state, space_id).await?;
+    crate::answers::note_listing(space_id, version);
     let now = state.clock.now_ms();
     if let Some(body) = state.cache.listing(&key, version, now) {
         return Ok(body);
@@ -64,25 +65,25 @@ where
 /// The space's listing version, read after this call. The listings asking at once share
 /// reads (`cache::Rounds`): one per space at a time instead of one each. On PostgreSQL each
 /// read is a round trip; on SQLite, read on the request's thread, each took its own read
-/// transaction and file locks, about a fifth of a cached listing's time.
-async fn listings_version(state: &AppState, space_id: &str) -> ApiResult<i64> {
+/// transaction and file locks, about a fifth of a cached listing's time. A kept answer
+/// checks it again before each reuse, so it does not count as the answer's own read.
+pub async fn version(state: &AppState, space_id: &str) -> ApiResult<i64> {
     let (db, id) = (state.db.clone(), space_id.to_string());
     // Others are served meanwhile: wait for them to join (see `cache::Rounds`).
     let gather = state.metrics.in_flight() > 1;
-    state
+    let read = state
         .cache
         .listing_versions
         .read(space_id, gather, move || async move {
             store::spaces::listings_version(&db, &id).await
-        })
+        });
+    crate::answers::validating(read)
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a listing version: {e:#}")))
 }
 
 /// The request's path and query, as an answer's key names them.
-pub fn request_line(uri: &axum::http::Uri) -> &str {
-    uri.path_and_query().map_or("/", |pq| pq.as_str())
-}
+pub use crate::answers::request_line;
 
 fn serialize<T: Serialize>(value: &T) -> ApiResult<Bytes> {
     let mut buf = Vec::with_capacity(16 * 1024);

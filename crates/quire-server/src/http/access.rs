@@ -38,15 +38,19 @@ pub struct Enforce {
     state: AppState,
     access: Access,
     operation: &'static str,
+    /// Whether the operation's answers may be kept (`crate::answers`).
+    reusable: bool,
 }
 
 impl Enforce {
-    /// The check of `access` for the operation named `operation`.
-    pub fn new(state: AppState, access: Access, operation: &'static str) -> Self {
+    /// The check of `access` for the operation named `operation`, whose answers may be
+    /// kept if `reusable`.
+    pub fn new(state: AppState, access: Access, operation: &'static str, reusable: bool) -> Self {
         Self {
             state,
             access,
             operation,
+            reusable,
         }
     }
 
@@ -74,8 +78,10 @@ impl Enforce {
         } else {
             run.await
         };
-        res.extensions_mut()
-            .insert(crate::metrics::Answered(self.operation));
+        res.extensions_mut().insert(crate::metrics::Answered {
+            operation: self.operation,
+            reusable: self.reusable,
+        });
         res
     }
 }
@@ -130,7 +136,9 @@ async fn check(
     }
     let (mut parts, body) = req.into_parts();
     let params = PathParams::read(&mut parts).await?;
-    if let Some(scope) = bearer(&parts.headers).and_then(|t| published::scope_of(state, t)) {
+    if let Some(scope) =
+        crate::keys::bearer(&parts.headers).and_then(|t| published::scope_of(state, t))
+    {
         Box::pin(check_published(
             state, operation, &params, scope, &mut parts,
         ))
@@ -252,16 +260,6 @@ async fn check(
     }
     parts.extensions.insert(caller);
     Ok(Request::from_parts(parts, body))
-}
-
-/// The bearer token of a request, if any.
-fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
-    let value = headers
-        .get(axum::http::header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let (scheme, token) = value.trim().split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 /// What a published-content token may do: read the published site it was issued for, and

@@ -7,6 +7,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -15,9 +16,10 @@ use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use futures_util::FutureExt;
-use tower::{Layer, Service};
+use tower::{Layer, Service, ServiceExt};
 
 use super::{extract, REQUEST, REQUEST_ID};
+use crate::answers::{Candidate, Found, Kept};
 use crate::error::{error_response, normalize_error_body};
 use crate::metrics::Answered;
 use crate::rate::{Peer, Verdict};
@@ -61,9 +63,30 @@ pub struct Edge<S> {
 
 type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
+/// How a request that passed the edge's own checks is answered.
+enum Serve<S, F> {
+    /// By the router, whose future this is.
+    Routed(F),
+    /// By the router, with what the answer rests on recorded, so that it may be kept.
+    Recorded(Candidate, F),
+    /// From a kept answer, made by this operation.
+    Kept(&'static str, Response),
+    /// From a kept answer once its listing version is read again, else by the router
+    /// (boxed: the other requests' futures are not sized for it).
+    Checked(Box<Recheck<S>>),
+}
+
+/// A kept answer to check, and what answers the request if it no longer holds.
+struct Recheck<S> {
+    kept: Arc<Kept>,
+    candidate: Candidate,
+    router: S,
+    req: Request<Body>,
+}
+
 impl<S> Service<Request<Body>> for Edge<S>
 where
-    S: Service<Request<Body>, Response = Response, Error = Infallible> + Send + 'static,
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
     type Response = Response;
@@ -112,20 +135,52 @@ where
                         Body::new(tower_http::timeout::TimeoutBody::new(deadline, body))
                     });
                 }
-                // The router does its work when polled, but a panic while it matches the
-                // route must not take the connection's task down either.
-                std::panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(req)))
-                    .map_err(|_| panicked())
+                match state.answers.find(&req, &state.cache, &*state.clock) {
+                    Some(Found::Kept(kept, res)) => Ok(Serve::Kept(kept.operation, res)),
+                    Some(Found::Check(kept, candidate)) => Ok(Serve::Checked(Box::new(Recheck {
+                        kept,
+                        candidate,
+                        router: self.inner.clone(),
+                        req,
+                    }))),
+                    found => {
+                        // The router does its work when polled, but a panic while it matches
+                        // the route must not take the connection's task down either.
+                        std::panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(req)))
+                            .map(|routed| match found {
+                                Some(Found::Missing(candidate)) => {
+                                    Serve::Recorded(candidate, routed)
+                                }
+                                _ => Serve::Routed(routed),
+                            })
+                            .map_err(|_| panicked())
+                    }
+                }
             }
         };
         Box::pin(REQUEST.scope(id.clone(), async move {
-            let mut res = match answer {
-                Ok(serving) => match AssertUnwindSafe(serving).catch_unwind().await {
-                    Ok(Ok(res)) => normalize_error_body(res),
-                    Ok(Err(never)) => match never {},
-                    Err(_) => panicked(),
-                },
-                Err(res) => res,
+            let (kept, mut res) = match answer {
+                Ok(Serve::Routed(routed)) => (None, guarded(routed).await),
+                Ok(Serve::Recorded(candidate, routed)) => {
+                    (None, state.answers.record(candidate, guarded(routed)).await)
+                }
+                Ok(Serve::Kept(operation, res)) => (Some(operation), res),
+                Ok(Serve::Checked(check)) => {
+                    let Recheck {
+                        kept,
+                        candidate,
+                        router,
+                        req,
+                    } = *check;
+                    match reuse(&state, &kept).await {
+                        Some(res) => (Some(kept.operation), res),
+                        None => {
+                            let routed = guarded(router.oneshot(req));
+                            (None, state.answers.record(candidate, routed).await)
+                        }
+                    }
+                }
+                Err(res) => (None, res),
             };
             if let Verdict::Allowed(h) = verdict {
                 rate_headers(&mut res, h.limit, h.remaining, h.reset_secs);
@@ -139,10 +194,11 @@ where
                 );
             }
             res.headers_mut().insert(REQUEST_ID.clone(), id);
-            let operation = res
-                .extensions()
-                .get::<Answered>()
-                .map_or(crate::metrics::OTHER, |a| a.0);
+            let operation = kept.unwrap_or_else(|| {
+                res.extensions()
+                    .get::<Answered>()
+                    .map_or(crate::metrics::OTHER, |a| a.operation)
+            });
             state.metrics.observe(
                 operation,
                 res.status().as_u16(),
@@ -152,6 +208,28 @@ where
             Ok(res)
         }))
     }
+}
+
+/// The answer of the router's future: a panic is answered with the official 500, and an
+/// error the framework made gets the official body.
+async fn guarded<F>(routed: F) -> Response
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    match AssertUnwindSafe(routed).catch_unwind().await {
+        Ok(Ok(res)) => normalize_error_body(res),
+        Ok(Err(never)) => match never {},
+        Err(_) => panicked(),
+    }
+}
+
+/// A kept answer again, if its space's listing version is still the one it was made at.
+async fn reuse(state: &AppState, kept: &Kept) -> Option<Response> {
+    let (space_id, version) = kept.listing.as_ref()?;
+    let now = crate::domain::listings::version(state, space_id).await.ok();
+    let served = now == Some(*version);
+    state.answers.checked(served);
+    served.then(|| kept.response())
 }
 
 /// Whether a body may still arrive: only those get the body deadline's timer. The body

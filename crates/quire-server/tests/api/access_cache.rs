@@ -150,23 +150,39 @@ async fn world(app: &TestApp) -> (Persona, Vec<Case>) {
     (admin, cases)
 }
 
-/// Reads the case's space and one of its content reads, so that every lookup is cached.
+/// The reads of a case's space checked: its row, its content, and the reads whose answers
+/// are kept whole (`answers.rs`).
+fn reads(case: &Case) -> Vec<String> {
+    let s = format!("/v1/spaces/{}", case.space);
+    vec![
+        s.clone(),
+        format!("{s}/content"),
+        format!("{s}/content/pages"),
+        format!("{s}/change-requests"),
+        format!("{s}/comments"),
+    ]
+}
+
+/// Reads the case's space until every lookup is cached and every answer that can be kept
+/// is served from memory.
 async fn warm(app: &TestApp, case: &Case) {
-    for _ in 0..2 {
-        app.get(&case.reader, &format!("/v1/spaces/{}", case.space))
-            .await
-            .expect(200);
-        app.get(&case.reader, &format!("/v1/spaces/{}/content", case.space))
-            .await
-            .expect(200);
+    for round in 0..3 {
+        let kept = app.state.answers.counts().0;
+        for path in reads(case) {
+            app.get(&case.reader, &path).await.expect(200);
+        }
+        if round == 2 {
+            assert!(
+                app.state.answers.counts().0 >= kept + 4,
+                "{}: the reads are served from kept answers",
+                case.name
+            );
+        }
     }
 }
 
 async fn refused(app: &TestApp, case: &Case) {
-    for path in [
-        format!("/v1/spaces/{}", case.space),
-        format!("/v1/spaces/{}/content", case.space),
-    ] {
+    for path in reads(case) {
         let res = app.get(&case.reader, &path).await;
         assert_eq!(
             res.status, 404,
@@ -268,7 +284,7 @@ async fn space_answers_are_kept_per_role_and_never_outlive_the_row() {
     let space = app.space(&admin, &org, "Kept", None).await;
     let path = format!("/v1/spaces/{space}");
     for node in [&app, &other] {
-        for _ in 0..2 {
+        for _ in 0..3 {
             let mine = node.get(&admin, &path).await.expect(200);
             let theirs = node.get(&reader, &path).await.expect(200);
             assert_eq!(mine["permissions"]["admin"], true);

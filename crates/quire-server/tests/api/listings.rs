@@ -6,7 +6,8 @@ use crate::harness::{Persona, TestApp};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-/// How many listings a node answered from memory.
+/// How many listings a node answered from memory: from its kept listing answers, or from
+/// its kept whole answers (`answers`), which are checked against the same listing version.
 fn listing_hits(app: &TestApp) -> u64 {
     let (_, (hits, _)) = app
         .state
@@ -15,7 +16,7 @@ fn listing_hits(app: &TestApp) -> u64 {
         .into_iter()
         .find(|(name, _)| *name == "listings")
         .expect("listings are counted");
-    hits
+    hits + app.state.answers.counts().0
 }
 
 async fn list_all(app: &TestApp, who: &Persona, paths: &[String]) -> Vec<Value> {

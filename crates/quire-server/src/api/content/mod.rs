@@ -54,7 +54,8 @@ pub fn operations() -> Vec<Operation> {
             "listPages",
             Space(Role::Read),
             handlers::list_pages,
-        ),
+        )
+        .reusable(),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/content/files",
@@ -75,14 +76,16 @@ pub fn operations() -> Vec<Operation> {
             "getPageById",
             Space(Role::Read),
             handlers::get_page,
-        ),
+        )
+        .reusable(),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/content/path/{*pagePath}",
             "getPageByPath",
             Space(Role::Read),
             handlers::get_page_by_path,
-        ),
+        )
+        .reusable(),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
@@ -138,7 +141,8 @@ pub fn operations() -> Vec<Operation> {
             "listPagesInRevisionById",
             Space(Role::Read),
             handlers::list_pages,
-        ),
+        )
+        .reusable(),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/files",
@@ -159,20 +163,23 @@ pub fn operations() -> Vec<Operation> {
             "getPageInRevisionById",
             Space(Role::Read),
             handlers::get_page,
-        ),
+        )
+        .reusable(),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/document",
             "getPageDocumentInRevisionById",
             Space(Role::Read),
             handlers::get_page_document,
-        ),
+        )
+        .reusable(),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{*pagePath}",
             "getPageInRevisionByPath",
             Space(Role::Read),
             handlers::get_page_by_path,
-        ),
+        )
+        .reusable(),
     ]
 }

@@ -1,0 +1,320 @@
+//! Answers kept whole. A read whose operation says its answers may be served again
+//! ([`crate::http::operation::Operation::reusable`]) is answered, for the same token and
+//! the same path and query, from the answer it gave before, without routing, access check
+//! or handler, while nothing that answer rests on has changed.
+//!
+//! Why: with every lookup cached, a space, page or change-request read still spent most of
+//! its time finding its route, decoding its path, checking access from four cached
+//! lookups and finding its answer; the HTTP exchange around it costs a fraction of that
+//! (BENCHMARKS.md, issue 11).
+//!
+//! Correctness: an answer is kept only when the request that made it records what it
+//! rested on (see [`Reading`]), and it is served again only while all of that still holds:
+//! - it read nothing from the database: each lookup it made was answered by the access
+//!   cache (the oldest of those entries is noted) or by the content caches, which hold only
+//!   immutable things (a request that had to read the database is not kept; the next one,
+//!   answered from the caches, is);
+//! - the access cache's generation is the one seen before it was made, so no write has
+//!   been served by this node since (read-your-writes on a node, as for the cache itself);
+//! - the oldest access-cache entry it used has not yet expired: an answer never outlives
+//!   the lookups it was made from, so a change made on another node is seen within the
+//!   same bound as before;
+//! - a listing, or a change request, names its space's listing version, which is read
+//!   fresh before each reuse exactly as the listing itself reads it.
+//!
+//! Only `200` answers of `GET` requests with a bearer token and no body are kept, and only
+//! under `/v1/spaces/`, where every reusable operation lives, so that other requests do not
+//! pay for a lookup. The request id, rate-limit headers and metrics are still the edge's,
+//! for every request.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use axum::body::{Body, HttpBody};
+use axum::extract::Request;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
+use bytes::Bytes;
+
+use crate::cache::{with_pair, AccessCache, FastCache};
+use crate::clock::Clock;
+use crate::keys::TokenDigest;
+
+/// The paths under which reusable operations live (see the module's comment).
+pub const PREFIX: &str = "/v1/spaces/";
+
+/// Bytes of answers kept per node.
+const KEPT_BYTES: u64 = 64 << 20;
+
+/// The largest answer kept (larger ones are rare, and cost their size to copy anyway).
+const MAX_ANSWER_BYTES: u64 = 1 << 20;
+
+tokio::task_local! {
+    /// What the request being answered rested on, while a reusable answer may be made.
+    static READING: RefCell<Reading>;
+}
+
+/// What a request's answer rested on, noted by the lookups it made.
+#[derive(Debug, Default)]
+pub struct Reading {
+    /// When the oldest access-cache entry it used was stored.
+    oldest: Option<i64>,
+    /// Whether it read the database (outside a validator's read).
+    database: bool,
+    /// The space whose listing version the answer was made at, and that version.
+    listing: Option<(String, i64)>,
+    /// Set while a validator's own read runs (see [`validating`]).
+    validating: bool,
+}
+
+/// Notes that the request used an access-cache entry stored at `stored_at` (ms).
+pub fn note_cached(stored_at: i64) {
+    let _ = READING.try_with(|r| {
+        let mut r = r.borrow_mut();
+        r.oldest = Some(r.oldest.map_or(stored_at, |o| o.min(stored_at)));
+    });
+}
+
+/// Notes that the request read the database: its answer is not kept.
+pub fn note_database() {
+    let _ = READING.try_with(|r| {
+        let mut r = r.borrow_mut();
+        if !r.validating {
+            r.database = true;
+        }
+    });
+}
+
+/// Notes that the answer was made at listing version `version` of `space_id`.
+pub fn note_listing(space_id: &str, version: i64) {
+    let _ = READING.try_with(|r| {
+        let mut r = r.borrow_mut();
+        match &r.listing {
+            // Two listing versions in one answer: not one this module can check again.
+            Some((space, v)) if space != space_id || *v != version => r.database = true,
+            Some(_) => {}
+            None => r.listing = Some((space_id.to_string(), version)),
+        }
+    });
+}
+
+/// Runs `read`, a validator's own read (a listing version), without marking the answer as
+/// one that read the database: the same read is made again before each reuse.
+pub async fn validating<F: std::future::Future>(read: F) -> F::Output {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let _ = READING.try_with(|r| r.borrow_mut().validating = false);
+        }
+    }
+    let _ = READING.try_with(|r| r.borrow_mut().validating = true);
+    let _reset = Reset;
+    read.await
+}
+
+/// A kept answer and what it was made at.
+pub struct Kept {
+    /// The operation that made it, for the metrics.
+    pub operation: &'static str,
+    headers: HeaderMap,
+    body: Bytes,
+    /// The access cache's generation seen before it was made.
+    generation: u64,
+    /// When the request that made it began (ms).
+    made_at: i64,
+    /// When the oldest lookup it rests on expires (ms).
+    expires_at: i64,
+    /// The space and listing version it must still be at, if it is a listing's.
+    pub listing: Option<(String, i64)>,
+}
+
+impl Kept {
+    /// The answer again.
+    pub fn response(&self) -> Response {
+        let mut res = Response::new(Body::from(self.body.clone()));
+        *res.headers_mut() = self.headers.clone();
+        res
+    }
+}
+
+/// A request that may be answered from, or make, a kept answer.
+pub struct Candidate {
+    /// Its token's digest and its URI (shared, not copied): its answer's key, made only
+    /// when an answer is kept.
+    digest: TokenDigest,
+    uri: Uri,
+    /// The access cache's generation before anything was looked up.
+    generation: u64,
+    /// When it began (ms).
+    started: i64,
+}
+
+impl Candidate {
+    /// The key of its answer: token digest and request line.
+    fn key(&self) -> String {
+        [self.digest.as_str(), request_line(&self.uri)].join("\n")
+    }
+}
+
+/// A request's path and query, as answers' keys name them.
+pub fn request_line(uri: &Uri) -> &str {
+    uri.path_and_query().map_or("/", |pq| pq.as_str())
+}
+
+/// The kept answers of one node.
+pub struct Answers {
+    kept: FastCache<String, Arc<Kept>>,
+    ttl_ms: i64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl std::fmt::Debug for Answers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Answers")
+            .field("ttl_ms", &self.ttl_ms)
+            .finish()
+    }
+}
+
+/// Where a request stands: answered from memory, to be checked against its listing
+/// version first, or to be answered by its handler (and maybe kept).
+pub enum Found {
+    /// Served from memory.
+    Kept(Arc<Kept>, Response),
+    /// Kept, but its listing version must be read again first.
+    Check(Arc<Kept>, Candidate),
+    /// Not kept, or no longer valid.
+    Missing(Candidate),
+}
+
+impl Answers {
+    /// Kept answers that live at most `ttl_ms` (the access cache's bound; 0: none kept).
+    pub fn new(ttl_ms: u64) -> Self {
+        Self {
+            kept: moka::sync::Cache::builder()
+                .max_capacity(KEPT_BYTES)
+                .weigher(|k: &String, a: &Arc<Kept>| {
+                    u32::try_from(k.len() + a.body.len()).unwrap_or(u32::MAX)
+                })
+                .build_with_hasher(Default::default()),
+            ttl_ms: i64::try_from(ttl_ms).unwrap_or(i64::MAX),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    /// Answers served from memory, and requests that could have been but were not.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.misses.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Looks `req` up: `None` when it is not a request whose answer may be kept. `cache`
+    /// is the access cache the answers rest on.
+    pub fn find(&self, req: &Request, cache: &AccessCache, clock: &dyn Clock) -> Option<Found> {
+        if self.ttl_ms <= 0
+            || req.method() != Method::GET
+            || !req.uri().path().starts_with(PREFIX)
+            || !req.body().is_end_stream()
+        {
+            return None;
+        }
+        let token = crate::keys::bearer(req.headers()).filter(|t| !t.is_empty())?;
+        // Both before anything is looked up: what the answer is made from is no older.
+        let generation = cache.generation();
+        let now = clock.now_ms();
+        let digest = TokenDigest::of(token);
+        let found = with_pair(digest.as_str(), request_line(req.uri()), |key| {
+            self.kept.get(key)
+        });
+        let candidate = move || Candidate {
+            digest,
+            uri: req.uri().clone(),
+            generation,
+            started: now,
+        };
+        Some(match found {
+            Some(kept)
+                if kept.generation == generation
+                    && now >= kept.made_at
+                    && now < kept.expires_at =>
+            {
+                if kept.listing.is_some() {
+                    Found::Check(kept, candidate())
+                } else {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    let res = kept.response();
+                    Found::Kept(kept, res)
+                }
+            }
+            _ => {
+                self.misses.fetch_add(1, Ordering::Relaxed);
+                Found::Missing(candidate())
+            }
+        })
+    }
+
+    /// Counts a kept answer whose listing version was checked: served (`true`) or not.
+    pub fn checked(&self, served: bool) {
+        let counter = if served { &self.hits } else { &self.misses };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Answers `serve` (the handler's way) with what it rests on recorded, and keeps the
+    /// answer if it may be served again: a `200` of an operation that allows it, that read
+    /// nothing from the database.
+    pub async fn record<F>(&self, candidate: Candidate, serve: F) -> Response
+    where
+        F: std::future::Future<Output = Response>,
+    {
+        let (res, reading) = READING
+            .scope(RefCell::new(Reading::default()), async {
+                let res = serve.await;
+                (res, READING.with(|r| std::mem::take(&mut *r.borrow_mut())))
+            })
+            .await;
+        let operation = match res.extensions().get::<crate::metrics::Answered>() {
+            Some(a) if a.reusable => a.operation,
+            _ => return res,
+        };
+        let small = res
+            .body()
+            .size_hint()
+            .exact()
+            .is_some_and(|n| n <= MAX_ANSWER_BYTES);
+        if res.status() != StatusCode::OK || reading.database || !small {
+            return res;
+        }
+        let (parts, body) = res.into_parts();
+        // A body of known, bounded size is whole already: collecting it does not wait.
+        let Ok(collected) = http_body_util::BodyExt::collect(body).await else {
+            return crate::error::error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal error; see the server log for details.",
+            );
+        };
+        let body = collected.to_bytes();
+        let expires_at = reading
+            .oldest
+            .unwrap_or(candidate.started)
+            .min(candidate.started)
+            .saturating_add(self.ttl_ms);
+        self.kept.insert(
+            candidate.key(),
+            Arc::new(Kept {
+                operation,
+                headers: parts.headers.clone(),
+                body: body.clone(),
+                generation: candidate.generation,
+                made_at: candidate.started,
+                expires_at,
+                listing: reading.listing,
+            }),
+        );
+        Response::from_parts(parts, Body::from(body))
+    }
+}

@@ -1,0 +1,251 @@
+//! Kept answers (`quire_server::answers`): the reads of spaces, pages, change requests and
+//! listings are served again from memory, with the edge's own headers, and never once what
+//! they rest on has changed: on the node that made the change at once, on another node
+//! within the access cache's bound. (Every revoked access is covered by `access_cache.rs`,
+//! whose reads go through kept answers too; writes to listings by `listings.rs`.)
+
+use serde_json::{json, Value};
+
+use crate::harness::{Persona, TestApp};
+
+/// A space holding one page, with an open change request and a comment.
+struct World {
+    admin: Persona,
+    reader: Persona,
+    space: String,
+    page: String,
+    reads: Vec<String>,
+}
+
+async fn world(app: &TestApp) -> World {
+    let admin = app.persona("admin").await;
+    let reader = app.persona("reader").await;
+    let org = app.org(&admin, "Acme").await;
+    app.add_member(&admin, &org, &reader, json!("read")).await;
+    let space = app.space(&admin, &org, "Docs", None).await;
+    let cr = app.open_change_request(&admin, &space, "Start").await;
+    app.edit_change_request(
+        &admin,
+        &space,
+        &cr,
+        json!([{ "operation": "insert_page", "title": "Guide",
+                 "document": { "markdown": "First words." } }]),
+    )
+    .await;
+    app.merge_change_request(&admin, &space, &cr).await;
+    let pages = app
+        .get(&admin, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    let page = pages["pages"][0]["id"].as_str().unwrap().to_string();
+    let revision = app
+        .get(&admin, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let open = app.open_change_request(&admin, &space, "Open").await;
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/comments"),
+        json!({ "body": { "markdown": "Hello" } }),
+    )
+    .await
+    .expect(200);
+    let s = format!("/v1/spaces/{space}");
+    let reads = vec![
+        s.clone(),
+        format!("{s}/content/page/{page}?format=markdown"),
+        format!("{s}/content/page/{page}?format=document"),
+        format!("{s}/content/path/guide"),
+        format!("{s}/content/pages"),
+        format!("{s}/revisions/{revision}/page/{page}"),
+        format!("{s}/revisions/{revision}/page/{page}/document"),
+        format!("{s}/change-requests/{open}"),
+        format!("{s}/change-requests"),
+        format!("{s}/comments"),
+    ];
+    World {
+        admin,
+        reader,
+        space,
+        page,
+        reads,
+    }
+}
+
+fn kept_hits(app: &TestApp) -> u64 {
+    app.state.answers.counts().0
+}
+
+/// A read with its headers.
+async fn fetch(app: &TestApp, who: &Persona, path: &str) -> (reqwest::header::HeaderMap, Value) {
+    let res = reqwest::Client::new()
+        .get(format!("{}{path}", app.base))
+        .bearer_auth(&who.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200, "{path}");
+    let headers = res.headers().clone();
+    (headers, res.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn reads_are_served_again_with_the_edges_headers_and_counted() {
+    let app = TestApp::start_with(|c| c.metrics_token = Some("scrape".into())).await;
+    let w = world(&app).await;
+    for path in &w.reads {
+        // The first read fills the caches, the second is made from them and kept.
+        let (made, first) = fetch(&app, &w.admin, path).await;
+        let (_, second) = fetch(&app, &w.admin, path).await;
+        let before = kept_hits(&app);
+        let (headers, third) = fetch(&app, &w.admin, path).await;
+        assert_eq!(kept_hits(&app), before + 1, "{path} is served from memory");
+        assert_eq!(third, first, "{path}");
+        assert_eq!(second, first, "{path}");
+        assert!(headers.contains_key("x-request-id"), "{path}");
+        for name in ["content-type", "ratelimit-remaining"] {
+            assert_eq!(headers.get(name), made.get(name), "{path}: {name}");
+        }
+    }
+    // Each request has its own id, kept or not.
+    let path = &w.reads[0];
+    let (a, _) = fetch(&app, &w.admin, path).await;
+    let (b, _) = fetch(&app, &w.admin, path).await;
+    assert_ne!(a["x-request-id"], b["x-request-id"]);
+    // Counted in the metrics under their operation.
+    let metrics = reqwest::Client::new()
+        .get(format!("{}/metrics", app.base))
+        .bearer_auth("scrape")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let line = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with("quire_http_requests_total{")
+                && l.contains("operation=\"getSpaceById\"")
+                && l.contains("status=\"200\"")
+        })
+        .unwrap_or_else(|| panic!("getSpaceById is counted:\n{metrics}"));
+    let counted: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(counted >= 5.0, "{line}");
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.contains("quire_access_cache_hits_total{name=\"kept\"}")),
+        "kept answers are counted:\n{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn each_token_has_its_own_answers() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let path = format!("/v1/spaces/{}", w.space);
+    for _ in 0..3 {
+        let mine = app.get(&w.admin, &path).await.expect(200);
+        let theirs = app.get(&w.reader, &path).await.expect(200);
+        assert_eq!(mine["permissions"]["admin"], true);
+        assert_eq!(theirs["permissions"]["admin"], false);
+    }
+    // A token that is not known is refused, whatever another token was answered.
+    let res = app
+        .call(reqwest::Method::GET, &path, Some("quire_unknown"), None)
+        .await;
+    assert_eq!(res.status, 401);
+}
+
+#[tokio::test]
+async fn a_content_change_is_read_at_once_here_and_within_the_bound_elsewhere() {
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    let w = world(&app).await;
+    let page = format!(
+        "/v1/spaces/{}/content/page/{}?format=markdown",
+        w.space, w.page
+    );
+    let text = |v: &Value| v["markdown"].as_str().unwrap_or_default().to_string();
+    for node in [&app, &other] {
+        for _ in 0..3 {
+            let read = node.get(&w.reader, &page).await.expect(200);
+            assert!(text(&read).contains("First words."), "{read}");
+        }
+    }
+    let hits = kept_hits(&app);
+    let cr = app.open_change_request(&w.admin, &w.space, "Edit").await;
+    app.edit_change_request(
+        &w.admin,
+        &w.space,
+        &cr,
+        json!([{ "operation": "update_page", "page": w.page,
+                 "document": { "markdown": "Second words." } }]),
+    )
+    .await;
+    app.merge_change_request(&w.admin, &w.space, &cr).await;
+    assert!(text(&app.get(&w.reader, &page).await.expect(200)).contains("Second words."));
+    assert_eq!(
+        kept_hits(&app),
+        hits,
+        "the answer kept before the merge is not served"
+    );
+    other
+        .clock
+        .advance_ms(other.config.access_cache_ms as i64 + 1);
+    assert!(text(&other.get(&w.reader, &page).await.expect(200)).contains("Second words."));
+}
+
+#[tokio::test]
+async fn an_answer_does_not_outlive_the_oldest_lookup_it_was_made_from() {
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    let w = world(&app).await;
+    let path = format!("/v1/spaces/{}", w.space);
+    let ttl = other.config.access_cache_ms as i64;
+    // The space's row is cached by another read half a bound before the answer is made
+    // and kept: the answer must expire with the row, not a bound after it was made.
+    other
+        .get(&w.admin, &format!("{path}/content/pages"))
+        .await
+        .expect(200);
+    other.clock.advance_ms(ttl / 2);
+    for _ in 0..3 {
+        assert_eq!(
+            other.get(&w.admin, &path).await.expect(200)["title"],
+            "Docs"
+        );
+    }
+    app.patch(&w.admin, &path, json!({ "title": "Renamed" }))
+        .await
+        .expect(200);
+    other.clock.advance_ms(ttl / 2 + 1);
+    assert_eq!(
+        other.get(&w.admin, &path).await.expect(200)["title"],
+        "Renamed"
+    );
+}
+
+#[tokio::test]
+async fn reads_that_reach_the_database_every_time_are_not_kept() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    // A change request's content is found through its row, read every time; search reads
+    // its index.
+    let cr = app.open_change_request(&w.admin, &w.space, "Draft").await;
+    let paths = [
+        format!("/v1/spaces/{}/change-requests/{cr}/content/pages", w.space),
+        format!("/v1/spaces/{}/search?query=words", w.space),
+    ];
+    let hits = kept_hits(&app);
+    for path in &paths {
+        for _ in 0..3 {
+            app.get(&w.admin, path).await.expect(200);
+        }
+    }
+    assert_eq!(kept_hits(&app), hits);
+}
