@@ -9,7 +9,7 @@
 //! (BENCHMARKS.md, issue 11).
 //!
 //! Correctness: an answer is kept only when the request that made it records what it
-//! rested on (see [`Reading`]), and it is served again only while all of that still holds:
+//! rested on (see [`crate::provenance`]), and it is served again only while all of that still holds:
 //! - it read nothing from the database: each lookup it made was answered by the access
 //!   cache (the oldest of those entries is noted) or by the content caches, which hold only
 //!   immutable things (a request that had to read the database is not kept; the next one,
@@ -27,12 +27,10 @@
 //! pay for a lookup. The request id, rate-limit headers and metrics are still the edge's,
 //! for every request.
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use axum::body::{Body, HttpBody};
-use axum::extract::Request;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use bytes::Bytes;
@@ -49,69 +47,6 @@ const KEPT_BYTES: u64 = 64 << 20;
 
 /// The largest answer kept (larger ones are rare, and cost their size to copy anyway).
 const MAX_ANSWER_BYTES: u64 = 1 << 20;
-
-tokio::task_local! {
-    /// What the request being answered rested on, while a reusable answer may be made.
-    static READING: RefCell<Reading>;
-}
-
-/// What a request's answer rested on, noted by the lookups it made.
-#[derive(Debug, Default)]
-pub struct Reading {
-    /// When the oldest access-cache entry it used was stored.
-    oldest: Option<i64>,
-    /// Whether it read the database (outside a validator's read).
-    database: bool,
-    /// The space whose listing version the answer was made at, and that version.
-    listing: Option<(String, i64)>,
-    /// Set while a validator's own read runs (see [`validating`]).
-    validating: bool,
-}
-
-/// Notes that the request used an access-cache entry stored at `stored_at` (ms).
-pub fn note_cached(stored_at: i64) {
-    let _ = READING.try_with(|r| {
-        let mut r = r.borrow_mut();
-        r.oldest = Some(r.oldest.map_or(stored_at, |o| o.min(stored_at)));
-    });
-}
-
-/// Notes that the request read the database: its answer is not kept.
-pub fn note_database() {
-    let _ = READING.try_with(|r| {
-        let mut r = r.borrow_mut();
-        if !r.validating {
-            r.database = true;
-        }
-    });
-}
-
-/// Notes that the answer was made at listing version `version` of `space_id`.
-pub fn note_listing(space_id: &str, version: i64) {
-    let _ = READING.try_with(|r| {
-        let mut r = r.borrow_mut();
-        match &r.listing {
-            // Two listing versions in one answer: not one this module can check again.
-            Some((space, v)) if space != space_id || *v != version => r.database = true,
-            Some(_) => {}
-            None => r.listing = Some((space_id.to_string(), version)),
-        }
-    });
-}
-
-/// Runs `read`, a validator's own read (a listing version), without marking the answer as
-/// one that read the database: the same read is made again before each reuse.
-pub async fn validating<F: std::future::Future>(read: F) -> F::Output {
-    struct Reset;
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            let _ = READING.try_with(|r| r.borrow_mut().validating = false);
-        }
-    }
-    let _ = READING.try_with(|r| r.borrow_mut().validating = true);
-    let _reset = Reset;
-    read.await
-}
 
 /// A kept answer and what it was made at.
 pub struct Kept {
@@ -215,7 +150,12 @@ impl Answers {
 
     /// Looks `req` up: `None` when it is not a request whose answer may be kept. `cache`
     /// is the access cache the answers rest on.
-    pub fn find(&self, req: &Request, cache: &AccessCache, clock: &dyn Clock) -> Option<Found> {
+    pub fn find<B: HttpBody>(
+        &self,
+        req: &axum::http::Request<B>,
+        cache: &AccessCache,
+        clock: &dyn Clock,
+    ) -> Option<Found> {
         if self.ttl_ms <= 0
             || req.method() != Method::GET
             || !req.uri().path().starts_with(PREFIX)
@@ -271,12 +211,7 @@ impl Answers {
     where
         F: std::future::Future<Output = Response>,
     {
-        let (res, reading) = READING
-            .scope(RefCell::new(Reading::default()), async {
-                let res = serve.await;
-                (res, READING.with(|r| std::mem::take(&mut *r.borrow_mut())))
-            })
-            .await;
+        let (res, reading) = crate::provenance::recorded(serve).await;
         let operation = match res.extensions().get::<crate::metrics::Answered>() {
             Some(a) if a.reusable => a.operation,
             _ => return res,

@@ -121,7 +121,7 @@ impl<K: Eq + Hash, V: Clone> Map<K, V> {
                 && now - entry.stored_at < ttl
                 && now >= entry.stored_at;
             fresh.then(|| {
-                crate::answers::note_cached(entry.stored_at);
+                crate::provenance::note_cached(entry.stored_at);
                 entry.value.clone()
             })
         });
@@ -465,7 +465,7 @@ impl AccessCache {
                 && now - l.stored_at < self.ttl_ms
         });
         if let Some(l) = &found {
-            crate::answers::note_cached(l.stored_at);
+            crate::provenance::note_cached(l.stored_at);
         }
         let counter = if found.is_some() {
             &listings.hits

@@ -20,6 +20,7 @@ pub mod http;
 pub mod ids;
 pub mod keys;
 pub mod metrics;
+pub mod provenance;
 pub mod rate;
 pub mod server;
 pub mod state;

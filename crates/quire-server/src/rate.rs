@@ -13,10 +13,6 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 
-/// The address of the client connected, put on each of its requests by the accept loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Peer(pub IpAddr);
-
 type Keyed<K> = RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock, StateInformationMiddleware>;
 
 /// A budget: its size per minute and its per-key state.

@@ -19,7 +19,6 @@ use tokio::sync::Semaphore;
 use crate::api::router;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::ServerConfig;
-use crate::rate::Peer;
 use crate::state::AppState;
 
 /// A bound, ready server.
@@ -121,14 +120,7 @@ impl Server {
             let _ = stream.set_nodelay(true);
             let io = TokioIo::new(JsonErrorHeads::new(stream));
             // Every request of the connection knows its client's address (rate limits).
-            let service = TowerToHyperService::new(tower::ServiceExt::map_request(
-                app.clone(),
-                move |req: axum::http::Request<hyper::body::Incoming>| {
-                    let mut req = req.map(axum::body::Body::new);
-                    req.extensions_mut().insert(Peer(peer.ip()));
-                    req
-                },
-            ));
+            let service = TowerToHyperService::new(app.for_peer(peer.ip()));
             let conn = graceful.watch(builder.serve_connection(io, service).into_owned());
             tokio::spawn(async move {
                 let _ = conn.await;

@@ -137,7 +137,7 @@ impl Db {
     where
         T: FromSqlite + for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
     {
-        crate::answers::note_database();
+        crate::provenance::note_database();
         match &self.reader {
             Some(reader) => reader.rows(q).map_err(driver_error),
             None => q.query_as().fetch_all(&self.pool).await,
@@ -149,7 +149,7 @@ impl Db {
     where
         T: FromSqlite + for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
     {
-        crate::answers::note_database();
+        crate::provenance::note_database();
         match &self.reader {
             Some(reader) => reader.row(q).map_err(driver_error),
             None => q.query_as().fetch_optional(&self.pool).await,
@@ -165,7 +165,7 @@ impl Db {
             + Send
             + Unpin,
     {
-        crate::answers::note_database();
+        crate::provenance::note_database();
         match &self.reader {
             Some(reader) => reader.scalar(q).map_err(driver_error),
             None => q.query_scalar().fetch_one(&self.pool).await,
@@ -174,7 +174,7 @@ impl Db {
 
     /// The pool, for reads.
     pub fn pool(&self) -> &AnyPool {
-        crate::answers::note_database();
+        crate::provenance::note_database();
         &self.pool
     }
 
@@ -186,7 +186,7 @@ impl Db {
     /// Begins a write transaction. On SQLite it takes the write lock up front
     /// (`BEGIN IMMEDIATE`) so that a read-then-write transaction cannot fail to upgrade.
     pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
-        crate::answers::note_database();
+        crate::provenance::note_database();
         match self.dialect {
             Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
             Dialect::Postgres => self.pool.begin().await,

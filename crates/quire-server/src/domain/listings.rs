@@ -48,7 +48,7 @@ where
     // answer one that is never served again.
     let generation = state.cache.generation();
     let version = self::version(state, space_id).await?;
-    crate::answers::note_listing(space_id, version);
+    crate::provenance::note_listing(space_id, version);
     let now = state.clock.now_ms();
     if let Some(body) = state.cache.listing(&key, version, now) {
         return Ok(body);
@@ -77,7 +77,7 @@ pub async fn version(state: &AppState, space_id: &str) -> ApiResult<i64> {
         .read(space_id, gather, move || async move {
             store::spaces::listings_version(&db, &id).await
         });
-    crate::answers::validating(read)
+    crate::provenance::validating(read)
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a listing version: {e:#}")))
 }

@@ -5,13 +5,14 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::IpAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::body::{Body, HttpBody};
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
@@ -22,7 +23,7 @@ use super::{extract, REQUEST, REQUEST_ID};
 use crate::answers::{Candidate, Found, Kept};
 use crate::error::{error_response, normalize_error_body};
 use crate::metrics::Answered;
-use crate::rate::{Peer, Verdict};
+use crate::rate::Verdict;
 use crate::state::AppState;
 
 /// Wraps a service (the router) in [`Edge`].
@@ -36,6 +37,7 @@ impl<S> Layer<S> for EdgeLayer {
         Edge {
             inner,
             state: self.0.clone(),
+            peer: None,
         }
     }
 }
@@ -59,6 +61,20 @@ impl<S> Layer<S> for EdgeLayer {
 pub struct Edge<S> {
     inner: S,
     state: AppState,
+    /// The address of the connection's client (rate limits).
+    peer: Option<IpAddr>,
+}
+
+impl<S: Clone> Edge<S> {
+    /// This edge, for a connection from `peer`. Kept as a field rather than put on each
+    /// request: a request's extensions are allocated on first use.
+    pub fn for_peer(&self, peer: IpAddr) -> Self {
+        Edge {
+            inner: self.inner.clone(),
+            state: self.state.clone(),
+            peer: Some(peer),
+        }
+    }
 }
 
 type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
@@ -84,10 +100,12 @@ struct Recheck<S> {
     req: Request<Body>,
 }
 
-impl<S> Service<Request<Body>> for Edge<S>
+impl<S, B> Service<Request<B>> for Edge<S>
 where
     S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -97,7 +115,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: Request<Body>) -> Answer {
+    fn call(&mut self, mut req: Request<B>) -> Answer {
         let started = Instant::now();
         let serving = self.state.metrics.serving();
         let id = match req.headers().get(&REQUEST_ID) {
@@ -113,7 +131,7 @@ where
         };
         let state = self.state.clone();
         let verdict = state.rate.check(
-            client_address(&state, &req),
+            client_address(&state, self.peer, req.headers()),
             req.headers()
                 .get(header::AUTHORIZATION)
                 .map(HeaderValue::as_bytes),
@@ -129,13 +147,15 @@ where
                 "The request path must not contain NUL characters.",
             )),
             _ => {
-                if may_have_body(&req) {
+                // A kept answer is looked up first: its request's body is dropped unboxed.
+                let found = state.answers.find(&req, &state.cache, &*state.clock);
+                let req = if may_have_body(&req) {
                     let deadline = Duration::from_millis(state.config.body_timeout_ms.max(1));
-                    req = req.map(|body| {
-                        Body::new(tower_http::timeout::TimeoutBody::new(deadline, body))
-                    });
-                }
-                match state.answers.find(&req, &state.cache, &*state.clock) {
+                    req.map(|body| Body::new(tower_http::timeout::TimeoutBody::new(deadline, body)))
+                } else {
+                    req.map(Body::new)
+                };
+                match found {
                     Some(Found::Kept(kept, res)) => Ok(Serve::Kept(kept.operation, res)),
                     Some(Found::Check(kept, candidate)) => Ok(Serve::Checked(Box::new(Recheck {
                         kept,
@@ -161,25 +181,14 @@ where
         Box::pin(REQUEST.scope(id.clone(), async move {
             let (kept, mut res) = match answer {
                 Ok(Serve::Routed(routed)) => (None, guarded(routed).await),
-                Ok(Serve::Recorded(candidate, routed)) => {
-                    (None, state.answers.record(candidate, guarded(routed)).await)
-                }
+                // Boxed, as the check below: the other requests' futures are not sized for
+                // what recording or checking holds.
+                Ok(Serve::Recorded(candidate, routed)) => (
+                    None,
+                    Box::pin(state.answers.record(candidate, guarded(routed))).await,
+                ),
                 Ok(Serve::Kept(operation, res)) => (Some(operation), res),
-                Ok(Serve::Checked(check)) => {
-                    let Recheck {
-                        kept,
-                        candidate,
-                        router,
-                        req,
-                    } = *check;
-                    match reuse(&state, &kept).await {
-                        Some(res) => (Some(kept.operation), res),
-                        None => {
-                            let routed = guarded(router.oneshot(req));
-                            (None, state.answers.record(candidate, routed).await)
-                        }
-                    }
-                }
+                Ok(Serve::Checked(check)) => Box::pin(recheck(&state, *check)).await,
                 Err(res) => (None, res),
             };
             if let Verdict::Allowed(h) = verdict {
@@ -223,19 +232,35 @@ where
     }
 }
 
-/// A kept answer again, if its space's listing version is still the one it was made at.
-async fn reuse(state: &AppState, kept: &Kept) -> Option<Response> {
-    let (space_id, version) = kept.listing.as_ref()?;
-    let now = crate::domain::listings::version(state, space_id).await.ok();
-    let served = now == Some(*version);
+/// A kept answer again if its space's listing version is still the one it was made at
+/// (with the operation that made it), else the router's answer, recorded.
+async fn recheck<S>(state: &AppState, check: Recheck<S>) -> (Option<&'static str>, Response)
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible>,
+{
+    let Recheck {
+        kept,
+        candidate,
+        router,
+        req,
+    } = check;
+    let now = match &kept.listing {
+        Some((space_id, _)) => crate::domain::listings::version(state, space_id).await.ok(),
+        None => None,
+    };
+    let served = now.is_some() && now == kept.listing.as_ref().map(|(_, v)| *v);
     state.answers.checked(served);
-    served.then(|| kept.response())
+    if served {
+        return (Some(kept.operation), kept.response());
+    }
+    let routed = guarded(router.oneshot(req));
+    (None, state.answers.record(candidate, routed).await)
 }
 
 /// Whether a body may still arrive: only those get the body deadline's timer. The body
 /// says so itself (a request ended with its headers reports its end), which holds on
 /// HTTP/2 too, where a body need not declare a length.
-fn may_have_body(req: &Request<Body>) -> bool {
+fn may_have_body<B: HttpBody>(req: &Request<B>) -> bool {
     !req.body().is_end_stream()
 }
 
@@ -261,12 +286,15 @@ fn too_many(limit: u32, secs: u64) -> Response {
 
 /// The client's address: the connection's, or the last `X-Forwarded-For` hop when the
 /// operator says a proxy sets it.
-fn client_address(state: &AppState, req: &Request<Body>) -> Option<std::net::IpAddr> {
-    let peer = req.extensions().get::<Peer>().map(|p| p.0);
+fn client_address(
+    state: &AppState,
+    peer: Option<IpAddr>,
+    headers: &axum::http::HeaderMap,
+) -> Option<IpAddr> {
     if !state.config.trust_forwarded_for {
         return peer;
     }
-    req.headers()
+    headers
         .get_all("x-forwarded-for")
         .iter()
         .filter_map(|v| v.to_str().ok())
