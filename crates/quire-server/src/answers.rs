@@ -23,8 +23,8 @@
 //!   fresh before each reuse exactly as the listing itself reads it.
 //!
 //! Only `200` answers of `GET` requests with a bearer token and no body are kept, and only
-//! under `/v1/spaces/`, where every reusable operation lives, so that other requests do not
-//! pay for a lookup. The request id, rate-limit headers and metrics are still the edge's,
+//! requests whose path is a reusable operation's are looked up, so that others do not pay
+//! for a lookup. The request id, rate-limit headers and metrics are still the edge's,
 //! for every request.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,9 +38,6 @@ use bytes::Bytes;
 use crate::cache::{with_pair, AccessCache, FastCache};
 use crate::clock::Clock;
 use crate::keys::TokenDigest;
-
-/// The paths under which reusable operations live (see the module's comment).
-pub const PREFIX: &str = "/v1/spaces/";
 
 /// Bytes of answers kept per node.
 const KEPT_BYTES: u64 = 64 << 20;
@@ -100,6 +97,9 @@ pub fn request_line(uri: &Uri) -> &str {
 /// The kept answers of one node.
 pub struct Answers {
     kept: FastCache<String, Arc<Kept>>,
+    /// The paths of the reusable operations, set once the router is built: other requests
+    /// are not looked up.
+    paths: std::sync::OnceLock<matchit::Router<()>>,
     ttl_ms: i64,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -134,10 +134,22 @@ impl Answers {
                     u32::try_from(k.len() + a.body.len()).unwrap_or(u32::MAX)
                 })
                 .build_with_hasher(Default::default()),
+            paths: std::sync::OnceLock::new(),
             ttl_ms: i64::try_from(ttl_ms).unwrap_or(i64::MAX),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
+    }
+
+    /// Sets the paths (as routed, with `{param}` segments) of the operations whose answers
+    /// may be kept; only the first call counts.
+    pub fn reusable_paths<'a>(&self, paths: impl IntoIterator<Item = &'a str>) {
+        let mut router = matchit::Router::new();
+        for path in paths {
+            // Two methods of one path are one route; the router refuses only a repeat.
+            let _ = router.insert(path, ());
+        }
+        let _ = self.paths.set(router);
     }
 
     /// Answers served from memory, and requests that could have been but were not.
@@ -156,10 +168,11 @@ impl Answers {
         cache: &AccessCache,
         clock: &dyn Clock,
     ) -> Option<Found> {
+        let reusable = |path| self.paths.get().is_some_and(|r| r.at(path).is_ok());
         if self.ttl_ms <= 0
             || req.method() != Method::GET
-            || !req.uri().path().starts_with(PREFIX)
             || !req.body().is_end_stream()
+            || !reusable(req.uri().path())
         {
             return None;
         }

@@ -77,7 +77,14 @@ pub fn operations() -> Vec<Operation> {
 /// shared middleware.
 pub fn router(state: AppState) -> Edge<Router> {
     let mut router: Router<AppState> = Router::new();
-    for def in operations() {
+    let operations = operations();
+    state.answers.reusable_paths(
+        operations
+            .iter()
+            .filter(|def| def.reusable)
+            .map(|def| def.path),
+    );
+    for def in operations {
         // Innermost first: the body budget is taken only once the caller is authorised, and
         // only by operations that take a body.
         let access = Enforce::new(state.clone(), def.access, def.operation, def.reusable);
