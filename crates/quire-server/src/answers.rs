@@ -9,7 +9,8 @@
 //! (BENCHMARKS.md, issue 11).
 //!
 //! Correctness: an answer is kept only when the request that made it records what it
-//! rested on (see [`crate::provenance`]), and it is served again only while all of that still holds:
+//! rested on (see [`crate::provenance`]), and it is served again only while all of that
+//! still holds:
 //! - it read nothing from the database: each lookup it made was answered by the access
 //!   cache (the oldest of those entries is noted) or by the content caches, which hold only
 //!   immutable things (a request that had to read the database is not kept; the next one,

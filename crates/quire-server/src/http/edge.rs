@@ -55,6 +55,8 @@ impl<S> Layer<S> for EdgeLayer {
 ///   the server live on;
 /// - an error answered by the framework rather than by a handler gets the official JSON
 ///   error body;
+/// - a read whose answer is kept (`crate::answers`) is answered from it before any
+///   routing, and an answer that may be kept is recorded and kept;
 /// - its answer is counted in the metrics, by operationId and status, with its duration,
 ///   and it counts as in flight until then.
 #[derive(Clone)]
