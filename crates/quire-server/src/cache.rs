@@ -654,6 +654,24 @@ impl<V: Clone + Send + Sync + 'static> Rounds<V> {
         Fut: std::future::Future<Output = Result<V, E>> + Send + 'static,
         E: Into<anyhow::Error>,
     {
+        self.read_with(key, gather, move || work).await
+    }
+
+    /// As [`Rounds::read`], with the work made by `make` only when this call starts a
+    /// round: the callers that join one copy nothing (a shared handle's count, touched by
+    /// every caller, bounces between cores).
+    pub async fn read_with<M, F, Fut, E>(
+        &self,
+        key: &str,
+        gather: bool,
+        make: M,
+    ) -> Result<V, Arc<anyhow::Error>>
+    where
+        M: FnOnce() -> F,
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<V, E>> + Send + 'static,
+        E: Into<anyhow::Error>,
+    {
         use futures_util::FutureExt;
         // Opened by the round's first caller after one scheduler pass; a caller that joins
         // meanwhile and polls the round waits at it. (A yield inside the shared round would
@@ -671,7 +689,7 @@ impl<V: Clone + Send + Sync + 'static> Rounds<V> {
             } else {
                 let id = self.ids.fetch_add(1, Ordering::Relaxed);
                 let before = slot.running.as_ref().map(|(_, r)| r.clone());
-                let (rounds, key) = (self.clone(), key.to_string());
+                let (rounds, key, work) = (self.clone(), key.to_string(), make());
                 let gate = gather.then(|| {
                     let (open, gate) = tokio::sync::oneshot::channel::<()>();
                     opens = Some(open);

@@ -68,14 +68,14 @@ where
 /// transaction and file locks, about a fifth of a cached listing's time. A kept answer
 /// checks it again before each reuse, so it does not count as the answer's own read.
 pub async fn version(state: &AppState, space_id: &str) -> ApiResult<i64> {
-    let (db, id) = (state.db.clone(), space_id.to_string());
     // Others are served meanwhile: wait for them to join (see `cache::Rounds`).
     let gather = state.metrics.in_flight() > 1;
     let read = state
         .cache
         .listing_versions
-        .read(space_id, gather, move || async move {
-            store::spaces::listings_version(&db, &id).await
+        .read_with(space_id, gather, || {
+            let (db, id) = (state.db.clone(), space_id.to_string());
+            move || async move { store::spaces::listings_version(&db, &id).await }
         });
     crate::provenance::validating(read)
         .await

@@ -34,11 +34,11 @@ impl<S> Layer<S> for EdgeLayer {
     type Service = Edge<S>;
 
     fn layer(&self, inner: S) -> Edge<S> {
-        Edge {
+        Edge(Arc::new(Conn {
             inner,
             state: self.0.clone(),
             peer: None,
-        }
+        }))
     }
 }
 
@@ -59,23 +59,30 @@ impl<S> Layer<S> for EdgeLayer {
 ///   routing, and an answer that may be kept is recorded and kept;
 /// - its answer is counted in the metrics, by operationId and status, with its duration,
 ///   and it counts as in flight until then.
+///
+/// It is cloned for every request (hyper's service glue does), so it is one reference count
+/// per connection: counts that every connection shares (the state's, the router's) bounce
+/// between cores when touched by each request, and a kept answer touches none of them.
 #[derive(Clone)]
-pub struct Edge<S> {
+pub struct Edge<S>(Arc<Conn<S>>);
+
+/// What an [`Edge`] holds for its connection.
+struct Conn<S> {
     inner: S,
     state: AppState,
-    /// The address of the connection's client (rate limits).
+    /// The address of the connection's client (rate limits). Kept here rather than put on
+    /// each request: a request's extensions are allocated on first use.
     peer: Option<IpAddr>,
 }
 
 impl<S: Clone> Edge<S> {
-    /// This edge, for a connection from `peer`. Kept as a field rather than put on each
-    /// request: a request's extensions are allocated on first use.
+    /// This edge, for a connection from `peer`.
     pub fn for_peer(&self, peer: IpAddr) -> Self {
-        Edge {
-            inner: self.inner.clone(),
-            state: self.state.clone(),
+        Edge(Arc::new(Conn {
+            inner: self.0.inner.clone(),
+            state: self.0.state.clone(),
             peer: Some(peer),
-        }
+        }))
     }
 }
 
@@ -104,7 +111,11 @@ struct Recheck<S> {
 
 impl<S, B> Service<Request<B>> for Edge<S>
 where
-    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
     S::Future: Send + 'static,
     B: HttpBody<Data = Bytes> + Send + 'static,
     B::Error: Into<axum::BoxError>,
@@ -113,13 +124,15 @@ where
     type Error = Infallible;
     type Future = Answer;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Each request is routed by its own handle on the router, asked when it is called.
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, mut req: Request<B>) -> Answer {
         let started = Instant::now();
-        let serving = self.state.metrics.serving();
+        let conn = self.0.clone();
+        let serving = conn.state.metrics.serving();
         let id = match req.headers().get(&REQUEST_ID) {
             Some(given) => given.clone(),
             None => {
@@ -131,9 +144,9 @@ where
                 made
             }
         };
-        let state = self.state.clone();
+        let state = &conn.state;
         let verdict = state.rate.check(
-            client_address(&state, self.peer, req.headers()),
+            client_address(state, conn.peer, req.headers()),
             req.headers()
                 .get(header::AUTHORIZATION)
                 .map(HeaderValue::as_bytes),
@@ -162,13 +175,15 @@ where
                     Some(Found::Check(kept, candidate)) => Ok(Serve::Checked(Box::new(Recheck {
                         kept,
                         candidate,
-                        router: self.inner.clone(),
+                        router: conn.inner.clone(),
                         req,
                     }))),
                     found => {
                         // The router does its work when polled, but a panic while it matches
                         // the route must not take the connection's task down either.
-                        std::panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(req)))
+                        // (The router is always ready.)
+                        let mut router = conn.inner.clone();
+                        std::panic::catch_unwind(AssertUnwindSafe(|| router.call(req)))
                             .map(|routed| match found {
                                 Some(Found::Missing(candidate)) => {
                                     Serve::Recorded(candidate, routed)
@@ -181,6 +196,7 @@ where
             }
         };
         Box::pin(REQUEST.scope(id.clone(), async move {
+            let state = &conn.state;
             let (kept, mut res) = match answer {
                 Ok(Serve::Routed(routed)) => (None, guarded(routed).await),
                 // Boxed, as the check below: the other requests' futures are not sized for
@@ -190,7 +206,7 @@ where
                     Box::pin(state.answers.record(candidate, guarded(routed))).await,
                 ),
                 Ok(Serve::Kept(operation, res)) => (Some(operation), res),
-                Ok(Serve::Checked(check)) => Box::pin(recheck(&state, *check)).await,
+                Ok(Serve::Checked(check)) => Box::pin(recheck(state, *check)).await,
                 Err(res) => (None, res),
             };
             if let Verdict::Allowed(h) = verdict {
@@ -255,8 +271,12 @@ where
     if served {
         return (Some(kept.operation), kept.response());
     }
+    // Boxed: the check that serves nearly every such request is not sized for this.
     let routed = guarded(router.oneshot(req));
-    (None, state.answers.record(candidate, routed).await)
+    (
+        None,
+        Box::pin(state.answers.record(candidate, routed)).await,
+    )
 }
 
 /// Whether a body may still arrive: only those get the body deadline's timer. The body
