@@ -125,7 +125,8 @@ where
     type Future = Answer;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        // Each request is routed by its own handle on the router, asked when it is called.
+        // Each request calls its own handle on the router, which is always ready (axum's
+        // router answers `Ready` at once), so there is nothing to wait for.
         Poll::Ready(Ok(()))
     }
 
@@ -181,7 +182,6 @@ where
                     found => {
                         // The router does its work when polled, but a panic while it matches
                         // the route must not take the connection's task down either.
-                        // (The router is always ready.)
                         let mut router = conn.inner.clone();
                         std::panic::catch_unwind(AssertUnwindSafe(|| router.call(req)))
                             .map(|routed| match found {
