@@ -117,8 +117,8 @@ impl std::fmt::Debug for Answers {
 /// Where a request stands: answered from memory, to be checked against its listing
 /// version first, or to be answered by its handler (and maybe kept).
 pub enum Found {
-    /// Served from memory.
-    Kept(Arc<Kept>, Response),
+    /// Served from memory, made by this operation.
+    Kept(&'static str, Response),
     /// Kept, but its listing version must be read again first.
     Check(Arc<Kept>, Candidate),
     /// Not kept, or no longer valid.
@@ -177,7 +177,7 @@ impl Answers {
         {
             return None;
         }
-        let token = crate::keys::bearer(req.headers()).filter(|t| !t.is_empty())?;
+        let token = crate::keys::bearer(req.headers())?;
         // Both before anything is looked up: what the answer is made from is no older.
         let generation = cache.generation();
         let now = clock.now_ms();
@@ -201,8 +201,7 @@ impl Answers {
                     Found::Check(kept, candidate())
                 } else {
                     self.hits.fetch_add(1, Ordering::Relaxed);
-                    let res = kept.response();
-                    Found::Kept(kept, res)
+                    Found::Kept(kept.operation, kept.response())
                 }
             }
             _ => {
@@ -240,11 +239,15 @@ impl Answers {
         }
         let (parts, body) = res.into_parts();
         // A body of known, bounded size is whole already: collecting it does not wait.
-        let Ok(collected) = http_body_util::BodyExt::collect(body).await else {
-            return crate::error::error_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Internal error; see the server log for details.",
-            );
+        let collected = match http_body_util::BodyExt::collect(body).await {
+            Ok(collected) => collected,
+            Err(err) => {
+                tracing::error!(error = %err, "reading an answer to keep it failed");
+                return crate::error::error_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Internal error; see the server log for details.",
+                );
+            }
         };
         let body = collected.to_bytes();
         let expires_at = reading

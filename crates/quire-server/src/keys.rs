@@ -73,14 +73,16 @@ impl TokenDigest {
     }
 }
 
-/// The token of a request's `Authorization: Bearer <token>` header, if it has one.
+/// The token of a request's `Authorization: Bearer <token>` header, if it has a non-empty
+/// one.
 pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
     let value = headers
         .get(axum::http::header::AUTHORIZATION)?
         .to_str()
         .ok()?;
     let (scheme, token) = value.trim().split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 /// URL-safe base64 without padding.

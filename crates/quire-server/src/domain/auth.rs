@@ -22,11 +22,9 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
             "Missing Authorization header.".into(),
         ));
     }
-    let token = crate::keys::bearer(headers)
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| {
-            ApiError::Unauthorized("Authorization header must be `Bearer <token>`.".into())
-        })?;
+    let token = crate::keys::bearer(headers).ok_or_else(|| {
+        ApiError::Unauthorized("Authorization header must be `Bearer <token>`.".into())
+    })?;
     let digest = TokenDigest::of(token);
     let hash = digest.as_str();
     let now = state.clock.now_ms();

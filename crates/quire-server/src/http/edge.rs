@@ -96,6 +96,8 @@ enum Serve<S, F> {
     Recorded(Candidate, F),
     /// From a kept answer, made by this operation.
     Kept(&'static str, Response),
+    /// By the edge itself (past a rate limit, a refused path, a panic while routing).
+    Refused(Response),
     /// From a kept answer once its listing version is read again, else by the router
     /// (boxed: the other requests' futures are not sized for it).
     Checked(Box<Recheck<S>>),
@@ -156,58 +158,27 @@ where
             .then(|| (req.method().clone(), req.uri().path().to_string()));
         let answer = match verdict {
             Verdict::Refused { limit, retry_after } => {
-                Err(too_many(limit, retry_after.as_secs_f64().ceil() as u64))
+                Serve::Refused(too_many(limit, retry_after.as_secs_f64().ceil() as u64))
             }
-            _ if extract::contains_encoded_nul(req.uri().path()) => Err(error_response(
+            _ if extract::contains_encoded_nul(req.uri().path()) => Serve::Refused(error_response(
                 StatusCode::BAD_REQUEST,
                 "The request path must not contain NUL characters.",
             )),
-            _ => {
-                // A kept answer is looked up first: its request's body is dropped unboxed.
-                let found = state.answers.find(&req, &state.cache, &*state.clock);
-                let req = if may_have_body(&req) {
-                    let deadline = Duration::from_millis(state.config.body_timeout_ms.max(1));
-                    req.map(|body| Body::new(tower_http::timeout::TimeoutBody::new(deadline, body)))
-                } else {
-                    req.map(Body::new)
-                };
-                match found {
-                    Some(Found::Kept(kept, res)) => Ok(Serve::Kept(kept.operation, res)),
-                    Some(Found::Check(kept, candidate)) => Ok(Serve::Checked(Box::new(Recheck {
-                        kept,
-                        candidate,
-                        router: conn.inner.clone(),
-                        req,
-                    }))),
-                    found => {
-                        // The router does its work when polled, but a panic while it matches
-                        // the route must not take the connection's task down either.
-                        let mut router = conn.inner.clone();
-                        std::panic::catch_unwind(AssertUnwindSafe(|| router.call(req)))
-                            .map(|routed| match found {
-                                Some(Found::Missing(candidate)) => {
-                                    Serve::Recorded(candidate, routed)
-                                }
-                                _ => Serve::Routed(routed),
-                            })
-                            .map_err(|_| panicked())
-                    }
-                }
-            }
+            _ => serve(&conn, req),
         };
         Box::pin(REQUEST.scope(id.clone(), async move {
             let state = &conn.state;
             let (kept, mut res) = match answer {
-                Ok(Serve::Routed(routed)) => (None, guarded(routed).await),
+                Serve::Routed(routed) => (None, guarded(routed).await),
                 // Boxed, as the check below: the other requests' futures are not sized for
                 // what recording or checking holds.
-                Ok(Serve::Recorded(candidate, routed)) => (
+                Serve::Recorded(candidate, routed) => (
                     None,
                     Box::pin(state.answers.record(candidate, guarded(routed))).await,
                 ),
-                Ok(Serve::Kept(operation, res)) => (Some(operation), res),
-                Ok(Serve::Checked(check)) => Box::pin(recheck(state, *check)).await,
-                Err(res) => (None, res),
+                Serve::Kept(operation, res) => (Some(operation), res),
+                Serve::Checked(check) => Box::pin(recheck(state, *check)).await,
+                Serve::Refused(res) => (None, res),
             };
             if let Verdict::Allowed(h) = verdict {
                 rate_headers(&mut res, h.limit, h.remaining, h.reset_secs);
@@ -234,6 +205,49 @@ where
             drop(serving);
             Ok(res)
         }))
+    }
+}
+
+/// How a request that passed the edge's own checks is answered: from a kept answer, or by
+/// the router (recorded when its answer may be kept). A kept answer is looked up first, so
+/// that its request's body is dropped unboxed.
+fn serve<S, B>(conn: &Conn<S>, req: Request<B>) -> Serve<S, S::Future>
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    let state = &conn.state;
+    let found = state.answers.find(&req, &state.cache, &*state.clock);
+    let req = if may_have_body(&req) {
+        let deadline = Duration::from_millis(state.config.body_timeout_ms.max(1));
+        req.map(|body| Body::new(tower_http::timeout::TimeoutBody::new(deadline, body)))
+    } else {
+        req.map(Body::new)
+    };
+    let candidate = match found {
+        Some(Found::Kept(operation, res)) => return Serve::Kept(operation, res),
+        Some(Found::Check(kept, candidate)) => {
+            return Serve::Checked(Box::new(Recheck {
+                kept,
+                candidate,
+                router: conn.inner.clone(),
+                req,
+            }));
+        }
+        Some(Found::Missing(candidate)) => Some(candidate),
+        None => None,
+    };
+    // The router does its work when polled, but a panic while it matches the route must
+    // not take the connection's task down either.
+    let mut router = conn.inner.clone();
+    match (
+        std::panic::catch_unwind(AssertUnwindSafe(|| router.call(req))),
+        candidate,
+    ) {
+        (Ok(routed), Some(candidate)) => Serve::Recorded(candidate, routed),
+        (Ok(routed), None) => Serve::Routed(routed),
+        (Err(_), _) => Serve::Refused(panicked()),
     }
 }
 

@@ -13,6 +13,8 @@ struct Case {
     /// Who reads the space (after `setup`, they can).
     reader: Persona,
     space: String,
+    /// An open change request of the space.
+    cr: String,
     /// The write that takes their access away (method, path, body).
     revoke: (&'static str, String, Value),
 }
@@ -50,6 +52,7 @@ async fn world(app: &TestApp) -> (Persona, Vec<Case>) {
             Value::Null,
         ),
         reader: guest,
+        cr: app.open_change_request(&admin, &space, "Draft").await,
         space,
     });
 
@@ -83,6 +86,7 @@ async fn world(app: &TestApp) -> (Persona, Vec<Case>) {
             Value::Null,
         ),
         reader: teamed,
+        cr: app.open_change_request(&admin, &space, "Draft").await,
         space,
     });
 
@@ -106,6 +110,7 @@ async fn world(app: &TestApp) -> (Persona, Vec<Case>) {
             json!({ "parent": null }),
         ),
         reader: inherits,
+        cr: app.open_change_request(&admin, &space, "Draft").await,
         space,
     });
 
@@ -129,6 +134,7 @@ async fn world(app: &TestApp) -> (Persona, Vec<Case>) {
             Value::Null,
         ),
         reader: collected,
+        cr: app.open_change_request(&admin, &space, "Draft").await,
         space,
     });
 
@@ -144,6 +150,7 @@ async fn world(app: &TestApp) -> (Persona, Vec<Case>) {
             Value::Null,
         ),
         reader: member,
+        cr: app.open_change_request(&admin, &space, "Draft").await,
         space,
     });
 
@@ -159,6 +166,7 @@ fn reads(case: &Case) -> Vec<String> {
         format!("{s}/content"),
         format!("{s}/content/pages"),
         format!("{s}/change-requests"),
+        format!("{s}/change-requests/{}", case.cr),
         format!("{s}/comments"),
     ]
 }
@@ -173,7 +181,7 @@ async fn warm(app: &TestApp, case: &Case) {
         }
         if round == 2 {
             assert!(
-                app.state.answers.counts().0 >= kept + 4,
+                app.state.answers.counts().0 >= kept + 5,
                 "{}: the reads are served from kept answers",
                 case.name
             );
