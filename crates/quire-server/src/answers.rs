@@ -21,7 +21,9 @@
 //!   the lookups it was made from, so a change made on another node is seen within the
 //!   same bound as before;
 //! - a listing, or a change request, names its space's listing version, which is read
-//!   fresh before each reuse exactly as the listing itself reads it.
+//!   fresh before each reuse exactly as the listing itself reads it;
+//! - an answer with signed URLs is not served past the end of the period they were made
+//!   for (a handler signing in the next period would sign differently).
 //!
 //! Only `200` answers of `GET` requests with a bearer token and no body are kept, and only
 //! requests whose path is a reusable operation's are looked up, so that others do not pay
@@ -254,7 +256,8 @@ impl Answers {
             .oldest
             .unwrap_or(candidate.started)
             .min(candidate.started)
-            .saturating_add(self.ttl_ms);
+            .saturating_add(self.ttl_ms)
+            .min(reading.until.unwrap_or(i64::MAX));
         self.kept.insert(
             candidate.key(),
             Arc::new(Kept {

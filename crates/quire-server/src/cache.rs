@@ -177,6 +177,9 @@ pub struct AccessCache {
     listings: Listings,
     /// Fresh reads of spaces' listing versions, shared by the listings that ask at once.
     pub listing_versions: Rounds<i64>,
+    /// Listing versions read since the database's last commit (SQLite; see
+    /// [`crate::db::Db::stamp`]): current on every node until something is committed.
+    pub stamped_versions: Stamped<crate::db::Stamp>,
 }
 
 /// What names a rendered answer: the row's kind, its id, and the view of it (the caller's
@@ -244,6 +247,7 @@ impl AccessCache {
                 misses: AtomicU64::new(0),
             },
             listing_versions: Rounds::default(),
+            stamped_versions: Stamped::default(),
         }
     }
 
@@ -583,6 +587,46 @@ impl<V: Clone> Flights<V> {
             running.remove(key);
         }
         out
+    }
+}
+
+/// Spaces kept by [`Stamped`] at most; past that it starts again (a read each refills it).
+const STAMPED_SPACES: usize = 100_000;
+
+/// Values read while the database was at one commit stamp, kept until it moves. A value
+/// read after the stamp was taken is exact for as long as the stamp is unchanged: nothing
+/// was committed meanwhile, by any connection.
+pub struct Stamped<S> {
+    at: std::sync::Mutex<(Option<S>, HashMap<String, i64, foldhash::fast::RandomState>)>,
+}
+
+impl<S> Default for Stamped<S> {
+    fn default() -> Self {
+        Self {
+            at: std::sync::Mutex::new((None, HashMap::default())),
+        }
+    }
+}
+
+impl<S: PartialEq + Copy> Stamped<S> {
+    /// The value of `key` if it was read since the stamp was last `stamp`.
+    pub fn get(&self, stamp: &S, key: &str) -> Option<i64> {
+        let at = self.at.lock().unwrap_or_else(|e| e.into_inner());
+        match &at.0 {
+            Some(s) if s == stamp => at.1.get(key).copied(),
+            _ => None,
+        }
+    }
+
+    /// Notes `value`, read for `key` after the stamp read `stamp`; the values of any other
+    /// stamp are dropped (the last stamp noted wins: an older one costs the next caller a read).
+    pub fn put(&self, stamp: S, key: &str, value: i64) {
+        let mut at = self.at.lock().unwrap_or_else(|e| e.into_inner());
+        if at.0 != Some(stamp) || at.1.len() >= STAMPED_SPACES {
+            at.0 = Some(stamp);
+            at.1.clear();
+        }
+        at.1.insert(key.to_string(), value);
     }
 }
 

@@ -20,6 +20,9 @@ pub struct Reading {
     pub database: bool,
     /// The space whose listing version the answer was made at, and that version.
     pub listing: Option<(String, i64)>,
+    /// When the answer stops being what its request would be answered (ms): the end of
+    /// the period its signed URLs were made for.
+    pub until: Option<i64>,
     /// Set while a validator's own read runs (see [`validating`]).
     validating: bool,
 }
@@ -39,6 +42,15 @@ pub fn note_cached(stored_at: i64) {
     let _ = READING.try_with(|r| {
         let mut r = r.borrow_mut();
         r.oldest = Some(r.oldest.map_or(stored_at, |o| o.min(stored_at)));
+    });
+}
+
+/// Notes that the answer holds only until `until` (ms), when what it shows (a signed URL
+/// made for a period of time) would be made anew.
+pub fn note_until(until: i64) {
+    let _ = READING.try_with(|r| {
+        let mut r = r.borrow_mut();
+        r.until = Some(r.until.map_or(until, |u| u.min(until)));
     });
 }
 

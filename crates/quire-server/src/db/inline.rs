@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use rusqlite::{Connection, OpenFlags, Statement};
 
 use super::sql::{Arg, Sql};
+use super::wal::{Stamp, Watch};
 
 /// Connections kept idle between reads; more are opened under load and closed after.
 const IDLE: usize = 8;
@@ -43,6 +44,8 @@ impl Columns<'_> {
 pub struct Reader {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
+    /// Tells whether anything was committed since an earlier stamp (WAL mode only).
+    watch: Option<Watch>,
 }
 
 impl std::fmt::Debug for Reader {
@@ -54,13 +57,23 @@ impl std::fmt::Debug for Reader {
 impl Reader {
     /// Reads the database file at `path` (already created and migrated by the write pool).
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
+        let watch = Watch::open(path);
+        if watch.is_none() {
+            tracing::warn!(path = %path.display(), "SQLite commits cannot be watched: listings read their version every time");
+        }
         let reader = Reader {
             path: path.to_path_buf(),
             idle: Mutex::new(Vec::new()),
+            watch,
         };
         let first = reader.connect()?;
         reader.put_back(first);
         Ok(reader)
+    }
+
+    /// Where the database's commits stand now (see [`super::wal`]).
+    pub fn stamp(&self) -> Option<Stamp> {
+        self.watch.as_ref()?.stamp()
     }
 
     fn connect(&self) -> rusqlite::Result<Connection> {

@@ -7,8 +7,10 @@
 pub mod inline;
 mod migrations;
 pub mod sql;
+mod wal;
 
 pub use migrations::{known_versions, pending as pending_migrations};
+pub use wal::Stamp;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -176,6 +178,13 @@ impl Db {
     pub fn pool(&self) -> &AnyPool {
         crate::provenance::note_database();
         &self.pool
+    }
+
+    /// Where a SQLite database's commits stand: two equal stamps mean that nothing was
+    /// committed between them, by any connection or process (see [`wal`]). `None` on
+    /// PostgreSQL, or when the file cannot be watched: callers read instead.
+    pub fn stamp(&self) -> Option<Stamp> {
+        self.reader.as_ref()?.stamp()
     }
 
     /// The engine behind this handle.

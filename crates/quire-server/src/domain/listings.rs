@@ -7,9 +7,8 @@
 //! row, building and serializing the answer (a third of its cost on SQLite). Correctness:
 //! every write to a space's change requests, comments, replies or reactions moves the
 //! space's listing version in its own transaction (`store::spaces::touch_listings`), and
-//! each listing reads that version fresh before it answers, so a write on any node is seen
-//! by the next listing on every node (listings asking at once share one read that started
-//! after each of them asked). What else an answer shows (authors' names, whether a
+//! each listing learns the current version before it answers, so a write on any node is
+//! seen by the next listing on every node (see [`version`]). What else an answer shows (authors' names, whether a
 //! change request is behind the space) is read fresh when it is built and kept no longer
 //! than the access cache keeps those lookups. Access is decided before, on every request.
 
@@ -62,12 +61,20 @@ where
     Ok(body)
 }
 
-/// The space's listing version, read after this call. The listings asking at once share
-/// reads (`cache::Rounds`): one per space at a time instead of one each. On PostgreSQL each
-/// read is a round trip; on SQLite, read on the request's thread, each took its own read
+/// The space's listing version, as a read made after this call would find it. On SQLite,
+/// a version read since the database's last commit is still the version (nothing was
+/// committed by any connection since: [`crate::db::Db::stamp`]), which costs no read at
+/// all while no writes come. Otherwise the listings asking at once share reads
+/// (`cache::Rounds`): one per space at a time instead of one each. On PostgreSQL each read
+/// is a round trip; on SQLite, read on the request's thread, each took its own read
 /// transaction and file locks, about a fifth of a cached listing's time. A kept answer
 /// checks it again before each reuse, so it does not count as the answer's own read.
 pub async fn version(state: &AppState, space_id: &str) -> ApiResult<i64> {
+    // Taken before the read, so that the version read is no older than the stamp.
+    let stamp = state.db.stamp();
+    if let Some(version) = stamp.and_then(|s| state.cache.stamped_versions.get(&s, space_id)) {
+        return Ok(version);
+    }
     // Others are served meanwhile: wait for them to join (see `cache::Rounds`).
     let gather = state.metrics.in_flight() > 1;
     let read = state
@@ -77,9 +84,20 @@ pub async fn version(state: &AppState, space_id: &str) -> ApiResult<i64> {
             let (db, id) = (state.db.clone(), space_id.to_string());
             move || async move { store::spaces::listings_version(&db, &id).await }
         });
-    crate::provenance::validating(read)
+    let version = crate::provenance::validating(read)
         .await
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a listing version: {e:#}")))
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a listing version: {e:#}")))?;
+    if let Some(stamp) = stamp {
+        state.cache.stamped_versions.put(stamp, space_id, version);
+    }
+    Ok(version)
+}
+
+/// The space's listing version when it is known without a read: on SQLite, read since
+/// the database's last commit (see [`version`]).
+pub fn known_version(state: &AppState, space_id: &str) -> Option<i64> {
+    let stamp = state.db.stamp()?;
+    state.cache.stamped_versions.get(&stamp, space_id)
 }
 
 /// The request's path and query, as an answer's key names them.

@@ -73,7 +73,8 @@ impl Operation {
     /// same path and query (`crate::answers`). Only for a `GET` whose answer depends on
     /// nothing but the path and query, the caller, lookups through the access cache,
     /// immutable content and its space's listing version (read through
-    /// `domain::listings`): not on the clock, other headers, or a database read made
+    /// `domain::listings`): not on the clock (but for signed URLs, which note when their
+    /// period ends: `provenance::note_until`), other headers, or a database read made
     /// every time.
     pub fn reusable(mut self) -> Self {
         assert!(

@@ -14,6 +14,8 @@ struct World {
     reader: Persona,
     space: String,
     page: String,
+    /// The change request whose merge made the space's current revision.
+    merged: String,
     reads: Vec<String>,
 }
 
@@ -56,6 +58,8 @@ async fn world(app: &TestApp) -> World {
     let s = format!("/v1/spaces/{space}");
     let reads = vec![
         s.clone(),
+        format!("{s}/content"),
+        format!("{s}/revisions/{revision}"),
         format!("{s}/content/page/{page}?format=markdown"),
         format!("{s}/content/page/{page}?format=document"),
         format!("{s}/content/path/guide"),
@@ -71,6 +75,7 @@ async fn world(app: &TestApp) -> World {
         reader,
         space,
         page,
+        merged: cr,
         reads,
     }
 }
@@ -258,12 +263,12 @@ async fn other_reads_are_not_looked_up() {
     let app = TestApp::start().await;
     let w = world(&app).await;
     // A change request's content is found through its row, read every time; search reads
-    // its index. Neither is reusable, so neither is even looked up.
+    // its index; a file listing is not kept. None is reusable, so none is even looked up.
     let cr = app.open_change_request(&w.admin, &w.space, "Draft").await;
     let paths = [
         format!("/v1/spaces/{}/change-requests/{cr}/content/pages", w.space),
         format!("/v1/spaces/{}/search?query=words", w.space),
-        format!("/v1/spaces/{}/content", w.space),
+        format!("/v1/spaces/{}/content/files", w.space),
     ];
     let counts = app.state.answers.counts();
     for path in &paths {
@@ -272,4 +277,73 @@ async fn other_reads_are_not_looked_up() {
         }
     }
     assert_eq!(app.state.answers.counts(), counts);
+}
+
+/// A merge revision shows the change request it came from, which is kept with its space's
+/// listings: the answer is served again only at the listing version it was made at.
+#[tokio::test]
+async fn a_merge_revision_is_kept_with_its_spaces_listings() {
+    // A long cache bound: only the listing version can make the answer be made again.
+    let app = TestApp::start_with(|c| c.access_cache_ms = 600_000).await;
+    let other = app.another_node().await;
+    let w = world(&app).await;
+    let content = format!("/v1/spaces/{}/content", w.space);
+    let mut first = Value::Null;
+    for _ in 0..3 {
+        first = app.get(&w.admin, &content).await.expect(200);
+        assert_eq!(first["type"], "merge", "{first}");
+        assert_eq!(first["mergedFrom"]["id"], w.merged.as_str());
+        assert_eq!(first["mergedFrom"]["status"], "merged");
+    }
+    let hits = kept_hits(&app);
+    assert_eq!(app.get(&w.admin, &content).await.expect(200), first);
+    assert_eq!(
+        kept_hits(&app),
+        hits + 1,
+        "the revision is served from memory"
+    );
+    // A change request opened on another node moves the space's listing version: the
+    // next read is made again, and shows the same.
+    other.open_change_request(&w.admin, &w.space, "Later").await;
+    assert_eq!(app.get(&w.admin, &content).await.expect(200), first);
+    assert_eq!(
+        kept_hits(&app),
+        hits + 1,
+        "made again after the listings moved"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_with_signed_urls_is_not_served_past_their_period() {
+    // A long cache bound: only the signatures' period can end the kept answer.
+    let app = TestApp::start_with(|c| c.access_cache_ms = 7_200_000).await;
+    let w = world(&app).await;
+    let cr = app.open_change_request(&w.admin, &w.space, "Files").await;
+    app.edit_change_request(
+        &w.admin,
+        &w.space,
+        &cr,
+        json!([{ "operation": "insert_files",
+                 "files": [{ "base64": crate::harness::PNG, "name": "pixel.png" }] }]),
+    )
+    .await;
+    app.merge_change_request(&w.admin, &w.space, &cr).await;
+    let content = format!("/v1/spaces/{}/content", w.space);
+    let url = |v: &Value| v["files"][0]["downloadURL"].as_str().unwrap().to_string();
+    // Two seconds before a period of signatures (an hour) turns.
+    let period = quire_server::blobs::DOWNLOAD_TTL_MS;
+    let now = quire_server::clock::Clock::now_ms(&*app.clock);
+    app.clock
+        .advance_ms(period - now.rem_euclid(period) - 2_000);
+    let first = url(&app.get(&w.admin, &content).await.expect(200));
+    for _ in 0..2 {
+        assert_eq!(url(&app.get(&w.admin, &content).await.expect(200)), first);
+    }
+    let hits = kept_hits(&app);
+    assert_eq!(url(&app.get(&w.admin, &content).await.expect(200)), first);
+    assert_eq!(kept_hits(&app), hits + 1, "kept within the period");
+    app.clock.advance_ms(2_001);
+    let next = url(&app.get(&w.admin, &content).await.expect(200));
+    assert_ne!(next, first, "signed for the next period");
+    assert_eq!(kept_hits(&app), hits + 1, "not served past its period");
 }

@@ -124,27 +124,8 @@ fn page_app_url(state: &AppState, space_id: &str) -> impl Fn(&str) -> String {
 async fn revision_response(state: &AppState, at: &ReadAt) -> ApiResult<axum::response::Response> {
     use axum::response::IntoResponse;
     let loaded = at.loaded(state).await?;
-    // A merge revision names the change request it came from.
-    let merged_from = match loaded.row.kind.as_str() {
-        "merge" => match store::change_requests::merged_into(
-            &state.db,
-            &loaded.row.space_id,
-            &loaded.row.id,
-        )
-        .await?
-        {
-            Some(cr) => {
-                let creator = crate::domain::access::person(state, &cr.created_by).await?;
-                let space_rev = crs::current_revision(state, &cr.space_id).await?;
-                Some(crate::api::views::change_request(
-                    state,
-                    &cr,
-                    creator.as_ref(),
-                    &space_rev,
-                ))
-            }
-            None => None,
-        },
+    let merged_from = match loaded.row.kind {
+        RevisionType::Merge => merged_from(state, &loaded.row).await?,
         _ => None,
     };
     let listing = listing_bytes(state, at).await?;
@@ -156,11 +137,40 @@ async fn revision_response(state: &AppState, at: &ReadAt) -> ApiResult<axum::res
     .into_response())
 }
 
+/// The change request a merge revision came from, serialized. Like a change request read
+/// by id, it changes only with its space's listing version, so it is kept with the
+/// listings (`domain::listings`) and the revision's answer can be kept too.
+async fn merged_from(
+    state: &AppState,
+    row: &RevisionRow,
+) -> ApiResult<Option<Box<serde_json::value::RawValue>>> {
+    let key = ["merged-from", &row.space_id[..], &row.id[..]].join("\n");
+    let build = || async {
+        let Some(cr) =
+            store::change_requests::merged_into(&state.db, &row.space_id, &row.id).await?
+        else {
+            return Ok(None);
+        };
+        let creator = crate::domain::access::person(state, &cr.created_by).await?;
+        let space_rev = crs::current_revision(state, &cr.space_id).await?;
+        Ok(Some(crate::api::views::change_request(
+            state,
+            &cr,
+            creator.as_ref(),
+            &space_rev,
+        )))
+    };
+    let bytes = crate::domain::listings::answer(state, &row.space_id, key, build).await?;
+    let raw: Option<Box<serde_json::value::RawValue>> =
+        serde_json::from_slice(&bytes).map_err(ApiError::internal)?;
+    Ok(raw)
+}
+
 /// A revision's members other than its page tree, which is appended as serialised once.
 fn revision_body(
     state: &AppState,
     loaded: &Loaded,
-    merged_from: Option<crate::api::views::ChangeRequest>,
+    merged_from: Option<Box<serde_json::value::RawValue>>,
     reader: &str,
 ) -> ApiResult<types::Revision> {
     let files: Vec<Value> = loaded

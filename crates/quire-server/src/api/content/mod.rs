@@ -47,7 +47,8 @@ pub fn operations() -> Vec<Operation> {
             "getCurrentRevision",
             Space(Role::Read),
             handlers::get_revision,
-        ),
+        )
+        .reusable(),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/content/pages",
@@ -134,7 +135,8 @@ pub fn operations() -> Vec<Operation> {
             "getRevisionById",
             Space(Role::Read),
             handlers::get_revision,
-        ),
+        )
+        .reusable(),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/pages",

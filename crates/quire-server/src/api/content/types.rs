@@ -35,9 +35,10 @@ pub struct Revision {
     #[serde(rename = "type")]
     pub kind: RevisionType,
     pub urls: RevisionUrls,
-    /// The change request a merge revision came from.
+    /// The change request a merge revision came from (an official `ChangeRequest`,
+    /// serialized as its listings keep it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub merged_from: Option<ChangeRequest>,
+    pub merged_from: Option<Box<serde_json::value::RawValue>>,
 }
 
 /// `location` of a page a batch created or updated.
