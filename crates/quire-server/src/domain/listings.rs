@@ -8,9 +8,10 @@
 //! every write to a space's change requests, comments, replies or reactions moves the
 //! space's listing version in its own transaction (`store::spaces::touch_listings`), and
 //! each listing learns the current version before it answers, so a write on any node is
-//! seen by the next listing on every node (see [`version`]). What else an answer shows (authors' names, whether a
-//! change request is behind the space) is read fresh when it is built and kept no longer
-//! than the access cache keeps those lookups. Access is decided before, on every request.
+//! seen by the next listing on every node (see [`version`]). What else an answer shows
+//! (authors' names, whether a change request is behind the space) is read fresh when it is
+//! built and kept no longer than the access cache keeps those lookups. Access is decided
+//! before, on every request.
 
 use std::future::Future;
 
