@@ -686,25 +686,11 @@ impl<V> Clone for Rounds<V> {
 }
 
 impl<V: Clone + Send + Sync + 'static> Rounds<V> {
-    /// What `work` reads for `key`, by a read that started after this call.
-    pub async fn read<F, Fut, E>(
-        &self,
-        key: &str,
-        gather: bool,
-        work: F,
-    ) -> Result<V, Arc<anyhow::Error>>
-    where
-        F: FnOnce() -> Fut + Send + 'static,
-        Fut: std::future::Future<Output = Result<V, E>> + Send + 'static,
-        E: Into<anyhow::Error>,
-    {
-        self.read_with(key, gather, move || work).await
-    }
-
-    /// As [`Rounds::read`], with the work made by `make` only when this call starts a
-    /// round: the callers that join one copy nothing (a shared handle's count, touched by
-    /// every caller, bounces between cores).
-    pub async fn read_with<M, F, Fut, E>(
+    /// What the work that `make` makes reads for `key`, by a read that started after this
+    /// call. `make` is called only when this call starts a round: the callers that join one
+    /// copy nothing (a shared handle's count, touched by every caller, bounces between
+    /// cores).
+    pub async fn read<M, F, Fut, E>(
         &self,
         key: &str,
         gather: bool,
@@ -1046,7 +1032,7 @@ mod tests {
         let gate = Arc::new(tokio::sync::Semaphore::new(0));
         let call = |rounds: &Rounds<usize>| {
             let (rounds, work) = (rounds.clone(), counted(&reads, &gate));
-            tokio::spawn(async move { rounds.read("space", true, work).await.unwrap() })
+            tokio::spawn(async move { rounds.read("space", true, || work).await.unwrap() })
         };
         let first = call(&rounds);
         while reads.load(Ordering::SeqCst) == 0 {
@@ -1078,8 +1064,12 @@ mod tests {
                     let (rounds, reads) = (rounds.clone(), reads.clone());
                     tokio::spawn(async move {
                         rounds
-                            .read("space", gather, move || async move {
-                                Ok::<_, std::io::Error>(reads.fetch_add(1, Ordering::SeqCst) + 1)
+                            .read("space", gather, || {
+                                move || async move {
+                                    Ok::<_, std::io::Error>(
+                                        reads.fetch_add(1, Ordering::SeqCst) + 1,
+                                    )
+                                }
                             })
                             .await
                             .unwrap()
@@ -1100,7 +1090,7 @@ mod tests {
         let reads = Arc::new(AtomicUsize::new(0));
         let gate = Arc::new(tokio::sync::Semaphore::new(0));
         let (r, work) = (rounds.clone(), counted(&reads, &gate));
-        let left = tokio::spawn(async move { r.read("space", true, work).await });
+        let left = tokio::spawn(async move { r.read("space", true, || work).await });
         while reads.load(Ordering::SeqCst) == 0 {
             tokio::task::yield_now().await;
         }
@@ -1109,7 +1099,7 @@ mod tests {
         gate.add_permits(2);
         let got = tokio::time::timeout(
             Duration::from_secs(5),
-            rounds.read("space", false, counted(&reads, &gate)),
+            rounds.read("space", false, || counted(&reads, &gate)),
         )
         .await
         .expect("not stuck behind the abandoned read")

@@ -78,13 +78,10 @@ pub async fn version(state: &AppState, space_id: &str) -> ApiResult<i64> {
     }
     // Others are served meanwhile: wait for them to join (see `cache::Rounds`).
     let gather = state.metrics.in_flight() > 1;
-    let read = state
-        .cache
-        .listing_versions
-        .read_with(space_id, gather, || {
-            let (db, id) = (state.db.clone(), space_id.to_string());
-            move || async move { store::spaces::listings_version(&db, &id).await }
-        });
+    let read = state.cache.listing_versions.read(space_id, gather, || {
+        let (db, id) = (state.db.clone(), space_id.to_string());
+        move || async move { store::spaces::listings_version(&db, &id).await }
+    });
     let version = crate::provenance::validating(read)
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a listing version: {e:#}")))?;

@@ -298,11 +298,12 @@ where
         router,
         req,
     } = check;
-    let now = match &kept.listing {
-        Some((space_id, _)) => crate::domain::listings::version(state, space_id).await.ok(),
-        None => None,
+    let served = match &kept.listing {
+        Some((space_id, made_at)) => {
+            crate::domain::listings::version(state, space_id).await.ok() == Some(*made_at)
+        }
+        None => false,
     };
-    let served = now.is_some() && now == kept.listing.as_ref().map(|(_, v)| *v);
     state.answers.checked(served);
     if served {
         return (Some(kept.operation), kept.response());

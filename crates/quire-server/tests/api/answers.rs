@@ -347,3 +347,31 @@ async fn an_answer_with_signed_urls_is_not_served_past_their_period() {
     assert_ne!(next, first, "signed for the next period");
     assert_eq!(kept_hits(&app), hits + 1, "not served past its period");
 }
+
+/// A write that touches nothing a listing shows (made on another node, so that this node's
+/// own cache stays as it was) makes the listing learn its version again, and the version
+/// being the same, its kept answer is still served.
+#[tokio::test]
+async fn a_write_elsewhere_leaves_a_listing_served_from_memory() {
+    let app = TestApp::start_with(|c| c.access_cache_ms = 600_000).await;
+    let other = app.another_node().await;
+    let w = world(&app).await;
+    let listing = format!("/v1/spaces/{}/comments", w.space);
+    let first = app.get(&w.admin, &listing).await.expect(200);
+    for _ in 0..2 {
+        assert_eq!(app.get(&w.admin, &listing).await.expect(200), first);
+    }
+    let org = other.org(&w.admin, "Elsewhere").await;
+    let elsewhere = other.space(&w.admin, &org, "Notes", None).await;
+    other
+        .post(
+            &w.admin,
+            &format!("/v1/spaces/{elsewhere}/comments"),
+            json!({ "body": { "markdown": "Unrelated" } }),
+        )
+        .await
+        .expect(200);
+    let hits = kept_hits(&app);
+    assert_eq!(app.get(&w.admin, &listing).await.expect(200), first);
+    assert_eq!(kept_hits(&app), hits + 1, "still served from memory");
+}
