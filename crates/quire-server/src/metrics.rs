@@ -2,13 +2,13 @@
 //! and status, latency by operation, and, read when scraped, database connections, due jobs
 //! and access-cache lookups.
 
-use std::sync::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 
-use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
-use prometheus_client::metrics::counter::{ConstCounter, Counter};
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
-use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric, NoLabelSet};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
@@ -129,18 +129,174 @@ impl prometheus_client::collector::Collector for ScrapedCollector {
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    requests: Family<RequestLabels, Counter>,
-    latency: Family<OperationLabels, Histogram>,
-    in_flight: Gauge,
-    scraped: std::sync::Arc<ScrapedCollector>,
+    counts: Arc<Counts>,
+    scraped: Arc<ScrapedCollector>,
+}
+
+/// Requests counted per thread, summed when scraped. Why: counters, histograms and a gauge
+/// shared by every request are cache lines every core writes, and the histogram takes a
+/// lock; a served-from-memory answer paid more for them than for finding itself
+/// (BENCHMARKS.md, issue 11). A thread's shard is written by that thread alone, except
+/// that a request that began on it and ended on another leaves the in-flight count there.
+#[derive(Debug)]
+struct Counts {
+    /// This set's identity in the threads' lists of shards.
+    id: u64,
+    shards: std::sync::RwLock<Vec<Arc<Shard>>>,
+}
+
+/// The counts of one thread.
+#[derive(Debug, Default)]
+struct Shard {
+    /// Requests begun minus requests ended, counted where each began.
+    in_flight: AtomicI64,
+    /// Locked by its thread for each request, and by a scrape: never waited for in practice.
+    table: Mutex<Table>,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    requests: HashMap<(&'static str, u16), u64, foldhash::fast::RandomState>,
+    latency: HashMap<&'static str, Latency, foldhash::fast::RandomState>,
+}
+
+/// Latency buckets: 0.25 ms to about 4 s, doubling (upper bounds), then the rest.
+const BUCKETS: usize = 15;
+
+/// One operation's latency histogram (counts per bucket, not cumulative).
+#[derive(Debug, Default, Clone)]
+struct Latency {
+    sum: f64,
+    count: u64,
+    buckets: [u64; BUCKETS + 1],
+}
+
+/// The upper bound of bucket `i`.
+fn upper_bound(i: usize) -> f64 {
+    0.000_25 * f64::from(1u32 << i)
+}
+
+thread_local! {
+    /// This thread's shard of each live set of counts (one per node; tests run several).
+    static SHARDS: std::cell::RefCell<Vec<(std::sync::Weak<Counts>, Arc<Shard>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Counts {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            shards: std::sync::RwLock::new(Vec::new()),
+        })
+    }
+
+    /// This thread's shard, made on its first request.
+    fn with_shard<R>(self: &Arc<Self>, f: impl FnOnce(&Arc<Shard>) -> R) -> R {
+        SHARDS.with(|cell| {
+            let mut list = cell.borrow_mut();
+            let found = list
+                .iter()
+                .position(|(counts, _)| counts.upgrade().is_some_and(|c| c.id == self.id));
+            let index = match found {
+                Some(i) => i,
+                None => {
+                    // Those of sets that are gone are dropped here, when a set is added.
+                    list.retain(|(counts, _)| counts.strong_count() > 0);
+                    let shard = Arc::new(Shard::default());
+                    self.shards
+                        .write()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(shard.clone());
+                    list.push((Arc::downgrade(self), shard));
+                    list.len() - 1
+                }
+            };
+            f(&list[index].1)
+        })
+    }
+
+    fn shards(&self) -> Vec<Arc<Shard>> {
+        self.shards
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// Encodes the request counts, latencies and in-flight count, summed over the shards.
+#[derive(Debug)]
+struct CountsCollector(Arc<Counts>);
+
+impl prometheus_client::collector::Collector for CountsCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut requests: BTreeMap<(&'static str, u16), u64> = BTreeMap::new();
+        let mut latency: BTreeMap<&'static str, Latency> = BTreeMap::new();
+        let mut in_flight = 0;
+        for shard in self.0.shards() {
+            in_flight += shard.in_flight.load(Ordering::Relaxed);
+            let table = shard.table.lock().unwrap_or_else(|e| e.into_inner());
+            for (key, n) in &table.requests {
+                *requests.entry(*key).or_default() += n;
+            }
+            for (operation, l) in &table.latency {
+                let sum = latency.entry(operation).or_default();
+                sum.sum += l.sum;
+                sum.count += l.count;
+                for (total, n) in sum.buckets.iter_mut().zip(l.buckets) {
+                    *total += n;
+                }
+            }
+        }
+        let mut family = encoder.encode_descriptor(
+            "quire_http_requests",
+            "Answered requests by operationId and status",
+            None,
+            MetricType::Counter,
+        )?;
+        for ((operation, status), n) in requests {
+            let labels = RequestLabels { operation, status };
+            ConstCounter::new(n).encode(family.encode_family(&labels)?)?;
+        }
+        let mut family = encoder.encode_descriptor(
+            "quire_http_request_duration_seconds",
+            "Time from a request's arrival to its answer's head, by operationId",
+            None,
+            MetricType::Histogram,
+        )?;
+        for (operation, l) in latency {
+            let buckets: Vec<(f64, u64)> = (0..=BUCKETS)
+                .map(|i| {
+                    let bound = if i < BUCKETS {
+                        upper_bound(i)
+                    } else {
+                        f64::INFINITY
+                    };
+                    (bound, l.buckets[i])
+                })
+                .collect();
+            family
+                .encode_family(&OperationLabels { operation })?
+                .encode_histogram::<NoLabelSet>(l.sum, l.count, &buckets, None)?;
+        }
+        let family = encoder.encode_descriptor(
+            "quire_http_requests_in_flight",
+            "Requests this node is serving now",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(in_flight).encode(family)?;
+        Ok(())
+    }
 }
 
 /// A request being served: counted in [`Metrics::in_flight`] until dropped.
-pub struct InFlight(Gauge);
+pub struct InFlight(Arc<Shard>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.dec();
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -154,57 +310,48 @@ impl Metrics {
     /// Empty metrics, registered.
     pub fn new() -> Self {
         let mut registry = Registry::default();
-        let requests = Family::<RequestLabels, Counter>::default();
-        registry.register(
-            "quire_http_requests",
-            "Answered requests by operationId and status",
-            requests.clone(),
-        );
-        // 0.25 ms to about 4 s.
-        let latency = Family::<OperationLabels, Histogram>::new_with_constructor(|| {
-            Histogram::new(exponential_buckets(0.000_25, 2.0, 15))
-        });
-        registry.register(
-            "quire_http_request_duration_seconds",
-            "Time from a request's arrival to its answer's head, by operationId",
-            latency.clone(),
-        );
-        let in_flight = Gauge::default();
-        registry.register(
-            "quire_http_requests_in_flight",
-            "Requests this node is serving now",
-            in_flight.clone(),
-        );
-        let scraped = std::sync::Arc::new(ScrapedCollector::default());
+        let counts = Counts::new();
+        registry.register_collector(Box::new(CountsCollector(counts.clone())));
+        let scraped = Arc::new(ScrapedCollector::default());
         registry.register_collector(Box::new(scraped.clone()));
         Self {
             registry,
-            requests,
-            latency,
-            in_flight,
+            counts,
             scraped,
         }
     }
 
     /// Counts a request as being served until the returned guard is dropped.
     pub fn serving(&self) -> InFlight {
-        self.in_flight.inc();
-        InFlight(self.in_flight.clone())
+        self.counts.with_shard(|shard| {
+            shard.in_flight.fetch_add(1, Ordering::Relaxed);
+            InFlight(shard.clone())
+        })
     }
 
     /// How many requests this node is serving now.
     pub fn in_flight(&self) -> i64 {
-        self.in_flight.get()
+        let shards = self.counts.shards.read().unwrap_or_else(|e| e.into_inner());
+        shards
+            .iter()
+            .map(|s| s.in_flight.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Counts one answered request.
     pub fn observe(&self, operation: &'static str, status: u16, seconds: f64) {
-        self.requests
-            .get_or_create(&RequestLabels { operation, status })
-            .inc();
-        self.latency
-            .get_or_create(&OperationLabels { operation })
-            .observe(seconds);
+        // The first bucket whose bound holds it; past the last bound (or NaN), the rest.
+        let bucket = (0..BUCKETS)
+            .find(|&i| seconds <= upper_bound(i))
+            .unwrap_or(BUCKETS);
+        self.counts.with_shard(|shard| {
+            let mut table = shard.table.lock().unwrap_or_else(|e| e.into_inner());
+            *table.requests.entry((operation, status)).or_default() += 1;
+            let latency = table.latency.entry(operation).or_default();
+            latency.sum += seconds;
+            latency.count += 1;
+            latency.buckets[bucket] += 1;
+        });
     }
 
     /// The text exposition, with `scraped` as the values read at this scrape.
@@ -246,5 +393,58 @@ mod tests {
         assert!(text.contains("quire_jobs_oldest_due_seconds{kind=\"purge-space\"} 12.5"));
         assert!(text.contains("quire_access_cache_hits_total{name=\"tokens\"} 10"));
         assert!(text.contains("quire_access_cache_misses_total{name=\"tokens\"} 1"));
+        // Cumulative buckets: 1 ms, then 2 ms and 3 ms, then nothing above 4 s.
+        for line in [
+            "quire_http_request_duration_seconds_bucket{le=\"0.001\",operation=\"getSpaceById\"} 1",
+            "quire_http_request_duration_seconds_bucket{le=\"0.002\",operation=\"getSpaceById\"} 2",
+            "quire_http_request_duration_seconds_bucket{le=\"0.004\",operation=\"getSpaceById\"} 3",
+            "quire_http_request_duration_seconds_bucket{le=\"+Inf\",operation=\"getSpaceById\"} 3",
+            "quire_http_request_duration_seconds_sum{operation=\"getSpaceById\"} 0.006",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+    }
+
+    #[test]
+    fn counts_of_every_thread_are_summed_and_a_request_may_end_elsewhere() {
+        let m = Arc::new(Metrics::new());
+        let begun = m.serving();
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let m = m.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..100 {
+                        m.observe("listSpaces", 200, 10.0);
+                    }
+                    m.serving()
+                })
+            })
+            .collect();
+        let guards: Vec<InFlight> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(m.in_flight(), 5);
+        // Ended on a thread other than the ones they began on.
+        std::thread::spawn(move || drop(guards)).join().unwrap();
+        assert_eq!(m.in_flight(), 1);
+        drop(begun);
+        let text = m.render(Scraped::default());
+        assert!(
+            text.contains("quire_http_requests_total{operation=\"listSpaces\",status=\"200\"} 400")
+        );
+        assert!(text.contains(
+            "quire_http_request_duration_seconds_bucket{le=\"4.096\",operation=\"listSpaces\"} 0"
+        ));
+        assert!(text.contains(
+            "quire_http_request_duration_seconds_bucket{le=\"+Inf\",operation=\"listSpaces\"} 400"
+        ));
+        assert!(
+            text.contains("\nquire_http_requests_in_flight 0\n"),
+            "{text}"
+        );
+        // A second node's counts are its own.
+        let other = Metrics::new();
+        other.observe("listSpaces", 200, 0.001);
+        assert!(other
+            .render(Scraped::default())
+            .contains("quire_http_requests_total{operation=\"listSpaces\",status=\"200\"} 1"));
     }
 }

@@ -16,13 +16,14 @@ use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
+use futures_util::future::Either;
 use futures_util::FutureExt;
 use tower::{Layer, Service, ServiceExt};
 
 use super::{extract, REQUEST, REQUEST_ID};
 use crate::answers::{Candidate, Found, Kept};
 use crate::error::{error_response, normalize_error_body};
-use crate::metrics::Answered;
+use crate::metrics::{Answered, InFlight};
 use crate::rate::Verdict;
 use crate::state::AppState;
 
@@ -124,7 +125,7 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Answer;
+    type Future = Either<std::future::Ready<Result<Response, Infallible>>, Answer>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         // Each request calls its own handle on the router, which is always ready (axum's
@@ -132,9 +133,9 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut req: Request<B>) -> Answer {
+    fn call(&mut self, mut req: Request<B>) -> Self::Future {
         let started = Instant::now();
-        let conn = self.0.clone();
+        let conn = &self.0;
         let serving = conn.state.metrics.serving();
         let id = match req.headers().get(&REQUEST_ID) {
             Some(given) => given.clone(),
@@ -164,11 +165,31 @@ where
                 StatusCode::BAD_REQUEST,
                 "The request path must not contain NUL characters.",
             )),
-            _ => serve(&conn, req),
+            _ => serve(conn, req),
         };
-        Box::pin(REQUEST.scope(id.clone(), async move {
+        let done = Done {
+            started,
+            verdict,
+            logged,
+            serving,
+        };
+        let routed = match answer {
+            // Answered already: finished here, with no future to box or scope to poll.
+            Serve::Kept(operation, res) => {
+                let res =
+                    REQUEST.sync_scope(id.clone(), || done.finish(state, Some(operation), res, id));
+                return Either::Left(std::future::ready(Ok(res)));
+            }
+            Serve::Refused(res) => {
+                let res = REQUEST.sync_scope(id.clone(), || done.finish(state, None, res, id));
+                return Either::Left(std::future::ready(Ok(res)));
+            }
+            routed => routed,
+        };
+        let conn = conn.clone();
+        Either::Right(Box::pin(REQUEST.scope(id.clone(), async move {
             let state = &conn.state;
-            let (kept, mut res) = match answer {
+            let (kept, res) = match routed {
                 Serve::Routed(routed) => (None, guarded(routed).await),
                 // Boxed, as the check below: the other requests' futures are not sized for
                 // what recording or checking holds.
@@ -176,35 +197,56 @@ where
                     None,
                     Box::pin(state.answers.record(candidate, guarded(routed))).await,
                 ),
-                Serve::Kept(operation, res) => (Some(operation), res),
                 Serve::Checked(check) => Box::pin(recheck(state, *check)).await,
-                Serve::Refused(res) => (None, res),
+                Serve::Kept(..) | Serve::Refused(_) => unreachable!("answered above"),
             };
-            if let Verdict::Allowed(h) = verdict {
-                rate_headers(&mut res, h.limit, h.remaining, h.reset_secs);
-            }
-            if let Some((method, path)) = logged {
-                tracing::info!(
-                    target: "quire::http",
-                    "{method} {path} {} {:.1}ms",
-                    res.status().as_u16(),
-                    started.elapsed().as_secs_f64() * 1000.0
-                );
-            }
-            res.headers_mut().insert(REQUEST_ID.clone(), id);
-            let operation = kept.unwrap_or_else(|| {
-                res.extensions()
-                    .get::<Answered>()
-                    .map_or(crate::metrics::OTHER, |a| a.operation)
-            });
-            state.metrics.observe(
-                operation,
+            Ok(done.finish(state, kept, res, id))
+        })))
+    }
+}
+
+/// What the edge does to every answer once it is made, and what it needs for it.
+struct Done {
+    started: Instant,
+    verdict: Verdict,
+    /// Method and path, when the request is logged.
+    logged: Option<(axum::http::Method, String)>,
+    serving: InFlight,
+}
+
+impl Done {
+    /// Rate-limit headers, the log line, the request id and the metrics (`kept`: the
+    /// operation whose kept answer this is).
+    fn finish(
+        self,
+        state: &AppState,
+        kept: Option<&'static str>,
+        mut res: Response,
+        id: HeaderValue,
+    ) -> Response {
+        if let Verdict::Allowed(h) = self.verdict {
+            rate_headers(&mut res, h.limit, h.remaining, h.reset_secs);
+        }
+        let elapsed = self.started.elapsed().as_secs_f64();
+        if let Some((method, path)) = self.logged {
+            tracing::info!(
+                target: "quire::http",
+                "{method} {path} {} {:.1}ms",
                 res.status().as_u16(),
-                started.elapsed().as_secs_f64(),
+                elapsed * 1000.0
             );
-            drop(serving);
-            Ok(res)
-        }))
+        }
+        res.headers_mut().insert(REQUEST_ID.clone(), id);
+        let operation = kept.unwrap_or_else(|| {
+            res.extensions()
+                .get::<Answered>()
+                .map_or(crate::metrics::OTHER, |a| a.operation)
+        });
+        state
+            .metrics
+            .observe(operation, res.status().as_u16(), elapsed);
+        drop(self.serving);
+        res
     }
 }
 
