@@ -178,8 +178,16 @@ fn upper_bound(i: usize) -> f64 {
 
 thread_local! {
     /// This thread's shard of each live set of counts (one per node; tests run several).
-    static SHARDS: std::cell::RefCell<Vec<(std::sync::Weak<Counts>, Arc<Shard>)>> =
+    static SHARDS: std::cell::RefCell<Vec<ThreadShard>> =
         const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A thread's shard of one set of counts. The set is found by its id: upgrading the weak
+/// reference would write the set's shared reference count on every request.
+struct ThreadShard {
+    id: u64,
+    counts: std::sync::Weak<Counts>,
+    shard: Arc<Shard>,
 }
 
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -196,24 +204,25 @@ impl Counts {
     fn with_shard<R>(self: &Arc<Self>, f: impl FnOnce(&Arc<Shard>) -> R) -> R {
         SHARDS.with(|cell| {
             let mut list = cell.borrow_mut();
-            let found = list
-                .iter()
-                .position(|(counts, _)| counts.upgrade().is_some_and(|c| c.id == self.id));
-            let index = match found {
+            let index = match list.iter().position(|t| t.id == self.id) {
                 Some(i) => i,
                 None => {
                     // Those of sets that are gone are dropped here, when a set is added.
-                    list.retain(|(counts, _)| counts.strong_count() > 0);
+                    list.retain(|t| t.counts.strong_count() > 0);
                     let shard = Arc::new(Shard::default());
                     self.shards
                         .write()
                         .unwrap_or_else(|e| e.into_inner())
                         .push(shard.clone());
-                    list.push((Arc::downgrade(self), shard));
+                    list.push(ThreadShard {
+                        id: self.id,
+                        counts: Arc::downgrade(self),
+                        shard,
+                    });
                     list.len() - 1
                 }
             };
-            f(&list[index].1)
+            f(&list[index].shard)
         })
     }
 
