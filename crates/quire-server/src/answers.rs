@@ -30,7 +30,6 @@
 //! for a lookup. The request id, rate-limit headers and metrics are still the edge's,
 //! for every request.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use axum::body::{Body, HttpBody};
@@ -38,7 +37,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use bytes::Bytes;
 
-use crate::cache::{with_pair, AccessCache, FastCache};
+use crate::cache::{with_pair, AccessCache, FastCache, Tally};
 use crate::clock::Clock;
 use crate::keys::TokenDigest;
 
@@ -104,8 +103,8 @@ pub struct Answers {
     /// are not looked up.
     paths: std::sync::OnceLock<matchit::Router<()>>,
     ttl_ms: i64,
-    hits: AtomicU64,
-    misses: AtomicU64,
+    hits: Tally,
+    misses: Tally,
 }
 
 impl std::fmt::Debug for Answers {
@@ -139,8 +138,8 @@ impl Answers {
                 .build_with_hasher(Default::default()),
             paths: std::sync::OnceLock::new(),
             ttl_ms: i64::try_from(ttl_ms).unwrap_or(i64::MAX),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
+            hits: Tally::default(),
+            misses: Tally::default(),
         }
     }
 
@@ -157,10 +156,7 @@ impl Answers {
 
     /// Answers served from memory, and requests that could have been but were not.
     pub fn counts(&self) -> (u64, u64) {
-        (
-            self.hits.load(Ordering::Relaxed),
-            self.misses.load(Ordering::Relaxed),
-        )
+        (self.hits.get(), self.misses.get())
     }
 
     /// Looks `req` up: `None` when it is not a request whose answer may be kept. `cache`
@@ -202,12 +198,12 @@ impl Answers {
                 if kept.listing.is_some() {
                     Found::Check(kept, candidate())
                 } else {
-                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    self.hits.add();
                     Found::Kept(kept.operation, kept.response())
                 }
             }
             _ => {
-                self.misses.fetch_add(1, Ordering::Relaxed);
+                self.misses.add();
                 Found::Missing(candidate())
             }
         })
@@ -216,7 +212,7 @@ impl Answers {
     /// Counts a kept answer whose listing version was checked: served (`true`) or not.
     pub fn checked(&self, served: bool) {
         let counter = if served { &self.hits } else { &self.misses };
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.add();
     }
 
     /// Answers `serve` (the handler's way) with what it rests on recorded, and keeps the

@@ -90,24 +90,21 @@ struct Map<K, V> {
     // map is randomly seeded, and holds at most `MAX_ENTRIES` entries.
     entries: RwLock<HashMap<K, Entry<V>, foldhash::fast::RandomState>>,
     /// Lookups answered, and not answered, for the operator's metrics.
-    hits: AtomicU64,
-    misses: AtomicU64,
+    hits: Tally,
+    misses: Tally,
 }
 
 impl<K: Eq + Hash, V: Clone> Map<K, V> {
     fn new() -> Self {
         Self {
             entries: RwLock::new(HashMap::default()),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
+            hits: Tally::default(),
+            misses: Tally::default(),
         }
     }
 
     fn counts(&self) -> (u64, u64) {
-        (
-            self.hits.load(Ordering::Relaxed),
-            self.misses.load(Ordering::Relaxed),
-        )
+        (self.hits.get(), self.misses.get())
     }
 
     fn get<Q>(&self, key: &Q, now: i64, ttl: i64, generation: u64) -> Option<V>
@@ -130,7 +127,7 @@ impl<K: Eq + Hash, V: Clone> Map<K, V> {
         } else {
             &self.misses
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.add();
         found
     }
 
@@ -179,7 +176,7 @@ pub struct AccessCache {
     pub listing_versions: Rounds<i64>,
     /// Listing versions read since the database's last commit (SQLite; see
     /// [`crate::db::Db::stamp`]): current on every node until something is committed.
-    pub stamped_versions: Stamped<crate::db::Stamp>,
+    pub stamped_versions: Stamped,
 }
 
 /// What names a rendered answer: the row's kind, its id, and the view of it (the caller's
@@ -201,8 +198,8 @@ const LISTING_BYTES: u64 = 32 << 20;
 /// Listing answers by key, bounded by their size.
 struct Listings {
     answers: FastCache<String, Arc<Listed>>,
-    hits: AtomicU64,
-    misses: AtomicU64,
+    hits: Tally,
+    misses: Tally,
 }
 
 /// A listing answer, with what it was built at.
@@ -243,8 +240,8 @@ impl AccessCache {
                         u32::try_from(k.len() + l.body.len()).unwrap_or(u32::MAX)
                     })
                     .build_with_hasher(Default::default()),
-                hits: AtomicU64::new(0),
-                misses: AtomicU64::new(0),
+                hits: Tally::default(),
+                misses: Tally::default(),
             },
             listing_versions: Rounds::default(),
             stamped_versions: Stamped::default(),
@@ -262,13 +259,7 @@ impl AccessCache {
             ("grants", self.derived.counts()),
             ("sites", self.sites.counts()),
             ("answers", self.rendered.counts()),
-            (
-                "listings",
-                (
-                    listings.hits.load(Ordering::Relaxed),
-                    listings.misses.load(Ordering::Relaxed),
-                ),
-            ),
+            ("listings", (listings.hits.get(), listings.misses.get())),
         ]
     }
 
@@ -476,7 +467,7 @@ impl AccessCache {
         } else {
             &listings.misses
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.add();
         found.map(|l| l.body.clone())
     }
 
@@ -596,37 +587,154 @@ const STAMPED_SPACES: usize = 100_000;
 /// Values read while the database was at one commit stamp, kept until it moves. A value
 /// read after the stamp was taken is exact for as long as the stamp is unchanged: nothing
 /// was committed meanwhile, by any connection.
-pub struct Stamped<S> {
-    at: std::sync::Mutex<(Option<S>, HashMap<String, i64, foldhash::fast::RandomState>)>,
+///
+/// Each thread keeps a copy of the values it was asked for: between commits a listing asks
+/// for its version on every request, and a lock every core takes is a cache line they
+/// trade on every request (BENCHMARKS.md, issue 11).
+pub struct Stamped {
+    /// This map's identity in the threads' copies.
+    id: u64,
+    at: std::sync::Mutex<(
+        Option<Stamp>,
+        HashMap<String, i64, foldhash::fast::RandomState>,
+    )>,
 }
 
-impl<S> Default for Stamped<S> {
+type Stamp = crate::db::Stamp;
+
+/// A thread's copy of one [`Stamped`]'s values at one stamp.
+struct StampedCopy {
+    id: u64,
+    stamp: Stamp,
+    values: HashMap<String, i64, foldhash::fast::RandomState>,
+}
+
+/// Values a thread's copy holds at most; past that it starts again.
+const STAMPED_COPY: usize = 4096;
+
+/// Copies a thread holds at most (one per node; tests run several).
+const STAMPED_COPIES: usize = 8;
+
+thread_local! {
+    static STAMPED_COPIES_OF_THREAD: std::cell::RefCell<Vec<StampedCopy>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+static NEXT_STAMPED: AtomicU64 = AtomicU64::new(0);
+
+impl Default for Stamped {
     fn default() -> Self {
         Self {
+            id: NEXT_STAMPED.fetch_add(1, Ordering::Relaxed),
             at: std::sync::Mutex::new((None, HashMap::default())),
         }
     }
 }
 
-impl<S: PartialEq + Copy> Stamped<S> {
+impl Stamped {
     /// The value of `key` if it was read since the stamp was last `stamp`.
-    pub fn get(&self, stamp: &S, key: &str) -> Option<i64> {
-        let at = self.at.lock().unwrap_or_else(|e| e.into_inner());
-        match &at.0 {
-            Some(s) if s == stamp => at.1.get(key).copied(),
-            _ => None,
+    pub fn get(&self, stamp: &Stamp, key: &str) -> Option<i64> {
+        let copied = STAMPED_COPIES_OF_THREAD.with(|copies| {
+            let copies = copies.borrow();
+            let copy = copies.iter().find(|c| c.id == self.id)?;
+            (copy.stamp == *stamp).then(|| copy.values.get(key).copied())?
+        });
+        if copied.is_some() {
+            return copied;
         }
+        let value = {
+            let at = self.at.lock().unwrap_or_else(|e| e.into_inner());
+            match &at.0 {
+                Some(s) if s == stamp => at.1.get(key).copied(),
+                _ => None,
+            }
+        }?;
+        self.copy(*stamp, key, value);
+        Some(value)
     }
 
     /// Notes `value`, read for `key` after the stamp read `stamp`; the values of any other
     /// stamp are dropped (the last stamp noted wins: an older one costs the next caller a read).
-    pub fn put(&self, stamp: S, key: &str, value: i64) {
-        let mut at = self.at.lock().unwrap_or_else(|e| e.into_inner());
-        if at.0 != Some(stamp) || at.1.len() >= STAMPED_SPACES {
-            at.0 = Some(stamp);
-            at.1.clear();
+    pub fn put(&self, stamp: Stamp, key: &str, value: i64) {
+        {
+            let mut at = self.at.lock().unwrap_or_else(|e| e.into_inner());
+            if at.0 != Some(stamp) || at.1.len() >= STAMPED_SPACES {
+                at.0 = Some(stamp);
+                at.1.clear();
+            }
+            at.1.insert(key.to_string(), value);
         }
-        at.1.insert(key.to_string(), value);
+        self.copy(stamp, key, value);
+    }
+
+    /// Notes `value` in this thread's copy.
+    fn copy(&self, stamp: Stamp, key: &str, value: i64) {
+        STAMPED_COPIES_OF_THREAD.with(|copies| {
+            let mut copies = copies.borrow_mut();
+            let index = match copies.iter().position(|c| c.id == self.id) {
+                Some(i) => i,
+                None => {
+                    if copies.len() >= STAMPED_COPIES {
+                        copies.remove(0);
+                    }
+                    copies.push(StampedCopy {
+                        id: self.id,
+                        stamp,
+                        values: HashMap::default(),
+                    });
+                    copies.len() - 1
+                }
+            };
+            let copy = &mut copies[index];
+            if copy.stamp != stamp || copy.values.len() >= STAMPED_COPY {
+                copy.stamp = stamp;
+                copy.values.clear();
+            }
+            copy.values.insert(key.to_string(), value);
+        });
+    }
+}
+
+/// A count that many threads add to. Each thread adds to a slot of its own (a cache line
+/// of its own), so that counting does not make cores trade one line on every request; read,
+/// the slots are summed.
+pub struct Tally {
+    slots: Box<[TallySlot; TALLY_SLOTS]>,
+}
+
+/// Slots of a [`Tally`]: threads past this many share slots, which stays exact.
+const TALLY_SLOTS: usize = 16;
+
+#[derive(Default)]
+#[repr(align(128))]
+struct TallySlot(AtomicU64);
+
+thread_local! {
+    /// This thread's slot in every tally.
+    static TALLY_SLOT: usize = {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        (NEXT.fetch_add(1, Ordering::Relaxed) % TALLY_SLOTS as u64) as usize
+    };
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Self {
+            slots: Box::new(std::array::from_fn(|_| TallySlot::default())),
+        }
+    }
+}
+
+impl Tally {
+    /// Adds one.
+    pub fn add(&self) {
+        let slot = TALLY_SLOT.with(|i| *i);
+        self.slots[slot].0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The sum so far.
+    pub fn get(&self) -> u64 {
+        self.slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
     }
 }
 
@@ -908,7 +1016,49 @@ fn weight(rev: &Revision) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{ContentCache, Flights, Rounds};
+    use super::{ContentCache, Flights, Rounds, Stamped, Tally};
+    use crate::db::Stamp;
+
+    #[test]
+    fn a_stamped_value_holds_on_every_thread_until_the_stamp_moves() {
+        let stamped = std::sync::Arc::new(Stamped::default());
+        let (one, two) = (Stamp::made_up(1), Stamp::made_up(2));
+        assert_eq!(stamped.get(&one, "space"), None);
+        stamped.put(one, "space", 7);
+        assert_eq!(stamped.get(&one, "space"), Some(7));
+        assert_eq!(stamped.get(&two, "space"), None);
+        // Another thread finds it in the shared map, then in its own copy.
+        let other = stamped.clone();
+        std::thread::spawn(move || {
+            assert_eq!(other.get(&one, "space"), Some(7));
+            assert_eq!(other.get(&one, "space"), Some(7));
+            assert_eq!(other.get(&one, "elsewhere"), None);
+            // A value read at a newer stamp replaces the older stamp's everywhere.
+            other.put(two, "space", 8);
+        })
+        .join()
+        .unwrap();
+        // This thread's copy is still at the old stamp: asked at the new one, it is not
+        // used, and the shared map answers.
+        assert_eq!(stamped.get(&two, "space"), Some(8));
+        assert_eq!(stamped.get(&one, "space"), None);
+        // Another map's values are its own, on the same thread.
+        let second = Stamped::default();
+        assert_eq!(second.get(&two, "space"), None);
+    }
+
+    #[test]
+    fn a_tally_sums_the_counts_of_every_thread() {
+        let tally = std::sync::Arc::new(Tally::default());
+        let threads: Vec<_> = (0..20)
+            .map(|_| {
+                let tally = tally.clone();
+                std::thread::spawn(move || (0..1000).for_each(|_| tally.add()))
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        assert_eq!(tally.get(), 20_000);
+    }
     use quire_content::model::{Page, Revision};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;

@@ -39,6 +39,14 @@ const REGION_BYTES: c_int = 32 * 1024;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stamp([u32; HEADER_WORDS]);
 
+impl Stamp {
+    /// A stamp that no database made, told apart by `n` (for tests of what keeps stamps).
+    #[cfg(test)]
+    pub fn made_up(n: u32) -> Self {
+        Self([n; HEADER_WORDS])
+    }
+}
+
 /// A watch on one database file's commits.
 pub struct Watch {
     /// Kept open for as long as `header` is read (see the module documentation).
