@@ -30,6 +30,7 @@
 //! for a lookup. The request id, rate-limit headers and metrics are still the edge's,
 //! for every request.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::{Body, HttpBody};
@@ -37,7 +38,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use bytes::Bytes;
 
-use crate::cache::{with_pair, AccessCache, FastCache, Tally};
+use crate::cache::{with_pair, AccessCache, FastCache, PerThread, Tally};
 use crate::clock::Clock;
 use crate::keys::TokenDigest;
 
@@ -66,11 +67,32 @@ pub struct Kept {
 impl Kept {
     /// The answer again.
     pub fn response(&self) -> Response {
-        let mut res = Response::new(Body::from(self.body.clone()));
+        self.response_with(self.body.clone())
+    }
+
+    /// The answer again, with `body` (the same bytes).
+    fn response_with(&self, body: Bytes) -> Response {
+        let mut res = Response::new(Body::from(body));
         *res.headers_mut() = self.headers.clone();
         res
     }
+
+    /// Whether it may still be served at `now` to a request that saw `generation` (its
+    /// listing version aside).
+    fn holds(&self, generation: u64, now: i64) -> bool {
+        self.generation == generation && now >= self.made_at && now < self.expires_at
+    }
 }
+
+/// Kept answers a thread served lately, each with its own copy of the body.
+#[derive(Default)]
+struct Near {
+    answers: HashMap<String, (Arc<Kept>, Bytes), foldhash::fast::RandomState>,
+    bytes: usize,
+}
+
+/// Bytes of bodies a thread keeps near at most; past that it starts again.
+const NEAR_BYTES: usize = 8 << 20;
 
 /// A request that may be answered from, or make, a kept answer.
 pub struct Candidate {
@@ -99,6 +121,10 @@ pub fn request_line(uri: &Uri) -> &str {
 /// The kept answers of one node.
 pub struct Answers {
     kept: FastCache<String, Arc<Kept>>,
+    /// What this thread served lately, with a copy of each body of its own: served from
+    /// the shared cache, every request wrote the entry's and the body's reference counts,
+    /// lines that every core then trades (BENCHMARKS.md, issue 11).
+    near: PerThread<Near>,
     /// The paths of the reusable operations, set once the router is built: other requests
     /// are not looked up.
     paths: std::sync::OnceLock<matchit::Router<()>>,
@@ -136,6 +162,7 @@ impl Answers {
                     u32::try_from(k.len() + a.body.len()).unwrap_or(u32::MAX)
                 })
                 .build_with_hasher(Default::default()),
+            near: PerThread::default(),
             paths: std::sync::OnceLock::new(),
             ttl_ms: i64::try_from(ttl_ms).unwrap_or(i64::MAX),
             hits: Tally::default(),
@@ -166,6 +193,7 @@ impl Answers {
         req: &axum::http::Request<B>,
         cache: &AccessCache,
         clock: &dyn Clock,
+        known: impl Fn(&str) -> Option<i64>,
     ) -> Option<Found> {
         let reusable = |path| self.paths.get().is_some_and(|r| r.at(path).is_ok());
         if self.ttl_ms <= 0
@@ -180,33 +208,67 @@ impl Answers {
         let generation = cache.generation();
         let now = clock.now_ms();
         let digest = TokenDigest::of(token);
-        let found = with_pair(digest.as_str(), request_line(req.uri()), |key| {
-            self.kept.get(key)
-        });
         let candidate = move || Candidate {
             digest,
             uri: req.uri().clone(),
             generation,
             started: now,
         };
-        Some(match found {
-            Some(kept)
-                if kept.generation == generation
-                    && now >= kept.made_at
-                    && now < kept.expires_at =>
-            {
-                if kept.listing.is_some() {
-                    Found::Check(kept, candidate())
-                } else {
-                    self.hits.add();
-                    Found::Kept(kept.operation, kept.response())
+        let line = request_line(req.uri());
+        // What this thread served lately first, then the shared cache.
+        let settle = |kept: &Arc<Kept>, body: &Bytes| match &kept.listing {
+            Some((space_id, version)) if known(space_id) != Some(*version) => Err(kept.clone()),
+            _ => Ok((kept.operation, kept.response_with(body.clone()))),
+        };
+        let near = self.near.with(|near| {
+            with_pair(digest.as_str(), line, |key| {
+                let (kept, body) = near.answers.get(key)?;
+                if kept.holds(generation, now) {
+                    return Some(settle(kept, body));
                 }
+                near.bytes -= body.len();
+                near.answers.remove(key);
+                None
+            })
+        });
+        let settled = match near {
+            Some(settled) => settled,
+            None => {
+                let kept = with_pair(digest.as_str(), line, |key| self.kept.get(key))
+                    .filter(|kept| kept.holds(generation, now));
+                let Some(kept) = kept else {
+                    self.misses.add();
+                    return Some(Found::Missing(candidate()));
+                };
+                self.keep_near(digest.as_str(), line, &kept);
+                settle(&kept, &kept.body)
             }
-            _ => {
-                self.misses.add();
-                Found::Missing(candidate())
+        };
+        Some(match settled {
+            Ok((operation, res)) => {
+                self.hits.add();
+                Found::Kept(operation, res)
             }
+            Err(kept) => Found::Check(kept, candidate()),
         })
+    }
+
+    /// Keeps a copy of `kept` near this thread, under the key of `digest` and `line`.
+    fn keep_near(&self, digest: &str, line: &str, kept: &Arc<Kept>) {
+        self.near.with(|near| {
+            if near.bytes + kept.body.len() > NEAR_BYTES {
+                near.answers.clear();
+                near.bytes = 0;
+            }
+            let copy = Bytes::copy_from_slice(&kept.body);
+            near.bytes += copy.len();
+            let old = near
+                .answers
+                .insert([digest, line].join("\n"), (kept.clone(), copy));
+            if let Some((_, body)) = old {
+                near.bytes -= body.len();
+            }
+        });
     }
 
     /// Counts a kept answer whose listing version was checked: served (`true`) or not.

@@ -581,6 +581,59 @@ impl<V: Clone> Flights<V> {
     }
 }
 
+/// A value of each thread, for one owner: what the hot path writes on every request is
+/// kept per thread, since a line every core writes is a line they trade on every request
+/// (BENCHMARKS.md, issue 11). A thread holds the values of a few owners at most (one per
+/// node in a server; tests run several), and drops the oldest past that.
+pub struct PerThread<T> {
+    id: u64,
+    _values: std::marker::PhantomData<fn() -> T>,
+}
+
+/// Owners' values a thread holds at most.
+const PER_THREAD_OWNERS: usize = 16;
+
+thread_local! {
+    static PER_THREAD: std::cell::RefCell<Vec<(u64, Box<dyn Any>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+static NEXT_OWNER: AtomicU64 = AtomicU64::new(0);
+
+impl<T> Default for PerThread<T> {
+    fn default() -> Self {
+        Self {
+            id: NEXT_OWNER.fetch_add(1, Ordering::Relaxed),
+            _values: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T: Default + 'static> PerThread<T> {
+    /// Runs `f` with this thread's value (made by `T::default` at first). `f` may use other
+    /// owners' values; one that uses this owner's again gets a value of its own, dropped.
+    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        // Taken out while `f` runs, so that `f` may reach other owners' values.
+        let taken = PER_THREAD.with(|all| {
+            let mut all = all.borrow_mut();
+            let at = all.iter().position(|(id, _)| *id == self.id)?;
+            Some(all.swap_remove(at).1)
+        });
+        let mut value = taken
+            .and_then(|v| v.downcast::<T>().ok())
+            .unwrap_or_default();
+        let out = f(&mut value);
+        PER_THREAD.with(|all| {
+            let mut all = all.borrow_mut();
+            if all.len() >= PER_THREAD_OWNERS {
+                all.remove(0);
+            }
+            all.push((self.id, value));
+        });
+        out
+    }
+}
+
 /// Spaces kept by [`Stamped`] at most; past that it starts again (a read each refills it).
 const STAMPED_SPACES: usize = 100_000;
 
@@ -588,23 +641,21 @@ const STAMPED_SPACES: usize = 100_000;
 /// read after the stamp was taken is exact for as long as the stamp is unchanged: nothing
 /// was committed meanwhile, by any connection.
 ///
-/// Each thread keeps a copy of the values it was asked for: between commits a listing asks
-/// for its version on every request, and a lock every core takes is a cache line they
-/// trade on every request (BENCHMARKS.md, issue 11).
+/// Each thread keeps a copy of the values it was asked for: between commits, a listing
+/// asks for its version on every request.
+#[derive(Default)]
 pub struct Stamped {
-    /// This map's identity in the threads' copies.
-    id: u64,
     at: std::sync::Mutex<(
         Option<Stamp>,
         HashMap<String, i64, foldhash::fast::RandomState>,
     )>,
+    copies: PerThread<Option<StampedCopy>>,
 }
 
 type Stamp = crate::db::Stamp;
 
-/// A thread's copy of one [`Stamped`]'s values at one stamp.
+/// A thread's copy of a [`Stamped`]'s values at one stamp.
 struct StampedCopy {
-    id: u64,
     stamp: Stamp,
     values: HashMap<String, i64, foldhash::fast::RandomState>,
 }
@@ -612,32 +663,12 @@ struct StampedCopy {
 /// Values a thread's copy holds at most; past that it starts again.
 const STAMPED_COPY: usize = 4096;
 
-/// Copies a thread holds at most (one per node; tests run several).
-const STAMPED_COPIES: usize = 8;
-
-thread_local! {
-    static STAMPED_COPIES_OF_THREAD: std::cell::RefCell<Vec<StampedCopy>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-static NEXT_STAMPED: AtomicU64 = AtomicU64::new(0);
-
-impl Default for Stamped {
-    fn default() -> Self {
-        Self {
-            id: NEXT_STAMPED.fetch_add(1, Ordering::Relaxed),
-            at: std::sync::Mutex::new((None, HashMap::default())),
-        }
-    }
-}
-
 impl Stamped {
     /// The value of `key` if it was read since the stamp was last `stamp`.
     pub fn get(&self, stamp: &Stamp, key: &str) -> Option<i64> {
-        let copied = STAMPED_COPIES_OF_THREAD.with(|copies| {
-            let copies = copies.borrow();
-            let copy = copies.iter().find(|c| c.id == self.id)?;
-            (copy.stamp == *stamp).then(|| copy.values.get(key).copied())?
+        let copied = self.copies.with(|copy| {
+            let copy = copy.as_ref().filter(|c| c.stamp == *stamp)?;
+            copy.values.get(key).copied()
         });
         if copied.is_some() {
             return copied;
@@ -669,23 +700,11 @@ impl Stamped {
 
     /// Notes `value` in this thread's copy.
     fn copy(&self, stamp: Stamp, key: &str, value: i64) {
-        STAMPED_COPIES_OF_THREAD.with(|copies| {
-            let mut copies = copies.borrow_mut();
-            let index = match copies.iter().position(|c| c.id == self.id) {
-                Some(i) => i,
-                None => {
-                    if copies.len() >= STAMPED_COPIES {
-                        copies.remove(0);
-                    }
-                    copies.push(StampedCopy {
-                        id: self.id,
-                        stamp,
-                        values: HashMap::default(),
-                    });
-                    copies.len() - 1
-                }
-            };
-            let copy = &mut copies[index];
+        self.copies.with(|copy| {
+            let copy = copy.get_or_insert_with(|| StampedCopy {
+                stamp,
+                values: HashMap::default(),
+            });
             if copy.stamp != stamp || copy.values.len() >= STAMPED_COPY {
                 copy.stamp = stamp;
                 copy.values.clear();
@@ -1016,7 +1035,7 @@ fn weight(rev: &Revision) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{ContentCache, Flights, Rounds, Stamped, Tally};
+    use super::{ContentCache, Flights, PerThread, Rounds, Stamped, Tally};
     use crate::db::Stamp;
 
     #[test]
@@ -1045,6 +1064,36 @@ mod tests {
         // Another map's values are its own, on the same thread.
         let second = Stamped::default();
         assert_eq!(second.get(&two, "space"), None);
+    }
+
+    #[test]
+    fn a_per_thread_value_is_its_threads_and_its_owners() {
+        let (a, b) = (PerThread::<u32>::default(), PerThread::<u32>::default());
+        a.with(|v| *v += 1);
+        // Used from inside another owner's `with`.
+        b.with(|v| {
+            *v += 10;
+            a.with(|v| *v += 1);
+        });
+        assert_eq!(a.with(|v| *v), 2);
+        assert_eq!(b.with(|v| *v), 10);
+        let a = std::sync::Arc::new(a);
+        let other = a.clone();
+        assert_eq!(
+            std::thread::spawn(move || other.with(|v| *v))
+                .join()
+                .unwrap(),
+            0
+        );
+        // Past the bound, the oldest owners' values are dropped, not mixed up.
+        let many: Vec<PerThread<u32>> = (0..40).map(|_| PerThread::default()).collect();
+        for (i, p) in many.iter().enumerate() {
+            p.with(|v| *v = i as u32 + 1);
+        }
+        for (i, p) in many.iter().enumerate().rev().take(10) {
+            assert_eq!(p.with(|v| *v), i as u32 + 1);
+        }
+        assert_eq!(many[0].with(|v| *v), 0);
     }
 
     #[test]

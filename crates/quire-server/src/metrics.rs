@@ -12,6 +12,8 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use crate::cache::PerThread;
+
 /// The operationId a route answered for, put on its response for the edge to count.
 #[derive(Debug, Clone, Copy)]
 pub struct Answered {
@@ -138,11 +140,16 @@ pub struct Metrics {
 /// lock; a served-from-memory answer paid more for them than for finding itself
 /// (BENCHMARKS.md, issue 11). A thread's shard is written by that thread alone, except
 /// that a request that began on it and ended on another leaves the in-flight count there.
-#[derive(Debug)]
 struct Counts {
-    /// This set's identity in the threads' lists of shards.
-    id: u64,
     shards: std::sync::RwLock<Vec<Arc<Shard>>>,
+    /// This thread's shard (a thread that dropped it makes another, which is counted too).
+    mine: PerThread<Option<Arc<Shard>>>,
+}
+
+impl std::fmt::Debug for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Counts").finish_non_exhaustive()
+    }
 }
 
 /// The counts of one thread.
@@ -176,53 +183,26 @@ fn upper_bound(i: usize) -> f64 {
     0.000_25 * f64::from(1u32 << i)
 }
 
-thread_local! {
-    /// This thread's shard of each live set of counts (one per node; tests run several).
-    static SHARDS: std::cell::RefCell<Vec<ThreadShard>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A thread's shard of one set of counts. The set is found by its id: upgrading the weak
-/// reference would write the set's shared reference count on every request.
-struct ThreadShard {
-    id: u64,
-    counts: std::sync::Weak<Counts>,
-    shard: Arc<Shard>,
-}
-
-static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 impl Counts {
     fn new() -> Arc<Self> {
         Arc::new(Self {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             shards: std::sync::RwLock::new(Vec::new()),
+            mine: PerThread::default(),
         })
     }
 
     /// This thread's shard, made on its first request.
-    fn with_shard<R>(self: &Arc<Self>, f: impl FnOnce(&Arc<Shard>) -> R) -> R {
-        SHARDS.with(|cell| {
-            let mut list = cell.borrow_mut();
-            let index = match list.iter().position(|t| t.id == self.id) {
-                Some(i) => i,
-                None => {
-                    // Those of sets that are gone are dropped here, when a set is added.
-                    list.retain(|t| t.counts.strong_count() > 0);
-                    let shard = Arc::new(Shard::default());
-                    self.shards
-                        .write()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(shard.clone());
-                    list.push(ThreadShard {
-                        id: self.id,
-                        counts: Arc::downgrade(self),
-                        shard,
-                    });
-                    list.len() - 1
-                }
-            };
-            f(&list[index].shard)
+    fn with_shard<R>(&self, f: impl FnOnce(&Arc<Shard>) -> R) -> R {
+        self.mine.with(|mine| {
+            let shard = mine.get_or_insert_with(|| {
+                let shard = Arc::new(Shard::default());
+                self.shards
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(shard.clone());
+                shard
+            });
+            f(shard)
         })
     }
 

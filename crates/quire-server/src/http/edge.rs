@@ -260,10 +260,13 @@ where
     B::Error: Into<axum::BoxError>,
 {
     let state = &conn.state;
+    // A kept listing whose version is known without a read is served at once: no wait,
+    // no boxed recheck.
     let found = state
         .answers
-        .find(&req, &state.cache, &*state.clock)
-        .map(|found| settled(state, found));
+        .find(&req, &state.cache, &*state.clock, |space_id| {
+            crate::domain::listings::known_version(state, space_id)
+        });
     let req = if may_have_body(&req) {
         let deadline = Duration::from_millis(state.config.body_timeout_ms.max(1));
         req.map(|body| Body::new(tower_http::timeout::TimeoutBody::new(deadline, body)))
@@ -293,25 +296,6 @@ where
         (Ok(routed), Some(candidate)) => Serve::Recorded(candidate, routed),
         (Ok(routed), None) => Serve::Routed(routed),
         (Err(_), _) => Serve::Refused(panicked()),
-    }
-}
-
-/// A kept answer to check, served at once when its listing version is known without a
-/// read (`domain::listings::known_version`): no wait, no boxed recheck.
-fn settled(state: &AppState, found: Found) -> Found {
-    match found {
-        Found::Check(kept, candidate) => {
-            let known = kept.listing.as_ref().is_some_and(|(space_id, version)| {
-                crate::domain::listings::known_version(state, space_id) == Some(*version)
-            });
-            if known {
-                state.answers.checked(true);
-                Found::Kept(kept.operation, kept.response())
-            } else {
-                Found::Check(kept, candidate)
-            }
-        }
-        other => other,
     }
 }
 
