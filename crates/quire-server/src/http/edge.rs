@@ -91,16 +91,21 @@ type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>
 
 /// How a request that passed the edge's own checks is answered.
 enum Serve<S, F> {
-    /// By the router, whose future this is.
+    /// Answered already: from a kept answer made by this operation (`Some`), or by the
+    /// edge itself (past a rate limit, a refused path, a panic while routing).
+    Answered(Option<&'static str>, Response),
+    /// By a future.
+    Pending(Pending<S, F>),
+}
+
+/// A future that answers a request.
+enum Pending<S, F> {
+    /// The router's.
     Routed(F),
-    /// By the router, with what the answer rests on recorded, so that it may be kept.
+    /// The router's, with what the answer rests on recorded, so that it may be kept.
     Recorded(Candidate, F),
-    /// From a kept answer, made by this operation.
-    Kept(&'static str, Response),
-    /// By the edge itself (past a rate limit, a refused path, a panic while routing).
-    Refused(Response),
-    /// From a kept answer once its listing version is read again, else by the router
-    /// (boxed: the other requests' futures are not sized for it).
+    /// A kept answer once its listing version is read again, else the router's (boxed:
+    /// the other requests' futures are not sized for it).
     Checked(Box<Recheck<S>>),
 }
 
@@ -158,13 +163,17 @@ where
         let logged = tracing::enabled!(target: "quire::http", tracing::Level::INFO)
             .then(|| (req.method().clone(), req.uri().path().to_string()));
         let answer = match verdict {
-            Verdict::Refused { limit, retry_after } => {
-                Serve::Refused(too_many(limit, retry_after.as_secs_f64().ceil() as u64))
-            }
-            _ if extract::contains_encoded_nul(req.uri().path()) => Serve::Refused(error_response(
-                StatusCode::BAD_REQUEST,
-                "The request path must not contain NUL characters.",
-            )),
+            Verdict::Refused { limit, retry_after } => Serve::Answered(
+                None,
+                too_many(limit, retry_after.as_secs_f64().ceil() as u64),
+            ),
+            _ if extract::contains_encoded_nul(req.uri().path()) => Serve::Answered(
+                None,
+                error_response(
+                    StatusCode::BAD_REQUEST,
+                    "The request path must not contain NUL characters.",
+                ),
+            ),
             _ => serve(conn, req),
         };
         let done = Done {
@@ -173,32 +182,26 @@ where
             logged,
             serving,
         };
-        let routed = match answer {
-            // Answered already: finished here, with no future to box or scope to poll.
-            Serve::Kept(operation, res) => {
-                let res =
-                    REQUEST.sync_scope(id.clone(), || done.finish(state, Some(operation), res, id));
+        let pending = match answer {
+            // Finished here, with no future to box or scope to poll.
+            Serve::Answered(kept, res) => {
+                let res = REQUEST.sync_scope(id.clone(), || done.finish(state, kept, res, id));
                 return Either::Left(std::future::ready(Ok(res)));
             }
-            Serve::Refused(res) => {
-                let res = REQUEST.sync_scope(id.clone(), || done.finish(state, None, res, id));
-                return Either::Left(std::future::ready(Ok(res)));
-            }
-            routed => routed,
+            Serve::Pending(pending) => pending,
         };
         let conn = conn.clone();
         Either::Right(Box::pin(REQUEST.scope(id.clone(), async move {
             let state = &conn.state;
-            let (kept, res) = match routed {
-                Serve::Routed(routed) => (None, guarded(routed).await),
+            let (kept, res) = match pending {
+                Pending::Routed(routed) => (None, guarded(routed).await),
                 // Boxed, as the check below: the other requests' futures are not sized for
                 // what recording or checking holds.
-                Serve::Recorded(candidate, routed) => (
+                Pending::Recorded(candidate, routed) => (
                     None,
                     Box::pin(state.answers.record(candidate, guarded(routed))).await,
                 ),
-                Serve::Checked(check) => Box::pin(recheck(state, *check)).await,
-                Serve::Kept(..) | Serve::Refused(_) => unreachable!("answered above"),
+                Pending::Checked(check) => Box::pin(recheck(state, *check)).await,
             };
             Ok(done.finish(state, kept, res, id))
         })))
@@ -274,14 +277,14 @@ where
         req.map(Body::new)
     };
     let candidate = match found {
-        Some(Found::Kept(operation, res)) => return Serve::Kept(operation, res),
+        Some(Found::Kept(operation, res)) => return Serve::Answered(Some(operation), res),
         Some(Found::Check(kept, candidate)) => {
-            return Serve::Checked(Box::new(Recheck {
+            return Serve::Pending(Pending::Checked(Box::new(Recheck {
                 kept,
                 candidate,
                 router: conn.inner.clone(),
                 req,
-            }));
+            })));
         }
         Some(Found::Missing(candidate)) => Some(candidate),
         None => None,
@@ -293,9 +296,9 @@ where
         std::panic::catch_unwind(AssertUnwindSafe(|| router.call(req))),
         candidate,
     ) {
-        (Ok(routed), Some(candidate)) => Serve::Recorded(candidate, routed),
-        (Ok(routed), None) => Serve::Routed(routed),
-        (Err(_), _) => Serve::Refused(panicked()),
+        (Ok(routed), Some(candidate)) => Serve::Pending(Pending::Recorded(candidate, routed)),
+        (Ok(routed), None) => Serve::Pending(Pending::Routed(routed)),
+        (Err(_), _) => Serve::Answered(None, panicked()),
     }
 }
 
