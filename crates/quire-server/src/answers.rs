@@ -38,9 +38,10 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use bytes::Bytes;
 
-use crate::cache::{with_pair, AccessCache, FastCache, PerThread, Tally};
+use crate::cache::{with_pair, AccessCache, FastCache};
 use crate::clock::Clock;
 use crate::keys::TokenDigest;
+use crate::per_thread::{PerThread, Tally};
 
 /// Bytes of answers kept per node.
 const KEPT_BYTES: u64 = 64 << 20;

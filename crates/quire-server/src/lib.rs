@@ -20,6 +20,7 @@ pub mod http;
 pub mod ids;
 pub mod keys;
 pub mod metrics;
+pub mod per_thread;
 pub mod provenance;
 pub mod rate;
 pub mod server;

@@ -12,7 +12,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use crate::cache::PerThread;
+use crate::per_thread::PerThread;
 
 /// The operationId a route answered for, put on its response for the edge to count.
 #[derive(Debug, Clone, Copy)]
