@@ -90,6 +90,8 @@ impl Kept {
 struct Near {
     answers: HashMap<String, (Arc<Kept>, Bytes), foldhash::fast::RandomState>,
     bytes: usize,
+    /// The key being looked up (reused: a lookup that finds its answer allocates nothing).
+    key: String,
 }
 
 /// Bytes of bodies a thread keeps near at most; past that it starts again.
@@ -222,15 +224,19 @@ impl Answers {
             _ => Ok((kept.operation, kept.response_with(body.clone()))),
         };
         let near = self.near.with(|near| {
-            with_pair(digest.as_str(), line, |key| {
-                let (kept, body) = near.answers.get(key)?;
-                if kept.holds(generation, now) {
-                    return Some(settle(kept, body));
-                }
-                near.bytes -= body.len();
-                near.answers.remove(key);
-                None
-            })
+            // In a buffer of its own rather than `with_pair`'s: `settle` may look up keys.
+            let key = &mut near.key;
+            key.clear();
+            key.push_str(digest.as_str());
+            key.push('\n');
+            key.push_str(line);
+            let (kept, body) = near.answers.get(key.as_str())?;
+            if kept.holds(generation, now) {
+                return Some(settle(kept, body));
+            }
+            near.bytes -= body.len();
+            near.answers.remove(key.as_str());
+            None
         });
         let settled = match near {
             Some(settled) => settled,
