@@ -942,6 +942,10 @@ fn weight(rev: &Revision) -> usize {
 mod tests {
     use super::{ContentCache, Flights, Rounds, Stamped};
     use crate::db::Stamp;
+    use quire_content::model::{Page, Revision};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
 
     #[test]
     fn a_stamped_value_holds_on_every_thread_until_the_stamp_moves() {
@@ -970,11 +974,6 @@ mod tests {
         let second = Stamped::default();
         assert_eq!(second.get(&two, "space"), None);
     }
-
-    use quire_content::model::{Page, Revision};
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
-    use std::time::Duration;
 
     fn held(f: &Flights<u32>) -> usize {
         f.running.lock().unwrap().len()

@@ -35,17 +35,21 @@ impl<T: Default + 'static> PerThread<T> {
     /// Runs `f` with this thread's value (made by `T::default` at first). `f` may use other
     /// owners' values; one that uses this owner's again gets a value of its own, dropped.
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        // Taken out while `f` runs, so that `f` may reach other owners' values.
-        let taken = PER_THREAD.with(|all| {
-            let mut all = all.borrow_mut();
-            let at = all.iter().position(|(id, _)| *id == self.id)?;
-            Some(all.swap_remove(at).1)
-        });
+        // Taken out while `f` runs, so that `f` may reach other owners' values. A thread
+        // whose values are already gone (it is ending) gets a value of its own, dropped.
+        let taken = PER_THREAD
+            .try_with(|all| {
+                let mut all = all.borrow_mut();
+                let at = all.iter().position(|(id, _)| *id == self.id)?;
+                Some(all.swap_remove(at).1)
+            })
+            .ok()
+            .flatten();
         let mut value = taken
             .and_then(|v| v.downcast::<T>().ok())
             .unwrap_or_default();
         let out = f(&mut value);
-        PER_THREAD.with(|all| {
+        let _ = PER_THREAD.try_with(|all| {
             let mut all = all.borrow_mut();
             if all.len() >= PER_THREAD_OWNERS {
                 all.remove(0);
