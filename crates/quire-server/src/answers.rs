@@ -95,7 +95,11 @@ struct Near {
 }
 
 /// Bytes of bodies a thread keeps near at most; past that it starts again.
-const NEAR_BYTES: usize = 8 << 20;
+const NEAR_BYTES: usize = 4 << 20;
+
+/// The largest body kept near a thread: a larger one costs far more to send than its shared
+/// counts do, and each copy is memory a thread holds.
+const NEAR_BODY_BYTES: usize = 64 << 10;
 
 /// A request that may be answered from, or make, a kept answer.
 pub struct Candidate {
@@ -262,6 +266,9 @@ impl Answers {
 
     /// Keeps a copy of `kept` near this thread, under the key of `digest` and `line`.
     fn keep_near(&self, digest: &str, line: &str, kept: &Arc<Kept>) {
+        if kept.body.len() > NEAR_BODY_BYTES {
+            return;
+        }
         self.near.with(|near| {
             if near.bytes + kept.body.len() > NEAR_BYTES {
                 near.answers.clear();
@@ -336,5 +343,57 @@ impl Answers {
             }),
         );
         Response::from_parts(parts, Body::from(body))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(body_bytes: usize) -> Arc<Kept> {
+        Arc::new(Kept {
+            operation: "listSpaces",
+            headers: HeaderMap::new(),
+            body: Bytes::from(vec![b'x'; body_bytes]),
+            generation: 0,
+            made_at: 0,
+            expires_at: i64::MAX,
+            listing: None,
+        })
+    }
+
+    fn near(answers: &Answers) -> (usize, usize) {
+        answers.near.with(|near| (near.answers.len(), near.bytes))
+    }
+
+    #[test]
+    fn a_thread_keeps_small_answers_near_within_its_bound() {
+        let answers = Answers::new(1000);
+        answers.keep_near("d", "/a", &kept(10));
+        answers.keep_near("d", "/a", &kept(20));
+        assert_eq!(
+            near(&answers),
+            (1, 20),
+            "a key kept again replaces its copy"
+        );
+        // Too large to copy: served from the shared answers only.
+        answers.keep_near("d", "/big", &kept(NEAR_BODY_BYTES + 1));
+        assert_eq!(near(&answers), (1, 20));
+        // Past the bound, the thread starts again.
+        let count = NEAR_BYTES / NEAR_BODY_BYTES;
+        for i in 0..=count {
+            answers.keep_near("d", &format!("/{i}"), &kept(NEAR_BODY_BYTES));
+            assert!(near(&answers).1 <= NEAR_BYTES);
+        }
+        // The 64th copy would have passed the bound (with `/a`'s 20 bytes): the thread
+        // started again with it, then kept the 65th.
+        assert_eq!(near(&answers), (2, 2 * NEAR_BODY_BYTES));
+        // Another thread keeps its own.
+        let answers = Arc::new(answers);
+        let other = answers.clone();
+        assert_eq!(
+            std::thread::spawn(move || near(&other)).join().unwrap(),
+            (0, 0)
+        );
     }
 }
