@@ -1,7 +1,8 @@
 //! [`Edge`]: what every request passes first, written as one tower service. Three
 //! middleware (`axum::middleware::from_fn` with the bookkeeping, tower-http's panic guard and
 //! body deadline) cost about half of a small request's time; one hand-written service
-//! that boxes one future costs a fraction of that (BENCHMARKS.md, issue 11).
+//! that boxes one future costs a fraction of that, and one served from a kept answer is
+//! finished before `call` returns, with no future to box (BENCHMARKS.md, issue 11).
 
 use std::convert::Infallible;
 use std::future::Future;
