@@ -90,12 +90,18 @@ impl Kept {
 struct Near {
     answers: HashMap<String, (Arc<Kept>, Bytes), foldhash::fast::RandomState>,
     bytes: usize,
+    /// When answers that no longer hold were last dropped (ms).
+    swept_at: i64,
     /// The key being looked up (reused: a lookup that finds its answer allocates nothing).
     key: String,
 }
 
-/// Bytes of bodies a thread keeps near at most; past that it starts again.
+/// Bytes of bodies a thread keeps near at most; past that it keeps no more until some
+/// stop holding.
 const NEAR_BYTES: usize = 4 << 20;
+
+/// How often a full thread looks for answers that no longer hold, at most (ms).
+const NEAR_SWEEP_MS: i64 = 100;
 
 /// The largest body kept near a thread: a larger one costs far more to send than its shared
 /// counts do, and each copy is memory a thread holds.
@@ -251,7 +257,7 @@ impl Answers {
                     self.misses.add();
                     return Some(Found::Missing(candidate()));
                 };
-                self.keep_near(digest.as_str(), line, &kept);
+                self.keep_near(digest.as_str(), line, &kept, generation, now);
                 settle(&kept, &kept.body)
             }
         };
@@ -265,14 +271,22 @@ impl Answers {
     }
 
     /// Keeps a copy of `kept` near this thread, under the key of `digest` and `line`.
-    fn keep_near(&self, digest: &str, line: &str, kept: &Arc<Kept>) {
+    fn keep_near(&self, digest: &str, line: &str, kept: &Arc<Kept>, generation: u64, now: i64) {
         if kept.body.len() > NEAR_BODY_BYTES {
             return;
         }
         self.near.with(|near| {
-            if near.bytes + kept.body.len() > NEAR_BYTES {
-                near.answers.clear();
-                near.bytes = 0;
+            let room = |near: &Near| near.bytes + kept.body.len() <= NEAR_BYTES;
+            // Full: drop what no longer holds, at most once per `NEAR_SWEEP_MS`. Still full,
+            // the answer is served from the shared ones, uncopied: with more answers in use
+            // than a thread can hold, starting again would copy a body on every request.
+            if !room(near) && now - near.swept_at >= NEAR_SWEEP_MS {
+                near.swept_at = now;
+                near.answers.retain(|_, (k, _)| k.holds(generation, now));
+                near.bytes = near.answers.values().map(|(_, b)| b.len()).sum();
+            }
+            if !room(near) {
+                return;
             }
             let copy = Bytes::copy_from_slice(&kept.body);
             near.bytes += copy.len();
@@ -350,14 +364,14 @@ impl Answers {
 mod tests {
     use super::*;
 
-    fn kept(body_bytes: usize) -> Arc<Kept> {
+    fn kept(body_bytes: usize, expires_at: i64) -> Arc<Kept> {
         Arc::new(Kept {
             operation: "listSpaces",
             headers: HeaderMap::new(),
             body: Bytes::from(vec![b'x'; body_bytes]),
             generation: 0,
             made_at: 0,
-            expires_at: i64::MAX,
+            expires_at,
             listing: None,
         })
     }
@@ -369,25 +383,32 @@ mod tests {
     #[test]
     fn a_thread_keeps_small_answers_near_within_its_bound() {
         let answers = Answers::new(1000);
-        answers.keep_near("d", "/a", &kept(10));
-        answers.keep_near("d", "/a", &kept(20));
+        let keep = |path: &str, kept: &Arc<Kept>, now| answers.keep_near("d", path, kept, 0, now);
+        keep("/a", &kept(10, i64::MAX), 0);
+        keep("/a", &kept(20, i64::MAX), 0);
         assert_eq!(
             near(&answers),
             (1, 20),
             "a key kept again replaces its copy"
         );
         // Too large to copy: served from the shared answers only.
-        answers.keep_near("d", "/big", &kept(NEAR_BODY_BYTES + 1));
+        keep("/big", &kept(NEAR_BODY_BYTES + 1, i64::MAX), 0);
         assert_eq!(near(&answers), (1, 20));
-        // Past the bound, the thread starts again.
-        let count = NEAR_BYTES / NEAR_BODY_BYTES;
-        for i in 0..=count {
-            answers.keep_near("d", &format!("/{i}"), &kept(NEAR_BODY_BYTES));
-            assert!(near(&answers).1 <= NEAR_BYTES);
+        // Up to the bound; these stop holding at 500 ms.
+        let count = NEAR_BYTES / NEAR_BODY_BYTES - 1;
+        for i in 0..count {
+            keep(&format!("/{i}"), &kept(NEAR_BODY_BYTES, 500), 0);
         }
-        // The 64th copy would have passed the bound (with `/a`'s 20 bytes): the thread
-        // started again with it, then kept the 65th.
-        assert_eq!(near(&answers), (2, 2 * NEAR_BODY_BYTES));
+        assert_eq!(near(&answers), (count + 1, 20 + count * NEAR_BODY_BYTES));
+        // Full, and everything still holds: nothing is dropped, and the answer is not kept.
+        keep("/late", &kept(NEAR_BODY_BYTES, i64::MAX), 450);
+        assert_eq!(near(&answers).0, count + 1);
+        // Full, with answers that stopped holding, but the last sweep was 70 ms ago.
+        keep("/later", &kept(NEAR_BODY_BYTES, i64::MAX), 520);
+        assert_eq!(near(&answers).0, count + 1);
+        // Once a sweep is due, what stopped holding goes, and the answer is kept.
+        keep("/later", &kept(NEAR_BODY_BYTES, i64::MAX), 560);
+        assert_eq!(near(&answers), (2, 20 + NEAR_BODY_BYTES));
         // Another thread keeps its own.
         let answers = Arc::new(answers);
         let other = answers.clone();
