@@ -8,9 +8,11 @@ request, merged). Every section holds the frequent word `common`; the rare word 
 is in one section of one page; the other words come from a generated vocabulary.
 
 Usage: python3 bench/read_path.py [--duration 8] [--database-url URL] [--only NAME,...] [--sized]
-       [--hold] [--data-dir DIR]
+       [--gzip] [--hold] [--data-dir DIR]
 With --sized, each row is also measured against the floor answering a body of the same size
 (`size floor`): the most any server on this runtime reaches for an answer that large here.
+With --gzip, Quire's requests say `Accept-Encoding: gzip, deflate`, as the official client's
+(Node's fetch) do, and --sized measures the floor at the size of the compressed answer.
 Needs: release builds (cargo build --release -p quire, and
 cargo build --release -p quire-server --example floor) and wrk.
 """
@@ -112,6 +114,8 @@ def main():
     ap.add_argument("--only", help="comma-separated names of the requests to measure")
     ap.add_argument("--sized", action="store_true",
                     help="also measure the floor with a body the size of each row's answer")
+    ap.add_argument("--gzip", action="store_true",
+                    help="ask for gzip, as the official client does (Accept-Encoding: gzip, deflate)")
     ap.add_argument("--hold", action="store_true",
                     help="seed, print the server's pid, token and URLs, and wait (for profiling)")
     ap.add_argument("--data-dir", help="keep the server's data in DIR (an empty folder) instead of "
@@ -138,13 +142,14 @@ def main():
                               "urls": {name: base + path for name, path in targets(ids)}}), flush=True)
             server.wait()
             return 0
-        auth = [f"Authorization: Bearer {token}"]
+        auth = [f"Authorization: Bearer {token}"] + (["Accept-Encoding: gzip, deflate"] if args.gzip else [])
         wanted = set(args.only.split(",")) if args.only else None
         chosen = [(name, path) for name, path in targets(ids) if not wanted or name in wanted]
         sizes = {}
         if args.sized:
             for name, path in chosen:
-                req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
+                req = urllib.request.Request(base + path, headers=dict(h.split(": ", 1) for h in auth))
+                # urllib does not decode: with --gzip, this is the compressed size.
                 with urllib.request.urlopen(req, timeout=60) as r:
                     sizes[name] = len(r.read())
         fport = free_port()
@@ -174,7 +179,8 @@ def main():
             print(f"{name:16} {r['rps']:>8} req/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms  "
                   f"floor {r['floor_rps']:>8}  ratio {r['ratio']:.3f}" + sized
                   + (f"  NON-2XX {r['non2xx']}" if r["non2xx"] else ""), flush=True)
-        print(json.dumps({"database": "postgres" if args.database_url else "sqlite", "rows": rows}, indent=1))
+        print(json.dumps({"database": "postgres" if args.database_url else "sqlite", "gzip": args.gzip,
+                          "rows": rows}, indent=1))
     finally:
         for p in procs:
             p.send_signal(signal.SIGTERM)

@@ -31,7 +31,7 @@
 //! for every request.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::body::{Body, HttpBody};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
@@ -40,6 +40,7 @@ use bytes::Bytes;
 
 use crate::cache::{with_pair, AccessCache, FastCache};
 use crate::clock::Clock;
+use crate::encoding::{self, Effort};
 use crate::keys::TokenDigest;
 use crate::per_thread::{PerThread, Tally};
 
@@ -53,8 +54,10 @@ const MAX_ANSWER_BYTES: u64 = 1 << 20;
 pub struct Kept {
     /// The operation that made it, for the metrics.
     pub operation: &'static str,
-    headers: HeaderMap,
-    body: Bytes,
+    plain: Variant,
+    /// The answer gzip-compressed, made when a client first accepts that (`None`: not
+    /// worth it, see [`encoding::worth`]).
+    gzipped: OnceLock<Option<Variant>>,
     /// The access cache's generation seen before it was made.
     generation: u64,
     /// When the request that made it began (ms).
@@ -65,17 +68,78 @@ pub struct Kept {
     pub listing: Option<(String, i64)>,
 }
 
+/// One encoding of a kept answer: its headers and body.
+struct Variant {
+    headers: HeaderMap,
+    body: Bytes,
+}
+
 impl Kept {
-    /// The answer again.
-    pub fn response(&self) -> Response {
-        self.response_with(self.body.clone())
+    /// A kept answer of `headers` and `body`, which names `Accept-Encoding` in `Vary` when
+    /// it is sent compressed to some clients.
+    fn new(operation: &'static str, mut headers: HeaderMap, body: Bytes) -> Self {
+        if encoding::worth(&headers, body.len() as u64) {
+            encoding::vary(&mut headers);
+        }
+        Kept {
+            operation,
+            plain: Variant { headers, body },
+            gzipped: OnceLock::new(),
+            generation: 0,
+            made_at: 0,
+            expires_at: 0,
+            listing: None,
+        }
     }
 
-    /// The answer again, with `body` (the same bytes).
-    fn response_with(&self, body: Bytes) -> Response {
-        let mut res = Response::new(Body::from(body));
-        *res.headers_mut() = self.headers.clone();
-        res
+    /// The answer again, compressed for a client that accepts gzip (`gzip`) when worth it.
+    pub fn response(&self, gzip: bool) -> Response {
+        let v = self.variant(gzip);
+        response_with(&v.headers, v.body.clone())
+    }
+
+    /// The encoding sent to a client that accepts gzip (`gzip`) or not.
+    fn variant(&self, gzip: bool) -> &Variant {
+        match gzip.then(|| self.gzipped()).flatten() {
+            Some(v) => v,
+            None => &self.plain,
+        }
+    }
+
+    /// The compressed encoding, made on first use (once: a client that asks meanwhile
+    /// waits for it rather than compressing again).
+    fn gzipped(&self) -> Option<&Variant> {
+        self.gzipped
+            .get_or_init(|| {
+                let plain = &self.plain;
+                if !encoding::worth(&plain.headers, plain.body.len() as u64) {
+                    return None;
+                }
+                Some(Variant {
+                    headers: encoding::gzipped_headers(&plain.headers),
+                    body: encoding::gzip(&plain.body, Effort::Kept)?,
+                })
+            })
+            .as_ref()
+    }
+
+    /// Whether it can be served to a client that accepts gzip (`gzip`) without
+    /// compressing a large body on an async worker: a large answer kept for a client that
+    /// did not ask is made again, and compressed off the workers.
+    fn ready(&self, gzip: bool) -> bool {
+        !gzip || self.plain.body.len() <= encoding::INLINE_BYTES || self.gzipped.get().is_some()
+    }
+
+    /// What it weighs in the kept answers' bound: its body, twice when a compressed copy
+    /// may be made (which is smaller than the body).
+    fn weight(&self) -> usize {
+        let plain = &self.plain;
+        let copies = if encoding::worth(&plain.headers, plain.body.len() as u64) {
+            2
+        } else {
+            1
+        };
+        plain.body.len() * copies
     }
 
     /// Whether it may still be served at `now` to a request that saw `generation` (its
@@ -85,15 +149,38 @@ impl Kept {
     }
 }
 
-/// Kept answers a thread served lately, each with its own copy of the body.
+/// An answer as it is served: `headers` and `body`.
+fn response_with(headers: &HeaderMap, body: Bytes) -> Response {
+    let mut res = Response::new(Body::from(body));
+    *res.headers_mut() = headers.clone();
+    res
+}
+
+/// Kept answers a thread served lately, each with its own copies of the bodies.
 #[derive(Default)]
 struct Near {
-    answers: HashMap<String, (Arc<Kept>, Bytes), foldhash::fast::RandomState>,
+    answers: HashMap<String, NearCopy, foldhash::fast::RandomState>,
+    /// Bytes of the bodies held.
     bytes: usize,
     /// When answers that no longer hold were last dropped (ms).
     swept_at: i64,
     /// The key being looked up (reused: a lookup that finds its answer allocates nothing).
     key: String,
+}
+
+/// A thread's copy of a kept answer: the plain body, and the compressed one once a client
+/// of the thread asked for it.
+struct NearCopy {
+    kept: Arc<Kept>,
+    plain: Bytes,
+    gzipped: Option<Bytes>,
+}
+
+impl NearCopy {
+    /// Bytes of the bodies it holds.
+    fn bytes(&self) -> usize {
+        self.plain.len() + self.gzipped.as_ref().map_or(0, Bytes::len)
+    }
 }
 
 /// Bytes of bodies a thread keeps near at most; past that it keeps no more until some
@@ -117,9 +204,67 @@ pub struct Candidate {
     generation: u64,
     /// When it began (ms).
     started: i64,
+    /// Whether its client accepts gzip.
+    gzip: bool,
+    /// Set when it makes the answer that others with its key wait for: held until it is
+    /// dropped, once its answer is kept or not (boxed: most requests have none).
+    _maker: Option<Box<Maker>>,
+}
+
+/// An answer being made, which requests with its key wait for rather than make it too
+/// (once a kept answer expires, every connection asking for it would otherwise make it at
+/// once: for a revision of 700 KB, 64 connections made and compressed 64 copies).
+struct Making {
+    /// The access cache's generation its maker saw: a request that saw another (a write
+    /// was served since) does not wait for it.
+    generation: u64,
+    /// Changes (its sender is dropped) once the maker is done, kept or not.
+    done: tokio::sync::watch::Receiver<()>,
+}
+
+/// The answers being made, by key.
+type MakingMap = Arc<Mutex<HashMap<String, Making, foldhash::fast::RandomState>>>;
+
+/// What a request that makes an answer others wait for holds: dropped when it is done (its
+/// answer kept or not, or the request dropped), which wakes them.
+struct Maker {
+    making: MakingMap,
+    key: String,
+    /// Dropped last, after the entry is gone.
+    _done: tokio::sync::watch::Sender<()>,
+    mine: tokio::sync::watch::Receiver<()>,
+}
+
+impl Drop for Maker {
+    fn drop(&mut self) {
+        let mut making = self.making.lock().unwrap_or_else(|e| e.into_inner());
+        // Only its own: a request that saw a later generation may have replaced it.
+        if making
+            .get(&self.key)
+            .is_some_and(|m| m.done.same_channel(&self.mine))
+        {
+            making.remove(&self.key);
+        }
+    }
+}
+
+/// What a request waits for before it looks its answer up again.
+pub struct Wait(tokio::sync::watch::Receiver<()>);
+
+impl Wait {
+    /// Until the answer's maker is done.
+    pub async fn done(mut self) {
+        // Nothing is ever sent: this returns once the sender is dropped.
+        let _ = self.0.changed().await;
+    }
 }
 
 impl Candidate {
+    /// Whether its client accepts gzip.
+    pub fn gzip(&self) -> bool {
+        self.gzip
+    }
+
     /// The key of its answer: token digest and request line.
     fn key(&self) -> String {
         [self.digest.as_str(), request_line(&self.uri)].join("\n")
@@ -141,6 +286,9 @@ pub struct Answers {
     /// The paths of the reusable operations, set once the router is built: other requests
     /// are not looked up.
     paths: std::sync::OnceLock<matchit::Router<()>>,
+    /// Answers being made (see [`Making`]); touched only by requests whose answer is not
+    /// kept.
+    making: MakingMap,
     ttl_ms: i64,
     hits: Tally,
     misses: Tally,
@@ -163,6 +311,9 @@ pub enum Found {
     Check(Arc<Kept>, Candidate),
     /// Not kept, or no longer valid.
     Missing(Candidate),
+    /// Being made by another request that saw what this one saw: look it up again once
+    /// that is done.
+    Wait(Wait),
 }
 
 impl Answers {
@@ -172,11 +323,12 @@ impl Answers {
             kept: moka::sync::Cache::builder()
                 .max_capacity(KEPT_BYTES)
                 .weigher(|k: &String, a: &Arc<Kept>| {
-                    u32::try_from(k.len() + a.body.len()).unwrap_or(u32::MAX)
+                    u32::try_from(k.len() + a.weight()).unwrap_or(u32::MAX)
                 })
                 .build_with_hasher(Default::default()),
             near: PerThread::default(),
             paths: std::sync::OnceLock::new(),
+            making: MakingMap::default(),
             ttl_ms: i64::try_from(ttl_ms).unwrap_or(i64::MAX),
             hits: Tally::default(),
             misses: Tally::default(),
@@ -199,11 +351,14 @@ impl Answers {
         (self.hits.get(), self.misses.get())
     }
 
-    /// Looks `req` up: `None` when it is not a request whose answer may be kept. `cache`
-    /// is the access cache the answers rest on.
+    /// Looks `req` up: `None` when it is not a request whose answer may be kept. `gzip`:
+    /// whether its client accepts gzip; `may_wait`: whether it may wait for another request
+    /// making its answer; `cache`: the access cache the answers rest on.
     pub fn find<B: HttpBody>(
         &self,
         req: &axum::http::Request<B>,
+        gzip: bool,
+        may_wait: bool,
         cache: &AccessCache,
         clock: &dyn Clock,
         known: impl Fn(&str) -> Option<i64>,
@@ -221,44 +376,70 @@ impl Answers {
         let generation = cache.generation();
         let now = clock.now_ms();
         let digest = TokenDigest::of(token);
-        let candidate = move || Candidate {
+        let candidate = move |maker| Candidate {
             digest,
             uri: req.uri().clone(),
             generation,
             started: now,
+            gzip,
+            _maker: maker,
         };
         let line = request_line(req.uri());
         // What this thread served lately first, then the shared cache.
-        let settle = |kept: &Arc<Kept>, body: &Bytes| match &kept.listing {
+        let settle = |kept: &Arc<Kept>, headers: &HeaderMap, body: Bytes| match &kept.listing {
             Some((space_id, version)) if known(space_id) != Some(*version) => Err(kept.clone()),
-            _ => Ok((kept.operation, kept.response_with(body.clone()))),
+            _ => Ok((kept.operation, response_with(headers, body))),
         };
         let near = self.near.with(|near| {
+            let Near {
+                answers,
+                bytes,
+                key,
+                ..
+            } = near;
             // In a buffer of its own rather than `with_pair`'s: `settle` may look up keys.
-            let key = &mut near.key;
             key.clear();
             key.push_str(digest.as_str());
             key.push('\n');
             key.push_str(line);
-            let (kept, body) = near.answers.get(key.as_str())?;
-            if kept.holds(generation, now) {
-                return Some(settle(kept, body));
+            let copy = answers.get_mut(key.as_str())?;
+            if !copy.kept.holds(generation, now) {
+                *bytes -= copy.bytes();
+                answers.remove(key.as_str());
+                return None;
             }
-            near.bytes -= body.len();
-            near.answers.remove(key.as_str());
-            None
+            if let Some(packed) = gzip.then(|| copy.kept.gzipped()).flatten() {
+                if copy.gzipped.is_none() && *bytes + packed.body.len() <= NEAR_BYTES {
+                    *bytes += packed.body.len();
+                    copy.gzipped = Some(Bytes::copy_from_slice(&packed.body));
+                }
+                // Past the bound, the shared body (counted, not copied).
+                let body = copy.gzipped.as_ref().unwrap_or(&packed.body).clone();
+                return Some(settle(&copy.kept, &packed.headers, body));
+            }
+            Some(settle(
+                &copy.kept,
+                &copy.kept.plain.headers,
+                copy.plain.clone(),
+            ))
         });
         let settled = match near {
             Some(settled) => settled,
             None => {
                 let kept = with_pair(digest.as_str(), line, |key| self.kept.get(key))
-                    .filter(|kept| kept.holds(generation, now));
+                    .filter(|kept| kept.holds(generation, now) && kept.ready(gzip));
                 let Some(kept) = kept else {
                     self.misses.add();
-                    return Some(Found::Missing(candidate()));
+                    let key = [digest.as_str(), line].join("\n");
+                    return Some(match self.wait_or_make(key, generation, may_wait) {
+                        Ok(wait) => Found::Wait(wait),
+                        Err(maker) => Found::Missing(candidate(maker)),
+                    });
                 };
+                // Compressed first, if asked for, so that the copy holds it too.
+                let v = kept.variant(gzip);
                 self.keep_near(digest.as_str(), line, &kept, generation, now);
-                settle(&kept, &kept.body)
+                settle(&kept, &v.headers, v.body.clone())
             }
         };
         Some(match settled {
@@ -266,35 +447,73 @@ impl Answers {
                 self.hits.add();
                 Found::Kept(operation, res)
             }
-            Err(kept) => Found::Check(kept, candidate()),
+            Err(kept) => Found::Check(kept, candidate(None)),
         })
+    }
+
+    /// For a request whose answer (under `key`) is not kept: what to wait for, if another
+    /// request that saw the same `generation` is making it (and this one `may_wait`), else
+    /// what to hold while making it (`None`: another is making it, but this one does not
+    /// wait).
+    fn wait_or_make(
+        &self,
+        key: String,
+        generation: u64,
+        may_wait: bool,
+    ) -> Result<Wait, Option<Box<Maker>>> {
+        let mut making = self.making.lock().unwrap_or_else(|e| e.into_inner());
+        match making.get(&key) {
+            Some(m) if m.generation == generation && may_wait => return Ok(Wait(m.done.clone())),
+            Some(m) if m.generation == generation => return Err(None),
+            _ => {}
+        }
+        let (done, mine) = tokio::sync::watch::channel(());
+        making.insert(
+            key.clone(),
+            Making {
+                generation,
+                done: mine.clone(),
+            },
+        );
+        Err(Some(Box::new(Maker {
+            making: self.making.clone(),
+            key,
+            _done: done,
+            mine,
+        })))
     }
 
     /// Keeps a copy of `kept` near this thread, under the key of `digest` and `line`.
     fn keep_near(&self, digest: &str, line: &str, kept: &Arc<Kept>, generation: u64, now: i64) {
-        if kept.body.len() > NEAR_BODY_BYTES {
+        if kept.plain.body.len() > NEAR_BODY_BYTES {
             return;
         }
+        let copy = NearCopy {
+            kept: kept.clone(),
+            plain: Bytes::copy_from_slice(&kept.plain.body),
+            gzipped: kept
+                .gzipped
+                .get()
+                .and_then(Option::as_ref)
+                .map(|v| Bytes::copy_from_slice(&v.body)),
+        };
         self.near.with(|near| {
-            let room = |near: &Near| near.bytes + kept.body.len() <= NEAR_BYTES;
+            let room = |near: &Near| near.bytes + copy.bytes() <= NEAR_BYTES;
             // Full: drop what no longer holds, at most once per `NEAR_SWEEP_MS`. Still full,
             // the answer is served from the shared ones, uncopied: with more answers in use
             // than a thread can hold, starting again would copy a body on every request.
             if !room(near) && now - near.swept_at >= NEAR_SWEEP_MS {
                 near.swept_at = now;
-                near.answers.retain(|_, (k, _)| k.holds(generation, now));
-                near.bytes = near.answers.values().map(|(_, b)| b.len()).sum();
+                near.answers.retain(|_, c| c.kept.holds(generation, now));
+                near.bytes = near.answers.values().map(NearCopy::bytes).sum();
             }
             if !room(near) {
                 return;
             }
-            let copy = Bytes::copy_from_slice(&kept.body);
-            near.bytes += copy.len();
-            let old = near
-                .answers
-                .insert([digest, line].join("\n"), (kept.clone(), copy));
-            if let Some((_, body)) = old {
-                near.bytes -= body.len();
+            near.bytes += copy.bytes();
+            let old = near.answers.insert([digest, line].join("\n"), copy);
+            if let Some(old) = old {
+                near.bytes -= old.bytes();
             }
         });
     }
@@ -325,7 +544,7 @@ impl Answers {
         if res.status() != StatusCode::OK || reading.database || !small {
             return res;
         }
-        let (parts, body) = res.into_parts();
+        let (mut parts, body) = res.into_parts();
         // A body of known, bounded size is whole already: collecting it does not wait.
         let collected = match http_body_util::BodyExt::collect(body).await {
             Ok(collected) => collected,
@@ -337,26 +556,28 @@ impl Answers {
                 );
             }
         };
-        let body = collected.to_bytes();
         let expires_at = reading
             .oldest
             .unwrap_or(candidate.started)
             .min(candidate.started)
             .saturating_add(self.ttl_ms)
             .min(reading.until.unwrap_or(i64::MAX));
-        self.kept.insert(
-            candidate.key(),
-            Arc::new(Kept {
-                operation,
-                headers: parts.headers.clone(),
-                body: body.clone(),
-                generation: candidate.generation,
-                made_at: candidate.started,
-                expires_at,
-                listing: reading.listing,
-            }),
-        );
-        Response::from_parts(parts, Body::from(body))
+        let kept = Arc::new(Kept {
+            generation: candidate.generation,
+            made_at: candidate.started,
+            expires_at,
+            listing: reading.listing,
+            ..Kept::new(operation, parts.headers.clone(), collected.to_bytes())
+        });
+        if !kept.ready(candidate.gzip) {
+            let made = kept.clone();
+            // Made (and kept) even if this request is dropped meanwhile.
+            let _ = tokio::task::spawn_blocking(move || made.gzipped().is_some()).await;
+        }
+        self.kept.insert(candidate.key(), kept.clone());
+        let v = kept.variant(candidate.gzip);
+        parts.headers = v.headers.clone();
+        Response::from_parts(parts, Body::from(v.body.clone()))
     }
 }
 
@@ -366,14 +587,76 @@ mod tests {
 
     fn kept(body_bytes: usize, expires_at: i64) -> Arc<Kept> {
         Arc::new(Kept {
-            operation: "listSpaces",
-            headers: HeaderMap::new(),
-            body: Bytes::from(vec![b'x'; body_bytes]),
-            generation: 0,
-            made_at: 0,
             expires_at,
-            listing: None,
+            ..Kept::new(
+                "listSpaces",
+                HeaderMap::new(),
+                Bytes::from(vec![b'x'; body_bytes]),
+            )
         })
+    }
+
+    #[test]
+    fn a_kept_text_answer_is_compressed_once_and_weighs_both_copies() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        );
+        let body = Bytes::from(r#"{"id":"x"},"#.repeat(200));
+        let json = Arc::new(Kept::new("listSpaces", headers, body.clone()));
+        assert_eq!(json.weight(), 2 * body.len());
+        assert_eq!(json.variant(false).body, body);
+        assert_eq!(json.plain.headers["vary"], "accept-encoding");
+        assert!(json.gzipped.get().is_none(), "made on first use only");
+        let packed = json.variant(true);
+        assert_eq!(packed.headers["content-encoding"], "gzip");
+        assert!(packed.body.len() < body.len() / 10);
+        assert!(std::ptr::eq(json.variant(true), packed), "made once");
+        assert_eq!(json.variant(false).body, body);
+        // A thread's copy holds both bodies once both were made.
+        let answers = Answers::new(1000);
+        answers.keep_near("d", "/s", &json, 0, 0);
+        assert_eq!(near(&answers), (1, body.len() + packed.body.len()));
+        // Not text, or too small: one copy, never compressed.
+        assert_eq!(kept(4096, 1).weight(), 4096);
+        assert!(kept(4096, 1)
+            .variant(true)
+            .headers
+            .get("content-encoding")
+            .is_none());
+    }
+
+    #[tokio::test]
+    async fn one_request_makes_an_answer_that_those_which_saw_the_same_wait_for() {
+        let answers = Answers::new(1000);
+        let entries = |answers: &Answers| answers.making.lock().unwrap().len();
+        let Err(Some(maker)) = answers.wait_or_make("k".into(), 1, true) else {
+            panic!("the first makes it");
+        };
+        let Ok(wait) = answers.wait_or_make("k".into(), 1, true) else {
+            panic!("the next waits");
+        };
+        assert!(
+            matches!(answers.wait_or_make("k".into(), 1, false), Err(None)),
+            "one that may not wait makes it without taking the maker's place"
+        );
+        // One that saw a write since makes its own, in the first's place.
+        let Err(Some(later)) = answers.wait_or_make("k".into(), 2, true) else {
+            panic!("a later generation makes its own");
+        };
+        let waiting = tokio::spawn(wait.done());
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        drop(maker);
+        waiting.await.unwrap();
+        assert_eq!(
+            entries(&answers),
+            1,
+            "the first's end leaves the later one's entry"
+        );
+        drop(later);
+        assert_eq!(entries(&answers), 0);
     }
 
     fn near(answers: &Answers) -> (usize, usize) {

@@ -14,6 +14,7 @@ pub mod clock;
 pub mod config;
 pub mod db;
 pub mod domain;
+pub mod encoding;
 pub mod error;
 pub mod fetch;
 pub mod http;

@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("values", 0),
     ("fetch", 0),
     ("metrics", 1),
+    ("encoding", 1),
     ("per_thread", 0),
     ("rate", 0),
     ("provenance", 0),

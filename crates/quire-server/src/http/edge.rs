@@ -15,14 +15,15 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 use futures_util::future::Either;
 use futures_util::FutureExt;
 use tower::{Layer, Service, ServiceExt};
 
 use super::{extract, REQUEST, REQUEST_ID};
-use crate::answers::{Candidate, Found, Kept};
+use crate::answers::{Candidate, Found, Kept, Wait};
+use crate::encoding;
 use crate::error::{error_response, normalize_error_body};
 use crate::metrics::{Answered, InFlight};
 use crate::rate::Verdict;
@@ -59,6 +60,8 @@ impl<S> Layer<S> for EdgeLayer {
 ///   error body;
 /// - a read whose answer is kept (`crate::answers`) is answered from it before any
 ///   routing, and an answer that may be kept is recorded and kept;
+/// - a `GET` answer of text is sent gzip-compressed to a client that accepts it
+///   (`crate::encoding`);
 /// - its answer is counted in the metrics, by operationId and status, with its duration,
 ///   and it counts as in flight until then.
 ///
@@ -108,7 +111,17 @@ enum Pending<S, F> {
     /// A kept answer once its listing version is read again, else the router's (boxed:
     /// the other requests' futures are not sized for it).
     Checked(Box<Recheck<S>>),
+    /// Once another request has made its answer, served as if it came in then.
+    Waiting(Box<(Wait, Request<Body>)>),
 }
+
+/// How many times a request waits for another making its answer, at most. Twice: an
+/// answer made from the database is not kept, and the request that makes it again, from
+/// the caches, is waited for too.
+const WAITS: u8 = 2;
+
+/// How long a request waits for another making its answer, at most, before it makes it.
+const WAIT_AT_MOST: Duration = Duration::from_secs(10);
 
 /// A kept answer to check, and what answers the request if it no longer holds.
 struct Recheck<S> {
@@ -161,6 +174,9 @@ where
                 .get(header::AUTHORIZATION)
                 .map(HeaderValue::as_bytes),
         );
+        // A `GET` answer may be compressed (`crate::encoding`): whether its client accepts
+        // that.
+        let gzip = (req.method() == Method::GET).then(|| encoding::accepts_gzip(req.headers()));
         let logged = tracing::enabled!(target: "quire::http", tracing::Level::INFO)
             .then(|| (req.method().clone(), req.uri().path().to_string()));
         let answer = match verdict {
@@ -175,7 +191,7 @@ where
                     "The request path must not contain NUL characters.",
                 ),
             ),
-            _ => serve(conn, req),
+            _ => serve(conn, req, gzip == Some(true), WAITS),
         };
         let done = Done {
             started,
@@ -194,15 +210,35 @@ where
         let conn = conn.clone();
         Either::Right(Box::pin(REQUEST.scope(id.clone(), async move {
             let state = &conn.state;
-            let (kept, res) = match pending {
-                Pending::Routed(routed) => (None, guarded(routed).await),
-                // Boxed, as the check below: the other requests' futures are not sized for
-                // what recording or checking holds.
-                Pending::Recorded(candidate, routed) => (
-                    None,
-                    Box::pin(state.answers.record(candidate, guarded(routed))).await,
-                ),
-                Pending::Checked(check) => Box::pin(recheck(state, *check)).await,
+            let mut pending = pending;
+            let mut waits = WAITS;
+            let (kept, res) = loop {
+                break match pending {
+                    Pending::Routed(routed) => (None, guarded(routed).await),
+                    // Boxed, as the check below: the other requests' futures are not sized
+                    // for what recording or checking holds.
+                    Pending::Recorded(candidate, routed) => (
+                        None,
+                        Box::pin(state.answers.record(candidate, guarded(routed))).await,
+                    ),
+                    Pending::Checked(check) => Box::pin(recheck(state, *check)).await,
+                    Pending::Waiting(waiting) => {
+                        let (wait, req) = *waiting;
+                        let _ = tokio::time::timeout(WAIT_AT_MOST, wait.done()).await;
+                        waits -= 1;
+                        match serve(&conn, req, gzip == Some(true), waits) {
+                            Serve::Answered(kept, res) => (kept, res),
+                            Serve::Pending(next) => {
+                                pending = next;
+                                continue;
+                            }
+                        }
+                    }
+                };
+            };
+            let res = match gzip {
+                Some(gzip) => encoding::negotiate(res, gzip).await,
+                None => res,
             };
             Ok(done.finish(state, kept, res, id))
         })))
@@ -257,7 +293,10 @@ impl Done {
 /// How a request that passed the edge's own checks is answered: from a kept answer, or by
 /// the router (recorded when its answer may be kept). A kept answer is looked up first, so
 /// that its request's body is dropped unboxed.
-fn serve<S, B>(conn: &Conn<S>, req: Request<B>) -> Serve<S, S::Future>
+///
+/// `gzip`: whether its client accepts gzip; `waits`: how many more times it may wait for
+/// another request making its answer.
+fn serve<S, B>(conn: &Conn<S>, req: Request<B>, gzip: bool, waits: u8) -> Serve<S, S::Future>
 where
     S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone,
     B: HttpBody<Data = Bytes> + Send + 'static,
@@ -266,11 +305,14 @@ where
     let state = &conn.state;
     // A kept listing whose version is known without a read is served at once: no wait,
     // no boxed recheck.
-    let found = state
-        .answers
-        .find(&req, &state.cache, &*state.clock, |space_id| {
-            crate::domain::listings::known_version(state, space_id)
-        });
+    let found = state.answers.find(
+        &req,
+        gzip,
+        waits > 0,
+        &state.cache,
+        &*state.clock,
+        |space_id| crate::domain::listings::known_version(state, space_id),
+    );
     let req = if may_have_body(&req) {
         let deadline = Duration::from_millis(state.config.body_timeout_ms.max(1));
         req.map(|body| Body::new(tower_http::timeout::TimeoutBody::new(deadline, body)))
@@ -288,6 +330,7 @@ where
             })));
         }
         Some(Found::Missing(candidate)) => Some(candidate),
+        Some(Found::Wait(wait)) => return Serve::Pending(Pending::Waiting(Box::new((wait, req)))),
         None => None,
     };
     // The router does its work when polled, but a panic while it matches the route must
@@ -336,7 +379,7 @@ where
     };
     state.answers.checked(served);
     if served {
-        return (Some(kept.operation), kept.response());
+        return (Some(kept.operation), kept.response(candidate.gzip()));
     }
     // Boxed: the check that serves nearly every such request is not sized for this.
     let routed = guarded(router.oneshot(req));
@@ -452,6 +495,55 @@ mod tests {
             .unwrap();
         assert_eq!(res.status(), StatusCode::OK);
         assert!(res.headers().contains_key("x-request-id"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn requests_for_an_answer_being_made_wait_for_it_instead_of_making_it_too() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let state = state(dir.path()).await;
+        state.answers.reusable_paths(["/slow"]);
+        let made = Arc::new(AtomicUsize::new(0));
+        let counted = made.clone();
+        let edge = EdgeLayer(state.clone()).layer(tower::service_fn(move |_: Request<Body>| {
+            let counted = counted.clone();
+            async move {
+                let n = counted.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let mut res = axum::Json(serde_json::json!({ "made": n })).into_response();
+                res.extensions_mut().insert(Answered {
+                    operation: "slow",
+                    reusable: true,
+                });
+                Ok::<_, Infallible>(res)
+            }
+        }));
+        let ask = |token: &'static str| {
+            let edge = edge.clone();
+            async move {
+                let req = Request::get("/slow")
+                    .header(header::AUTHORIZATION, format!("Bearer {token}"))
+                    .body(Body::empty())
+                    .unwrap();
+                let res = edge.oneshot(req).await.unwrap();
+                let body = axum::body::to_bytes(res.into_body(), 1 << 16)
+                    .await
+                    .unwrap();
+                serde_json::from_slice::<serde_json::Value>(&body).unwrap()
+            }
+        };
+        let first = tokio::spawn(ask("t1"));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Arriving while the first is made: answered with it, not made again.
+        let rest: Vec<_> = (0..8).map(|_| tokio::spawn(ask("t1"))).collect();
+        // Another token's answer is its own.
+        let other = tokio::spawn(ask("t2"));
+        let first = first.await.unwrap();
+        for r in rest {
+            assert_eq!(r.await.unwrap(), first);
+        }
+        assert_ne!(other.await.unwrap(), first);
+        assert_eq!(made.load(Ordering::SeqCst), 2, "one answer a token");
     }
 
     #[tokio::test]

@@ -1052,7 +1052,7 @@ impl<'a> Site<'a> {
         let mut res = if headers
             .get(header::IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
+            .is_some_and(|v| crate::encoding::none_match(v, &etag))
         {
             let mut res = StatusCode::NOT_MODIFIED.into_response();
             let h = res.headers_mut();

@@ -13,6 +13,7 @@ mod backup;
 mod change_requests;
 mod collections;
 mod comments;
+mod compression;
 mod content;
 mod errors;
 mod hardening;

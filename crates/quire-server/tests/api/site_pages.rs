@@ -447,6 +447,61 @@ async fn pages_revalidate_with_etags() {
 }
 
 #[tokio::test]
+async fn pages_are_sent_gzipped_under_a_weak_tag_that_revalidates_too() {
+    use std::io::Read;
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = guide(&app, &w, "Guide").await;
+    let (_, base) = site(&app, &w, &[&space], "public").await;
+    let page = format!("{base}intro");
+    let (_, plain_headers, plain) = fetch(&app, &page, &[]).await;
+    let strong = plain_headers["etag"].to_str().unwrap().to_string();
+    assert!(!strong.starts_with("W/"));
+    assert_eq!(plain_headers["vary"], "accept-encoding");
+    // reqwest here does not decode gzip: read the bytes on the wire.
+    let res = reqwest::Client::new()
+        .get(format!("{}{page}", app.base))
+        .header("accept-encoding", "gzip, deflate, br")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let h = res.headers().clone();
+    assert_eq!(h["content-encoding"], "gzip");
+    let weak = h["etag"].to_str().unwrap().to_string();
+    assert_eq!(weak, format!("W/{strong}"));
+    // Security headers as on the plain page.
+    for name in [
+        "content-security-policy",
+        "x-content-type-options",
+        "cache-control",
+    ] {
+        assert_eq!(h.get(name), plain_headers.get(name), "{name}");
+    }
+    let wire = res.bytes().await.unwrap();
+    let mut html = String::new();
+    flate2::read::GzDecoder::new(&wire[..])
+        .read_to_string(&mut html)
+        .unwrap();
+    assert_html(200, &h, 200, &html);
+    assert_eq!(html, plain);
+    assert!(wire.len() < plain.len());
+    // Either tag revalidates, with either encoding.
+    for tag in [&weak, &strong] {
+        for accept in ["gzip", "identity"] {
+            let (status, _, body) = fetch(
+                &app,
+                &page,
+                &[("if-none-match", tag), ("accept-encoding", accept)],
+            )
+            .await;
+            assert_eq!(status, 304, "{tag}, {accept}");
+            assert!(body.is_empty());
+        }
+    }
+}
+
+#[tokio::test]
 async fn hostile_content_is_inert() {
     let app = TestApp::start().await;
     let w = world(&app).await;

@@ -1,0 +1,297 @@
+//! Compressed answers. A `GET` answer of text (JSON, HTML, markdown, XML, CSS, scripts) of
+//! at least [`MIN_BYTES`] is sent gzip-compressed to a client that accepts gzip, as the
+//! official client does (Node's `fetch` asks for `gzip, deflate`) and every browser does.
+//! A revision with its pages' markdown shrinks to a third, a listing to a twelfth.
+//!
+//! Only `GET` answers: a write's answer may carry a secret minted for it next to what the
+//! request sent (a token, a signed URL), the pairing that compression lets an observer of
+//! sizes guess at; reads are where the bytes are anyway. Every answer that could be
+//! compressed names `Accept-Encoding` in `Vary`, so a shared cache keeps the two apart, and
+//! a compressed answer's `ETag` is weak (the same entity, other bytes).
+
+use axum::body::{Body, HttpBody};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use bytes::Bytes;
+
+/// Smaller answers are sent as they are: gzip's framing and a round of decoding cost more
+/// than the bytes they save.
+pub const MIN_BYTES: u64 = 1024;
+
+/// Larger answers are sent as they are (none of Quire's is near it; it bounds the work).
+pub const MAX_BYTES: u64 = 64 << 20;
+
+/// Answers larger than this are compressed off the async workers (a 700 KB revision takes
+/// about 8 ms).
+pub const INLINE_BYTES: usize = 256 << 10;
+
+/// How hard to compress.
+#[derive(Clone, Copy, Debug)]
+pub enum Effort {
+    /// For an answer made once and sent many times (a kept answer).
+    Kept,
+    /// For an answer sent once.
+    Once,
+}
+
+/// Whether a request's `Accept-Encoding` accepts gzip: named (or as `x-gzip`) with a
+/// non-zero weight, or not named while `*` is.
+pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+    let mut gzip = None;
+    let mut any = None;
+    for value in headers.get_all(header::ACCEPT_ENCODING) {
+        let Ok(text) = value.to_str() else { continue };
+        for item in text.split(',') {
+            let mut params = item.split(';');
+            let name = params.next().unwrap_or("").trim();
+            let weight = params
+                .filter_map(|p| {
+                    let (key, value) = p.split_once('=')?;
+                    key.trim()
+                        .eq_ignore_ascii_case("q")
+                        .then(|| value.trim().parse::<f32>().unwrap_or(0.0))
+                })
+                .next_back()
+                .unwrap_or(1.0);
+            if name.eq_ignore_ascii_case("gzip") || name.eq_ignore_ascii_case("x-gzip") {
+                gzip = Some(weight > 0.0);
+            } else if name == "*" {
+                any = Some(weight > 0.0);
+            }
+        }
+    }
+    gzip.or(any).unwrap_or(false)
+}
+
+/// Whether an answer with these headers and a body of `len` bytes is sent compressed to a
+/// client that accepts it: text, not encoded already, of a size worth it.
+pub fn worth(headers: &HeaderMap, len: u64) -> bool {
+    (MIN_BYTES..=MAX_BYTES).contains(&len)
+        && !headers.contains_key(header::CONTENT_ENCODING)
+        && !headers.contains_key(header::CONTENT_RANGE)
+        && headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(is_text)
+}
+
+/// Whether a content type is text that compresses.
+fn is_text(content_type: &str) -> bool {
+    let media = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    media.starts_with("text/")
+        || media.ends_with("+json")
+        || media.ends_with("+xml")
+        || matches!(
+            media.as_str(),
+            "application/json"
+                | "application/javascript"
+                | "application/xml"
+                | "application/yaml"
+                | "application/x-yaml"
+        )
+}
+
+/// Names `Accept-Encoding` in `Vary` (an answer that is sent compressed to some clients).
+pub fn vary(headers: &mut HeaderMap) {
+    let named = headers
+        .get_all(header::VARY)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|v| v.trim().eq_ignore_ascii_case("accept-encoding") || v.trim() == "*");
+    if !named {
+        headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+}
+
+/// `body` gzip-compressed, or `None` when that does not make it smaller.
+pub fn gzip(body: &[u8], effort: Effort) -> Option<Bytes> {
+    use std::io::Write;
+    // Level 1 of zlib-rs (flate2's backend here) leaves a revision half again as large
+    // as level 3 does, for two thirds of the time; past 3, little is gained.
+    let level = match effort {
+        Effort::Kept => flate2::Compression::default(),
+        Effort::Once => flate2::Compression::new(3),
+    };
+    let mut out = flate2::write::GzEncoder::new(Vec::with_capacity(body.len() / 3), level);
+    // Writing to memory cannot fail.
+    out.write_all(body).ok()?;
+    let packed = out.finish().ok()?;
+    (packed.len() < body.len()).then(|| Bytes::from(packed))
+}
+
+/// The headers of the compressed answer, from those of the plain one (which name
+/// `Accept-Encoding` in `Vary` already).
+pub fn gzipped_headers(plain: &HeaderMap) -> HeaderMap {
+    let mut headers = plain.clone();
+    headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    // The length is the body's, which the server sets.
+    headers.remove(header::CONTENT_LENGTH);
+    if let Some(tag) = headers.get(header::ETAG) {
+        if !tag.as_bytes().starts_with(b"W/") {
+            let mut weak = b"W/".to_vec();
+            weak.extend_from_slice(tag.as_bytes());
+            if let Ok(weak) = HeaderValue::from_bytes(&weak) {
+                headers.insert(header::ETAG, weak);
+            }
+        }
+    }
+    headers
+}
+
+/// Whether an `If-None-Match` value names `etag`, by the weak comparison the header calls
+/// for (a compressed answer's tag is the weak form of the plain one's).
+pub fn none_match(if_none_match: &str, etag: &str) -> bool {
+    fn bare(tag: &str) -> &str {
+        let tag = tag.trim();
+        tag.strip_prefix("W/").unwrap_or(tag)
+    }
+    let etag = bare(etag);
+    if_none_match
+        .split(',')
+        .any(|t| t.trim() == "*" || bare(t) == etag)
+}
+
+/// `res`, the answer to a `GET`, as it is sent to a client that accepts gzip (`gzip`) or
+/// not: compressed when [`worth`] it, and naming `Accept-Encoding` in `Vary` whenever it
+/// could have been.
+pub async fn negotiate(res: Response, gzip: bool) -> Response {
+    let Some(len) = res.body().size_hint().exact() else {
+        return res;
+    };
+    if !worth(res.headers(), len) {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    vary(&mut parts.headers);
+    if !gzip {
+        return Response::from_parts(parts, body);
+    }
+    // A body of known size is whole already: collecting it does not wait.
+    let plain = match http_body_util::BodyExt::collect(body).await {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) => {
+            tracing::error!(error = %err, "reading an answer to compress it failed");
+            return crate::error::error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal error; see the server log for details.",
+            );
+        }
+    };
+    let packed = if plain.len() > INLINE_BYTES {
+        let plain = plain.clone();
+        tokio::task::spawn_blocking(move || gzip_bytes(&plain))
+            .await
+            .ok()
+            .flatten()
+    } else {
+        gzip_bytes(&plain)
+    };
+    match packed {
+        Some(packed) => {
+            parts.headers = gzipped_headers(&parts.headers);
+            Response::from_parts(parts, Body::from(packed))
+        }
+        None => Response::from_parts(parts, Body::from(plain)),
+    }
+}
+
+/// [`gzip`] for an answer sent once.
+fn gzip_bytes(body: &[u8]) -> Option<Bytes> {
+    gzip(body, Effort::Once)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asking(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_str(value).unwrap(),
+        );
+        h
+    }
+
+    #[test]
+    fn gzip_is_accepted_as_the_header_weighs_it() {
+        for yes in [
+            "gzip",
+            "gzip, deflate",
+            "br;q=1.0, gzip;q=0.5",
+            "x-gzip",
+            "*",
+            "identity, *;q=0.1",
+            "GZIP",
+        ] {
+            assert!(accepts_gzip(&asking(yes)), "{yes}");
+        }
+        for no in [
+            "identity",
+            "gzip;q=0",
+            "gzip; q=0.000",
+            "br",
+            "*;q=0",
+            "gzip;q=0, *",
+            "",
+        ] {
+            assert!(!accepts_gzip(&asking(no)), "{no}");
+        }
+        assert!(!accepts_gzip(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn only_text_of_a_worthwhile_size_is_compressed() {
+        let typed = |t: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_str(t).unwrap());
+            h
+        };
+        assert!(worth(&typed("application/json"), 2048));
+        assert!(worth(&typed("text/html; charset=utf-8"), 2048));
+        assert!(worth(&typed("image/svg+xml"), 2048));
+        assert!(!worth(&typed("application/json"), MIN_BYTES - 1));
+        assert!(!worth(&typed("application/pdf"), 2048));
+        assert!(!worth(&typed("image/png"), 2048));
+        assert!(!worth(&HeaderMap::new(), 2048));
+        let mut encoded = typed("application/json");
+        encoded.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        assert!(!worth(&encoded, 2048));
+    }
+
+    #[test]
+    fn a_compressed_answer_decodes_to_the_plain_one_and_its_tag_is_weak() {
+        use std::io::Read;
+        let body = br#"{"pages":["#.repeat(500);
+        let packed = gzip(&body, Effort::Kept).unwrap();
+        assert!(packed.len() < body.len() / 10);
+        let mut back = Vec::new();
+        flate2::read::GzDecoder::new(&packed[..])
+            .read_to_end(&mut back)
+            .unwrap();
+        assert_eq!(back, body);
+        // Bytes that do not shrink are sent as they are.
+        assert!(gzip(&[7u8], Effort::Once).is_none());
+
+        let mut plain = HeaderMap::new();
+        plain.insert(header::ETAG, HeaderValue::from_static("\"v1\""));
+        plain.insert(header::CONTENT_LENGTH, HeaderValue::from(10u32));
+        vary(&mut plain);
+        vary(&mut plain);
+        let packed = gzipped_headers(&plain);
+        assert_eq!(packed[header::ETAG], "W/\"v1\"");
+        assert_eq!(packed[header::CONTENT_ENCODING], "gzip");
+        assert!(!packed.contains_key(header::CONTENT_LENGTH));
+        assert_eq!(packed.get_all(header::VARY).iter().count(), 1);
+        assert!(none_match("W/\"v1\"", "\"v1\""));
+        assert!(none_match("\"v0\", \"v1\"", "\"v1\""));
+        assert!(none_match("*", "\"v1\""));
+        assert!(!none_match("\"v2\"", "\"v1\""));
+    }
+}
