@@ -183,16 +183,7 @@ pub async fn negotiate(res: Response, gzip: bool) -> Response {
             );
         }
     };
-    let packed = if plain.len() > INLINE_BYTES {
-        let plain = plain.clone();
-        tokio::task::spawn_blocking(move || gzip_bytes(&plain))
-            .await
-            .ok()
-            .flatten()
-    } else {
-        gzip_bytes(&plain)
-    };
-    match packed {
+    match gzip_off_workers(plain.clone(), Effort::Once).await {
         Some(packed) => {
             parts.headers = gzipped_headers(&parts.headers);
             Response::from_parts(parts, Body::from(packed))
@@ -201,9 +192,15 @@ pub async fn negotiate(res: Response, gzip: bool) -> Response {
     }
 }
 
-/// [`gzip`] for an answer sent once.
-fn gzip_bytes(body: &[u8]) -> Option<Bytes> {
-    gzip(body, Effort::Once)
+/// [`gzip`], off the async workers for a body past [`INLINE_BYTES`].
+pub async fn gzip_off_workers(body: Bytes, effort: Effort) -> Option<Bytes> {
+    if body.len() <= INLINE_BYTES {
+        return gzip(&body, effort);
+    }
+    tokio::task::spawn_blocking(move || gzip(&body, effort))
+        .await
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]

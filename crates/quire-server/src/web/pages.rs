@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use quire_content::html::{
     escape_attr as attr, escape_text as text, legible_hex, render_document, safe_url, FileRef,
     Resolve,
@@ -1024,7 +1025,8 @@ impl<'a> Site<'a> {
         }
     }
 
-    /// A page as HTML: cached by what names it, and answered 304 when the visitor has it.
+    /// A page as HTML: cached by what names it (compressed too, for visitors that accept
+    /// gzip), and answered 304 when the visitor has it.
     async fn page(&self, headers: &HeaderMap, _query: Option<&str>) -> ApiResult<Response> {
         // The visitor's page list, built once if a step below needs it.
         let mut list = None;
@@ -1049,6 +1051,8 @@ impl<'a> Site<'a> {
             format!("{path}\n{}", versions.join(","))
         };
         let etag = self.version(&named);
+        // The page's HTML, when it is sent.
+        let mut sent = None;
         let mut res = if headers
             .get(header::IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok())
@@ -1077,6 +1081,7 @@ impl<'a> Site<'a> {
                     body
                 }
             };
+            sent = Some(body.clone());
             html(StatusCode::OK, body)
         };
         let h = res.headers_mut();
@@ -1089,7 +1094,37 @@ impl<'a> Site<'a> {
             "private, no-cache"
         };
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+        if let Some(body) = sent {
+            self.compressed(&mut res, headers, &etag, body).await;
+        }
         Ok(res)
+    }
+
+    /// Sends `res`, a page of `body` tagged `etag`, gzip-compressed to a visitor that
+    /// accepts it, compressed once per tag (the edge would compress it on every visit).
+    async fn compressed(&self, res: &mut Response, asked: &HeaderMap, etag: &str, body: Bytes) {
+        use crate::encoding;
+        if !encoding::worth(res.headers(), body.len() as u64) {
+            return;
+        }
+        encoding::vary(res.headers_mut());
+        if !encoding::accepts_gzip(asked) {
+            return;
+        }
+        let key = format!("site-html.gz:{etag}");
+        let packed = match self.state.content.pages.get(&key) {
+            Some(packed) => packed,
+            None => {
+                let Some(packed) = encoding::gzip_off_workers(body, encoding::Effort::Kept).await
+                else {
+                    return;
+                };
+                self.state.content.pages.insert(key, packed.clone());
+                packed
+            }
+        };
+        *res.headers_mut() = encoding::gzipped_headers(res.headers());
+        *res.body_mut() = axum::body::Body::from(packed);
     }
 
     /// `~search?q=`: the site space's pages that match, as a page of the site, or as JSON

@@ -486,6 +486,14 @@ async fn pages_are_sent_gzipped_under_a_weak_tag_that_revalidates_too() {
     assert_html(200, &h, 200, &html);
     assert_eq!(html, plain);
     assert!(wire.len() < plain.len());
+    // Compressed once for its tag, and sent from there.
+    let kept = app
+        .state
+        .content
+        .pages
+        .get(&format!("site-html.gz:{strong}"))
+        .expect("the compressed page is kept");
+    assert_eq!(kept, wire);
     // Either tag revalidates, with either encoding.
     for tag in [&weak, &strong] {
         for accept in ["gzip", "identity"] {
