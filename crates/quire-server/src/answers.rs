@@ -569,12 +569,30 @@ impl Answers {
             listing: reading.listing,
             ..Kept::new(operation, parts.headers.clone(), collected.to_bytes())
         });
+        let key = candidate.key();
+        // The same answer kept meanwhile by another request that saw the same state (many
+        // that did not wait), held as long: that one serves, so that its compressed form is
+        // made once.
+        let kept = match self.kept.get(&key) {
+            Some(same)
+                if same.generation == kept.generation
+                    && same.expires_at >= kept.expires_at
+                    && same.listing == kept.listing
+                    && same.plain.body == kept.plain.body
+                    && same.plain.headers == kept.plain.headers =>
+            {
+                same
+            }
+            _ => {
+                self.kept.insert(key, kept.clone());
+                kept
+            }
+        };
         if !kept.ready(candidate.gzip) {
             let made = kept.clone();
-            // Made (and kept) even if this request is dropped meanwhile.
+            // Off the async workers; those that ask meanwhile wait for it (`OnceLock`).
             let _ = tokio::task::spawn_blocking(move || made.gzipped().is_some()).await;
         }
-        self.kept.insert(candidate.key(), kept.clone());
         let v = kept.variant(candidate.gzip);
         parts.headers = v.headers.clone();
         Response::from_parts(parts, Body::from(v.body.clone()))
@@ -584,6 +602,7 @@ impl Answers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::response::IntoResponse;
 
     fn kept(body_bytes: usize, expires_at: i64) -> Arc<Kept> {
         Arc::new(Kept {
@@ -657,6 +676,41 @@ mod tests {
         );
         drop(later);
         assert_eq!(entries(&answers), 0);
+    }
+
+    #[tokio::test]
+    async fn an_answer_kept_meanwhile_from_the_same_state_is_used_rather_than_made_again() {
+        let answers = Answers::new(1000);
+        let candidate = |started| Candidate {
+            digest: TokenDigest::of("token"),
+            uri: Uri::from_static("/v1/spaces/s/content"),
+            generation: 3,
+            started,
+            gzip: true,
+            _maker: None,
+        };
+        let made = || async {
+            let mut res =
+                axum::Json(serde_json::json!({ "pages": vec!["same words"; 200] })).into_response();
+            res.extensions_mut().insert(crate::metrics::Answered {
+                operation: "getCurrentRevision",
+                reusable: true,
+            });
+            res
+        };
+        let key = candidate(0).key();
+        let res = answers.record(candidate(10), made()).await;
+        assert_eq!(res.headers()["content-encoding"], "gzip");
+        let first = answers.kept.get(&key).unwrap();
+        // Made again by a request that began as early: the kept one (and its compressed
+        // form) serves it.
+        answers.record(candidate(10), made()).await;
+        assert!(Arc::ptr_eq(&answers.kept.get(&key).unwrap(), &first));
+        // One that holds longer takes its place.
+        answers.record(candidate(20), made()).await;
+        let later = answers.kept.get(&key).unwrap();
+        assert!(!Arc::ptr_eq(&later, &first));
+        assert_eq!(later.expires_at, 1020);
     }
 
     fn near(answers: &Answers) -> (usize, usize) {

@@ -115,10 +115,11 @@ enum Pending<S, F> {
     Waiting(Box<(Wait, Request<Body>)>),
 }
 
-/// How many times a request waits for another making its answer, at most. Twice: an
-/// answer made from the database is not kept, and the request that makes it again, from
-/// the caches, is waited for too.
-const WAITS: u8 = 2;
+/// How many times a request waits for another making its answer, at most. An answer made
+/// from the database is not kept, and the request that makes it again, from the caches, is
+/// waited for too; the lookups an answer rests on expire one by one, so that may happen
+/// again meanwhile.
+const WAITS: u8 = 3;
 
 /// How long a request waits for another making its answer, at most, before it makes it.
 const WAIT_AT_MOST: Duration = Duration::from_secs(10);
