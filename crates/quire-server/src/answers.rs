@@ -69,6 +69,7 @@ pub struct Kept {
 }
 
 /// One encoding of a kept answer: its headers and body.
+#[derive(Clone, PartialEq)]
 struct Variant {
     headers: HeaderMap,
     body: Bytes,
@@ -578,12 +579,19 @@ impl Answers {
                 if same.generation == kept.generation
                     && same.expires_at >= kept.expires_at
                     && same.listing == kept.listing
-                    && same.plain.body == kept.plain.body
-                    && same.plain.headers == kept.plain.headers =>
+                    && same.plain == kept.plain =>
             {
                 same
             }
-            _ => {
+            earlier => {
+                // Made again with the same bytes (an answer expires with the lookups it
+                // rests on, every second by default, though it rarely changes): its
+                // compressed form is the earlier one's.
+                if let Some(earlier) = earlier.filter(|e| e.plain == kept.plain) {
+                    if let Some(Some(packed)) = earlier.gzipped.get() {
+                        let _ = kept.gzipped.set(Some(packed.clone()));
+                    }
+                }
                 self.kept.insert(key, kept.clone());
                 kept
             }
@@ -706,11 +714,17 @@ mod tests {
         // form) serves it.
         answers.record(candidate(10), made()).await;
         assert!(Arc::ptr_eq(&answers.kept.get(&key).unwrap(), &first));
-        // One that holds longer takes its place.
+        // One that holds longer takes its place, with the same compressed form.
         answers.record(candidate(20), made()).await;
         let later = answers.kept.get(&key).unwrap();
         assert!(!Arc::ptr_eq(&later, &first));
         assert_eq!(later.expires_at, 1020);
+        let packed = |k: &Kept| k.gzipped.get().unwrap().as_ref().unwrap().body.clone();
+        assert_eq!(
+            packed(&later).as_ptr(),
+            packed(&first).as_ptr(),
+            "not compressed again"
+        );
     }
 
     fn near(answers: &Answers) -> (usize, usize) {
