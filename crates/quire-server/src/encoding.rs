@@ -9,6 +9,9 @@
 //! compressed names `Accept-Encoding` in `Vary`, so a shared cache keeps the two apart, and
 //! a compressed answer's `ETag` is weak (the same entity, other bytes).
 
+use std::hash::BuildHasher;
+use std::sync::Arc;
+
 use axum::body::{Body, HttpBody};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
@@ -157,10 +160,68 @@ pub fn none_match(if_none_match: &str, etag: &str) -> bool {
         .any(|t| t.trim() == "*" || bare(t) == etag)
 }
 
+/// Answers at least this large are looked up among those compressed lately.
+const RECENT_MIN_BYTES: usize = 16 << 10;
+
+/// Bytes of answers (plain and compressed) held by [`Recent`].
+const RECENT_BYTES: u64 = 32 << 20;
+
+/// The compressed forms of answers sent lately, found by their bytes: an answer that is not
+/// kept but is sent again alike (a search, a listing of an organization's spaces) is
+/// compressed once, not for every client (a search answer of 200 KB took 2 ms to compress,
+/// ten times its cost to make from the caches).
+pub struct Recent {
+    /// By a hash of the plain bytes, with those bytes (compared on use: a hash that is
+    /// the same for other bytes finds nothing) and their compressed form.
+    packed: moka::sync::Cache<u64, Arc<(Bytes, Bytes)>, foldhash::fast::RandomState>,
+    /// The hash's seed, random per process.
+    seed: foldhash::fast::RandomState,
+}
+
+impl Default for Recent {
+    fn default() -> Self {
+        Self {
+            packed: moka::sync::Cache::builder()
+                .max_capacity(RECENT_BYTES)
+                .weigher(|_, pair: &Arc<(Bytes, Bytes)>| {
+                    u32::try_from(pair.0.len() + pair.1.len()).unwrap_or(u32::MAX)
+                })
+                .build_with_hasher(Default::default()),
+            seed: Default::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Recent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recent").finish_non_exhaustive()
+    }
+}
+
+impl Recent {
+    /// `plain` compressed for an answer sent once (`None`: it does not shrink), from the
+    /// answers compressed lately when it is one of them.
+    async fn gzip(&self, plain: &Bytes) -> Option<Bytes> {
+        if plain.len() < RECENT_MIN_BYTES {
+            return gzip(plain, Effort::Once);
+        }
+        let hash = self.seed.hash_one(&plain[..]);
+        if let Some(pair) = self.packed.get(&hash) {
+            if pair.0 == *plain {
+                return Some(pair.1.clone());
+            }
+        }
+        let packed = gzip_off_workers(plain.clone(), Effort::Once).await?;
+        self.packed
+            .insert(hash, Arc::new((plain.clone(), packed.clone())));
+        Some(packed)
+    }
+}
+
 /// `res`, the answer to a `GET`, as it is sent to a client that accepts gzip (`gzip`) or
-/// not: compressed when [`worth`] it, and naming `Accept-Encoding` in `Vary` whenever it
-/// could have been.
-pub async fn negotiate(res: Response, gzip: bool) -> Response {
+/// not: compressed when [`worth`] it (from `recent` when it was lately), and naming
+/// `Accept-Encoding` in `Vary` whenever it could have been.
+pub async fn negotiate(res: Response, gzip: bool, recent: &Recent) -> Response {
     let Some(len) = res.body().size_hint().exact() else {
         return res;
     };
@@ -183,7 +244,7 @@ pub async fn negotiate(res: Response, gzip: bool) -> Response {
             );
         }
     };
-    match gzip_off_workers(plain.clone(), Effort::Once).await {
+    match recent.gzip(&plain).await {
         Some(packed) => {
             parts.headers = gzipped_headers(&parts.headers);
             Response::from_parts(parts, Body::from(packed))
@@ -260,6 +321,26 @@ mod tests {
         let mut encoded = typed("application/json");
         encoded.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         assert!(!worth(&encoded, 2048));
+    }
+
+    #[tokio::test]
+    async fn an_answer_sent_again_alike_is_compressed_once() {
+        let recent = Recent::default();
+        let plain = Bytes::from(r#"{"items":["a search hit"],"#.repeat(2000));
+        let first = recent.gzip(&plain).await.unwrap();
+        let again = recent.gzip(&plain.clone()).await.unwrap();
+        assert_eq!(first.as_ptr(), again.as_ptr(), "not compressed again");
+        // Other bytes under the same hash find nothing.
+        let other = Bytes::from(r#"{"items":["another hit"],"#.repeat(2000));
+        let hash = recent.seed.hash_one(&other[..]);
+        recent
+            .packed
+            .insert(hash, Arc::new((plain.clone(), first.clone())));
+        let packed = recent.gzip(&other).await.unwrap();
+        let mut back = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&packed[..]), &mut back)
+            .unwrap();
+        assert_eq!(back, other);
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub struct Shared {
     pub cache: Arc<AccessCache>,
     /// Answers of reusable reads, kept while what they rest on holds.
     pub answers: crate::answers::Answers,
+    /// The compressed forms of answers sent lately (`crate::encoding`).
+    pub compressed: crate::encoding::Recent,
     /// File bytes.
     pub blobs: Blobs,
     /// Immutable content objects and decoded revisions.
@@ -90,6 +92,7 @@ impl AppState {
             )?,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
             answers: crate::answers::Answers::new(config.access_cache_ms),
+            compressed: Default::default(),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
             document_budget: tokio::sync::Semaphore::new(DOCUMENT_BUDGET_KIB),
             metrics: crate::metrics::Metrics::new(),

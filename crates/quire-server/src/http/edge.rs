@@ -238,7 +238,7 @@ where
                 };
             };
             let res = match gzip {
-                Some(gzip) => encoding::negotiate(res, gzip).await,
+                Some(gzip) => encoding::negotiate(res, gzip, &state.compressed).await,
                 None => res,
             };
             Ok(done.finish(state, kept, res, id))
