@@ -430,11 +430,14 @@ impl Answers {
                 let kept = with_pair(digest.as_str(), line, |key| self.kept.get(key))
                     .filter(|kept| kept.holds(generation, now) && kept.ready(gzip));
                 let Some(kept) = kept else {
-                    self.misses.add();
                     let key = [digest.as_str(), line].join("\n");
                     return Some(match self.wait_or_make(key, generation, may_wait) {
+                        // Counted once it is looked up again.
                         Ok(wait) => Found::Wait(wait),
-                        Err(maker) => Found::Missing(candidate(maker)),
+                        Err(maker) => {
+                            self.misses.add();
+                            Found::Missing(candidate(maker))
+                        }
                     });
                 };
                 // Compressed first, if asked for, so that the copy holds it too.
