@@ -549,16 +549,9 @@ impl Answers {
             return res;
         }
         let (mut parts, body) = res.into_parts();
-        // A body of known, bounded size is whole already: collecting it does not wait.
-        let collected = match http_body_util::BodyExt::collect(body).await {
-            Ok(collected) => collected,
-            Err(err) => {
-                tracing::error!(error = %err, "reading an answer to keep it failed");
-                return crate::error::error_response(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "Internal error; see the server log for details.",
-                );
-            }
+        let plain = match encoding::whole(body, "keep").await {
+            Ok(plain) => plain,
+            Err(failed) => return failed,
         };
         let expires_at = reading
             .oldest
@@ -571,7 +564,7 @@ impl Answers {
             made_at: candidate.started,
             expires_at,
             listing: reading.listing,
-            ..Kept::new(operation, parts.headers.clone(), collected.to_bytes())
+            ..Kept::new(operation, parts.headers.clone(), plain)
         });
         let key = candidate.key();
         // The same answer kept meanwhile by another request that saw the same state (many

@@ -233,16 +233,9 @@ pub async fn negotiate(res: Response, gzip: bool, recent: &Recent) -> Response {
     if !gzip {
         return Response::from_parts(parts, body);
     }
-    // A body of known size is whole already: collecting it does not wait.
-    let plain = match http_body_util::BodyExt::collect(body).await {
-        Ok(collected) => collected.to_bytes(),
-        Err(err) => {
-            tracing::error!(error = %err, "reading an answer to compress it failed");
-            return crate::error::error_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Internal error; see the server log for details.",
-            );
-        }
+    let plain = match whole(body, "compress").await {
+        Ok(plain) => plain,
+        Err(failed) => return failed,
     };
     match recent.gzip(&plain).await {
         Some(packed) => {
@@ -250,6 +243,21 @@ pub async fn negotiate(res: Response, gzip: bool, recent: &Recent) -> Response {
             Response::from_parts(parts, Body::from(packed))
         }
         None => Response::from_parts(parts, Body::from(plain)),
+    }
+}
+
+/// The bytes of an answer's body of known size, which is whole already (collecting it does
+/// not wait), to `purpose` it; the official 500 if reading it fails all the same.
+pub async fn whole(body: Body, purpose: &str) -> Result<Bytes, Response> {
+    match http_body_util::BodyExt::collect(body).await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) => {
+            tracing::error!(error = %err, "reading an answer to {purpose} it failed");
+            Err(crate::error::error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal error; see the server log for details.",
+            ))
+        }
     }
 }
 

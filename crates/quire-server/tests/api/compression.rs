@@ -165,3 +165,33 @@ async fn small_answers_and_writes_are_sent_as_they_are() {
     let body: Value = res.json().await.unwrap();
     assert!(body["body"]["markdown"].as_str().unwrap().len() > 2000);
 }
+
+#[tokio::test]
+async fn a_revision_past_the_inline_bound_is_compressed_off_the_workers_alike() {
+    let app = TestApp::start().await;
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let space = app.space(&admin, &org, "Big", None).await;
+    let cr = app.open_change_request(&admin, &space, "Start").await;
+    // Eight pages of about 40 KB, one a request (a body is at most 64 KB): the revision is
+    // past `INLINE_BYTES`.
+    for i in 0..8 {
+        let text: String = (0..4500).map(|w| format!("w{i}x{w} ")).collect();
+        let page = json!({ "operation": "insert_page", "title": format!("Page {i}"),
+                           "document": { "markdown": text } });
+        app.edit_change_request(&admin, &space, &cr, json!([page]))
+            .await;
+    }
+    app.merge_change_request(&admin, &space, &cr).await;
+    let path = format!("/v1/spaces/{space}/content");
+    let (_, plain) = read(&app, &admin, &path, None).await;
+    assert!(plain.len() > quire_server::encoding::INLINE_BYTES);
+    let plain: Value = serde_json::from_slice(&plain).unwrap();
+    // Made, kept (compressed on a blocking thread), then served from memory.
+    for round in 0..4 {
+        let (headers, wire) = read(&app, &admin, &path, Some(NODE)).await;
+        assert_eq!(headers["content-encoding"], "gzip", "round {round}");
+        let got: Value = serde_json::from_slice(&gunzip(&wire)).unwrap();
+        assert_eq!(got, plain, "round {round}");
+    }
+}
