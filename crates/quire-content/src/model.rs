@@ -295,6 +295,12 @@ impl SharedDocument {
         Arc::ptr_eq(&a.0, &b.0)
     }
 
+    /// The same number for every holder of this document, and another for every other
+    /// document alive: a cache of revisions weighs a body its revisions share once.
+    pub fn identity(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
     /// The hash of the body object, computing it with `hash` the first time.
     pub(crate) fn body_hash(&self, hash: impl FnOnce(&str) -> ObjectHash) -> ObjectHash {
         *self.0.body.get_or_init(|| hash(&self.0.doc.markdown))

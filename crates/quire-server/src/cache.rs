@@ -16,6 +16,7 @@
 
 use crate::ids::{OrgId, UserId};
 use crate::per_thread::{PerThread, Tally};
+use crate::revision_cache::Revisions;
 use crate::store::revisions::RevisionRow;
 use crate::store::spaces::SpaceRow;
 use moka::sync::Cache;
@@ -499,8 +500,8 @@ impl AccessCache {
 pub struct ContentCache {
     /// Content objects by hash.
     pub objects: Cache<ObjectHash, Arc<Vec<u8>>>,
-    /// Decoded revisions by root.
-    pub revisions: Cache<String, Arc<Revision>>,
+    /// Decoded revisions by root; a body several of them share is weighed once.
+    pub revisions: Revisions,
     /// Roots of revisions being loaded in the background (after a page read from the stored
     /// page tree), so that a burst of first visits loads each once.
     warming: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
@@ -863,10 +864,7 @@ impl ContentCache {
                 .max_capacity(third)
                 .weigher(|_, v: &Arc<Vec<u8>>| u32::try_from(v.len() + 64).unwrap_or(u32::MAX))
                 .build(),
-            revisions: Cache::builder()
-                .max_capacity(third)
-                .weigher(|_, r: &Arc<Revision>| u32::try_from(weight(r)).unwrap_or(u32::MAX))
-                .build(),
+            revisions: Revisions::new(third),
             warming: Default::default(),
             trees: Cache::builder().max_capacity(100_000).build(),
             from_trees: Arc::default(),
@@ -900,7 +898,9 @@ impl ContentCache {
             tree_reads: Flights::default(),
             warm_trees: Cache::builder()
                 .max_capacity(sixth)
-                .weigher(|_, r: &Arc<Revision>| u32::try_from(weight(r)).unwrap_or(u32::MAX))
+                .weigher(|_, r: &Arc<Revision>| {
+                    u32::try_from(Revisions::weight_alone(r)).unwrap_or(u32::MAX)
+                })
                 .time_to_live(std::time::Duration::from_secs(60))
                 .build(),
             decoded: Arc::default(),
@@ -912,8 +912,8 @@ impl ContentCache {
     /// the cache cannot stay, and would be read and decoded again for every use: say so
     /// once, since only the operator can fix it (with `--cache-mb`).
     pub fn keep_decoded(&self, space_id: Option<&str>, root: &str, rev: Arc<Revision>) {
-        let share = self.revisions.policy().max_capacity().unwrap_or(u64::MAX);
-        let heavy = weight(&rev) as u64;
+        let share = self.revisions.capacity();
+        let heavy = Revisions::weight_alone(&rev);
         if heavy > share && !self.warned_heavy.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 space = space_id.unwrap_or("-"),
@@ -927,15 +927,6 @@ impl ContentCache {
         }
         self.revisions.insert(root.to_string(), rev);
     }
-}
-
-/// What a decoded revision weighs in the cache: its text, and a share per page and file.
-fn weight(rev: &Revision) -> usize {
-    rev.flatten()
-        .iter()
-        .map(|p| 256 + p.page.markdown().map_or(0, str::len))
-        .sum::<usize>()
-        + rev.files.len() * 256
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod per_thread;
 pub mod provenance;
 pub mod rate;
+pub mod revision_cache;
 pub mod server;
 pub mod state;
 pub mod store;

@@ -810,6 +810,63 @@ async fn a_burst_of_first_reads_decodes_the_revision_once() {
     assert_eq!(fresh.state.content.decodes(false), 1);
 }
 
+/// A merge reads the change request's base, both sides and the revision the search index
+/// holds. They share all but their changed page bodies, and the cache weighs a shared body
+/// once: with room for little more than one of them weighed whole, a three-way merge still
+/// finds them all cached and decodes nothing from the database.
+#[tokio::test]
+async fn revisions_sharing_their_bodies_stay_cached_together_through_a_merge() {
+    // A third of 1 MiB (about 349 KB) holds decoded revisions; this space's text is 200 KB.
+    let app = TestApp::start_with(|c| c.cache_mb = 1).await;
+    let (alice, space) = setup(&app).await;
+    let cr = open_cr(&app, &alice, &space, "pages").await;
+    let pages: Vec<Value> = (0..40)
+        .map(|i| {
+            json!({ "operation": "insert_page", "title": format!("Page {i}"),
+                    "document": { "markdown": format!("Body {i}: {}\n", "text ".repeat(1000)) } })
+        })
+        .collect();
+    batch(&app, &alice, &space, &cr, Value::Array(pages))
+        .await
+        .expect(200);
+    merge(&app, &alice, &space, &cr).await;
+    let listed = app
+        .get(&alice, &format!("/v1/spaces/{}/content/pages", space.id))
+        .await
+        .expect(200);
+    let ids: Vec<String> = listed["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect();
+    // Two change requests from the same revision, each changing one page.
+    let mut crs = Vec::new();
+    for (n, id) in ids.iter().take(2).enumerate() {
+        let cr = open_cr(&app, &alice, &space, &format!("edit {n}")).await;
+        let change = json!([{ "operation": "update_page", "page": id,
+                              "document": { "markdown": format!("Edited {n}.\n") } }]);
+        batch(&app, &alice, &space, &cr, change).await.expect(200);
+        crs.push(cr);
+    }
+    let before = app.state.content.decodes(false);
+    merge(&app, &alice, &space, &crs[0]).await;
+    merge(&app, &alice, &space, &crs[1]).await;
+    assert_eq!(app.state.content.decodes(false), before);
+    assert!(app.state.content.revisions.len() >= 3);
+    let content = app
+        .get(
+            &alice,
+            &format!(
+                "/v1/spaces/{}/content/page/{}?format=markdown",
+                space.id, ids[1]
+            ),
+        )
+        .await
+        .expect(200);
+    assert_eq!(content["markdown"], "Edited 1.\n");
+}
+
 /// What was derived from a space's earlier revisions (here their stored page listings) is
 /// removed when the space next moves, once older than a day; its current revision's stays,
 /// and so does anything younger.
