@@ -7,9 +7,10 @@
 //! leaves room for one revision in a 32 MB share, while a merge reads three or four of them
 //! and the search index one more, so every merge decoded them again from the database. Here
 //! a body shared by several cached revisions is weighed once, and the least recently used
-//! revisions leave when the distinct bodies and the page records outgrow the capacity.
+//! revisions leave (oldest first, with a second chance for one used since it was queued)
+//! when the distinct bodies and the page records outgrow the capacity.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -32,6 +33,10 @@ pub struct Revisions {
 #[derive(Default)]
 struct Inner {
     entries: HashMap<String, Entry>,
+    /// Every entry's root, oldest first, with the tick it was queued at: an entry used since
+    /// it was queued goes to the back once more instead of leaving (a second chance), so
+    /// choosing what leaves costs no scan of every entry.
+    queue: VecDeque<(String, u64)>,
     /// Cached occurrences and length of each document body, by the body's identity.
     bodies: HashMap<usize, (u32, u64)>,
     /// Page and file records of every entry, plus each distinct body once.
@@ -142,17 +147,8 @@ impl Revisions {
             used: AtomicU64::new(used),
         };
         inner.entries.insert(root.clone(), entry);
-        while inner.weight > self.capacity {
-            // The least recently used other revision, or this one when it is alone.
-            let oldest = inner
-                .entries
-                .iter()
-                .filter(|(key, _)| **key != root)
-                .min_by_key(|(_, e)| e.used.load(Ordering::Relaxed))
-                .map(|(key, _)| key.clone())
-                .unwrap_or_else(|| root.clone());
-            inner.remove(&oldest);
-        }
+        inner.queue.push_back((root.clone(), used));
+        inner.make_room(self.capacity, &root);
     }
 
     fn tick(&self) -> u64 {
@@ -169,6 +165,26 @@ impl Revisions {
 }
 
 impl Inner {
+    /// Lets the least recently used entries go, never `newest`, until the weight fits
+    /// `capacity` (`newest` alone always fits: see `insert`). Holding the write lock, no
+    /// entry is used meanwhile: each other entry gets at most one second chance.
+    fn make_room(&mut self, capacity: u64, newest: &str) {
+        while self.weight > capacity && self.queue.len() > 1 {
+            let Some((root, queued)) = self.queue.pop_front() else {
+                break;
+            };
+            let Some(entry) = self.entries.get(&root) else {
+                continue;
+            };
+            let used = entry.used.load(Ordering::Relaxed);
+            if root == newest || used > queued {
+                self.queue.push_back((root, used));
+            } else {
+                self.remove(&root);
+            }
+        }
+    }
+
     /// Removes the entry `root` and the weight of what only it held.
     fn remove(&mut self, root: &str) {
         let Some(entry) = self.entries.remove(root) else {
