@@ -912,9 +912,12 @@ impl ContentCache {
     /// the cache cannot stay, and would be read and decoded again for every use: say so
     /// once, since only the operator can fix it (with `--cache-mb`).
     pub fn keep_decoded(&self, space_id: Option<&str>, root: &str, rev: Arc<Revision>) {
-        let share = self.revisions.capacity();
-        let heavy = Revisions::weight_alone(&rev);
-        if heavy > share && !self.warned_heavy.swap(true, Ordering::Relaxed) {
+        if self.revisions.insert(root.to_string(), rev.clone()) {
+            return;
+        }
+        if !self.warned_heavy.swap(true, Ordering::Relaxed) {
+            let share = self.revisions.capacity();
+            let heavy = Revisions::weight_alone(&rev);
             tracing::warn!(
                 space = space_id.unwrap_or("-"),
                 root,
@@ -925,7 +928,6 @@ impl ContentCache {
                  least three times its weight"
             );
         }
-        self.revisions.insert(root.to_string(), rev);
     }
 }
 

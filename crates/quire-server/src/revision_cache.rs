@@ -89,7 +89,8 @@ impl Revisions {
     }
 
     /// What the cached revisions weigh together now.
-    pub fn weight(&self) -> u64 {
+    #[cfg(test)]
+    fn weight(&self) -> u64 {
         self.read().weight
     }
 
@@ -117,19 +118,19 @@ impl Revisions {
     }
 
     /// Caches `rev` under `root`, then lets the least recently used revisions go until all
-    /// fit. One that alone weighs more than the capacity is not kept.
-    pub fn insert(&self, root: String, rev: Arc<Revision>) {
+    /// fit. One that alone weighs more than the capacity is not kept: false then.
+    pub fn insert(&self, root: String, rev: Arc<Revision>) -> bool {
         // Walk the tree before taking the lock: a large revision has many pages.
         let (bodies, records) = parts(&rev);
         if records + bodies.iter().map(|(_, len)| len).sum::<u64>() > self.capacity {
             // Weighed alone it can never fit: keeping it would only push the others out.
-            return;
+            return false;
         }
         let used = self.tick();
         let mut inner = self.write();
         if let Some(entry) = inner.entries.get(&root) {
             entry.used.store(used, Ordering::Relaxed);
-            return;
+            return true;
         }
         let mut added = records;
         for &(id, len) in &bodies {
@@ -149,6 +150,7 @@ impl Revisions {
         inner.entries.insert(root.clone(), entry);
         inner.queue.push_back((root.clone(), used));
         inner.make_room(self.capacity, &root);
+        true
     }
 
     fn tick(&self) -> u64 {
@@ -286,8 +288,8 @@ mod tests {
     #[test]
     fn a_revision_heavier_than_the_capacity_is_not_kept() {
         let cache = Revisions::new(1000);
-        cache.insert("light".into(), Arc::new(revision(1, 100)));
-        cache.insert("heavy".into(), Arc::new(revision(10, 1000)));
+        assert!(cache.insert("light".into(), Arc::new(revision(1, 100))));
+        assert!(!cache.insert("heavy".into(), Arc::new(revision(10, 1000))));
         assert!(!cache.contains_key("heavy"));
         // Nor does it push out what fits.
         assert!(cache.contains_key("light"));
