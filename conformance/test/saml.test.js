@@ -74,10 +74,34 @@ test('createOrganizationSAMLProvider: 400 for bad settings, 403 for non-admins',
         400,
         'createOrganizationSAMLProvider',
     );
+    // Every answer shows `ssoURL`, a URI: a provider is not created without one.
+    const missing = await expectApiError(
+        admin.api.orgs.createOrganizationSamlProvider(org.id, { label: 'Bare' }),
+        400,
+        'createOrganizationSAMLProvider',
+    );
+    assert.match(missing.error.message, /ssoURL/);
     await expectApiError(
         member.api.orgs.createOrganizationSamlProvider(org.id, settings('Mine')),
         403,
         'createOrganizationSAMLProvider',
+    );
+});
+
+test('createOrganizationSAMLProvider: a provider without its IdP entity and certificate is pending', async () => {
+    const p = check(
+        'createOrganizationSAMLProvider',
+        await admin.api.orgs.createOrganizationSamlProvider(org.id, {
+            label: 'Pending',
+            ssoURL: 'https://idp.conformance.test/sso',
+        }),
+        { status: 201 },
+    );
+    assert.equal(p.status, 'pending');
+    check(
+        'getOrganizationSAMLProviderById',
+        await admin.api.orgs.getOrganizationSamlProviderById(org.id, p.id),
+        { status: 200 },
     );
 });
 

@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use crate::store::orgs::OrgSeen;
+use crate::store::tokens::Bearer;
 use crate::store::users::UserRow;
 
 tokio::task_local! {
@@ -156,7 +157,7 @@ pub type Shared = Arc<dyn Any + Send + Sync>;
 pub struct AccessCache {
     ttl_ms: i64,
     generation: AtomicU64,
-    users: Map<String, Arc<UserRow>>,
+    users: Map<String, Arc<Bearer>>,
     /// Keyed by `org id + '\n' + user id`, looked up without allocating.
     orgs: Map<String, Option<Arc<OrgSeen>>>,
     /// Space rows by id (`None`: known not to exist).
@@ -280,8 +281,8 @@ impl AccessCache {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// The cached user of a token hash.
-    pub fn user(&self, token_hash: &str, now: i64) -> Option<Arc<UserRow>> {
+    /// The cached owner of a token hash.
+    pub fn user(&self, token_hash: &str, now: i64) -> Option<Arc<Bearer>> {
         if !self.enabled() {
             return None;
         }
@@ -289,8 +290,8 @@ impl AccessCache {
             .get(token_hash, now, self.ttl_ms, self.generation())
     }
 
-    /// Caches the user of a token hash, read at `generation`.
-    pub fn put_user(&self, token_hash: String, user: Arc<UserRow>, now: i64, generation: u64) {
+    /// Caches the owner of a token hash, read at `generation`.
+    pub fn put_user(&self, token_hash: String, user: Arc<Bearer>, now: i64, generation: u64) {
         if self.enabled() {
             self.users.put(token_hash, user, now, generation);
         }

@@ -117,7 +117,8 @@ impl RateLimits {
         }
     }
 
-    /// Counts a request from `address` with `token` (the `Authorization` header's value).
+    /// Counts a request from `address` with `token` (the bearer token, as authentication
+    /// reads it).
     pub fn check(&self, address: Option<IpAddr>, token: Option<&[u8]>) -> Verdict {
         let Some(address) = address else {
             return Verdict::Unlimited;

@@ -19,7 +19,42 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (10, "openapi specs", OPENAPI),
     (11, "saml", SAML),
     (12, "listing versions", LISTING_VERSIONS),
+    (13, "sso identities", SSO_IDENTITIES),
 ];
+
+/// Which accounts an organization's single sign-on may open (ARCHITECTURE.md, "Single
+/// sign-on and accounts"): `sso_identities` links an identity of a provider (the e-mail it
+/// asserts) to an account; `users.sso_org_id` names the organization whose SSO created an
+/// account; `api_tokens.org_id` confines a token made from an SSO session to that session's
+/// organization; `saml_requests.link_user_id` marks a login that links its provider to an
+/// account signed in elsewhere.
+///
+/// Accounts made before this migration are sorted out once: one that has never had a token
+/// from `quire admin` (unlabelled) and joined an organization through SSO belongs to the
+/// first such organization, and its tokens from the account page are confined to it. Tokens
+/// made on the account page of any other account were made by an SSO session into an
+/// account that existed on its own (the path this migration closes), and are revoked.
+const SSO_IDENTITIES: &str = r#"
+CREATE TABLE sso_identities (
+    provider_id TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (provider_id, subject)
+);
+CREATE INDEX sso_identities_user ON sso_identities (user_id);
+ALTER TABLE users ADD COLUMN sso_org_id TEXT;
+ALTER TABLE api_tokens ADD COLUMN org_id TEXT;
+ALTER TABLE saml_requests ADD COLUMN link_user_id TEXT;
+UPDATE users SET sso_org_id = (SELECT m.org_id FROM members m WHERE m.user_id = users.id
+    AND m.sso = 1 ORDER BY m.joined_at, m.org_id LIMIT 1)
+WHERE NOT EXISTS (SELECT 1 FROM api_tokens t WHERE t.user_id = users.id AND t.label IS NULL)
+    AND EXISTS (SELECT 1 FROM members m WHERE m.user_id = users.id AND m.sso = 1);
+UPDATE api_tokens SET org_id = (SELECT u.sso_org_id FROM users u WHERE u.id = api_tokens.user_id)
+WHERE label IS NOT NULL;
+UPDATE api_tokens SET revoked_at = created_at
+WHERE label IS NOT NULL AND org_id IS NULL AND revoked_at IS NULL
+"#;
 
 /// A number per space that every write to its change requests, comments, replies or
 /// reactions moves on, in the write's transaction: a node answers a listing of them from

@@ -3,6 +3,7 @@
 use axum::http::{header, HeaderMap};
 
 use crate::error::{ApiError, ApiResult};
+use crate::ids::OrgId;
 use crate::keys::TokenDigest;
 use crate::state::AppState;
 use crate::store;
@@ -13,6 +14,31 @@ use crate::store::users::UserRow;
 pub struct Caller {
     /// The user behind the token, shared with the access cache.
     pub user: std::sync::Arc<UserRow>,
+    /// The one organization the request may act in, for a token made from a single sign-on
+    /// session (`None`: everything the user may reach).
+    pub scope: Option<OrgId>,
+}
+
+impl Caller {
+    /// A caller with the user's whole reach.
+    pub fn unscoped(user: std::sync::Arc<UserRow>) -> Self {
+        Self { user, scope: None }
+    }
+
+    /// Whether the request may act in organization `org_id` at all (its token's scope).
+    pub fn reaches(&self, org_id: &str) -> bool {
+        self.scope.as_ref().is_none_or(|scope| scope == org_id)
+    }
+
+    /// 403 for a token confined to one organization, naming what it cannot do.
+    pub fn require_unscoped(&self, action: &str) -> ApiResult<()> {
+        match &self.scope {
+            None => Ok(()),
+            Some(org) => Err(ApiError::forbidden(format!(
+                "This token was made from a single sign-on session of organization `{org}` and acts only within it: it cannot {action}."
+            ))),
+        }
+    }
 }
 
 /// Resolves the bearer token of a request; 401 when it is missing or unknown.
@@ -28,22 +54,28 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
     let digest = TokenDigest::of(token);
     let hash = digest.as_str();
     let now = state.clock.now_ms();
-    if let Some(user) = state.cache.user(hash, now) {
-        return Ok(Caller { user });
+    if let Some(bearer) = state.cache.user(hash, now) {
+        return Ok(Caller {
+            user: bearer.user.clone(),
+            scope: bearer.scope.clone(),
+        });
     }
     let generation = state.cache.generation();
-    let user = Box::pin(store::tokens::authenticate(&state.db, hash))
+    let bearer = Box::pin(store::tokens::authenticate(&state.db, hash))
         .await?
         .map(std::sync::Arc::new)
         .ok_or_else(|| ApiError::Unauthorized("Unknown or revoked API token.".into()))?;
-    if user.first_auth_at.is_none() {
-        Box::pin(first_authentication(state, &user)).await?;
+    if bearer.user.first_auth_at.is_none() {
+        Box::pin(first_authentication(state, &bearer.user)).await?;
     } else {
         state
             .cache
-            .put_user(hash.to_string(), user.clone(), now, generation);
+            .put_user(hash.to_string(), bearer.clone(), now, generation);
     }
-    Ok(Caller { user })
+    Ok(Caller {
+        user: bearer.user.clone(),
+        scope: bearer.scope.clone(),
+    })
 }
 
 /// On a user's first authenticated request, the invitations waiting for their e-mail

@@ -313,16 +313,14 @@ async fn check_published(
                 grants,
             });
             // Content reads sign file URLs for a reader: the published site's visitor.
-            parts.extensions.insert(Caller {
-                user: Arc::new(UserRow {
-                    id: UserId::new(format!("~site:{}", scope.site)),
-                    email: String::new(),
-                    display_name: "Published content".into(),
-                    photo_url: None,
-                    created_at: 0,
-                    first_auth_at: Some(0),
-                }),
-            });
+            parts.extensions.insert(Caller::unscoped(Arc::new(UserRow {
+                id: UserId::new(format!("~site:{}", scope.site)),
+                email: String::new(),
+                display_name: "Published content".into(),
+                photo_url: None,
+                created_at: 0,
+                first_auth_at: Some(0),
+            })));
         }
         _ => return Err(refused()),
     }

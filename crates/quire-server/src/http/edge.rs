@@ -169,11 +169,11 @@ where
             }
         };
         let state = &conn.state;
+        // The token as authentication reads it: however its header is spelt (`bearer`,
+        // extra spaces), one token spends one budget.
         let verdict = state.rate.check(
             client_address(state, conn.peer, req.headers()),
-            req.headers()
-                .get(header::AUTHORIZATION)
-                .map(HeaderValue::as_bytes),
+            crate::keys::bearer(req.headers()).map(str::as_bytes),
         );
         // A `GET` answer may be compressed (`crate::encoding`): whether its client accepts
         // that.

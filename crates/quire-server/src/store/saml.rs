@@ -164,11 +164,11 @@ pub async fn update(
     Ok(res.rows_affected() > 0)
 }
 
-/// Deletes a provider of the organization with its pending requests and the browser sessions
-/// it opened.
+/// Deletes a provider of the organization with its pending requests, the browser sessions
+/// it opened and the identities linked through it.
 pub async fn delete(db: &Db, org_id: &str, id: &str) -> sqlx::Result<bool> {
     let mut tx = db.begin().await?;
-    for table in ["saml_requests", "browser_sessions"] {
+    for table in ["saml_requests", "browser_sessions", "sso_identities"] {
         sqlx::query(&format!(
             "DELETE FROM {table} WHERE provider_id = $1 AND EXISTS \
              (SELECT 1 FROM saml_providers p WHERE p.id = $1 AND p.org_id = $2)"
@@ -187,19 +187,23 @@ pub async fn delete(db: &Db, org_id: &str, id: &str) -> sqlx::Result<bool> {
     Ok(res.rows_affected() > 0)
 }
 
-/// Records an AuthnRequest sent to a provider, answerable until `expires_at`.
+/// Records an AuthnRequest sent to a provider, answerable until `expires_at`; a login that
+/// links the provider to the account `link_user_id` says so.
 pub async fn insert_request(
     db: &Db,
     id: &str,
     provider_id: &str,
+    link_user_id: Option<&str>,
     now: i64,
     expires_at: i64,
 ) -> sqlx::Result<()> {
     sqlx::query(
-        "INSERT INTO saml_requests (id, provider_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        "INSERT INTO saml_requests (id, provider_id, link_user_id, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5)",
     )
     .bind(id)
     .bind(provider_id)
+    .bind(link_user_id)
     .bind(now)
     .bind(expires_at)
     .execute(db.pool())
@@ -207,23 +211,67 @@ pub async fn insert_request(
     Ok(())
 }
 
-/// Consumes a live AuthnRequest of a provider: true once, false for an unknown, expired or
-/// already answered one.
+/// A pending AuthnRequest, once consumed.
+#[derive(Debug, Clone, FromRow)]
+pub struct Taken {
+    /// The account the login links its provider to, when it was started to link.
+    pub link_user_id: Option<String>,
+}
+
+/// Consumes a live AuthnRequest of a provider: `Some` once, `None` for an unknown, expired
+/// or already answered one.
 pub async fn take_request(
     tx: &mut Tx,
     id: &str,
     provider_id: &str,
     now: i64,
-) -> sqlx::Result<bool> {
-    let res = sqlx::query(
-        "DELETE FROM saml_requests WHERE id = $1 AND provider_id = $2 AND expires_at > $3",
+) -> sqlx::Result<Option<Taken>> {
+    sqlx::query_as(
+        "DELETE FROM saml_requests WHERE id = $1 AND provider_id = $2 AND expires_at > $3 \
+         RETURNING link_user_id",
     )
     .bind(id)
     .bind(provider_id)
     .bind(now)
+    .fetch_optional(&mut **tx)
+    .await
+}
+
+/// The account an identity of a provider (the e-mail it asserts) is linked to.
+pub async fn identity(
+    tx: &mut Tx,
+    provider_id: &str,
+    subject: &str,
+) -> sqlx::Result<Option<String>> {
+    sqlx::query_scalar("SELECT user_id FROM sso_identities WHERE provider_id = $1 AND subject = $2")
+        .bind(provider_id)
+        .bind(subject)
+        .fetch_optional(&mut **tx)
+        .await
+}
+
+/// Links an identity of a provider to an account, unless it is linked already; returns the
+/// account it is linked to now.
+pub async fn link_identity(
+    tx: &mut Tx,
+    provider_id: &str,
+    subject: &str,
+    user_id: &str,
+    now: i64,
+) -> sqlx::Result<String> {
+    sqlx::query(
+        "INSERT INTO sso_identities (provider_id, subject, user_id, created_at) \
+         VALUES ($1, $2, $3, $4) ON CONFLICT (provider_id, subject) DO NOTHING",
+    )
+    .bind(provider_id)
+    .bind(subject)
+    .bind(user_id)
+    .bind(now)
     .execute(&mut **tx)
     .await?;
-    Ok(res.rows_affected() > 0)
+    identity(tx, provider_id, subject)
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)
 }
 
 /// Records that an assertion was accepted: false when it already was.

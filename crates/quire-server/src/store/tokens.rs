@@ -31,53 +31,79 @@ pub struct TokenRow {
     pub created_at: i64,
 }
 
-/// Creates a labelled token for `user_id`; returns its id and the token in the clear.
+/// Creates a labelled token for `user_id`, confined to organization `scope` when given;
+/// returns its id and the token in the clear.
 pub async fn create_labelled(
     db: &Db,
     user_id: &str,
     label: &str,
+    scope: Option<&str>,
     now: i64,
 ) -> sqlx::Result<(String, String)> {
     let id = new_id();
     let token = format!("{TOKEN_PREFIX}{}", random_string(40));
     sqlx::query(
-        "INSERT INTO api_tokens (id, user_id, token_hash, created_at, label) \
-         VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO api_tokens (id, user_id, token_hash, created_at, label, org_id) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(&id)
     .bind(user_id)
     .bind(hash_token(&token))
     .bind(now)
     .bind(label)
+    .bind(scope)
     .execute(db.pool())
     .await?;
     Ok((id, token))
 }
 
-/// The live tokens of a user (at most `limit`), newest first.
-pub async fn list_live(db: &Db, user_id: &str, limit: i64) -> sqlx::Result<Vec<TokenRow>> {
-    sqlx::query_as(
-        "SELECT id, label, created_at FROM api_tokens WHERE user_id = $1 AND revoked_at IS NULL \
-         ORDER BY created_at DESC, id DESC LIMIT $2",
-    )
-    .bind(user_id)
-    .bind(limit)
-    .fetch_all(db.pool())
-    .await
+/// `AND` the token is confined to `scope`, when a scope is given (its value bound as `$n`).
+fn in_scope(scope: Option<&str>, n: u8) -> String {
+    match scope {
+        Some(_) => format!(" AND org_id = ${n}"),
+        None => String::new(),
+    }
 }
 
-/// Revokes one of a user's tokens by id; returns whether a live token was revoked.
-pub async fn revoke_by_id(db: &Db, user_id: &str, id: &str, now: i64) -> sqlx::Result<bool> {
-    let res = sqlx::query(
+/// The live tokens of a user (at most `limit`), newest first; with a `scope`, only those
+/// confined to that organization.
+pub async fn list_live(
+    db: &Db,
+    user_id: &str,
+    scope: Option<&str>,
+    limit: i64,
+) -> sqlx::Result<Vec<TokenRow>> {
+    let sql = format!(
+        "SELECT id, label, created_at FROM api_tokens WHERE user_id = $1 AND revoked_at IS NULL{} \
+         ORDER BY created_at DESC, id DESC LIMIT $2",
+        in_scope(scope, 3)
+    );
+    let mut q = sqlx::query_as(&sql).bind(user_id).bind(limit);
+    if let Some(scope) = scope {
+        q = q.bind(scope);
+    }
+    q.fetch_all(db.pool()).await
+}
+
+/// Revokes one of a user's tokens by id (with a `scope`, only one confined to it); returns
+/// whether a live token was revoked.
+pub async fn revoke_by_id(
+    db: &Db,
+    user_id: &str,
+    scope: Option<&str>,
+    id: &str,
+    now: i64,
+) -> sqlx::Result<bool> {
+    let sql = format!(
         "UPDATE api_tokens SET revoked_at = $3 WHERE id = $1 AND user_id = $2 \
-         AND revoked_at IS NULL",
-    )
-    .bind(id)
-    .bind(user_id)
-    .bind(now)
-    .execute(db.pool())
-    .await?;
-    Ok(res.rows_affected() > 0)
+         AND revoked_at IS NULL{}",
+        in_scope(scope, 4)
+    );
+    let mut q = sqlx::query(&sql).bind(id).bind(user_id).bind(now);
+    if let Some(scope) = scope {
+        q = q.bind(scope);
+    }
+    Ok(q.execute(db.pool()).await?.rows_affected() > 0)
 }
 
 /// Revokes a token given in the clear; returns whether a live token was revoked.
@@ -105,14 +131,35 @@ pub async fn revoke_all_for_email(db: &Db, email: &str, now: i64) -> sqlx::Resul
     Ok(res.rows_affected())
 }
 
-/// The user owning a live token, given the token's hash, if any.
-pub async fn authenticate(db: &Db, token_hash: &str) -> sqlx::Result<Option<UserRow>> {
-    sqlx::query_as(
-        "SELECT u.id, u.email, u.display_name, u.photo_url, u.created_at, u.first_auth_at \
-         FROM api_tokens t JOIN users u ON u.id = t.user_id \
+/// The owner of a live token, and the organization it is confined to.
+#[derive(Debug)]
+pub struct Bearer {
+    /// The token's user.
+    pub user: std::sync::Arc<UserRow>,
+    /// The one organization the token may act in (made from an SSO session); `None`: the
+    /// user's whole reach.
+    pub scope: Option<crate::ids::OrgId>,
+}
+
+#[derive(sqlx::FromRow)]
+struct BearerRow {
+    #[sqlx(flatten)]
+    user: UserRow,
+    org_id: Option<String>,
+}
+
+/// The owner of a live token, given the token's hash, if any.
+pub async fn authenticate(db: &Db, token_hash: &str) -> sqlx::Result<Option<Bearer>> {
+    let row: Option<BearerRow> = sqlx::query_as(
+        "SELECT u.id, u.email, u.display_name, u.photo_url, u.created_at, u.first_auth_at, \
+         t.org_id FROM api_tokens t JOIN users u ON u.id = t.user_id \
          WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
     )
     .bind(token_hash)
     .fetch_optional(db.pool())
-    .await
+    .await?;
+    Ok(row.map(|r| Bearer {
+        user: std::sync::Arc::new(r.user),
+        scope: r.org_id.map(crate::ids::OrgId::new),
+    }))
 }

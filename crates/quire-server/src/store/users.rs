@@ -58,6 +58,36 @@ pub async fn find_or_create(
     if let Some(user) = by_email_tx(tx, email).await? {
         return Ok(user);
     }
+    match insert(tx, email, name, None, now).await? {
+        Some(user) => Ok(user),
+        // Created meanwhile by a racing request.
+        None => by_email_tx(tx, email)
+            .await?
+            .ok_or(sqlx::Error::RowNotFound),
+    }
+}
+
+/// Creates the account of a first login through the single sign-on of `org_id`, which it
+/// belongs to; `None` when the address has an account already (made meanwhile by a racing
+/// login, on PostgreSQL once that login commits).
+pub async fn insert_for_sso(
+    tx: &mut Tx,
+    email: &str,
+    name: Option<&str>,
+    org_id: &str,
+    now: i64,
+) -> sqlx::Result<Option<UserRow>> {
+    insert(tx, email, name, Some(org_id), now).await
+}
+
+/// Inserts a user unless the address is taken.
+async fn insert(
+    tx: &mut Tx,
+    email: &str,
+    name: Option<&str>,
+    sso_org_id: Option<&str>,
+    now: i64,
+) -> sqlx::Result<Option<UserRow>> {
     let email = normalize_email(email);
     let display_name = name
         .map(str::to_string)
@@ -70,26 +100,34 @@ pub async fn find_or_create(
         created_at: now,
         first_auth_at: None,
     };
-    // Two first logins with one new address may race: the second inserts nothing and
-    // reads the user the first created (on PostgreSQL it waits for the first to commit).
     let inserted = sqlx::query(
-        "INSERT INTO users (id, email, display_name, photo_url, created_at) VALUES ($1, $2, $3, NULL, $4) \
-         ON CONFLICT (email) DO NOTHING",
+        "INSERT INTO users (id, email, display_name, photo_url, created_at, sso_org_id) \
+         VALUES ($1, $2, $3, NULL, $4, $5) ON CONFLICT (email) DO NOTHING",
     )
     .bind(&user.id)
     .bind(&user.email)
     .bind(&user.display_name)
     .bind(now)
+    .bind(sso_org_id)
     .execute(&mut **tx)
     .await?
     .rows_affected();
-    if inserted == 0 {
-        if let Some(user) = by_email_tx(tx, &user.email).await? {
-            return Ok(user);
-        }
-        return Err(sqlx::Error::RowNotFound);
-    }
-    Ok(user)
+    Ok((inserted > 0).then_some(user))
+}
+
+/// The organization whose single sign-on created a user's account; `None` for an account
+/// of its own (made by `quire admin`, or before SSO).
+pub async fn sso_org<'c, E>(executor: E, id: &str) -> sqlx::Result<Option<String>>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
+    Ok(
+        sqlx::query_scalar::<_, Option<String>>("SELECT sso_org_id FROM users WHERE id = $1")
+            .bind(id)
+            .fetch_optional(executor)
+            .await?
+            .flatten(),
+    )
 }
 
 /// Updates the profile fields that are `Some`.
@@ -112,15 +150,26 @@ pub async fn update(
 }
 
 /// Whether two users share an organization (who may see whom).
-pub async fn share_an_org(db: &Db, a: &str, b: &str) -> sqlx::Result<bool> {
-    let n: i64 = sqlx::query_scalar(
+pub async fn share_an_org(
+    db: &Db,
+    a: &str,
+    b: &str,
+    within: Option<&crate::ids::OrgId>,
+) -> sqlx::Result<bool> {
+    let sql = format!(
         "SELECT COUNT(*) FROM members m1 JOIN members m2 ON m1.org_id = m2.org_id \
-         WHERE m1.user_id = $1 AND m2.user_id = $2",
-    )
-    .bind(a)
-    .bind(b)
-    .fetch_one(db.pool())
-    .await?;
+         WHERE m1.user_id = $1 AND m2.user_id = $2{}",
+        if within.is_some() {
+            " AND m1.org_id = $3"
+        } else {
+            ""
+        }
+    );
+    let mut q = sqlx::query_scalar(&sql).bind(a).bind(b);
+    if let Some(org) = within {
+        q = q.bind(org.as_str());
+    }
+    let n: i64 = q.fetch_one(db.pool()).await?;
     Ok(n > 0)
 }
 

@@ -1,8 +1,11 @@
-//! Quire's account page, for people signed in through SSO: `GET /account` lists their
-//! organizations and personal API tokens; forms create (`POST /account/tokens`) and revoke
-//! (`POST /account/tokens/{tokenId}/revoke`) tokens and sign out (`POST /account/logout`).
-//! Every form carries the session's CSRF token and must come from Quire's own origin; the
-//! pages are escaped HTML with no script.
+//! Quire's account page, for people signed in through SSO: `GET /account` shows the
+//! organization whose single sign-on opened the session and the API tokens made for it;
+//! forms create (`POST /account/tokens`) and revoke (`POST /account/tokens/{tokenId}/revoke`)
+//! such tokens, link another provider to the account (`POST /account/link`) and sign out
+//! (`POST /account/logout`). A session acts only within its organization: its tokens are
+//! confined to it, and the page shows nothing of the account beyond it. Every form carries
+//! the session's CSRF token and must come from Quire's own origin; the pages are escaped
+//! HTML with no script.
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -14,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::pages::CSP;
 use crate::clock::iso;
-use crate::domain::saml::login::{session, session_cookie, token_refusal};
+use crate::domain::saml::login::{session, session_cookie};
 use crate::domain::saml::Refusal;
 use crate::state::AppState;
 use crate::store;
@@ -65,7 +68,7 @@ pub fn refused(provider: &str, r: &Refusal) -> Response {
     )
 }
 
-fn internal(e: sqlx::Error) -> Response {
+fn internal(e: impl std::fmt::Display) -> Response {
     tracing::error!(error = %e, "account page failed");
     page(
         StatusCode::INTERNAL_SERVER_ERROR,
@@ -96,6 +99,7 @@ async fn current(state: &AppState, headers: &HeaderMap) -> Result<SessionRow, Re
 struct Form {
     csrf: Option<String>,
     label: Option<String>,
+    provider: Option<String>,
 }
 
 /// The form of a state-changing request, once its origin and CSRF token are checked.
@@ -153,8 +157,15 @@ async fn render(
     new_token: Option<&str>,
 ) -> sqlx::Result<Response> {
     let user = store::users::get(&state.db, &session.user_id).await?;
-    let orgs = store::saml::account_orgs(&state.db, &session.user_id, LIST_LIMIT).await?;
-    let tokens = store::tokens::list_live(&state.db, &session.user_id, LIST_LIMIT).await?;
+    let mut orgs = store::saml::account_orgs(&state.db, &session.user_id, LIST_LIMIT).await?;
+    orgs.retain(|o| o.id == session.org_id);
+    let tokens = store::tokens::list_live(
+        &state.db,
+        &session.user_id,
+        Some(&session.org_id),
+        LIST_LIMIT,
+    )
+    .await?;
     let csrf = attr(&session.csrf);
     let mut body = String::new();
     if let Some(user) = &user {
@@ -171,7 +182,7 @@ async fn render(
             text(token)
         ));
     }
-    body.push_str("<section><h2>Organizations</h2>\n<ul>\n");
+    body.push_str("<section><h2>Organization</h2>\n<p>This session was opened by the organization's single sign-on: it and its tokens act only within it.</p>\n<ul>\n");
     for org in &orgs {
         body.push_str(&format!(
             "<li data-org=\"{}\">{} — {}{}{}</li>\n",
@@ -206,6 +217,12 @@ async fn render(
 <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
 <label>Label <input name=\"label\" required maxlength=\"64\"></label> \
 <button type=\"submit\">Create a token</button></form></section>\n\
+<section><h2>Single sign-on</h2><p>Link another organization's SAML provider to this account: \
+you will sign in there, as this account's address.</p>\
+<form method=\"post\" action=\"/account/link\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+<label>Provider id <input name=\"provider\" required maxlength=\"64\"></label> \
+<button type=\"submit\">Link</button></form></section>\n\
 <form method=\"post\" action=\"/account/logout\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
 <button type=\"submit\">Sign out</button></form>\n"
     ));
@@ -234,23 +251,14 @@ pub async fn create_token(
             "<p>A token needs a label of 1 to 64 characters.</p>\n".into(),
         );
     }
-    match token_refusal(&state, &session).await {
-        Ok(Some(org)) => {
-            tracing::warn!(user = %session.user_id, org = %org, "token refused: SSO enforced");
-            return page(
-                StatusCode::FORBIDDEN,
-                "Token not created",
-                format!(
-                    "<p>{} enforces single sign-on: sign in through its SSO to create tokens.</p>\n",
-                    text(&org)
-                ),
-            );
-        }
-        Ok(None) => {}
-        Err(e) => return internal(e),
-    }
-    let created =
-        store::tokens::create_labelled(&state.db, &session.user_id, &label, state.now()).await;
+    let created = store::tokens::create_labelled(
+        &state.db,
+        &session.user_id,
+        &label,
+        Some(&session.org_id),
+        state.now(),
+    )
+    .await;
     match created {
         Ok((id, token)) => {
             tracing::info!(user = %session.user_id, token = %id, "API token created from the account page");
@@ -276,7 +284,15 @@ pub async fn revoke_token(
     if let Err(res) = form(&state, &headers, &session, body).await {
         return res;
     }
-    match store::tokens::revoke_by_id(&state.db, &session.user_id, &id, state.now()).await {
+    let revoked = store::tokens::revoke_by_id(
+        &state.db,
+        &session.user_id,
+        Some(&session.org_id),
+        &id,
+        state.now(),
+    )
+    .await;
+    match revoked {
         Ok(revoked) => {
             // No cached lookup of this node may keep the token alive.
             state.cache.invalidate();
@@ -286,6 +302,35 @@ pub async fn revoke_token(
             see_other("/account", None)
         }
         Err(e) => internal(e),
+    }
+}
+
+/// `POST /account/link`: off to the provider named in the form, to link it to the account.
+pub async fn link(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let session = match current(&state, &headers).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let form = match form(&state, &headers, &session, body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let id = form.provider.unwrap_or_default();
+    let id = id.trim();
+    match crate::domain::saml::link(&state, id, &session.user_id).await {
+        Ok(url) => match HeaderValue::from_str(&url) {
+            Ok(location) => {
+                let mut res = StatusCode::SEE_OTHER.into_response();
+                res.headers_mut().insert(header::LOCATION, location);
+                res
+            }
+            Err(_) => refused(
+                id,
+                &Refusal::new(409, "The provider's sign-in URL is not usable."),
+            ),
+        },
+        Err(crate::domain::saml::LoginError::Refused(r)) => refused(id, &r),
+        Err(crate::domain::saml::LoginError::Internal(e)) => internal(e),
     }
 }
 

@@ -12,11 +12,13 @@ use base64::Engine;
 use serde::Deserialize;
 
 use super::account::{page, refused};
+use crate::domain::auth::authenticate;
 use crate::domain::saml::login::{complete, session_cookie};
 use crate::domain::saml::verify::{verify, Expected};
 use crate::domain::saml::{
     self, parse_certificate, service_urls, LoginError, Refusal, MAX_RESPONSE_BYTES, SKEW_MS,
 };
+use crate::error::{error_response, ApiError};
 use crate::state::AppState;
 use crate::store;
 use crate::store::saml::ProviderRow;
@@ -77,7 +79,7 @@ pub async fn start(State(state): State<AppState>, Path(id): Path<String>) -> Res
         Ok(p) => p,
         Err(res) => return res,
     };
-    match saml::start(&state, &p, Some(LANDING)).await {
+    match saml::start(&state, &p, Some(LANDING), None).await {
         Ok(url) => match HeaderValue::from_str(&url) {
             Ok(location) => {
                 let mut res = StatusCode::FOUND.into_response();
@@ -89,6 +91,34 @@ pub async fn start(State(state): State<AppState>, Path(id): Path<String>) -> Res
             Err(e) => internal(e.into()),
         },
         Err(e) => failed(&id, e),
+    }
+}
+
+/// `POST /saml/{id}/link`, with an API token of the account's: the identity provider's URL
+/// (`{"url": ...}`) where its owner signs in to link provider `id` to the account. For
+/// accounts without a browser session; the URL is good for one login within ten minutes.
+pub async fn link(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let caller = match authenticate(&state, &headers).await {
+        Ok(caller) => caller,
+        Err(e) => return e.into_response(),
+    };
+    match saml::link(&state, &id, caller.user.id.as_str()).await {
+        Ok(url) => {
+            tracing::info!(provider = %id, user = %caller.user.id, "SAML link started");
+            let mut res = axum::Json(serde_json::json!({ "url": url })).into_response();
+            res.headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            res
+        }
+        Err(LoginError::Refused(r)) => error_response(
+            StatusCode::from_u16(r.status).unwrap_or(StatusCode::FORBIDDEN),
+            &r.reason,
+        ),
+        Err(LoginError::Internal(e)) => ApiError::internal(e).into_response(),
     }
 }
 

@@ -508,13 +508,14 @@ fn fresh_slug() -> String {
 }
 
 /// An OpenAPI specification of the organization, made by the admin; returns its slug.
-/// A SAML provider of the world's organization (label only: pending), made by the admin.
+/// A SAML provider of the world's organization (label and sign-in URL only: pending), made by
+/// the admin.
 async fn fresh_saml(app: &TestApp, w: &World) -> String {
     id(&app
         .post(
             w.admin(),
             &format!("/v1/orgs/{}/saml", w.org),
-            json!({ "label": "Matrix IdP" }),
+            json!({ "label": "Matrix IdP", "ssoURL": "https://idp.example.test/sso" }),
         )
         .await
         .expect(201))
@@ -1129,7 +1130,7 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             let probe = format!("/v1/orgs/{}/openapi/{slug}", w.org);
             base.set("specSlug", slug).probe(probe)
         }
-        "createOrganizationSAMLProvider" => base.body(json!({ "label": "New IdP" })),
+        "createOrganizationSAMLProvider" => base.body(json!({ "label": "New IdP", "ssoURL": "https://idp.example.test/sso" })),
         "updateOrganizationSAMLProvider" => base
             .set("samlProviderId", fresh_saml(app, w).await)
             .body(json!({ "label": "Renamed" })),

@@ -191,6 +191,35 @@ async fn past_a_token_budget_requests_get_429_with_when_to_retry() {
 }
 
 #[tokio::test]
+async fn a_token_spends_one_budget_however_its_header_is_spelt() {
+    let app = TestApp::start_with(|c| {
+        c.rate_limit_loopback = true;
+        c.rate_limit_token = 3;
+        c.rate_limit_address = 0;
+    })
+    .await;
+    let a = app.persona("alice").await; // one request spent by `persona`
+    let spellings = [
+        format!("Bearer {}", a.token),
+        format!("bearer {}", a.token),
+        format!("BEARER   {} ", a.token),
+        format!("  Bearer  {}", a.token),
+    ];
+    let mut statuses = Vec::new();
+    for spelling in &spellings {
+        let res = reqwest::Client::new()
+            .get(format!("{}/v1/user", app.base))
+            .header("authorization", spelling)
+            .send()
+            .await
+            .unwrap();
+        statuses.push(res.status().as_u16());
+    }
+    // Each spelling authenticates, so each must count against the token's one budget.
+    assert_eq!(statuses, vec![200, 200, 429, 429]);
+}
+
+#[tokio::test]
 async fn an_address_budget_counts_requests_with_or_without_a_token() {
     let app = TestApp::start_with(|c| {
         c.rate_limit_loopback = true;

@@ -120,7 +120,12 @@ async fn start(app: &TestApp, provider: &str) -> (String, url::Url) {
         .await
         .unwrap();
     assert_eq!(res.status(), 302, "{}", res.text().await.unwrap());
-    let location = url::Url::parse(res.headers()[LOCATION].to_str().unwrap()).unwrap();
+    request_in(res.headers()[LOCATION].to_str().unwrap())
+}
+
+/// The AuthnRequest's id in an identity provider's URL, and the URL.
+fn request_in(url: &str) -> (String, url::Url) {
+    let location = url::Url::parse(url).unwrap();
     let request = location
         .query_pairs()
         .find(|(k, _)| k == "SAMLRequest")
@@ -408,7 +413,8 @@ async fn providers_are_created_checked_listed_updated_and_deleted() {
         format!("{}/v1/orgs/{org}/saml/{id}", app.base)
     );
 
-    // The certificate without its armour is accepted too; only a label is required.
+    // The certificate without its armour is accepted too; a label and the sign-in URL are
+    // required, and a provider without the rest is pending.
     let bare: String = read("other.crt")
         .lines()
         .filter(|l| !l.starts_with("-----"))
@@ -417,7 +423,7 @@ async fn providers_are_created_checked_listed_updated_and_deleted() {
         .post(
             admin,
             &format!("/v1/orgs/{org}/saml"),
-            json!({ "label": "Bare", "certificate": bare, "defaultRole": null }),
+            json!({ "label": "Bare", "ssoURL": IDP_SSO, "certificate": bare, "defaultRole": null }),
         )
         .await
         .expect(201);
@@ -437,6 +443,7 @@ async fn providers_are_created_checked_listed_updated_and_deleted() {
             json!({ "label": "L", "certificate": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----" }),
             "certificate",
         ),
+        (json!({ "label": "L" }), "ssoURL"),
         (json!({ "label": "L", "ssoURL": "/relative/sso" }), "ssoURL"),
         (
             json!({ "label": "L", "ssoURL": "ftp://idp.example/sso" }),
@@ -455,7 +462,10 @@ async fn providers_are_created_checked_listed_updated_and_deleted() {
             "defaultRole",
         ),
     ];
-    for (body, field) in bad {
+    for (mut body, field) in bad {
+        if field != "ssoURL" {
+            body["ssoURL"] = json!(IDP_SSO);
+        }
         let message = app
             .post(admin, &format!("/v1/orgs/{org}/saml"), body.clone())
             .await
@@ -614,7 +624,7 @@ async fn metadata_and_start_follow_the_bindings() {
         .post(
             &s.admin,
             &format!("/v1/orgs/{}/saml", s.org),
-            json!({ "label": "Pending" }),
+            json!({ "label": "Pending", "ssoURL": IDP_SSO }),
         )
         .await
         .expect(201);
@@ -971,50 +981,402 @@ async fn refused_malformed_posts() {
     }
 }
 
-#[tokio::test]
-async fn enforced_sso_gives_tokens_only_through_that_organization() {
-    let s = setup().await;
-    // Ada signs in through this organization, which then enforces SSO.
-    login(&s, "ada@example.com").await;
-    s.app
-        .patch(
-            &s.admin,
-            &format!("/v1/orgs/{}", s.org),
-            json!({ "sso": true }),
-        )
-        .await
-        .expect(200);
-    // A second organization's provider signs her in too: that session makes no tokens.
-    let org2 = s.app.org(&s.admin, "Elsewhere").await;
-    let p2 = s
+/// A second provider on another node of `s.app` (which must have a public URL, shared by its
+/// nodes), in a new organization of a new admin `admin_name`.
+async fn another_setup(s: &Setup, admin_name: &str, org_title: &str) -> Setup {
+    let admin = s.app.persona(admin_name).await;
+    let org = s.app.org(&admin, org_title).await;
+    let provider = s
         .app
         .post(
-            &s.admin,
-            &format!("/v1/orgs/{org2}/saml"),
+            &admin,
+            &format!("/v1/orgs/{org}/saml"),
             json!({ "label": "Elsewhere", "entityID": IDP_ENTITY, "ssoURL": IDP_SSO, "certificate": read("idp.crt") }),
         )
         .await
         .expect(201);
-    let s2 = Setup {
-        app: s.app,
-        admin: s.admin.clone(),
-        org: org2,
-        team: s.team.clone(),
-        provider: p2,
-    };
-    let cookie = login(&s2, "ada@example.com").await;
-    let (_, page) = account(&s2.app, &cookie).await;
-    let (status, page) = create_token(&s2.app, &cookie, &csrf_of(&page)).await;
-    assert_eq!(status, 403, "{page}");
-    assert!(page.contains("SSO Org enforces single sign-on"), "{page}");
-    let tokens: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE u.email = $1",
+    Setup {
+        app: s.app.another_node().await,
+        admin,
+        org,
+        team: String::new(),
+        provider,
+    }
+}
+
+/// The ACS's answer to an assertion of `email` for a fresh login request.
+async fn sign_in(s: &Setup, email: &str) -> Answer {
+    let (request, _) = start(&s.app, s.id()).await;
+    post_acs(
+        &s.app,
+        s.id(),
+        &Assertion::for_setup(s, &request, email).encoded(),
     )
-    .bind("ada@example.com")
-    .fetch_one(s2.app.state.db.pool())
     .await
-    .unwrap();
-    assert_eq!(tokens, 0);
+}
+
+async fn count(app: &TestApp, sql: &str, bind: &str) -> i64 {
+    sqlx::query_scalar(sql)
+        .bind(bind)
+        .fetch_one(app.state.db.pool())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_outsiders_provider_cannot_sign_in_as_an_account_of_its_own() {
+    let s = setup().await;
+    // The victim: an account made by `quire admin`, with a private space in its own
+    // organization.
+    let victim = s.app.persona("victim").await;
+    let home = s.app.org(&victim, "Victim Org").await;
+    let space = s.app.space(&victim, &home, "Private plans", None).await;
+    // The outsider administers `s.org` and holds its provider's key: they sign an assertion
+    // naming the victim's address.
+    let answer = sign_in(&s, &victim.email).await;
+    assert_eq!(answer.status, 403, "{}", answer.text);
+    assert!(
+        answer.text.contains("already exists and has not linked"),
+        "{}",
+        answer.text
+    );
+    assert!(answer.headers.get(SET_COOKIE).is_none(), "no session");
+    let sessions = count(
+        &s.app,
+        "SELECT COUNT(*) FROM browser_sessions WHERE user_id = $1",
+        &victim.id,
+    )
+    .await;
+    assert_eq!(sessions, 0);
+    let memberships = count(
+        &s.app,
+        "SELECT COUNT(*) FROM members WHERE user_id = $1",
+        &victim.id,
+    )
+    .await;
+    assert_eq!(memberships, 1, "the victim joined nothing");
+    // The address in another case is the same account.
+    let answer = sign_in(&s, &victim.email.to_uppercase()).await;
+    assert_eq!(answer.status, 403, "{}", answer.text);
+    s.app
+        .get(&victim, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+}
+
+#[tokio::test]
+async fn an_account_made_by_one_organizations_sso_is_not_opened_by_another() {
+    let s = setup_behind_https().await;
+    // Ada's account is made by the first organization's single sign-on.
+    login(&s, "ada@example.com").await;
+    let s2 = another_setup(&s, "mallory", "Elsewhere").await;
+    let answer = sign_in(&s2, "ada@example.com").await;
+    assert_eq!(answer.status, 403, "{}", answer.text);
+    assert!(answer.text.contains("has not linked"), "{}", answer.text);
+    // Her own organization's provider still signs her in, to the same account.
+    let again = sign_in(&s, "ADA@example.com").await;
+    assert_eq!(again.status, 303, "{}", again.text);
+    let users = count(
+        &s.app,
+        "SELECT COUNT(*) FROM users WHERE email = $1",
+        "ada@example.com",
+    )
+    .await;
+    assert_eq!(users, 1);
+}
+
+/// Starts a link of provider `provider` to the account of `token`: the identity provider's
+/// URL and the request id in it.
+async fn start_link(app: &TestApp, provider: &str, token: &str) -> (u16, Value) {
+    let res = browser()
+        .post(format!("{}/saml/{provider}/link", app.base))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    (
+        res.status().as_u16(),
+        res.json().await.unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn a_linked_account_signs_in_and_its_session_reaches_only_that_organization() {
+    let s = setup().await;
+    // The account owner: made by `quire admin`, admin of their own organization with
+    // content of every kind, and a colleague there.
+    let owner = s.app.persona("owner").await;
+    let colleague = s.app.persona("colleague").await;
+    let home = s.app.org(&owner, "Home").await;
+    s.app
+        .add_member(&owner, &home, &colleague, json!("edit"))
+        .await;
+    s.app.get(&colleague, "/v1/user").await.expect(200);
+    let space = s.app.space(&owner, &home, "Home space", None).await;
+    let collection = s
+        .app
+        .collection(&owner, &home, "Home collection", None)
+        .await;
+    let cr = s.app.open_change_request(&owner, &space, "Draft").await;
+    let team = s
+        .app
+        .put(
+            &owner,
+            &format!("/v1/orgs/{home}/teams"),
+            json!({ "title": "Core" }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let site = s
+        .app
+        .post(
+            &owner,
+            &format!("/v1/orgs/{home}/sites"),
+            json!({ "title": "Home docs", "spaces": [space] }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let comment = s
+        .app
+        .post(
+            &owner,
+            &format!("/v1/spaces/{space}/comments"),
+            json!({ "body": { "markdown": "hello" } }),
+        )
+        .await
+        .expect(200)["id"]
+        .as_str()
+        .unwrap_or("someid")
+        .to_string();
+
+    // A link is started with a token of the account's own; without one, nothing.
+    let (status, _) = start_link(&s.app, s.id(), "quire_made-up").await;
+    assert_eq!(status, 401);
+    let (status, body) = start_link(&s.app, "nosuchprovider", &owner.token).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["error"]["code"], 404);
+    // The provider must assert the account's own address.
+    let (status, body) = start_link(&s.app, s.id(), &owner.token).await;
+    assert_eq!(status, 200, "{body}");
+    let (request, _) = request_in(body["url"].as_str().unwrap());
+    let wrong = post_acs(
+        &s.app,
+        s.id(),
+        &Assertion::for_setup(&s, &request, "someone-else@example.com").encoded(),
+    )
+    .await;
+    assert_eq!(wrong.status, 403, "{}", wrong.text);
+    assert!(wrong
+        .text
+        .contains("not the address of the account to link"));
+    let linked = post_acs(
+        &s.app,
+        s.id(),
+        &Assertion::for_setup(&s, &request, &owner.email).encoded(),
+    )
+    .await;
+    assert_eq!(linked.status, 303, "{}", linked.text);
+
+    // From now on the provider signs the owner in, without a link.
+    let answer = sign_in(&s, &owner.email).await;
+    assert_eq!(answer.status, 303, "{}", answer.text);
+    let cookie = answer.cookie().unwrap();
+    let (status, page) = account(&s.app, &cookie).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("SSO Org"), "{page}");
+    assert!(
+        !page.contains("Home"),
+        "the session shows nothing beyond its organization"
+    );
+    let (status, page) = create_token(&s.app, &cookie, &csrf_of(&page)).await;
+    assert_eq!(status, 200, "{page}");
+    let token = token_of(&page);
+    let me = s
+        .app
+        .call(Method::GET, "/v1/user", Some(&token), None)
+        .await
+        .expect(200);
+    assert_eq!(me["id"], json!(owner.id));
+    // The session's organization is reachable…
+    s.app
+        .call(
+            Method::GET,
+            &format!("/v1/orgs/{}/spaces", s.org),
+            Some(&token),
+            None,
+        )
+        .await
+        .expect(200);
+    let orgs = s
+        .app
+        .call(Method::GET, "/v1/orgs", Some(&token), None)
+        .await
+        .expect(200);
+    let listed: Vec<&str> = orgs["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, vec![s.org.as_str()], "{orgs}");
+    assert_eq!(orgs["count"], json!(1));
+
+    // …and no operation of the API reaches the owner's own organization.
+    let ids = [
+        ("organizationId", home.as_str()),
+        ("spaceId", space.as_str()),
+        ("collectionId", collection.as_str()),
+        ("changeRequestId", cr.as_str()),
+        ("teamId", team.as_str()),
+        ("siteId", site.as_str()),
+        ("commentId", comment.as_str()),
+        ("userId", colleague.id.as_str()),
+        ("emailDomain", "example.com"),
+    ];
+    // Operations that answer about the caller alone.
+    let about_self = [
+        "getApiInformation",
+        "getAuthenticatedUser",
+        "listOrganizationsForAuthenticatedUser",
+        "getOrganizationsForEmailDomain",
+    ];
+    for r in quire_server::api::operations() {
+        let path = r
+            .path
+            .split('/')
+            .map(|seg| {
+                let name = seg
+                    .trim_start_matches("{*")
+                    .trim_start_matches('{')
+                    .trim_end_matches('}');
+                if seg.starts_with('{') {
+                    ids.iter()
+                        .find(|(k, _)| *k == name)
+                        .map_or("someid", |(_, v)| v)
+                } else {
+                    seg
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/");
+        let method = Method::from_bytes(r.method.as_str().as_bytes()).unwrap();
+        let res = s
+            .app
+            .call(method.clone(), &path, Some(&token), Some(json!({})))
+            .await;
+        let text = res.body.to_string();
+        // An error names the ids of its path; any other answer names nothing of the home
+        // organization.
+        assert!(
+            res.status >= 400
+                || !(text.contains(&home)
+                    || text.contains("Home space")
+                    || text.contains(&colleague.email)),
+            "{method} {path} ({}) showed the other organization: {text}",
+            r.operation
+        );
+        if about_self.contains(&r.operation)
+            || r.access == quire_server::http::operation::Access::Public
+        {
+            continue;
+        }
+        let ok = res.status < 300;
+        assert!(
+            !ok || (method == Method::DELETE && res.status == 204),
+            "{method} {path} ({}) answered {}: {text}",
+            r.operation,
+            res.status
+        );
+    }
+    // Deletes answered 204 as for absent targets, and changed nothing.
+    s.app
+        .get(&owner, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    s.app
+        .get(&owner, &format!("/v1/collections/{collection}"))
+        .await
+        .expect(200);
+    s.app
+        .get(&owner, &format!("/v1/orgs/{home}/sites/{site}"))
+        .await
+        .expect(200);
+    s.app
+        .get(&owner, &format!("/v1/orgs/{home}/teams/{team}"))
+        .await
+        .expect(200);
+    s.app
+        .get(&owner, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200);
+    let members = s
+        .app
+        .get(&owner, &format!("/v1/orgs/{home}/members?limit=100"))
+        .await
+        .expect(200);
+    assert_eq!(members["count"], json!(2), "{members}");
+    // The token cannot make a new organization of its own either (checked above), nor
+    // change the account's profile.
+    s.app
+        .call(
+            Method::PATCH,
+            &format!("/v1/users/{}", owner.id),
+            Some(&token),
+            Some(json!({ "displayName": "Renamed" })),
+        )
+        .await
+        .expect_error(403);
+}
+
+#[tokio::test]
+async fn the_account_page_links_another_provider_within_its_session() {
+    let s = setup_behind_https().await;
+    let cookie = login(&s, "ada@example.com").await;
+    let s2 = another_setup(&s, "bea", "Second").await;
+    // Refused before linking.
+    assert_eq!(sign_in(&s2, "ada@example.com").await.status, 403);
+    let (_, page) = account(&s.app, &cookie).await;
+    let csrf = csrf_of(&page);
+    // Without the session's CSRF token, nothing starts.
+    let res = browser()
+        .post(format!("{}/account/link", s.app.base))
+        .header("cookie", &cookie)
+        .form(&[("csrf", "wrong"), ("provider", s2.id())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    let res = browser()
+        .post(format!("{}/account/link", s.app.base))
+        .header("cookie", &cookie)
+        .form(&[("csrf", csrf.as_str()), ("provider", s2.id())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 303);
+    let (request, idp) = request_in(res.headers()[LOCATION].to_str().unwrap());
+    assert!(idp.as_str().starts_with(IDP_SSO));
+    let answer = post_acs(
+        &s2.app,
+        s2.id(),
+        &Assertion::for_setup(&s2, &request, "ada@example.com").encoded(),
+    )
+    .await;
+    assert_eq!(answer.status, 303, "{}", answer.text);
+    // The second organization's provider now signs Ada in, confined to that organization.
+    let answer = sign_in(&s2, "ada@example.com").await;
+    assert_eq!(answer.status, 303, "{}", answer.text);
+    let (_, page) = account(&s2.app, &answer.cookie().unwrap()).await;
+    assert!(
+        page.contains("Second") && !page.contains("SSO Org"),
+        "{page}"
+    );
 }
 
 /// The Python interpreter with pysaml2, and whether xmlsec1 is there; `None` (with a

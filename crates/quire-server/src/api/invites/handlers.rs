@@ -94,6 +94,9 @@ pub async fn join_with_invite(
     Extension(caller): Extension<Caller>,
     Path((org_id, invite_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
+    if !caller.reaches(&org_id) {
+        caller.require_unscoped("join another organization")?;
+    }
     let link = store::invites::get_link(&state.db, &org_id, &invite_id).await?;
     let link =
         link.ok_or_else(|| ApiError::not_found(format!("Invite `{invite_id}` not found.")))?;

@@ -19,7 +19,8 @@ use crate::store;
 use crate::store::orgs::OrgRow;
 use crate::validate;
 
-/// `listOrganizationsForAuthenticatedUser`.
+/// `listOrganizationsForAuthenticatedUser`; a token confined to one organization lists that
+/// one alone.
 pub async fn list_organizations(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -27,6 +28,23 @@ pub async fn list_organizations(
 ) -> ApiResult<Json<List<views::Organization>>> {
     let scope = "orgs";
     let after = page.after::<(i64, String)>(scope)?;
+    if let Some(org_id) = &caller.scope {
+        let only = match crate::domain::access::load_org(&state, &caller, org_id).await {
+            Ok(ctx) => Some(ctx),
+            Err(ApiError::NotFound(_)) => None,
+            Err(other) => return Err(other),
+        };
+        let count = i64::from(only.is_some());
+        let rows = only
+            .filter(|_| after.is_none())
+            .map(|ctx| {
+                let key = (ctx.org.created_at, ctx.org.id.to_string());
+                Ok((views::organization(&state, &ctx.org, ctx.role)?, key))
+            })
+            .into_iter()
+            .collect::<ApiResult<Vec<_>>>()?;
+        return Ok(Json(page.finish(scope, rows, count)?));
+    }
     let (rows, count) =
         store::orgs::list_for_user(&state.db, &caller.user.id, after, page.fetch_limit()).await?;
     let rows = rows
@@ -54,6 +72,7 @@ pub async fn create_organization(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody<CreateOrganization>,
 ) -> ApiResult<axum::response::Response> {
+    caller.require_unscoped("create organizations")?;
     validate::length("title", &body.title, 2, 255)?;
     let domains = check_domains(body.email_domains.unwrap_or_default(), &caller, &[])?;
     let now = state.now();
@@ -241,6 +260,7 @@ pub async fn list_organizations_for_email_domain(
         .await?
         .into_iter()
         .filter(|o| own_domain || o.member_id.is_some())
+        .filter(|o| caller.reaches(o.org.id.as_str()))
         .map(|o| {
             let role = o.role.as_deref().and_then(Role::parse);
             let mut v = views::organization(&state, &o.org, role)?;

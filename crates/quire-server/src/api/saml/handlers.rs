@@ -39,8 +39,9 @@ pub async fn list_providers(
     Ok(Json(page.finish(&scope, items, count)?))
 }
 
-/// Body of `createOrganizationSAMLProvider`: only `label` is required; a provider without
-/// `entityID`, `ssoURL` and `certificate` is `pending`.
+/// Body of `createOrganizationSAMLProvider`: `label` and `ssoURL` are required (every answer
+/// shows `ssoURL`, which the official schema requires to be a URI); a provider without
+/// `entityID` or `certificate` is `pending`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateProvider {
@@ -64,7 +65,9 @@ pub async fn create_provider(
 ) -> ApiResult<axum::response::Response> {
     validate::length("label", &body.label, 1, 30)?;
     let entity_id = check_entity_id(body.entity_id)?;
-    let sso_url = check_sso_url(body.sso_url)?;
+    let sso_url = check_sso_url(body.sso_url)?.ok_or_else(|| {
+        ApiError::bad_request("`ssoURL` is required: the identity provider's sign-in URL.")
+    })?;
     let certificate = check_certificate(body.certificate)?;
     let now = state.now();
     let row = ProviderRow {
@@ -72,7 +75,7 @@ pub async fn create_provider(
         org_id: ctx.org.id.to_string(),
         label: body.label,
         entity_id: entity_id.unwrap_or_default(),
-        sso_url: sso_url.unwrap_or_default(),
+        sso_url,
         certificate: certificate.unwrap_or_default(),
         default_team: None,
         default_role: match body.default_role {

@@ -30,7 +30,8 @@ pub async fn get_user(
     Path(user_id): Path<String>,
 ) -> ApiResult<Json<views::User>> {
     let visible = user_id == caller.user.id
-        || store::users::share_an_org(&state.db, &caller.user.id, &user_id).await?;
+        || store::users::share_an_org(&state.db, &caller.user.id, &user_id, caller.scope.as_ref())
+            .await?;
     let user = match visible {
         true => store::users::get(&state.db, &user_id).await?,
         false => None,
@@ -56,11 +57,23 @@ pub async fn update_user(
     JsonBody(body): JsonBody<UpdateUser>,
 ) -> ApiResult<Json<views::User>> {
     if user_id != caller.user.id
-        && !store::users::share_an_org(&state.db, &caller.user.id, &user_id).await?
+        && !store::users::share_an_org(&state.db, &caller.user.id, &user_id, caller.scope.as_ref())
+            .await?
     {
         return Err(ApiError::not_found(format!("User `{user_id}` not found.")));
     }
     require_self(&caller, &user_id)?;
+    if let Some(scope) = &caller.scope {
+        // The profile is the account's, beyond the organization, unless the account is
+        // that organization's own.
+        if store::users::sso_org(state.db.pool(), &user_id)
+            .await?
+            .as_deref()
+            != Some(scope.as_str())
+        {
+            caller.require_unscoped("change the profile of an account of its own")?;
+        }
+    }
     if body.display_name.is_none() && body.photo_url.is_none() {
         return Err(ApiError::bad_request(
             "Request body must set `displayName` or `photoURL`.",

@@ -161,8 +161,15 @@ pub fn require_role(have: Option<Role>, need: Role, action: &str) -> ApiResult<(
     }
 }
 
-/// Loads an organization as the caller sees it: 404 unless they are a member.
+/// Loads an organization as the caller sees it: 404 unless they are a member and their
+/// token reaches it. Every access to an organization's content passes here.
 pub async fn load_org(state: &AppState, caller: &Caller, org_id: &OrgId) -> ApiResult<OrgCtx> {
+    // A token confined to one organization sees no other, as if it were not a member.
+    if !caller.reaches(org_id.as_str()) {
+        return Err(ApiError::not_found(format!(
+            "Organization `{org_id}` not found."
+        )));
+    }
     let now = state.clock.now_ms();
     let found = match state.cache.org(org_id, &caller.user.id, now) {
         Some(found) => found,
@@ -219,15 +226,11 @@ pub async fn reader_still_reads(
     let Some(user) = store::users::get(&state.db, reader_id).await? else {
         return Ok(false);
     };
-    Ok(load_space(
-        state,
-        &Caller {
-            user: Arc::new(user),
-        },
-        space_id,
+    Ok(
+        load_space(state, &Caller::unscoped(Arc::new(user)), space_id)
+            .await
+            .is_ok_and(|ctx| ctx.space.deleted_at.is_none()),
     )
-    .await
-    .is_ok_and(|ctx| ctx.space.deleted_at.is_none()))
 }
 
 /// The answer `render` makes of `row` as `view` (its kind, id and view), rendered once for

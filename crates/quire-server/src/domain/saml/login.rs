@@ -6,11 +6,13 @@ use axum::http::{header, HeaderMap};
 
 use super::verify::Verified;
 use super::{LoginError, Refusal, SESSION_TTL_MS};
+use crate::db::Tx;
 use crate::ids::{new_id, random_string};
 use crate::keys::hash_token;
 use crate::state::AppState;
 use crate::store;
 use crate::store::saml::{ProviderRow, SessionRow};
+use crate::store::users::{normalize_email, UserRow};
 
 /// Name of the session cookie.
 pub const SESSION_COOKIE: &str = "quire_session";
@@ -24,7 +26,9 @@ pub struct Opened {
     pub user_id: String,
 }
 
-/// Acts on a verified assertion of `provider`.
+/// Acts on a verified assertion of `provider`: finds the account the identity may open
+/// ([`account`]), makes it a member of the provider's organization, and opens a session
+/// confined to that organization.
 pub async fn complete(
     state: &AppState,
     provider: &ProviderRow,
@@ -46,16 +50,23 @@ pub async fn complete(
         )
         .into());
     }
-    if !store::saml::take_request(&mut tx, &verified.in_response_to, &provider.id, now).await? {
+    let Some(request) =
+        store::saml::take_request(&mut tx, &verified.in_response_to, &provider.id, now).await?
+    else {
         return Err(Refusal::new(
             403,
             "The response answers no pending login request of this provider (unknown, expired or already answered InResponseTo): start again from Quire.",
         )
         .into());
-    }
-    let user =
-        store::users::find_or_create(&mut tx, &verified.email, verified.name.as_deref(), now)
-            .await?;
+    };
+    let user = account(
+        &mut tx,
+        provider,
+        verified,
+        request.link_user_id.as_deref(),
+        now,
+    )
+    .await?;
     let joined = store::members::insert(
         &mut tx,
         &provider.org_id,
@@ -106,6 +117,84 @@ pub async fn complete(
     })
 }
 
+/// The account an identity of `provider` opens (the identity is the e-mail it asserts):
+/// - the account it is linked to;
+/// - else, when the login was started to link (`link_user_id`), that account, once linked
+///   (the provider must assert the account's own address);
+/// - else the account with that address, if the provider's organization made it through
+///   its single sign-on (linked on the way);
+/// - else a new account, which belongs to that organization.
+///
+/// An account that exists on its own (made by `quire admin`, by another organization's
+/// single sign-on) is never opened by an identity its owner did not link.
+async fn account(
+    tx: &mut Tx,
+    provider: &ProviderRow,
+    verified: &Verified,
+    link_user_id: Option<&str>,
+    now: i64,
+) -> Result<UserRow, LoginError> {
+    let subject = normalize_email(&verified.email);
+    let linked = store::saml::identity(tx, &provider.id, &subject).await?;
+    if let Some(link_user_id) = link_user_id {
+        let user = store::users::get_tx(tx, link_user_id)
+            .await?
+            .ok_or_else(|| {
+                Refusal::new(409, "The account this login was to link no longer exists.")
+            })?;
+        if user.email != subject {
+            return Err(Refusal::new(
+                403,
+                format!(
+                    "The identity provider signed in `{subject}`, not the address of the account to link: sign in to the provider as that account's owner."
+                ),
+            )
+            .into());
+        }
+        if linked.as_deref().is_some_and(|id| id != user.id.as_str()) {
+            return Err(
+                Refusal::new(409, "This identity is already linked to another account.").into(),
+            );
+        }
+        store::saml::link_identity(tx, &provider.id, &subject, user.id.as_str(), now).await?;
+        return Ok(user);
+    }
+    if let Some(user_id) = linked {
+        return store::users::get_tx(tx, &user_id).await?.ok_or_else(|| {
+            Refusal::new(409, "The account linked to this identity no longer exists.").into()
+        });
+    }
+    let user = match store::users::insert_for_sso(
+        tx,
+        &subject,
+        verified.name.as_deref(),
+        &provider.org_id,
+        now,
+    )
+    .await?
+    {
+        Some(created) => created,
+        None => {
+            let existing = store::users::by_email_tx(tx, &subject)
+                .await?
+                .ok_or(sqlx::Error::RowNotFound)?;
+            let owner = store::users::sso_org(&mut **tx, existing.id.as_str()).await?;
+            if owner.as_deref() != Some(provider.org_id.as_str()) {
+                return Err(Refusal::new(
+                    403,
+                    format!(
+                        "An account with the address `{subject}` already exists and has not linked this organization's single sign-on. Its owner can link it while signed in to Quire."
+                    ),
+                )
+                .into());
+            }
+            existing
+        }
+    };
+    store::saml::link_identity(tx, &provider.id, &subject, user.id.as_str(), now).await?;
+    Ok(user)
+}
+
 /// The live session a request's cookie names, if any.
 pub async fn session(state: &AppState, headers: &HeaderMap) -> sqlx::Result<Option<SessionRow>> {
     let Some(secret) = cookie(headers, SESSION_COOKIE) else {
@@ -129,17 +218,6 @@ pub fn session_cookie(state: &AppState, secret: Option<&str>) -> String {
         ),
         None => format!("{SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
     }
-}
-
-/// Whether a session may create API tokens: a user who is an SSO member of an organization
-/// that enforces SSO gets tokens only through a session opened by that organization's SSO.
-/// Returns the title of the organization that refuses, if one does.
-pub async fn token_refusal(state: &AppState, session: &SessionRow) -> sqlx::Result<Option<String>> {
-    let orgs = store::saml::account_orgs(&state.db, &session.user_id, 1000).await?;
-    Ok(orgs
-        .into_iter()
-        .find(|o| o.enforced != 0 && o.sso_member != 0 && o.id != session.org_id)
-        .map(|o| o.title))
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {

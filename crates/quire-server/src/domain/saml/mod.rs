@@ -149,10 +149,13 @@ impl From<sqlx::Error> for LoginError {
 
 /// Starts a login through an active provider: records a new AuthnRequest (in the database,
 /// so that any node can finish it) and returns the identity provider's URL carrying it.
+/// With `link_user_id`, the login links the provider to that account (signed in to Quire
+/// otherwise: the caller checked it) instead of finding one.
 pub async fn start(
     state: &AppState,
     provider: &ProviderRow,
     relay_state: Option<&str>,
+    link_user_id: Option<&str>,
 ) -> Result<String, LoginError> {
     if !provider.is_active() {
         return Err(Refusal::new(
@@ -168,6 +171,7 @@ pub async fn start(
         &state.db,
         &request_id,
         &provider.id,
+        link_user_id,
         now,
         now + REQUEST_TTL_MS,
     )
@@ -177,6 +181,21 @@ pub async fn start(
     let urls = service_urls(state, &provider.id);
     let xml = authn_request(provider, &urls, &request_id, now);
     redirect_url(&provider.sso_url, &xml, relay_state).map_err(LoginError::Internal)
+}
+
+/// Starts a login through provider `provider_id` that links it to the account `user_id`,
+/// whose owner is signed in (a session or a token of theirs); returns the identity
+/// provider's URL. The provider must then assert the account's own address
+/// ([`login::complete`]).
+pub async fn link(
+    state: &AppState,
+    provider_id: &str,
+    user_id: &str,
+) -> Result<String, LoginError> {
+    let provider = store::saml::get_by_id(&state.db, provider_id)
+        .await?
+        .ok_or_else(|| Refusal::new(404, format!("There is no SAML provider `{provider_id}`.")))?;
+    start(state, &provider, Some("/account"), Some(user_id)).await
 }
 
 /// An AuthnRequest asking for a response posted to the ACS.
