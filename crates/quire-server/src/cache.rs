@@ -8,9 +8,11 @@
 //!
 //! Why: each database round trip costs more than the rest of a small request, and these
 //! lookups happen on nearly every request. Correctness:
-//! - every write request served by this node bumps a generation that invalidates all
-//!   entries (read-your-writes on a node), and entries record the generation seen *before*
-//!   their query, so a read racing a write can never cache the old value;
+//! - every entry rests on one [`Scope`] (tokens, a user, an organization, a space, a site),
+//!   and records that scope's generation seen *before* its query; a write served by this
+//!   node moves the generation of each scope it changes once it is done (committed or
+//!   dropped), so a read racing a write can never cache the old value, and a write costs
+//!   the entries of what it changed, not the whole cache (read-your-writes on a node);
 //! - changes made elsewhere (another node, `quire admin revoke-token`) are seen after at
 //!   most `ttl_ms`; a TTL of 0 disables the cache.
 
@@ -150,13 +152,84 @@ impl<K: Eq + Hash, V: Clone> Map<K, V> {
     }
 }
 
+/// What a write changes, and what a cached entry rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// Every token's owner (revocations and profile changes: rare).
+    Tokens,
+    /// A user's row.
+    User(&'a str),
+    /// An organization: its row, memberships, teams, grants, collections and sites.
+    Org(&'a str),
+    /// A space's row (its counters and current revision) and listings.
+    Space(&'a str),
+    /// A published site's row, structure and visitor key.
+    Site(&'a str),
+}
+
+/// Scopes known at most per kind; past this a kind's map is emptied and every scope not in
+/// a map moves on (all entries resting on those are dropped: rare, and safe).
+const MAX_SCOPES: usize = 100_000;
+
+/// The generation of every scope a write moved; a scope never moved is at `floor`.
+#[derive(Default)]
+struct Generations {
+    /// The last generation handed out: every move takes a new one, so a value is never seen
+    /// twice.
+    last: AtomicU64,
+    floor: AtomicU64,
+    tokens: AtomicU64,
+    /// Users, organizations, spaces, sites.
+    kinds: [RwLock<HashMap<String, u64, foldhash::fast::RandomState>>; 4],
+}
+
+impl Generations {
+    fn kind(scope: Scope<'_>) -> Option<(usize, &str)> {
+        match scope {
+            Scope::Tokens => None,
+            Scope::User(id) => Some((0, id)),
+            Scope::Org(id) => Some((1, id)),
+            Scope::Space(id) => Some((2, id)),
+            Scope::Site(id) => Some((3, id)),
+        }
+    }
+
+    fn current(&self, scope: Scope<'_>) -> u64 {
+        match Self::kind(scope) {
+            None => self.tokens.load(Ordering::SeqCst),
+            Some((kind, id)) => {
+                let map = self.kinds[kind].read().unwrap_or_else(|e| e.into_inner());
+                match map.get(id) {
+                    Some(g) => *g,
+                    None => self.floor.load(Ordering::SeqCst),
+                }
+            }
+        }
+    }
+
+    fn advance(&self, scope: Scope<'_>) {
+        let next = self.last.fetch_add(1, Ordering::SeqCst) + 1;
+        match Self::kind(scope) {
+            None => self.tokens.store(next, Ordering::SeqCst),
+            Some((kind, id)) => {
+                let mut map = self.kinds[kind].write().unwrap_or_else(|e| e.into_inner());
+                if map.len() >= MAX_SCOPES && !map.contains_key(id) {
+                    map.clear();
+                    self.floor.store(next, Ordering::SeqCst);
+                }
+                map.insert(id.to_string(), next);
+            }
+        }
+    }
+}
+
 /// A value the layers above compute for one organization and user, shared by reference.
 pub type Shared = Arc<dyn Any + Send + Sync>;
 
 /// The access cache of one node.
 pub struct AccessCache {
     ttl_ms: i64,
-    generation: AtomicU64,
+    generations: Generations,
     users: Map<String, Arc<Bearer>>,
     /// Keyed by `org id + '\n' + user id`, looked up without allocating.
     orgs: Map<String, Option<Arc<OrgSeen>>>,
@@ -228,7 +301,7 @@ impl AccessCache {
     pub fn new(ttl_ms: u64) -> Self {
         Self {
             ttl_ms: i64::try_from(ttl_ms).unwrap_or(i64::MAX),
-            generation: AtomicU64::new(0),
+            generations: Generations::default(),
             users: Map::new(),
             orgs: Map::new(),
             spaces: Map::new(),
@@ -271,14 +344,22 @@ impl AccessCache {
         self.ttl_ms > 0 && !writing()
     }
 
-    /// The generation to record with a value about to be read from the database.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::SeqCst)
+    /// The generation of `scope`, to record with a value about to be read from the database.
+    pub fn generation_of(&self, scope: Scope<'_>) -> u64 {
+        self.generations.current(scope)
     }
 
-    /// Drops every entry: called after each write served by this node.
-    pub fn invalidate(&self) {
-        self.generation.fetch_add(1, Ordering::SeqCst);
+    /// A number that moves whenever any scope does (kept answers, see `crate::answers`,
+    /// rest on everything a write may change).
+    pub fn generation(&self) -> u64 {
+        self.generations.last.load(Ordering::SeqCst)
+    }
+
+    /// Drops the entries resting on `scopes`: called once a write changing them is done.
+    pub fn invalidate(&self, scopes: &[Scope<'_>]) {
+        for scope in scopes {
+            self.generations.advance(*scope);
+        }
     }
 
     /// The cached owner of a token hash.
@@ -286,8 +367,12 @@ impl AccessCache {
         if !self.enabled() {
             return None;
         }
-        self.users
-            .get(token_hash, now, self.ttl_ms, self.generation())
+        self.users.get(
+            token_hash,
+            now,
+            self.ttl_ms,
+            self.generation_of(Scope::Tokens),
+        )
     }
 
     /// Caches the owner of a token hash, read at `generation`.
@@ -303,7 +388,12 @@ impl AccessCache {
             return None;
         }
         with_pair(org_id, user_id, |key| {
-            self.orgs.get(key, now, self.ttl_ms, self.generation())
+            self.orgs.get(
+                key,
+                now,
+                self.ttl_ms,
+                self.generation_of(Scope::Org(org_id)),
+            )
         })
     }
 
@@ -327,8 +417,12 @@ impl AccessCache {
         if !self.enabled() {
             return None;
         }
-        self.spaces
-            .get(space_id, now, self.ttl_ms, self.generation())
+        self.spaces.get(
+            space_id,
+            now,
+            self.ttl_ms,
+            self.generation_of(Scope::Space(space_id)),
+        )
     }
 
     /// Caches the row of a space, read at `generation`.
@@ -343,8 +437,12 @@ impl AccessCache {
         if !self.enabled() {
             return None;
         }
-        self.people
-            .get(user_id, now, self.ttl_ms, self.generation())
+        self.people.get(
+            user_id,
+            now,
+            self.ttl_ms,
+            self.generation_of(Scope::User(user_id)),
+        )
     }
 
     /// Caches the user of an id, read at `generation`.
@@ -365,7 +463,12 @@ impl AccessCache {
             return None;
         }
         with_pair(org_id, user_id, |key| {
-            self.derived.get(key, now, self.ttl_ms, self.generation())
+            self.derived.get(
+                key,
+                now,
+                self.ttl_ms,
+                self.generation_of(Scope::Org(org_id)),
+            )
         })
         .and_then(|v| v.downcast::<T>().ok())
     }
@@ -397,19 +500,19 @@ impl AccessCache {
             return None;
         }
         let found = with_parts(&[kind, id, view], |key| {
-            self.rendered.get(key, now, self.ttl_ms, self.generation())
+            // The very row it was rendered from (checked below) is its only version.
+            self.rendered.get(key, now, self.ttl_ms, 0)
         })?;
         std::ptr::addr_eq(found.from.as_ptr(), Arc::as_ptr(row)).then_some(found.body)
     }
 
-    /// Keeps `body`, rendered as `view` of `row` (the `kind` row `id`) at `generation`.
+    /// Keeps `body`, rendered as `view` of `row` (the `kind` row `id`).
     pub fn put_rendered<T: Any + Send + Sync>(
         &self,
         (kind, id, view): View<'_>,
         row: &Arc<T>,
         body: bytes::Bytes,
         now: i64,
-        generation: u64,
     ) {
         if self.enabled() {
             let from: std::sync::Weak<T> = Arc::downgrade(row);
@@ -420,7 +523,7 @@ impl AccessCache {
                     body,
                 },
                 now,
-                generation,
+                0,
             );
         }
     }
@@ -431,7 +534,12 @@ impl AccessCache {
             return None;
         }
         self.sites
-            .get(site_id, now, self.ttl_ms, self.generation())
+            .get(
+                site_id,
+                now,
+                self.ttl_ms,
+                self.generation_of(Scope::Site(site_id)),
+            )
             .and_then(|v| v.downcast::<T>().ok())
     }
 
@@ -451,14 +559,20 @@ impl AccessCache {
     /// The listing answer cached under `key`, if it was built at the space's listing
     /// `version` (read just now), since the last write this node served, and within the
     /// cache's bound (the names and revision it shows were read then).
-    pub fn listing(&self, key: &str, version: i64, now: i64) -> Option<bytes::Bytes> {
+    pub fn listing(
+        &self,
+        space_id: &str,
+        key: &str,
+        version: i64,
+        now: i64,
+    ) -> Option<bytes::Bytes> {
         if !self.enabled() {
             return None;
         }
         let listings = &self.listings;
         let found = listings.answers.get(key).filter(|l| {
             l.version == version
-                && l.generation == self.generation()
+                && l.generation == self.generation_of(Scope::Space(space_id))
                 && now >= l.stored_at
                 && now - l.stored_at < self.ttl_ms
         });

@@ -28,6 +28,7 @@ pub mod revision_cache;
 pub mod server;
 pub mod state;
 pub mod store;
+pub mod turns;
 pub mod validate;
 pub mod values;
 pub mod web;

@@ -67,6 +67,9 @@ pub struct Shared {
     /// PDF renderings running at once on this node (each takes a blocking thread and much
     /// CPU): one at a time, the others wait their turn.
     pub pdf_runs: Arc<tokio::sync::Semaphore>,
+    /// Writes of one change request or one space's main content on this node take turns
+    /// (`domain::change_requests::Attempts`).
+    pub turns: crate::turns::Turns,
     /// Woken when a job was enqueued to run now, so that this node's worker need not wait
     /// for its next pass.
     pub jobs_due: tokio::sync::Notify,
@@ -96,6 +99,7 @@ impl AppState {
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
             document_budget: tokio::sync::Semaphore::new(DOCUMENT_BUDGET_KIB),
             metrics: crate::metrics::Metrics::new(),
+            turns: Default::default(),
             jobs_due: tokio::sync::Notify::new(),
             pdf_fonts: std::sync::OnceLock::new(),
             pdf_runs: Arc::new(tokio::sync::Semaphore::new(1)),

@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("per_thread", 0),
     ("rate", 0),
     ("revision_cache", 0),
+    ("turns", 0),
     ("provenance", 0),
     ("validate", 1),
     ("db", 1),

@@ -167,7 +167,9 @@ impl Bench {
             .unwrap();
         tx.commit().await.unwrap();
         // As after every write the API serves: the cached space row names the old revision.
-        state.cache.invalidate();
+        state
+            .cache
+            .invalidate(&[quire_server::cache::Scope::Space(&self.space)]);
         quire_server::domain::content::remember(state, saved);
         t.elapsed()
     }

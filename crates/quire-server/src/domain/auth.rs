@@ -60,7 +60,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
             scope: bearer.scope.clone(),
         });
     }
-    let generation = state.cache.generation();
+    let generation = state.cache.generation_of(crate::cache::Scope::Tokens);
     let bearer = Box::pin(store::tokens::authenticate(&state.db, hash))
         .await?
         .map(std::sync::Arc::new)
@@ -83,8 +83,10 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
 async fn first_authentication(state: &AppState, user: &UserRow) -> ApiResult<()> {
     let now = state.clock.now_ms();
     let mut tx = state.db.begin().await?;
+    let mut joined = Vec::new();
     if store::users::claim_first_auth(&mut tx, &user.id, now).await? {
         for invite in store::invites::take_pending(&mut tx, &user.email).await? {
+            joined.push(invite.org_id.clone());
             store::members::insert(
                 &mut tx,
                 &invite.org_id,
@@ -97,5 +99,11 @@ async fn first_authentication(state: &AppState, user: &UserRow) -> ApiResult<()>
         }
     }
     tx.commit().await?;
+    let scopes: Vec<_> = joined
+        .iter()
+        .map(|org| crate::cache::Scope::Org(org))
+        .chain([crate::cache::Scope::Tokens])
+        .collect();
+    state.cache.invalidate(&scopes);
     Ok(())
 }

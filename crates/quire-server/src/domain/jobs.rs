@@ -118,7 +118,9 @@ async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
     let blobs = store::objects::blob_refs(&mut tx, space_id).await?;
     store::spaces::purge(&mut tx, space_id).await?;
     tx.commit().await?;
-    state.cache.invalidate();
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Space(space_id)]);
     // File bytes no other space uses go too. A crash between the commit and here can only
     // leave unreferenced bytes behind, never remove bytes that some content still names.
     for hash in store::objects::unused_blobs(&state.db, &blobs).await? {

@@ -46,11 +46,13 @@ where
     }
     // Both read before the answer's own reads: a write that lands meanwhile makes the
     // answer one that is never served again.
-    let generation = state.cache.generation();
+    let generation = state
+        .cache
+        .generation_of(crate::cache::Scope::Space(space_id));
     let version = self::version(state, space_id).await?;
     crate::provenance::note_listing(space_id, version);
     let now = state.clock.now_ms();
-    if let Some(body) = state.cache.listing(&key, version, now) {
+    if let Some(body) = state.cache.listing(space_id, &key, version, now) {
         return Ok(body);
     }
     // Built from the database rather than from cached lookups, so that what it shows is no

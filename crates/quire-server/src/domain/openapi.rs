@@ -129,7 +129,7 @@ pub async fn process(state: &AppState, payload: &str) -> anyhow::Result<()> {
             tx.commit().await?;
         }
     }
-    state.cache.invalidate();
+    // Nothing cached rests on a spec's processing state: its reads go to the database.
     Ok(())
 }
 

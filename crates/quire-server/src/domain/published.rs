@@ -167,7 +167,9 @@ async fn site_state(state: &AppState, site_id: &str) -> ApiResult<Arc<SiteState>
     if let Some(found) = state.cache.site::<SiteState>(site_id, now) {
         return Ok(found);
     }
-    let generation = state.cache.generation();
+    let generation = state
+        .cache
+        .generation_of(crate::cache::Scope::Site(site_id));
     let site = store::sites::get_by_id(&state.db, site_id).await?;
     let (structure, auth, customization) = match &site {
         Some(row) => (

@@ -37,7 +37,9 @@ pub async fn settings(state: &AppState, site_id: &str) -> ApiResult<PublishingAu
     let row = store::sites::publishing_auth_tx(&mut tx, site_id).await?;
     tx.commit().await?;
     // Even when a read made it: published pages cache the site's key, absent until now.
-    state.cache.invalidate();
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Site(site_id)]);
     row.ok_or_else(|| {
         crate::error::ApiError::internal(anyhow::anyhow!("publishing auth of `{site_id}` lost"))
     })

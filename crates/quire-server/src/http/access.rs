@@ -16,6 +16,7 @@ use axum::http::Method;
 use axum::response::{IntoResponse, Response};
 use tower::{Layer, Service, ServiceExt};
 
+use crate::cache::Scope;
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{
     load_collection, load_org, load_space, require_role, Role, SiteCtx, TeamCtx,
@@ -38,18 +39,27 @@ pub struct Enforce {
     state: AppState,
     access: Access,
     operation: &'static str,
+    /// The route's path, with its `{param}` segments.
+    path: &'static str,
     /// Whether the operation's answers may be kept (`crate::answers`).
     reusable: bool,
 }
 
 impl Enforce {
-    /// The check of `access` for the operation named `operation`, whose answers may be
-    /// kept if `reusable`.
-    pub fn new(state: AppState, access: Access, operation: &'static str, reusable: bool) -> Self {
+    /// The check of `access` for the operation named `operation` at `path`, whose answers
+    /// may be kept if `reusable`.
+    pub fn new(
+        state: AppState,
+        access: Access,
+        operation: &'static str,
+        path: &'static str,
+        reusable: bool,
+    ) -> Self {
         Self {
             state,
             access,
             operation,
+            path,
             reusable,
         }
     }
@@ -60,7 +70,25 @@ impl Enforce {
         S: Service<Request, Response = Response, Error = Infallible>,
     {
         let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-        let run = async {
+        let mut res = if writes {
+            // Boxed, so that the read path's future is not sized for both branches.
+            let run = async {
+                match check(&self.state, self.access, self.operation, req).await {
+                    Ok(req) => {
+                        // Held while the handler runs: dropped once it is done, or when the
+                        // request is (its client left, maybe after the commit), it moves the
+                        // scopes the write changes.
+                        let _moves = Moves::of(&self.state, self.access, self.path, &req);
+                        match inner.oneshot(req).await {
+                            Ok(res) => res,
+                            Err(never) => match never {},
+                        }
+                    }
+                    Err(err) => err.into_response(),
+                }
+            };
+            crate::cache::bypassed(Box::pin(run)).await
+        } else {
             match check(&self.state, self.access, self.operation, req).await {
                 Ok(req) => match inner.oneshot(req).await {
                     Ok(res) => res,
@@ -69,20 +97,111 @@ impl Enforce {
                 Err(err) => err.into_response(),
             }
         };
-        let mut res = if writes {
-            // Boxed, so that the read path's future is not sized for both branches.
-            let res = crate::cache::bypassed(Box::pin(run)).await;
-            // Whatever this request changed, no cached lookup may outlive it on this node.
-            self.state.cache.invalidate();
-            res
-        } else {
-            run.await
-        };
         res.extensions_mut().insert(crate::metrics::Answered {
             operation: self.operation,
             reusable: self.reusable,
         });
         res
+    }
+}
+
+/// A scope a write changes, owned (see [`crate::cache::Scope`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Moved {
+    Tokens,
+    User(String),
+    Org(String),
+    Space(String),
+    Site(String),
+}
+
+/// The scopes a write's path names (organization, space, site, user).
+#[derive(Clone)]
+struct Named(Vec<Moved>);
+
+impl Named {
+    fn of(params: &PathParams) -> Self {
+        let mut scopes = Vec::new();
+        let named = [
+            ("organizationId", Moved::Org as fn(String) -> Moved),
+            ("spaceId", Moved::Space),
+            ("siteId", Moved::Site),
+            ("userId", Moved::User),
+        ];
+        for (name, scope) in named {
+            if let Some(id) = params.get(name) {
+                scopes.push(scope(id.to_string()));
+            }
+        }
+        if params.get("userId").is_some() {
+            scopes.push(Moved::Tokens);
+        }
+        Self(scopes)
+    }
+}
+
+/// The scopes a write request changes, moved in the access cache when dropped: what its
+/// path names (organization, space, site, user) and the organizations of what it loaded,
+/// so that a write costs the entries of what it changed, never the whole cache.
+struct Moves {
+    state: AppState,
+    scopes: Vec<Moved>,
+}
+
+impl Moves {
+    /// The scopes of a write to `path`, authorised as `access`, with what its check loaded.
+    fn of(state: &AppState, access: Access, path: &str, req: &Request) -> Self {
+        let mut scopes = Vec::new();
+        let ext = req.extensions();
+        if let Some(named) = ext.get::<Named>() {
+            scopes.extend(named.0.iter().cloned());
+        }
+        // Comments and change requests change their space's content, counters and listings
+        // (its row), nothing its organization's members or grants rest on.
+        let content_only = path.starts_with("/v1/spaces/{spaceId}/comments")
+            || path.starts_with("/v1/spaces/{spaceId}/change-requests");
+        if let Some(ctx) = ext.get::<SpaceCtx>() {
+            scopes.push(Moved::Space(ctx.space.id.clone()));
+            if !content_only {
+                scopes.push(Moved::Org(ctx.space.org_id.to_string()));
+            }
+        }
+        if let Some(org) = ext.get::<OrgCtx>() {
+            if !content_only {
+                scopes.push(Moved::Org(org.org.id.to_string()));
+            }
+        }
+        if let Some(ctx) = ext.get::<crate::domain::access::CollectionCtx>() {
+            scopes.push(Moved::Org(ctx.collection.org_id.to_string()));
+        }
+        if access == Access::User {
+            if let Some(caller) = ext.get::<Caller>() {
+                scopes.push(Moved::User(caller.user.id.to_string()));
+            }
+            scopes.push(Moved::Tokens);
+        }
+        scopes.dedup();
+        Self {
+            state: state.clone(),
+            scopes,
+        }
+    }
+}
+
+impl Drop for Moves {
+    fn drop(&mut self) {
+        let scopes: Vec<Scope<'_>> = self
+            .scopes
+            .iter()
+            .map(|m| match m {
+                Moved::Tokens => Scope::Tokens,
+                Moved::User(id) => Scope::User(id),
+                Moved::Org(id) => Scope::Org(id),
+                Moved::Space(id) => Scope::Space(id),
+                Moved::Site(id) => Scope::Site(id),
+            })
+            .collect();
+        self.state.cache.invalidate(&scopes);
     }
 }
 
@@ -136,6 +255,9 @@ async fn check(
     }
     let (mut parts, body) = req.into_parts();
     let params = PathParams::read(&mut parts).await?;
+    if !matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        parts.extensions.insert(Named::of(&params));
+    }
     if let Some(scope) =
         crate::keys::bearer(&parts.headers).and_then(|t| published::scope_of(state, t))
     {

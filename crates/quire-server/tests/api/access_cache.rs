@@ -336,3 +336,57 @@ async fn space_answers_are_kept_per_role_and_never_outlive_the_row() {
     other.clock.advance_ms(ttl / 2 + 1);
     assert_eq!(other.get(&admin, &path).await.expect(200)["title"], "Third");
 }
+
+/// Misses of the access cache's maps so far, by name.
+fn misses(app: &TestApp) -> std::collections::HashMap<&'static str, u64> {
+    app.state
+        .cache
+        .lookups()
+        .into_iter()
+        .map(|(name, (_, missed))| (name, missed))
+        .collect()
+}
+
+/// A write costs the cached lookups of what it changed: a comment in one space leaves the
+/// token, membership, grants and row of another space cached, while the commented space's
+/// row (its counters) is read again.
+#[tokio::test]
+async fn a_write_drops_only_the_entries_of_what_it_changed() {
+    let app = TestApp::start().await;
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let busy = app.space(&admin, &org, "Busy", None).await;
+    let quiet = app.space(&admin, &org, "Quiet", None).await;
+    for space in [&busy, &quiet] {
+        app.get(&admin, &format!("/v1/spaces/{space}"))
+            .await
+            .expect(200);
+    }
+    let before = misses(&app);
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{busy}/comments"),
+        json!({ "body": { "markdown": "Hello." } }),
+    )
+    .await
+    .expect(200);
+    let quiet_space = app
+        .get(&admin, &format!("/v1/spaces/{quiet}"))
+        .await
+        .expect(200);
+    assert_eq!(quiet_space["comments"], json!(0));
+    let after = misses(&app);
+    for name in ["tokens", "memberships", "grants", "spaces"] {
+        assert_eq!(
+            after[name], before[name],
+            "`{name}` was looked up again after a write elsewhere: {before:?} → {after:?}"
+        );
+    }
+    // The commented space is read again, and shows its comment at once.
+    let busy_space = app
+        .get(&admin, &format!("/v1/spaces/{busy}"))
+        .await
+        .expect(200);
+    assert_eq!(busy_space["comments"], json!(1));
+    assert_eq!(misses(&app)["spaces"], before["spaces"] + 1);
+}

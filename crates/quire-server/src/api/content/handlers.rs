@@ -547,10 +547,15 @@ pub async fn update_cr_content(
     let inserted =
         crate::domain::uploads::resolve_files(&state, &ctx.space.id, &mut changes).await?;
     let found = crs::load(&state, &ctx, &cr).await?;
-    let mut attempts = crs::Attempts::new("this batch");
+    let mut attempts = crs::Attempts::begin(
+        &state,
+        "this batch",
+        &[crs::Target::ChangeRequest(&found.id)],
+    )
+    .await;
     let applied_results = loop {
-        attempts.take()?;
-        let c = crs::load(&state, &ctx, &found.id).await?;
+        let hold = attempts.next(&state, &ctx, &found.id).await?;
+        let c = &hold.cr;
         if c.status == ChangeRequestStatus::Merged {
             return Err(ApiError::conflict(
                 "A merged change request can no longer be edited.",
@@ -572,7 +577,6 @@ pub async fn update_cr_content(
         .map_err(ApiError::internal)?
         .map_err(edit_error)?;
         let landing = Landing {
-            cr: &c,
             revision: applied.revision,
             kind: RevisionType::Edits,
             parents: vec![c.revision_id.clone()],
@@ -580,7 +584,7 @@ pub async fn update_cr_content(
             by: &caller.user.id,
             contributes: true,
         };
-        match crs::land(&state, landing).await? {
+        match crs::land(&state, hold, landing).await? {
             Some(_) => break applied.results,
             // Another batch landed first: apply ours again on top of it.
             None => continue,
@@ -736,10 +740,15 @@ pub async fn update_cr(
     ctx.require_live()?;
     require_edit(&ctx)?;
     let found = crs::load(&state, &ctx, &cr).await?;
-    let mut attempts = crs::Attempts::new("the update");
+    let mut attempts = crs::Attempts::begin(
+        &state,
+        "the update",
+        &[crs::Target::ChangeRequest(&found.id)],
+    )
+    .await;
     let revision = loop {
-        attempts.take()?;
-        let c = crs::load(&state, &ctx, &found.id).await?;
+        let hold = attempts.next(&state, &ctx, &found.id).await?;
+        let c = &hold.cr;
         if c.status == ChangeRequestStatus::Merged {
             return Err(ApiError::conflict(
                 "A merged change request can no longer be updated.",
@@ -747,14 +756,13 @@ pub async fn update_cr(
         }
         let main_id = crs::current_revision(&state, &ctx.space.id).await?;
         if main_id == c.revision_base {
-            break c.revision_id;
+            break c.revision_id.clone();
         }
         let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
         let main = load_revision(&state, &ctx.space.id, &main_id).await?;
         let mine = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
         let merged = merge3(base.rev, mine.rev, main.rev).await?;
         let landing = Landing {
-            cr: &c,
             revision: merged,
             kind: RevisionType::Update,
             parents: vec![c.revision_id.clone(), main_id.clone()],
@@ -762,7 +770,7 @@ pub async fn update_cr(
             by: &caller.user.id,
             contributes: false,
         };
-        if let Some(revision) = crs::land(&state, landing).await? {
+        if let Some(revision) = crs::land(&state, hold, landing).await? {
             break revision;
         }
     };
@@ -784,9 +792,17 @@ pub async fn merge_cr(
     ctx.require_live()?;
     ctx.require(Role::Edit, "merge change requests in this space")?;
     let found = crs::load(&state, &ctx, &cr).await?;
-    let mut attempts = crs::Attempts::new("the merge");
+    let mut attempts = crs::Attempts::begin(
+        &state,
+        "the merge",
+        &[
+            crs::Target::ChangeRequest(&found.id),
+            crs::Target::Space(&ctx.space.id),
+        ],
+    )
+    .await;
     let revision = loop {
-        attempts.take()?;
+        attempts.take().await?;
         // The merge takes the change request first and holds it to the end: a batch racing it
         // waits, then finds it merged (409), so nothing it acknowledged is left behind.
         let mut tx = state.db.begin().await?;

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::auth::Caller;
-use crate::domain::change_requests::Attempts;
+use crate::domain::change_requests::{Attempts, Target};
 use crate::domain::content;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::JsonBody;
@@ -90,9 +90,14 @@ pub async fn apply_template(
             }
         }
     }
-    let mut attempts = Attempts::new("applying the template");
+    let mut attempts = Attempts::begin(
+        &state,
+        "applying the template",
+        &[Target::Space(&ctx.space.id)],
+    )
+    .await;
     loop {
-        attempts.take()?;
+        attempts.take().await?;
         let mut tx = state.db.begin().await?;
         let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
             .await?

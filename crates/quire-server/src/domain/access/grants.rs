@@ -39,7 +39,9 @@ impl Grants {
                 return Ok(found);
             }
         }
-        let generation = state.cache.generation();
+        let generation = state
+            .cache
+            .generation_of(crate::cache::Scope::Org(org_id.as_str()));
         let grants = Arc::new(Box::pin(Self::read(state, org_id, user_id, member_role)).await?);
         state
             .cache

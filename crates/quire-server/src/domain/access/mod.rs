@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cache::Scope;
 use crate::domain::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::OrgId;
@@ -174,7 +175,7 @@ pub async fn load_org(state: &AppState, caller: &Caller, org_id: &OrgId) -> ApiR
     let found = match state.cache.org(org_id, &caller.user.id, now) {
         Some(found) => found,
         None => {
-            let generation = state.cache.generation();
+            let generation = state.cache.generation_of(Scope::Org(org_id.as_str()));
             let found = Box::pin(store::orgs::get_for_user(
                 &state.db,
                 org_id,
@@ -246,11 +247,8 @@ pub fn rendered<T: std::any::Any + Send + Sync>(
     if let Some(body) = state.cache.rendered(view, row, now) {
         return Ok(body);
     }
-    let generation = state.cache.generation();
     let body = render()?;
-    state
-        .cache
-        .put_rendered(view, row, body.clone(), now, generation);
+    state.cache.put_rendered(view, row, body.clone(), now);
     Ok(body)
 }
 
@@ -260,7 +258,7 @@ pub async fn space_row(state: &AppState, space_id: &str) -> ApiResult<Option<Arc
     if let Some(found) = state.cache.space(space_id, now) {
         return Ok(found);
     }
-    let generation = state.cache.generation();
+    let generation = state.cache.generation_of(Scope::Space(space_id));
     let found = Box::pin(store::spaces::get(&state.db, space_id))
         .await?
         .map(Arc::new);
@@ -276,7 +274,7 @@ pub async fn person(state: &AppState, user_id: &str) -> ApiResult<Option<UserRow
     if let Some(found) = state.cache.person(user_id, now) {
         return Ok(found);
     }
-    let generation = state.cache.generation();
+    let generation = state.cache.generation_of(Scope::User(user_id));
     let found = store::users::get(&state.db, user_id).await?;
     state
         .cache
@@ -301,9 +299,12 @@ pub async fn people(state: &AppState, ids: &[&str]) -> ApiResult<HashMap<String,
     if missing.is_empty() {
         return Ok(found);
     }
-    let generation = state.cache.generation();
+    let generations: Vec<u64> = missing
+        .iter()
+        .map(|id| state.cache.generation_of(Scope::User(id)))
+        .collect();
     let read = store::users::many(&state.db, &missing).await?;
-    for id in missing {
+    for (id, generation) in missing.into_iter().zip(generations) {
         let user = read.get(id).cloned();
         state.cache.put_person(id, user.clone(), now, generation);
         if let Some(user) = user {

@@ -158,20 +158,26 @@ pub async fn import(
     // The first attempt lands what was just assembled, unless another write moved the target.
     let mut first = Some((first_at, first_built));
     let total = bundle.assets.len() + missed;
-    let mut attempts = Attempts::new("the import");
+    let target = match &cr {
+        Some(c) => crs::Target::ChangeRequest(&c.id),
+        None => crs::Target::Space(&ctx.space.id),
+    };
+    let mut attempts = Attempts::begin(state, "the import", &[target]).await;
     loop {
-        attempts.take()?;
         let (at, current_cr) = match &cr {
             Some(c) => {
-                let c = crs::load(state, ctx, &c.id).await?;
-                if c.status == ChangeRequestStatus::Merged {
+                let hold = attempts.next(state, ctx, &c.id).await?;
+                if hold.cr.status == ChangeRequestStatus::Merged {
                     return Err(ApiError::conflict(
                         "A merged change request can no longer be edited.",
                     ));
                 }
-                (c.revision_id.clone(), Some(c))
+                (hold.cr.revision_id.clone(), Some(hold))
             }
-            None => (crs::current_revision(state, &ctx.space.id).await?, None),
+            None => {
+                attempts.take().await?;
+                (crs::current_revision(state, &ctx.space.id).await?, None)
+            }
         };
         let current = load(state, &ctx.space.id, &at).await?;
         let (assembled, rev) = match first.take() {
@@ -195,14 +201,15 @@ pub async fn import(
         let mut rev = rev;
         rev.files.extend(files);
         let landed = match current_cr {
-            Some(c) => {
+            Some(hold) => {
+                let parents = vec![hold.cr.revision_id.clone()];
                 crs::land(
                     state,
+                    hold,
                     Landing {
-                        cr: &c,
                         revision: rev,
                         kind: RevisionType::Edits,
-                        parents: vec![c.revision_id.clone()],
+                        parents,
                         new_base: None,
                         by,
                         contributes: true,

@@ -111,6 +111,9 @@ pub async fn complete(
     )
     .await?;
     tx.commit().await?;
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Org(&provider.org_id)]);
     Ok(Opened {
         secret,
         user_id: user.id.to_string(),

@@ -465,7 +465,10 @@ async fn save(
     if let Some(saved) = saved {
         content::remember(state, saved);
     }
-    state.cache.invalidate();
+    state.cache.invalidate(&[
+        crate::cache::Scope::Space(&space_id),
+        crate::cache::Scope::Org(&row.org_id),
+    ]);
     if follow {
         wake(state);
     }
@@ -522,7 +525,10 @@ async fn end_failed(state: &AppState, job_id: &str, id: &str, reason: &str) -> a
         store::translations::mark_pending(&mut tx, id, &job, now).await?;
     }
     tx.commit().await?;
-    state.cache.invalidate();
+    // The translation's state is read fresh; nothing cached rests on it but its space's row.
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Space(&current.source_space)]);
     if follow {
         wake(state);
     }
