@@ -67,18 +67,22 @@ impl Enforce {
     /// Checks the request, then serves it through `inner`, or answers the refusal.
     async fn serve<S>(self, inner: S, req: Request) -> Response
     where
-        S: Service<Request, Response = Response, Error = Infallible>,
+        S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+        S::Future: Send + 'static,
     {
         let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
         let mut res = if writes {
-            // Boxed, so that the read path's future is not sized for both branches.
-            let run = async {
-                match check(&self.state, self.access, self.operation, req).await {
+            // A write runs to its end on its own task, even when its client leaves: dropped
+            // half way, it could leave a transaction begun on a pooled connection (holding
+            // SQLite's write lock until that connection is used again) or a file stored
+            // without the row naming it.
+            let (state, access, operation, path) =
+                (self.state.clone(), self.access, self.operation, self.path);
+            let run = async move {
+                match check(&state, access, operation, req).await {
                     Ok(req) => {
-                        // Held while the handler runs: dropped once it is done, or when the
-                        // request is (its client left, maybe after the commit), it moves the
-                        // scopes the write changes.
-                        let _moves = Moves::of(&self.state, self.access, self.path, &req);
+                        // Dropped once the handler is done: moves the scopes it changed.
+                        let _moves = Moves::of(&state, access, path, &req);
                         match inner.oneshot(req).await {
                             Ok(res) => res,
                             Err(never) => match never {},
@@ -87,7 +91,13 @@ impl Enforce {
                     Err(err) => err.into_response(),
                 }
             };
-            crate::cache::bypassed(Box::pin(run)).await
+            match tokio::spawn(crate::cache::bypassed(run)).await {
+                Ok(res) => res,
+                Err(e) => {
+                    tracing::error!(operation = self.operation, error = %e, "a write failed");
+                    ApiError::internal(anyhow::anyhow!("the write failed: {e}")).into_response()
+                }
+            }
         } else {
             match check(&self.state, self.access, self.operation, req).await {
                 Ok(req) => match inner.oneshot(req).await {

@@ -201,7 +201,16 @@ pub async fn acs(State(state): State<AppState>, Path(id): Path<String>, body: Bo
         Ok(Err(r)) => return refused(&id, &r),
         Err(e) => return internal(e.into()),
     };
-    match complete(&state, &p, &verified).await {
+    // The login runs to its end even if the browser leaves (see `http::access`).
+    let finished = {
+        let (state, p) = (state.clone(), p.clone());
+        tokio::spawn(async move { complete(&state, &p, &verified).await }).await
+    };
+    let opened = match finished {
+        Ok(opened) => opened,
+        Err(e) => return internal(e.into()),
+    };
+    match opened {
         Ok(opened) => {
             tracing::info!(provider = %p.id, org = %p.org_id, user = %opened.user_id, "SAML login");
             let mut res = StatusCode::SEE_OTHER.into_response();

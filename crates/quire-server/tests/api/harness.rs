@@ -126,6 +126,13 @@ impl TestApp {
         Self::launch(self.config.clone(), self._dir.clone()).await
     }
 
+    /// As [`Self::another_node`], with the test's changes to that node's configuration.
+    pub async fn another_node_with(&self, configure: impl FnOnce(&mut ServerConfig)) -> Self {
+        let mut config = self.config.clone();
+        configure(&mut config);
+        Self::launch(config, self._dir.clone()).await
+    }
+
     async fn launch(config: ServerConfig, dir: Arc<tempfile::TempDir>) -> Self {
         let clock = Arc::new(OffsetClock::default());
         let server = Server::bind_with_clock(config.clone(), clock.clone())

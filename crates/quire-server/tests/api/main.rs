@@ -20,6 +20,7 @@ mod hardening;
 mod hardening_depth;
 mod hardening_fetch;
 mod imports;
+mod interleaving;
 mod invites;
 mod links;
 mod listings;
