@@ -19,7 +19,16 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (10, "openapi specs", OPENAPI),
     (11, "saml", SAML),
     (12, "listing versions", LISTING_VERSIONS),
+    (14, "failed jobs", FAILED_JOBS),
 ];
+
+/// Jobs that cannot succeed stop being retried: `attempts` counts the claims (starts),
+/// `failures` the runs that ended in an error; a job failed for good keeps its row with
+/// `failed_at` set (and its reason in `last_error`) for the operator, and is never claimed.
+const FAILED_JOBS: &str = r#"
+ALTER TABLE jobs ADD COLUMN failures BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN failed_at BIGINT
+"#;
 
 /// A number per space that every write to its change requests, comments, replies or
 /// reactions moves on, in the write's transaction: a node answers a listing of them from

@@ -21,6 +21,7 @@ mod hardening_depth;
 mod hardening_fetch;
 mod imports;
 mod invites;
+mod jobs;
 mod links;
 mod listings;
 mod members;
