@@ -129,12 +129,12 @@ async fn give_up(
     failed_run: bool,
     reason: &str,
 ) -> anyhow::Result<()> {
-    tracing::error!(job = %job.id, kind = %job.kind, payload = %job.payload, reason = %reason, "job given up on");
     let now = state.now();
     let mut tx = state.db.begin().await?;
     if !store::jobs::give_up(&mut tx, &job.id, lease, failed_run, reason, now).await? {
         return Ok(());
     }
+    tracing::error!(job = %job.id, kind = %job.kind, payload = %job.payload, reason = %reason, "job given up on");
     let wake = match owner_failed(&mut tx, job, reason, now).await {
         Ok(wake) => {
             tx.commit().await?;
@@ -158,9 +158,9 @@ async fn give_up(
 }
 
 /// Records a job given up on with what it was for, inside `tx`; returns whether a job was
-/// enqueued in its place (to wake the worker once committed). Purges, pruning and search
-/// maintenance have no owner to tell: the next change of the space enqueues them again, and
-/// the operator sees the failed job.
+/// enqueued in its place (to wake the worker once committed). Pruning and search
+/// maintenance have no user to tell, and the space's next change enqueues them again; a
+/// purge given up on leaves its space deleted, not purged. The operator sees each one.
 async fn owner_failed(tx: &mut Tx, job: &Job, reason: &str, now: i64) -> anyhow::Result<bool> {
     match job.kind.as_str() {
         crate::domain::openapi::JOB => {
