@@ -49,6 +49,17 @@ pub async fn revoke_token(
     Ok(n)
 }
 
+/// The jobs given up on (latest first, at most `limit`), with why: kept for the operator.
+pub async fn failed_jobs(
+    config: &ServerConfig,
+    limit: i64,
+) -> anyhow::Result<Vec<store::jobs::FailedJob>> {
+    let db = open(config).await?;
+    let jobs = store::jobs::failed(&db, limit).await?;
+    db.close().await;
+    Ok(jobs)
+}
+
 /// What a backup holds.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct BackupManifest {

@@ -45,6 +45,8 @@ pub struct Scraped {
     pub db_idle: u32,
     /// Due jobs per kind: count and age of the oldest, in seconds.
     pub jobs: Vec<(String, i64, f64)>,
+    /// Jobs given up on, per kind.
+    pub failed_jobs: Vec<(String, i64)>,
     /// Access-cache hits and misses per map.
     pub cache: Vec<(&'static str, u64, u64)>,
 }
@@ -101,6 +103,16 @@ impl prometheus_client::collector::Collector for ScrapedCollector {
         for (kind, _, age) in &s.jobs {
             let labels = KindLabel { kind: kind.clone() };
             ConstGauge::new(*age).encode(family.encode_family(&labels)?)?;
+        }
+        let mut family = encoder.encode_descriptor(
+            "quire_jobs_failed",
+            "Durable jobs given up on, kept for the operator (quire admin failed-jobs)",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (kind, count) in &s.failed_jobs {
+            let labels = KindLabel { kind: kind.clone() };
+            ConstGauge::new(*count).encode(family.encode_family(&labels)?)?;
         }
         for (metric, help, pick) in [
             (
@@ -367,6 +379,7 @@ mod tests {
             db_connections: 3,
             db_idle: 2,
             jobs: vec![("purge-space".into(), 4, 12.5)],
+            failed_jobs: vec![("openapi-process".into(), 2)],
             cache: vec![("tokens", 10, 1)],
         });
         assert!(
@@ -380,6 +393,7 @@ mod tests {
         assert!(text.contains("quire_db_connections{state=\"busy\"} 1"));
         assert!(text.contains("quire_jobs_due{kind=\"purge-space\"} 4"));
         assert!(text.contains("quire_jobs_oldest_due_seconds{kind=\"purge-space\"} 12.5"));
+        assert!(text.contains("quire_jobs_failed{kind=\"openapi-process\"} 2"));
         assert!(text.contains("quire_access_cache_hits_total{name=\"tokens\"} 10"));
         assert!(text.contains("quire_access_cache_misses_total{name=\"tokens\"} 1"));
         // Cumulative buckets: 1 ms, then 2 ms and 3 ms, then nothing above 4 s.

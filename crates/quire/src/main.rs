@@ -230,6 +230,15 @@ enum AdminCommand {
         #[command(flatten)]
         storage: StorageArgs,
     },
+    /// List the background jobs given up on (they kept failing, or their process kept
+    /// stopping while running them), latest first, one a line with the reason.
+    FailedJobs {
+        /// Most jobs listed.
+        #[arg(long, default_value_t = 100)]
+        limit: i64,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
     /// Restore a backup into storage that holds no database yet (a new data dir).
     Restore {
         /// The backup folder.
@@ -339,6 +348,22 @@ async fn main() -> anyhow::Result<()> {
                 m.blob_bytes,
                 to.display()
             );
+        }
+        Command::Admin(AdminCommand::FailedJobs { limit, storage }) => {
+            let jobs = quire_server::admin::failed_jobs(&config(storage), limit).await?;
+            for j in &jobs {
+                println!(
+                    "{}\t{}\t{}\t{}\tstarts={} failures={}\t{}",
+                    quire_server::clock::iso(j.failed_at),
+                    j.kind,
+                    j.id,
+                    j.payload,
+                    j.attempts,
+                    j.failures,
+                    j.reason.as_deref().unwrap_or("")
+                );
+            }
+            eprintln!("{} failed job(s)", jobs.len());
         }
         Command::Admin(AdminCommand::Restore { from, storage }) => {
             let m = quire_server::admin::restore(&config(storage), &from).await?;

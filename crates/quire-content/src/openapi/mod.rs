@@ -8,7 +8,7 @@
 mod parse;
 pub mod render;
 
-pub use parse::{parse_text, MAX_SPEC_DEPTH, MAX_SPEC_NODES};
+pub use parse::{parse_text, parse_text_within, MAX_SPEC_BYTES, MAX_SPEC_DEPTH, MAX_SPEC_NODES};
 
 use serde_json::Value;
 
@@ -65,7 +65,7 @@ pub fn check(doc: &Value) -> Result<String, SpecError> {
             "SWAGGER_2_UNSUPPORTED",
             format!(
                 "Swagger {} documents are not supported: convert the specification to OpenAPI 3.0 or 3.1.",
-                swagger.as_str().map_or_else(|| swagger.to_string(), str::to_string)
+                shown(&swagger.as_str().map_or_else(|| swagger.to_string(), str::to_string))
             ),
         ));
     }
@@ -78,7 +78,8 @@ pub fn check(doc: &Value) -> Result<String, SpecError> {
         Some(Value::String(v)) => v.clone(),
         Some(other) => {
             return Err(invalid(format!(
-                "`openapi` must be a version string such as \"3.1.0\", not {other}."
+                "`openapi` must be a version string such as \"3.1.0\", not {}.",
+                shown(&other.to_string())
             )))
         }
     };
@@ -87,7 +88,10 @@ pub fn check(doc: &Value) -> Result<String, SpecError> {
     if !v30 && !v31 {
         return Err(SpecError::new(
             "UNSUPPORTED_VERSION",
-            format!("OpenAPI version `{version}` is not supported: use 3.0 or 3.1."),
+            format!(
+                "OpenAPI version `{}` is not supported: use 3.0 or 3.1.",
+                shown(&version)
+            ),
         ));
     }
     match root.get("info") {
@@ -121,10 +125,16 @@ pub fn check(doc: &Value) -> Result<String, SpecError> {
     if let Some(Value::Object(paths)) = root.get("paths") {
         for (path, item) in paths {
             if !path.starts_with('/') && !path.starts_with("x-") {
-                return Err(invalid(format!("`paths`: `{path}` must start with `/`.")));
+                return Err(invalid(format!(
+                    "`paths`: `{}` must start with `/`.",
+                    shown(path)
+                )));
             }
             if !item.is_object() {
-                return Err(invalid(format!("`paths.{path}` must be an object.")));
+                return Err(invalid(format!(
+                    "`paths.{}` must be an object.",
+                    shown(path)
+                )));
             }
         }
     }
@@ -153,7 +163,10 @@ fn check_refs(doc: &Value) -> Result<(), SpecError> {
                         if resolve_pointer(doc, pointer).is_none() {
                             return Err(SpecError::new(
                                 "BROKEN_REF",
-                                format!("`$ref` `{target}` points to nothing in the document."),
+                                format!(
+                                    "`$ref` `{}` points to nothing in the document.",
+                                    shown(target)
+                                ),
                             ));
                         }
                     }
@@ -167,20 +180,33 @@ fn check_refs(doc: &Value) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// Longest piece of a document quoted in an error message, in characters.
+const MAX_SHOWN: usize = 200;
+
+/// `text` as an error message quotes it: cut to [`MAX_SHOWN`] characters, since a message
+/// is stored and shown again while the document may hold megabytes in one string.
+pub fn shown(text: &str) -> String {
+    match text.char_indices().nth(MAX_SHOWN) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
 /// Where [`bundle`] puts the other files of a specification, by number.
 pub const BUNDLED: &str = "x-quire-files";
 
 /// The other files a document's `$ref`s name (the part before `#`), in order, without
-/// repeats. Iterative.
+/// repeats. Iterative; a set keeps the repeats check linear in the references.
 pub fn external_refs(doc: &Value) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut stack = vec![doc];
     while let Some(v) = stack.pop() {
         match v {
             Value::Object(map) => {
                 if let Some(Value::String(target)) = map.get("$ref") {
                     let file = target.split('#').next().unwrap_or("");
-                    if !file.is_empty() && !out.iter().any(|f| f == file) {
+                    if !file.is_empty() && seen.insert(file) {
                         out.push(file.to_string());
                     }
                 }

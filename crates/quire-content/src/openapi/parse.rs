@@ -1,5 +1,6 @@
 //! Reading an OpenAPI document's text (JSON or YAML) into a JSON value, with every walk
-//! bounded: nesting by [`MAX_SPEC_DEPTH`], values (aliases expanded) by [`MAX_SPEC_NODES`].
+//! bounded: nesting by [`MAX_SPEC_DEPTH`], and what YAML aliases expand to by
+//! [`MAX_SPEC_NODES`] values and [`MAX_SPEC_BYTES`] bytes.
 
 use serde_json::{Map, Number, Value};
 
@@ -13,15 +14,32 @@ pub const MAX_SPEC_DEPTH: usize = 128;
 /// GitBook API description (about 1 MB of JSON) holds about 70 000.
 pub const MAX_SPEC_NODES: usize = 2_000_000;
 
-/// Parses `text` as JSON when it starts with `{`, as YAML otherwise.
+/// Most bytes a YAML specification may grow to once its aliases are expanded, counted as
+/// its compact JSON text (every string with its quotes and escapes and every key, each
+/// time an alias repeats it). A value count alone lets one long anchored string, repeated
+/// by a few thousand aliases, fill gigabytes. The official GitBook API description is
+/// about 1 MB of JSON: 32 MiB leaves room for thirty times that, and for any YAML within
+/// the server's default 16 MiB source limit, while what is built from a document (its
+/// copy in memory, the stored JSON, a rendered operation) stays a few times that at most.
+pub const MAX_SPEC_BYTES: usize = 32 * 1024 * 1024;
+
+/// Parses `text` as JSON when it starts with `{`, as YAML otherwise, with the whole
+/// [`MAX_SPEC_BYTES`] budget.
 pub fn parse_text(text: &str) -> Result<Value, SpecError> {
+    parse_text_within(text, MAX_SPEC_BYTES).map(|(value, _)| value)
+}
+
+/// Parses `text` like [`parse_text`], refusing YAML that expands past `max_bytes` (as
+/// JSON); returns the value and the bytes it counts for. JSON cannot expand: it counts its
+/// text's length, which the caller already bounds, and is never refused for it.
+pub fn parse_text_within(text: &str, max_bytes: usize) -> Result<(Value, usize), SpecError> {
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     if trimmed.is_empty() {
         return Err(SpecError::new("EMPTY", "The specification is empty."));
     }
     if trimmed.starts_with('{') {
         // serde_json stops at 128 levels of nesting with an error, never overflowing.
-        serde_json::from_str(trimmed).map_err(|e| {
+        let value = serde_json::from_str(trimmed).map_err(|e| {
             SpecError::new(
                 "INVALID_JSON",
                 format!(
@@ -30,9 +48,10 @@ pub fn parse_text(text: &str) -> Result<Value, SpecError> {
                     e.column()
                 ),
             )
-        })
+        })?;
+        Ok((value, trimmed.len()))
     } else {
-        parse_yaml(trimmed)
+        parse_yaml(trimmed, max_bytes)
     }
 }
 
@@ -43,23 +62,92 @@ fn yaml_error(line: usize, col: usize, what: impl std::fmt::Display) -> SpecErro
     )
 }
 
+/// What values cost once built: how many there are, and their length as compact JSON
+/// (each with one byte for the comma or colon after it).
+#[derive(Clone, Copy, Default)]
+struct Cost {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Cost {
+    fn add(self, other: Cost) -> Cost {
+        Cost {
+            nodes: self.nodes.saturating_add(other.nodes),
+            bytes: self.bytes.saturating_add(other.bytes),
+        }
+    }
+
+    /// One scalar: its JSON text and the separator after it. Numbers are counted with
+    /// quotes, which they get as keys.
+    fn of_scalar(v: &Value) -> Cost {
+        let text = match v {
+            Value::String(s) => json_string_len(s),
+            Value::Number(n) => n.to_string().len() + 2,
+            Value::Bool(true) | Value::Null => 4,
+            Value::Bool(false) => 5,
+            // Collections are counted as their values arrive.
+            Value::Array(_) | Value::Object(_) => 2,
+        };
+        Cost {
+            nodes: 1,
+            bytes: text + 1,
+        }
+    }
+
+    /// The error for a total past either bound, naming it.
+    fn check(self, max_bytes: usize, line: usize, col: usize) -> Result<(), SpecError> {
+        if self.nodes > MAX_SPEC_NODES {
+            return Err(yaml_error(
+                line,
+                col,
+                format!("more than {MAX_SPEC_NODES} values once aliases are expanded"),
+            ));
+        }
+        if self.bytes > max_bytes {
+            return Err(SpecError::new(
+                "TOO_LARGE",
+                format!(
+                    "The specification grows past {max_bytes} bytes (as JSON) once its YAML aliases are expanded (line {line}, column {col})."
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The length of `s` as a JSON string, quotes and escapes included (as serde_json writes
+/// it: `"` and a backslash and the short control escapes take two bytes, other controls six).
+fn json_string_len(s: &str) -> usize {
+    let extra: usize = s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+            0..=0x1f => 5,
+            _ => 0,
+        })
+        .sum();
+    s.len() + extra + 2
+}
+
 /// Builds a JSON value from YAML events, iteratively: nesting is bounded by
-/// [`MAX_SPEC_DEPTH`] and the values produced, aliases expanded, by [`MAX_SPEC_NODES`], so
-/// an alias bomb stops early with an error instead of filling memory.
-fn parse_yaml(src: &str) -> Result<Value, SpecError> {
+/// [`MAX_SPEC_DEPTH`] and what is built, aliases expanded, by [`MAX_SPEC_NODES`] values
+/// and `max_bytes` bytes. Each alias is counted before it is copied, so a bomb stops at
+/// the first alias past a bound, having built no more than the bound.
+fn parse_yaml(src: &str, max_bytes: usize) -> Result<(Value, usize), SpecError> {
     use saphyr_parser::{Event, Parser, ScalarStyle};
     let mut stack: Vec<Open> = Vec::new();
-    let mut anchors: std::collections::HashMap<usize, (Value, usize)> = Default::default();
-    let mut nodes = 0usize;
+    let mut anchors: std::collections::HashMap<usize, (Value, Cost)> = Default::default();
+    let mut total = Cost::default();
     let mut root: Option<Value> = None;
     let mut documents = 0;
-    // Values produced under each open collection, so an anchored one knows its own size.
-    let mut sizes: Vec<usize> = Vec::new();
+    // What was built under each open collection, so an anchored one knows its own cost.
+    let mut sizes: Vec<Cost> = Vec::new();
     for item in Parser::new_from_str(src) {
         let (event, span) =
             item.map_err(|e| yaml_error(e.marker().line(), e.marker().col() + 1, e.info()))?;
         let (line, col) = (span.start.line(), span.start.col() + 1);
-        let (value, size) = match event {
+        let (value, cost) = match event {
             Event::DocumentStart(_) => {
                 documents += 1;
                 if documents > 1 {
@@ -75,20 +163,22 @@ fn parse_yaml(src: &str) -> Result<Value, SpecError> {
                 } else {
                     plain_scalar(&text)
                 };
+                let cost = Cost::of_scalar(&v);
                 if anchor > 0 {
-                    anchors.insert(anchor, (v.clone(), 1));
+                    // The kept copy costs as much as the value.
+                    total = total.add(cost);
+                    total.check(max_bytes, line, col)?;
+                    anchors.insert(anchor, (v.clone(), cost));
                 }
-                (v, 1)
+                (v, cost)
             }
             Event::Alias(id) => {
-                let (v, size) = anchors
+                let (v, cost) = anchors
                     .get(&id)
                     .ok_or_else(|| yaml_error(line, col, "an alias names no anchor"))?;
-                // Counted before cloning: an expansion past the bound is never made.
-                if nodes + size > MAX_SPEC_NODES {
-                    return Err(too_many(line, col));
-                }
-                (v.clone(), *size)
+                // Counted before cloning: an expansion past a bound is never made.
+                total.add(*cost).check(max_bytes, line, col)?;
+                (v.clone(), *cost)
             }
             Event::MappingStart(anchor, _) | Event::SequenceStart(anchor, _) => {
                 if stack.len() >= MAX_SPEC_DEPTH {
@@ -102,11 +192,13 @@ fn parse_yaml(src: &str) -> Result<Value, SpecError> {
                     Event::MappingStart(..) => Open::Map(Map::new(), None, anchor),
                     _ => Open::List(Vec::new(), anchor),
                 });
-                sizes.push(0);
+                sizes.push(Cost::default());
                 continue;
             }
             Event::MappingEnd | Event::SequenceEnd => {
-                let inner = sizes.pop().unwrap_or(0) + 1;
+                // The collection itself: its brackets and the separator after it.
+                let own = Cost { nodes: 1, bytes: 3 };
+                let inner = sizes.pop().unwrap_or_default().add(own);
                 let (v, anchor) = match stack.pop() {
                     Some(Open::Map(m, _, anchor)) => (Value::Object(m), anchor),
                     Some(Open::List(l, anchor)) => (Value::Array(l), anchor),
@@ -115,40 +207,30 @@ fn parse_yaml(src: &str) -> Result<Value, SpecError> {
                 if anchor > 0 {
                     // Keeping a copy costs as much as the values copied: anchors nested in
                     // anchors would otherwise copy one large value once per level.
-                    nodes += inner;
-                    if nodes > MAX_SPEC_NODES {
-                        return Err(too_many(line, col));
-                    }
+                    total = total.add(inner);
+                    total.check(max_bytes, line, col)?;
                     anchors.insert(anchor, (v.clone(), inner));
                 }
                 // Its values were counted as they came; only the collection itself is new.
-                nodes += 1;
+                total = total.add(own);
+                total.check(max_bytes, line, col)?;
                 if let Some(parent) = sizes.last_mut() {
-                    *parent += inner;
+                    *parent = parent.add(inner);
                 }
                 attach(&mut stack, &mut root, v, line, col)?;
                 continue;
             }
             _ => continue,
         };
-        nodes += size;
-        if nodes > MAX_SPEC_NODES {
-            return Err(too_many(line, col));
-        }
+        total = total.add(cost);
+        total.check(max_bytes, line, col)?;
         if let Some(parent) = sizes.last_mut() {
-            *parent += size;
+            *parent = parent.add(cost);
         }
         attach(&mut stack, &mut root, value, line, col)?;
     }
-    root.ok_or_else(|| SpecError::new("EMPTY", "The specification is empty."))
-}
-
-fn too_many(line: usize, col: usize) -> SpecError {
-    yaml_error(
-        line,
-        col,
-        format!("more than {MAX_SPEC_NODES} values once aliases are expanded"),
-    )
+    let root = root.ok_or_else(|| SpecError::new("EMPTY", "The specification is empty."))?;
+    Ok((root, total.bytes))
 }
 
 /// A collection being read: a map (with the key waiting for its value) or a list, each

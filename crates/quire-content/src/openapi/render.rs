@@ -2,10 +2,14 @@
 //! description, parameters, request body and responses with their schemas, and examples.
 //!
 //! Every text of the specification is escaped; nothing it holds becomes markup, a link or a
-//! script. Schemas are walked to a fixed depth with a budget of rendered properties, and a
-//! reference already open on the way down is shown as recursive instead of followed, so a
-//! cyclic or explosive specification renders small and fast.
+//! script. Schemas are walked to a fixed depth with a budget of rendered items (properties,
+//! parameters, responses, media types), a reference already open on the way down is shown
+//! as recursive instead of followed, and the document's text shown has a budget of bytes,
+//! so a cyclic or explosive specification renders small and fast. Examples are written
+//! from borrowed parts of the document into a capped buffer: a large example is neither
+//! copied nor written out whole.
 
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value};
 
 use crate::html::escape_text;
@@ -18,6 +22,18 @@ const MAX_ITEMS: usize = 400;
 const MAX_EXAMPLE_BYTES: usize = 8 * 1024;
 /// Most `$ref` hops followed to reach a definition.
 const MAX_REF_HOPS: usize = 16;
+/// Most bytes of the document's text (names, descriptions, examples) shown in one
+/// operation; past it, texts are cut. With the item budget, this bounds the HTML's size.
+const MAX_TEXT_BYTES: usize = 96 * 1024;
+/// Longest single text shown (a description, a name): one cannot spend the whole budget.
+const MAX_PIECE_BYTES: usize = 16 * 1024;
+/// Longest `$ref` followed: a real one is a short pointer, and following one reads it whole.
+const MAX_REF_BYTES: usize = 1024;
+/// Longest type, format or reference name shown in a label, in bytes.
+const MAX_LABEL_BYTES: usize = 120;
+/// Most parts of an `allOf`, types of a type list, and `required` names read per schema.
+const MAX_PARTS: usize = 32;
+const MAX_REQUIRED: usize = 1000;
 
 const METHODS: &[&str] = &[
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
@@ -35,14 +51,16 @@ pub fn operation(doc: &Value, path: &str, method: &str) -> Option<String> {
     let mut r = Renderer {
         doc,
         budget: MAX_ITEMS,
+        text_budget: MAX_TEXT_BYTES,
         out: String::new(),
     };
     r.out.push_str("<div class=\"openapi openapi-operation\">");
     r.out.push_str(&format!(
-        "<div class=\"openapi-head\"><span class=\"openapi-method method-{method}\">{}</span> <code class=\"openapi-path\">{}</code></div>",
+        "<div class=\"openapi-head\"><span class=\"openapi-method method-{method}\">{}</span> <code class=\"openapi-path\">",
         method.to_ascii_uppercase(),
-        escape_text(path)
     ));
+    r.text(path);
+    r.out.push_str("</code></div>");
     if op.get("deprecated") == Some(&Value::Bool(true)) {
         r.out
             .push_str("<p class=\"openapi-deprecated\">Deprecated</p>");
@@ -56,10 +74,9 @@ pub fn operation(doc: &Value, path: &str, method: &str) -> Option<String> {
         }
     }
     if let Some(url) = first_server(doc, item, op) {
-        r.out.push_str(&format!(
-            "<p class=\"openapi-server\"><code>{}</code></p>",
-            escape_text(url)
-        ));
+        r.out.push_str("<p class=\"openapi-server\"><code>");
+        r.text(url);
+        r.out.push_str("</code></p>");
     }
     r.parameters(item, op);
     if let Some(body) = op.get("requestBody").and_then(|b| resolve(doc, b)) {
@@ -78,18 +95,23 @@ pub fn operation(doc: &Value, path: &str, method: &str) -> Option<String> {
         r.out
             .push_str("<section class=\"openapi-responses\"><h4>Responses</h4>");
         for (status, response) in responses {
+            if r.budget == 0 {
+                break;
+            }
+            r.budget -= 1;
             let Some(response) = resolve(doc, response) else {
                 continue;
             };
-            r.out.push_str(&format!(
-                "<details class=\"openapi-response\"><summary><span class=\"openapi-status\">{}</span> ",
-                escape_text(status)
-            ));
+            r.out.push_str(
+                "<details class=\"openapi-response\"><summary><span class=\"openapi-status\">",
+            );
+            r.text(status);
+            r.out.push_str("</span> ");
             let description = response
                 .get("description")
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            r.out.push_str(&escape_text(description));
+            r.text(description);
             r.out.push_str("</summary>");
             r.media(response.get("content"));
             r.out.push_str("</details>");
@@ -112,10 +134,11 @@ fn first_server<'a>(
         .find_map(|s| s.get(0)?.get("url")?.as_str())
 }
 
-/// Follows `$ref`s (local ones only) to the value they name.
+/// Follows `$ref`s (local ones only, to [`MAX_REF_BYTES`]) to the value they name.
 fn resolve<'a>(doc: &'a Value, mut v: &'a Value) -> Option<&'a Value> {
     for _ in 0..MAX_REF_HOPS {
         match v.get("$ref").and_then(Value::as_str) {
+            Some(r) if r.len() > MAX_REF_BYTES => return None,
             Some(r) => v = super::resolve_pointer(doc, r.strip_prefix('#')?)?,
             None => return Some(v),
         }
@@ -123,21 +146,47 @@ fn resolve<'a>(doc: &'a Value, mut v: &'a Value) -> Option<&'a Value> {
     None
 }
 
-/// The last segment of a `$ref` (`#/components/schemas/Pet` → `Pet`).
+/// The last segment of a `$ref` (`#/components/schemas/Pet` → `Pet`), cut to a label's length.
 fn ref_name(r: &str) -> &str {
-    r.rsplit('/').next().unwrap_or(r)
+    clip(r.rsplit('/').next().unwrap_or(r), MAX_LABEL_BYTES)
+}
+
+/// The start of `s`, at most `max` bytes, cut at a character boundary.
+fn clip(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut cut = max;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &s[..cut]
 }
 
 struct Renderer<'a> {
     doc: &'a Value,
+    /// Items (properties, parameters, alternatives, responses, media types) left to show.
     budget: usize,
+    /// Bytes of the document's text left to show.
+    text_budget: usize,
     out: String,
 }
 
 impl<'a> Renderer<'a> {
+    /// Appends `s` escaped, cut (with `…`) to [`MAX_PIECE_BYTES`] and to what is left of
+    /// the text budget.
+    fn text(&mut self, s: &str) {
+        let shown = clip(s, self.text_budget.min(MAX_PIECE_BYTES));
+        self.text_budget -= shown.len();
+        crate::html::escape_text_into(&mut self.out, shown);
+        if shown.len() < s.len() {
+            self.out.push('…');
+        }
+    }
+
     fn paragraph(&mut self, class: &str, text: &str) {
         self.out.push_str(&format!("<p class=\"{class}\">"));
-        self.out.push_str(&escape_text(text));
+        self.text(text);
         self.out.push_str("</p>");
     }
 
@@ -149,7 +198,8 @@ impl<'a> Renderer<'a> {
             .into_iter()
             .flatten()
         {
-            for p in list.as_array().into_iter().flatten() {
+            // No more than can be shown: the overriding below compares every pair.
+            for p in list.as_array().into_iter().flatten().take(MAX_ITEMS) {
                 let Some(p) = resolve(self.doc, p) else {
                     continue;
                 };
@@ -174,14 +224,20 @@ impl<'a> Renderer<'a> {
                 .get("schema")
                 .map(|s| self.type_label(s))
                 .unwrap_or_default();
-            self.out.push_str(&format!(
-                "<tr><td><code>{}</code>{}</td><td>{}</td><td><span class=\"openapi-type\">{}</span></td><td>{}</td></tr>",
-                escape_text(name),
-                if required { " <span class=\"openapi-required\">required</span>" } else { "" },
-                escape_text(place),
-                escape_text(&ty),
-                escape_text(p.get("description").and_then(Value::as_str).unwrap_or(""))
-            ));
+            self.out.push_str("<tr><td><code>");
+            self.text(name);
+            self.out.push_str("</code>");
+            if required {
+                self.out
+                    .push_str(" <span class=\"openapi-required\">required</span>");
+            }
+            self.out.push_str("</td><td>");
+            self.text(place);
+            self.out.push_str("</td><td><span class=\"openapi-type\">");
+            self.text(&ty);
+            self.out.push_str("</span></td><td>");
+            self.text(p.get("description").and_then(Value::as_str).unwrap_or(""));
+            self.out.push_str("</td></tr>");
         }
         self.out.push_str("</tbody></table></section>");
     }
@@ -192,40 +248,41 @@ impl<'a> Renderer<'a> {
             return;
         };
         for (media_type, media) in content {
-            self.out.push_str(&format!(
-                "<div class=\"openapi-media\"><p><code>{}</code></p>",
-                escape_text(media_type)
-            ));
+            if self.budget == 0 {
+                break;
+            }
+            self.budget -= 1;
+            self.out.push_str("<div class=\"openapi-media\"><p><code>");
+            self.text(media_type);
+            self.out.push_str("</code></p>");
             if let Some(schema) = media.get("schema") {
                 let mut open = Vec::new();
                 self.schema(schema, 0, &mut open);
             }
             let example = media
                 .get("example")
-                .cloned()
+                .map(Example::Doc)
                 .or_else(|| {
                     media
                         .get("examples")?
                         .as_object()?
                         .values()
-                        .find_map(|e| resolve(self.doc, e)?.get("value").cloned())
+                        .take(MAX_PARTS)
+                        .find_map(|e| resolve(self.doc, e)?.get("value").map(Example::Doc))
                 })
                 .or_else(|| {
                     let mut open = Vec::new();
                     media.get("schema").map(|s| self.example(s, 0, &mut open))
                 });
             if let Some(example) = example {
-                let mut text = serde_json::to_string_pretty(&example).unwrap_or_default();
-                if text.len() > MAX_EXAMPLE_BYTES {
-                    let mut cut = MAX_EXAMPLE_BYTES;
-                    while !text.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    text.truncate(cut);
-                    text.push_str("\n…");
-                }
+                let max = MAX_EXAMPLE_BYTES.min(self.text_budget);
+                let (text, cut) = capped_json(&example, max, true);
+                self.text_budget -= text.len();
                 self.out.push_str("<pre class=\"openapi-example\"><code>");
-                self.out.push_str(&escape_text(&text));
+                crate::html::escape_text_into(&mut self.out, &text);
+                if cut {
+                    self.out.push_str("\n…");
+                }
                 self.out.push_str("</code></pre>");
             }
             self.out.push_str("</div>");
@@ -275,11 +332,13 @@ impl<'a> Renderer<'a> {
         if let Some(r) = name {
             open.push(r);
         }
+        // Read no more than can be shown: a schema may be visited through many references.
         let mut properties: Vec<(&'a String, &'a Value)> = Vec::new();
         let mut required: Vec<&'a str> = Vec::new();
         let parts: Vec<&'a Value> = match schema.get("allOf").and_then(Value::as_array) {
             Some(all) => all
                 .iter()
+                .take(MAX_PARTS)
                 .filter_map(|s| resolve(self.doc, s))
                 .chain([schema])
                 .collect(),
@@ -287,10 +346,12 @@ impl<'a> Renderer<'a> {
         };
         for part in parts {
             if let Some(Value::Object(props)) = part.get("properties") {
-                properties.extend(props.iter());
+                let room = (self.budget + 1).saturating_sub(properties.len());
+                properties.extend(props.iter().take(room));
             }
             if let Some(Value::Array(req)) = part.get("required") {
-                required.extend(req.iter().filter_map(Value::as_str));
+                let room = MAX_REQUIRED.saturating_sub(required.len());
+                required.extend(req.iter().take(room).filter_map(Value::as_str));
             }
         }
         if let Some(items) = schema.get("items") {
@@ -310,10 +371,10 @@ impl<'a> Renderer<'a> {
                         break;
                     }
                     self.budget -= 1;
-                    self.out.push_str(&format!(
-                        "<li><span class=\"openapi-type\">{}</span>",
-                        escape_text(&self.type_label(alternative))
-                    ));
+                    self.out.push_str("<li><span class=\"openapi-type\">");
+                    let label = self.type_label(alternative);
+                    self.text(&label);
+                    self.out.push_str("</span>");
                     self.schema(alternative, depth + 1, open);
                     self.out.push_str("</li>");
                 }
@@ -328,26 +389,37 @@ impl<'a> Renderer<'a> {
                     break;
                 }
                 self.budget -= 1;
-                self.out.push_str(&format!(
-                    "<li><code>{}</code> <span class=\"openapi-type\">{}</span>",
-                    escape_text(prop),
-                    escape_text(&self.type_label(value))
-                ));
+                self.out.push_str("<li><code>");
+                self.text(prop);
+                self.out.push_str("</code> <span class=\"openapi-type\">");
+                let label = self.type_label(value);
+                self.text(&label);
+                self.out.push_str("</span>");
                 if required.contains(&prop.as_str()) {
                     self.out
                         .push_str(" <span class=\"openapi-required\">required</span>");
                 }
                 let shown = resolve(self.doc, value).unwrap_or(value);
                 if let Some(Value::Array(values)) = shown.get("enum") {
-                    let list: Vec<String> = values.iter().take(20).map(Value::to_string).collect();
-                    self.out.push_str(&format!(
-                        " <span class=\"openapi-enum\">{}</span>",
-                        escape_text(&list.join(", "))
-                    ));
+                    let list: Vec<String> = values
+                        .iter()
+                        .take(20)
+                        .map(|v| {
+                            let (text, cut) = capped_json(&Example::Doc(v), MAX_LABEL_BYTES, false);
+                            if cut {
+                                text + "…"
+                            } else {
+                                text
+                            }
+                        })
+                        .collect();
+                    self.out.push_str(" <span class=\"openapi-enum\">");
+                    self.text(&list.join(", "));
+                    self.out.push_str("</span>");
                 }
                 if let Some(text) = value.get("description").and_then(Value::as_str) {
                     self.out.push_str(" <span class=\"openapi-description\">");
-                    self.out.push_str(&escape_text(text));
+                    self.text(text);
                     self.out.push_str("</span>");
                 }
                 self.schema(value, depth + 1, open);
@@ -361,27 +433,30 @@ impl<'a> Renderer<'a> {
     }
 
     /// An example value made from a schema (its own `example`, a default, the first enum
-    /// value, or a value of its type), to [`MAX_SCHEMA_DEPTH`].
-    fn example(&mut self, schema: &'a Value, depth: usize, open: &mut Vec<&'a str>) -> Value {
+    /// value, or a value of its type), to [`MAX_SCHEMA_DEPTH`]; the document's values in
+    /// it are borrowed, not copied.
+    fn example(&mut self, schema: &'a Value, depth: usize, open: &mut Vec<&'a str>) -> Example<'a> {
         let reference = schema.get("$ref").and_then(Value::as_str);
         if let Some(r) = reference {
             if open.contains(&r) {
-                return Value::Null;
+                return Example::Made(Value::Null);
             }
         }
         let Some(schema) = resolve(self.doc, schema) else {
-            return Value::Null;
+            return Example::Made(Value::Null);
         };
         for key in ["example", "default"] {
             if let Some(v) = schema.get(key) {
-                return v.clone();
+                return Example::Doc(v);
             }
         }
         if let Some(Value::Array(values)) = schema.get("enum") {
-            return values.first().cloned().unwrap_or(Value::Null);
+            return values
+                .first()
+                .map_or(Example::Made(Value::Null), Example::Doc);
         }
         if depth >= MAX_SCHEMA_DEPTH || self.budget == 0 {
-            return Value::Null;
+            return Example::Made(Value::Null);
         }
         self.budget -= 1;
         if let Some(r) = reference {
@@ -399,9 +474,9 @@ impl<'a> Renderer<'a> {
         };
         let value = match ty {
             "object" => {
-                let mut out = Map::new();
+                let mut out: Vec<(&'a str, Example<'a>)> = Vec::new();
                 let parts: Vec<&'a Value> = match schema.get("allOf").and_then(Value::as_array) {
-                    Some(all) => all.iter().chain([schema]).collect(),
+                    Some(all) => all.iter().take(MAX_PARTS).chain([schema]).collect(),
                     None => vec![schema],
                 };
                 for part in parts {
@@ -411,35 +486,41 @@ impl<'a> Renderer<'a> {
                             if self.budget == 0 {
                                 break;
                             }
+                            // Each property is an item, even one whose example is given.
+                            self.budget -= 1;
                             let example = self.example(v, depth + 1, open);
-                            out.insert(k.clone(), example);
+                            // A later part's property replaces an earlier one, as in a map.
+                            out.retain(|(key, _)| *key != k.as_str());
+                            out.push((k.as_str(), example));
                         }
                     }
                 }
-                Value::Object(out)
+                Example::Object(out)
             }
             "array" => match schema.get("items") {
-                Some(items) => Value::Array(vec![self.example(items, depth + 1, open)]),
-                None => Value::Array(Vec::new()),
+                Some(items) => Example::Array(vec![self.example(items, depth + 1, open)]),
+                None => Example::Array(Vec::new()),
             },
-            "string" => Value::String(match schema.get("format").and_then(Value::as_str) {
-                Some("date-time") => "2024-01-01T00:00:00Z".into(),
-                Some("date") => "2024-01-01".into(),
-                Some("uuid") => "00000000-0000-0000-0000-000000000000".into(),
-                Some("email") => "name@example.com".into(),
-                Some("uri") | Some("url") => "https://example.com".into(),
-                _ => "text".into(),
-            }),
-            "integer" => Value::from(0),
-            "number" => Value::from(0.0),
-            "boolean" => Value::Bool(true),
+            "string" => Example::Made(Value::String(
+                match schema.get("format").and_then(Value::as_str) {
+                    Some("date-time") => "2024-01-01T00:00:00Z".into(),
+                    Some("date") => "2024-01-01".into(),
+                    Some("uuid") => "00000000-0000-0000-0000-000000000000".into(),
+                    Some("email") => "name@example.com".into(),
+                    Some("uri") | Some("url") => "https://example.com".into(),
+                    _ => "text".into(),
+                },
+            )),
+            "integer" => Example::Made(Value::from(0)),
+            "number" => Example::Made(Value::from(0.0)),
+            "boolean" => Example::Made(Value::Bool(true)),
             _ => match schema
                 .get("oneOf")
                 .or_else(|| schema.get("anyOf"))
                 .and_then(|a| a.get(0))
             {
                 Some(first) => self.example(first, depth + 1, open),
-                None => Value::Null,
+                None => Example::Made(Value::Null),
             },
         };
         if reference.is_some() {
@@ -449,16 +530,19 @@ impl<'a> Renderer<'a> {
     }
 }
 
-/// The label of one schema, not looking inside arrays.
+/// The label of one schema, not looking inside arrays; the document's names in it are cut
+/// to [`MAX_LABEL_BYTES`] each.
 fn single_label(schema: &Value) -> String {
     if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
         return ref_name(r).to_string();
     }
     let mut label = match schema.get("type") {
-        Some(Value::String(t)) => t.clone(),
+        Some(Value::String(t)) => clip(t, MAX_LABEL_BYTES).to_string(),
         Some(Value::Array(ts)) => ts
             .iter()
+            .take(MAX_PARTS)
             .filter_map(Value::as_str)
+            .map(|t| clip(t, MAX_LABEL_BYTES))
             .collect::<Vec<_>>()
             .join(" | "),
         _ if schema.get("oneOf").is_some() => "one of".into(),
@@ -467,10 +551,94 @@ fn single_label(schema: &Value) -> String {
         _ => String::new(),
     };
     if let Some(f) = schema.get("format").and_then(Value::as_str) {
-        label.push_str(&format!(" ({f})"));
+        label.push_str(&format!(" ({})", clip(f, MAX_LABEL_BYTES)));
     }
     if schema.get("nullable") == Some(&Value::Bool(true)) {
         label.push_str(" | null");
     }
     label
+}
+
+/// An example: a value of the document (borrowed), a value made here, or an object or list
+/// made around such values.
+enum Example<'a> {
+    Doc(&'a Value),
+    Made(Value),
+    Object(Vec<(&'a str, Example<'a>)>),
+    Array(Vec<Example<'a>>),
+}
+
+impl Serialize for Example<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Example::Doc(v) => v.serialize(s),
+            Example::Made(v) => v.serialize(s),
+            Example::Object(entries) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+            Example::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for v in items {
+                    seq.serialize_element(v)?;
+                }
+                seq.end()
+            }
+        }
+    }
+}
+
+/// A buffer that takes at most `max` bytes, then refuses: the serialiser writing into it
+/// stops there, however large the value.
+struct Capped {
+    bytes: Vec<u8>,
+    max: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = self.max - self.bytes.len();
+        if room == 0 {
+            return Err(std::io::Error::other("full"));
+        }
+        let n = buf.len().min(room);
+        self.bytes.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `value` as JSON (pretty or compact), at most `max` bytes of it, and whether it was cut.
+/// Serialising stops once the buffer is full, so the cost follows `max`, not the value.
+fn capped_json(value: &Example<'_>, max: usize, pretty: bool) -> (String, bool) {
+    // One byte more than shown tells a value that fits exactly from one that was cut.
+    let mut buf = Capped {
+        bytes: Vec::new(),
+        max: max + 1,
+    };
+    let _ = if pretty {
+        serde_json::to_writer_pretty(&mut buf, value)
+    } else {
+        serde_json::to_writer(&mut buf, value)
+    };
+    let mut bytes = buf.bytes;
+    let cut = bytes.len() > max;
+    bytes.truncate(max);
+    // The cut may fall inside a character: keep the whole ones.
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).unwrap_or_default()
+        }
+    };
+    (text, cut)
 }

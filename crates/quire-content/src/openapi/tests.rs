@@ -177,3 +177,163 @@ fn nested_anchors_count_their_copies() {
     // A few anchors on small values are fine.
     assert!(parse_text("a: &x {b: 1}\nc: *x\nd: *x\n").is_ok());
 }
+
+/// A spec whose `x-big` holds a `len`-byte string, repeated by `aliases` aliases in `x-list`.
+fn long_string_bomb(len: usize, aliases: usize) -> String {
+    let mut yaml = format!(
+        "openapi: 3.0.0\ninfo: {{title: t, version: '1'}}\npaths: {{}}\nx-big: &a \"{}\"\nx-list: [",
+        "x".repeat(len)
+    );
+    yaml.push_str(&vec!["*a"; aliases].join(", "));
+    yaml.push_str("]\n");
+    yaml
+}
+
+#[test]
+fn aliases_of_a_long_string_are_counted_by_their_bytes() {
+    // 2 MiB repeated 5,000 times would be 10 GB: refused at the alias that first passes
+    // the bound, so at most the bound is ever built.
+    let yaml = long_string_bomb(2 * 1024 * 1024, 5_000);
+    let err = parse_text(&yaml).unwrap_err();
+    assert_eq!(err.code, "TOO_LARGE", "{err}");
+    assert!(
+        err.message
+            .contains(&format!("{MAX_SPEC_BYTES} bytes (as JSON)")),
+        "{err}"
+    );
+    // The line of `x-list`, and a column within its first aliases (each takes four).
+    let column: usize = err
+        .message
+        .split("column ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(").")
+        .parse()
+        .unwrap();
+    let allowed = MAX_SPEC_BYTES / (2 * 1024 * 1024);
+    assert!(err.message.contains("line 5,"), "{err}");
+    assert!(column <= "x-list: [".len() + 4 * allowed, "{err}");
+
+    // A budget given by the caller (what a bundle has left) is held to the same way.
+    let small = long_string_bomb(1000, 50);
+    assert!(parse_text(&small).is_ok());
+    let err = parse_text_within(&small, 20_000).unwrap_err();
+    assert_eq!(err.code, "TOO_LARGE", "{err}");
+    let (_, used) = parse_text_within(&small, 60_000).unwrap();
+    assert!((51_000..60_000).contains(&used), "{used}");
+}
+
+#[test]
+fn aliases_of_collections_are_counted_by_their_bytes() {
+    // A list of 64 strings of 64 KiB (4 MiB), aliased 100 times: few values, 400 MiB.
+    let item = format!("\"{}\"", "y".repeat(64 * 1024));
+    let mut yaml = format!("x-big: &l [{}]\nx-list: [", vec![item; 64].join(", "));
+    yaml.push_str(&vec!["*l"; 100].join(", "));
+    yaml.push_str("]\n");
+    let err = parse_text(&yaml).unwrap_err();
+    assert_eq!(err.code, "TOO_LARGE", "{err}");
+    // Keys count too: a map with one long key, aliased.
+    let key = "k".repeat(1024 * 1024);
+    let mut yaml = format!("x-big: &m {{{key}: 1}}\nx-list: [");
+    yaml.push_str(&vec!["*m"; 40].join(", "));
+    yaml.push_str("]\n");
+    assert_eq!(parse_text(&yaml).unwrap_err().code, "TOO_LARGE");
+}
+
+#[test]
+fn the_byte_count_is_the_documents_json_length() {
+    let yaml =
+        "a: &s \"q\\\"\\\\\\n\\u0001é\"\nb: [*s, 12, -1.5, true, null, {c: *s}]\nd: {1: x}\n";
+    let (value, used) = parse_text_within(yaml, MAX_SPEC_BYTES).unwrap();
+    let json = serde_json::to_string(&value).unwrap();
+    // Counted generously (separators, the anchor's copy, numbers as quoted keys), never less.
+    assert!(used >= json.len(), "{used} < {} for {json}", json.len());
+    assert!(used < json.len() * 2, "{used} for {json}");
+}
+
+#[test]
+fn a_spec_with_a_few_aliases_still_parses() {
+    let yaml = "openapi: 3.0.3
+info: {title: Pets, version: '1'}
+paths:
+  /pets:
+    get:
+      parameters:
+        - &limit {name: limit, in: query, schema: {type: integer}}
+      responses:
+        200: &ok
+          description: OK
+          content:
+            application/json:
+              schema: {type: array, items: {type: string}}
+  /cats:
+    get:
+      parameters: [*limit]
+      responses:
+        200: *ok
+        201: *ok
+";
+    let checked = process(yaml).unwrap();
+    let doc = checked.document;
+    assert_eq!(
+        doc["paths"]["/cats"]["get"]["responses"]["201"],
+        doc["paths"]["/pets"]["get"]["responses"]["200"]
+    );
+    assert_eq!(
+        doc["paths"]["/cats"]["get"]["parameters"][0]["name"],
+        "limit"
+    );
+}
+
+#[test]
+fn error_messages_quote_the_document_briefly() {
+    let target = format!("#/components/schemas/{}", "z".repeat(100_000));
+    let doc = json!({
+        "openapi": "3.1.0", "info": { "title": "x", "version": "1" },
+        "components": { "schemas": { "A": { "$ref": target } } }
+    });
+    let err = check(&doc).unwrap_err();
+    assert_eq!(err.code, "BROKEN_REF");
+    assert!(err.message.len() < 1000, "{}", err.message.len());
+}
+
+#[test]
+fn large_documents_render_small() {
+    // One long description reached from 300 properties through a reference, long names,
+    // and 100,000 parameters on another operation.
+    let big = "d".repeat(1024 * 1024);
+    let props: serde_json::Map<String, serde_json::Value> = (0..300)
+        .map(|p| {
+            (
+                format!("p{p}"),
+                json!({ "$ref": "#/components/schemas/Big" }),
+            )
+        })
+        .collect();
+    let params: Vec<serde_json::Value> = (0..100_000)
+        .map(|i| json!({ "name": format!("q{i}"), "in": "query", "description": "x" }))
+        .collect();
+    let example: Vec<String> = (0..100_000).map(|i| format!("value {i}")).collect();
+    let doc = json!({
+        "openapi": "3.0.0", "info": { "title": "x", "version": "1" },
+        "paths": {
+            "/x": { "get": { "description": big, "responses": { "200": { "description": "ok",
+                "content": { "application/json": { "schema": { "type": "object", "properties": props } } } } } } },
+            "/y": { "get": { "parameters": params, "responses": {} } },
+            "/z": { "get": { "responses": { "200": { "description": "ok",
+                "content": { "application/json": { "example": example } } } } } }
+        },
+        "components": { "schemas": { "Big": {
+            "type": "object", "description": big,
+            "format": "f".repeat(10_000), "enum": [{ "a": "e".repeat(100_000) }]
+        } } }
+    });
+    check(&doc).unwrap();
+    for path in ["/x", "/y", "/z"] {
+        let html = render::operation(&doc, path, "get").unwrap();
+        assert!(html.len() < 1024 * 1024, "{path}: {}", html.len());
+    }
+    let html = render::operation(&doc, "/z", "get").unwrap();
+    assert!(html.contains("value 0"), "the example is shown, cut");
+    assert!(!html.contains("value 99999"));
+}

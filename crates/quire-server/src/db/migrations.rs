@@ -20,6 +20,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (11, "saml", SAML),
     (12, "listing versions", LISTING_VERSIONS),
     (13, "sso identities", SSO_IDENTITIES),
+    (14, "failed jobs", FAILED_JOBS),
 ];
 
 /// Which accounts an organization's single sign-on may open (ARCHITECTURE.md, "Single
@@ -54,6 +55,14 @@ UPDATE api_tokens SET org_id = (SELECT u.sso_org_id FROM users u WHERE u.id = ap
 WHERE label IS NOT NULL;
 UPDATE api_tokens SET revoked_at = created_at
 WHERE label IS NOT NULL AND org_id IS NULL AND revoked_at IS NULL
+"#;
+
+/// Jobs that cannot succeed stop being retried: `attempts` counts the claims (starts),
+/// `failures` the runs that ended in an error; a job failed for good keeps its row with
+/// `failed_at` set (and its reason in `last_error`) for the operator, and is never claimed.
+const FAILED_JOBS: &str = r#"
+ALTER TABLE jobs ADD COLUMN failures BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN failed_at BIGINT
 "#;
 
 /// A number per space that every write to its change requests, comments, replies or

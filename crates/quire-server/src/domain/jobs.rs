@@ -1,13 +1,38 @@
 //! Background work from the durable job table. Every node runs a worker; a job is claimed
 //! with a lease, so several nodes share the table safely and a node that dies mid-job
 //! leaves it to be claimed again when the lease expires.
+//!
+//! A job that cannot succeed is given up on rather than retried forever: after
+//! [`MAX_FAILURES`] runs that ended in an error (retried with a growing wait), or after
+//! [`MAX_INTERRUPTIONS`] starts that ended with no outcome at all (its process died while
+//! running it: a job that exhausts memory would otherwise kill every node that restarts).
+//! The job's row is kept, failed with its reason, for the operator (`quire admin
+//! failed-jobs`, `quire_jobs_failed`), and what the job was for shows the failure.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
+use futures_util::FutureExt;
+
+use crate::db::Tx;
 use crate::state::AppState;
 use crate::store;
 use crate::store::jobs::Job;
+
+/// Runs of a job that may end in an error before it is given up on.
+pub const MAX_FAILURES: i64 = 5;
+
+/// Starts of a job that may end with no outcome (the process stopped while running it, or
+/// its lease was lost) before it is given up on, unrun, at the next start.
+pub const MAX_INTERRUPTIONS: i64 = 3;
+
+/// Wait before retrying a job after its first failed run; it doubles with each failure
+/// (1, 2, 4 and 8 minutes before the last run).
+const RETRY_MS: i64 = 60_000;
+
+/// Longest error kept for a job, in characters.
+const MAX_ERROR_CHARS: usize = 2000;
 
 /// How long a deleted space can be restored before it is purged, as this node is set.
 pub fn retention_ms(state: &AppState) -> i64 {
@@ -34,13 +59,26 @@ async fn run_due_until(
         let Some(job) = store::jobs::claim(&state.db, state.now(), lease_ms).await? else {
             break;
         };
+        ran += 1;
+        // Earlier starts that ended neither finished nor failed: their process stopped.
+        let interrupted = job.attempts - 1 - job.failures;
+        if interrupted >= MAX_INTERRUPTIONS {
+            let reason = format!(
+                "The job was interrupted {interrupted} times (the process stopped while running it)."
+            );
+            give_up(state, &job, job.lease, false, &reason).await?;
+            continue;
+        }
         tracing::info!(job = %job.id, kind = %job.kind, attempt = job.attempts, "job started");
         let lease = AtomicI64::new(job.lease);
         // The lease is renewed while the job runs; if another node took it over (this node
         // stalled past its lease), the work here is dropped: each step of a job is one
-        // transaction, so a dropped step leaves nothing behind.
+        // transaction, so a dropped step leaves nothing behind. A panic is a failed run,
+        // not the end of this node's worker.
         let outcome = tokio::select! {
-            done = execute(state, &job) => Some(done),
+            done = AssertUnwindSafe(execute(state, &job)).catch_unwind() => Some(
+                done.unwrap_or_else(|_| Err(anyhow::anyhow!("the job panicked")))
+            ),
             () = keep_lease(state, &job.id, &lease, lease_ms) => None,
         };
         let lease = lease.load(Ordering::SeqCst);
@@ -56,15 +94,85 @@ async fn run_due_until(
                 }
             }
             Some(Err(err)) => {
-                tracing::warn!(job = %job.id, kind = %job.kind, error = %err, "job failed; will retry");
-                let backoff = 60_000 * job.attempts.clamp(1, 60);
-                let retry = state.now() + backoff;
-                store::jobs::fail(&state.db, &job.id, lease, &err.to_string(), retry).await?;
+                let failures = job.failures + 1;
+                let error = clip(&format!("{err:#}"));
+                if failures >= MAX_FAILURES {
+                    let reason =
+                        format!("The job failed {failures} times; the last error: {error}");
+                    give_up(state, &job, lease, true, &reason).await?;
+                } else {
+                    tracing::warn!(job = %job.id, kind = %job.kind, error = %error, "job failed; will retry");
+                    let retry = state.now() + (RETRY_MS << (failures - 1).clamp(0, 20));
+                    store::jobs::fail(&state.db, &job.id, lease, &error, retry).await?;
+                }
             }
         }
-        ran += 1;
     }
     Ok(ran)
+}
+
+/// `text` cut to [`MAX_ERROR_CHARS`]: errors are stored, and may quote their input.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_ERROR_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// Fails the job held under `lease` for good (after a failed run of this claim, or none),
+/// and shows the failure where its owner looks, in one transaction; nothing when another
+/// node took the job over meanwhile.
+async fn give_up(
+    state: &AppState,
+    job: &Job,
+    lease: i64,
+    failed_run: bool,
+    reason: &str,
+) -> anyhow::Result<()> {
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    if !store::jobs::give_up(&mut tx, &job.id, lease, failed_run, reason, now).await? {
+        return Ok(());
+    }
+    tracing::error!(job = %job.id, kind = %job.kind, payload = %job.payload, reason = %reason, "job given up on");
+    let wake = match owner_failed(&mut tx, job, reason, now).await {
+        Ok(wake) => {
+            tx.commit().await?;
+            wake
+        }
+        Err(err) => {
+            // The job is given up on all the same: running it again is what must stop.
+            tracing::warn!(job = %job.id, error = %err, "could not record a failed job with its owner");
+            drop(tx);
+            let mut tx = state.db.begin().await?;
+            store::jobs::give_up(&mut tx, &job.id, lease, failed_run, reason, now).await?;
+            tx.commit().await?;
+            false
+        }
+    };
+    // What a job is given up on for (a spec's processing, a translation) is read fresh:
+    // nothing cached rests on it.
+    if wake {
+        state.jobs_due.notify_one();
+    }
+    Ok(())
+}
+
+/// Records a job given up on with what it was for, inside `tx`; returns whether a job was
+/// enqueued in its place (to wake the worker once committed). Pruning and search
+/// maintenance have no user to tell, and the space's next change enqueues them again; a
+/// purge given up on leaves its space deleted, not purged. The operator sees each one.
+async fn owner_failed(tx: &mut Tx, job: &Job, reason: &str, now: i64) -> anyhow::Result<bool> {
+    match job.kind.as_str() {
+        crate::domain::openapi::JOB => {
+            crate::domain::openapi::job_failed(tx, &job.payload, reason, now).await?;
+            Ok(false)
+        }
+        crate::domain::translations::JOB => {
+            crate::domain::translations::job_failed(tx, &job.id, &job.payload, reason, now).await
+        }
+        _ => Ok(false),
+    }
 }
 
 /// Renews a job's lease every third of its length; returns only once it is lost (another

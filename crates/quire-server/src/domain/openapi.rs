@@ -58,13 +58,21 @@ struct Failure {
     error: ProcessError,
 }
 
+/// Longest message kept for a failed processing, in characters (it is stored on the spec).
+const MAX_MESSAGE_CHARS: usize = 2000;
+
 impl Failure {
     fn new(official: &'static str, code: &str, message: impl Into<String>) -> Self {
+        let mut message: String = message.into();
+        if let Some((cut, _)) = message.char_indices().nth(MAX_MESSAGE_CHARS) {
+            message.truncate(cut);
+            message.push('…');
+        }
         Failure {
             official,
             error: ProcessError {
                 code: code.to_string(),
-                message: message.into(),
+                message,
             },
         }
     }
@@ -130,6 +138,33 @@ pub async fn process(state: &AppState, payload: &str) -> anyhow::Result<()> {
         }
     }
     // Nothing cached rests on a spec's processing state: its reads go to the database.
+    Ok(())
+}
+
+/// Records a processing job given up on (it kept failing, or its process kept stopping
+/// while it ran) as the spec's failed processing, unless a newer source arrived since.
+pub async fn job_failed(tx: &mut Tx, payload: &str, reason: &str, now: i64) -> anyhow::Result<()> {
+    let Some((spec_id, seq)) = payload
+        .split_once(' ')
+        .and_then(|(id, seq)| Some((id, seq.parse::<i64>().ok()?)))
+    else {
+        return Ok(());
+    };
+    let failure = Failure::new(
+        "PARSE_ERROR",
+        "PROCESSING_FAILED",
+        format!("The specification could not be processed: {reason}"),
+    );
+    let errors = serde_json::to_string(&[&failure.error])?;
+    store::openapi::finish_processing(
+        tx,
+        spec_id,
+        seq,
+        None,
+        Some((failure.official, &errors)),
+        now,
+    )
+    .await?;
     Ok(())
 }
 
@@ -233,10 +268,14 @@ async fn fetch_bundle(
     url: &str,
     max: usize,
 ) -> Result<serde_json::Value, Failure> {
-    use quire_content::openapi::{bundle, external_refs, rewrite_refs, BUNDLED};
+    use quire_content::openapi::{
+        bundle, external_refs, parse_text_within, rewrite_refs, shown, BUNDLED, MAX_SPEC_BYTES,
+    };
     let text = fetch_text(state, url, "The source URL", max).await?;
     let mut budget = max.saturating_sub(text.len());
-    let main = blocking(move || quire_content::openapi::parse_text(&text)).await?;
+    // What YAML aliases may expand to is shared by all the files, as the bytes fetched are.
+    let (main, used) = blocking(move || parse_text_within(&text, MAX_SPEC_BYTES)).await?;
+    let mut expand = MAX_SPEC_BYTES.saturating_sub(used);
     let base = reqwest::Url::parse(url).map_err(|_| {
         Failure::new(
             "FETCH_ERROR",
@@ -266,15 +305,16 @@ async fn fetch_bundle(
                     format!("The specification references more than {MAX_FILES} other files."),
                 ));
             }
-            let what = format!("The referenced file `{file}`");
+            let what = format!("The referenced file `{}`", shown(&file));
             let text = fetch_text(state, target.as_str(), &what, budget).await?;
             budget = budget.saturating_sub(text.len());
-            let doc = blocking(move || quire_content::openapi::parse_text(&text))
+            let (doc, used) = blocking(move || parse_text_within(&text, expand))
                 .await
                 .map_err(|mut f| {
-                    f.error.message = format!("In `{file}`: {}", f.error.message);
+                    f.error.message = format!("In `{}`: {}", shown(&file), f.error.message);
                     f
                 })?;
+            expand = expand.saturating_sub(used);
             files.push((target, doc));
         }
         next += 1;

@@ -22,6 +22,7 @@ mod hardening_fetch;
 mod imports;
 mod interleaving;
 mod invites;
+mod jobs;
 mod links;
 mod listings;
 mod members;

@@ -1,7 +1,8 @@
 //! OpenAPI specifications: the eleven operations, processing as a durable job (from text and
 //! from a loopback URL, JSON and YAML, 3.0 and 3.1; Swagger 2.0, broken references, invalid
-//! documents, alias bombs and oversized files each end in a clear failed state), versions
-//! added only when the document changes, and the version document's URL.
+//! documents, alias bombs (of values or of bytes) and oversized files each end in a clear
+//! failed state), versions added only when the document changes, and the version
+//! document's URL.
 
 use std::time::Duration;
 
@@ -468,6 +469,38 @@ async fn bad_documents_end_in_a_clear_failed_state() {
     let spec = process_text(&app, &admin, &org, "good", &pets_31_json()).await;
     assert!(spec.get("lastProcessErrorCode").is_none(), "{spec}");
     assert_ne!(spec["lastVersion"], good);
+}
+
+#[tokio::test]
+async fn a_long_string_repeated_by_aliases_fails_cleanly_and_the_server_stays_up() {
+    let app = TestApp::start_with(|c| {
+        c.max_body_bytes = 4 * 1024 * 1024;
+        c.max_spec_bytes = 4 * 1024 * 1024;
+    })
+    .await;
+    let (admin, org) = setup(&app).await;
+    // 2.1 MB of YAML: a 2 MiB string and 5,000 aliases of it, 10 GB once expanded.
+    let mut bomb = format!(
+        "openapi: 3.0.0\ninfo: {{title: t, version: '1'}}\npaths: {{}}\nx-big: &a \"{}\"\nx-list: [",
+        "x".repeat(2 * 1024 * 1024)
+    );
+    bomb.push_str(&vec!["*a"; 5_000].join(", "));
+    bomb.push_str("]\n");
+    let spec = process_text(&app, &admin, &org, "bomb", &bomb).await;
+    assert_failed(&spec, "PARSE_ERROR", "TOO_LARGE");
+    let message = spec["lastProcessedErrors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "{} bytes (as JSON) once its YAML aliases are expanded",
+            quire_content::openapi::MAX_SPEC_BYTES
+        )),
+        "{message}"
+    );
+    assert!(spec.get("lastVersion").is_none());
+    // The server goes on, and processes the next spec.
+    let spec = process_text(&app, &admin, &org, "pets", PETS_30_YAML).await;
+    assert!(spec.get("lastProcessErrorCode").is_none(), "{spec}");
+    assert!(spec["lastVersion"].is_string());
 }
 
 #[tokio::test]

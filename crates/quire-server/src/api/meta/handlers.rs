@@ -66,11 +66,16 @@ pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Respo
             .collect(),
         Err(e) => return crate::error::ApiError::from(e).into_response(),
     };
+    let failed_jobs = match crate::store::jobs::failed_counts(&state.db).await {
+        Ok(rows) => rows,
+        Err(e) => return crate::error::ApiError::from(e).into_response(),
+    };
     let pool = state.db.pool();
     let scraped = Scraped {
         db_connections: pool.size(),
         db_idle: u32::try_from(pool.num_idle()).unwrap_or(u32::MAX),
         jobs,
+        failed_jobs,
         cache: state
             .cache
             .lookups()

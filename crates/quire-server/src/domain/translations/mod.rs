@@ -512,25 +512,37 @@ async fn result_space(
 async fn end_failed(state: &AppState, job_id: &str, id: &str, reason: &str) -> anyhow::Result<()> {
     let now = state.now();
     let mut tx = state.db.begin().await?;
-    let Some(current) = store::translations::lock(&mut tx, id).await? else {
-        return Ok(());
-    };
-    if current.run_job.as_deref() != Some(job_id) {
-        return Ok(());
-    }
-    store::translations::fail(&mut tx, id, job_id, reason, now).await?;
-    let follow = current.queued != 0;
-    if follow {
-        let job = store::jobs::enqueue(&mut tx, JOB, id, now, now).await?;
-        store::translations::mark_pending(&mut tx, id, &job, now).await?;
-    }
+    let follow = job_failed(&mut tx, job_id, id, reason, now).await?;
     tx.commit().await?;
-    // The translation's state is read fresh; nothing cached rests on it but its space's row.
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Space(&current.source_space)]);
+    // Nothing cached rests on a translation's state: its reads go to the database.
     if follow {
         wake(state);
     }
     Ok(())
+}
+
+/// Records inside `tx` that the run held by `job_id` failed with `reason` (also for a job
+/// given up on: it kept failing, or its process kept stopping), if that job still holds
+/// the run, and enqueues a queued one; returns whether it did (wake the worker once
+/// committed).
+pub async fn job_failed(
+    tx: &mut Tx,
+    job_id: &str,
+    id: &str,
+    reason: &str,
+    now: i64,
+) -> anyhow::Result<bool> {
+    let Some(current) = store::translations::lock(tx, id).await? else {
+        return Ok(false);
+    };
+    if current.run_job.as_deref() != Some(job_id) {
+        return Ok(false);
+    }
+    store::translations::fail(tx, id, job_id, reason, now).await?;
+    let follow = current.queued != 0;
+    if follow {
+        let job = store::jobs::enqueue(tx, JOB, id, now, now).await?;
+        store::translations::mark_pending(tx, id, &job, now).await?;
+    }
+    Ok(follow)
 }
