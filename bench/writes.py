@@ -18,7 +18,7 @@ Usage: python3 bench/writes.py [--duration 8] [--database-url URL] [--only NAME,
 Needs: release builds (cargo build --release -p quire -p quire-server --example floor) and wrk.
 """
 import argparse, http.client, json, os, random, shutil, signal, subprocess, sys, tempfile, threading, time
-import urllib.request
+import urllib.error, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUIRE = os.environ.get("QUIRE_BIN") or os.path.join(ROOT, "target/release/quire")
@@ -60,7 +60,7 @@ request = function()
   return wrk.format("POST", w[1], post, body)
 end
 response = function(status, headers, body)
-  if body and string.find(body, '%(marker)s', 1, true) then
+  if body and string.find(body, '%(marker)s', 1, true) == 1 then
     if status < 300 then acked = acked + 1 end
   end
   if status >= 300 then refused = refused + 1 end
@@ -144,8 +144,12 @@ def editors(base, token, space, pages, writers=32, rounds=20):
     latencies.sort()
     lost = 0
     for page, text in last.items():
-        md = call("GET", f"{base}/v1/spaces/{space}/change-requests/{cr}/content/page/{page}?format=markdown",
-                  token)["markdown"]
+        url = f"{base}/v1/spaces/{space}/change-requests/{cr}/content/page/{page}?format=markdown"
+        try:
+            md = call("GET", url, token)["markdown"]
+        except urllib.error.HTTPError as e:
+            print(f"reading back {url}: {e.code} {e.read()[:300]!r}", file=sys.stderr)
+            md = ""
         if text not in md:
             lost += 1
     return {"edits_per_s": round(len(latencies) / elapsed, 1), "statuses": statuses,
@@ -221,8 +225,8 @@ def main():
 
         plans = [
             ("get_space", None, f"/v1/spaces/{s}"),
-            ("comments", script("comments", 70, 90, comment_writes, '"object":"comment"'), base + "/"),
-            ("edits", script("edits", 90, 90, edit_writes, '"changeRequest"'), base + "/"),
+            ("comments", script("comments", 70, 90, comment_writes, '{"object":"comment"'), base + "/"),
+            ("edits", script("edits", 90, 90, edit_writes, '{"changeRequest"'), base + "/"),
         ]
         for name, lua, path in plans:
             if wanted and name not in wanted:
