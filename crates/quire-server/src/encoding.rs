@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use axum::body::{Body, HttpBody};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
 /// Smaller answers are sent as they are: gzip's framing and a round of decoding cost more
@@ -244,6 +244,60 @@ pub async fn negotiate(res: Response, gzip: bool, recent: &Recent) -> Response {
         }
         None => Response::from_parts(parts, Body::from(plain)),
     }
+}
+
+/// Tags a `200` answer of the API with an `ETag` made from its bytes (and asks clients to
+/// revalidate, `Cache-Control: private, no-cache`), unless it has one: a client or proxy
+/// that kept it then gets `304 Not Modified` for an unchanged answer ([`not_modified`]).
+/// Bodies of unknown or outsized length are left untagged.
+pub async fn tag(res: Response) -> Response {
+    if res.status() != StatusCode::OK || res.headers().contains_key(header::ETAG) {
+        return res;
+    }
+    match res.body().size_hint().exact() {
+        Some(len) if len <= MAX_BYTES => {}
+        _ => return res,
+    }
+    let (mut parts, body) = res.into_parts();
+    let bytes = match whole(body, "tag").await {
+        Ok(bytes) => bytes,
+        Err(failed) => return failed,
+    };
+    // A fixed seed: every node of a deployment tags the same bytes alike.
+    let hash = foldhash::fast::FixedState::with_seed(0x7175_6972_6520_7631).hash_one(&bytes[..]);
+    if let Ok(tag) = HeaderValue::from_str(&format!("\"{hash:016x}\"")) {
+        parts.headers.insert(header::ETAG, tag);
+        parts
+            .headers
+            .entry(header::CACHE_CONTROL)
+            .or_insert(HeaderValue::from_static("private, no-cache"));
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// A `304 Not Modified` for `res` when it is a `200` whose `ETag` the request's
+/// `If-None-Match` names (with its `ETag`, `Vary` and `Cache-Control`), else `res`.
+pub fn not_modified(res: Response, if_none_match: Option<&HeaderValue>) -> Response {
+    let Some(asked) = if_none_match.and_then(|v| v.to_str().ok()) else {
+        return res;
+    };
+    let matches = res.status() == StatusCode::OK
+        && res
+            .headers()
+            .get(header::ETAG)
+            .and_then(|t| t.to_str().ok())
+            .is_some_and(|tag| none_match(asked, tag));
+    if !matches {
+        return res;
+    }
+    let mut unchanged = StatusCode::NOT_MODIFIED.into_response();
+    for name in [header::ETAG, header::VARY, header::CACHE_CONTROL] {
+        if let Some(value) = res.headers().get(&name) {
+            unchanged.headers_mut().insert(name, value.clone());
+        }
+    }
+    *unchanged.extensions_mut() = res.into_parts().0.extensions;
+    unchanged
 }
 
 /// The bytes of an answer's body of known size, which is whole already (collecting it does

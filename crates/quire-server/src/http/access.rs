@@ -101,7 +101,8 @@ impl Enforce {
         } else {
             match check(&self.state, self.access, self.operation, req).await {
                 Ok(req) => match inner.oneshot(req).await {
-                    Ok(res) => res,
+                    // Tagged before it may be kept: a kept answer is sent with its tag.
+                    Ok(res) => crate::encoding::tag(res).await,
                     Err(never) => match never {},
                 },
                 Err(err) => err.into_response(),

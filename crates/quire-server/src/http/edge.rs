@@ -178,6 +178,11 @@ where
         // A `GET` answer may be compressed (`crate::encoding`): whether its client accepts
         // that.
         let gzip = (req.method() == Method::GET).then(|| encoding::accepts_gzip(req.headers()));
+        // A `GET` answer the client holds already is answered `304` (`encoding::not_modified`).
+        let if_none_match = match req.method() == Method::GET {
+            true => req.headers().get(header::IF_NONE_MATCH).cloned(),
+            false => None,
+        };
         let logged = tracing::enabled!(target: "quire::http", tracing::Level::INFO)
             .then(|| (req.method().clone(), req.uri().path().to_string()));
         let answer = match verdict {
@@ -203,6 +208,7 @@ where
         let pending = match answer {
             // Finished here, with no future to box or scope to poll.
             Serve::Answered(kept, res) => {
+                let res = encoding::not_modified(res, if_none_match.as_ref());
                 let res = REQUEST.sync_scope(id.clone(), || done.finish(state, kept, res, id));
                 return Either::Left(std::future::ready(Ok(res)));
             }
@@ -237,6 +243,7 @@ where
                     }
                 };
             };
+            let res = encoding::not_modified(res, if_none_match.as_ref());
             let res = match gzip {
                 Some(gzip) => encoding::negotiate(res, gzip, &state.compressed).await,
                 None => res,

@@ -195,3 +195,52 @@ async fn a_revision_past_the_inline_bound_is_compressed_off_the_workers_alike() 
         assert_eq!(got, plain, "round {round}");
     }
 }
+
+/// API reads carry an `ETag` made from their answer: a client that holds it is answered
+/// `304` without a body while the answer is unchanged, however the answer is made (by its
+/// handler, kept, compressed), and `200` with a new tag once it changed.
+#[tokio::test]
+async fn reads_answer_304_to_a_client_holding_the_same_answer() {
+    let app = TestApp::start().await;
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let space = app.space(&admin, &org, "Tagged", None).await;
+    let url = format!("{}/v1/spaces/{space}", app.base);
+    let client = reqwest::Client::builder().no_gzip().build().unwrap();
+    let get = |inm: Option<String>, gzip: bool| {
+        let mut req = client.get(&url).bearer_auth(&admin.token);
+        if let Some(tag) = inm {
+            req = req.header("if-none-match", tag);
+        }
+        if gzip {
+            req = req.header("accept-encoding", "gzip");
+        }
+        req.send()
+    };
+    let first = get(None, false).await.unwrap();
+    assert_eq!(first.status(), 200);
+    let tag = first.headers()["etag"].to_str().unwrap().to_string();
+    assert_eq!(first.headers()["cache-control"], "private, no-cache");
+    // Made again, then kept and served from the edge: the same tag, and 304 each time.
+    for _ in 0..3 {
+        let again = get(Some(tag.clone()), false).await.unwrap();
+        assert_eq!(again.status(), 304);
+        assert_eq!(again.headers()["etag"].to_str().unwrap(), tag);
+        assert!(again.bytes().await.unwrap().is_empty());
+    }
+    let weak = get(Some(format!("W/{tag}")), true).await.unwrap();
+    assert_eq!(weak.status(), 304);
+    let other = get(Some("\"something-else\"".into()), false).await.unwrap();
+    assert_eq!(other.status(), 200);
+    // Once the space changes, the held answer is no longer it.
+    app.patch(
+        &admin,
+        &format!("/v1/spaces/{space}"),
+        serde_json::json!({ "title": "Renamed" }),
+    )
+    .await
+    .expect(200);
+    let changed = get(Some(tag.clone()), false).await.unwrap();
+    assert_eq!(changed.status(), 200);
+    assert_ne!(changed.headers()["etag"].to_str().unwrap(), tag);
+}
