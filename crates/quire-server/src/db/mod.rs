@@ -38,10 +38,49 @@ pub struct Db {
     dialect: Dialect,
     /// SQLite files only: bounded reads run on the caller's thread (see [`inline`]).
     reader: Option<Arc<Reader>>,
+    /// SQLite only: the turn to write. SQLite lets one transaction write at a time, and a
+    /// connection waiting for the lock polls it in growing sleeps (up to 100 ms each); the
+    /// writers of this process wait here instead, in order, without holding a connection.
+    writer: Option<Arc<tokio::sync::Semaphore>>,
 }
 
-/// A write transaction; dropping it without `commit` rolls back.
-pub type Tx = Transaction<'static, Any>;
+/// How long a write waits for its turn before trying the database's own lock anyway (as
+/// long as SQLite's `busy_timeout`: a turn held longer is a bug to be logged, not a hang).
+const WRITER_WAIT: Duration = Duration::from_secs(10);
+
+/// A write transaction; dropping it without `commit` rolls back. It derefs to its
+/// connection, so `&mut **tx` is what queries execute on.
+pub struct Tx {
+    tx: Transaction<'static, Any>,
+    /// The process's turn to write (SQLite), held until the transaction ends.
+    _turn: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl std::ops::Deref for Tx {
+    type Target = sqlx::AnyConnection;
+
+    fn deref(&self) -> &sqlx::AnyConnection {
+        &self.tx
+    }
+}
+
+impl std::ops::DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut sqlx::AnyConnection {
+        &mut self.tx
+    }
+}
+
+impl Tx {
+    /// Commits the transaction.
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
+
+    /// Rolls the transaction back.
+    pub async fn rollback(self) -> Result<(), sqlx::Error> {
+        self.tx.rollback().await
+    }
+}
 
 impl Dialect {
     /// The dialect of a database URL; `None` for anything else.
@@ -57,7 +96,7 @@ impl Dialect {
 
     /// The dialect of the connection behind a transaction.
     pub fn of_tx(tx: &Tx) -> Self {
-        let conn: &sqlx::AnyConnection = tx;
+        let conn: &sqlx::AnyConnection = &tx.tx;
         if conn.backend_name().eq_ignore_ascii_case("postgresql") {
             Dialect::Postgres
         } else {
@@ -118,6 +157,7 @@ impl Db {
             pool,
             dialect,
             reader: None,
+            writer: (dialect == Dialect::Sqlite).then(|| Arc::new(tokio::sync::Semaphore::new(1))),
         };
         if dialect == Dialect::Sqlite {
             // WAL is a property of the database file: set once, kept by every connection.
@@ -196,10 +236,25 @@ impl Db {
     /// (`BEGIN IMMEDIATE`) so that a read-then-write transaction cannot fail to upgrade.
     pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
         crate::provenance::note_database();
-        match self.dialect {
-            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
-            Dialect::Postgres => self.pool.begin().await,
-        }
+        let turn = match &self.writer {
+            Some(writer) => {
+                match tokio::time::timeout(WRITER_WAIT, writer.clone().acquire_owned()).await {
+                    Ok(Ok(turn)) => Some(turn),
+                    _ => {
+                        tracing::warn!(
+                            "a write waited {WRITER_WAIT:?} for its turn; trying the lock"
+                        );
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let tx = match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Dialect::Postgres => self.pool.begin().await?,
+        };
+        Ok(Tx { tx, _turn: turn })
     }
 
     /// Writes a consistent copy of a SQLite database to `path` (one read transaction, while
