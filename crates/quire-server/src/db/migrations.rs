@@ -19,7 +19,26 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (10, "openapi specs", OPENAPI),
     (11, "saml", SAML),
     (12, "listing versions", LISTING_VERSIONS),
+    (15, "published content scopes", PUBLISHED_SCOPES),
 ];
+
+/// What a published-content token may read, kept on the server so that the token stays
+/// short: the row is named by a hash of the scope (written once per scope, read through a
+/// cache), expires with the last token issued for it, and counts against the caller that
+/// first asked for it. Search sections record the conditions that guard their text (empty:
+/// none), so that a published site's search filters them per visitor.
+const PUBLISHED_SCOPES: &str = r#"
+CREATE TABLE published_scopes (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX published_scopes_expiry ON published_scopes (expires_at);
+CREATE INDEX published_scopes_caller ON published_scopes (created_by, expires_at);
+ALTER TABLE search_sections ADD COLUMN guard TEXT NOT NULL DEFAULT '';
+CREATE INDEX search_sections_guarded ON search_sections (space_id) WHERE guard <> ''
+"#;
 
 /// A number per space that every write to its change requests, comments, replies or
 /// reactions moves on, in the write's transaction: a node answers a listing of them from

@@ -16,7 +16,6 @@ use quire_content::html::{
     escape_attr as attr, escape_text as text, legible_hex, render_document, safe_url, FileRef,
     Resolve,
 };
-use quire_content::markdown::markdown_to_document;
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
 use serde_json::Value;
 use sha2::Digest;
@@ -26,7 +25,7 @@ use super::layout::{self, Body, Chrome, Link};
 use super::{mcp, search};
 use crate::clock::iso;
 use crate::domain::content;
-use crate::domain::published::{self, visible, Resolved};
+use crate::domain::published::{self, visible, visitor_document, visitor_markdown, Resolved};
 use crate::domain::sites::{self as rules, customization_of, Top, Urls};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -854,7 +853,7 @@ impl<'a> Site<'a> {
                 let _ = write!(
                     o,
                     "{}\n\nSource: {url}\n\n---\n\n",
-                    page_markdown(e.page).trim_end()
+                    page_markdown(e.page, self.visitor).trim_end()
                 );
             } else {
                 let _ = write!(o, "- [{}]({url})", md_text(&e.page.title));
@@ -871,7 +870,10 @@ impl<'a> Site<'a> {
     fn markdown(&self, path: &str) -> Response {
         let list = entries(self.rev, self.visitor);
         match list.iter().find(|e| e.path == path) {
-            Some(e) => plain("text/markdown; charset=utf-8", page_markdown(e.page)),
+            Some(e) => plain(
+                "text/markdown; charset=utf-8",
+                page_markdown(e.page, self.visitor),
+            ),
             None => self.not_found_page(),
         }
     }
@@ -1179,7 +1181,14 @@ impl<'a> Site<'a> {
             .filter(|e| e.listed && is_document(e.page) && !e.page.no_index)
             .map(|e| (e.page.id.as_str(), format!("{base}{}", e.path)))
             .collect();
-        search::run(self.state, &self.r.site_space.space_id, q, &allowed).await
+        search::run(
+            self.state,
+            &self.r.site_space.space_id,
+            q,
+            &allowed,
+            self.visitor,
+        )
+        .await
     }
 
     /// [`Self::hits`] for this visitor's pages.
@@ -1216,7 +1225,7 @@ impl<'a> Site<'a> {
             entry.page.title.clone(),
             self.state
                 .url(&format!("{}{}", self.r.base_path, entry.path)),
-            page_markdown(entry.page),
+            page_markdown(entry.page, self.visitor),
         ))
     }
 
@@ -1538,7 +1547,7 @@ impl<'a> Site<'a> {
         let PageKind::Document(doc) = self.kind(page) else {
             return String::new();
         };
-        let rendered = render_document(&markdown_to_document(&doc.markdown), &links);
+        let rendered = render_document(&visitor_document(&doc.markdown, self.visitor), &links);
         let mut body_html = rendered.html;
         for rc in &self.rev.reusable_contents {
             let placeholder = format!(
@@ -1546,7 +1555,8 @@ impl<'a> Site<'a> {
                 attr(&rc.id)
             );
             if body_html.contains(&placeholder) {
-                let inner = render_document(&markdown_to_document(&rc.markdown), &links).html;
+                let inner =
+                    render_document(&visitor_document(&rc.markdown, self.visitor), &links).html;
                 body_html = body_html.replace(
                     &placeholder,
                     &format!("<div class=\"reusable-content\">{inner}</div>"),
@@ -1698,14 +1708,14 @@ fn md_text(s: &str) -> String {
     s.replace('[', "\\[").replace(']', "\\]")
 }
 
-/// A page as markdown: its title, description and body.
-fn page_markdown(page: &Page) -> String {
+/// A page as markdown, as `visitor` sees it: its title, description and body.
+fn page_markdown(page: &Page, visitor: &Value) -> String {
     let mut o = format!("# {}\n\n", page.title);
     if let Some(d) = page.description.as_deref().filter(|d| !d.is_empty()) {
         let _ = write!(o, "{d}\n\n");
     }
     if let PageKind::Document(doc) = &page.kind {
-        o.push_str(&doc.markdown);
+        o.push_str(&visitor_markdown(&doc.markdown, visitor));
     }
     o
 }
