@@ -29,6 +29,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde_json::{Map, Value as Json};
@@ -2125,6 +2126,125 @@ fn compare(op: CompareOp, left: &Value<'_>, right: &Value<'_>) -> Result<bool, T
     })
 }
 
+// ---------------------------------------------------------------------------------------
+// What a condition reads of its context.
+
+/// A path into a condition's context, from its root: `["visitor", "claims", "pro"]`. The
+/// empty path stands for the whole context.
+pub type ContextPath = Vec<String>;
+
+/// Adds to `out` the paths of the context that `expr` reads: each member chain from a root,
+/// up to its first computed key or method call (what follows depends on the value read
+/// there as a whole). Two contexts that agree on every such path (see [`project`]) give
+/// `expr` the same value.
+pub fn reads(expr: &Expr, out: &mut BTreeSet<ContextPath>) {
+    reads_at(expr, out, 1);
+}
+
+fn reads_at(expr: &Expr, out: &mut BTreeSet<ContextPath>, depth: usize) {
+    if depth > MAX_CONDITION_DEPTH {
+        // Deeper than `parse` ever yields: it reads everything, rather than recurse on.
+        out.insert(Vec::new());
+        return;
+    }
+    match expr {
+        Expr::Undefined | Expr::Null | Expr::Bool(_) | Expr::Number(_) | Expr::String(_) => {}
+        Expr::Array(items) => items.iter().for_each(|e| reads_at(e, out, depth + 1)),
+        Expr::Root(root) => {
+            out.insert(vec![root.name().to_string()]);
+        }
+        Expr::Chain { base, links } => {
+            let mut path = match &**base {
+                Expr::Root(root) => Some(vec![root.name().to_string()]),
+                other => {
+                    reads_at(other, out, depth + 1);
+                    None
+                }
+            };
+            for link in links {
+                match &link.step {
+                    Step::Key(key) => {
+                        if let Some(p) = path.as_mut() {
+                            p.push(key.clone());
+                        }
+                    }
+                    Step::Index(index) => {
+                        reads_at(index, out, depth + 1);
+                        out.extend(path.take());
+                    }
+                    Step::Call { argument, .. } => {
+                        reads_at(argument, out, depth + 1);
+                        out.extend(path.take());
+                    }
+                }
+            }
+            out.extend(path);
+        }
+        Expr::Not(operand) => reads_at(operand, out, depth + 1),
+        Expr::Compare { left, right, .. } => {
+            reads_at(left, out, depth + 1);
+            reads_at(right, out, depth + 1);
+        }
+        Expr::Logical { operands, .. } => {
+            operands.iter().for_each(|e| reads_at(e, out, depth + 1));
+        }
+        Expr::Conditional {
+            test,
+            then,
+            otherwise,
+        } => {
+            reads_at(test, out, depth + 1);
+            reads_at(then, out, depth + 1);
+            reads_at(otherwise, out, depth + 1);
+        }
+    }
+}
+
+/// The part of `context` that conditions reading only `paths` see: for each path, the
+/// objects on its way (with only the keys some path names), and the value at its end, or
+/// the first value on the way that is not an object (a string, an array…), kept whole. A
+/// condition whose [`reads`] are among `paths` evaluates alike on `context` and on its
+/// projection, so the projection names what such conditions can tell apart: claims that
+/// nothing reads are dropped.
+pub fn project(context: &Json, paths: &BTreeSet<ContextPath>) -> Json {
+    let mut out = Json::Object(Map::new());
+    for path in paths {
+        let mut at = context;
+        let mut depth = 0;
+        while let (Json::Object(map), Some(key)) = (at, path.get(depth)) {
+            match map.get(key) {
+                Some(next) => {
+                    at = next;
+                    depth += 1;
+                }
+                None => break,
+            }
+        }
+        // The objects on the way stay objects: a missing key of one reads as `undefined`,
+        // where a missing object would make the read throw.
+        let whole = depth == path.len() || !at.is_object();
+        place(&mut out, &path[..depth], whole.then_some(at));
+    }
+    out
+}
+
+/// Makes the objects of `path` in `out` (a value kept whole on the way holds the rest
+/// already), and puts `value` at its end when given.
+fn place(out: &mut Json, path: &[String], value: Option<&Json>) {
+    let mut at = out;
+    for key in path {
+        let Json::Object(map) = at else {
+            return;
+        };
+        at = map
+            .entry(key.clone())
+            .or_insert_with(|| Json::Object(Map::new()));
+    }
+    if let Some(value) = value {
+        *at = value.clone();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2693,5 +2813,75 @@ mod tests {
             err.to_string(),
             "unexpected end of condition, expected a value at position 20"
         );
+    }
+
+    fn reads_of(src: &str) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        reads(&parse(src).unwrap(), &mut out);
+        out.into_iter().map(|p| p.join(".")).collect()
+    }
+
+    #[test]
+    fn reads_name_the_paths_a_condition_follows() {
+        assert_eq!(
+            reads_of("visitor.claims.unsigned.beta === true && !visitor.claims.isInternal"),
+            ["visitor.claims.isInternal", "visitor.claims.unsigned.beta"]
+        );
+        // A method call or a computed key reads the value before it whole.
+        assert_eq!(
+            reads_of("visitor.claims.roles.includes(visitor.claims.role)"),
+            ["visitor.claims.role", "visitor.claims.roles"]
+        );
+        assert_eq!(
+            reads_of("visitor?.claims[visitor.claims.key] == 1"),
+            ["visitor.claims", "visitor.claims.key"]
+        );
+        assert_eq!(reads_of("'pro' in visitor.claims"), ["visitor.claims"]);
+        assert_eq!(reads_of("visitor ? true : page.x"), ["page.x", "visitor"]);
+        assert_eq!(reads_of("['a', 'b'].includes('a')"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn projections_keep_what_conditions_can_tell_apart() {
+        let conditions = [
+            "visitor.claims.unsigned.beta === true",
+            "!visitor.claims.isInternal",
+            "!visitor.claims.missing.deeper",
+            "visitor.claims.roles.includes('admin')",
+            "visitor.claims.plan.startsWith('ent') && visitor.claims.seats > 10",
+            "visitor.claims.plan.length === 10",
+            "'pro' in visitor.claims.unsigned",
+            "visitor.claims.unsigned.region == 'eu' || visitor.claims.gone?.x",
+            "!!visitor.nothing",
+        ];
+        let mut paths = BTreeSet::new();
+        for c in conditions {
+            reads(&parse(c).unwrap(), &mut paths);
+        }
+        let mut noisy = context();
+        noisy["visitor"]["claims"]["random"] = json!("x".repeat(50));
+        noisy["visitor"]["claims"]["unsigned"]["other"] = json!(1);
+        let projected = project(&noisy, &paths);
+        for c in conditions {
+            let e = parse(c).unwrap();
+            assert_eq!(
+                evaluate(&e, &noisy),
+                evaluate(&e, &projected),
+                "{c} on {projected}"
+            );
+        }
+        // What nothing reads is gone; a claim read through `in` keeps its object whole.
+        assert!(projected["visitor"]["claims"].get("random").is_none());
+        assert_eq!(
+            projected["visitor"]["claims"]["unsigned"]["other"],
+            json!(1)
+        );
+        let mut other = noisy.clone();
+        other["visitor"]["claims"]["random"] = json!("y");
+        other["visitor"]["claims"]["another"] = json!(true);
+        assert_eq!(project(&other, &paths), projected);
+        // Nothing read: every visitor looks alike.
+        assert_eq!(project(&noisy, &BTreeSet::new()), json!({}));
+        assert_eq!(project(&noisy, &BTreeSet::from([Vec::new()])), noisy);
     }
 }

@@ -227,6 +227,19 @@ impl Node {
 /// Appends the plain text of `node`. Iterative (an explicit stack instead of recursion), so
 /// that no document, however deep, can exhaust the thread's stack.
 fn push_plain(node: &Node, out: &mut String) {
+    push_plain_apart(node, out, None);
+}
+
+/// The plain text of `node` without the `if` blocks in it (`node` itself included), which
+/// are set aside in `ifs`, in document order, for the caller to read on their own.
+pub(crate) fn plain_text_apart<'a>(node: &'a Node, ifs: &mut Vec<&'a Element>) -> String {
+    let mut out = String::new();
+    push_plain_apart(node, &mut out, Some(ifs));
+    out.trim_end().to_string()
+}
+
+/// [`push_plain`], setting `if` blocks aside in `ifs` when given.
+fn push_plain_apart<'a>(node: &'a Node, out: &mut String, mut ifs: Option<&mut Vec<&'a Element>>) {
     enum Task<'a> {
         Node(&'a Node),
         /// End of a block that started at this length of `out`.
@@ -247,6 +260,11 @@ fn push_plain(node: &Node, out: &mut String) {
             }
             Task::Node(Node::Inline(e)) => {
                 stack.extend(e.children().iter().rev().map(Task::Node));
+            }
+            Task::Node(Node::Block(e)) if e.kind == "if" && ifs.is_some() => {
+                if let Some(ifs) = ifs.as_mut() {
+                    ifs.push(e);
+                }
             }
             Task::Node(Node::Block(e)) if e.kind == "code-line" => {
                 stack.push(Task::EndLine);

@@ -17,6 +17,7 @@
 //! * [`html`](mod@html): page documents as safe HTML, with server-side code highlighting.
 //! * [`view`]: official JSON shapes of pages and files.
 //! * [`condition`]: visibility conditions of docs sites: parse, print, check and evaluate.
+//! * [`audience`]: a page body as one visitor sees it (`{% if %}` blocks evaluated).
 //! * [`templates`]: built-in space templates.
 //! * [`tree_file`]: a revision's page tree without its bodies, compact and quick to read.
 //! * [`translate`]: the text runs of a page a translator may see, and their reassembly.
@@ -25,6 +26,7 @@
 
 #![warn(missing_docs)]
 
+pub mod audience;
 pub mod condition;
 pub mod convert;
 pub mod diff;

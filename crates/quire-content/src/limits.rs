@@ -69,7 +69,10 @@ pub fn check_nodes(nodes: &[Node]) -> Result<(), TooDeep> {
 
 /// Visits every element (block or inline) with its parent's type and its depth, depth first,
 /// with an explicit stack; stops when `visit` returns false.
-fn walk<'a>(nodes: &'a [Node], mut visit: impl FnMut(&'a Node, Option<&'a str>, usize) -> bool) {
+pub(crate) fn walk<'a>(
+    nodes: &'a [Node],
+    mut visit: impl FnMut(&'a Node, Option<&'a str>, usize) -> bool,
+) {
     let mut stack: Vec<(&'a Node, Option<&'a str>, usize)> =
         nodes.iter().rev().map(|n| (n, None, 1)).collect();
     while let Some((node, parent, depth)) = stack.pop() {

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use crate::document::{Element, Node};
+use crate::document::{plain_text_apart, Element, Node};
 use crate::markdown::markdown_to_document;
 
 /// One search section of a page.
@@ -19,6 +19,11 @@ pub struct Section {
     pub level: u8,
     /// Plain text of the section's blocks, one block per line.
     pub body: String,
+    /// The conditions of the `{% if %}` blocks its text lies in, outermost first: only a
+    /// visitor for whom each holds may see it. Empty for text every visitor sees. The text
+    /// of a heading's conditional blocks is a section of its own (same anchor and title),
+    /// apart from the heading's other text.
+    pub guard: Vec<String>,
 }
 
 /// GitBook-style anchor of a heading: lower-case ASCII letters and digits, spaces as
@@ -37,6 +42,17 @@ pub fn heading_anchor(text: &str) -> String {
     out
 }
 
+/// Appends `text` to a section's body, one block per line.
+fn append(body: &mut String, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if !body.is_empty() {
+        body.push('\n');
+    }
+    body.push_str(text);
+}
+
 /// The sections of a markdown body, in order.
 pub fn sections(markdown: &str) -> Vec<Section> {
     let doc = markdown_to_document(markdown);
@@ -45,7 +61,12 @@ pub fn sections(markdown: &str) -> Vec<Section> {
         title: String::new(),
         level: 0,
         body: String::new(),
+        guard: Vec::new(),
     }];
+    // The section that the text of each heading's conditional blocks goes to, by the
+    // heading's section and the conditions.
+    let mut guarded: HashMap<(usize, Vec<String>), usize> = HashMap::new();
+    let mut current = 0;
     let mut anchors = Anchors::default();
     for node in &doc.nodes {
         if let Some((e, level)) = heading(node) {
@@ -56,18 +77,43 @@ pub fn sections(markdown: &str) -> Vec<Section> {
                 title,
                 level,
                 body: String::new(),
+                guard: Vec::new(),
             });
+            current = out.len() - 1;
             continue;
         }
-        let text = block_text(node);
-        if text.is_empty() {
-            continue;
+        let mut ifs = Vec::new();
+        let text = plain_text_apart(node, &mut ifs);
+        append(&mut out[current].body, &text);
+        // Conditional blocks, nested ones after their parents: each one's own text (its
+        // nested blocks set aside in turn) under its conditions.
+        let mut pending: Vec<(Vec<String>, &Element)> =
+            ifs.into_iter().rev().map(|e| (Vec::new(), e)).collect();
+        while let Some((outer, e)) = pending.pop() {
+            let mut guard = outer;
+            guard.push(e.data_str("expression").unwrap_or("").to_string());
+            let mut inner = Vec::new();
+            let mut text = String::new();
+            for child in e.children() {
+                append(&mut text, &plain_text_apart(child, &mut inner));
+            }
+            if !text.is_empty() {
+                let at = *guarded.entry((current, guard.clone())).or_insert_with(|| {
+                    let heading = &out[current];
+                    let section = Section {
+                        id: heading.id.clone(),
+                        title: heading.title.clone(),
+                        level: heading.level,
+                        body: String::new(),
+                        guard: guard.clone(),
+                    };
+                    out.push(section);
+                    out.len() - 1
+                });
+                append(&mut out[at].body, &text);
+            }
+            pending.extend(inner.into_iter().rev().map(|e| (guard.clone(), e)));
         }
-        let current = out.last_mut().expect("there is always a section");
-        if !current.body.is_empty() {
-            current.body.push('\n');
-        }
-        current.body.push_str(&text);
     }
     if out[0].body.is_empty() {
         out.remove(0);
@@ -122,10 +168,6 @@ impl Anchors {
     }
 }
 
-fn block_text(node: &Node) -> String {
-    node.plain_text()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +187,43 @@ mod tests {
         assert_eq!(s[2].id, "config");
         assert_eq!(s[2].body, "Not a section\nTip.");
         assert_eq!(s[3].id, "install-the-cli-1");
+    }
+
+    #[test]
+    fn conditional_text_is_a_section_of_its_own() {
+        let md = "Open intro.\n\n{% if visitor.claims.pro %}\nPro intro.\n{% endif %}\n\n## Setup\n\nRun it.\n\n{% if visitor.claims.pro %}\nPro walrus.\n\n{% hint style=\"info\" %}\n{% if visitor.claims.admin %}\nAdmin narwhal.\n{% endif %}\n{% endhint %}\n{% endif %}\n\nMore setup.\n\n{% if visitor.claims.pro %}\nPro again.\n{% endif %}\n";
+        let s = sections(md);
+        let shown: Vec<(&str, &str, Vec<&str>)> = s
+            .iter()
+            .map(|x| {
+                (
+                    x.id.as_str(),
+                    x.body.as_str(),
+                    x.guard.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("", "Open intro.", vec![]),
+                ("", "Pro intro.", vec!["visitor.claims.pro"]),
+                ("setup", "Run it.\nMore setup.", vec![]),
+                (
+                    "setup",
+                    "Pro walrus.\nPro again.",
+                    vec!["visitor.claims.pro"]
+                ),
+                (
+                    "setup",
+                    "Admin narwhal.",
+                    vec!["visitor.claims.pro", "visitor.claims.admin"]
+                ),
+            ]
+        );
+        assert!(s
+            .iter()
+            .all(|x| x.guard.is_empty() || x.title == x.id.replace("setup", "Setup")));
     }
 
     #[test]

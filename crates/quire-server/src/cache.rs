@@ -528,7 +528,8 @@ impl AccessCache {
         }
     }
 
-    /// The cached state of a published site, if it is a `T`.
+    /// The cached state of a published site (or what a key starting with its id and a line
+    /// feed names), if it is a `T`.
     pub fn site<T: Any + Send + Sync>(&self, site_id: &str, now: i64) -> Option<Arc<T>> {
         if !self.enabled() {
             return None;
@@ -538,7 +539,8 @@ impl AccessCache {
                 site_id,
                 now,
                 self.ttl_ms,
-                self.generation_of(Scope::Site(site_id)),
+                // What a site's entries are keyed by starts with its id (`id\n...`).
+                self.generation_of(Scope::Site(site_id.split('\n').next().unwrap_or(site_id))),
             )
             .and_then(|v| v.downcast::<T>().ok())
     }

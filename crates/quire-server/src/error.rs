@@ -22,6 +22,8 @@ pub enum ApiError {
     PayloadTooLarge(String),
     #[error("{0}")]
     RequestTimeout(String),
+    #[error("{0}")]
+    TooManyRequests(String),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -61,6 +63,7 @@ impl ApiError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
+            Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -322,7 +322,7 @@ pub(crate) fn raw_text(e: &Element) -> Option<String> {
 }
 
 /// A `{% name rest %}` line at column 0: the name and the rest, trimmed.
-fn split_tag(line: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_tag(line: &str) -> Option<(&str, &str)> {
     let line = line.trim_end();
     let inner = line.strip_prefix("{%")?.strip_suffix("%}")?.trim();
     let name_end = inner.find(char::is_whitespace).unwrap_or(inner.len());

@@ -21,6 +21,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (12, "listing versions", LISTING_VERSIONS),
     (13, "sso identities", SSO_IDENTITIES),
     (14, "failed jobs", FAILED_JOBS),
+    (15, "published content scopes", PUBLISHED_SCOPES),
 ];
 
 /// Which accounts an organization's single sign-on may open (ARCHITECTURE.md, "Single
@@ -63,6 +64,24 @@ WHERE label IS NOT NULL AND org_id IS NULL AND revoked_at IS NULL
 const FAILED_JOBS: &str = r#"
 ALTER TABLE jobs ADD COLUMN failures BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN failed_at BIGINT
+"#;
+
+/// What a published-content token may read, kept on the server so that the token stays
+/// short: the row is named by a hash of the scope (written once per scope, read through a
+/// cache), expires with the last token issued for it, and counts against the caller that
+/// first asked for it. Search sections record the conditions that guard their text (empty:
+/// none), so that a published site's search filters them per visitor.
+const PUBLISHED_SCOPES: &str = r#"
+CREATE TABLE published_scopes (
+    id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX published_scopes_expiry ON published_scopes (expires_at);
+CREATE INDEX published_scopes_caller ON published_scopes (created_by, expires_at);
+ALTER TABLE search_sections ADD COLUMN guard TEXT NOT NULL DEFAULT '';
+CREATE INDEX search_sections_guarded ON search_sections (space_id) WHERE guard <> ''
 "#;
 
 /// A number per space that every write to its change requests, comments, replies or

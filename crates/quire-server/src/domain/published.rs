@@ -5,7 +5,11 @@
 //! Published URLs are `{public-url}/sites/{siteId}/[~share/{key}/][section/][site-space/]page/path`:
 //! the default section and the default site space of a section take no segment.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
+
+use quire_content::condition::ContextPath;
+use quire_content::model::{Page, PageKind, Revision};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -14,19 +18,30 @@ use crate::domain::access;
 use crate::domain::sites::{self as rules};
 use crate::domain::visitor::{self, SignedClaims};
 use crate::error::{ApiError, ApiResult};
+use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
+use crate::store::orgs::OrgRow;
 use crate::store::sites::{PublishingAuthRow, SectionRow, SiteRow, SiteSpaceRow, Structure};
 use crate::values::SiteVisibility;
 
 /// How long a published-content token lives.
 pub const TOKEN_SECONDS: i64 = 3600;
 
-/// The audience that marks a published-content token (and no other token of Quire's).
-const AUDIENCE: &str = "quire:published-content";
+/// How long a stored scope outlives the token that last asked for it: a token issued for a
+/// scope stored at most this long ago needs no write.
+const SCOPE_SECONDS: i64 = 2 * TOKEN_SECONDS;
 
-/// What a published-content token may read.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Stored scopes one caller may hold live at once: each distinct visitor context (the
+/// claims the site's conditions read) of each site space is one.
+pub const MAX_LIVE_SCOPES: i64 = 1000;
+
+/// The largest stored scope: what the site's conditions read of a visitor is kept whole.
+const MAX_SCOPE_BYTES: usize = 16 * 1024;
+
+/// What a published-content token may read, and for whom: the grounds it was issued on,
+/// checked again at each use ([`still_open`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Scope {
     /// Organization of the site.
     pub org: String,
@@ -38,50 +53,249 @@ pub struct Scope {
     pub space: String,
     /// The space's revision when the token was issued.
     pub revision: String,
+    /// The share link's key the URL held, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_key: Option<String>,
+    /// The visitor as conditions read them, cut down to the claims the site's conditions
+    /// read (see [`reads_of_site`]).
+    pub visitor: Value,
+    /// The `exp` (seconds) of the visitor token that opened a `visitor-auth` site, and a
+    /// digest of the site key that signed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visitor_auth: Option<(i64, String)>,
 }
 
+/// A published-content token's scope, for the handlers that answer such a token: content
+/// reads show the scope's visitor what they may see, and nothing else.
+#[derive(Debug, Clone)]
+pub struct Reading(pub Arc<Scope>);
+
+/// What a published-content token holds: when it expires and which stored scope it names.
+/// No more, so that the token stays short (renderers use it in file names).
 #[derive(Serialize, Deserialize)]
 struct Claims {
-    aud: String,
-    iat: i64,
     exp: i64,
-    scope: Scope,
+    sid: String,
 }
 
-/// Signs a token for `scope`, valid for [`TOKEN_SECONDS`] but never past `until` (seconds):
-/// content opened by a visitor token closes when that token expires.
-pub fn issue(state: &AppState, scope: Scope, until: Option<i64>) -> ApiResult<String> {
+/// The key that signs published-content tokens: derived from the server's secret for this
+/// use alone, so that no other token of Quire's (signed with the secret itself) passes as one.
+fn signing_key(state: &AppState) -> [u8; 32] {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(b"quire published-content token\n");
+    h.update(state.keys.jwt_secret());
+    h.finalize().into()
+}
+
+/// The name of a scope: a hash of its JSON, in 22 base64url characters (128 bits).
+fn scope_id(json: &str) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(&sha2::Sha256::digest(json.as_bytes())[..16])
+}
+
+/// A digest of a site's visitor-signing key, as a scope records it.
+fn key_digest(private_key: &str) -> String {
+    use sha2::Digest;
+    hex::encode(&sha2::Sha256::digest(private_key.as_bytes())[..8])
+}
+
+/// The cache key of a stored scope.
+fn cached_scope(id: &str) -> String {
+    format!("published-scope:{id}")
+}
+
+/// Signs a token for `scope` (stored first, once per scope, on `caller`'s account), valid
+/// for [`TOKEN_SECONDS`] but never past the visitor token that opened the site: a JWT of
+/// about 130 characters whose payload holds its `exp` and the stored scope's name, which
+/// any node sharing the database reads back.
+pub async fn issue(state: &AppState, caller: &str, scope: &Scope) -> ApiResult<String> {
     let now = state.now() / 1000;
-    let exp = until.map_or(now + TOKEN_SECONDS, |u| u.min(now + TOKEN_SECONDS));
+    let exp = match &scope.visitor_auth {
+        Some((until, _)) => (*until).min(now + TOKEN_SECONDS),
+        None => now + TOKEN_SECONDS,
+    };
+    let json = serde_json::to_string(scope).map_err(ApiError::internal)?;
+    if json.len() > MAX_SCOPE_BYTES {
+        return Err(ApiError::bad_request(format!(
+            "`visitor`: the claims this site's conditions read weigh more than {} KiB.",
+            MAX_SCOPE_BYTES / 1024
+        )));
+    }
+    let id = scope_id(&json);
+    let known = state
+        .content
+        .pages
+        .get(&cached_scope(&id))
+        .and_then(|b| stored_until(&b));
+    if known.is_none_or(|until| until < exp) {
+        let stored = store::published::get(&state.db, &id).await?;
+        match stored {
+            Some((_, until)) if until >= exp => {
+                keep_cached(state, &id, until, &json);
+            }
+            found => {
+                if found.is_none()
+                    && store::published::live_of(&state.db, caller, now).await? >= MAX_LIVE_SCOPES
+                {
+                    return Err(ApiError::TooManyRequests(format!(
+                        "This caller holds {MAX_LIVE_SCOPES} live published-content scopes (one per site space and visitor whose claims the site's conditions tell apart); retry when some expire."
+                    )));
+                }
+                let until = now + SCOPE_SECONDS;
+                store::published::keep(&state.db, &id, &json, caller, until, now).await?;
+                keep_cached(state, &id, until, &json);
+            }
+        }
+    }
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+    header.typ = None;
     jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &Claims {
-            aud: AUDIENCE.into(),
-            iat: now,
-            exp,
-            scope,
-        },
-        &jsonwebtoken::EncodingKey::from_secret(state.keys.jwt_secret()),
+        &header,
+        &Claims { exp, sid: id },
+        &jsonwebtoken::EncodingKey::from_secret(&signing_key(state)),
     )
     .map_err(ApiError::internal)
 }
 
-/// The scope of a bearer token when it is a valid, unexpired published-content token.
-pub fn scope_of(state: &AppState, token: &str) -> Option<Scope> {
-    if token.matches('.').count() != 2 {
+/// Keeps a stored scope in this node's content cache, with its row's expiry: it never
+/// changes but for that (its name is its hash).
+fn keep_cached(state: &AppState, id: &str, until: i64, json: &str) {
+    state.content.pages.insert(
+        cached_scope(id),
+        bytes::Bytes::from(format!("{until}\n{json}")),
+    );
+}
+
+/// The expiry a cached scope records.
+fn stored_until(cached: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(cached).ok()?;
+    text.split_once('\n')?.0.parse().ok()
+}
+
+/// The name of the stored scope of a bearer token, when it is a valid, unexpired
+/// published-content token.
+pub fn scope_of(state: &AppState, token: &str) -> Option<String> {
+    if token.len() > 512 || token.matches('.').count() != 2 {
         return None;
     }
     let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
-    validation.set_audience(&[AUDIENCE]);
     // Expiry is checked against the server's clock below, not the system's.
     validation.validate_exp = false;
+    validation.required_spec_claims.clear();
     let data = jsonwebtoken::decode::<Claims>(
         token,
-        &jsonwebtoken::DecodingKey::from_secret(state.keys.jwt_secret()),
+        &jsonwebtoken::DecodingKey::from_secret(&signing_key(state)),
         &validation,
     )
     .ok()?;
-    (data.claims.exp > state.now() / 1000).then_some(data.claims.scope)
+    (data.claims.exp > state.now() / 1000).then_some(data.claims.sid)
+}
+
+/// The scope named `id` (from [`scope_of`]): from this node's cache, else from the database
+/// (then cached); `None` when no longer stored.
+pub async fn stored_scope(state: &AppState, id: &str) -> ApiResult<Option<Arc<Scope>>> {
+    let cached = state.content.pages.get(&cached_scope(id));
+    let text = match cached {
+        Some(bytes) => bytes,
+        None => match store::published::get(&state.db, id).await? {
+            Some((json, until)) => {
+                keep_cached(state, id, until, &json);
+                bytes::Bytes::from(format!("{until}\n{json}"))
+            }
+            None => return Ok(None),
+        },
+    };
+    let json = std::str::from_utf8(&text)
+        .ok()
+        .and_then(|t| t.split_once('\n'))
+        .map(|(_, json)| json)
+        .unwrap_or("");
+    Ok(serde_json::from_str::<Scope>(json).ok().map(Arc::new))
+}
+
+/// Whether the grounds `scope` was issued on still hold: the site is published, its
+/// visibility still lets the token in (share link still active, visitor token unexpired and
+/// signed with the site's current key), the site space is still in the structure and shown
+/// to the scope's visitor, and the space is not deleted. Read through the access cache:
+/// no read of the database while its entries are fresh.
+pub async fn still_open(state: &AppState, scope: &Scope) -> ApiResult<bool> {
+    let known = site_state(state, &scope.site).await?;
+    let Some(site) = known.site.as_ref() else {
+        return Ok(false);
+    };
+    if site.published == 0 || site.org_id != scope.org {
+        return Ok(false);
+    }
+    let now = state.now() / 1000;
+    let allowed = match site.visibility {
+        SiteVisibility::Public | SiteVisibility::Unlisted => true,
+        SiteVisibility::ShareLink => match &scope.share_key {
+            Some(key) => share_link_active(state, &site.id, key).await?,
+            None => false,
+        },
+        SiteVisibility::VisitorAuth => match (&scope.visitor_auth, &known.auth) {
+            (Some((until, digest)), Some(auth)) => {
+                *until > now && *digest == key_digest(&auth.private_key)
+            }
+            _ => false,
+        },
+    };
+    if !allowed {
+        return Ok(false);
+    }
+    let s = &known.structure;
+    let Some(ss) = s
+        .site_spaces
+        .iter()
+        .find(|x| x.id == scope.site_space && x.space_id == scope.space)
+    else {
+        return Ok(false);
+    };
+    let section_shown = match &ss.section_id {
+        None => true,
+        Some(id) => s
+            .sections
+            .iter()
+            .any(|x| x.id == *id && visible(x.condition.as_deref(), &scope.visitor)),
+    };
+    if !section_shown || !visible(ss.condition.as_deref(), &scope.visitor) {
+        return Ok(false);
+    }
+    Ok(access::space_row(state, &scope.space)
+        .await?
+        .is_some_and(|x| x.deleted_at.is_none()))
+}
+
+/// Whether the site's share link `key` is active, through the access cache.
+async fn share_link_active(state: &AppState, site_id: &str, key: &str) -> ApiResult<bool> {
+    let now = state.clock.now_ms();
+    let name = format!("{site_id}\n~share\n{key}");
+    if let Some(found) = state.cache.site::<bool>(&name, now) {
+        return Ok(*found);
+    }
+    let generation = state
+        .cache
+        .generation_of(crate::cache::Scope::Site(site_id));
+    let active = store::sites::active_share_link(&state.db, site_id, key)
+        .await?
+        .is_some();
+    state
+        .cache
+        .put_site(&name, Arc::new(active), now, generation);
+    Ok(active)
+}
+
+/// A site's row, through the access cache (`None`: no such site).
+pub async fn site_row(state: &AppState, site_id: &str) -> ApiResult<Option<SiteRow>> {
+    Ok(site_state(state, site_id).await?.site.clone())
+}
+
+/// The organization of a published site, through the access cache (`None`: no such site).
+pub async fn site_org(state: &AppState, site_id: &str) -> ApiResult<Option<Arc<OrgRow>>> {
+    Ok(site_state(state, site_id).await?.org.clone())
 }
 
 /// What a resolution request says about its visitor.
@@ -134,6 +348,67 @@ pub struct Resolved {
     /// The visitor as conditions read them (signed and unsigned claims), for what the
     /// resolved content shows in turn (navigation, pages).
     pub visitor: Value,
+    /// What the conditions of the site's structure read of a visitor.
+    pub site_reads: Arc<Reads>,
+    /// A digest of the key that signed the visitor token that opened a `visitor-auth` site.
+    pub key_digest: Option<String>,
+}
+
+/// Paths of a visitor's context that some conditions read (see
+/// [`quire_content::condition::reads`]).
+pub type Reads = BTreeSet<ContextPath>;
+
+/// Adds what `condition` reads to `reads`. A condition that does not parse reads nothing:
+/// it hides its content from every visitor alike.
+pub fn add_reads(condition: &str, reads: &mut Reads) {
+    if let Ok(expr) = quire_content::condition::parse_condition(condition) {
+        quire_content::condition::reads(&expr, reads);
+    }
+}
+
+/// What the `{% if %}` blocks of a markdown body may read (every line that may open one
+/// counts: see [`quire_content::audience::condition_texts`]).
+pub fn add_block_reads(markdown: &str, reads: &mut Reads) {
+    for condition in quire_content::audience::condition_texts(markdown) {
+        add_reads(condition, reads);
+    }
+}
+
+/// What the page conditions of a revision read, and with `bodies` what the conditions of
+/// its page bodies and reusable contents may read too: once per revision on each node (the
+/// stored page tree, which lacks bodies, is never asked for those).
+pub fn revision_reads(state: &AppState, root: &str, rev: &Revision, bodies: bool) -> Arc<Reads> {
+    let key = format!("claim-reads:{bodies}:{root}");
+    if let Some(found) = state
+        .content
+        .pages
+        .get(&key)
+        .and_then(|b| serde_json::from_slice::<Reads>(&b).ok())
+    {
+        return Arc::new(found);
+    }
+    let mut reads = Reads::new();
+    let mut stack: Vec<&quire_content::model::Page> = rev.pages.iter().collect();
+    while let Some(page) = stack.pop() {
+        if let Some(c) = page.condition.as_deref() {
+            add_reads(c, &mut reads);
+        }
+        if bodies {
+            if let Some(markdown) = page.markdown() {
+                add_block_reads(markdown, &mut reads);
+            }
+        }
+        stack.extend(page.pages.iter());
+    }
+    if bodies {
+        for rc in &rev.reusable_contents {
+            add_block_reads(&rc.markdown, &mut reads);
+        }
+    }
+    if let Ok(bytes) = serde_json::to_vec(&reads) {
+        state.content.pages.insert(key, bytes.into());
+    }
+    Arc::new(reads)
 }
 
 /// Whether an item with this visibility condition shows to `visitor` (no condition: yes).
@@ -144,6 +419,67 @@ pub fn visible(condition: Option<&str>, visitor: &Value) -> bool {
             .map(|e| quire_content::condition::evaluate(&e, visitor))
             .unwrap_or(false),
     }
+}
+
+/// A page body as `visitor` sees it: its document with each `{% if %}` block whose
+/// condition does not hold for them removed, and each one that holds giving way to its
+/// content. Every output of published content (HTML, markdown, agents' files, the MCP
+/// server, the renderer's API) shows a page through this, and nothing else of it.
+pub fn visitor_document(markdown: &str, visitor: &Value) -> quire_content::document::Document {
+    let doc = quire_content::markdown::markdown_to_document(markdown);
+    quire_content::audience::visible_document(&doc, &mut |e| visible(Some(e), visitor))
+}
+
+/// [`visitor_document`] as markdown: the stored markdown itself when it cannot hold a
+/// conditional block.
+pub fn visitor_markdown<'a>(markdown: &'a str, visitor: &Value) -> std::borrow::Cow<'a, str> {
+    if !quire_content::audience::may_have_conditions(markdown) {
+        return std::borrow::Cow::Borrowed(markdown);
+    }
+    std::borrow::Cow::Owned(quire_content::markdown::document_to_markdown(
+        &visitor_document(markdown, visitor),
+    ))
+}
+
+/// The page `id` of `pages` when `visitor` may read it: its condition and its ancestors'
+/// hold for them.
+pub fn visitor_page<'a>(pages: &'a [Page], id: &str, visitor: &Value) -> Option<&'a Page> {
+    let mut stack: Vec<&Page> = pages.iter().collect();
+    while let Some(page) = stack.pop() {
+        if !visible(page.condition.as_deref(), visitor) {
+            continue;
+        }
+        if page.id == id {
+            return Some(page);
+        }
+        stack.extend(page.pages.iter());
+    }
+    None
+}
+
+/// The pages `visitor` may read (a page whose condition does not hold takes its subpages
+/// along), each body as they see it, and no condition left for a reader to evaluate.
+pub fn visitor_pages(pages: &[Page], visitor: &Value) -> Vec<Page> {
+    pages
+        .iter()
+        .filter(|p| visible(p.condition.as_deref(), visitor))
+        .map(|p| {
+            let mut shown = p.without_children();
+            shown.condition = None;
+            if let PageKind::Document(doc) = &mut shown.kind {
+                let seen = match visitor_markdown(&doc.markdown, visitor) {
+                    std::borrow::Cow::Owned(md) => Some(md),
+                    std::borrow::Cow::Borrowed(_) => None,
+                };
+                // Only a body that changes is copied: the others stay shared.
+                if let Some(md) = seen {
+                    doc.markdown = md;
+                }
+            }
+            shown.pages = visitor_pages(&p.pages, visitor);
+            shown
+        })
+        .collect()
 }
 
 /// What a published page needs of its site, read together.
@@ -157,6 +493,10 @@ struct SiteState {
     customization: Arc<Value>,
     /// A digest of the row and structure (see [`Resolved::site_digest`]).
     digest: Arc<str>,
+    /// The site's organization (`None`: no such site).
+    org: Option<Arc<OrgRow>>,
+    /// What the conditions of its structure (sections, site spaces) read of a visitor.
+    reads: Arc<Reads>,
 }
 
 /// A site's row, structure and visitor key, through the access cache: like tokens and
@@ -171,14 +511,31 @@ async fn site_state(state: &AppState, site_id: &str) -> ApiResult<Arc<SiteState>
         .cache
         .generation_of(crate::cache::Scope::Site(site_id));
     let site = store::sites::get_by_id(&state.db, site_id).await?;
-    let (structure, auth, customization) = match &site {
+    let (structure, auth, customization, org) = match &site {
         Some(row) => (
             store::sites::structure(&state.db, site_id).await?,
             store::sites::publishing_auth(&state.db, site_id).await?,
             rules::customization_of(row)?,
+            store::orgs::get(&state.db, &OrgId::new(row.org_id.clone()))
+                .await?
+                .map(Arc::new),
         ),
         None => Default::default(),
     };
+    let mut reads = Reads::new();
+    for condition in structure
+        .sections
+        .iter()
+        .filter_map(|x| x.condition.as_deref())
+        .chain(
+            structure
+                .site_spaces
+                .iter()
+                .filter_map(|x| x.condition.as_deref()),
+        )
+    {
+        add_reads(condition, &mut reads);
+    }
     let digest = site.as_ref().map_or_else(String::new, |row| {
         use sha2::Digest;
         let id = format!(
@@ -193,6 +550,8 @@ async fn site_state(state: &AppState, site_id: &str) -> ApiResult<Arc<SiteState>
         auth,
         customization: Arc::new(customization),
         digest: digest.into(),
+        org,
+        reads: Arc::new(reads),
     });
     state
         .cache
@@ -310,6 +669,10 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         customization: known.customization.clone(),
         site_digest: known.digest.clone(),
         visitor: context,
+        site_reads: known.reads.clone(),
+        key_digest: visitor_until
+            .and(known.auth.as_ref())
+            .map(|auth| key_digest(&auth.private_key)),
     })))
 }
 

@@ -269,11 +269,11 @@ async fn check(
     if !matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
         parts.extensions.insert(Named::of(&params));
     }
-    if let Some(scope) =
+    if let Some(scope_id) =
         crate::keys::bearer(&parts.headers).and_then(|t| published::scope_of(state, t))
     {
         Box::pin(check_published(
-            state, operation, &params, scope, &mut parts,
+            state, operation, &params, &scope_id, &mut parts,
         ))
         .await?;
         return Ok(Request::from_parts(parts, body));
@@ -396,35 +396,32 @@ async fn check(
 }
 
 /// What a published-content token may do: read the published site it was issued for, and
-/// the space, revision and page documents of the site space it resolved. Anything else is
-/// refused.
+/// the space, revision and page documents of the site space it resolved, while the grounds
+/// it was issued on still hold (see [`published::still_open`]; read through the access
+/// cache). Anything else is refused.
 async fn check_published(
     state: &AppState,
     operation: &str,
     params: &PathParams,
-    scope: published::Scope,
+    scope_id: &str,
     parts: &mut axum::http::request::Parts,
 ) -> ApiResult<()> {
     let refused =
         || ApiError::forbidden("This token only reads the published content it was issued for.");
     let matches = |name: &str, want: &str| params.get(name) == Some(want);
-    let org = store::orgs::get(&state.db, &OrgId::new(scope.org.clone()))
+    let scope = published::stored_scope(state, scope_id)
         .await?
-        .ok_or_else(refused)?;
-    let org = OrgCtx {
-        org: Arc::new(org),
-        role: None,
+        .ok_or_else(|| {
+            ApiError::Unauthorized("This published-content token has expired.".into())
+        })?;
+    let closed = || {
+        ApiError::not_found("The published content this token was issued for is no longer published to its visitor.")
     };
     match operation {
         "getPublishedContentSite" => {
             if !matches("organizationId", &scope.org) || !matches("siteId", &scope.site) {
                 return Err(refused());
             }
-            let site = store::sites::get(&state.db, &scope.org, &scope.site)
-                .await?
-                .filter(|s| s.published != 0)
-                .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", scope.site)))?;
-            parts.extensions.insert(SiteCtx { site });
         }
         "getSpaceById" | "getRevisionById" | "getPageDocumentInRevisionById" => {
             if !matches("spaceId", &scope.space)
@@ -432,30 +429,43 @@ async fn check_published(
             {
                 return Err(refused());
             }
-            let space = store::spaces::get(&state.db, &scope.space)
-                .await?
-                .filter(|s| s.deleted_at.is_none())
-                .ok_or_else(|| {
-                    ApiError::not_found(format!("Space `{}` not found.", scope.space))
-                })?;
-            let grants = Arc::new(Grants::assemble(None, HashMap::new(), HashMap::new()));
-            parts.extensions.insert(SpaceCtx {
-                space: Arc::new(space),
-                role: Role::Read,
-                org: org.clone(),
-                grants,
-            });
-            // Content reads sign file URLs for a reader: the published site's visitor.
-            parts.extensions.insert(Caller::unscoped(Arc::new(UserRow {
-                id: UserId::new(format!("~site:{}", scope.site)),
-                email: String::new(),
-                display_name: "Published content".into(),
-                photo_url: None,
-                created_at: 0,
-                first_auth_at: Some(0),
-            })));
         }
         _ => return Err(refused()),
+    }
+    if !published::still_open(state, &scope).await? {
+        return Err(closed());
+    }
+    let org = published::site_org(state, &scope.site)
+        .await?
+        .ok_or_else(closed)?;
+    let org = OrgCtx { org, role: None };
+    if operation == "getPublishedContentSite" {
+        let site = published::site_row(state, &scope.site)
+            .await?
+            .ok_or_else(closed)?;
+        parts.extensions.insert(SiteCtx { site });
+    } else {
+        let space = crate::domain::access::space_row(state, &scope.space)
+            .await?
+            .filter(|s| s.deleted_at.is_none())
+            .ok_or_else(closed)?;
+        let grants = Arc::new(Grants::assemble(None, HashMap::new(), HashMap::new()));
+        parts.extensions.insert(SpaceCtx {
+            space,
+            role: Role::Read,
+            org: org.clone(),
+            grants,
+        });
+        // Content reads sign file URLs for a reader: the published site's visitor.
+        parts.extensions.insert(Caller::unscoped(Arc::new(UserRow {
+            id: UserId::new(format!("~site:{}", scope.site)),
+            email: String::new(),
+            display_name: "Published content".into(),
+            photo_url: None,
+            created_at: 0,
+            first_auth_at: Some(0),
+        })));
+        parts.extensions.insert(published::Reading(scope));
     }
     parts.extensions.insert(org);
     Ok(())

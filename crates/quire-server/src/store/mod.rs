@@ -12,6 +12,7 @@ pub mod openapi;
 pub mod ordering;
 pub mod orgs;
 pub mod permissions;
+pub mod published;
 pub mod revisions;
 pub mod saml;
 pub mod search;

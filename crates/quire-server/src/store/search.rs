@@ -227,7 +227,7 @@ pub async fn copy(
             "search_pages",
             "page_key, page_id, title, description, path, ancestors, terms, title_len, head_len, body_len",
         ),
-        ("search_sections", "page_key, idx, anchor, title, body"),
+        ("search_sections", "page_key, idx, anchor, title, body, guard"),
         ("search_postings", "term, block, data"),
         ("search_delta", "term, page_key, data"),
         ("search_dead", "page_key, terms"),
@@ -322,8 +322,9 @@ pub struct NewPage<'a> {
     pub title_len: i64,
     pub head_len: i64,
     pub body_len: i64,
-    /// `(anchor, title, body)` of each section, in order.
-    pub sections: Vec<(&'a str, &'a str, &'a str)>,
+    /// `(anchor, title, body, guard)` of each section, in order; `guard` is the JSON array
+    /// of the conditions its text lies under, or empty.
+    pub sections: Vec<(&'a str, &'a str, &'a str, String)>,
 }
 
 /// Inserts page records and their sections.
@@ -344,7 +345,7 @@ pub async fn insert_pages(tx: &mut Tx, space_id: &str, pages: &[NewPage<'_>]) ->
             Val::Int(p.head_len),
             Val::Int(p.body_len),
         ]);
-        for (i, (anchor, title, body)) in p.sections.iter().enumerate() {
+        for (i, (anchor, title, body, guard)) in p.sections.iter().enumerate() {
             sections.extend([
                 Val::Text(space_id),
                 Val::Int(p.page_key),
@@ -352,6 +353,7 @@ pub async fn insert_pages(tx: &mut Tx, space_id: &str, pages: &[NewPage<'_>]) ->
                 Val::Text(anchor),
                 Val::Text(title),
                 Val::Text(body),
+                Val::Text(guard),
             ]);
         }
     }
@@ -366,9 +368,9 @@ pub async fn insert_pages(tx: &mut Tx, space_id: &str, pages: &[NewPage<'_>]) ->
     .await?;
     insert_rows(
         tx,
-        "INSERT INTO search_sections (space_id, page_key, idx, anchor, title, body)",
+        "INSERT INTO search_sections (space_id, page_key, idx, anchor, title, body, guard)",
         "",
-        6,
+        7,
         &sections,
     )
     .await
@@ -920,6 +922,17 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
         }
     }
     hi
+}
+
+/// The sections of a space's index whose text lies under conditions: `(page key, section
+/// index, guard)`, the guard being the JSON array of those conditions.
+pub async fn guards(db: &Db, space_id: &str) -> sqlx::Result<Vec<(i64, i64, String)>> {
+    sqlx::query_as(
+        "SELECT page_key, idx, guard FROM search_sections WHERE space_id = $1 AND guard <> ''",
+    )
+    .bind(space_id)
+    .fetch_all(db.pool())
+    .await
 }
 
 /// A page record with one of its sections (none for a page without sections).

@@ -97,7 +97,7 @@ struct ReadArgs {
 impl SiteTools {
     fn site(&self) -> Result<Site<'_>, CallToolResult> {
         let o = &self.opened;
-        Site::new(&self.state, &o.r, &o.rev, &o.row, &o.r.visitor)
+        Site::new(&self.state, &o.r, &o.rev, &o.row)
             .map_err(|_| failure("The site cannot be read right now."))
     }
 }

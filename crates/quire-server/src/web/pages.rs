@@ -12,11 +12,11 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use quire_content::condition::project;
 use quire_content::html::{
     escape_attr as attr, escape_text as text, legible_hex, render_document, safe_url, FileRef,
     Resolve,
 };
-use quire_content::markdown::markdown_to_document;
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
 use serde_json::Value;
 use sha2::Digest;
@@ -26,7 +26,9 @@ use super::layout::{self, Body, Chrome, Link};
 use super::{mcp, search};
 use crate::clock::iso;
 use crate::domain::content;
-use crate::domain::published::{self, visible, Resolved};
+use crate::domain::published::{
+    self, add_block_reads, visible, visitor_document, visitor_markdown, Reads, Resolved,
+};
 use crate::domain::sites::{self as rules, customization_of, Top, Urls};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -101,9 +103,30 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// A page's HTML, as [`Site::render_off_workers`] found it.
+enum Rendered {
+    /// Kept meanwhile by another request (embedded operations in place).
+    Kept(Bytes),
+    /// Just rendered.
+    New(String),
+}
+
+/// How long a page waits for a rendering slot before its visitor is told to try again.
+const RENDER_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// The pages this node renders at once: half its cores (at least one), so that renders,
+/// whoever asks for them, always leave the other half to the API.
+fn render_slots() -> &'static Arc<tokio::sync::Semaphore> {
+    static SLOTS: OnceLock<Arc<tokio::sync::Semaphore>> = OnceLock::new();
+    SLOTS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        Arc::new(tokio::sync::Semaphore::new((cores / 2).max(1)))
+    })
+}
+
 /// Bumped when the rendering changes, so that cached pages and ETags of an older build
 /// are never reused.
-const RENDER_FORMAT: u32 = 5;
+const RENDER_FORMAT: u32 = 6;
 
 /// Serves everything under `/sites/`.
 pub async fn serve(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
@@ -140,7 +163,7 @@ fn prefix(state: &AppState) -> String {
 
 /// A published URL resolved for one visitor: what it shows, and how the visitor got in.
 pub(super) struct Opened {
-    pub r: Resolved,
+    pub r: Arc<Resolved>,
     pub rev: Arc<Revision>,
     pub row: Arc<RevisionRow>,
     /// A visitor token given in the URL, to be kept in a cookie.
@@ -244,7 +267,7 @@ pub(super) async fn open(
         }
     };
     Ok(Ok(Opened {
-        r,
+        r: Arc::new(r),
         rev,
         row,
         token_in_url,
@@ -339,13 +362,12 @@ async fn answer(
         Ok(opened) => opened,
         Err(res) => return Ok(res),
     };
-    let visitor = r.visitor.clone();
-    let site = Site::new(state, &r, &rev, &row, &visitor)?.with_body(body.as_ref());
+    let site = Site::new(state, &r, &rev, &row)?.with_body(body.as_ref());
     let mut res = match r.pathname.as_str() {
         "robots.txt" => site.robots(),
         "sitemap.xml" => site.sitemap().await?,
-        "llms.txt" => plain("text/plain; charset=utf-8", site.llms(false)),
-        "llms-full.txt" => plain("text/plain; charset=utf-8", site.llms(true)),
+        "llms.txt" => plain_bytes("text/plain; charset=utf-8", site.llms_kept(false)),
+        "llms-full.txt" => plain_bytes("text/plain; charset=utf-8", site.llms_kept(true)),
         "~theme.css" => site.theme_css(),
         p if p.starts_with("~files/") => site.file(p).await?,
         p if p.ends_with(".md") => site.markdown(p.trim_end_matches(".md")),
@@ -450,6 +472,18 @@ fn html(status: StatusCode, body: impl IntoResponse) -> Response {
     res
 }
 
+/// A text answer of kept bytes.
+fn plain_bytes(content_type: &'static str, body: Bytes) -> Response {
+    let mut res = body.into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    res
+}
+
 /// A text answer (markdown, indexes, robots rules).
 fn plain(content_type: &'static str, body: String) -> Response {
     let mut res = body.into_response();
@@ -506,11 +540,14 @@ fn not_found_main(home: &str) -> String {
 /// Where a page path leads for one visitor in one revision.
 #[derive(serde::Serialize, serde::Deserialize)]
 enum Route {
-    /// A document page: its path, its id, and the specs whose operations it embeds.
+    /// A document page: its path, its id, the specs whose operations it embeds, and what
+    /// the conditions of its blocks (and of the reusable contents it may show) read of a
+    /// visitor.
     Page {
         path: String,
         page_id: String,
         specs: Vec<String>,
+        reads: Reads,
     },
     /// A group (to its first page) or a link page (to its target).
     Redirect(String),
@@ -676,16 +713,17 @@ impl Resolve for Links<'_> {
 /// A resolved site space as one visitor sees it.
 pub(super) struct Site<'a> {
     state: &'a AppState,
-    r: &'a Resolved,
-    rev: &'a Revision,
-    row: &'a RevisionRow,
+    r: &'a Arc<Resolved>,
+    rev: &'a Arc<Revision>,
+    row: &'a Arc<RevisionRow>,
     visitor: &'a Value,
     custom: Arc<Value>,
     prefix: String,
     urls: Urls,
     spaces: HashMap<String, String>,
-    /// The visitor's claims as JSON, written once: a page's cache key and ETag both hold it.
-    visitor_text: OnceLock<String>,
+    /// The visitor as the navigation's conditions (the site's structure, the pages) tell
+    /// visitors apart, as JSON: what a route is remembered under.
+    nav_text: OnceLock<String>,
     /// The id and body of one page, when `rev` is a stored page tree (bodies empty).
     body: Option<&'a (String, PageKind)>,
 }
@@ -693,11 +731,11 @@ pub(super) struct Site<'a> {
 impl<'a> Site<'a> {
     pub(super) fn new(
         state: &'a AppState,
-        r: &'a Resolved,
+        r: &'a Arc<Resolved>,
         rev: &'a Arc<Revision>,
         row: &'a Arc<RevisionRow>,
-        visitor: &'a Value,
     ) -> ApiResult<Self> {
+        let visitor = &r.visitor;
         let urls = Urls::new(state, &r.site, r.share_key.as_deref());
         let spaces = r
             .structure
@@ -721,7 +759,7 @@ impl<'a> Site<'a> {
             prefix: prefix(state),
             urls,
             spaces,
-            visitor_text: OnceLock::new(),
+            nav_text: OnceLock::new(),
             body: None,
         })
     }
@@ -739,8 +777,30 @@ impl<'a> Site<'a> {
         }
     }
 
-    fn visitor_text(&self) -> &str {
-        self.visitor_text.get_or_init(|| self.visitor.to_string())
+    /// What the navigation's conditions read of a visitor: those of the site's structure
+    /// and of the revision's pages.
+    fn nav_reads(&self) -> Reads {
+        let mut reads = (*self.r.site_reads).clone();
+        let pages = published::revision_reads(self.state, &self.row.root, self.rev, false);
+        reads.extend(pages.iter().cloned());
+        reads
+    }
+
+    fn nav_text(&self) -> &str {
+        self.nav_text
+            .get_or_init(|| project(self.visitor, &self.nav_reads()).to_string())
+    }
+
+    /// The visitor as the navigation's conditions and `more` tell visitors apart, as JSON:
+    /// visitors alike there get the same answer (claims nothing reads are left out, so that
+    /// they cannot make a page be rendered again).
+    fn seen_as(&self, more: &Reads) -> String {
+        if more.is_empty() {
+            return self.nav_text().to_string();
+        }
+        let mut reads = self.nav_reads();
+        reads.extend(more.iter().cloned());
+        project(self.visitor, &reads).to_string()
     }
 
     /// Path of the site space, prefix included.
@@ -835,6 +895,31 @@ impl<'a> Site<'a> {
         Ok(plain("application/xml; charset=utf-8", o))
     }
 
+    /// [`Site::llms`], kept per revision and visitor as the conditions it shows tell them
+    /// apart (the navigation's, and for `llms-full.txt` those of every body).
+    fn llms_kept(&self, full: bool) -> Bytes {
+        let seen = if full {
+            self.seen_as(&published::revision_reads(
+                self.state,
+                &self.row.root,
+                self.rev,
+                true,
+            ))
+        } else {
+            self.nav_text().to_string()
+        };
+        let key = format!(
+            "site-llms:{}",
+            self.version(&format!("\nllms{full}"), &seen)
+        );
+        if let Some(kept) = self.state.content.pages.get(&key) {
+            return kept;
+        }
+        let body = Bytes::from(self.llms(full));
+        self.state.content.pages.insert(key, body.clone());
+        body
+    }
+
     /// `llms.txt` (an index of the site space's pages, each linking to its markdown) or
     /// `llms-full.txt` (every page's markdown).
     fn llms(&self, full: bool) -> String {
@@ -854,7 +939,7 @@ impl<'a> Site<'a> {
                 let _ = write!(
                     o,
                     "{}\n\nSource: {url}\n\n---\n\n",
-                    page_markdown(e.page).trim_end()
+                    page_markdown(e.page, self.visitor).trim_end()
                 );
             } else {
                 let _ = write!(o, "- [{}]({url})", md_text(&e.page.title));
@@ -871,7 +956,10 @@ impl<'a> Site<'a> {
     fn markdown(&self, path: &str) -> Response {
         let list = entries(self.rev, self.visitor);
         match list.iter().find(|e| e.path == path) {
-            Some(e) => plain("text/markdown; charset=utf-8", page_markdown(e.page)),
+            Some(e) => plain(
+                "text/markdown; charset=utf-8",
+                page_markdown(e.page, self.visitor),
+            ),
             None => self.not_found_page(),
         }
     }
@@ -944,8 +1032,9 @@ impl<'a> Site<'a> {
         Ok(res)
     }
 
-    /// What names this answer's content: the cache key and the ETag.
-    fn version(&self, path: &str) -> String {
+    /// What names this answer's content, for a visitor `seen` as they are (see
+    /// [`Site::seen_as`]): the cache key and the ETag.
+    fn version(&self, path: &str, seen: &str) -> String {
         let s = &self.r;
         let id = format!(
             "{RENDER_FORMAT}\n{}\n{}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}",
@@ -955,7 +1044,7 @@ impl<'a> Site<'a> {
             self.row.id,
             s.share_key,
             path,
-            self.visitor_text(),
+            seen,
             CSS.name,
             JS.name,
         );
@@ -972,7 +1061,7 @@ impl<'a> Site<'a> {
             "site-route:{}\n{}\n{}\n{}",
             self.r.site_space.space_id,
             self.row.id,
-            self.visitor_text(),
+            self.nav_text(),
             self.r.pathname
         );
         if let Some(route) = self
@@ -1005,10 +1094,16 @@ impl<'a> Site<'a> {
                         }
                     }
                 }
+                let mut reads = Reads::new();
+                add_block_reads(&doc.markdown, &mut reads);
+                for rc in &self.rev.reusable_contents {
+                    add_block_reads(&rc.markdown, &mut reads);
+                }
                 Route::Page {
                     path: entry.path.clone(),
                     page_id: entry.page.id.clone(),
                     specs,
+                    reads,
                 }
             }
             // A group shows its first page; a link page goes where it points.
@@ -1030,14 +1125,15 @@ impl<'a> Site<'a> {
     async fn page(&self, headers: &HeaderMap, _query: Option<&str>) -> ApiResult<Response> {
         // The visitor's page list, built once if a step below needs it.
         let mut list = None;
-        let (path, page_id, slugs) = match self.route(&mut list) {
+        let (path, page_id, slugs, reads) = match self.route(&mut list) {
             Route::NotFound => return Ok(self.not_found_page()),
             Route::Redirect(url) => return Ok(redirect(&url)),
             Route::Page {
                 path,
                 page_id,
                 specs,
-            } => (path, page_id, specs),
+                reads,
+            } => (path, page_id, specs, reads),
         };
         // Embedded operations follow their spec's latest version: it names the answer too.
         let specs = self.latest_specs(slugs).await?;
@@ -1050,7 +1146,7 @@ impl<'a> Site<'a> {
                 .collect();
             format!("{path}\n{}", versions.join(","))
         };
-        let etag = self.version(&named);
+        let etag = self.version(&named, &self.seen_as(&reads));
         // The page's HTML, when it is sent.
         let mut sent = None;
         let mut res = if headers
@@ -1071,13 +1167,17 @@ impl<'a> Site<'a> {
                 Some(bytes) => bytes,
                 None => {
                     let variants = self.variants().await?;
-                    let list = list.get_or_insert_with(|| entries(self.rev, self.visitor));
-                    let Some(entry) = list.iter().find(|e| e.page.id == page_id) else {
+                    let Some(body) = self.render_off_workers(&key, page_id, variants).await? else {
                         return Ok(self.not_found_page());
                     };
-                    let body = self.render_page(list, entry, &variants);
-                    let body = bytes::Bytes::from(self.with_operations(body, &specs).await);
-                    self.state.content.pages.insert(key, body.clone());
+                    let body = match body {
+                        Rendered::Kept(bytes) => bytes,
+                        Rendered::New(body) => {
+                            let body = bytes::Bytes::from(self.with_operations(body, &specs).await);
+                            self.state.content.pages.insert(key, body.clone());
+                            body
+                        }
+                    };
                     body
                 }
             };
@@ -1179,7 +1279,14 @@ impl<'a> Site<'a> {
             .filter(|e| e.listed && is_document(e.page) && !e.page.no_index)
             .map(|e| (e.page.id.as_str(), format!("{base}{}", e.path)))
             .collect();
-        search::run(self.state, &self.r.site_space.space_id, q, &allowed).await
+        search::run(
+            self.state,
+            &self.r.site_space.space_id,
+            q,
+            &allowed,
+            self.visitor,
+        )
+        .await
     }
 
     /// [`Self::hits`] for this visitor's pages.
@@ -1216,12 +1323,27 @@ impl<'a> Site<'a> {
             entry.page.title.clone(),
             self.state
                 .url(&format!("{}{}", self.r.base_path, entry.path)),
-            page_markdown(entry.page),
+            page_markdown(entry.page, self.visitor),
         ))
     }
 
     /// The 404 page inside the site's chrome.
     fn not_found_page(&self) -> Response {
+        // The same for every path: kept once per site, revision and visitor as the
+        // navigation tells them apart.
+        let key = format!("site-404:{}", self.version("\n404", self.nav_text()));
+        let body = match self.state.content.pages.get(&key) {
+            Some(body) => body,
+            None => {
+                let body = Bytes::from(self.not_found_html());
+                self.state.content.pages.insert(key, body.clone());
+                body
+            }
+        };
+        html(StatusCode::NOT_FOUND, body)
+    }
+
+    fn not_found_html(&self) -> String {
         let list = entries(self.rev, self.visitor);
         let mut chrome = self.chrome(&list);
         chrome.noindex = true;
@@ -1231,10 +1353,7 @@ impl<'a> Site<'a> {
             main: not_found_main(&chrome.home),
             ..Body::default()
         };
-        html(
-            StatusCode::NOT_FOUND,
-            layout::document(&self.prefix, &chrome, &body),
-        )
+        layout::document(&self.prefix, &chrome, &body)
     }
 
     fn chrome(&self, list: &[Entry<'_>]) -> Chrome {
@@ -1530,6 +1649,47 @@ impl<'a> Site<'a> {
         out
     }
 
+    /// Renders page `page_id` on the blocking pool, at most [`render_slots`] at a time on
+    /// this node: a render takes milliseconds of CPU (more for a large page or tree), which
+    /// the async workers, serving every other request, must not spend. A render waiting for
+    /// its turn first looks again for what another one kept meanwhile under `key`. `None`
+    /// when the visitor has no such page.
+    async fn render_off_workers(
+        &self,
+        key: &str,
+        page_id: String,
+        variants: String,
+    ) -> ApiResult<Option<Rendered>> {
+        let permit = tokio::time::timeout(RENDER_WAIT, render_slots().clone().acquire_owned())
+            .await
+            .map_err(|_| ApiError::RequestTimeout("The site is busy; try again.".into()))?
+            .map_err(ApiError::internal)?;
+        if let Some(kept) = self.state.content.pages.get(key) {
+            return Ok(Some(Rendered::Kept(kept)));
+        }
+        let (state, r, rev, row) = (
+            self.state.clone(),
+            self.r.clone(),
+            self.rev.clone(),
+            self.row.clone(),
+        );
+        let body = self.body.cloned();
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let site = Site::new(&state, &r, &rev, &row)?.with_body(body.as_ref());
+            let list = entries(&rev, &r.visitor);
+            let rendered = list
+                .iter()
+                .find(|e| e.page.id == page_id)
+                .map(|entry| Rendered::New(site.render_page(&list, entry, &variants)));
+            // The page list borrows the revision: let both go here, off the workers too.
+            drop(list);
+            Ok(rendered)
+        })
+        .await
+        .map_err(ApiError::internal)?
+    }
+
     fn render_page(&self, list: &[Entry<'_>], entry: &Entry<'_>, variants: &str) -> String {
         // Blocking work inside an async handler: bounded by the renderer's budgets, and
         // done once per page version thanks to the cache.
@@ -1538,7 +1698,7 @@ impl<'a> Site<'a> {
         let PageKind::Document(doc) = self.kind(page) else {
             return String::new();
         };
-        let rendered = render_document(&markdown_to_document(&doc.markdown), &links);
+        let rendered = render_document(&visitor_document(&doc.markdown, self.visitor), &links);
         let mut body_html = rendered.html;
         for rc in &self.rev.reusable_contents {
             let placeholder = format!(
@@ -1546,7 +1706,8 @@ impl<'a> Site<'a> {
                 attr(&rc.id)
             );
             if body_html.contains(&placeholder) {
-                let inner = render_document(&markdown_to_document(&rc.markdown), &links).html;
+                let inner =
+                    render_document(&visitor_document(&rc.markdown, self.visitor), &links).html;
                 body_html = body_html.replace(
                     &placeholder,
                     &format!("<div class=\"reusable-content\">{inner}</div>"),
@@ -1698,14 +1859,14 @@ fn md_text(s: &str) -> String {
     s.replace('[', "\\[").replace(']', "\\]")
 }
 
-/// A page as markdown: its title, description and body.
-fn page_markdown(page: &Page) -> String {
+/// A page as markdown, as `visitor` sees it: its title, description and body.
+fn page_markdown(page: &Page, visitor: &Value) -> String {
     let mut o = format!("# {}\n\n", page.title);
     if let Some(d) = page.description.as_deref().filter(|d| !d.is_empty()) {
         let _ = write!(o, "{d}\n\n");
     }
     if let PageKind::Document(doc) = &page.kind {
-        o.push_str(&doc.markdown);
+        o.push_str(&visitor_markdown(&doc.markdown, visitor));
     }
     o
 }

@@ -62,14 +62,17 @@ pub struct Hit {
     pub excerpt: String,
 }
 
-/// The best hits of `text` in the space `space_id`, among `allowed` (page id to published
-/// URL): pages elsewhere in the ranking are skipped, so a hidden page or one the visitor's
-/// conditions exclude never shows, not even as a count.
+/// The best hits of `text` in the space `space_id` for `visitor` (the context conditions
+/// read), among `allowed` (page id to published URL): pages elsewhere in the ranking are
+/// skipped, so a hidden page or one the visitor's conditions exclude never shows, not even
+/// as a count; text under a condition that does not hold for them neither matches nor shows
+/// in an excerpt.
 pub async fn run(
     state: &AppState,
     space_id: &str,
     text: &str,
     allowed: &HashMap<&str, String>,
+    visitor: &serde_json::Value,
 ) -> ApiResult<Vec<Hit>> {
     // The index follows the space's current revision, which is the one sites publish;
     // a stale index is brought up to date here, as API searches do.
@@ -78,7 +81,7 @@ pub async fn run(
         return Ok(Vec::new());
     }
     let parsed = query::parse(text);
-    let mut ranked = query::run(state, &states, &parsed, DEPTH).await?;
+    let mut ranked = query::run_for(state, &states, &parsed, DEPTH, Some(visitor)).await?;
     ranked.check_phrases(state, &states, DEPTH).await?;
     let end = ranked.count().min(DEPTH);
     let mut out = Vec::new();

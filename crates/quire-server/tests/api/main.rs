@@ -6,6 +6,7 @@ mod harness;
 mod loopback;
 
 mod access_cache;
+mod adaptive_views;
 mod answers;
 mod authz;
 mod authz_matrix;

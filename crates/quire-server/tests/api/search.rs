@@ -770,7 +770,7 @@ async fn stems_follow_the_space_language() {
             .fetch_one(app.state.db.pool())
             .await
             .unwrap();
-    assert_eq!(analyzer, "en/1");
+    assert_eq!(analyzer, "en/2");
 }
 
 // ---- Relevance -------------------------------------------------------------------------

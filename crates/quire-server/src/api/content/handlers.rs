@@ -10,7 +10,7 @@ use axum::Extension;
 
 use crate::http::json::Json;
 use quire_content::edit::ChangeResult;
-use quire_content::model::{File, Revision};
+use quire_content::model::{File, PageKind, Revision};
 use quire_content::view::{self, BodyFormat, ViewOptions};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -22,6 +22,7 @@ use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::change_requests::{self as crs, require_edit, Landing};
 use crate::domain::content;
+use crate::domain::published;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{scoped_read, JsonBody, PathParams, QueryParams};
 use crate::http::pagination::{List, PageRequest};
@@ -133,6 +134,51 @@ async fn revision_response(state: &AppState, at: &ReadAt) -> ApiResult<axum::res
         head: revision_body(state, &loaded, merged_from, &at.reader)?,
         name: "pages",
         value: content::page_tree(&listing)?,
+    }
+    .into_response())
+}
+
+/// The official `Revision` as a published site's visitor reads it: the pages they may read,
+/// bodies as they see them (see [`published::visitor_pages`]); the page tree is built once
+/// per revision and visitor (as conditions tell visitors apart).
+async fn visitor_revision_response(
+    state: &AppState,
+    at: &ReadAt,
+    visitor: &Value,
+) -> ApiResult<axum::response::Response> {
+    use axum::response::IntoResponse;
+    let loaded = at.loaded(state).await?;
+    let merged_from = match loaded.row.kind {
+        RevisionType::Merge => merged_from(state, &loaded.row).await?,
+        _ => None,
+    };
+    let key = [
+        "visitor-pages",
+        &at.row.space_id[..],
+        &at.row.root,
+        &visitor.to_string(),
+    ];
+    let tree = content::page_body(state, &key, async {
+        let shown = Revision {
+            pages: published::visitor_pages(&loaded.rev.pages, visitor),
+            ..Revision::default()
+        };
+        let app = page_app_url(state, &loaded.row.space_id);
+        Ok(json!({
+            "pages": view::pages_view(
+                &shown,
+                &ViewOptions {
+                    body: BodyFormat::Markdown,
+                    app_url: &app,
+                },
+            )
+        }))
+    })
+    .await?;
+    Ok(crate::http::json::JsonWithMember {
+        head: revision_body(state, &loaded, merged_from, &at.reader)?,
+        name: "pages",
+        value: content::page_tree(&tree)?,
     }
     .into_response())
 }
@@ -362,13 +408,21 @@ impl FromRequestParts<AppState> for ReadAt {
     }
 }
 
-/// `getCurrentRevision`, `getRevisionOfChangeRequestById`, `getRevisionById`.
+/// `getCurrentRevision`, `getRevisionOfChangeRequestById`, `getRevisionById`. Read with
+/// a published-content token, its pages are those the token's visitor may read, as they
+/// see them.
 pub async fn get_revision(
     State(state): State<AppState>,
     at: ReadAt,
+    reading: Option<Extension<published::Reading>>,
     QueryParams(_q): QueryParams<ReadQuery>,
 ) -> ApiResult<axum::response::Response> {
-    revision_response(&state, &at).await
+    match reading {
+        Some(Extension(published::Reading(scope))) => {
+            visitor_revision_response(&state, &at, &scope.visitor).await
+        }
+        None => revision_response(&state, &at).await,
+    }
 }
 
 /// `listPages`, `listPagesInChangeRequest`, `listPagesInRevisionById`.
@@ -439,13 +493,31 @@ pub async fn get_page(
 }
 
 /// `getPageDocumentInRevisionById`: the official JSON document of a page; 404 for pages
-/// without one (groups and links).
+/// without one (groups and links). Read with a published-content token, the document as
+/// the token's visitor sees it, and 404 for a page they may not read.
 pub async fn get_page_document(
     State(state): State<AppState>,
     at: ReadAt,
+    reading: Option<Extension<published::Reading>>,
     QueryParams(_q): QueryParams<ReadQuery>,
 ) -> ApiResult<Json<Value>> {
     let page_id = at.param("pageId")?;
+    if let Some(Extension(published::Reading(scope))) = reading {
+        let loaded = at.loaded(&state).await?;
+        let missing =
+            || ApiError::not_found(format!("Page `{page_id}` not found in this revision."));
+        let page = published::visitor_page(&loaded.rev.pages, page_id, &scope.visitor)
+            .ok_or_else(missing)?;
+        let PageKind::Document(doc) = &page.kind else {
+            return Err(ApiError::not_found(format!(
+                "Page `{page_id}` has no document."
+            )));
+        };
+        let seen = published::visitor_document(&doc.markdown, &scope.visitor);
+        return Ok(Json(
+            serde_json::to_value(seen).map_err(ApiError::internal)?,
+        ));
+    }
     let mut page = page_json(&state, &at.loaded(&state).await?, page_id, Format::Document)?;
     page.get_mut("document")
         .map(Value::take)

@@ -5,17 +5,33 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::domain::auth::Caller;
+use crate::domain::content;
 use crate::domain::published::{self, Resolution, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::JsonBody;
 use crate::state::AppState;
+use axum::Extension;
 
-/// `SiteVisitorPayload`.
+/// `SiteVisitorPayload` (0.202.0: with `type`).
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Visitor {
     jwt_token: Option<String>,
     unsigned_claims: Option<Value>,
+    /// Whether the visitor is a person or an AI agent (`human` when left out). What a site
+    /// shows does not depend on it.
+    #[serde(rename = "type")]
+    #[allow(dead_code)]
+    kind: Option<VisitorKind>,
+}
+
+/// `SiteVisitorPayload.type`.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum VisitorKind {
+    Human,
+    Agent,
 }
 
 /// Body of `resolvePublishedContentByUrl`.
@@ -77,6 +93,7 @@ pub struct PublishedSiteContent {
 /// the `Redirect` answer to the site's `fallbackURL` when it has one.
 pub async fn resolve_published_content_by_url(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody<ResolveBody>,
 ) -> ApiResult<Json<Lookup>> {
     crate::validate::length("url", &body.url, 1, 2048)?;
@@ -107,17 +124,29 @@ pub async fn resolve_published_content_by_url(
             };
         }
     };
-    let api_token = published::issue(
-        &state,
-        Scope {
-            org: r.site.org_id.clone(),
-            site: r.site.id.clone(),
-            site_space: r.site_space.id.clone(),
-            space: r.site_space.space_id.clone(),
-            revision: r.space_revision.clone(),
-        },
-        r.visitor_until,
-    )?;
+    // The token's visitor: only the claims that the site's conditions (its structure, the
+    // revision's pages and blocks) read, so that claims nothing reads make no new scope.
+    let row = content::revision_row(&state, &r.site_space.space_id, &r.space_revision)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("published revision is missing")))?;
+    let rev = content::load_in(&state, &r.site_space.space_id, &row.root).await?;
+    let mut reads = (*r.site_reads).clone();
+    reads.extend(
+        published::revision_reads(&state, &row.root, &rev, true)
+            .iter()
+            .cloned(),
+    );
+    let scope = Scope {
+        org: r.site.org_id.clone(),
+        site: r.site.id.clone(),
+        site_space: r.site_space.id.clone(),
+        space: r.site_space.space_id.clone(),
+        revision: r.space_revision.clone(),
+        share_key: r.share_key.clone(),
+        visitor: quire_content::condition::project(&r.visitor, &reads),
+        visitor_auth: r.visitor_until.zip(r.key_digest.clone()),
+    };
+    let api_token = published::issue(&state, &caller.user.id, &scope).await?;
     let canonical_url = if r.pathname.is_empty() {
         state.url(&r.base_path)
     } else {

@@ -14,7 +14,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 /// Bumped whenever analysis changes in a way that changes terms: an index built by another
 /// version is rebuilt on its next use.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Words longer than this (hashes, encoded data) are not indexed.
 const MAX_WORD_CHARS: usize = 40;
@@ -198,6 +198,9 @@ pub struct SectionText {
     pub title: String,
     /// Plain text.
     pub body: String,
+    /// The conditions its text lies under (`{% if %}` blocks), outermost first; empty for
+    /// text every visitor sees.
+    pub guard: Vec<String>,
 }
 
 /// A page as the index holds it.
@@ -234,12 +237,13 @@ pub fn page_doc(analyzer: &Analyzer, page: &Page, path: &str, ancestors: Vec<Str
             anchor: s.id,
             title: s.title,
             body: s.body,
+            guard: s.guard,
         })
         .collect();
     let description = page.description.clone().unwrap_or_default();
     if !description.trim().is_empty() {
         match sections.first_mut() {
-            Some(first) if first.anchor.is_empty() => {
+            Some(first) if first.anchor.is_empty() && first.guard.is_empty() => {
                 first.body = format!("{description}\n{}", first.body);
             }
             _ => sections.insert(
@@ -248,6 +252,7 @@ pub fn page_doc(analyzer: &Analyzer, page: &Page, path: &str, ancestors: Vec<Str
                     anchor: String::new(),
                     title: String::new(),
                     body: description.clone(),
+                    guard: Vec::new(),
                 },
             ),
         }
@@ -424,7 +429,7 @@ mod tests {
         let fr = Analyzer::for_language(Some("fr"));
         assert_eq!(fr.word("éléphants").unwrap().term, "eleph");
         assert_eq!(fr.word("Éléphant").unwrap().term, "eleph");
-        assert_eq!(Analyzer::for_language(Some("ja")).key(), "none/1");
+        assert_eq!(Analyzer::for_language(Some("ja")).key(), "none/2");
     }
 
     #[test]

@@ -93,10 +93,27 @@ fn put_positions(out: &mut Vec<u8>, positions: &[u32]) {
 
 /// Encodes the entry of one term in one page.
 pub fn entry(doc: &PageDoc, hits: &TermHits) -> Vec<u8> {
+    encode_entry([doc.title_len, doc.head_len, doc.body_len], hits)
+}
+
+/// An entry with the hits of the sections `hidden` (section indices) left out, or `None`
+/// when nothing is left (the term is then, for the reader, not in the page).
+pub fn without_sections(bytes: &[u8], hidden: &[u32]) -> Option<Vec<u8>> {
+    let mut hits = TermHits::default();
+    let e = decode_entry(bytes, Some(&mut hits));
+    hits.sections.retain(|s| !hidden.contains(&s.idx));
+    if hits.title.is_empty() && hits.sections.is_empty() {
+        return None;
+    }
+    Some(encode_entry([e.title_len, e.head_len, e.body_len], &hits))
+}
+
+/// Encodes an entry: the page's field lengths (title, headings, body), then the hits.
+fn encode_entry(lens: [u32; 3], hits: &TermHits) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + hits.sections.len() * 6);
-    put(&mut out, u64::from(doc.title_len));
-    put(&mut out, u64::from(doc.head_len));
-    put(&mut out, u64::from(doc.body_len));
+    for len in lens {
+        put(&mut out, u64::from(len));
+    }
     put_positions(&mut out, &hits.title);
     put(&mut out, hits.sections.len() as u64);
     for s in &hits.sections {
@@ -296,5 +313,22 @@ mod tests {
         assert_eq!(back, small);
         decode_entry(&bytes, Some(&mut back));
         assert_eq!(back, hits);
+
+        // A reader who may not see section 4 finds only the rest; without the title's hits
+        // and section 0, nothing.
+        let kept = without_sections(&bytes, &[4]).unwrap();
+        let e = decode_entry(&kept, Some(&mut back));
+        assert_eq!(
+            (e.title_tf, e.body_len, e.head_tf, e.body_tf),
+            (2, 1000, 0, 3)
+        );
+        assert_eq!(back.sections.len(), 1);
+        let title_less = TermHits {
+            title: vec![],
+            ..hits.clone()
+        };
+        let bytes = entry(&doc, &title_less);
+        assert!(without_sections(&bytes, &[0, 4]).is_none());
+        assert_eq!(without_sections(&bytes, &[]).unwrap(), bytes);
     }
 }

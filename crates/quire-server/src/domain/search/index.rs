@@ -170,7 +170,14 @@ fn new_page(key: i64, doc: &PageDoc) -> NewPage<'_> {
         sections: doc
             .sections
             .iter()
-            .map(|s| (s.anchor.as_str(), s.title.as_str(), s.body.as_str()))
+            .map(|s| {
+                let guard = if s.guard.is_empty() {
+                    String::new()
+                } else {
+                    serde_json::to_string(&s.guard).unwrap_or_default()
+                };
+                (s.anchor.as_str(), s.title.as_str(), s.body.as_str(), guard)
+            })
             .collect(),
     }
 }

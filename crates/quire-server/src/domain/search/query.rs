@@ -89,6 +89,11 @@ type FxBuild = std::hash::BuildHasherDefault<Fx>;
 type PageMap<V> = HashMap<(usize, i64), V, FxBuild>;
 type PageSet = HashSet<(usize, i64), FxBuild>;
 
+/// The sections a reader may not see, by page: what lies under a condition that does not
+/// hold for a site's visitor. Their postings are left out as they are read, so ranking,
+/// phrases, the sections shown and their excerpts all ignore that text.
+type Hidden = PageMap<Vec<u32>>;
+
 /// One part of a query: a word, or a quoted phrase.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clause {
@@ -323,6 +328,8 @@ pub struct Hit {
 /// The ranked answer to a query over some spaces.
 pub struct Ranked {
     groups: Vec<Group>,
+    /// Sections the reader may not see.
+    hidden: Hidden,
     /// Pages, best first (those with phrases checked up to `checked`).
     pub hits: Vec<Hit>,
     /// Hits before this index passed their phrase checks (all of them without phrases).
@@ -383,6 +390,8 @@ struct Sink<'a> {
     rows: &'a mut Vec<Row>,
     /// Pages per term.
     counts: &'a mut HashMap<String, i64>,
+    /// Sections the reader may not see: their hits are left out of what is read.
+    hidden: &'a Hidden,
 }
 
 impl Sink<'_> {
@@ -390,10 +399,37 @@ impl Sink<'_> {
         if p.blocks.is_empty() {
             return;
         }
-        *self.counts.entry(term.to_string()).or_default() += p.pages;
         let term: Arc<str> = Arc::from(term);
+        if self.hidden.is_empty() {
+            *self.counts.entry(term.to_string()).or_default() += p.pages;
+            for b in &p.blocks {
+                self.rows.push((i, term.clone(), b.clone()));
+            }
+            return;
+        }
+        let mut pages = 0;
         for b in &p.blocks {
-            self.rows.push((i, term.clone(), b.clone()));
+            let block = if codec::entries(b).any(|(k, _)| self.hidden.contains_key(&(i, k))) {
+                let kept: Vec<(i64, Vec<u8>)> = codec::entries(b)
+                    .filter_map(|(k, e)| match self.hidden.get(&(i, k)) {
+                        Some(idx) => codec::without_sections(e, idx).map(|e| (k, e)),
+                        None => Some((k, e.to_vec())),
+                    })
+                    .collect();
+                Bytes::from(codec::encode_block(
+                    kept.iter().map(|(k, e)| (*k, e.as_slice())),
+                ))
+            } else {
+                b.clone()
+            };
+            let n = codec::entries(&block).count() as i64;
+            if n > 0 {
+                pages += n;
+                self.rows.push((i, term.clone(), block));
+            }
+        }
+        if pages > 0 {
+            *self.counts.entry(term.to_string()).or_default() += pages;
         }
     }
 
@@ -684,6 +720,7 @@ async fn prepare(
     spaces: Vec<usize>,
     analyzer: Analyzer,
     parsed: &Parsed,
+    hidden: &Hidden,
 ) -> ApiResult<Group> {
     let plan = plan(&analyzer, parsed);
     let (mut pages, mut lens) = (0i64, [0i64; 3]);
@@ -740,6 +777,7 @@ async fn prepare(
         dead: &dead,
         rows: &mut rows,
         counts: &mut counts,
+        hidden,
     };
     sink.all(&terms).await?;
 
@@ -1075,6 +1113,23 @@ pub async fn run(
     parsed: &Parsed,
     upto: usize,
 ) -> ApiResult<Ranked> {
+    run_for(state, states, parsed, upto, None).await
+}
+
+/// [`run`] for one visitor of a published site (`visitor`: the context conditions read),
+/// or for a member, who reads everything (`None`): text under a condition that does not
+/// hold for the visitor counts for nothing, nor shows.
+pub async fn run_for(
+    state: &AppState,
+    states: &[SpaceState],
+    parsed: &Parsed,
+    upto: usize,
+    visitor: Option<&serde_json::Value>,
+) -> ApiResult<Ranked> {
+    let hidden = match visitor {
+        Some(visitor) => hidden_sections(state, states, visitor).await?,
+        None => Hidden::default(),
+    };
     // One group per analysis: the query is analysed as each space's text was.
     let mut by_analyzer: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, s) in states.iter().enumerate() {
@@ -1086,7 +1141,7 @@ pub async fn run(
     let mut groups = Vec::new();
     for spaces in by_analyzer.into_values() {
         let analyzer = Analyzer::for_language(states[spaces[0]].language.as_deref());
-        groups.push(prepare(state, states, spaces, analyzer, parsed).await?);
+        groups.push(prepare(state, states, spaces, analyzer, parsed, &hidden).await?);
     }
     let mut hits = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
@@ -1111,9 +1166,54 @@ pub async fn run(
     };
     Ok(Ranked {
         groups,
+        hidden,
         hits,
         checked,
     })
+}
+
+/// The sections of `states`' indexes that `visitor` may not see: those under a condition
+/// that does not hold for them. Which sections lie under which conditions is read once per
+/// index generation (kept in the snapshot cache).
+async fn hidden_sections(
+    state: &AppState,
+    states: &[SpaceState],
+    visitor: &serde_json::Value,
+) -> ApiResult<Hidden> {
+    let mut hidden = Hidden::default();
+    let mut verdicts: HashMap<String, bool> = HashMap::new();
+    for (i, s) in states.iter().enumerate() {
+        let Some(ix) = s.index.as_ref() else {
+            continue;
+        };
+        let key = snapshot::key(ix, "guards", "");
+        let guards = match snapshot::get::<Vec<(i64, i64, String)>>(state, &key) {
+            Some(found) => found,
+            None => {
+                let read = Arc::new(store::search::guards(&state.db, &ix.space_id).await?);
+                let bytes = read.iter().map(|(_, _, g)| g.len() + 40).sum();
+                snapshot::put(state, key, read.clone(), bytes);
+                read
+            }
+        };
+        for (page_key, idx, guard) in guards.iter() {
+            let shown = *verdicts.entry(guard.clone()).or_insert_with(|| {
+                // A guard that does not read as conditions hides its text.
+                serde_json::from_str::<Vec<String>>(guard).is_ok_and(|conditions| {
+                    conditions
+                        .iter()
+                        .all(|c| crate::domain::published::visible(Some(c.as_str()), visitor))
+                })
+            });
+            if !shown {
+                hidden
+                    .entry((i, *page_key))
+                    .or_default()
+                    .push(u32::try_from(*idx).unwrap_or(u32::MAX));
+            }
+        }
+    }
+    Ok(hidden)
 }
 
 /// The terms of each word of `text`, stop words included, with byte ranges.
@@ -1356,10 +1456,17 @@ impl Ranked {
             let mut kept = Vec::with_capacity(end - self.checked);
             for h in &self.hits[self.checked..end] {
                 let group = &self.groups[h.group];
+                let hidden = self.hidden.get(&(h.space, h.page_key));
                 let ok = group.plan.phrases.iter().all(|p| p.exact)
-                    || texts
-                        .get(&(h.space, h.page_key))
-                        .is_some_and(|t| page_has_phrases(group, &t.page, &t.sections));
+                    || texts.get(&(h.space, h.page_key)).is_some_and(|t| {
+                        let seen: Vec<SectionRow> = t
+                            .sections
+                            .iter()
+                            .filter(|s| !is_hidden(hidden, s.idx))
+                            .cloned()
+                            .collect();
+                        page_has_phrases(group, &t.page, &seen)
+                    });
                 if ok {
                     kept.push(*h);
                 }
@@ -1471,10 +1578,13 @@ impl Ranked {
             } else {
                 "section"
             };
-            // Without a matching section, the page shows its first one.
+            // Without a matching section, the page shows its first one the reader may see.
+            let hidden = self.hidden.get(&(h.space, h.page_key));
             let shown: Vec<(f32, usize)> = if scored.is_empty() {
-                (!sections.is_empty())
-                    .then_some((0.0, 0))
+                sections
+                    .iter()
+                    .position(|s| !is_hidden(hidden, s.idx))
+                    .map(|at| (0.0, at))
                     .into_iter()
                     .collect()
             } else {
@@ -1530,6 +1640,11 @@ impl Ranked {
         }
         Ok(out)
     }
+}
+
+/// Whether section `idx` is among a page's `hidden` ones.
+fn is_hidden(hidden: Option<&Vec<u32>>, idx: i64) -> bool {
+    hidden.is_some_and(|h| u32::try_from(idx).is_ok_and(|idx| h.contains(&idx)))
 }
 
 fn round(x: f32) -> f64 {
