@@ -142,7 +142,8 @@ async function render(renderer, mode, siteURL) {
             cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
         }
         hops.push(res.status);
-        const location = res.headers.get('location');
+        // The renderer may send its Location header twice, which fetch joins with ", ".
+        const location = res.headers.get('location')?.split(', ')[0];
         if (res.status >= 300 && res.status < 400 && location) {
             const next = new URL(location, request.url);
             if (mode === 'header') {

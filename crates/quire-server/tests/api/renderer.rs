@@ -1,0 +1,202 @@
+//! What GitBook's open-source renderer asks of Quire with the token that
+//! `resolvePublishedContentByUrl` hands it, beyond the page tree and documents (see
+//! `scripts/renderer-e2e.sh`, which runs the renderer itself): a page's markdown (its `.md`
+//! route and `llms-full.txt`) and a page looked up by path (an unknown path), each as the
+//! token's visitor sees it.
+
+use serde_json::{json, Value};
+
+use crate::harness::{Persona, TestApp};
+
+/// The word only the guarded block holds.
+const SECRET: &str = "quokkazebra";
+
+fn id(v: &Value) -> String {
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {v}"))
+        .to_string()
+}
+
+/// A published site of one space: `Plans` holds a block only visitors with the unsigned
+/// claim `beta` see, and `Beta corner` is a page only they see. Returns the site's published
+/// URL and the space.
+async fn site(app: &TestApp, admin: &Persona) -> (String, String) {
+    let org = app.org(admin, "Acme").await;
+    let space = app.space(admin, &org, "Guide", None).await;
+    let cr = id(&app
+        .post(
+            admin,
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({ "subject": "Pages" }),
+        )
+        .await
+        .expect(201));
+    let plans = format!(
+        "Everyone reads this.\n\n{{% if visitor.claims.unsigned.beta === true %}}\nThe {SECRET} plan.\n{{% endif %}}\n"
+    );
+    app.post(
+        admin,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+        json!({ "changes": [
+            { "operation": "insert_page", "title": "Plans", "document": { "markdown": plans } },
+            { "operation": "insert_page", "title": "Beta corner",
+              "condition": "visitor.claims.unsigned.beta === true",
+              "document": { "markdown": "Only testers see this page." } }
+        ] }),
+    )
+    .await
+    .expect(200);
+    app.post(
+        admin,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let base = format!("/v1/orgs/{org}/sites");
+    let site = id(&app
+        .post(admin, &base, json!({ "title": "Docs", "spaces": [space] }))
+        .await
+        .expect(201));
+    let published = app
+        .post(admin, &format!("{base}/{site}/publish"), json!({}))
+        .await
+        .expect(200);
+    let url = published["urls"]["published"].as_str().unwrap().to_string();
+    (url, space)
+}
+
+/// The token and revision the renderer gets for `url` and these unsigned claims.
+async fn resolve(app: &TestApp, who: &Persona, url: &str, claims: Value) -> (String, String) {
+    let found = app
+        .post(
+            who,
+            "/v1/urls/published",
+            json!({ "url": url, "visitor": { "unsignedClaims": claims, "type": "human" } }),
+        )
+        .await
+        .expect(200);
+    (
+        found["apiToken"].as_str().unwrap().to_string(),
+        found["revision"].as_str().unwrap().to_string(),
+    )
+}
+
+/// A GET with a published-content token.
+async fn read(app: &TestApp, token: &str, path: &str) -> crate::harness::Res {
+    app.call(reqwest::Method::GET, path, Some(token), None)
+        .await
+}
+
+/// The id of the page titled `title` in the current content of `space`.
+async fn page_id(app: &TestApp, admin: &Persona, space: &str, title: &str) -> String {
+    let pages = app
+        .get(admin, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    pages["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["title"] == title)
+        .map(id)
+        .unwrap_or_else(|| panic!("no {title} in {pages}"))
+}
+
+#[tokio::test]
+async fn the_renderer_token_reads_a_page_s_markdown_and_a_page_by_path_as_its_visitor_sees_them() {
+    let app = TestApp::start().await;
+    let admin = app.persona("admin").await;
+    let (url, space) = site(&app, &admin).await;
+    let plans = page_id(&app, &admin, &space, "Plans").await;
+    let corner = page_id(&app, &admin, &space, "Beta corner").await;
+    let (plain, revision) = resolve(&app, &admin, &format!("{url}plans"), json!({})).await;
+    let (beta, _) = resolve(
+        &app,
+        &admin,
+        &format!("{url}plans"),
+        json!({ "beta": true }),
+    )
+    .await;
+    let at = format!("/v1/spaces/{space}/revisions/{revision}");
+
+    // The markdown of a page (the renderer's `.md` route and `llms-full.txt`).
+    let markdown = format!("{at}/page/{plans}?format=markdown&format.markdown.refs=stable");
+    let seen = read(&app, &plain, &markdown).await.expect(200);
+    let text = seen["markdown"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{seen}"));
+    assert!(text.contains("Everyone reads this."), "{text}");
+    assert!(!text.contains(SECRET), "{text}");
+    assert!(!text.contains("{% if"), "{text}");
+    let seen = read(&app, &beta, &markdown).await.expect(200);
+    let text = seen["markdown"].as_str().unwrap();
+    assert!(text.contains(SECRET) && !text.contains("{% if"), "{text}");
+    // The document form too, and a guarded page only for its visitors.
+    let seen = read(&app, &plain, &format!("{at}/page/{plans}"))
+        .await
+        .expect(200);
+    assert!(!seen.to_string().contains(SECRET), "{seen}");
+    assert!(seen.to_string().contains("Everyone reads this."), "{seen}");
+    read(&app, &plain, &format!("{at}/page/{corner}?format=markdown"))
+        .await
+        .expect(404);
+    let seen = read(&app, &beta, &format!("{at}/page/{corner}?format=markdown"))
+        .await
+        .expect(200);
+    assert_eq!(seen["title"], "Beta corner", "{seen}");
+    // No page of the tree answers with children its visitor may not see.
+    assert!(
+        !seen.to_string().contains("visitor.claims"),
+        "a condition left to evaluate: {seen}"
+    );
+
+    // A page by path (how the renderer looks up a path its tree lacks): 404 for no page.
+    let seen = read(&app, &plain, &format!("{at}/path/plans"))
+        .await
+        .expect(200);
+    assert_eq!(seen["id"], plans.as_str(), "{seen}");
+    assert!(!seen.to_string().contains(SECRET), "{seen}");
+    read(&app, &plain, &format!("{at}/path/nope"))
+        .await
+        .expect(404);
+    read(&app, &plain, &format!("{at}/path/beta-corner"))
+        .await
+        .expect(404);
+    let seen = read(&app, &beta, &format!("{at}/path/beta-corner"))
+        .await
+        .expect(200);
+    assert_eq!(seen["id"], corner.as_str(), "{seen}");
+
+    // Still nothing of another space, nor another revision of this one.
+    let org_of = app
+        .get(&admin, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["organization"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let other = app.space(&admin, &org_of, "Other", None).await;
+    let other_rev = app
+        .get(&admin, &format!("/v1/spaces/{other}"))
+        .await
+        .expect(200)["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    read(
+        &app,
+        &plain,
+        &format!("/v1/spaces/{other}/revisions/{other_rev}/path/plans"),
+    )
+    .await
+    .expect(403);
+    read(
+        &app,
+        &plain,
+        &format!("/v1/spaces/{space}/content/path/plans"),
+    )
+    .await
+    .expect(403);
+}
