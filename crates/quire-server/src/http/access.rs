@@ -318,6 +318,7 @@ async fn check_published(
             .await?
             .ok_or_else(closed)?;
         parts.extensions.insert(SiteCtx { site });
+        parts.extensions.insert(published::Reading(scope));
     } else {
         let space = crate::domain::access::space_row(state, &scope.space)
             .await?

@@ -200,3 +200,34 @@ async fn the_renderer_token_reads_a_page_s_markdown_and_a_page_by_path_as_its_vi
     .await
     .expect(403);
 }
+
+#[tokio::test]
+async fn the_published_site_read_with_the_renderer_token_holds_its_site_space_s_customization() {
+    let app = TestApp::start().await;
+    let admin = app.persona("admin").await;
+    let (url, _) = site(&app, &admin).await;
+    let found = app
+        .post(&admin, "/v1/urls/published", json!({ "url": url }))
+        .await
+        .expect(200);
+    let token = found["apiToken"].as_str().unwrap();
+    let published = read(
+        &app,
+        token,
+        &format!(
+            "/v1/orgs/{}/sites/{}/published",
+            found["organization"].as_str().unwrap(),
+            found["site"].as_str().unwrap()
+        ),
+    )
+    .await
+    .expect(200);
+    // The renderer takes the customization of the site space it renders from here (and
+    // warns when it is missing); a site space has the site's own.
+    let customizations = &published["customizations"];
+    let site_space = found["siteSpace"].as_str().unwrap();
+    assert_eq!(
+        customizations["siteSpaces"][site_space], customizations["site"],
+        "{customizations}"
+    );
+}
