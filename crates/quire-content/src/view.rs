@@ -132,7 +132,8 @@ fn view(page: &Page, parent_path: &str, opts: &ViewOptions<'_>, with_body: bool)
                             o.insert("markdown".into(), json!(d.markdown));
                         }
                         BodyFormat::Document => {
-                            let doc = markdown_to_document(&d.markdown);
+                            let mut doc = markdown_to_document(&d.markdown);
+                            doc.assign_keys(&page.id);
                             o.insert(
                                 "document".into(),
                                 serde_json::to_value(doc).expect("documents serialise"),

@@ -231,3 +231,87 @@ async fn the_published_site_read_with_the_renderer_token_holds_its_site_space_s_
         "{customizations}"
     );
 }
+
+/// Every node of `doc` with an `object` of block, inline or text, and every fragment.
+fn keyed_nodes<'a>(doc: &'a Value, out: &mut Vec<&'a Value>) {
+    if let Some(o) = doc["object"].as_str() {
+        if ["block", "inline", "text", "fragment"].contains(&o) {
+            out.push(doc);
+        }
+    }
+    for list in ["nodes", "fragments"] {
+        for child in doc[list].as_array().into_iter().flatten() {
+            keyed_nodes(child, out);
+        }
+    }
+}
+
+#[tokio::test]
+async fn page_documents_give_every_node_a_key_unique_in_the_document() {
+    let app = TestApp::start().await;
+    let admin = app.persona("admin").await;
+    let (url, space) = site(&app, &admin).await;
+    let cr = id(&app
+        .post(
+            &admin,
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({}),
+        )
+        .await
+        .expect(201));
+    // The renderer refuses to render tabs without keys, and uses keys as element ids.
+    let markdown = "Intro with [a link](https://example.com).\n\n{% tabs %}\n{% tab title=\"One\" %}\nFirst tab.\n{% endtab %}\n{% tab title=\"Two\" %}\nSecond tab.\n{% endtab %}\n{% endtabs %}\n\n- [ ] a task\n- [x] done\n";
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+        json!({ "changes": [
+            { "operation": "insert_page", "title": "Tabs", "document": { "markdown": markdown } }
+        ] }),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let tabs = page_id(&app, &admin, &space, "Tabs").await;
+    let (token, revision) = resolve(&app, &admin, &format!("{url}tabs"), json!({})).await;
+    let at = format!("/v1/spaces/{space}/revisions/{revision}/page/{tabs}");
+    let mut documents = vec![
+        // The renderer's read, with its token.
+        read(&app, &token, &format!("{at}/document"))
+            .await
+            .expect(200),
+        read(&app, &token, &format!("{at}/document"))
+            .await
+            .expect(200),
+        // A member's reads of the page, as a document and as a page with its document.
+        app.get(&admin, &format!("{at}/document")).await.expect(200),
+        app.get(&admin, &format!("/v1/spaces/{space}/content/page/{tabs}"))
+            .await
+            .expect(200)["document"]
+            .take(),
+    ];
+    for doc in &documents {
+        let mut nodes = Vec::new();
+        keyed_nodes(doc, &mut nodes);
+        assert!(nodes.len() > 10, "{doc}");
+        let keys: Vec<&str> = nodes
+            .iter()
+            .map(|n| {
+                n["key"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("a node without a key: {n}"))
+            })
+            .collect();
+        let unique: std::collections::BTreeSet<&&str> = keys.iter().collect();
+        assert_eq!(unique.len(), keys.len(), "keys repeat: {keys:?}");
+    }
+    // The same document has the same keys each time it is read.
+    let last = documents.pop().unwrap();
+    assert_eq!(documents[0], documents[1]);
+    assert_eq!(documents[2], last);
+}

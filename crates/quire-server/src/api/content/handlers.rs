@@ -565,7 +565,8 @@ pub async fn get_page_document(
                 "Page `{page_id}` has no document."
             )));
         };
-        let seen = published::visitor_document(&doc.markdown, &scope.visitor);
+        let mut seen = published::visitor_document(&doc.markdown, &scope.visitor);
+        seen.assign_keys(&page.id);
         return Ok(Json(
             serde_json::to_value(seen).map_err(ApiError::internal)?,
         ));
