@@ -315,3 +315,84 @@ async fn page_documents_give_every_node_a_key_unique_in_the_document() {
     assert_eq!(documents[0], documents[1]);
     assert_eq!(documents[2], last);
 }
+
+#[tokio::test]
+async fn a_resolution_is_complete_only_when_no_site_segment_can_follow() {
+    let app = TestApp::start().await;
+    let admin = app.persona("admin").await;
+    let (url, space) = site(&app, &admin).await;
+    let complete = |path: String| {
+        let app = &app;
+        let admin = &admin;
+        async move {
+            let found = app
+                .post(admin, "/v1/urls/published", json!({ "url": path }))
+                .await
+                .expect(200);
+            (
+                found["complete"].as_bool().unwrap(),
+                found["pathname"].as_str().unwrap().to_string(),
+            )
+        }
+    };
+    // One site space: whatever follows the site is a page path.
+    assert_eq!(complete(url.clone()).await, (true, String::new()));
+    assert_eq!(
+        complete(format!("{url}plans")).await,
+        (true, "plans".into())
+    );
+
+    // With a second section, the site's own URL could still be followed by its path: the
+    // renderer tries shorter URLs too and takes the first complete answer, so that one must
+    // not be (it rendered `/api` as the missing page `api` of the default section).
+    let org = app
+        .get(&admin, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["organization"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let site_id = url
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let api = app.space(&admin, &org, "API", None).await;
+    let section = id(&app
+        .post(
+            &admin,
+            &format!("/v1/orgs/{org}/sites/{site_id}/sections"),
+            json!({ "spaceId": api, "title": "API" }),
+        )
+        .await
+        .expect(201));
+    assert_eq!(complete(url.clone()).await, (false, String::new()));
+    assert_eq!(
+        complete(format!("{url}plans")).await,
+        (true, "plans".into())
+    );
+    assert_eq!(complete(format!("{url}api")).await, (true, String::new()));
+    assert_eq!(
+        complete(format!("{url}api/reference")).await,
+        (true, "reference".into())
+    );
+    // Two site spaces in a section: the same at the site space's level.
+    let v2 = app.space(&admin, &org, "V2", None).await;
+    app.post(
+        &admin,
+        &format!("/v1/orgs/{org}/sites/{site_id}/site-spaces"),
+        json!({ "spaceId": v2, "sectionId": section }),
+    )
+    .await
+    .expect(201);
+    assert_eq!(complete(format!("{url}api")).await, (false, String::new()));
+    assert_eq!(
+        complete(format!("{url}api/v2")).await,
+        (true, String::new())
+    );
+    assert_eq!(
+        complete(format!("{url}api/reference")).await,
+        (true, "reference".into())
+    );
+}
