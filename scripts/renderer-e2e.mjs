@@ -23,8 +23,14 @@ const PAGES = [
         path: 'getting-started',
         markdown:
             'Welcome to the Quire handbook, rendered by the open-source renderer.\n\n' +
-            '{% hint style="info" %}\nHints sit beside the text they explain.\n{% endhint %}\n',
-        texts: ['Welcome to the Quire handbook', 'Hints sit beside the text they explain.'],
+            '{% hint style="info" %}\nHints sit beside the text they explain.\n{% endhint %}\n\n' +
+            '{% tabs %}\n{% tab title="Linux" %}\nInstall the package.\n{% endtab %}\n' +
+            '{% tab title="macOS" %}\nUse the installer.\n{% endtab %}\n{% endtabs %}\n',
+        texts: [
+            'Welcome to the Quire handbook',
+            'Hints sit beside the text they explain.',
+            'Install the package.',
+        ],
     },
     {
         title: 'Plans',
@@ -43,6 +49,14 @@ const PAGES = [
     },
 ];
 
+/** The page of the site's second section (`api`), in a space of its own. */
+const REFERENCE = {
+    title: 'Reference',
+    path: 'reference',
+    markdown: 'Every endpoint of the handbook API.\n',
+    texts: ['Every endpoint of the handbook API.'],
+};
+
 async function api(base, token, method, path, body) {
     const res = await fetch(`${base}${path}`, {
         method,
@@ -59,32 +73,42 @@ async function api(base, token, method, path, body) {
     return text ? JSON.parse(text) : null;
 }
 
-async function seed(base, token, statePath) {
-    const org = await api(base, token, 'POST', '/v1/orgs', { title: 'Quire Renderer E2E' });
-    const space = await api(base, token, 'POST', `/v1/orgs/${org.id}/spaces`, {
-        title: 'Handbook',
-    });
+/** A space of `pages`, written through a merged change request. */
+async function spaceOf(base, token, org, title, pages) {
+    const space = await api(base, token, 'POST', `/v1/orgs/${org}/spaces`, { title });
     const cr = await api(base, token, 'POST', `/v1/spaces/${space.id}/change-requests`, {
         subject: 'Pages',
     });
     await api(base, token, 'POST', `/v1/spaces/${space.id}/change-requests/${cr.id}/content`, {
-        changes: PAGES.map((p) => ({
+        changes: pages.map((p) => ({
             operation: 'insert_page',
             title: p.title,
             document: { markdown: p.markdown },
         })),
     });
     await api(base, token, 'POST', `/v1/spaces/${space.id}/change-requests/${cr.id}/merge`, {});
-    const pages = await api(base, token, 'GET', `/v1/spaces/${space.id}/content/pages`);
-    for (const p of PAGES) {
-        const found = pages.pages.find((x) => x.title === p.title);
+    const listed = await api(base, token, 'GET', `/v1/spaces/${space.id}/content/pages`);
+    for (const p of pages) {
+        const found = listed.pages.find((x) => x.title === p.title);
         if (!found || found.path !== p.path) {
             throw new Error(`page ${p.title}: expected path ${p.path}, got ${JSON.stringify(found)}`);
         }
     }
+    return space;
+}
+
+async function seed(base, token, statePath) {
+    const org = await api(base, token, 'POST', '/v1/orgs', { title: 'Quire Renderer E2E' });
+    const space = await spaceOf(base, token, org.id, 'Handbook', PAGES);
+    const reference = await spaceOf(base, token, org.id, 'API', [REFERENCE]);
     const site = await api(base, token, 'POST', `/v1/orgs/${org.id}/sites`, {
         title: 'Handbook',
         spaces: [space.id],
+    });
+    // A second section: the handbook's site space moves into the default one.
+    await api(base, token, 'POST', `/v1/orgs/${org.id}/sites/${site.id}/sections`, {
+        spaceId: reference.id,
+        title: 'API',
     });
     const published = await api(base, token, 'POST', `/v1/orgs/${org.id}/sites/${site.id}/publish`, {});
     const url = published.urls.published;
@@ -182,6 +206,11 @@ async function check(renderer, statePath) {
             page: PAGES[1],
             shown: true,
         });
+        // The second section, at its root and at its page.
+        cases.push({ mode, url: `${base}api`, page: REFERENCE });
+        cases.push({ mode, url: `${base}api/${REFERENCE.path}`, page: REFERENCE });
+        // A page's markdown (without its title: Quire's page markdown is the body alone).
+        cases.push({ mode, url: `${base}plans.md`, page: PAGES[1], hidden: true, markdown: true });
     }
     let failed = 0;
     for (const c of cases) {
@@ -192,7 +221,9 @@ async function check(renderer, statePath) {
             const text = textOf(html);
             const title = titleOf(html);
             if (status !== 200) problems.push(`status ${status}`);
-            if (!title.includes(c.page.title)) problems.push(`title lacks "${c.page.title}"`);
+            if (!c.markdown && !title.includes(c.page.title)) {
+                problems.push(`title lacks "${c.page.title}"`);
+            }
             const found = c.page.texts.filter((t) => text.includes(t));
             for (const t of c.page.texts) {
                 if (!found.includes(t)) problems.push(`text lacks "${t}"`);
@@ -201,7 +232,8 @@ async function check(renderer, statePath) {
             if (c.hidden && secret) problems.push(`guarded text "${SECRET}" shown without the claim`);
             if (c.shown && !secret) problems.push(`guarded text "${SECRET}" missing with the claim`);
             line =
-                `${c.mode.padEnd(6)} ${c.url} -> ${hops.join(' -> ')}; title "${title}"; ` +
+                `${c.mode.padEnd(6)} ${c.url} -> ${hops.join(' -> ')}; ` +
+                (c.markdown ? 'markdown; ' : `title "${title}"; `) +
                 `text found: ${found.map((t) => JSON.stringify(t)).join(', ') || 'none'}` +
                 (c.hidden ? `; guarded text ${secret ? 'SHOWN' : 'absent'}` : '') +
                 (c.shown ? `; guarded text ${secret ? 'shown' : 'MISSING'}` : '');
