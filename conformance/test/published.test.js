@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from '../lib/server.js';
-import { check, client, expectApiError, newUser, setupOrg } from '../lib/client.js';
+import { check, client, client202, expectApiError, newUser, setupOrg, spec202 } from '../lib/client.js';
 import { updateContent, createChangeRequest } from '../lib/content.js';
 
 let server;
@@ -103,4 +103,65 @@ test('unpublished sites and unknown URLs resolve nothing', async () => {
         404,
         'resolvePublishedContentByUrl',
     );
+});
+
+test("the renderer's visitor (0.202.0 shape) gets a short token that reads only what it may see", async () => {
+    const cr = await createChangeRequest(admin, space.id, 'Adaptive');
+    await updateContent(server, admin, space.id, cr.id, [
+        {
+            operation: 'insert_page',
+            title: 'Plans',
+            document: { markdown: 'For all.\n\n{% if visitor.claims.unsigned.pro %}\nThe okapi plan.\n{% endif %}\n' },
+        },
+        {
+            operation: 'insert_page',
+            title: 'Pro corner',
+            condition: 'visitor.claims.unsigned.pro === true',
+            document: { markdown: 'Only for pros.' },
+        },
+    ], { compat: false });
+    check('mergeChangeRequest', await admin.api.spaces.mergeChangeRequest(space.id, cr.id), { status: 200 });
+    const url = `${server.url}/sites/${site.id}/plans`;
+    const renderer202 = client202(server, admin.token);
+    const read = async (visitor) => {
+        const found = check(
+            'resolvePublishedContentByUrl',
+            await renderer202.urls.resolvePublishedContentByUrl({ url, visitor }),
+            { spec: spec202, status: 200 },
+        );
+        // A JWT short enough for a file name (GitBook's renderer caches under it).
+        assert.ok(found.apiToken.length < 150, found.apiToken);
+        assert.equal(found.apiToken.split('.').length, 3);
+        const exp = JSON.parse(Buffer.from(found.apiToken.split('.')[1], 'base64url').toString()).exp;
+        assert.ok(exp * 1000 > Date.now(), `exp ${exp}`);
+        const renderer = client(server, found.apiToken);
+        const revision = check(
+            'getRevisionById',
+            await renderer.spaces.getRevisionById(space.id, found.revision, { metadata: true }),
+            { status: 200 },
+        );
+        const plans = revision.pages.find((p) => p.title === 'Plans');
+        const document = check(
+            'getPageDocumentInRevisionById',
+            await renderer.spaces.getPageDocumentInRevisionById(space.id, found.revision, plans.id),
+            { status: 200 },
+        );
+        return { revision: JSON.stringify(revision), document: JSON.stringify(document) };
+    };
+    const agent = await read({ type: 'agent' });
+    assert.ok(!agent.document.includes('okapi') && !agent.revision.includes('okapi'), agent.document);
+    assert.ok(!agent.revision.includes('Pro corner'), agent.revision);
+    const pro = await read({ type: 'human', unsignedClaims: { pro: true } });
+    assert.ok(pro.document.includes('okapi') && pro.revision.includes('Pro corner'), pro.document);
+    assert.ok(!pro.document.includes('"if"'), pro.document);
+});
+
+test('an admin previews the published site before it is published', async () => {
+    const draft = check('createSite', await admin.api.orgs.createSite(org.id, { title: 'Preview', spaces: [space.id] }), {
+        status: 201,
+    });
+    const preview = check('getPublishedContentSite', await admin.api.orgs.getPublishedContentSite(org.id, draft.id), {
+        status: 200,
+    });
+    assert.equal(preview.site.id, draft.id);
 });

@@ -372,7 +372,9 @@ test('deleteSiteById: 204, also when absent; 403 below admin, 404 outside', asyn
 test('publishSite / unpublishSite / getPublishedContentSite', async () => {
     const space = await createSpace('Published Space');
     const site = await createSite(admin, { title: 'Going Live', spaces: [space.id] });
-    await expectApiError(admin.api.orgs.getPublishedContentSite(org.id, site.id), 404, 'getPublishedContentSite');
+    // Its admins preview it before it is published; other members see it once it is.
+    check('getPublishedContentSite', await admin.api.orgs.getPublishedContentSite(org.id, site.id), { status: 200 });
+    await expectApiError(reader.api.orgs.getPublishedContentSite(org.id, site.id), 404, 'getPublishedContentSite');
     await expectApiError(creator.api.orgs.publishSite(org.id, site.id), 403, 'publishSite');
     await expectApiError(outsider.api.orgs.publishSite(org.id, site.id), 404, 'publishSite');
     await expectApiError(admin.api.orgs.publishSite(org.id, NO_SUCH_SITE), 404, 'publishSite');
@@ -404,7 +406,7 @@ test('publishSite / unpublishSite / getPublishedContentSite', async () => {
     assert.equal(down.published, false);
     assert.equal(down.urls.published, undefined, 'no urls.published once unpublished');
     assert.equal((await siteSpaces(site.id))[0].urls.published, undefined);
-    await expectApiError(admin.api.orgs.getPublishedContentSite(org.id, site.id), 404, 'getPublishedContentSite');
+    await expectApiError(reader.api.orgs.getPublishedContentSite(org.id, site.id), 404, 'getPublishedContentSite');
 });
 
 test('site spaces: add (root, paths unique), list with `default`, update, delete', async () => {

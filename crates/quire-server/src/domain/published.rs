@@ -36,6 +36,9 @@ const SCOPE_SECONDS: i64 = 2 * TOKEN_SECONDS;
 /// claims the site's conditions read) of each site space is one.
 pub const MAX_LIVE_SCOPES: i64 = 1000;
 
+/// The largest stored scope: what the site's conditions read of a visitor is kept whole.
+const MAX_SCOPE_BYTES: usize = 16 * 1024;
+
 /// What a published-content token may read, and for whom: the grounds it was issued on,
 /// checked again at each use ([`still_open`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -115,6 +118,12 @@ pub async fn issue(state: &AppState, caller: &str, scope: &Scope) -> ApiResult<S
         None => now + TOKEN_SECONDS,
     };
     let json = serde_json::to_string(scope).map_err(ApiError::internal)?;
+    if json.len() > MAX_SCOPE_BYTES {
+        return Err(ApiError::bad_request(format!(
+            "`visitor`: the claims this site's conditions read weigh more than {} KiB.",
+            MAX_SCOPE_BYTES / 1024
+        )));
+    }
     let id = scope_id(&json);
     let known = state
         .content
