@@ -130,6 +130,58 @@ impl Document {
         }
     }
 
+    /// Gives every block, inline, text and fragment that has no key one, unique in the
+    /// document and the same each time for the same document and `seed` (the page or
+    /// comment the document is the body of, so that two documents shown together differ).
+    /// Readers rely on keys: GitBook's renderer refuses tabs without them and uses them as
+    /// element ids.
+    pub fn assign_keys(&mut self, seed: &str) {
+        use sha2::Digest;
+        enum Item<'a> {
+            Nodes(&'a mut [Node]),
+            Fragments(&'a mut [Fragment]),
+        }
+        // A letter first, so that a key is also a plain CSS identifier.
+        let prefix = format!(
+            "k{}",
+            hex::encode(&sha2::Sha256::digest(seed.as_bytes())[..4])
+        );
+        let mut count = 0u64;
+        let mut next = || {
+            count += 1;
+            format!("{prefix}{count:x}")
+        };
+        let mut stack = vec![Item::Nodes(&mut self.nodes)];
+        while let Some(item) = stack.pop() {
+            match item {
+                Item::Nodes(nodes) => {
+                    for node in nodes {
+                        match node {
+                            Node::Text(t) => {
+                                t.key.get_or_insert_with(&mut next);
+                            }
+                            Node::Block(e) | Node::Inline(e) => {
+                                e.key.get_or_insert_with(&mut next);
+                                if let Some(f) = e.fragments.as_mut() {
+                                    stack.push(Item::Fragments(f));
+                                }
+                                if let Some(c) = e.nodes.as_mut() {
+                                    stack.push(Item::Nodes(c));
+                                }
+                            }
+                        }
+                    }
+                }
+                Item::Fragments(fragments) => {
+                    for f in fragments {
+                        f.key.get_or_insert_with(&mut next);
+                        stack.push(Item::Nodes(&mut f.nodes));
+                    }
+                }
+            }
+        }
+    }
+
     /// Plain text of the whole document, blocks separated by newlines.
     pub fn plain_text(&self) -> String {
         let mut out = String::new();
@@ -309,6 +361,46 @@ fn push_plain_apart<'a>(node: &'a Node, out: &mut String, mut ifs: Option<&mut V
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn keys_are_given_to_every_node_once_and_are_unique() {
+        let md = "A [link](https://example.com).\n\n{% tabs %}\n{% tab title=\"One\" %}\nOne.\n{% endtab %}\n{% endtabs %}\n\n| a | b |\n| - | - |\n| 1 | 2 |\n";
+        let mut doc = crate::markdown::markdown_to_document(md);
+        doc.nodes[0] = Node::Block(Element {
+            key: Some("given".into()),
+            ..Element::with_nodes("paragraph", Map::new(), vec![Node::text("kept")])
+        });
+        doc.assign_keys("page-1");
+        let v = serde_json::to_value(&doc).unwrap();
+        let mut keys = Vec::new();
+        let mut stack = vec![&v];
+        while let Some(n) = stack.pop() {
+            if n["object"] != "document" {
+                keys.push(
+                    n["key"]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("no key: {n}"))
+                        .to_string(),
+                );
+            }
+            for list in ["nodes", "fragments"] {
+                stack.extend(n[list].as_array().into_iter().flatten());
+            }
+        }
+        assert!(keys.len() > 8, "{keys:?}");
+        assert!(keys.contains(&"given".to_string()));
+        let unique: std::collections::BTreeSet<_> = keys.iter().collect();
+        assert_eq!(unique.len(), keys.len(), "{keys:?}");
+        // The same document and seed: the same keys; another seed: other keys.
+        let mut again = doc.clone();
+        again.assign_keys("page-1");
+        assert_eq!(again, doc);
+        let mut other = crate::markdown::markdown_to_document(md);
+        other.assign_keys("page-2");
+        let mut same = crate::markdown::markdown_to_document(md);
+        same.assign_keys("page-1");
+        assert_ne!(other.nodes[1], same.nodes[1]);
+    }
 
     #[test]
     fn serialises_in_the_official_shape() {

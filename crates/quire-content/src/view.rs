@@ -27,13 +27,18 @@ pub struct ViewOptions<'a> {
 /// the top page), or `None` when the revision has no such page.
 pub fn page_view(rev: &Revision, page_id: &str, opts: &ViewOptions<'_>) -> Option<Value> {
     let path = rev.path_of(page_id)?;
-    let page = rev.page(page_id)?;
+    Some(page_view_at(rev.page(page_id)?, &path, opts))
+}
+
+/// [`page_view`] of a page taken out of its tree (or a copy of it), at its `path` in the
+/// tree (as [`Revision::path_of`] gives it).
+pub fn page_view_at(page: &Page, path: &str, opts: &ViewOptions<'_>) -> Value {
     let parent_path = path
         .strip_suffix(&page.slug)
         .unwrap_or("")
         .trim_end_matches('/')
         .to_string();
-    Some(view(page, &parent_path, opts, true))
+    view(page, &parent_path, opts, true)
 }
 
 /// The official `RevisionPage` object of `page` (at `path`, as [`Revision::flatten`] gives
@@ -127,7 +132,8 @@ fn view(page: &Page, parent_path: &str, opts: &ViewOptions<'_>, with_body: bool)
                             o.insert("markdown".into(), json!(d.markdown));
                         }
                         BodyFormat::Document => {
-                            let doc = markdown_to_document(&d.markdown);
+                            let mut doc = markdown_to_document(&d.markdown);
+                            doc.assign_keys(&page.id);
                             o.insert(
                                 "document".into(),
                                 serde_json::to_value(doc).expect("documents serialise"),

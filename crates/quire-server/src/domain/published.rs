@@ -339,6 +339,10 @@ pub struct Resolved {
     pub base_path: String,
     /// The URL path of the site (ends with `/`).
     pub site_base_path: String,
+    /// Whether no site segment (a section's or a site space's path) could follow
+    /// `base_path`: false when the URL ended where a default was taken and a segment could
+    /// still have named another section or site space.
+    pub complete: bool,
     /// The site's structure, as the resolution read it.
     pub structure: Arc<Structure>,
     /// The site's customization (the defaults with what was stored on top).
@@ -619,6 +623,7 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
     let visitor = &context;
     let structure = known.structure.clone();
     let mut base = site_base.clone();
+    let mut complete = true;
     let section = if structure.sections.is_empty() {
         None
     } else {
@@ -638,11 +643,14 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
                 base = format!("{base}{}/", x.path);
                 x
             }
-            _ => default.ok_or_else(nothing)?,
+            _ => {
+                complete &= !(segments.is_empty() && shown.len() > 1);
+                default.ok_or_else(nothing)?
+            }
         };
         Some(chosen.clone())
     };
-    let site_space = pick_site_space(
+    let (site_space, space_complete) = pick_site_space(
         &site,
         &structure,
         section.as_ref(),
@@ -651,6 +659,7 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         visitor,
     )
     .ok_or_else(nothing)?;
+    complete &= space_complete;
     let space = access::space_row(state, &site_space.space_id)
         .await?
         .filter(|s| s.deleted_at.is_none())
@@ -665,6 +674,7 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         pathname: segments.join("/"),
         base_path: base,
         site_base_path: site_base,
+        complete,
         structure,
         customization: known.customization.clone(),
         site_digest: known.digest.clone(),
@@ -676,6 +686,8 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
     })))
 }
 
+/// The site space a URL's segments name (taking its segment), else the default one; and
+/// whether no segment could still name another (see [`Resolved::complete`]).
 fn pick_site_space(
     site: &SiteRow,
     s: &Structure,
@@ -683,7 +695,7 @@ fn pick_site_space(
     segments: &mut Vec<&str>,
     base: &mut String,
     visitor: &Value,
-) -> Option<SiteSpaceRow> {
+) -> Option<(SiteSpaceRow, bool)> {
     let shown: Vec<&SiteSpaceRow> = rules::site_spaces_in(s, section.map(|x| x.id.as_str()))
         .into_iter()
         .filter(|x| visible(x.condition.as_deref(), visitor))
@@ -698,8 +710,8 @@ fn pick_site_space(
         Some(x) if x.id != default.id => {
             segments.remove(0);
             *base = format!("{base}{}/", x.path);
-            Some(x.clone())
+            Some((x.clone(), true))
         }
-        _ => Some(default.clone()),
+        _ => Some((default.clone(), !(segments.is_empty() && shown.len() > 1))),
     }
 }

@@ -396,7 +396,8 @@ async fn check(
 }
 
 /// What a published-content token may do: read the published site it was issued for, and
-/// the space, revision and page documents of the site space it resolved, while the grounds
+/// the space, revision, pages (by id or path, as document or markdown) and page documents
+/// of the site space it resolved, while the grounds
 /// it was issued on still hold (see [`published::still_open`]; read through the access
 /// cache). Anything else is refused.
 async fn check_published(
@@ -423,7 +424,13 @@ async fn check_published(
                 return Err(refused());
             }
         }
-        "getSpaceById" | "getRevisionById" | "getPageDocumentInRevisionById" => {
+        // The page reads by id and path are how the renderer gets a page's markdown (its
+        // `.md` route and `llms-full.txt`) and looks up a path its tree lacks.
+        "getSpaceById"
+        | "getRevisionById"
+        | "getPageDocumentInRevisionById"
+        | "getPageInRevisionById"
+        | "getPageInRevisionByPath" => {
             if !matches("spaceId", &scope.space)
                 || (params.get("revisionId").is_some() && !matches("revisionId", &scope.revision))
             {
@@ -444,6 +451,7 @@ async fn check_published(
             .await?
             .ok_or_else(closed)?;
         parts.extensions.insert(SiteCtx { site });
+        parts.extensions.insert(published::Reading(scope));
     } else {
         let space = crate::domain::access::space_row(state, &scope.space)
             .await?

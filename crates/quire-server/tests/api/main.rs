@@ -33,6 +33,7 @@ mod org_change_requests;
 mod orgs;
 mod pagination;
 mod pdf;
+mod renderer;
 mod routes;
 mod saml;
 mod search;

@@ -265,15 +265,31 @@ async fn page_bytes(
     at: &ReadAt,
     page_id: &str,
     format: Format,
+    visitor: Option<&Value>,
 ) -> ApiResult<axum::response::Response> {
     use axum::response::IntoResponse;
     let format_name = match format {
         Format::Document => "document",
         Format::Markdown => "markdown",
     };
-    let key = [&at.row.space_id[..], &at.row.root, page_id, format_name];
+    let seen_by = visitor.map(Value::to_string);
+    let key: Vec<&str> = match &seen_by {
+        None => vec![&at.row.space_id[..], &at.row.root, page_id, format_name],
+        Some(v) => vec![
+            "visitor-page",
+            &at.row.space_id[..],
+            &at.row.root,
+            v,
+            page_id,
+            format_name,
+        ],
+    };
     let bytes = content::page_body(state, &key, async {
-        page_json(state, &at.loaded(state).await?, page_id, format)
+        let loaded = at.loaded(state).await?;
+        match visitor {
+            None => page_json(state, &loaded, page_id, format),
+            Some(v) => visitor_page_json(state, &loaded, page_id, format, v),
+        }
     })
     .await?;
     Ok((
@@ -283,21 +299,49 @@ async fn page_bytes(
         .into_response())
 }
 
-fn page_json(state: &AppState, loaded: &Loaded, page_id: &str, format: Format) -> ApiResult<Value> {
-    let app = page_app_url(state, &loaded.row.space_id);
-    let body = match format {
+fn body_format(format: Format) -> BodyFormat {
+    match format {
         Format::Document => BodyFormat::Document,
         Format::Markdown => BodyFormat::Markdown,
-    };
+    }
+}
+
+fn page_json(state: &AppState, loaded: &Loaded, page_id: &str, format: Format) -> ApiResult<Value> {
+    let app = page_app_url(state, &loaded.row.space_id);
     view::page_view(
         &loaded.rev,
         page_id,
         &ViewOptions {
-            body,
+            body: body_format(format),
             app_url: &app,
         },
     )
     .ok_or_else(|| ApiError::not_found(format!("Page `{page_id}` not found in this revision.")))
+}
+
+/// A page as `visitor` sees it: 404 when they may not read it; its body and its subpages'
+/// as they see them, with no condition left. Only that page's subtree is copied.
+fn visitor_page_json(
+    state: &AppState,
+    loaded: &Loaded,
+    page_id: &str,
+    format: Format,
+    visitor: &Value,
+) -> ApiResult<Value> {
+    let missing = || ApiError::not_found(format!("Page `{page_id}` not found in this revision."));
+    let page = published::visitor_page(&loaded.rev.pages, page_id, visitor).ok_or_else(missing)?;
+    let path = loaded.rev.path_of(&page.id).ok_or_else(missing)?;
+    let shown = published::visitor_pages(std::slice::from_ref(page), visitor);
+    let shown = shown.first().ok_or_else(missing)?;
+    let app = page_app_url(state, &loaded.row.space_id);
+    Ok(view::page_view_at(
+        shown,
+        &path,
+        &ViewOptions {
+            body: body_format(format),
+            app_url: &app,
+        },
+    ))
 }
 
 async fn page_by_path(
@@ -305,20 +349,24 @@ async fn page_by_path(
     at: &ReadAt,
     path: &str,
     format: Format,
+    visitor: Option<&Value>,
 ) -> ApiResult<axum::response::Response> {
     let wanted = path.trim_matches('/');
-    let id = at
-        .loaded(state)
-        .await?
+    let loaded = at.loaded(state).await?;
+    let id = loaded
         .rev
         .page_paths()
         .into_iter()
-        .find(|(_, p)| p.trim_matches('/') == wanted)
+        .filter(|(_, p)| p.trim_matches('/') == wanted)
         .map(|(id, _)| id)
+        // A page its visitor may not read is not there for them.
+        .find(|id| {
+            visitor.is_none_or(|v| published::visitor_page(&loaded.rev.pages, id, v).is_some())
+        })
         .ok_or_else(|| {
             ApiError::not_found(format!("No page at path `{path}` in this revision."))
         })?;
-    page_bytes(state, at, &id, format).await
+    page_bytes(state, at, &id, format, visitor).await
 }
 
 fn files_page(
@@ -483,13 +531,17 @@ pub async fn get_file(
     )?))
 }
 
-/// `getPageById`, `getPageInChangeRequestById`, `getPageInRevisionById`.
+/// `getPageById`, `getPageInChangeRequestById`, `getPageInRevisionById`. Read with a
+/// published-content token, the page as the token's visitor sees it, and 404 for a page
+/// they may not read.
 pub async fn get_page(
     State(state): State<AppState>,
     at: ReadAt,
+    reading: Option<Extension<published::Reading>>,
     QueryParams(q): QueryParams<PageQuery>,
 ) -> ApiResult<axum::response::Response> {
-    page_bytes(&state, &at, at.param("pageId")?, q.format).await
+    let visitor = reading.as_ref().map(|Extension(r)| &r.0.visitor);
+    page_bytes(&state, &at, at.param("pageId")?, q.format, visitor).await
 }
 
 /// `getPageDocumentInRevisionById`: the official JSON document of a page; 404 for pages
@@ -513,7 +565,8 @@ pub async fn get_page_document(
                 "Page `{page_id}` has no document."
             )));
         };
-        let seen = published::visitor_document(&doc.markdown, &scope.visitor);
+        let mut seen = published::visitor_document(&doc.markdown, &scope.visitor);
+        seen.assign_keys(&page.id);
         return Ok(Json(
             serde_json::to_value(seen).map_err(ApiError::internal)?,
         ));
@@ -526,13 +579,16 @@ pub async fn get_page_document(
         .ok_or_else(|| ApiError::not_found(format!("Page `{page_id}` has no document.")))
 }
 
-/// `getPageByPath`, `getPageInChangeRequestByPath`, `getPageInRevisionByPath`.
+/// `getPageByPath`, `getPageInChangeRequestByPath`, `getPageInRevisionByPath`. Read with a
+/// published-content token, only the pages the token's visitor may read have a path.
 pub async fn get_page_by_path(
     State(state): State<AppState>,
     at: ReadAt,
+    reading: Option<Extension<published::Reading>>,
     QueryParams(q): QueryParams<PageQuery>,
 ) -> ApiResult<axum::response::Response> {
-    page_by_path(&state, &at, at.param("pagePath")?, q.format).await
+    let visitor = reading.as_ref().map(|Extension(r)| &r.0.visitor);
+    page_by_path(&state, &at, at.param("pagePath")?, q.format, visitor).await
 }
 
 // ---- Writes ------------------------------------------------------------------------------

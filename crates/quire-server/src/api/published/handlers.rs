@@ -164,7 +164,7 @@ pub async fn resolve_published_content_by_url(
         api_token,
         organization: r.site.org_id,
         share_key: r.share_key,
-        complete: true,
+        complete: r.complete,
         canonical_url,
     }))))
 }

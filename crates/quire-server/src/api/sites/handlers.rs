@@ -20,6 +20,7 @@ use crate::clock::iso;
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{OrgCtx, SiteCtx};
 use crate::domain::auth::Caller;
+use crate::domain::published;
 use crate::domain::sites::{self as rules, customization_of, TypedPointer, Urls};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
@@ -561,11 +562,15 @@ pub async fn get_site_structure(
 
 /// `getPublishedContentSite`: the published structure of a site, with its customization.
 /// An admin of its organization gets it before it is published too (to preview it); anyone
-/// else, published-content tokens included, 404 while it is unpublished.
+/// else, published-content tokens included, 404 while it is unpublished. Read with a
+/// published-content token, `customizations.siteSpaces` holds the customization of the site
+/// space the token resolved (the site's: site spaces have none of their own), which the
+/// renderer looks up there.
 pub async fn get_published_content_site(
     State(state): State<AppState>,
     caller: Option<Extension<Caller>>,
     org: Option<Extension<OrgCtx>>,
+    reading: Option<Extension<published::Reading>>,
     Extension(ctx): Extension<SiteCtx>,
     QueryParams(q): QueryParams<ShareKeyQuery>,
 ) -> ApiResult<Json<PublishedContentSite>> {
@@ -586,13 +591,19 @@ pub async fn get_published_content_site(
     let customization = customization_of(&ctx.site)?;
     let loaded = load(&state, ctx.site).await?;
     let described = loaded.describe(&state, grants.as_deref(), key.as_deref());
+    // Only the token's own site space: one copy of the settings, however many the site has.
+    let site_spaces = reading
+        .map(|Extension(published::Reading(scope))| {
+            HashMap::from([(scope.site_space.clone(), customization.clone())])
+        })
+        .unwrap_or_default();
     Ok(Json(PublishedContentSite {
         object: "published-content-site",
         site: types::site(&state, &loaded.site),
         structure: described.structure(),
         customizations: Customizations {
             site: customization,
-            site_spaces: HashMap::new(),
+            site_spaces,
         },
         scripts: Vec::new(),
     }))
