@@ -48,6 +48,10 @@ pub struct ServerConfig {
     pub max_import_bytes: usize,
     /// Pages a website import crawls at most.
     pub import_crawl_pages: usize,
+    /// Content imports running at once on this node; more wait `busy_wait_ms`, then get 503.
+    pub max_imports: usize,
+    /// How long an import or a PDF export waits for its turn before it is answered 503.
+    pub busy_wait_ms: u64,
     /// Bearer token that `GET /metrics` requires; metrics are not served without one.
     pub metrics_token: Option<String>,
     /// Requests a minute per API token (0: no limit).
@@ -165,6 +169,8 @@ impl Default for ServerConfig {
             max_spec_bytes: 16 * 1024 * 1024,
             max_import_bytes: 64 * 1024 * 1024,
             import_crawl_pages: 200,
+            max_imports: 2,
+            busy_wait_ms: 10_000,
             metrics_token: None,
             rate_limit_token: 1200,
             rate_limit_address: 2400,

@@ -22,6 +22,10 @@ pub enum ApiError {
     PayloadTooLarge(String),
     #[error("{0}")]
     RequestTimeout(String),
+    /// 503: the node is busy with work of this kind; the client may retry after this many
+    /// seconds (`Retry-After`).
+    #[error("{0}")]
+    Busy(String, u64),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -61,6 +65,7 @@ impl ApiError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
+            Self::Busy(..) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -137,7 +142,12 @@ impl IntoResponse for ApiError {
             tracing::error!(error = ?cause, "internal error");
             return error_response(status, "Internal error; see the server log for details.");
         }
-        error_response(status, &self.to_string())
+        let mut res = error_response(status, &self.to_string());
+        if let Self::Busy(_, secs) = &self {
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(*secs));
+        }
+        res
     }
 }
 

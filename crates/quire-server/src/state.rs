@@ -67,6 +67,9 @@ pub struct Shared {
     /// PDF renderings running at once on this node (each takes a blocking thread and much
     /// CPU): one at a time, the others wait their turn.
     pub pdf_runs: Arc<tokio::sync::Semaphore>,
+    /// Content imports running at once on this node (`max_imports`): each holds its
+    /// download and documents in memory.
+    pub imports: Arc<tokio::sync::Semaphore>,
     /// Woken when a job was enqueued to run now, so that this node's worker need not wait
     /// for its next pass.
     pub jobs_due: tokio::sync::Notify,
@@ -99,6 +102,7 @@ impl AppState {
             jobs_due: tokio::sync::Notify::new(),
             pdf_fonts: std::sync::OnceLock::new(),
             pdf_runs: Arc::new(tokio::sync::Semaphore::new(1)),
+            imports: Arc::new(tokio::sync::Semaphore::new(config.max_imports.max(1))),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,
                 config.rate_limit_address,

@@ -105,6 +105,14 @@ struct ServeArgs {
     /// Pages a website import crawls at most.
     #[arg(long, env = "QUIRE_IMPORT_CRAWL_PAGES", default_value_t = 200)]
     import_crawl_pages: usize,
+    /// Content imports running at once on this node; further ones wait (`--busy-wait-ms`),
+    /// then get 503 with `Retry-After`.
+    #[arg(long, env = "QUIRE_MAX_IMPORTS", default_value_t = 2)]
+    max_imports: usize,
+    /// How long (ms) an import or a PDF export waits for its turn on a busy node before it
+    /// is answered 503 with `Retry-After`.
+    #[arg(long, env = "QUIRE_BUSY_WAIT_MS", default_value_t = 10_000)]
+    busy_wait_ms: u64,
     /// Requests a minute allowed per API token (0: no limit); 429 past it.
     #[arg(long, env = "QUIRE_RATE_LIMIT_TOKEN", default_value_t = 1200)]
     rate_limit_token: u32,
@@ -293,6 +301,8 @@ async fn main() -> anyhow::Result<()> {
                 max_spec_bytes: args.max_spec_bytes,
                 max_import_bytes: args.max_import_bytes,
                 import_crawl_pages: args.import_crawl_pages,
+                max_imports: args.max_imports,
+                busy_wait_ms: args.busy_wait_ms,
                 rate_limit_token: args.rate_limit_token,
                 rate_limit_address: args.rate_limit_address,
                 rate_limit_loopback: args.rate_limit_loopback,

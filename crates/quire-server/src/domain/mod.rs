@@ -21,5 +21,6 @@ pub mod sites;
 pub mod spaces;
 pub mod teams;
 pub mod translations;
+pub mod turns;
 pub mod uploads;
 pub mod visitor;
