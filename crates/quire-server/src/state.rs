@@ -64,8 +64,8 @@ pub struct Shared {
     pub rate: crate::rate::RateLimits,
     /// Fonts of the PDF typesetter, loaded on first use.
     pub pdf_fonts: std::sync::OnceLock<quire_pdf::Fonts>,
-    /// PDF renderings running at once on this node (each takes a blocking thread and much
-    /// CPU): one at a time, the others wait their turn.
+    /// PDF renderings running at once on this node (each takes a blocking thread, much CPU
+    /// and memory): `max_pdf_exports`, the others wait their turn (`domain::turns`).
     pub pdf_runs: Arc<tokio::sync::Semaphore>,
     /// Content imports running at once on this node (`max_imports`): each holds its
     /// download and documents in memory.
@@ -101,7 +101,7 @@ impl AppState {
             metrics: crate::metrics::Metrics::new(),
             jobs_due: tokio::sync::Notify::new(),
             pdf_fonts: std::sync::OnceLock::new(),
-            pdf_runs: Arc::new(tokio::sync::Semaphore::new(1)),
+            pdf_runs: Arc::new(tokio::sync::Semaphore::new(config.max_pdf_exports.max(1))),
             imports: Arc::new(tokio::sync::Semaphore::new(config.max_imports.max(1))),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,

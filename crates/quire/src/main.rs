@@ -87,6 +87,22 @@ struct ServeArgs {
     /// fonts (Libertinus Serif, DejaVu Sans Mono) lack, such as CJK or Arabic.
     #[arg(long, env = "QUIRE_PDF_FONT_DIR")]
     pdf_font_dir: Option<std::path::PathBuf>,
+    /// PDF exports typeset at once on this node; further ones wait (`--busy-wait-ms`), then
+    /// get 503 with `Retry-After`.
+    #[arg(long, env = "QUIRE_MAX_PDF_EXPORTS", default_value_t = 1)]
+    max_pdf_exports: usize,
+    /// Most blocks (paragraphs, headings, list items, table cells, code lines…, and one per
+    /// 32 bytes of text) one PDF may have; typesetting takes about 10 KiB a block. Past it: 413.
+    #[arg(long, env = "QUIRE_PDF_MAX_BLOCKS", default_value_t = quire_server::config::DEFAULT_PDF_MAX_BLOCKS)]
+    pdf_max_blocks: usize,
+    /// Most pixels of one image printed in a PDF (read from its header, before decoding);
+    /// a larger image is left out with a note in its place.
+    #[arg(long, env = "QUIRE_PDF_MAX_IMAGE_PIXELS", default_value_t = 25_000_000)]
+    pdf_max_image_pixels: u64,
+    /// Most pixels of all the images of one PDF together; the images past it are left out
+    /// with a note.
+    #[arg(long, env = "QUIRE_PDF_MAX_PIXELS", default_value_t = 64_000_000)]
+    pdf_max_pixels: u64,
     /// Networks (CIDR, comma-separated) that downloads by URL may reach besides public
     /// addresses, e.g. `10.1.0.0/16` for an internal mirror. None by default.
     #[arg(long, env = "QUIRE_FETCH_ALLOW", value_delimiter = ',')]
@@ -296,6 +312,10 @@ async fn main() -> anyhow::Result<()> {
                 deleted_space_retention_ms: args.deleted_space_retention_ms,
                 cache_mb: args.cache_mb,
                 pdf_font_dir: args.pdf_font_dir,
+                max_pdf_exports: args.max_pdf_exports,
+                pdf_max_blocks: args.pdf_max_blocks,
+                pdf_max_image_pixels: args.pdf_max_image_pixels,
+                pdf_max_pixels: args.pdf_max_pixels,
                 fetch_allow: args.fetch_allow,
                 metrics_token: args.metrics_token.filter(|t| !t.is_empty()),
                 max_spec_bytes: args.max_spec_bytes,
