@@ -88,17 +88,17 @@ def compressible(rng, size, text=False):
     return bytes(out[:size])
 
 
-def bomb_zip(kind):
+def bomb_zip(kind, entries=240):
     rng = random.Random(7)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         if kind in ("assets", "linked"):
-            links = "".join(f"[blob {i}](.gitbook/assets/blob-{i}.bin)\n\n" for i in range(240))
+            links = "".join(f"[blob {i}](.gitbook/assets/blob-{i}.bin)\n\n" for i in range(entries))
             z.writestr("README.md", "# Assets\n\n" + (links if kind == "linked" else "A page.\n"))
-            for i in range(240):
+            for i in range(entries):
                 z.writestr(f".gitbook/assets/blob-{i}.bin", compressible(rng, 2_000_000))
         else:
-            for i in range(240):
+            for i in range(entries):
                 z.writestr(f"page-{i}.md", f"# Page {i}\n\n".encode() + compressible(rng, 2_000_000, True))
     return buf.getvalue()
 
@@ -140,6 +140,7 @@ def main():
     ap.add_argument("--shape", default="paragraphs")
     ap.add_argument("--page-bytes", type=int, default=800_000)
     ap.add_argument("--zip-kind", default="assets", choices=["assets", "linked", "docs"])
+    ap.add_argument("--zip-entries", type=int, default=240, help="files of 2 MB in the zip")
     ap.add_argument("--settle", type=float, default=30)
     ap.add_argument("--database-url")
     ap.add_argument("--mem-limit-mb", type=int)
@@ -202,7 +203,7 @@ def main():
             threading.Thread(target=sample, daemon=True).start()
             results.append(call(port, "GET", f"/v1/spaces/{space}/pdf", token))
         else:
-            payload = bomb_zip(args.zip_kind)
+            payload = bomb_zip(args.zip_kind, args.zip_entries)
             Serve.payload = payload
             httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Serve)
             threading.Thread(target=httpd.serve_forever, daemon=True).start()
