@@ -4,7 +4,7 @@ answers one hostile request, or several at once, and what each request was answe
 
 Cases:
   pdf-images  a page showing three valid 20,000 x 20,000 RGBA PNGs (about 1.6 MB each on
-              disk, 1.6 GB each decoded), printed with GET SPACE/pdf
+              disk, 1.6 GB each decoded; --images, --image-side), printed with GET SPACE/pdf
   pdf-page    one page of about 0.8 MB of markdown (--shape: paragraphs, paragraph, runs,
               lines, table, list), printed with GET SPACE/pdf
   zip         a 9-10 MB zip that expands to about 480 MB (--zip-kind: assets, a README and
@@ -38,13 +38,14 @@ def status_of(pid, key):
     return float("nan")
 
 
-def png_rgba(width, height):
-    """A valid, zero-filled RGBA PNG, written without holding the raw pixels."""
+def png_rgba(width, height, fill=0):
+    """A valid RGBA PNG of one colour (`fill` in every channel), written without holding the
+    raw pixels."""
     def chunk(kind, data):
         c = struct.pack(">I", len(data)) + kind + data
         return c + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
     comp = zlib.compressobj(9)
-    row = b"\0" + b"\0" * (4 * width)
+    row = b"\0" + bytes([fill]) * (4 * width)
     parts = []
     for _ in range(height):
         parts.append(comp.compress(row))
@@ -140,6 +141,8 @@ def main():
     ap.add_argument("--shape", default="paragraphs")
     ap.add_argument("--page-bytes", type=int, default=800_000)
     ap.add_argument("--zip-kind", default="assets", choices=["assets", "linked", "docs"])
+    ap.add_argument("--images", type=int, default=3)
+    ap.add_argument("--image-side", type=int, default=20000, help="pixels of each square PNG's side")
     ap.add_argument("--zip-entries", type=int, default=240, help="files of 2 MB in the zip")
     ap.add_argument("--settle", type=float, default=30)
     ap.add_argument("--database-url")
@@ -184,15 +187,16 @@ def main():
         label = args.case
         if args.case == "pdf-images":
             import base64
-            png = png_rgba(20000, 20000)
             ids = []
-            for n in range(3):
+            for n in range(args.images):
+                # Each image differs, so that none is decoded once for several.
+                png = png_rgba(args.image_side, args.image_side, n)
                 made = request("POST", content, token, {"changes": [{"operation": "insert_files", "files": [
                     {"name": f"bomb-{n}.png", "base64": base64.b64encode(png).decode()}]}]})
                 ids.append(made["insertedFiles"][0]["id"])
             md = "# Images\n\n" + "".join(f"![bomb {n}](/files/{i})\n\n" for n, i in enumerate(ids))
             request("POST", content, token, {"changes": [{"operation": "insert_page", "title": "Images", "document": {"markdown": md}}]})
-            label += f" ({len(png)} bytes each)"
+            label += f" ({args.images} of {args.image_side} x {args.image_side}, {len(png)} bytes each)"
         elif args.case == "pdf-page":
             md = page_markdown(args.shape, args.page_bytes)
             request("POST", content, token, {"changes": [{"operation": "insert_page", "title": "Large", "document": {"markdown": md}}]})
