@@ -16,6 +16,22 @@ const MAX_NEST: usize = 8;
 const MAX_CODE: usize = 64 * 1024;
 /// Most columns a table keeps.
 const MAX_COLUMNS: usize = 24;
+/// Most rows of one typeset table: a longer table is typeset as several, one after the
+/// other, each with the header. Typst lays a table out as one grid across every page it
+/// spans, in time and memory that grow much faster than its rows (a 23,000-row table took
+/// over 20 GB); tables of this size cost in proportion to their rows.
+const TABLE_ROWS: usize = 100;
+/// Most items of one typeset list; a longer list is typeset as several (numbering goes on).
+const LIST_ITEMS: usize = 200;
+/// Most runs of one typeset paragraph; a paragraph of more is typeset as several, since
+/// typst breaks a paragraph into lines as a whole, in time that grows with its runs
+/// times its lines.
+const PARAGRAPH_RUNS: usize = 200;
+/// Most bytes of text of one typeset paragraph (split at a space where there is one).
+const PARAGRAPH_BYTES: usize = 16 * 1024;
+/// Most bytes of a heading's text; the rest is cut with an ellipsis (headings also fill
+/// the table of contents and the PDF's bookmarks).
+const HEADING_BYTES: usize = 1024;
 
 /// What to put in a book.
 #[derive(Clone, Debug)]
@@ -32,6 +48,9 @@ pub struct Selection<'a> {
     pub only: bool,
     /// Most pages taken; later pages are left out and counted in [`Book::omitted`].
     pub max_pages: usize,
+    /// Most blocks (see [`Book::blocks`]); the pages are no longer read once past it, and
+    /// the book says it is too large (see [`Book::max_blocks`]).
+    pub max_blocks: usize,
 }
 
 /// A book to typeset.
@@ -55,7 +74,19 @@ pub struct Book {
     /// Images the book shows: key → file id of the revision.
     #[serde(skip)]
     pub images: Vec<(String, String)>,
+    /// Its size as the typesetter's memory sees it: a block for each paragraph, heading,
+    /// list item, table cell, code line, image… and one more for each [`TEXT_PER_BLOCK`]
+    /// bytes of text. Typesetting takes about 10 KiB a block (see BENCHMARKS.md).
+    #[serde(skip)]
+    pub blocks: usize,
+    /// The [`Selection::max_blocks`] it was built with: past it, the pages were not all
+    /// read, and the book is not typeset.
+    #[serde(skip)]
+    pub max_blocks: usize,
 }
+
+/// Bytes of text that weigh as much as one block in [`Book::blocks`].
+pub const TEXT_PER_BLOCK: usize = 32;
 
 /// One page of the space.
 #[derive(Clone, Debug, Serialize)]
@@ -225,25 +256,34 @@ pub fn build(rev: &Revision, sel: &Selection<'_>) -> Book {
         images: Vec::new(),
         image_keys: HashMap::new(),
     };
-    let pages = chosen
-        .iter()
-        .map(|f| {
-            let blocks = match &f.page.kind {
-                PageKind::Document(doc) => {
-                    let d = quire_content::markdown_to_document(&doc.markdown);
-                    b.blocks(&d.nodes, 0)
+    let mut pages = Vec::new();
+    let mut weight = 0;
+    for f in chosen {
+        let blocks = match &f.page.kind {
+            PageKind::Document(doc) => {
+                let d = quire_content::markdown_to_document(&doc.markdown);
+                let mut blocks = Vec::new();
+                for block in b.blocks(&d.nodes, 0) {
+                    split(block, &mut blocks);
                 }
-                _ => Vec::new(),
-            };
-            Chapter {
-                label: labels[f.page.id.as_str()].clone(),
-                title: f.page.title.clone(),
-                depth: f.depth - min_depth,
-                description: f.page.description.clone().filter(|d| !d.is_empty()),
-                blocks,
+                blocks
             }
-        })
-        .collect::<Vec<_>>();
+            _ => Vec::new(),
+        };
+        let chapter = Chapter {
+            label: labels[f.page.id.as_str()].clone(),
+            title: f.page.title.clone(),
+            depth: f.depth - min_depth,
+            description: f.page.description.clone().filter(|d| !d.is_empty()),
+            blocks,
+        };
+        weight += chapter.weight();
+        pages.push(chapter);
+        // Past the cap the book will not be typeset: the later pages need not be read.
+        if weight > sel.max_blocks {
+            break;
+        }
+    }
     Book {
         title: sel.title.to_string(),
         subtitle: sel.subtitle.map(str::to_string),
@@ -252,6 +292,45 @@ pub fn build(rev: &Revision, sel: &Selection<'_>) -> Book {
         pages,
         omitted,
         images: b.images,
+        blocks: weight,
+        max_blocks: sel.max_blocks,
+    }
+}
+
+impl Chapter {
+    /// Its weight in blocks (see [`Book::blocks`]): its heading and its blocks.
+    fn weight(&self) -> usize {
+        let text = self.title.len() + self.description.as_ref().map_or(0, String::len);
+        1 + text / TEXT_PER_BLOCK + self.blocks.iter().map(Block::weight).sum::<usize>()
+    }
+}
+
+impl Block {
+    /// Its weight in blocks (see [`Book::blocks`]); nesting is bounded by [`MAX_NEST`].
+    fn weight(&self) -> usize {
+        let runs = |runs: &[Run]| runs.iter().map(|r| r.t.len()).sum::<usize>() / TEXT_PER_BLOCK;
+        let all = |blocks: &[Block]| blocks.iter().map(Block::weight).sum::<usize>();
+        match self {
+            Block::H { runs: r, .. } | Block::P { runs: r } => 1 + runs(r),
+            Block::Code { text, .. } | Block::Math { text } => {
+                1 + text.lines().count() + text.len() / TEXT_PER_BLOCK
+            }
+            Block::List { items, .. } => {
+                1 + items.iter().map(|i| 1 + all(&i.blocks)).sum::<usize>()
+            }
+            Block::Quote { blocks } | Block::Hint { blocks, .. } | Block::Group { blocks } => {
+                1 + all(blocks)
+            }
+            Block::Table { header, rows, .. } => {
+                1 + std::iter::once(header)
+                    .chain(rows)
+                    .flatten()
+                    .map(|cell| 1 + runs(cell))
+                    .sum::<usize>()
+            }
+            Block::Img { caption, .. } => 1 + runs(caption),
+            Block::Hr => 1,
+        }
     }
 }
 
@@ -280,6 +359,156 @@ impl Book {
             ..self.clone()
         }
     }
+}
+
+/// Pushes `b` onto `out` in pieces the typesetter lays out in time and memory in
+/// proportion to their size: long tables, lists and paragraphs become several, one after
+/// the other, and long headings are cut. Nesting is bounded by [`MAX_NEST`].
+fn split(b: Block, out: &mut Vec<Block>) {
+    match b {
+        Block::P { runs } => {
+            for runs in split_runs(runs) {
+                out.push(Block::P { runs });
+            }
+        }
+        Block::H { level, runs } => out.push(Block::H {
+            level,
+            runs: cut_runs(runs, HEADING_BYTES),
+        }),
+        Block::Table { cols, header, rows } if rows.len() > TABLE_ROWS => {
+            let mut rows = rows.into_iter().peekable();
+            while rows.peek().is_some() {
+                out.push(Block::Table {
+                    cols,
+                    header: header.clone(),
+                    rows: rows.by_ref().take(TABLE_ROWS).collect(),
+                });
+            }
+        }
+        Block::List {
+            ordered,
+            start,
+            items,
+        } => {
+            let first = start.unwrap_or(1);
+            let mut items = items.into_iter().map(|item| Item {
+                checked: item.checked,
+                blocks: split_all(item.blocks),
+            });
+            let mut at = 0u64;
+            loop {
+                let chunk: Vec<Item> = items.by_ref().take(LIST_ITEMS).collect();
+                if chunk.is_empty() && at > 0 {
+                    break;
+                }
+                let n = chunk.len() as u64;
+                out.push(Block::List {
+                    ordered,
+                    start: if at == 0 {
+                        start
+                    } else {
+                        Some(first.saturating_add(at))
+                    },
+                    items: chunk,
+                });
+                at += n;
+                if n < LIST_ITEMS as u64 {
+                    break;
+                }
+            }
+        }
+        Block::Quote { blocks } => out.push(Block::Quote {
+            blocks: split_all(blocks),
+        }),
+        Block::Hint { style, blocks } => out.push(Block::Hint {
+            style,
+            blocks: split_all(blocks),
+        }),
+        Block::Group { blocks } => out.push(Block::Group {
+            blocks: split_all(blocks),
+        }),
+        other => out.push(other),
+    }
+}
+
+fn split_all(blocks: Vec<Block>) -> Vec<Block> {
+    let mut out = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        split(b, &mut out);
+    }
+    out
+}
+
+/// A paragraph's runs as the runs of several paragraphs, each within [`PARAGRAPH_RUNS`]
+/// and [`PARAGRAPH_BYTES`]; a run longer than that alone is cut at a space (or anywhere,
+/// on a character boundary, in text without one).
+fn split_runs(runs: Vec<Run>) -> Vec<Vec<Run>> {
+    let mut paragraphs = Vec::new();
+    let mut current: Vec<Run> = Vec::new();
+    let mut bytes = 0;
+    for mut run in runs {
+        while bytes + run.t.len() > PARAGRAPH_BYTES {
+            let room = PARAGRAPH_BYTES - bytes;
+            let mut end = room.min(run.t.len());
+            while !run.t.is_char_boundary(end) {
+                end -= 1;
+            }
+            // Cut after the last space that fits, unless that leaves (nearly) nothing.
+            if let Some(space) = run.t[..end].rfind(' ') {
+                if space > room / 2 {
+                    end = space + 1;
+                }
+            }
+            if end == 0 && current.is_empty() {
+                // Not even one character fits an empty paragraph: cannot happen with a
+                // cap far above a character's bytes, but never loop.
+                end = run.t.chars().next().map_or(run.t.len(), char::len_utf8);
+            }
+            if end > 0 {
+                let rest = run.t.split_off(end);
+                current.push(Run {
+                    t: std::mem::replace(&mut run.t, rest),
+                    ..run.clone()
+                });
+            }
+            paragraphs.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        if current.len() >= PARAGRAPH_RUNS {
+            paragraphs.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        if !run.t.is_empty() {
+            bytes += run.t.len();
+            current.push(run);
+        }
+    }
+    if !current.is_empty() || paragraphs.is_empty() {
+        paragraphs.push(current);
+    }
+    paragraphs
+}
+
+/// The runs with at most `max` bytes of text, an ellipsis after a cut.
+fn cut_runs(runs: Vec<Run>, max: usize) -> Vec<Run> {
+    let mut left = max;
+    let mut out = Vec::new();
+    for mut run in runs {
+        if run.t.len() <= left {
+            left -= run.t.len();
+            out.push(run);
+            continue;
+        }
+        let mut end = left;
+        while !run.t.is_char_boundary(end) {
+            end -= 1;
+        }
+        run.t.truncate(end);
+        run.t.push('…');
+        out.push(run);
+        break;
+    }
+    out
 }
 
 /// One paragraph of plain text.
@@ -593,29 +822,40 @@ impl Builder<'_> {
             })
             .collect();
         let mut rows = vec![header];
-        let mut records: Vec<(&String, &Value)> = e
+        // Cells name their fragments: found by name once, not by a scan of every fragment
+        // for every cell (which made a long table's book quadratic in its rows).
+        let fragments: HashMap<&str, &quire_content::document::Fragment> = e
+            .fragments
+            .iter()
+            .flatten()
+            .filter_map(|f| Some((f.fragment.as_deref()?, f)))
+            .collect();
+        // Records are ordered by their `orderIndex`, not by their keys.
+        let mut records: Vec<(String, &String, &Value)> = e
             .data
             .get("records")
             .and_then(Value::as_object)
-            .map(|m| m.iter().collect())
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| {
+                        let order = v
+                            .get("orderIndex")
+                            .map(|o| o.to_string())
+                            .unwrap_or_default();
+                        (order, k, v)
+                    })
+                    .collect()
+            })
             .unwrap_or_default();
-        // Records are ordered by their `orderIndex`, not by their keys.
-        records.sort_by(|(ka, a), (kb, b)| {
-            let order = |v: &Value| {
-                v.get("orderIndex")
-                    .map(|o| o.to_string())
-                    .unwrap_or_default()
-            };
-            order(a).cmp(&order(b)).then_with(|| ka.cmp(kb))
-        });
-        for (_, rec) in records {
+        records.sort_unstable_by(|(oa, ka, _), (ob, kb, _)| oa.cmp(ob).then_with(|| ka.cmp(kb)));
+        for (_, _, rec) in records {
             let values = rec.get("values").and_then(Value::as_object);
             let row = order
                 .iter()
                 .map(|c| {
                     let v = values.and_then(|v| v.get(*c));
                     match v {
-                        Some(Value::String(frag)) => match e.fragment(frag) {
+                        Some(Value::String(frag)) => match fragments.get(frag.as_str()) {
                             Some(f) => f
                                 .nodes
                                 .iter()
@@ -800,4 +1040,113 @@ fn plain_token(s: &str) -> bool {
         && s.len() <= 40
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '#' | '.' | '_' | '-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quire_content::model::Page;
+
+    fn blocks_of(markdown: &str) -> Book {
+        build(
+            &Revision {
+                pages: vec![Page::document("p", "P", "p", markdown)],
+                ..Revision::default()
+            },
+            &Selection {
+                title: "T",
+                subtitle: None,
+                footer: None,
+                page: None,
+                only: false,
+                max_pages: 10,
+                max_blocks: usize::MAX,
+            },
+        )
+    }
+
+    #[test]
+    fn long_tables_lists_and_paragraphs_are_typeset_in_pieces() {
+        let table: String = (0..250).map(|i| format!("| r{i} | x |\n")).collect();
+        let book = blocks_of(&format!("| a | b |\n| --- | --- |\n{table}"));
+        let tables: Vec<(usize, usize)> = book.pages[0]
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::Table { header, rows, .. } => (header.len(), rows.len()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(tables, [(2, 100), (2, 100), (2, 50)]);
+
+        let list: String = (0..450).map(|i| format!("{}. item\n", i + 3)).collect();
+        let book = blocks_of(&list);
+        let starts: Vec<(Option<u64>, usize)> = book.pages[0]
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::List { start, items, .. } => (*start, items.len()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(starts, [(Some(3), 200), (Some(203), 200), (Some(403), 50)]);
+
+        let words = "word ".repeat(10_000);
+        let book = blocks_of(&format!("# {words}\n\n{words}\n\n{}", "**b** ".repeat(500)));
+        let lens: Vec<(usize, usize)> = book.pages[0]
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::P { runs } | Block::H { runs, .. } => {
+                    (runs.len(), runs.iter().map(|r| r.t.len()).sum())
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        // The heading is cut; 50,000 bytes of text make four paragraphs, cut at spaces;
+        // 1,000 runs of bold and space make five.
+        assert!(lens[0].1 <= HEADING_BYTES + 3, "{lens:?}");
+        // (The paragraph's last space is not text.)
+        assert_eq!(&lens[1..5].iter().map(|l| l.1).sum::<usize>(), &49_999);
+        assert!(
+            lens[1..5].iter().all(|l| l.1 <= PARAGRAPH_BYTES),
+            "{lens:?}"
+        );
+        assert_eq!(lens[5..].len(), 5, "{lens:?}");
+        assert!(lens[5..].iter().all(|l| l.0 <= PARAGRAPH_RUNS), "{lens:?}");
+        if let Block::P { runs } = &book.pages[0].blocks[1] {
+            assert!(runs[0].t.ends_with(' '), "cut at a space");
+        }
+    }
+
+    #[test]
+    fn a_book_past_its_blocks_stops_reading_pages() {
+        let pages = (0..10)
+            .map(|i| {
+                Page::document(
+                    &format!("p{i}"),
+                    "P",
+                    &format!("p{i}"),
+                    &"Text.\n\n".repeat(100),
+                )
+            })
+            .collect();
+        let book = build(
+            &Revision {
+                pages,
+                ..Revision::default()
+            },
+            &Selection {
+                title: "T",
+                subtitle: None,
+                footer: None,
+                page: None,
+                only: false,
+                max_pages: 100,
+                max_blocks: 250,
+            },
+        );
+        assert!(book.blocks > 250);
+        assert_eq!(book.pages.len(), 3);
+    }
 }

@@ -28,11 +28,22 @@ use typst_layout::PagedDocument;
 /// The fixed template (never changed by input).
 const TEMPLATE: &str = include_str!("template.typ");
 
+/// The default [`Selection::max_blocks`]: typesetting takes about 10 KiB a block, so a
+/// book at the cap takes some 500 MiB while it is typeset.
+pub const DEFAULT_MAX_BLOCKS: usize = 50_000;
+
 /// Bounds of one rendering.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// Most bytes of images embedded in all; images past it are shown as their alt text.
     pub max_image_bytes: usize,
+    /// Most pixels of one image, read from its header before anything decodes it: the
+    /// typesetter holds every image decoded (up to 8 bytes a pixel) until the PDF is
+    /// written. A larger image is left out with a note in its place.
+    pub max_image_pixels: u64,
+    /// Most pixels of all the images of one PDF together; the images past it are left out
+    /// with a note in their place.
+    pub max_total_pixels: u64,
     /// Most output pages; a longer result is refused.
     pub max_output_pages: usize,
 }
@@ -41,6 +52,8 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_image_bytes: 64 * 1024 * 1024,
+            max_image_pixels: 25_000_000,
+            max_total_pixels: 64_000_000,
             max_output_pages: 5_000,
         }
     }
@@ -55,6 +68,10 @@ pub enum PdfError {
     /// The result was longer than [`Limits::max_output_pages`].
     #[error("the PDF would have {0} pages, more than the {1} allowed")]
     TooLong(usize, usize),
+    /// The book was larger than [`Selection::max_blocks`] (at least this many blocks, of
+    /// that many allowed); it was not typeset.
+    #[error("the content has at least {0} blocks, more than the {1} a PDF may have")]
+    TooLarge(usize, usize),
 }
 
 /// Fonts available to the typesetter: the shipped ones, plus extra ones.
@@ -111,34 +128,72 @@ impl Fonts {
 }
 
 /// Typesets `book` with `images` (key → bytes, as [`Book::images`] names them) into a PDF.
-/// Images that do not decode are left out (their alt text shows instead).
+/// Images that do not decode are left out (their alt text shows instead); images past the
+/// caps of [`Limits`] are never decoded and show a note saying why they are missing.
 pub fn render(
     book: &Book,
     images: &[(String, Vec<u8>)],
     fonts: &Fonts,
     limits: &Limits,
 ) -> Result<Vec<u8>, PdfError> {
-    let mut budget = limits.max_image_bytes;
-    let kept: Vec<&(String, Vec<u8>)> = images
-        .iter()
-        .filter(|(_, bytes)| {
-            let fits = bytes.len() <= budget;
-            if fits {
-                budget -= bytes.len();
-            }
-            fits
-        })
-        .collect();
-    let first = match typeset(book, &kept, fonts, limits) {
+    if book.blocks > book.max_blocks {
+        return Err(PdfError::TooLarge(book.blocks, book.max_blocks));
+    }
+    let (kept, notes) = admit(images, limits);
+    let first = match typeset(book, &kept, &notes, fonts, limits) {
         // An image that does not decode fails the whole document: typeset it without images.
-        Err(PdfError::Typeset(_)) if !kept.is_empty() => typeset(book, &[], fonts, limits),
+        Err(PdfError::Typeset(_)) if !kept.is_empty() => typeset(book, &[], &notes, fonts, limits),
         other => other,
     };
     match first {
         // Whatever else the typesetter could not place, the text is still printed.
-        Err(PdfError::Typeset(_)) => typeset(&book.plain(), &[], fonts, limits),
+        Err(PdfError::Typeset(_)) => typeset(&book.plain(), &[], &Dict::new(), fonts, limits),
         other => other,
     }
+}
+
+/// The images within the caps, in order, and a note (key → text) for each one left out.
+/// Sizes come from the images' headers: nothing is decoded here, and an image whose header
+/// cannot be read is left to the typesetter, which shows its alt text when it fails.
+fn admit<'a>(
+    images: &'a [(String, Vec<u8>)],
+    limits: &Limits,
+) -> (Vec<&'a (String, Vec<u8>)>, Dict) {
+    let mut bytes_left = limits.max_image_bytes;
+    let mut pixels_left = limits.max_total_pixels;
+    let mut kept = Vec::new();
+    let mut notes = Dict::new();
+    for image in images {
+        let (key, bytes) = image;
+        let Ok(size) = imagesize::blob_size(bytes) else {
+            continue;
+        };
+        let pixels = (size.width as u64).saturating_mul(size.height as u64);
+        let refused = if pixels > limits.max_image_pixels {
+            Some(format!(
+                "image left out: {} × {} pixels, more than the {} an image may have in a PDF",
+                size.width, size.height, limits.max_image_pixels
+            ))
+        } else if pixels > pixels_left || bytes.len() > bytes_left {
+            Some(format!(
+                "image left out: the images before it take all the room a PDF has for images ({} pixels, {} bytes)",
+                limits.max_total_pixels, limits.max_image_bytes
+            ))
+        } else {
+            None
+        };
+        match refused {
+            Some(note) => {
+                notes.insert(Str::from(key.as_str()), Value::Str(Str::from(note)));
+            }
+            None => {
+                pixels_left -= pixels;
+                bytes_left -= bytes.len();
+                kept.push(image);
+            }
+        }
+    }
+    (kept, notes)
 }
 
 /// One typesetting run at a time per process: typst's memoisation cache is global, and
@@ -148,6 +203,7 @@ static RUN: Mutex<()> = Mutex::new(());
 fn typeset(
     book: &Book,
     images: &[&(String, Vec<u8>)],
+    notes: &Dict,
     fonts: &Fonts,
     limits: &Limits,
 ) -> Result<Vec<u8>, PdfError> {
@@ -156,9 +212,12 @@ fn typeset(
         .iter()
         .map(|(k, b)| (Str::from(k.as_str()), Value::Bytes(Bytes::new(b.clone()))))
         .collect();
-    let inputs: Dict = [(Str::from("images"), Value::Dict(image_dict))]
-        .into_iter()
-        .collect();
+    let inputs: Dict = [
+        (Str::from("images"), Value::Dict(image_dict)),
+        (Str::from("notes"), Value::Dict(notes.clone())),
+    ]
+    .into_iter()
+    .collect();
     let world = BookWorld {
         library: LazyHash::new(Library::builder().with_inputs(inputs).build()),
         fonts: fonts.clone(),
@@ -267,6 +326,7 @@ mod tests {
                 page: None,
                 only: false,
                 max_pages: 100,
+                max_blocks: DEFAULT_MAX_BLOCKS,
             },
         )
     }
@@ -341,7 +401,7 @@ mod tests {
         });
         let fonts = Fonts::new(Vec::new());
         assert!(matches!(
-            typeset(&b, &[], &fonts, &Limits::default()),
+            typeset(&b, &[], &Dict::new(), &fonts, &Limits::default()),
             Err(PdfError::Typeset(_))
         ));
         let pdf = render(&b, &[], &fonts, &Limits::default()).unwrap();

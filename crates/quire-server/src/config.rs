@@ -39,6 +39,16 @@ pub struct ServerConfig {
     /// A folder of extra fonts (`.ttf`, `.otf`, `.ttc`) for PDF export, for scripts the
     /// shipped fonts lack (CJK, Arabic…).
     pub pdf_font_dir: Option<PathBuf>,
+    /// PDF exports typeset at once on this node; more wait `busy_wait_ms`, then get 503.
+    pub max_pdf_exports: usize,
+    /// Most blocks one PDF may have (`quire_pdf::Book::blocks`: the typesetter takes about
+    /// 10 KiB a block); a larger export is refused with 413.
+    pub pdf_max_blocks: usize,
+    /// Most pixels of one image printed in a PDF, read from its header; a larger image is
+    /// left out with a note in its place.
+    pub pdf_max_image_pixels: u64,
+    /// Most pixels of all the images of one PDF together.
+    pub pdf_max_pixels: u64,
     /// Networks the safe fetcher may reach besides public addresses (none by default).
     pub fetch_allow: Vec<ipnet::IpNet>,
     /// Largest OpenAPI specification processed, in bytes (given as text or fetched).
@@ -48,6 +58,10 @@ pub struct ServerConfig {
     pub max_import_bytes: usize,
     /// Pages a website import crawls at most.
     pub import_crawl_pages: usize,
+    /// Content imports running at once on this node; more wait `busy_wait_ms`, then get 503.
+    pub max_imports: usize,
+    /// How long an import or a PDF export waits for its turn before it is answered 503.
+    pub busy_wait_ms: u64,
     /// Bearer token that `GET /metrics` requires; metrics are not served without one.
     pub metrics_token: Option<String>,
     /// Requests a minute per API token (0: no limit).
@@ -144,6 +158,9 @@ impl Default for TranslationConfig {
 /// `--deleted-space-retention-ms`: GitBook's seven days.
 pub const DEFAULT_RETENTION_MS: u64 = 7 * 24 * 3600 * 1000;
 
+/// Most blocks of one PDF unless the operator sets `--pdf-max-blocks`.
+pub const DEFAULT_PDF_MAX_BLOCKS: usize = quire_pdf::DEFAULT_MAX_BLOCKS;
+
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
@@ -161,10 +178,16 @@ impl Default for ServerConfig {
             deleted_space_retention_ms: DEFAULT_RETENTION_MS,
             cache_mb: 96,
             pdf_font_dir: None,
+            max_pdf_exports: 1,
+            pdf_max_blocks: DEFAULT_PDF_MAX_BLOCKS,
+            pdf_max_image_pixels: 25_000_000,
+            pdf_max_pixels: 64_000_000,
             fetch_allow: Vec::new(),
             max_spec_bytes: 16 * 1024 * 1024,
             max_import_bytes: 64 * 1024 * 1024,
             import_crawl_pages: 200,
+            max_imports: 2,
+            busy_wait_ms: 10_000,
             metrics_token: None,
             rate_limit_token: 1200,
             rate_limit_address: 2400,

@@ -24,6 +24,10 @@ pub enum ApiError {
     RequestTimeout(String),
     #[error("{0}")]
     TooManyRequests(String),
+    /// 503: the node is busy with work of this kind; the client may retry after this many
+    /// seconds (`Retry-After`).
+    #[error("{0}")]
+    Busy(String, u64),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -64,6 +68,7 @@ impl ApiError {
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::Busy(..) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -140,7 +145,12 @@ impl IntoResponse for ApiError {
             tracing::error!(error = ?cause, "internal error");
             return error_response(status, "Internal error; see the server log for details.");
         }
-        error_response(status, &self.to_string())
+        let mut res = error_response(status, &self.to_string());
+        if let Self::Busy(_, secs) = &self {
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(*secs));
+        }
+        res
     }
 }
 

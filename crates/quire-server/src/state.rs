@@ -64,12 +64,15 @@ pub struct Shared {
     pub rate: crate::rate::RateLimits,
     /// Fonts of the PDF typesetter, loaded on first use.
     pub pdf_fonts: std::sync::OnceLock<quire_pdf::Fonts>,
-    /// PDF renderings running at once on this node (each takes a blocking thread and much
-    /// CPU): one at a time, the others wait their turn.
+    /// PDF renderings running at once on this node (each takes a blocking thread, much CPU
+    /// and memory): `max_pdf_exports`, the others wait their turn (`domain::heavy`).
     pub pdf_runs: Arc<tokio::sync::Semaphore>,
     /// Writes of one change request or one space's main content on this node take turns
     /// (`domain::change_requests::Attempts`).
     pub turns: crate::turns::Turns,
+    /// Content imports running at once on this node (`max_imports`): each holds its
+    /// download and documents in memory.
+    pub imports: Arc<tokio::sync::Semaphore>,
     /// Woken when a job was enqueued to run now, so that this node's worker need not wait
     /// for its next pass.
     pub jobs_due: tokio::sync::Notify,
@@ -102,7 +105,8 @@ impl AppState {
             turns: Default::default(),
             jobs_due: tokio::sync::Notify::new(),
             pdf_fonts: std::sync::OnceLock::new(),
-            pdf_runs: Arc::new(tokio::sync::Semaphore::new(1)),
+            pdf_runs: Arc::new(tokio::sync::Semaphore::new(config.max_pdf_exports.max(1))),
+            imports: Arc::new(tokio::sync::Semaphore::new(config.max_imports.max(1))),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,
                 config.rate_limit_address,

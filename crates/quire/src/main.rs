@@ -87,6 +87,22 @@ struct ServeArgs {
     /// fonts (Libertinus Serif, DejaVu Sans Mono) lack, such as CJK or Arabic.
     #[arg(long, env = "QUIRE_PDF_FONT_DIR")]
     pdf_font_dir: Option<std::path::PathBuf>,
+    /// PDF exports typeset at once on this node; further ones wait (`--busy-wait-ms`), then
+    /// get 503 with `Retry-After`.
+    #[arg(long, env = "QUIRE_MAX_PDF_EXPORTS", default_value_t = 1)]
+    max_pdf_exports: usize,
+    /// Most blocks (paragraphs, headings, list items, table cells, code lines…, and one per
+    /// 32 bytes of text) one PDF may have; typesetting takes about 10 KiB a block. Past it: 413.
+    #[arg(long, env = "QUIRE_PDF_MAX_BLOCKS", default_value_t = quire_server::config::DEFAULT_PDF_MAX_BLOCKS)]
+    pdf_max_blocks: usize,
+    /// Most pixels of one image printed in a PDF (read from its header, before decoding);
+    /// a larger image is left out with a note in its place.
+    #[arg(long, env = "QUIRE_PDF_MAX_IMAGE_PIXELS", default_value_t = 25_000_000)]
+    pdf_max_image_pixels: u64,
+    /// Most pixels of all the images of one PDF together; the images past it are left out
+    /// with a note.
+    #[arg(long, env = "QUIRE_PDF_MAX_PIXELS", default_value_t = 64_000_000)]
+    pdf_max_pixels: u64,
     /// Networks (CIDR, comma-separated) that downloads by URL may reach besides public
     /// addresses, e.g. `10.1.0.0/16` for an internal mirror. None by default.
     #[arg(long, env = "QUIRE_FETCH_ALLOW", value_delimiter = ',')]
@@ -105,6 +121,14 @@ struct ServeArgs {
     /// Pages a website import crawls at most.
     #[arg(long, env = "QUIRE_IMPORT_CRAWL_PAGES", default_value_t = 200)]
     import_crawl_pages: usize,
+    /// Content imports running at once on this node; further ones wait (`--busy-wait-ms`),
+    /// then get 503 with `Retry-After`.
+    #[arg(long, env = "QUIRE_MAX_IMPORTS", default_value_t = 2)]
+    max_imports: usize,
+    /// How long (ms) an import or a PDF export waits for its turn on a busy node before it
+    /// is answered 503 with `Retry-After`.
+    #[arg(long, env = "QUIRE_BUSY_WAIT_MS", default_value_t = 10_000)]
+    busy_wait_ms: u64,
     /// Requests a minute allowed per API token (0: no limit); 429 past it.
     #[arg(long, env = "QUIRE_RATE_LIMIT_TOKEN", default_value_t = 1200)]
     rate_limit_token: u32,
@@ -297,11 +321,17 @@ async fn main() -> anyhow::Result<()> {
                 deleted_space_retention_ms: args.deleted_space_retention_ms,
                 cache_mb: args.cache_mb,
                 pdf_font_dir: args.pdf_font_dir,
+                max_pdf_exports: args.max_pdf_exports,
+                pdf_max_blocks: args.pdf_max_blocks,
+                pdf_max_image_pixels: args.pdf_max_image_pixels,
+                pdf_max_pixels: args.pdf_max_pixels,
                 fetch_allow: args.fetch_allow,
                 metrics_token: args.metrics_token.filter(|t| !t.is_empty()),
                 max_spec_bytes: args.max_spec_bytes,
                 max_import_bytes: args.max_import_bytes,
                 import_crawl_pages: args.import_crawl_pages,
+                max_imports: args.max_imports,
+                busy_wait_ms: args.busy_wait_ms,
                 rate_limit_token: args.rate_limit_token,
                 rate_limit_address: args.rate_limit_address,
                 rate_limit_loopback: args.rate_limit_loopback,

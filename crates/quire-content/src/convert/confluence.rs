@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use scraper::{ElementRef, Html, Selector};
 
-use super::archive::read_zip;
+use super::archive::{read_zip, Bytes};
 use super::tree::strip_common_root;
 use super::{
     archive_key, html, title_from_name, Asset, Bundle, ConvertError, Limits, SourcePage,
@@ -17,8 +17,8 @@ use super::{
 const CONTENT: &[&str] = &["#main-content", ".wiki-content", "#content", "main"];
 
 /// Converts a Confluence space export (zip of HTML).
-pub fn convert(bytes: &[u8], limits: &Limits) -> Result<Bundle, ConvertError> {
-    let entries = strip_common_root(read_zip(bytes, limits)?);
+pub fn convert(bytes: Bytes, limits: &Limits) -> Result<Bundle, ConvertError> {
+    let entries = strip_common_root(read_zip(bytes, limits)?)?;
     let mut pages: HashMap<String, String> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
     let mut assets = Vec::new();
@@ -26,12 +26,13 @@ pub fn convert(bytes: &[u8], limits: &Limits) -> Result<Bundle, ConvertError> {
         let lower = e.path.to_ascii_lowercase();
         if lower.ends_with(".html") || lower.ends_with(".htm") {
             order.push(e.path.clone());
-            pages.insert(e.path, String::from_utf8_lossy(&e.bytes).into_owned());
+            let text = String::from_utf8_lossy(&e.content.document()?).into_owned();
+            pages.insert(e.path, text);
         } else if !lower.ends_with(".css") && !lower.ends_with(".js") {
             assets.push(Asset {
                 key: archive_key(&e.path),
                 name: e.path.rsplit('/').next().unwrap_or(&e.path).to_string(),
-                bytes: e.bytes,
+                content: e.content,
             });
         }
     }

@@ -10,37 +10,41 @@ use std::collections::HashMap;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
-use super::archive::read_zip;
+use super::archive::{read_zip, Bytes, Entry};
 use super::{archive_key, escape_text, Asset, Bundle, ConvertError, Limits, SourcePage};
 
 /// Converts a `.docx` file into a bundle of one page named `fallback_title` unless the
 /// document has a title.
 pub fn convert(
-    bytes: &[u8],
+    bytes: Bytes,
     fallback_title: &str,
     limits: &Limits,
 ) -> Result<Bundle, ConvertError> {
     let entries = read_zip(bytes, limits)
         .map_err(|e| ConvertError::new(format!("is not a Word document: {}", e.0)))?;
-    let text = |path: &str| {
+    let text = |path: &str| -> Result<Option<String>, ConvertError> {
         entries
             .iter()
             .find(|e| e.path == path)
-            .map(|e| String::from_utf8_lossy(&e.bytes).into_owned())
+            .map(|e: &Entry| {
+                let bytes = e.content.clone().document()?;
+                Ok(String::from_utf8_lossy(&bytes).into_owned())
+            })
+            .transpose()
     };
-    let document = text("word/document.xml").ok_or_else(|| {
+    let document = text("word/document.xml")?.ok_or_else(|| {
         ConvertError::new("is not a Word document: `word/document.xml` is missing")
     })?;
-    let rels = text("word/_rels/document.xml.rels")
+    let rels = text("word/_rels/document.xml.rels")?
         .map(|r| relationships(&r))
         .unwrap_or_default();
-    let styles = text("word/styles.xml")
+    let styles = text("word/styles.xml")?
         .map(|s| style_names(&s))
         .unwrap_or_default();
-    let numbering = text("word/numbering.xml")
+    let numbering = text("word/numbering.xml")?
         .map(|n| numbering_formats(&n))
         .unwrap_or_default();
-    let core_title = text("docProps/core.xml").and_then(|c| core_title(&c));
+    let core_title = text("docProps/core.xml")?.and_then(|c| core_title(&c));
     let mut conv = Converter {
         rels,
         styles,
@@ -58,7 +62,7 @@ pub fn convert(
         .map(|e| Asset {
             key: archive_key(&e.path),
             name: e.path.rsplit('/').next().unwrap_or("image").to_string(),
-            bytes: e.bytes,
+            content: e.content,
         })
         .collect();
     Ok(Bundle {

@@ -13,7 +13,7 @@ use std::io::Read;
 
 use sha1::{Digest, Sha1};
 
-use super::archive::Entry;
+use super::archive::{Content, Entry};
 use super::{archive_key, markdown_page, title_from_name, Asset, Bundle, ConvertError, Limits};
 
 /// What the server advertised.
@@ -485,7 +485,7 @@ pub fn files_of(
                     if let Some(b) = objects.get(&sha).filter(|o| o.kind == 3) {
                         out.push(Entry {
                             path,
-                            bytes: b.data.clone(),
+                            content: Content::Held(b.data.clone()),
                         });
                     }
                 }
@@ -513,7 +513,7 @@ pub fn wiki(entries: Vec<Entry>) -> Result<Bundle, ConvertError> {
             if stem.starts_with('_') || !seen.insert(stem.to_lowercase()) {
                 continue;
             }
-            let text = String::from_utf8(e.bytes)
+            let text = String::from_utf8(e.content.document()?)
                 .map_err(|_| ConvertError::new(format!("`{}` is not UTF-8 text", e.path)))?;
             let title = title_from_name(&stem);
             // Wiki pages are named by file name, wherever they sit.
@@ -527,7 +527,7 @@ pub fn wiki(entries: Vec<Entry>) -> Result<Bundle, ConvertError> {
             assets.push(Asset {
                 key: archive_key(&e.path),
                 name,
-                bytes: e.bytes,
+                content: e.content,
             });
         }
     }

@@ -12,8 +12,10 @@
 //! URL, an archive's entries by [`archive_key`] (a fixed base joined with their path), so
 //! that relative links resolve with URL joining whatever the source.
 //!
-//! Everything is bounded: archive entries, expanded bytes and compression ratio
-//! ([`archive`]), page count, tree depth, document size and nesting.
+//! Everything is bounded: archive entries, expanded bytes (per entry, for the documents
+//! held in memory, and in all) and compression ratio ([`archive`]: an archive's images and
+//! attachments stay compressed until the caller stores them), page count, tree depth,
+//! document size and nesting.
 
 pub mod archive;
 pub mod confluence;
@@ -39,6 +41,12 @@ pub struct Limits {
     pub max_entries: usize,
     /// Bytes an archive may expand to, all entries together.
     pub max_expanded: u64,
+    /// Bytes one archive entry may expand to.
+    pub max_entry_bytes: u64,
+    /// Bytes an archive's documents (pages, tables, XML, nested archives: what a converter
+    /// keeps in memory) may expand to, all together; images and attachments are read one
+    /// at a time when stored and do not count.
+    pub max_document_bytes: u64,
     /// Largest ratio of an entry's expanded size to its compressed size (for entries above
     /// a mebibyte, where a bomb would matter).
     pub max_ratio: u64,
@@ -53,6 +61,8 @@ impl Default for Limits {
         Limits {
             max_entries: 20_000,
             max_expanded: 512 * 1024 * 1024,
+            max_entry_bytes: 64 * 1024 * 1024,
+            max_document_bytes: 64 * 1024 * 1024,
             max_ratio: 100,
             max_pages: 5_000,
             max_page_bytes: 2 * 1024 * 1024,
@@ -112,8 +122,8 @@ pub struct Asset {
     pub key: String,
     /// File name.
     pub name: String,
-    /// Bytes.
-    pub bytes: Vec<u8>,
+    /// Bytes: an archive's assets stay compressed until read.
+    pub content: archive::Content,
 }
 
 /// The base of archive keys.

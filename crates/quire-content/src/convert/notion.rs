@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::archive::{read_zip, Entry};
+use super::archive::{read_nested_zip, read_zip, Bytes, Entry};
 use super::{
     archive_key, escape_text, markdown_page, Asset, Bundle, ConvertError, Limits, SourcePage,
     MAX_TREE_DEPTH,
@@ -13,7 +13,7 @@ use super::{
 
 /// Converts a Notion export. An export of several parts (a zip of zips) is read part by
 /// part within the same caps.
-pub fn convert(bytes: &[u8], limits: &Limits) -> Result<Bundle, ConvertError> {
+pub fn convert(bytes: Bytes, limits: &Limits) -> Result<Bundle, ConvertError> {
     let mut entries = read_zip(bytes, limits)?;
     if !entries.is_empty()
         && entries
@@ -21,13 +21,13 @@ pub fn convert(bytes: &[u8], limits: &Limits) -> Result<Bundle, ConvertError> {
             .all(|e| e.path.to_ascii_lowercase().ends_with(".zip"))
     {
         let mut inner = Vec::new();
-        let mut left = limits.clone();
         for part in &entries {
-            let got = read_zip(&part.bytes, &left)
+            let got = part
+                .content
+                .clone()
+                .document()
+                .and_then(|bytes| read_nested_zip(bytes, part))
                 .map_err(|e| ConvertError::new(format!("part `{}`: {}", part.path, e.0)))?;
-            let used: u64 = got.iter().map(|e| e.bytes.len() as u64).sum();
-            left.max_expanded = left.max_expanded.saturating_sub(used);
-            left.max_entries = left.max_entries.saturating_sub(got.len());
             inner.extend(got);
         }
         entries = inner;
@@ -72,12 +72,12 @@ fn from_entries(entries: Vec<Entry>) -> Result<Bundle, ConvertError> {
             folders.entry(parent).or_default().insert(dir.clone());
         }
         if lower.ends_with(".md") || lower.ends_with(".csv") {
-            docs.insert(e.path, e.bytes);
+            docs.insert(e.path, e.content.document()?);
         } else {
             assets.push(Asset {
                 key: archive_key(&e.path),
                 name: e.path.rsplit('/').next().unwrap_or(&e.path).to_string(),
-                bytes: e.bytes,
+                content: e.content,
             });
         }
     }

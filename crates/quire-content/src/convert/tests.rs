@@ -37,7 +37,7 @@ fn summary_gives_structure_and_links_become_page_links() {
         ("repo-main/getting-started/setup.md", b"# Setup\n\n![diagram](../.gitbook/assets/d.png)\n"),
         ("repo-main/.gitbook/assets/d.png", b"\x89PNG fake"),
     ]);
-    let b = tree::from_zip(&z, &Limits::default()).unwrap();
+    let b = tree::from_zip(archive::Bytes::new(z.clone()), &Limits::default()).unwrap();
     let a = assemble(&b, &[], false, &Limits::default(), &mut ids()).unwrap();
     assert_eq!(a.pages.len(), 2, "{:#?}", a.pages);
     assert_eq!(a.pages[0].title, "Welcome");
@@ -65,7 +65,7 @@ fn folders_without_summary_become_groups() {
         ("api/auth.md", b"# Auth\n"),
         ("api/users.md", b"Users body\n"),
     ]);
-    let b = tree::from_zip(&z, &Limits::default()).unwrap();
+    let b = tree::from_zip(archive::Bytes::new(z.clone()), &Limits::default()).unwrap();
     let a = assemble(&b, &[], false, &Limits::default(), &mut ids()).unwrap();
     assert_eq!(a.pages[0].title, "Home");
     assert!(matches!(a.pages[1].kind, PageKind::Group));
@@ -78,10 +78,10 @@ fn folders_without_summary_become_groups() {
 fn bombs_and_escapes_are_refused() {
     let big = vec![b'a'; 8 * 1024 * 1024];
     let z = zip_of(&[("a.md", &big)]);
-    let err = tree::from_zip(&z, &Limits::default()).unwrap_err();
+    let err = tree::from_zip(archive::Bytes::new(z.clone()), &Limits::default()).unwrap_err();
     assert!(err.0.contains("expands more than"), "{err}");
     let z = zip_of(&[("../evil.md", b"x")]);
-    let err = tree::from_zip(&z, &Limits::default()).unwrap_err();
+    let err = tree::from_zip(archive::Bytes::new(z.clone()), &Limits::default()).unwrap_err();
     assert!(err.0.contains("points outside"), "{err}");
     let many: Vec<(String, Vec<u8>)> = (0..30)
         .map(|i| (format!("{i}.md"), b"x".to_vec()))
@@ -94,11 +94,11 @@ fn bombs_and_escapes_are_refused() {
         max_entries: 10,
         ..Limits::default()
     };
-    assert!(tree::from_zip(&zip_of(&refs), &limits)
+    assert!(tree::from_zip(archive::Bytes::new(zip_of(&refs)), &limits)
         .unwrap_err()
         .0
         .contains("entries"));
-    assert!(tree::from_zip(b"not a zip", &Limits::default()).is_err());
+    assert!(tree::from_zip(archive::Bytes::new(b"not a zip"), &Limits::default()).is_err());
 }
 
 #[test]
@@ -154,7 +154,7 @@ fn notion_ids_are_dropped_and_databases_become_tables() {
         (db.as_str(), b"Name,Status\nWrite docs,Done\nShip,Todo\n"),
         (row.as_str(), b"# Write docs\n\nStatus: Done\n"),
     ]);
-    let b = notion::convert(&z, &Limits::default()).unwrap();
+    let b = notion::convert(archive::Bytes::new(z), &Limits::default()).unwrap();
     let a = assemble(&b, &[], false, &Limits::default(), &mut ids()).unwrap();
     assert_eq!(a.pages[0].title, "Team");
     let tasks = &a.pages[0].pages[0];

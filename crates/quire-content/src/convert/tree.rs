@@ -7,16 +7,16 @@ use std::collections::BTreeMap;
 
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 
-use super::archive::{read_zip, Entry};
+use super::archive::{read_zip, Bytes, Entry};
 use super::{
     archive_key, markdown_page, title_from_name, Asset, Bundle, ConvertError, Limits, SourcePage,
     MAX_TREE_DEPTH,
 };
 
 /// Converts a zip archive of markdown files.
-pub fn from_zip(bytes: &[u8], limits: &Limits) -> Result<Bundle, ConvertError> {
+pub fn from_zip(bytes: Bytes, limits: &Limits) -> Result<Bundle, ConvertError> {
     let entries = read_zip(bytes, limits)?;
-    from_entries(strip_common_root(entries))
+    from_entries(strip_common_root(entries)?)
 }
 
 /// Whether a path names a markdown file.
@@ -27,7 +27,7 @@ pub fn is_markdown(path: &str) -> bool {
 
 /// Drops a folder that holds everything (an archive of `repo-main/...`), unless the root
 /// has documents of its own; honours `.gitbook.yaml`'s `root:`.
-pub fn strip_common_root(mut entries: Vec<Entry>) -> Vec<Entry> {
+pub fn strip_common_root(mut entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertError> {
     let root_docs = entries
         .iter()
         .any(|e| !e.path.contains('/') && (is_markdown(&e.path) || e.path == ".gitbook.yaml"));
@@ -46,16 +46,17 @@ pub fn strip_common_root(mut entries: Vec<Entry>) -> Vec<Entry> {
         }
     }
     // `.gitbook.yaml` may move the documentation's root into a folder.
-    let root = entries
-        .iter()
-        .find(|e| e.path == ".gitbook.yaml")
-        .and_then(|e| {
-            String::from_utf8_lossy(&e.bytes).lines().find_map(|l| {
-                let v = l.strip_prefix("root:")?.trim().trim_matches(['"', '\'']);
-                let v = v.trim_start_matches("./").trim_matches('/');
-                (!v.is_empty() && !v.contains("..")).then(|| format!("{v}/"))
-            })
-        });
+    let config = match entries.iter().find(|e| e.path == ".gitbook.yaml") {
+        Some(e) => Some(e.content.clone().document()?),
+        None => None,
+    };
+    let root = config.and_then(|bytes| {
+        String::from_utf8_lossy(&bytes).lines().find_map(|l| {
+            let v = l.strip_prefix("root:")?.trim().trim_matches(['"', '\'']);
+            let v = v.trim_start_matches("./").trim_matches('/');
+            (!v.is_empty() && !v.contains("..")).then(|| format!("{v}/"))
+        })
+    });
     if let Some(root) = root {
         if entries.iter().any(|e| e.path.starts_with(&root)) {
             entries.retain(|e| e.path.starts_with(&root));
@@ -64,7 +65,7 @@ pub fn strip_common_root(mut entries: Vec<Entry>) -> Vec<Entry> {
             }
         }
     }
-    entries
+    Ok(entries)
 }
 
 /// Converts files (paths relative to the documentation's root) into a bundle.
@@ -73,7 +74,7 @@ pub fn from_entries(entries: Vec<Entry>) -> Result<Bundle, ConvertError> {
     let mut assets = Vec::new();
     for e in entries {
         if is_markdown(&e.path) {
-            let text = String::from_utf8(e.bytes)
+            let text = String::from_utf8(e.content.document()?)
                 .map_err(|_| ConvertError::new(format!("`{}` is not UTF-8 text", e.path)))?;
             docs.insert(e.path, text);
         } else if e.path != ".gitbook.yaml" {
@@ -81,7 +82,7 @@ pub fn from_entries(entries: Vec<Entry>) -> Result<Bundle, ConvertError> {
             assets.push(Asset {
                 key: archive_key(&e.path),
                 name,
-                bytes: e.bytes,
+                content: e.content,
             });
         }
     }

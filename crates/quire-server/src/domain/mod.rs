@@ -7,6 +7,7 @@ pub mod adaptive;
 pub mod auth;
 pub mod change_requests;
 pub mod content;
+pub mod heavy;
 pub mod imports;
 pub mod jobs;
 pub mod links;

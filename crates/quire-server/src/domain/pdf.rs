@@ -1,5 +1,6 @@
 //! PDF export: a revision (or one page of it) typeset by `quire_pdf` on a blocking thread,
-//! one rendering at a time per node, with caps on pages, images and time. Each PDF is kept
+//! a few renderings at a time per node (`max_pdf_exports`; others wait `busy_wait_ms`, then
+//! get 503), with caps on pages, blocks (the typesetter's memory), images and time. Each PDF is kept
 //! in the blob store's derived folder under a name that depends on everything it shows, so
 //! it is made once per revision and options; it is served through signed, expiring URLs.
 
@@ -13,7 +14,7 @@ use crate::keys::{b64, unb64};
 use crate::state::AppState;
 
 /// Bumped when the rendering changes, so that PDFs made by an older build are not served.
-const PDF_FORMAT: u32 = 1;
+const PDF_FORMAT: u32 = 2;
 /// Most pages of a space put in one PDF; later ones are left out (and said so).
 pub const MAX_PAGES: usize = 2_000;
 /// Most images embedded in one PDF.
@@ -81,6 +82,8 @@ pub async fn ensure(state: &AppState, req: &PdfRequest<'_>) -> ApiResult<String>
             )));
         }
     }
+    // The turn covers the book and the images' bytes too: they are held until the end.
+    let turn = crate::domain::heavy::take(state, &state.pdf_runs, "PDF exports").await?;
     let footer = format!("Printed by Quire from {}", state.public_url);
     let (title, subtitle, page, only) = (
         req.title.to_string(),
@@ -88,6 +91,7 @@ pub async fn ensure(state: &AppState, req: &PdfRequest<'_>) -> ApiResult<String>
         req.page.map(str::to_string),
         req.only,
     );
+    let max_blocks = state.config.pdf_max_blocks;
     let rev2 = rev.clone();
     let book = tokio::task::spawn_blocking(move || {
         quire_pdf::build(
@@ -99,11 +103,18 @@ pub async fn ensure(state: &AppState, req: &PdfRequest<'_>) -> ApiResult<String>
                 page: page.as_deref(),
                 only,
                 max_pages: MAX_PAGES,
+                max_blocks,
             },
         )
     })
     .await
     .map_err(ApiError::internal)?;
+    if book.blocks > book.max_blocks {
+        return Err(too_large(&quire_pdf::PdfError::TooLarge(
+            book.blocks,
+            book.max_blocks,
+        )));
+    }
     // The images' bytes, within the caps (what is left out shows its alt text).
     let mut images = Vec::new();
     let mut bytes = 0usize;
@@ -126,53 +137,52 @@ pub async fn ensure(state: &AppState, req: &PdfRequest<'_>) -> ApiResult<String>
     }
     // The turn is held by the typesetting thread itself: a request that gives up at the time
     // bound leaves it running, and the next rendering must wait for it rather than start
-    // beside it.
-    let turn = state
-        .pdf_runs
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(ApiError::internal)?;
+    // beside it. What it makes is stored even then, so that asking again later finds it.
     let st = state.clone();
+    let limits = quire_pdf::Limits {
+        max_image_bytes: MAX_IMAGE_BYTES,
+        max_image_pixels: state.config.pdf_max_image_pixels,
+        max_total_pixels: state.config.pdf_max_pixels,
+        max_output_pages: 20_000,
+    };
     let task = tokio::task::spawn_blocking(move || {
         let _turn = turn;
         let fonts = st
             .pdf_fonts
             .get_or_init(|| quire_pdf::Fonts::new(extra_fonts(&st)));
-        quire_pdf::render(
-            &book,
-            &images,
-            fonts,
-            &quire_pdf::Limits {
-                max_image_bytes: MAX_IMAGE_BYTES,
-                max_output_pages: 20_000,
-            },
-        )
+        quire_pdf::render(&book, &images, fonts, &limits)
     });
-    let pdf = match tokio::time::timeout(MAX_RENDER_TIME, task).await {
-        Err(_) => {
-            return Err(ApiError::PayloadTooLarge(format!(
-            "This content takes longer than {} s to print; print one page with `only` and `page`.",
-            MAX_RENDER_TIME.as_secs()
-        )))
-        }
-        Ok(joined) => joined.map_err(ApiError::internal)?,
-    };
-    let pdf = match pdf {
-        Ok(pdf) => pdf,
-        Err(quire_pdf::PdfError::TooLong(n, max)) => {
-            return Err(ApiError::PayloadTooLarge(format!(
-                "The PDF would have {n} pages, more than the {max} allowed; print one page with `only` and `page`."
-            )))
-        }
-        Err(err) => return Err(ApiError::internal(anyhow::anyhow!(err.to_string()))),
-    };
-    state
-        .blobs
-        .put_derived(req.space_id, &name, bytes::Bytes::from(pdf))
-        .await
-        .map_err(ApiError::internal)?;
-    Ok(name)
+    let (st, space, stored) = (state.clone(), req.space_id.to_string(), name.clone());
+    let made = tokio::spawn(async move {
+        let pdf = match task.await.map_err(ApiError::internal)? {
+            Ok(pdf) => pdf,
+            Err(err @ (quire_pdf::PdfError::TooLong(..) | quire_pdf::PdfError::TooLarge(..))) => {
+                return Err(too_large(&err))
+            }
+            Err(err) => return Err(ApiError::internal(anyhow::anyhow!(err.to_string()))),
+        };
+        st.blobs
+            .put_derived(&space, &stored, bytes::Bytes::from(pdf))
+            .await
+            .map_err(ApiError::internal)
+    });
+    match tokio::time::timeout(MAX_RENDER_TIME, made).await {
+        Err(_) => Err(ApiError::Busy(
+            format!(
+                "Printing this content takes longer than {} s; it goes on, ask again in a minute.",
+                MAX_RENDER_TIME.as_secs()
+            ),
+            60,
+        )),
+        Ok(joined) => joined.map_err(ApiError::internal)?.map(|()| name),
+    }
+}
+
+/// The 413 of content too large to print in one PDF.
+fn too_large(err: &quire_pdf::PdfError) -> ApiError {
+    ApiError::PayloadTooLarge(format!(
+        "This content is too large to print: {err}; print a part of it with `page` (and `only`)."
+    ))
 }
 
 /// The font files of the operator's `--pdf-font-dir` (what cannot be read is skipped).

@@ -746,7 +746,8 @@ async fn bad_input_is_refused_and_writes_nothing() {
         ),
         (
             json!({ "url": format!("{base}/bomb.zip"), "source": "zip" }),
-            "expands more than",
+            // Past the entry cap (the download size here) before the ratio's floor.
+            "`big.md` expands to more than 262144 bytes",
         ),
         (
             json!({ "url": format!("{base}/escape.zip"), "source": "zip" }),
@@ -849,4 +850,137 @@ async fn imports_need_edit_and_an_unlocked_space() {
     app.post(&w.alice, &w.cr_path("/content/import"), body)
         .await
         .expect(200);
+}
+
+/// An archive is read one entry at a time, every cap checked while inflating: the documents
+/// a converter holds are capped together (here at the download size, 256 KiB, though the
+/// archive may expand to eight times that) and each entry alone, each a 400 naming the cap
+/// or the entry; images and attachments, stored one at a time, may together pass the
+/// download size. Imports take turns on a node: past `max_imports`, a request waits
+/// `busy_wait_ms` and is answered 503 with `Retry-After`, and the running import lands.
+#[tokio::test]
+async fn zip_imports_are_bounded_while_inflating_and_take_turns() {
+    let app = TestApp::start_with(|c| {
+        c.fetch_allow = vec!["127.0.0.1/32".parse().unwrap()];
+        c.max_import_bytes = 256 * 1024;
+        c.max_imports = 1;
+        c.busy_wait_ms = 300;
+    })
+    .await;
+    let w = world(&app).await;
+    let text = |n: usize| format!("# Page {n}\n\n{}", "Some text of the page. ".repeat(4000));
+    let docs: Vec<(String, Vec<u8>)> = (0..4)
+        .map(|n| (format!("p{n}.md"), text(n).into_bytes()))
+        .collect();
+    let docs = zip_of(
+        &docs
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.as_slice()))
+            .collect::<Vec<_>>(),
+    );
+    let big = zip_of(&[
+        ("README.md", b"# Big\n\n[the file](big.bin)\n"),
+        ("big.bin", &vec![7u8; 300 * 1024]),
+    ]);
+    let blobs: Vec<(String, Vec<u8>)> = (0..5)
+        .map(|n| (format!("blob-{n}.bin"), vec![n as u8; 200 * 1024]))
+        .collect();
+    let mut entries: Vec<(&str, &[u8])> = blobs
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    let readme = (0..5)
+        .map(|n| format!("[blob {n}](blob-{n}.bin)\n\n"))
+        .collect::<String>();
+    let readme = format!("# Files\n\n{readme}");
+    entries.push(("README.md", readme.as_bytes()));
+    let assets = zip_of(&entries);
+    let small = zip_of(&[("README.md", b"# Small\n")]);
+    let (started_tx, started) = std::sync::mpsc::channel::<()>();
+    let (release, release_rx) = std::sync::mpsc::channel::<()>();
+    let (started_tx, release_rx) = (
+        std::sync::Mutex::new(started_tx),
+        std::sync::Mutex::new(release_rx),
+    );
+    let base = serve(move |r| match r.path.as_str() {
+        "/docs.zip" => Reply::ok("application/zip", docs.clone()),
+        "/big.zip" => Reply::ok("application/zip", big.clone()),
+        "/assets.zip" => Reply::ok("application/zip", assets.clone()),
+        "/small.zip" => Reply::ok("application/zip", small.clone()),
+        "/slow.zip" => {
+            started_tx.lock().unwrap().send(()).unwrap();
+            let _ = release_rx
+                .lock()
+                .unwrap()
+                .recv_timeout(std::time::Duration::from_secs(60));
+            Reply::ok("application/zip", small.clone())
+        }
+        _ => Reply::not_found(),
+    })
+    .await;
+    let path = w.space_path("/content/import");
+    let before = revision_of(&app, &w.alice, &w.space_path("/content")).await;
+    for (file, want) in [
+        (
+            "docs.zip",
+            "documents expand to more than 262144 bytes together",
+        ),
+        (
+            "big.zip",
+            "archive entry `big.bin` expands to more than 262144 bytes",
+        ),
+    ] {
+        let message = app
+            .post(
+                &w.alice,
+                &path,
+                json!({ "url": format!("{base}/{file}"), "source": "zip" }),
+            )
+            .await
+            .expect_error(400);
+        assert!(message.contains(want), "{file}: {message}");
+    }
+    assert_eq!(
+        revision_of(&app, &w.alice, &w.space_path("/content")).await,
+        before
+    );
+    let res = import(&app, &w, &format!("{base}/assets.zip"), "zip").await;
+    assert_eq!(res["importedResources"], json!(6), "{res}");
+    let stored = files(&app, &w, &w.space_path("")).await;
+    assert_eq!(stored.len(), 5);
+    assert!(
+        stored.iter().all(|f| f["size"] == json!(200 * 1024)),
+        "{stored:?}"
+    );
+    // Turns: the first import holds the only one while its download hangs.
+    let client = reqwest::Client::new();
+    let send = |file: &str| {
+        client
+            .post(format!("{}{path}", app.base))
+            .bearer_auth(&w.alice.token)
+            .json(&json!({ "url": format!("{base}/{file}"), "source": "zip" }))
+            .send()
+    };
+    let first = tokio::spawn(send("slow.zip"));
+    tokio::task::spawn_blocking(move || started.recv_timeout(std::time::Duration::from_secs(30)))
+        .await
+        .unwrap()
+        .expect("the first import started its download");
+    let busy = send("small.zip").await.unwrap();
+    assert_eq!(busy.status().as_u16(), 503);
+    assert_eq!(busy.headers()["retry-after"], "1");
+    let body: Value = busy.json().await.unwrap();
+    assert_eq!(body["error"]["code"], json!(503));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("busy with other imports"),
+        "{body}"
+    );
+    release.send(()).unwrap();
+    let landed = first.await.unwrap().unwrap();
+    assert_eq!(landed.status().as_u16(), 200);
+    // With the turn free again, the next import runs.
+    import(&app, &w, &format!("{base}/small.zip"), "zip").await;
 }

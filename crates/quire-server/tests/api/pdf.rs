@@ -376,3 +376,163 @@ async fn a_pdf_url_outlives_the_pruning_of_old_derived_bytes() {
     let pdf = fetch_pdf(&url).await;
     assert!(pdf.starts_with(b"%PDF"));
 }
+
+/// A PNG whose header says `width` × `height` pixels (8-bit RGBA), with checksums right but
+/// almost no pixel data: what an image bomb's header looks like, in a few bytes.
+fn png_header_only(width: u32, height: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let start = out.len();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        let crc = crc32(&out[start..]);
+        out.extend_from_slice(&crc.to_be_bytes());
+    }
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&width.to_be_bytes());
+    ihdr.extend_from_slice(&height.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    chunk(&mut out, b"IHDR", &ihdr);
+    // A zlib stream of one empty stored block: the rows are missing.
+    chunk(
+        &mut out,
+        b"IDAT",
+        &[
+            0x78, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01,
+        ],
+    );
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+/// An image past the pixel cap (read from its header, never decoded) is left out of the
+/// PDF with a note naming its size in its place; the rest of the page prints, other
+/// images included.
+#[tokio::test]
+async fn an_image_too_large_to_decode_leaves_a_note_and_the_rest_prints() {
+    use base64::Engine;
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let space = app.space(&alice, &org, "Images", None).await;
+    let cr = app.open_change_request(&alice, &space, "Images").await;
+    let bomb = base64::engine::general_purpose::STANDARD.encode(png_header_only(20_000, 20_000));
+    let res = app
+        .edit_change_request(
+            &alice,
+            &space,
+            &cr,
+            json!([{ "operation": "insert_files", "files": [
+                { "base64": PNG_4X3, "name": "pixel.png" },
+                { "base64": bomb, "name": "bomb.png" }
+            ] }]),
+        )
+        .await;
+    let (pixel, bomb) = (
+        res["insertedFiles"][0]["id"].as_str().unwrap().to_string(),
+        res["insertedFiles"][1]["id"].as_str().unwrap().to_string(),
+    );
+    let md = format!(
+        "Before the images.\n\n![A pixel](/files/{pixel})\n\n![The bomb](/files/{bomb})\n\nAfter the images.\n"
+    );
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "insert_page", "title": "Gallery", "document": { "markdown": md } }]),
+    )
+    .await;
+    app.merge_change_request(&alice, &space, &cr).await;
+    let res = app
+        .get(&alice, &format!("/v1/spaces/{space}/pdf"))
+        .await
+        .expect(200);
+    let pdf = fetch_pdf(res["url"].as_str().unwrap()).await;
+    if !poppler() {
+        return;
+    }
+    let text = pdf_text(&pdf, "image-bomb");
+    in_order(
+        &text,
+        &[
+            "Before the images.",
+            "The bomb: image left out: 20000 × 20000 pixels",
+            "After the images.",
+        ],
+    );
+    let list = Command::new("pdfimages")
+        .arg("-list")
+        .arg(artifacts().join("image-bomb.pdf"))
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        list.lines().skip(2).any(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            cols.get(3) == Some(&"4") && cols.get(4) == Some(&"3")
+        }),
+        "the 4×3 image is not in the PDF:\n{list}"
+    );
+}
+
+/// Content past the block cap (`pdf_max_blocks`, what bounds the typesetter's memory) is
+/// refused with a 413 that says how large it is and what to do, before it is typeset;
+/// one page of it still prints.
+#[tokio::test]
+async fn content_past_the_block_cap_is_refused_before_it_is_typeset() {
+    let app = TestApp::start_with(|c| c.pdf_max_blocks = 3_000).await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let space = app.space(&alice, &org, "Big", None).await;
+    let cr = app.open_change_request(&alice, &space, "Big").await;
+    let list: String = (0..4_000).map(|i| format!("- item {i}\n")).collect();
+    let res = app
+        .edit_change_request(
+            &alice,
+            &space,
+            &cr,
+            json!([
+                { "operation": "insert_page", "title": "Long list", "document": { "markdown": list } },
+                { "operation": "insert_page", "title": "Short", "document": { "markdown": "Short page.\n" } }
+            ]),
+        )
+        .await;
+    let short = res["changes"][1]["page"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.merge_change_request(&alice, &space, &cr).await;
+    let message = app
+        .get(&alice, &format!("/v1/spaces/{space}/pdf"))
+        .await
+        .expect_error(413);
+    assert!(
+        message.contains("more than the 3000 a PDF may have") && message.contains("`page`"),
+        "{message}"
+    );
+    let one = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/pdf?page={short}&only=true"),
+        )
+        .await
+        .expect(200);
+    assert!(fetch_pdf(one["url"].as_str().unwrap())
+        .await
+        .starts_with(b"%PDF-"));
+}

@@ -131,6 +131,8 @@ pub async fn import(
             "The space is locked (`editMode` is `locked`): nothing can be imported into it.",
         ));
     }
+    // The turn covers the download too: the source is held in memory until the import ends.
+    let _turn = crate::domain::heavy::take(state, &state.imports, "imports").await?;
     let (bundle, missed) = sources::bundle(state, source, url).await?;
     let bundle = Arc::new(bundle);
     let limits = sources::limits(state);
@@ -142,18 +144,31 @@ pub async fn import(
     };
     let first_rev = load(state, &ctx.space.id, &first_at).await?;
     let first_built = assemble(&bundle, &first_rev, page_owned.clone(), &limits).await?;
+    convert::archive::check_declared(
+        first_built
+            .0
+            .files
+            .iter()
+            .map(|(index, _)| &bundle.assets[*index].content),
+    )
+    .map_err(|e| ApiError::bad_request(format!("`url`: the source {}.", e.0)))?;
     let mut stored: HashMap<usize, File> = HashMap::new();
     for (index, _) in &first_built.0.files {
-        let asset = &bundle.assets[*index];
-        let file = crate::domain::uploads::store_bytes(
-            state,
-            &asset.name,
-            Bytes::from(asset.bytes.clone()),
-            None,
-        )
-        .await?;
+        // One asset at a time: an archive's are inflated only now, and let go once stored.
+        let (held, index) = (bundle.clone(), *index);
+        let bytes = tokio::task::spawn_blocking(move || {
+            held.assets[index]
+                .content
+                .read()
+                .map(|b| Bytes::from(b.into_owned()))
+        })
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|e| ApiError::bad_request(format!("`url`: the source {}.", e.0)))?;
+        let asset = &bundle.assets[index];
+        let file = crate::domain::uploads::store_bytes(state, &asset.name, bytes, None).await?;
         crate::store::objects::add_blob_ref(&state.db, &ctx.space.id, &file.blob).await?;
-        stored.insert(*index, file);
+        stored.insert(index, file);
     }
     // The first attempt lands what was just assembled, unless another write moved the target.
     let mut first = Some((first_at, first_built));

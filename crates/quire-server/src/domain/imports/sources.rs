@@ -4,6 +4,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
+use quire_content::convert::archive::{Bytes, Content};
 use quire_content::convert::{self, website, Asset, Bundle, ConvertError, Limits, SourcePage};
 use url::Url;
 
@@ -48,10 +49,15 @@ async fn blocking<T: Send + 'static>(
         .map_err(converted)
 }
 
-/// The limits of this server's imports.
+/// The limits of this server's imports: an archive's entries may expand to the largest
+/// download each, its documents (held in memory) to as much together, and all its entries
+/// to eight times that.
 pub fn limits(state: &AppState) -> Limits {
+    let max = state.config.max_import_bytes as u64;
     Limits {
-        max_expanded: (state.config.max_import_bytes as u64).saturating_mul(8),
+        max_expanded: max.saturating_mul(8),
+        max_entry_bytes: max,
+        max_document_bytes: max,
         ..Limits::default()
     }
 }
@@ -99,7 +105,8 @@ pub async fn bundle(state: &AppState, source: Source, url: &str) -> ApiResult<(B
             let f = get(state, &export, max).await?;
             if f.bytes.starts_with(b"PK\x03\x04") {
                 let title = "Google document".to_string();
-                blocking(move || convert::docx::convert(&f.bytes, &title, &limits)).await?
+                blocking(move || convert::docx::convert(Bytes::new(f.bytes), &title, &limits))
+                    .await?
             } else {
                 let mut b = html_bundle(f, &[]).await?;
                 for p in &mut b.pages {
@@ -113,19 +120,19 @@ pub async fn bundle(state: &AppState, source: Source, url: &str) -> ApiResult<(B
         Source::Docx => {
             let f = get(state, url, max).await?;
             let title = name_of(&f.url);
-            blocking(move || convert::docx::convert(&f.bytes, &title, &limits)).await?
+            blocking(move || convert::docx::convert(Bytes::new(f.bytes), &title, &limits)).await?
         }
         Source::Zip => {
             let f = get(state, url, max).await?;
-            blocking(move || convert::tree::from_zip(&f.bytes, &limits)).await?
+            blocking(move || convert::tree::from_zip(Bytes::new(f.bytes), &limits)).await?
         }
         Source::Confluence => {
             let f = get(state, url, max).await?;
-            blocking(move || convert::confluence::convert(&f.bytes, &limits)).await?
+            blocking(move || convert::confluence::convert(Bytes::new(f.bytes), &limits)).await?
         }
         Source::Notion => {
             let f = get(state, url, max).await?;
-            blocking(move || convert::notion::convert(&f.bytes, &limits)).await?
+            blocking(move || convert::notion::convert(Bytes::new(f.bytes), &limits)).await?
         }
         Source::GithubWiki => wiki(state, url, max, limits).await?,
         Source::Website => crawl(state, url).await?,
@@ -223,7 +230,7 @@ async fn fetch_images(state: &AppState, bundle: &mut Bundle) -> usize {
                 bundle.assets.push(Asset {
                     key: url,
                     name,
-                    bytes: f.bytes.to_vec(),
+                    content: Content::Held(f.bytes.to_vec()),
                 });
             }
             Err(e) => {
