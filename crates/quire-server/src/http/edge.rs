@@ -113,6 +113,9 @@ enum Pending<S, F> {
     Checked(Box<Recheck<S>>),
     /// Once another request has made its answer, served as if it came in then.
     Waiting(Box<(Wait, Request<Body>)>),
+    /// A kept answer made by this operation, once it is compared with its handler's
+    /// answer now (`verify_kept_answers`).
+    Verified(Box<(&'static str, Response, S, Request<Body>)>),
 }
 
 /// How many times a request waits for another making its answer, at most. An answer made
@@ -229,6 +232,13 @@ where
                         Box::pin(state.answers.record(candidate, guarded(routed))).await,
                     ),
                     Pending::Checked(check) => Box::pin(recheck(state, *check)).await,
+                    Pending::Verified(verify) => {
+                        let (operation, kept, router, req) = *verify;
+                        (
+                            Some(operation),
+                            verified(operation, kept, router, req).await,
+                        )
+                    }
                     Pending::Waiting(waiting) => {
                         let (wait, req) = *waiting;
                         let _ = tokio::time::timeout(WAIT_AT_MOST, wait.done()).await;
@@ -328,6 +338,10 @@ where
         req.map(Body::new)
     };
     let candidate = match found {
+        Some(Found::Kept(operation, res)) if state.config.verify_kept_answers => {
+            let router = conn.inner.clone();
+            return Serve::Pending(Pending::Verified(Box::new((operation, res, router, req))));
+        }
         Some(Found::Kept(operation, res)) => return Serve::Answered(Some(operation), res),
         Some(Found::Check(kept, candidate)) => {
             return Serve::Pending(Pending::Checked(Box::new(Recheck {
@@ -387,7 +401,14 @@ where
     };
     state.answers.checked(served);
     if served {
-        return (Some(kept.operation), kept.response(candidate.gzip()));
+        let res = kept.response(candidate.gzip());
+        if state.config.verify_kept_answers {
+            return (
+                Some(kept.operation),
+                Box::pin(verified(kept.operation, res, router, req)).await,
+            );
+        }
+        return (Some(kept.operation), res);
     }
     // Boxed: the check that serves nearly every such request is not sized for this.
     let routed = guarded(router.oneshot(req));
@@ -395,6 +416,48 @@ where
         None,
         Box::pin(state.answers.record(candidate, routed)).await,
     )
+}
+
+/// `kept`, the kept answer of `operation` to `req`, if its handler (`router`) answers the
+/// same now; else a 500 saying that they differ (`verify_kept_answers`).
+async fn verified<S>(
+    operation: &'static str,
+    kept: Response,
+    router: S,
+    req: Request<Body>,
+) -> Response
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible>,
+{
+    let path = req.uri().to_string();
+    let (parts, body) = kept.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return panicked();
+    };
+    let mut plain = Vec::new();
+    let is_gzip =
+        parts.headers.get(header::CONTENT_ENCODING) == Some(&HeaderValue::from_static("gzip"));
+    let decoded = match is_gzip {
+        true => {
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut plain)
+                .is_ok()
+        }
+        false => {
+            plain.extend_from_slice(&bytes);
+            true
+        }
+    };
+    let fresh = guarded(router.oneshot(req)).await;
+    let status = fresh.status();
+    let now = axum::body::to_bytes(fresh.into_body(), usize::MAX).await;
+    if !decoded || status != StatusCode::OK || now.as_deref().ok() != Some(&plain[..]) {
+        tracing::error!(operation, path, %status, "a kept answer differs from its handler's answer now");
+        return error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("The kept answer of {operation} to {path} differs from the answer its handler gives now ({status}): what it rests on is not all covered by its key and checks."),
+        );
+    }
+    Response::from_parts(parts, Body::from(bytes))
 }
 
 /// Whether a body may still arrive: only those get the body deadline's timer. The body
@@ -459,9 +522,14 @@ mod tests {
     use tower::ServiceExt;
 
     async fn state(dir: &std::path::Path) -> AppState {
+        state_with(dir, false).await
+    }
+
+    async fn state_with(dir: &std::path::Path, verify_kept_answers: bool) -> AppState {
         let config = crate::config::ServerConfig {
             data_dir: dir.to_path_buf(),
             body_timeout_ms: 100,
+            verify_kept_answers,
             ..Default::default()
         };
         AppState::open(
@@ -552,6 +620,56 @@ mod tests {
         }
         assert_ne!(other.await.unwrap(), first);
         assert_eq!(made.load(Ordering::SeqCst), 2, "one answer a token");
+    }
+
+    /// A reusable answer resting on something its key does not cover (here a counter the
+    /// handler reads): served stale from memory, unless kept answers are verified, which
+    /// answers 500 naming the operation.
+    #[tokio::test]
+    async fn a_kept_answer_that_no_longer_matches_its_handler_fails_when_verified() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        for verify in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let state = state_with(dir.path(), verify).await;
+            state.answers.reusable_paths(["/counter"]);
+            let calls = Arc::new(AtomicUsize::new(0));
+            let counted = calls.clone();
+            let edge = EdgeLayer(state).layer(tower::service_fn(move |_: Request<Body>| {
+                let n = counted.fetch_add(1, Ordering::SeqCst);
+                async move {
+                    let mut res = axum::Json(serde_json::json!({ "calls": n })).into_response();
+                    res.extensions_mut().insert(Answered {
+                        operation: "counter",
+                        reusable: true,
+                    });
+                    Ok::<_, Infallible>(res)
+                }
+            }));
+            let ask = || {
+                let req = Request::get("/counter")
+                    .header(header::AUTHORIZATION, "Bearer t1")
+                    .body(Body::empty())
+                    .unwrap();
+                edge.clone().oneshot(req)
+            };
+            assert_eq!(ask().await.unwrap().status(), StatusCode::OK);
+            let again = ask().await.unwrap();
+            if verify {
+                assert_eq!(again.status(), StatusCode::INTERNAL_SERVER_ERROR);
+                let body = axum::body::to_bytes(again.into_body(), 1 << 16)
+                    .await
+                    .unwrap();
+                let text = String::from_utf8_lossy(&body);
+                assert!(text.contains("kept answer of counter"), "{text}");
+            } else {
+                assert_eq!(again.status(), StatusCode::OK);
+                let body = axum::body::to_bytes(again.into_body(), 1 << 16)
+                    .await
+                    .unwrap();
+                assert_eq!(body, r#"{"calls":0}"#, "served from memory");
+                assert_eq!(calls.load(Ordering::SeqCst), 1);
+            }
+        }
     }
 
     #[tokio::test]
