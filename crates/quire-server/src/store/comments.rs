@@ -240,15 +240,23 @@ pub async fn count_open(
         Some(cr) => {
             sqlx::query("UPDATE change_requests SET comments = comments + $2 WHERE id = $1")
                 .bind(cr)
+                .bind(delta)
+                .execute(&mut **tx)
+                .await?;
+            super::spaces::touch_listings(tx, "$1", space_id).await?;
         }
+        // One statement: the listing version moves with the counter it shows.
         None => {
-            sqlx::query("UPDATE spaces SET comments = comments + $2 WHERE id = $1").bind(space_id)
+            sqlx::query(
+                "UPDATE spaces SET comments = comments + $2, \
+                 listings_version = listings_version + 1 WHERE id = $1",
+            )
+            .bind(space_id)
+            .bind(delta)
+            .execute(&mut **tx)
+            .await?;
         }
     }
-    .bind(delta)
-    .execute(&mut **tx)
-    .await?;
-    super::spaces::touch_listings(tx, "$1", space_id).await?;
     Ok(())
 }
 

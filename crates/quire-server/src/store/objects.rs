@@ -43,23 +43,37 @@ async fn get_many_on(
     Ok(out)
 }
 
-/// Stores objects for a space (those it already has are left alone).
+/// Objects stored per statement by [`put_many`] (4 arguments each: within every database's
+/// bound on arguments).
+const OBJECTS_PER_INSERT: usize = 200;
+
+/// Stores objects for a space (those it already has are left alone), many per statement:
+/// each statement is a round trip made while the transaction holds the write lock.
 pub async fn put_many(
     tx: &mut Tx,
     space_id: &str,
     objects: &[(String, Vec<u8>)],
 ) -> sqlx::Result<()> {
-    for (hash, data) in objects {
-        sqlx::query(
-            "INSERT INTO content_objects (space_id, hash, data, size) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (space_id, hash) DO NOTHING",
-        )
-        .bind(space_id)
-        .bind(hash)
-        .bind(data.clone())
-        .bind(i64::try_from(data.len()).unwrap_or(i64::MAX))
-        .execute(&mut **tx)
-        .await?;
+    for chunk in objects.chunks(OBJECTS_PER_INSERT) {
+        let mut text =
+            String::from("INSERT INTO content_objects (space_id, hash, data, size) VALUES ");
+        for i in 0..chunk.len() {
+            if i > 0 {
+                text.push_str(", ");
+            }
+            let n = 4 * i;
+            text.push_str(&format!("(${}, ${}, ${}, ${})", n + 1, n + 2, n + 3, n + 4));
+        }
+        text.push_str(" ON CONFLICT (space_id, hash) DO NOTHING");
+        let mut q = sqlx::query(&text);
+        for (hash, data) in chunk {
+            q = q
+                .bind(space_id)
+                .bind(hash.as_str())
+                .bind(data.as_slice())
+                .bind(i64::try_from(data.len()).unwrap_or(i64::MAX));
+        }
+        q.execute(&mut **tx).await?;
     }
     Ok(())
 }
