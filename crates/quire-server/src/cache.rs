@@ -81,9 +81,10 @@ pub fn with_parts<R>(parts: &[&str], f: impl FnOnce(&str) -> R) -> R {
 /// looked up on every read, and the hashing showed in their profiles. Seeded per cache.
 pub type FastCache<K, V> = Cache<K, V, foldhash::fast::RandomState>;
 
-/// Entries kept at most, per map; past this the map is emptied (cheap, and rare).
-const MAX_ENTRIES: usize = 50_000;
+/// Entries kept at most, per map; past this the least used make room.
+const MAX_ENTRIES: u64 = 50_000;
 
+#[derive(Clone)]
 struct Entry<V> {
     value: V,
     stored_at: i64,
@@ -91,18 +92,19 @@ struct Entry<V> {
 }
 
 struct Map<K, V> {
-    // foldhash rather than SipHash: hashing the keys was 2-3% of a read's instructions. Each
-    // map is randomly seeded, and holds at most `MAX_ENTRIES` entries.
-    entries: RwLock<HashMap<K, Entry<V>, foldhash::fast::RandomState>>,
+    // foldhash rather than SipHash: hashing the keys was 2-3% of a read's instructions.
+    entries: FastCache<K, Entry<V>>,
     /// Lookups answered, and not answered, for the operator's metrics.
     hits: Tally,
     misses: Tally,
 }
 
-impl<K: Eq + Hash, V: Clone> Map<K, V> {
+impl<K: Eq + Hash + Send + Sync + 'static, V: Clone + Send + Sync + 'static> Map<K, V> {
     fn new() -> Self {
         Self {
-            entries: RwLock::new(HashMap::default()),
+            entries: Cache::builder()
+                .max_capacity(MAX_ENTRIES)
+                .build_with_hasher(Default::default()),
             hits: Tally::default(),
             misses: Tally::default(),
         }
@@ -117,14 +119,13 @@ impl<K: Eq + Hash, V: Clone> Map<K, V> {
         K: std::borrow::Borrow<Q>,
         Q: Eq + Hash + ?Sized,
     {
-        let map = self.entries.read().unwrap_or_else(|e| e.into_inner());
-        let found = map.get(key).and_then(|entry| {
+        let found = self.entries.get(key).and_then(|entry| {
             let fresh = entry.generation == generation
                 && now - entry.stored_at < ttl
                 && now >= entry.stored_at;
             fresh.then(|| {
                 crate::provenance::note_cached(entry.stored_at);
-                entry.value.clone()
+                entry.value
             })
         });
         let counter = if found.is_some() {
@@ -137,11 +138,7 @@ impl<K: Eq + Hash, V: Clone> Map<K, V> {
     }
 
     fn put(&self, key: K, value: V, now: i64, generation: u64) {
-        let mut map = self.entries.write().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= MAX_ENTRIES {
-            map.clear();
-        }
-        map.insert(
+        self.entries.insert(
             key,
             Entry {
                 value,
