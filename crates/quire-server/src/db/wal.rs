@@ -31,6 +31,10 @@ use rusqlite::{Connection, OpenFlags};
 /// Words in one copy of the wal-index header (48 bytes).
 const HEADER_WORDS: usize = 12;
 
+/// The wal-index format this reader knows (the header's first word, `iVersion`): a
+/// header of any other is not read, and its callers read the database instead.
+const WAL_INDEX_VERSION: u32 = 3_007_000;
+
 /// The size of the regions SQLite maps the wal-index in; a mapping call must use the same.
 const REGION_BYTES: c_int = 32 * 1024;
 
@@ -108,9 +112,7 @@ impl Watch {
         // second, a reader that sees the new first copy sees the new second one too.
         fence(Ordering::Acquire);
         let second = self.copy(1);
-        // `isInit`, the header's thirteenth byte.
-        let initialised = first[3].to_ne_bytes()[0] != 0;
-        (first == second && initialised && checksum_holds(&first)).then_some(Stamp(first))
+        settled(first, second)
     }
 
     fn copy(&self, which: usize) -> [u32; HEADER_WORDS] {
@@ -156,6 +158,15 @@ fn first_region(conn: &Connection) -> Option<*mut c_void> {
     // returns the mapping the connection's WAL already made (or null if there is none).
     let rc = unsafe { map(file, 0, REGION_BYTES, 0, &raw mut region) };
     (rc == ffi::SQLITE_OK && !region.is_null()).then_some(region)
+}
+
+/// The stamp of a header read as its two copies, if they agree, are initialised, of the
+/// format this reader knows, and hold their checksum.
+fn settled(first: [u32; HEADER_WORDS], second: [u32; HEADER_WORDS]) -> Option<Stamp> {
+    // `isInit`, the header's thirteenth byte.
+    let initialised = first[3].to_ne_bytes()[0] != 0;
+    let known = first[0] == WAL_INDEX_VERSION;
+    (first == second && initialised && known && checksum_holds(&first)).then_some(Stamp(first))
 }
 
 /// Whether a header copy's last two words are the checksum of the ten before them, as
@@ -213,6 +224,29 @@ mod tests {
             .unwrap();
         writer.execute("UPDATE t SET v = 7", []).unwrap();
         assert_ne!(watch.stamp(), Some(last));
+    }
+
+    /// A header of another format (its version word), even with its checksum made anew, is
+    /// not read as a stamp; the same header of the known format is.
+    #[test]
+    fn a_header_of_an_unknown_format_is_not_a_stamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _writer) = wal_db(&dir);
+        let watch = Watch::open(&path).unwrap();
+        let header = watch.stamp().unwrap().0;
+        assert_eq!(header[0], WAL_INDEX_VERSION);
+        assert_eq!(settled(header, header), Some(Stamp(header)));
+        let mut other = header;
+        other[0] = WAL_INDEX_VERSION + 1;
+        let (mut s1, mut s2) = (0u32, 0u32);
+        for pair in other[..HEADER_WORDS - 2].chunks_exact(2) {
+            s1 = s1.wrapping_add(pair[0]).wrapping_add(s2);
+            s2 = s2.wrapping_add(pair[1]).wrapping_add(s1);
+        }
+        other[HEADER_WORDS - 2] = s1;
+        other[HEADER_WORDS - 1] = s2;
+        assert!(checksum_holds(&other));
+        assert_eq!(settled(other, other), None);
     }
 
     #[test]
