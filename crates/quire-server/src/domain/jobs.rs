@@ -215,12 +215,26 @@ async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
     }
 }
 
+/// Rows of a purged space deleted per transaction.
+const PURGE_BATCH: i64 = 2_000;
+
 /// Removes a space for good if it is still deleted and its retention has passed. A space
 /// restored (or deleted again later) is left alone: a later job covers a later deletion.
 async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
     let cutoff = state.now() - retention_ms(state);
     if !store::spaces::deleted_before(&state.db, space_id, cutoff).await? {
         return Ok(());
+    }
+    // Its bulk rows first, a batch per transaction: requests take their turns at the
+    // write lock between batches instead of waiting for one long deletion.
+    loop {
+        let mut tx = state.db.begin().await?;
+        let removed = store::spaces::purge_some(&mut tx, space_id, PURGE_BATCH).await?;
+        tx.commit().await?;
+        if removed == 0 {
+            break;
+        }
+        tokio::task::yield_now().await;
     }
     let mut tx = state.db.begin().await?;
     let blobs = store::objects::blob_refs(&mut tx, space_id).await?;

@@ -256,6 +256,41 @@ pub async fn deleted_before(db: &Db, id: &str, cutoff: i64) -> sqlx::Result<bool
     Ok(n > 0)
 }
 
+/// The tables holding most of a space's rows, with the columns that name a row beside its
+/// `space_id`: [`purge_some`] empties them a batch at a time before [`purge`].
+const BULK_ROWS: &[(&str, &str)] = &[
+    ("search_postings", "term, block"),
+    ("search_delta", "term, page_key"),
+    ("search_sections", "page_key, idx"),
+    ("search_words", "word"),
+    ("search_terms", "term"),
+    ("search_pages", "page_key"),
+    ("search_dead", "page_key"),
+    ("content_objects", "hash"),
+];
+
+/// Deletes at most `rows` of a purged space's bulk rows (content objects, its search
+/// index) in the first table that still holds some; returns how many went (0: none left).
+/// A purge runs these in transactions of their own, so that the write lock is never held
+/// long: nothing references these rows, and a space past its retention is never restored.
+pub async fn purge_some(tx: &mut Tx, id: &str, rows: i64) -> sqlx::Result<u64> {
+    for (table, key) in BULK_ROWS {
+        let done = sqlx::query(&format!(
+            "DELETE FROM {table} WHERE space_id = $1 AND ({key}) IN \
+             (SELECT {key} FROM {table} WHERE space_id = $1 LIMIT $2)"
+        ))
+        .bind(id)
+        .bind(rows)
+        .execute(&mut **tx)
+        .await?
+        .rows_affected();
+        if done > 0 {
+            return Ok(done);
+        }
+    }
+    Ok(0)
+}
+
 /// Removes a space and, by cascade, everything stored under it.
 pub async fn purge(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
     sqlx::query("DELETE FROM content_permissions WHERE target_kind = 'space' AND target_id = $1")

@@ -203,6 +203,8 @@ async fn delete_restore_delete_then_purge_after_seven_days() {
         ("revisions", "space_id"),
         ("content_permissions", "target_id"),
         ("content_objects", "space_id"),
+        ("search_postings", "space_id"),
+        ("search_sections", "space_id"),
         ("blob_refs", "space_id"),
         ("change_requests", "space_id"),
     ] {
