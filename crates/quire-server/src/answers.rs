@@ -31,6 +31,7 @@
 //! for every request.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::body::{Body, HttpBody};
@@ -58,8 +59,11 @@ pub struct Kept {
     /// The answer gzip-compressed, made when a client first accepts that (`None`: not
     /// worth it, see [`encoding::worth`]).
     gzipped: OnceLock<Option<Variant>>,
-    /// The access cache's generation seen before it was made.
-    generation: u64,
+    /// An access-cache generation at which it was last found to hold: seen before it was
+    /// made, or by a later request that found every scope it rests on unmoved.
+    generation: AtomicU64,
+    /// The scopes of the access-cache entries it was made from, at their generations.
+    rests_on: Vec<crate::provenance::Rested>,
     /// When the request that made it began (ms).
     made_at: i64,
     /// When the oldest lookup it rests on expires (ms).
@@ -86,7 +90,8 @@ impl Kept {
             operation,
             plain: Variant { headers, body },
             gzipped: OnceLock::new(),
-            generation: 0,
+            generation: AtomicU64::new(0),
+            rests_on: Vec::new(),
             made_at: 0,
             expires_at: 0,
             listing: None,
@@ -143,10 +148,21 @@ impl Kept {
         plain.body.len() * copies
     }
 
-    /// Whether it may still be served at `now` to a request that saw `generation` (its
-    /// listing version aside).
-    fn holds(&self, generation: u64, now: i64) -> bool {
-        self.generation == generation && now >= self.made_at && now < self.expires_at
+    /// Whether it may still be served at `now` to a request that saw the access cache at
+    /// `generation` (its listing version aside): a write served since on this node leaves
+    /// it served unless it moved a scope the answer rests on.
+    fn holds(&self, generation: u64, now: i64, cache: &AccessCache) -> bool {
+        if now < self.made_at || now >= self.expires_at {
+            return false;
+        }
+        if self.generation.load(Ordering::Acquire) == generation {
+            return true;
+        }
+        let holds = cache.still(&self.rests_on);
+        if holds {
+            self.generation.store(generation, Ordering::Release);
+        }
+        holds
     }
 }
 
@@ -404,7 +420,7 @@ impl Answers {
             key.push('\n');
             key.push_str(line);
             let copy = answers.get_mut(key.as_str())?;
-            if !copy.kept.holds(generation, now) {
+            if !copy.kept.holds(generation, now, cache) {
                 *bytes -= copy.bytes();
                 answers.remove(key.as_str());
                 return None;
@@ -428,7 +444,7 @@ impl Answers {
             Some(settled) => settled,
             None => {
                 let kept = with_pair(digest.as_str(), line, |key| self.kept.get(key))
-                    .filter(|kept| kept.holds(generation, now) && kept.ready(gzip));
+                    .filter(|kept| kept.holds(generation, now, cache) && kept.ready(gzip));
                 let Some(kept) = kept else {
                     let key = [digest.as_str(), line].join("\n");
                     return Some(match self.wait_or_make(key, generation, may_wait) {
@@ -442,7 +458,7 @@ impl Answers {
                 };
                 // Compressed first, if asked for, so that the copy holds it too.
                 let v = kept.variant(gzip);
-                self.keep_near(digest.as_str(), line, &kept, generation, now);
+                self.keep_near(digest.as_str(), line, &kept, (generation, now, cache));
                 settle(&kept, &v.headers, v.body.clone())
             }
         };
@@ -488,7 +504,13 @@ impl Answers {
     }
 
     /// Keeps a copy of `kept` near this thread, under the key of `digest` and `line`.
-    fn keep_near(&self, digest: &str, line: &str, kept: &Arc<Kept>, generation: u64, now: i64) {
+    fn keep_near(
+        &self,
+        digest: &str,
+        line: &str,
+        kept: &Arc<Kept>,
+        (generation, now, cache): (u64, i64, &AccessCache),
+    ) {
         if kept.plain.body.len() > NEAR_BODY_BYTES {
             return;
         }
@@ -508,7 +530,8 @@ impl Answers {
             // than a thread can hold, starting again would copy a body on every request.
             if !room(near) && now - near.swept_at >= NEAR_SWEEP_MS {
                 near.swept_at = now;
-                near.answers.retain(|_, c| c.kept.holds(generation, now));
+                near.answers
+                    .retain(|_, c| c.kept.holds(generation, now, cache));
                 near.bytes = near.answers.values().map(NearCopy::bytes).sum();
             }
             if !room(near) {
@@ -560,7 +583,8 @@ impl Answers {
             .saturating_add(self.ttl_ms)
             .min(reading.until.unwrap_or(i64::MAX));
         let kept = Arc::new(Kept {
-            generation: candidate.generation,
+            generation: AtomicU64::new(candidate.generation),
+            rests_on: reading.rests_on,
             made_at: candidate.started,
             expires_at,
             listing: reading.listing,
@@ -572,7 +596,8 @@ impl Answers {
         // made once.
         let kept = match self.kept.get(&key) {
             Some(same)
-                if same.generation == kept.generation
+                if same.generation.load(Ordering::Acquire) == candidate.generation
+                    && same.rests_on == kept.rests_on
                     && same.expires_at >= kept.expires_at
                     && same.listing == kept.listing
                     && same.plain == kept.plain =>
@@ -639,7 +664,8 @@ mod tests {
         assert_eq!(json.variant(false).body, body);
         // A thread's copy holds both bodies once both were made.
         let answers = Answers::new(1000);
-        answers.keep_near("d", "/s", &json, 0, 0);
+        let cache = AccessCache::new(1000);
+        answers.keep_near("d", "/s", &json, (0, 0, &cache));
         assert_eq!(near(&answers), (1, body.len() + packed.body.len()));
         // Not text, or too small: one copy, never compressed.
         assert_eq!(kept(4096, 1).weight(), 4096);
@@ -730,7 +756,10 @@ mod tests {
     #[test]
     fn a_thread_keeps_small_answers_near_within_its_bound() {
         let answers = Answers::new(1000);
-        let keep = |path: &str, kept: &Arc<Kept>, now| answers.keep_near("d", path, kept, 0, now);
+        let cache = AccessCache::new(1000);
+        let keep = |path: &str, kept: &Arc<Kept>, now| {
+            answers.keep_near("d", path, kept, (0, now, &cache))
+        };
         keep("/a", &kept(10, i64::MAX), 0);
         keep("/a", &kept(20, i64::MAX), 0);
         assert_eq!(

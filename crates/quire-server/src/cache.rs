@@ -114,17 +114,30 @@ impl<K: Eq + Hash + Send + Sync + 'static, V: Clone + Send + Sync + 'static> Map
         (self.hits.get(), self.misses.get())
     }
 
-    fn get<Q>(&self, key: &Q, now: i64, ttl: i64, generation: u64) -> Option<V>
+    /// The entry of `key` if it is fresh at `now` and its `scope` is still at the
+    /// generation it was stored at (an entry of no scope: at 0).
+    fn get<Q>(
+        &self,
+        key: &Q,
+        now: i64,
+        ttl: i64,
+        scope: Option<Scope<'_>>,
+        generations: &Generations,
+    ) -> Option<V>
     where
         K: std::borrow::Borrow<Q>,
         Q: Eq + Hash + ?Sized,
     {
+        let generation = scope.map_or(0, |s| generations.current(s));
         let found = self.entries.get(key).and_then(|entry| {
             let fresh = entry.generation == generation
                 && now - entry.stored_at < ttl
                 && now >= entry.stored_at;
             fresh.then(|| {
-                crate::provenance::note_cached(entry.stored_at);
+                crate::provenance::note_cached(
+                    entry.stored_at,
+                    scope.map(|s| (s.key(), generation)),
+                );
                 entry.value
             })
         });
@@ -180,21 +193,39 @@ struct Generations {
     kinds: [RwLock<HashMap<String, u64, foldhash::fast::RandomState>>; 4],
 }
 
+impl<'a> Scope<'a> {
+    /// Its kind (a map of [`Generations`], or [`TOKENS`]) and id.
+    pub fn key(self) -> (u8, &'a str) {
+        match self {
+            Scope::User(id) => (0, id),
+            Scope::Org(id) => (1, id),
+            Scope::Space(id) => (2, id),
+            Scope::Site(id) => (3, id),
+            Scope::Tokens => (TOKENS, ""),
+        }
+    }
+}
+
+/// The kind of [`Scope::Tokens`] in [`Scope::key`].
+const TOKENS: u8 = 4;
+
 impl Generations {
     fn kind(scope: Scope<'_>) -> Option<(usize, &str)> {
-        match scope {
-            Scope::Tokens => None,
-            Scope::User(id) => Some((0, id)),
-            Scope::Org(id) => Some((1, id)),
-            Scope::Space(id) => Some((2, id)),
-            Scope::Site(id) => Some((3, id)),
+        match scope.key() {
+            (TOKENS, _) => None,
+            (kind, id) => Some((usize::from(kind), id)),
         }
     }
 
     fn current(&self, scope: Scope<'_>) -> u64 {
-        match Self::kind(scope) {
-            None => self.tokens.load(Ordering::SeqCst),
-            Some((kind, id)) => {
+        self.current_of(scope.key())
+    }
+
+    fn current_of(&self, (kind, id): (u8, &str)) -> u64 {
+        match kind {
+            TOKENS => self.tokens.load(Ordering::SeqCst),
+            kind => {
+                let kind = usize::from(kind);
                 let map = self.kinds[kind].read().unwrap_or_else(|e| e.into_inner());
                 match map.get(id) {
                     Some(g) => *g,
@@ -357,6 +388,17 @@ impl AccessCache {
         for scope in scopes {
             self.generations.advance(*scope);
         }
+        // Moved once more once every scope has moved: a kept answer found still to hold at
+        // a generation seen before this (its scopes read before they moved) is checked
+        // again by every request that sees this one (`answers::Kept::holds`).
+        self.generations.last.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether every scope of `rested` is still at the generation noted.
+    pub fn still(&self, rested: &[crate::provenance::Rested]) -> bool {
+        rested
+            .iter()
+            .all(|(kind, id, at)| self.generations.current_of((*kind, id)) == *at)
     }
 
     /// The cached owner of a token hash.
@@ -368,7 +410,8 @@ impl AccessCache {
             token_hash,
             now,
             self.ttl_ms,
-            self.generation_of(Scope::Tokens),
+            Some(Scope::Tokens),
+            &self.generations,
         )
     }
 
@@ -389,7 +432,8 @@ impl AccessCache {
                 key,
                 now,
                 self.ttl_ms,
-                self.generation_of(Scope::Org(org_id)),
+                Some(Scope::Org(org_id)),
+                &self.generations,
             )
         })
     }
@@ -418,7 +462,8 @@ impl AccessCache {
             space_id,
             now,
             self.ttl_ms,
-            self.generation_of(Scope::Space(space_id)),
+            Some(Scope::Space(space_id)),
+            &self.generations,
         )
     }
 
@@ -438,7 +483,8 @@ impl AccessCache {
             user_id,
             now,
             self.ttl_ms,
-            self.generation_of(Scope::User(user_id)),
+            Some(Scope::User(user_id)),
+            &self.generations,
         )
     }
 
@@ -464,7 +510,8 @@ impl AccessCache {
                 key,
                 now,
                 self.ttl_ms,
-                self.generation_of(Scope::Org(org_id)),
+                Some(Scope::Org(org_id)),
+                &self.generations,
             )
         })
         .and_then(|v| v.downcast::<T>().ok())
@@ -498,7 +545,8 @@ impl AccessCache {
         }
         let found = with_parts(&[kind, id, view], |key| {
             // The very row it was rendered from (checked below) is its only version.
-            self.rendered.get(key, now, self.ttl_ms, 0)
+            self.rendered
+                .get(key, now, self.ttl_ms, None, &self.generations)
         })?;
         std::ptr::addr_eq(found.from.as_ptr(), Arc::as_ptr(row)).then_some(found.body)
     }
@@ -537,7 +585,8 @@ impl AccessCache {
                 now,
                 self.ttl_ms,
                 // What a site's entries are keyed by starts with its id (`id\n...`).
-                self.generation_of(Scope::Site(site_id.split('\n').next().unwrap_or(site_id))),
+                Some(Scope::Site(site_id.split('\n').next().unwrap_or(site_id))),
+                &self.generations,
             )
             .and_then(|v| v.downcast::<T>().ok())
     }
@@ -576,7 +625,10 @@ impl AccessCache {
                 && now - l.stored_at < self.ttl_ms
         });
         if let Some(l) = &found {
-            crate::provenance::note_cached(l.stored_at);
+            crate::provenance::note_cached(
+                l.stored_at,
+                Some((Scope::Space(space_id).key(), l.generation)),
+            );
         }
         let counter = if found.is_some() {
             &listings.hits

@@ -16,6 +16,8 @@ tokio::task_local! {
 pub struct Reading {
     /// When the oldest access-cache entry it used was stored.
     pub oldest: Option<i64>,
+    /// The scopes of the access-cache entries it used, each at the generation it was at.
+    pub rests_on: Vec<Rested>,
     /// Whether it read the database (outside a validator's read).
     pub database: bool,
     /// The space whose listing version the answer was made at, and that version.
@@ -37,11 +39,21 @@ pub async fn recorded<F: std::future::Future>(fut: F) -> (F::Output, Reading) {
         .await
 }
 
-/// Notes that the request used an access-cache entry stored at `stored_at` (ms).
-pub fn note_cached(stored_at: i64) {
+/// A scope an answer rested on, as the access cache names it (kind and id), and the
+/// generation it was at.
+pub type Rested = (u8, Box<str>, u64);
+
+/// Notes that the request used an access-cache entry stored at `stored_at` (ms), resting
+/// on the scope `(kind, id)` at `generation` (none: an entry resting on no scope).
+pub fn note_cached(stored_at: i64, scope: Option<((u8, &str), u64)>) {
     let _ = READING.try_with(|r| {
         let mut r = r.borrow_mut();
         r.oldest = Some(r.oldest.map_or(stored_at, |o| o.min(stored_at)));
+        if let Some(((kind, id), generation)) = scope {
+            if !r.rests_on.iter().any(|(k, i, _)| *k == kind && **i == *id) {
+                r.rests_on.push((kind, id.into(), generation));
+            }
+        }
     });
 }
 

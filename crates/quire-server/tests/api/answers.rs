@@ -375,3 +375,50 @@ async fn a_write_elsewhere_leaves_a_listing_served_from_memory() {
     assert_eq!(app.get(&w.admin, &listing).await.expect(200), first);
     assert_eq!(kept_hits(&app), hits + 1, "still served from memory");
 }
+
+/// A write costs the kept answers of what it changed only: a comment posted on one space
+/// leaves the kept answers of another served from memory, while the commented space's
+/// comment listing shows the comment at once.
+#[tokio::test]
+async fn a_write_drops_only_the_kept_answers_resting_on_what_it_changed() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let org = app
+        .get(&w.admin, &format!("/v1/spaces/{}", w.space))
+        .await
+        .expect(200)["organization"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let other = app.space(&w.admin, &org, "Other", None).await;
+    let mine = format!("/v1/spaces/{}", w.space);
+    let theirs = format!("/v1/spaces/{other}/comments");
+    for _ in 0..2 {
+        app.get(&w.reader, &mine).await.expect(200);
+        app.get(&w.reader, &theirs).await.expect(200);
+    }
+    let hits = kept_hits(&app);
+    assert_eq!(app.get(&w.reader, &mine).await.expect(200)["title"], "Docs");
+    assert_eq!(kept_hits(&app), hits + 1, "kept before the write");
+    app.post(
+        &w.admin,
+        &theirs,
+        json!({ "body": { "markdown": "Elsewhere" } }),
+    )
+    .await
+    .expect(200);
+    let hits = kept_hits(&app);
+    assert_eq!(app.get(&w.reader, &mine).await.expect(200)["title"], "Docs");
+    assert_eq!(
+        kept_hits(&app),
+        hits + 1,
+        "the other space's answer is still served from memory"
+    );
+    let listed = app.get(&w.reader, &theirs).await.expect(200);
+    assert_eq!(listed["items"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(
+        kept_hits(&app),
+        hits + 1,
+        "the commented space's listing is made again"
+    );
+}
