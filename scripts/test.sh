@@ -131,7 +131,8 @@ echo "== conformance suite (official client and schemas)"
 (
   cd conformance
   npm ci --no-audit --no-fund --loglevel=error
-  export QUIRE_BIN="$PWD/../target/debug/quire"
+  # The binary the build above made (a CARGO_TARGET_DIR set in the environment moves it).
+  export QUIRE_BIN="${CARGO_TARGET_DIR:-$PWD/../target}/debug/quire"
   echo "-- on SQLite"
   npm test
   if [ -n "$pg_url" ]; then

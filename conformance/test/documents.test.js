@@ -15,7 +15,8 @@ import { Spec } from '../lib/spec.js';
 
 const require = createRequire(import.meta.url);
 const here = dirname(fileURLToPath(import.meta.url));
-const file = resolve(here, '..', '..', 'target', 'corpus-documents.json');
+// Where the corpus test wrote it: the Cargo target directory (CARGO_TARGET_DIR, if set).
+const file = resolve(process.env.CARGO_TARGET_DIR || resolve(here, '..', '..', 'target'), 'corpus-documents.json');
 
 // Where the official schemas contradict themselves, the copies used here are fixed, each
 // fix named:

@@ -15,8 +15,10 @@
 //!   cache (the oldest of those entries is noted) or by the content caches, which hold only
 //!   immutable things (a request that had to read the database is not kept; the next one,
 //!   answered from the caches, is);
-//! - the access cache's generation is the one seen before it was made, so no write has
-//!   been served by this node since (read-your-writes on a node, as for the cache itself);
+//! - no write served by this node since has moved a scope that one of its lookups rested
+//!   on (its space, organization, user, the tokens): read-your-writes on a node, as for
+//!   the cache itself, while writes to anything else leave it served (the first request
+//!   after such a write checks its scopes, and notes the generation it found them at);
 //! - the oldest access-cache entry it used has not yet expired: an answer never outlives
 //!   the lookups it was made from, so a change made on another node is seen within the
 //!   same bound as before;
