@@ -138,8 +138,12 @@ pub async fn advance(
     .bind(now)
     .execute(&mut **tx)
     .await?;
-    super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
-    Ok(res.rows_affected() == 1)
+    let moved = res.rows_affected() == 1;
+    // Listings show the change request's revision and time: they change only if it moved.
+    if moved {
+        super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
+    }
+    Ok(moved)
 }
 
 /// What a merge read of its change request, and must still hold when it marks it merged.
@@ -177,9 +181,9 @@ pub async fn mark_merged(
     Ok(res.rows_affected() == 1)
 }
 
-/// Records a contributor (idempotent).
+/// Records a contributor (idempotent: listings move only when one is added).
 pub async fn add_contributor(tx: &mut Tx, id: &str, user_id: &str, now: i64) -> sqlx::Result<()> {
-    sqlx::query(
+    let added = sqlx::query(
         "INSERT INTO change_request_contributors (change_request_id, user_id, first_at) VALUES ($1, $2, $3) \
          ON CONFLICT (change_request_id, user_id) DO NOTHING",
     )
@@ -187,8 +191,11 @@ pub async fn add_contributor(tx: &mut Tx, id: &str, user_id: &str, now: i64) -> 
     .bind(user_id)
     .bind(now)
     .execute(&mut **tx)
-    .await?;
-    super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
+    .await?
+    .rows_affected();
+    if added > 0 {
+        super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
+    }
     Ok(())
 }
 
