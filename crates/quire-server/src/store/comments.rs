@@ -155,7 +155,7 @@ const OF_REPLY: &str = "SELECT c.space_id FROM comments c \
 const OF_TARGET: &str = "SELECT space_id FROM comments WHERE id = $1 UNION \
      SELECT c.space_id FROM comments c JOIN comment_replies r ON r.comment_id = c.id WHERE r.id = $1";
 
-/// Inserts a comment.
+/// Stores a new comment, counted on its space or change request if it is open.
 pub async fn insert(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
     sqlx::query(&format!(
         "INSERT INTO comments ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
@@ -180,8 +180,12 @@ pub async fn insert(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
     .bind(c.replies)
     .execute(&mut **tx)
     .await?;
-    super::spaces::touch_listings(tx, "$1", &c.space_id).await?;
-    Ok(())
+    // Counted open on its space or change request, which moves the space's listing
+    // version in the same statement (on a space); else the version moves alone.
+    match c.status {
+        CommentStatus::Open => count_open(tx, &c.space_id, c.change_request_id.as_deref(), 1).await,
+        _ => super::spaces::touch_listings(tx, "$1", &c.space_id).await,
+    }
 }
 
 /// A comment by id inside a transaction, locked until it ends (for read-modify-write).

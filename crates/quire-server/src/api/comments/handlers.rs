@@ -562,7 +562,6 @@ async fn post_impl(
     };
     let mut tx = state.db.begin().await?;
     store::comments::insert(&mut tx, &c).await?;
-    store::comments::count_open(&mut tx, &c.space_id, scope.cr_id(), 1).await?;
     tx.commit().await?;
     let render = Render::new(state, scope, caller, Format::Markdown, &[&c], &[]).await?;
     Ok(render.comment(&c))
