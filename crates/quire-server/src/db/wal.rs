@@ -172,12 +172,17 @@ fn settled(first: [u32; HEADER_WORDS], second: [u32; HEADER_WORDS]) -> Option<St
 /// Whether a header copy's last two words are the checksum of the ten before them, as
 /// SQLite computes it over the wal-index header (native byte order).
 fn checksum_holds(h: &[u32; HEADER_WORDS]) -> bool {
+    checksum(h) == (h[HEADER_WORDS - 2], h[HEADER_WORDS - 1])
+}
+
+/// SQLite's checksum of a header copy's first ten words.
+fn checksum(h: &[u32; HEADER_WORDS]) -> (u32, u32) {
     let (mut s1, mut s2) = (0u32, 0u32);
     for pair in h[..HEADER_WORDS - 2].chunks_exact(2) {
         s1 = s1.wrapping_add(pair[0]).wrapping_add(s2);
         s2 = s2.wrapping_add(pair[1]).wrapping_add(s1);
     }
-    s1 == h[HEADER_WORDS - 2] && s2 == h[HEADER_WORDS - 1]
+    (s1, s2)
 }
 
 #[cfg(test)]
@@ -238,13 +243,7 @@ mod tests {
         assert_eq!(settled(header, header), Some(Stamp(header)));
         let mut other = header;
         other[0] = WAL_INDEX_VERSION + 1;
-        let (mut s1, mut s2) = (0u32, 0u32);
-        for pair in other[..HEADER_WORDS - 2].chunks_exact(2) {
-            s1 = s1.wrapping_add(pair[0]).wrapping_add(s2);
-            s2 = s2.wrapping_add(pair[1]).wrapping_add(s1);
-        }
-        other[HEADER_WORDS - 2] = s1;
-        other[HEADER_WORDS - 1] = s2;
+        (other[HEADER_WORDS - 2], other[HEADER_WORDS - 1]) = checksum(&other);
         assert!(checksum_holds(&other));
         assert_eq!(settled(other, other), None);
     }
