@@ -514,3 +514,50 @@ async fn the_retention_setting_bounds_restore_and_purge() {
     );
     app.get(&alice, &path).await.expect_error(404);
 }
+
+/// A purge deletes a space's bulk rows a batch at a time: no batch deletes more rows than
+/// asked for, and the batches end with none left.
+#[tokio::test]
+async fn a_purge_deletes_bulk_rows_a_batch_at_a_time() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let id = app.space(&alice, &org, "Doomed", None).await;
+    let cr = app.open_change_request(&alice, &id, "Pages").await;
+    let pages: Vec<Value> = (0..4)
+        .map(|i| {
+            json!({ "operation": "insert_page", "title": format!("Page {i}"),
+                    "document": { "markdown": format!("Words of page {i}.") } })
+        })
+        .collect();
+    app.edit_change_request(&alice, &id, &cr, json!(pages))
+        .await;
+    app.merge_change_request(&alice, &id, &cr).await;
+    let objects = || async {
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM content_objects WHERE space_id = $1")
+            .bind(&id)
+            .fetch_one(app.state.db.pool())
+            .await
+            .unwrap()
+    };
+    let before = objects().await;
+    assert!(before >= 4, "{before} objects");
+    let mut batches = 0;
+    loop {
+        let mut tx = app.state.db.begin().await.unwrap();
+        let removed = quire_server::store::spaces::purge_some(&mut tx, &id, 2)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        assert!(removed <= 2, "a batch of {removed} rows");
+        if removed == 0 {
+            break;
+        }
+        batches += 1;
+    }
+    assert_eq!(objects().await, 0);
+    assert!(
+        2 * batches >= before,
+        "{batches} batches for {before} objects"
+    );
+}
