@@ -140,6 +140,9 @@ pub struct Archive {
 }
 
 /// Entries above this size are held to the ratio cap (small files compress well legitimately).
+/// The most an entry's buffer is sized from its header before any byte is inflated.
+const FIRST_BUFFER: u64 = 1 << 20;
+
 const RATIO_FLOOR: u64 = 1024 * 1024;
 
 /// Lists every file of the zip archive `bytes` (folders and platform litter skipped); no
@@ -223,9 +226,10 @@ impl Archive {
             .min(ratio_cap)
             .min(expanded_left)
             .min(documents_left);
-        // The declared size only sizes the buffer (never past the cap); the bytes counted
-        // are the ones inflated.
-        let mut data = Vec::with_capacity(file.size().min(cap) as usize);
+        // The declared size only sizes the first buffer (never past the cap, nor past
+        // `FIRST_BUFFER`: a header may claim what the entry never holds); the bytes counted
+        // are the ones inflated, and a kept document holds no more than its length.
+        let mut data = Vec::with_capacity(file.size().min(cap).min(FIRST_BUFFER) as usize);
         file.take(cap.saturating_add(1))
             .read_to_end(&mut data)
             .map_err(|e| {
@@ -260,6 +264,7 @@ impl Archive {
                 )));
             }
         }
+        data.shrink_to_fit();
         Ok(data)
     }
 }
