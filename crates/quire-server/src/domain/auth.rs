@@ -65,7 +65,10 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
         .await?
         .map(std::sync::Arc::new)
         .ok_or_else(|| ApiError::Unauthorized("Unknown or revoked API token.".into()))?;
-    if bearer.user.first_auth_at.is_none() {
+    // Invitations turn into memberships at the first use of a token of the whole account:
+    // a token confined to one organization (made by its sign-in) joins the account to no
+    // other, and leaves the invitations for a token of the account's owner.
+    if bearer.user.first_auth_at.is_none() && bearer.scope.is_none() {
         Box::pin(first_authentication(state, &bearer.user)).await?;
     } else {
         state

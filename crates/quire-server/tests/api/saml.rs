@@ -1604,3 +1604,47 @@ async fn first_logins_of_one_new_address_at_once_make_one_user() {
         .unwrap();
     assert_eq!(n, 1);
 }
+
+/// A token made by one organization's sign-in does not accept another organization's
+/// invitations for the account's address on its first use: they stay pending.
+#[tokio::test]
+async fn a_confined_tokens_first_use_accepts_no_other_organizations_invitation() {
+    let s = setup_behind_https().await;
+    let s2 = another_setup(&s, "bea", "Second").await;
+    s.app
+        .post(
+            &s2.admin,
+            &format!("/v1/orgs/{}/invites", s2.org),
+            json!({ "emails": ["ada@example.com"], "role": "admin" }),
+        )
+        .await
+        .expect(200);
+    let cookie = login(&s, "ada@example.com").await;
+    let (_, page) = account(&s.app, &cookie).await;
+    let (status, page) = create_token(&s.app, &cookie, &csrf_of(&page)).await;
+    assert_eq!(status, 200, "{page}");
+    let token = token_of(&page);
+    s.app
+        .call(Method::GET, "/v1/user", Some(&token), None)
+        .await
+        .expect(200);
+    let members = s
+        .app
+        .get(&s2.admin, &format!("/v1/orgs/{}/members?limit=100", s2.org))
+        .await
+        .expect(200);
+    assert!(
+        !members.to_string().contains("ada@example.com"),
+        "{members}"
+    );
+    assert_eq!(
+        count(
+            &s.app,
+            "SELECT COUNT(*) FROM pending_invites WHERE org_id = $1",
+            &s2.org
+        )
+        .await,
+        1,
+        "the invitation is still pending"
+    );
+}
