@@ -486,6 +486,36 @@ pub fn visitor_pages(pages: &[Page], visitor: &Value) -> Vec<Page> {
         .collect()
 }
 
+/// The files a visitor's view of a revision shows: those its visible pages (`shown`, from
+/// [`visitor_pages`]) and the visitor's view of its reusable contents refer to. A file that
+/// only hidden content uses is neither listed nor served to that visitor.
+pub fn visitor_files(
+    shown: &[Page],
+    reusable: &[quire_content::model::ReusableContent],
+    visitor: &Value,
+) -> std::collections::BTreeSet<String> {
+    let mut files = std::collections::BTreeSet::new();
+    let mut note = |markdown: &str| {
+        for (target, _) in quire_content::links::page_links(markdown).refs {
+            if let quire_content::model::ContentRef::File { file } = target {
+                files.insert(file);
+            }
+        }
+    };
+    // A stack rather than recursion: page trees are as deep as their input allows.
+    let mut pending: Vec<&Page> = shown.iter().collect();
+    while let Some(page) = pending.pop() {
+        if let PageKind::Document(doc) = &page.kind {
+            note(&doc.markdown);
+        }
+        pending.extend(page.pages.iter());
+    }
+    for r in reusable {
+        note(&visitor_markdown(&r.markdown, visitor));
+    }
+    files
+}
+
 /// What a published page needs of its site, read together.
 struct SiteState {
     /// The site's row (`None`: no such site).

@@ -66,8 +66,38 @@ async fn adaptive_site(
     visibility: &str,
 ) -> (String, String, String, String) {
     let space = app.space(&w.admin, &w.org, "Guide", None).await;
+    // A file shown only inside the guarded block (named with the secret word, so that an
+    // output listing it shows the word), and one shown to everyone.
+    let cr = id(&app
+        .post(
+            &w.admin,
+            &format!("/v1/spaces/{space}/change-requests"),
+            json!({ "subject": "Files" }),
+        )
+        .await
+        .expect(201));
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAZBwEEq5ZtpAAAAABJRU5ErkJggg==";
+    let made = app
+        .post(
+            &w.admin,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
+            json!({ "changes": [{ "operation": "insert_files", "files": [
+                { "name": format!("{SECRET}.png"), "base64": png },
+                { "name": "open.png", "base64": png }
+            ] }] }),
+        )
+        .await
+        .expect(200);
+    app.post(
+        &w.admin,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/merge"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    let (guarded, open) = (id(&made["insertedFiles"][0]), id(&made["insertedFiles"][1]));
     let body = format!(
-        "Everyone reads this.\n\n{{% if visitor.claims.pro %}}\nThe {SECRET} plan is for pro visitors.\n{{% endif %}}\n\n## Limits\n\nTen a day.\n"
+        "Everyone reads this.\n\n![open](/files/{open})\n\n{{% if visitor.claims.pro %}}\nThe {SECRET} plan is for pro visitors.\n\n![chart](/files/{guarded})\n{{% endif %}}\n\n## Limits\n\nTen a day.\n"
     );
     write(
         app,
@@ -279,6 +309,9 @@ async fn a_guarded_block_reaches_only_visitors_who_hold_its_claim() {
                 !body.contains("visitor.claims.pro"),
                 "{name} ({query}) shows the condition: {body}"
             );
+            if name == "revision read with the token" {
+                assert!(body.contains("open.png"), "{name} ({query}): {body}");
+            }
             if !name.starts_with("search")
                 && name != "MCP search"
                 && name != "MCP list_pages"

@@ -175,8 +175,29 @@ async fn visitor_revision_response(
         }))
     })
     .await?;
+    let key = [
+        "visitor-files",
+        &at.row.space_id[..],
+        &at.row.root,
+        &visitor.to_string(),
+    ];
+    let files = content::page_body(state, &key, async {
+        let shown = published::visitor_pages(&loaded.rev.pages, visitor);
+        Ok(json!(published::visitor_files(
+            &shown,
+            &loaded.rev.reusable_contents,
+            visitor
+        )))
+    })
+    .await?;
+    let files: std::collections::BTreeSet<String> =
+        serde_json::from_slice(&files).map_err(ApiError::internal)?;
+    let mut head = revision_body(state, &loaded, merged_from, &at.reader)?;
+    // Only the files of what this visitor sees are listed (with their download URLs).
+    head.files
+        .retain(|f| f["id"].as_str().is_some_and(|id| files.contains(id)));
     Ok(crate::http::json::JsonWithMember {
-        head: revision_body(state, &loaded, merged_from, &at.reader)?,
+        head,
         name: "pages",
         value: content::page_tree(&tree)?,
     }
