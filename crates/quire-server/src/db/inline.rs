@@ -5,7 +5,7 @@
 //! pages that most requests make. These connections are used in place, with cached prepared
 //! statements. Only bounded reads come here (one row, a page with a `LIMIT`, a list of keys),
 //! so a request's thread is never held long. With WAL, a read sees every committed write,
-//! including the caller's own commit just before it; writes still go through sqlx.
+//! including the caller's own commit just before it; writes run in place too (see [`super::tx`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -27,10 +27,38 @@ pub trait FromSqlite: Sized {
     fn read(row: &rusqlite::Row<'_>, at: &mut Columns<'_>) -> rusqlite::Result<Self>;
 }
 
+/// Tuples of plain values read their columns in order.
+macro_rules! tuple_rows {
+    ($($t:ident),+) => {
+        impl<$($t: rusqlite::types::FromSql),+> FromSqlite for ($($t,)+) {
+            fn fields(_out: &mut Vec<&'static str>) {}
+
+            #[allow(unused_assignments)]
+            fn read(row: &rusqlite::Row<'_>, _at: &mut Columns<'_>) -> rusqlite::Result<Self> {
+                let mut i = 0;
+                Ok(($({
+                    let v: $t = row.get(i)?;
+                    i += 1;
+                    v
+                },)+))
+            }
+        }
+    };
+}
+tuple_rows!(A);
+tuple_rows!(A, B);
+tuple_rows!(A, B, C);
+tuple_rows!(A, B, C, D);
+
 /// The positions, in a statement's result, of a row type's fields.
 pub struct Columns<'a>(std::slice::Iter<'a, usize>);
 
-impl Columns<'_> {
+impl<'a> Columns<'a> {
+    /// The positions found by [`positions`], in field order.
+    pub(super) fn new(at: &'a [usize]) -> Self {
+        Columns(at.iter())
+    }
+
     /// The position of the next field.
     pub fn take(&mut self) -> rusqlite::Result<usize> {
         self.0
@@ -152,7 +180,7 @@ impl Reader {
 
 /// Binds each argument to its `$n` placeholder by name: SQLite numbers named parameters in the
 /// order they first appear, which need not be `n`.
-fn bind(stmt: &mut Statement<'_>, args: &[Arg]) -> rusqlite::Result<()> {
+pub(super) fn bind(stmt: &mut Statement<'_>, args: &[Arg]) -> rusqlite::Result<()> {
     let mut name = String::with_capacity(4);
     for (i, arg) in args.iter().enumerate() {
         use std::fmt::Write;
@@ -164,6 +192,7 @@ fn bind(stmt: &mut Statement<'_>, args: &[Arg]) -> rusqlite::Result<()> {
         match arg {
             Arg::Text(v) => stmt.raw_bind_parameter(at, v.as_deref())?,
             Arg::Int(v) => stmt.raw_bind_parameter(at, v)?,
+            Arg::Bytes(v) => stmt.raw_bind_parameter(at, v.as_deref())?,
         }
     }
     Ok(())
@@ -172,7 +201,7 @@ fn bind(stmt: &mut Statement<'_>, args: &[Arg]) -> rusqlite::Result<()> {
 /// Where each of `T`'s fields is in the statement's result. The store's queries select a
 /// row's columns in its fields' order, which one pass confirms; otherwise each is looked up
 /// by name (a search of every column per field, which profiles showed on point reads).
-fn positions<T: FromSqlite>(stmt: &Statement<'_>) -> rusqlite::Result<Vec<usize>> {
+pub(super) fn positions<T: FromSqlite>(stmt: &Statement<'_>) -> rusqlite::Result<Vec<usize>> {
     let mut names = Vec::new();
     T::fields(&mut names);
     let in_order = names.len() <= stmt.column_count()
@@ -257,10 +286,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = db(&dir).await;
         let mut tx = db.begin().await.unwrap();
-        sqlx::query("INSERT INTO items VALUES ('a', 'open', 1, NULL), ('b', 'merged', 2, 'x')")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
+        tx.execute(&Sql::new(
+            "INSERT INTO items VALUES ('a', 'open', 1, NULL), ('b', 'merged', 2, 'x')",
+        ))
+        .await
+        .unwrap();
         tx.commit().await.unwrap();
         // `$2` appears before `$1`: binding by position would swap them.
         let q = Sql::new("SELECT name, status, n, note FROM items WHERE n = $2 OR name = $1")

@@ -7,9 +7,11 @@
 pub mod inline;
 mod migrations;
 pub mod sql;
+mod tx;
 mod wal;
 
 pub use migrations::{known_versions, pending as pending_migrations};
+pub use tx::{Row, Scalar, Tx};
 pub use wal::Stamp;
 
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use sqlx::any::AnyPoolOptions;
-use sqlx::{Any, AnyPool, Transaction};
+use sqlx::{Any, AnyPool};
 
 use inline::{FromSqlite, Reader};
 use sql::Sql;
@@ -38,49 +40,17 @@ pub struct Db {
     dialect: Dialect,
     /// SQLite files only: bounded reads run on the caller's thread (see [`inline`]).
     reader: Option<Arc<Reader>>,
-    /// SQLite only: the turn to write. SQLite lets one transaction write at a time, and a
-    /// connection waiting for the lock polls it in growing sleeps (up to 100 ms each); the
-    /// writers of this process wait here instead, in order, without holding a connection.
+    /// SQLite files only: the connection every write transaction uses, in place (see [`tx`]).
+    in_place: Option<tx::Writer>,
+    /// In-memory SQLite only: the turn to write. SQLite lets one transaction write at a
+    /// time, and a connection waiting for the lock polls it in growing sleeps; the writers
+    /// of this process wait here instead, in order, without holding a connection.
     writer: Option<Arc<tokio::sync::Semaphore>>,
 }
 
-/// How long a write waits for its turn before trying the database's own lock anyway (as
-/// long as SQLite's `busy_timeout`: a turn held longer is a bug to be logged, not a hang).
+/// How long a write waits for its turn before giving up (as long as SQLite's
+/// `busy_timeout`: a turn held longer is a bug to be logged, not a hang).
 const WRITER_WAIT: Duration = Duration::from_secs(10);
-
-/// A write transaction; dropping it without `commit` rolls back. It derefs to its
-/// connection, so `&mut **tx` is what queries execute on.
-pub struct Tx {
-    tx: Transaction<'static, Any>,
-    /// The process's turn to write (SQLite), held until the transaction ends.
-    _turn: Option<tokio::sync::OwnedSemaphorePermit>,
-}
-
-impl std::ops::Deref for Tx {
-    type Target = sqlx::AnyConnection;
-
-    fn deref(&self) -> &sqlx::AnyConnection {
-        &self.tx
-    }
-}
-
-impl std::ops::DerefMut for Tx {
-    fn deref_mut(&mut self) -> &mut sqlx::AnyConnection {
-        &mut self.tx
-    }
-}
-
-impl Tx {
-    /// Commits the transaction.
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
-        self.tx.commit().await
-    }
-
-    /// Rolls the transaction back.
-    pub async fn rollback(self) -> Result<(), sqlx::Error> {
-        self.tx.rollback().await
-    }
-}
 
 impl Dialect {
     /// The dialect of a database URL; `None` for anything else.
@@ -93,22 +63,12 @@ impl Dialect {
             None
         }
     }
-
-    /// The dialect of the connection behind a transaction.
-    pub fn of_tx(tx: &Tx) -> Self {
-        let conn: &sqlx::AnyConnection = &tx.tx;
-        if conn.backend_name().eq_ignore_ascii_case("postgresql") {
-            Dialect::Postgres
-        } else {
-            Dialect::Sqlite
-        }
-    }
 }
 
 /// The clause that locks the rows a read-modify-write selects: `FOR UPDATE` on PostgreSQL;
 /// nothing on SQLite, where `BEGIN IMMEDIATE` already makes writers take turns.
 pub fn for_update(tx: &Tx) -> &'static str {
-    match Dialect::of_tx(tx) {
+    match tx.dialect() {
         Dialect::Postgres => " FOR UPDATE",
         Dialect::Sqlite => "",
     }
@@ -157,6 +117,7 @@ impl Db {
             pool,
             dialect,
             reader: None,
+            in_place: None,
             writer: (dialect == Dialect::Sqlite).then(|| Arc::new(tokio::sync::Semaphore::new(1))),
         };
         if dialect == Dialect::Sqlite {
@@ -170,6 +131,11 @@ impl Db {
             let reader = Reader::open(&path)
                 .with_context(|| format!("cannot open SQLite database {url} for reading"))?;
             db.reader = Some(Arc::new(reader));
+            db.in_place = Some(
+                tx::open_writer(&path)
+                    .with_context(|| format!("cannot open SQLite database {url} for writing"))?,
+            );
+            db.writer = None;
         }
         Ok(db)
     }
@@ -236,6 +202,9 @@ impl Db {
     /// (`BEGIN IMMEDIATE`) so that a read-then-write transaction cannot fail to upgrade.
     pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
         crate::provenance::note_database();
+        if let Some(writer) = &self.in_place {
+            return Tx::in_place(writer, WRITER_WAIT).await;
+        }
         let turn = match &self.writer {
             Some(writer) => {
                 match tokio::time::timeout(WRITER_WAIT, writer.clone().acquire_owned()).await {
@@ -254,7 +223,23 @@ impl Db {
             Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
             Dialect::Postgres => self.pool.begin().await?,
         };
-        Ok(Tx { tx, _turn: turn })
+        Ok(Tx::pooled(tx, turn))
+    }
+
+    /// Runs one statement that returns a row (`... RETURNING`) in a transaction of its own.
+    pub async fn returning<T: Row>(&self, q: &Sql) -> sqlx::Result<Option<T>> {
+        let mut tx = self.begin().await?;
+        let row = tx.row(q).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// Runs one statement in a transaction of its own; the number of rows it changed.
+    pub async fn execute(&self, q: &Sql) -> sqlx::Result<u64> {
+        let mut tx = self.begin().await?;
+        let n = tx.execute(q).await?;
+        tx.commit().await?;
+        Ok(n)
     }
 
     /// Writes a consistent copy of a SQLite database to `path` (one read transaction, while
@@ -282,10 +267,7 @@ impl Db {
 
 /// A read error of the inline path, as sqlx reports a driver's.
 fn driver_error(e: rusqlite::Error) -> sqlx::Error {
-    match e {
-        rusqlite::Error::QueryReturnedNoRows => sqlx::Error::RowNotFound,
-        e => sqlx::Error::AnyDriverError(Box::new(e)),
-    }
+    tx::error(e)
 }
 
 /// The file behind a SQLite URL; `None` for an in-memory database, which other connections

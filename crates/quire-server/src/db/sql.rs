@@ -5,17 +5,64 @@ use sqlx::any::AnyArguments;
 use sqlx::query::{Query, QueryAs, QueryScalar};
 use sqlx::{Any, FromRow};
 
+use crate::ids::{OrgId, UserId};
+use crate::values::{
+    AgentsContext, ChangeRequestStatus, CommentStatus, EditMode, RevisionType, SiteType,
+    SiteVisibility, TeamRole, Visibility, VisitorAuthBackend,
+};
+
 /// A bound value.
 #[derive(Debug, Clone)]
 pub enum Arg {
     /// Text, possibly NULL.
     Text(Option<String>),
-    /// A 64-bit integer.
-    Int(i64),
+    /// A 64-bit integer (flags and timestamps too), possibly NULL.
+    Int(Option<i64>),
+    /// Bytes, possibly NULL.
+    Bytes(Option<Vec<u8>>),
 }
 
+/// Closed sets and ids are stored as their text.
+macro_rules! stored_as_text {
+    ($($t:ty),+) => {$(
+        impl From<$t> for Arg {
+            fn from(v: $t) -> Self {
+                Arg::Text(Some(v.as_str().to_string()))
+            }
+        }
+        impl From<&$t> for Arg {
+            fn from(v: &$t) -> Self {
+                Arg::Text(Some(v.as_str().to_string()))
+            }
+        }
+        impl From<Option<$t>> for Arg {
+            fn from(v: Option<$t>) -> Self {
+                Arg::Text(v.map(|v| v.as_str().to_string()))
+            }
+        }
+    )+};
+}
+stored_as_text!(
+    ChangeRequestStatus,
+    Visibility,
+    EditMode,
+    RevisionType,
+    CommentStatus,
+    TeamRole,
+    SiteType,
+    SiteVisibility,
+    VisitorAuthBackend,
+    AgentsContext,
+    OrgId,
+    UserId
+);
 impl From<&str> for Arg {
     fn from(v: &str) -> Self {
+        Arg::Text(Some(v.to_string()))
+    }
+}
+impl From<&&str> for Arg {
+    fn from(v: &&str) -> Self {
         Arg::Text(Some(v.to_string()))
     }
 }
@@ -34,9 +81,59 @@ impl From<Option<String>> for Arg {
         Arg::Text(v)
     }
 }
+impl From<&Option<String>> for Arg {
+    fn from(v: &Option<String>) -> Self {
+        Arg::Text(v.clone())
+    }
+}
+impl From<Option<&str>> for Arg {
+    fn from(v: Option<&str>) -> Self {
+        Arg::Text(v.map(str::to_string))
+    }
+}
+impl From<Option<&String>> for Arg {
+    fn from(v: Option<&String>) -> Self {
+        Arg::Text(v.cloned())
+    }
+}
 impl From<i64> for Arg {
     fn from(v: i64) -> Self {
+        Arg::Int(Some(v))
+    }
+}
+impl From<&i64> for Arg {
+    fn from(v: &i64) -> Self {
+        Arg::Int(Some(*v))
+    }
+}
+impl From<i32> for Arg {
+    fn from(v: i32) -> Self {
+        Arg::Int(Some(v.into()))
+    }
+}
+impl From<Option<i64>> for Arg {
+    fn from(v: Option<i64>) -> Self {
         Arg::Int(v)
+    }
+}
+impl From<&Option<i64>> for Arg {
+    fn from(v: &Option<i64>) -> Self {
+        Arg::Int(*v)
+    }
+}
+impl From<Vec<u8>> for Arg {
+    fn from(v: Vec<u8>) -> Self {
+        Arg::Bytes(Some(v))
+    }
+}
+impl From<&Vec<u8>> for Arg {
+    fn from(v: &Vec<u8>) -> Self {
+        Arg::Bytes(Some(v.clone()))
+    }
+}
+impl From<&[u8]> for Arg {
+    fn from(v: &[u8]) -> Self {
+        Arg::Bytes(Some(v.to_vec()))
     }
 }
 
@@ -49,9 +146,9 @@ pub struct Sql {
 
 impl Sql {
     /// Starts a query with `text`.
-    pub fn new(text: &str) -> Self {
+    pub fn new(text: impl AsRef<str>) -> Self {
         Self {
-            text: text.to_string(),
+            text: text.as_ref().to_string(),
             args: Vec::new(),
         }
     }
@@ -123,6 +220,7 @@ impl Sql {
         self.bind_all(sqlx::query_as(&self.text), |q, arg| match arg {
             Arg::Text(v) => q.bind(v.clone()),
             Arg::Int(v) => q.bind(*v),
+            Arg::Bytes(v) => q.bind(v.clone()),
         })
     }
 
@@ -134,6 +232,7 @@ impl Sql {
         self.bind_all(sqlx::query_scalar(&self.text), |q, arg| match arg {
             Arg::Text(v) => q.bind(v.clone()),
             Arg::Int(v) => q.bind(*v),
+            Arg::Bytes(v) => q.bind(v.clone()),
         })
     }
 
@@ -142,6 +241,7 @@ impl Sql {
         self.bind_all(sqlx::query(&self.text), |q, arg| match arg {
             Arg::Text(v) => q.bind(v.clone()),
             Arg::Int(v) => q.bind(*v),
+            Arg::Bytes(v) => q.bind(v.clone()),
         })
     }
 }

@@ -40,7 +40,7 @@ pub async fn get(
     id_or_number: &str,
 ) -> sqlx::Result<Option<ChangeRequestRow>> {
     let number = id_or_number.parse::<i64>().unwrap_or(-1);
-    let q = Sql::new(&format!(
+    let q = Sql::new(format!(
         "SELECT {COLUMNS} FROM change_requests WHERE space_id = $1 AND (id = $2 OR number = $3)"
     ))
     .arg(space_id)
@@ -54,21 +54,22 @@ pub async fn get(
 /// updates, the merge) take it first, so none of them works on a state another is replacing.
 pub async fn lock(tx: &mut Tx, id: &str) -> sqlx::Result<Option<ChangeRequestRow>> {
     let lock = crate::db::for_update(tx);
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM change_requests WHERE id = $1{lock}"
-    ))
-    .bind(id)
-    .fetch_optional(&mut **tx)
+    tx.row(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM change_requests WHERE id = $1{lock}"
+        ))
+        .arg(id),
+    )
     .await
 }
 
 /// The next number in a space.
 pub async fn next_number(tx: &mut Tx, space_id: &str) -> sqlx::Result<i64> {
-    let max: Option<i64> =
-        sqlx::query_scalar("SELECT MAX(number) FROM change_requests WHERE space_id = $1")
-            .bind(space_id)
-            .fetch_one(&mut **tx)
-            .await?;
+    let max: Option<i64> = tx
+        .scalar(
+            &Sql::new("SELECT MAX(number) FROM change_requests WHERE space_id = $1").arg(space_id),
+        )
+        .await?;
     Ok(max.unwrap_or(0) + 1)
 }
 
@@ -77,26 +78,27 @@ const OF_CHANGE_REQUEST: &str = "SELECT space_id FROM change_requests WHERE id =
 
 /// Inserts a change request.
 pub async fn insert(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO change_requests ({COLUMNS}) VALUES \
+    tx.execute(
+        &Sql::new(format!(
+            "INSERT INTO change_requests ({COLUMNS}) VALUES \
          ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
-    ))
-    .bind(&c.id)
-    .bind(&c.space_id)
-    .bind(c.number)
-    .bind(c.status)
-    .bind(&c.subject)
-    .bind(&c.created_by)
-    .bind(c.created_at)
-    .bind(c.updated_at)
-    .bind(&c.revision_id)
-    .bind(&c.revision_initial)
-    .bind(&c.revision_base)
-    .bind(&c.revision_merged)
-    .bind(&c.merged_by)
-    .bind(c.merged_at)
-    .bind(c.comments)
-    .execute(&mut **tx)
+        ))
+        .arg(&c.id)
+        .arg(&c.space_id)
+        .arg(c.number)
+        .arg(c.status)
+        .arg(&c.subject)
+        .arg(&c.created_by)
+        .arg(c.created_at)
+        .arg(c.updated_at)
+        .arg(&c.revision_id)
+        .arg(&c.revision_initial)
+        .arg(&c.revision_base)
+        .arg(&c.revision_merged)
+        .arg(&c.merged_by)
+        .arg(c.merged_at)
+        .arg(c.comments),
+    )
     .await?;
     super::spaces::touch_listings(tx, "$1", &c.space_id).await?;
     Ok(())
@@ -104,14 +106,15 @@ pub async fn insert(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> {
 
 /// Writes subject and status back.
 pub async fn update_meta(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE change_requests SET subject = $2, status = $3, updated_at = $4 WHERE id = $1",
+    tx.execute(
+        &Sql::new(
+            "UPDATE change_requests SET subject = $2, status = $3, updated_at = $4 WHERE id = $1",
+        )
+        .arg(&c.id)
+        .arg(&c.subject)
+        .arg(c.status)
+        .arg(c.updated_at),
     )
-    .bind(&c.id)
-    .bind(&c.subject)
-    .bind(c.status)
-    .bind(c.updated_at)
-    .execute(&mut **tx)
     .await?;
     super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, &c.id).await?;
     Ok(())
@@ -127,18 +130,18 @@ pub async fn advance(
     base: Option<&str>,
     now: i64,
 ) -> sqlx::Result<bool> {
-    let res = sqlx::query(
+    let res = tx.execute(&Sql::new(
         "UPDATE change_requests SET revision_id = $3, revision_base = COALESCE($4, revision_base), \
          updated_at = $5 WHERE id = $1 AND revision_id = $2 AND status <> 'merged'",
     )
-    .bind(id)
-    .bind(expected)
-    .bind(revision)
-    .bind(base)
-    .bind(now)
-    .execute(&mut **tx)
+    .arg(id)
+    .arg(expected)
+    .arg(revision)
+    .arg(base)
+    .arg(now)
+    )
     .await?;
-    let moved = res.rows_affected() == 1;
+    let moved = res == 1;
     // Listings show the change request's revision and time: they change only if it moved.
     if moved {
         super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
@@ -165,34 +168,33 @@ pub async fn mark_merged(
     by: &str,
     now: i64,
 ) -> sqlx::Result<bool> {
-    let res = sqlx::query(
+    let res = tx.execute(&Sql::new(
         "UPDATE change_requests SET status = 'merged', revision_merged = $2, merged_by = $3, \
          merged_at = $4, updated_at = $4 WHERE id = $1 AND revision_id = $5 AND status = $6",
     )
-    .bind(id)
-    .bind(revision)
-    .bind(by)
-    .bind(now)
-    .bind(expect.revision)
-    .bind(expect.status)
-    .execute(&mut **tx)
+    .arg(id)
+    .arg(revision)
+    .arg(by)
+    .arg(now)
+    .arg(expect.revision)
+    .arg(expect.status)
+    )
     .await?;
     super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
-    Ok(res.rows_affected() == 1)
+    Ok(res == 1)
 }
 
 /// Records a contributor (idempotent: listings move only when one is added).
 pub async fn add_contributor(tx: &mut Tx, id: &str, user_id: &str, now: i64) -> sqlx::Result<()> {
-    let added = sqlx::query(
+    let added = tx.execute(&Sql::new(
         "INSERT INTO change_request_contributors (change_request_id, user_id, first_at) VALUES ($1, $2, $3) \
          ON CONFLICT (change_request_id, user_id) DO NOTHING",
     )
-    .bind(id)
-    .bind(user_id)
-    .bind(now)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
+    .arg(id)
+    .arg(user_id)
+    .arg(now)
+    )
+    .await?;
     if added > 0 {
         super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
     }
@@ -238,16 +240,17 @@ pub async fn count_transition(
     let total = i64::from(from.is_none() && to.is_some());
     let open = delta(to, ChangeRequestStatus::Open) - delta(from, ChangeRequestStatus::Open);
     let draft = delta(to, ChangeRequestStatus::Draft) - delta(from, ChangeRequestStatus::Draft);
-    sqlx::query(
-        "UPDATE spaces SET change_requests = change_requests + $2, \
+    tx.execute(
+        &Sql::new(
+            "UPDATE spaces SET change_requests = change_requests + $2, \
          change_requests_open = change_requests_open + $3, \
          change_requests_draft = change_requests_draft + $4 WHERE id = $1",
+        )
+        .arg(space_id)
+        .arg(total)
+        .arg(open)
+        .arg(draft),
     )
-    .bind(space_id)
-    .bind(total)
-    .bind(open)
-    .bind(draft)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
@@ -358,7 +361,7 @@ pub async fn list_in_org(
     let mut count_q = Sql::new("SELECT COUNT(*) FROM change_requests");
     count_q.append(&cond);
     let key = filter.order.column();
-    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM change_requests"));
+    let mut q = Sql::new(format!("SELECT {COLUMNS} FROM change_requests"));
     q.append(&cond);
     if let Some((ts, id)) = after {
         q.push(&format!(" AND ({key} < ")).bind(ts);

@@ -1,23 +1,23 @@
 //! Collections.
 
-use sqlx::FromRow;
-
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
-/// A stored collection.
-#[derive(Debug, Clone, FromRow)]
-pub struct CollectionRow {
-    pub id: String,
-    pub org_id: crate::ids::OrgId,
-    pub parent_id: Option<String>,
-    pub title: String,
-    pub description: Option<String>,
-    /// `inherit`, a role, or NULL (no default access).
-    pub default_level: Option<String>,
-    pub position: i64,
-    pub created_at: i64,
-    pub updated_at: i64,
+crate::db::inline::row! {
+    /// A stored collection.
+    #[derive(Debug, Clone)]
+    pub struct CollectionRow {
+        pub id: String,
+        pub org_id: crate::ids::OrgId,
+        pub parent_id: Option<String>,
+        pub title: String,
+        pub description: Option<String>,
+        /// `inherit`, a role, or NULL (no default access).
+        pub default_level: Option<String>,
+        pub position: i64,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
 }
 
 const COLUMNS: &str =
@@ -33,9 +33,7 @@ pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<CollectionRow>> {
 
 /// A collection by id inside a transaction.
 pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<CollectionRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM collections WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(&mut **tx)
+    tx.row(&Sql::new(format!("SELECT {COLUMNS} FROM collections WHERE id = $1")).arg(id))
         .await
 }
 
@@ -51,29 +49,31 @@ pub async fn list(db: &Db, org_id: &str) -> sqlx::Result<Vec<CollectionRow>> {
 
 /// Every collection of an organization, inside a transaction.
 pub async fn list_tx(tx: &mut Tx, org_id: &str) -> sqlx::Result<Vec<CollectionRow>> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM collections WHERE org_id = $1 ORDER BY position, id"
-    ))
-    .bind(org_id)
-    .fetch_all(&mut **tx)
+    tx.rows(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM collections WHERE org_id = $1 ORDER BY position, id"
+        ))
+        .arg(org_id),
+    )
     .await
 }
 
 /// Inserts a collection.
 pub async fn insert(tx: &mut Tx, c: &CollectionRow) -> sqlx::Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO collections ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-    ))
-    .bind(&c.id)
-    .bind(&c.org_id)
-    .bind(&c.parent_id)
-    .bind(&c.title)
-    .bind(&c.description)
-    .bind(&c.default_level)
-    .bind(c.position)
-    .bind(c.created_at)
-    .bind(c.updated_at)
-    .execute(&mut **tx)
+    tx.execute(
+        &Sql::new(format!(
+            "INSERT INTO collections ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        ))
+        .arg(&c.id)
+        .arg(&c.org_id)
+        .arg(&c.parent_id)
+        .arg(&c.title)
+        .arg(&c.description)
+        .arg(&c.default_level)
+        .arg(c.position)
+        .arg(c.created_at)
+        .arg(c.updated_at),
+    )
     .await?;
     Ok(())
 }
@@ -101,7 +101,7 @@ pub async fn patch(tx: &mut Tx, id: &str, p: &CollectionPatch, now: i64) -> sqlx
         }
     }
     q.push(" WHERE id = ").bind(id);
-    Ok(q.query().execute(&mut **tx).await?.rows_affected() == 1)
+    Ok(tx.execute(&q).await? == 1)
 }
 
 /// Moves a collection to another organization and place, writing only those columns.
@@ -118,16 +118,17 @@ pub async fn relocate(
         q.push(", parent_id = ").bind(parent.map(str::to_string));
     }
     q.push(" WHERE id = ").bind(id);
-    Ok(q.query().execute(&mut **tx).await?.rows_affected() == 1)
+    Ok(tx.execute(&q).await? == 1)
 }
 
 /// Sets the position of a collection.
 pub async fn set_position(tx: &mut Tx, id: &str, position: i64) -> sqlx::Result<()> {
-    sqlx::query("UPDATE collections SET position = $2 WHERE id = $1")
-        .bind(id)
-        .bind(position)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("UPDATE collections SET position = $2 WHERE id = $1")
+            .arg(id)
+            .arg(position),
+    )
+    .await?;
     Ok(())
 }
 
@@ -140,29 +141,29 @@ pub async fn delete_keeping_children(tx: &mut Tx, c: &CollectionRow) -> sqlx::Re
     } else {
         "in-collection"
     };
-    sqlx::query(
+    tx.execute(&Sql::new(
         "UPDATE spaces SET parent_id = $2, visibility = CASE WHEN visibility = 'in-collection' \
          THEN $3 ELSE visibility END WHERE parent_id = $1",
     )
-    .bind(&c.id)
-    .bind(&c.parent_id)
-    .bind(visibility_at_root)
-    .execute(&mut **tx)
-    .await?;
-    sqlx::query("UPDATE collections SET parent_id = $2 WHERE parent_id = $1")
-        .bind(&c.id)
-        .bind(&c.parent_id)
-        .execute(&mut **tx)
-        .await?;
-    sqlx::query(
-        "DELETE FROM content_permissions WHERE target_kind = 'collection' AND target_id = $1",
+    .arg(&c.id)
+    .arg(&c.parent_id)
+    .arg(visibility_at_root)
     )
-    .bind(&c.id)
-    .execute(&mut **tx)
     .await?;
-    sqlx::query("DELETE FROM collections WHERE id = $1")
-        .bind(&c.id)
-        .execute(&mut **tx)
+    tx.execute(
+        &Sql::new("UPDATE collections SET parent_id = $2 WHERE parent_id = $1")
+            .arg(&c.id)
+            .arg(&c.parent_id),
+    )
+    .await?;
+    tx.execute(
+        &Sql::new(
+            "DELETE FROM content_permissions WHERE target_kind = 'collection' AND target_id = $1",
+        )
+        .arg(&c.id),
+    )
+    .await?;
+    tx.execute(&Sql::new("DELETE FROM collections WHERE id = $1").arg(&c.id))
         .await?;
     Ok(())
 }
@@ -175,11 +176,13 @@ pub async fn set_parent(
     parent: Option<&str>,
     now: i64,
 ) -> sqlx::Result<bool> {
-    let res = sqlx::query("UPDATE collections SET parent_id = $2, updated_at = $3 WHERE id = $1")
-        .bind(id)
-        .bind(parent)
-        .bind(now)
-        .execute(&mut **tx)
+    let res = tx
+        .execute(
+            &Sql::new("UPDATE collections SET parent_id = $2, updated_at = $3 WHERE id = $1")
+                .arg(id)
+                .arg(parent)
+                .arg(now),
+        )
         .await?;
-    Ok(res.rows_affected() == 1)
+    Ok(res == 1)
 }

@@ -82,7 +82,7 @@ pub async fn get(
     cr: Option<&str>,
     id: &str,
 ) -> sqlx::Result<Option<CommentRow>> {
-    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM comments"));
+    let mut q = Sql::new(format!("SELECT {COLUMNS} FROM comments"));
     scope_cond(&mut q, space_id, cr);
     q.push(" AND id = ").bind(id);
     db.row(&q).await
@@ -157,28 +157,28 @@ const OF_TARGET: &str = "SELECT space_id FROM comments WHERE id = $1 UNION \
 
 /// Stores a new comment, counted on its space or change request if it is open.
 pub async fn insert(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
-    sqlx::query(&format!(
+    tx.execute(&Sql::new(format!(
         "INSERT INTO comments ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
     ))
-    .bind(&c.id)
-    .bind(&c.space_id)
-    .bind(&c.change_request_id)
-    .bind(&c.posted_by)
-    .bind(c.posted_at)
-    .bind(c.edited_at)
-    .bind(&c.body)
-    .bind(c.status)
-    .bind(c.resolved_at)
-    .bind(&c.resolved_by)
-    .bind(&c.revision_id)
-    .bind(&c.page_id)
-    .bind(&c.page_title)
-    .bind(&c.page_hash)
-    .bind(&c.node_id)
-    .bind(&c.table_record)
-    .bind(&c.table_definition)
-    .bind(c.replies)
-    .execute(&mut **tx)
+    .arg(&c.id)
+    .arg(&c.space_id)
+    .arg(&c.change_request_id)
+    .arg(&c.posted_by)
+    .arg(c.posted_at)
+    .arg(c.edited_at)
+    .arg(&c.body)
+    .arg(c.status)
+    .arg(c.resolved_at)
+    .arg(&c.resolved_by)
+    .arg(&c.revision_id)
+    .arg(&c.page_id)
+    .arg(&c.page_title)
+    .arg(&c.page_hash)
+    .arg(&c.node_id)
+    .arg(&c.table_record)
+    .arg(&c.table_definition)
+    .arg(c.replies)
+    )
     .await?;
     // Counted open on its space or change request, which moves the space's listing
     // version in the same statement (on a space); else the version moves alone.
@@ -191,26 +191,27 @@ pub async fn insert(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
 /// A comment by id inside a transaction, locked until it ends (for read-modify-write).
 pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<CommentRow>> {
     let lock = crate::db::for_update(tx);
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM comments WHERE id = $1{lock}"
-    ))
-    .bind(id)
-    .fetch_optional(&mut **tx)
+    tx.row(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM comments WHERE id = $1{lock}"
+        ))
+        .arg(id),
+    )
     .await
 }
 
 /// Writes back body, edit time and resolution.
 pub async fn update(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "UPDATE comments SET body = $2, edited_at = $3, status = $4, resolved_at = $5, resolved_by = $6 WHERE id = $1",
     )
-    .bind(&c.id)
-    .bind(&c.body)
-    .bind(c.edited_at)
-    .bind(c.status)
-    .bind(c.resolved_at)
-    .bind(&c.resolved_by)
-    .execute(&mut **tx)
+    .arg(&c.id)
+    .arg(&c.body)
+    .arg(c.edited_at)
+    .arg(c.status)
+    .arg(c.resolved_at)
+    .arg(&c.resolved_by)
+    )
     .await?;
     super::spaces::touch_listings(tx, "$1", &c.space_id).await?;
     Ok(())
@@ -219,15 +220,14 @@ pub async fn update(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
 /// Deletes a comment with its replies and their reactions; returns whether it existed.
 pub async fn delete(tx: &mut Tx, id: &str) -> sqlx::Result<bool> {
     super::spaces::touch_listings(tx, OF_COMMENT, id).await?;
-    sqlx::query("DELETE FROM reactions WHERE target_id = $1 OR target_id IN (SELECT id FROM comment_replies WHERE comment_id = $1)")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("DELETE FROM reactions WHERE target_id = $1 OR target_id IN (SELECT id FROM comment_replies WHERE comment_id = $1)")
+        .arg(id)
+        )
         .await?;
-    let res = sqlx::query("DELETE FROM comments WHERE id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    let res = tx
+        .execute(&Sql::new("DELETE FROM comments WHERE id = $1").arg(id))
         .await?;
-    Ok(res.rows_affected() > 0)
+    Ok(res > 0)
 }
 
 /// Adds `delta` to the open-comment counter of the space, or of the change request.
@@ -242,22 +242,24 @@ pub async fn count_open(
     }
     match cr {
         Some(cr) => {
-            sqlx::query("UPDATE change_requests SET comments = comments + $2 WHERE id = $1")
-                .bind(cr)
-                .bind(delta)
-                .execute(&mut **tx)
-                .await?;
+            tx.execute(
+                &Sql::new("UPDATE change_requests SET comments = comments + $2 WHERE id = $1")
+                    .arg(cr)
+                    .arg(delta),
+            )
+            .await?;
             super::spaces::touch_listings(tx, "$1", space_id).await?;
         }
         // One statement: the listing version moves with the counter it shows.
         None => {
-            sqlx::query(
-                "UPDATE spaces SET comments = comments + $2, \
+            tx.execute(
+                &Sql::new(
+                    "UPDATE spaces SET comments = comments + $2, \
                  listings_version = listings_version + 1 WHERE id = $1",
+                )
+                .arg(space_id)
+                .arg(delta),
             )
-            .bind(space_id)
-            .bind(delta)
-            .execute(&mut **tx)
             .await?;
         }
     }
@@ -266,11 +268,12 @@ pub async fn count_open(
 
 /// Adds `delta` to a comment's reply counter.
 pub async fn count_replies(tx: &mut Tx, comment_id: &str, delta: i64) -> sqlx::Result<()> {
-    sqlx::query("UPDATE comments SET replies = replies + $2 WHERE id = $1")
-        .bind(comment_id)
-        .bind(delta)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("UPDATE comments SET replies = replies + $2 WHERE id = $1")
+            .arg(comment_id)
+            .arg(delta),
+    )
+    .await?;
     super::spaces::touch_listings(tx, OF_COMMENT, comment_id).await?;
     Ok(())
 }
@@ -279,7 +282,7 @@ const REPLY_COLUMNS: &str = "id, comment_id, posted_by, posted_at, edited_at, bo
 
 /// One reply of a comment.
 pub async fn get_reply(db: &Db, comment_id: &str, id: &str) -> sqlx::Result<Option<ReplyRow>> {
-    let q = Sql::new(&format!(
+    let q = Sql::new(format!(
         "SELECT {REPLY_COLUMNS} FROM comment_replies WHERE comment_id = $1 AND id = $2"
     ))
     .arg(comment_id)
@@ -294,7 +297,7 @@ pub async fn list_replies(
     after: Option<(i64, String)>,
     limit: i64,
 ) -> sqlx::Result<(Vec<ReplyRow>, i64)> {
-    let mut q = Sql::new(&format!(
+    let mut q = Sql::new(format!(
         "SELECT {REPLY_COLUMNS} FROM comment_replies WHERE comment_id = "
     ));
     q.bind(comment_id);
@@ -315,16 +318,17 @@ pub async fn list_replies(
 
 /// Inserts a reply.
 pub async fn insert_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO comment_replies ({REPLY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
-    ))
-    .bind(&r.id)
-    .bind(&r.comment_id)
-    .bind(&r.posted_by)
-    .bind(r.posted_at)
-    .bind(r.edited_at)
-    .bind(&r.body)
-    .execute(&mut **tx)
+    tx.execute(
+        &Sql::new(format!(
+            "INSERT INTO comment_replies ({REPLY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
+        ))
+        .arg(&r.id)
+        .arg(&r.comment_id)
+        .arg(&r.posted_by)
+        .arg(r.posted_at)
+        .arg(r.edited_at)
+        .arg(&r.body),
+    )
     .await?;
     super::spaces::touch_listings(tx, OF_COMMENT, &r.comment_id).await?;
     Ok(())
@@ -332,12 +336,13 @@ pub async fn insert_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
 
 /// Writes back a reply's body and edit time.
 pub async fn update_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
-    sqlx::query("UPDATE comment_replies SET body = $2, edited_at = $3 WHERE id = $1")
-        .bind(&r.id)
-        .bind(&r.body)
-        .bind(r.edited_at)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("UPDATE comment_replies SET body = $2, edited_at = $3 WHERE id = $1")
+            .arg(&r.id)
+            .arg(&r.body)
+            .arg(r.edited_at),
+    )
+    .await?;
     super::spaces::touch_listings(tx, OF_REPLY, &r.id).await?;
     Ok(())
 }
@@ -345,16 +350,16 @@ pub async fn update_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
 /// Deletes a reply and its reactions; returns whether it existed.
 pub async fn delete_reply(tx: &mut Tx, comment_id: &str, id: &str) -> sqlx::Result<bool> {
     super::spaces::touch_listings(tx, OF_COMMENT, comment_id).await?;
-    sqlx::query("DELETE FROM reactions WHERE target_id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("DELETE FROM reactions WHERE target_id = $1").arg(id))
         .await?;
-    let res = sqlx::query("DELETE FROM comment_replies WHERE comment_id = $1 AND id = $2")
-        .bind(comment_id)
-        .bind(id)
-        .execute(&mut **tx)
+    let res = tx
+        .execute(
+            &Sql::new("DELETE FROM comment_replies WHERE comment_id = $1 AND id = $2")
+                .arg(comment_id)
+                .arg(id),
+        )
         .await?;
-    Ok(res.rows_affected() > 0)
+    Ok(res > 0)
 }
 
 /// Adds the caller's reactions (idempotent) and removes others; returns how many reactions
@@ -368,35 +373,35 @@ pub async fn react(
     now: i64,
 ) -> sqlx::Result<i64> {
     for emoji in added {
-        sqlx::query(
+        tx.execute(&Sql::new(
             "INSERT INTO reactions (target_id, user_id, emoji, reacted_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (target_id, user_id, emoji) DO NOTHING",
         )
-        .bind(target)
-        .bind(user)
-        .bind(emoji)
-        .bind(now)
-        .execute(&mut **tx)
+        .arg(target)
+        .arg(user)
+        .arg(emoji)
+        .arg(now)
+        )
         .await?;
     }
     for emoji in removed {
-        sqlx::query("DELETE FROM reactions WHERE target_id = $1 AND user_id = $2 AND emoji = $3")
-            .bind(target)
-            .bind(user)
-            .bind(emoji)
-            .execute(&mut **tx)
-            .await?;
+        tx.execute(
+            &Sql::new("DELETE FROM reactions WHERE target_id = $1 AND user_id = $2 AND emoji = $3")
+                .arg(target)
+                .arg(user)
+                .arg(emoji),
+        )
+        .await?;
     }
     super::spaces::touch_listings(tx, OF_TARGET, target).await?;
     if added.is_empty() {
         return Ok(0);
     }
-    sqlx::query_scalar::<_, i64>(
-        "SELECT COUNT(*) FROM reactions WHERE target_id = $1 AND user_id = $2",
+    tx.scalar::<i64>(
+        &Sql::new("SELECT COUNT(*) FROM reactions WHERE target_id = $1 AND user_id = $2")
+            .arg(target)
+            .arg(user),
     )
-    .bind(target)
-    .bind(user)
-    .fetch_one(&mut **tx)
     .await
 }
 

@@ -14,38 +14,38 @@ pub async fn add_pending(
     sso: bool,
     now: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "INSERT INTO pending_invites (org_id, email, role, sso, created_at) VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT (org_id, email) DO UPDATE SET role = $3, sso = $4",
     )
-    .bind(org_id)
-    .bind(email)
-    .bind(role)
-    .bind(i64::from(sso))
-    .bind(now)
-    .execute(&mut **tx)
+    .arg(org_id)
+    .arg(email)
+    .arg(role)
+    .arg(i64::from(sso))
+    .arg(now)
+    )
     .await?;
     Ok(())
 }
 
-/// A pending invite.
-#[derive(Debug, Clone, FromRow)]
-pub struct PendingInvite {
-    pub org_id: String,
-    pub role: Option<String>,
-    pub sso: i64,
+crate::db::inline::row! {
+    /// A pending invite.
+    #[derive(Debug, Clone)]
+    pub struct PendingInvite {
+        pub org_id: String,
+        pub role: Option<String>,
+        pub sso: i64,
+    }
 }
 
 /// Removes and returns every pending invite for `email`.
 pub async fn take_pending(tx: &mut Tx, email: &str) -> sqlx::Result<Vec<PendingInvite>> {
-    let rows: Vec<PendingInvite> =
-        sqlx::query_as("SELECT org_id, role, sso FROM pending_invites WHERE email = $1")
-            .bind(email)
-            .fetch_all(&mut **tx)
-            .await?;
-    sqlx::query("DELETE FROM pending_invites WHERE email = $1")
-        .bind(email)
-        .execute(&mut **tx)
+    let rows: Vec<PendingInvite> = tx
+        .rows(
+            &Sql::new("SELECT org_id, role, sso FROM pending_invites WHERE email = $1").arg(email),
+        )
+        .await?;
+    tx.execute(&Sql::new("DELETE FROM pending_invites WHERE email = $1").arg(email))
         .await?;
     Ok(rows)
 }
@@ -82,7 +82,7 @@ pub async fn list_links(
     after: Option<(i64, String)>,
     limit: i64,
 ) -> sqlx::Result<(Vec<InviteLinkRow>, i64)> {
-    let mut q = Sql::new(&format!(
+    let mut q = Sql::new(format!(
         "SELECT {COLUMNS} FROM invite_links WHERE org_id = "
     ));
     q.bind(org_id);
@@ -102,17 +102,18 @@ pub async fn list_links(
 
 /// Stores a new invite link.
 pub async fn insert_link(db: &Db, link: &InviteLinkRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO invite_links (id, org_id, role, target_kind, target_id, created_at) \
+    db.execute(
+        &Sql::new(
+            "INSERT INTO invite_links (id, org_id, role, target_kind, target_id, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .arg(&link.id)
+        .arg(&link.org_id)
+        .arg(&link.role)
+        .arg(&link.target_kind)
+        .arg(&link.target_id)
+        .arg(link.created_at),
     )
-    .bind(&link.id)
-    .bind(&link.org_id)
-    .bind(&link.role)
-    .bind(&link.target_kind)
-    .bind(&link.target_id)
-    .bind(link.created_at)
-    .execute(db.pool())
     .await?;
     Ok(())
 }
@@ -124,21 +125,23 @@ pub async fn set_link_role(
     id: &str,
     role: Option<&str>,
 ) -> sqlx::Result<()> {
-    sqlx::query("UPDATE invite_links SET role = $3 WHERE org_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(id)
-        .bind(role)
-        .execute(db.pool())
-        .await?;
+    db.execute(
+        &Sql::new("UPDATE invite_links SET role = $3 WHERE org_id = $1 AND id = $2")
+            .arg(org_id)
+            .arg(id)
+            .arg(role),
+    )
+    .await?;
     Ok(())
 }
 
 /// Deletes an invite link (nothing happens when it does not exist).
 pub async fn delete_link(db: &Db, org_id: &str, id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM invite_links WHERE org_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(id)
-        .execute(db.pool())
-        .await?;
+    db.execute(
+        &Sql::new("DELETE FROM invite_links WHERE org_id = $1 AND id = $2")
+            .arg(org_id)
+            .arg(id),
+    )
+    .await?;
     Ok(())
 }

@@ -4,23 +4,26 @@
 
 use sqlx::FromRow;
 
+use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::ids::new_id;
 
-/// A claimed job.
-#[derive(Debug, Clone, FromRow)]
-pub struct Job {
-    pub id: String,
-    pub kind: String,
-    pub payload: String,
-    /// Claims so far, this one included.
-    pub attempts: i64,
-    /// Runs that ended in an error (the others of `attempts` were interrupted, but the
-    /// one running now).
-    pub failures: i64,
-    /// When the claim's lease runs out: also the claim's fencing token, since a later
-    /// claim of the same job always sets a later value.
-    pub lease: i64,
+crate::db::inline::row! {
+    /// A claimed job.
+    #[derive(Debug, Clone)]
+    pub struct Job {
+        pub id: String,
+        pub kind: String,
+        pub payload: String,
+        /// Claims so far, this one included.
+        pub attempts: i64,
+        /// Runs that ended in an error (the others of `attempts` were interrupted, but the
+        /// one running now).
+        pub failures: i64,
+        /// When the claim's lease runs out: also the claim's fencing token, since a later
+        /// claim of the same job always sets a later value.
+        pub lease: i64,
+    }
 }
 
 /// Enqueues a job to run at `run_at`; returns its id.
@@ -32,15 +35,15 @@ pub async fn enqueue(
     now: i64,
 ) -> sqlx::Result<String> {
     let id = new_id();
-    sqlx::query(
+    tx.execute(&Sql::new(
         "INSERT INTO jobs (id, kind, payload, run_at, attempts, created_at) VALUES ($1, $2, $3, $4, 0, $5)",
     )
-    .bind(&id)
-    .bind(kind)
-    .bind(payload)
-    .bind(run_at)
-    .bind(now)
-    .execute(&mut **tx)
+    .arg(&id)
+    .arg(kind)
+    .arg(payload)
+    .arg(run_at)
+    .arg(now)
+    )
     .await?;
     Ok(id)
 }
@@ -55,20 +58,22 @@ pub async fn enqueue_once(
     run_at: i64,
     now: i64,
 ) -> sqlx::Result<bool> {
-    let done = sqlx::query(
-        "INSERT INTO jobs (id, kind, payload, run_at, attempts, created_at) \
+    let done = tx
+        .execute(
+            &Sql::new(
+                "INSERT INTO jobs (id, kind, payload, run_at, attempts, created_at) \
          SELECT $1, $2, $3, $4, 0, $5 WHERE NOT EXISTS (SELECT 1 FROM jobs \
          WHERE kind = $2 AND payload = $3 AND locked_until IS NULL AND failed_at IS NULL \
          AND run_at <= $4)",
-    )
-    .bind(new_id())
-    .bind(kind)
-    .bind(payload)
-    .bind(run_at)
-    .bind(now)
-    .execute(&mut **tx)
-    .await?;
-    Ok(done.rows_affected() == 1)
+            )
+            .arg(new_id())
+            .arg(kind)
+            .arg(payload)
+            .arg(run_at)
+            .arg(now),
+        )
+        .await?;
+    Ok(done == 1)
 }
 
 /// Claims one due job for `lease_ms`, or none; a job given up on is never claimed. The
@@ -76,52 +81,57 @@ pub async fn enqueue_once(
 /// loser's update matches nothing (on PostgreSQL it waits for the winner's row, then finds
 /// the guard false).
 pub async fn claim(db: &Db, now: i64, lease_ms: i64) -> sqlx::Result<Option<Job>> {
-    sqlx::query_as(
-        "UPDATE jobs SET locked_until = $2, attempts = attempts + 1 \
+    db.returning(
+        &Sql::new(
+            "UPDATE jobs SET locked_until = $2, attempts = attempts + 1 \
          WHERE id = (SELECT id FROM jobs WHERE run_at <= $1 AND failed_at IS NULL \
                      AND (locked_until IS NULL OR locked_until < $1) ORDER BY run_at, id LIMIT 1) \
          AND run_at <= $1 AND failed_at IS NULL AND (locked_until IS NULL OR locked_until < $1) \
          RETURNING id, kind, payload, attempts, failures, locked_until AS lease",
+        )
+        .arg(now)
+        .arg(now + lease_ms),
     )
-    .bind(now)
-    .bind(now + lease_ms)
-    .fetch_optional(db.pool())
     .await
 }
 
 /// Extends the lease of a job still held under `lease` to `until`; false when another
 /// claim took it over (or it is gone).
 pub async fn renew(db: &Db, id: &str, lease: i64, until: i64) -> sqlx::Result<bool> {
-    let done = sqlx::query("UPDATE jobs SET locked_until = $3 WHERE id = $1 AND locked_until = $2")
-        .bind(id)
-        .bind(lease)
-        .bind(until)
-        .execute(db.pool())
+    let done = db
+        .execute(
+            &Sql::new("UPDATE jobs SET locked_until = $3 WHERE id = $1 AND locked_until = $2")
+                .arg(id)
+                .arg(lease)
+                .arg(until),
+        )
         .await?;
-    Ok(done.rows_affected() == 1)
+    Ok(done == 1)
 }
 
 /// Removes a finished job still held under `lease`; false when another claim took it over.
 pub async fn finish(db: &Db, id: &str, lease: i64) -> sqlx::Result<bool> {
-    let done = sqlx::query("DELETE FROM jobs WHERE id = $1 AND locked_until = $2")
-        .bind(id)
-        .bind(lease)
-        .execute(db.pool())
+    let done = db
+        .execute(
+            &Sql::new("DELETE FROM jobs WHERE id = $1 AND locked_until = $2")
+                .arg(id)
+                .arg(lease),
+        )
         .await?;
-    Ok(done.rows_affected() == 1)
+    Ok(done == 1)
 }
 
 /// Records a failed run of the claim under `lease` and schedules a retry at `retry_at`.
 pub async fn fail(db: &Db, id: &str, lease: i64, error: &str, retry_at: i64) -> sqlx::Result<()> {
-    sqlx::query(
+    db.execute(&Sql::new(
         "UPDATE jobs SET last_error = $3, run_at = $4, locked_until = NULL, failures = failures + 1 \
          WHERE id = $1 AND locked_until = $2",
     )
-    .bind(id)
-    .bind(lease)
-    .bind(error)
-    .bind(retry_at)
-    .execute(db.pool())
+    .arg(id)
+    .arg(lease)
+    .arg(error)
+    .arg(retry_at)
+    )
     .await?;
     Ok(())
 }
@@ -137,18 +147,20 @@ pub async fn give_up(
     reason: &str,
     now: i64,
 ) -> sqlx::Result<bool> {
-    let done = sqlx::query(
-        "UPDATE jobs SET failed_at = $3, last_error = $4, locked_until = NULL, \
+    let done = tx
+        .execute(
+            &Sql::new(
+                "UPDATE jobs SET failed_at = $3, last_error = $4, locked_until = NULL, \
          failures = failures + $5 WHERE id = $1 AND locked_until = $2",
-    )
-    .bind(id)
-    .bind(lease)
-    .bind(now)
-    .bind(reason)
-    .bind(i64::from(failed_run))
-    .execute(&mut **tx)
-    .await?;
-    Ok(done.rows_affected() == 1)
+            )
+            .arg(id)
+            .arg(lease)
+            .arg(now)
+            .arg(reason)
+            .arg(i64::from(failed_run)),
+        )
+        .await?;
+    Ok(done == 1)
 }
 
 /// A job given up on, as the operator sees it.

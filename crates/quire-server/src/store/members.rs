@@ -1,26 +1,27 @@
 //! Organization members.
 
 use crate::ids::{OrgId, UserId};
-use sqlx::FromRow;
 
 use crate::db::sql::{like_escape, Sql};
 use crate::db::{Db, Tx};
 
-/// A member with its user and counts.
-#[derive(Debug, Clone, FromRow)]
-pub struct MemberRow {
-    pub org_id: OrgId,
-    pub user_id: UserId,
-    pub role: Option<String>,
-    pub joined_at: i64,
-    pub last_seen_at: Option<i64>,
-    pub sso: i64,
-    pub email: String,
-    pub display_name: String,
-    pub photo_url: Option<String>,
-    pub teams: i64,
-    /// Spaces the user was granted access to explicitly.
-    pub spaces: i64,
+crate::db::inline::row! {
+    /// A member with its user and counts.
+    #[derive(Debug, Clone)]
+    pub struct MemberRow {
+        pub org_id: OrgId,
+        pub user_id: UserId,
+        pub role: Option<String>,
+        pub joined_at: i64,
+        pub last_seen_at: Option<i64>,
+        pub sso: i64,
+        pub email: String,
+        pub display_name: String,
+        pub photo_url: Option<String>,
+        pub teams: i64,
+        /// Spaces the user was granted access to explicitly.
+        pub spaces: i64,
+    }
 }
 
 const SELECT: &str = "SELECT m.org_id, m.user_id, m.role, m.joined_at, m.last_seen_at, m.sso, \
@@ -45,11 +46,12 @@ pub async fn get_tx(
     org_id: &OrgId,
     user_id: &UserId,
 ) -> sqlx::Result<Option<MemberRow>> {
-    sqlx::query_as(&format!("{SELECT} WHERE m.org_id = $1 AND m.user_id = $2"))
-        .bind(org_id)
-        .bind(user_id)
-        .fetch_optional(&mut **tx)
-        .await
+    tx.row(
+        &Sql::new(format!("{SELECT} WHERE m.org_id = $1 AND m.user_id = $2"))
+            .arg(org_id)
+            .arg(user_id),
+    )
+    .await
 }
 
 /// Filters and ordering of the member list.
@@ -128,18 +130,18 @@ pub async fn insert(
     sso: bool,
     now: i64,
 ) -> sqlx::Result<bool> {
-    let res = sqlx::query(
+    let res = tx.execute(&Sql::new(
         "INSERT INTO members (org_id, user_id, role, joined_at, sso) VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT (org_id, user_id) DO NOTHING",
     )
-    .bind(org_id)
-    .bind(user_id)
-    .bind(role)
-    .bind(now)
-    .bind(i64::from(sso))
-    .execute(&mut **tx)
+    .arg(org_id)
+    .arg(user_id)
+    .arg(role)
+    .arg(now)
+    .arg(i64::from(sso))
+    )
     .await?;
-    Ok(res.rows_affected() > 0)
+    Ok(res > 0)
 }
 
 /// Sets a member's role (`None` = guest).
@@ -149,61 +151,66 @@ pub async fn set_role(
     user_id: &str,
     role: Option<&str>,
 ) -> sqlx::Result<()> {
-    sqlx::query("UPDATE members SET role = $3 WHERE org_id = $1 AND user_id = $2")
-        .bind(org_id)
-        .bind(user_id)
-        .bind(role)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("UPDATE members SET role = $3 WHERE org_id = $1 AND user_id = $2")
+            .arg(org_id)
+            .arg(user_id)
+            .arg(role),
+    )
+    .await?;
     Ok(())
 }
 
 /// Marks a member as signing in through SSO.
 pub async fn set_sso(db: &Db, org_id: &OrgId, user_id: &UserId) -> sqlx::Result<()> {
-    sqlx::query("UPDATE members SET sso = 1 WHERE org_id = $1 AND user_id = $2")
-        .bind(org_id)
-        .bind(user_id)
-        .execute(db.pool())
-        .await?;
+    db.execute(
+        &Sql::new("UPDATE members SET sso = 1 WHERE org_id = $1 AND user_id = $2")
+            .arg(org_id)
+            .arg(user_id),
+    )
+    .await?;
     Ok(())
 }
 
 /// Marks a member as signing in through SSO, inside a transaction.
 pub async fn set_sso_tx(tx: &mut Tx, org_id: &str, user_id: &str) -> sqlx::Result<()> {
-    sqlx::query("UPDATE members SET sso = 1 WHERE org_id = $1 AND user_id = $2 AND sso = 0")
-        .bind(org_id)
-        .bind(user_id)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("UPDATE members SET sso = 1 WHERE org_id = $1 AND user_id = $2 AND sso = 0")
+            .arg(org_id)
+            .arg(user_id),
+    )
+    .await?;
     Ok(())
 }
 
 /// Records that the member was seen now.
 pub async fn touch(db: &Db, org_id: &OrgId, user_id: &UserId, now: i64) -> sqlx::Result<()> {
-    sqlx::query("UPDATE members SET last_seen_at = $3 WHERE org_id = $1 AND user_id = $2")
-        .bind(org_id)
-        .bind(user_id)
-        .bind(now)
-        .execute(db.pool())
-        .await?;
+    db.execute(
+        &Sql::new("UPDATE members SET last_seen_at = $3 WHERE org_id = $1 AND user_id = $2")
+            .arg(org_id)
+            .arg(user_id)
+            .arg(now),
+    )
+    .await?;
     Ok(())
 }
 
 /// Removes a member (and, by cascade, their team memberships) and their content grants,
 /// so that a later re-invitation starts from nothing.
 pub async fn remove(tx: &mut Tx, org_id: &OrgId, user_id: &UserId) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "DELETE FROM content_permissions WHERE org_id = $1 AND principal_kind = 'user' AND principal_id = $2",
     )
-    .bind(org_id)
-    .bind(user_id)
-    .execute(&mut **tx)
+    .arg(org_id)
+    .arg(user_id)
+    )
     .await?;
-    sqlx::query("DELETE FROM members WHERE org_id = $1 AND user_id = $2")
-        .bind(org_id)
-        .bind(user_id)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("DELETE FROM members WHERE org_id = $1 AND user_id = $2")
+            .arg(org_id)
+            .arg(user_id),
+    )
+    .await?;
     Ok(())
 }
 
@@ -211,12 +218,10 @@ pub async fn remove(tx: &mut Tx, org_id: &OrgId, user_id: &UserId) -> sqlx::Resu
 /// concurrent demotions cannot both see a second admin.
 pub async fn count_admins(tx: &mut Tx, org_id: &str) -> sqlx::Result<i64> {
     let lock = crate::db::for_update(tx);
-    sqlx::query(&format!("SELECT id FROM organizations WHERE id = $1{lock}"))
-        .bind(org_id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new(format!("SELECT id FROM organizations WHERE id = $1{lock}")).arg(org_id))
         .await?;
-    sqlx::query_scalar("SELECT COUNT(*) FROM members WHERE org_id = $1 AND role = 'admin'")
-        .bind(org_id)
-        .fetch_one(&mut **tx)
-        .await
+    tx.scalar(
+        &Sql::new("SELECT COUNT(*) FROM members WHERE org_id = $1 AND role = 'admin'").arg(org_id),
+    )
+    .await
 }

@@ -62,7 +62,7 @@ where
     T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + crate::db::inline::FromSqlite + Send + Unpin,
 {
     use crate::db::sql::Sql;
-    let mut q = Sql::new(&format!("SELECT {columns}, (SELECT COUNT(*) FROM {table}"));
+    let mut q = Sql::new(format!("SELECT {columns}, (SELECT COUNT(*) FROM {table}"));
     q.append(cond);
     q.push(&format!(") AS total FROM {table}"));
     q.append(cond).append(page);
@@ -70,7 +70,7 @@ where
     let total = match rows.first() {
         Some(first) => first.total,
         None => {
-            let mut count = Sql::new(&format!("SELECT COUNT(*) FROM {table}"));
+            let mut count = Sql::new(format!("SELECT COUNT(*) FROM {table}"));
             count.append(cond);
             db.scalar(&count).await?
         }

@@ -8,25 +8,30 @@ use crate::db::{Db, Tx};
 /// Fetches the objects among `hashes` that exist in any space, as `(hash, bytes)` (an
 /// object's bytes are the same wherever it is stored: its name is their hash).
 pub async fn get_many(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
-    if hashes.is_empty() {
-        return Ok(Vec::new());
+    let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(hashes.len());
+    for q in get_many_queries(hashes) {
+        out.extend(
+            q.query_as::<(String, Vec<u8>)>()
+                .fetch_all(db.pool())
+                .await?,
+        );
     }
-    let mut conn = db.pool().acquire().await?;
-    get_many_on(&mut conn, hashes).await
+    Ok(deduplicated(out))
 }
 
 /// As [`get_many`], through the connection of a transaction under way: a writer holding
 /// locks must not wait for a second connection from the pool.
 pub async fn get_many_tx(tx: &mut Tx, hashes: &[String]) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
-    get_many_on(tx, hashes).await
+    let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(hashes.len());
+    for q in get_many_queries(hashes) {
+        out.extend(tx.rows::<(String, Vec<u8>)>(&q).await?);
+    }
+    Ok(deduplicated(out))
 }
 
-async fn get_many_on(
-    conn: &mut sqlx::AnyConnection,
-    hashes: &[String],
-) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
-    let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(hashes.len());
-    for chunk in hashes.chunks(500) {
+/// The reads of [`get_many`], 500 hashes each.
+fn get_many_queries(hashes: &[String]) -> impl Iterator<Item = Sql> + '_ {
+    hashes.chunks(500).map(|chunk| {
         let mut q = Sql::new("SELECT hash, data FROM content_objects WHERE hash IN (");
         for (i, h) in chunk.iter().enumerate() {
             if i > 0 {
@@ -35,12 +40,15 @@ async fn get_many_on(
             q.bind(h.as_str());
         }
         q.push(")");
-        let rows: Vec<(String, Vec<u8>)> = q.query_as().fetch_all(&mut *conn).await?;
-        out.extend(rows);
-    }
+        q
+    })
+}
+
+/// One `(hash, bytes)` per hash, in hash order (spaces may store the same object).
+fn deduplicated(mut out: Vec<(String, Vec<u8>)>) -> Vec<(String, Vec<u8>)> {
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out.dedup_by(|a, b| a.0 == b.0);
-    Ok(out)
+    out
 }
 
 /// Objects stored per statement by [`put_many`] (4 arguments each: within every database's
@@ -65,45 +73,46 @@ pub async fn put_many(
             text.push_str(&format!("(${}, ${}, ${}, ${})", n + 1, n + 2, n + 3, n + 4));
         }
         text.push_str(" ON CONFLICT (space_id, hash) DO NOTHING");
-        let mut q = sqlx::query(&text);
+        let mut q = Sql::new(&text);
         for (hash, data) in chunk {
             q = q
-                .bind(space_id)
-                .bind(hash.as_str())
-                .bind(data.as_slice())
-                .bind(i64::try_from(data.len()).unwrap_or(i64::MAX));
+                .arg(space_id)
+                .arg(hash.as_str())
+                .arg(data.as_slice())
+                .arg(i64::try_from(data.len()).unwrap_or(i64::MAX));
         }
-        q.execute(&mut **tx).await?;
+        tx.execute(&q).await?;
     }
     Ok(())
 }
 
 /// Copies every object and blob reference of one space to another (duplication).
 pub async fn copy_space(tx: &mut Tx, from: &str, to: &str) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO content_objects (space_id, hash, data, size) \
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO content_objects (space_id, hash, data, size) \
          SELECT $2, hash, data, size FROM content_objects WHERE space_id = $1",
+        )
+        .arg(from)
+        .arg(to),
     )
-    .bind(from)
-    .bind(to)
-    .execute(&mut **tx)
     .await?;
-    sqlx::query(
+    tx.execute(&Sql::new(
         "INSERT INTO blob_refs (space_id, hash) SELECT $2, hash FROM blob_refs WHERE space_id = $1",
     )
-    .bind(from)
-    .bind(to)
-    .execute(&mut **tx)
+    .arg(from)
+    .arg(to)
+    )
     .await?;
     Ok(())
 }
 
 /// Records that a space's content uses a blob.
 pub async fn add_blob_ref(db: &Db, space_id: &str, hash: &str) -> sqlx::Result<()> {
-    sqlx::query("INSERT INTO blob_refs (space_id, hash) VALUES ($1, $2) ON CONFLICT (space_id, hash) DO NOTHING")
-        .bind(space_id)
-        .bind(hash)
-        .execute(db.pool())
+    db.execute(&Sql::new("INSERT INTO blob_refs (space_id, hash) VALUES ($1, $2) ON CONFLICT (space_id, hash) DO NOTHING")
+        .arg(space_id)
+        .arg(hash)
+        )
         .await?;
     Ok(())
 }
@@ -111,10 +120,10 @@ pub async fn add_blob_ref(db: &Db, space_id: &str, hash: &str) -> sqlx::Result<(
 /// Records, inside `tx`, that a space's content uses these blobs.
 pub async fn add_blob_refs_tx(tx: &mut Tx, space_id: &str, hashes: &[&str]) -> sqlx::Result<()> {
     for hash in hashes {
-        sqlx::query("INSERT INTO blob_refs (space_id, hash) VALUES ($1, $2) ON CONFLICT (space_id, hash) DO NOTHING")
-            .bind(space_id)
-            .bind(hash)
-            .execute(&mut **tx)
+        tx.execute(&Sql::new("INSERT INTO blob_refs (space_id, hash) VALUES ($1, $2) ON CONFLICT (space_id, hash) DO NOTHING")
+            .arg(space_id)
+            .arg(hash)
+            )
             .await?;
     }
     Ok(())
@@ -122,9 +131,7 @@ pub async fn add_blob_refs_tx(tx: &mut Tx, space_id: &str, hashes: &[&str]) -> s
 
 /// The blobs a space uses.
 pub async fn blob_refs(tx: &mut Tx, space_id: &str) -> sqlx::Result<Vec<String>> {
-    sqlx::query_scalar("SELECT hash FROM blob_refs WHERE space_id = $1")
-        .bind(space_id)
-        .fetch_all(&mut **tx)
+    tx.scalars(&Sql::new("SELECT hash FROM blob_refs WHERE space_id = $1").arg(space_id))
         .await
 }
 
@@ -145,9 +152,7 @@ pub async fn unused_blobs(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<String
 
 /// Forgets a blob's row (its bytes are removed from the blob store by the caller).
 pub async fn delete_blob(db: &Db, hash: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM blobs WHERE hash = $1")
-        .bind(hash)
-        .execute(db.pool())
+    db.execute(&Sql::new("DELETE FROM blobs WHERE hash = $1").arg(hash))
         .await?;
     Ok(())
 }
@@ -173,17 +178,17 @@ pub async fn record_blob(
     dimensions: Option<(i64, i64)>,
     now: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    db.execute(&Sql::new(
         "INSERT INTO blobs (hash, size, content_type, width, height, created_at) VALUES ($1, $2, $3, $4, $5, $6) \
          ON CONFLICT (hash) DO NOTHING",
     )
-    .bind(hash)
-    .bind(size)
-    .bind(content_type)
-    .bind(dimensions.map(|d| d.0))
-    .bind(dimensions.map(|d| d.1))
-    .bind(now)
-    .execute(db.pool())
+    .arg(hash)
+    .arg(size)
+    .arg(content_type)
+    .arg(dimensions.map(|d| d.0))
+    .arg(dimensions.map(|d| d.1))
+    .arg(now)
+    )
     .await?;
     Ok(())
 }

@@ -2,24 +2,27 @@
 
 use sqlx::FromRow;
 
+use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
-/// A specification's row, without the source text waiting to be processed.
-#[derive(Debug, Clone, FromRow)]
-pub struct SpecRow {
-    pub id: String,
-    pub org_id: String,
-    pub slug: String,
-    pub source_url: Option<String>,
-    pub visibility: String,
-    pub processing_state: String,
-    pub last_version: Option<String>,
-    pub last_processed_at: Option<i64>,
-    pub last_error_code: Option<String>,
-    /// JSON array of `{code, message}`.
-    pub last_errors: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
+crate::db::inline::row! {
+    /// A specification's row, without the source text waiting to be processed.
+    #[derive(Debug, Clone)]
+    pub struct SpecRow {
+        pub id: String,
+        pub org_id: String,
+        pub slug: String,
+        pub source_url: Option<String>,
+        pub visibility: String,
+        pub processing_state: String,
+        pub last_version: Option<String>,
+        pub last_processed_at: Option<i64>,
+        pub last_error_code: Option<String>,
+        /// JSON array of `{code, message}`.
+        pub last_errors: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
 }
 
 const COLUMNS: &str = "id, org_id, slug, source_url, visibility, processing_state, last_version, \
@@ -35,12 +38,14 @@ pub struct VersionRow {
     pub created_at: i64,
 }
 
-/// The source a processing job takes: where to fetch it, or its text, and its number.
-#[derive(Debug, Clone, FromRow)]
-pub struct PendingSource {
-    pub source_url: Option<String>,
-    pub source_text: Option<String>,
-    pub source_seq: i64,
+crate::db::inline::row! {
+    /// The source a processing job takes: where to fetch it, or its text, and its number.
+    #[derive(Debug, Clone)]
+    pub struct PendingSource {
+        pub source_url: Option<String>,
+        pub source_text: Option<String>,
+        pub source_seq: i64,
+    }
 }
 
 /// A specification of an organization by slug.
@@ -71,12 +76,13 @@ pub async fn get_for_update(
     slug: &str,
 ) -> sqlx::Result<Option<SpecRow>> {
     let lock = crate::db::for_update(tx);
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM openapi_specs WHERE org_id = $1 AND slug = $2{lock}"
-    ))
-    .bind(org_id)
-    .bind(slug)
-    .fetch_optional(&mut **tx)
+    tx.row(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM openapi_specs WHERE org_id = $1 AND slug = $2{lock}"
+        ))
+        .arg(org_id)
+        .arg(slug),
+    )
     .await
 }
 
@@ -108,9 +114,7 @@ pub async fn list(
 
 /// How many specifications an organization holds.
 pub async fn count(tx: &mut Tx, org_id: &str) -> sqlx::Result<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM openapi_specs WHERE org_id = $1")
-        .bind(org_id)
-        .fetch_one(&mut **tx)
+    tx.scalar(&Sql::new("SELECT COUNT(*) FROM openapi_specs WHERE org_id = $1").arg(org_id))
         .await
 }
 
@@ -125,17 +129,17 @@ pub async fn insert(
     source_text: Option<&str>,
     now: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "INSERT INTO openapi_specs (id, org_id, slug, source_url, source_text, source_seq, visibility, \
          processing_state, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 1, 'private', 'pending', $6, $6)",
     )
-    .bind(id)
-    .bind(org_id)
-    .bind(slug)
-    .bind(source_url)
-    .bind(source_text)
-    .bind(now)
-    .execute(&mut **tx)
+    .arg(id)
+    .arg(org_id)
+    .arg(slug)
+    .arg(source_url)
+    .arg(source_text)
+    .arg(now)
+    )
     .await?;
     Ok(())
 }
@@ -149,43 +153,40 @@ pub async fn set_source(
     source_text: Option<&str>,
     now: i64,
 ) -> sqlx::Result<i64> {
-    sqlx::query_scalar(
+    tx.scalar(&Sql::new(
         "UPDATE openapi_specs SET source_url = $2, source_text = $3, source_seq = source_seq + 1, \
          processing_state = 'pending', updated_at = $4 WHERE id = $1 RETURNING source_seq",
     )
-    .bind(id)
-    .bind(source_url)
-    .bind(source_text)
-    .bind(now)
-    .fetch_one(&mut **tx)
+    .arg(id)
+    .arg(source_url)
+    .arg(source_text)
+    .arg(now)
+    )
     .await
 }
 
 /// Sets a specification's visibility.
 pub async fn set_visibility(db: &Db, id: &str, visibility: &str, now: i64) -> sqlx::Result<()> {
-    sqlx::query("UPDATE openapi_specs SET visibility = $2, updated_at = $3 WHERE id = $1")
-        .bind(id)
-        .bind(visibility)
-        .bind(now)
-        .execute(db.pool())
-        .await?;
+    db.execute(
+        &Sql::new("UPDATE openapi_specs SET visibility = $2, updated_at = $3 WHERE id = $1")
+            .arg(id)
+            .arg(visibility)
+            .arg(now),
+    )
+    .await?;
     Ok(())
 }
 
 /// Deletes a specification and its versions; returns the hashes its versions used.
 pub async fn delete(tx: &mut Tx, id: &str) -> sqlx::Result<Vec<String>> {
-    let hashes =
-        sqlx::query_scalar("SELECT DISTINCT hash FROM openapi_spec_versions WHERE spec_id = $1")
-            .bind(id)
-            .fetch_all(&mut **tx)
-            .await?;
-    sqlx::query("DELETE FROM openapi_spec_versions WHERE spec_id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    let hashes = tx
+        .scalars(
+            &Sql::new("SELECT DISTINCT hash FROM openapi_spec_versions WHERE spec_id = $1").arg(id),
+        )
         .await?;
-    sqlx::query("DELETE FROM openapi_specs WHERE id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("DELETE FROM openapi_spec_versions WHERE spec_id = $1").arg(id))
+        .await?;
+    tx.execute(&Sql::new("DELETE FROM openapi_specs WHERE id = $1").arg(id))
         .await?;
     Ok(hashes)
 }
@@ -207,14 +208,15 @@ pub async fn start_processing(
     seq: i64,
     now: i64,
 ) -> sqlx::Result<Option<PendingSource>> {
-    sqlx::query_as(
-        "UPDATE openapi_specs SET processing_state = 'progress', updated_at = $3 \
+    db.returning(
+        &Sql::new(
+            "UPDATE openapi_specs SET processing_state = 'progress', updated_at = $3 \
          WHERE id = $1 AND source_seq = $2 RETURNING source_url, source_text, source_seq",
+        )
+        .arg(id)
+        .arg(seq)
+        .arg(now),
     )
-    .bind(id)
-    .bind(seq)
-    .bind(now)
-    .fetch_optional(db.pool())
     .await
 }
 
@@ -229,32 +231,34 @@ pub async fn finish_processing(
     now: i64,
 ) -> sqlx::Result<bool> {
     let last_version = version.map(|v| v.id.as_str());
-    let done = sqlx::query(
-        "UPDATE openapi_specs SET processing_state = 'complete', last_processed_at = $3, \
+    let done = tx
+        .execute(
+            &Sql::new(
+                "UPDATE openapi_specs SET processing_state = 'complete', last_processed_at = $3, \
          last_error_code = $4, last_errors = $5, last_version = COALESCE($6, last_version), \
          source_text = NULL, updated_at = $3 WHERE id = $1 AND source_seq = $2",
-    )
-    .bind(id)
-    .bind(seq)
-    .bind(now)
-    .bind(error.map(|e| e.0))
-    .bind(error.map(|e| e.1))
-    .bind(last_version)
-    .execute(&mut **tx)
-    .await?;
-    if done.rows_affected() == 0 {
+            )
+            .arg(id)
+            .arg(seq)
+            .arg(now)
+            .arg(error.map(|e| e.0))
+            .arg(error.map(|e| e.1))
+            .arg(last_version),
+        )
+        .await?;
+    if done == 0 {
         return Ok(false);
     }
     if let Some(v) = version {
-        sqlx::query(
+        tx.execute(&Sql::new(
             "INSERT INTO openapi_spec_versions (id, spec_id, hash, size, created_at) VALUES ($1, $2, $3, $4, $5)",
         )
-        .bind(&v.id)
-        .bind(&v.spec_id)
-        .bind(&v.hash)
-        .bind(v.size)
-        .bind(v.created_at)
-        .execute(&mut **tx)
+        .arg(&v.id)
+        .arg(&v.spec_id)
+        .arg(&v.hash)
+        .arg(v.size)
+        .arg(v.created_at)
+        )
         .await?;
     }
     Ok(true)

@@ -5,6 +5,7 @@
 //! permutes the positions already held by its new sibling group and itself: no renumbering
 //! of anything else, and uniqueness is kept.
 
+use crate::db::sql::Sql;
 use crate::db::Tx;
 
 /// A space or collection, as a sibling.
@@ -32,16 +33,18 @@ async fn siblings(
     org_id: &str,
     parent: Option<&str>,
 ) -> sqlx::Result<Vec<(Item, i64)>> {
-    let rows: Vec<(String, String, i64)> = sqlx::query_as(
-        "SELECT 'space', id, position FROM spaces WHERE org_id = $1 AND \
+    let rows: Vec<(String, String, i64)> = tx
+        .rows(
+            &Sql::new(
+                "SELECT 'space', id, position FROM spaces WHERE org_id = $1 AND \
            ((parent_id IS NULL AND $2 IS NULL) OR parent_id = $2) \
          UNION ALL SELECT 'collection', id, position FROM collections WHERE org_id = $1 AND \
            ((parent_id IS NULL AND $2 IS NULL) OR parent_id = $2)",
-    )
-    .bind(org_id)
-    .bind(parent)
-    .fetch_all(&mut **tx)
-    .await?;
+            )
+            .arg(org_id)
+            .arg(parent),
+        )
+        .await?;
     let mut out: Vec<(Item, i64)> = rows
         .into_iter()
         .map(|(kind, id, pos)| (Item { kind, id }, pos))
@@ -91,11 +94,12 @@ pub async fn place(
         } else {
             "collections"
         };
-        sqlx::query(&format!("UPDATE {table} SET position = $2 WHERE id = $1"))
-            .bind(&it.id)
-            .bind(pos)
-            .execute(&mut **tx)
-            .await?;
+        tx.execute(
+            &Sql::new(format!("UPDATE {table} SET position = $2 WHERE id = $1"))
+                .arg(&it.id)
+                .arg(pos),
+        )
+        .await?;
     }
     Ok(true)
 }

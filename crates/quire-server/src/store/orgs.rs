@@ -6,22 +6,24 @@ use sqlx::FromRow;
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
-/// A stored organization.
-#[derive(Debug, Clone, FromRow)]
-pub struct OrgRow {
-    pub id: crate::ids::OrgId,
-    pub title: String,
-    pub hostname: Option<String>,
-    /// JSON array of strings.
-    pub email_domains: String,
-    pub default_role: Option<String>,
-    /// JSON object, when set.
-    pub default_content: Option<String>,
-    pub logo_url: Option<String>,
-    pub sso: i64,
-    pub ai: i64,
-    pub invite_links: i64,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// A stored organization.
+    #[derive(Debug, Clone)]
+    pub struct OrgRow {
+        pub id: crate::ids::OrgId,
+        pub title: String,
+        pub hostname: Option<String>,
+        /// JSON array of strings.
+        pub email_domains: String,
+        pub default_role: Option<String>,
+        /// JSON object, when set.
+        pub default_content: Option<String>,
+        pub logo_url: Option<String>,
+        pub sso: i64,
+        pub ai: i64,
+        pub invite_links: i64,
+        pub created_at: i64,
+    }
 }
 
 impl OrgRow {
@@ -92,33 +94,35 @@ pub async fn get(db: &Db, id: &OrgId) -> sqlx::Result<Option<OrgRow>> {
 
 /// An organization by id, inside a transaction.
 pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<OrgRow>> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM organizations o WHERE o.id = $1"
-    ))
-    .bind(id)
-    .fetch_optional(&mut **tx)
+    tx.row(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM organizations o WHERE o.id = $1"
+        ))
+        .arg(id),
+    )
     .await
 }
 
 /// Inserts an organization.
 pub async fn insert(tx: &mut Tx, org: &OrgRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO organizations (id, title, hostname, email_domains, default_role, \
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO organizations (id, title, hostname, email_domains, default_role, \
          default_content, logo_url, sso, ai, invite_links, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+        )
+        .arg(&org.id)
+        .arg(&org.title)
+        .arg(&org.hostname)
+        .arg(&org.email_domains)
+        .arg(&org.default_role)
+        .arg(&org.default_content)
+        .arg(&org.logo_url)
+        .arg(org.sso)
+        .arg(org.ai)
+        .arg(org.invite_links)
+        .arg(org.created_at),
     )
-    .bind(&org.id)
-    .bind(&org.title)
-    .bind(&org.hostname)
-    .bind(&org.email_domains)
-    .bind(&org.default_role)
-    .bind(&org.default_content)
-    .bind(&org.logo_url)
-    .bind(org.sso)
-    .bind(org.ai)
-    .bind(org.invite_links)
-    .bind(org.created_at)
-    .execute(&mut **tx)
     .await?;
     set_domains(
         tx,
@@ -130,23 +134,24 @@ pub async fn insert(tx: &mut Tx, org: &OrgRow) -> sqlx::Result<()> {
 
 /// Writes every field of `org` back.
 pub async fn update(tx: &mut Tx, org: &OrgRow, now: i64) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE organizations SET title = $2, hostname = $3, email_domains = $4, \
+    tx.execute(
+        &Sql::new(
+            "UPDATE organizations SET title = $2, hostname = $3, email_domains = $4, \
          default_role = $5, default_content = $6, logo_url = $7, sso = $8, ai = $9, \
          invite_links = $10, updated_at = $11 WHERE id = $1",
+        )
+        .arg(&org.id)
+        .arg(&org.title)
+        .arg(&org.hostname)
+        .arg(&org.email_domains)
+        .arg(&org.default_role)
+        .arg(&org.default_content)
+        .arg(&org.logo_url)
+        .arg(org.sso)
+        .arg(org.ai)
+        .arg(org.invite_links)
+        .arg(now),
     )
-    .bind(&org.id)
-    .bind(&org.title)
-    .bind(&org.hostname)
-    .bind(&org.email_domains)
-    .bind(&org.default_role)
-    .bind(&org.default_content)
-    .bind(&org.logo_url)
-    .bind(org.sso)
-    .bind(org.ai)
-    .bind(org.invite_links)
-    .bind(now)
-    .execute(&mut **tx)
     .await?;
     set_domains(
         tx,
@@ -157,19 +162,18 @@ pub async fn update(tx: &mut Tx, org: &OrgRow, now: i64) -> sqlx::Result<()> {
 }
 
 async fn set_domains(tx: &mut Tx, org_id: &str, domains: &[String]) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM organization_domains WHERE org_id = $1")
-        .bind(org_id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("DELETE FROM organization_domains WHERE org_id = $1").arg(org_id))
         .await?;
     let mut unique: Vec<&String> = domains.iter().collect();
     unique.sort();
     unique.dedup();
     for domain in unique {
-        sqlx::query("INSERT INTO organization_domains (domain, org_id) VALUES ($1, $2)")
-            .bind(domain)
-            .bind(org_id)
-            .execute(&mut **tx)
-            .await?;
+        tx.execute(
+            &Sql::new("INSERT INTO organization_domains (domain, org_id) VALUES ($1, $2)")
+                .arg(domain)
+                .arg(org_id),
+        )
+        .await?;
     }
     Ok(())
 }
@@ -181,7 +185,7 @@ pub async fn list_for_user(
     after: Option<(i64, String)>,
     limit: i64,
 ) -> sqlx::Result<(Vec<OrgForUser>, i64)> {
-    let mut q = Sql::new(&format!(
+    let mut q = Sql::new(format!(
         "SELECT {COLUMNS}, m.user_id AS member_id, m.role FROM organizations o \
          JOIN members m ON m.org_id = o.id WHERE m.user_id = "
     ));

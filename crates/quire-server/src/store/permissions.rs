@@ -1,5 +1,6 @@
 //! Explicit content permissions: a role granted to a user or a team on a space or collection.
 
+use crate::db::sql::Sql;
 use crate::ids::{OrgId, UserId};
 use sqlx::FromRow;
 
@@ -56,19 +57,19 @@ pub async fn on_target(db: &Db, kind: &str, id: &str) -> sqlx::Result<Vec<Grant>
 
 /// Grants (or changes) a role; `grant.created_at` is used for a new grant only.
 pub async fn upsert(tx: &mut Tx, org_id: &str, grant: &Grant) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "INSERT INTO content_permissions (org_id, target_kind, target_id, principal_kind, principal_id, role, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7) \
          ON CONFLICT (target_kind, target_id, principal_kind, principal_id) DO UPDATE SET role = $6",
     )
-    .bind(org_id)
-    .bind(&grant.target_kind)
-    .bind(&grant.target_id)
-    .bind(&grant.principal_kind)
-    .bind(&grant.principal_id)
-    .bind(&grant.role)
-    .bind(grant.created_at)
-    .execute(&mut **tx)
+    .arg(org_id)
+    .arg(&grant.target_kind)
+    .arg(&grant.target_id)
+    .arg(&grant.principal_kind)
+    .arg(&grant.principal_id)
+    .arg(&grant.role)
+    .arg(grant.created_at)
+    )
     .await?;
     Ok(())
 }
@@ -81,25 +82,28 @@ pub async fn remove(
     principal_kind: &str,
     principal_id: &str,
 ) -> sqlx::Result<bool> {
-    let res = sqlx::query(
-        "DELETE FROM content_permissions WHERE target_kind = $1 AND target_id = $2 \
+    let res = tx
+        .execute(
+            &Sql::new(
+                "DELETE FROM content_permissions WHERE target_kind = $1 AND target_id = $2 \
          AND principal_kind = $3 AND principal_id = $4",
-    )
-    .bind(kind)
-    .bind(id)
-    .bind(principal_kind)
-    .bind(principal_id)
-    .execute(&mut **tx)
-    .await?;
-    Ok(res.rows_affected() > 0)
+            )
+            .arg(kind)
+            .arg(id)
+            .arg(principal_kind)
+            .arg(principal_id),
+        )
+        .await?;
+    Ok(res > 0)
 }
 
 /// Removes every grant on a target (its users and teams stay behind on a transfer).
 pub async fn clear(tx: &mut Tx, kind: &str, id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM content_permissions WHERE target_kind = $1 AND target_id = $2")
-        .bind(kind)
-        .bind(id)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("DELETE FROM content_permissions WHERE target_kind = $1 AND target_id = $2")
+            .arg(kind)
+            .arg(id),
+    )
+    .await?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Scopes of published-content tokens (`published_scopes`): what a token may read, kept on
 //! the server under a hash of itself so that the token only names it.
 
+use crate::db::sql::Sql;
 use crate::db::Db;
 
 /// The scope named `id` (its JSON) and when its row expires, if it is stored.
@@ -33,19 +34,17 @@ pub async fn keep(
     now: i64,
 ) -> sqlx::Result<()> {
     let mut tx = db.begin().await?;
-    sqlx::query("DELETE FROM published_scopes WHERE expires_at <= $1")
-        .bind(now)
-        .execute(&mut *tx)
+    tx.execute(&Sql::new("DELETE FROM published_scopes WHERE expires_at <= $1").arg(now))
         .await?;
-    sqlx::query(
+    tx.execute(&Sql::new(
         "INSERT INTO published_scopes (id, scope, created_by, expires_at) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (id) DO UPDATE SET expires_at = $4",
     )
-    .bind(id)
-    .bind(scope)
-    .bind(caller)
-    .bind(expires_at)
-    .execute(&mut *tx)
+    .arg(id)
+    .arg(scope)
+    .arg(caller)
+    .arg(expires_at)
+    )
     .await?;
     tx.commit().await?;
     Ok(())

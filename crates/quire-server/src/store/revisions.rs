@@ -1,5 +1,6 @@
 //! Revisions: immutable snapshots of a space's content.
 
+use crate::db::sql::Sql;
 use crate::db::Tx;
 use crate::values::RevisionType;
 
@@ -19,29 +20,31 @@ pub struct NewRevision<'a> {
 
 /// Records a revision.
 pub async fn insert(tx: &mut Tx, r: &NewRevision<'_>) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO revisions (id, space_id, parents, kind, root, created_by, created_at) \
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO revisions (id, space_id, parents, kind, root, created_by, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .arg(r.id)
+        .arg(r.space_id)
+        .arg(serde_json::to_string(r.parents).unwrap_or_else(|_| "[]".into()))
+        .arg(r.kind)
+        .arg(r.root)
+        .arg(r.created_by)
+        .arg(r.created_at),
     )
-    .bind(r.id)
-    .bind(r.space_id)
-    .bind(serde_json::to_string(r.parents).unwrap_or_else(|_| "[]".into()))
-    .bind(r.kind)
-    .bind(r.root)
-    .bind(r.created_by)
-    .bind(r.created_at)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
 /// The root object of a revision, if it belongs to the space.
 pub async fn root_of(tx: &mut Tx, space_id: &str, id: &str) -> sqlx::Result<Option<String>> {
-    sqlx::query_scalar("SELECT root FROM revisions WHERE space_id = $1 AND id = $2")
-        .bind(space_id)
-        .bind(id)
-        .fetch_optional(&mut **tx)
-        .await
+    tx.scalar_opt(
+        &Sql::new("SELECT root FROM revisions WHERE space_id = $1 AND id = $2")
+            .arg(space_id)
+            .arg(id),
+    )
+    .await
 }
 
 /// A stored revision.
@@ -88,14 +91,14 @@ pub async fn advance_space(
     revision: &str,
     now: i64,
 ) -> sqlx::Result<bool> {
-    let res = sqlx::query(
+    let res = tx.execute(&Sql::new(
         "UPDATE spaces SET revision_id = $3, updated_at = $4 WHERE id = $1 AND revision_id = $2",
     )
-    .bind(space_id)
-    .bind(expected)
-    .bind(revision)
-    .bind(now)
-    .execute(&mut **tx)
+    .arg(space_id)
+    .arg(expected)
+    .arg(revision)
+    .arg(now)
+    )
     .await?;
-    Ok(res.rows_affected() == 1)
+    Ok(res == 1)
 }

@@ -91,28 +91,27 @@ pub async fn list_all(db: &Db, org_id: &str, limit: i64) -> sqlx::Result<Vec<Pro
 
 /// How many providers an organization has.
 pub async fn count(tx: &mut Tx, org_id: &str) -> sqlx::Result<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM saml_providers WHERE org_id = $1")
-        .bind(org_id)
-        .fetch_one(&mut **tx)
+    tx.scalar(&Sql::new("SELECT COUNT(*) FROM saml_providers WHERE org_id = $1").arg(org_id))
         .await
 }
 
 /// Stores a new provider.
 pub async fn insert(tx: &mut Tx, p: &ProviderRow) -> sqlx::Result<()> {
-    sqlx::query(&format!(
+    tx.execute(
+        &Sql::new(format!(
         "INSERT INTO saml_providers ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
     ))
-    .bind(&p.id)
-    .bind(&p.org_id)
-    .bind(&p.label)
-    .bind(&p.entity_id)
-    .bind(&p.sso_url)
-    .bind(&p.certificate)
-    .bind(&p.default_team)
-    .bind(&p.default_role)
-    .bind(p.created_at)
-    .bind(p.updated_at)
-    .execute(&mut **tx)
+        .arg(&p.id)
+        .arg(&p.org_id)
+        .arg(&p.label)
+        .arg(&p.entity_id)
+        .arg(&p.sso_url)
+        .arg(&p.certificate)
+        .arg(&p.default_team)
+        .arg(&p.default_role)
+        .arg(p.created_at)
+        .arg(p.updated_at),
+    )
     .await?;
     Ok(())
 }
@@ -160,8 +159,8 @@ pub async fn update(
     }
     q.push(" WHERE org_id = ").bind(org_id);
     q.push(" AND id = ").bind(id);
-    let res = q.query().execute(&mut **tx).await?;
-    Ok(res.rows_affected() > 0)
+    let res = tx.execute(&q).await?;
+    Ok(res > 0)
 }
 
 /// Deletes a provider of the organization with its pending requests, the browser sessions
@@ -169,22 +168,25 @@ pub async fn update(
 pub async fn delete(db: &Db, org_id: &str, id: &str) -> sqlx::Result<bool> {
     let mut tx = db.begin().await?;
     for table in ["saml_requests", "browser_sessions", "sso_identities"] {
-        sqlx::query(&format!(
-            "DELETE FROM {table} WHERE provider_id = $1 AND EXISTS \
+        tx.execute(
+            &Sql::new(format!(
+                "DELETE FROM {table} WHERE provider_id = $1 AND EXISTS \
              (SELECT 1 FROM saml_providers p WHERE p.id = $1 AND p.org_id = $2)"
-        ))
-        .bind(id)
-        .bind(org_id)
-        .execute(&mut *tx)
+            ))
+            .arg(id)
+            .arg(org_id),
+        )
         .await?;
     }
-    let res = sqlx::query("DELETE FROM saml_providers WHERE org_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(id)
-        .execute(&mut *tx)
+    let res = tx
+        .execute(
+            &Sql::new("DELETE FROM saml_providers WHERE org_id = $1 AND id = $2")
+                .arg(org_id)
+                .arg(id),
+        )
         .await?;
     tx.commit().await?;
-    Ok(res.rows_affected() > 0)
+    Ok(res > 0)
 }
 
 /// Records an AuthnRequest sent to a provider, answerable until `expires_at`; a login that
@@ -197,25 +199,28 @@ pub async fn insert_request(
     now: i64,
     expires_at: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO saml_requests (id, provider_id, link_user_id, created_at, expires_at) \
+    db.execute(
+        &Sql::new(
+            "INSERT INTO saml_requests (id, provider_id, link_user_id, created_at, expires_at) \
          VALUES ($1, $2, $3, $4, $5)",
+        )
+        .arg(id)
+        .arg(provider_id)
+        .arg(link_user_id)
+        .arg(now)
+        .arg(expires_at),
     )
-    .bind(id)
-    .bind(provider_id)
-    .bind(link_user_id)
-    .bind(now)
-    .bind(expires_at)
-    .execute(db.pool())
     .await?;
     Ok(())
 }
 
-/// A pending AuthnRequest, once consumed.
-#[derive(Debug, Clone, FromRow)]
-pub struct Taken {
-    /// The account the login links its provider to, when it was started to link.
-    pub link_user_id: Option<String>,
+crate::db::inline::row! {
+    /// A pending AuthnRequest, once consumed.
+    #[derive(Debug, Clone)]
+    pub struct Taken {
+        /// The account the login links its provider to, when it was started to link.
+        pub link_user_id: Option<String>,
+    }
 }
 
 /// Consumes a live AuthnRequest of a provider: `Some` once, `None` for an unknown, expired
@@ -226,14 +231,15 @@ pub async fn take_request(
     provider_id: &str,
     now: i64,
 ) -> sqlx::Result<Option<Taken>> {
-    sqlx::query_as(
-        "DELETE FROM saml_requests WHERE id = $1 AND provider_id = $2 AND expires_at > $3 \
+    tx.row(
+        &Sql::new(
+            "DELETE FROM saml_requests WHERE id = $1 AND provider_id = $2 AND expires_at > $3 \
          RETURNING link_user_id",
+        )
+        .arg(id)
+        .arg(provider_id)
+        .arg(now),
     )
-    .bind(id)
-    .bind(provider_id)
-    .bind(now)
-    .fetch_optional(&mut **tx)
     .await
 }
 
@@ -243,11 +249,12 @@ pub async fn identity(
     provider_id: &str,
     subject: &str,
 ) -> sqlx::Result<Option<String>> {
-    sqlx::query_scalar("SELECT user_id FROM sso_identities WHERE provider_id = $1 AND subject = $2")
-        .bind(provider_id)
-        .bind(subject)
-        .fetch_optional(&mut **tx)
-        .await
+    tx.scalar_opt(
+        &Sql::new("SELECT user_id FROM sso_identities WHERE provider_id = $1 AND subject = $2")
+            .arg(provider_id)
+            .arg(subject),
+    )
+    .await
 }
 
 /// Links an identity of a provider to an account, unless it is linked already; returns the
@@ -259,15 +266,16 @@ pub async fn link_identity(
     user_id: &str,
     now: i64,
 ) -> sqlx::Result<String> {
-    sqlx::query(
-        "INSERT INTO sso_identities (provider_id, subject, user_id, created_at) \
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO sso_identities (provider_id, subject, user_id, created_at) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (provider_id, subject) DO NOTHING",
+        )
+        .arg(provider_id)
+        .arg(subject)
+        .arg(user_id)
+        .arg(now),
     )
-    .bind(provider_id)
-    .bind(subject)
-    .bind(user_id)
-    .bind(now)
-    .execute(&mut **tx)
     .await?;
     identity(tx, provider_id, subject)
         .await?
@@ -281,24 +289,22 @@ pub async fn use_assertion(
     assertion_id: &str,
     expires_at: i64,
 ) -> sqlx::Result<bool> {
-    let res = sqlx::query(
+    let res = tx.execute(&Sql::new(
         "INSERT INTO saml_assertions (provider_id, assertion_id, expires_at) VALUES ($1, $2, $3) \
          ON CONFLICT (provider_id, assertion_id) DO NOTHING",
     )
-    .bind(provider_id)
-    .bind(assertion_id)
-    .bind(expires_at)
-    .execute(&mut **tx)
+    .arg(provider_id)
+    .arg(assertion_id)
+    .arg(expires_at)
+    )
     .await?;
-    Ok(res.rows_affected() > 0)
+    Ok(res > 0)
 }
 
 /// Forgets requests, assertion ids and sessions past their expiry.
 pub async fn purge_expired(db: &Db, now: i64) -> sqlx::Result<()> {
     for table in ["saml_requests", "saml_assertions", "browser_sessions"] {
-        sqlx::query(&format!("DELETE FROM {table} WHERE expires_at <= $1"))
-            .bind(now)
-            .execute(db.pool())
+        db.execute(&Sql::new(format!("DELETE FROM {table} WHERE expires_at <= $1")).arg(now))
             .await?;
     }
     Ok(())
@@ -331,19 +337,20 @@ pub async fn insert_session(
     now: i64,
     expires_at: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO browser_sessions (id, secret_hash, user_id, org_id, provider_id, csrf, \
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO browser_sessions (id, secret_hash, user_id, org_id, provider_id, csrf, \
          created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .arg(id)
+        .arg(secret_hash)
+        .arg(user_id)
+        .arg(org_id)
+        .arg(provider_id)
+        .arg(csrf)
+        .arg(now)
+        .arg(expires_at),
     )
-    .bind(id)
-    .bind(secret_hash)
-    .bind(user_id)
-    .bind(org_id)
-    .bind(provider_id)
-    .bind(csrf)
-    .bind(now)
-    .bind(expires_at)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
@@ -362,9 +369,7 @@ pub async fn session(db: &Db, secret_hash: &str, now: i64) -> sqlx::Result<Optio
 
 /// Ends a session.
 pub async fn delete_session(db: &Db, id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM browser_sessions WHERE id = $1")
-        .bind(id)
-        .execute(db.pool())
+    db.execute(&Sql::new("DELETE FROM browser_sessions WHERE id = $1").arg(id))
         .await?;
     Ok(())
 }

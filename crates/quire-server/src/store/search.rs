@@ -3,10 +3,9 @@
 //! node of a deployment reads and writes the same index. Every table cascades from
 //! `spaces`, so purging a space removes its index.
 
-use sqlx::any::AnyArguments;
-use sqlx::query::Query;
-use sqlx::{Any, Row};
+use sqlx::Row;
 
+use crate::db::sql::{Arg, Sql};
 use crate::db::{Db, Tx};
 
 /// Bound parameters per statement (both engines accept far more).
@@ -22,11 +21,13 @@ pub enum Val<'a> {
     Bytes(&'a [u8]),
 }
 
-fn bind<'q>(q: Query<'q, Any, AnyArguments<'q>>, v: Val<'q>) -> Query<'q, Any, AnyArguments<'q>> {
-    match v {
-        Val::Text(s) => q.bind(s),
-        Val::Int(i) => q.bind(i),
-        Val::Bytes(b) => q.bind(b),
+impl From<Val<'_>> for Arg {
+    fn from(v: Val<'_>) -> Self {
+        match v {
+            Val::Text(s) => s.into(),
+            Val::Int(i) => i.into(),
+            Val::Bytes(b) => b.into(),
+        }
     }
 }
 
@@ -62,11 +63,11 @@ async fn insert_rows(
         }
         text.push(' ');
         text.push_str(tail);
-        let mut q = sqlx::query(&text);
+        let mut q = Sql::new(&text);
         for v in chunk {
-            q = bind(q, *v);
+            q = q.arg(*v);
         }
-        q.execute(&mut **tx).await?;
+        tx.execute(&q).await?;
     }
     Ok(())
 }
@@ -86,15 +87,16 @@ async fn execute_in(
             "{head} IN ({}){tail}",
             placeholders(fixed.len() + 1, chunk.len())
         );
-        let mut q = sqlx::query(&text);
+        let mut q = Sql::new(&text);
         for v in fixed.iter().chain(chunk) {
-            q = bind(q, *v);
+            q = q.arg(*v);
         }
-        affected += q.execute(&mut **tx).await?.rows_affected();
+        affected += tx.execute(&q).await?;
     }
     Ok(affected)
 }
 
+crate::db::inline::row! {
 /// What the index of one space holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexRow {
@@ -116,49 +118,33 @@ pub struct IndexRow {
     /// Bumped by every write of the index ([`put_index`]): names what readers cache of it.
     pub generation: i64,
 }
+}
 
 const INDEX_COLUMNS: &str = "space_id, revision_id, analyzer, pages, title_len, head_len, \
     body_len, next_key, delta_from, pending, generation";
-
-fn index_row(r: &sqlx::any::AnyRow) -> sqlx::Result<IndexRow> {
-    Ok(IndexRow {
-        space_id: r.try_get(0)?,
-        revision_id: r.try_get(1)?,
-        analyzer: r.try_get(2)?,
-        pages: r.try_get(3)?,
-        title_len: r.try_get(4)?,
-        head_len: r.try_get(5)?,
-        body_len: r.try_get(6)?,
-        next_key: r.try_get(7)?,
-        delta_from: r.try_get(8)?,
-        pending: r.try_get(9)?,
-        generation: r.try_get(10)?,
-    })
-}
 
 /// The index record of a space, locked for the rest of the transaction. On PostgreSQL the
 /// no-op update of the space takes its row lock, so that writers of one space's index
 /// (merges, catch-ups, compactions, first builds) take turns; SQLite transactions already
 /// hold the write lock.
 pub async fn lock_index(tx: &mut Tx, space_id: &str) -> sqlx::Result<Option<IndexRow>> {
-    sqlx::query("UPDATE spaces SET updated_at = updated_at WHERE id = $1")
-        .bind(space_id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("UPDATE spaces SET updated_at = updated_at WHERE id = $1").arg(space_id))
         .await?;
-    let row = sqlx::query(&format!(
-        "SELECT {INDEX_COLUMNS} FROM search_spaces WHERE space_id = $1"
-    ))
-    .bind(space_id)
-    .fetch_optional(&mut **tx)
-    .await?;
-    row.as_ref().map(index_row).transpose()
+    tx.row(
+        &Sql::new(format!(
+            "SELECT {INDEX_COLUMNS} FROM search_spaces WHERE space_id = $1"
+        ))
+        .arg(space_id),
+    )
+    .await
 }
 
 /// Writes the index record of a space, and bumps its generation: every write of an index
 /// (its postings, pages or dictionary) ends here, in the same transaction.
 pub async fn put_index(tx: &mut Tx, r: &IndexRow, now: i64) -> sqlx::Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO search_spaces ({INDEX_COLUMNS}, updated_at) \
+    tx.execute(
+        &Sql::new(format!(
+            "INSERT INTO search_spaces ({INDEX_COLUMNS}, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
          ON CONFLICT (space_id) DO UPDATE SET revision_id = excluded.revision_id, \
          analyzer = excluded.analyzer, pages = excluded.pages, title_len = excluded.title_len, \
@@ -166,20 +152,20 @@ pub async fn put_index(tx: &mut Tx, r: &IndexRow, now: i64) -> sqlx::Result<()> 
          next_key = excluded.next_key, delta_from = excluded.delta_from, \
          pending = excluded.pending, generation = search_spaces.generation + 1, \
          updated_at = excluded.updated_at"
-    ))
-    .bind(&r.space_id)
-    .bind(&r.revision_id)
-    .bind(&r.analyzer)
-    .bind(r.pages)
-    .bind(r.title_len)
-    .bind(r.head_len)
-    .bind(r.body_len)
-    .bind(r.next_key)
-    .bind(r.delta_from)
-    .bind(r.pending)
-    .bind(r.generation)
-    .bind(now)
-    .execute(&mut **tx)
+        ))
+        .arg(&r.space_id)
+        .arg(&r.revision_id)
+        .arg(&r.analyzer)
+        .arg(r.pages)
+        .arg(r.title_len)
+        .arg(r.head_len)
+        .arg(r.body_len)
+        .arg(r.next_key)
+        .arg(r.delta_from)
+        .arg(r.pending)
+        .arg(r.generation)
+        .arg(now),
+    )
     .await?;
     Ok(())
 }
@@ -197,9 +183,7 @@ const TABLES: &[&str] = &[
 /// Removes every row of a space's index except its record.
 pub async fn clear(tx: &mut Tx, space_id: &str) -> sqlx::Result<()> {
     for table in TABLES {
-        sqlx::query(&format!("DELETE FROM {table} WHERE space_id = $1"))
-            .bind(space_id)
-            .execute(&mut **tx)
+        tx.execute(&Sql::new(format!("DELETE FROM {table} WHERE space_id = $1")).arg(space_id))
             .await?;
     }
     Ok(())
@@ -235,12 +219,12 @@ pub async fn copy(
         ("search_words", "word, term"),
     ];
     for (table, cols) in copies {
-        sqlx::query(&format!(
+        tx.execute(&Sql::new(format!(
             "INSERT INTO {table} (space_id, {cols}) SELECT $1, {cols} FROM {table} WHERE space_id = $2"
         ))
-        .bind(to)
-        .bind(from)
-        .execute(&mut **tx)
+        .arg(to)
+        .arg(from)
+        )
         .await?;
     }
     ix.space_id = to.to_string();
@@ -249,6 +233,7 @@ pub async fn copy(
     Ok(true)
 }
 
+crate::db::inline::row! {
 /// A page record, as needed to replace it.
 #[derive(Debug, Clone)]
 pub struct StoredPage {
@@ -259,6 +244,7 @@ pub struct StoredPage {
     pub title_len: i64,
     pub head_len: i64,
     pub body_len: i64,
+}
 }
 
 /// The page records of `page_ids` that exist.
@@ -274,20 +260,11 @@ pub async fn pages_by_id(
              WHERE space_id = $1 AND page_id IN ({})",
             placeholders(2, chunk.len())
         );
-        let mut q = sqlx::query(&text).bind(space_id);
+        let mut q = Sql::new(&text).arg(space_id);
         for id in chunk {
-            q = q.bind(*id);
+            q = q.arg(*id);
         }
-        for r in q.fetch_all(&mut **tx).await? {
-            out.push(StoredPage {
-                page_key: r.try_get(0)?,
-                page_id: r.try_get(1)?,
-                terms: r.try_get(2)?,
-                title_len: r.try_get(3)?,
-                head_len: r.try_get(4)?,
-                body_len: r.try_get(5)?,
-            });
-        }
+        out.extend(tx.rows::<StoredPage>(&q).await?);
     }
     Ok(out)
 }
@@ -384,14 +361,14 @@ pub async fn update_page_place(
     path: &str,
     ancestors: &str,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "UPDATE search_pages SET path = $3, ancestors = $4 WHERE space_id = $1 AND page_key = $2",
     )
-    .bind(space_id)
-    .bind(page_key)
-    .bind(path)
-    .bind(ancestors)
-    .execute(&mut **tx)
+    .arg(space_id)
+    .arg(page_key)
+    .arg(path)
+    .arg(ancestors)
+    )
     .await?;
     Ok(())
 }
@@ -410,13 +387,11 @@ pub async fn blocks(
              AND term IN ({})",
             placeholders(3, chunk.len())
         );
-        let mut q = sqlx::query_as::<_, (String, Vec<u8>)>(&text)
-            .bind(space_id)
-            .bind(block);
+        let mut q = Sql::new(&text).arg(space_id).arg(block);
         for t in chunk {
-            q = q.bind(*t);
+            q = q.arg(*t);
         }
-        out.extend(q.fetch_all(&mut **tx).await?);
+        out.extend(tx.rows::<(String, Vec<u8>)>(&q).await?);
     }
     Ok(out)
 }
@@ -498,13 +473,14 @@ pub async fn insert_delta(
 
 /// Removes the delta postings of the pages with keys in `from..to`.
 pub async fn delete_delta(tx: &mut Tx, space_id: &str, from: i64, to: i64) -> sqlx::Result<()> {
-    sqlx::query(
-        "DELETE FROM search_delta WHERE space_id = $1 AND page_key >= $2 AND page_key < $3",
+    tx.execute(
+        &Sql::new(
+            "DELETE FROM search_delta WHERE space_id = $1 AND page_key >= $2 AND page_key < $3",
+        )
+        .arg(space_id)
+        .arg(from)
+        .arg(to),
     )
-    .bind(space_id)
-    .bind(from)
-    .bind(to)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
@@ -532,14 +508,15 @@ pub async fn delta_range(
     from: i64,
     to: i64,
 ) -> sqlx::Result<Vec<(String, i64, Vec<u8>)>> {
-    sqlx::query_as(
-        "SELECT term, page_key, data FROM search_delta \
+    tx.rows(
+        &Sql::new(
+            "SELECT term, page_key, data FROM search_delta \
          WHERE space_id = $1 AND page_key >= $2 AND page_key < $3",
+        )
+        .arg(space_id)
+        .arg(from)
+        .arg(to),
     )
-    .bind(space_id)
-    .bind(from)
-    .bind(to)
-    .fetch_all(&mut **tx)
     .await
 }
 
@@ -549,12 +526,12 @@ pub async fn some_dead(
     space_id: &str,
     limit: i64,
 ) -> sqlx::Result<Vec<(i64, String)>> {
-    sqlx::query_as(
+    tx.rows(&Sql::new(
         "SELECT page_key, terms FROM search_dead WHERE space_id = $1 ORDER BY page_key LIMIT $2",
     )
-    .bind(space_id)
-    .bind(limit)
-    .fetch_all(&mut **tx)
+    .arg(space_id)
+    .arg(limit)
+    )
     .await
 }
 
@@ -809,14 +786,16 @@ pub struct PageRow {
     pub ancestors: String,
 }
 
-/// A section, for results and phrase checks.
-#[derive(Debug, Clone)]
-pub struct SectionRow {
-    pub page_key: i64,
-    pub idx: i64,
-    pub anchor: String,
-    pub title: String,
-    pub body: String,
+crate::db::inline::row! {
+    /// A section, for results and phrase checks.
+    #[derive(Debug, Clone)]
+    pub struct SectionRow {
+        pub page_key: i64,
+        pub idx: i64,
+        pub anchor: String,
+        pub title: String,
+        pub body: String,
+    }
 }
 
 /// Where a posting read by [`postings_with_delta`] comes from.

@@ -3,36 +3,36 @@
 //! Writers lock the site row first ([`lock`]) and then read the site's structure through
 //! their own transaction, so that two writes to one site's structure take turns.
 
-use sqlx::FromRow;
-
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::values::{AgentsContext, SiteType, SiteVisibility, VisitorAuthBackend};
 
-/// A stored site, with its number of site spaces.
-#[derive(Debug, Clone, FromRow)]
-pub struct SiteRow {
-    pub id: String,
-    pub org_id: String,
-    pub site_type: SiteType,
-    pub title: String,
-    pub visibility: SiteVisibility,
-    pub basename: Option<String>,
-    pub hostname: Option<String>,
-    pub proxy: Option<String>,
-    pub published: i64,
-    pub adaptive_content: i64,
-    pub agents_context: AgentsContext,
-    pub default_site_space: Option<String>,
-    pub default_section: Option<String>,
-    pub customization: Option<String>,
-    pub customization_updated_at: Option<i64>,
-    pub adaptive_schema: Option<String>,
-    pub adaptive_schema_updated_at: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
-    /// Counted when read, so it is always exact.
-    pub site_spaces: i64,
+crate::db::inline::row! {
+    /// A stored site, with its number of site spaces.
+    #[derive(Debug, Clone)]
+    pub struct SiteRow {
+        pub id: String,
+        pub org_id: String,
+        pub site_type: SiteType,
+        pub title: String,
+        pub visibility: SiteVisibility,
+        pub basename: Option<String>,
+        pub hostname: Option<String>,
+        pub proxy: Option<String>,
+        pub published: i64,
+        pub adaptive_content: i64,
+        pub agents_context: AgentsContext,
+        pub default_site_space: Option<String>,
+        pub default_section: Option<String>,
+        pub customization: Option<String>,
+        pub customization_updated_at: Option<i64>,
+        pub adaptive_schema: Option<String>,
+        pub adaptive_schema_updated_at: Option<i64>,
+        pub created_at: i64,
+        pub updated_at: i64,
+        /// Counted when read, so it is always exact.
+        pub site_spaces: i64,
+    }
 }
 
 const SITE_COLUMNS: &str = "id, org_id, type AS site_type, title, visibility, basename, hostname, \
@@ -41,56 +41,64 @@ const SITE_COLUMNS: &str = "id, org_id, type AS site_type, title, visibility, ba
     created_at, updated_at, \
     (SELECT COUNT(*) FROM site_spaces ss WHERE ss.site_id = sites.id) AS site_spaces";
 
-/// A section of a site.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct SectionRow {
-    pub id: String,
-    pub site_id: String,
-    pub group_id: Option<String>,
-    pub title: String,
-    pub description: Option<String>,
-    pub path: String,
-    pub condition: Option<String>,
-    pub icon: Option<String>,
-    pub default_site_space: Option<String>,
-    pub position: i64,
-    pub group_position: i64,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// A section of a site.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SectionRow {
+        pub id: String,
+        pub site_id: String,
+        pub group_id: Option<String>,
+        pub title: String,
+        pub description: Option<String>,
+        pub path: String,
+        pub condition: Option<String>,
+        pub icon: Option<String>,
+        pub default_site_space: Option<String>,
+        pub position: i64,
+        pub group_position: i64,
+        pub created_at: i64,
+    }
 }
 
-/// A group of sections.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct GroupRow {
-    pub id: String,
-    pub site_id: String,
-    pub title: String,
-    pub icon: Option<String>,
-    pub position: i64,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// A group of sections.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct GroupRow {
+        pub id: String,
+        pub site_id: String,
+        pub title: String,
+        pub icon: Option<String>,
+        pub position: i64,
+        pub created_at: i64,
+    }
 }
 
-/// A space published in a site (at the root, or in a section).
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
-pub struct SiteSpaceRow {
-    pub id: String,
-    pub site_id: String,
-    pub section_id: Option<String>,
-    pub space_id: String,
-    pub path: String,
-    pub condition: Option<String>,
-    pub position: i64,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// A space published in a site (at the root, or in a section).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SiteSpaceRow {
+        pub id: String,
+        pub site_id: String,
+        pub section_id: Option<String>,
+        pub space_id: String,
+        pub path: String,
+        pub condition: Option<String>,
+        pub position: i64,
+        pub created_at: i64,
+    }
 }
 
-/// A share link of a site.
-#[derive(Debug, Clone, FromRow)]
-pub struct ShareLinkRow {
-    pub id: String,
-    pub site_id: String,
-    pub name: String,
-    pub share_key: String,
-    pub active: i64,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// A share link of a site.
+    #[derive(Debug, Clone)]
+    pub struct ShareLinkRow {
+        pub id: String,
+        pub site_id: String,
+        pub name: String,
+        pub share_key: String,
+        pub active: i64,
+        pub created_at: i64,
+    }
 }
 
 /// Everything below a site, each list in its stored order.
@@ -103,33 +111,33 @@ pub struct Structure {
 
 /// Inserts a site.
 pub async fn insert(tx: &mut Tx, s: &SiteRow) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "INSERT INTO sites (id, org_id, type, title, visibility, basename, hostname, proxy, \
          published, adaptive_content, agents_context, default_site_space, default_section, \
          customization, customization_updated_at, adaptive_schema, adaptive_schema_updated_at, \
          created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
     )
-    .bind(&s.id)
-    .bind(&s.org_id)
-    .bind(s.site_type)
-    .bind(&s.title)
-    .bind(s.visibility)
-    .bind(&s.basename)
-    .bind(&s.hostname)
-    .bind(&s.proxy)
-    .bind(s.published)
-    .bind(s.adaptive_content)
-    .bind(s.agents_context)
-    .bind(&s.default_site_space)
-    .bind(&s.default_section)
-    .bind(&s.customization)
-    .bind(s.customization_updated_at)
-    .bind(&s.adaptive_schema)
-    .bind(s.adaptive_schema_updated_at)
-    .bind(s.created_at)
-    .bind(s.updated_at)
-    .execute(&mut **tx)
+    .arg(&s.id)
+    .arg(&s.org_id)
+    .arg(s.site_type)
+    .arg(&s.title)
+    .arg(s.visibility)
+    .arg(&s.basename)
+    .arg(&s.hostname)
+    .arg(&s.proxy)
+    .arg(s.published)
+    .arg(s.adaptive_content)
+    .arg(s.agents_context)
+    .arg(&s.default_site_space)
+    .arg(&s.default_section)
+    .arg(&s.customization)
+    .arg(s.customization_updated_at)
+    .arg(&s.adaptive_schema)
+    .arg(s.adaptive_schema_updated_at)
+    .arg(s.created_at)
+    .arg(s.updated_at)
+    )
     .await?;
     Ok(())
 }
@@ -158,19 +166,19 @@ pub async fn lock(tx: &mut Tx, org_id: &str, id: &str) -> sqlx::Result<Option<Si
     let lock = crate::db::for_update(tx);
     // Lock the bare row (PostgreSQL refuses FOR UPDATE beside the counting subquery), then
     // read it whole.
-    let found: Option<String> = sqlx::query_scalar(&format!(
-        "SELECT id FROM sites WHERE id = $1 AND org_id = $2{lock}"
-    ))
-    .bind(id)
-    .bind(org_id)
-    .fetch_optional(&mut **tx)
-    .await?;
+    let found: Option<String> = tx
+        .scalar_opt(
+            &Sql::new(format!(
+                "SELECT id FROM sites WHERE id = $1 AND org_id = $2{lock}"
+            ))
+            .arg(id)
+            .arg(org_id),
+        )
+        .await?;
     if found.is_none() {
         return Ok(None);
     }
-    sqlx::query_as(&format!("SELECT {SITE_COLUMNS} FROM sites WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(&mut **tx)
+    tx.row(&Sql::new(format!("SELECT {SITE_COLUMNS} FROM sites WHERE id = $1")).arg(id))
         .await
 }
 
@@ -231,7 +239,7 @@ pub async fn list(
     let mut count = Sql::new("SELECT COUNT(*)");
     count.append(&base);
     let total: i64 = count.query_scalar().fetch_one(db.pool()).await?;
-    let mut q = Sql::new(&format!("SELECT {SITE_COLUMNS}"));
+    let mut q = Sql::new(format!("SELECT {SITE_COLUMNS}"));
     q.append(&base);
     if let Some((at, id)) = after {
         q.push(" AND (created_at > ")
@@ -305,232 +313,235 @@ pub async fn patch(tx: &mut Tx, id: &str, p: &SitePatch, now: i64) -> sqlx::Resu
         q.push(", adaptive_schema_updated_at = ").bind(now);
     }
     q.push(" WHERE id = ").bind(id);
-    q.query().execute(&mut **tx).await?;
+    tx.execute(&q).await?;
     Ok(())
 }
 
 /// Deletes a site with everything below it. False when it did not exist.
 pub async fn delete(tx: &mut Tx, org_id: &str, id: &str) -> sqlx::Result<bool> {
-    let res = sqlx::query("DELETE FROM sites WHERE id = $1 AND org_id = $2")
-        .bind(id)
-        .bind(org_id)
-        .execute(&mut **tx)
+    let res = tx
+        .execute(
+            &Sql::new("DELETE FROM sites WHERE id = $1 AND org_id = $2")
+                .arg(id)
+                .arg(org_id),
+        )
         .await?;
-    Ok(res.rows_affected() == 1)
+    Ok(res == 1)
 }
 
-macro_rules! structure_reads {
-    ($exec:expr, $site_id:expr) => {{
-        let sections: Vec<SectionRow> = sqlx::query_as(
+/// The three reads of a site's structure.
+fn structure_queries(site_id: &str) -> [Sql; 3] {
+    [
+        Sql::new(
             "SELECT id, site_id, group_id, title, description, path, condition, icon, \
              default_site_space, position, group_position, created_at \
              FROM site_sections WHERE site_id = $1 ORDER BY position, id",
         )
-        .bind($site_id)
-        .fetch_all($exec)
-        .await?;
-        let groups: Vec<GroupRow> = sqlx::query_as(
+        .arg(site_id),
+        Sql::new(
             "SELECT id, site_id, title, icon, position, created_at \
              FROM site_section_groups WHERE site_id = $1 ORDER BY position, id",
         )
-        .bind($site_id)
-        .fetch_all($exec)
-        .await?;
-        let site_spaces: Vec<SiteSpaceRow> = sqlx::query_as(
+        .arg(site_id),
+        Sql::new(
             "SELECT id, site_id, section_id, space_id, path, condition, position, created_at \
              FROM site_spaces WHERE site_id = $1 ORDER BY position, id",
         )
-        .bind($site_id)
-        .fetch_all($exec)
-        .await?;
-        Ok(Structure {
-            sections,
-            groups,
-            site_spaces,
-        })
-    }};
+        .arg(site_id),
+    ]
 }
 
-/// The structure of a site, for reads.
+/// The structure of a site.
 pub async fn structure(db: &Db, site_id: &str) -> sqlx::Result<Structure> {
-    structure_reads!(db.pool(), site_id)
+    let [sections, groups, site_spaces] = structure_queries(site_id);
+    Ok(Structure {
+        sections: sqlx_all(db, &sections).await?,
+        groups: sqlx_all(db, &groups).await?,
+        site_spaces: sqlx_all(db, &site_spaces).await?,
+    })
+}
+
+/// The rows of an unbounded read, through the pool.
+async fn sqlx_all<T>(db: &Db, q: &Sql) -> sqlx::Result<Vec<T>>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    q.query_as().fetch_all(db.pool()).await
 }
 
 /// The structure of a locked site, inside its writing transaction.
 pub async fn structure_tx(tx: &mut Tx, site_id: &str) -> sqlx::Result<Structure> {
-    structure_reads!(&mut **tx, site_id)
+    let [sections, groups, site_spaces] = structure_queries(site_id);
+    Ok(Structure {
+        sections: tx.rows(&sections).await?,
+        groups: tx.rows(&groups).await?,
+        site_spaces: tx.rows(&site_spaces).await?,
+    })
 }
 
 /// Inserts a section.
 pub async fn insert_section(tx: &mut Tx, s: &SectionRow) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "INSERT INTO site_sections (id, site_id, group_id, title, description, path, condition, \
          icon, default_site_space, position, group_position, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
-    .bind(&s.id)
-    .bind(&s.site_id)
-    .bind(&s.group_id)
-    .bind(&s.title)
-    .bind(&s.description)
-    .bind(&s.path)
-    .bind(&s.condition)
-    .bind(&s.icon)
-    .bind(&s.default_site_space)
-    .bind(s.position)
-    .bind(s.group_position)
-    .bind(s.created_at)
-    .execute(&mut **tx)
+    .arg(&s.id)
+    .arg(&s.site_id)
+    .arg(&s.group_id)
+    .arg(&s.title)
+    .arg(&s.description)
+    .arg(&s.path)
+    .arg(&s.condition)
+    .arg(&s.icon)
+    .arg(&s.default_site_space)
+    .arg(s.position)
+    .arg(s.group_position)
+    .arg(s.created_at)
+    )
     .await?;
     Ok(())
 }
 
 /// Rewrites the changeable columns of a section (its row was read under the site's lock).
 pub async fn update_section(tx: &mut Tx, s: &SectionRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE site_sections SET group_id = $2, title = $3, description = $4, path = $5, \
+    tx.execute(
+        &Sql::new(
+            "UPDATE site_sections SET group_id = $2, title = $3, description = $4, path = $5, \
          condition = $6, icon = $7, default_site_space = $8, position = $9, group_position = $10 \
          WHERE id = $1",
+        )
+        .arg(&s.id)
+        .arg(&s.group_id)
+        .arg(&s.title)
+        .arg(&s.description)
+        .arg(&s.path)
+        .arg(&s.condition)
+        .arg(&s.icon)
+        .arg(&s.default_site_space)
+        .arg(s.position)
+        .arg(s.group_position),
     )
-    .bind(&s.id)
-    .bind(&s.group_id)
-    .bind(&s.title)
-    .bind(&s.description)
-    .bind(&s.path)
-    .bind(&s.condition)
-    .bind(&s.icon)
-    .bind(&s.default_site_space)
-    .bind(s.position)
-    .bind(s.group_position)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
 /// Deletes a section; its site spaces go with it.
 pub async fn delete_section(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM site_spaces WHERE section_id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("DELETE FROM site_spaces WHERE section_id = $1").arg(id))
         .await?;
-    sqlx::query("DELETE FROM site_sections WHERE id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("DELETE FROM site_sections WHERE id = $1").arg(id))
         .await?;
     Ok(())
 }
 
 /// Inserts a section group.
 pub async fn insert_group(tx: &mut Tx, g: &GroupRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO site_section_groups (id, site_id, title, icon, position, created_at) \
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO site_section_groups (id, site_id, title, icon, position, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .arg(&g.id)
+        .arg(&g.site_id)
+        .arg(&g.title)
+        .arg(&g.icon)
+        .arg(g.position)
+        .arg(g.created_at),
     )
-    .bind(&g.id)
-    .bind(&g.site_id)
-    .bind(&g.title)
-    .bind(&g.icon)
-    .bind(g.position)
-    .bind(g.created_at)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
 /// Rewrites the changeable columns of a section group.
 pub async fn update_group(tx: &mut Tx, g: &GroupRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE site_section_groups SET title = $2, icon = $3, position = $4 WHERE id = $1",
+    tx.execute(
+        &Sql::new(
+            "UPDATE site_section_groups SET title = $2, icon = $3, position = $4 WHERE id = $1",
+        )
+        .arg(&g.id)
+        .arg(&g.title)
+        .arg(&g.icon)
+        .arg(g.position),
     )
-    .bind(&g.id)
-    .bind(&g.title)
-    .bind(&g.icon)
-    .bind(g.position)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
 /// Deletes a section group; its sections stay in the site, ungrouped.
 pub async fn delete_group(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
-    sqlx::query("UPDATE site_sections SET group_id = NULL WHERE group_id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("UPDATE site_sections SET group_id = NULL WHERE group_id = $1").arg(id))
         .await?;
-    sqlx::query("DELETE FROM site_section_groups WHERE id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("DELETE FROM site_section_groups WHERE id = $1").arg(id))
         .await?;
     Ok(())
 }
 
 /// Inserts a site space.
 pub async fn insert_site_space(tx: &mut Tx, s: &SiteSpaceRow) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "INSERT INTO site_spaces (id, site_id, section_id, space_id, path, condition, position, \
          created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
-    .bind(&s.id)
-    .bind(&s.site_id)
-    .bind(&s.section_id)
-    .bind(&s.space_id)
-    .bind(&s.path)
-    .bind(&s.condition)
-    .bind(s.position)
-    .bind(s.created_at)
-    .execute(&mut **tx)
+    .arg(&s.id)
+    .arg(&s.site_id)
+    .arg(&s.section_id)
+    .arg(&s.space_id)
+    .arg(&s.path)
+    .arg(&s.condition)
+    .arg(s.position)
+    .arg(s.created_at)
+    )
     .await?;
     Ok(())
 }
 
 /// Rewrites the changeable columns of a site space.
 pub async fn update_site_space(tx: &mut Tx, s: &SiteSpaceRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE site_spaces SET section_id = $2, space_id = $3, path = $4, condition = $5, \
+    tx.execute(
+        &Sql::new(
+            "UPDATE site_spaces SET section_id = $2, space_id = $3, path = $4, condition = $5, \
          position = $6 WHERE id = $1",
+        )
+        .arg(&s.id)
+        .arg(&s.section_id)
+        .arg(&s.space_id)
+        .arg(&s.path)
+        .arg(&s.condition)
+        .arg(s.position),
     )
-    .bind(&s.id)
-    .bind(&s.section_id)
-    .bind(&s.space_id)
-    .bind(&s.path)
-    .bind(&s.condition)
-    .bind(s.position)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
 /// Deletes a site space.
 pub async fn delete_site_space(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM site_spaces WHERE id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("DELETE FROM site_spaces WHERE id = $1").arg(id))
         .await?;
     Ok(())
 }
 
 /// Takes a deleted space out of every site that publishes it.
 pub async fn remove_space(tx: &mut Tx, space_id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM site_spaces WHERE space_id = $1")
-        .bind(space_id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("DELETE FROM site_spaces WHERE space_id = $1").arg(space_id))
         .await?;
     Ok(())
 }
 
 /// Inserts a share link.
 pub async fn insert_share_link(tx: &mut Tx, l: &ShareLinkRow) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO site_share_links (id, site_id, name, share_key, active, created_at) \
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO site_share_links (id, site_id, name, share_key, active, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .arg(&l.id)
+        .arg(&l.site_id)
+        .arg(&l.name)
+        .arg(&l.share_key)
+        .arg(l.active)
+        .arg(l.created_at),
     )
-    .bind(&l.id)
-    .bind(&l.site_id)
-    .bind(&l.name)
-    .bind(&l.share_key)
-    .bind(l.active)
-    .bind(l.created_at)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
@@ -569,12 +580,13 @@ pub async fn get_share_link_tx(
     site_id: &str,
     id: &str,
 ) -> sqlx::Result<Option<ShareLinkRow>> {
-    sqlx::query_as(&format!(
-        "SELECT {LINK_COLUMNS} FROM site_share_links WHERE id = $1 AND site_id = $2"
-    ))
-    .bind(id)
-    .bind(site_id)
-    .fetch_optional(&mut **tx)
+    tx.row(
+        &Sql::new(format!(
+            "SELECT {LINK_COLUMNS} FROM site_share_links WHERE id = $1 AND site_id = $2"
+        ))
+        .arg(id)
+        .arg(site_id),
+    )
     .await
 }
 
@@ -616,22 +628,24 @@ pub async fn shared_site_space(
 
 /// Rewrites a share link's name and state.
 pub async fn update_share_link(tx: &mut Tx, l: &ShareLinkRow) -> sqlx::Result<()> {
-    sqlx::query("UPDATE site_share_links SET name = $2, active = $3 WHERE id = $1")
-        .bind(&l.id)
-        .bind(&l.name)
-        .bind(l.active)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("UPDATE site_share_links SET name = $2, active = $3 WHERE id = $1")
+            .arg(&l.id)
+            .arg(&l.name)
+            .arg(l.active),
+    )
+    .await?;
     Ok(())
 }
 
 /// Deletes a share link of a site.
 pub async fn delete_share_link(tx: &mut Tx, site_id: &str, id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM site_share_links WHERE id = $1 AND site_id = $2")
-        .bind(id)
-        .bind(site_id)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("DELETE FROM site_share_links WHERE id = $1 AND site_id = $2")
+            .arg(id)
+            .arg(site_id),
+    )
+    .await?;
     Ok(())
 }
 
@@ -684,15 +698,17 @@ pub async fn save_structure(
     Ok(())
 }
 
-/// The visitor-authentication settings of a site (`SitePublishingAuth`).
-#[derive(Debug, Clone, FromRow)]
-pub struct PublishingAuthRow {
-    pub site_id: String,
-    pub private_key: String,
-    pub fallback_url: Option<String>,
-    pub backend: VisitorAuthBackend,
-    pub integration: Option<String>,
-    pub updated_at: i64,
+crate::db::inline::row! {
+    /// The visitor-authentication settings of a site (`SitePublishingAuth`).
+    #[derive(Debug, Clone)]
+    pub struct PublishingAuthRow {
+        pub site_id: String,
+        pub private_key: String,
+        pub fallback_url: Option<String>,
+        pub backend: VisitorAuthBackend,
+        pub integration: Option<String>,
+        pub updated_at: i64,
+    }
 }
 
 const AUTH_COLUMNS: &str = "site_id, private_key, fallback_url, backend, integration, updated_at";
@@ -712,11 +728,12 @@ pub async fn publishing_auth_tx(
     tx: &mut Tx,
     site_id: &str,
 ) -> sqlx::Result<Option<PublishingAuthRow>> {
-    sqlx::query_as(&format!(
-        "SELECT {AUTH_COLUMNS} FROM site_publishing_auth WHERE site_id = $1"
-    ))
-    .bind(site_id)
-    .fetch_optional(&mut **tx)
+    tx.row(
+        &Sql::new(format!(
+            "SELECT {AUTH_COLUMNS} FROM site_publishing_auth WHERE site_id = $1"
+        ))
+        .arg(site_id),
+    )
     .await
 }
 
@@ -728,15 +745,16 @@ pub async fn create_publishing_auth(
     private_key: &str,
     now: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO site_publishing_auth (site_id, private_key, backend, updated_at) \
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO site_publishing_auth (site_id, private_key, backend, updated_at) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (site_id) DO NOTHING",
+        )
+        .arg(site_id)
+        .arg(private_key)
+        .arg(VisitorAuthBackend::Custom)
+        .arg(now),
     )
-    .bind(site_id)
-    .bind(private_key)
-    .bind(VisitorAuthBackend::Custom)
-    .bind(now)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
@@ -772,6 +790,6 @@ pub async fn patch_publishing_auth(
         }
     }
     q.push(" WHERE site_id = ").bind(site_id);
-    q.query().execute(&mut **tx).await?;
+    tx.execute(&q).await?;
     Ok(())
 }

@@ -36,15 +36,13 @@ const COLUMNS: &str = "id, org_id, parent_id, title, emoji, visibility, edit_mod
 
 /// A space by id, deleted or not.
 pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<SpaceRow>> {
-    db.row(&Sql::new(&format!("SELECT {COLUMNS} FROM spaces WHERE id = $1")).arg(id))
+    db.row(&Sql::new(format!("SELECT {COLUMNS} FROM spaces WHERE id = $1")).arg(id))
         .await
 }
 
 /// A space by id inside a transaction.
 pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<SpaceRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM spaces WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(&mut **tx)
+    tx.row(&Sql::new(format!("SELECT {COLUMNS} FROM spaces WHERE id = $1")).arg(id))
         .await
 }
 
@@ -53,7 +51,7 @@ pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceRow>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM spaces WHERE id IN ("));
+    let mut q = Sql::new(format!("SELECT {COLUMNS} FROM spaces WHERE id IN ("));
     for (i, id) in ids.iter().enumerate() {
         if i > 0 {
             q.push(", ");
@@ -66,29 +64,30 @@ pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceRow>> {
 
 /// Inserts a space.
 pub async fn insert(tx: &mut Tx, s: &SpaceRow) -> sqlx::Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO spaces ({COLUMNS}) VALUES \
+    tx.execute(
+        &Sql::new(format!(
+            "INSERT INTO spaces ({COLUMNS}) VALUES \
          ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
-    ))
-    .bind(&s.id)
-    .bind(&s.org_id)
-    .bind(&s.parent_id)
-    .bind(&s.title)
-    .bind(&s.emoji)
-    .bind(s.visibility)
-    .bind(s.edit_mode)
-    .bind(&s.language)
-    .bind(&s.default_level)
-    .bind(&s.revision_id)
-    .bind(s.comments)
-    .bind(s.change_requests)
-    .bind(s.change_requests_open)
-    .bind(s.change_requests_draft)
-    .bind(s.position)
-    .bind(s.created_at)
-    .bind(s.updated_at)
-    .bind(s.deleted_at)
-    .execute(&mut **tx)
+        ))
+        .arg(&s.id)
+        .arg(&s.org_id)
+        .arg(&s.parent_id)
+        .arg(&s.title)
+        .arg(&s.emoji)
+        .arg(s.visibility)
+        .arg(s.edit_mode)
+        .arg(&s.language)
+        .arg(&s.default_level)
+        .arg(&s.revision_id)
+        .arg(s.comments)
+        .arg(s.change_requests)
+        .arg(s.change_requests_open)
+        .arg(s.change_requests_draft)
+        .arg(s.position)
+        .arg(s.created_at)
+        .arg(s.updated_at)
+        .arg(s.deleted_at),
+    )
     .await?;
     Ok(())
 }
@@ -131,7 +130,7 @@ pub async fn patch(tx: &mut Tx, id: &str, p: &SpacePatch, now: i64) -> sqlx::Res
     q.push(" WHERE id = ")
         .bind(id)
         .push(" AND deleted_at IS NULL");
-    Ok(q.query().execute(&mut **tx).await?.rows_affected() == 1)
+    Ok(tx.execute(&q).await? == 1)
 }
 
 /// Brings a deleted space back; `to_root` also takes it out of a collection deleted
@@ -145,12 +144,8 @@ pub async fn restore(tx: &mut Tx, id: &str, to_root: bool, now: i64) -> sqlx::Re
     } else {
         "UPDATE spaces SET deleted_at = NULL, updated_at = $2 WHERE id = $1 AND deleted_at IS NOT NULL"
     };
-    let res = sqlx::query(sql)
-        .bind(id)
-        .bind(now)
-        .execute(&mut **tx)
-        .await?;
-    Ok(res.rows_affected() == 1)
+    let res = tx.execute(&Sql::new(sql).arg(id).arg(now)).await?;
+    Ok(res == 1)
 }
 
 /// Where a transfer puts a space or a collection: its organization, its place in the list
@@ -206,24 +201,24 @@ async fn relocate_where(
          THEN 'private' ELSE visibility END"
     ));
     q.push(" WHERE id = ").bind(id).push(only);
-    Ok(q.query().execute(&mut **tx).await?.rows_affected() == 1)
+    Ok(tx.execute(&q).await? == 1)
 }
 
 /// Marks a live space deleted; false when it was already deleted (or is gone).
 pub async fn soft_delete(tx: &mut Tx, id: &str, now: i64) -> sqlx::Result<bool> {
-    let res = sqlx::query(
+    let res = tx.execute(&Sql::new(
         "UPDATE spaces SET deleted_at = $2, updated_at = $2 WHERE id = $1 AND deleted_at IS NULL",
     )
-    .bind(id)
-    .bind(now)
-    .execute(&mut **tx)
+    .arg(id)
+    .arg(now)
+    )
     .await?;
-    Ok(res.rows_affected() == 1)
+    Ok(res == 1)
 }
 
 /// Every live space of an organization (optionally under one collection), in list order.
 pub async fn list_live(db: &Db, org_id: &str, parent: Option<&str>) -> sqlx::Result<Vec<SpaceRow>> {
-    let mut q = Sql::new(&format!(
+    let mut q = Sql::new(format!(
         "SELECT {COLUMNS} FROM spaces WHERE deleted_at IS NULL AND org_id = "
     ));
     q.bind(org_id);
@@ -236,11 +231,12 @@ pub async fn list_live(db: &Db, org_id: &str, parent: Option<&str>) -> sqlx::Res
 
 /// Sets the position of a space.
 pub async fn set_position(tx: &mut Tx, id: &str, position: i64) -> sqlx::Result<()> {
-    sqlx::query("UPDATE spaces SET position = $2 WHERE id = $1")
-        .bind(id)
-        .bind(position)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("UPDATE spaces SET position = $2 WHERE id = $1")
+            .arg(id)
+            .arg(position),
+    )
+    .await?;
     Ok(())
 }
 
@@ -275,15 +271,16 @@ const BULK_ROWS: &[(&str, &str)] = &[
 /// long: nothing references these rows, and a space past its retention is never restored.
 pub async fn purge_some(tx: &mut Tx, id: &str, rows: i64) -> sqlx::Result<u64> {
     for (table, key) in BULK_ROWS {
-        let done = sqlx::query(&format!(
-            "DELETE FROM {table} WHERE space_id = $1 AND ({key}) IN \
+        let done = tx
+            .execute(
+                &Sql::new(format!(
+                    "DELETE FROM {table} WHERE space_id = $1 AND ({key}) IN \
              (SELECT {key} FROM {table} WHERE space_id = $1 LIMIT $2)"
-        ))
-        .bind(id)
-        .bind(rows)
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
+                ))
+                .arg(id)
+                .arg(rows),
+            )
+            .await?;
         if done > 0 {
             return Ok(done);
         }
@@ -293,36 +290,38 @@ pub async fn purge_some(tx: &mut Tx, id: &str, rows: i64) -> sqlx::Result<u64> {
 
 /// Removes a space and, by cascade, everything stored under it.
 pub async fn purge(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM content_permissions WHERE target_kind = 'space' AND target_id = $1")
-        .bind(id)
-        .execute(&mut **tx)
-        .await?;
-    sqlx::query("DELETE FROM spaces WHERE id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(
+        &Sql::new("DELETE FROM content_permissions WHERE target_kind = 'space' AND target_id = $1")
+            .arg(id),
+    )
+    .await?;
+    tx.execute(&Sql::new("DELETE FROM spaces WHERE id = $1").arg(id))
         .await?;
     Ok(())
 }
 
 /// The next free position in an organization (spaces and collections share the order).
 pub async fn next_position(tx: &mut Tx, org_id: &str) -> sqlx::Result<i64> {
-    let max: Option<i64> = sqlx::query_scalar(
-        "SELECT MAX(p) FROM (SELECT MAX(position) AS p FROM spaces WHERE org_id = $1 \
+    let max: Option<i64> = tx
+        .scalar(
+            &Sql::new(
+                "SELECT MAX(p) FROM (SELECT MAX(position) AS p FROM spaces WHERE org_id = $1 \
          UNION ALL SELECT MAX(position) AS p FROM collections WHERE org_id = $1) AS m",
-    )
-    .bind(org_id)
-    .fetch_one(&mut **tx)
-    .await?;
+            )
+            .arg(org_id),
+        )
+        .await?;
     Ok(max.map_or(0, |m| m + 1))
 }
 
 /// Every space (live or deleted) directly in a collection, inside a transaction.
 pub async fn list_in_parent_tx(tx: &mut Tx, parent_id: &str) -> sqlx::Result<Vec<SpaceRow>> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM spaces WHERE parent_id = $1 ORDER BY position, id"
-    ))
-    .bind(parent_id)
-    .fetch_all(&mut **tx)
+    tx.rows(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM spaces WHERE parent_id = $1 ORDER BY position, id"
+        ))
+        .arg(parent_id),
+    )
     .await
 }
 
@@ -334,15 +333,15 @@ pub async fn set_parent(
     parent: Option<&str>,
     now: i64,
 ) -> sqlx::Result<bool> {
-    let res = sqlx::query(
+    let res = tx.execute(&Sql::new(
         "UPDATE spaces SET parent_id = $2, updated_at = $3 WHERE id = $1 AND deleted_at IS NULL",
     )
-    .bind(id)
-    .bind(parent)
-    .bind(now)
-    .execute(&mut **tx)
+    .arg(id)
+    .arg(parent)
+    .arg(now)
+    )
     .await?;
-    Ok(res.rows_affected() == 1)
+    Ok(res == 1)
 }
 
 /// The space's listing version (-1 when there is no such space): moved on by every write
@@ -360,11 +359,12 @@ pub async fn listings_version(db: &Db, id: &str) -> sqlx::Result<i64> {
 /// store write that changes what a change-request or comment listing shows, inside its
 /// transaction, so that no node answers such a listing from memory after the commit.
 pub(super) async fn touch_listings(tx: &mut Tx, spaces_of: &str, key: &str) -> sqlx::Result<()> {
-    sqlx::query(&format!(
-        "UPDATE spaces SET listings_version = listings_version + 1 WHERE id IN ({spaces_of})"
-    ))
-    .bind(key)
-    .execute(&mut **tx)
+    tx.execute(
+        &Sql::new(format!(
+            "UPDATE spaces SET listings_version = listings_version + 1 WHERE id IN ({spaces_of})"
+        ))
+        .arg(key),
+    )
     .await?;
     Ok(())
 }

@@ -6,16 +6,18 @@ use crate::db::sql::{like_escape, Sql};
 use crate::db::{Db, Tx};
 use crate::store::members::MemberRow;
 
-/// A team with its member count.
-#[derive(Debug, Clone, FromRow)]
-pub struct TeamRow {
-    pub id: String,
-    pub org_id: String,
-    pub title: String,
-    pub created_at: i64,
-    pub members: i64,
-    /// Spaces the team was granted access to.
-    pub spaces: i64,
+crate::db::inline::row! {
+    /// A team with its member count.
+    #[derive(Debug, Clone)]
+    pub struct TeamRow {
+        pub id: String,
+        pub org_id: String,
+        pub title: String,
+        pub created_at: i64,
+        pub members: i64,
+        /// Spaces the team was granted access to.
+        pub spaces: i64,
+    }
 }
 
 const SELECT: &str = "SELECT t.id, t.org_id, t.title, t.created_at, \
@@ -120,40 +122,43 @@ pub async fn insert(
     title: &str,
     now: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query("INSERT INTO teams (id, org_id, title, created_at) VALUES ($1, $2, $3, $4)")
-        .bind(id)
-        .bind(org_id)
-        .bind(title)
-        .bind(now)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("INSERT INTO teams (id, org_id, title, created_at) VALUES ($1, $2, $3, $4)")
+            .arg(id)
+            .arg(org_id)
+            .arg(title)
+            .arg(now),
+    )
+    .await?;
     Ok(())
 }
 
 /// Renames a team.
 pub async fn rename(db: &Db, team_id: &str, title: &str) -> sqlx::Result<()> {
-    sqlx::query("UPDATE teams SET title = $2 WHERE id = $1")
-        .bind(team_id)
-        .bind(title)
-        .execute(db.pool())
-        .await?;
+    db.execute(
+        &Sql::new("UPDATE teams SET title = $2 WHERE id = $1")
+            .arg(team_id)
+            .arg(title),
+    )
+    .await?;
     Ok(())
 }
 
 /// Deletes a team, its memberships and its content grants.
 pub async fn delete(tx: &mut Tx, org_id: &str, team_id: &str) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "DELETE FROM content_permissions WHERE org_id = $1 AND principal_kind = 'team' AND principal_id = $2",
     )
-    .bind(org_id)
-    .bind(team_id)
-    .execute(&mut **tx)
+    .arg(org_id)
+    .arg(team_id)
+    )
     .await?;
-    sqlx::query("DELETE FROM teams WHERE org_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(team_id)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("DELETE FROM teams WHERE org_id = $1 AND id = $2")
+            .arg(org_id)
+            .arg(team_id),
+    )
+    .await?;
     Ok(())
 }
 
@@ -175,28 +180,30 @@ pub async fn upsert_member(
     role: Option<&str>,
     now: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO team_members (team_id, org_id, user_id, role, added_at) \
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO team_members (team_id, org_id, user_id, role, added_at) \
          VALUES ($1, $2, $3, COALESCE($4, 'member'), $5) \
          ON CONFLICT (team_id, user_id) DO UPDATE SET role = COALESCE($4, team_members.role)",
+        )
+        .arg(team_id)
+        .arg(org_id)
+        .arg(user_id)
+        .arg(role)
+        .arg(now),
     )
-    .bind(team_id)
-    .bind(org_id)
-    .bind(user_id)
-    .bind(role)
-    .bind(now)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
 /// Removes a member from a team.
 pub async fn remove_member(tx: &mut Tx, team_id: &str, user_id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM team_members WHERE team_id = $1 AND user_id = $2")
-        .bind(team_id)
-        .bind(user_id)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("DELETE FROM team_members WHERE team_id = $1 AND user_id = $2")
+            .arg(team_id)
+            .arg(user_id),
+    )
+    .await?;
     Ok(())
 }
 
@@ -244,11 +251,12 @@ pub async fn list_members(
 
 /// One team of an organization, inside a transaction.
 pub async fn get_tx(tx: &mut Tx, org_id: &str, team_id: &str) -> sqlx::Result<Option<TeamRow>> {
-    sqlx::query_as(&format!("{SELECT} WHERE t.org_id = $1 AND t.id = $2"))
-        .bind(org_id)
-        .bind(team_id)
-        .fetch_optional(&mut **tx)
-        .await
+    tx.row(
+        &Sql::new(format!("{SELECT} WHERE t.org_id = $1 AND t.id = $2"))
+            .arg(org_id)
+            .arg(team_id),
+    )
+    .await
 }
 
 /// Every `(team id, user id)` membership of an organization.
@@ -264,7 +272,7 @@ pub async fn get_many(db: &Db, org_id: &str, ids: &[&str]) -> sqlx::Result<Vec<T
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = Sql::new(&format!("{SELECT} WHERE t.org_id = "));
+    let mut q = Sql::new(format!("{SELECT} WHERE t.org_id = "));
     q.bind(org_id).push(" AND t.id IN (");
     for (i, id) in ids.iter().enumerate() {
         if i > 0 {

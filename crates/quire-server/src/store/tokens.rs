@@ -1,5 +1,6 @@
 //! API tokens: random secrets handed out once and stored only as SHA-256 hashes.
 
+use crate::db::sql::Sql;
 use crate::db::Db;
 use crate::ids::{new_id, random_string};
 use crate::keys::hash_token;
@@ -11,14 +12,15 @@ pub const TOKEN_PREFIX: &str = "quire_";
 /// Creates a token for `user_id` and returns it in the clear (the only time it exists so).
 pub async fn create(db: &Db, user_id: &str, now: i64) -> sqlx::Result<String> {
     let token = format!("{TOKEN_PREFIX}{}", random_string(40));
-    sqlx::query(
-        "INSERT INTO api_tokens (id, user_id, token_hash, created_at) VALUES ($1, $2, $3, $4)",
+    db.execute(
+        &Sql::new(
+            "INSERT INTO api_tokens (id, user_id, token_hash, created_at) VALUES ($1, $2, $3, $4)",
+        )
+        .arg(new_id())
+        .arg(user_id)
+        .arg(hash_token(&token))
+        .arg(now),
     )
-    .bind(new_id())
-    .bind(user_id)
-    .bind(hash_token(&token))
-    .bind(now)
-    .execute(db.pool())
     .await?;
     Ok(token)
 }
@@ -42,17 +44,18 @@ pub async fn create_labelled(
 ) -> sqlx::Result<(String, String)> {
     let id = new_id();
     let token = format!("{TOKEN_PREFIX}{}", random_string(40));
-    sqlx::query(
-        "INSERT INTO api_tokens (id, user_id, token_hash, created_at, label, org_id) \
+    db.execute(
+        &Sql::new(
+            "INSERT INTO api_tokens (id, user_id, token_hash, created_at, label, org_id) \
          VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .arg(&id)
+        .arg(user_id)
+        .arg(hash_token(&token))
+        .arg(now)
+        .arg(label)
+        .arg(scope),
     )
-    .bind(&id)
-    .bind(user_id)
-    .bind(hash_token(&token))
-    .bind(now)
-    .bind(label)
-    .bind(scope)
-    .execute(db.pool())
     .await?;
     Ok((id, token))
 }
@@ -99,36 +102,38 @@ pub async fn revoke_by_id(
          AND revoked_at IS NULL{}",
         in_scope(scope, 4)
     );
-    let mut q = sqlx::query(&sql).bind(id).bind(user_id).bind(now);
+    let mut q = Sql::new(sql).arg(id).arg(user_id).arg(now);
     if let Some(scope) = scope {
-        q = q.bind(scope);
+        q = q.arg(scope);
     }
-    Ok(q.execute(db.pool()).await?.rows_affected() > 0)
+    Ok(db.execute(&q).await? > 0)
 }
 
 /// Revokes a token given in the clear; returns whether a live token was revoked.
 pub async fn revoke(db: &Db, token: &str, now: i64) -> sqlx::Result<bool> {
-    let res = sqlx::query(
+    let res = db.execute(&Sql::new(
         "UPDATE api_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL",
     )
-    .bind(hash_token(token))
-    .bind(now)
-    .execute(db.pool())
+    .arg(hash_token(token))
+    .arg(now)
+    )
     .await?;
-    Ok(res.rows_affected() > 0)
+    Ok(res > 0)
 }
 
 /// Revokes every live token of the user with `email`; returns how many.
 pub async fn revoke_all_for_email(db: &Db, email: &str, now: i64) -> sqlx::Result<u64> {
-    let res = sqlx::query(
-        "UPDATE api_tokens SET revoked_at = $2 WHERE revoked_at IS NULL AND user_id IN \
+    let res = db
+        .execute(
+            &Sql::new(
+                "UPDATE api_tokens SET revoked_at = $2 WHERE revoked_at IS NULL AND user_id IN \
          (SELECT id FROM users WHERE email = $1)",
-    )
-    .bind(crate::store::users::normalize_email(email))
-    .bind(now)
-    .execute(db.pool())
-    .await?;
-    Ok(res.rows_affected())
+            )
+            .arg(crate::store::users::normalize_email(email))
+            .arg(now),
+        )
+        .await?;
+    Ok(res)
 }
 
 /// The owner of a live token, and the organization it is confined to.

@@ -1,42 +1,43 @@
 //! Translations of spaces and the hashes of the pages they last translated.
 
-use sqlx::FromRow;
-
+use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
-/// A stored translation.
-#[derive(Debug, Clone, FromRow)]
-pub struct TranslationRow {
-    pub id: String,
-    pub org_id: String,
-    pub source_space: String,
-    pub source_language: String,
-    pub language: String,
-    /// The instructions document, as JSON text.
-    pub instructions: String,
-    /// `pending`, `running`, `completed` or `failed`.
-    pub status: String,
-    /// A run was requested while one was running: run again when it ends.
-    pub queued: i64,
-    /// The job that holds the current run.
-    pub run_job: Option<String>,
-    pub run_started_at: Option<i64>,
-    /// Why the latest run failed (cleared by a run that completes).
-    pub failure: Option<String>,
-    pub failed_at: Option<i64>,
-    pub result_space: Option<String>,
-    pub result_revision: Option<String>,
-    pub runs: i64,
-    pub total_words: i64,
-    pub total_duration: i64,
-    pub latest_duration: i64,
-    pub latest_pages: i64,
-    pub latest_words: i64,
-    /// Pages ever translated (one hash row each).
-    pub total_pages: i64,
-    pub created_by: String,
-    pub created_at: i64,
-    pub updated_at: i64,
+crate::db::inline::row! {
+    /// A stored translation.
+    #[derive(Debug, Clone)]
+    pub struct TranslationRow {
+        pub id: String,
+        pub org_id: String,
+        pub source_space: String,
+        pub source_language: String,
+        pub language: String,
+        /// The instructions document, as JSON text.
+        pub instructions: String,
+        /// `pending`, `running`, `completed` or `failed`.
+        pub status: String,
+        /// A run was requested while one was running: run again when it ends.
+        pub queued: i64,
+        /// The job that holds the current run.
+        pub run_job: Option<String>,
+        pub run_started_at: Option<i64>,
+        /// Why the latest run failed (cleared by a run that completes).
+        pub failure: Option<String>,
+        pub failed_at: Option<i64>,
+        pub result_space: Option<String>,
+        pub result_revision: Option<String>,
+        pub runs: i64,
+        pub total_words: i64,
+        pub total_duration: i64,
+        pub latest_duration: i64,
+        pub latest_pages: i64,
+        pub latest_words: i64,
+        /// Pages ever translated (one hash row each).
+        pub total_pages: i64,
+        pub created_by: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
 }
 
 const SELECT: &str = "SELECT t.id, t.org_id, t.source_space, t.source_language, t.language, \
@@ -60,21 +61,22 @@ pub struct NewTranslation<'a> {
 
 /// Records a translation that has not run yet (`pending`).
 pub async fn insert(tx: &mut Tx, t: &NewTranslation<'_>) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO translations (id, org_id, source_space, source_language, language, \
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO translations (id, org_id, source_space, source_language, language, \
          instructions, status, queued, runs, total_words, total_duration, latest_duration, \
          latest_pages, latest_words, created_by, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, 0, 0, 0, 0, 0, 0, $7, $8, $8)",
+        )
+        .arg(t.id)
+        .arg(t.org_id)
+        .arg(t.source_space)
+        .arg(t.source_language)
+        .arg(t.language)
+        .arg(t.instructions)
+        .arg(t.created_by)
+        .arg(t.now),
     )
-    .bind(t.id)
-    .bind(t.org_id)
-    .bind(t.source_space)
-    .bind(t.source_language)
-    .bind(t.language)
-    .bind(t.instructions)
-    .bind(t.created_by)
-    .bind(t.now)
-    .execute(&mut **tx)
     .await?;
     Ok(())
 }
@@ -100,13 +102,9 @@ pub async fn get_by_id(db: &Db, id: &str) -> sqlx::Result<Option<TranslationRow>
 pub async fn lock(tx: &mut Tx, id: &str) -> sqlx::Result<Option<TranslationRow>> {
     // Touching the row takes its lock on PostgreSQL (SQLite's write transaction holds the
     // whole database already).
-    sqlx::query("UPDATE translations SET queued = queued WHERE id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("UPDATE translations SET queued = queued WHERE id = $1").arg(id))
         .await?;
-    sqlx::query_as(&format!("{SELECT} WHERE t.id = $1"))
-        .bind(id)
-        .fetch_optional(&mut **tx)
+    tx.row(&Sql::new(format!("{SELECT} WHERE t.id = $1")).arg(id))
         .await
 }
 
@@ -142,50 +140,50 @@ pub async fn set_instructions(
     instructions: &str,
     now: i64,
 ) -> sqlx::Result<bool> {
-    let res =
-        sqlx::query("UPDATE translations SET instructions = $2, updated_at = $3 WHERE id = $1")
-            .bind(id)
-            .bind(instructions)
-            .bind(now)
-            .execute(&mut **tx)
-            .await?;
-    Ok(res.rows_affected() == 1)
+    let res = tx
+        .execute(
+            &Sql::new("UPDATE translations SET instructions = $2, updated_at = $3 WHERE id = $1")
+                .arg(id)
+                .arg(instructions)
+                .arg(now),
+        )
+        .await?;
+    Ok(res == 1)
 }
 
 /// Deletes a translation of the organization (its page hashes go with it).
 pub async fn delete(tx: &mut Tx, org_id: &str, id: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM translation_pages WHERE translation_id IN (SELECT id FROM translations WHERE org_id = $1 AND id = $2)")
-        .bind(org_id)
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("DELETE FROM translation_pages WHERE translation_id IN (SELECT id FROM translations WHERE org_id = $1 AND id = $2)")
+        .arg(org_id)
+        .arg(id)
+        )
         .await?;
-    sqlx::query("DELETE FROM translations WHERE org_id = $1 AND id = $2")
-        .bind(org_id)
-        .bind(id)
-        .execute(&mut **tx)
-        .await?;
+    tx.execute(
+        &Sql::new("DELETE FROM translations WHERE org_id = $1 AND id = $2")
+            .arg(org_id)
+            .arg(id),
+    )
+    .await?;
     Ok(())
 }
 
 /// Marks a run as requested: `pending` under the job `job`.
 pub async fn mark_pending(tx: &mut Tx, id: &str, job: &str, now: i64) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "UPDATE translations SET status = 'pending', queued = 0, run_job = $2, updated_at = $3 \
          WHERE id = $1",
     )
-    .bind(id)
-    .bind(job)
-    .bind(now)
-    .execute(&mut **tx)
+    .arg(id)
+    .arg(job)
+    .arg(now)
+    )
     .await?;
     Ok(())
 }
 
 /// Records a run requested while one runs: it follows the current one.
 pub async fn mark_queued(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
-    sqlx::query("UPDATE translations SET queued = 1 WHERE id = $1")
-        .bind(id)
-        .execute(&mut **tx)
+    tx.execute(&Sql::new("UPDATE translations SET queued = 1 WHERE id = $1").arg(id))
         .await?;
     Ok(())
 }
@@ -193,29 +191,31 @@ pub async fn mark_queued(tx: &mut Tx, id: &str) -> sqlx::Result<()> {
 /// Starts the run held by `job`: only if the translation waits for that job (or that job
 /// already started it and is claimed again after its node stopped). False otherwise.
 pub async fn start(db: &Db, id: &str, job: &str, now: i64) -> sqlx::Result<bool> {
-    let res = sqlx::query(
-        "UPDATE translations SET status = 'running', run_started_at = $3, updated_at = $3 \
+    let res = db
+        .execute(
+            &Sql::new(
+                "UPDATE translations SET status = 'running', run_started_at = $3, updated_at = $3 \
          WHERE id = $1 AND run_job = $2 AND status IN ('pending', 'running')",
-    )
-    .bind(id)
-    .bind(job)
-    .bind(now)
-    .execute(db.pool())
-    .await?;
-    Ok(res.rows_affected() == 1)
+            )
+            .arg(id)
+            .arg(job)
+            .arg(now),
+        )
+        .await?;
+    Ok(res == 1)
 }
 
 /// Records a failed run of `job`, leaving the result as it was.
 pub async fn fail(tx: &mut Tx, id: &str, job: &str, reason: &str, now: i64) -> sqlx::Result<()> {
-    sqlx::query(
+    tx.execute(&Sql::new(
         "UPDATE translations SET status = 'failed', failure = $3, failed_at = $4, updated_at = $4 \
          WHERE id = $1 AND run_job = $2",
     )
-    .bind(id)
-    .bind(job)
-    .bind(reason)
-    .bind(now)
-    .execute(&mut **tx)
+    .arg(id)
+    .arg(job)
+    .arg(reason)
+    .arg(now)
+    )
     .await?;
     Ok(())
 }
@@ -237,24 +237,26 @@ pub async fn complete(
     c: &Completed<'_>,
     now: i64,
 ) -> sqlx::Result<bool> {
-    let res = sqlx::query(
-        "UPDATE translations SET status = 'completed', failure = NULL, failed_at = NULL, \
+    let res = tx
+        .execute(
+            &Sql::new(
+                "UPDATE translations SET status = 'completed', failure = NULL, failed_at = NULL, \
          result_space = $3, result_revision = $4, runs = runs + 1, \
          total_words = total_words + $5, total_duration = total_duration + $6, \
          latest_duration = $6, latest_pages = $7, latest_words = $5, updated_at = $8 \
          WHERE id = $1 AND run_job = $2",
-    )
-    .bind(id)
-    .bind(job)
-    .bind(c.result_space)
-    .bind(c.result_revision)
-    .bind(c.words)
-    .bind(c.duration_s)
-    .bind(c.pages)
-    .bind(now)
-    .execute(&mut **tx)
-    .await?;
-    Ok(res.rows_affected() == 1)
+            )
+            .arg(id)
+            .arg(job)
+            .arg(c.result_space)
+            .arg(c.result_revision)
+            .arg(c.words)
+            .arg(c.duration_s)
+            .arg(c.pages)
+            .arg(now),
+        )
+        .await?;
+    Ok(res == 1)
 }
 
 /// The hash last translated for each page of a translation.
@@ -272,14 +274,14 @@ pub async fn put_page_hashes(
     pages: &[(String, String)],
 ) -> sqlx::Result<()> {
     for (page, hash) in pages {
-        sqlx::query(
+        tx.execute(&Sql::new(
             "INSERT INTO translation_pages (translation_id, page_id, hash) VALUES ($1, $2, $3) \
              ON CONFLICT (translation_id, page_id) DO UPDATE SET hash = excluded.hash",
         )
-        .bind(id)
-        .bind(page)
-        .bind(hash)
-        .execute(&mut **tx)
+        .arg(id)
+        .arg(page)
+        .arg(hash)
+        )
         .await?;
     }
     Ok(())

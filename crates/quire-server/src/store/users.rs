@@ -1,20 +1,20 @@
 //! Users.
 
-use sqlx::FromRow;
-
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::ids::new_id;
 
-/// A stored user.
-#[derive(Debug, Clone, FromRow)]
-pub struct UserRow {
-    pub id: crate::ids::UserId,
-    pub email: String,
-    pub display_name: String,
-    pub photo_url: Option<String>,
-    pub created_at: i64,
-    pub first_auth_at: Option<i64>,
+crate::db::inline::row! {
+    /// A stored user.
+    #[derive(Debug, Clone)]
+    pub struct UserRow {
+        pub id: crate::ids::UserId,
+        pub email: String,
+        pub display_name: String,
+        pub photo_url: Option<String>,
+        pub created_at: i64,
+        pub first_auth_at: Option<i64>,
+    }
 }
 
 const COLUMNS: &str = "id, email, display_name, photo_url, created_at, first_auth_at";
@@ -34,17 +34,16 @@ pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<UserRow>> {
 
 /// A user by e-mail, inside a transaction.
 pub async fn by_email_tx(tx: &mut Tx, email: &str) -> sqlx::Result<Option<UserRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE email = $1"))
-        .bind(normalize_email(email))
-        .fetch_optional(&mut **tx)
-        .await
+    tx.row(
+        &Sql::new(format!("SELECT {COLUMNS} FROM users WHERE email = $1"))
+            .arg(normalize_email(email)),
+    )
+    .await
 }
 
 /// A user by id, inside a transaction.
 pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<UserRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(&mut **tx)
+    tx.row(&Sql::new(format!("SELECT {COLUMNS} FROM users WHERE id = $1")).arg(id))
         .await
 }
 
@@ -100,34 +99,41 @@ async fn insert(
         created_at: now,
         first_auth_at: None,
     };
-    let inserted = sqlx::query(
-        "INSERT INTO users (id, email, display_name, photo_url, created_at, sso_org_id) \
+    let inserted = tx
+        .execute(
+            &Sql::new(
+                "INSERT INTO users (id, email, display_name, photo_url, created_at, sso_org_id) \
          VALUES ($1, $2, $3, NULL, $4, $5) ON CONFLICT (email) DO NOTHING",
-    )
-    .bind(&user.id)
-    .bind(&user.email)
-    .bind(&user.display_name)
-    .bind(now)
-    .bind(sso_org_id)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
+            )
+            .arg(&user.id)
+            .arg(&user.email)
+            .arg(&user.display_name)
+            .arg(now)
+            .arg(sso_org_id),
+        )
+        .await?;
     Ok((inserted > 0).then_some(user))
 }
 
 /// The organization whose single sign-on created a user's account; `None` for an account
 /// of its own (made by `quire admin`, or before SSO).
-pub async fn sso_org<'c, E>(executor: E, id: &str) -> sqlx::Result<Option<String>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
-    Ok(
-        sqlx::query_scalar::<_, Option<String>>("SELECT sso_org_id FROM users WHERE id = $1")
-            .bind(id)
-            .fetch_optional(executor)
-            .await?
-            .flatten(),
-    )
+pub async fn sso_org(db: &Db, id: &str) -> sqlx::Result<Option<String>> {
+    Ok(db
+        .row::<(Option<String>,)>(&sso_org_query(id))
+        .await?
+        .and_then(|(o,)| o))
+}
+
+/// As [`sso_org`], inside a transaction.
+pub async fn sso_org_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<String>> {
+    Ok(tx
+        .row::<(Option<String>,)>(&sso_org_query(id))
+        .await?
+        .and_then(|(o,)| o))
+}
+
+fn sso_org_query(id: &str) -> Sql {
+    Sql::new("SELECT sso_org_id FROM users WHERE id = $1").arg(id)
 }
 
 /// Updates the profile fields that are `Some`.
@@ -137,14 +143,15 @@ pub async fn update(
     display_name: Option<&str>,
     photo_url: Option<&str>,
 ) -> sqlx::Result<Option<UserRow>> {
-    sqlx::query(
-        "UPDATE users SET display_name = COALESCE($2, display_name), \
+    db.execute(
+        &Sql::new(
+            "UPDATE users SET display_name = COALESCE($2, display_name), \
          photo_url = COALESCE($3, photo_url) WHERE id = $1",
+        )
+        .arg(id)
+        .arg(display_name)
+        .arg(photo_url),
     )
-    .bind(id)
-    .bind(display_name)
-    .bind(photo_url)
-    .execute(db.pool())
     .await?;
     get(db, id).await
 }
@@ -184,7 +191,7 @@ pub async fn many(
     let mut out = std::collections::HashMap::new();
     // Bounded statements: a listing names at most a few hundred people.
     for chunk in wanted.chunks(500) {
-        let mut q = crate::db::sql::Sql::new(&format!("SELECT {COLUMNS} FROM users WHERE id IN ("));
+        let mut q = crate::db::sql::Sql::new(format!("SELECT {COLUMNS} FROM users WHERE id IN ("));
         for (i, id) in chunk.iter().enumerate() {
             if i > 0 {
                 q.push(", ");
@@ -202,13 +209,16 @@ pub async fn many(
 /// Records a user's first authentication; false when it was already recorded (only the first
 /// request claims the user's pending invitations).
 pub async fn claim_first_auth(tx: &mut Tx, id: &str, now: i64) -> sqlx::Result<bool> {
-    let res =
-        sqlx::query("UPDATE users SET first_auth_at = $2 WHERE id = $1 AND first_auth_at IS NULL")
-            .bind(id)
-            .bind(now)
-            .execute(&mut **tx)
-            .await?;
-    Ok(res.rows_affected() > 0)
+    let res = tx
+        .execute(
+            &Sql::new(
+                "UPDATE users SET first_auth_at = $2 WHERE id = $1 AND first_auth_at IS NULL",
+            )
+            .arg(id)
+            .arg(now),
+        )
+        .await?;
+    Ok(res > 0)
 }
 
 /// The users with these ids (those that exist), in one query.
@@ -216,7 +226,7 @@ pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<UserRow>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = Sql::new(&format!("SELECT {COLUMNS} FROM users WHERE id IN ("));
+    let mut q = Sql::new(format!("SELECT {COLUMNS} FROM users WHERE id IN ("));
     for (i, id) in ids.iter().enumerate() {
         if i > 0 {
             q.push(", ");

@@ -66,11 +66,7 @@ pub async fn update_user(
     if let Some(scope) = &caller.scope {
         // The profile is the account's, beyond the organization, unless the account is
         // that organization's own.
-        if store::users::sso_org(state.db.pool(), &user_id)
-            .await?
-            .as_deref()
-            != Some(scope.as_str())
-        {
+        if store::users::sso_org(&state.db, &user_id).await?.as_deref() != Some(scope.as_str()) {
             caller.require_unscoped("change the profile of an account of its own")?;
         }
     }

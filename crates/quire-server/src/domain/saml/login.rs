@@ -181,7 +181,7 @@ async fn account(
             let existing = store::users::by_email_tx(tx, &subject)
                 .await?
                 .ok_or(sqlx::Error::RowNotFound)?;
-            let owner = store::users::sso_org(&mut **tx, existing.id.as_str()).await?;
+            let owner = store::users::sso_org_tx(tx, existing.id.as_str()).await?;
             if owner.as_deref() != Some(provider.org_id.as_str()) {
                 return Err(Refusal::new(
                     403,

@@ -1,0 +1,361 @@
+//! Write transactions.
+//!
+//! On a SQLite file every write runs through one read-write connection used in place, on
+//! the caller's thread, while the transaction holds it. Through sqlx each statement was a
+//! round trip to the connection's worker thread (two thread switches, about 0.2 ms under
+//! load), made while the transaction held the database's only write lock: a comment's
+//! handful of statements kept every other writer waiting a millisecond or more, and writes
+//! bounded the whole server (BENCHMARKS.md, "Writes beside reads"). In place, a statement
+//! costs what SQLite takes to run it. Holding the connection is also the process's turn to
+//! write, so writers queue here in order instead of polling SQLite's lock.
+//!
+//! On PostgreSQL (and an in-memory SQLite database, which other connections cannot open)
+//! a transaction is sqlx's, on a pooled connection.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::Connection;
+use sqlx::{Any, Transaction};
+
+use super::inline::{bind, positions, Columns, FromSqlite};
+use super::sql::Sql;
+use super::Dialect;
+
+/// The one connection that writes to a SQLite file, and the turn to use it.
+pub(super) type Writer = Arc<tokio::sync::Mutex<Connection>>;
+
+/// Opens the writing connection of a SQLite file (already created, in WAL mode, migrated).
+pub(super) fn open_writer(path: &std::path::Path) -> rusqlite::Result<Writer> {
+    let conn = Connection::open(path)?;
+    // No busy handler: [`Tx::in_place`] waits for the lock without blocking its thread, and
+    // once a transaction holds the lock its statements never wait for another connection.
+    conn.busy_timeout(Duration::ZERO)?;
+    conn.set_prepared_statement_cache_capacity(128);
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
+    Ok(Arc::new(tokio::sync::Mutex::new(conn)))
+}
+
+/// A write transaction; dropping it without `commit` rolls back.
+pub struct Tx {
+    inner: Inner,
+}
+
+enum Inner {
+    /// SQLite file: the writing connection, held (and in a transaction) until the end.
+    InPlace {
+        conn: tokio::sync::OwnedMutexGuard<Connection>,
+        open: bool,
+    },
+    /// PostgreSQL or in-memory SQLite: a pooled sqlx transaction, with the process's turn
+    /// to write on SQLite.
+    Pooled {
+        tx: Transaction<'static, Any>,
+        _turn: Option<tokio::sync::OwnedSemaphorePermit>,
+    },
+    /// Committed or rolled back.
+    Done,
+}
+
+/// The value types a transaction's one-column reads decode, on both engines.
+pub trait Scalar:
+    rusqlite::types::FromSql + for<'r> sqlx::Decode<'r, Any> + sqlx::Type<Any> + Send + Unpin
+{
+}
+impl<T> Scalar for T where
+    T: rusqlite::types::FromSql + for<'r> sqlx::Decode<'r, Any> + sqlx::Type<Any> + Send + Unpin
+{
+}
+
+/// The row types a transaction reads, on both engines.
+pub trait Row: FromSqlite + for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin {}
+impl<T> Row for T where T: FromSqlite + for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin {}
+
+impl Tx {
+    /// Begins on the SQLite file's writing connection (`BEGIN IMMEDIATE`: the lock is taken
+    /// up front, so a read-then-write transaction cannot fail to upgrade).
+    pub(super) async fn in_place(writer: &Writer, wait: Duration) -> Result<Tx, sqlx::Error> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let conn = tokio::time::timeout_at(deadline, writer.clone().lock_owned())
+            .await
+            .map_err(|_| sqlx::Error::PoolTimedOut)?;
+        // Another process (or, in tests, another handle in this one) may hold the lock. The
+        // connection has no busy timeout, which would sleep on this thread and could stall
+        // the very task that holds the lock: the wait for it is asynchronous instead.
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match conn.execute_batch("BEGIN IMMEDIATE") {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) && tokio::time::Instant::now() + pause < deadline => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(25));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "a write transaction could not begin");
+                    return Err(error(e));
+                }
+            }
+        }
+        Ok(Tx {
+            inner: Inner::InPlace { conn, open: true },
+        })
+    }
+
+    /// Wraps a pooled sqlx transaction.
+    pub(super) fn pooled(
+        tx: Transaction<'static, Any>,
+        turn: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> Tx {
+        Tx {
+            inner: Inner::Pooled { tx, _turn: turn },
+        }
+    }
+
+    /// The engine this transaction writes to.
+    pub fn dialect(&self) -> Dialect {
+        match &self.inner {
+            Inner::InPlace { .. } | Inner::Done => Dialect::Sqlite,
+            Inner::Pooled { tx, .. } => {
+                let conn: &sqlx::AnyConnection = tx;
+                if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+                    Dialect::Postgres
+                } else {
+                    Dialect::Sqlite
+                }
+            }
+        }
+    }
+
+    /// Runs a statement; the number of rows it changed.
+    pub async fn execute(&mut self, q: &Sql) -> sqlx::Result<u64> {
+        match &mut self.inner {
+            Inner::InPlace { conn, .. } => {
+                // Stepped to the end: a statement may return rows (a lock taken with a
+                // `SELECT` on PostgreSQL is a plain one here; `... RETURNING`).
+                in_place(conn, q, |stmt| {
+                    let mut rows = stmt.raw_query();
+                    while rows.next()?.is_some() {}
+                    Ok(())
+                })?;
+                Ok(conn.changes())
+            }
+            Inner::Pooled { tx, .. } => Ok(q.query().execute(&mut **tx).await?.rows_affected()),
+            Inner::Done => Err(ended()),
+        }
+    }
+
+    /// Every row of a read.
+    pub async fn rows<T: Row>(&mut self, q: &Sql) -> sqlx::Result<Vec<T>> {
+        match &mut self.inner {
+            Inner::InPlace { conn, .. } => in_place(conn, q, |stmt| {
+                let at = positions::<T>(stmt)?;
+                let mut rows = stmt.raw_query();
+                let mut out = Vec::new();
+                while let Some(row) = rows.next()? {
+                    out.push(T::read(row, &mut Columns::new(&at))?);
+                }
+                Ok(out)
+            }),
+            Inner::Pooled { tx, .. } => q.query_as().fetch_all(&mut **tx).await,
+            Inner::Done => Err(ended()),
+        }
+    }
+
+    /// The first row of a read, if any.
+    pub async fn row<T: Row>(&mut self, q: &Sql) -> sqlx::Result<Option<T>> {
+        match &mut self.inner {
+            Inner::InPlace { conn, .. } => in_place(conn, q, |stmt| {
+                let at = positions::<T>(stmt)?;
+                let mut rows = stmt.raw_query();
+                match rows.next()? {
+                    Some(row) => Ok(Some(T::read(row, &mut Columns::new(&at))?)),
+                    None => Ok(None),
+                }
+            }),
+            Inner::Pooled { tx, .. } => q.query_as().fetch_optional(&mut **tx).await,
+            Inner::Done => Err(ended()),
+        }
+    }
+
+    /// The first row of a read; `RowNotFound` when there is none.
+    pub async fn one<T: Row>(&mut self, q: &Sql) -> sqlx::Result<T> {
+        self.row(q).await?.ok_or(sqlx::Error::RowNotFound)
+    }
+
+    /// The first column of every row of a read.
+    pub async fn scalars<T: Scalar>(&mut self, q: &Sql) -> sqlx::Result<Vec<T>> {
+        match &mut self.inner {
+            Inner::InPlace { conn, .. } => in_place(conn, q, |stmt| {
+                let mut rows = stmt.raw_query();
+                let mut out = Vec::new();
+                while let Some(row) = rows.next()? {
+                    out.push(row.get(0)?);
+                }
+                Ok(out)
+            }),
+            Inner::Pooled { tx, .. } => q.query_scalar().fetch_all(&mut **tx).await,
+            Inner::Done => Err(ended()),
+        }
+    }
+
+    /// The first column of the first row of a read, if there is a row.
+    pub async fn scalar_opt<T: Scalar>(&mut self, q: &Sql) -> sqlx::Result<Option<T>> {
+        match &mut self.inner {
+            Inner::InPlace { conn, .. } => in_place(conn, q, |stmt| {
+                let mut rows = stmt.raw_query();
+                match rows.next()? {
+                    Some(row) => Ok(Some(row.get(0)?)),
+                    None => Ok(None),
+                }
+            }),
+            Inner::Pooled { tx, .. } => q.query_scalar().fetch_optional(&mut **tx).await,
+            Inner::Done => Err(ended()),
+        }
+    }
+
+    /// The first column of the first row of a read; `RowNotFound` when there is none.
+    pub async fn scalar<T: Scalar>(&mut self, q: &Sql) -> sqlx::Result<T> {
+        self.scalar_opt(q).await?.ok_or(sqlx::Error::RowNotFound)
+    }
+
+    /// Commits the transaction.
+    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+        match &mut self.inner {
+            Inner::InPlace { conn, open } => {
+                *open = false;
+                if let Err(e) = conn.execute_batch("COMMIT") {
+                    // A failed COMMIT may leave the transaction open: end it before the
+                    // connection serves the next writer.
+                    let _ = conn.execute_batch("ROLLBACK");
+                    return Err(error(e));
+                }
+                Ok(())
+            }
+            Inner::Pooled { .. } => match std::mem::replace(&mut self.inner, Inner::Done) {
+                Inner::Pooled { tx, .. } => tx.commit().await,
+                _ => unreachable!(),
+            },
+            Inner::Done => Ok(()),
+        }
+    }
+
+    /// Rolls the transaction back.
+    pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
+        match &mut self.inner {
+            Inner::InPlace { conn, open } => {
+                *open = false;
+                conn.execute_batch("ROLLBACK").map_err(error)
+            }
+            Inner::Pooled { .. } => match std::mem::replace(&mut self.inner, Inner::Done) {
+                Inner::Pooled { tx, .. } => tx.rollback().await,
+                _ => unreachable!(),
+            },
+            Inner::Done => Ok(()),
+        }
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        // A pooled transaction rolls back by itself when dropped; this one must end before
+        // the connection is handed to the next writer.
+        if let Inner::InPlace { conn, open: true } = &mut self.inner {
+            if let Err(e) = conn.execute_batch("ROLLBACK") {
+                tracing::error!(error = %e, "a dropped write transaction did not roll back");
+            }
+        }
+    }
+}
+
+/// The error of a statement sent to a transaction that has ended (a bug).
+fn ended() -> sqlx::Error {
+    sqlx::Error::Protocol("statement sent to an ended transaction".into())
+}
+
+fn in_place<R>(
+    conn: &Connection,
+    q: &Sql,
+    run: impl FnOnce(&mut rusqlite::Statement<'_>) -> rusqlite::Result<R>,
+) -> sqlx::Result<R> {
+    let out = (|| {
+        let mut stmt = conn.prepare_cached(q.text())?;
+        bind(&mut stmt, q.args())?;
+        run(&mut stmt)
+    })();
+    out.map_err(|e| {
+        tracing::warn!(statement = q.text(), error = %e, "write statement failed");
+        error(e)
+    })
+}
+
+/// Whether SQLite refused for another connection's lock.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(code, _)
+        if code.code == rusqlite::ffi::ErrorCode::DatabaseBusy)
+}
+
+/// A SQLite error as sqlx reports one, so that callers tell a unique violation (a 409)
+/// from a failure the same way on both engines.
+pub(super) fn error(e: rusqlite::Error) -> sqlx::Error {
+    use rusqlite::ffi::ErrorCode;
+    match e {
+        rusqlite::Error::QueryReturnedNoRows => sqlx::Error::RowNotFound,
+        rusqlite::Error::SqliteFailure(code, message)
+            if code.code == ErrorCode::ConstraintViolation =>
+        {
+            sqlx::Error::Database(Box::new(Constraint {
+                message: message.unwrap_or_else(|| code.to_string()),
+                extended: code.extended_code,
+            }))
+        }
+        e => sqlx::Error::AnyDriverError(Box::new(e)),
+    }
+}
+
+/// A constraint SQLite refused a write for.
+#[derive(Debug)]
+struct Constraint {
+    message: String,
+    /// SQLite's extended result code, which names the kind of constraint.
+    extended: std::ffi::c_int,
+}
+
+impl std::fmt::Display for Constraint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Constraint {}
+
+impl sqlx::error::DatabaseError for Constraint {
+    fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        self
+    }
+
+    fn kind(&self) -> sqlx::error::ErrorKind {
+        use rusqlite::ffi;
+        use sqlx::error::ErrorKind;
+        match self.extended {
+            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                ErrorKind::UniqueViolation
+            }
+            ffi::SQLITE_CONSTRAINT_FOREIGNKEY => ErrorKind::ForeignKeyViolation,
+            ffi::SQLITE_CONSTRAINT_NOTNULL => ErrorKind::NotNullViolation,
+            ffi::SQLITE_CONSTRAINT_CHECK => ErrorKind::CheckViolation,
+            _ => ErrorKind::Other,
+        }
+    }
+}
