@@ -25,9 +25,7 @@ const COLUMNS: &str =
 
 /// A collection by id.
 pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<CollectionRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM collections WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(db.pool())
+    db.row(&Sql::new(format!("SELECT {COLUMNS} FROM collections WHERE id = $1")).arg(id))
         .await
 }
 
@@ -37,13 +35,16 @@ pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<CollectionRow>
         .await
 }
 
-/// Every collection of an organization, in list order.
+/// Every collection of an organization, in list order. Read in place (it is the access
+/// check's, made by every write request): an organization's collections are its
+/// structure, tens or hundreds, one index range.
 pub async fn list(db: &Db, org_id: &str) -> sqlx::Result<Vec<CollectionRow>> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM collections WHERE org_id = $1 ORDER BY position, id"
-    ))
-    .bind(org_id)
-    .fetch_all(db.pool())
+    db.rows(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM collections WHERE org_id = $1 ORDER BY position, id"
+        ))
+        .arg(org_id),
+    )
     .await
 }
 

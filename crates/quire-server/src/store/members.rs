@@ -33,11 +33,12 @@ const SELECT: &str = "SELECT m.org_id, m.user_id, m.role, m.joined_at, m.last_se
 
 /// One member.
 pub async fn get(db: &Db, org_id: &OrgId, user_id: &UserId) -> sqlx::Result<Option<MemberRow>> {
-    sqlx::query_as(&format!("{SELECT} WHERE m.org_id = $1 AND m.user_id = $2"))
-        .bind(org_id)
-        .bind(user_id)
-        .fetch_optional(db.pool())
-        .await
+    db.row(
+        &Sql::new(format!("{SELECT} WHERE m.org_id = $1 AND m.user_id = $2"))
+            .arg(org_id)
+            .arg(user_id),
+    )
+    .await
 }
 
 /// One member, inside a transaction.

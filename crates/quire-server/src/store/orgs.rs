@@ -43,6 +43,24 @@ pub struct OrgForUser {
     pub role: Option<String>,
 }
 
+impl crate::db::inline::FromSqlite for OrgForUser {
+    fn fields(out: &mut Vec<&'static str>) {
+        OrgRow::fields(out);
+        out.extend_from_slice(&["member_id", "role"]);
+    }
+
+    fn read(
+        row: &rusqlite::Row<'_>,
+        at: &mut crate::db::inline::Columns<'_>,
+    ) -> rusqlite::Result<Self> {
+        Ok(Self {
+            org: OrgRow::read(row, at)?,
+            member_id: row.get(at.take()?)?,
+            role: row.get(at.take()?)?,
+        })
+    }
+}
+
 /// An organization seen by one user, as the access cache shares it between requests: the
 /// row is shared, not copied, by every request that reads it.
 #[derive(Debug)]
@@ -72,23 +90,25 @@ pub async fn get_for_user(
     id: &OrgId,
     user_id: &UserId,
 ) -> sqlx::Result<Option<OrgForUser>> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS}, m.user_id AS member_id, m.role FROM organizations o \
-         LEFT JOIN members m ON m.org_id = o.id AND m.user_id = $2 WHERE o.id = $1"
-    ))
-    .bind(id)
-    .bind(user_id)
-    .fetch_optional(db.pool())
+    db.row(
+        &Sql::new(format!(
+            "SELECT {COLUMNS}, m.user_id AS member_id, m.role FROM organizations o \
+             LEFT JOIN members m ON m.org_id = o.id AND m.user_id = $2 WHERE o.id = $1"
+        ))
+        .arg(id)
+        .arg(user_id),
+    )
     .await
 }
 
 /// An organization by id.
 pub async fn get(db: &Db, id: &OrgId) -> sqlx::Result<Option<OrgRow>> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM organizations o WHERE o.id = $1"
-    ))
-    .bind(id)
-    .fetch_optional(db.pool())
+    db.row(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM organizations o WHERE o.id = $1"
+        ))
+        .arg(id),
+    )
     .await
 }
 

@@ -2,34 +2,37 @@
 
 use crate::db::sql::Sql;
 use crate::ids::{OrgId, UserId};
-use sqlx::FromRow;
 
 use crate::db::{Db, Tx};
 
-/// One grant.
-#[derive(Debug, Clone, FromRow)]
-pub struct Grant {
-    pub target_kind: String,
-    pub target_id: String,
-    pub principal_kind: String,
-    pub principal_id: String,
-    pub role: String,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// One grant.
+    #[derive(Debug, Clone)]
+    pub struct Grant {
+        pub target_kind: String,
+        pub target_id: String,
+        pub principal_kind: String,
+        pub principal_id: String,
+        pub role: String,
+        pub created_at: i64,
+    }
 }
 
 const COLUMNS: &str = "target_kind, target_id, principal_kind, principal_id, role, created_at";
 
 /// The grants that reach a user in an organization: their own, and their teams'.
 pub async fn for_user(db: &Db, org_id: &OrgId, user_id: &UserId) -> sqlx::Result<Vec<Grant>> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM content_permissions WHERE org_id = $1 AND \
-         ((principal_kind = 'user' AND principal_id = $2) OR \
-          (principal_kind = 'team' AND principal_id IN \
-             (SELECT team_id FROM team_members WHERE org_id = $1 AND user_id = $2)))"
-    ))
-    .bind(org_id)
-    .bind(user_id)
-    .fetch_all(db.pool())
+    // Bounded: the grants of one user (directly and through teams) in one organization.
+    db.rows(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM content_permissions WHERE org_id = $1 AND \
+             ((principal_kind = 'user' AND principal_id = $2) OR \
+              (principal_kind = 'team' AND principal_id IN \
+                 (SELECT team_id FROM team_members WHERE org_id = $1 AND user_id = $2)))"
+        ))
+        .arg(org_id)
+        .arg(user_id),
+    )
     .await
 }
 

@@ -153,16 +153,35 @@ struct BearerRow {
     org_id: Option<String>,
 }
 
+impl crate::db::inline::FromSqlite for BearerRow {
+    fn fields(out: &mut Vec<&'static str>) {
+        UserRow::fields(out);
+        out.push("org_id");
+    }
+
+    fn read(
+        row: &rusqlite::Row<'_>,
+        at: &mut crate::db::inline::Columns<'_>,
+    ) -> rusqlite::Result<Self> {
+        Ok(Self {
+            user: UserRow::read(row, at)?,
+            org_id: row.get(at.take()?)?,
+        })
+    }
+}
+
 /// The owner of a live token, given the token's hash, if any.
 pub async fn authenticate(db: &Db, token_hash: &str) -> sqlx::Result<Option<Bearer>> {
-    let row: Option<BearerRow> = sqlx::query_as(
-        "SELECT u.id, u.email, u.display_name, u.photo_url, u.created_at, u.first_auth_at, \
-         t.org_id FROM api_tokens t JOIN users u ON u.id = t.user_id \
-         WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
-    )
-    .bind(token_hash)
-    .fetch_optional(db.pool())
-    .await?;
+    let row: Option<BearerRow> = db
+        .row(
+            &Sql::new(
+                "SELECT u.id, u.email, u.display_name, u.photo_url, u.created_at, \
+                 u.first_auth_at, t.org_id FROM api_tokens t JOIN users u ON u.id = t.user_id \
+                 WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
+            )
+            .arg(token_hash),
+        )
+        .await?;
     Ok(row.map(|r| Bearer {
         user: std::sync::Arc::new(r.user),
         scope: r.org_id.map(crate::ids::OrgId::new),

@@ -26,9 +26,7 @@ pub fn normalize_email(email: &str) -> String {
 
 /// A user by id.
 pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<UserRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(db.pool())
+    db.row(&Sql::new(format!("SELECT {COLUMNS} FROM users WHERE id = $1")).arg(id))
         .await
 }
 
@@ -199,7 +197,7 @@ pub async fn many(
             q.bind(*id);
         }
         q.push(")");
-        for user in q.query_as::<UserRow>().fetch_all(db.pool()).await? {
+        for user in db.rows::<UserRow>(&q).await? {
             out.insert(user.id.to_string(), user);
         }
     }
@@ -234,5 +232,5 @@ pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<UserRow>> {
         q.bind(*id);
     }
     q.push(")");
-    q.query_as().fetch_all(db.pool()).await
+    db.rows(&q).await
 }
