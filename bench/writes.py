@@ -14,6 +14,9 @@ as a share of the floor:
 After each row, what was acknowledged is checked against what is stored: every comment
 answered 2xx exists, and every editor's last acknowledged text is its page's text.
 
+Two more rows run only when named with --only: comments_reads (the comments row's reads and
+searches, 78/22, without its posts) and posts (comment posts only).
+
 Usage: python3 bench/writes.py [--duration 8] [--database-url URL] [--only NAME,...]
 Needs: release builds (cargo build --release -p quire -p quire-server --example floor) and wrk.
 """
@@ -172,7 +175,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--duration", type=int, default=8)
     ap.add_argument("--database-url")
-    ap.add_argument("--only", help="comma-separated rows: get_space,comments,edits,editors")
+    ap.add_argument("--only", help="comma-separated rows: get_space,comments,edits,editors,comments_reads,posts")
     args = ap.parse_args()
     data = tempfile.mkdtemp(prefix="quire-writes-")
     storage = ["--data-dir", data] + (["--database-url", args.database_url] if args.database_url else [])
@@ -227,12 +230,17 @@ def main():
             ("get_space", None, f"/v1/spaces/{s}"),
             ("comments", script("comments", 70, 90, comment_writes, '{"object":"comment"'), base + "/"),
             ("edits", script("edits", 90, 90, edit_writes, '{"changeRequest"'), base + "/"),
+            # What the comments row is made of (run only when named with --only): its reads
+            # and searches without the posts, and the posts alone.
+            ("comments_reads", script("comments_reads", 78, 100, comment_writes, '-'), base + "/"),
+            ("posts", script("posts", 0, 0, comment_writes, '{"object":"comment"'), base + "/"),
         ]
         for name, lua, path in plans:
-            if wanted and name not in wanted:
+            if (wanted and name not in wanted) or (not wanted and name in ("comments_reads", "posts")):
                 continue
             url = path if path.startswith("http") else base + path
-            before_comments = comment_count(base, token, s) if name == "comments" else 0
+            counted = name in ("comments", "posts")
+            before_comments = comment_count(base, token, s) if counted else 0
             before = run_wrk(floor_url, args.duration)
             got = run_wrk(url, args.duration, lua, auth)
             after = run_wrk(floor_url, args.duration)
@@ -241,7 +249,7 @@ def main():
                    "non2xx": got["non2xx"], "floor_rps": round(floor_rps), "ratio": round(got["rps"] / floor_rps, 3)}
             if "writes_sent" in got:
                 row.update(writes_sent=got["writes_sent"], writes_acked=got["writes_acked"])
-            if name == "comments":
+            if counted:
                 # Let requests still in flight when wrk stopped land, then count.
                 time.sleep(1)
                 stored = comment_count(base, token, s) - before_comments
