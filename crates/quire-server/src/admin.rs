@@ -32,6 +32,22 @@ pub async fn create_token(
     Ok(token)
 }
 
+/// Creates a user with a password for the app, or sets the password of an existing one
+/// (ending their app sessions); `admin` makes the user an instance administrator.
+pub async fn set_password(
+    config: &ServerConfig,
+    email: &str,
+    name: Option<&str>,
+    password: &str,
+    admin: bool,
+) -> anyhow::Result<()> {
+    let db = open(config).await?;
+    let now = SystemClock.now_ms();
+    let done = crate::domain::accounts::set_password(&db, email, name, password, admin, now).await;
+    db.close().await;
+    done.map(|_| ()).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 /// Revokes one token, or every token of a user; returns how many were revoked.
 pub async fn revoke_token(
     config: &ServerConfig,

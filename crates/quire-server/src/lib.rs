@@ -8,6 +8,7 @@
 pub mod admin;
 pub mod answers;
 pub mod api;
+pub mod app;
 pub mod blobs;
 pub mod cache;
 pub mod clock;

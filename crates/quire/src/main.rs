@@ -234,6 +234,21 @@ enum AdminCommand {
         #[command(flatten)]
         storage: StorageArgs,
     },
+    /// Create a user who signs in to the app with a password, or set the password of an
+    /// existing user (which ends their app sessions). The password is read from stdin.
+    SetPassword {
+        /// The user's e-mail address.
+        #[arg(long)]
+        email: String,
+        /// Display name for a new user (default: the e-mail's local part).
+        #[arg(long)]
+        name: Option<String>,
+        /// Make the user an instance administrator.
+        #[arg(long)]
+        admin: bool,
+        #[command(flatten)]
+        storage: StorageArgs,
+    },
     /// Revoke one token (--token) or every token of a user (--email).
     RevokeToken {
         /// The token to revoke.
@@ -352,6 +367,25 @@ async fn main() -> anyhow::Result<()> {
                 quire_server::admin::create_token(&config(storage), &email, name.as_deref())
                     .await?;
             println!("{token}");
+        }
+        Command::Admin(AdminCommand::SetPassword {
+            email,
+            name,
+            admin,
+            storage,
+        }) => {
+            let mut password = String::new();
+            std::io::stdin().read_line(&mut password)?;
+            let password = password.trim_end_matches(['\r', '\n']);
+            quire_server::admin::set_password(
+                &config(storage),
+                &email,
+                name.as_deref(),
+                password,
+                admin,
+            )
+            .await?;
+            eprintln!("password set for {email}");
         }
         Command::Admin(AdminCommand::RevokeToken {
             token,

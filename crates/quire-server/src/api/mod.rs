@@ -119,6 +119,7 @@ pub fn router(state: AppState) -> Edge<Router> {
             get(openapi::handlers::download),
         )
         .merge(crate::web::routes())
+        .merge(crate::app::routes())
         .fallback(fallback)
         .with_state(state.clone());
     // Around the router, not each route: a kept answer is served before any routing.

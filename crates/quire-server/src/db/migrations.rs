@@ -22,7 +22,28 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (13, "sso identities", SSO_IDENTITIES),
     (14, "failed jobs", FAILED_JOBS),
     (15, "published content scopes", PUBLISHED_SCOPES),
+    (16, "app accounts", APP_ACCOUNTS),
 ];
+
+/// The app's own sign-in: a password for local accounts (argon2id, in PHC form), the flag of
+/// an instance administrator, and server-side sessions (only the secret's hash is stored;
+/// idle and absolute expiry; `csrf` is the token every form of the session carries).
+const APP_ACCOUNTS: &str = r#"
+ALTER TABLE users ADD COLUMN password_hash TEXT;
+ALTER TABLE users ADD COLUMN instance_admin BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE app_sessions (
+    id TEXT PRIMARY KEY,
+    secret_hash TEXT NOT NULL,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    csrf TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    seen_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX app_sessions_secret ON app_sessions (secret_hash);
+CREATE INDEX app_sessions_user ON app_sessions (user_id)
+"#;
 
 /// Which accounts an organization's single sign-on may open (ARCHITECTURE.md, "Single
 /// sign-on and accounts"): `sso_identities` links an identity of a provider (the e-mail it

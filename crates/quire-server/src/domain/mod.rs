@@ -3,6 +3,7 @@
 //! purge and other jobs, file intake, search). Handlers call it; it calls the store.
 
 pub mod access;
+pub mod accounts;
 pub mod adaptive;
 pub mod auth;
 pub mod change_requests;

@@ -174,8 +174,10 @@ where
         let state = &conn.state;
         // The token as authentication reads it: however its header is spelt (`bearer`,
         // extra spaces), one token spends one budget.
+        let address = client_address(state, conn.peer, req.headers());
+        req.extensions_mut().insert(ClientAddress(address));
         let verdict = state.rate.check(
-            client_address(state, conn.peer, req.headers()),
+            address,
             crate::keys::bearer(req.headers()).map(str::as_bytes),
         );
         // A `GET` answer may be compressed (`crate::encoding`): whether its client accepts
@@ -533,6 +535,11 @@ fn too_many(limit: u32, secs: u64) -> Response {
         .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     res
 }
+
+/// The client's address as the edge found it, for handlers that count per address (the
+/// app's sign-in).
+#[derive(Clone, Copy, Debug)]
+pub struct ClientAddress(pub Option<IpAddr>);
 
 /// The client's address: the connection's, or the last `X-Forwarded-For` hop when the
 /// operator says a proxy sets it.

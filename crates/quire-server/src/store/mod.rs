@@ -16,6 +16,7 @@ pub mod published;
 pub mod revisions;
 pub mod saml;
 pub mod search;
+pub mod sessions;
 pub mod sites;
 pub mod spaces;
 pub mod teams;

@@ -101,6 +101,20 @@ pub async fn get_for_user(
     .await
 }
 
+/// Whether the user is a member of an organization that requires its single sign-on.
+pub async fn sso_enforced_for(db: &Db, user_id: &str) -> sqlx::Result<bool> {
+    Ok(db
+        .row::<(i64,)>(
+            &Sql::new(
+                "SELECT 1 FROM members m JOIN organizations o ON o.id = m.org_id \
+                 WHERE m.user_id = $1 AND o.sso = 1 LIMIT 1",
+            )
+            .arg(user_id),
+        )
+        .await?
+        .is_some())
+}
+
 /// An organization by id.
 pub async fn get(db: &Db, id: &OrgId) -> sqlx::Result<Option<OrgRow>> {
     db.row(

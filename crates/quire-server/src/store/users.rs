@@ -30,6 +30,15 @@ pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<UserRow>> {
         .await
 }
 
+/// A user by e-mail.
+pub async fn by_email(db: &Db, email: &str) -> sqlx::Result<Option<UserRow>> {
+    db.row(
+        &Sql::new(format!("SELECT {COLUMNS} FROM users WHERE email = $1"))
+            .arg(normalize_email(email)),
+    )
+    .await
+}
+
 /// A user by e-mail, inside a transaction.
 pub async fn by_email_tx(tx: &mut Tx, email: &str) -> sqlx::Result<Option<UserRow>> {
     tx.row(

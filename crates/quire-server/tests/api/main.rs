@@ -8,6 +8,7 @@ mod loopback;
 mod access_cache;
 mod adaptive_views;
 mod answers;
+mod app;
 mod authz;
 mod authz_matrix;
 mod backup;

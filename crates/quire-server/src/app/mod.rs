@@ -1,0 +1,43 @@
+//! The Quire app: the workspace in a browser, server-rendered from the same domain code as
+//! the API, on the same port. `/` is the home (the first-run page while no account exists),
+//! `/signin` and `/signout` the local sign-in, and every `urls.app` the API hands out opens
+//! its screen: `/o/{organizationId}`, `/c/{collectionId}`, `/s/{spaceId}` and the pages of
+//! a space below it (`/s/{spaceId}/{path}`), its change requests
+//! (`/s/{spaceId}/~/changes/{number}`) and revisions (`/s/{spaceId}/~/revisions/{id}`).
+//! Anyone not signed in is sent to sign in, and back afterwards; a screen the user may not
+//! see answers as a missing one.
+//!
+//! Safe by construction: everything a user wrote is escaped, or rendered by the content
+//! engine's sanitising renderer (the one published sites use); every answer carries a
+//! Content-Security-Policy without inline script or style (`frame-ancestors 'none'`), and
+//! every state-changing form must come from Quire's own origin and, once signed in, carry
+//! the session's CSRF token.
+
+mod screens;
+mod session;
+mod shell;
+
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::state::AppState;
+
+/// The app's routes, mounted beside the API's.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(screens::home))
+        .route("/setup", post(session::setup))
+        .route("/signin", get(session::signin_page).post(session::signin))
+        .route("/signout", post(session::signout))
+        .route("/account/sessions", get(session::sessions))
+        .route(
+            "/account/sessions/{sessionId}/end",
+            post(session::end_session),
+        )
+        .route("/account/sessions/end-all", post(session::end_all))
+        .route("/-/app.css", get(shell::stylesheet))
+        .route("/o/{organizationId}", get(screens::org))
+        .route("/c/{collectionId}", get(screens::collection))
+        .route("/s/{spaceId}", get(screens::space_home))
+        .route("/s/{spaceId}/{*path}", get(screens::space_path))
+}

@@ -1,0 +1,733 @@
+//! The reading screens: home, organization, collection, and a space with its page tree and
+//! pages, its files, change requests and revisions. Access is the API's
+//! (`domain::access`): a screen shows what the same user's token would read, and a space
+//! the user may not read answers as a missing one.
+
+use std::fmt::Write as _;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use quire_content::html::{
+    escape_attr as attr, escape_text as text, render_document, safe_url, FileRef,
+};
+use quire_content::model::{ContentRef, Page, PageKind, Revision};
+
+use super::session::{self, Signed};
+use super::shell::{failed, not_found, page, see_other, Viewer};
+use crate::domain::access::grants::Grants;
+use crate::domain::access::{self, SpaceCtx};
+use crate::domain::auth::Caller;
+use crate::domain::content;
+use crate::ids::OrgId;
+use crate::state::AppState;
+use crate::store;
+use crate::store::spaces::SpaceRow;
+
+/// Most organizations and spaces a screen lists.
+const LIST_LIMIT: i64 = 500;
+
+fn caller(signed: &Signed) -> Caller {
+    Caller::unscoped(std::sync::Arc::new(signed.user.clone()))
+}
+
+/// `GET /`: the organizations of the signed-in user; the first-run page while no account
+/// exists; otherwise the way to sign in.
+pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let signed = match session::current(&state, &headers).await {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            return match store::sessions::user_count(&state.db).await {
+                Ok(0) => page(
+                    StatusCode::OK,
+                    "Welcome to Quire",
+                    None,
+                    "",
+                    &session::signin_form("/", None, true, ""),
+                ),
+                Ok(_) => see_other("/signin"),
+                Err(e) => failed(e),
+            }
+        }
+        Err(e) => return failed(e),
+    };
+    let orgs = match store::orgs::list_for_user(
+        &state.db,
+        signed.user.id.as_str(),
+        None,
+        LIST_LIMIT,
+    )
+    .await
+    {
+        Ok((orgs, _)) => orgs,
+        Err(e) => return failed(e),
+    };
+    let mut body = String::from("<h1>Your organizations</h1>");
+    if orgs.is_empty() {
+        body.push_str(
+            "<p>You are not a member of any organization yet. An administrator can invite you, \
+             or you can create one through the API.</p>",
+        );
+    } else {
+        body.push_str("<ul class=\"orgs\">");
+        for o in &orgs {
+            let _ = write!(
+                body,
+                "<li><a href=\"/o/{}\">{}</a> <span class=\"muted\">{}</span></li>",
+                attr(o.org.id.as_str()),
+                text(&o.org.title),
+                text(o.role.as_deref().unwrap_or("guest"))
+            );
+        }
+        body.push_str("</ul>");
+    }
+    page(StatusCode::OK, "Home", Some(&signed.viewer()), "", &body)
+}
+
+/// The spaces of an organization the user may read, in the API's order.
+async fn visible_spaces(
+    state: &AppState,
+    org_id: &OrgId,
+    grants: &Grants,
+) -> crate::error::ApiResult<Vec<SpaceRow>> {
+    let spaces = store::spaces::list_live(&state.db, org_id.as_str(), None).await?;
+    Ok(spaces
+        .into_iter()
+        .filter(|s| grants.space_role(s).is_some())
+        .take(LIST_LIMIT as usize)
+        .collect())
+}
+
+fn space_item(s: &SpaceRow) -> String {
+    format!(
+        "<li><a href=\"/s/{}\">{}{}</a></li>",
+        attr(&s.id),
+        s.emoji
+            .as_deref()
+            .map(|e| format!("{} ", text(&emoji(e))))
+            .unwrap_or_default(),
+        text(&s.title)
+    )
+}
+
+/// An emoji code point (`1f4d8`) as its character; anything else as given.
+fn emoji(code: &str) -> String {
+    let chars: Option<String> = code
+        .split('-')
+        .map(|p| u32::from_str_radix(p, 16).ok().and_then(char::from_u32))
+        .collect();
+    chars.unwrap_or_else(|| code.to_string())
+}
+
+/// `GET /o/{organizationId}`: the organization's collections and spaces the user may read.
+pub async fn org(
+    State(state): State<AppState>,
+    Path(org_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let signed = match session::require(&state, &headers, &format!("/o/{org_id}")).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = caller(&signed);
+    let id = OrgId::new(org_id);
+    let Ok(org) = access::load_org(&state, &caller, &id).await else {
+        return not_found(
+            Some(&viewer),
+            "This organization does not exist, or you are not one of its members.",
+        );
+    };
+    let grants = match Grants::load(&state, &id, &caller.user.id, org.role).await {
+        Ok(g) => g,
+        Err(e) => return failed(e),
+    };
+    let spaces = match visible_spaces(&state, &id, &grants).await {
+        Ok(s) => s,
+        Err(e) => return failed(e),
+    };
+    let mut body = format!("<h1>{}</h1>", text(&org.org.title));
+    let mut collections: Vec<_> = grants
+        .collections()
+        .values()
+        .filter(|c| grants.collection_role(c).is_some())
+        .collect();
+    collections.sort_by(|a, b| (a.position, &a.id).cmp(&(b.position, &b.id)));
+    let top: Vec<&SpaceRow> = spaces.iter().filter(|s| s.parent_id.is_none()).collect();
+    body.push_str("<h2>Spaces</h2>");
+    if top.is_empty() && collections.is_empty() {
+        body.push_str("<p>No space you can read yet.</p>");
+    }
+    body.push_str("<ul class=\"spaces\">");
+    for s in &top {
+        body.push_str(&space_item(s));
+    }
+    body.push_str("</ul>");
+    for c in collections {
+        let inside: Vec<&SpaceRow> = spaces
+            .iter()
+            .filter(|s| s.parent_id.as_deref() == Some(c.id.as_str()))
+            .collect();
+        let _ = write!(
+            body,
+            "<h3><a href=\"/c/{}\">{}</a></h3><ul class=\"spaces\">",
+            attr(&c.id),
+            text(&c.title)
+        );
+        for s in inside {
+            body.push_str(&space_item(s));
+        }
+        body.push_str("</ul>");
+    }
+    page(StatusCode::OK, &org.org.title, Some(&viewer), "", &body)
+}
+
+/// `GET /c/{collectionId}`: a collection's spaces the user may read.
+pub async fn collection(
+    State(state): State<AppState>,
+    Path(collection_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let signed = match session::require(&state, &headers, &format!("/c/{collection_id}")).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = caller(&signed);
+    let Ok(ctx) = access::load_collection(&state, &caller, &collection_id).await else {
+        return not_found(
+            Some(&viewer),
+            "This collection does not exist, or you may not see it.",
+        );
+    };
+    let org_id = OrgId::new(ctx.collection.org_id.clone());
+    let spaces = match visible_spaces(&state, &org_id, &ctx.grants).await {
+        Ok(s) => s,
+        Err(e) => return failed(e),
+    };
+    let mut body = format!(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{}\">{}</a></li></ol></nav><h1>{}</h1><ul class=\"spaces\">",
+        attr(org_id.as_str()),
+        text(&ctx.org.org.title),
+        text(&ctx.collection.title)
+    );
+    let mut any = false;
+    for s in spaces
+        .iter()
+        .filter(|s| ctx.grants.is_within(&s.id, &collection_id))
+    {
+        any = true;
+        body.push_str(&space_item(s));
+    }
+    body.push_str("</ul>");
+    if !any {
+        body.push_str("<p>No space you can read in this collection.</p>");
+    }
+    page(
+        StatusCode::OK,
+        &ctx.collection.title,
+        Some(&viewer),
+        "",
+        &body,
+    )
+}
+
+/// `GET /s/{spaceId}`: the space's first page.
+pub async fn space_home(
+    State(state): State<AppState>,
+    Path(space_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    space(&state, &headers, &space_id, "").await
+}
+
+/// `GET /s/{spaceId}/{path}`: a page by its path, or one of the space's `~/` screens.
+pub async fn space_path(
+    State(state): State<AppState>,
+    Path((space_id, path)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    space(&state, &headers, &space_id, &path).await
+}
+
+async fn space(state: &AppState, headers: &HeaderMap, space_id: &str, path: &str) -> Response {
+    let here = if path.is_empty() {
+        format!("/s/{space_id}")
+    } else {
+        format!("/s/{space_id}/{path}")
+    };
+    let signed = match session::require(state, headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = caller(&signed);
+    let ctx = match access::load_space(state, &caller, space_id).await {
+        Ok(c) if c.space.deleted_at.is_none() => c,
+        _ => {
+            return not_found(
+                Some(&viewer),
+                "This space does not exist, or you may not read it.",
+            )
+        }
+    };
+    let rev = match current_content(state, &ctx).await {
+        Ok(r) => r,
+        Err(e) => return failed(e),
+    };
+    if let Some(rest) = path.strip_prefix("~/") {
+        return tilde(state, &ctx, &rev, &viewer, rest).await;
+    }
+    let entries = flatten(&rev.pages);
+    let found = if path.is_empty() {
+        entries
+            .iter()
+            .find(|e| matches!(e.page.kind, PageKind::Document(_)) && !e.page.hidden)
+            .or_else(|| {
+                entries
+                    .iter()
+                    .find(|e| matches!(e.page.kind, PageKind::Document(_)))
+            })
+    } else {
+        entries
+            .iter()
+            .find(|e| e.path == path.trim_end_matches('/'))
+    };
+    let nav = sidebar(&ctx.space, &rev.pages, found.map(|e| e.page.id.as_str()));
+    let Some(entry) = found else {
+        if path.is_empty() {
+            let body = format!(
+                "<h1>{}</h1><p>This space has no page yet.</p>",
+                text(&ctx.space.title)
+            );
+            return page(StatusCode::OK, &ctx.space.title, Some(&viewer), &nav, &body);
+        }
+        return page(
+            StatusCode::NOT_FOUND,
+            "Page not found",
+            Some(&viewer),
+            &nav,
+            "<h1>Page not found</h1><p>No page of this space has this address.</p>",
+        );
+    };
+    let body = page_body(&ctx, &rev, &entries, entry);
+    page(
+        StatusCode::OK,
+        &entry.page.title,
+        Some(&viewer),
+        &nav,
+        &body,
+    )
+}
+
+/// The content of the space's current revision.
+async fn current_content(
+    state: &AppState,
+    ctx: &SpaceCtx,
+) -> crate::error::ApiResult<std::sync::Arc<Revision>> {
+    let row = content::revision_row(state, &ctx.space.id, &ctx.space.revision_id)
+        .await?
+        .ok_or_else(|| {
+            crate::error::ApiError::internal(anyhow::anyhow!("the space's revision is missing"))
+        })?;
+    content::load_in(state, &ctx.space.id, &row.root).await
+}
+
+/// A page with its path (slugs joined) and its ancestors' indexes in the list.
+struct Entry<'a> {
+    page: &'a Page,
+    path: String,
+    ancestors: Vec<usize>,
+}
+
+/// Every page of the tree, depth first, with its path. Iterative: the tree's depth is
+/// bounded by the content engine, but no recursion here depends on it.
+fn flatten(pages: &[Page]) -> Vec<Entry<'_>> {
+    let mut out: Vec<Entry<'_>> = Vec::new();
+    let mut stack: Vec<(&Page, Option<usize>)> = pages.iter().rev().map(|p| (p, None)).collect();
+    while let Some((p, parent)) = stack.pop() {
+        let (prefix, mut ancestors) = match parent {
+            Some(i) => (out[i].path.clone(), {
+                let mut a = out[i].ancestors.clone();
+                a.push(i);
+                a
+            }),
+            None => (String::new(), Vec::new()),
+        };
+        let path = match (prefix.is_empty(), p.slug.is_empty()) {
+            (_, true) => prefix.clone(),
+            (true, false) => p.slug.clone(),
+            (false, false) => format!("{prefix}/{}", p.slug),
+        };
+        ancestors.shrink_to_fit();
+        out.push(Entry {
+            page: p,
+            path,
+            ancestors,
+        });
+        let me = out.len() - 1;
+        stack.extend(p.pages.iter().rev().map(|c| (c, Some(me))));
+    }
+    out
+}
+
+/// The page tree as a navigation list (groups, nesting, hidden pages marked).
+fn sidebar(space: &SpaceRow, pages: &[Page], current: Option<&str>) -> String {
+    let mut out = format!(
+        "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{}\">{}</a></strong></p>\
+<p class=\"muted\"><a href=\"/s/{}/~/changes\">Change requests</a> · <a href=\"/s/{}/~/revisions\">History</a> · <a href=\"/s/{}/~/files\">Files</a></p><ul>",
+        attr(&space.id),
+        text(&space.title),
+        attr(&space.id),
+        attr(&space.id),
+        attr(&space.id)
+    );
+    // Depth-first with explicit open/close markers, so that nesting needs no recursion.
+    enum Step<'a> {
+        Open(&'a Page, String),
+        Close,
+    }
+    let mut stack: Vec<Step<'_>> = pages
+        .iter()
+        .rev()
+        .map(|p| Step::Open(p, String::new()))
+        .collect();
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Close => out.push_str("</ul></li>"),
+            Step::Open(p, prefix) => {
+                let path = if p.slug.is_empty() {
+                    prefix.clone()
+                } else if prefix.is_empty() {
+                    p.slug.clone()
+                } else {
+                    format!("{prefix}/{}", p.slug)
+                };
+                let hidden = if p.hidden {
+                    " <span class=\"hidden-mark\">(hidden)</span>"
+                } else {
+                    ""
+                };
+                match &p.kind {
+                    PageKind::Group => {
+                        let _ = write!(out, "<li><div class=\"group\">{}</div>", text(&p.title));
+                    }
+                    PageKind::Link(_) => {
+                        let _ = write!(out, "<li><span>{}</span>{hidden}", text(&p.title));
+                    }
+                    PageKind::Document(_) => {
+                        let mark = if Some(p.id.as_str()) == current {
+                            " aria-current=\"page\""
+                        } else {
+                            ""
+                        };
+                        let _ = write!(
+                            out,
+                            "<li><a href=\"/s/{}/{}\"{mark}>{}</a>{hidden}",
+                            attr(&space.id),
+                            attr(&path),
+                            text(&p.title)
+                        );
+                    }
+                }
+                if p.pages.is_empty() {
+                    out.push_str("</li>");
+                } else {
+                    out.push_str("<ul>");
+                    stack.push(Step::Close);
+                    stack.extend(p.pages.iter().rev().map(|c| Step::Open(c, path.clone())));
+                }
+            }
+        }
+    }
+    out.push_str("</ul></nav>");
+    out
+}
+
+/// Links and files of a revision as the app serves them.
+struct Links<'a> {
+    space_id: &'a str,
+    rev: &'a Revision,
+    entries: &'a [Entry<'a>],
+}
+
+impl quire_content::html::Resolve for Links<'_> {
+    fn page_url(&self, page_id: &str, anchor: Option<&str>) -> Option<String> {
+        let e = self.entries.iter().find(|e| e.page.id == page_id)?;
+        let mut url = format!("/s/{}/{}", self.space_id, e.path);
+        if let Some(a) = anchor {
+            url.push('#');
+            url.push_str(a);
+        }
+        Some(url)
+    }
+
+    fn file(&self, file_id: &str) -> Option<FileRef> {
+        let f = self.rev.file(file_id)?;
+        let name: String = url::form_urlencoded::byte_serialize(f.name.as_bytes()).collect();
+        Some(FileRef {
+            url: format!("/s/{}/~/files/{}/{name}", self.space_id, f.id),
+            name: f.name.clone(),
+            content_type: f.content_type.clone(),
+            width: f.dimensions.map(|d| d.width),
+            height: f.dimensions.map(|d| d.height),
+        })
+    }
+
+    fn other(&self, r: &ContentRef) -> Option<String> {
+        match r {
+            ContentRef::Url { url } => safe_url(url).map(str::to_string),
+            ContentRef::File { file } => self.file(file).map(|f| f.url),
+            ContentRef::Page { page, space: None } => self.page_url(page, None),
+            ContentRef::Anchor {
+                anchor,
+                page: Some(page),
+                space: None,
+            } => self.page_url(page, Some(anchor)),
+            ContentRef::Anchor {
+                anchor,
+                page: None,
+                space: None,
+            } => Some(format!("#{anchor}")),
+            ContentRef::Page { space: Some(s), .. }
+            | ContentRef::Anchor { space: Some(s), .. }
+            | ContentRef::Space { space: s } => Some(format!("/s/{s}")),
+            ContentRef::Collection { collection } => Some(format!("/c/{collection}")),
+            _ => None,
+        }
+    }
+
+    fn title(&self, r: &ContentRef) -> Option<String> {
+        match r {
+            ContentRef::Page { page, space: None } => self
+                .entries
+                .iter()
+                .find(|e| &e.page.id == page)
+                .map(|e| e.page.title.clone()),
+            _ => None,
+        }
+    }
+
+    // Members read every variant of adaptive content: the app shows what was written.
+    fn condition(&self, _expression: &str) -> bool {
+        true
+    }
+}
+
+/// A page: breadcrumbs, title, description, the rendered document and its outline.
+fn page_body(ctx: &SpaceCtx, rev: &Revision, entries: &[Entry<'_>], entry: &Entry<'_>) -> String {
+    let mut out = String::from("<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol>");
+    let _ = write!(
+        out,
+        "<li><a href=\"/o/{}\">{}</a></li><li><a href=\"/s/{}\">{}</a></li>",
+        attr(ctx.org.org.id.as_str()),
+        text(&ctx.org.org.title),
+        attr(&ctx.space.id),
+        text(&ctx.space.title)
+    );
+    for &i in &entry.ancestors {
+        let a = &entries[i];
+        match a.page.kind {
+            PageKind::Document(_) => {
+                let _ = write!(
+                    out,
+                    "<li><a href=\"/s/{}/{}\">{}</a></li>",
+                    attr(&ctx.space.id),
+                    attr(&a.path),
+                    text(&a.page.title)
+                );
+            }
+            _ => {
+                let _ = write!(out, "<li>{}</li>", text(&a.page.title));
+            }
+        }
+    }
+    out.push_str("</ol></nav>");
+    let _ = write!(out, "<h1>{}</h1>", text(&entry.page.title));
+    if entry.page.hidden {
+        out.push_str("<p class=\"hidden-mark\">Hidden from the navigation of published sites.</p>");
+    }
+    if let Some(d) = &entry.page.description {
+        let _ = write!(out, "<p class=\"muted\">{}</p>", text(d));
+    }
+    if let PageKind::Document(doc) = &entry.page.kind {
+        let links = Links {
+            space_id: &ctx.space.id,
+            rev,
+            entries,
+        };
+        let document = quire_content::markdown::markdown_to_document(&doc.markdown);
+        let rendered = render_document(&document, &links);
+        if rendered.outline.len() > 1 {
+            out.push_str("<nav class=\"outline\" aria-label=\"On this page\"><p><strong>On this page</strong></p><ul>");
+            for h in &rendered.outline {
+                let _ = write!(
+                    out,
+                    "<li><a href=\"#{}\">{}</a></li>",
+                    attr(&h.anchor),
+                    text(&h.text)
+                );
+            }
+            out.push_str("</ul></nav>");
+        }
+        out.push_str("<article class=\"content\">");
+        out.push_str(&rendered.html);
+        out.push_str("</article>");
+    }
+    out
+}
+
+/// The `~/` screens of a space: files, change requests, revisions.
+async fn tilde(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    rev: &Revision,
+    viewer: &Viewer<'_>,
+    rest: &str,
+) -> Response {
+    let nav = sidebar(&ctx.space, &rev.pages, None);
+    let parts: Vec<&str> = rest.split('/').collect();
+    match parts.as_slice() {
+        ["files", id, ..] => {
+            let Some(f) = rev.file(id) else {
+                return not_found(
+                    Some(viewer),
+                    "This file is not in the space's current content.",
+                );
+            };
+            match state.blobs.get(&f.blob).await {
+                Ok(Some(bytes)) => {
+                    crate::http::download::uploaded_file(bytes, &f.content_type, &f.name)
+                }
+                Ok(None) => not_found(Some(viewer), "This file's bytes are missing."),
+                Err(e) => failed(e),
+            }
+        }
+        ["files"] => {
+            let mut body = format!("<h1>Files of {}</h1>", text(&ctx.space.title));
+            if rev.files.is_empty() {
+                body.push_str("<p>No file yet.</p>");
+            } else {
+                body.push_str("<ul>");
+                for f in &rev.files {
+                    let name: String =
+                        url::form_urlencoded::byte_serialize(f.name.as_bytes()).collect();
+                    let _ = write!(
+                        body,
+                        "<li><a href=\"/s/{}/~/files/{}/{name}\">{}</a> <span class=\"muted\">{}</span></li>",
+                        attr(&ctx.space.id),
+                        attr(&f.id),
+                        text(&f.name),
+                        text(&f.content_type)
+                    );
+                }
+                body.push_str("</ul>");
+            }
+            page(StatusCode::OK, "Files", Some(viewer), &nav, &body)
+        }
+        ["changes"] => change_requests(state, ctx, viewer, &nav).await,
+        ["changes", number, ..] => change_request(state, ctx, viewer, &nav, number).await,
+        ["revisions"] => {
+            let body = format!(
+                "<h1>History of {}</h1><p>The space is at revision <code>{}</code>.</p>",
+                text(&ctx.space.title),
+                text(&ctx.space.revision_id)
+            );
+            page(StatusCode::OK, "History", Some(viewer), &nav, &body)
+        }
+        ["revisions", id, ..] => match content::revision_row(state, &ctx.space.id, id).await {
+            Ok(Some(r)) => {
+                let body = format!(
+                    "<h1>Revision <code>{}</code></h1><p>Made {} ({}).</p>",
+                    text(&r.id),
+                    text(&crate::clock::iso(r.created_at)),
+                    text(r.kind.as_str())
+                );
+                page(StatusCode::OK, "Revision", Some(viewer), &nav, &body)
+            }
+            Ok(None) => not_found(Some(viewer), "No revision of this space has this id."),
+            Err(e) => failed(e),
+        },
+        _ => not_found(Some(viewer), "No screen of the space has this address."),
+    }
+}
+
+async fn change_requests(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    nav: &str,
+) -> Response {
+    let mut body = format!("<h1>Change requests of {}</h1>", text(&ctx.space.title));
+    for (status, heading) in [
+        ("open", "Open"),
+        ("draft", "Drafts"),
+        ("merged", "Merged"),
+        ("archived", "Archived"),
+    ] {
+        let (list, total) =
+            match store::change_requests::list(&state.db, &ctx.space.id, status, None, None, 50)
+                .await
+            {
+                Ok(l) => l,
+                Err(e) => return failed(e),
+            };
+        let _ = write!(
+            body,
+            "<section data-status=\"{status}\"><h2>{heading} <span class=\"muted\">{total}</span></h2>"
+        );
+        if list.is_empty() {
+            body.push_str("<p class=\"muted\">None.</p></section>");
+            continue;
+        }
+        body.push_str("<ul>");
+        for c in &list {
+            let _ = write!(
+                body,
+                "<li><a href=\"/s/{}/~/changes/{}\">{}</a> <span class=\"muted\">#{} · updated {}</span></li>",
+                attr(&ctx.space.id),
+                c.number,
+                text(if c.subject.is_empty() { "Untitled" } else { &c.subject }),
+                c.number,
+                text(&crate::clock::iso(c.updated_at))
+            );
+        }
+        body.push_str("</ul></section>");
+    }
+    page(StatusCode::OK, "Change requests", Some(viewer), nav, &body)
+}
+
+async fn change_request(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    nav: &str,
+    number: &str,
+) -> Response {
+    if number.parse::<i64>().is_err() {
+        return not_found(
+            Some(viewer),
+            "No change request of this space has this number.",
+        );
+    }
+    let found = match store::change_requests::get(&state.db, &ctx.space.id, number).await {
+        Ok(f) => f,
+        Err(e) => return failed(e),
+    };
+    let Some(c) = found else {
+        return not_found(
+            Some(viewer),
+            "No change request of this space has this number.",
+        );
+    };
+    let body = format!(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{}/~/changes\">Change requests</a></li></ol></nav>\
+<h1>{} <span class=\"muted\">#{}</span></h1><p>Status: <strong>{}</strong>. Updated {}.</p>",
+        attr(&ctx.space.id),
+        text(if c.subject.is_empty() { "Untitled" } else { &c.subject }),
+        c.number,
+        text(c.status.as_str()),
+        text(&crate::clock::iso(c.updated_at))
+    );
+    page(StatusCode::OK, "Change request", Some(viewer), nav, &body)
+}

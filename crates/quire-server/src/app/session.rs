@@ -1,0 +1,494 @@
+//! Signing in and out of the app, the first-run account, and the sessions of an account.
+//!
+//! A session is a random secret in an `HttpOnly`, `SameSite=Lax` cookie (`Secure` when the
+//! public URL is https), stored server-side as a hash (`app_sessions`, shared by every
+//! node). It ends after [`IDLE_MS`] unused or [`ABSOLUTE_MS`] after sign-in, whichever
+//! comes first, or when ended from the account's sessions page.
+
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::Extension;
+use quire_content::html::{escape_attr as attr, escape_text as text};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::shell::{failed, page, see_other, with_headers, Viewer};
+use crate::clock::iso;
+use crate::domain::accounts::{self, SignIn};
+use crate::http::edge::ClientAddress;
+use crate::keys::hash_token;
+use crate::state::AppState;
+use crate::store;
+use crate::store::sessions::SessionRow;
+use crate::store::users::UserRow;
+
+/// The app's session cookie.
+pub const COOKIE: &str = "quire_app";
+/// A session unused this long ends.
+pub const IDLE_MS: i64 = 7 * 24 * 3600 * 1000;
+/// A session ends this long after sign-in, used or not.
+pub const ABSOLUTE_MS: i64 = 30 * 24 * 3600 * 1000;
+/// How often a session's last use is written (not on every request).
+const TOUCH_EVERY_MS: i64 = 5 * 60 * 1000;
+/// Largest form accepted.
+const FORM_BYTES: usize = 16 * 1024;
+
+/// A signed-in user and their session.
+pub struct Signed {
+    pub session: SessionRow,
+    pub user: UserRow,
+}
+
+impl Signed {
+    /// The top bar's view of the user.
+    pub fn viewer(&self) -> Viewer<'_> {
+        Viewer {
+            name: &self.user.display_name,
+            csrf: &self.session.csrf,
+        }
+    }
+}
+
+/// The session of a request, if it carries a live one.
+pub async fn current(state: &AppState, headers: &HeaderMap) -> sqlx::Result<Option<Signed>> {
+    let Some(secret) = cookie(headers) else {
+        return Ok(None);
+    };
+    let now = state.now();
+    let Some(session) =
+        store::sessions::get(&state.db, &hash_token(&secret), now, now - IDLE_MS).await?
+    else {
+        return Ok(None);
+    };
+    let Some(user) = store::users::get(&state.db, &session.user_id).await? else {
+        return Ok(None);
+    };
+    if now - session.seen_at > TOUCH_EVERY_MS {
+        store::sessions::touch(&state.db, &session.id, now).await?;
+    }
+    Ok(Some(Signed { session, user }))
+}
+
+/// The signed-in user, or the answer sending the browser to sign in and back to `here`.
+pub async fn require(
+    state: &AppState,
+    headers: &HeaderMap,
+    here: &str,
+) -> Result<Signed, Response> {
+    match current(state, headers).await {
+        Ok(Some(s)) => Ok(s),
+        Ok(None) => Err(see_other(&format!(
+            "/signin?next={}",
+            url::form_urlencoded::byte_serialize(here.as_bytes()).collect::<String>()
+        ))),
+        Err(e) => Err(failed(e)),
+    }
+}
+
+fn cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().strip_prefix(COOKIE)?.strip_prefix('='))
+        .find(|v| !v.is_empty() && v.len() <= 128)
+        .map(str::to_string)
+}
+
+fn set_cookie(state: &AppState, res: &mut Response, secret: Option<&str>) {
+    let secure = if state.public_url.starts_with("https:") {
+        "; Secure"
+    } else {
+        ""
+    };
+    let value = match secret {
+        Some(secret) => format!(
+            "{COOKIE}={secret}; Path=/; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
+            ABSOLUTE_MS / 1000
+        ),
+        None => format!("{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
+    };
+    if let Ok(v) = header::HeaderValue::from_str(&value) {
+        res.headers_mut().append(header::SET_COOKIE, v);
+    }
+}
+
+/// A local path to return to after sign-in (never another site's).
+fn local_next(next: Option<&str>) -> String {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_string(),
+        _ => "/".to_string(),
+    }
+}
+
+/// Whether a state-changing request comes from a page of this server: its `Origin` (or,
+/// without one, its `Referer`) must be Quire's public origin.
+fn same_origin(state: &AppState, headers: &HeaderMap) -> bool {
+    let ours = url::Url::parse(&state.public_url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_default();
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        return origin.to_str().ok() == Some(ours.as_str());
+    }
+    headers
+        .get(header::REFERER)
+        .and_then(|r| r.to_str().ok())
+        .and_then(|r| url::Url::parse(r).ok())
+        .is_some_and(|u| u.origin().ascii_serialization() == ours)
+}
+
+fn refused(why: &str) -> Response {
+    page(
+        StatusCode::FORBIDDEN,
+        "Request refused",
+        None,
+        "",
+        &format!(
+            "<h1>Request refused</h1><p>{}</p><p><a href=\"/\">Back to the home page</a></p>",
+            text(why)
+        ),
+    )
+}
+
+/// The fields of the app's forms.
+#[derive(Deserialize, Default)]
+pub struct Form {
+    pub csrf: Option<String>,
+    pub email: Option<String>,
+    pub name: Option<String>,
+    pub password: Option<String>,
+    pub next: Option<String>,
+}
+
+/// Reads a form sent from this server's pages (origin checked); when `session` is given, its
+/// CSRF token must be in the form.
+pub async fn read_form(
+    state: &AppState,
+    headers: &HeaderMap,
+    session: Option<&SessionRow>,
+    body: Body,
+) -> Result<Form, Response> {
+    if !same_origin(state, headers) {
+        return Err(refused("This form must be sent from Quire's own pages."));
+    }
+    let Ok(bytes) = axum::body::to_bytes(body, FORM_BYTES).await else {
+        return Err(refused("The form is too large."));
+    };
+    let form: Form = serde_html_form::from_bytes(&bytes).unwrap_or_default();
+    if let Some(session) = session {
+        let given = Sha256::digest(form.csrf.as_deref().unwrap_or("").as_bytes());
+        if given != Sha256::digest(session.csrf.as_bytes()) {
+            return Err(refused(
+                "The form has expired: reload the page and try again.",
+            ));
+        }
+    }
+    Ok(form)
+}
+
+/// The sign-in (or first-run) form.
+pub fn signin_form(next: &str, error: Option<&str>, first_run: bool, email: &str) -> String {
+    let mut body = String::new();
+    if first_run {
+        body.push_str(
+            "<h1>Welcome to Quire</h1><p>No account exists yet. Create the first one: it \
+             administers this Quire server.</p>",
+        );
+    } else {
+        body.push_str("<h1>Sign in</h1>");
+    }
+    if let Some(e) = error {
+        body.push_str(&format!(
+            "<p class=\"error\" role=\"alert\">{}</p>",
+            text(e)
+        ));
+    }
+    let (action, button, autocomplete) = if first_run {
+        ("/setup", "Create account", "new-password")
+    } else {
+        ("/signin", "Sign in", "current-password")
+    };
+    body.push_str(&format!(
+        "<form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"next\" value=\"{}\">",
+        attr(next)
+    ));
+    if first_run {
+        body.push_str(
+            "<label for=\"name\">Your name</label><input id=\"name\" name=\"name\" type=\"text\" \
+             autocomplete=\"name\" required maxlength=\"255\">",
+        );
+    }
+    body.push_str(&format!(
+        "<label for=\"email\">E-mail</label><input id=\"email\" name=\"email\" type=\"email\" \
+         autocomplete=\"username\" required value=\"{}\">\
+         <label for=\"password\">Password</label><input id=\"password\" name=\"password\" \
+         type=\"password\" autocomplete=\"{autocomplete}\" required minlength=\"{}\">",
+        attr(email),
+        accounts::MIN_PASSWORD
+    ));
+    if first_run {
+        body.push_str(&format!(
+            "<p class=\"muted\">At least {} characters; a phrase of several words is best.</p>",
+            accounts::MIN_PASSWORD
+        ));
+    }
+    body.push_str(&format!("<button type=\"submit\">{button}</button></form>"));
+    body
+}
+
+/// Query of the sign-in page.
+#[derive(Deserialize, Default)]
+pub struct NextQuery {
+    next: Option<String>,
+}
+
+/// `GET /signin`.
+pub async fn signin_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<NextQuery>,
+) -> Response {
+    let next = local_next(q.next.as_deref());
+    match current(&state, &headers).await {
+        Ok(Some(_)) => return see_other(&next),
+        Ok(None) => {}
+        Err(e) => return failed(e),
+    }
+    let first_run = match store::sessions::user_count(&state.db).await {
+        Ok(n) => n == 0,
+        Err(e) => return failed(e),
+    };
+    page(
+        StatusCode::OK,
+        "Sign in",
+        None,
+        "",
+        &signin_form(&next, None, first_run, ""),
+    )
+}
+
+/// Opens a session for `user` and sends the browser on to `next`.
+async fn open_session(
+    state: &AppState,
+    headers: &HeaderMap,
+    user: &UserRow,
+    next: &str,
+) -> Response {
+    let agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let now = state.now();
+    match store::sessions::open(&state.db, user.id.as_str(), agent, now, now + ABSOLUTE_MS).await {
+        Ok((_, secret)) => {
+            let mut res = see_other(next);
+            set_cookie(state, &mut res, Some(&secret));
+            res
+        }
+        Err(e) => failed(e),
+    }
+}
+
+/// `POST /signin`.
+pub async fn signin(
+    State(state): State<AppState>,
+    address: Option<Extension<ClientAddress>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let form = match read_form(&state, &headers, None, body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let next = local_next(form.next.as_deref());
+    let email = form.email.unwrap_or_default();
+    let password = form.password.unwrap_or_default();
+    let from = address.and_then(|Extension(a)| a.0);
+    let again = |status: StatusCode, why: &str| {
+        page(
+            status,
+            "Sign in",
+            None,
+            "",
+            &signin_form(&next, Some(why), false, &email),
+        )
+    };
+    match accounts::sign_in(&state.db, &email, &password, from).await {
+        SignIn::Accepted(user) => open_session(&state, &headers, &user, &next).await,
+        SignIn::Refused => again(
+            StatusCode::UNAUTHORIZED,
+            "The e-mail address or the password is wrong.",
+        ),
+        SignIn::Throttled => again(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many failed attempts: wait 15 minutes before trying again.",
+        ),
+        SignIn::SsoRequired => again(
+            StatusCode::FORBIDDEN,
+            "Your organization requires its single sign-on: sign in through it.",
+        ),
+    }
+}
+
+/// `POST /setup`: the first account, which administers the server. Refused once any
+/// account exists.
+pub async fn setup(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let form = match read_form(&state, &headers, None, body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    match store::sessions::user_count(&state.db).await {
+        Ok(0) => {}
+        Ok(_) => return see_other("/signin"),
+        Err(e) => return failed(e),
+    }
+    let next = local_next(form.next.as_deref());
+    let email = form.email.unwrap_or_default();
+    let name = form.name.filter(|n| !n.trim().is_empty());
+    let password = form.password.unwrap_or_default();
+    let now = state.now();
+    match accounts::set_password(&state.db, &email, name.as_deref(), &password, true, now).await {
+        Ok(user) => open_session(&state, &headers, &user, &next).await,
+        Err(accounts::AccountError::Invalid(why)) => page(
+            StatusCode::BAD_REQUEST,
+            "Welcome to Quire",
+            None,
+            "",
+            &signin_form(&next, Some(&why), true, &email),
+        ),
+        Err(e) => failed(e),
+    }
+}
+
+/// `POST /signout`: ends this session.
+pub async fn signout(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let signed = match current(&state, &headers).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return see_other("/signin"),
+        Err(e) => return failed(e),
+    };
+    if let Err(res) = read_form(&state, &headers, Some(&signed.session), body).await {
+        return res;
+    }
+    if let Err(e) =
+        store::sessions::close(&state.db, signed.user.id.as_str(), &signed.session.id).await
+    {
+        return failed(e);
+    }
+    let mut res = see_other("/signin");
+    set_cookie(&state, &mut res, None);
+    res
+}
+
+/// `GET /account/sessions`: the account's live sessions, each of which can be ended.
+pub async fn sessions(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let signed = match require(&state, &headers, "/account/sessions").await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let list =
+        match store::sessions::list(&state.db, signed.user.id.as_str(), state.now(), 100).await {
+            Ok(l) => l,
+            Err(e) => return failed(e),
+        };
+    let csrf = attr(&signed.session.csrf);
+    let mut body = format!(
+        "<h1>Your sessions</h1><p>Signed in as <strong>{}</strong> ({}).</p>\
+<table><thead><tr><th scope=\"col\">Browser</th><th scope=\"col\">Signed in</th><th scope=\"col\">Last used</th><th scope=\"col\"><span class=\"skip\">Action</span></th></tr></thead><tbody>",
+        text(&signed.user.display_name),
+        text(&signed.user.email)
+    );
+    for s in &list {
+        let this = s.id == signed.session.id;
+        body.push_str(&format!(
+            "<tr data-session=\"{}\"><td>{}{}</td><td>{}</td><td>{}</td><td><form method=\"post\" \
+action=\"/account/sessions/{}/end\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+<button class=\"link\" type=\"submit\">End</button></form></td></tr>",
+            attr(&s.id),
+            text(if s.agent.is_empty() {
+                "Unknown browser"
+            } else {
+                &s.agent
+            }),
+            if this {
+                " <span class=\"muted\">(this one)</span>"
+            } else {
+                ""
+            },
+            text(&iso(s.created_at)),
+            text(&iso(s.seen_at)),
+            attr(&s.id),
+        ));
+    }
+    body.push_str(&format!(
+        "</tbody></table><form method=\"post\" action=\"/account/sessions/end-all\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><button type=\"submit\">Sign out everywhere</button></form>\
+<p class=\"muted\">API tokens are listed on the <a href=\"/account\">account page</a> of single sign-on sessions, and made with <code>quire admin create-token</code>.</p>"
+    ));
+    page(
+        StatusCode::OK,
+        "Your sessions",
+        Some(&signed.viewer()),
+        "",
+        &body,
+    )
+}
+
+/// `POST /account/sessions/{sessionId}/end`.
+pub async fn end_session(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let signed = match require(&state, &headers, "/account/sessions").await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    if let Err(res) = read_form(&state, &headers, Some(&signed.session), body).await {
+        return res;
+    }
+    if let Err(e) = store::sessions::close(&state.db, signed.user.id.as_str(), &id).await {
+        return failed(e);
+    }
+    if id == signed.session.id {
+        let mut res = see_other("/signin");
+        set_cookie(&state, &mut res, None);
+        return res;
+    }
+    with_headers(see_other("/account/sessions"))
+}
+
+/// `POST /account/sessions/end-all`: "sign out everywhere".
+pub async fn end_all(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let signed = match require(&state, &headers, "/account/sessions").await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    if let Err(res) = read_form(&state, &headers, Some(&signed.session), body).await {
+        return res;
+    }
+    if let Err(e) = store::sessions::close_all(&state.db, signed.user.id.as_str()).await {
+        return failed(e);
+    }
+    let mut res = see_other("/signin");
+    set_cookie(&state, &mut res, None);
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_next;
+
+    #[test]
+    fn only_local_paths_are_returned_to() {
+        assert_eq!(local_next(Some("/s/abc")), "/s/abc");
+        assert_eq!(local_next(Some("//evil.example")), "/");
+        assert_eq!(local_next(Some("https://evil.example")), "/");
+        assert_eq!(local_next(Some("/\\evil.example")), "/");
+        assert_eq!(local_next(None), "/");
+    }
+}

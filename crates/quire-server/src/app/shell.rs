@@ -1,0 +1,139 @@
+//! The app's page shell: the HTML around every screen, its headers, and its stylesheet.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use quire_content::html::{escape_attr as attr, escape_text as text};
+
+/// No script, no inline style, no framing; images may come from anywhere a page's own
+/// content names (as on published sites), over https or from Quire.
+pub const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; \
+    form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The stylesheet, embedded in the binary.
+const CSS: &str = include_str!("app.css");
+
+/// `GET /-/app.css`.
+pub async fn stylesheet() -> Response {
+    let mut res = CSS.into_response();
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/css; charset=utf-8"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=3600"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    res
+}
+
+/// Who the page is for: shown in the top bar with the sign-out form.
+pub struct Viewer<'a> {
+    /// The signed-in user's name.
+    pub name: &'a str,
+    /// The session's CSRF token, for the sign-out form.
+    pub csrf: &'a str,
+}
+
+/// A whole page: `nav` (already escaped HTML, or empty) beside `body` (already escaped).
+pub fn page(
+    status: StatusCode,
+    title: &str,
+    viewer: Option<&Viewer<'_>>,
+    nav: &str,
+    body: &str,
+) -> Response {
+    let mut top = String::from("<header class=\"top\"><a class=\"brand\" href=\"/\">Quire</a>");
+    if let Some(v) = viewer {
+        top.push_str(&format!(
+            "<div><a href=\"/account/sessions\">{}</a> · <form method=\"post\" action=\"/signout\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{}\"><button class=\"link\" type=\"submit\">Sign out</button></form></div>",
+            text(v.name),
+            attr(v.csrf)
+        ));
+    }
+    top.push_str("</header>");
+    let (layout_open, main_class) = if nav.is_empty() {
+        (
+            "<div>",
+            if viewer.is_some() {
+                ""
+            } else {
+                " class=\"narrow\""
+            },
+        )
+    } else {
+        ("<div class=\"layout\">", "")
+    };
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{} · Quire</title><link rel=\"stylesheet\" href=\"/-/app.css\"></head><body>\
+<a class=\"skip\" href=\"#main\">Skip to content</a>{top}{layout_open}{nav}\
+<main id=\"main\"{main_class}>{body}</main></div></body></html>\n",
+        text(title)
+    );
+    with_headers((status, html).into_response())
+}
+
+/// The app's headers on an answer.
+pub fn with_headers(mut res: Response) -> Response {
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    res
+}
+
+/// A `303 See Other` to a path of this server.
+pub fn see_other(location: &str) -> Response {
+    let mut res = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(location) {
+        res.headers_mut().insert(header::LOCATION, v);
+    }
+    with_headers(res)
+}
+
+/// The page of something missing (or not visible to the viewer).
+pub fn not_found(viewer: Option<&Viewer<'_>>, what: &str) -> Response {
+    page(
+        StatusCode::NOT_FOUND,
+        "Not found",
+        viewer,
+        "",
+        &format!(
+            "<h1>Not found</h1><p>{}</p><p><a href=\"/\">Back to the home page</a></p>",
+            text(what)
+        ),
+    )
+}
+
+/// The page of a failure of the server (logged).
+pub fn failed(e: impl std::fmt::Display) -> Response {
+    tracing::error!(error = %e, "app screen failed");
+    page(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Something went wrong",
+        None,
+        "",
+        "<h1>Something went wrong</h1><p>Quire could not answer. Try again later.</p>",
+    )
+}

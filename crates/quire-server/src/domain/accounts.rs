@@ -1,0 +1,361 @@
+//! Local accounts of the app: passwords (argon2id) and sign-in, shared by the app's screens
+//! and `quire admin`.
+//!
+//! Password rules follow NIST SP 800-63B: at least 8 characters, at most 256, no rules of
+//! composition, and not one of a short built-in list of the most common passwords (nor the
+//! account's own address). Hashes are argon2id with the crate's default parameters, in PHC
+//! form, so that parameters can change later without invalidating stored hashes.
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use argon2::password_hash::rand_core::OsRng;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+
+use crate::db::Db;
+use crate::store;
+use crate::store::users::UserRow;
+
+/// Shortest password accepted.
+pub const MIN_PASSWORD: usize = 8;
+/// Longest password accepted (hashing cost grows with length).
+pub const MAX_PASSWORD: usize = 256;
+
+/// Failed sign-ins per account, and per client address, within [`FAILURE_WINDOW`] before
+/// further attempts are refused until it passes.
+const FAILURES_PER_ACCOUNT: u32 = 10;
+const FAILURES_PER_ADDRESS: u32 = 50;
+const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
+
+/// The most common passwords (from public breach corpora), refused whatever their length.
+const COMMON: &[&str] = &[
+    "password",
+    "password1",
+    "password12",
+    "password123",
+    "password1234",
+    "12345678",
+    "123456789",
+    "1234567890",
+    "12345678910",
+    "11111111",
+    "00000000",
+    "87654321",
+    "qwertyui",
+    "qwertyuiop",
+    "qwerty123",
+    "qwerty12345",
+    "1q2w3e4r",
+    "1q2w3e4r5t",
+    "1qaz2wsx",
+    "zaq12wsx",
+    "iloveyou",
+    "iloveyou1",
+    "sunshine",
+    "princess",
+    "football",
+    "baseball",
+    "superman",
+    "starwars",
+    "welcome1",
+    "welcome123",
+    "letmein1",
+    "trustno1",
+    "passw0rd",
+    "p@ssw0rd",
+    "p@ssword",
+    "abc12345",
+    "abcd1234",
+    "aa123456",
+    "asdfghjk",
+    "asdfghjkl",
+    "dragon12",
+    "monkey12",
+    "michael1",
+    "whatever",
+    "computer",
+    "internet",
+    "changeme",
+    "changeme1",
+    "administrator",
+    "admin123",
+    "admin1234",
+    "secret123",
+    "master12",
+    "shadow12",
+    "killer12",
+    "jennifer",
+    "jordan23",
+    "hunter12",
+    "charlie1",
+    "freedom1",
+    "1234qwer",
+    "q1w2e3r4",
+    "q1w2e3r4t5",
+    "a1b2c3d4",
+    "987654321",
+    "123123123",
+    "112233445566",
+    "11223344",
+    "password!",
+    "Password1",
+    "Password123",
+    "qwertyqwerty",
+    "testtest",
+    "test1234",
+    "letmein123",
+    "loveyou1",
+    "football1",
+    "baseball1",
+    "summer2024",
+    "winter2024",
+];
+
+/// Why a password is not accepted, naming the rule; `None` when it is.
+pub fn password_problem(password: &str, email: &str) -> Option<String> {
+    let length = password.chars().count();
+    if length < MIN_PASSWORD {
+        return Some(format!(
+            "The password must be at least {MIN_PASSWORD} characters long."
+        ));
+    }
+    if length > MAX_PASSWORD {
+        return Some(format!(
+            "The password must be at most {MAX_PASSWORD} characters long."
+        ));
+    }
+    let lower = password.to_lowercase();
+    if COMMON.iter().any(|c| c.eq_ignore_ascii_case(&lower)) {
+        return Some("This password is among the most common ones: choose another.".into());
+    }
+    let address = store::users::normalize_email(email);
+    if !address.is_empty()
+        && (lower == address || Some(lower.as_str()) == address.split('@').next())
+    {
+        return Some("The password must not be the account's e-mail address.".into());
+    }
+    None
+}
+
+/// The argon2id hash of a password (PHC string), computed off the async workers.
+pub async fn hash_password(password: &str) -> anyhow::Result<String> {
+    let password = password.to_string();
+    tokio::task::spawn_blocking(move || {
+        let salt = SaltString::generate(&mut OsRng);
+        Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map(|h| h.to_string())
+            .map_err(|e| anyhow::anyhow!("cannot hash the password: {e}"))
+    })
+    .await?
+}
+
+/// Whether `password` matches a stored hash (computed off the async workers).
+pub async fn verify_password(password: &str, stored: &str) -> bool {
+    let (password, stored) = (password.to_string(), stored.to_string());
+    tokio::task::spawn_blocking(move || {
+        PasswordHash::new(&stored)
+            .map(|parsed| {
+                Argon2::default()
+                    .verify_password(password.as_bytes(), &parsed)
+                    .is_ok()
+            })
+            .unwrap_or(false)
+    })
+    .await
+    .unwrap_or(false)
+}
+
+/// A hash to verify against when the account does not exist, so that a wrong address takes
+/// as long to refuse as a wrong password.
+fn decoy() -> &'static str {
+    static DECOY: OnceLock<String> = OnceLock::new();
+    DECOY.get_or_init(|| {
+        let salt = SaltString::generate(&mut OsRng);
+        Argon2::default()
+            .hash_password(b"decoy password never used", &salt)
+            .map(|h| h.to_string())
+            .unwrap_or_default()
+    })
+}
+
+/// Creates an account with a password (or sets the password of the account with that
+/// address); `admin` makes it an instance administrator.
+pub async fn set_password(
+    db: &Db,
+    email: &str,
+    name: Option<&str>,
+    password: &str,
+    admin: bool,
+    now: i64,
+) -> Result<UserRow, AccountError> {
+    let email = store::users::normalize_email(email);
+    crate::validate::email("email", &email).map_err(|e| AccountError::Invalid(e.to_string()))?;
+    if let Some(problem) = password_problem(password, &email) {
+        return Err(AccountError::Invalid(problem));
+    }
+    let hash = hash_password(password)
+        .await
+        .map_err(AccountError::Failed)?;
+    let mut tx = db.begin().await.map_err(failed)?;
+    let user = store::users::find_or_create(&mut tx, &email, name, now)
+        .await
+        .map_err(failed)?;
+    tx.commit().await.map_err(failed)?;
+    store::sessions::set_password_hash(db, user.id.as_str(), &hash)
+        .await
+        .map_err(failed)?;
+    if admin {
+        store::sessions::make_instance_admin(db, user.id.as_str())
+            .await
+            .map_err(failed)?;
+    }
+    // A new password ends the sessions opened with the old one.
+    store::sessions::close_all(db, user.id.as_str())
+        .await
+        .map_err(failed)?;
+    Ok(user)
+}
+
+/// What went wrong with an account operation.
+#[derive(Debug)]
+pub enum AccountError {
+    /// The input breaks a rule (the message names it).
+    Invalid(String),
+    /// The server failed.
+    Failed(anyhow::Error),
+}
+
+impl std::fmt::Display for AccountError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AccountError::Invalid(m) => f.write_str(m),
+            AccountError::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for AccountError {}
+
+fn failed(e: sqlx::Error) -> AccountError {
+    AccountError::Failed(e.into())
+}
+
+/// The outcome of a sign-in attempt.
+#[derive(Debug)]
+pub enum SignIn {
+    /// The address and password match this account.
+    Accepted(UserRow),
+    /// Wrong address or password (the same answer for both).
+    Refused,
+    /// Too many failed attempts for this account or address: try again later.
+    Throttled,
+    /// The account belongs to an organization that requires its single sign-on.
+    SsoRequired,
+}
+
+/// Failed attempts per key (`a:` account, `i:` address), forgotten after the window.
+fn failures() -> &'static moka::sync::Cache<String, Arc<AtomicU32>> {
+    static FAILURES: OnceLock<moka::sync::Cache<String, Arc<AtomicU32>>> = OnceLock::new();
+    FAILURES.get_or_init(|| {
+        moka::sync::Cache::builder()
+            .max_capacity(100_000)
+            .time_to_live(FAILURE_WINDOW)
+            .build()
+    })
+}
+
+fn failures_of(key: &str) -> u32 {
+    failures()
+        .get(key)
+        .map(|c| c.load(Ordering::Relaxed))
+        .unwrap_or(0)
+}
+
+fn note_failure(key: String) {
+    failures()
+        .get_with(key, || Arc::new(AtomicU32::new(0)))
+        .fetch_add(1, Ordering::Relaxed);
+}
+
+/// Checks an address and password. Failed attempts are counted per account and per client
+/// address on this node; past the limits, attempts are refused without being checked.
+pub async fn sign_in(db: &Db, email: &str, password: &str, from: Option<IpAddr>) -> SignIn {
+    let email = store::users::normalize_email(email);
+    let account_key = format!("a:{email}");
+    let address_key = from.map(|a| format!("i:{a}"));
+    if failures_of(&account_key) >= FAILURES_PER_ACCOUNT
+        || address_key
+            .as_deref()
+            .is_some_and(|k| failures_of(k) >= FAILURES_PER_ADDRESS)
+    {
+        return SignIn::Throttled;
+    }
+    let found = match find(db, &email).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::error!(error = %e, "sign-in lookup failed");
+            return SignIn::Refused;
+        }
+    };
+    let stored = found
+        .as_ref()
+        .and_then(|(_, hash)| hash.clone())
+        .unwrap_or_else(|| decoy().to_string());
+    let matches = verify_password(password, &stored).await;
+    match found {
+        Some((user, Some(_))) if matches => {
+            match store::orgs::sso_enforced_for(db, user.id.as_str()).await {
+                Ok(false) => SignIn::Accepted(user),
+                Ok(true) => SignIn::SsoRequired,
+                Err(e) => {
+                    tracing::error!(error = %e, "sign-in lookup failed");
+                    SignIn::Refused
+                }
+            }
+        }
+        _ => {
+            note_failure(account_key);
+            if let Some(k) = address_key {
+                note_failure(k);
+            }
+            SignIn::Refused
+        }
+    }
+}
+
+async fn find(db: &Db, email: &str) -> sqlx::Result<Option<(UserRow, Option<String>)>> {
+    let Some(user) = store::users::by_email(db, email).await? else {
+        return Ok(None);
+    };
+    let hash = store::sessions::password_hash(db, user.id.as_str()).await?;
+    Ok(Some((user, hash)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn password_rules_follow_length_and_the_common_list_only() {
+        assert!(password_problem("short", "a@b.c").is_some());
+        assert!(password_problem("Password123", "a@b.c").is_some());
+        assert!(password_problem("alice@example.com", "Alice@example.com").is_some());
+        assert!(password_problem("alice", "alice@example.com").is_some());
+        // No composition rules: a long lower-case phrase is fine.
+        assert!(password_problem("correct horse battery staple", "a@b.c").is_none());
+        assert!(password_problem(&"x".repeat(257), "a@b.c").is_some());
+    }
+
+    #[tokio::test]
+    async fn hashes_are_argon2id_and_verify() {
+        let hash = hash_password("a long enough secret").await.unwrap();
+        assert!(hash.starts_with("$argon2id$"), "{hash}");
+        assert!(verify_password("a long enough secret", &hash).await);
+        assert!(!verify_password("another secret here", &hash).await);
+        assert!(!verify_password("anything", "not a hash").await);
+    }
+}

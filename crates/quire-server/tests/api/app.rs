@@ -1,0 +1,370 @@
+//! The app in a browser's place: first run, sign-in and sign-out, sessions, CSRF, and the
+//! reading screens that every `urls.app` of the API opens, with the access the API grants.
+
+use reqwest::header::{CONTENT_SECURITY_POLICY, COOKIE, LOCATION, ORIGIN, SET_COOKIE};
+use reqwest::redirect::Policy;
+use serde_json::json;
+
+use crate::harness::TestApp;
+
+/// A browser: its cookie, and requests that do not follow redirects.
+struct Browser {
+    client: reqwest::Client,
+    base: String,
+    cookie: Option<String>,
+}
+
+struct Page {
+    status: u16,
+    location: Option<String>,
+    set_cookie: Option<String>,
+    csp: Option<String>,
+    html: String,
+}
+
+impl Browser {
+    fn new(app: &TestApp) -> Self {
+        Browser {
+            client: reqwest::Client::builder()
+                .redirect(Policy::none())
+                .build()
+                .unwrap(),
+            base: app.base.clone(),
+            cookie: None,
+        }
+    }
+
+    async fn send(&mut self, req: reqwest::RequestBuilder) -> Page {
+        let req = match &self.cookie {
+            Some(c) => req.header(COOKIE, format!("quire_app={c}")),
+            None => req,
+        };
+        let res = req.send().await.unwrap();
+        let header = |name| {
+            res.headers()
+                .get(name)
+                .map(|v: &reqwest::header::HeaderValue| v.to_str().unwrap().to_string())
+        };
+        let (location, set_cookie, csp) = (
+            header(LOCATION),
+            header(SET_COOKIE),
+            header(CONTENT_SECURITY_POLICY),
+        );
+        if let Some(sc) = &set_cookie {
+            let value = sc
+                .strip_prefix("quire_app=")
+                .and_then(|v| v.split(';').next())
+                .unwrap_or("");
+            self.cookie = (!value.is_empty()).then(|| value.to_string());
+        }
+        Page {
+            status: res.status().as_u16(),
+            location,
+            set_cookie,
+            csp,
+            html: res.text().await.unwrap(),
+        }
+    }
+
+    async fn get(&mut self, path: &str) -> Page {
+        let req = self.client.get(format!("{}{path}", self.base));
+        self.send(req).await
+    }
+
+    /// A form posted from this server's own pages (`Origin` set), or from `origin`.
+    async fn post_from(&mut self, origin: Option<&str>, path: &str, form: &[(&str, &str)]) -> Page {
+        let mut req = self.client.post(format!("{}{path}", self.base)).form(form);
+        if let Some(o) = origin {
+            req = req.header(ORIGIN, o);
+        }
+        self.send(req).await
+    }
+
+    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+        let origin = self.base.clone();
+        self.post_from(Some(&origin), path, form).await
+    }
+}
+
+/// The CSRF token of the forms of a page.
+fn csrf(html: &str) -> String {
+    let at = html
+        .find("name=\"csrf\" value=\"")
+        .expect("a form with a CSRF token")
+        + 19;
+    html[at..at + html[at..].find('"').unwrap()].to_string()
+}
+
+#[tokio::test]
+async fn the_first_account_is_made_on_the_home_page_and_signs_in_and_out() {
+    let app = TestApp::start().await;
+    let mut browser = Browser::new(&app);
+    let home = browser.get("/").await;
+    assert_eq!(home.status, 200);
+    assert!(home.html.contains("No account exists yet"), "{}", home.html);
+    let csp = home.csp.unwrap();
+    assert!(
+        csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
+    assert!(!home.html.contains("<script"));
+
+    // A form from another site is refused.
+    let form = [
+        ("name", "Ada"),
+        ("email", "ada@example.com"),
+        ("password", "correct horse battery"),
+    ];
+    let foreign = browser
+        .post_from(Some("https://evil.example"), "/setup", &form)
+        .await;
+    assert_eq!(foreign.status, 403);
+    let weak = browser
+        .post(
+            "/setup",
+            &[("email", "ada@example.com"), ("password", "password123")],
+        )
+        .await;
+    assert_eq!(weak.status, 400);
+    assert!(weak.html.contains("most common"), "{}", weak.html);
+
+    let made = browser.post("/setup", &form).await;
+    assert_eq!(made.status, 303, "{}", made.html);
+    let cookie = made.set_cookie.unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+    let home = browser.get("/").await;
+    assert_eq!(home.status, 200);
+    assert!(home.html.contains("Your organizations"), "{}", home.html);
+    assert!(home.html.contains("Ada"));
+
+    // Once an account exists, the first-run form is closed.
+    let mut other = Browser::new(&app);
+    assert_eq!(
+        other.post("/setup", &form).await.location.as_deref(),
+        Some("/signin")
+    );
+    assert_eq!(other.get("/").await.location.as_deref(), Some("/signin"));
+
+    // Signing out needs the session's CSRF token; then the cookie is dead.
+    let kept = browser.cookie.clone();
+    assert_eq!(
+        browser.post("/signout", &[("csrf", "forged")]).await.status,
+        403
+    );
+    let token = csrf(&home.html);
+    let out = browser.post("/signout", &[("csrf", &token)]).await;
+    assert_eq!(out.status, 303);
+    browser.cookie = kept;
+    assert_eq!(browser.get("/").await.location.as_deref(), Some("/signin"));
+
+    // Signing in again with the password; a wrong one is refused the same way for an
+    // unknown address.
+    let mut b = Browser::new(&app);
+    let wrong = b
+        .post(
+            "/signin",
+            &[
+                ("email", "ada@example.com"),
+                ("password", "not the password"),
+            ],
+        )
+        .await;
+    assert_eq!(wrong.status, 401);
+    let unknown = b
+        .post(
+            "/signin",
+            &[
+                ("email", "nobody@example.com"),
+                ("password", "not the password"),
+            ],
+        )
+        .await;
+    assert_eq!(unknown.status, 401);
+    assert!(wrong.html.contains("wrong") && unknown.html.contains("wrong"));
+    let ok = b
+        .post(
+            "/signin",
+            &[
+                ("email", "Ada@Example.com"),
+                ("password", "correct horse battery"),
+                ("next", "/account/sessions"),
+            ],
+        )
+        .await;
+    assert_eq!(ok.status, 303);
+    assert_eq!(ok.location.as_deref(), Some("/account/sessions"));
+    let sessions = b.get("/account/sessions").await;
+    assert_eq!(sessions.status, 200);
+    assert_eq!(
+        sessions.html.matches("data-session=").count(),
+        1,
+        "{}",
+        sessions.html
+    );
+    // "Sign out everywhere" ends every session.
+    let token = csrf(&sessions.html);
+    assert_eq!(
+        b.post("/account/sessions/end-all", &[("csrf", &token)])
+            .await
+            .status,
+        303
+    );
+    assert_eq!(b.get("/account/sessions").await.status, 303);
+}
+
+#[tokio::test]
+async fn sign_in_attempts_are_limited_per_account() {
+    let app = TestApp::start().await;
+    quire_server::admin::set_password(
+        &app.config,
+        "bo@example.com",
+        Some("Bo"),
+        "a fine passphrase",
+        false,
+    )
+    .await
+    .unwrap();
+    let mut b = Browser::new(&app);
+    for _ in 0..10 {
+        let p = b
+            .post(
+                "/signin",
+                &[("email", "bo@example.com"), ("password", "guessing wrong")],
+            )
+            .await;
+        assert_eq!(p.status, 401);
+    }
+    let p = b
+        .post(
+            "/signin",
+            &[
+                ("email", "bo@example.com"),
+                ("password", "a fine passphrase"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 429, "{}", p.html);
+    assert!(p.html.contains("Too many failed attempts"));
+}
+
+#[tokio::test]
+async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    for (email, name) in [("alice@example.com", "alice"), ("bob@example.com", "bob")] {
+        quire_server::admin::set_password(
+            &app.config,
+            email,
+            Some(name),
+            "a fine passphrase",
+            false,
+        )
+        .await
+        .unwrap();
+    }
+    let org = app.org(&alice, "Docs team").await;
+    let collection = app.collection(&alice, &org, "Handbooks", None).await;
+    let space = app.space(&alice, &org, "Guide", Some(&collection)).await;
+    let cr = app.open_change_request(&alice, &space, "First pages").await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+        json!({ "changes": [
+            { "operation": "insert_page", "title": "Getting started",
+              "document": { "markdown": "## Install\n\nRun <b>it</b> and **smile**.\n\n## Use\n\nDone.\n" } },
+        ]}),
+    )
+    .await
+    .expect(200);
+    app.merge_change_request(&alice, &space, &cr).await;
+    let open = app.open_change_request(&alice, &space, "Later").await;
+
+    // The API's app URLs.
+    let urls: Vec<String> = [
+        app.get(&alice, &format!("/v1/orgs/{org}"))
+            .await
+            .expect(200),
+        app.get(&alice, &format!("/v1/collections/{collection}"))
+            .await
+            .expect(200),
+        app.get(&alice, &format!("/v1/spaces/{space}"))
+            .await
+            .expect(200),
+        app.get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{open}"),
+        )
+        .await
+        .expect(200),
+    ]
+    .iter()
+    .map(|v| v["urls"]["app"].as_str().expect("urls.app").to_string())
+    .collect();
+
+    let mut anon = Browser::new(&app);
+    let mut a = Browser::new(&app);
+    a.post(
+        "/signin",
+        &[
+            ("email", "alice@example.com"),
+            ("password", "a fine passphrase"),
+        ],
+    )
+    .await;
+    let mut b = Browser::new(&app);
+    b.post(
+        "/signin",
+        &[
+            ("email", "bob@example.com"),
+            ("password", "a fine passphrase"),
+        ],
+    )
+    .await;
+    for url in &urls {
+        let path = url
+            .strip_prefix(&app.base)
+            .expect("an app URL on this server");
+        let away = anon.get(path).await;
+        assert_eq!(away.status, 303, "{path}");
+        assert!(
+            away.location.unwrap().starts_with("/signin?next=%2F"),
+            "{path}"
+        );
+        let seen = a.get(path).await;
+        assert_eq!(seen.status, 200, "{path}: {}", seen.html);
+        // Bob is no member: every screen answers as missing.
+        assert_eq!(b.get(path).await.status, 404, "{path}");
+    }
+
+    // The space opens on its first page, rendered by the sanitising renderer.
+    let page = a.get(&format!("/s/{space}")).await;
+    assert!(page.html.contains("Getting started"));
+    assert!(
+        page.html.contains("<strong>smile</strong>"),
+        "{}",
+        page.html
+    );
+    assert!(
+        !page.html.contains("<b>it</b>"),
+        "raw HTML is never passed through"
+    );
+    assert!(page.html.contains("On this page"));
+    assert!(page
+        .html
+        .contains(&format!("href=\"/s/{space}/getting-started\"")));
+    let by_path = a.get(&format!("/s/{space}/getting-started")).await;
+    assert_eq!(by_path.status, 200);
+    assert_eq!(a.get(&format!("/s/{space}/no-such-page")).await.status, 404);
+    let changes = a.get(&format!("/s/{space}/~/changes")).await;
+    assert!(changes.html.contains("Later") && changes.html.contains("First pages"));
+    let org_screen = a.get(&format!("/o/{org}")).await;
+    assert!(org_screen.html.contains("Guide") && org_screen.html.contains("Handbooks"));
+
+    // Bob, once given read access to the space, reads it.
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    assert_eq!(b.get(&format!("/s/{space}")).await.status, 200);
+}
