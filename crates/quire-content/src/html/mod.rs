@@ -18,6 +18,9 @@
 mod highlight;
 #[cfg(test)]
 mod tests;
+mod text_diff;
+
+pub use text_diff::markdown_diff;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};

@@ -720,7 +720,7 @@ async fn change_request(
             "No change request of this space has this number.",
         );
     };
-    let body = format!(
+    let mut body = format!(
         "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{}/~/changes\">Change requests</a></li></ol></nav>\
 <h1>{} <span class=\"muted\">#{}</span></h1><p>Status: <strong>{}</strong>. Updated {}.</p>",
         attr(&ctx.space.id),
@@ -729,5 +729,100 @@ async fn change_request(
         text(c.status.as_str()),
         text(&crate::clock::iso(c.updated_at))
     );
+    if c.status.as_str() != "merged" && c.revision_base != ctx.space.revision_id {
+        body.push_str(
+            "<p class=\"notice\" role=\"status\">This change request is behind the space's main \
+             content: it is compared with the content it was based on.</p>",
+        );
+    }
+    match changes_html(state, ctx, &c).await {
+        Ok(html) => body.push_str(&html),
+        Err(e) => return failed(e),
+    }
     page(StatusCode::OK, "Change request", Some(viewer), nav, &body)
+}
+
+/// Largest number of edited pages whose markdown diff a change request's screen shows.
+const DIFFS_SHOWN: usize = 100;
+
+/// The changes of a change request against the content it was based on: pages added,
+/// removed, moved and edited, with each edited page's markdown diff.
+async fn changes_html(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    c: &store::change_requests::ChangeRequestRow,
+) -> crate::error::ApiResult<String> {
+    use quire_content::diff::SemanticChange;
+    let load = |revision: String| async move {
+        let row = content::revision_row(state, &ctx.space.id, &revision)
+            .await?
+            .ok_or_else(|| {
+                crate::error::ApiError::internal(anyhow::anyhow!("revision {revision} is missing"))
+            })?;
+        content::load_in(state, &ctx.space.id, &row.root).await
+    };
+    let base = load(c.revision_base.clone()).await?;
+    let mine = load(c.revision_id.clone()).await?;
+    // Diffing and rendering are CPU work bounded by the content: off the async workers.
+    tokio::task::spawn_blocking(move || {
+        let changes = quire_content::diff::diff(&base, &mine, &|_| String::new());
+        let mut out = String::from("<h2>Changes</h2>");
+        if changes.is_empty() {
+            out.push_str("<p>No change yet.</p>");
+            return out;
+        }
+        let before = flatten(&base.pages);
+        let after = flatten(&mine.pages);
+        let markdown = |entries: &[Entry<'_>], id: &str| {
+            entries.iter().find(|e| e.page.id == id).and_then(|e| match &e.page.kind {
+                PageKind::Document(d) => Some(d.markdown.clone()),
+                _ => None,
+            })
+        };
+        let mut diffs = 0;
+        out.push_str("<ul class=\"changes\">");
+        for change in &changes {
+            let (what, page) = match change {
+                SemanticChange::PageCreated { page } => ("Added", page),
+                SemanticChange::PageDeleted { page } => ("Removed", page),
+                SemanticChange::PageMoved { page, .. } => ("Moved", page),
+                SemanticChange::PageEdited { page, .. } => ("Edited", page),
+                _ => continue,
+            };
+            let _ = write!(
+                out,
+                "<li data-change=\"{}\"><strong>{what}</strong> {}",
+                what.to_lowercase(),
+                text(&page.title)
+            );
+            let shows_body = matches!(
+                change,
+                SemanticChange::PageEdited { attributes, .. } if attributes.document.is_some()
+            ) || matches!(change, SemanticChange::PageCreated { .. });
+            if shows_body && diffs < DIFFS_SHOWN {
+                diffs += 1;
+                let old = markdown(&before, &page.id).unwrap_or_default();
+                let new = markdown(&after, &page.id).unwrap_or_default();
+                let lines = quire_content::html::markdown_diff(&old, &new);
+                if !lines.is_empty() {
+                    let _ = write!(
+                        out,
+                        "<table class=\"diff\" aria-label=\"Changes to {}\"><tbody>{lines}</tbody></table>",
+                        attr(&page.title)
+                    );
+                }
+            }
+            out.push_str("</li>");
+        }
+        out.push_str("</ul>");
+        if diffs == DIFFS_SHOWN {
+            let _ = write!(
+                out,
+                "<p class=\"muted\">The markdown of the first {DIFFS_SHOWN} pages is shown.</p>"
+            );
+        }
+        out
+    })
+    .await
+    .map_err(crate::error::ApiError::internal)
 }

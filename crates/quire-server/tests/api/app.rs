@@ -282,6 +282,26 @@ async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
     .expect(200);
     app.merge_change_request(&alice, &space, &cr).await;
     let open = app.open_change_request(&alice, &space, "Later").await;
+    let pages = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{open}/content/pages"),
+        )
+        .await
+        .expect(200);
+    let page_id = pages["pages"][0]["id"].as_str().unwrap().to_string();
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{open}/content"),
+        json!({ "changes": [
+            { "operation": "update_page", "page": page_id,
+              "document": { "markdown": "## Install\n\nRun <b>it</b> and **grin**.\n\n## Use\n\nDone.\n" } },
+            { "operation": "insert_page", "title": "Troubleshooting",
+              "document": { "markdown": "Ask <script>alert(1)</script> for help.\n" } },
+        ]}),
+    )
+    .await
+    .expect(200);
 
     // The API's app URLs.
     let urls: Vec<String> = [
@@ -361,6 +381,34 @@ async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
     assert_eq!(a.get(&format!("/s/{space}/no-such-page")).await.status, 404);
     let changes = a.get(&format!("/s/{space}/~/changes")).await;
     assert!(changes.html.contains("Later") && changes.html.contains("First pages"));
+    // A change request's screen shows its changes, the edited words marked.
+    let number = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{open}"),
+        )
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    let cr_screen = a.get(&format!("/s/{space}/~/changes/{number}")).await;
+    assert_eq!(cr_screen.status, 200);
+    assert!(
+        cr_screen.html.contains("data-change=\"edited\""),
+        "{}",
+        cr_screen.html
+    );
+    assert!(
+        cr_screen.html.contains("data-change=\"added\""),
+        "{}",
+        cr_screen.html
+    );
+    assert!(
+        cr_screen.html.contains("<mark>**grin**.</mark>"),
+        "{}",
+        cr_screen.html
+    );
+    assert!(!cr_screen.html.contains("<script>"), "{}", cr_screen.html);
     let org_screen = a.get(&format!("/o/{org}")).await;
     assert!(org_screen.html.contains("Guide") && org_screen.html.contains("Handbooks"));
 
