@@ -23,7 +23,32 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (14, "failed jobs", FAILED_JOBS),
     (15, "published content scopes", PUBLISHED_SCOPES),
     (16, "app accounts", APP_ACCOUNTS),
+    (17, "change request reviews", REVIEWS),
 ];
+
+/// Reviews of change requests (each submission kept, against the revision it saw) and the
+/// reviewers requested and not yet heard from (a review fulfils its reviewer's request).
+const REVIEWS: &str = r#"
+CREATE TABLE change_request_reviews (
+    id TEXT PRIMARY KEY,
+    change_request_id TEXT NOT NULL REFERENCES change_requests (id) ON DELETE CASCADE,
+    reviewer_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    requested_by TEXT,
+    revision_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX change_request_reviews_cr ON change_request_reviews (change_request_id, created_at);
+CREATE TABLE change_request_reviewers (
+    change_request_id TEXT NOT NULL REFERENCES change_requests (id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    requested_by TEXT NOT NULL,
+    revision_id TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (change_request_id, user_id)
+)
+"#;
 
 /// The app's own sign-in: a password for local accounts (argon2id, in PHC form), the flag of
 /// an instance administrator, and server-side sessions (only the secret's hash is stored;

@@ -13,6 +13,7 @@ pub mod ordering;
 pub mod orgs;
 pub mod permissions;
 pub mod published;
+pub mod reviews;
 pub mod revisions;
 pub mod saml;
 pub mod search;

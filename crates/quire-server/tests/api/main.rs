@@ -35,6 +35,7 @@ mod orgs;
 mod pagination;
 mod pdf;
 mod renderer;
+mod reviews;
 mod routes;
 mod saml;
 mod search;

@@ -3,6 +3,7 @@
 
 pub mod handlers;
 pub mod organization;
+pub mod reviews;
 
 use axum::http::Method;
 
@@ -13,6 +14,41 @@ use crate::http::operation::{op, Access, Operation};
 pub fn operations() -> Vec<Operation> {
     use Access::*;
     vec![
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews",
+            "getReviewsByChangeRequestId",
+            Space(Role::Read),
+            reviews::list_reviews,
+        ),
+        op(
+            Method::POST,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/reviews",
+            "submitChangeRequestReview",
+            Space(Role::Review),
+            reviews::submit_review,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers",
+            "getRequestedReviewersByChangeRequestId",
+            Space(Role::Read),
+            reviews::list_requested,
+        ),
+        op(
+            Method::POST,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers",
+            "requestReviewersForChangeRequest",
+            Space(Role::Edit),
+            reviews::request_reviewers,
+        ),
+        op(
+            Method::DELETE,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/requested-reviewers/{userId}",
+            "removeRequestedReviewerFromChangeRequest",
+            Space(Role::Edit),
+            reviews::remove_requested,
+        ),
         op(
             Method::POST,
             "/v1/spaces/{spaceId}/change-requests",

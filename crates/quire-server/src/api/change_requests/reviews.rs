@@ -1,0 +1,338 @@
+//! Reviews of a change request and the reviewers requested: `getReviewsByChangeRequestId`,
+//! `submitChangeRequestReview`, `getRequestedReviewersByChangeRequestId`,
+//! `requestReviewersForChangeRequest`, `removeRequestedReviewerFromChangeRequest`.
+
+use std::collections::HashMap;
+
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use serde::{Deserialize, Serialize};
+
+use crate::api::views;
+use crate::domain::access::grants::Grants;
+use crate::domain::access::{self, Role, SpaceCtx};
+use crate::domain::auth::Caller;
+use crate::domain::change_requests::load;
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::JsonBody;
+use crate::http::json::Json;
+use crate::http::pagination::{List, PageRequest};
+use crate::ids::new_id;
+use crate::state::AppState;
+use crate::store;
+use crate::store::reviews::{RequestedRow, ReviewRow};
+use crate::store::users::UserRow;
+
+/// Most reviewers one request names.
+const MAX_REVIEWERS: usize = 50;
+
+/// Official `ChangeRequestReview`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Review {
+    object: &'static str,
+    id: String,
+    revision: String,
+    reviewer: views::User,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requested_by: Option<views::User>,
+    status: String,
+    created_at: String,
+    updated_at: String,
+}
+
+/// Official `ChangeRequestRequestedReviewer` (a user; Quire requests no teams).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Requested {
+    object: &'static str,
+    revision: String,
+    requested_by: views::User,
+    created_at: String,
+    kind: &'static str,
+    user: views::User,
+}
+
+fn user_view(state: &AppState, people: &HashMap<String, UserRow>, id: &str) -> views::User {
+    match people.get(id) {
+        Some(u) => views::user(
+            state,
+            u.id.as_str(),
+            &u.email,
+            &u.display_name,
+            u.photo_url.as_deref(),
+        ),
+        // An account deleted since: named by its id.
+        None => views::user(state, id, "", id, None),
+    }
+}
+
+fn review_view(state: &AppState, people: &HashMap<String, UserRow>, r: &ReviewRow) -> Review {
+    Review {
+        object: "change-request-review",
+        id: r.id.clone(),
+        revision: r.revision_id.clone(),
+        reviewer: user_view(state, people, &r.reviewer_id),
+        requested_by: r
+            .requested_by
+            .as_deref()
+            .map(|id| user_view(state, people, id)),
+        status: r.status.clone(),
+        created_at: crate::clock::iso(r.created_at),
+        updated_at: crate::clock::iso(r.updated_at),
+    }
+}
+
+fn requested_view(
+    state: &AppState,
+    people: &HashMap<String, UserRow>,
+    r: &RequestedRow,
+) -> Requested {
+    Requested {
+        object: "change-request-requested-reviewer",
+        revision: r.revision_id.clone(),
+        requested_by: user_view(state, people, &r.requested_by),
+        created_at: crate::clock::iso(r.created_at),
+        kind: "user",
+        user: user_view(state, people, &r.user_id),
+    }
+}
+
+/// `getReviewsByChangeRequestId`.
+pub async fn list_reviews(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Review>>> {
+    let c = load(&state, &ctx, &cr).await?;
+    let scope = format!("reviews:{}", c.id);
+    let after = page.after::<(i64, String)>(&scope)?;
+    let (rows, total) = store::reviews::list(&state.db, &c.id, after, page.fetch_limit()).await?;
+    let mut ids: Vec<&str> = Vec::new();
+    for r in &rows {
+        ids.push(&r.reviewer_id);
+        ids.extend(r.requested_by.as_deref());
+    }
+    let people = access::people(&state, &ids).await?;
+    let items = rows
+        .iter()
+        .map(|r| {
+            (
+                review_view(&state, &people, r),
+                (r.created_at, r.id.clone()),
+            )
+        })
+        .collect();
+    Ok(Json(page.finish(&scope, items, total)?))
+}
+
+/// Body of `submitChangeRequestReview`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitReview {
+    status: String,
+    comment: Option<serde_json::Value>,
+}
+
+/// `submitChangeRequestReview`: the caller reviews the change request's current content.
+pub async fn submit_review(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((space_id, cr)): Path<(String, String)>,
+    JsonBody(body): JsonBody<SubmitReview>,
+) -> ApiResult<Response> {
+    if !matches!(body.status.as_str(), "approved" | "changes-requested") {
+        return Err(ApiError::bad_request(
+            "`status` must be one of `approved`, `changes-requested`.",
+        ));
+    }
+    if body.comment.is_some() {
+        return Err(ApiError::bad_request(
+            "`comment` is not supported with a review yet: post it as a comment on the change request.",
+        ));
+    }
+    let c = load(&state, &ctx, &cr).await?;
+    if c.status.as_str() == "merged" || c.status.as_str() == "archived" {
+        return Err(ApiError::bad_request(format!(
+            "Change request `{}` is {}: it can no longer be reviewed.",
+            c.number,
+            c.status.as_str()
+        )));
+    }
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let requested_by = store::reviews::requester(&mut tx, &c.id, caller.user.id.as_str()).await?;
+    let row = ReviewRow {
+        id: new_id(),
+        change_request_id: c.id.clone(),
+        reviewer_id: caller.user.id.to_string(),
+        requested_by,
+        revision_id: c.revision_id.clone(),
+        status: body.status,
+        created_at: now,
+        updated_at: now,
+    };
+    store::reviews::submit(&mut tx, &row).await?;
+    tx.commit().await?;
+    let mut ids = vec![row.reviewer_id.as_str()];
+    ids.extend(row.requested_by.as_deref());
+    let people = access::people(&state, &ids).await?;
+    let location = state.url(&format!(
+        "/v1/spaces/{space_id}/change-requests/{}/reviews/{}",
+        c.id, row.id
+    ));
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(review_view(&state, &people, &row)),
+    )
+        .into_response())
+}
+
+/// `getRequestedReviewersByChangeRequestId`.
+pub async fn list_requested(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    page: PageRequest,
+) -> ApiResult<Json<List<Requested>>> {
+    let c = load(&state, &ctx, &cr).await?;
+    let scope = format!("requested-reviewers:{}", c.id);
+    let after = page.after::<(i64, String)>(&scope)?;
+    let (rows, total) =
+        store::reviews::list_requested(&state.db, &c.id, after, page.fetch_limit()).await?;
+    let mut ids: Vec<&str> = Vec::new();
+    for r in &rows {
+        ids.push(&r.user_id);
+        ids.push(&r.requested_by);
+    }
+    let people = access::people(&state, &ids).await?;
+    let items = rows
+        .iter()
+        .map(|r| {
+            (
+                requested_view(&state, &people, r),
+                (r.created_at, r.user_id.clone()),
+            )
+        })
+        .collect();
+    Ok(Json(page.finish(&scope, items, total)?))
+}
+
+/// Body of `requestReviewersForChangeRequest`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestReviewers {
+    users: Vec<String>,
+    subject: Option<String>,
+}
+
+/// Answer of `requestReviewersForChangeRequest`.
+#[derive(Serialize)]
+pub struct RequestedAnswer {
+    users: Vec<Requested>,
+}
+
+/// `requestReviewersForChangeRequest`: each user must be able to review the space.
+pub async fn request_reviewers(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr)): Path<(String, String)>,
+    JsonBody(body): JsonBody<RequestReviewers>,
+) -> ApiResult<Json<RequestedAnswer>> {
+    if body.users.is_empty() || body.users.len() > MAX_REVIEWERS {
+        return Err(ApiError::bad_request(format!(
+            "`users` must name 1 to {MAX_REVIEWERS} users."
+        )));
+    }
+    if let Some(subject) = &body.subject {
+        crate::validate::length("subject", subject, 0, 100)?;
+    }
+    let c = load(&state, &ctx, &cr).await?;
+    let mut users: Vec<&str> = body.users.iter().map(String::as_str).collect();
+    users.sort_unstable();
+    users.dedup();
+    for user in &users {
+        let org = store::orgs::get_for_user(
+            &state.db,
+            &ctx.space.org_id,
+            &crate::ids::UserId::new(user.to_string()),
+        )
+        .await?;
+        let member_role = org
+            .as_ref()
+            .and_then(|o| o.role.as_deref())
+            .and_then(Role::parse);
+        let grants = Grants::load(
+            &state,
+            &ctx.space.org_id,
+            &crate::ids::UserId::new(user.to_string()),
+            member_role,
+        )
+        .await?;
+        let may_review = org.is_some_and(|o| o.member_id.is_some())
+            && grants
+                .space_role(&ctx.space)
+                .is_some_and(|r| r >= Role::Review);
+        if !may_review {
+            return Err(ApiError::bad_request(format!(
+                "`users`: `{user}` cannot review this space (not a member with the review role on it)."
+            )));
+        }
+    }
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    if let Some(subject) = body.subject.filter(|s| *s != c.subject) {
+        // Read again under the write lock, so that a status changed meanwhile is kept.
+        if let Some(mut changed) = store::change_requests::lock(&mut tx, &c.id).await? {
+            changed.subject = subject;
+            changed.updated_at = now;
+            store::change_requests::update_meta(&mut tx, &changed).await?;
+        }
+    }
+    store::reviews::request(
+        &mut tx,
+        &c.id,
+        &users,
+        caller.user.id.as_str(),
+        &c.revision_id,
+        now,
+    )
+    .await?;
+    let rows = store::reviews::requested_of(&mut tx, &c.id, &users).await?;
+    tx.commit().await?;
+    let mut ids: Vec<&str> = Vec::new();
+    for r in &rows {
+        ids.push(&r.user_id);
+        ids.push(&r.requested_by);
+    }
+    let people = access::people(&state, &ids).await?;
+    Ok(Json(RequestedAnswer {
+        users: rows
+            .iter()
+            .map(|r| requested_view(&state, &people, r))
+            .collect(),
+    }))
+}
+
+/// `removeRequestedReviewerFromChangeRequest`: `205` when removed, `204` when there was no
+/// such request.
+pub async fn remove_requested(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, cr, user)): Path<(String, String, String)>,
+) -> ApiResult<StatusCode> {
+    let c = load(&state, &ctx, &cr).await?;
+    Ok(
+        if store::reviews::remove_requested(&state.db, &c.id, &user).await? {
+            StatusCode::RESET_CONTENT
+        } else {
+            StatusCode::NO_CONTENT
+        },
+    )
+}
