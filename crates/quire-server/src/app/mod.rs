@@ -1,7 +1,8 @@
 //! The Quire app: the workspace in a browser, server-rendered from the same domain code as
 //! the API, on the same port. `/` is the home (the first-run page while no account exists),
 //! `/signin` and `/signout` the local sign-in, and every `urls.app` the API hands out opens
-//! its screen: `/o/{organizationId}`, `/c/{collectionId}`, `/s/{spaceId}` and the pages of
+//! its screen: `/o/{organizationId}` (and its `sites/{siteId}` and `openapi/{specSlug}`),
+//! `/c/{collectionId}`, `/s/{spaceId}` and the pages of
 //! a space below it (`/s/{spaceId}/{path}`), its change requests
 //! (`/s/{spaceId}/~/changes/{number}`) and revisions (`/s/{spaceId}/~/revisions/{id}`).
 //! Anyone not signed in is sent to sign in, and back afterwards; a screen the user may not
@@ -37,6 +38,11 @@ pub fn routes() -> Router<AppState> {
         .route("/account/sessions/end-all", post(session::end_all))
         .route("/-/app.css", get(shell::stylesheet))
         .route("/o/{organizationId}", get(screens::org))
+        .route("/o/{organizationId}/sites/{siteId}", get(screens::site))
+        .route(
+            "/o/{organizationId}/openapi/{specSlug}",
+            get(screens::openapi_spec),
+        )
         .route("/c/{collectionId}", get(screens::collection))
         .route("/s/{spaceId}", get(screens::space_home))
         .route("/s/{spaceId}/{*path}", get(screens::space_path))

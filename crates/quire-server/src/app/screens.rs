@@ -826,3 +826,99 @@ async fn changes_html(
     .await
     .map_err(crate::error::ApiError::internal)
 }
+
+/// The organization of an organization screen, for a member who is not a guest (as the
+/// API's site and specification reads require).
+async fn member_org(state: &AppState, signed: &Signed, org_id: &str) -> Option<access::OrgCtx> {
+    let org = access::load_org(state, &caller(signed), &OrgId::new(org_id.to_string()))
+        .await
+        .ok()?;
+    org.role.is_some().then_some(org)
+}
+
+/// `GET /o/{organizationId}/sites/{siteId}`: a docs site, its state and address.
+pub async fn site(
+    State(state): State<AppState>,
+    Path((org_id, site_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let here = format!("/o/{org_id}/sites/{site_id}");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let missing = "This site does not exist, or you may not see it.";
+    let Some(org) = member_org(&state, &signed, &org_id).await else {
+        return not_found(Some(&viewer), missing);
+    };
+    let site = match store::sites::get(&state.db, org.org.id.as_str(), &site_id).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return not_found(Some(&viewer), missing),
+        Err(e) => return failed(e),
+    };
+    let url = crate::domain::sites::Urls::new(&state, &site, None).site();
+    let mut body = format!(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{}\">{}</a></li></ol></nav>\
+<h1>{}</h1><dl><dt>Visibility</dt><dd>{}</dd><dt>State</dt><dd>{}</dd></dl>",
+        attr(org.org.id.as_str()),
+        text(&org.org.title),
+        text(&site.title),
+        text(site.visibility.as_str()),
+        if site.published != 0 { "Published" } else { "Not published" }
+    );
+    if site.published != 0 {
+        let _ = write!(
+            body,
+            "<p><a href=\"{}\">Open the published site</a></p>",
+            attr(&url)
+        );
+    }
+    page(StatusCode::OK, &site.title, Some(&viewer), "", &body)
+}
+
+/// `GET /o/{organizationId}/openapi/{specSlug}`: an OpenAPI specification and its versions.
+pub async fn openapi_spec(
+    State(state): State<AppState>,
+    Path((org_id, slug)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let here = format!("/o/{org_id}/openapi/{slug}");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let missing = "This specification does not exist, or you may not see it.";
+    let Some(org) = member_org(&state, &signed, &org_id).await else {
+        return not_found(Some(&viewer), missing);
+    };
+    let spec = match store::openapi::get(&state.db, org.org.id.as_str(), &slug).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return not_found(Some(&viewer), missing),
+        Err(e) => return failed(e),
+    };
+    let versions = match store::openapi::versions(&state.db, &spec.id, None, 50).await {
+        Ok((v, _)) => v,
+        Err(e) => return failed(e),
+    };
+    let mut body = format!(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{}\">{}</a></li></ol></nav>\
+<h1>{}</h1><dl><dt>Processing</dt><dd>{}</dd><dt>Latest version</dt><dd>{}</dd></dl><h2>Versions</h2><ul>",
+        attr(org.org.id.as_str()),
+        text(&org.org.title),
+        text(&spec.slug),
+        text(&spec.processing_state),
+        text(spec.last_version.as_deref().unwrap_or("none yet"))
+    );
+    for v in &versions {
+        let _ = write!(
+            body,
+            "<li>{} <span class=\"muted\">{}</span></li>",
+            text(&v.id),
+            text(&crate::clock::iso(v.created_at))
+        );
+    }
+    body.push_str("</ul>");
+    page(StatusCode::OK, &spec.slug, Some(&viewer), "", &body)
+}

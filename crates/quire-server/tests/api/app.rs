@@ -303,8 +303,38 @@ async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
     .await
     .expect(200);
 
+    let site = app
+        .post(
+            &alice,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({ "title": "Public docs", "spaces": [space] }),
+        )
+        .await
+        .expect(201);
+    let spec = app
+        .post(
+            &alice,
+            &format!("/v1/orgs/{org}/openapi"),
+            json!({ "slug": "pets", "source": { "text": "openapi: 3.0.3\ninfo: {title: Pets, version: '1'}\npaths: {}\n" } }),
+        )
+        .await
+        .expect(201);
+
+    let main_pages = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    let revision = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+
     // The API's app URLs.
     let urls: Vec<String> = [
+        site,
+        spec,
+        main_pages["pages"][0].clone(),
+        revision,
         app.get(&alice, &format!("/v1/orgs/{org}"))
             .await
             .expect(200),
