@@ -37,6 +37,7 @@ const PERSONAS: [&str; 9] = [
 ];
 const ADMIN: usize = 0;
 const CREATOR: usize = 1;
+const REVIEWER: usize = 3;
 const READER: usize = 5;
 const GUEST: usize = 6;
 const OUTSIDER: usize = 7;
@@ -123,6 +124,13 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("updateChangeRequest",                   [200, 200, 200, 200, 403, 403, 200, 404, 401]),
     ("mergeChangeRequest",                    [200, 200, 200, 200, 403, 403, 200, 404, 401]),
     ("getChangeRequestChanges",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    // Reviews: read to list, `review` to review, `edit` to request or withdraw reviewers
+    // (the guest holds `edit` on the spaces under test).
+    ("getReviewsByChangeRequestId",           [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("submitChangeRequestReview",             [201, 201, 403, 201, 403, 403, 403, 404, 401]),
+    ("getRequestedReviewersByChangeRequestId", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("requestReviewersForChangeRequest",      [200, 200, 200, 200, 403, 403, 200, 404, 401]),
+    ("removeRequestedReviewerFromChangeRequest", [205, 205, 205, 205, 403, 403, 205, 404, 401]),
     // Imports change content: `edit` on the space (the page forms answer 201).
     ("importContent",                         [200, 200, 200, 200, 403, 403, 200, 404, 401]),
     ("importContentInPageById",               [201, 201, 201, 201, 403, 403, 201, 404, 401]),
@@ -923,6 +931,23 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
         "importContentInChangeRequestPageById" => base
             .set("changeRequestId", fresh_cr(app, w, &w.space).await)
             .body(json!({ "url": format!("{}/two.zip", w.imports), "source": "zip" })),
+        "submitChangeRequestReview" => base.body(json!({ "status": "approved" })),
+        "requestReviewersForChangeRequest" => {
+            base.body(json!({ "users": [w.id_of(REVIEWER)] }))
+        }
+        "removeRequestedReviewerFromChangeRequest" => {
+            // A fresh request to withdraw, so that each persona's answer is its own.
+            let cr = fresh_cr(app, w, &w.space).await;
+            app.post(
+                w.admin(),
+                &format!("/v1/spaces/{}/change-requests/{cr}/requested-reviewers", w.space),
+                json!({ "users": [w.id_of(REVIEWER)] }),
+            )
+            .await
+            .expect(200);
+            base.set("changeRequestId", cr)
+                .set("userId", w.id_of(REVIEWER))
+        }
         "mergeChangeRequest" => {
             // Merging changes the space's content: a space of its own.
             let space = fresh_space(app, w).await;
