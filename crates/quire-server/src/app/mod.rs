@@ -45,5 +45,8 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/c/{collectionId}", get(screens::collection))
         .route("/s/{spaceId}", get(screens::space_home))
-        .route("/s/{spaceId}/{*path}", get(screens::space_path))
+        .route(
+            "/s/{spaceId}/{*path}",
+            get(screens::space_path).post(screens::space_action),
+        )
 }

@@ -735,6 +735,10 @@ async fn change_request(
              content: it is compared with the content it was based on.</p>",
         );
     }
+    match review_html(state, ctx, viewer, &c).await {
+        Ok(html) => body.push_str(&html),
+        Err(e) => return failed(e),
+    }
     match changes_html(state, ctx, &c).await {
         Ok(html) => body.push_str(&html),
         Err(e) => return failed(e),
@@ -921,4 +925,174 @@ pub async fn openapi_spec(
     }
     body.push_str("</ul>");
     page(StatusCode::OK, &spec.slug, Some(&viewer), "", &body)
+}
+
+/// A change request's reviews and the actions the viewer may take: review it, and merge it
+/// (or why the merge button is disabled).
+async fn review_html(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    c: &store::change_requests::ChangeRequestRow,
+) -> crate::error::ApiResult<String> {
+    use crate::domain::access::Role;
+    use crate::values::{ChangeRequestStatus, EditMode};
+    let (reviews, _) = store::reviews::list(&state.db, &c.id, None, 50).await?;
+    let (requested, _) = store::reviews::list_requested(&state.db, &c.id, None, 50).await?;
+    let mut ids: Vec<&str> = Vec::new();
+    for r in &reviews {
+        ids.push(&r.reviewer_id);
+    }
+    for r in &requested {
+        ids.push(&r.user_id);
+    }
+    let people = access::people(state, &ids).await?;
+    let name = |id: &str| {
+        people
+            .get(id)
+            .map(|u| u.display_name.clone())
+            .unwrap_or_else(|| id.to_string())
+    };
+    let mut out = String::from("<section class=\"reviews\"><h2>Reviews</h2>");
+    if reviews.is_empty() && requested.is_empty() {
+        out.push_str("<p class=\"muted\">No review yet.</p>");
+    }
+    if !requested.is_empty() {
+        out.push_str("<p>Waiting for: ");
+        let names: Vec<String> = requested.iter().map(|r| text(&name(&r.user_id))).collect();
+        out.push_str(&names.join(", "));
+        out.push_str("</p>");
+    }
+    if !reviews.is_empty() {
+        out.push_str("<ul>");
+        for r in &reviews {
+            let verdict = if r.status == "approved" {
+                "approved"
+            } else {
+                "requested changes"
+            };
+            let _ = write!(
+                out,
+                "<li data-review=\"{}\">{} {verdict} <span class=\"muted\">{}{}</span></li>",
+                attr(&r.status),
+                text(&name(&r.reviewer_id)),
+                text(&crate::clock::iso(r.created_at)),
+                if r.revision_id == c.revision_id {
+                    ""
+                } else {
+                    " · on an earlier revision"
+                }
+            );
+        }
+        out.push_str("</ul>");
+    }
+    let open = !matches!(
+        c.status,
+        ChangeRequestStatus::Merged | ChangeRequestStatus::Archived
+    );
+    let base = format!("/s/{}/~/changes/{}", attr(&ctx.space.id), c.number);
+    let csrf = attr(viewer.csrf);
+    if open && ctx.role >= Role::Review {
+        let _ = write!(
+            out,
+            "<form method=\"post\" action=\"{base}/review\" class=\"inline\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+<button type=\"submit\" name=\"status\" value=\"approved\">Approve</button> \
+<button type=\"submit\" name=\"status\" value=\"changes-requested\">Request changes</button></form>"
+        );
+    }
+    out.push_str("</section><section class=\"merge\"><h2>Merge</h2>");
+    let why_not = if c.status == ChangeRequestStatus::Merged {
+        Some("This change request is merged.".to_string())
+    } else if ctx.role < Role::Edit {
+        Some("You may not merge: merging needs the edit role on this space.".to_string())
+    } else if ctx.space.edit_mode == EditMode::Locked {
+        Some("The space is locked: nothing can be merged into it.".to_string())
+    } else {
+        None
+    };
+    match why_not {
+        Some(why) => {
+            let _ = write!(
+                out,
+                "<p id=\"merge-why\">{}</p><button type=\"button\" disabled aria-describedby=\"merge-why\">Merge</button>",
+                text(&why)
+            );
+        }
+        None => {
+            let _ = write!(
+                out,
+                "<form method=\"post\" action=\"{base}/merge\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+<button type=\"submit\">Merge into the space</button></form>"
+            );
+        }
+    }
+    out.push_str("</section>");
+    Ok(out)
+}
+
+/// `POST /s/{spaceId}/~/changes/{number}/review` and `.../merge`: the change request
+/// actions, through the same domain workflows as the API; a refusal (a conflict names its
+/// pages) is shown on a page with the way back.
+pub async fn space_action(
+    State(state): State<AppState>,
+    Path((space_id, path)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: axum::body::Body,
+) -> Response {
+    let here = format!("/s/{space_id}/{path}");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = caller(&signed);
+    let ctx = match access::load_space(&state, &caller, &space_id).await {
+        Ok(c) if c.space.deleted_at.is_none() => c,
+        _ => {
+            return not_found(
+                Some(&viewer),
+                "This space does not exist, or you may not read it.",
+            )
+        }
+    };
+    let parts: Vec<&str> = path.split('/').collect();
+    let (number, action) = match parts.as_slice() {
+        ["~", "changes", n, a @ ("review" | "merge")] => (*n, *a),
+        _ => return not_found(Some(&viewer), "No action of the space has this address."),
+    };
+    let done = match action {
+        "review" => crate::domain::change_requests::review(
+            &state,
+            &ctx,
+            &caller.user.id,
+            number,
+            form.status.as_deref().unwrap_or(""),
+        )
+        .await
+        .map(|_| ()),
+        _ => crate::domain::change_requests::merge(&state, &ctx, &caller.user.id, number)
+            .await
+            .map(|_| ()),
+    };
+    let back = format!("/s/{}/~/changes/{number}", ctx.space.id);
+    match done {
+        Ok(()) => see_other(&back),
+        Err(crate::error::ApiError::Internal(e)) => failed(e),
+        Err(e) => page(
+            e.status(),
+            "Not done",
+            Some(&viewer),
+            "",
+            &format!(
+                "<h1>Not done</h1><p class=\"error\" role=\"alert\">{}</p><p><a href=\"{}\">Back to the change request</a></p>",
+                text(&e.to_string()),
+                attr(&back)
+            ),
+        ),
+    }
 }

@@ -161,6 +161,7 @@ pub struct Form {
     pub name: Option<String>,
     pub password: Option<String>,
     pub next: Option<String>,
+    pub status: Option<String>,
 }
 
 /// Reads a form sent from this server's pages (origin checked); when `session` is given, its

@@ -3,6 +3,8 @@
 //! write shares (build the new revision off the async threads, save it, compare-and-set,
 //! rebuild and retry when another write landed first).
 
+use std::sync::Arc;
+
 use quire_content::model::Revision;
 
 use crate::db::Tx;
@@ -14,7 +16,7 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::change_requests::ChangeRequestRow;
 use crate::store::revisions::NewRevision;
-use crate::values::{ChangeRequestStatus, RevisionType};
+use crate::values::{ChangeRequestStatus, EditMode, RevisionType};
 
 /// Loads a change request of the space by id or number; 404 otherwise.
 pub async fn load(
@@ -217,4 +219,198 @@ pub async fn land(state: &AppState, hold: Hold, landing: Landing<'_>) -> ApiResu
     tx.commit().await?;
     content::remember(state, saved);
     Ok(Some(revision_id))
+}
+
+/// The content of a revision, read through `tx` (see [`content::load_tx`]).
+pub async fn revision_in(
+    state: &AppState,
+    tx: &mut crate::db::Tx,
+    space_id: &str,
+    revision_id: &str,
+) -> ApiResult<Arc<Revision>> {
+    let root = store::revisions::root_of(tx, space_id, revision_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Revision `{revision_id}` not found in this space."))
+        })?;
+    content::load_tx(state, tx, &root).await
+}
+
+/// The 409 of a merge that conflicts, naming what conflicts.
+pub fn conflict_error(conflicts: &[quire_content::merge::Conflict]) -> ApiError {
+    let mut pages: Vec<String> = conflicts
+        .iter()
+        .map(|c| match &c.subject {
+            quire_content::merge::ConflictSubject::Page { id, title } => {
+                format!("page \"{title}\" ({id})")
+            }
+            quire_content::merge::ConflictSubject::File { id, name } => {
+                format!("file \"{name}\" ({id})")
+            }
+            quire_content::merge::ConflictSubject::Variable { name } => {
+                format!("variable `{name}`")
+            }
+            quire_content::merge::ConflictSubject::ReusableContent { id, title } => {
+                format!("reusable content \"{title}\" ({id})")
+            }
+        })
+        .collect();
+    pages.dedup();
+    ApiError::conflict(format!(
+        "Conflicting changes in {}; nothing was changed.",
+        pages.join(", ")
+    ))
+}
+
+/// A three-way merge, off the async workers; 409 naming the conflicts.
+pub async fn merge3(
+    base: Arc<Revision>,
+    ours: Arc<Revision>,
+    theirs: Arc<Revision>,
+) -> ApiResult<Revision> {
+    tokio::task::spawn_blocking(move || quire_content::merge::merge(&base, &ours, &theirs))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(|c| conflict_error(&c))
+}
+
+/// Merges a change request into its space (three-way merge against the space's current
+/// content), for `user`: refused on a locked space; 409 naming the pages in conflict, with
+/// nothing changed. Returns the merge revision. The API's `mergeChangeRequest` and the
+/// app's merge button both call it.
+pub async fn merge(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    user: &crate::ids::UserId,
+    cr: &str,
+) -> ApiResult<String> {
+    ctx.require_live()?;
+    ctx.require(Role::Edit, "merge change requests in this space")?;
+    let found = load(state, &ctx, &cr).await?;
+    let mut attempts = Attempts::begin(
+        state,
+        "the merge",
+        &[
+            Target::ChangeRequest(&found.id),
+            Target::Space(&ctx.space.id),
+        ],
+    )
+    .await;
+    let revision = loop {
+        attempts.take().await?;
+        // The merge takes the change request first and holds it to the end: a batch racing it
+        // waits, then finds it merged (409), so nothing it acknowledged is left behind.
+        let mut tx = state.db.begin().await?;
+        let c = store::change_requests::lock(&mut tx, &found.id)
+            .await?
+            .ok_or_else(|| ApiError::not_found(format!("Change request `{cr}` not found.")))?;
+        if c.status == ChangeRequestStatus::Merged {
+            return Err(ApiError::conflict("This change request is already merged."));
+        }
+        let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("Space not found."))?;
+        if space.edit_mode == EditMode::Locked {
+            return Err(ApiError::forbidden(
+                "The space is locked (`editMode` is `locked`): nothing can be merged into it.",
+            ));
+        }
+        let mine = revision_in(state, &mut tx, &ctx.space.id, &c.revision_id).await?;
+        let merged = if space.revision_id == c.revision_base {
+            (*mine).clone()
+        } else {
+            let base = revision_in(state, &mut tx, &ctx.space.id, &c.revision_base).await?;
+            let main = revision_in(state, &mut tx, &ctx.space.id, &space.revision_id).await?;
+            merge3(base, main, mine).await?
+        };
+        let now = state.now();
+        let saved = content::save(state, &mut tx, &ctx.space.id, merged).await?;
+        let revision_id = new_id();
+        store::revisions::insert(
+            &mut tx,
+            &NewRevision {
+                id: &revision_id,
+                space_id: &ctx.space.id,
+                parents: &[space.revision_id.clone(), c.revision_id.clone()],
+                kind: RevisionType::Merge,
+                root: &saved.root,
+                created_by: Some(user),
+                created_at: now,
+            },
+        )
+        .await?;
+        if !content::advance_space(&mut tx, &space.id, &space.revision_id, &revision_id, now)
+            .await?
+        {
+            // The space moved meanwhile (another merge): merge again against its new content.
+            continue;
+        }
+        let expect = store::change_requests::MergeExpect {
+            revision: &c.revision_id,
+            status: c.status,
+        };
+        if !store::change_requests::mark_merged(&mut tx, &c.id, &expect, &revision_id, user, now)
+            .await?
+        {
+            // Held since it was read: cannot move, but a refusal must not mark it merged.
+            continue;
+        }
+        store::change_requests::count_transition(
+            &mut tx,
+            &space.id,
+            Some(c.status),
+            Some(ChangeRequestStatus::Merged),
+        )
+        .await?;
+        crate::domain::search::reindex(state, &mut tx, &space.id, &revision_id, saved.revision())
+            .await?;
+        tx.commit().await?;
+        content::remember(state, saved);
+        break revision_id;
+    };
+    Ok(revision)
+}
+
+/// Records `user`'s review (`approved` or `changes-requested`) of a change request's current
+/// content; it fulfils the user's pending request. Returns the change request and the review.
+pub async fn review(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    user: &crate::ids::UserId,
+    cr: &str,
+    status: &str,
+) -> ApiResult<(ChangeRequestRow, store::reviews::ReviewRow)> {
+    ctx.require(Role::Review, "review change requests in this space")?;
+    if !matches!(status, "approved" | "changes-requested") {
+        return Err(ApiError::bad_request(
+            "`status` must be one of `approved`, `changes-requested`.",
+        ));
+    }
+    let c = load(state, ctx, cr).await?;
+    if matches!(
+        c.status,
+        ChangeRequestStatus::Merged | ChangeRequestStatus::Archived
+    ) {
+        return Err(ApiError::bad_request(format!(
+            "Change request `{}` is {}: it can no longer be reviewed.",
+            c.number,
+            c.status.as_str()
+        )));
+    }
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let requested_by = store::reviews::requester(&mut tx, &c.id, user.as_str()).await?;
+    let row = store::reviews::ReviewRow {
+        id: new_id(),
+        change_request_id: c.id.clone(),
+        reviewer_id: user.to_string(),
+        requested_by,
+        revision_id: c.revision_id.clone(),
+        status: status.to_string(),
+        created_at: now,
+        updated_at: now,
+    };
+    store::reviews::submit(&mut tx, &row).await?;
+    tx.commit().await?;
+    Ok((c, row))
 }

@@ -446,3 +446,177 @@ async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
     app.add_member(&alice, &org, &bob, json!("read")).await;
     assert_eq!(b.get(&format!("/s/{space}")).await.status, 200);
 }
+
+#[tokio::test]
+async fn a_change_request_is_reviewed_and_merged_in_the_app_and_a_conflict_names_its_pages() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let carol = app.persona("carol").await;
+    for (email, name) in [
+        ("alice@example.com", "alice"),
+        ("bob@example.com", "bob"),
+        ("carol@example.com", "carol"),
+    ] {
+        quire_server::admin::set_password(
+            &app.config,
+            email,
+            Some(name),
+            "a fine passphrase",
+            false,
+        )
+        .await
+        .unwrap();
+    }
+    let org = app.org(&alice, "Reviewers").await;
+    app.add_member(&alice, &org, &bob, json!("review")).await;
+    app.add_member(&alice, &org, &carol, json!("read")).await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let first = app.open_change_request(&alice, &space, "Base").await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{first}/content"),
+        json!({ "changes": [{ "operation": "insert_page", "title": "Intro",
+            "document": { "markdown": "One line.\n" } }] }),
+    )
+    .await
+    .expect(200);
+    app.merge_change_request(&alice, &space, &first).await;
+    let page_id = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200)["pages"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let edit = |text: &'static str| {
+        json!({ "changes": [{ "operation": "update_page",
+        "page": page_id, "document": { "markdown": text } }] })
+    };
+    let ours = app.open_change_request(&alice, &space, "Ours").await;
+    let theirs = app.open_change_request(&alice, &space, "Theirs").await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{ours}/content"),
+        edit("Our line.\n"),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{theirs}/content"),
+        edit("Their line.\n"),
+    )
+    .await
+    .expect(200);
+    let number = |cr: &str| {
+        let (app, alice, space, cr) = (&app, &alice, &space, cr.to_string());
+        async move {
+            app.get(alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+                .await
+                .expect(200)["number"]
+                .as_i64()
+                .unwrap()
+        }
+    };
+    let ours_n = number(&ours).await;
+    let theirs_n = number(&theirs).await;
+    let ours_path = format!("/s/{space}/~/changes/{ours_n}");
+
+    let mut a = Browser::new(&app);
+    let mut b = Browser::new(&app);
+    let mut c = Browser::new(&app);
+    for (br, email) in [(&mut a, "alice"), (&mut b, "bob"), (&mut c, "carol")] {
+        let p = br
+            .post(
+                "/signin",
+                &[
+                    ("email", &format!("{email}@example.com")),
+                    ("password", "a fine passphrase"),
+                ],
+            )
+            .await;
+        assert_eq!(p.status, 303);
+    }
+
+    // A reader sees why the merge is disabled and cannot review.
+    let seen = c.get(&ours_path).await;
+    assert!(
+        seen.html.contains("merging needs the edit role"),
+        "{}",
+        seen.html
+    );
+    assert!(!seen.html.contains("value=\"approved\""));
+    let token = csrf(&seen.html);
+    let refused = c
+        .post(
+            &format!("{ours_path}/review"),
+            &[("csrf", &token), ("status", "approved")],
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{}", refused.html);
+
+    // The reviewer approves; the review is shown.
+    let seen = b.get(&ours_path).await;
+    assert!(seen.html.contains("value=\"approved\""), "{}", seen.html);
+    let token = csrf(&seen.html);
+    let done = b
+        .post(
+            &format!("{ours_path}/review"),
+            &[("csrf", &token), ("status", "approved")],
+        )
+        .await;
+    assert_eq!(done.status, 303, "{}", done.html);
+    assert!(a
+        .get(&ours_path)
+        .await
+        .html
+        .contains("data-review=\"approved\""));
+    let api_reviews = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{ours}/reviews"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(api_reviews["items"][0]["reviewer"]["id"], bob.id.as_str());
+
+    // A forged form is refused; the admin merges; the other change request then conflicts,
+    // and the page names what conflicts.
+    assert_eq!(
+        a.post(&format!("{ours_path}/merge"), &[("csrf", "forged")])
+            .await
+            .status,
+        403
+    );
+    let token = csrf(&a.get(&ours_path).await.html);
+    let merged = a
+        .post(&format!("{ours_path}/merge"), &[("csrf", &token)])
+        .await;
+    assert_eq!(merged.status, 303, "{}", merged.html);
+    let after = a.get(&ours_path).await;
+    assert!(
+        after.html.contains("This change request is merged."),
+        "{}",
+        after.html
+    );
+    let conflict = a
+        .post(
+            &format!("/s/{space}/~/changes/{theirs_n}/merge"),
+            &[("csrf", &token)],
+        )
+        .await;
+    assert_eq!(conflict.status, 409, "{}", conflict.html);
+    assert!(conflict.html.contains("Intro"), "{}", conflict.html);
+    let main = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/content/page/{page_id}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert!(
+        main["markdown"].as_str().unwrap().contains("Our line."),
+        "{main}"
+    );
+}

@@ -145,39 +145,14 @@ pub async fn submit_review(
     Path((space_id, cr)): Path<(String, String)>,
     JsonBody(body): JsonBody<SubmitReview>,
 ) -> ApiResult<Response> {
-    if !matches!(body.status.as_str(), "approved" | "changes-requested") {
-        return Err(ApiError::bad_request(
-            "`status` must be one of `approved`, `changes-requested`.",
-        ));
-    }
     if body.comment.is_some() {
         return Err(ApiError::bad_request(
             "`comment` is not supported with a review yet: post it as a comment on the change request.",
         ));
     }
-    let c = load(&state, &ctx, &cr).await?;
-    if c.status.as_str() == "merged" || c.status.as_str() == "archived" {
-        return Err(ApiError::bad_request(format!(
-            "Change request `{}` is {}: it can no longer be reviewed.",
-            c.number,
-            c.status.as_str()
-        )));
-    }
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    let requested_by = store::reviews::requester(&mut tx, &c.id, caller.user.id.as_str()).await?;
-    let row = ReviewRow {
-        id: new_id(),
-        change_request_id: c.id.clone(),
-        reviewer_id: caller.user.id.to_string(),
-        requested_by,
-        revision_id: c.revision_id.clone(),
-        status: body.status,
-        created_at: now,
-        updated_at: now,
-    };
-    store::reviews::submit(&mut tx, &row).await?;
-    tx.commit().await?;
+    let (c, row) =
+        crate::domain::change_requests::review(&state, &ctx, &caller.user.id, &cr, &body.status)
+            .await?;
     let mut ids = vec![row.reviewer_id.as_str()];
     ids.extend(row.requested_by.as_deref());
     let people = access::people(&state, &ids).await?;

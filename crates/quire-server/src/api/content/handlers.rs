@@ -20,7 +20,7 @@ use crate::blobs;
 use crate::clock::iso;
 use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::auth::Caller;
-use crate::domain::change_requests::{self as crs, require_edit, Landing};
+use crate::domain::change_requests::{self as crs, merge3, require_edit, Landing};
 use crate::domain::content;
 use crate::domain::published;
 use crate::error::{ApiError, ApiResult};
@@ -78,21 +78,6 @@ async fn load_revision(state: &AppState, space_id: &str, revision_id: &str) -> A
         })?;
     let rev = content::load_in(state, space_id, &row.root).await?;
     Ok(Loaded { row, rev })
-}
-
-/// The content of a revision, read through `tx` (see [`content::load_tx`]).
-async fn revision_in(
-    state: &AppState,
-    tx: &mut crate::db::Tx,
-    space_id: &str,
-    revision_id: &str,
-) -> ApiResult<Arc<Revision>> {
-    let root = store::revisions::root_of(tx, space_id, revision_id)
-        .await?
-        .ok_or_else(|| {
-            ApiError::not_found(format!("Revision `{revision_id}` not found in this space."))
-        })?;
-    content::load_tx(state, tx, &root).await
 }
 
 /// The signed download URL of a file of `space_id`, for `reader`.
@@ -842,42 +827,6 @@ fn fill_file_names(mut raw: Value) -> Value {
     raw
 }
 
-fn conflict_error(conflicts: &[quire_content::merge::Conflict]) -> ApiError {
-    let mut pages: Vec<String> = conflicts
-        .iter()
-        .map(|c| match &c.subject {
-            quire_content::merge::ConflictSubject::Page { id, title } => {
-                format!("page \"{title}\" ({id})")
-            }
-            quire_content::merge::ConflictSubject::File { id, name } => {
-                format!("file \"{name}\" ({id})")
-            }
-            quire_content::merge::ConflictSubject::Variable { name } => {
-                format!("variable `{name}`")
-            }
-            quire_content::merge::ConflictSubject::ReusableContent { id, title } => {
-                format!("reusable content \"{title}\" ({id})")
-            }
-        })
-        .collect();
-    pages.dedup();
-    ApiError::conflict(format!(
-        "Conflicting changes in {}; nothing was changed.",
-        pages.join(", ")
-    ))
-}
-
-async fn merge3(
-    base: Arc<Revision>,
-    ours: Arc<Revision>,
-    theirs: Arc<Revision>,
-) -> ApiResult<Revision> {
-    tokio::task::spawn_blocking(move || quire_content::merge::merge(&base, &ours, &theirs))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(|c| conflict_error(&c))
-}
-
 /// `updateChangeRequest`: pulls the space's content into the change request (three-way
 /// merge). 409 naming the pages when both sides changed the same thing; nothing changes then.
 pub async fn update_cr(
@@ -938,97 +887,7 @@ pub async fn merge_cr(
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, cr)): Path<(String, String)>,
 ) -> ApiResult<Json<types::Landed>> {
-    ctx.require_live()?;
-    ctx.require(Role::Edit, "merge change requests in this space")?;
-    let found = crs::load(&state, &ctx, &cr).await?;
-    let mut attempts = crs::Attempts::begin(
-        &state,
-        "the merge",
-        &[
-            crs::Target::ChangeRequest(&found.id),
-            crs::Target::Space(&ctx.space.id),
-        ],
-    )
-    .await;
-    let revision = loop {
-        attempts.take().await?;
-        // The merge takes the change request first and holds it to the end: a batch racing it
-        // waits, then finds it merged (409), so nothing it acknowledged is left behind.
-        let mut tx = state.db.begin().await?;
-        let c = store::change_requests::lock(&mut tx, &found.id)
-            .await?
-            .ok_or_else(|| ApiError::not_found(format!("Change request `{cr}` not found.")))?;
-        if c.status == ChangeRequestStatus::Merged {
-            return Err(ApiError::conflict("This change request is already merged."));
-        }
-        let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
-            .await?
-            .ok_or_else(|| ApiError::not_found("Space not found."))?;
-        if space.edit_mode == EditMode::Locked {
-            return Err(ApiError::forbidden(
-                "The space is locked (`editMode` is `locked`): nothing can be merged into it.",
-            ));
-        }
-        let mine = revision_in(&state, &mut tx, &ctx.space.id, &c.revision_id).await?;
-        let merged = if space.revision_id == c.revision_base {
-            (*mine).clone()
-        } else {
-            let base = revision_in(&state, &mut tx, &ctx.space.id, &c.revision_base).await?;
-            let main = revision_in(&state, &mut tx, &ctx.space.id, &space.revision_id).await?;
-            merge3(base, main, mine).await?
-        };
-        let now = state.now();
-        let saved = content::save(&state, &mut tx, &ctx.space.id, merged).await?;
-        let revision_id = new_id();
-        store::revisions::insert(
-            &mut tx,
-            &NewRevision {
-                id: &revision_id,
-                space_id: &ctx.space.id,
-                parents: &[space.revision_id.clone(), c.revision_id.clone()],
-                kind: RevisionType::Merge,
-                root: &saved.root,
-                created_by: Some(&caller.user.id),
-                created_at: now,
-            },
-        )
-        .await?;
-        if !content::advance_space(&mut tx, &space.id, &space.revision_id, &revision_id, now)
-            .await?
-        {
-            // The space moved meanwhile (another merge): merge again against its new content.
-            continue;
-        }
-        let expect = store::change_requests::MergeExpect {
-            revision: &c.revision_id,
-            status: c.status,
-        };
-        if !store::change_requests::mark_merged(
-            &mut tx,
-            &c.id,
-            &expect,
-            &revision_id,
-            &caller.user.id,
-            now,
-        )
-        .await?
-        {
-            // Held since it was read: cannot move, but a refusal must not mark it merged.
-            continue;
-        }
-        store::change_requests::count_transition(
-            &mut tx,
-            &space.id,
-            Some(c.status),
-            Some(ChangeRequestStatus::Merged),
-        )
-        .await?;
-        crate::domain::search::reindex(&state, &mut tx, &space.id, &revision_id, saved.revision())
-            .await?;
-        tx.commit().await?;
-        content::remember(&state, saved);
-        break revision_id;
-    };
+    let revision = crs::merge(&state, &ctx, &caller.user.id, &cr).await?;
     Ok(Json(types::Landed {
         revision,
         result: "merge",
