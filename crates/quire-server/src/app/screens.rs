@@ -1062,22 +1062,35 @@ pub async fn space_action(
     };
     let parts: Vec<&str> = path.split('/').collect();
     let (number, action) = match parts.as_slice() {
-        ["~", "changes", n, a @ ("review" | "merge")] => (*n, *a),
+        ["~", "changes", n, a @ ("review" | "merge")] => (n.to_string(), a.to_string()),
         _ => return not_found(Some(&viewer), "No action of the space has this address."),
     };
-    let done = match action {
-        "review" => crate::domain::change_requests::review(
-            &state,
-            &ctx,
-            &caller.user.id,
-            number,
-            form.status.as_deref().unwrap_or(""),
-        )
-        .await
-        .map(|_| ()),
-        _ => crate::domain::change_requests::merge(&state, &ctx, &caller.user.id, number)
-            .await
-            .map(|_| ()),
+    // As the API's writes: on a task of its own, so that it runs to its end when the browser
+    // leaves, with the access cache bypassed for what it reads.
+    let run = {
+        let (state, ctx, user, number) = (
+            state.clone(),
+            ctx.clone(),
+            caller.user.id.clone(),
+            number.clone(),
+        );
+        let status = form.status.unwrap_or_default();
+        async move {
+            match action.as_str() {
+                "review" => {
+                    crate::domain::change_requests::review(&state, &ctx, &user, &number, &status)
+                        .await
+                        .map(|_| ())
+                }
+                _ => crate::domain::change_requests::merge(&state, &ctx, &user, &number)
+                    .await
+                    .map(|_| ()),
+            }
+        }
+    };
+    let done = match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(done) => done,
+        Err(e) => return failed(e),
     };
     let back = format!("/s/{}/~/changes/{number}", ctx.space.id);
     match done {

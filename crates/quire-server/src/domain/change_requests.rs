@@ -286,7 +286,7 @@ pub async fn merge(
 ) -> ApiResult<String> {
     ctx.require_live()?;
     ctx.require(Role::Edit, "merge change requests in this space")?;
-    let found = load(state, &ctx, &cr).await?;
+    let found = load(state, ctx, cr).await?;
     let mut attempts = Attempts::begin(
         state,
         "the merge",
@@ -365,6 +365,11 @@ pub async fn merge(
         crate::domain::search::reindex(state, &mut tx, &space.id, &revision_id, saved.revision())
             .await?;
         tx.commit().await?;
+        // Moved here, not only by the API's write layer: every caller's write (the app's
+        // too) costs the cached entries of the space it changed.
+        state
+            .cache
+            .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
         content::remember(state, saved);
         break revision_id;
     };
@@ -412,5 +417,8 @@ pub async fn review(
     };
     store::reviews::submit(&mut tx, &row).await?;
     tx.commit().await?;
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
     Ok((c, row))
 }

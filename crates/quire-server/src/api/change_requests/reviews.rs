@@ -19,7 +19,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::extract::JsonBody;
 use crate::http::json::Json;
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
 use crate::store::reviews::{RequestedRow, ReviewRow};

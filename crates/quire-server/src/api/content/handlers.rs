@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use super::types;
 use crate::blobs;
 use crate::clock::iso;
-use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::access::SpaceCtx;
 use crate::domain::auth::Caller;
 use crate::domain::change_requests::{self as crs, merge3, require_edit, Landing};
 use crate::domain::content;
@@ -29,8 +29,8 @@ use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
-use crate::store::revisions::{NewRevision, RevisionRow};
-use crate::values::{ChangeRequestStatus, EditMode, RevisionType};
+use crate::store::revisions::RevisionRow;
+use crate::values::{ChangeRequestStatus, RevisionType};
 
 /// The `metadata`/`computed` switches every content read accepts (no computed content or
 /// Git metadata exists in Quire, so they change nothing).
