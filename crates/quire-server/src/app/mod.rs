@@ -15,6 +15,7 @@
 //! the session's CSRF token.
 
 mod screens;
+mod search;
 mod session;
 mod shell;
 
@@ -38,6 +39,7 @@ pub fn routes() -> Router<AppState> {
         .route("/account/sessions/end-all", post(session::end_all))
         .route("/-/app.css", get(shell::stylesheet))
         .route("/o/{organizationId}", get(screens::org))
+        .route("/o/{organizationId}/search", get(search::org))
         .route("/o/{organizationId}/sites/{siteId}", get(screens::site))
         .route(
             "/o/{organizationId}/openapi/{specSlug}",

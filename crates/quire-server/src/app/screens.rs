@@ -146,7 +146,11 @@ pub async fn org(
         Ok(s) => s,
         Err(e) => return failed(e),
     };
-    let mut body = format!("<h1>{}</h1>", text(&org.org.title));
+    let mut body = format!(
+        "<h1>{}</h1><p><a href=\"/o/{}/search\">Search this organization</a></p>",
+        text(&org.org.title),
+        attr(org.org.id.as_str())
+    );
     let mut collections: Vec<_> = grants
         .collections()
         .values()
@@ -245,12 +249,23 @@ pub async fn space_home(
 pub async fn space_path(
     State(state): State<AppState>,
     Path((space_id, path)): Path<(String, String)>,
+    axum::extract::Query(query): axum::extract::Query<super::search::SearchQuery>,
     headers: HeaderMap,
 ) -> Response {
-    space(&state, &headers, &space_id, &path).await
+    space_with(&state, &headers, &space_id, &path, query.q.as_deref()).await
 }
 
 async fn space(state: &AppState, headers: &HeaderMap, space_id: &str, path: &str) -> Response {
+    space_with(state, headers, space_id, path, None).await
+}
+
+async fn space_with(
+    state: &AppState,
+    headers: &HeaderMap,
+    space_id: &str,
+    path: &str,
+    q: Option<&str>,
+) -> Response {
     let here = if path.is_empty() {
         format!("/s/{space_id}")
     } else {
@@ -276,6 +291,10 @@ async fn space(state: &AppState, headers: &HeaderMap, space_id: &str, path: &str
         Err(e) => return failed(e),
     };
     if let Some(rest) = path.strip_prefix("~/") {
+        if rest == "search" {
+            let nav = sidebar(&ctx.space, &rev.pages, None);
+            return super::search::space(state, &ctx, &viewer, &nav, q.unwrap_or("")).await;
+        }
         return tilde(state, &ctx, &rev, &viewer, rest).await;
     }
     let entries = flatten(&rev.pages);
@@ -375,9 +394,10 @@ fn flatten(pages: &[Page]) -> Vec<Entry<'_>> {
 fn sidebar(space: &SpaceRow, pages: &[Page], current: Option<&str>) -> String {
     let mut out = format!(
         "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{}\">{}</a></strong></p>\
-<p class=\"muted\"><a href=\"/s/{}/~/changes\">Change requests</a> · <a href=\"/s/{}/~/revisions\">History</a> · <a href=\"/s/{}/~/files\">Files</a></p><ul>",
+<p class=\"muted\"><a href=\"/s/{}/~/search\">Search</a> · <a href=\"/s/{}/~/changes\">Change requests</a> · <a href=\"/s/{}/~/revisions\">History</a> · <a href=\"/s/{}/~/files\">Files</a></p><ul>",
         attr(&space.id),
         text(&space.title),
+        attr(&space.id),
         attr(&space.id),
         attr(&space.id),
         attr(&space.id)

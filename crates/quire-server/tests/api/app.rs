@@ -411,6 +411,17 @@ async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
     assert_eq!(a.get(&format!("/s/{space}/no-such-page")).await.status, 404);
     let changes = a.get(&format!("/s/{space}/~/changes")).await;
     assert!(changes.html.contains("Later") && changes.html.contains("First pages"));
+    // Search, in the space and across the organization: the matching page, words marked.
+    let found = a.get(&format!("/s/{space}/~/search?q=smile")).await;
+    assert_eq!(found.status, 200);
+    assert!(found.html.contains("Getting started"), "{}", found.html);
+    assert!(found.html.contains("<mark>smile</mark>"), "{}", found.html);
+    let none = a.get(&format!("/s/{space}/~/search?q=zebra")).await;
+    assert!(none.html.contains("0 pages match"), "{}", none.html);
+    let across = a.get(&format!("/o/{org}/search?q=smile")).await;
+    assert!(across.html.contains("Getting started"), "{}", across.html);
+    assert_eq!(b.get(&format!("/o/{org}/search?q=smile")).await.status, 404);
+
     // A change request's screen shows its changes, the edited words marked.
     let number = app
         .get(

@@ -1,0 +1,223 @@
+//! Search screens: a space's (`/s/{spaceId}/~/search?q=`) and an organization's
+//! (`/o/{organizationId}/search?q=`), over the same index and ranking as the API's search,
+//! each result with its best sections and the query's words marked. Plain forms: they work
+//! without script.
+
+use std::fmt::Write as _;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use quire_content::html::{escape_attr as attr, escape_text as text};
+use serde::Deserialize;
+
+use super::session;
+use super::shell::{failed, not_found, page};
+use crate::domain::access::grants::Grants;
+use crate::domain::access::{self, SpaceCtx};
+use crate::domain::search::{self, query};
+use crate::ids::OrgId;
+use crate::state::AppState;
+use crate::store;
+
+/// Results a search screen shows.
+const SHOWN: usize = 20;
+/// Longest query accepted.
+const MAX_QUERY: usize = 256;
+
+/// The `q` of a search screen.
+#[derive(Deserialize, Default)]
+pub struct SearchQuery {
+    pub q: Option<String>,
+}
+
+/// The search form, filled with `q`.
+pub fn form(action: &str, q: &str, label: &str) -> String {
+    format!(
+        "<form method=\"get\" action=\"{}\" role=\"search\"><label for=\"q\">{}</label>\
+<input id=\"q\" name=\"q\" type=\"search\" value=\"{}\" maxlength=\"{MAX_QUERY}\" autocomplete=\"off\">\
+<button type=\"submit\">Search</button></form>",
+        attr(action),
+        text(label),
+        attr(q)
+    )
+}
+
+/// `text` escaped, with each of `words` marked where it occurs (case-insensitively).
+fn marked(s: &str, words: &[String]) -> String {
+    let lower = s.to_lowercase();
+    // Positions are found in the lower-cased text: only when lower-casing keeps every byte
+    // where it was (almost all text) can they be used in the original.
+    if lower.len() != s.len() || words.is_empty() {
+        return text(s);
+    }
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for w in words {
+        let w = w.to_lowercase();
+        if w.is_empty() {
+            continue;
+        }
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(&w) {
+            let start = from + at;
+            let end = start + w.len();
+            if s.is_char_boundary(start) && s.is_char_boundary(end) {
+                spans.push((start, end));
+            }
+            from = end;
+        }
+    }
+    spans.sort_unstable();
+    let mut out = String::new();
+    let mut at = 0;
+    for (start, end) in spans {
+        if start < at {
+            continue;
+        }
+        out.push_str(&text(&s[at..start]));
+        let _ = write!(out, "<mark>{}</mark>", text(&s[start..end]));
+        at = end;
+    }
+    out.push_str(&text(&s[at..]));
+    out
+}
+
+/// The results of `q` over the spaces whose ids are given (all readable by the viewer).
+async fn results(state: &AppState, space_ids: &[&str], q: &str) -> crate::error::ApiResult<String> {
+    let states = search::fresh_states(state, space_ids).await?;
+    let parsed = query::parse(q);
+    let words: Vec<String> = parsed
+        .clauses
+        .iter()
+        .flat_map(|c| c.words.iter().cloned())
+        .collect();
+    let mut ranked = query::run(state, &states, &parsed, SHOWN).await?;
+    ranked.check_phrases(state, &states, SHOWN).await?;
+    let found = ranked.render(state, &states, 0, SHOWN).await?;
+    let mut out = format!(
+        "<p role=\"status\">{} {}.</p><ol class=\"results\">",
+        ranked.count(),
+        if ranked.count() == 1 {
+            "page matches"
+        } else {
+            "pages match"
+        }
+    );
+    for p in &found {
+        let _ = write!(
+            out,
+            "<li><a href=\"{}\">{}</a>",
+            attr(&p.url),
+            marked(&p.title, &words)
+        );
+        if !p.ancestors.is_empty() {
+            let _ = write!(
+                out,
+                " <span class=\"muted\">{}</span>",
+                text(&p.ancestors.join(" / "))
+            );
+        }
+        for s in p.sections.iter().take(2) {
+            let _ = write!(
+                out,
+                "<p class=\"excerpt\"><a href=\"{}\">{}</a>: {}</p>",
+                attr(&s.url),
+                marked(&s.title, &words),
+                marked(&s.body, &words)
+            );
+        }
+        out.push_str("</li>");
+    }
+    out.push_str("</ol>");
+    Ok(out)
+}
+
+/// A space's search screen (`~/search`), inside the space's layout.
+pub async fn space(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &super::shell::Viewer<'_>,
+    nav: &str,
+    q: &str,
+) -> Response {
+    let action = format!("/s/{}/~/search", ctx.space.id);
+    let mut body = format!("<h1>Search {}</h1>", text(&ctx.space.title));
+    body.push_str(&form(&action, q, "Words to find in this space"));
+    let q = q.trim();
+    if !q.is_empty() {
+        if q.chars().count() > MAX_QUERY {
+            body.push_str("<p class=\"error\">The query is too long.</p>");
+        } else {
+            match results(state, &[ctx.space.id.as_str()], q).await {
+                Ok(html) => body.push_str(&html),
+                Err(e) => return failed(e),
+            }
+        }
+    }
+    page(StatusCode::OK, "Search", Some(viewer), nav, &body)
+}
+
+/// `GET /o/{organizationId}/search?q=`: every space of the organization the viewer may read.
+pub async fn org(
+    State(state): State<AppState>,
+    Path(org_id): Path<String>,
+    Query(query): Query<SearchQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let signed = match session::require(&state, &headers, &format!("/o/{org_id}/search")).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = crate::domain::auth::Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let id = OrgId::new(org_id);
+    let Ok(org) = access::load_org(&state, &caller, &id).await else {
+        return not_found(
+            Some(&viewer),
+            "This organization does not exist, or you are not one of its members.",
+        );
+    };
+    let q = query.q.unwrap_or_default();
+    let mut body = format!("<h1>Search {}</h1>", text(&org.org.title));
+    body.push_str(&form(
+        &format!("/o/{}/search", id.as_str()),
+        &q,
+        "Words to find in the organization's spaces",
+    ));
+    let q = q.trim();
+    if !q.is_empty() && q.chars().count() <= MAX_QUERY {
+        let grants = match Grants::load(&state, &id, &caller.user.id, org.role).await {
+            Ok(g) => g,
+            Err(e) => return failed(e),
+        };
+        let spaces = match store::spaces::list_live(&state.db, id.as_str(), None).await {
+            Ok(s) => s,
+            Err(e) => return failed(e),
+        };
+        let ids: Vec<&str> = spaces
+            .iter()
+            .filter(|s| grants.space_role(s).is_some())
+            .map(|s| s.id.as_str())
+            .collect();
+        match results(&state, &ids, q).await {
+            Ok(html) => body.push_str(&html),
+            Err(e) => return failed(e),
+        }
+    }
+    page(StatusCode::OK, "Search", Some(&viewer), "", &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marked;
+
+    #[test]
+    fn words_are_marked_case_insensitively_and_everything_is_escaped() {
+        let got = marked("Install <it> then INSTALL more", &["install".into()]);
+        assert_eq!(
+            got,
+            "<mark>Install</mark> &lt;it&gt; then <mark>INSTALL</mark> more"
+        );
+        assert_eq!(marked("a <b>", &[]), "a &lt;b&gt;");
+    }
+}
