@@ -394,9 +394,10 @@ fn flatten(pages: &[Page]) -> Vec<Entry<'_>> {
 fn sidebar(space: &SpaceRow, pages: &[Page], current: Option<&str>) -> String {
     let mut out = format!(
         "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{}\">{}</a></strong></p>\
-<p class=\"muted\"><a href=\"/s/{}/~/search\">Search</a> · <a href=\"/s/{}/~/changes\">Change requests</a> · <a href=\"/s/{}/~/revisions\">History</a> · <a href=\"/s/{}/~/files\">Files</a></p><ul>",
+<p class=\"muted\"><a href=\"/s/{}/~/search\">Search</a> · <a href=\"/s/{}/~/comments\">Discussion</a> · <a href=\"/s/{}/~/changes\">Change requests</a> · <a href=\"/s/{}/~/revisions\">History</a> · <a href=\"/s/{}/~/files\">Files</a></p><ul>",
         attr(&space.id),
         text(&space.title),
+        attr(&space.id),
         attr(&space.id),
         attr(&space.id),
         attr(&space.id),
@@ -645,6 +646,16 @@ async fn tilde(
             }
             page(StatusCode::OK, "Files", Some(viewer), &nav, &body)
         }
+        ["comments"] => match discussion_html(state, &ctx.space.id, None).await {
+            Ok(html) => page(
+                StatusCode::OK,
+                "Discussion",
+                Some(viewer),
+                &nav,
+                &format!("<h1>Discussion of {}</h1>{html}", text(&ctx.space.title)),
+            ),
+            Err(e) => failed(e),
+        },
         ["changes"] => change_requests(state, ctx, viewer, &nav).await,
         ["changes", number, ..] => change_request(state, ctx, viewer, &nav, number).await,
         ["revisions"] => {
@@ -760,6 +771,10 @@ async fn change_request(
         Err(e) => return failed(e),
     }
     match changes_html(state, ctx, &c).await {
+        Ok(html) => body.push_str(&html),
+        Err(e) => return failed(e),
+    }
+    match discussion_html(state, &ctx.space.id, Some(&c.id)).await {
         Ok(html) => body.push_str(&html),
         Err(e) => return failed(e),
     }
@@ -1128,4 +1143,79 @@ pub async fn space_action(
             ),
         ),
     }
+}
+
+/// Resolves only plain links: comments refer to no page of a revision the screen holds.
+struct PlainLinks;
+
+impl quire_content::html::Resolve for PlainLinks {
+    fn page_url(&self, _page_id: &str, _anchor: Option<&str>) -> Option<String> {
+        None
+    }
+
+    fn file(&self, _file_id: &str) -> Option<FileRef> {
+        None
+    }
+
+    fn other(&self, r: &ContentRef) -> Option<String> {
+        match r {
+            ContentRef::Url { url } => safe_url(url).map(str::to_string),
+            ContentRef::Space { space } => Some(format!("/s/{space}")),
+            _ => None,
+        }
+    }
+}
+
+/// Most comments a discussion shows.
+const COMMENTS_SHOWN: i64 = 100;
+
+/// The comments of a space (`cr` `None`) or of one of its change requests, oldest first,
+/// each rendered by the sanitising renderer, with author, time, state and reply count.
+async fn discussion_html(
+    state: &AppState,
+    space_id: &str,
+    cr: Option<&str>,
+) -> crate::error::ApiResult<String> {
+    let filter = store::comments::CommentFilter {
+        ascending: true,
+        ..Default::default()
+    };
+    let (comments, total) =
+        store::comments::list(&state.db, space_id, cr, &filter, None, COMMENTS_SHOWN).await?;
+    let ids: Vec<&str> = comments.iter().map(|c| c.posted_by.as_str()).collect();
+    let people = access::people(state, &ids).await?;
+    let mut out = format!(
+        "<section class=\"discussion\"><h2>Discussion <span class=\"muted\">{total}</span></h2>"
+    );
+    if comments.is_empty() {
+        out.push_str("<p class=\"muted\">No comment yet.</p>");
+    }
+    for c in &comments {
+        let author = people
+            .get(&c.posted_by)
+            .map(|u| u.display_name.clone())
+            .unwrap_or_else(|| c.posted_by.clone());
+        let document = quire_content::markdown::markdown_to_document(&c.body);
+        let rendered = render_document(&document, &PlainLinks);
+        let _ = write!(
+            out,
+            "<article class=\"comment\" data-comment=\"{}\"><p><strong>{}</strong> <span class=\"muted\">{}{}{}{}</span></p><div class=\"content\">{}</div></article>",
+            attr(&c.id),
+            text(&author),
+            text(&crate::clock::iso(c.posted_at)),
+            c.page_title
+                .as_deref()
+                .map(|t| format!(" · on {}", text(t)))
+                .unwrap_or_default(),
+            if c.status.as_str() == "resolved" { " · resolved" } else { "" },
+            match c.replies {
+                0 => String::new(),
+                1 => " · 1 reply".to_string(),
+                n => format!(" · {n} replies"),
+            },
+            rendered.html
+        );
+    }
+    out.push_str("</section>");
+    Ok(out)
 }

@@ -411,6 +411,30 @@ async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
     assert_eq!(a.get(&format!("/s/{space}/no-such-page")).await.status, 404);
     let changes = a.get(&format!("/s/{space}/~/changes")).await;
     assert!(changes.html.contains("Later") && changes.html.contains("First pages"));
+    // The discussion: comments rendered by the sanitising renderer, on the space and on a
+    // change request.
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/comments"),
+        json!({ "body": { "markdown": "Looks **good**.\n\n<script>alert(1)</script>\n" } }),
+    )
+    .await
+    .expect(200);
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{open}/comments"),
+        json!({ "body": { "markdown": "About this change." } }),
+    )
+    .await
+    .expect(200);
+    let talk = a.get(&format!("/s/{space}/~/comments")).await;
+    assert!(talk.html.contains("<strong>good</strong>"), "{}", talk.html);
+    assert!(!talk.html.contains("<script>"), "{}", talk.html);
+    assert!(
+        !talk.html.contains("About this change."),
+        "a change request's comments stay on it"
+    );
+
     // Search, in the space and across the organization: the matching page, words marked.
     let found = a.get(&format!("/s/{space}/~/search?q=smile")).await;
     assert_eq!(found.status, 200);
@@ -450,6 +474,11 @@ async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
         cr_screen.html
     );
     assert!(!cr_screen.html.contains("<script>"), "{}", cr_screen.html);
+    assert!(
+        cr_screen.html.contains("About this change."),
+        "{}",
+        cr_screen.html
+    );
     let org_screen = a.get(&format!("/o/{org}")).await;
     assert!(org_screen.html.contains("Guide") && org_screen.html.contains("Handbooks"));
 
