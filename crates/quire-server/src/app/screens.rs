@@ -292,7 +292,7 @@ async fn space_with(
     };
     if let Some(rest) = path.strip_prefix("~/") {
         if rest == "search" {
-            let nav = sidebar(&ctx.space, &rev.pages, None);
+            let nav = sidebar(&ctx.space, &rev.pages, &[]);
             return super::search::space(state, &ctx, &viewer, &nav, q.unwrap_or("")).await;
         }
         return tilde(state, &ctx, &rev, &viewer, rest).await;
@@ -312,7 +312,17 @@ async fn space_with(
             .iter()
             .find(|e| e.path == path.trim_end_matches('/'))
     };
-    let nav = sidebar(&ctx.space, &rev.pages, found.map(|e| e.page.id.as_str()));
+    // The sidebar opens the current page's branch: its ancestors and itself.
+    let open: Vec<&str> = found
+        .map(|e| {
+            e.ancestors
+                .iter()
+                .map(|&i| entries[i].page.id.as_str())
+                .chain(std::iter::once(e.page.id.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let nav = sidebar(&ctx.space, &rev.pages, &open);
     let Some(entry) = found else {
         if path.is_empty() {
             let body = format!(
@@ -390,8 +400,12 @@ fn flatten(pages: &[Page]) -> Vec<Entry<'_>> {
     out
 }
 
-/// The page tree as a navigation list (groups, nesting, hidden pages marked).
-fn sidebar(space: &SpaceRow, pages: &[Page], current: Option<&str>) -> String {
+/// The page tree as a navigation list (groups, nesting, hidden pages marked). Groups are
+/// always open; a page's children show only on the branch of `open` (the current page and
+/// its ancestors, the current one last), so that a large space sends its outline, not every
+/// page: the others open when their page is opened.
+fn sidebar(space: &SpaceRow, pages: &[Page], open: &[&str]) -> String {
+    let current = open.last().copied();
     let mut out = format!(
         "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{}\">{}</a></strong></p>\
 <p class=\"muted\"><a href=\"/s/{}/~/search\">Search</a> · <a href=\"/s/{}/~/comments\">Discussion</a> · <a href=\"/s/{}/~/changes\">Change requests</a> · <a href=\"/s/{}/~/revisions\">History</a> · <a href=\"/s/{}/~/files\">Files</a></p><ul>",
@@ -451,8 +465,16 @@ fn sidebar(space: &SpaceRow, pages: &[Page], current: Option<&str>) -> String {
                         );
                     }
                 }
+                let expanded = matches!(p.kind, PageKind::Group) || open.contains(&p.id.as_str());
                 if p.pages.is_empty() {
                     out.push_str("</li>");
+                } else if !expanded {
+                    let n = p.pages.len();
+                    let _ = write!(
+                        out,
+                        " <span class=\"muted\" aria-label=\"{n} {} inside\">+{n}</span></li>",
+                        if n == 1 { "page" } else { "pages" }
+                    );
                 } else {
                     out.push_str("<ul>");
                     stack.push(Step::Close);
@@ -606,7 +628,7 @@ async fn tilde(
     viewer: &Viewer<'_>,
     rest: &str,
 ) -> Response {
-    let nav = sidebar(&ctx.space, &rev.pages, None);
+    let nav = sidebar(&ctx.space, &rev.pages, &[]);
     let parts: Vec<&str> = rest.split('/').collect();
     match parts.as_slice() {
         ["files", id, ..] => {

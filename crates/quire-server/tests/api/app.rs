@@ -274,8 +274,14 @@ async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
         &alice,
         &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
         json!({ "changes": [
-            { "operation": "insert_page", "title": "Getting started",
+            { "operation": "insert_page", "title": "Getting started", "ref": "start",
               "document": { "markdown": "## Install\n\nRun <b>it</b> and **smile**.\n\n## Use\n\nDone.\n" } },
+            { "operation": "insert_page", "title": "Details", "into": "start",
+              "document": { "markdown": "More.\n" } },
+            { "operation": "insert_page", "title": "Appendix", "ref": "appendix",
+              "document": { "markdown": "Extra.\n" } },
+            { "operation": "insert_page", "title": "Deep corner", "into": "appendix",
+              "document": { "markdown": "Far.\n" } },
         ]}),
     )
     .await
@@ -408,6 +414,12 @@ async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
         .contains(&format!("href=\"/s/{space}/getting-started\"")));
     let by_path = a.get(&format!("/s/{space}/getting-started")).await;
     assert_eq!(by_path.status, 200);
+    // The sidebar opens the current page's branch only: other branches show their size.
+    assert!(by_path.html.contains(">Details</a>"), "{}", by_path.html);
+    assert!(!by_path.html.contains("Deep corner"), "{}", by_path.html);
+    assert!(by_path.html.contains("1 page inside"), "{}", by_path.html);
+    let deep = a.get(&format!("/s/{space}/appendix")).await;
+    assert!(deep.html.contains(">Deep corner</a>"), "{}", deep.html);
     assert_eq!(a.get(&format!("/s/{space}/no-such-page")).await.status, 404);
     let changes = a.get(&format!("/s/{space}/~/changes")).await;
     assert!(changes.html.contains("Later") && changes.html.contains("First pages"));
