@@ -783,9 +783,21 @@ async fn change_request(
         text(&crate::clock::iso(c.updated_at))
     );
     if c.status.as_str() != "merged" && c.revision_base != ctx.space.revision_id {
-        body.push_str(
-            "<p class=\"notice\" role=\"status\">This change request is behind the space's main \
-             content: it is compared with the content it was based on.</p>",
+        let _ = write!(
+            body,
+            "<div class=\"notice\" role=\"status\"><p>This change request is behind the space's main \
+             content: it is compared with the content it was based on.</p>{}</div>",
+            if ctx.role >= crate::domain::access::Role::Edit {
+                format!(
+                    "<form method=\"post\" action=\"/s/{}/~/changes/{}/update\"><input type=\"hidden\" \
+                     name=\"csrf\" value=\"{}\"><button type=\"submit\">Update from main</button></form>",
+                    attr(&ctx.space.id),
+                    c.number,
+                    attr(viewer.csrf)
+                )
+            } else {
+                String::new()
+            }
         );
     }
     match review_html(state, ctx, viewer, &c).await {
@@ -1119,7 +1131,7 @@ pub async fn space_action(
     };
     let parts: Vec<&str> = path.split('/').collect();
     let (number, action) = match parts.as_slice() {
-        ["~", "changes", n, a @ ("review" | "merge")] => (n.to_string(), a.to_string()),
+        ["~", "changes", n, a @ ("review" | "merge" | "update")] => (n.to_string(), a.to_string()),
         _ => return not_found(Some(&viewer), "No action of the space has this address."),
     };
     // As the API's writes: on a task of its own, so that it runs to its end when the browser

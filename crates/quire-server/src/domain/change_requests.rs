@@ -422,3 +422,66 @@ pub async fn review(
         .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
     Ok((c, row))
 }
+
+/// The content of a revision of the space in `ctx`.
+async fn content_of(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    revision_id: &str,
+) -> ApiResult<Arc<Revision>> {
+    let row = content::revision_row(state, &ctx.space.id, revision_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Revision `{revision_id}` not found in this space."))
+        })?;
+    content::load_in(state, &ctx.space.id, &row.root).await
+}
+
+/// Pulls the space's current content into a change request (three-way merge), for `user`;
+/// 409 naming the pages when both sides changed the same thing, with nothing changed.
+/// Returns the change request's revision afterwards. The API's `updateChangeRequest` and
+/// the app's "Update from main" both call it.
+pub async fn update_from_main(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    user: &crate::ids::UserId,
+    cr: &str,
+) -> ApiResult<String> {
+    ctx.require_live()?;
+    require_edit(ctx)?;
+    let found = load(state, ctx, cr).await?;
+    let mut attempts =
+        Attempts::begin(state, "the update", &[Target::ChangeRequest(&found.id)]).await;
+    let revision = loop {
+        let hold = attempts.next(state, ctx, &found.id).await?;
+        let c = &hold.cr;
+        if c.status == ChangeRequestStatus::Merged {
+            return Err(ApiError::conflict(
+                "A merged change request can no longer be updated.",
+            ));
+        }
+        let main_id = current_revision(state, &ctx.space.id).await?;
+        if main_id == c.revision_base {
+            break c.revision_id.clone();
+        }
+        let base = content_of(state, ctx, &c.revision_base).await?;
+        let main = content_of(state, ctx, &main_id).await?;
+        let mine = content_of(state, ctx, &c.revision_id).await?;
+        let merged = merge3(base, mine, main).await?;
+        let landing = Landing {
+            revision: merged,
+            kind: RevisionType::Update,
+            parents: vec![c.revision_id.clone(), main_id.clone()],
+            new_base: Some(&main_id),
+            by: user,
+            contributes: false,
+        };
+        if let Some(revision) = land(state, hold, landing).await? {
+            break revision;
+        }
+    };
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
+    Ok(revision)
+}

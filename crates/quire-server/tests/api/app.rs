@@ -571,6 +571,16 @@ async fn a_change_request_is_reviewed_and_merged_in_the_app_and_a_conflict_names
                 .unwrap()
         }
     };
+    let other = app.open_change_request(&alice, &space, "Other").await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{other}/content"),
+        json!({ "changes": [{ "operation": "insert_page", "title": "Elsewhere",
+            "document": { "markdown": "Unrelated.\n" } }] }),
+    )
+    .await
+    .expect(200);
+    let other_n = number(&other).await;
     let ours_n = number(&ours).await;
     let theirs_n = number(&theirs).await;
     let ours_path = format!("/s/{space}/~/changes/{ours_n}");

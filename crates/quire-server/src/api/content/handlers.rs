@@ -20,7 +20,7 @@ use crate::blobs;
 use crate::clock::iso;
 use crate::domain::access::SpaceCtx;
 use crate::domain::auth::Caller;
-use crate::domain::change_requests::{self as crs, merge3, require_edit, Landing};
+use crate::domain::change_requests::{self as crs, require_edit, Landing};
 use crate::domain::content;
 use crate::domain::published;
 use crate::error::{ApiError, ApiResult};
@@ -835,43 +835,7 @@ pub async fn update_cr(
     Extension(ctx): Extension<SpaceCtx>,
     Path((_, cr)): Path<(String, String)>,
 ) -> ApiResult<Json<types::Landed>> {
-    ctx.require_live()?;
-    require_edit(&ctx)?;
-    let found = crs::load(&state, &ctx, &cr).await?;
-    let mut attempts = crs::Attempts::begin(
-        &state,
-        "the update",
-        &[crs::Target::ChangeRequest(&found.id)],
-    )
-    .await;
-    let revision = loop {
-        let hold = attempts.next(&state, &ctx, &found.id).await?;
-        let c = &hold.cr;
-        if c.status == ChangeRequestStatus::Merged {
-            return Err(ApiError::conflict(
-                "A merged change request can no longer be updated.",
-            ));
-        }
-        let main_id = crs::current_revision(&state, &ctx.space.id).await?;
-        if main_id == c.revision_base {
-            break c.revision_id.clone();
-        }
-        let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
-        let main = load_revision(&state, &ctx.space.id, &main_id).await?;
-        let mine = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
-        let merged = merge3(base.rev, mine.rev, main.rev).await?;
-        let landing = Landing {
-            revision: merged,
-            kind: RevisionType::Update,
-            parents: vec![c.revision_id.clone(), main_id.clone()],
-            new_base: Some(&main_id),
-            by: &caller.user.id,
-            contributes: false,
-        };
-        if let Some(revision) = crs::land(&state, hold, landing).await? {
-            break revision;
-        }
-    };
+    let revision = crs::update_from_main(&state, &ctx, &caller.user.id, &cr).await?;
     Ok(Json(types::Landed {
         revision,
         result: "update",
