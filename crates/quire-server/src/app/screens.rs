@@ -782,6 +782,33 @@ async fn change_request(
         text(c.status.as_str()),
         text(&crate::clock::iso(c.updated_at))
     );
+    if c.status.as_str() != "merged" && ctx.role >= crate::domain::access::Role::Edit {
+        let option = |value: &str, label: &str| {
+            format!(
+                "<option value=\"{value}\"{}>{label}</option>",
+                if c.status.as_str() == value {
+                    " selected"
+                } else {
+                    ""
+                }
+            )
+        };
+        let _ = write!(
+            body,
+            "<details><summary>Edit subject and status</summary><form method=\"post\" action=\"/s/{}/~/changes/{}/edit\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{}\"><label for=\"subject\">Subject</label>\
+<input id=\"subject\" name=\"subject\" type=\"text\" maxlength=\"100\" value=\"{}\">\
+<label for=\"status\">Status</label><select id=\"status\" name=\"status\">{}{}{}</select>\
+<button type=\"submit\">Save</button></form></details>",
+            attr(&ctx.space.id),
+            c.number,
+            attr(viewer.csrf),
+            attr(&c.subject),
+            option("draft", "Draft"),
+            option("open", "Open"),
+            option("archived", "Archived")
+        );
+    }
     if c.status.as_str() != "merged" && c.revision_base != ctx.space.revision_id {
         let _ = write!(
             body,
@@ -1131,7 +1158,9 @@ pub async fn space_action(
     };
     let parts: Vec<&str> = path.split('/').collect();
     let (number, action) = match parts.as_slice() {
-        ["~", "changes", n, a @ ("review" | "merge" | "update")] => (n.to_string(), a.to_string()),
+        ["~", "changes", n, a @ ("review" | "merge" | "update" | "edit")] => {
+            (n.to_string(), a.to_string())
+        }
         _ => return not_found(Some(&viewer), "No action of the space has this address."),
     };
     // As the API's writes: on a task of its own, so that it runs to its end when the browser
@@ -1144,6 +1173,7 @@ pub async fn space_action(
             number.clone(),
         );
         let status = form.status.unwrap_or_default();
+        let subject = form.subject;
         async move {
             match action.as_str() {
                 "review" => {
@@ -1151,9 +1181,30 @@ pub async fn space_action(
                         .await
                         .map(|_| ())
                 }
-                _ => crate::domain::change_requests::merge(&state, &ctx, &user, &number)
+                "update" => {
+                    crate::domain::change_requests::update_from_main(&state, &ctx, &user, &number)
+                        .await
+                        .map(|_| ())
+                }
+                "edit" => {
+                    let status = match status.as_str() {
+                        "draft" => Some(crate::values::ChangeRequestStatus::Draft),
+                        "open" => Some(crate::values::ChangeRequestStatus::Open),
+                        "archived" => Some(crate::values::ChangeRequestStatus::Archived),
+                        _ => None,
+                    };
+                    crate::domain::change_requests::update_meta(
+                        &state, &ctx, &number, subject, status,
+                    )
+                    .await
+                    .map(|_| ())
+                }
+                "merge" => crate::domain::change_requests::merge(&state, &ctx, &user, &number)
                     .await
                     .map(|_| ()),
+                other => Err(crate::error::ApiError::not_found(format!(
+                    "No change request action `{other}`."
+                ))),
             }
         }
     };

@@ -162,6 +162,7 @@ pub struct Form {
     pub password: Option<String>,
     pub next: Option<String>,
     pub status: Option<String>,
+    pub subject: Option<String>,
 }
 
 /// Reads a form sent from this server's pages (origin checked); when `session` is given, its

@@ -485,3 +485,61 @@ pub async fn update_from_main(
         .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
     Ok(revision)
 }
+
+/// Sets a change request's subject and status (`draft`, `open` or `archived`; merging is
+/// done by merging): refused once merged. The API's `updateChangeRequestById` and the app
+/// both call it.
+pub async fn update_meta(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    cr: &str,
+    subject: Option<String>,
+    status: Option<ChangeRequestStatus>,
+) -> ApiResult<ChangeRequestRow> {
+    ctx.require_live()?;
+    if let Some(subject) = &subject {
+        crate::validate::length("subject", subject, 0, 100)?;
+    }
+    if status == Some(ChangeRequestStatus::Merged) {
+        return Err(ApiError::bad_request(
+            "`status` cannot be `merged`: merge the change request instead.",
+        ));
+    }
+    let found = load(state, ctx, cr).await?;
+    let mut tx = state.db.begin().await?;
+    // Taken inside the transaction so the counters follow the true previous status and a
+    // merge cannot be undone by this write.
+    let mut c = store::change_requests::lock(&mut tx, &found.id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Change request `{cr}` not found in this space."))
+        })?;
+    if c.status == ChangeRequestStatus::Merged {
+        return Err(ApiError::conflict(
+            "A merged change request can no longer be changed.",
+        ));
+    }
+    if let Some(subject) = subject {
+        c.subject = subject;
+    }
+    let previous = c.status;
+    if let Some(status) = status {
+        c.status = status;
+    }
+    c.updated_at = state.now();
+    store::change_requests::update_meta(&mut tx, &c).await?;
+    if previous != c.status {
+        store::change_requests::count_transition(
+            &mut tx,
+            &c.space_id,
+            Some(previous),
+            Some(c.status),
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
+    Ok(c)
+}

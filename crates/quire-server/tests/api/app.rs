@@ -670,6 +670,74 @@ async fn a_change_request_is_reviewed_and_merged_in_the_app_and_a_conflict_names
         .await;
     assert_eq!(conflict.status, 409, "{}", conflict.html);
     assert!(conflict.html.contains("Intro"), "{}", conflict.html);
+    // Behind main: "Update from main" pulls it in, or names the conflict.
+    let other_path = format!("/s/{space}/~/changes/{other_n}");
+    let behind = a.get(&other_path).await;
+    assert!(behind.html.contains("Update from main"), "{}", behind.html);
+    assert!(
+        !c.get(&other_path).await.html.contains("Update from main"),
+        "a reader may not update"
+    );
+    let updated = a
+        .post(&format!("{other_path}/update"), &[("csrf", &token)])
+        .await;
+    assert_eq!(updated.status, 303, "{}", updated.html);
+    assert!(!a.get(&other_path).await.html.contains("Update from main"));
+    // Updated, not merged: still open, and main does not hold its page.
+    let after_update = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{other}"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(after_update["status"], "open", "{after_update}");
+    let main_pages = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    assert!(
+        !main_pages.to_string().contains("Elsewhere"),
+        "{main_pages}"
+    );
+    let clash = a
+        .post(
+            &format!("/s/{space}/~/changes/{theirs_n}/update"),
+            &[("csrf", &token)],
+        )
+        .await;
+    assert_eq!(clash.status, 409, "{}", clash.html);
+    assert!(clash.html.contains("Intro"), "{}", clash.html);
+    let still = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{theirs}"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(still["status"], "open", "a refused update changes nothing");
+    // Subject and status are edited from the screen.
+    let edited = a
+        .post(
+            &format!("{other_path}/edit"),
+            &[
+                ("csrf", &token),
+                ("subject", "Renamed here"),
+                ("status", "draft"),
+            ],
+        )
+        .await;
+    assert_eq!(edited.status, 303, "{}", edited.html);
+    let renamed = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{other}"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(renamed["subject"], "Renamed here");
+    assert_eq!(renamed["status"], "draft");
+    assert!(a.get(&other_path).await.html.contains("Renamed here"));
     let main = app
         .get(
             &alice,

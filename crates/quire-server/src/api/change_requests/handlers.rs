@@ -202,44 +202,12 @@ pub async fn update_change_request(
     Path((_, cr)): Path<(String, String)>,
     JsonBody(body): JsonBody<UpdateChangeRequest>,
 ) -> ApiResult<Json<views::ChangeRequest>> {
-    ctx.require_live()?;
-    let found = load(&state, &ctx, &cr).await?;
-    let mut tx = state.db.begin().await?;
-    // Taken inside the transaction so the counters follow the true previous status and a
-    // merge cannot be undone by this write.
-    let mut c = store::change_requests::lock(&mut tx, &found.id)
-        .await?
-        .ok_or_else(|| {
-            ApiError::not_found(format!("Change request `{cr}` not found in this space."))
-        })?;
-    if c.status == ChangeRequestStatus::Merged {
-        return Err(ApiError::conflict(
-            "A merged change request can no longer be changed.",
-        ));
-    }
-    if let Some(subject) = body.subject {
-        validate::length("subject", &subject, 0, 100)?;
-        c.subject = subject;
-    }
-    let previous = c.status;
-    if let Some(status) = body.status {
-        c.status = match status {
-            SettableStatus::Draft => ChangeRequestStatus::Draft,
-            SettableStatus::Open => ChangeRequestStatus::Open,
-            SettableStatus::Archived => ChangeRequestStatus::Archived,
-        };
-    }
-    c.updated_at = state.now();
-    store::change_requests::update_meta(&mut tx, &c).await?;
-    if previous != c.status {
-        store::change_requests::count_transition(
-            &mut tx,
-            &c.space_id,
-            Some(previous),
-            Some(c.status),
-        )
+    let status = body.status.map(|s| match s {
+        SettableStatus::Draft => ChangeRequestStatus::Draft,
+        SettableStatus::Open => ChangeRequestStatus::Open,
+        SettableStatus::Archived => ChangeRequestStatus::Archived,
+    });
+    let c = crate::domain::change_requests::update_meta(&state, &ctx, &cr, body.subject, status)
         .await?;
-    }
-    tx.commit().await?;
     Ok(Json(render(&state, &ctx, &c).await?))
 }
