@@ -282,6 +282,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_write_transaction_counts_what_each_statement_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = db(&dir).await;
+        let mut tx = db.begin().await.unwrap();
+        let inserted = tx
+            .execute(&Sql::new(
+                "INSERT INTO items VALUES ('a', 'open', 1, NULL), ('b', 'open', 2, NULL)",
+            ))
+            .await
+            .unwrap();
+        assert_eq!(inserted, 2);
+        // A read run as a statement (a lock on PostgreSQL) changed nothing.
+        let read = tx
+            .execute(&Sql::new("SELECT name FROM items WHERE n = $1").arg(1i64))
+            .await
+            .unwrap();
+        assert_eq!(read, 0);
+        let n: i64 = tx
+            .scalar(&Sql::new("SELECT COUNT(*) FROM items"))
+            .await
+            .unwrap();
+        assert_eq!(n, 2);
+        // Dropped without a commit: nothing was written.
+        drop(tx);
+        let n: i64 = db
+            .scalar(&Sql::new("SELECT COUNT(*) FROM items"))
+            .await
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+
+    #[tokio::test]
     async fn reads_see_committed_writes_and_bind_placeholders_by_number() {
         let dir = tempfile::tempdir().unwrap();
         let db = db(&dir).await;

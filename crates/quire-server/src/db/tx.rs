@@ -126,18 +126,20 @@ impl Tx {
         }
     }
 
-    /// Runs a statement; the number of rows it changed.
+    /// Runs a statement; the number of rows it changed (0 for one that only reads).
     pub async fn execute(&mut self, q: &Sql) -> sqlx::Result<u64> {
         match &mut self.inner {
             Inner::InPlace { conn, .. } => {
                 // Stepped to the end: a statement may return rows (a lock taken with a
                 // `SELECT` on PostgreSQL is a plain one here; `... RETURNING`).
-                in_place(conn, q, |stmt| {
+                let reads_only = in_place(conn, q, |stmt| {
+                    let reads_only = stmt.readonly();
                     let mut rows = stmt.raw_query();
                     while rows.next()?.is_some() {}
-                    Ok(())
+                    Ok(reads_only)
                 })?;
-                Ok(conn.changes())
+                // SQLite's count is the last writing statement's: not this one's if it read.
+                Ok(if reads_only { 0 } else { conn.changes() })
             }
             Inner::Pooled { tx, .. } => Ok(q.query().execute(&mut **tx).await?.rows_affected()),
             Inner::Done => Err(ended()),
