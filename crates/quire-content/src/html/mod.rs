@@ -186,6 +186,36 @@ pub(crate) fn escape_text_into(out: &mut String, s: &str) {
     out.push_str(&s[last..]);
 }
 
+/// The URL of a reference a document names: a link (when [`safe_url`]), and a file, page or
+/// anchor of the same revision through `resolve`; another space's page or anchor, or a
+/// space, through `space_url` (given the space's id). Anything else (a collection, a user)
+/// has none here.
+pub fn ref_url(
+    resolve: &(impl Resolve + ?Sized),
+    r: &ContentRef,
+    space_url: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    match r {
+        ContentRef::Url { url } => safe_url(url).map(str::to_string),
+        ContentRef::File { file } => resolve.file(file).map(|f| f.url),
+        ContentRef::Page { page, space: None } => resolve.page_url(page, None),
+        ContentRef::Anchor {
+            anchor,
+            page: Some(page),
+            space: None,
+        } => resolve.page_url(page, Some(anchor)),
+        ContentRef::Anchor {
+            anchor,
+            page: None,
+            space: None,
+        } => Some(format!("#{anchor}")),
+        ContentRef::Page { space: Some(s), .. }
+        | ContentRef::Anchor { space: Some(s), .. }
+        | ContentRef::Space { space: s } => space_url(s),
+        _ => None,
+    }
+}
+
 /// The URL if it is safe in an `href` or `src`: `http:`, `https:`, `mailto:`, `tel:`, a
 /// relative path or an anchor. Surrounding spaces are trimmed; any control character
 /// (browsers drop tabs and newlines inside URLs, which hides schemes) refuses the URL.

@@ -8,9 +8,7 @@ use std::fmt::Write as _;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use quire_content::html::{
-    escape_attr as attr, escape_text as text, render_document, safe_url, FileRef,
-};
+use quire_content::html::{escape_attr as attr, escape_text as text, render_document, FileRef};
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
 
 use super::session::{self, Signed};
@@ -242,7 +240,7 @@ pub async fn space_home(
     Path(space_id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    space(&state, &headers, &space_id, "").await
+    space(&state, &headers, &space_id, "", None).await
 }
 
 /// `GET /s/{spaceId}/{path}`: a page by its path, or one of the space's `~/` screens.
@@ -252,14 +250,10 @@ pub async fn space_path(
     axum::extract::Query(query): axum::extract::Query<super::search::SearchQuery>,
     headers: HeaderMap,
 ) -> Response {
-    space_with(&state, &headers, &space_id, &path, query.q.as_deref()).await
+    space(&state, &headers, &space_id, &path, query.q.as_deref()).await
 }
 
-async fn space(state: &AppState, headers: &HeaderMap, space_id: &str, path: &str) -> Response {
-    space_with(state, headers, space_id, path, None).await
-}
-
-async fn space_with(
+async fn space(
     state: &AppState,
     headers: &HeaderMap,
     space_id: &str,
@@ -519,24 +513,8 @@ impl quire_content::html::Resolve for Links<'_> {
 
     fn other(&self, r: &ContentRef) -> Option<String> {
         match r {
-            ContentRef::Url { url } => safe_url(url).map(str::to_string),
-            ContentRef::File { file } => self.file(file).map(|f| f.url),
-            ContentRef::Page { page, space: None } => self.page_url(page, None),
-            ContentRef::Anchor {
-                anchor,
-                page: Some(page),
-                space: None,
-            } => self.page_url(page, Some(anchor)),
-            ContentRef::Anchor {
-                anchor,
-                page: None,
-                space: None,
-            } => Some(format!("#{anchor}")),
-            ContentRef::Page { space: Some(s), .. }
-            | ContentRef::Anchor { space: Some(s), .. }
-            | ContentRef::Space { space: s } => Some(format!("/s/{s}")),
             ContentRef::Collection { collection } => Some(format!("/c/{collection}")),
-            _ => None,
+            r => quire_content::html::ref_url(self, r, &|s| Some(format!("/s/{s}"))),
         }
     }
 
@@ -1243,11 +1221,7 @@ impl quire_content::html::Resolve for PlainLinks {
     }
 
     fn other(&self, r: &ContentRef) -> Option<String> {
-        match r {
-            ContentRef::Url { url } => safe_url(url).map(str::to_string),
-            ContentRef::Space { space } => Some(format!("/s/{space}")),
-            _ => None,
-        }
+        quire_content::html::ref_url(self, r, &|s| Some(format!("/s/{s}")))
     }
 }
 

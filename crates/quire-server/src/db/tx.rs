@@ -179,11 +179,6 @@ impl Tx {
         }
     }
 
-    /// The first row of a read; `RowNotFound` when there is none.
-    pub async fn one<T: Row>(&mut self, q: &Sql) -> sqlx::Result<T> {
-        self.row(q).await?.ok_or(sqlx::Error::RowNotFound)
-    }
-
     /// The first column of every row of a read.
     pub async fn scalars<T: Scalar>(&mut self, q: &Sql) -> sqlx::Result<Vec<T>> {
         match &mut self.inner {

@@ -1,5 +1,6 @@
 //! Stored bytes served back to a browser (uploaded files, PDFs, OpenAPI documents): one place
-//! that makes sure none of them can run as a page of Quire's origin.
+//! that makes sure none of them can run as a page of Quire's origin; and the headers of the
+//! HTML pages Quire renders itself.
 
 use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -71,6 +72,26 @@ pub fn uploaded_file(bytes: impl Into<Body>, content_type: &str, name: &str) -> 
     let declared = HeaderValue::from_str(content_type)
         .unwrap_or(HeaderValue::from_static("application/octet-stream"));
     sandboxed(bytes, declared, Some((disposition, name)))
+}
+
+/// The headers of an HTML page Quire renders itself (published sites, the account page, the
+/// app): its type, the page's Content-Security-Policy, `nosniff` and its referrer policy.
+pub fn page_headers(res: &mut axum::response::Response, csp: &'static str, referrer: &'static str) {
+    use axum::http::{header, HeaderValue};
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(csp),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static(referrer));
 }
 
 #[cfg(test)]

@@ -143,14 +143,6 @@ pub async fn set_password_hash(db: &Db, user_id: &str, hash: &str) -> sqlx::Resu
         > 0)
 }
 
-/// Whether the user is an instance administrator.
-pub async fn is_instance_admin(db: &Db, user_id: &str) -> sqlx::Result<bool> {
-    Ok(db
-        .row::<(i64,)>(&Sql::new("SELECT instance_admin FROM users WHERE id = $1").arg(user_id))
-        .await?
-        .is_some_and(|(a,)| a != 0))
-}
-
 /// Makes a user an instance administrator.
 pub async fn make_instance_admin(db: &Db, user_id: &str) -> sqlx::Result<()> {
     db.execute(&Sql::new("UPDATE users SET instance_admin = 1 WHERE id = $1").arg(user_id))

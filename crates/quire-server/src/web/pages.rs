@@ -452,23 +452,7 @@ fn share_cookie(headers: &HeaderMap) -> Option<String> {
 /// Headers every HTML answer carries.
 fn html(status: StatusCode, body: impl IntoResponse) -> Response {
     let mut res = (status, body).into_response();
-    let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("strict-origin-when-cross-origin"),
-    );
+    crate::http::download::page_headers(&mut res, CSP, "strict-origin-when-cross-origin");
     res
 }
 
@@ -641,25 +625,7 @@ impl<'a> Links<'a> {
     }
 
     fn ref_url(&self, r: &ContentRef) -> Option<String> {
-        match r {
-            ContentRef::Url { url } => safe_url(url).map(str::to_string),
-            ContentRef::File { file } => self.file(file).map(|f| f.url),
-            ContentRef::Page { page, space: None } => self.page_url(page, None),
-            ContentRef::Anchor {
-                anchor,
-                page: Some(page),
-                space: None,
-            } => self.page_url(page, Some(anchor)),
-            ContentRef::Anchor {
-                anchor,
-                page: None,
-                space: None,
-            } => Some(format!("#{anchor}")),
-            ContentRef::Page { space: Some(s), .. }
-            | ContentRef::Anchor { space: Some(s), .. }
-            | ContentRef::Space { space: s } => self.spaces.get(s).cloned(),
-            _ => None,
-        }
+        quire_content::html::ref_url(self, r, &|s| self.spaces.get(s).cloned())
     }
 }
 

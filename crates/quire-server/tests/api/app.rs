@@ -750,3 +750,60 @@ async fn a_change_request_is_reviewed_and_merged_in_the_app_and_a_conflict_names
         "{main}"
     );
 }
+
+#[tokio::test]
+async fn sessions_end_when_idle_or_on_a_new_password_and_sso_members_need_their_sso() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    quire_server::admin::set_password(
+        &app.config,
+        "alice@example.com",
+        Some("alice"),
+        "a fine passphrase",
+        false,
+    )
+    .await
+    .unwrap();
+    let mut a = Browser::new(&app);
+    let form = [
+        ("email", "alice@example.com"),
+        ("password", "a fine passphrase"),
+    ];
+    assert_eq!(a.post("/signin", &form).await.status, 303);
+    assert_eq!(a.get("/").await.status, 200);
+
+    // Unused for longer than the idle limit, the session is over.
+    app.clock.advance_ms(7 * 24 * 3600 * 1000 + 1000);
+    assert_eq!(a.get("/").await.location.as_deref(), Some("/signin"));
+
+    // A new password ends the sessions opened with the old one.
+    assert_eq!(a.post("/signin", &form).await.status, 303);
+    assert_eq!(a.get("/").await.status, 200);
+    quire_server::admin::set_password(
+        &app.config,
+        "alice@example.com",
+        None,
+        "another fine passphrase",
+        false,
+    )
+    .await
+    .unwrap();
+    assert_eq!(a.get("/").await.location.as_deref(), Some("/signin"));
+
+    // A member of an organization that enforces its single sign-on cannot use a password.
+    let org = app.org(&alice, "Strict").await;
+    app.patch(&alice, &format!("/v1/orgs/{org}"), json!({ "sso": true }))
+        .await
+        .expect(200);
+    let refused = a
+        .post(
+            "/signin",
+            &[
+                ("email", "alice@example.com"),
+                ("password", "another fine passphrase"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{}", refused.html);
+    assert!(refused.html.contains("single sign-on"), "{}", refused.html);
+}
