@@ -1154,11 +1154,11 @@ pub async fn space_action(
         let subject = form.subject;
         async move {
             match action.as_str() {
-                "review" => {
-                    crate::domain::change_requests::review(&state, &ctx, &user, &number, &status)
-                        .await
-                        .map(|_| ())
-                }
+                "review" => crate::domain::change_requests::review(
+                    &state, &ctx, &user, &number, &status, None,
+                )
+                .await
+                .map(|_| ()),
                 "update" => {
                     crate::domain::change_requests::update_from_main(&state, &ctx, &user, &number)
                         .await

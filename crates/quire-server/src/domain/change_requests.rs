@@ -384,6 +384,7 @@ pub async fn review(
     user: &crate::ids::UserId,
     cr: &str,
     status: &str,
+    comment: Option<crate::domain::comments::BodyIn>,
 ) -> ApiResult<(ChangeRequestRow, store::reviews::ReviewRow)> {
     ctx.require(Role::Review, "review change requests in this space")?;
     if !matches!(status, "approved" | "changes-requested") {
@@ -391,6 +392,7 @@ pub async fn review(
             "`status` must be one of `approved`, `changes-requested`.",
         ));
     }
+    let comment = comment.map(|b| b.into_markdown("comment")).transpose()?;
     let c = load(state, ctx, cr).await?;
     if matches!(
         c.status,
@@ -416,6 +418,14 @@ pub async fn review(
         updated_at: now,
     };
     store::reviews::submit(&mut tx, &row).await?;
+    if let Some(markdown) = comment {
+        // The review's words join the change request's discussion, with the review.
+        let thread = crate::domain::comments::Thread {
+            ctx: ctx.clone(),
+            cr: Some(c.clone()),
+        };
+        crate::domain::comments::post_in(state, &mut tx, &thread, user, markdown).await?;
+    }
     tx.commit().await?;
     state
         .cache

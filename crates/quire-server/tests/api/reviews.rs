@@ -147,3 +147,55 @@ async fn reviewers_are_requested_then_review_and_the_request_is_fulfilled() {
     .await
     .expect_error(400);
 }
+
+#[tokio::test]
+async fn a_review_with_words_posts_them_in_the_change_requests_discussion() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Reviewed").await;
+    let space = app.space(&alice, &org, "Docs", None).await;
+    app.add_member(&alice, &org, &bob, json!("review")).await;
+    let cr = app.open_change_request(&alice, &space, "Please look").await;
+    let base = format!("/v1/spaces/{space}/change-requests/{cr}");
+    let words = json!({
+        "object": "document",
+        "nodes": [{ "object": "block", "type": "paragraph",
+            "nodes": [{ "object": "text", "leaves": [{ "object": "leaf", "text": "Tighten the intro.", "marks": [] }] }] }]
+    });
+    app.post(
+        &bob,
+        &format!("{base}/reviews"),
+        json!({ "status": "changes-requested", "comment": words }),
+    )
+    .await
+    .expect(201);
+    let listed = app
+        .get(&alice, &format!("{base}/comments"))
+        .await
+        .expect(200);
+    assert_eq!(listed["count"], 1, "{listed}");
+    assert_eq!(listed["items"][0]["postedBy"]["id"], bob.id.as_str());
+    assert_eq!(
+        listed["items"][0]["body"]["markdown"]
+            .as_str()
+            .map(str::trim),
+        Some("Tighten the intro.")
+    );
+    // An empty comment is refused, and no review is left behind.
+    let empty = json!({ "object": "document", "nodes": [] });
+    let refused = app
+        .post(
+            &bob,
+            &format!("{base}/reviews"),
+            json!({ "status": "approved", "comment": empty }),
+        )
+        .await
+        .expect_error(400);
+    assert!(refused.contains("comment"), "{refused}");
+    let reviews = app
+        .get(&alice, &format!("{base}/reviews"))
+        .await
+        .expect(200);
+    assert_eq!(reviews["count"], 1);
+}

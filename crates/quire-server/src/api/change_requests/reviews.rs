@@ -133,7 +133,7 @@ pub async fn list_reviews(
 #[serde(deny_unknown_fields)]
 pub struct SubmitReview {
     status: String,
-    comment: Option<serde_json::Value>,
+    comment: Option<quire_content::document::Document>,
 }
 
 /// `submitChangeRequestReview`: the caller reviews the change request's current content.
@@ -144,14 +144,18 @@ pub async fn submit_review(
     Path((space_id, cr)): Path<(String, String)>,
     JsonBody(body): JsonBody<SubmitReview>,
 ) -> ApiResult<Response> {
-    if body.comment.is_some() {
-        return Err(ApiError::bad_request(
-            "`comment` is not supported with a review yet: post it as a comment on the change request.",
-        ));
-    }
-    let (c, row) =
-        crate::domain::change_requests::review(&state, &ctx, &caller.user.id, &cr, &body.status)
-            .await?;
+    let comment = body
+        .comment
+        .map(|document| crate::domain::comments::BodyIn::Document { document });
+    let (c, row) = crate::domain::change_requests::review(
+        &state,
+        &ctx,
+        &caller.user.id,
+        &cr,
+        &body.status,
+        comment,
+    )
+    .await?;
     let mut ids = vec![row.reviewer_id.as_str()];
     ids.extend(row.requested_by.as_deref());
     let people = access::people(&state, &ids).await?;

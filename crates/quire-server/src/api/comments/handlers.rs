@@ -9,8 +9,6 @@ use axum::extract::{FromRequestParts, OriginalUri, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::Extension;
-
-use crate::http::json::{Json, JsonBytes};
 use quire_content::model::Revision;
 use serde::Deserialize;
 use serde_json::json;
@@ -19,160 +17,43 @@ use super::types::{
     Body, Comment, Permissions, Reacted, Reaction, Reply, Target, TargetCell, TargetNode,
     TargetPage, Urls,
 };
-use sha2::{Digest, Sha256};
-
 use crate::api::views;
 use crate::clock::iso;
-use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::access::SpaceCtx;
 use crate::domain::auth::Caller;
-use crate::domain::change_requests as crs;
-use crate::domain::content;
+use crate::domain::comments::{self, page_fingerprint, BodyIn, Thread};
 use crate::domain::listings;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, PathParams, QueryParams};
+use crate::http::json::{Json, JsonBytes};
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
-use crate::store::change_requests::ChangeRequestRow;
 use crate::store::comments::{CommentFilter, CommentRow, ReactionRow, ReplyRow};
 use crate::store::users::UserRow;
-use crate::values::{ChangeRequestStatus, CommentStatus};
+use crate::values::CommentStatus;
 
-/// Where comments live: a space, or one of its change requests (with the path's other
-/// parameters).
+/// Where comments live (a space, or one of its change requests), with the path's other
+/// parameters.
 pub struct Scope {
-    ctx: SpaceCtx,
-    cr: Option<ChangeRequestRow>,
+    thread: Thread,
     params: PathParams,
 }
 
 impl Scope {
-    fn space(ctx: SpaceCtx) -> Self {
-        Self {
-            ctx,
-            cr: None,
-            params: PathParams::default(),
-        }
-    }
-
-    async fn change_request(state: &AppState, ctx: SpaceCtx, cr: &str) -> ApiResult<Self> {
-        let cr = crs::load(state, &ctx, cr).await?;
-        Ok(Self {
-            ctx,
-            cr: Some(cr),
-            params: PathParams::default(),
-        })
-    }
-
     /// A path parameter (`commentId`, `commentReplyId`).
     fn param(&self, name: &str) -> ApiResult<&str> {
         self.params.require(name)
     }
 
-    fn cr_id(&self) -> Option<&str> {
-        self.cr.as_ref().map(|c| c.id.as_str())
-    }
-
-    /// The revision comments of this scope are about now.
-    async fn revision_id(&self, state: &AppState) -> ApiResult<String> {
-        match &self.cr {
-            Some(cr) => Ok(cr.revision_id.clone()),
-            None => crs::current_revision(state, &self.ctx.space.id).await,
-        }
-    }
-
-    async fn current_content(&self, state: &AppState) -> ApiResult<Arc<Revision>> {
-        let revision = self.revision_id(state).await?;
-        let root = store::revisions::get(&state.db, &self.ctx.space.id, &revision)
-            .await?
-            .map(|r| r.root)
-            .unwrap_or_default();
-        content::load(state, &root).await
-    }
-
     fn location(&self, state: &AppState, comment: &str) -> String {
-        match &self.cr {
+        let space = &self.thread.ctx.space.id;
+        match self.thread.cr_id() {
             Some(cr) => state.url(&format!(
-                "/v1/spaces/{}/change-requests/{}/comments/{comment}",
-                self.ctx.space.id, cr.id
+                "/v1/spaces/{space}/change-requests/{cr}/comments/{comment}"
             )),
-            None => state.url(&format!(
-                "/v1/spaces/{}/comments/{comment}",
-                self.ctx.space.id
-            )),
+            None => state.url(&format!("/v1/spaces/{space}/comments/{comment}")),
         }
-    }
-
-    fn live(&self) -> bool {
-        self.ctx.space.deleted_at.is_none()
-            && self
-                .cr
-                .as_ref()
-                .is_none_or(|c| c.status != ChangeRequestStatus::Merged)
-    }
-
-    fn require_live(&self) -> ApiResult<()> {
-        self.ctx.require_live()?;
-        if self
-            .cr
-            .as_ref()
-            .is_some_and(|c| c.status == ChangeRequestStatus::Merged)
-        {
-            return Err(ApiError::conflict(
-                "The change request is merged: its discussion is closed.",
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// A body as sent: markdown, or the official JSON document.
-#[derive(Deserialize)]
-#[serde(untagged)]
-pub enum BodyIn {
-    Markdown {
-        markdown: String,
-    },
-    Document {
-        document: quire_content::document::Document,
-    },
-}
-
-/// Largest comment or reply body, as markdown: comments are conversation, and every listing
-/// of the space carries them.
-const MAX_BODY_BYTES: usize = 64 * 1024;
-
-impl BodyIn {
-    fn into_markdown(self, field: &str) -> ApiResult<String> {
-        let too_long = || {
-            ApiError::bad_request(format!(
-                "`{field}` must be at most {} KiB of markdown.",
-                MAX_BODY_BYTES / 1024
-            ))
-        };
-        // Content nested deeper than the engine's bound is refused here, where it enters.
-        let md = match self {
-            BodyIn::Markdown { markdown } => {
-                if markdown.len() > MAX_BODY_BYTES {
-                    return Err(too_long());
-                }
-                quire_content::markdown::try_normalize_markdown(&markdown)
-            }
-            BodyIn::Document { document } => {
-                quire_content::markdown::try_document_to_markdown(&document)
-            }
-        }
-        .map_err(|e| ApiError::bad_request(format!("`{field}`: {e}")))?;
-        if md.len() > MAX_BODY_BYTES {
-            return Err(too_long());
-        }
-        if md.trim().is_empty() {
-            return Err(ApiError::bad_request(format!(
-                "`{field}` must not be empty."
-            )));
-        }
-        Ok(md)
     }
 }
 
@@ -192,15 +73,6 @@ fn body_json(markdown: &str, format: Format) -> Body {
             markdown
         ))),
     }
-}
-
-fn page_fingerprint(rev: &Revision, page_id: &str) -> Option<String> {
-    let page = rev.page(page_id)?;
-    let mut h = Sha256::new();
-    h.update(page.title.as_bytes());
-    h.update([0]);
-    h.update(page.markdown().unwrap_or("").as_bytes());
-    Some(hex::encode(h.finalize()))
 }
 
 fn reactions_json(
@@ -272,7 +144,7 @@ impl<'a> Render<'a> {
         ids.extend(reactions.iter().map(|r| r.user_id.as_str()));
         let users = crate::domain::access::people(state, &ids).await?;
         let current = if comments.iter().any(|c| c.page_id.is_some()) {
-            Some(scope.current_content(state).await?)
+            Some(scope.thread.current_content(state).await?)
         } else {
             None
         };
@@ -288,13 +160,12 @@ impl<'a> Render<'a> {
     }
 
     fn permissions(&self, author: &str) -> Permissions {
-        let live = self.scope.live();
-        let mine = self.caller.user.id == author;
+        let may = self.scope.thread.may(self.caller.user.id.as_str(), author);
         Permissions {
             view: true,
-            edit: live && mine,
-            reply: live && self.scope.ctx.role >= Role::Comment,
-            delete: live && (mine || self.scope.ctx.role >= Role::Admin),
+            edit: may.edit,
+            reply: may.reply,
+            delete: may.delete,
         }
     }
 
@@ -448,15 +319,15 @@ async fn list_impl(
     };
     let scope_key = format!(
         "comments:{}:{}:{:?}",
-        scope.ctx.space.id,
-        scope.cr_id().unwrap_or("-"),
+        scope.thread.ctx.space.id,
+        scope.thread.cr_id().unwrap_or("-"),
         q.order
     );
     let after = page.after::<(i64, String)>(&scope_key)?;
     let (rows, count) = store::comments::list(
         &state.db,
-        &scope.ctx.space.id,
-        scope.cr_id(),
+        &scope.thread.ctx.space.id,
+        scope.thread.cr_id(),
         &filter,
         after,
         page.fetch_limit(),
@@ -488,103 +359,6 @@ pub struct TableCell {
     definition: String,
 }
 
-/// Node, page and table identifiers are short keys; anything else is refused rather than
-/// stored and echoed in every listing.
-fn check_target_ids(body: &PostComment) -> ApiResult<()> {
-    let fields = [
-        ("page", body.page.as_deref()),
-        ("node", body.node.as_deref()),
-        (
-            "tableCell.record",
-            body.table_cell.as_ref().map(|t| t.record.as_str()),
-        ),
-        (
-            "tableCell.definition",
-            body.table_cell.as_ref().map(|t| t.definition.as_str()),
-        ),
-    ];
-    for (field, value) in fields {
-        if let Some(v) = value {
-            let ok = !v.is_empty()
-                && v.len() <= 128
-                && v.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-            if !ok {
-                return Err(ApiError::bad_request(format!(
-                    "`{field}` must be an identifier of 1 to 128 letters, digits, `-` or `_`."
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-async fn post_impl(
-    state: &AppState,
-    scope: &Scope,
-    caller: &Caller,
-    body: PostComment,
-) -> ApiResult<Comment> {
-    scope.require_live()?;
-    check_target_ids(&body)?;
-    let markdown = body.body.into_markdown("body")?;
-    let revision_id = scope.revision_id(state).await?;
-    let (page_title, page_hash) = match &body.page {
-        Some(page) => {
-            let rev = scope.current_content(state).await?;
-            let p = rev.page(page).ok_or_else(|| {
-                ApiError::bad_request(format!("`page`: no page `{page}` in the current content."))
-            })?;
-            (Some(p.title.clone()), page_fingerprint(&rev, page))
-        }
-        None => (None, None),
-    };
-    let now = state.now();
-    let c = CommentRow {
-        id: new_id(),
-        space_id: scope.ctx.space.id.clone(),
-        change_request_id: scope.cr_id().map(str::to_string),
-        posted_by: caller.user.id.to_string(),
-        posted_at: now,
-        edited_at: None,
-        body: markdown,
-        status: CommentStatus::Open,
-        resolved_at: None,
-        resolved_by: None,
-        revision_id,
-        page_id: body.page,
-        page_title,
-        page_hash,
-        node_id: body.node,
-        table_record: body.table_cell.as_ref().map(|t| t.record.clone()),
-        table_definition: body.table_cell.map(|t| t.definition),
-        replies: 0,
-    };
-    let mut tx = state.db.begin().await?;
-    store::comments::insert(&mut tx, &c).await?;
-    tx.commit().await?;
-    let render = Render::new(state, scope, caller, Format::Markdown, &[&c], &[]).await?;
-    Ok(render.comment(&c))
-}
-
-async fn load_comment(state: &AppState, scope: &Scope, id: &str) -> ApiResult<CommentRow> {
-    store::comments::get(&state.db, &scope.ctx.space.id, scope.cr_id(), id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Comment `{id}` not found.")))
-}
-
-async fn get_impl(
-    state: &AppState,
-    scope: &Scope,
-    caller: &Caller,
-    id: &str,
-    format: Format,
-) -> ApiResult<Comment> {
-    let c = load_comment(state, scope, id).await?;
-    let render = Render::new(state, scope, caller, format, &[&c], &[]).await?;
-    Ok(render.comment(&c))
-}
-
 /// Body of the PUT endpoints.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -597,119 +371,15 @@ pub struct UpdateBody {
     removed_reactions: Vec<String>,
 }
 
-/// Most reactions one request may add or remove, and most one user may leave on one
-/// comment or reply: a reaction list is read by everyone, so one writer must not be able to
-/// grow it without bound.
-const MAX_REACTIONS: usize = 20;
-
-fn check_emojis(field: &str, list: &[String]) -> ApiResult<()> {
-    if list.len() > MAX_REACTIONS {
-        return Err(ApiError::bad_request(format!(
-            "`{field}` may hold at most {MAX_REACTIONS} reactions."
-        )));
-    }
-    for (i, e) in list.iter().enumerate() {
-        if e.trim().is_empty()
-            || e.chars().count() > 50
-            || e.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
-            return Err(ApiError::bad_request(format!(
-                "`{field}[{i}]` must be an emoji of 1 to 50 characters."
-            )));
+impl From<UpdateBody> for comments::Change {
+    fn from(b: UpdateBody) -> Self {
+        comments::Change {
+            resolved: b.resolved,
+            body: b.body,
+            added_reactions: b.added_reactions,
+            removed_reactions: b.removed_reactions,
         }
     }
-    Ok(())
-}
-
-/// Applies the caller's reactions inside `tx`, refusing a total past [`MAX_REACTIONS`].
-async fn react(
-    tx: &mut crate::db::Tx,
-    target: &str,
-    caller: &Caller,
-    (added, removed): (&[String], &[String]),
-    now: i64,
-) -> ApiResult<()> {
-    let total = store::comments::react(tx, target, &caller.user.id, added, removed, now).await?;
-    if total > MAX_REACTIONS as i64 {
-        return Err(ApiError::bad_request(format!(
-            "`addedReactions`: one user may leave at most {MAX_REACTIONS} reactions on a comment."
-        )));
-    }
-    Ok(())
-}
-
-async fn update_impl(
-    state: &AppState,
-    scope: &Scope,
-    caller: &Caller,
-    id: &str,
-    body: UpdateBody,
-) -> ApiResult<Comment> {
-    scope.require_live()?;
-    check_emojis("addedReactions", &body.added_reactions)?;
-    check_emojis("removedReactions", &body.removed_reactions)?;
-    let found = load_comment(state, scope, id).await?;
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    let mut c = store::comments::get_tx(&mut tx, &found.id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Comment `{id}` not found.")))?;
-    if let Some(b) = body.body {
-        if c.posted_by != caller.user.id {
-            return Err(ApiError::forbidden("Only the author can edit a comment."));
-        }
-        c.body = b.into_markdown("body")?;
-        c.edited_at = Some(now);
-    }
-    if let Some(resolved) = body.resolved {
-        let was_open = c.status == CommentStatus::Open;
-        if resolved && was_open {
-            c.status = CommentStatus::Resolved;
-            c.resolved_at = Some(now);
-            c.resolved_by = Some(caller.user.id.to_string());
-            store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), -1)
-                .await?;
-        } else if !resolved && !was_open {
-            c.status = CommentStatus::Open;
-            c.resolved_at = None;
-            c.resolved_by = None;
-            store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), 1)
-                .await?;
-        }
-    }
-    store::comments::update(&mut tx, &c).await?;
-    let reactions = (&body.added_reactions[..], &body.removed_reactions[..]);
-    react(&mut tx, &c.id, caller, reactions, now).await?;
-    tx.commit().await?;
-    let render = Render::new(state, scope, caller, Format::Markdown, &[&c], &[]).await?;
-    Ok(render.comment(&c))
-}
-
-async fn delete_impl(
-    state: &AppState,
-    scope: &Scope,
-    caller: &Caller,
-    id: &str,
-) -> ApiResult<StatusCode> {
-    scope.require_live()?;
-    let mut tx = state.db.begin().await?;
-    let Some(c) = store::comments::get_tx(&mut tx, id).await? else {
-        return Ok(StatusCode::NO_CONTENT);
-    };
-    if c.space_id != scope.ctx.space.id || c.change_request_id.as_deref() != scope.cr_id() {
-        return Ok(StatusCode::NO_CONTENT);
-    }
-    if c.posted_by != caller.user.id && scope.ctx.role < Role::Admin {
-        return Err(ApiError::forbidden(
-            "Only the author or a space admin can delete a comment.",
-        ));
-    }
-    if store::comments::delete(&mut tx, &c.id).await? && c.status == CommentStatus::Open {
-        store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), -1)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
 }
 
 async fn list_replies_impl(
@@ -720,7 +390,7 @@ async fn list_replies_impl(
     format: Format,
     page: PageRequest,
 ) -> ApiResult<List<Reply>> {
-    let c = load_comment(state, scope, id).await?;
+    let c = comments::load(state, &scope.thread, id).await?;
     let key = format!("replies:{}", c.id);
     let after = page.after::<(i64, String)>(&key)?;
     let (rows, count) =
@@ -740,117 +410,28 @@ pub struct PostReply {
     body: BodyIn,
 }
 
-async fn post_reply_impl(
+/// One comment as an answer.
+async fn comment_view(
     state: &AppState,
     scope: &Scope,
     caller: &Caller,
-    id: &str,
-    body: PostReply,
+    c: &CommentRow,
     format: Format,
-) -> ApiResult<Reply> {
-    scope.require_live()?;
-    let c = load_comment(state, scope, id).await?;
-    let r = ReplyRow {
-        id: new_id(),
-        comment_id: c.id.clone(),
-        posted_by: caller.user.id.to_string(),
-        posted_at: state.now(),
-        edited_at: None,
-        body: body.body.into_markdown("body")?,
-    };
-    let mut tx = state.db.begin().await?;
-    store::comments::insert_reply(&mut tx, &r).await?;
-    store::comments::count_replies(&mut tx, &c.id, 1).await?;
-    tx.commit().await?;
-    let render = Render::new(state, scope, caller, format, &[], &[&r]).await?;
-    Ok(render.reply(&r))
+) -> ApiResult<Json<Comment>> {
+    let render = Render::new(state, scope, caller, format, &[c], &[]).await?;
+    Ok(Json(render.comment(c)))
 }
 
-async fn load_reply(
-    state: &AppState,
-    scope: &Scope,
-    comment: &str,
-    reply: &str,
-) -> ApiResult<(CommentRow, ReplyRow)> {
-    let c = load_comment(state, scope, comment).await?;
-    let r = store::comments::get_reply(&state.db, &c.id, reply)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Reply `{reply}` not found.")))?;
-    Ok((c, r))
-}
-
-async fn get_reply_impl(
+/// One reply as an answer.
+async fn reply_view(
     state: &AppState,
     scope: &Scope,
     caller: &Caller,
-    comment: &str,
-    reply: &str,
+    r: &ReplyRow,
     format: Format,
-) -> ApiResult<Reply> {
-    let (_, r) = load_reply(state, scope, comment, reply).await?;
-    let render = Render::new(state, scope, caller, format, &[], &[&r]).await?;
-    Ok(render.reply(&r))
-}
-
-async fn update_reply_impl(
-    state: &AppState,
-    scope: &Scope,
-    caller: &Caller,
-    comment: &str,
-    reply: &str,
-    body: UpdateBody,
-) -> ApiResult<Reply> {
-    scope.require_live()?;
-    if body.resolved.is_some() {
-        return Err(ApiError::bad_request(
-            "`resolved` applies to comments, not replies.",
-        ));
-    }
-    check_emojis("addedReactions", &body.added_reactions)?;
-    check_emojis("removedReactions", &body.removed_reactions)?;
-    let (_, mut r) = load_reply(state, scope, comment, reply).await?;
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    if let Some(b) = body.body {
-        if r.posted_by != caller.user.id {
-            return Err(ApiError::forbidden("Only the author can edit a reply."));
-        }
-        r.body = b.into_markdown("body")?;
-        r.edited_at = Some(now);
-        store::comments::update_reply(&mut tx, &r).await?;
-    }
-    let reactions = (&body.added_reactions[..], &body.removed_reactions[..]);
-    react(&mut tx, &r.id, caller, reactions, now).await?;
-    tx.commit().await?;
-    let render = Render::new(state, scope, caller, Format::Markdown, &[], &[&r]).await?;
-    Ok(render.reply(&r))
-}
-
-async fn delete_reply_impl(
-    state: &AppState,
-    scope: &Scope,
-    caller: &Caller,
-    comment: &str,
-    reply: &str,
-) -> ApiResult<StatusCode> {
-    scope.require_live()?;
-    let Ok(c) = load_comment(state, scope, comment).await else {
-        return Ok(StatusCode::NO_CONTENT);
-    };
-    let Some(r) = store::comments::get_reply(&state.db, &c.id, reply).await? else {
-        return Ok(StatusCode::NO_CONTENT);
-    };
-    if r.posted_by != caller.user.id && scope.ctx.role < Role::Admin {
-        return Err(ApiError::forbidden(
-            "Only the author or a space admin can delete a reply.",
-        ));
-    }
-    let mut tx = state.db.begin().await?;
-    if store::comments::delete_reply(&mut tx, &c.id, &r.id).await? {
-        store::comments::count_replies(&mut tx, &c.id, -1).await?;
-    }
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
+) -> ApiResult<Json<Reply>> {
+    let render = Render::new(state, scope, caller, format, &[], &[r]).await?;
+    Ok(Json(render.reply(r)))
 }
 
 // ---- Handlers: one per operation kind, for spaces and change requests alike ------------
@@ -865,12 +446,11 @@ impl FromRequestParts<AppState> for Scope {
         let ctx = parts.extensions.get::<SpaceCtx>().cloned().ok_or_else(|| {
             ApiError::internal(anyhow::anyhow!("comment route without a space context"))
         })?;
-        let mut scope = match params.get("changeRequestId") {
-            Some(cr) => Scope::change_request(state, ctx, cr).await?,
-            None => Scope::space(ctx),
+        let thread = match params.get("changeRequestId") {
+            Some(cr) => Thread::change_request(state, ctx, cr).await?,
+            None => Thread::space(ctx),
         };
-        scope.params = params;
-        Ok(scope)
+        Ok(Scope { thread, params })
     }
 }
 
@@ -884,7 +464,7 @@ pub async fn list_comments(
     page: PageRequest,
 ) -> ApiResult<JsonBytes> {
     // The items' permissions depend on who asks, their role and whether the space is live.
-    let live = if scope.ctx.space.deleted_at.is_some() {
+    let live = if scope.thread.ctx.space.deleted_at.is_some() {
         "deleted"
     } else {
         "live"
@@ -893,13 +473,13 @@ pub async fn list_comments(
         "comments",
         listings::request_line(&uri),
         caller.user.id.as_str(),
-        scope.ctx.role.as_str(),
+        scope.thread.ctx.role.as_str(),
         live,
     ]
     .join("\n");
     let build = || list_impl(&s, &scope, &caller, q, page);
     Ok(JsonBytes(
-        listings::answer(&s, &scope.ctx.space.id, key, build).await?,
+        listings::answer(&s, &scope.thread.ctx.space.id, key, build).await?,
     ))
 }
 
@@ -910,7 +490,13 @@ pub async fn post_comment(
     scope: Scope,
     JsonBody(body): JsonBody<PostComment>,
 ) -> ApiResult<Json<Comment>> {
-    Ok(Json(post_impl(&s, &scope, &caller, body).await?))
+    let anchor = comments::Anchor {
+        page: body.page,
+        node: body.node,
+        table_cell: body.table_cell.map(|t| (t.record, t.definition)),
+    };
+    let c = comments::post(&s, &scope.thread, &caller.user.id, body.body, anchor).await?;
+    comment_view(&s, &scope, &caller, &c, Format::Markdown).await
 }
 
 /// `getCommentInSpace`, `getCommentInChangeRequest`.
@@ -921,7 +507,8 @@ pub async fn get_comment(
     QueryParams(q): QueryParams<FormatQuery>,
 ) -> ApiResult<Json<Comment>> {
     let id = scope.param("commentId")?;
-    Ok(Json(get_impl(&s, &scope, &caller, id, q.format).await?))
+    let c = comments::load(&s, &scope.thread, id).await?;
+    comment_view(&s, &scope, &caller, &c, q.format).await
 }
 
 /// `updateCommentInSpace`, `updateCommentInChangeRequest`: resolve or reopen, edit
@@ -933,7 +520,8 @@ pub async fn update_comment(
     JsonBody(body): JsonBody<UpdateBody>,
 ) -> ApiResult<Json<Comment>> {
     let id = scope.param("commentId")?;
-    Ok(Json(update_impl(&s, &scope, &caller, id, body).await?))
+    let c = comments::update(&s, &scope.thread, &caller.user.id, id, body.into()).await?;
+    comment_view(&s, &scope, &caller, &c, Format::Markdown).await
 }
 
 /// `deleteCommentInSpace`, `deleteCommentInChangeRequest` (author or space admin); 204 also
@@ -943,7 +531,9 @@ pub async fn delete_comment(
     Extension(caller): Extension<Caller>,
     scope: Scope,
 ) -> ApiResult<StatusCode> {
-    delete_impl(&s, &scope, &caller, scope.param("commentId")?).await
+    let id = scope.param("commentId")?;
+    comments::delete(&s, &scope.thread, &caller.user.id, id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// `listCommentRepliesInSpace`, `listCommentRepliesInChangeRequest`.
@@ -969,9 +559,8 @@ pub async fn post_reply(
     JsonBody(body): JsonBody<PostReply>,
 ) -> ApiResult<Json<Reply>> {
     let id = scope.param("commentId")?;
-    Ok(Json(
-        post_reply_impl(&s, &scope, &caller, id, body, q.format).await?,
-    ))
+    let r = comments::reply(&s, &scope.thread, &caller.user.id, id, body.body).await?;
+    reply_view(&s, &scope, &caller, &r, q.format).await
 }
 
 /// `getCommentReplyInSpace`, `getCommentReplyInChangeRequest`.
@@ -982,9 +571,8 @@ pub async fn get_reply(
     QueryParams(q): QueryParams<FormatQuery>,
 ) -> ApiResult<Json<Reply>> {
     let (id, reply) = (scope.param("commentId")?, scope.param("commentReplyId")?);
-    Ok(Json(
-        get_reply_impl(&s, &scope, &caller, id, reply, q.format).await?,
-    ))
+    let (_, r) = comments::load_reply(&s, &scope.thread, id, reply).await?;
+    reply_view(&s, &scope, &caller, &r, q.format).await
 }
 
 /// `updateCommentReplyInSpace`, `updateCommentReplyInChangeRequest`.
@@ -995,9 +583,9 @@ pub async fn update_reply(
     JsonBody(body): JsonBody<UpdateBody>,
 ) -> ApiResult<Json<Reply>> {
     let (id, reply) = (scope.param("commentId")?, scope.param("commentReplyId")?);
-    Ok(Json(
-        update_reply_impl(&s, &scope, &caller, id, reply, body).await?,
-    ))
+    let user = &caller.user.id;
+    let r = comments::update_reply(&s, &scope.thread, user, (id, reply), body.into()).await?;
+    reply_view(&s, &scope, &caller, &r, Format::Markdown).await
 }
 
 /// `deleteCommentReplyInSpace`, `deleteCommentReplyInChangeRequest`; 204 also when absent.
@@ -1007,5 +595,6 @@ pub async fn delete_reply(
     scope: Scope,
 ) -> ApiResult<StatusCode> {
     let (id, reply) = (scope.param("commentId")?, scope.param("commentReplyId")?);
-    delete_reply_impl(&s, &scope, &caller, id, reply).await
+    comments::delete_reply(&s, &scope.thread, &caller.user.id, (id, reply)).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
