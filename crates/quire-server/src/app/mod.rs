@@ -14,6 +14,7 @@
 //! every state-changing form must come from Quire's own origin and, once signed in, carry
 //! the session's CSRF token.
 
+mod discuss;
 mod screens;
 mod search;
 mod session;

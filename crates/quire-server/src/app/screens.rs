@@ -16,6 +16,7 @@ use super::shell::{failed, not_found, page, see_other, Viewer};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, SpaceCtx};
 use crate::domain::auth::Caller;
+use crate::domain::comments::Thread;
 use crate::domain::content;
 use crate::ids::OrgId;
 use crate::state::AppState;
@@ -333,7 +334,12 @@ async fn space(
             "<h1>Page not found</h1><p>No page of this space has this address.</p>",
         );
     };
-    let body = page_body(&ctx, &rev, &entries, entry);
+    let mut body = page_body(&ctx, &rev, &entries, entry);
+    let on = (entry.page.id.as_str(), here.as_str());
+    match discussion(state, &ctx, &viewer, None, Some(on)).await {
+        Ok(html) => body.push_str(&html),
+        Err(e) => return failed(e),
+    }
     page(
         StatusCode::OK,
         &entry.page.title,
@@ -646,7 +652,7 @@ async fn tilde(
             }
             page(StatusCode::OK, "Files", Some(viewer), &nav, &body)
         }
-        ["comments"] => match discussion_html(state, &ctx.space.id, None).await {
+        ["comments"] => match discussion(state, ctx, viewer, None, None).await {
             Ok(html) => page(
                 StatusCode::OK,
                 "Discussion",
@@ -813,7 +819,7 @@ async fn change_request(
         Ok(html) => body.push_str(&html),
         Err(e) => return failed(e),
     }
-    match discussion_html(state, &ctx.space.id, Some(&c.id)).await {
+    match discussion(state, ctx, viewer, Some(&c), None).await {
         Ok(html) => body.push_str(&html),
         Err(e) => return failed(e),
     }
@@ -1135,6 +1141,14 @@ pub async fn space_action(
         }
     };
     let parts: Vec<&str> = path.split('/').collect();
+    let discussion = match parts.as_slice() {
+        ["~", "comments", rest @ ..] => Some((None, rest)),
+        ["~", "changes", n, "comments", rest @ ..] => Some((Some(*n), rest)),
+        _ => None,
+    };
+    if let Some((cr, rest)) = discussion {
+        return discuss_action(&state, ctx, &viewer, &caller, cr, rest, form).await;
+    }
     let (number, action) = match parts.as_slice() {
         ["~", "changes", n, a @ ("review" | "merge" | "update" | "edit")] => {
             (n.to_string(), a.to_string())
@@ -1194,87 +1208,104 @@ pub async fn space_action(
     match done {
         Ok(()) => see_other(&back),
         Err(crate::error::ApiError::Internal(e)) => failed(e),
-        Err(e) => page(
-            e.status(),
-            "Not done",
-            Some(&viewer),
-            "",
-            &format!(
-                "<h1>Not done</h1><p class=\"error\" role=\"alert\">{}</p><p><a href=\"{}\">Back to the change request</a></p>",
-                text(&e.to_string()),
-                attr(&back)
-            ),
-        ),
+        Err(e) => not_done(&viewer, &e, &back, "Back to the change request"),
     }
 }
 
-/// Resolves only plain links: comments refer to no page of a revision the screen holds.
-struct PlainLinks;
-
-impl quire_content::html::Resolve for PlainLinks {
-    fn page_url(&self, _page_id: &str, _anchor: Option<&str>) -> Option<String> {
-        None
-    }
-
-    fn file(&self, _file_id: &str) -> Option<FileRef> {
-        None
-    }
-
-    fn other(&self, r: &ContentRef) -> Option<String> {
-        quire_content::html::ref_url(self, r, &|s| Some(format!("/s/{s}")))
-    }
-}
-
-/// Most comments a discussion shows.
-const COMMENTS_SHOWN: i64 = 100;
-
-/// The comments of a space (`cr` `None`) or of one of its change requests, oldest first,
-/// each rendered by the sanitising renderer, with author, time, state and reply count.
-async fn discussion_html(
+/// The discussion of the space, of a change request (`cr`) or of a page (`on`: its id and
+/// address), with the forms the viewer may use.
+async fn discussion(
     state: &AppState,
-    space_id: &str,
-    cr: Option<&str>,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    cr: Option<&store::change_requests::ChangeRequestRow>,
+    on: Option<(&str, &str)>,
 ) -> crate::error::ApiResult<String> {
-    let filter = store::comments::CommentFilter {
-        ascending: true,
-        ..Default::default()
+    let thread = Thread {
+        ctx: ctx.clone(),
+        cr: cr.cloned(),
     };
-    let (comments, total) =
-        store::comments::list(&state.db, space_id, cr, &filter, None, COMMENTS_SHOWN).await?;
-    let ids: Vec<&str> = comments.iter().map(|c| c.posted_by.as_str()).collect();
-    let people = access::people(state, &ids).await?;
-    let mut out = format!(
-        "<section class=\"discussion\"><h2>Discussion <span class=\"muted\">{total}</span></h2>"
-    );
-    if comments.is_empty() {
-        out.push_str("<p class=\"muted\">No comment yet.</p>");
+    let back = match (cr, on) {
+        (_, Some((_, address))) => address.to_string(),
+        (Some(c), None) => format!("/s/{}/~/changes/{}", ctx.space.id, c.number),
+        (None, None) => format!("/s/{}/~/comments", ctx.space.id),
+    };
+    let page = on.map(|(id, _)| id);
+    super::discuss::section(state, &thread, viewer, page, &back).await
+}
+
+/// `POST .../comments[/...]` of a space or a change request: a discussion form, run on a
+/// task of its own with the access cache bypassed (as every app write), then back to where
+/// the form was, at the comment.
+async fn discuss_action(
+    state: &AppState,
+    ctx: SpaceCtx,
+    viewer: &Viewer<'_>,
+    caller: &Caller,
+    cr: Option<&str>,
+    rest: &[&str],
+    form: session::Form,
+) -> Response {
+    use super::discuss::{self, Act, Sent};
+    let Some(act) = Act::parse(rest) else {
+        return not_found(Some(viewer), "No action of the space has this address.");
+    };
+    let space = ctx.space.id.clone();
+    let thread = match cr {
+        Some(n) => match Thread::change_request(state, ctx, n).await {
+            Ok(t) => t,
+            Err(_) => {
+                return not_found(
+                    Some(viewer),
+                    "No change request of this space has this number.",
+                )
+            }
+        },
+        None => Thread::space(ctx),
+    };
+    // Back to a screen of this space only: `back` comes from the form.
+    let prefix = format!("/s/{space}");
+    let back = form
+        .back
+        .filter(|b| {
+            (b == &prefix || b.starts_with(&format!("{prefix}/")))
+                && !b.contains(['\\', '#', '\r', '\n'])
+                && !b.contains("//")
+        })
+        .unwrap_or_else(|| discuss::actions_base(&thread));
+    let sent = Sent {
+        body: form.body,
+        page: form.page,
+        emoji: form
+            .emoji
+            .map(|e| (e, form.op.as_deref() != Some("remove"))),
+    };
+    let run = {
+        let (state, user, thread) = (state.clone(), caller.user.id.clone(), thread.clone());
+        async move { discuss::run(&state, &thread, &user, act, sent).await }
+    };
+    let done = match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(done) => done,
+        Err(e) => return failed(e),
+    };
+    match done {
+        Ok(fragment) => see_other(&format!("{back}#{fragment}")),
+        Err(crate::error::ApiError::Internal(e)) => failed(e),
+        Err(e) => not_done(viewer, &e, &back, "Back"),
     }
-    for c in &comments {
-        let author = people
-            .get(&c.posted_by)
-            .map(|u| u.display_name.clone())
-            .unwrap_or_else(|| c.posted_by.clone());
-        let document = quire_content::markdown::markdown_to_document(&c.body);
-        let rendered = render_document(&document, &PlainLinks);
-        let _ = write!(
-            out,
-            "<article class=\"comment\" data-comment=\"{}\"><p><strong>{}</strong> <span class=\"muted\">{}{}{}{}</span></p><div class=\"content\">{}</div></article>",
-            attr(&c.id),
-            text(&author),
-            text(&crate::clock::iso(c.posted_at)),
-            c.page_title
-                .as_deref()
-                .map(|t| format!(" · on {}", text(t)))
-                .unwrap_or_default(),
-            if c.status.as_str() == "resolved" { " · resolved" } else { "" },
-            match c.replies {
-                0 => String::new(),
-                1 => " · 1 reply".to_string(),
-                n => format!(" · {n} replies"),
-            },
-            rendered.html
-        );
-    }
-    out.push_str("</section>");
-    Ok(out)
+}
+
+/// The page of a refused action: the reason, and the way back.
+fn not_done(viewer: &Viewer<'_>, e: &crate::error::ApiError, back: &str, label: &str) -> Response {
+    page(
+        e.status(),
+        "Not done",
+        Some(viewer),
+        "",
+        &format!(
+            "<h1>Not done</h1><p class=\"error\" role=\"alert\">{}</p><p><a href=\"{}\">{label}</a></p>",
+            text(&e.to_string()),
+            attr(back)
+        ),
+    )
 }

@@ -33,7 +33,7 @@ pub const ABSOLUTE_MS: i64 = 30 * 24 * 3600 * 1000;
 /// How often a session's last use is written (not on every request).
 const TOUCH_EVERY_MS: i64 = 5 * 60 * 1000;
 /// Largest form accepted.
-const FORM_BYTES: usize = 16 * 1024;
+const FORM_BYTES: usize = 256 * 1024;
 
 /// A signed-in user and their session.
 pub struct Signed {
@@ -47,6 +47,7 @@ impl Signed {
         Viewer {
             name: &self.user.display_name,
             csrf: &self.session.csrf,
+            user: self.user.id.as_str(),
         }
     }
 }
@@ -163,6 +164,11 @@ pub struct Form {
     pub next: Option<String>,
     pub status: Option<String>,
     pub subject: Option<String>,
+    pub body: Option<String>,
+    pub page: Option<String>,
+    pub emoji: Option<String>,
+    pub op: Option<String>,
+    pub back: Option<String>,
 }
 
 /// Reads a form sent from this server's pages (origin checked); when `session` is given, its

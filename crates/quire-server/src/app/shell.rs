@@ -37,6 +37,8 @@ pub struct Viewer<'a> {
     pub name: &'a str,
     /// The session's CSRF token, for the sign-out form.
     pub csrf: &'a str,
+    /// The signed-in user's id.
+    pub user: &'a str,
 }
 
 /// A whole page: `nav` (already escaped HTML, or empty) beside `body` (already escaped).

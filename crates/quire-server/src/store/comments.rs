@@ -316,6 +316,24 @@ pub async fn list_replies(
     Ok((rows, count))
 }
 
+/// The replies to some comments, oldest first, at most `limit` in all.
+pub async fn replies_of(db: &Db, comments: &[&str], limit: i64) -> sqlx::Result<Vec<ReplyRow>> {
+    if comments.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = Sql::new(format!(
+        "SELECT {REPLY_COLUMNS} FROM comment_replies WHERE comment_id IN ("
+    ));
+    for (i, c) in comments.iter().enumerate() {
+        if i > 0 {
+            q.push(", ");
+        }
+        q.bind(*c);
+    }
+    q.push(") ORDER BY posted_at, id LIMIT ").bind(limit);
+    db.rows(&q).await
+}
+
 /// Inserts a reply.
 pub async fn insert_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
     tx.execute(

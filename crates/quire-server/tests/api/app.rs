@@ -86,6 +86,33 @@ impl Browser {
     }
 }
 
+/// Gives `names` (personas of `app`) a password, and a browser signed in as each.
+async fn signed_in(app: &TestApp, names: &[&str]) -> Vec<Browser> {
+    let mut browsers = Vec::new();
+    for name in names {
+        let email = format!("{name}@example.com");
+        quire_server::admin::set_password(
+            &app.config,
+            &email,
+            Some(name),
+            "a fine passphrase",
+            false,
+        )
+        .await
+        .unwrap();
+        let mut b = Browser::new(app);
+        let p = b
+            .post(
+                "/signin",
+                &[("email", &email), ("password", "a fine passphrase")],
+            )
+            .await;
+        assert_eq!(p.status, 303, "{}", p.html);
+        browsers.push(b);
+    }
+    browsers
+}
+
 /// The CSRF token of the forms of a page.
 fn csrf(html: &str) -> String {
     let at = html
@@ -806,4 +833,187 @@ async fn sessions_end_when_idle_or_on_a_new_password_and_sso_members_need_their_
         .await;
     assert_eq!(refused.status, 403, "{}", refused.html);
     assert!(refused.html.contains("single sign-on"), "{}", refused.html);
+}
+
+#[tokio::test]
+async fn people_discuss_a_page_and_a_change_request_in_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let carol = app.persona("carol").await;
+    let org = app.org(&alice, "Talkers").await;
+    app.add_member(&alice, &org, &bob, json!("comment")).await;
+    app.add_member(&alice, &org, &carol, json!("read")).await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let cr = app.open_change_request(&alice, &space, "Base").await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+        json!({ "changes": [{ "operation": "insert_page", "title": "Intro",
+            "document": { "markdown": "One line.\n" } }] }),
+    )
+    .await
+    .expect(200);
+    app.merge_change_request(&alice, &space, &cr).await;
+    let pages = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    let page_id = pages["pages"][0]["id"].as_str().unwrap().to_string();
+    let page_path = format!("/s/{space}/{}", pages["pages"][0]["path"].as_str().unwrap());
+    let mut browsers = signed_in(&app, &["alice", "bob", "carol"]).await;
+    let mut c = browsers.pop().unwrap();
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+
+    // Bob comments on the page; the words are escaped and shown on the page.
+    let seen = b.get(&page_path).await;
+    assert!(seen.html.contains("Comment on this page"), "{}", seen.html);
+    let token = csrf(&seen.html);
+    let posted = b
+        .post(
+            &format!("/s/{space}/~/comments"),
+            &[
+                ("csrf", &token),
+                ("back", &page_path),
+                ("page", &page_id),
+                ("body", "Is **this** right?\n\n<script>alert(1)</script>"),
+            ],
+        )
+        .await;
+    assert_eq!(posted.status, 303, "{}", posted.html);
+    let to = posted.location.unwrap();
+    assert!(to.starts_with(&format!("{page_path}#comment-")), "{to}");
+    let listed = app
+        .get(&alice, &format!("/v1/spaces/{space}/comments"))
+        .await
+        .expect(200);
+    assert_eq!(listed["count"], 1);
+    let comment = listed["items"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(listed["items"][0]["target"]["page"]["id"], page_id.as_str());
+    let seen = a.get(&page_path).await;
+    assert!(
+        seen.html.contains("<strong>this</strong> right?"),
+        "{}",
+        seen.html
+    );
+    assert!(!seen.html.contains("<script>alert"), "{}", seen.html);
+
+    // A reader sees the comment but no form; a forged post is refused like the API's.
+    let seen = c.get(&page_path).await;
+    assert!(seen.html.contains(&format!("id=\"comment-{comment}\"")));
+    assert!(!seen.html.contains("Comment on this page"));
+    assert!(!seen.html.contains("/resolve\""));
+    let token = csrf(&seen.html);
+    let refused = c
+        .post(
+            &format!("/s/{space}/~/comments/{comment}/reply"),
+            &[("csrf", &token), ("body", "Me too")],
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{}", refused.html);
+
+    // Alice replies, reacts and resolves; the API reports each.
+    let token = csrf(&a.get(&page_path).await.html);
+    let base = format!("/s/{space}/~/comments/{comment}");
+    for (path, form) in [
+        (format!("{base}/reply"), vec![("body", "Yes, it is.")]),
+        (
+            format!("{base}/react"),
+            vec![("emoji", "👍"), ("op", "add")],
+        ),
+        (format!("{base}/resolve"), vec![]),
+    ] {
+        let mut form = form;
+        form.push(("csrf", &token));
+        let p = a.post(&path, &form).await;
+        assert_eq!(p.status, 303, "{path}: {}", p.html);
+    }
+    let got = app
+        .get(&bob, &format!("/v1/spaces/{space}/comments/{comment}"))
+        .await
+        .expect(200);
+    assert_eq!(got["replies"], 1);
+    assert_eq!(got["status"], "resolved");
+    assert_eq!(got["reactions"][0]["emoji"], "👍");
+    let seen = b.get(&format!("/s/{space}/~/comments")).await;
+    assert!(seen.html.contains("Yes, it is."), "{}", seen.html);
+    assert!(seen.html.contains("Reopen"));
+    assert!(seen.html.contains("👍 1"));
+
+    // Only the author may edit; an empty body is refused with its field named.
+    let token = csrf(&seen.html);
+    let p = b
+        .post(
+            &format!("{base}/edit"),
+            &[("csrf", &token), ("body", "Is this right?")],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let p = b
+        .post(&format!("{base}/edit"), &[("csrf", &token), ("body", "  ")])
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("`body`"), "{}", p.html);
+    let token_a = csrf(&a.get(&page_path).await.html);
+    let p = a
+        .post(
+            &format!("{base}/edit"),
+            &[("csrf", &token_a), ("body", "Hijacked")],
+        )
+        .await;
+    assert_eq!(p.status, 403);
+    // `back` never leaves the space.
+    let p = b
+        .post(
+            &format!("{base}/reopen"),
+            &[("csrf", &token), ("back", "//evil.example/")],
+        )
+        .await;
+    assert_eq!(p.status, 303);
+    assert!(p
+        .location
+        .unwrap()
+        .starts_with(&format!("/s/{space}/~/comments#")));
+
+    // A change request's discussion, then the author deletes the comment.
+    let open = app.open_change_request(&alice, &space, "Talk").await;
+    let n = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{open}"),
+        )
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    let cr_path = format!("/s/{space}/~/changes/{n}");
+    let token = csrf(&b.get(&cr_path).await.html);
+    let p = b
+        .post(
+            &format!("{cr_path}/comments"),
+            &[
+                ("csrf", &token),
+                ("back", &cr_path),
+                ("body", "Looks good."),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let in_cr = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{open}/comments"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(in_cr["count"], 1);
+    assert!(a.get(&cr_path).await.html.contains("Looks good."));
+    let p = b.post(&format!("{base}/delete"), &[("csrf", &token)]).await;
+    assert_eq!(p.status, 303);
+    let listed = app
+        .get(&alice, &format!("/v1/spaces/{space}/comments"))
+        .await
+        .expect(200);
+    assert_eq!(listed["count"], 0);
 }

@@ -1,0 +1,431 @@
+//! Discussions in the app: the comments of a space, of one of its pages and of a change
+//! request, with their replies and reactions, and the forms that post, reply, resolve,
+//! reopen, edit, react and delete. Every action runs the domain's comment workflows, the
+//! API's own; a form is offered only where the workflow would allow it.
+
+use std::fmt::Write as _;
+
+use quire_content::html::{escape_attr as attr, escape_text as text, render_document, FileRef};
+use quire_content::model::ContentRef;
+
+use super::shell::Viewer;
+use crate::domain::access::{self, Role};
+use crate::domain::comments::{self, BodyIn, Change, Thread};
+use crate::error::{ApiError, ApiResult};
+use crate::ids::UserId;
+use crate::state::AppState;
+use crate::store;
+use crate::store::comments::{CommentFilter, ReactionRow};
+use crate::values::CommentStatus;
+
+/// Most comments a discussion shows, and most replies in all.
+const COMMENTS_SHOWN: i64 = 100;
+const REPLIES_SHOWN: i64 = 1000;
+
+/// Emojis offered as reactions besides those already left.
+const OFFERED: [&str; 3] = ["👍", "🎉", "❤️"];
+
+/// Resolves only plain links: comments refer to no page of a revision the screen holds.
+struct PlainLinks;
+
+impl quire_content::html::Resolve for PlainLinks {
+    fn page_url(&self, _page_id: &str, _anchor: Option<&str>) -> Option<String> {
+        None
+    }
+
+    fn file(&self, _file_id: &str) -> Option<FileRef> {
+        None
+    }
+
+    fn other(&self, r: &ContentRef) -> Option<String> {
+        quire_content::html::ref_url(self, r, &|s| Some(format!("/s/{s}")))
+    }
+}
+
+/// Where a thread's forms post: `/s/{space}/~/comments` or
+/// `/s/{space}/~/changes/{number}/comments`.
+pub fn actions_base(thread: &Thread) -> String {
+    match &thread.cr {
+        Some(cr) => format!(
+            "/s/{}/~/changes/{}/comments",
+            thread.ctx.space.id, cr.number
+        ),
+        None => format!("/s/{}/~/comments", thread.ctx.space.id),
+    }
+}
+
+/// Renders a discussion: the comments of `thread` (only those on `page` when given), oldest
+/// first, with replies, reactions and the forms the viewer may use; `back` is where the
+/// forms return to.
+pub async fn section(
+    state: &AppState,
+    thread: &Thread,
+    viewer: &Viewer<'_>,
+    page: Option<&str>,
+    back: &str,
+) -> ApiResult<String> {
+    let user = viewer.user;
+    let filter = CommentFilter {
+        ascending: true,
+        page: page.map(str::to_string),
+        ..Default::default()
+    };
+    let space = &thread.ctx.space.id;
+    let (list, total) = store::comments::list(
+        &state.db,
+        space,
+        thread.cr_id(),
+        &filter,
+        None,
+        COMMENTS_SHOWN,
+    )
+    .await?;
+    let ids: Vec<&str> = list.iter().map(|c| c.id.as_str()).collect();
+    let replies = store::comments::replies_of(&state.db, &ids, REPLIES_SHOWN).await?;
+    let mut targets = ids.clone();
+    targets.extend(replies.iter().map(|r| r.id.as_str()));
+    let reactions = store::comments::reactions(&state.db, &targets).await?;
+    let mut people: Vec<&str> = list.iter().map(|c| c.posted_by.as_str()).collect();
+    people.extend(replies.iter().map(|r| r.posted_by.as_str()));
+    let people = access::people(state, &people).await?;
+    let name = |id: &str| {
+        people
+            .get(id)
+            .map(|u| u.display_name.clone())
+            .unwrap_or_else(|| "Former member".to_string())
+    };
+    let form = Forms {
+        base: actions_base(thread),
+        csrf: viewer.csrf,
+        back,
+    };
+    let heading = if page.is_some() {
+        "Comments"
+    } else {
+        "Discussion"
+    };
+    let mut out = format!(
+        "<section class=\"discussion\" aria-labelledby=\"discussion\"><h2 id=\"discussion\">{heading} <span class=\"muted\">{total}</span></h2>"
+    );
+    if list.is_empty() {
+        out.push_str("<p class=\"muted\">No comment yet.</p>");
+    }
+    for c in &list {
+        let may = thread.may(user, &c.posted_by);
+        let resolved = c.status == CommentStatus::Resolved;
+        let _ = write!(
+            out,
+            "<article class=\"comment{}\" id=\"comment-{id}\" data-comment=\"{id}\"><p><strong>{}</strong> <span class=\"muted\">{}{}{}{}</span></p><div class=\"content\">{}</div>",
+            if resolved { " resolved" } else { "" },
+            text(&name(&c.posted_by)),
+            text(&crate::clock::iso(c.posted_at)),
+            if c.edited_at.is_some() { " · edited" } else { "" },
+            match (&c.page_title, page) {
+                (Some(t), None) => format!(" · on {}", text(t)),
+                _ => String::new(),
+            },
+            if resolved { " · resolved" } else { "" },
+            rendered(&c.body),
+            id = attr(&c.id),
+        );
+        let target = format!("{}/{}", form.base, attr(&c.id));
+        out.push_str(&form.reactions(&target, &c.id, &reactions, user, may.reply));
+        out.push_str("<div class=\"actions\">");
+        if may.reply {
+            let (verb, label) = if resolved {
+                ("reopen", "Reopen")
+            } else {
+                ("resolve", "Resolve")
+            };
+            out.push_str(&form.button(&format!("{target}/{verb}"), label));
+        }
+        if may.delete {
+            out.push_str(&form.button(&format!("{target}/delete"), "Delete"));
+        }
+        out.push_str("</div>");
+        if may.edit {
+            out.push_str(&form.edit(&format!("{target}/edit"), &c.body));
+        }
+        let mine: Vec<_> = replies.iter().filter(|r| r.comment_id == c.id).collect();
+        if !mine.is_empty() {
+            out.push_str("<ol class=\"replies\">");
+            for r in mine {
+                let may_r = thread.may(user, &r.posted_by);
+                let rt = format!("{target}/replies/{}", attr(&r.id));
+                let _ = write!(
+                    out,
+                    "<li class=\"reply\" id=\"reply-{}\"><p><strong>{}</strong> <span class=\"muted\">{}{}</span></p><div class=\"content\">{}</div>",
+                    attr(&r.id),
+                    text(&name(&r.posted_by)),
+                    text(&crate::clock::iso(r.posted_at)),
+                    if r.edited_at.is_some() { " · edited" } else { "" },
+                    rendered(&r.body)
+                );
+                out.push_str(&form.reactions(&rt, &r.id, &reactions, user, may_r.reply));
+                if may_r.delete {
+                    out.push_str(&form.button(&format!("{rt}/delete"), "Delete"));
+                }
+                if may_r.edit {
+                    out.push_str(&form.edit(&format!("{rt}/edit"), &r.body));
+                }
+                out.push_str("</li>");
+            }
+            out.push_str("</ol>");
+        }
+        if may.reply {
+            out.push_str(&form.write(&format!("{target}/reply"), "Reply", "Reply", None));
+        }
+        out.push_str("</article>");
+    }
+    if thread.live() && thread.ctx.role >= Role::Comment {
+        let label = if page.is_some() {
+            "Comment on this page"
+        } else {
+            "New comment"
+        };
+        out.push_str(&form.write(&form.base, label, "Comment", page));
+    }
+    out.push_str("</section>");
+    Ok(out)
+}
+
+fn rendered(markdown: &str) -> String {
+    let document = quire_content::markdown::markdown_to_document(markdown);
+    render_document(&document, &PlainLinks).html
+}
+
+/// The forms of one discussion.
+struct Forms<'a> {
+    base: String,
+    csrf: &'a str,
+    back: &'a str,
+}
+
+impl Forms<'_> {
+    fn hidden(&self) -> String {
+        format!(
+            "<input type=\"hidden\" name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"back\" value=\"{}\">",
+            attr(self.csrf),
+            attr(self.back)
+        )
+    }
+
+    fn button(&self, action: &str, label: &str) -> String {
+        format!(
+            "<form method=\"post\" action=\"{action}\" class=\"inline\">{}<button type=\"submit\">{label}</button></form>",
+            self.hidden()
+        )
+    }
+
+    /// A text area that posts markdown to `action`.
+    fn write(&self, action: &str, label: &str, submit: &str, page: Option<&str>) -> String {
+        let page = page
+            .map(|p| {
+                format!(
+                    "<input type=\"hidden\" name=\"page\" value=\"{}\">",
+                    attr(p)
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "<form method=\"post\" action=\"{action}\" class=\"write\">{}{page}\
+<label>{label}<textarea name=\"body\" rows=\"3\" required maxlength=\"65536\"></textarea></label>\
+<button type=\"submit\">{submit}</button></form>",
+            self.hidden()
+        )
+    }
+
+    /// The author's edit form, folded.
+    fn edit(&self, action: &str, markdown: &str) -> String {
+        format!(
+            "<details class=\"edit\"><summary>Edit</summary><form method=\"post\" action=\"{action}\" class=\"write\">{}\
+<label>Markdown<textarea name=\"body\" rows=\"4\" required maxlength=\"65536\">{}</textarea></label>\
+<button type=\"submit\">Save</button></form></details>",
+            self.hidden(),
+            text(markdown)
+        )
+    }
+
+    /// The reactions on `id`: each left emoji with its count (pressed when the user left
+    /// it; pressing takes it back), and the offered ones not yet left.
+    fn reactions(
+        &self,
+        target: &str,
+        id: &str,
+        all: &[ReactionRow],
+        user: &str,
+        may: bool,
+    ) -> String {
+        let mut counts: Vec<(&str, usize, bool)> = Vec::new();
+        for r in all.iter().filter(|r| r.target_id == id) {
+            match counts.iter_mut().find(|(e, _, _)| *e == r.emoji) {
+                Some(c) => {
+                    c.1 += 1;
+                    c.2 |= r.user_id == user;
+                }
+                None => counts.push((&r.emoji, 1, r.user_id == user)),
+            }
+        }
+        if counts.is_empty() && !may {
+            return String::new();
+        }
+        let mut out = String::from("<div class=\"reactions\">");
+        let offered = OFFERED
+            .iter()
+            .filter(|e| !counts.iter().any(|(c, _, _)| c == *e))
+            .map(|e| (*e, 0, false));
+        let shown: Vec<_> = counts.iter().copied().chain(offered).collect();
+        for (emoji, n, pressed) in shown {
+            let count = if n > 0 {
+                format!(" {n}")
+            } else {
+                String::new()
+            };
+            if !may {
+                let _ = write!(
+                    out,
+                    "<span class=\"reaction\">{}{count}</span> ",
+                    text(emoji)
+                );
+                continue;
+            }
+            let _ = write!(
+                out,
+                "<form method=\"post\" action=\"{target}/react\" class=\"inline\">{}<input type=\"hidden\" name=\"emoji\" value=\"{}\">\
+<input type=\"hidden\" name=\"op\" value=\"{}\"><button type=\"submit\" class=\"reaction\" aria-pressed=\"{pressed}\" aria-label=\"{} {}\">{}{count}</button></form> ",
+                self.hidden(),
+                attr(emoji),
+                if pressed { "remove" } else { "add" },
+                if pressed { "Take back" } else { "React with" },
+                attr(emoji),
+                text(emoji)
+            );
+        }
+        out.push_str("</div>");
+        out
+    }
+}
+
+/// What a discussion form asks for, from the path after the thread's `comments`.
+pub enum Act {
+    /// Post a comment (on `page` when given).
+    Post,
+    /// Act on a comment: `reply`, `resolve`, `reopen`, `edit`, `react`, `delete`.
+    Comment(String, String),
+    /// Act on a reply: `edit`, `react`, `delete`.
+    Reply(String, String, String),
+}
+
+impl Act {
+    /// The act named by the path segments after `comments`.
+    pub fn parse(rest: &[&str]) -> Option<Act> {
+        match rest {
+            [] => Some(Act::Post),
+            [id, verb @ ("reply" | "resolve" | "reopen" | "edit" | "react" | "delete")] => {
+                Some(Act::Comment(id.to_string(), verb.to_string()))
+            }
+            [id, "replies", reply, verb @ ("edit" | "react" | "delete")] => Some(Act::Reply(
+                id.to_string(),
+                reply.to_string(),
+                verb.to_string(),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// What a discussion form sent.
+pub struct Sent {
+    /// Markdown of a comment or reply.
+    pub body: Option<String>,
+    /// The page a new comment is about.
+    pub page: Option<String>,
+    /// An emoji, and whether to `add` or `remove` it.
+    pub emoji: Option<(String, bool)>,
+}
+
+/// Runs a discussion form's act through the domain's workflows; answers the fragment to
+/// return to (`comment-{id}`).
+pub async fn run(
+    state: &AppState,
+    thread: &Thread,
+    user: &UserId,
+    act: Act,
+    sent: Sent,
+) -> ApiResult<String> {
+    let body = || {
+        sent.body
+            .clone()
+            .map(|markdown| BodyIn::Markdown { markdown })
+            .ok_or_else(|| ApiError::bad_request("`body` must not be empty."))
+    };
+    let reaction = || match &sent.emoji {
+        Some((e, true)) => Ok(Change {
+            added_reactions: vec![e.clone()],
+            ..Default::default()
+        }),
+        Some((e, false)) => Ok(Change {
+            removed_reactions: vec![e.clone()],
+            ..Default::default()
+        }),
+        None => Err(ApiError::bad_request("`emoji` must be given.")),
+    };
+    let edit = || -> ApiResult<Change> {
+        Ok(Change {
+            body: Some(body()?),
+            ..Default::default()
+        })
+    };
+    match act {
+        Act::Post => {
+            let anchor = comments::Anchor {
+                page: sent.page.clone().filter(|p| !p.is_empty()),
+                ..Default::default()
+            };
+            let c = comments::post(state, thread, user, body()?, anchor).await?;
+            Ok(format!("comment-{}", c.id))
+        }
+        Act::Comment(id, verb) => {
+            match verb.as_str() {
+                "reply" => {
+                    let r = comments::reply(state, thread, user, &id, body()?).await?;
+                    return Ok(format!("reply-{}", r.id));
+                }
+                "delete" => {
+                    comments::delete(state, thread, user, &id).await?;
+                    return Ok("discussion".into());
+                }
+                "resolve" | "reopen" => {
+                    let change = Change {
+                        resolved: Some(verb == "resolve"),
+                        ..Default::default()
+                    };
+                    comments::update(state, thread, user, &id, change).await?;
+                }
+                "edit" => {
+                    comments::update(state, thread, user, &id, edit()?).await?;
+                }
+                _ => {
+                    comments::update(state, thread, user, &id, reaction()?).await?;
+                }
+            }
+            Ok(format!("comment-{id}"))
+        }
+        Act::Reply(id, reply, verb) => {
+            let ids = (id.as_str(), reply.as_str());
+            match verb.as_str() {
+                "delete" => {
+                    comments::delete_reply(state, thread, user, ids).await?;
+                    return Ok(format!("comment-{id}"));
+                }
+                "edit" => {
+                    comments::update_reply(state, thread, user, ids, edit()?).await?;
+                }
+                _ => {
+                    comments::update_reply(state, thread, user, ids, reaction()?).await?;
+                }
+            }
+            Ok(format!("reply-{reply}"))
+        }
+    }
+}
