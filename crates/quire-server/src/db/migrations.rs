@@ -24,7 +24,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (15, "published content scopes", PUBLISHED_SCOPES),
     (16, "app accounts", APP_ACCOUNTS),
     (17, "change request reviews", REVIEWS),
+    (18, "invitation links for addresses", INVITE_SECRETS),
 ];
+
+/// An invitation by address carries the hash of a secret: its link lets the invited person
+/// create their account in the app (the secret itself is shown once, to the admin).
+const INVITE_SECRETS: &str = r#"
+ALTER TABLE pending_invites ADD COLUMN secret_hash TEXT;
+CREATE INDEX pending_invites_secret ON pending_invites (secret_hash)
+"#;
 
 /// Reviews of change requests (each submission kept, against the revision it saw) and the
 /// reviewers requested and not yet heard from (a review fulfils its reviewer's request).

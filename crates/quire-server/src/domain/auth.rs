@@ -83,7 +83,7 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
 
 /// On a user's first authenticated request, the invitations waiting for their e-mail
 /// turn into memberships.
-async fn first_authentication(state: &AppState, user: &UserRow) -> ApiResult<()> {
+pub async fn first_authentication(state: &AppState, user: &UserRow) -> ApiResult<()> {
     let now = state.clock.now_ms();
     let mut tx = state.db.begin().await?;
     let mut joined = Vec::new();

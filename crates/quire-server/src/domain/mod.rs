@@ -14,6 +14,7 @@ pub mod imports;
 pub mod jobs;
 pub mod links;
 pub mod listings;
+pub mod members;
 pub mod openapi;
 pub mod pdf;
 pub mod placement;

@@ -5,24 +5,78 @@ use sqlx::FromRow;
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
-/// Records (or refreshes) an invite for an e-mail that has no user yet.
+/// Records (or refreshes) an invite for an e-mail that has no user yet, with the hash of
+/// its link's secret (a new invite of the same address replaces the old link).
 pub async fn add_pending(
     tx: &mut Tx,
     org_id: &str,
     email: &str,
     role: Option<&str>,
     sso: bool,
-    now: i64,
+    (secret_hash, now): (&str, i64),
 ) -> sqlx::Result<()> {
     tx.execute(&Sql::new(
-        "INSERT INTO pending_invites (org_id, email, role, sso, created_at) VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT (org_id, email) DO UPDATE SET role = $3, sso = $4",
+        "INSERT INTO pending_invites (org_id, email, role, sso, created_at, secret_hash) VALUES ($1, $2, $3, $4, $5, $6) \
+         ON CONFLICT (org_id, email) DO UPDATE SET role = $3, sso = $4, secret_hash = $6",
     )
     .arg(org_id)
     .arg(email)
     .arg(role)
     .arg(i64::from(sso))
     .arg(now)
+    .arg(secret_hash)
+    )
+    .await?;
+    Ok(())
+}
+
+crate::db::inline::row! {
+    /// A pending invite found by its link.
+    #[derive(Debug, Clone)]
+    pub struct PendingLink {
+        pub org_id: String,
+        pub email: String,
+    }
+}
+
+/// The pending invite whose link secret hashes to `secret_hash`.
+pub async fn pending_by_secret(db: &Db, secret_hash: &str) -> sqlx::Result<Option<PendingLink>> {
+    db.row(
+        &Sql::new("SELECT org_id, email FROM pending_invites WHERE secret_hash = $1")
+            .arg(secret_hash),
+    )
+    .await
+}
+
+crate::db::inline::row! {
+    /// A pending invite, as an organization's admins see it.
+    #[derive(Debug, Clone)]
+    pub struct Pending {
+        pub email: String,
+        pub role: Option<String>,
+        pub created_at: i64,
+    }
+}
+
+/// The invites of an organization still waiting for their address, newest first.
+pub async fn list_pending(db: &Db, org_id: &str, limit: i64) -> sqlx::Result<Vec<Pending>> {
+    db.rows(
+        &Sql::new(
+            "SELECT email, role, created_at FROM pending_invites WHERE org_id = $1 \
+             ORDER BY created_at DESC, email LIMIT $2",
+        )
+        .arg(org_id)
+        .arg(limit),
+    )
+    .await
+}
+
+/// Withdraws the invite of `email` to an organization.
+pub async fn remove_pending(db: &Db, org_id: &str, email: &str) -> sqlx::Result<()> {
+    db.execute(
+        &Sql::new("DELETE FROM pending_invites WHERE org_id = $1 AND email = $2")
+            .arg(org_id)
+            .arg(email),
     )
     .await?;
     Ok(())

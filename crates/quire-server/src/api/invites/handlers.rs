@@ -9,17 +9,16 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::api::views;
-use crate::domain::access::{load_org, OrgCtx, Role};
+use crate::domain::access::{OrgCtx, Role};
 use crate::domain::auth::Caller;
+use crate::domain::members;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody};
 use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
-use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
 use crate::store::invites::InviteLinkRow;
-use crate::validate;
 
 /// One entry of `emails`: an address, or an address with its own role.
 #[derive(Deserialize)]
@@ -49,43 +48,19 @@ pub async fn invite_users(
     Extension(ctx): Extension<OrgCtx>,
     JsonBody(body): JsonBody<InviteUsers>,
 ) -> ApiResult<Json<Value>> {
-    if body.emails.is_empty() {
-        return Err(ApiError::bad_request(
-            "`emails` must name at least one address.",
-        ));
-    }
-    let default_role = match body.role {
-        Some(role) => role,
-        None => ctx.org.default_role.as_deref().and_then(Role::parse),
-    };
+    let emails = body
+        .emails
+        .into_iter()
+        .map(|entry| match entry {
+            InviteEntry::Email(email) => (email, None),
+            InviteEntry::WithRole { email, role } => (email, role),
+        })
+        .collect();
     let sso = body.sso.unwrap_or(false);
-    let now = state.now();
-    let mut joined = Vec::new();
-    let mut invited = 0;
-    let mut tx = state.db.begin().await?;
-    for (i, entry) in body.emails.iter().enumerate() {
-        let (email, role) = match entry {
-            InviteEntry::Email(email) => (email, default_role),
-            InviteEntry::WithRole { email, role } => (email, role.unwrap_or(default_role)),
-        };
-        let email = store::users::normalize_email(email);
-        validate::email(&format!("emails[{i}]"), &email)?;
-        let role = role.map(Role::as_str);
-        match store::users::by_email_tx(&mut tx, &email).await? {
-            Some(user) => {
-                if store::members::insert(&mut tx, &ctx.org.id, &user.id, role, sso, now).await? {
-                    joined.push(user.id);
-                    invited += 1;
-                }
-            }
-            None => {
-                store::invites::add_pending(&mut tx, &ctx.org.id, &email, role, sso, now).await?;
-                invited += 1;
-            }
-        }
-    }
-    tx.commit().await?;
-    Ok(Json(json!({ "users": joined, "invited": invited })))
+    let done = members::invite(&state, &ctx, emails, body.role, sso).await?;
+    Ok(Json(
+        json!({ "users": done.joined, "invited": done.invited }),
+    ))
 }
 
 /// `joinOrganizationWithInvite`: the caller joins through an invite link.
@@ -94,34 +69,7 @@ pub async fn join_with_invite(
     Extension(caller): Extension<Caller>,
     Path((org_id, invite_id)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    if !caller.reaches(&org_id) {
-        caller.require_unscoped("join another organization")?;
-    }
-    let link = store::invites::get_link(&state.db, &org_id, &invite_id).await?;
-    let link =
-        link.ok_or_else(|| ApiError::not_found(format!("Invite `{invite_id}` not found.")))?;
-    if load_org(&state, &caller, &OrgId::new(org_id.clone()))
-        .await
-        .is_ok()
-    {
-        return Ok(Json(json!({})));
-    }
-    let mut tx = state.db.begin().await?;
-    let org = store::orgs::get_tx(&mut tx, &org_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Invite `{invite_id}` not found.")))?;
-    if org.invite_links == 0 {
-        return Err(ApiError::forbidden(
-            "Invite links are disabled in this organization.",
-        ));
-    }
-    let role = match link.target_kind.as_str() {
-        "organization" => link.role.as_deref(),
-        // Content invites let the user in as a guest; their level applies to the content.
-        _ => None,
-    };
-    store::members::insert(&mut tx, &org_id, &caller.user.id, role, false, state.now()).await?;
-    tx.commit().await?;
+    members::join_with_link(&state, &caller, &org_id, &invite_id).await?;
     Ok(Json(json!({})))
 }
 

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::types::{MemberSpace, MemberTeam, TeamRole};
 use crate::api::views;
 use crate::domain::access::grants::Grants;
-use crate::domain::access::{require_admin_or_self, OrgCtx, Role};
+use crate::domain::access::{OrgCtx, Role};
 use crate::domain::auth::Caller;
 use crate::domain::teams::owned_teams;
 use crate::error::{ApiError, ApiResult};
@@ -134,26 +134,12 @@ pub async fn update_member(
     Path((_, user_id)): Path<(String, UserId)>,
     JsonBody(body): JsonBody<UpdateMember>,
 ) -> ApiResult<Json<views::Member>> {
-    let mut tx = state.db.begin().await?;
-    let current = store::members::get_tx(&mut tx, &ctx.org.id, &user_id)
-        .await?
-        .ok_or_else(|| not_a_member(&user_id))?;
-    if let Some(role) = body.role {
-        let role = role.map(Role::as_str);
-        if current.role.as_deref() == Some("admin")
-            && role != Some("admin")
-            && store::members::count_admins(&mut tx, &ctx.org.id).await? <= 1
-        {
-            return Err(ApiError::bad_request(
-                "`role`: the last admin of an organization cannot be demoted.",
-            ));
-        }
-        store::members::set_role(&mut tx, &ctx.org.id, &user_id, role).await?;
-    }
-    let m = store::members::get_tx(&mut tx, &ctx.org.id, &user_id)
-        .await?
-        .ok_or_else(|| not_a_member(&user_id))?;
-    tx.commit().await?;
+    let m = match body.role {
+        Some(role) => crate::domain::members::set_role(&state, &ctx, &user_id, role).await?,
+        None => store::members::get(&state.db, &ctx.org.id, &user_id)
+            .await?
+            .ok_or_else(|| not_a_member(&user_id))?,
+    };
     Ok(Json(views::member(&state, &m)))
 }
 
@@ -165,19 +151,7 @@ pub async fn remove_member(
     Extension(caller): Extension<Caller>,
     Path((_, user_id)): Path<(String, UserId)>,
 ) -> ApiResult<StatusCode> {
-    require_admin_or_self(&ctx, &caller, &user_id)?;
-    let mut tx = state.db.begin().await?;
-    if let Some(current) = store::members::get_tx(&mut tx, &ctx.org.id, &user_id).await? {
-        if current.role.as_deref() == Some("admin")
-            && store::members::count_admins(&mut tx, &ctx.org.id).await? <= 1
-        {
-            return Err(ApiError::bad_request(
-                "The last admin of an organization cannot be removed.",
-            ));
-        }
-        store::members::remove(&mut tx, &ctx.org.id, &user_id).await?;
-    }
-    tx.commit().await?;
+    crate::domain::members::remove(&state, &ctx, &caller, &user_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -80,6 +80,17 @@ impl OrgCtx {
         self.role == Some(Role::Admin)
     }
 
+    /// Only the organization's admins may do `action`.
+    pub fn require_admin(&self, action: &str) -> ApiResult<()> {
+        if self.is_admin() {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden(format!(
+                "Only organization admins can {action}."
+            )))
+        }
+    }
+
     /// Guests see only what they were granted, never who the organization's people are:
     /// the one rule for every listing of members, grants and teams.
     pub fn require_non_guest(&self, action: &str) -> ApiResult<()> {

@@ -1,0 +1,228 @@
+//! Membership workflows, shared by the API and the app: inviting by address, changing a
+//! member's role, removing a member, joining through an invite link, and accepting an
+//! address's invitation by creating the account.
+
+use crate::domain::access::{OrgCtx, Role};
+use crate::domain::accounts::{self, AccountError};
+use crate::domain::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::ids::{random_string, UserId};
+use crate::keys::hash_token;
+use crate::state::AppState;
+use crate::store;
+use crate::store::users::UserRow;
+use crate::validate;
+
+/// The outcome of an invitation by address.
+pub struct Invited {
+    /// Users who existed and joined at once.
+    pub joined: Vec<UserId>,
+    /// How many addresses were invited (joined or waiting).
+    pub invited: usize,
+    /// For each address with no user yet, the secret of its invitation's link (shown once).
+    pub links: Vec<(String, String)>,
+}
+
+/// Invites `emails` (each with its own role, or `role`, or the organization's default) to
+/// the organization: users who exist join at once with the role; other addresses wait and
+/// join when a user with that address first authenticates, or through their link.
+pub async fn invite(
+    state: &AppState,
+    ctx: &OrgCtx,
+    emails: Vec<(String, Option<Option<Role>>)>,
+    role: Option<Option<Role>>,
+    sso: bool,
+) -> ApiResult<Invited> {
+    ctx.require_admin("invite people")?;
+    if emails.is_empty() {
+        return Err(ApiError::bad_request(
+            "`emails` must name at least one address.",
+        ));
+    }
+    let default_role = match role {
+        Some(role) => role,
+        None => ctx.org.default_role.as_deref().and_then(Role::parse),
+    };
+    let now = state.now();
+    let mut out = Invited {
+        joined: Vec::new(),
+        invited: 0,
+        links: Vec::new(),
+    };
+    let mut tx = state.db.begin().await?;
+    for (i, (email, role)) in emails.iter().enumerate() {
+        let email = store::users::normalize_email(email);
+        validate::email(&format!("emails[{i}]"), &email)?;
+        let role = role.unwrap_or(default_role).map(Role::as_str);
+        match store::users::by_email_tx(&mut tx, &email).await? {
+            Some(user) => {
+                if store::members::insert(&mut tx, &ctx.org.id, &user.id, role, sso, now).await? {
+                    out.joined.push(user.id);
+                    out.invited += 1;
+                }
+            }
+            None => {
+                let secret = random_string(40);
+                let hashed = (hash_token(&secret), now);
+                let hashed = (hashed.0.as_str(), hashed.1);
+                store::invites::add_pending(&mut tx, &ctx.org.id, &email, role, sso, hashed)
+                    .await?;
+                out.links.push((email, secret));
+                out.invited += 1;
+            }
+        }
+    }
+    tx.commit().await?;
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Org(&ctx.org.id)]);
+    Ok(out)
+}
+
+fn not_a_member(user_id: &str) -> ApiError {
+    ApiError::not_found(format!(
+        "Member `{user_id}` not found in this organization."
+    ))
+}
+
+/// Changes a member's role (`None`: a guest); the last admin stays an admin.
+pub async fn set_role(
+    state: &AppState,
+    ctx: &OrgCtx,
+    user_id: &UserId,
+    role: Option<Role>,
+) -> ApiResult<store::members::MemberRow> {
+    ctx.require_admin("change members' roles")?;
+    let mut tx = state.db.begin().await?;
+    let current = store::members::get_tx(&mut tx, &ctx.org.id, user_id)
+        .await?
+        .ok_or_else(|| not_a_member(user_id))?;
+    let role = role.map(Role::as_str);
+    if current.role.as_deref() == Some("admin")
+        && role != Some("admin")
+        && store::members::count_admins(&mut tx, &ctx.org.id).await? <= 1
+    {
+        return Err(ApiError::bad_request(
+            "`role`: the last admin of an organization cannot be demoted.",
+        ));
+    }
+    store::members::set_role(&mut tx, &ctx.org.id, user_id, role).await?;
+    let m = store::members::get_tx(&mut tx, &ctx.org.id, user_id)
+        .await?
+        .ok_or_else(|| not_a_member(user_id))?;
+    tx.commit().await?;
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Org(&ctx.org.id)]);
+    Ok(m)
+}
+
+/// Removes a member (admins remove anyone, members themselves); the last admin stays.
+/// Nothing to do when the user is not a member.
+pub async fn remove(
+    state: &AppState,
+    ctx: &OrgCtx,
+    caller: &Caller,
+    user_id: &UserId,
+) -> ApiResult<()> {
+    crate::domain::access::require_admin_or_self(ctx, caller, user_id)?;
+    let mut tx = state.db.begin().await?;
+    if let Some(current) = store::members::get_tx(&mut tx, &ctx.org.id, user_id).await? {
+        if current.role.as_deref() == Some("admin")
+            && store::members::count_admins(&mut tx, &ctx.org.id).await? <= 1
+        {
+            return Err(ApiError::bad_request(
+                "The last admin of an organization cannot be removed.",
+            ));
+        }
+        store::members::remove(&mut tx, &ctx.org.id, user_id).await?;
+    }
+    tx.commit().await?;
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Org(&ctx.org.id)]);
+    Ok(())
+}
+
+/// The caller joins organization `org_id` through invite link `invite_id` (nothing to do
+/// when already a member).
+pub async fn join_with_link(
+    state: &AppState,
+    caller: &Caller,
+    org_id: &str,
+    invite_id: &str,
+) -> ApiResult<()> {
+    if !caller.reaches(org_id) {
+        caller.require_unscoped("join another organization")?;
+    }
+    let missing = || ApiError::not_found(format!("Invite `{invite_id}` not found."));
+    let link = store::invites::get_link(&state.db, org_id, invite_id)
+        .await?
+        .ok_or_else(missing)?;
+    let org = crate::ids::OrgId::new(org_id.to_string());
+    if crate::domain::access::load_org(state, caller, &org)
+        .await
+        .is_ok()
+    {
+        return Ok(());
+    }
+    let mut tx = state.db.begin().await?;
+    let org = store::orgs::get_tx(&mut tx, org_id)
+        .await?
+        .ok_or_else(missing)?;
+    if org.invite_links == 0 {
+        return Err(ApiError::forbidden(
+            "Invite links are disabled in this organization.",
+        ));
+    }
+    let role = match link.target_kind.as_str() {
+        "organization" => link.role.as_deref(),
+        // Content invites let the user in as a guest; their level applies to the content.
+        _ => None,
+    };
+    store::members::insert(&mut tx, org_id, &caller.user.id, role, false, state.now()).await?;
+    tx.commit().await?;
+    state.cache.invalidate(&[crate::cache::Scope::Org(org_id)]);
+    Ok(())
+}
+
+/// The address and organization of the invitation whose link carries `secret`.
+pub async fn invitation(
+    state: &AppState,
+    secret: &str,
+) -> ApiResult<Option<store::invites::PendingLink>> {
+    Ok(store::invites::pending_by_secret(&state.db, &hash_token(secret)).await?)
+}
+
+/// Accepts the invitation whose link carries `secret`: creates the invited address's
+/// account with `password`, and every invitation waiting for the address becomes a
+/// membership.
+pub async fn accept(
+    state: &AppState,
+    secret: &str,
+    name: Option<&str>,
+    password: &str,
+) -> Result<UserRow, AccountError> {
+    let found = invitation(state, secret)
+        .await
+        .map_err(|e| AccountError::Failed(anyhow::anyhow!("{e}")))?;
+    let Some(invite) = found else {
+        return Err(AccountError::Invalid(
+            "This invitation is no longer valid: ask for a new one.".into(),
+        ));
+    };
+    let existing = store::users::by_email(&state.db, &invite.email)
+        .await
+        .map_err(|e| AccountError::Failed(e.into()))?;
+    if existing.is_some() {
+        return Err(AccountError::Invalid(
+            "An account with this address exists already: sign in instead.".into(),
+        ));
+    }
+    let user = accounts::set_password(&state.db, &invite.email, name, password, false, state.now())
+        .await?;
+    crate::domain::auth::first_authentication(state, &user)
+        .await
+        .map_err(|e| AccountError::Failed(anyhow::anyhow!("{e}")))?;
+    Ok(user)
+}
