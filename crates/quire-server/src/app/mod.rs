@@ -15,6 +15,7 @@
 //! the session's CSRF token.
 
 mod discuss;
+mod people;
 mod screens;
 mod search;
 mod session;
@@ -45,6 +46,15 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/o/{organizationId}/openapi/{specSlug}",
             get(screens::openapi_spec),
+        )
+        .route(
+            "/o/{organizationId}/members",
+            get(people::members_page).post(people::members_action),
+        )
+        .route("/join/{secret}", get(people::join_page).post(people::join))
+        .route(
+            "/invite/{organizationId}/{inviteId}",
+            get(people::link_page).post(people::link_join),
         )
         .route("/c/{collectionId}", get(screens::collection))
         .route("/s/{spaceId}", get(screens::space_home))

@@ -146,9 +146,14 @@ pub async fn org(
         Err(e) => return failed(e),
     };
     let mut body = format!(
-        "<h1>{}</h1><p><a href=\"/o/{}/search\">Search this organization</a></p>",
+        "<h1>{}</h1><p><a href=\"/o/{id}/search\">Search this organization</a>{}</p>",
         text(&org.org.title),
-        attr(org.org.id.as_str())
+        if org.role.is_some() {
+            format!(" · <a href=\"/o/{id}/members\">Members</a>")
+        } else {
+            String::new()
+        },
+        id = attr(org.org.id.as_str())
     );
     let mut collections: Vec<_> = grants
         .collections()
@@ -1296,7 +1301,12 @@ async fn discuss_action(
 }
 
 /// The page of a refused action: the reason, and the way back.
-fn not_done(viewer: &Viewer<'_>, e: &crate::error::ApiError, back: &str, label: &str) -> Response {
+pub(super) fn not_done(
+    viewer: &Viewer<'_>,
+    e: &crate::error::ApiError,
+    back: &str,
+    label: &str,
+) -> Response {
     page(
         e.status(),
         "Not done",

@@ -32,7 +32,7 @@ pub const IDLE_MS: i64 = 7 * 24 * 3600 * 1000;
 pub const ABSOLUTE_MS: i64 = 30 * 24 * 3600 * 1000;
 /// How often a session's last use is written (not on every request).
 const TOUCH_EVERY_MS: i64 = 5 * 60 * 1000;
-/// Largest form accepted.
+/// Largest form accepted: a comment of 64 KiB of markdown, percent-encoded.
 const FORM_BYTES: usize = 256 * 1024;
 
 /// A signed-in user and their session.
@@ -169,6 +169,10 @@ pub struct Form {
     pub emoji: Option<String>,
     pub op: Option<String>,
     pub back: Option<String>,
+    pub user: Option<String>,
+    pub role: Option<String>,
+    pub emails: Option<String>,
+    pub invite: Option<String>,
 }
 
 /// Reads a form sent from this server's pages (origin checked); when `session` is given, its
@@ -279,12 +283,18 @@ pub async fn signin_page(
 }
 
 /// Opens a session for `user` and sends the browser on to `next`.
-async fn open_session(
+pub async fn open_session(
     state: &AppState,
     headers: &HeaderMap,
     user: &UserRow,
     next: &str,
 ) -> Response {
+    // As with a first API token: invitations waiting for the address become memberships.
+    if user.first_auth_at.is_none() {
+        if let Err(e) = crate::domain::auth::first_authentication(state, user).await {
+            return failed(e);
+        }
+    }
     let agent = headers
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())

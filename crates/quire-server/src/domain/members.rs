@@ -226,3 +226,28 @@ pub async fn accept(
         .map_err(|e| AccountError::Failed(anyhow::anyhow!("{e}")))?;
     Ok(user)
 }
+
+/// Creates an invite link to the organization, giving `role` to who joins (`None`: a
+/// guest); refused while the organization disables invite links.
+pub async fn create_link(
+    state: &AppState,
+    ctx: &OrgCtx,
+    role: Option<Role>,
+) -> ApiResult<store::invites::InviteLinkRow> {
+    ctx.require_admin("create invite links")?;
+    if ctx.org.invite_links == 0 {
+        return Err(ApiError::bad_request(
+            "Invite links are disabled in this organization (`inviteLinks` is false).",
+        ));
+    }
+    let link = store::invites::InviteLinkRow {
+        id: crate::ids::new_id(),
+        org_id: ctx.org.id.to_string(),
+        role: role.map(|r| r.as_str().to_string()),
+        target_kind: "organization".into(),
+        target_id: None,
+        created_at: state.now(),
+    };
+    store::invites::insert_link(&state.db, &link).await?;
+    Ok(link)
+}

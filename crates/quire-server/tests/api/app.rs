@@ -1017,3 +1017,164 @@ async fn people_discuss_a_page_and_a_change_request_in_the_app() {
         .expect(200);
     assert_eq!(listed["count"], 0);
 }
+
+#[tokio::test]
+async fn admins_invite_change_roles_and_remove_and_the_invited_join_in_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Crew").await;
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let members = format!("/o/{org}/members");
+
+    // A reader sees the members but no admin form, and cannot change roles.
+    let seen = b.get(&members).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert!(seen.html.contains("alice"));
+    assert!(!seen.html.contains("Invite people"));
+    let token = csrf(&seen.html);
+    let refused = b
+        .post(
+            &members,
+            &[
+                ("csrf", &token),
+                ("op", "role"),
+                ("user", bob.id.as_str()),
+                ("role", "admin"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{}", refused.html);
+
+    // The admin promotes Bob; the API reports it. The last admin cannot be demoted.
+    let seen = a.get(&members).await;
+    assert!(seen.html.contains("Invite people"), "{}", seen.html);
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &members,
+            &[
+                ("csrf", &token),
+                ("op", "role"),
+                ("user", bob.id.as_str()),
+                ("role", "edit"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let m = app
+        .get(&alice, &format!("/v1/orgs/{org}/members/{}", bob.id))
+        .await
+        .expect(200);
+    assert_eq!(m["role"], "edit");
+    let p = a
+        .post(
+            &members,
+            &[
+                ("csrf", &token),
+                ("op", "role"),
+                ("user", alice.id.as_str()),
+                ("role", "read"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("last admin"), "{}", p.html);
+
+    // Inviting an address without an account shows its link once; the person opens it,
+    // creates their password and lands in the organization.
+    let p = a
+        .post(
+            &members,
+            &[
+                ("csrf", &token),
+                ("op", "invite"),
+                ("emails", "dora@example.com"),
+                ("role", "comment"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 200, "{}", p.html);
+    let at = p.html.find("/join/").expect("an invitation link");
+    let link: String = p.html[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '/' || *c == '_' || *c == '-')
+        .collect();
+    assert!(a.get(&members).await.html.contains("dora@example.com"));
+    let mut d = Browser::new(&app);
+    let seen = d.get(&link).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert!(seen.html.contains("dora@example.com"));
+    let weak = d
+        .post(&link, &[("name", "Dora"), ("password", "password")])
+        .await;
+    assert_eq!(weak.status, 400);
+    assert!(weak.html.contains("most common"), "{}", weak.html);
+    let joined = d
+        .post(&link, &[("name", "Dora"), ("password", "a long walk home")])
+        .await;
+    assert_eq!(joined.status, 303, "{}", joined.html);
+    assert_eq!(
+        joined.location.as_deref(),
+        Some(format!("/o/{org}").as_str())
+    );
+    assert_eq!(d.get(&format!("/o/{org}")).await.status, 200);
+    let listed = app
+        .get(&alice, &format!("/v1/orgs/{org}/members?search=dora"))
+        .await
+        .expect(200);
+    assert_eq!(listed["items"][0]["role"], "comment", "{listed}");
+    // The link is spent.
+    assert_eq!(Browser::new(&app).get(&link).await.status, 404);
+
+    // An invite link: a new person creates an account through it and joins as read.
+    let p = a
+        .post(
+            &members,
+            &[("csrf", &token), ("op", "link"), ("role", "read")],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let seen = a.get(&members).await;
+    let at = seen.html.find("/invite/").expect("an invite link");
+    let path: String = seen.html[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '/')
+        .collect();
+    let mut e = Browser::new(&app);
+    assert!(e.get(&path).await.html.contains("create one"));
+    let p = e
+        .post(
+            &path,
+            &[
+                ("op", "create"),
+                ("name", "Eve"),
+                ("email", "eve@example.com"),
+                ("password", "another long phrase"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let listed = app
+        .get(&alice, &format!("/v1/orgs/{org}/members?search=eve"))
+        .await
+        .expect(200);
+    assert_eq!(listed["items"][0]["role"], "read", "{listed}");
+
+    // Removing Bob takes the organization away from him.
+    let p = a
+        .post(
+            &members,
+            &[
+                ("csrf", &token),
+                ("op", "remove"),
+                ("user", bob.id.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303);
+    assert_eq!(b.get(&format!("/o/{org}")).await.status, 404);
+}

@@ -15,7 +15,6 @@ use crate::domain::members;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody};
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
 use crate::store::invites::InviteLinkRow;
@@ -131,11 +130,6 @@ pub async fn create_link_invite(
     Extension(ctx): Extension<OrgCtx>,
     JsonBody(body): JsonBody<CreateInvite>,
 ) -> ApiResult<axum::response::Response> {
-    if ctx.org.invite_links == 0 {
-        return Err(ApiError::bad_request(
-            "Invite links are disabled in this organization (`inviteLinks` is false).",
-        ));
-    }
     let role = match body {
         CreateInvite::Organization { role } => role.flatten(),
         CreateInvite::Space { space, .. } => {
@@ -147,15 +141,7 @@ pub async fn create_link_invite(
             )))
         }
     };
-    let link = InviteLinkRow {
-        id: new_id(),
-        org_id: ctx.org.id.to_string(),
-        role: role.map(|r| r.as_str().to_string()),
-        target_kind: "organization".into(),
-        target_id: None,
-        created_at: state.now(),
-    };
-    store::invites::insert_link(&state.db, &link).await?;
+    let link = members::create_link(&state, &ctx, role).await?;
     let location = state.url(&format!("/v1/orgs/{}/link-invites/{}", ctx.org.id, link.id));
     Ok(views::created(&location, link_json(&link)?))
 }

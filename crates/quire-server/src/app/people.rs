@@ -1,0 +1,597 @@
+//! The people of an organization in the app: its members (roles, removal), the invitations
+//! by address still waiting, invite links; and the invitation screens where an invited
+//! person joins, creating their account when they have none. Every change runs the
+//! domain's membership workflows, the API's own.
+
+use std::fmt::Write as _;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use quire_content::html::{escape_attr as attr, escape_text as text};
+
+use super::session::{self, Signed};
+use super::shell::{failed, not_found, page, see_other, Viewer};
+use crate::domain::access::{self, OrgCtx, Role};
+use crate::domain::accounts::AccountError;
+use crate::domain::auth::Caller;
+use crate::domain::members;
+use crate::error::ApiError;
+use crate::ids::{OrgId, UserId};
+use crate::state::AppState;
+use crate::store;
+
+/// Most members and invitations the screen lists.
+const LIST_LIMIT: i64 = 500;
+
+/// Roles offered, strongest first; "guest" is no role.
+const ROLES: [(&str, &str); 7] = [
+    ("admin", "Admin"),
+    ("create", "Create"),
+    ("edit", "Edit"),
+    ("review", "Review"),
+    ("comment", "Comment"),
+    ("read", "Read"),
+    ("guest", "Guest"),
+];
+
+fn role_select(name: &str, id: &str, current: Option<&str>, label: &str) -> String {
+    let mut out = format!(
+        "<label for=\"{id}\" class=\"sr\">{label}</label><select id=\"{id}\" name=\"{name}\">"
+    );
+    for (value, shown) in ROLES {
+        let selected = current.unwrap_or("guest") == value;
+        let _ = write!(
+            out,
+            "<option value=\"{value}\"{}>{shown}</option>",
+            if selected { " selected" } else { "" }
+        );
+    }
+    out.push_str("</select>");
+    out
+}
+
+/// A role as sent by a form: `guest` is none; anything else unknown is refused.
+fn parse_role(value: Option<&str>) -> Result<Option<Role>, ApiError> {
+    match value.unwrap_or("") {
+        "guest" => Ok(None),
+        other => Role::parse(other)
+            .map(Some)
+            .ok_or_else(|| ApiError::bad_request("`role` must be one of the roles offered.")),
+    }
+}
+
+async fn org_of(state: &AppState, signed: &Signed, org_id: &str) -> Result<(Caller, OrgCtx), ()> {
+    let caller = Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let org = access::load_org(state, &caller, &OrgId::new(org_id.to_string()))
+        .await
+        .map_err(|_| ())?;
+    Ok((caller, org))
+}
+
+/// `GET /o/{organizationId}/members`: the members (guests see no one, as in the API), and
+/// for admins the forms that invite, change roles, remove, and manage invite links.
+pub async fn members_page(
+    State(state): State<AppState>,
+    Path(org_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let here = format!("/o/{org_id}/members");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let Ok((_, org)) = org_of(&state, &signed, &org_id).await else {
+        return not_found(
+            Some(&viewer),
+            "This organization does not exist, or you are not one of its members.",
+        );
+    };
+    if org.role.is_none() {
+        return not_found(
+            Some(&viewer),
+            "Guests do not see the organization's people.",
+        );
+    }
+    match members_html(&state, &org, &viewer, None).await {
+        Ok(body) => page(StatusCode::OK, "Members", Some(&viewer), "", &body),
+        Err(e) => failed(e),
+    }
+}
+
+async fn members_html(
+    state: &AppState,
+    org: &OrgCtx,
+    viewer: &Viewer<'_>,
+    notice: Option<&str>,
+) -> crate::error::ApiResult<String> {
+    let admin = org.is_admin();
+    let id = attr(org.org.id.as_str());
+    let csrf = attr(viewer.csrf);
+    let action = format!("/o/{id}/members");
+    let hidden = format!("<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">");
+    let mut body = format!(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{id}\">{}</a></li></ol></nav><h1>Members</h1>",
+        text(&org.org.title)
+    );
+    if let Some(n) = notice {
+        body.push_str(n);
+    }
+    let filter = store::members::MemberFilter {
+        ascending: true,
+        ..Default::default()
+    };
+    let (list, total) =
+        store::members::list(&state.db, &org.org.id, &filter, None, LIST_LIMIT).await?;
+    let _ = write!(
+        body,
+        "<p class=\"muted\">{total} member{}</p><table><thead><tr><th scope=\"col\">Name</th>{}<th scope=\"col\">Role</th><th scope=\"col\">Joined</th>{}</tr></thead><tbody>",
+        if total == 1 { "" } else { "s" },
+        if admin { "<th scope=\"col\">E-mail</th>" } else { "" },
+        if admin { "<th scope=\"col\">Actions</th>" } else { "" }
+    );
+    for m in &list {
+        let uid = attr(m.user_id.as_str());
+        let _ = write!(
+            body,
+            "<tr data-member=\"{uid}\"><td>{}</td>{}<td>{}</td><td>{}</td>",
+            text(&m.display_name),
+            if admin {
+                format!("<td>{}</td>", text(&m.email))
+            } else {
+                String::new()
+            },
+            text(m.role.as_deref().unwrap_or("guest")),
+            text(&crate::clock::iso(m.joined_at)),
+        );
+        if admin {
+            let _ = write!(
+                body,
+                "<td><form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"role\"><input type=\"hidden\" name=\"user\" value=\"{uid}\">{}<button type=\"submit\">Change</button></form>\
+<form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"remove\"><input type=\"hidden\" name=\"user\" value=\"{uid}\"><button type=\"submit\">Remove</button></form></td>",
+                role_select("role", &format!("role-{uid}"), m.role.as_deref(), &format!("Role of {}", text(&m.display_name)))
+            );
+        }
+        body.push_str("</tr>");
+    }
+    body.push_str("</tbody></table>");
+    if !admin {
+        let _ = write!(
+            body,
+            "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"remove\"><input type=\"hidden\" name=\"user\" value=\"{}\"><button type=\"submit\">Leave the organization</button></form>",
+            attr(viewer.user)
+        );
+        return Ok(body);
+    }
+    // Invitations by address.
+    let _ = write!(
+        body,
+        "<h2>Invite people</h2><form method=\"post\" action=\"{action}\" class=\"write\">{hidden}<input type=\"hidden\" name=\"op\" value=\"invite\">\
+<label for=\"emails\">E-mail addresses, one per line</label><textarea id=\"emails\" name=\"emails\" rows=\"3\" required></textarea>{}\
+<button type=\"submit\">Invite</button></form>",
+        role_select("role", "invite-role", org.org.default_role.as_deref().or(Some("read")), "Role")
+    );
+    let pending = store::invites::list_pending(&state.db, &org.org.id, LIST_LIMIT).await?;
+    if !pending.is_empty() {
+        body.push_str("<h3>Waiting for their account</h3><ul>");
+        for p in &pending {
+            let _ = write!(
+                body,
+                "<li>{} <span class=\"muted\">{} · invited {}</span> <form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"withdraw\"><input type=\"hidden\" name=\"email\" value=\"{}\"><button type=\"submit\">Withdraw</button></form></li>",
+                text(&p.email),
+                text(p.role.as_deref().unwrap_or("guest")),
+                text(&crate::clock::iso(p.created_at)),
+                attr(&p.email)
+            );
+        }
+        body.push_str("</ul><p class=\"muted\">Quire sends no e-mail: invite an address again for a new link to hand over.</p>");
+    }
+    // Invite links.
+    body.push_str("<h2>Invite links</h2>");
+    if org.org.invite_links == 0 {
+        body.push_str("<p class=\"muted\">Invite links are disabled in this organization.</p>");
+        return Ok(body);
+    }
+    let (links, _) = store::invites::list_links(&state.db, &org.org.id, None, LIST_LIMIT).await?;
+    if links.is_empty() {
+        body.push_str("<p class=\"muted\">No invite link.</p>");
+    } else {
+        body.push_str("<ul>");
+        for l in &links {
+            let url = state.url(&format!("/invite/{}/{}", org.org.id, l.id));
+            let _ = write!(
+                body,
+                "<li><code>{}</code> <span class=\"muted\">joins as {}</span> <form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"unlink\"><input type=\"hidden\" name=\"invite\" value=\"{}\"><button type=\"submit\">Delete</button></form></li>",
+                text(&url),
+                text(l.role.as_deref().unwrap_or("guest")),
+                attr(&l.id)
+            );
+        }
+        body.push_str("</ul>");
+    }
+    let _ = write!(
+        body,
+        "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"link\">{}<button type=\"submit\">Create an invite link</button></form>",
+        role_select("role", "link-role", Some("read"), "Role of who joins")
+    );
+    Ok(body)
+}
+
+/// `POST /o/{organizationId}/members`: one membership change (`op`: `role`, `remove`,
+/// `invite`, `withdraw`, `link`, `unlink`), then the members screen again.
+pub async fn members_action(
+    State(state): State<AppState>,
+    Path(org_id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let here = format!("/o/{org_id}/members");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let Ok((caller, org)) = org_of(&state, &signed, &org_id).await else {
+        return not_found(
+            Some(&viewer),
+            "This organization does not exist, or you are not one of its members.",
+        );
+    };
+    let op = form.op.clone().unwrap_or_default();
+    let run = {
+        let (state, org, caller) = (state.clone(), org.clone(), caller.clone());
+        async move { run(&state, &org, &caller, &op, form).await }
+    };
+    let done = match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(done) => done,
+        Err(e) => return failed(e),
+    };
+    match done {
+        Ok(None) => {
+            // Leaving the organization: its screens are no longer the user's.
+            match org_of(&state, &signed, &org_id).await {
+                Ok(_) => see_other(&here),
+                Err(()) => see_other("/"),
+            }
+        }
+        Ok(Some(notice)) => {
+            let fresh = org_of(&state, &signed, &org_id).await.map(|(_, o)| o);
+            let org = fresh.unwrap_or(org);
+            match members_html(&state, &org, &viewer, Some(&notice)).await {
+                Ok(body) => page(StatusCode::OK, "Members", Some(&viewer), "", &body),
+                Err(e) => failed(e),
+            }
+        }
+        Err(ApiError::Internal(e)) => failed(e),
+        Err(e) => super::screens::not_done(&viewer, &e, &here, "Back to the members"),
+    }
+}
+
+/// Runs one membership change; answers a notice to show (the links of new invitations), or
+/// `None` to go back to the screen.
+async fn run(
+    state: &AppState,
+    org: &OrgCtx,
+    caller: &Caller,
+    op: &str,
+    form: session::Form,
+) -> Result<Option<String>, ApiError> {
+    let user = || UserId::new(form.user.clone().unwrap_or_default());
+    match op {
+        "role" => {
+            members::set_role(state, org, &user(), parse_role(form.role.as_deref())?).await?;
+            Ok(None)
+        }
+        "remove" => {
+            members::remove(state, org, caller, &user()).await?;
+            Ok(None)
+        }
+        "invite" => {
+            let role = parse_role(form.role.as_deref())?;
+            let emails: Vec<(String, Option<Option<Role>>)> = form
+                .emails
+                .as_deref()
+                .unwrap_or("")
+                .split(['\n', ',', ';'])
+                .map(str::trim)
+                .filter(|e| !e.is_empty())
+                .take(100)
+                .map(|e| (e.to_string(), None))
+                .collect();
+            let done = members::invite(state, org, emails, Some(role), false).await?;
+            let mut notice = format!(
+                "<div class=\"notice\" role=\"status\"><p>{} invited; {} joined at once.</p>",
+                done.invited,
+                done.joined.len()
+            );
+            if !done.links.is_empty() {
+                notice.push_str(
+                    "<p>These addresses have no account yet. Hand each person their link (shown only now): it lets them create their account and join.</p><ul>",
+                );
+                for (email, secret) in &done.links {
+                    let _ = write!(
+                        notice,
+                        "<li>{}: <code class=\"invite-link\">{}</code></li>",
+                        text(email),
+                        text(&state.url(&format!("/join/{secret}")))
+                    );
+                }
+                notice.push_str("</ul>");
+            }
+            notice.push_str("</div>");
+            Ok(Some(notice))
+        }
+        "withdraw" => {
+            org.require_admin("withdraw invitations")?;
+            let email = form.email.clone().unwrap_or_default();
+            store::invites::remove_pending(&state.db, &org.org.id, &email).await?;
+            Ok(None)
+        }
+        "link" => {
+            members::create_link(state, org, parse_role(form.role.as_deref())?).await?;
+            Ok(None)
+        }
+        "unlink" => {
+            org.require_admin("delete invite links")?;
+            let invite = form.invite.clone().unwrap_or_default();
+            store::invites::delete_link(&state.db, &org.org.id, &invite).await?;
+            Ok(None)
+        }
+        other => Err(ApiError::bad_request(format!(
+            "`op`: no membership change `{other}`."
+        ))),
+    }
+}
+
+/// The form that creates an account from an invitation.
+fn account_form(
+    action: &str,
+    csrf: Option<&str>,
+    email: Option<&str>,
+    error: Option<&str>,
+) -> String {
+    let mut out = String::new();
+    if let Some(e) = error {
+        let _ = write!(out, "<p class=\"error\" role=\"alert\">{}</p>", text(e));
+    }
+    let _ = write!(
+        out,
+        "<form method=\"post\" action=\"{}\">{}<input type=\"hidden\" name=\"op\" value=\"create\">\
+<label for=\"name\">Your name</label><input id=\"name\" name=\"name\" type=\"text\" autocomplete=\"name\" required maxlength=\"255\">",
+        attr(action),
+        csrf.map(|c| format!("<input type=\"hidden\" name=\"csrf\" value=\"{}\">", attr(c)))
+            .unwrap_or_default()
+    );
+    match email {
+        Some(e) => {
+            let _ = write!(
+                out,
+                "<label for=\"email\">E-mail</label><input id=\"email\" type=\"email\" value=\"{}\" readonly>",
+                attr(e)
+            );
+        }
+        None => out.push_str(
+            "<label for=\"email\">E-mail</label><input id=\"email\" name=\"email\" type=\"email\" autocomplete=\"username\" required>",
+        ),
+    }
+    let _ = write!(
+        out,
+        "<label for=\"password\">Password</label><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"new-password\" required minlength=\"{min}\">\
+<p class=\"muted\">At least {min} characters; a phrase of several words is best.</p><button type=\"submit\">Create my account and join</button></form>",
+        min = crate::domain::accounts::MIN_PASSWORD
+    );
+    out
+}
+
+/// `GET /join/{secret}`: an address's invitation, where the invited person creates their
+/// account.
+pub async fn join_page(State(state): State<AppState>, Path(secret): Path<String>) -> Response {
+    match members::invitation(&state, &secret).await {
+        Ok(Some(invite)) => {
+            let org = store::orgs::get(&state.db, &OrgId::new(invite.org_id.clone()))
+                .await
+                .ok()
+                .flatten();
+            let title = org.map(|o| o.title.clone()).unwrap_or_default();
+            let body = format!(
+                "<h1>Join {}</h1><p>You were invited as {}.</p>{}",
+                text(&title),
+                text(&invite.email),
+                account_form(&format!("/join/{secret}"), None, Some(&invite.email), None)
+            );
+            page(StatusCode::OK, "Join", None, "", &body)
+        }
+        Ok(None) => not_found(
+            None,
+            "This invitation is no longer valid: ask for a new one.",
+        ),
+        Err(e) => failed(e),
+    }
+}
+
+/// `POST /join/{secret}`: creates the invited address's account, which joins every
+/// organization that invited it, and signs in.
+pub async fn join(
+    State(state): State<AppState>,
+    Path(secret): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let form = match session::read_form(&state, &headers, None, body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let name = form.name.as_deref().filter(|n| !n.trim().is_empty());
+    let password = form.password.as_deref().unwrap_or("");
+    let invite = match members::invitation(&state, &secret).await {
+        Ok(Some(i)) => i,
+        Ok(None) => {
+            return not_found(
+                None,
+                "This invitation is no longer valid: ask for a new one.",
+            )
+        }
+        Err(e) => return failed(e),
+    };
+    match members::accept(&state, &secret, name, password).await {
+        Ok(user) => {
+            let next = format!("/o/{}", invite.org_id);
+            session::open_session(&state, &headers, &user, &next).await
+        }
+        Err(AccountError::Invalid(why)) => page(
+            StatusCode::BAD_REQUEST,
+            "Join",
+            None,
+            "",
+            &format!(
+                "<h1>Join</h1>{}",
+                account_form(
+                    &format!("/join/{secret}"),
+                    None,
+                    Some(&invite.email),
+                    Some(&why)
+                )
+            ),
+        ),
+        Err(AccountError::Failed(e)) => failed(e),
+    }
+}
+
+/// `GET /invite/{organizationId}/{inviteId}`: an invite link. Signed in: a button to join.
+/// Otherwise: sign in (and come back), or create an account and join.
+pub async fn link_page(
+    State(state): State<AppState>,
+    Path((org_id, invite_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let here = format!("/invite/{org_id}/{invite_id}");
+    let link = match store::invites::get_link(&state.db, &org_id, &invite_id).await {
+        Ok(Some(l)) => l,
+        Ok(None) => return not_found(None, "This invite link does not exist."),
+        Err(e) => return failed(e),
+    };
+    let org = match store::orgs::get(&state.db, &OrgId::new(org_id.clone())).await {
+        Ok(Some(o)) if o.invite_links != 0 => o,
+        Ok(_) => return not_found(None, "This invite link does not exist."),
+        Err(e) => return failed(e),
+    };
+    let heading = format!(
+        "<h1>Join {}</h1><p>This link lets you join as {}.</p>",
+        text(&org.title),
+        text(link.role.as_deref().unwrap_or("guest"))
+    );
+    match session::current(&state, &headers).await {
+        Ok(Some(signed)) => {
+            let viewer = signed.viewer();
+            let body = format!(
+                "{heading}<form method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"op\" value=\"join\"><button type=\"submit\">Join as {}</button></form>",
+                attr(&here),
+                attr(viewer.csrf),
+                text(&signed.user.display_name)
+            );
+            page(StatusCode::OK, "Join", Some(&viewer), "", &body)
+        }
+        Ok(None) => {
+            let next: String = url::form_urlencoded::byte_serialize(here.as_bytes()).collect();
+            let body = format!(
+                "{heading}<p><a href=\"/signin?next={next}\">Sign in</a> if you have an account, or create one:</p>{}",
+                account_form(&here, None, None, None)
+            );
+            page(StatusCode::OK, "Join", None, "", &body)
+        }
+        Err(e) => failed(e),
+    }
+}
+
+/// `POST /invite/{organizationId}/{inviteId}`: joins through the link (`op=join`, signed
+/// in), or creates an account and joins (`op=create`).
+pub async fn link_join(
+    State(state): State<AppState>,
+    Path((org_id, invite_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let here = format!("/invite/{org_id}/{invite_id}");
+    let signed = match session::current(&state, &headers).await {
+        Ok(s) => s,
+        Err(e) => return failed(e),
+    };
+    let form = match session::read_form(&state, &headers, signed.as_ref().map(|s| &s.session), body)
+        .await
+    {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let (user, fresh) = match signed {
+        Some(s) => (s.user, false),
+        None => {
+            let email = form.email.as_deref().unwrap_or("");
+            let name = form.name.as_deref().filter(|n| !n.trim().is_empty());
+            let password = form.password.as_deref().unwrap_or("");
+            let refuse = |why: &str| {
+                page(
+                    StatusCode::BAD_REQUEST,
+                    "Join",
+                    None,
+                    "",
+                    &format!(
+                        "<h1>Join</h1>{}",
+                        account_form(&here, None, None, Some(why))
+                    ),
+                )
+            };
+            match store::users::by_email(&state.db, &store::users::normalize_email(email)).await {
+                Ok(Some(_)) => {
+                    return refuse("An account with this address exists already: sign in instead.")
+                }
+                Ok(None) => {}
+                Err(e) => return failed(e),
+            }
+            match crate::domain::accounts::set_password(
+                &state.db,
+                email,
+                name,
+                password,
+                false,
+                state.now(),
+            )
+            .await
+            {
+                Ok(u) => (u, true),
+                Err(AccountError::Invalid(why)) => return refuse(&why),
+                Err(AccountError::Failed(e)) => return failed(e),
+            }
+        }
+    };
+    let caller = Caller::unscoped(std::sync::Arc::new(user.clone()));
+    let run = {
+        let (state, org_id, invite_id) = (state.clone(), org_id.clone(), invite_id.clone());
+        async move { members::join_with_link(&state, &caller, &org_id, &invite_id).await }
+    };
+    let done = match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(done) => done,
+        Err(e) => return failed(e),
+    };
+    let next = format!("/o/{org_id}");
+    match done {
+        Ok(()) if fresh => session::open_session(&state, &headers, &user, &next).await,
+        Ok(()) => see_other(&next),
+        Err(ApiError::Internal(e)) => failed(e),
+        Err(e) => page(
+            e.status(),
+            "Not joined",
+            None,
+            "",
+            &format!(
+                "<h1>Not joined</h1><p class=\"error\" role=\"alert\">{}</p>",
+                text(&e.to_string())
+            ),
+        ),
+    }
+}
