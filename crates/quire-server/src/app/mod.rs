@@ -19,6 +19,7 @@ mod people;
 mod screens;
 mod search;
 mod session;
+mod settings;
 mod shell;
 
 use axum::routing::{get, post};

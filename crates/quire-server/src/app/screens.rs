@@ -110,7 +110,7 @@ fn space_item(s: &SpaceRow) -> String {
 }
 
 /// An emoji code point (`1f4d8`) as its character; anything else as given.
-fn emoji(code: &str) -> String {
+pub(super) fn emoji(code: &str) -> String {
     let chars: Option<String> = code
         .split('-')
         .map(|p| u32::from_str_radix(p, 16).ok().and_then(char::from_u32))
@@ -186,6 +186,25 @@ pub async fn org(
             body.push_str(&space_item(s));
         }
         body.push_str("</ul>");
+    }
+    if org.is_admin() {
+        let since = state.now() - crate::domain::jobs::retention_ms(&state);
+        match store::spaces::list_deleted(&state.db, id.as_str(), since).await {
+            Ok(deleted) if !deleted.is_empty() => {
+                body.push_str("<h2>Recently deleted</h2><ul class=\"spaces\">");
+                for s in &deleted {
+                    let _ = write!(
+                        body,
+                        "<li>{} <a href=\"/s/{}/~/settings\">Restore…</a></li>",
+                        text(&s.title),
+                        attr(&s.id)
+                    );
+                }
+                body.push_str("</ul>");
+            }
+            Ok(_) => {}
+            Err(e) => return failed(e),
+        }
     }
     page(StatusCode::OK, &org.org.title, Some(&viewer), "", &body)
 }
@@ -279,6 +298,10 @@ async fn space(
     let caller = caller(&signed);
     let ctx = match access::load_space(state, &caller, space_id).await {
         Ok(c) if c.space.deleted_at.is_none() => c,
+        // A deleted space shows its admins only its settings, to restore it.
+        Ok(c) if path == "~/settings" && c.role >= access::Role::Admin => {
+            return super::settings::screen(&c, &viewer, "");
+        }
         _ => {
             return not_found(
                 Some(&viewer),
@@ -412,15 +435,10 @@ fn flatten(pages: &[Page]) -> Vec<Entry<'_>> {
 fn sidebar(space: &SpaceRow, pages: &[Page], open: &[&str]) -> String {
     let current = open.last().copied();
     let mut out = format!(
-        "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{}\">{}</a></strong></p>\
-<p class=\"muted\"><a href=\"/s/{}/~/search\">Search</a> · <a href=\"/s/{}/~/comments\">Discussion</a> · <a href=\"/s/{}/~/changes\">Change requests</a> · <a href=\"/s/{}/~/revisions\">History</a> · <a href=\"/s/{}/~/files\">Files</a></p><ul>",
-        attr(&space.id),
+        "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{id}\">{}</a></strong></p>\
+<p class=\"muted\"><a href=\"/s/{id}/~/search\">Search</a> · <a href=\"/s/{id}/~/comments\">Discussion</a> · <a href=\"/s/{id}/~/changes\">Change requests</a> · <a href=\"/s/{id}/~/revisions\">History</a> · <a href=\"/s/{id}/~/files\">Files</a> · <a href=\"/s/{id}/~/settings\">Settings</a></p><ul>",
         text(&space.title),
-        attr(&space.id),
-        attr(&space.id),
-        attr(&space.id),
-        attr(&space.id),
-        attr(&space.id)
+        id = attr(&space.id),
     );
     // Depth-first with explicit open/close markers, so that nesting needs no recursion.
     enum Step<'a> {
@@ -667,6 +685,7 @@ async fn tilde(
             ),
             Err(e) => failed(e),
         },
+        ["settings"] => super::settings::screen(ctx, viewer, &nav),
         ["changes"] => change_requests(state, ctx, viewer, &nav).await,
         ["changes", number, ..] => change_request(state, ctx, viewer, &nav, number).await,
         ["revisions"] => {
@@ -1137,6 +1156,9 @@ pub async fn space_action(
     let viewer = signed.viewer();
     let caller = caller(&signed);
     let ctx = match access::load_space(&state, &caller, &space_id).await {
+        Ok(c) if path == "~/settings" => {
+            return super::settings::act(&state, c, &viewer, form).await
+        }
         Ok(c) if c.space.deleted_at.is_none() => c,
         _ => {
             return not_found(

@@ -173,6 +173,7 @@ pub struct Form {
     pub role: Option<String>,
     pub emails: Option<String>,
     pub invite: Option<String>,
+    pub confirm: Option<String>,
 }
 
 /// Reads a form sent from this server's pages (origin checked); when `session` is given, its

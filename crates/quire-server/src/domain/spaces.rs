@@ -1,15 +1,20 @@
-//! Creating spaces: the space row with its first revision, shared by `createSpace`,
-//! `duplicateSpace` and sites that make a space of their own.
+//! Spaces' own workflows, shared by the API and the app: creating a space with its first
+//! revision (`createSpace`, `duplicateSpace`, sites that make a space of their own),
+//! changing its settings, deleting and restoring it.
 
 use quire_content::{apply_changes, ApplyContext, Change, Revision};
 
 use crate::db::Tx;
+use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::content::{save, Saved};
+use crate::domain::jobs::{retention_ms, PURGE_JOB};
+use crate::domain::placement::{level_to_db, LevelIn};
 use crate::error::{ApiError, ApiResult};
 use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
-use crate::store::spaces::SpaceRow;
+use crate::store::spaces::{SpacePatch, SpaceRow};
+use crate::validate;
 use crate::values::{EditMode, RevisionType, Visibility};
 
 /// Inserts `space` with its first revision, whose content root is `root` (`""`: empty).
@@ -107,4 +112,165 @@ pub async fn create(
     )
     .await?;
     Ok((space, Some(saved)))
+}
+
+/// Languages of the official `TranslationLanguage` enum (0.137.0).
+const LANGUAGES: &[&str] = &[
+    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "yue", "ko", "ar", "hi", "nl",
+    "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms", "he", "uk",
+    "sk", "bg", "hr", "lt", "lv", "et", "sl",
+];
+
+/// Refuses `in-collection` for a space outside any collection.
+pub fn check_visibility(visibility: Visibility, parent: Option<&str>) -> ApiResult<()> {
+    if visibility == Visibility::InCollection && parent.is_none() {
+        return Err(ApiError::bad_request(
+            "`visibility` `in-collection` is only for spaces inside a collection.",
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a language the official enum does not name.
+pub fn check_language(language: &str) -> ApiResult<()> {
+    if LANGUAGES.contains(&language) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`language` `{language}` is not a supported language."
+        )))
+    }
+}
+
+/// A change to a space's settings: each field given is changed.
+#[derive(Default)]
+pub struct Settings {
+    /// Title (at most 50 characters).
+    pub title: Option<String>,
+    /// Emoji (`None` removes it).
+    pub emoji: Option<Option<String>>,
+    /// Edit mode (admins).
+    pub edit_mode: Option<EditMode>,
+    /// Default level of the organization's members (admins).
+    pub default_level: Option<Option<LevelIn>>,
+    /// Language.
+    pub language: Option<String>,
+    /// Visibility (admins).
+    pub visibility: Option<Visibility>,
+}
+
+/// Changes a space's settings: title, emoji and language need `edit`; edit mode, default
+/// level and visibility need `admin`.
+pub async fn update(state: &AppState, ctx: &SpaceCtx, change: Settings) -> ApiResult<SpaceRow> {
+    ctx.require_live()?;
+    let mut patch = SpacePatch::default();
+    if let Some(title) = change.title {
+        ctx.require(Role::Edit, "change the title")?;
+        validate::length("title", &title, 0, 50)?;
+        patch.title = Some(title);
+    }
+    if let Some(emoji) = change.emoji {
+        ctx.require(Role::Edit, "change the emoji")?;
+        if let Some(e) = &emoji {
+            validate::length("emoji", e, 0, 50)?;
+        }
+        patch.emoji = Some(emoji);
+    }
+    if let Some(language) = change.language {
+        ctx.require(Role::Edit, "change the language")?;
+        check_language(&language)?;
+        patch.language = Some(language);
+    }
+    if let Some(mode) = change.edit_mode {
+        ctx.require(Role::Admin, "change the edit mode")?;
+        patch.edit_mode = Some(mode);
+    }
+    if let Some(level) = change.default_level {
+        ctx.require(Role::Admin, "change the default level")?;
+        patch.default_level = Some(level_to_db(level));
+    }
+    let mut tx = state.db.begin().await?;
+    if let Some(visibility) = change.visibility {
+        ctx.require(Role::Admin, "change the visibility")?;
+        // The parent is re-read in the transaction: a move may have changed it.
+        let current = store::spaces::get_tx(&mut tx, &ctx.space.id).await?;
+        let parent = current.as_ref().and_then(|s| s.parent_id.as_deref());
+        check_visibility(visibility, parent)?;
+        patch.visibility = Some(visibility);
+    }
+    if !store::spaces::patch(&mut tx, &ctx.space.id, &patch, state.now()).await? {
+        return Err(ApiError::conflict(format!(
+            "Space `{}` was deleted meanwhile; restore it before changing it.",
+            ctx.space.id
+        )));
+    }
+    let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished in its transaction")))?;
+    tx.commit().await?;
+    invalidate(state, ctx);
+    Ok(space)
+}
+
+fn invalidate(state: &AppState, ctx: &SpaceCtx) {
+    state.cache.invalidate(&[
+        crate::cache::Scope::Space(&ctx.space.id),
+        crate::cache::Scope::Org(ctx.space.org_id.as_str()),
+    ]);
+}
+
+/// Deletes a space (admins): restorable within the retention, then purged by a durable
+/// job; nothing to do when it is deleted already.
+pub async fn delete(state: &AppState, ctx: &SpaceCtx) -> ApiResult<()> {
+    ctx.require(Role::Admin, "delete the space")?;
+    if ctx.space.deleted_at.is_some() {
+        return Ok(());
+    }
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    if store::spaces::soft_delete(&mut tx, &ctx.space.id, now).await? {
+        // A deleted space is no longer published by any site.
+        store::sites::remove_space(&mut tx, &ctx.space.id).await?;
+        let due = now.saturating_add(retention_ms(state));
+        store::jobs::enqueue(&mut tx, PURGE_JOB, &ctx.space.id, due, now).await?;
+        tx.commit().await?;
+        invalidate(state, ctx);
+    }
+    Ok(())
+}
+
+/// Brings back a space deleted within the retention (admins).
+pub async fn restore(state: &AppState, ctx: &SpaceCtx) -> ApiResult<SpaceRow> {
+    ctx.require(Role::Admin, "restore the space")?;
+    let now = state.now();
+    let Some(deleted_at) = ctx.space.deleted_at else {
+        return Err(ApiError::bad_request(format!(
+            "Space `{}` is not deleted.",
+            ctx.space.id
+        )));
+    };
+    if now - deleted_at > retention_ms(state) {
+        return Err(ApiError::not_found(format!(
+            "Space `{}` not found.",
+            ctx.space.id
+        )));
+    }
+    // A parent collection deleted meanwhile: the space comes back at the root.
+    let to_root = ctx
+        .space
+        .parent_id
+        .as_ref()
+        .is_some_and(|p| !ctx.grants.collections().contains_key(p));
+    let mut tx = state.db.begin().await?;
+    if !store::spaces::restore(&mut tx, &ctx.space.id, to_root, now).await? {
+        return Err(ApiError::conflict(format!(
+            "Space `{}` was restored meanwhile.",
+            ctx.space.id
+        )));
+    }
+    tx.commit().await?;
+    invalidate(state, ctx);
+    store::spaces::get(&state.db, &ctx.space.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Space `{}` not found.", ctx.space.id)))
 }

@@ -229,6 +229,20 @@ pub async fn list_live(db: &Db, org_id: &str, parent: Option<&str>) -> sqlx::Res
     db.rows(&q).await
 }
 
+/// The spaces of an organization deleted at or after `since` (still restorable), most
+/// recently deleted first.
+pub async fn list_deleted(db: &Db, org_id: &str, since: i64) -> sqlx::Result<Vec<SpaceRow>> {
+    db.rows(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM spaces WHERE org_id = $1 AND deleted_at >= $2 \
+             ORDER BY deleted_at DESC, id LIMIT 500"
+        ))
+        .arg(org_id)
+        .arg(since),
+    )
+    .await
+}
+
 /// Sets the position of a space.
 pub async fn set_position(tx: &mut Tx, id: &str, position: i64) -> sqlx::Result<()> {
     tx.execute(

@@ -1178,3 +1178,101 @@ async fn admins_invite_change_roles_and_remove_and_the_invited_join_in_the_app()
     assert_eq!(p.status, 303);
     assert_eq!(b.get(&format!("/o/{org}")).await.status, 404);
 }
+
+#[tokio::test]
+async fn space_settings_are_changed_and_a_deleted_space_is_restored_in_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Keepers").await;
+    app.add_member(&alice, &org, &bob, json!("edit")).await;
+    let space = app.space(&alice, &org, "Handbook", None).await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let settings = format!("/s/{space}/~/settings");
+
+    // An editor changes the title and emoji, but is offered neither visibility nor delete,
+    // and a forged visibility change is ignored for them.
+    let seen = b.get(&settings).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert!(!seen.html.contains("name=\"role\""));
+    assert!(!seen.html.contains("Delete the space"));
+    let token = csrf(&seen.html);
+    let p = b
+        .post(
+            &settings,
+            &[
+                ("csrf", &token),
+                ("op", "save"),
+                ("subject", "Team handbook"),
+                ("emoji", "📘"),
+                ("role", "public"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let got = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    assert_eq!(got["title"], "Team handbook");
+    assert_eq!(got["emoji"], "1f4d8");
+    assert_eq!(got["visibility"], "private");
+    let p = b
+        .post(
+            &settings,
+            &[("csrf", &token), ("op", "delete"), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+
+    // The admin locks the space and makes it public; then deletes it, with the confirmation.
+    let seen = a.get(&settings).await;
+    assert!(seen.html.contains("Delete the space"));
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &settings,
+            &[
+                ("csrf", &token),
+                ("op", "save"),
+                ("subject", "Team handbook"),
+                ("status", "locked"),
+                ("role", "public"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let got = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    assert_eq!(got["editMode"], "locked");
+    assert_eq!(got["visibility"], "public");
+    let p = a
+        .post(&settings, &[("csrf", &token), ("op", "delete")])
+        .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    let p = a
+        .post(
+            &settings,
+            &[("csrf", &token), ("op", "delete"), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(p.location.as_deref(), Some(format!("/o/{org}").as_str()));
+    assert_eq!(b.get(&format!("/s/{space}")).await.status, 404);
+    assert_eq!(b.get(&settings).await.status, 404);
+
+    // The organization lists it as recently deleted for its admin, who restores it.
+    let home = a.get(&format!("/o/{org}")).await;
+    assert!(home.html.contains("Recently deleted"), "{}", home.html);
+    let seen = a.get(&settings).await;
+    assert!(seen.html.contains("Restore the space"), "{}", seen.html);
+    let p = a
+        .post(&settings, &[("csrf", &token), ("op", "restore")])
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(b.get(&format!("/s/{space}")).await.status, 200);
+}

@@ -15,11 +15,11 @@ use crate::api::views::visible_page;
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, require_role, OrgCtx, Role, SpaceCtx};
 use crate::domain::auth::Caller;
-use crate::domain::jobs::{retention_ms, PURGE_JOB};
 use crate::domain::placement::{
-    level_to_db, move_target, move_to, require_create_in, transfer, transfer_target, LevelIn,
-    MoveBody, Moving, TransferBody, Transferred,
+    move_target, move_to, require_create_in, transfer, transfer_target, LevelIn, MoveBody, Moving,
+    TransferBody, Transferred,
 };
+use crate::domain::spaces;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
@@ -27,35 +27,9 @@ use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
 use crate::store::ordering::Item;
-use crate::store::spaces::{SpacePatch, SpaceRow};
+use crate::store::spaces::SpaceRow;
 use crate::validate;
 use crate::values::{EditMode, Visibility};
-
-/// Languages of the official `TranslationLanguage` enum (0.137.0).
-const LANGUAGES: &[&str] = &[
-    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "yue", "ko", "ar", "hi", "nl",
-    "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms", "he", "uk",
-    "sk", "bg", "hr", "lt", "lv", "et", "sl",
-];
-
-fn check_visibility(visibility: Visibility, parent: Option<&str>) -> ApiResult<()> {
-    if visibility == Visibility::InCollection && parent.is_none() {
-        return Err(ApiError::bad_request(
-            "`visibility` `in-collection` is only for spaces inside a collection.",
-        ));
-    }
-    Ok(())
-}
-
-fn check_language(language: &str) -> ApiResult<()> {
-    if LANGUAGES.contains(&language) {
-        Ok(())
-    } else {
-        Err(ApiError::bad_request(format!(
-            "`language` `{language}` is not a supported language."
-        )))
-    }
-}
 
 /// Body of `createSpace`.
 #[derive(Deserialize, Default)]
@@ -91,11 +65,11 @@ pub async fn create_space(
         validate::length("emoji", emoji, 0, 50)?;
     }
     if let Some(language) = &body.language {
-        check_language(language)?;
+        spaces::check_language(language)?;
     }
     let edit_mode = body.edit_mode.unwrap_or(EditMode::Live);
     let visibility = body.visibility.unwrap_or(Visibility::Private);
-    check_visibility(visibility, body.parent.as_deref())?;
+    spaces::check_visibility(visibility, body.parent.as_deref())?;
     let now = state.now();
     let mut tx = state.db.begin().await?;
     let space = SpaceRow {
@@ -193,49 +167,15 @@ pub async fn update_space(
     Extension(ctx): Extension<SpaceCtx>,
     JsonBody(body): JsonBody<UpdateSpace>,
 ) -> ApiResult<Json<views::Space>> {
-    ctx.require_live()?;
-    let mut patch = SpacePatch::default();
-    if let Some(title) = body.title {
-        validate::length("title", &title, 0, 50)?;
-        patch.title = Some(title);
-    }
-    if let Some(emoji) = body.emoji {
-        if let Some(e) = &emoji {
-            validate::length("emoji", e, 0, 50)?;
-        }
-        patch.emoji = Some(emoji);
-    }
-    if let Some(language) = body.language {
-        check_language(&language)?;
-        patch.language = Some(language);
-    }
-    if let Some(mode) = body.edit_mode {
-        ctx.require(Role::Admin, "change the edit mode")?;
-        patch.edit_mode = Some(mode);
-    }
-    if let Some(level) = body.default_level {
-        ctx.require(Role::Admin, "change the default level")?;
-        patch.default_level = Some(level_to_db(level));
-    }
-    let mut tx = state.db.begin().await?;
-    if let Some(visibility) = body.visibility {
-        ctx.require(Role::Admin, "change the visibility")?;
-        // The parent is re-read in the transaction: a move may have changed it.
-        let current = store::spaces::get_tx(&mut tx, &ctx.space.id).await?;
-        let parent = current.as_ref().and_then(|s| s.parent_id.as_deref());
-        check_visibility(visibility, parent)?;
-        patch.visibility = Some(visibility);
-    }
-    if !store::spaces::patch(&mut tx, &ctx.space.id, &patch, state.now()).await? {
-        return Err(ApiError::conflict(format!(
-            "Space `{}` was deleted meanwhile; restore it before changing it.",
-            ctx.space.id
-        )));
-    }
-    let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
-        .await?
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished in its transaction")))?;
-    tx.commit().await?;
+    let change = spaces::Settings {
+        title: body.title,
+        emoji: body.emoji,
+        edit_mode: body.edit_mode,
+        default_level: body.default_level,
+        language: body.language,
+        visibility: body.visibility,
+    };
+    let space = spaces::update(&state, &ctx, change).await?;
     let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
     Ok(Json(views::space(&state, &space, role)))
 }
@@ -249,19 +189,7 @@ pub async fn delete_space(
     let Some(Extension(ctx)) = ctx else {
         return Ok(StatusCode::NO_CONTENT);
     };
-    ctx.require(Role::Admin, "delete the space")?;
-    if ctx.space.deleted_at.is_some() {
-        return Ok(StatusCode::NO_CONTENT);
-    }
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    if store::spaces::soft_delete(&mut tx, &ctx.space.id, now).await? {
-        // A deleted space is no longer published by any site.
-        store::sites::remove_space(&mut tx, &ctx.space.id).await?;
-        let due = now.saturating_add(retention_ms(&state));
-        store::jobs::enqueue(&mut tx, PURGE_JOB, &ctx.space.id, due, now).await?;
-        tx.commit().await?;
-    }
+    spaces::delete(&state, &ctx).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -270,36 +198,7 @@ pub async fn restore_space(
     State(state): State<AppState>,
     Extension(ctx): Extension<SpaceCtx>,
 ) -> ApiResult<Json<views::Space>> {
-    let now = state.now();
-    let Some(deleted_at) = ctx.space.deleted_at else {
-        return Err(ApiError::bad_request(format!(
-            "Space `{}` is not deleted.",
-            ctx.space.id
-        )));
-    };
-    if now - deleted_at > retention_ms(&state) {
-        return Err(ApiError::not_found(format!(
-            "Space `{}` not found.",
-            ctx.space.id
-        )));
-    }
-    // A parent collection deleted meanwhile: the space comes back at the root.
-    let to_root = ctx
-        .space
-        .parent_id
-        .as_ref()
-        .is_some_and(|p| !ctx.grants.collections().contains_key(p));
-    let mut tx = state.db.begin().await?;
-    if !store::spaces::restore(&mut tx, &ctx.space.id, to_root, now).await? {
-        return Err(ApiError::conflict(format!(
-            "Space `{}` was restored meanwhile.",
-            ctx.space.id
-        )));
-    }
-    tx.commit().await?;
-    let space = store::spaces::get(&state.db, &ctx.space.id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Space `{}` not found.", ctx.space.id)))?;
+    let space = spaces::restore(&state, &ctx).await?;
     Ok(Json(views::space(&state, &space, ctx.role)))
 }
 

@@ -1,0 +1,178 @@
+//! A space's settings in the app: title, emoji, edit mode and visibility, deleting the
+//! space and restoring it within the retention. The forms run the domain's space
+//! workflows, the API's own; each field is offered only to the roles that may change it.
+
+use std::fmt::Write as _;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use quire_content::html::{escape_attr as attr, escape_text as text};
+
+use super::session::Form;
+use super::shell::{failed, page, see_other, Viewer};
+use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::spaces::{self, Settings};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::values::{EditMode, Visibility};
+
+/// The settings screen of a space (`nav`: its sidebar; empty for a deleted space).
+pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
+    let id = attr(&ctx.space.id);
+    let csrf = attr(viewer.csrf);
+    let action = format!("/s/{id}/~/settings");
+    let hidden = format!("<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">");
+    let mut body = format!("<h1>Settings of {}</h1>", text(&ctx.space.title));
+    if ctx.space.deleted_at.is_some() {
+        let _ = write!(
+            body,
+            "<p class=\"notice\">This space is deleted. It can be restored until it is purged.</p>\
+<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"restore\"><button type=\"submit\">Restore the space</button></form>"
+        );
+        return page(StatusCode::OK, "Settings", Some(viewer), nav, &body);
+    }
+    if ctx.role < Role::Edit {
+        body.push_str("<p>Changing a space's settings needs the edit role on it.</p>");
+        return page(StatusCode::OK, "Settings", Some(viewer), nav, &body);
+    }
+    let admin = ctx.role >= Role::Admin;
+    let _ = write!(
+        body,
+        "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"save\">\
+<label for=\"title\">Title</label><input id=\"title\" name=\"subject\" type=\"text\" maxlength=\"50\" value=\"{}\">\
+<label for=\"emoji\">Emoji</label><input id=\"emoji\" name=\"emoji\" type=\"text\" maxlength=\"50\" value=\"{}\">",
+        attr(&ctx.space.title),
+        attr(&ctx.space.emoji.as_deref().map(super::screens::emoji).unwrap_or_default())
+    );
+    if admin {
+        body.push_str("<label for=\"mode\">Editing</label><select id=\"mode\" name=\"status\">");
+        for (mode, label) in [
+            (EditMode::Live, "Live: change requests and live edits"),
+            (EditMode::Locked, "Locked: nothing is merged"),
+        ] {
+            let _ = write!(
+                body,
+                "<option value=\"{}\"{}>{label}</option>",
+                mode.as_str(),
+                if ctx.space.edit_mode == mode {
+                    " selected"
+                } else {
+                    ""
+                }
+            );
+        }
+        body.push_str("</select><label for=\"visibility\">Visibility</label><select id=\"visibility\" name=\"role\">");
+        for v in Visibility::ALL {
+            if *v == Visibility::InCollection && ctx.space.parent_id.is_none() {
+                continue;
+            }
+            let _ = write!(
+                body,
+                "<option value=\"{}\"{}>{}</option>",
+                v.as_str(),
+                if ctx.space.visibility == *v {
+                    " selected"
+                } else {
+                    ""
+                },
+                v.as_str()
+            );
+        }
+        body.push_str("</select>");
+    }
+    body.push_str("<button type=\"submit\">Save</button></form>");
+    if admin {
+        let _ = write!(
+            body,
+            "<h2>Delete</h2><p>A deleted space can be restored by an admin until it is purged.</p>\
+<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"delete\">\
+<p><input id=\"confirm\" name=\"confirm\" type=\"checkbox\" value=\"yes\" required> <label for=\"confirm\" class=\"plain\">Yes, delete {}</label></p>\
+<button type=\"submit\" class=\"danger\">Delete the space</button></form>",
+            text(&ctx.space.title)
+        );
+    }
+    page(StatusCode::OK, "Settings", Some(viewer), nav, &body)
+}
+
+/// `POST /s/{spaceId}/~/settings`: saves, deletes (confirmed) or restores, through the
+/// domain's workflows on a task of their own; then to the space (or its organization).
+pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: Form) -> Response {
+    let here = format!("/s/{}/~/settings", ctx.space.id);
+    let op = form.op.clone().unwrap_or_default();
+    let org = ctx.space.org_id.to_string();
+    let run = {
+        let state = state.clone();
+        async move {
+            match op.as_str() {
+                "save" => {
+                    let mut change = Settings {
+                        title: form.subject.clone().map(|t| t.trim().to_string()),
+                        emoji: form.emoji.as_deref().map(emoji_code),
+                        ..Default::default()
+                    };
+                    if ctx.role >= Role::Admin {
+                        change.edit_mode = match form.status.as_deref() {
+                            None => None,
+                            Some(m) => Some(EditMode::parse(m).ok_or_else(|| {
+                                ApiError::bad_request(format!(
+                                    "`editMode` must be one of {}.",
+                                    EditMode::names()
+                                ))
+                            })?),
+                        };
+                        change.visibility = match form.role.as_deref() {
+                            None => None,
+                            Some(v) => Some(Visibility::parse(v).ok_or_else(|| {
+                                ApiError::bad_request(format!(
+                                    "`visibility` must be one of {}.",
+                                    Visibility::names()
+                                ))
+                            })?),
+                        };
+                    }
+                    spaces::update(&state, &ctx, change).await.map(|_| true)
+                }
+                "delete" => {
+                    if form.confirm.as_deref() != Some("yes") {
+                        return Err(ApiError::bad_request(
+                            "Tick the confirmation to delete the space.",
+                        ));
+                    }
+                    spaces::delete(&state, &ctx).await.map(|_| false)
+                }
+                "restore" => spaces::restore(&state, &ctx).await.map(|_| true),
+                other => Err(ApiError::bad_request(format!(
+                    "`op`: no settings change `{other}`."
+                ))),
+            }
+        }
+    };
+    let space = here.trim_end_matches("/~/settings").to_string();
+    match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(Ok(true)) => see_other(&space),
+        Ok(Ok(false)) => see_other(&format!("/o/{org}")),
+        Ok(Err(ApiError::Internal(e))) => failed(e),
+        Ok(Err(e)) => super::screens::not_done(viewer, &e, &here, "Back to the settings"),
+        Err(e) => failed(e),
+    }
+}
+
+/// An emoji as typed (`📘`) in the API's form, its code points in hex (`1f4d8`); a code
+/// given as such stays; empty removes the emoji.
+fn emoji_code(typed: &str) -> Option<String> {
+    let typed = typed.trim();
+    if typed.is_empty() {
+        return None;
+    }
+    if typed.is_ascii() {
+        return Some(typed.to_string());
+    }
+    Some(
+        typed
+            .chars()
+            .filter(|c| *c != '\u{fe0f}')
+            .map(|c| format!("{:x}", c as u32))
+            .collect::<Vec<_>>()
+            .join("-"),
+    )
+}
