@@ -247,7 +247,8 @@ impl Forms<'_> {
     }
 
     /// The reactions on `id`: each left emoji with its count (pressed when the user left
-    /// it; pressing takes it back), and the offered ones not yet left.
+    /// it; pressing takes it back), and the offered ones not yet left. A button's name holds
+    /// its visible text (the emoji and the count), after what pressing it does.
     fn reactions(
         &self,
         target: &str,
@@ -292,7 +293,7 @@ impl Forms<'_> {
             let _ = write!(
                 out,
                 "<form method=\"post\" action=\"{target}/react\" class=\"inline\">{}<input type=\"hidden\" name=\"emoji\" value=\"{}\">\
-<input type=\"hidden\" name=\"op\" value=\"{}\"><button type=\"submit\" class=\"reaction\" aria-pressed=\"{pressed}\" aria-label=\"{} {}\">{}{count}</button></form> ",
+<input type=\"hidden\" name=\"op\" value=\"{}\"><button type=\"submit\" class=\"reaction\" aria-pressed=\"{pressed}\" aria-label=\"{} {}{count}\">{}{count}</button></form> ",
                 self.hidden(),
                 attr(emoji),
                 if pressed { "remove" } else { "add" },
