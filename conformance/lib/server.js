@@ -132,6 +132,23 @@ export async function startServer({ args = [] } = {}) {
             });
         },
 
+        /**
+         * Runs `quire admin set-password` against the same storage (the password on its
+         * stdin): creates the user if missing, or sets the password of an existing one.
+         */
+        setPassword(email, password, { name, admin = false } = {}) {
+            const args = ['admin', 'set-password', '--email', email, ...storage];
+            if (name) args.push('--name', name);
+            if (admin) args.push('--admin');
+            return new Promise((res, rej) => {
+                const child = execFile(QUIRE_BIN, args, { env: childEnv() }, (err, _stdout, stderr) => {
+                    if (err) return rej(new Error(`set-password failed: ${err.message}\n${stderr}`));
+                    res();
+                });
+                child.stdin.end(`${password}\n`);
+            });
+        },
+
         /** SIGTERM, wait for the exit (SIGKILL after a while), remove the data dir. */
         async stop() {
             if (stopped) return;

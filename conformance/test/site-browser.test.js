@@ -1,37 +1,19 @@
 // Published sites in a real headless Chromium, against a real `quire serve`: navigation,
 // search, share links, visitor tokens, adaptive sections and the 404 page, then a page that
 // uses every block of the markdown dialect, checked by axe-core in light and dark and
-// photographed on a desktop and a phone (conformance/artifacts/).
-//
-// Chromium: $QUIRE_CHROMIUM, else Debian's /usr/bin/chromium. Without one the tests are
-// skipped with a notice, unless QUIRE_REQUIRE_BROWSER=1 (scripts/test.sh sets it once it has
-// installed Chromium), which makes a missing browser a failure.
+// photographed on a desktop and a phone (conformance/artifacts/). The browser and what the
+// browser tests share: lib/browser.js.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { startServer } from '../lib/server.js';
 import { check, newUser, raw, setupOrg } from '../lib/client.js';
 import { updateContent } from '../lib/content.js';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const ARTIFACTS = join(here, '..', 'artifacts');
-const require = createRequire(import.meta.url);
-
-const CHROMIUM =
-    process.env.QUIRE_CHROMIUM ||
-    ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => existsSync(p));
-if (!CHROMIUM && process.env.QUIRE_REQUIRE_BROWSER === '1') {
-    throw new Error('QUIRE_REQUIRE_BROWSER=1 but no Chromium found (set QUIRE_CHROMIUM)');
-}
-const skip = CHROMIUM ? false : 'no Chromium (install Debian\'s chromium or set QUIRE_CHROMIUM)';
-if (skip) console.log(`NOTICE: skipping the browser tests: ${skip}`);
+import { ARTIFACTS, follow, freshPage as newPage, launchBrowser, seriousViolations, skip } from '../lib/browser.js';
 
 let server;
 let browser;
@@ -250,16 +232,7 @@ async function publishedSite(title, spaceId, visibility) {
 
 before(async () => {
     if (skip) return;
-    const puppeteer = (await import('puppeteer-core')).default;
-    [server, browser] = await Promise.all([
-        startServer(),
-        puppeteer.launch({
-            executablePath: CHROMIUM,
-            headless: true,
-            // CI runs as root, where Chromium's sandbox cannot start.
-            args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--font-render-hinting=none'],
-        }),
-    ]);
+    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
     admin = await newUser(server, 'admin');
     org = await setupOrg(server, admin, 'Browser Org');
 
@@ -341,29 +314,9 @@ after(async () => {
 });
 
 /** A fresh browser context (its own cookies) and a page in it; `close()` ends both. */
-async function freshPage() {
-    const context = await browser.createBrowserContext();
-    const tab = await context.newPage();
-    tab.setDefaultTimeout(15_000);
-    const errors = [];
-    tab.on('pageerror', (e) => errors.push(e.message));
-    // Script errors, and failed loads of anything but the favicon (sites declare none).
-    tab.on('console', (m) => {
-        if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text());
-    });
-    tab.on('response', (r) => {
-        if (r.status() >= 400 && new URL(r.url()).pathname !== '/favicon.ico') errors.push(`${r.status()} ${r.url()}`);
-    });
-    return { tab, errors, close: () => context.close() };
-}
+const freshPage = () => newPage(browser);
 
 const h1 = (tab) => tab.$eval('main h1', (e) => e.textContent.trim());
-
-/** Clicks `selector` and waits for the page it leads to. */
-async function follow(tab, selector) {
-    const [res] = await Promise.all([tab.waitForNavigation(), tab.click(selector)]);
-    return res;
-}
 
 test('navigation: the sidebar reaches a nested page, previous and next walk the tree', { skip }, async () => {
     const { tab, errors, close } = await freshPage();
@@ -567,11 +520,8 @@ const VIEWPORTS = {
 
 test('every block renders, axe finds nothing serious in light and dark, screenshots', { skip }, async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    const axeSource = require.resolve('axe-core/axe.min.js');
     const { tab, errors, close } = await freshPage();
     try {
-        // axe is injected as an inline script, which the site's CSP rightly forbids.
-        await tab.setBypassCSP(true);
         await tab.setViewport(VIEWPORTS.desktop);
         const url = `${site.public.url}every-block`;
         const res = await tab.goto(url, { waitUntil: 'load' });
@@ -647,17 +597,10 @@ test('every block renders, axe finds nothing serious in light and dark, screensh
         const failures = [];
         for (const scheme of ['light', 'dark']) {
             await tab.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
-            // A viewport switching between desktop and phone reloads the page.
-            if (!(await tab.evaluate(() => 'axe' in window))) await tab.addScriptTag({ path: axeSource });
-            const result = await tab.evaluate(() =>
-                // eslint-disable-next-line no-undef
-                axe.run(document, { resultTypes: ['violations'] }),
-            );
-            const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-            const report = serious
-                .map((v) => `${v.impact} ${v.id}: ${v.help}\n${v.nodes.map((n) => `  ${n.target.join(' ')}: ${n.failureSummary}`).join('\n')}`)
-                .join('\n');
-            if (serious.length) failures.push(`axe in ${scheme}:\n${report}`);
+            // (A viewport switching between desktop and phone reloads the page: axe is injected
+            // again when missing.)
+            const serious = await seriousViolations(tab);
+            if (serious.length) failures.push(`axe in ${scheme}:\n${serious.join('\n')}`);
 
             for (const [name, viewport] of Object.entries(VIEWPORTS)) {
                 await tab.setViewport(viewport);
