@@ -1,0 +1,641 @@
+// The app (the workspace in a browser, served by `quire serve` beside the API) in a real
+// headless Chromium: the first account made on the welcome page, signing out and in, the
+// organization, a space's page tree and pages, search, a change request reviewed by one
+// person in their own browser and merged by another, a conflicting merge refused, a page's
+// discussion, what a reader may not do, the keyboard, and axe-core on every screen in light
+// and dark; the main screens are photographed into conformance/artifacts/app-*.png.
+//
+// Content is seeded through the official client as the same person who made the first
+// account: `quire admin create-token` gives that account an API token. The other people get
+// their passwords from `quire admin set-password`.
+//
+// The tests run in order and build on each other (one server, one story). On a shared
+// database (QUIRE_CONFORMANCE_DATABASE_URL) accounts already exist, so the welcome page is
+// not offered: the first person is then made by `quire admin set-password --admin`.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DATABASE_URL, startServer, uniqueSuffix } from '../lib/server.js';
+import { check, client, newUser, setupOrg } from '../lib/client.js';
+import { updateContent } from '../lib/content.js';
+import { ARTIFACTS, follow, freshPage, launchBrowser, seriousViolations, skip } from '../lib/browser.js';
+
+const PASSWORD = 'correct horse battery staple';
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 375, height: 740, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+
+let server;
+let browser;
+/** The first account, in the app and through the API: `{ email, name, token, api, id }`. */
+const owner = { name: 'Ada Owner' };
+let reviewer; // `review` member, signed in in a browser of their own
+let reader; // `read` member
+let org;
+let space;
+const page = {}; // page ids: guide, install, usage
+const cr = {}; // change requests: reword, morning, evening ({ id, number })
+/** The owner's browser, signed in from the first test on. */
+let A;
+/** The reviewer's browser. */
+let B;
+/** Every screen axe looked at, and what it found. */
+const audited = [];
+
+before(async () => {
+    if (skip) return;
+    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+    A = await freshPage(browser);
+    await A.tab.setViewport(DESKTOP);
+    await mkdir(ARTIFACTS, { recursive: true });
+});
+
+after(async () => {
+    await browser?.close();
+    await server?.stop();
+});
+
+const url = (path) => `${server.url}${path}`;
+const h1 = (tab) => tab.$eval('main h1', (e) => e.textContent.trim());
+const texts = (tab, selector) => tab.$$eval(selector, (els) => els.map((e) => e.textContent.trim()));
+const pathOf = (tab) => new URL(tab.url()).pathname;
+
+/** Fills the form fields `{selector: value}` (clearing them first). */
+async function fill(tab, fields) {
+    for (const [selector, value] of Object.entries(fields)) {
+        await tab.$eval(selector, (e) => (e.value = ''));
+        await tab.type(selector, value);
+    }
+}
+
+/** Signs `who` in on the sign-in page the tab shows; returns the answer. */
+async function signIn(tab, who, password = PASSWORD) {
+    await fill(tab, { '#email': who.email, '#password': password });
+    return follow(tab, 'main form button[type=submit]');
+}
+
+/** A browser of its own for `who`, signed in. */
+async function browserOf(who) {
+    const b = await freshPage(browser);
+    await b.tab.setViewport(DESKTOP);
+    await b.tab.goto(url('/signin'));
+    const res = await signIn(b.tab, who);
+    assert.equal(res.status(), 200);
+    assert.equal(pathOf(b.tab), '/');
+    return b;
+}
+
+/** Runs axe on the screen the tab shows, in light then dark; records what it finds. */
+async function audit(tab, screen) {
+    for (const scheme of ['light', 'dark']) {
+        await tab.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
+        audited.push({ screen: `${screen} (${scheme})`, path: pathOf(tab), found: await seriousViolations(tab) });
+    }
+    await tab.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
+}
+
+/** A screenshot of the tab at desktop size into artifacts/app-{name}.png. */
+async function photograph(tab, name) {
+    await tab.setViewport(DESKTOP);
+    await tab.evaluate(() => window.scrollTo(0, 0));
+    await tab.screenshot({ path: join(ARTIFACTS, `app-${name}.png`) });
+}
+
+/** Takes the expected failed load (`status`) out of the recorded errors; fails on others. */
+function expectFailure(errors, status) {
+    const at = errors.findIndex((e) => e.startsWith(`${status} `));
+    assert.ok(at >= 0, `a ${status} was expected among ${JSON.stringify(errors)}`);
+    errors.splice(at, 1);
+    assert.deepEqual(errors, []);
+}
+
+/** The markdown of the page Install, with `requirement` in its section Requirements. */
+const install = (requirement) =>
+    [
+        'Install Quire next to the walrus.',
+        '## Requirements',
+        requirement,
+        '## Steps',
+        '1. Download the binary.\n2. Run `quire serve`.',
+    ].join('\n\n') + '\n';
+
+/** The 👍 reaction button of the comment at `selector`. */
+const thumbsUp = (selector) => `${selector} > .reactions form:has(input[name=emoji][value="👍"]) button`;
+
+/** A change request of `who` (through the API) setting the markdown of `pageId`. */
+async function editPage(who, subject, pageId, markdown) {
+    const made = check('createChangeRequest', await who.api.spaces.createChangeRequest(space.id, { subject }), {
+        status: 201,
+    });
+    const edit = { operation: 'update_page', page: pageId, document: { markdown } };
+    await updateContent(server, who, space.id, made.id, [edit]);
+    return { id: made.id, number: made.number };
+}
+
+/** The markdown of a page of the space's main content (through the API). */
+async function markdownOf(pageId) {
+    const got = check('getPageById', await owner.api.spaces.getPageById(space.id, pageId, { format: 'markdown' }), {
+        status: 200,
+    });
+    return got.markdown;
+}
+
+test('first run: the welcome page makes the first account, signed in at once', { skip }, async () => {
+    const { tab, errors } = A;
+    owner.email = `owner-${uniqueSuffix()}@conformance.test`;
+    if (DATABASE_URL) {
+        // A shared database has accounts already: no welcome page, the sign-in instead.
+        await server.setPassword(owner.email, PASSWORD, { name: owner.name, admin: true });
+        const res = await tab.goto(url('/'));
+        assert.equal(res.status(), 200);
+        assert.equal(pathOf(tab), '/signin');
+        await audit(tab, 'sign-in');
+        assert.equal((await signIn(tab, owner)).status(), 200);
+    } else {
+        const res = await tab.goto(url('/'));
+        assert.equal(res.status(), 200);
+        assert.equal(pathOf(tab), '/');
+        assert.equal(await h1(tab), 'Welcome to Quire');
+        assert.equal(await tab.title(), 'Welcome to Quire · Quire');
+        assert.equal(await tab.$eval('main form', (f) => f.getAttribute('action')), '/setup');
+        // Every field has its label.
+        assert.deepEqual(await texts(tab, 'main form label'), ['Your name', 'E-mail', 'Password']);
+        await audit(tab, 'welcome');
+        await fill(tab, { '#name': owner.name, '#email': owner.email, '#password': PASSWORD });
+        const made = await follow(tab, 'main form button[type=submit]');
+        assert.equal(made.status(), 200);
+        // The welcome page is gone for good: another browser is sent to sign in.
+        const other = await freshPage(browser);
+        try {
+            await other.tab.goto(url('/'));
+            assert.equal(pathOf(other.tab), '/signin');
+            assert.equal(await h1(other.tab), 'Sign in');
+        } finally {
+            await other.close();
+        }
+    }
+    // Signed in: the home screen, with the account's name and the sign-out button on top.
+    assert.equal(pathOf(tab), '/');
+    assert.equal(await h1(tab), 'Your organizations');
+    assert.equal(await tab.$eval('header.top a[href="/account/sessions"]', (a) => a.textContent), owner.name);
+    assert.ok(await tab.$('header.top form[action="/signout"] button'), 'the sign-out button');
+    assert.ok((await tab.cookies()).some((c) => c.name === 'quire_app' && c.httpOnly), 'the session cookie');
+
+    // The same person through the API: a token for the account's address.
+    owner.token = await server.createToken(owner.email);
+    owner.api = client(server, owner.token);
+    const me = check('getAuthenticatedUser', await owner.api.user.getAuthenticatedUser(), { status: 200 });
+    assert.equal(me.displayName, owner.name);
+    assert.equal(me.email, owner.email);
+    owner.id = me.id;
+    assert.deepEqual(errors, []);
+});
+
+test('seed: an organization, a space and its pages through the API, two more people', { skip }, async () => {
+    reviewer = await newUser(server, 'reviewer', { name: 'Rita Reviewer' });
+    reader = await newUser(server, 'reader', { name: 'Rob Reader' });
+    for (const who of [reviewer, reader]) await server.setPassword(who.email, PASSWORD);
+    org = await setupOrg(server, owner, 'Quire Handbooks', [
+        { user: reviewer, role: 'review' },
+        { user: reader, role: 'read' },
+    ]);
+    space = check('createSpace', await owner.api.orgs.createSpace(org.id, { title: 'Handbook' }), { status: 201 });
+    const first = check(
+        'createChangeRequest',
+        await owner.api.spaces.createChangeRequest(space.id, { subject: 'First pages' }),
+        { status: 201 },
+    );
+    const body = await updateContent(
+        server,
+        owner,
+        space.id,
+        first.id,
+        [
+            {
+                operation: 'insert_page',
+                ref: 'guide',
+                title: 'Guide',
+                document: { markdown: 'Start with the guide: it walks through **everything**.\n' },
+            },
+            {
+                operation: 'insert_page',
+                ref: 'install',
+                into: 'guide',
+                title: 'Install',
+                document: { markdown: install('A computer.') },
+            },
+            {
+                operation: 'insert_page',
+                ref: 'usage',
+                title: 'Usage',
+                document: { markdown: 'Use it every day.\n\nWrite, review, merge.\n' },
+            },
+        ],
+        { compat: false },
+    );
+    for (const ref of ['guide', 'install', 'usage']) page[ref] = body.changes.find((c) => c.ref === ref).page.id;
+    check('mergeChangeRequest', await owner.api.spaces.mergeChangeRequest(space.id, first.id), { status: 200 });
+});
+
+test('sign out, then in again: a wrong password is refused with an alert', { skip }, async () => {
+    const { tab, errors } = A;
+    await tab.goto(url('/'));
+    await follow(tab, 'header.top form[action="/signout"] button');
+    assert.equal(pathOf(tab), '/signin');
+    assert.equal(await h1(tab), 'Sign in');
+    assert.ok(!(await tab.cookies()).some((c) => c.name === 'quire_app'), 'the session cookie is gone');
+    await audit(tab, 'sign-in');
+
+    // A screen asked for while signed out sends to sign in, and back there afterwards.
+    await tab.goto(url(`/o/${org.id}`));
+    assert.equal(pathOf(tab), '/signin');
+    assert.equal(new URL(tab.url()).searchParams.get('next'), `/o/${org.id}`);
+
+    const refused = await signIn(tab, owner, 'not the password at all');
+    assert.equal(refused.status(), 401);
+    expectFailure(errors, 401);
+    assert.equal(pathOf(tab), '/signin');
+    assert.match(await tab.$eval('main [role=alert]', (p) => p.textContent), /e-mail address or the password is wrong/);
+    assert.ok(!(await tab.cookies()).some((c) => c.name === 'quire_app'), 'no session after a wrong password');
+    // The address is kept, the password is not.
+    assert.equal(await tab.$eval('#email', (i) => i.value), owner.email);
+    assert.equal(await tab.$eval('#password', (i) => i.value), '');
+    await audit(tab, 'sign-in with an error');
+
+    const res = await signIn(tab, owner);
+    assert.equal(res.status(), 200);
+    assert.equal(pathOf(tab), `/o/${org.id}`);
+    assert.deepEqual(errors, []);
+});
+
+test('browse: home, organization, the space with its page tree, a nested page', { skip }, async () => {
+    const { tab, errors } = A;
+    await tab.goto(url('/'));
+    assert.deepEqual(await texts(tab, 'main ul.orgs a'), ['Quire Handbooks']);
+    await audit(tab, 'home');
+
+    await follow(tab, 'main ul.orgs a');
+    assert.equal(pathOf(tab), `/o/${org.id}`);
+    assert.equal(await h1(tab), 'Quire Handbooks');
+    assert.deepEqual(await texts(tab, 'main ul.spaces a'), ['Handbook']);
+    await audit(tab, 'organization');
+
+    await follow(tab, 'main ul.spaces a');
+    assert.equal(pathOf(tab), `/s/${space.id}`);
+    const side = 'nav.side[aria-label="Pages of the space"]';
+    // The first page opens; its branch of the tree is open, Install nested under Guide.
+    assert.equal(await h1(tab), 'Guide');
+    assert.deepEqual(await texts(tab, `${side} > ul > li > a`), ['Guide', 'Usage']);
+    assert.deepEqual(await texts(tab, `${side} ul ul a`), ['Install']);
+    assert.equal(await tab.$eval('main article.content strong', (s) => s.textContent), 'everything');
+
+    await follow(tab, `${side} ul ul a`);
+    assert.equal(pathOf(tab), `/s/${space.id}/guide/install`);
+    assert.equal(await h1(tab), 'Install');
+    assert.equal(await tab.title(), 'Install · Quire');
+    assert.equal(await tab.$eval(`${side} a[aria-current=page]`, (a) => a.textContent), 'Install');
+    assert.match(await tab.$eval('main article.content', (a) => a.textContent), /next to the walrus/);
+    assert.deepEqual(
+        await tab.$$eval('main article.content h2', (hs) => hs.map((h) => [h.id, h.firstChild.textContent.trim()])),
+        [
+            ['requirements', 'Requirements'],
+            ['steps', 'Steps'],
+        ],
+    );
+    assert.deepEqual(await texts(tab, 'main article.content ol li'), ['Download the binary.', 'Run quire serve.']);
+    // Breadcrumbs: the organization, the space, the parent page; an outline of the headings.
+    assert.deepEqual(await texts(tab, 'main nav[aria-label=Breadcrumb] li'), ['Quire Handbooks', 'Handbook', 'Guide']);
+    assert.deepEqual(await texts(tab, 'main nav[aria-label="On this page"] a'), ['Requirements', 'Steps']);
+    await audit(tab, 'space page');
+    await photograph(tab, 'space-page');
+
+    // A breadcrumb leads back up.
+    await follow(tab, 'main nav[aria-label=Breadcrumb] li:last-child a');
+    assert.equal(await h1(tab), 'Guide');
+    assert.deepEqual(errors, []);
+});
+
+test('search: the space search finds a word and marks it', { skip }, async () => {
+    const { tab, errors } = A;
+    await tab.goto(url(`/s/${space.id}/guide`));
+    await follow(tab, 'nav.side a[href$="/~/search"]');
+    assert.equal(await h1(tab), 'Search Handbook');
+    assert.equal(await tab.$eval('label[for=q]', (l) => l.textContent), 'Words to find in this space');
+    await tab.type('#q', 'walrus');
+    const [res] = await Promise.all([tab.waitForNavigation(), tab.keyboard.press('Enter')]);
+    assert.equal(res.status(), 200);
+    assert.equal(new URL(tab.url()).searchParams.get('q'), 'walrus');
+    assert.equal(await tab.$eval('main [role=status]', (p) => p.textContent), '1 page matches.');
+    assert.deepEqual(await texts(tab, 'main ol.results > li > a'), ['Install']);
+    const marks = await texts(tab, 'main ol.results mark');
+    assert.ok(marks.length >= 1 && marks.every((m) => m.toLowerCase() === 'walrus'), `marked: ${marks}`);
+    await audit(tab, 'search');
+
+    await follow(tab, 'main ol.results > li > a');
+    assert.equal(await h1(tab), 'Install');
+    assert.deepEqual(errors, []);
+});
+
+test('change request: its diff, approved by a reviewer in their own browser, merged by the author', { skip }, async () => {
+    cr.reword = await editPage(
+        owner,
+        'Say what the computer needs',
+        page.install,
+        install('A computer with a web browser.'),
+    );
+    const crPath = `/s/${space.id}/~/changes/${cr.reword.number}`;
+
+    B = await browserOf(reviewer);
+    const { tab } = B;
+    await tab.goto(url(`/s/${space.id}`));
+    await follow(tab, 'nav.side a[href$="/~/changes"]');
+    assert.equal(await h1(tab), 'Change requests of Handbook');
+    assert.deepEqual(await texts(tab, 'main section[data-status=open] li a'), ['Say what the computer needs']);
+    await audit(tab, 'change requests');
+
+    await follow(tab, 'main section[data-status=open] li a');
+    assert.equal(pathOf(tab), crPath);
+    assert.match(await h1(tab), /^Say what the computer needs\s+#\d+$/);
+    // The diff: the edited page, the old line out, the new one in, the changed words marked.
+    assert.deepEqual(await texts(tab, 'main ul.changes > li > strong'), ['Edited']);
+    assert.equal(await tab.$eval('main table.diff', (t) => t.getAttribute('aria-label')), 'Changes to Install');
+    assert.deepEqual(await texts(tab, 'main table.diff tr.del td:last-child'), ['-A computer.']);
+    assert.deepEqual(await texts(tab, 'main table.diff tr.ins td:last-child'), ['+A computer with a web browser.']);
+    assert.deepEqual(await texts(tab, 'main table.diff tr.del td.n'), ['5', '']);
+    // With its context: the lines around it, unchanged.
+    assert.ok((await texts(tab, 'main table.diff tr.same td:last-child')).includes('## Requirements'));
+    // The reviewer may review (and, the review role including edit, merge).
+    assert.deepEqual(await texts(tab, 'main section.reviews button'), ['Approve', 'Request changes']);
+    assert.deepEqual(await texts(tab, 'main section.merge button'), ['Merge into the space']);
+    await audit(tab, 'change request (reviewer)');
+
+    await follow(tab, 'main section.reviews button[value=approved]');
+    assert.equal(pathOf(tab), crPath);
+    assert.match(await tab.$eval('main li[data-review=approved]', (li) => li.textContent), /^Rita Reviewer approved/);
+    const reviews = check(
+        'getReviewsByChangeRequestId',
+        await owner.api.spaces.getReviewsByChangeRequestId(space.id, cr.reword.id),
+        { status: 200 },
+    );
+    assert.deepEqual(
+        reviews.items.map((r) => [r.reviewer.id, r.status]),
+        [[reviewer.id, 'approved']],
+    );
+    assert.deepEqual(B.errors, []);
+
+    // The author sees the approval and merges.
+    const a = A.tab;
+    await a.goto(url(crPath));
+    assert.ok(await a.$('main li[data-review=approved]'), 'the approval');
+    await audit(a, 'change request (author)');
+    await photograph(a, 'change-request');
+    await a.setViewport(PHONE);
+    const overflow = await a.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `at 375px the change request is ${overflow}px wider than the screen`);
+    await a.screenshot({ path: join(ARTIFACTS, 'app-change-request-phone.png') });
+    await a.setViewport(DESKTOP);
+
+    await follow(a, 'main section.merge form button[type=submit]');
+    assert.equal(pathOf(a), crPath);
+    assert.equal(await a.$eval('#merge-why', (p) => p.textContent), 'This change request is merged.');
+    assert.match(await a.$eval('main h1 + p', (p) => p.textContent), /Status: merged/);
+    // The page now shows the new text, in the app and through the API.
+    await a.goto(url(`/s/${space.id}/guide/install`));
+    assert.match(await a.$eval('main article.content', (e) => e.textContent), /A computer with a web browser\./);
+    assert.match(await markdownOf(page.install), /A computer with a web browser\./);
+    assert.deepEqual(A.errors, []);
+});
+
+test('conflict: two change requests edit one line; the second merge is refused naming the page', { skip }, async () => {
+    cr.morning = await editPage(owner, 'Mornings', page.usage, 'Use it every morning.\n\nWrite, review, merge.\n');
+    cr.evening = await editPage(owner, 'Evenings', page.usage, 'Use it every evening.\n\nWrite, review, merge.\n');
+    const { tab, errors } = A;
+    await tab.goto(url(`/s/${space.id}/~/changes/${cr.morning.number}`));
+    await follow(tab, 'main section.merge form button[type=submit]');
+    assert.equal(await tab.$eval('#merge-why', (p) => p.textContent), 'This change request is merged.');
+
+    await tab.goto(url(`/s/${space.id}/~/changes/${cr.evening.number}`));
+    // Behind the main content now: the screen says so.
+    assert.match(await tab.$eval('main .notice[role=status]', (n) => n.textContent), /behind the space's main content/);
+    const refused = await follow(tab, 'main section.merge form button[type=submit]');
+    assert.equal(refused.status(), 409);
+    expectFailure(errors, 409);
+    assert.equal(await h1(tab), 'Not done');
+    assert.equal(
+        await tab.$eval('main [role=alert]', (p) => p.textContent),
+        `Conflicting changes in page "Usage" (${page.usage}); nothing was changed.`,
+    );
+    await audit(tab, 'refused merge');
+    await follow(tab, 'main p a');
+    assert.equal(pathOf(tab), `/s/${space.id}/~/changes/${cr.evening.number}`);
+    assert.match(await tab.$eval('main h1 + p', (p) => p.textContent), /Status: open/);
+    assert.match(await markdownOf(page.usage), /every morning/);
+    assert.deepEqual(errors, []);
+});
+
+test('discussion: comment on a page, a reply, a reaction, resolved; the API sees it all', { skip }, async () => {
+    const pagePath = `/s/${space.id}/usage`;
+    const { tab, errors } = A;
+    await tab.goto(url(pagePath));
+    assert.equal(await tab.$eval('main section.discussion h2', (h) => h.firstChild.textContent.trim()), 'Comments');
+    await tab.type('main section.discussion form.write textarea', 'Should we say **when** to merge?');
+    await follow(tab, 'main section.discussion form.write button[type=submit]');
+    assert.equal(pathOf(tab), pagePath);
+    const commentId = new URL(tab.url()).hash.replace(/^#comment-/, '');
+    const comment = `main article#comment-${commentId}`;
+    assert.match(await tab.$eval(`${comment} .content`, (c) => c.innerHTML), /<strong>when<\/strong>/);
+
+    // The reviewer replies and reacts from their own browser.
+    const b = B.tab;
+    await b.goto(url(pagePath));
+    await b.type(`${comment} form[action$="/reply"] textarea`, 'After a review, always.');
+    await follow(b, `${comment} form[action$="/reply"] button[type=submit]`);
+    assert.deepEqual(await texts(b, `${comment} li.reply .content`), ['After a review, always.']);
+    await follow(b, thumbsUp(comment));
+    assert.deepEqual(
+        await b.$eval(thumbsUp(comment), (x) => [x.textContent, x.getAttribute('aria-pressed')]),
+        ['👍 1', 'true'],
+    );
+    assert.deepEqual(B.errors, []);
+
+    // The owner reacts too, and sees both, then the whole discussion of the space.
+    await tab.reload();
+    assert.equal(await tab.$eval(thumbsUp(comment), (x) => x.getAttribute('aria-pressed')), 'false');
+    await follow(tab, thumbsUp(comment));
+    assert.deepEqual(
+        await tab.$eval(thumbsUp(comment), (x) => [x.textContent, x.getAttribute('aria-pressed')]),
+        ['👍 2', 'true'],
+    );
+    await audit(tab, 'page with comments');
+    await follow(tab, 'nav.side a[href$="/~/comments"]');
+    assert.equal(await h1(tab), 'Discussion of Handbook');
+    assert.match(await tab.$eval(`${comment} p`, (p) => p.textContent), /· on Usage/);
+    await audit(tab, 'discussion');
+    await photograph(tab, 'discussion');
+
+    // Resolved, it can be reopened.
+    await follow(tab, `${comment} > .actions form[action$="/resolve"] button`);
+    assert.ok(await tab.$(`${comment}.resolved`), 'resolved');
+    assert.deepEqual(await texts(tab, `${comment} > .actions button`), ['Reopen', 'Delete']);
+    await audit(tab, 'discussion with a resolved comment');
+
+    // The API reports the comment, its reply and reactions.
+    const got = check(
+        'getCommentInSpace',
+        await owner.api.spaces.getCommentInSpace(space.id, commentId, { format: 'markdown' }),
+        { status: 200 },
+    );
+    assert.equal(got.status, 'resolved');
+    assert.equal(got.resolvedBy?.id, owner.id);
+    assert.equal(got.postedBy.id, owner.id);
+    assert.equal(got.target.page.id ?? got.target.page, page.usage);
+    assert.equal(got.body.markdown.trim(), 'Should we say **when** to merge?');
+    assert.equal(got.replies, 1);
+    assert.deepEqual(
+        got.reactions.map((r) => [r.emoji, r.count, r.users.map((u) => u.user.id).sort()]),
+        [['👍', 2, [owner.id, reviewer.id].sort()]],
+    );
+    const replies = check(
+        'listCommentRepliesInSpace',
+        await owner.api.spaces.listCommentRepliesInSpace(space.id, commentId, { format: 'markdown' }),
+        { status: 200 },
+    );
+    assert.deepEqual(
+        replies.items.map((r) => [r.postedBy.id, r.body.markdown.trim()]),
+        [[reviewer.id, 'After a review, always.']],
+    );
+    assert.deepEqual(errors, []);
+});
+
+test('a reader sees no review, merge or comment forms, and why the merge is disabled', { skip }, async () => {
+    const C = await browserOf(reader);
+    try {
+        const { tab, errors } = C;
+        await tab.goto(url(`/s/${space.id}/~/changes/${cr.evening.number}`));
+        assert.match(await h1(tab), /^Evenings/);
+        assert.equal(await tab.$('main form'), null, 'no form at all');
+        assert.deepEqual(await texts(tab, 'main section.reviews button'), []);
+        const merge = await tab.$eval('main section.merge button', (b) => ({
+            label: b.textContent,
+            disabled: b.disabled,
+            why: document.getElementById(b.getAttribute('aria-describedby'))?.textContent,
+        }));
+        assert.deepEqual(merge, {
+            label: 'Merge',
+            disabled: true,
+            why: 'You may not merge: merging needs the edit role on this space.',
+        });
+        await audit(tab, 'change request (reader)');
+
+        // On a page: the comments, their reactions as plain counts, no forms.
+        await tab.goto(url(`/s/${space.id}/usage`));
+        assert.equal(await tab.$$eval('main article.comment', (a) => a.length), 1);
+        assert.equal(await tab.$('main form'), null, 'no form on the page');
+        assert.equal(await tab.$('main textarea'), null);
+        assert.equal((await texts(tab, 'main .reactions span.reaction'))[0], '👍 2');
+        await audit(tab, 'page (reader)');
+        assert.deepEqual(errors, []);
+    } finally {
+        await C.close();
+    }
+});
+
+test('sessions: the account lists its sessions, this one marked', { skip }, async () => {
+    const { tab, errors } = A;
+    await tab.goto(url('/'));
+    await follow(tab, `header.top a[href="/account/sessions"]`);
+    assert.equal(await h1(tab), 'Your sessions');
+    const rows = await texts(tab, 'main tbody tr td:first-child');
+    assert.equal(rows.length, 1, `sessions: ${rows}`);
+    assert.match(rows[0], /\(this one\)$/);
+    await audit(tab, 'sessions');
+    assert.deepEqual(errors, []);
+});
+
+test('keyboard: Tab reaches "Skip to content" first, then the way to sign out', { skip }, async () => {
+    const { tab, errors } = A;
+    await tab.goto(url(`/s/${space.id}/guide/install`));
+    const focused = () =>
+        tab.evaluate(() => {
+            const e = document.activeElement;
+            return {
+                text: e.textContent.trim(),
+                tag: e.tagName,
+                inMain: e.closest('main') !== null,
+                outline: getComputedStyle(e).outlineStyle,
+            };
+        });
+    await tab.keyboard.press('Tab');
+    assert.equal((await focused()).text, 'Skip to content');
+    // The skip link shows when focused, and leads past the top bar and the page tree.
+    assert.ok(await tab.$eval('a.skip', (a) => a.getBoundingClientRect().left >= 0), 'the skip link is on screen');
+    await tab.keyboard.press('Enter');
+    assert.equal(new URL(tab.url()).hash, '#main');
+    await tab.keyboard.press('Tab');
+    assert.ok((await focused()).inMain, `after the skip link: ${JSON.stringify(await focused())}`);
+
+    // From the top again: the sign-out button comes within a few Tabs, visibly focused.
+    await tab.goto(url(`/s/${space.id}/guide/install`));
+    const order = [];
+    for (let i = 0; i < 6 && order.at(-1)?.text !== 'Sign out'; i++) {
+        await tab.keyboard.press('Tab');
+        order.push(await focused());
+    }
+    assert.deepEqual(
+        order.map((f) => f.text),
+        ['Skip to content', 'Quire', owner.name, 'Sign out'],
+    );
+    assert.equal(order.at(-1).tag, 'BUTTON');
+    assert.equal(order.at(-1).outline, 'solid', 'focus is visible');
+    // Enter on it signs out.
+    const [res] = await Promise.all([tab.waitForNavigation(), tab.keyboard.press('Enter')]);
+    assert.equal(res.status(), 200);
+    assert.equal(pathOf(tab), '/signin');
+    assert.ok(!(await tab.cookies()).some((c) => c.name === 'quire_app'));
+    assert.deepEqual(errors, []);
+});
+
+test('phone: a page at 375px wide does not scroll sideways', { skip }, async () => {
+    const { tab } = B;
+    await tab.setViewport(PHONE);
+    try {
+        for (const path of [`/s/${space.id}/guide/install`, `/s/${space.id}/usage`]) {
+            await tab.goto(url(path));
+            const overflow = await tab.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+            assert.ok(overflow <= 0, `${path} is ${overflow}px wider than the 375px screen`);
+        }
+        await tab.goto(url(`/s/${space.id}/guide/install`));
+        await tab.screenshot({ path: join(ARTIFACTS, 'app-space-page-phone.png') });
+    } finally {
+        await tab.setViewport(DESKTOP);
+    }
+    assert.deepEqual(B.errors, []);
+});
+
+test('axe: no serious or critical violation on any screen visited, light and dark', { skip }, async () => {
+    const screens = new Set(audited.map((a) => a.screen.replace(/ \((light|dark)\)$/, '')));
+    for (const screen of [
+        DATABASE_URL ? 'sign-in' : 'welcome',
+        'sign-in',
+        'sign-in with an error',
+        'home',
+        'organization',
+        'space page',
+        'search',
+        'change requests',
+        'change request (reviewer)',
+        'change request (author)',
+        'refused merge',
+        'page with comments',
+        'discussion',
+        'discussion with a resolved comment',
+        'change request (reader)',
+        'page (reader)',
+        'sessions',
+    ]) {
+        assert.ok(screens.has(screen), `axe looked at ${screen}`);
+    }
+    const found = audited.filter((a) => a.found.length).map((a) => `${a.screen} ${a.path}:\n${a.found.join('\n')}`);
+    assert.deepEqual(found, []);
+});
