@@ -121,6 +121,12 @@ if [ -z "$chromium_bin" ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/nu
     || true
   chromium_bin=$(command -v chromium || true)
 fi
+# The screenshots of the app (conformance/artifacts/app-*.png) show emoji with this font.
+if [ -n "$chromium_bin" ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null \
+  && ! ls /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf >/dev/null 2>&1; then
+  apt-get install -y -q fonts-noto-color-emoji >/dev/null 2>&1 \
+    || echo "NOTICE: could not install fonts-noto-color-emoji: emoji show as boxes in screenshots"
+fi
 if [ -n "$chromium_bin" ]; then
   export QUIRE_CHROMIUM="$chromium_bin" QUIRE_REQUIRE_BROWSER=1
 else

@@ -360,8 +360,9 @@ test('change request: its diff, approved by a reviewer in their own browser, mer
     // The diff: the edited page, the old line out, the new one in, the changed words marked.
     assert.deepEqual(await texts(tab, 'main ul.changes > li > strong'), ['Edited']);
     assert.equal(await tab.$eval('main table.diff', (t) => t.getAttribute('aria-label')), 'Changes to Install');
-    assert.deepEqual(await texts(tab, 'main table.diff tr.del td:last-child'), ['-A computer.']);
-    assert.deepEqual(await texts(tab, 'main table.diff tr.ins td:last-child'), ['+A computer with a web browser.']);
+    // Drawn as -/+, said as "Removed:"/"Added:" (visually hidden) to screen readers.
+    assert.deepEqual(await texts(tab, 'main table.diff tr.del td:last-child'), ['-Removed: A computer.']);
+    assert.deepEqual(await texts(tab, 'main table.diff tr.ins td:last-child'), ['+Added: A computer with a web browser.']);
     assert.deepEqual(await texts(tab, 'main table.diff tr.del td.n'), ['5', '']);
     // With its context: the lines around it, unchanged.
     assert.ok((await texts(tab, 'main table.diff tr.same td:last-child')).includes('## Requirements'));

@@ -26,15 +26,16 @@ pub fn markdown_diff(before: &str, after: &str) -> String {
         }
         for op in group {
             for change in diff.iter_inline_changes(op) {
-                let (class, sign) = match change.tag() {
-                    ChangeTag::Delete => ("del", "-"),
-                    ChangeTag::Insert => ("ins", "+"),
-                    ChangeTag::Equal => ("same", " "),
+                // The sign is drawn; screen readers hear the word instead (class `sr`).
+                let (class, sign, said) = match change.tag() {
+                    ChangeTag::Delete => ("del", "-", "<span class=\"sr\">Removed: </span>"),
+                    ChangeTag::Insert => ("ins", "+", "<span class=\"sr\">Added: </span>"),
+                    ChangeTag::Equal => ("same", " ", ""),
                 };
                 let old = change.old_index().map(|n| (n + 1).to_string());
                 let new = change.new_index().map(|n| (n + 1).to_string());
                 out.push_str(&format!(
-                    "<tr class=\"{class}\"><td class=\"n\">{}</td><td class=\"n\">{}</td><td><span class=\"sign\" aria-hidden=\"true\">{sign}</span>",
+                    "<tr class=\"{class}\"><td class=\"n\">{}</td><td class=\"n\">{}</td><td><span class=\"sign\" aria-hidden=\"true\">{sign}</span>{said}",
                     old.unwrap_or_default(),
                     new.unwrap_or_default()
                 ));

@@ -163,7 +163,9 @@ pub async fn section(
                 );
                 out.push_str(&form.reactions(&rt, &r.id, &reactions, user, may_r.reply));
                 if may_r.delete {
+                    out.push_str("<div class=\"actions\">");
                     out.push_str(&form.button(&format!("{rt}/delete"), "Delete"));
+                    out.push_str("</div>");
                 }
                 if may_r.edit {
                     out.push_str(&form.edit(&format!("{rt}/edit"), &r.body));
@@ -271,9 +273,10 @@ impl Forms<'_> {
             return String::new();
         }
         let mut out = String::from("<div class=\"reactions\">");
+        // Emojis no one left are offered only to who may react.
         let offered = OFFERED
             .iter()
-            .filter(|e| !counts.iter().any(|(c, _, _)| c == *e))
+            .filter(|e| may && !counts.iter().any(|(c, _, _)| c == *e))
             .map(|e| (*e, 0, false));
         let shown: Vec<_> = counts.iter().copied().chain(offered).collect();
         for (emoji, n, pressed) in shown {
