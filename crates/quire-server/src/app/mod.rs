@@ -15,6 +15,7 @@
 //! the session's CSRF token.
 
 mod discuss;
+mod history;
 mod people;
 mod screens;
 mod search;

@@ -688,27 +688,11 @@ async fn tilde(
         ["settings"] => super::settings::screen(ctx, viewer, &nav),
         ["changes"] => change_requests(state, ctx, viewer, &nav).await,
         ["changes", number, ..] => change_request(state, ctx, viewer, &nav, number).await,
-        ["revisions"] => {
-            let body = format!(
-                "<h1>History of {}</h1><p>The space is at revision <code>{}</code>.</p>",
-                text(&ctx.space.title),
-                text(&ctx.space.revision_id)
-            );
-            page(StatusCode::OK, "History", Some(viewer), &nav, &body)
+        ["revisions"] => super::history::list(state, ctx, viewer, &nav).await,
+        ["revisions", _, ..] => {
+            let rest = &rest["revisions/".len()..];
+            super::history::revision(state, ctx, viewer, &nav, rest).await
         }
-        ["revisions", id, ..] => match content::revision_row(state, &ctx.space.id, id).await {
-            Ok(Some(r)) => {
-                let body = format!(
-                    "<h1>Revision <code>{}</code></h1><p>Made {} ({}).</p>",
-                    text(&r.id),
-                    text(&crate::clock::iso(r.created_at)),
-                    text(r.kind.as_str())
-                );
-                page(StatusCode::OK, "Revision", Some(viewer), &nav, &body)
-            }
-            Ok(None) => not_found(Some(viewer), "No revision of this space has this id."),
-            Err(e) => failed(e),
-        },
         _ => not_found(Some(viewer), "No screen of the space has this address."),
     }
 }
@@ -839,7 +823,7 @@ async fn change_request(
         Ok(html) => body.push_str(&html),
         Err(e) => return failed(e),
     }
-    match changes_html(state, ctx, &c).await {
+    match changes_html(state, ctx, (&c.revision_base, &c.revision_id)).await {
         Ok(html) => body.push_str(&html),
         Err(e) => return failed(e),
     }
@@ -853,12 +837,12 @@ async fn change_request(
 /// Largest number of edited pages whose markdown diff a change request's screen shows.
 const DIFFS_SHOWN: usize = 100;
 
-/// The changes of a change request against the content it was based on: pages added,
+/// The changes from revision `base` (`""`: none, an empty space) to `head`: pages added,
 /// removed, moved and edited, with each edited page's markdown diff.
-async fn changes_html(
+pub(super) async fn changes_html(
     state: &AppState,
     ctx: &SpaceCtx,
-    c: &store::change_requests::ChangeRequestRow,
+    (base, head): (&str, &str),
 ) -> crate::error::ApiResult<String> {
     use quire_content::diff::SemanticChange;
     let load = |revision: String| async move {
@@ -869,8 +853,12 @@ async fn changes_html(
             })?;
         content::load_in(state, &ctx.space.id, &row.root).await
     };
-    let base = load(c.revision_base.clone()).await?;
-    let mine = load(c.revision_id.clone()).await?;
+    let base = if base.is_empty() {
+        std::sync::Arc::new(Revision::default())
+    } else {
+        load(base.to_string()).await?
+    };
+    let mine = load(head.to_string()).await?;
     // Diffing and rendering are CPU work bounded by the content: off the async workers.
     tokio::task::spawn_blocking(move || {
         let changes = quire_content::diff::diff(&base, &mine, &|_| String::new());

@@ -1276,3 +1276,62 @@ async fn space_settings_are_changed_and_a_deleted_space_is_restored_in_the_app()
     assert_eq!(p.status, 303, "{}", p.html);
     assert_eq!(b.get(&format!("/s/{space}")).await.status, 200);
 }
+
+#[tokio::test]
+async fn the_history_lists_the_main_line_and_a_revision_shows_its_changes() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Historians").await;
+    let space = app.space(&alice, &org, "Chronicle", None).await;
+    for (subject, text) in [("First", "One.\n"), ("Second", "Two.\n")] {
+        let cr = app.open_change_request(&alice, &space, subject).await;
+        let change = if subject == "First" {
+            json!({ "operation": "insert_page", "title": "Intro", "document": { "markdown": text } })
+        } else {
+            let pages = app
+                .get(&alice, &format!("/v1/spaces/{space}/content/pages"))
+                .await
+                .expect(200);
+            json!({ "operation": "update_page", "page": pages["pages"][0]["id"], "document": { "markdown": text } })
+        };
+        app.post(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+            json!({ "changes": [change] }),
+        )
+        .await
+        .expect(200);
+        app.merge_change_request(&alice, &space, &cr).await;
+    }
+    let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
+    let seen = a.get(&format!("/s/{space}/~/revisions")).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert_eq!(
+        seen.html.matches("Merged a change request").count(),
+        2,
+        "{}",
+        seen.html
+    );
+    assert!(seen.html.contains("by alice"), "{}", seen.html);
+    assert!(seen.html.contains(" · current"));
+    let current = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    let rev = current["revision"].as_str().unwrap();
+    let seen = a.get(&format!("/s/{space}/~/revisions/{rev}")).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert!(
+        seen.html.contains("<strong>Edited</strong> Intro"),
+        "{}",
+        seen.html
+    );
+    assert!(seen.html.contains("Removed: </span><mark>One.</mark>"), "{}", seen.html);
+    assert!(seen.html.contains("Added: </span><mark>Two.</mark>"), "{}", seen.html);
+    let older = a.get(&format!("/s/{space}/~/revisions/{rev}/older")).await;
+    assert_eq!(older.status, 200);
+    assert_eq!(
+        a.get(&format!("/s/{space}/~/revisions/nope")).await.status,
+        404
+    );
+}

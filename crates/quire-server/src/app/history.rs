@@ -1,0 +1,165 @@
+//! A space's history in the app: the revisions of its main line (each merge, rollback and
+//! update that moved the space), newest first, with who and when; and one revision with
+//! its changes against the one before it.
+
+use std::fmt::Write as _;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use quire_content::html::{escape_attr as attr, escape_text as text};
+
+use super::shell::{failed, not_found, page, Viewer};
+use crate::domain::access::{self, SpaceCtx};
+use crate::domain::content;
+use crate::error::ApiResult;
+use crate::state::AppState;
+use crate::store::revisions::RevisionRow;
+use crate::values::RevisionType;
+
+/// Revisions the history shows; older ones are reached from the oldest shown.
+const SHOWN: usize = 50;
+
+fn what(kind: RevisionType) -> &'static str {
+    match kind {
+        RevisionType::Merge => "Merged a change request",
+        RevisionType::Edits => "Edited",
+        RevisionType::Update => "Updated from the space",
+        RevisionType::Rollback => "Rolled back",
+        RevisionType::Computed => "Computed",
+    }
+}
+
+/// The main line from `from`, newest first: each revision and then its first parent, at
+/// most [`SHOWN`]; and the revision after the last shown, when there is one.
+async fn main_line(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    from: &str,
+) -> ApiResult<(Vec<std::sync::Arc<RevisionRow>>, Option<String>)> {
+    let mut out = Vec::new();
+    let mut next = Some(from.to_string());
+    while let Some(id) = next.take() {
+        if id.is_empty() {
+            break;
+        }
+        if out.len() == SHOWN {
+            return Ok((out, Some(id)));
+        }
+        let Some(row) = content::revision_row(state, &ctx.space.id, &id).await? else {
+            break;
+        };
+        next = row
+            .parent_ids()
+            .map_err(crate::error::ApiError::internal)?
+            .into_iter()
+            .next();
+        out.push(row);
+    }
+    Ok((out, None))
+}
+
+/// `GET /s/{spaceId}/~/revisions`: the main line from the current revision.
+pub async fn list(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
+    list_from(state, ctx, viewer, nav, &ctx.space.revision_id).await
+}
+
+async fn list_from(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    nav: &str,
+    from: &str,
+) -> Response {
+    let (rows, more) = match main_line(state, ctx, from).await {
+        Ok(r) => r,
+        Err(e) => return failed(e),
+    };
+    let ids: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r.created_by.as_deref())
+        .collect();
+    let people = match access::people(state, &ids).await {
+        Ok(p) => p,
+        Err(e) => return failed(e),
+    };
+    let id = attr(&ctx.space.id);
+    let mut body = format!("<h1>History of {}</h1>", text(&ctx.space.title));
+    if rows.is_empty() {
+        body.push_str("<p>No revision yet.</p>");
+    }
+    body.push_str("<ol class=\"history\">");
+    for r in &rows {
+        let who = r
+            .created_by
+            .as_deref()
+            .and_then(|u| people.get(u))
+            .map(|u| u.display_name.clone())
+            .unwrap_or_else(|| "Quire".into());
+        let _ = write!(
+            body,
+            "<li><a href=\"/s/{id}/~/revisions/{}\">{}</a> <span class=\"muted\">by {} · {}{}</span></li>",
+            attr(&r.id),
+            what(r.kind),
+            text(&who),
+            text(&crate::clock::iso(r.created_at)),
+            if r.id == ctx.space.revision_id { " · current" } else { "" }
+        );
+    }
+    body.push_str("</ol>");
+    if let Some(older) = more {
+        let _ = write!(
+            body,
+            "<p><a href=\"/s/{id}/~/revisions/{}/older\">Older revisions</a></p>",
+            attr(&older)
+        );
+    }
+    page(StatusCode::OK, "History", Some(viewer), nav, &body)
+}
+
+/// `GET /s/{spaceId}/~/revisions/{revisionId}`: who made it, when, and what changed
+/// against the revision before it; `.../older` lists the main line from it.
+pub async fn revision(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    nav: &str,
+    rest: &str,
+) -> Response {
+    let (rev_id, older) = match rest.strip_suffix("/older") {
+        Some(id) => (id, true),
+        None => (rest, false),
+    };
+    let row = match content::revision_row(state, &ctx.space.id, rev_id).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return not_found(Some(viewer), "No revision of this space has this id."),
+        Err(e) => return failed(e),
+    };
+    if older {
+        return list_from(state, ctx, viewer, nav, &row.id).await;
+    }
+    let who = match &row.created_by {
+        Some(u) => match access::people(state, &[u.as_str()]).await {
+            Ok(p) => p.get(u).map(|u| u.display_name.clone()),
+            Err(e) => return failed(e),
+        },
+        None => None,
+    };
+    let parent = match row.parent_ids() {
+        Ok(p) => p.into_iter().next().unwrap_or_default(),
+        Err(e) => return failed(e),
+    };
+    let mut body = format!(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{}/~/revisions\">History</a></li></ol></nav>\
+<h1>{}</h1><p>By {} on {}. Revision <code>{}</code>.</p>",
+        attr(&ctx.space.id),
+        what(row.kind),
+        text(who.as_deref().unwrap_or("Quire")),
+        text(&crate::clock::iso(row.created_at)),
+        text(&row.id)
+    );
+    match super::screens::changes_html(state, ctx, (&parent, &row.id)).await {
+        Ok(html) => body.push_str(&html),
+        Err(e) => return failed(e),
+    }
+    page(StatusCode::OK, "Revision", Some(viewer), nav, &body)
+}
