@@ -17,6 +17,7 @@ pub mod listings;
 pub mod members;
 pub mod openapi;
 pub mod pdf;
+pub mod permissions;
 pub mod placement;
 pub mod published;
 pub mod saml;

@@ -1326,8 +1326,16 @@ async fn the_history_lists_the_main_line_and_a_revision_shows_its_changes() {
         "{}",
         seen.html
     );
-    assert!(seen.html.contains("Removed: </span><mark>One.</mark>"), "{}", seen.html);
-    assert!(seen.html.contains("Added: </span><mark>Two.</mark>"), "{}", seen.html);
+    assert!(
+        seen.html.contains("Removed: </span><mark>One.</mark>"),
+        "{}",
+        seen.html
+    );
+    assert!(
+        seen.html.contains("Added: </span><mark>Two.</mark>"),
+        "{}",
+        seen.html
+    );
     let older = a.get(&format!("/s/{space}/~/revisions/{rev}/older")).await;
     assert_eq!(older.status, 200);
     assert_eq!(

@@ -11,37 +11,22 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::views;
 use crate::domain::access::grants::Grants;
-use crate::domain::access::{CollectionCtx, OrgCtx, Role, SpaceCtx};
+use crate::domain::access::{CollectionCtx, Role, SpaceCtx};
+use crate::domain::permissions::{self, Content};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, PathParams, QueryParams};
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::{OrgId, UserId};
 use crate::state::AppState;
 use crate::store;
 
 /// The target of a permission operation: the space or the collection of the path (loaded by
 /// the access check), with the path's other parameters.
 pub struct Target {
-    kind: &'static str,
-    id: String,
-    org_id: OrgId,
-    org: OrgCtx,
-    /// A deleted space takes no permission changes until it is restored.
-    deleted: bool,
+    content: Content,
     params: PathParams,
 }
 
 impl Target {
-    fn require_live(&self) -> ApiResult<()> {
-        if self.deleted {
-            return Err(ApiError::conflict(format!(
-                "Space `{}` is deleted; restore it before changing it.",
-                self.id
-            )));
-        }
-        Ok(())
-    }
-
     /// The principal named by the path: `userId` or `teamId`.
     fn principal(&self) -> ApiResult<(&'static str, &str)> {
         match (self.params.get("userId"), self.params.get("teamId")) {
@@ -61,11 +46,7 @@ impl FromRequestParts<AppState> for Target {
         let params = PathParams::read(parts).await?;
         if let Some(ctx) = parts.extensions.get::<SpaceCtx>() {
             return Ok(Target {
-                kind: "space",
-                id: ctx.space.id.clone(),
-                org_id: ctx.space.org_id.clone(),
-                org: ctx.org.clone(),
-                deleted: ctx.space.deleted_at.is_some(),
+                content: Content::space(ctx),
                 params,
             });
         }
@@ -73,11 +54,7 @@ impl FromRequestParts<AppState> for Target {
             ApiError::internal(anyhow::anyhow!("permission route without a target"))
         })?;
         Ok(Target {
-            kind: "collection",
-            id: ctx.collection.id.clone(),
-            org_id: ctx.collection.org_id.clone(),
-            org: ctx.org.clone(),
-            deleted: false,
+            content: Content::collection(ctx),
             params,
         })
     }
@@ -92,82 +69,19 @@ pub struct InviteBody {
     teams: Option<Vec<String>>,
 }
 
-async fn invite(state: &AppState, target: Target, body: InviteBody) -> ApiResult<StatusCode> {
-    let role = body
-        .role
-        .ok_or_else(|| ApiError::bad_request("`role` is required."))?;
-    let users = body.users.unwrap_or_default();
-    let teams = body.teams.unwrap_or_default();
-    if users.is_empty() && teams.is_empty() {
-        return Err(ApiError::bad_request(
-            "Request body must name at least one of `users` or `teams`.",
-        ));
-    }
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    for (i, user) in users.iter().enumerate() {
-        if store::members::get_tx(&mut tx, &target.org_id, &UserId::new(user.clone()))
-            .await?
-            .is_none()
-        {
-            return Err(ApiError::not_found(format!(
-                "`users[{i}]`: no member `{user}` in the organization."
-            )));
-        }
-        set_grant(&mut tx, &target, "user", user, role, now).await?;
-    }
-    for (i, team) in teams.iter().enumerate() {
-        if store::teams::get_tx(&mut tx, &target.org_id, team)
-            .await?
-            .is_none()
-        {
-            return Err(ApiError::not_found(format!(
-                "`teams[{i}]`: no team `{team}` in the organization."
-            )));
-        }
-        set_grant(&mut tx, &target, "team", team, role, now).await?;
-    }
-    tx.commit().await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-async fn set_grant(
-    tx: &mut crate::db::Tx,
-    target: &Target,
-    principal_kind: &str,
-    principal_id: &str,
-    role: Option<Role>,
-    now: i64,
-) -> ApiResult<()> {
-    match role {
-        Some(role) => {
-            let grant = store::permissions::Grant {
-                target_kind: target.kind.to_string(),
-                target_id: target.id.clone(),
-                principal_kind: principal_kind.to_string(),
-                principal_id: principal_id.to_string(),
-                role: role.as_str().to_string(),
-                created_at: now,
-            };
-            store::permissions::upsert(tx, &target.org_id, &grant).await?
-        }
-        // Guest level on content means no explicit access.
-        None => {
-            store::permissions::remove(tx, target.kind, &target.id, principal_kind, principal_id)
-                .await?;
-        }
-    }
-    Ok(())
-}
-
 /// `inviteToSpace`, `inviteToCollection`.
 pub async fn invite_to(
     State(state): State<AppState>,
     target: Target,
     JsonBody(body): JsonBody<InviteBody>,
 ) -> ApiResult<StatusCode> {
-    target.require_live()?;
-    invite(&state, target, body).await
+    let role = body
+        .role
+        .ok_or_else(|| ApiError::bad_request("`role` is required."))?;
+    let users = body.users.unwrap_or_default();
+    let teams = body.teams.unwrap_or_default();
+    permissions::grant(&state, &target.content, &users, &teams, role).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Who holds a permission: a user or a team, under its own key.
@@ -196,14 +110,21 @@ async fn list_grants(
     principal_kind: &str,
     page: PageRequest,
 ) -> ApiResult<List<Permission>> {
-    target.org.require_non_guest("list who has access")?;
-    let scope = format!("{}-{principal_kind}-permissions:{}", target.kind, target.id);
+    target
+        .content
+        .org
+        .require_non_guest("list who has access")?;
+    let scope = format!(
+        "{}-{principal_kind}-permissions:{}",
+        target.content.kind, target.content.id
+    );
     let after = page.after::<(i64, String)>(&scope)?;
-    let grants: Vec<_> = store::permissions::on_target(&state.db, target.kind, &target.id)
-        .await?
-        .into_iter()
-        .filter(|g| g.principal_kind == principal_kind)
-        .collect();
+    let grants: Vec<_> =
+        store::permissions::on_target(&state.db, target.content.kind, &target.content.id)
+            .await?
+            .into_iter()
+            .filter(|g| g.principal_kind == principal_kind)
+            .collect();
     let total = grants.len() as i64;
     let shown: Vec<_> = grants
         .into_iter()
@@ -222,7 +143,7 @@ async fn list_grants(
             .map(|u| (u.id.to_string(), Holder::User(views::user_row(state, &u))))
             .collect()
     } else {
-        store::teams::get_many(&state.db, &target.org_id, &ids)
+        store::teams::get_many(&state.db, &target.content.org_id, &ids)
             .await?
             .into_iter()
             .map(|t| (t.id.clone(), Holder::Team(views::team(&t, false))))
@@ -277,32 +198,8 @@ pub async fn update_permission(
     target: Target,
     JsonBody(body): JsonBody<RoleBody>,
 ) -> ApiResult<StatusCode> {
-    target.require_live()?;
-    let (principal_kind, principal_id) = target.principal()?;
-    let mut tx = state.db.begin().await?;
-    let exists = match principal_kind {
-        "user" => store::members::get_tx(&mut tx, &target.org_id, &UserId::new(principal_id))
-            .await?
-            .is_some(),
-        _ => store::teams::get_tx(&mut tx, &target.org_id, principal_id)
-            .await?
-            .is_some(),
-    };
-    if !exists {
-        let kind = if principal_kind == "user" {
-            "User"
-        } else {
-            "Team"
-        };
-        return Err(ApiError::not_found(format!(
-            "{kind} `{principal_id}` not found in the organization."
-        )));
-    }
-    if let Some(role) = body.role {
-        let now = state.now();
-        set_grant(&mut tx, &target, principal_kind, principal_id, role, now).await?;
-    }
-    tx.commit().await?;
+    let principal = target.principal()?;
+    permissions::set(&state, &target.content, principal, body.role).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -312,18 +209,8 @@ pub async fn remove_permission(
     State(state): State<AppState>,
     target: Target,
 ) -> ApiResult<StatusCode> {
-    target.require_live()?;
-    let (principal_kind, principal_id) = target.principal()?;
-    let mut tx = state.db.begin().await?;
-    store::permissions::remove(
-        &mut tx,
-        target.kind,
-        &target.id,
-        principal_kind,
-        principal_id,
-    )
-    .await?;
-    tx.commit().await?;
+    let principal = target.principal()?;
+    permissions::remove(&state, &target.content, principal).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -340,25 +227,28 @@ async fn aggregate(
     query: AggregateQuery,
     page: PageRequest,
 ) -> ApiResult<List<Permission>> {
-    let scope = format!("{}-aggregate:{}:{:?}", target.kind, target.id, query.role);
+    let scope = format!(
+        "{}-aggregate:{}:{:?}",
+        target.content.kind, target.content.id, query.role
+    );
     let after = page.after::<String>(&scope)?;
-    let collections: HashMap<_, _> = store::collections::list(&state.db, &target.org_id)
+    let collections: HashMap<_, _> = store::collections::list(&state.db, &target.content.org_id)
         .await?
         .into_iter()
         .map(|c| (c.id.clone(), c))
         .collect();
-    let all_grants = store::permissions::for_org(&state.db, &target.org_id).await?;
-    let memberships = store::teams::memberships(&state.db, &target.org_id).await?;
+    let all_grants = store::permissions::for_org(&state.db, &target.content.org_id).await?;
+    let memberships = store::teams::memberships(&state.db, &target.content.org_id).await?;
     let (members, _) = store::members::list(
         &state.db,
-        &target.org_id,
+        &target.content.org_id,
         &Default::default(),
         None,
         i64::MAX,
     )
     .await?;
-    let space = if target.kind == "space" {
-        store::spaces::get(&state.db, &target.id).await?
+    let space = if target.content.kind == "space" {
+        store::spaces::get(&state.db, &target.content.id).await?
     } else {
         None
     };
@@ -385,7 +275,7 @@ async fn aggregate(
             collections.clone(),
             explicit,
         );
-        let role = match (&space, collections.get(&target.id)) {
+        let role = match (&space, collections.get(&target.content.id)) {
             (Some(s), _) => grants.space_role(s),
             (None, Some(c)) => grants.collection_role(c),
             _ => None,
@@ -427,6 +317,9 @@ pub async fn aggregate_permissions(
     QueryParams(query): QueryParams<AggregateQuery>,
     page: PageRequest,
 ) -> ApiResult<Json<List<Permission>>> {
-    target.org.require_non_guest("list who has access")?;
+    target
+        .content
+        .org
+        .require_non_guest("list who has access")?;
     Ok(Json(aggregate(&state, target, query, page).await?))
 }
