@@ -21,6 +21,7 @@ mod screens;
 mod search;
 mod session;
 mod settings;
+mod share;
 mod shell;
 
 use axum::routing::{get, post};

@@ -1343,3 +1343,120 @@ async fn the_history_lists_the_main_line_and_a_revision_shows_its_changes() {
         404
     );
 }
+
+#[tokio::test]
+async fn space_admins_give_and_take_access_in_the_app_and_it_takes_effect() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Sharers").await;
+    app.add_member(&alice, &org, &bob, json!(null)).await;
+    let space = app.space(&alice, &org, "Private notes", None).await;
+    let team = app
+        .put(
+            &alice,
+            &format!("/v1/orgs/{org}/teams"),
+            json!({ "title": "Writers" }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let share = format!("/s/{space}/~/share");
+    // Bob, a guest, cannot read the space yet.
+    assert_eq!(b.get(&format!("/s/{space}")).await.status, 404);
+
+    let seen = a.get(&share).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert!(seen.html.contains("No permission given"));
+    assert!(seen.html.contains("Writers"));
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &share,
+            &[
+                ("csrf", &token),
+                ("op", "grant-user"),
+                ("user", bob.id.as_str()),
+                ("role", "comment"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let p = a
+        .post(
+            &share,
+            &[
+                ("csrf", &token),
+                ("op", "grant-team"),
+                ("user", &team),
+                ("role", "read"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let listed = app
+        .get(&alice, &format!("/v1/spaces/{space}/permissions/users"))
+        .await
+        .expect(200);
+    assert_eq!(listed["items"][0]["permission"], "comment", "{listed}");
+    let teams = app
+        .get(&alice, &format!("/v1/spaces/{space}/permissions/teams"))
+        .await
+        .expect(200);
+    assert_eq!(teams["count"], 1, "{teams}");
+    // Bob now reads the space and may comment, as the API says.
+    let seen = b.get(&format!("/s/{space}")).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    // A guest sees no one else's access; changing it is refused.
+    assert_eq!(b.get(&share).await.status, 403);
+
+    // The admin raises Bob to edit, then takes his access away.
+    let p = a
+        .post(
+            &share,
+            &[
+                ("csrf", &token),
+                ("op", "set-user"),
+                ("user", bob.id.as_str()),
+                ("role", "edit"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let got = app
+        .get(&bob, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    assert_eq!(got["permissions"]["edit"], true, "{got}");
+    let p = a
+        .post(
+            &share,
+            &[
+                ("csrf", &token),
+                ("op", "remove-user"),
+                ("user", bob.id.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303);
+    assert_eq!(b.get(&format!("/s/{space}")).await.status, 404);
+    // A bad role is refused with its field named.
+    let p = a
+        .post(
+            &share,
+            &[
+                ("csrf", &token),
+                ("op", "grant-user"),
+                ("user", bob.id.as_str()),
+                ("role", "owner"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("`role`"));
+}
