@@ -54,6 +54,10 @@ pub fn routes() -> Router<AppState> {
             "/o/{organizationId}/members",
             get(people::members_page).post(people::members_action),
         )
+        .route(
+            "/o/{organizationId}/teams",
+            get(people::teams_page).post(people::teams_action),
+        )
         .route("/join/{secret}", get(people::join_page).post(people::join))
         .route(
             "/invite/{organizationId}/{inviteId}",

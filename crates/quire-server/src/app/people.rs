@@ -595,3 +595,206 @@ pub async fn link_join(
         ),
     }
 }
+
+/// Most teams, and members of each, the teams screen lists.
+const TEAMS_SHOWN: i64 = 200;
+
+/// `GET /o/{organizationId}/teams`: the teams and their members; admins create and delete
+/// teams, admins and a team's owners change its members.
+pub async fn teams_page(
+    State(state): State<AppState>,
+    Path(org_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let here = format!("/o/{org_id}/teams");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let Ok((caller, org)) = org_of(&state, &signed, &org_id).await else {
+        return not_found(
+            Some(&viewer),
+            "This organization does not exist, or you are not one of its members.",
+        );
+    };
+    if org.role.is_none() {
+        return not_found(
+            Some(&viewer),
+            "Guests do not see the organization's people.",
+        );
+    }
+    match teams_html(&state, &org, &caller, &viewer).await {
+        Ok(body) => page(StatusCode::OK, "Teams", Some(&viewer), "", &body),
+        Err(e) => failed(e),
+    }
+}
+
+async fn teams_html(
+    state: &AppState,
+    org: &OrgCtx,
+    caller: &Caller,
+    viewer: &Viewer<'_>,
+) -> crate::error::ApiResult<String> {
+    let manage = crate::domain::teams::owned_teams(state, org, caller).await?;
+    let id = attr(org.org.id.as_str());
+    let action = format!("/o/{id}/teams");
+    let hidden = format!(
+        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+        attr(viewer.csrf)
+    );
+    let mut body = format!(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{id}\">{}</a></li></ol></nav><h1>Teams</h1>",
+        text(&org.org.title)
+    );
+    let (teams, total) = store::teams::list(
+        &state.db,
+        &org.org.id,
+        &Default::default(),
+        None,
+        TEAMS_SHOWN,
+    )
+    .await?;
+    if total == 0 {
+        body.push_str("<p class=\"muted\">No team yet.</p>");
+    }
+    let (members, _) = if teams.iter().any(|(t, _)| manage.can_manage(&t.id)) {
+        let filter = store::members::MemberFilter {
+            ascending: true,
+            ..Default::default()
+        };
+        store::members::list(&state.db, &org.org.id, &filter, None, LIST_LIMIT).await?
+    } else {
+        (Vec::new(), 0)
+    };
+    for (t, _) in &teams {
+        let tid = attr(&t.id);
+        let _ = write!(
+            body,
+            "<section class=\"team\" data-team=\"{tid}\" aria-labelledby=\"team-{tid}\"><h2 id=\"team-{tid}\">{} <span class=\"muted\">{} member{}</span></h2>",
+            text(&t.title),
+            t.members,
+            if t.members == 1 { "" } else { "s" }
+        );
+        let (list, _) = store::teams::list_members(&state.db, &t.id, None, TEAMS_SHOWN).await?;
+        let can = manage.can_manage(&t.id);
+        body.push_str("<ul>");
+        for m in &list {
+            let _ = write!(
+                body,
+                "<li>{} <span class=\"muted\">{}</span>",
+                text(&m.member.display_name),
+                text(&m.team_role)
+            );
+            if can {
+                let _ = write!(
+                    body,
+                    " <form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"leave\"><input type=\"hidden\" name=\"invite\" value=\"{tid}\"><input type=\"hidden\" name=\"user\" value=\"{}\"><button type=\"submit\">Remove</button></form>",
+                    attr(m.member.user_id.as_str())
+                );
+            }
+            body.push_str("</li>");
+        }
+        body.push_str("</ul>");
+        if can {
+            let _ = write!(
+                body,
+                "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"join\"><input type=\"hidden\" name=\"invite\" value=\"{tid}\">\
+<label for=\"add-{tid}\">Add a member</label><select id=\"add-{tid}\" name=\"user\">"
+            );
+            for m in &members {
+                let _ = write!(
+                    body,
+                    "<option value=\"{}\">{}</option>",
+                    attr(m.user_id.as_str()),
+                    text(&m.display_name)
+                );
+            }
+            body.push_str("</select> <label for=\"owner-");
+            let _ = write!(
+                body,
+                "{tid}\" class=\"plain\"><input id=\"owner-{tid}\" type=\"checkbox\" name=\"role\" value=\"owner\"> as an owner</label> <button type=\"submit\">Add</button></form>"
+            );
+        }
+        if org.is_admin() {
+            let _ = write!(
+                body,
+                "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"delete\"><input type=\"hidden\" name=\"invite\" value=\"{tid}\"><button type=\"submit\" class=\"danger\">Delete the team</button></form>"
+            );
+        }
+        body.push_str("</section>");
+    }
+    if org.is_admin() {
+        let _ = write!(
+            body,
+            "<h2>New team</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"create\">\
+<label for=\"team-title\">Name</label><input id=\"team-title\" name=\"subject\" type=\"text\" required maxlength=\"64\"><button type=\"submit\">Create the team</button></form>"
+        );
+    }
+    Ok(body)
+}
+
+/// `POST /o/{organizationId}/teams`: `create` and `delete` a team (admins), `join` (add)
+/// and `leave` (remove) a member (admins and the team's owners).
+pub async fn teams_action(
+    State(state): State<AppState>,
+    Path(org_id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let here = format!("/o/{org_id}/teams");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let Ok((caller, org)) = org_of(&state, &signed, &org_id).await else {
+        return not_found(
+            Some(&viewer),
+            "This organization does not exist, or you are not one of its members.",
+        );
+    };
+    let run = {
+        let state = state.clone();
+        async move {
+            use crate::domain::teams;
+            let team = form.invite.clone().unwrap_or_default();
+            let user = form.user.clone().unwrap_or_default();
+            match form.op.as_deref().unwrap_or("") {
+                "create" => teams::create(&state, &org, form.subject.as_deref().unwrap_or(""), &[])
+                    .await
+                    .map(|_| ()),
+                "delete" => teams::delete(&state, &org, &team).await,
+                op @ ("join" | "leave") => {
+                    if !teams::owned_teams(&state, &org, &caller)
+                        .await?
+                        .can_manage(&team)
+                    {
+                        return Err(ApiError::forbidden(
+                            "Only organization admins and the team's owners can change its members.",
+                        ));
+                    }
+                    if op == "join" {
+                        let role = form.role.as_deref().filter(|r| *r == "owner");
+                        teams::add_member(&state, &org, &team, (&user, "user"), role).await
+                    } else {
+                        teams::remove_member(&state, &org, &team, &user).await
+                    }
+                }
+                other => Err(ApiError::bad_request(format!(
+                    "`op`: no team change `{other}`."
+                ))),
+            }
+        }
+    };
+    match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(Ok(())) => see_other(&here),
+        Ok(Err(ApiError::Internal(e))) => failed(e),
+        Ok(Err(e)) => super::screens::not_done(&viewer, &e, &here, "Back to the teams"),
+        Err(e) => failed(e),
+    }
+}

@@ -149,7 +149,9 @@ pub async fn org(
         "<h1>{}</h1><p><a href=\"/o/{id}/search\">Search this organization</a>{}</p>",
         text(&org.org.title),
         if org.role.is_some() {
-            format!(" · <a href=\"/o/{id}/members\">Members</a>")
+            format!(
+                " · <a href=\"/o/{id}/members\">Members</a> · <a href=\"/o/{id}/teams\">Teams</a>"
+            )
         } else {
             String::new()
         },

@@ -1460,3 +1460,104 @@ async fn space_admins_give_and_take_access_in_the_app_and_it_takes_effect() {
     assert_eq!(p.status, 400);
     assert!(p.html.contains("`role`"));
 }
+
+#[tokio::test]
+async fn teams_are_made_and_staffed_in_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Guilds").await;
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let teams = format!("/o/{org}/teams");
+
+    let seen = a.get(&teams).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &teams,
+            &[("csrf", &token), ("op", "create"), ("subject", "Editors")],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let listed = app
+        .get(&alice, &format!("/v1/orgs/{org}/teams"))
+        .await
+        .expect(200);
+    let team = listed["items"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(listed["items"][0]["title"], "Editors");
+
+    // Bob, a plain member, sees the team but may not staff it.
+    let seen = b.get(&teams).await;
+    assert!(seen.html.contains("Editors"));
+    assert!(!seen.html.contains("Add a member"));
+    let bt = csrf(&seen.html);
+    let p = b
+        .post(
+            &teams,
+            &[
+                ("csrf", &bt),
+                ("op", "join"),
+                ("invite", &team),
+                ("user", bob.id.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+
+    // The admin adds Bob as an owner; then Bob, an owner, may remove himself.
+    let p = a
+        .post(
+            &teams,
+            &[
+                ("csrf", &token),
+                ("op", "join"),
+                ("invite", &team),
+                ("user", bob.id.as_str()),
+                ("role", "owner"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let members = app
+        .get(&alice, &format!("/v1/orgs/{org}/teams/{team}/members"))
+        .await
+        .expect(200);
+    assert_eq!(members["items"][0]["team"]["role"], "owner", "{members}");
+    assert!(b.get(&teams).await.html.contains("Add a member"));
+    let p = b
+        .post(
+            &teams,
+            &[
+                ("csrf", &bt),
+                ("op", "leave"),
+                ("invite", &team),
+                ("user", bob.id.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    // Deleting is for admins.
+    let p = b
+        .post(
+            &teams,
+            &[("csrf", &bt), ("op", "delete"), ("invite", &team)],
+        )
+        .await;
+    assert_eq!(p.status, 403);
+    let p = a
+        .post(
+            &teams,
+            &[("csrf", &token), ("op", "delete"), ("invite", &team)],
+        )
+        .await;
+    assert_eq!(p.status, 303);
+    let listed = app
+        .get(&alice, &format!("/v1/orgs/{org}/teams"))
+        .await
+        .expect(200);
+    assert_eq!(listed["count"], 0);
+}

@@ -11,14 +11,12 @@ use serde::Deserialize;
 
 use super::types::{MembershipPermissions, RoleInTeam, TeamMember};
 use crate::api::views;
-use crate::db::Tx;
 use crate::domain::access::{OrgCtx, TeamCtx};
 use crate::domain::auth::Caller;
-use crate::domain::teams::owned_teams;
+use crate::domain::teams::{self, owned_teams};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::new_id;
 use crate::ids::UserId;
 use crate::state::AppState;
 use crate::store;
@@ -85,41 +83,10 @@ pub async fn create_team(
     Extension(ctx): Extension<OrgCtx>,
     JsonBody(body): JsonBody<CreateTeam>,
 ) -> ApiResult<axum::response::Response> {
-    validate::length("title", &body.title, 1, 64)?;
-    let now = state.now();
-    let id = new_id();
-    let mut tx = state.db.begin().await?;
-    store::teams::insert(&mut tx, &id, &ctx.org.id, &body.title, now).await?;
-    for (i, member) in body.members.unwrap_or_default().iter().enumerate() {
-        let user_id = resolve_member(&mut tx, &ctx, member, &format!("members[{i}]")).await?;
-        store::teams::upsert_member(&mut tx, &ctx.org.id, &id, &user_id, None, now).await?;
-    }
-    tx.commit().await?;
-    let team = store::teams::get(&state.db, &ctx.org.id, &id)
-        .await?
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("team vanished after creation")))?;
+    let members = body.members.unwrap_or_default();
+    let team = teams::create(&state, &ctx, &body.title, &members).await?;
     let location = state.url(&format!("/v1/orgs/{}/teams/{}", ctx.org.id, team.id));
     Ok(views::created(&location, views::team(&team, true)))
-}
-
-/// Resolves a user id or e-mail to the id of a member of the organization.
-async fn resolve_member(tx: &mut Tx, ctx: &OrgCtx, who: &str, field: &str) -> ApiResult<String> {
-    let user = if who.contains('@') {
-        store::users::by_email_tx(tx, who).await?
-    } else {
-        store::users::get_tx(tx, who).await?
-    };
-    if let Some(user) = user {
-        if store::members::get_tx(tx, &ctx.org.id, &user.id)
-            .await?
-            .is_some()
-        {
-            return Ok(user.id.to_string());
-        }
-    }
-    Err(ApiError::bad_request(format!(
-        "`{field}`: `{who}` is not a member of this organization."
-    )))
 }
 
 /// `getTeamInOrganizationById`.
@@ -152,9 +119,7 @@ pub async fn delete_team(
     Extension(ctx): Extension<OrgCtx>,
     Path((_, team_id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
-    let mut tx = state.db.begin().await?;
-    store::teams::delete(&mut tx, &ctx.org.id, &team_id).await?;
-    tx.commit().await?;
+    teams::delete(&state, &ctx, &team_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -228,18 +193,19 @@ pub async fn update_team_members(
     let team_id = &ctx.team.id;
     let mut tx = state.db.begin().await?;
     for (i, who) in body.add.unwrap_or_default().iter().enumerate() {
-        let user_id = resolve_member(&mut tx, &org, who, &format!("add[{i}]")).await?;
+        let user_id = teams::resolve_member(&mut tx, &org, who, &format!("add[{i}]")).await?;
         store::teams::upsert_member(&mut tx, &org.org.id, team_id, &user_id, None, now).await?;
     }
     let mut memberships: Vec<_> = body.memberships.unwrap_or_default().into_iter().collect();
     memberships.sort_by(|a, b| a.0.cmp(&b.0));
     for (who, membership) in memberships {
-        let user_id = resolve_member(&mut tx, &org, &who, &format!("memberships.{who}")).await?;
+        let user_id =
+            teams::resolve_member(&mut tx, &org, &who, &format!("memberships.{who}")).await?;
         let role = membership.role.map(TeamRole::as_str);
         store::teams::upsert_member(&mut tx, &org.org.id, team_id, &user_id, role, now).await?;
     }
     for (i, who) in body.remove.unwrap_or_default().iter().enumerate() {
-        let user_id = resolve_member(&mut tx, &org, who, &format!("remove[{i}]")).await?;
+        let user_id = teams::resolve_member(&mut tx, &org, who, &format!("remove[{i}]")).await?;
         store::teams::remove_member(&mut tx, team_id, &user_id).await?;
     }
     tx.commit().await?;
@@ -254,30 +220,18 @@ pub async fn add_team_member(
     Path((_, _, user_id)): Path<(String, String, String)>,
     OptionalJsonBody(body): OptionalJsonBody<Membership>,
 ) -> ApiResult<StatusCode> {
-    let mut tx = state.db.begin().await?;
-    let user_id = resolve_member(&mut tx, &org, &user_id, "userId").await?;
     let role = body.role.map(TeamRole::as_str);
-    store::teams::upsert_member(
-        &mut tx,
-        &org.org.id,
-        &ctx.team.id,
-        &user_id,
-        role,
-        state.now(),
-    )
-    .await?;
-    tx.commit().await?;
+    teams::add_member(&state, &org, &ctx.team.id, (&user_id, "userId"), role).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// `deleteMemberFromOrganizationTeamById`; 204 also when not a member.
 pub async fn remove_team_member(
     State(state): State<AppState>,
+    Extension(org): Extension<OrgCtx>,
     Extension(ctx): Extension<TeamCtx>,
     Path((_, _, user_id)): Path<(String, String, String)>,
 ) -> ApiResult<StatusCode> {
-    let mut tx = state.db.begin().await?;
-    store::teams::remove_member(&mut tx, &ctx.team.id, &user_id).await?;
-    tx.commit().await?;
+    teams::remove_member(&state, &org, &ctx.team.id, &user_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
