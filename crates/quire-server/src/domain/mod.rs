@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod adaptive;
 pub mod auth;
 pub mod change_requests;
+pub mod collections;
 pub mod comments;
 pub mod content;
 pub mod heavy;

@@ -5,14 +5,19 @@
 use quire_content::{apply_changes, ApplyContext, Change, Revision};
 
 use crate::db::Tx;
-use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::access::grants::Grants;
+use crate::domain::access::{OrgCtx, Role, SpaceCtx};
+use crate::domain::auth::Caller;
 use crate::domain::content::{save, Saved};
 use crate::domain::jobs::{retention_ms, PURGE_JOB};
-use crate::domain::placement::{level_to_db, LevelIn};
+use crate::domain::placement::{
+    level_to_db, move_target, move_to, require_create_in, LevelIn, MoveBody, Moving,
+};
 use crate::error::{ApiError, ApiResult};
 use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
+use crate::store::ordering::Item;
 use crate::store::spaces::{SpacePatch, SpaceRow};
 use crate::validate;
 use crate::values::{EditMode, RevisionType, Visibility};
@@ -273,4 +278,96 @@ pub async fn restore(state: &AppState, ctx: &SpaceCtx) -> ApiResult<SpaceRow> {
     store::spaces::get(&state.db, &ctx.space.id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Space `{}` not found.", ctx.space.id)))
+}
+
+/// A new, empty space: each field not given takes its default.
+#[derive(Default)]
+pub struct NewSpace {
+    /// Title (at most 50 characters).
+    pub title: String,
+    /// Emoji.
+    pub emoji: Option<String>,
+    /// The collection it goes in.
+    pub parent: Option<String>,
+    /// Language.
+    pub language: Option<String>,
+    /// Edit mode (`live` unless given).
+    pub edit_mode: Option<EditMode>,
+    /// Visibility (`private` unless given).
+    pub visibility: Option<Visibility>,
+}
+
+/// Creates an empty space in the organization (or its collection `parent`), which the
+/// caller must be able to create in; answers it with the caller's grants.
+pub async fn create_in(
+    state: &AppState,
+    org: &OrgCtx,
+    caller: &Caller,
+    new: NewSpace,
+) -> ApiResult<(SpaceRow, std::sync::Arc<Grants>)> {
+    let grants = Grants::load(state, &org.org.id, &caller.user.id, org.role).await?;
+    require_create_in(org, &grants, new.parent.as_deref())?;
+    validate::length("title", &new.title, 0, 50)?;
+    if let Some(emoji) = &new.emoji {
+        validate::length("emoji", emoji, 0, 50)?;
+    }
+    if let Some(language) = &new.language {
+        check_language(language)?;
+    }
+    let edit_mode = new.edit_mode.unwrap_or(EditMode::Live);
+    let visibility = new.visibility.unwrap_or(Visibility::Private);
+    check_visibility(visibility, new.parent.as_deref())?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let space = SpaceRow {
+        id: new_id(),
+        org_id: org.org.id.clone(),
+        parent_id: new.parent,
+        title: new.title,
+        emoji: new.emoji,
+        visibility,
+        edit_mode,
+        language: new.language,
+        default_level: Some("inherit".into()),
+        revision_id: new_id(),
+        comments: 0,
+        change_requests: 0,
+        change_requests_open: 0,
+        change_requests_draft: 0,
+        position: store::spaces::next_position(&mut tx, &org.org.id).await?,
+        created_at: now,
+        updated_at: now,
+        deleted_at: None,
+    };
+    insert_with_revision(&mut tx, &space, "", Some(&caller.user.id), now).await?;
+    tx.commit().await?;
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Org(org.org.id.as_str())]);
+    Ok((space, grants))
+}
+
+/// Moves a space (admins) under another parent or to another place among its siblings.
+pub async fn move_space(state: &AppState, ctx: &SpaceCtx, body: &MoveBody) -> ApiResult<SpaceRow> {
+    ctx.require(Role::Admin, "move the space")?;
+    ctx.require_live()?;
+    let (parent, place) = move_target(&ctx.org, &ctx.grants, ctx.space.parent_id.as_deref(), body)?;
+    if ctx.space.visibility == Visibility::InCollection && parent.is_none() {
+        return Err(ApiError::bad_request(
+            "A space with `in-collection` visibility must stay inside a collection; change its visibility first.",
+        ));
+    }
+    let moving = Moving {
+        item: Item {
+            kind: "space".into(),
+            id: ctx.space.id.clone(),
+        },
+        org_id: &ctx.space.org_id,
+        position: ctx.space.position,
+    };
+    move_to(state, &moving, parent.as_deref(), &place).await?;
+    invalidate(state, ctx);
+    store::spaces::get(&state.db, &ctx.space.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))
 }

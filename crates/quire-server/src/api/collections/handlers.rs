@@ -11,8 +11,9 @@ use serde::Deserialize;
 use crate::api::views;
 use crate::api::views::visible_page;
 use crate::domain::access::grants::Grants;
-use crate::domain::access::{require_role, CollectionCtx, OrgCtx, Role};
+use crate::domain::access::{CollectionCtx, OrgCtx, Role};
 use crate::domain::auth::Caller;
+use crate::domain::collections;
 use crate::domain::placement::{
     level_to_db, move_target, move_to, transfer, transfer_target, LevelIn, MoveBody, Moving,
     TransferBody, Transferred,
@@ -20,7 +21,6 @@ use crate::domain::placement::{
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
 use crate::store::collections::{CollectionPatch, CollectionRow};
@@ -42,48 +42,9 @@ pub async fn create_collection(
     Extension(org): Extension<OrgCtx>,
     OptionalJsonBody(body): OptionalJsonBody<CreateCollection>,
 ) -> ApiResult<Response> {
-    let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
-    match &body.parent {
-        None => require_role(org.role, Role::Create, "create content in the organization")?,
-        Some(id) => {
-            let parent = grants
-                .collections()
-                .get(id)
-                .filter(|c| grants.collection_role(c).is_some())
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!("`parent`: collection `{id}` not found."))
-                })?;
-            require_role(
-                grants.collection_role(parent),
-                Role::Create,
-                "create content in this collection",
-            )?;
-        }
-    }
     let title = body.title.unwrap_or_default();
-    validate::length("title", &title, 0, 50)?;
-    if let Some(d) = &body.description {
-        validate::length("description", d, 0, 100)?;
-    }
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    let collection = CollectionRow {
-        id: new_id(),
-        org_id: org.org.id.clone(),
-        parent_id: body.parent,
-        title,
-        description: body.description,
-        default_level: Some("inherit".into()),
-        position: store::spaces::next_position(&mut tx, &org.org.id).await?,
-        created_at: now,
-        updated_at: now,
-    };
-    store::collections::insert(&mut tx, &collection).await?;
-    tx.commit().await?;
-    let role = grants
-        .collection_role(&collection)
-        .unwrap_or(Role::Admin)
-        .max(Role::Admin.min(org.role.unwrap_or(Role::Read)));
+    let (collection, role) =
+        collections::create(&state, &org, &caller, title, body.description, body.parent).await?;
     Ok(views::created(
         &state.url(&format!("/v1/collections/{}", collection.id)),
         views::collection(&state, &collection, role),

@@ -16,8 +16,7 @@ use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, require_role, OrgCtx, Role, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::placement::{
-    move_target, move_to, require_create_in, transfer, transfer_target, LevelIn, MoveBody, Moving,
-    TransferBody, Transferred,
+    transfer, transfer_target, LevelIn, MoveBody, TransferBody, Transferred,
 };
 use crate::domain::spaces;
 use crate::error::{ApiError, ApiResult};
@@ -26,9 +25,7 @@ use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
-use crate::store::ordering::Item;
 use crate::store::spaces::SpaceRow;
-use crate::validate;
 use crate::values::{EditMode, Visibility};
 
 /// Body of `createSpace`.
@@ -57,44 +54,15 @@ pub async fn create_space(
             "Creating a space from `template` or `computedSource` is not supported; create an empty space.",
         ));
     }
-    let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
-    require_create_in(&org, &grants, body.parent.as_deref())?;
-    let title = body.title.unwrap_or_default();
-    validate::length("title", &title, 0, 50)?;
-    if let Some(emoji) = &body.emoji {
-        validate::length("emoji", emoji, 0, 50)?;
-    }
-    if let Some(language) = &body.language {
-        spaces::check_language(language)?;
-    }
-    let edit_mode = body.edit_mode.unwrap_or(EditMode::Live);
-    let visibility = body.visibility.unwrap_or(Visibility::Private);
-    spaces::check_visibility(visibility, body.parent.as_deref())?;
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    let space = SpaceRow {
-        id: new_id(),
-        org_id: org.org.id.clone(),
-        parent_id: body.parent,
-        title,
+    let new = spaces::NewSpace {
+        title: body.title.unwrap_or_default(),
         emoji: body.emoji,
-        visibility,
-        edit_mode,
+        parent: body.parent,
         language: body.language,
-        default_level: Some("inherit".into()),
-        revision_id: new_id(),
-        comments: 0,
-        change_requests: 0,
-        change_requests_open: 0,
-        change_requests_draft: 0,
-        position: store::spaces::next_position(&mut tx, &org.org.id).await?,
-        created_at: now,
-        updated_at: now,
-        deleted_at: None,
+        edit_mode: body.edit_mode,
+        visibility: body.visibility,
     };
-    crate::domain::spaces::insert_with_revision(&mut tx, &space, "", Some(&caller.user.id), now)
-        .await?;
-    tx.commit().await?;
+    let (space, grants) = spaces::create_in(&state, &org, &caller, new).await?;
     let role = grants.space_role(&space).unwrap_or(Role::Admin);
     Ok(views::created(
         &state.url(&format!("/v1/spaces/{}", space.id)),
@@ -270,26 +238,7 @@ pub async fn move_space(
     Extension(ctx): Extension<SpaceCtx>,
     JsonBody(body): JsonBody<MoveBody>,
 ) -> ApiResult<Json<views::Space>> {
-    ctx.require_live()?;
-    let (parent, place) =
-        move_target(&ctx.org, &ctx.grants, ctx.space.parent_id.as_deref(), &body)?;
-    if ctx.space.visibility == Visibility::InCollection && parent.is_none() {
-        return Err(ApiError::bad_request(
-            "A space with `in-collection` visibility must stay inside a collection; change its visibility first.",
-        ));
-    }
-    let moving = Moving {
-        item: Item {
-            kind: "space".into(),
-            id: ctx.space.id.clone(),
-        },
-        org_id: &ctx.space.org_id,
-        position: ctx.space.position,
-    };
-    move_to(&state, &moving, parent.as_deref(), &place).await?;
-    let space = store::spaces::get(&state.db, &ctx.space.id)
-        .await?
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))?;
+    let space = spaces::move_space(&state, &ctx, &body).await?;
     let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
     Ok(Json(views::space(&state, &space, role)))
 }
