@@ -14,6 +14,7 @@
 //! every state-changing form must come from Quire's own origin and, once signed in, carry
 //! the session's CSRF token.
 
+mod create;
 mod discuss;
 mod history;
 mod people;
@@ -43,7 +44,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/account/sessions/end-all", post(session::end_all))
         .route("/-/app.css", get(shell::stylesheet))
-        .route("/o/{organizationId}", get(screens::org))
+        .route("/o/{organizationId}", get(screens::org).post(create::act))
         .route("/o/{organizationId}/search", get(search::org))
         .route("/o/{organizationId}/sites/{siteId}", get(screens::site))
         .route(

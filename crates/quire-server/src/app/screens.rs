@@ -189,6 +189,7 @@ pub async fn org(
         }
         body.push_str("</ul>");
     }
+    body.push_str(&super::create::forms(&org, &grants, &viewer, None));
     if org.is_admin() {
         let since = state.now() - crate::domain::jobs::retention_ms(&state);
         match store::spaces::list_deleted(&state.db, id.as_str(), since).await {
@@ -243,7 +244,11 @@ pub async fn collection(
     let mut any = false;
     for s in spaces
         .iter()
-        .filter(|s| ctx.grants.is_within(&s.id, &collection_id))
+        .filter(|s| {
+            s.parent_id
+                .as_deref()
+                .is_some_and(|p| ctx.grants.is_within(p, &collection_id))
+        })
     {
         any = true;
         body.push_str(&space_item(s));
@@ -252,6 +257,12 @@ pub async fn collection(
     if !any {
         body.push_str("<p>No space you can read in this collection.</p>");
     }
+    body.push_str(&super::create::forms(
+        &ctx.org,
+        &ctx.grants,
+        &viewer,
+        Some(&collection_id),
+    ));
     page(
         StatusCode::OK,
         &ctx.collection.title,

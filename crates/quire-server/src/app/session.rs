@@ -174,6 +174,7 @@ pub struct Form {
     pub emails: Option<String>,
     pub invite: Option<String>,
     pub confirm: Option<String>,
+    pub parent: Option<String>,
 }
 
 /// Reads a form sent from this server's pages (origin checked); when `session` is given, its

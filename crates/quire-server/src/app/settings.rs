@@ -82,6 +82,37 @@ pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
     }
     body.push_str("<button type=\"submit\">Save</button></form>");
     if admin {
+        let mut places: Vec<_> = ctx
+            .grants
+            .collections()
+            .values()
+            .filter(|c| {
+                ctx.grants
+                    .collection_role(c)
+                    .is_some_and(|r| r >= Role::Create)
+            })
+            .map(|c| (c.id.clone(), c.title.clone()))
+            .collect();
+        places.sort_by(|a, b| a.1.cmp(&b.1));
+        let current = ctx.space.parent_id.as_deref().unwrap_or("");
+        let _ = write!(
+            body,
+            "<h2>Collection</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"move\">\
+<label for=\"parent\">In</label><select id=\"parent\" name=\"parent\"><option value=\"\"{}>The organization</option>",
+            if current.is_empty() { " selected" } else { "" }
+        );
+        for (id, title) in &places {
+            let _ = write!(
+                body,
+                "<option value=\"{}\"{}>{}</option>",
+                attr(id),
+                if id == current { " selected" } else { "" },
+                text(title)
+            );
+        }
+        body.push_str("</select><button type=\"submit\">Move</button></form>");
+    }
+    if admin {
         let _ = write!(
             body,
             "<h2>Delete</h2><p>A deleted space can be restored by an admin until it is purged.</p>\
@@ -141,6 +172,13 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
                     spaces::delete(&state, &ctx).await.map(|_| false)
                 }
                 "restore" => spaces::restore(&state, &ctx).await.map(|_| true),
+                "move" => {
+                    let body = crate::domain::placement::MoveBody {
+                        parent: Some(form.parent.clone().filter(|p| !p.is_empty())),
+                        position: None,
+                    };
+                    spaces::move_space(&state, &ctx, &body).await.map(|_| true)
+                }
                 other => Err(ApiError::bad_request(format!(
                     "`op`: no settings change `{other}`."
                 ))),

@@ -1561,3 +1561,94 @@ async fn teams_are_made_and_staffed_in_the_app() {
         .expect(200);
     assert_eq!(listed["count"], 0);
 }
+
+#[tokio::test]
+async fn spaces_and_collections_are_made_and_moved_in_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Makers").await;
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let home = format!("/o/{org}");
+
+    // A reader is offered no form, and a forged one is refused.
+    let seen = b.get(&home).await;
+    assert!(!seen.html.contains("New space"));
+    let bt = csrf(&seen.html);
+    let p = b
+        .post(
+            &home,
+            &[("csrf", &bt), ("op", "space"), ("subject", "Mine")],
+        )
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+
+    // The admin makes a collection, then a space in it, then a space at the root.
+    let seen = a.get(&home).await;
+    assert!(seen.html.contains("New collection"), "{}", seen.html);
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &home,
+            &[
+                ("csrf", &token),
+                ("op", "collection"),
+                ("subject", "Guides"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let coll_path = p.location.unwrap();
+    let coll = coll_path.trim_start_matches("/c/").to_string();
+    let seen = a.get(&coll_path).await;
+    assert!(seen.html.contains("New space"), "{}", seen.html);
+    let p = a
+        .post(
+            &home,
+            &[
+                ("csrf", &token),
+                ("op", "space"),
+                ("subject", "Setup guide"),
+                ("parent", &coll),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let space = p.location.unwrap().trim_start_matches("/s/").to_string();
+    let got = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    assert_eq!(got["title"], "Setup guide");
+    assert_eq!(got["parent"], coll.as_str(), "{got}");
+    assert!(a.get(&coll_path).await.html.contains("Setup guide"));
+
+    // Moved out to the organization from its settings.
+    let settings = format!("/s/{space}/~/settings");
+    assert!(a.get(&settings).await.html.contains("Collection"));
+    let p = a
+        .post(
+            &settings,
+            &[("csrf", &token), ("op", "move"), ("parent", "")],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let got = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    assert!(got.get("parent").is_none_or(|p| p.is_null()), "{got}");
+    // An empty title is a space still: the API allows it; a too long one is refused.
+    let long = "x".repeat(60);
+    let p = a
+        .post(
+            &home,
+            &[("csrf", &token), ("op", "space"), ("subject", &long)],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("`title`"), "{}", p.html);
+}

@@ -1,0 +1,144 @@
+//! Making spaces and collections in the app: the forms on the organization and collection
+//! screens, and `POST /o/{organizationId}` that runs the domain's workflows (the API's own).
+
+use std::fmt::Write as _;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use quire_content::html::{escape_attr as attr, escape_text as text};
+
+use super::session;
+use super::shell::{failed, not_found, see_other, Viewer};
+use crate::domain::access::grants::Grants;
+use crate::domain::access::{self, OrgCtx, Role};
+use crate::domain::auth::Caller;
+use crate::domain::{collections, spaces};
+use crate::error::ApiError;
+use crate::ids::OrgId;
+use crate::state::AppState;
+
+/// The forms that make a space (in the organization, or in one of the collections the
+/// viewer may create in) and a collection; empty when the viewer may create nowhere.
+/// `inside` fixes the collection (the collection screen's form).
+pub fn forms(org: &OrgCtx, grants: &Grants, viewer: &Viewer<'_>, inside: Option<&str>) -> String {
+    let at_root = org.role.is_some_and(|r| r >= Role::Create);
+    let mut places: Vec<(&str, &str)> = grants
+        .collections()
+        .values()
+        .filter(|c| grants.collection_role(c).is_some_and(|r| r >= Role::Create))
+        .map(|c| (c.id.as_str(), c.title.as_str()))
+        .collect();
+    places.sort_by(|a, b| a.1.cmp(b.1));
+    if let Some(id) = inside {
+        places.retain(|(c, _)| *c == id);
+        if places.is_empty() {
+            return String::new();
+        }
+    } else if !at_root && places.is_empty() {
+        return String::new();
+    }
+    let action = format!("/o/{}", attr(org.org.id.as_str()));
+    let hidden = format!(
+        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+        attr(viewer.csrf)
+    );
+    let mut out = format!(
+        "<h2>New space</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"space\">\
+<label for=\"new-space\">Title</label><input id=\"new-space\" name=\"subject\" type=\"text\" required maxlength=\"50\">"
+    );
+    match inside {
+        Some(id) => {
+            let _ = write!(
+                out,
+                "<input type=\"hidden\" name=\"parent\" value=\"{}\">",
+                attr(id)
+            );
+        }
+        None => {
+            out.push_str("<label for=\"new-space-in\">In</label><select id=\"new-space-in\" name=\"parent\">");
+            if at_root {
+                out.push_str("<option value=\"\">The organization</option>");
+            }
+            for (id, title) in &places {
+                let _ = write!(
+                    out,
+                    "<option value=\"{}\">{}</option>",
+                    attr(id),
+                    text(title)
+                );
+            }
+            out.push_str("</select>");
+        }
+    }
+    out.push_str("<button type=\"submit\">Create the space</button></form>");
+    if at_root && inside.is_none() {
+        let _ = write!(
+            out,
+            "<h2>New collection</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"collection\">\
+<label for=\"new-collection\">Title</label><input id=\"new-collection\" name=\"subject\" type=\"text\" required maxlength=\"50\">\
+<button type=\"submit\">Create the collection</button></form>"
+        );
+    }
+    out
+}
+
+/// `POST /o/{organizationId}`: makes a space (`op=space`, `parent` optional) or a
+/// collection (`op=collection`), then opens it.
+pub async fn act(
+    State(state): State<AppState>,
+    Path(org_id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let here = format!("/o/{org_id}");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let Ok(org) = access::load_org(&state, &caller, &OrgId::new(org_id.clone())).await else {
+        return not_found(
+            Some(&viewer),
+            "This organization does not exist, or you are not one of its members.",
+        );
+    };
+    let run = {
+        let state = state.clone();
+        async move {
+            let title = form.subject.clone().unwrap_or_default().trim().to_string();
+            let parent = form.parent.clone().filter(|p| !p.is_empty());
+            match form.op.as_deref().unwrap_or("") {
+                "space" => {
+                    let new = spaces::NewSpace {
+                        title,
+                        parent,
+                        ..Default::default()
+                    };
+                    let (space, _) = spaces::create_in(&state, &org, &caller, new).await?;
+                    Ok(format!("/s/{}", space.id))
+                }
+                "collection" => {
+                    let (c, _) =
+                        collections::create(&state, &org, &caller, title, None, parent).await?;
+                    Ok(format!("/c/{}", c.id))
+                }
+                other => Err(ApiError::bad_request(format!(
+                    "`op`: nothing to create named `{other}`."
+                ))),
+            }
+        }
+    };
+    match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(Ok(to)) => see_other(&to),
+        Ok(Err(ApiError::Internal(e))) => failed(e),
+        Ok(Err(e)) => super::screens::not_done(&viewer, &e, &here, "Back to the organization"),
+        Err(e) => failed(e),
+    }
+}
