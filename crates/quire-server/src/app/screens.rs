@@ -242,14 +242,11 @@ pub async fn collection(
         text(&ctx.collection.title)
     );
     let mut any = false;
-    for s in spaces
-        .iter()
-        .filter(|s| {
-            s.parent_id
-                .as_deref()
-                .is_some_and(|p| ctx.grants.is_within(p, &collection_id))
-        })
-    {
+    for s in spaces.iter().filter(|s| {
+        s.parent_id
+            .as_deref()
+            .is_some_and(|p| ctx.grants.is_within(p, &collection_id))
+    }) {
         any = true;
         body.push_str(&space_item(s));
     }

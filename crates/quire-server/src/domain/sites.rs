@@ -7,9 +7,15 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::clock::iso;
+use crate::domain::access::OrgCtx;
+use crate::domain::auth::Caller;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::new_id;
 use crate::state::AppState;
-use crate::store::sites::{SectionRow, SiteRow, SiteSpaceRow, Structure};
+use crate::store;
+use crate::store::sites::{SectionRow, SitePatch, SiteRow, SiteSpaceRow, Structure};
+use crate::store::spaces::SpaceRow;
+use crate::values::{AgentsContext, SiteType, SiteVisibility};
 
 /// Most sections, groups or site spaces one site holds.
 pub const MAX_ITEMS: usize = 500;
@@ -726,4 +732,275 @@ mod tests {
         assert_eq!(unique_path("api", taken.iter().copied()), "api-3");
         assert_eq!(unique_path("guide", taken.iter().copied()), "guide");
     }
+}
+
+// ---- Site writes, shared by the API and the app -------------------------------------
+
+/// The site as stored now, after a write; 404 when it was deleted meanwhile.
+pub async fn reload(state: &AppState, org_id: &str, site_id: &str) -> ApiResult<SiteRow> {
+    store::sites::get(&state.db, org_id, site_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))
+}
+
+/// Writes the columns `patch` names and answers with the site as stored.
+pub async fn patch_site(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    patch: &SitePatch,
+) -> ApiResult<SiteRow> {
+    let mut tx = state.db.begin().await?;
+    store::sites::patch(&mut tx, site_id, patch, state.now()).await?;
+    tx.commit().await?;
+    moved(state, site_id, org);
+    reload(state, &org.org.id, site_id).await
+}
+
+/// A live space of the organization for a site space; 400 naming `field` otherwise.
+pub async fn live_space(
+    state: &AppState,
+    org_id: &str,
+    field: &str,
+    id: &str,
+) -> ApiResult<SpaceRow> {
+    store::spaces::get(&state.db, id)
+        .await?
+        .filter(|s| s.org_id == org_id && s.deleted_at.is_none())
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("`{field}`: no space `{id}` in this organization."))
+        })
+}
+
+/// A new site space for `space` at the end of `section` (or of the root), its path made
+/// unique among its siblings.
+pub fn new_site_space(
+    s: &Structure,
+    site_id: &str,
+    section: Option<&str>,
+    space: &SpaceRow,
+    now: i64,
+) -> SiteSpaceRow {
+    let taken = site_spaces_in(s, section);
+    let path = unique_path(&slug(&space.title), taken.iter().map(|x| x.path.as_str()));
+    SiteSpaceRow {
+        id: new_id(),
+        site_id: site_id.to_string(),
+        section_id: section.map(str::to_string),
+        space_id: space.id.clone(),
+        path,
+        condition: None,
+        position: next_site_space_position(s, section),
+        created_at: now,
+    }
+}
+
+/// Locks a site, lets `change` edit its structure under the site's limits, saves what
+/// changed, and answers with the site and its structure as stored.
+pub async fn edit<T>(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    change: impl FnOnce(&SiteRow, &mut Structure) -> ApiResult<T>,
+) -> ApiResult<(T, SiteRow, Structure)> {
+    let mut tx = state.db.begin().await?;
+    let site = store::sites::lock(&mut tx, &org.org.id, site_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    let before = store::sites::structure_tx(&mut tx, &site.id).await?;
+    let mut after = before.clone();
+    let out = change(&site, &mut after)?;
+    let too_many = after.site_spaces.len() > MAX_ITEMS
+        || after.sections.len() > MAX_ITEMS
+        || after.groups.len() > MAX_ITEMS;
+    if too_many {
+        return Err(ApiError::bad_request(format!(
+            "A site holds at most {} site spaces, {0} sections and {0} section groups.",
+            MAX_ITEMS
+        )));
+    }
+    store::sites::save_structure(&mut tx, &before, &after).await?;
+    tx.commit().await?;
+    let site = reload(state, &org.org.id, site_id).await?;
+    moved(state, &site.id, org);
+    Ok((out, site, after))
+}
+
+/// `spaces` of `createSite`: spaces to publish, or a new space.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum NewSiteSpaces {
+    /// Existing spaces of the organization.
+    Ids(Vec<String>),
+    /// `sample` or `empty`: a new space made for the site.
+    New(NewSpaceKind),
+}
+
+/// The kinds of new space `createSite` can make.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum NewSpaceKind {
+    /// A space with a welcome page.
+    Sample,
+    /// An empty space.
+    Empty,
+}
+
+const SAMPLE_PAGE: &str = "# Welcome\n\nThis site is published by Quire. Edit this page in a change request, merge it, and the site shows the new content.\n\n{% hint style=\"info\" %}\nEvery block of the GitBook dialect renders here.\n{% endhint %}\n";
+
+/// A new site: each field not given takes its default.
+#[derive(Default)]
+pub struct NewSite {
+    /// `basic` unless given.
+    pub site_type: Option<SiteType>,
+    /// `Untitled site` unless given (2 to 128 characters).
+    pub title: Option<String>,
+    /// `public` unless given.
+    pub visibility: Option<SiteVisibility>,
+    /// Spaces to publish, or a new space.
+    pub spaces: Option<NewSiteSpaces>,
+}
+
+fn moved(state: &AppState, site_id: &str, org: &OrgCtx) {
+    state.cache.invalidate(&[
+        crate::cache::Scope::Site(site_id),
+        crate::cache::Scope::Org(org.org.id.as_str()),
+    ]);
+}
+
+/// Creates a site (organization admins) publishing `spaces` or a new space.
+pub async fn create(
+    state: &AppState,
+    org: &OrgCtx,
+    caller: &Caller,
+    new: NewSite,
+) -> ApiResult<SiteRow> {
+    org.require_admin("create sites")?;
+    let title = new.title.unwrap_or_else(|| "Untitled site".into());
+    crate::validate::length("title", &title, 2, 128)?;
+    let mut spaces = Vec::new();
+    let mut new_space = None;
+    match &new.spaces {
+        None => {}
+        Some(NewSiteSpaces::Ids(ids)) => {
+            if ids.len() > MAX_ITEMS {
+                return Err(ApiError::bad_request(format!(
+                    "`spaces` holds at most {} spaces.",
+                    MAX_ITEMS
+                )));
+            }
+            for id in ids {
+                let space = live_space(state, &org.org.id, "spaces", id).await?;
+                if !spaces.iter().any(|s: &SpaceRow| s.id == space.id) {
+                    spaces.push(space);
+                }
+            }
+        }
+        Some(NewSiteSpaces::New(kind)) => new_space = Some(*kind),
+    }
+    let now = state.now();
+    let site = SiteRow {
+        id: new_id(),
+        org_id: org.org.id.to_string(),
+        site_type: new.site_type.unwrap_or(SiteType::Basic),
+        title,
+        visibility: new.visibility.unwrap_or(SiteVisibility::Public),
+        basename: None,
+        hostname: None,
+        proxy: None,
+        published: 0,
+        adaptive_content: 0,
+        agents_context: AgentsContext::Included,
+        default_site_space: None,
+        default_section: None,
+        customization: None,
+        customization_updated_at: None,
+        adaptive_schema: None,
+        adaptive_schema_updated_at: None,
+        created_at: now,
+        updated_at: now,
+        site_spaces: 0,
+    };
+    let mut tx = state.db.begin().await?;
+    let mut saved = None;
+    if let Some(kind) = new_space {
+        let (space, content) = crate::domain::spaces::create(
+            state,
+            &mut tx,
+            &org.org.id,
+            &site.title,
+            (kind == NewSpaceKind::Sample).then_some(SAMPLE_PAGE),
+            &caller.user.id,
+            now,
+        )
+        .await?;
+        spaces.push(space);
+        saved = content;
+    }
+    store::sites::insert(&mut tx, &site).await?;
+    let mut after = Structure::default();
+    for space in &spaces {
+        let ss = new_site_space(&after, &site.id, None, space, now);
+        after.site_spaces.push(ss);
+    }
+    store::sites::save_structure(&mut tx, &Structure::default(), &after).await?;
+    tx.commit().await?;
+    if let Some(saved) = saved {
+        crate::domain::content::remember(state, saved);
+    }
+    moved(state, &site.id, org);
+    reload(state, &org.org.id, &site.id).await
+}
+
+/// Publishes or unpublishes a site (organization admins).
+pub async fn set_published(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    published: bool,
+) -> ApiResult<SiteRow> {
+    org.require_admin("publish sites")?;
+    let patch = SitePatch {
+        published: Some(published),
+        ..SitePatch::default()
+    };
+    patch_site(state, org, site_id, &patch).await
+}
+
+/// Adds `space_id` (a live space of the organization) to a site (organization admins),
+/// at the end of `section` (or of the default section); answers the new site space's id
+/// with the site and its structure.
+pub async fn add_space(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    space_id: &str,
+    section: Option<&str>,
+) -> ApiResult<(String, SiteRow, Structure)> {
+    org.require_admin("change sites")?;
+    let space = live_space(state, &org.org.id, "spaceId", space_id).await?;
+    let now = state.now();
+    let (id, site, after) = edit(state, org, site_id, |site, s| {
+        let section = match section {
+            Some(id) => Some(
+                s.sections
+                    .iter()
+                    .find(|x| x.id == id)
+                    .ok_or_else(|| {
+                        ApiError::bad_request(format!(
+                            "`sectionId`: no section `{id}` in this site."
+                        ))
+                    })?
+                    .id
+                    .clone(),
+            ),
+            None => default_section(site, s).map(|x| x.id.clone()),
+        };
+        let ss = new_site_space(s, &site.id, section.as_deref(), &space, now);
+        let id = ss.id.clone();
+        s.site_spaces.push(ss);
+        Ok(id)
+    })
+    .await?;
+    Ok((id, site, after))
 }

@@ -21,14 +21,15 @@ use crate::domain::access::grants::Grants;
 use crate::domain::access::{OrgCtx, SiteCtx};
 use crate::domain::auth::Caller;
 use crate::domain::published;
-use crate::domain::sites::{self as rules, customization_of, TypedPointer, Urls};
+use crate::domain::sites::{
+    self as rules, customization_of, patch_site, reload, NewSiteSpaces, TypedPointer, Urls,
+};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
-use crate::store::sites::{SiteFilter, SitePatch, SiteRow, SiteSpaceRow, Structure};
+use crate::store::sites::{SiteFilter, SitePatch, SiteRow, Structure};
 use crate::store::spaces::SpaceRow;
 use crate::validate::nullable;
 use crate::values::{AgentsContext, SiteType, SiteVisibility};
@@ -84,26 +85,6 @@ impl Loaded {
     }
 }
 
-/// The site as stored now, after a write; 404 when it was deleted meanwhile.
-pub async fn reload(state: &AppState, org_id: &str, site_id: &str) -> ApiResult<SiteRow> {
-    store::sites::get(&state.db, org_id, site_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))
-}
-
-/// Writes the columns `patch` names and answers with the site as stored.
-async fn patch_site(
-    state: &AppState,
-    org: &OrgCtx,
-    site_id: &str,
-    patch: &SitePatch,
-) -> ApiResult<SiteRow> {
-    let mut tx = state.db.begin().await?;
-    store::sites::patch(&mut tx, site_id, patch, state.now()).await?;
-    tx.commit().await?;
-    reload(state, &org.org.id, site_id).await
-}
-
 /// The share key of a query when it names an active share link of the site: URLs are then
 /// resolved under it. An unknown or inactive key resolves nothing.
 pub async fn active_share_key(
@@ -128,47 +109,6 @@ pub async fn grants_of(
     caller: &Caller,
 ) -> ApiResult<std::sync::Arc<Grants>> {
     Grants::load(state, &org.org.id, &caller.user.id, org.role).await
-}
-
-/// A live space of the organization for a site space; 400 naming `field` otherwise.
-pub async fn live_space(
-    state: &AppState,
-    org_id: &str,
-    field: &str,
-    id: &str,
-) -> ApiResult<SpaceRow> {
-    store::spaces::get(&state.db, id)
-        .await?
-        .filter(|s| s.org_id == org_id && s.deleted_at.is_none())
-        .ok_or_else(|| {
-            ApiError::bad_request(format!("`{field}`: no space `{id}` in this organization."))
-        })
-}
-
-/// A new site space for `space` at the end of `section` (or of the root), its path made
-/// unique among its siblings.
-pub fn new_site_space(
-    s: &Structure,
-    site_id: &str,
-    section: Option<&str>,
-    space: &SpaceRow,
-    now: i64,
-) -> SiteSpaceRow {
-    let taken = rules::site_spaces_in(s, section);
-    let path = rules::unique_path(
-        &rules::slug(&space.title),
-        taken.iter().map(|x| x.path.as_str()),
-    );
-    SiteSpaceRow {
-        id: new_id(),
-        site_id: site_id.to_string(),
-        section_id: section.map(str::to_string),
-        space_id: space.id.clone(),
-        path,
-        condition: None,
-        position: rules::next_site_space_position(s, section),
-        created_at: now,
-    }
 }
 
 /// Query of `listSites`.
@@ -211,26 +151,6 @@ pub async fn list_sites(
     Ok(Json(page.finish(&scope, rows, count)?))
 }
 
-/// `spaces` of `createSite`: spaces to publish, or a new space.
-#[derive(Deserialize)]
-#[serde(untagged)]
-pub enum NewSiteSpaces {
-    /// Existing spaces of the organization.
-    Ids(Vec<String>),
-    /// `sample` or `empty`: a new space made for the site.
-    New(NewSpaceKind),
-}
-
-/// The kinds of new space `createSite` can make.
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum NewSpaceKind {
-    /// A space with a welcome page.
-    Sample,
-    /// An empty space.
-    Empty,
-}
-
 /// Body of `createSite`.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -242,8 +162,6 @@ pub struct CreateSite {
     spaces: Option<NewSiteSpaces>,
 }
 
-const SAMPLE_PAGE: &str = "# Welcome\n\nThis site is published by Quire. Edit this page in a change request, merge it, and the site shows the new content.\n\n{% hint style=\"info\" %}\nEvery block of the GitBook dialect renders here.\n{% endhint %}\n";
-
 /// `createSite`: 201; organization admins only.
 pub async fn create_site(
     State(state): State<AppState>,
@@ -251,81 +169,15 @@ pub async fn create_site(
     Extension(org): Extension<OrgCtx>,
     OptionalJsonBody(body): OptionalJsonBody<CreateSite>,
 ) -> ApiResult<Response> {
-    let title = body.title.unwrap_or_else(|| "Untitled site".into());
-    crate::validate::length("title", &title, 2, 128)?;
-    let mut spaces = Vec::new();
-    let mut new_space = None;
-    match &body.spaces {
-        None => {}
-        Some(NewSiteSpaces::Ids(ids)) => {
-            if ids.len() > rules::MAX_ITEMS {
-                return Err(ApiError::bad_request(format!(
-                    "`spaces` holds at most {} spaces.",
-                    rules::MAX_ITEMS
-                )));
-            }
-            for id in ids {
-                let space = live_space(&state, &org.org.id, "spaces", id).await?;
-                if !spaces.iter().any(|s: &SpaceRow| s.id == space.id) {
-                    spaces.push(space);
-                }
-            }
-        }
-        Some(NewSiteSpaces::New(kind)) => new_space = Some(*kind),
-    }
-    let now = state.now();
-    let site = SiteRow {
-        id: new_id(),
-        org_id: org.org.id.to_string(),
-        site_type: body.site_type.unwrap_or(SiteType::Basic),
-        title,
-        visibility: body.visibility.unwrap_or(SiteVisibility::Public),
-        basename: None,
-        hostname: None,
-        proxy: None,
-        published: 0,
-        adaptive_content: 0,
-        agents_context: AgentsContext::Included,
-        default_site_space: None,
-        default_section: None,
-        customization: None,
-        customization_updated_at: None,
-        adaptive_schema: None,
-        adaptive_schema_updated_at: None,
-        created_at: now,
-        updated_at: now,
-        site_spaces: 0,
+    let new = rules::NewSite {
+        site_type: body.site_type,
+        title: body.title,
+        visibility: body.visibility,
+        spaces: body.spaces,
     };
-    let mut tx = state.db.begin().await?;
-    let mut saved = None;
-    if let Some(kind) = new_space {
-        let (space, content) = crate::domain::spaces::create(
-            &state,
-            &mut tx,
-            &org.org.id,
-            &site.title,
-            (kind == NewSpaceKind::Sample).then_some(SAMPLE_PAGE),
-            &caller.user.id,
-            now,
-        )
-        .await?;
-        spaces.push(space);
-        saved = content;
-    }
-    store::sites::insert(&mut tx, &site).await?;
-    let mut after = Structure::default();
-    for space in &spaces {
-        let ss = new_site_space(&after, &site.id, None, space, now);
-        after.site_spaces.push(ss);
-    }
-    store::sites::save_structure(&mut tx, &Structure::default(), &after).await?;
-    tx.commit().await?;
-    if let Some(saved) = saved {
-        crate::domain::content::remember(&state, saved);
-    }
-    let row = reload(&state, &org.org.id, &site.id).await?;
+    let row = rules::create(&state, &org, &caller, new).await?;
     Ok(views::created(
-        &state.url(&format!("/v1/orgs/{}/sites/{}", org.org.id, site.id)),
+        &state.url(&format!("/v1/orgs/{}/sites/{}", org.org.id, row.id)),
         types::site(&state, &row),
     ))
 }
@@ -508,11 +360,7 @@ async fn set_published(
     site_id: &str,
     published: bool,
 ) -> ApiResult<Json<types::Site>> {
-    let patch = SitePatch {
-        published: Some(published),
-        ..SitePatch::default()
-    };
-    let row = patch_site(state, org, site_id, &patch).await?;
+    let row = rules::set_published(state, org, site_id, published).await?;
     Ok(Json(types::site(state, &row)))
 }
 

@@ -13,49 +13,30 @@ use crate::http::json::Json;
 use serde::Deserialize;
 
 use super::handlers::{
-    active_share_key, grants_of, live_space, load, move_and_describe, new_site_space, place_of,
-    reload, spaces_of, Loaded, ShareKeyQuery,
+    active_share_key, grants_of, load, move_and_describe, place_of, spaces_of, Loaded,
+    ShareKeyQuery,
 };
 use super::types::{self, SiteSection, SiteSectionGroup, SiteSpace};
 use crate::api::views;
 use crate::domain::access::{OrgCtx, SiteCtx};
 use crate::domain::auth::Caller;
 use crate::domain::sites::{self as rules, Item, TypedPointer};
+use crate::domain::sites::{live_space, new_site_space};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
 use crate::ids::new_id;
 use crate::state::AppState;
-use crate::store;
 use crate::store::sites::{GroupRow, SectionRow, SiteRow, Structure};
 
-/// Locks a site, lets `change` edit its structure, saves what changed, and reloads the
-/// site with the spaces it points to.
+/// [`rules::edit`], then the site with the spaces it points to.
 async fn edit<T>(
     state: &AppState,
     org: &OrgCtx,
     site_id: &str,
     change: impl FnOnce(&SiteRow, &mut Structure) -> ApiResult<T>,
 ) -> ApiResult<(T, Loaded)> {
-    let mut tx = state.db.begin().await?;
-    let site = store::sites::lock(&mut tx, &org.org.id, site_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
-    let before = store::sites::structure_tx(&mut tx, &site.id).await?;
-    let mut after = before.clone();
-    let out = change(&site, &mut after)?;
-    let too_many = after.site_spaces.len() > rules::MAX_ITEMS
-        || after.sections.len() > rules::MAX_ITEMS
-        || after.groups.len() > rules::MAX_ITEMS;
-    if too_many {
-        return Err(ApiError::bad_request(format!(
-            "A site holds at most {} site spaces, {0} sections and {0} section groups.",
-            rules::MAX_ITEMS
-        )));
-    }
-    store::sites::save_structure(&mut tx, &before, &after).await?;
-    tx.commit().await?;
-    let site = reload(state, &org.org.id, site_id).await?;
+    let (out, site, after) = rules::edit(state, org, site_id, change).await?;
     Ok((out, spaces_of(state, site, after).await?))
 }
 
@@ -139,30 +120,10 @@ pub async fn add_space_to_site(
     Extension(ctx): Extension<SiteCtx>,
     JsonBody(body): JsonBody<AddSpace>,
 ) -> ApiResult<Response> {
-    let space = live_space(&state, &org.org.id, "spaceId", &body.space_id).await?;
-    let now = state.now();
-    let (id, loaded) = edit(&state, &org, &ctx.site.id, |site, s| {
-        let section = match &body.section_id {
-            Some(id) => Some(
-                s.sections
-                    .iter()
-                    .find(|x| &x.id == id)
-                    .ok_or_else(|| {
-                        ApiError::bad_request(format!(
-                            "`sectionId`: no section `{id}` in this site."
-                        ))
-                    })?
-                    .id
-                    .clone(),
-            ),
-            None => rules::default_section(site, s).map(|x| x.id.clone()),
-        };
-        let ss = new_site_space(s, &site.id, section.as_deref(), &space, now);
-        let id = ss.id.clone();
-        s.site_spaces.push(ss);
-        Ok(id)
-    })
-    .await?;
+    let section = body.section_id.as_deref();
+    let (id, site, after) =
+        rules::add_space(&state, &org, &ctx.site.id, &body.space_id, section).await?;
+    let loaded = spaces_of(&state, site, after).await?;
     let grants = grants_of(&state, &org, &caller).await?;
     let d = loaded.describe(&state, Some(&grants), None);
     let ss = loaded
