@@ -24,6 +24,7 @@ mod session;
 mod settings;
 mod share;
 mod shell;
+mod sites;
 
 use axum::routing::{get, post};
 use axum::Router;
@@ -46,7 +47,11 @@ pub fn routes() -> Router<AppState> {
         .route("/-/app.css", get(shell::stylesheet))
         .route("/o/{organizationId}", get(screens::org).post(create::act))
         .route("/o/{organizationId}/search", get(search::org))
-        .route("/o/{organizationId}/sites/{siteId}", get(screens::site))
+        .route("/o/{organizationId}/sites", post(sites::act))
+        .route(
+            "/o/{organizationId}/sites/{siteId}",
+            get(sites::screen).post(sites::act),
+        )
         .route(
             "/o/{organizationId}/openapi/{specSlug}",
             get(screens::openapi_spec),

@@ -190,6 +190,10 @@ pub async fn org(
         body.push_str("</ul>");
     }
     body.push_str(&super::create::forms(&org, &grants, &viewer, None));
+    match super::sites::section(&state, &org, &viewer, &spaces).await {
+        Ok(html) => body.push_str(&html),
+        Err(e) => return failed(e),
+    }
     if org.is_admin() {
         let since = state.now() - crate::domain::jobs::retention_ms(&state);
         match store::spaces::list_deleted(&state.db, id.as_str(), since).await {
@@ -941,47 +945,6 @@ async fn member_org(state: &AppState, signed: &Signed, org_id: &str) -> Option<a
         .await
         .ok()?;
     org.role.is_some().then_some(org)
-}
-
-/// `GET /o/{organizationId}/sites/{siteId}`: a docs site, its state and address.
-pub async fn site(
-    State(state): State<AppState>,
-    Path((org_id, site_id)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Response {
-    let here = format!("/o/{org_id}/sites/{site_id}");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    let viewer = signed.viewer();
-    let missing = "This site does not exist, or you may not see it.";
-    let Some(org) = member_org(&state, &signed, &org_id).await else {
-        return not_found(Some(&viewer), missing);
-    };
-    let site = match store::sites::get(&state.db, org.org.id.as_str(), &site_id).await {
-        Ok(Some(s)) => s,
-        Ok(None) => return not_found(Some(&viewer), missing),
-        Err(e) => return failed(e),
-    };
-    let url = crate::domain::sites::Urls::new(&state, &site, None).site();
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{}\">{}</a></li></ol></nav>\
-<h1>{}</h1><dl><dt>Visibility</dt><dd>{}</dd><dt>State</dt><dd>{}</dd></dl>",
-        attr(org.org.id.as_str()),
-        text(&org.org.title),
-        text(&site.title),
-        text(site.visibility.as_str()),
-        if site.published != 0 { "Published" } else { "Not published" }
-    );
-    if site.published != 0 {
-        let _ = write!(
-            body,
-            "<p><a href=\"{}\">Open the published site</a></p>",
-            attr(&url)
-        );
-    }
-    page(StatusCode::OK, &site.title, Some(&viewer), "", &body)
 }
 
 /// `GET /o/{organizationId}/openapi/{specSlug}`: an OpenAPI specification and its versions.

@@ -175,6 +175,8 @@ pub struct Form {
     pub invite: Option<String>,
     pub confirm: Option<String>,
     pub parent: Option<String>,
+    #[serde(default)]
+    pub spaces: Vec<String>,
 }
 
 /// Reads a form sent from this server's pages (origin checked); when `session` is given, its

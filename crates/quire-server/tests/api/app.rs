@@ -1652,3 +1652,89 @@ async fn spaces_and_collections_are_made_and_moved_in_the_app() {
     assert_eq!(p.status, 400);
     assert!(p.html.contains("`title`"), "{}", p.html);
 }
+
+#[tokio::test]
+async fn admins_create_fill_and_publish_a_site_in_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Publishers").await;
+    app.add_member(&alice, &org, &bob, json!("edit")).await;
+    let guide = app.space(&alice, &org, "Guide", None).await;
+    let api = app.space(&alice, &org, "Reference", None).await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let home = format!("/o/{org}");
+
+    // An editor sees the sites but no form; a forged creation is refused.
+    let seen = b.get(&home).await;
+    assert!(seen.html.contains("No docs site yet"), "{}", seen.html);
+    assert!(!seen.html.contains("New site"));
+    let bt = csrf(&seen.html);
+    let p = b
+        .post(
+            &format!("{home}/sites"),
+            &[("csrf", &bt), ("op", "create"), ("subject", "Docs")],
+        )
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+
+    let seen = a.get(&home).await;
+    assert!(seen.html.contains("New site"));
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &format!("{home}/sites"),
+            &[
+                ("csrf", &token),
+                ("op", "create"),
+                ("subject", "Docs"),
+                ("spaces", &guide),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let site_path = p.location.unwrap();
+    let site = site_path.rsplit('/').next().unwrap().to_string();
+    let seen = a.get(&site_path).await;
+    assert!(seen.html.contains("Not published"), "{}", seen.html);
+    assert!(seen.html.contains("Guide"));
+    let p = a
+        .post(
+            &site_path,
+            &[("csrf", &token), ("op", "add"), ("parent", &api)],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let p = a
+        .post(&site_path, &[("csrf", &token), ("op", "publish")])
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let got = app
+        .get(&alice, &format!("/v1/orgs/{org}/sites/{site}"))
+        .await
+        .expect(200);
+    assert_eq!(got["published"], true, "{got}");
+    let spaces = app
+        .get(&alice, &format!("/v1/orgs/{org}/sites/{site}/site-spaces"))
+        .await
+        .expect(200);
+    assert_eq!(spaces["items"].as_array().unwrap().len(), 2, "{spaces}");
+    let seen = b.get(&site_path).await;
+    assert!(
+        seen.html.contains("Open the published site"),
+        "{}",
+        seen.html
+    );
+    assert!(!seen.html.contains("Unpublish"));
+    let p = b
+        .post(&site_path, &[("csrf", &bt), ("op", "unpublish")])
+        .await;
+    assert_eq!(p.status, 403);
+    let p = a
+        .post(&site_path, &[("csrf", &token), ("op", "unpublish")])
+        .await;
+    assert_eq!(p.status, 303);
+    assert!(a.get(&site_path).await.html.contains("Not published"));
+}

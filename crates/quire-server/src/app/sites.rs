@@ -1,0 +1,278 @@
+//! Docs sites in the app: the sites of an organization, a site's spaces and state, and for
+//! organization admins the forms that create a site, add spaces to it, publish and
+//! unpublish it, through the domain's site workflows (the API's own).
+
+use std::fmt::Write as _;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use quire_content::html::{escape_attr as attr, escape_text as text};
+
+use super::session;
+use super::shell::{failed, not_found, page, see_other, Viewer};
+use crate::domain::access::{self, OrgCtx};
+use crate::domain::auth::Caller;
+use crate::domain::sites::{self, NewSite, NewSiteSpaces, Urls};
+use crate::error::{ApiError, ApiResult};
+use crate::ids::OrgId;
+use crate::state::AppState;
+use crate::store;
+use crate::store::spaces::SpaceRow;
+
+/// Most sites the organization screen lists.
+const SHOWN: i64 = 100;
+
+/// The sites section of the organization screen (non-guests), with the new-site form for
+/// admins; `spaces` are the spaces the viewer may read.
+pub async fn section(
+    state: &AppState,
+    org: &OrgCtx,
+    viewer: &Viewer<'_>,
+    spaces: &[SpaceRow],
+) -> ApiResult<String> {
+    if org.role.is_none() {
+        return Ok(String::new());
+    }
+    let id = attr(org.org.id.as_str());
+    let (list, _) =
+        store::sites::list(&state.db, &org.org.id, &Default::default(), None, SHOWN).await?;
+    let mut out = String::from("<h2>Sites</h2>");
+    if list.is_empty() {
+        out.push_str("<p class=\"muted\">No docs site yet.</p>");
+    } else {
+        out.push_str("<ul class=\"sites\">");
+        for s in &list {
+            let _ = write!(
+                out,
+                "<li><a href=\"/o/{id}/sites/{}\">{}</a> <span class=\"muted\">{}</span></li>",
+                attr(&s.id),
+                text(&s.title),
+                if s.published != 0 {
+                    "published"
+                } else {
+                    "not published"
+                }
+            );
+        }
+        out.push_str("</ul>");
+    }
+    if !org.is_admin() {
+        return Ok(out);
+    }
+    let _ = write!(
+        out,
+        "<form method=\"post\" action=\"/o/{id}/sites\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
+<input type=\"hidden\" name=\"op\" value=\"create\"><h3>New site</h3>\
+<label for=\"site-title\">Title</label><input id=\"site-title\" name=\"subject\" type=\"text\" required minlength=\"2\" maxlength=\"128\">",
+        attr(viewer.csrf)
+    );
+    if !spaces.is_empty() {
+        out.push_str("<fieldset><legend>Spaces to publish</legend>");
+        for (i, s) in spaces.iter().enumerate() {
+            let _ = write!(
+                out,
+                "<p><input id=\"site-space-{i}\" type=\"checkbox\" name=\"spaces\" value=\"{}\"> <label for=\"site-space-{i}\" class=\"plain\">{}</label></p>",
+                attr(&s.id),
+                text(&s.title)
+            );
+        }
+        out.push_str("</fieldset>");
+    }
+    out.push_str("<button type=\"submit\">Create the site</button></form>");
+    Ok(out)
+}
+
+async fn org_of(state: &AppState, caller: &Caller, org_id: &str) -> Option<OrgCtx> {
+    let org = access::load_org(state, caller, &OrgId::new(org_id.to_string()))
+        .await
+        .ok()?;
+    // As the API: guests do not read sites.
+    org.role.is_some().then_some(org)
+}
+
+/// `GET /o/{organizationId}/sites/{siteId}`: a docs site, its state, address and spaces;
+/// for admins, publishing and adding spaces.
+pub async fn screen(
+    State(state): State<AppState>,
+    Path((org_id, site_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let here = format!("/o/{org_id}/sites/{site_id}");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let missing = "This site does not exist, or you may not see it.";
+    let Some(org) = org_of(&state, &caller, &org_id).await else {
+        return not_found(Some(&viewer), missing);
+    };
+    let site = match store::sites::get(&state.db, org.org.id.as_str(), &site_id).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return not_found(Some(&viewer), missing),
+        Err(e) => return failed(e),
+    };
+    let structure = match store::sites::structure(&state.db, &site.id).await {
+        Ok(s) => s,
+        Err(e) => return failed(e),
+    };
+    let ids: Vec<&str> = structure
+        .site_spaces
+        .iter()
+        .map(|s| s.space_id.as_str())
+        .collect();
+    let published_spaces = match store::spaces::get_many(&state.db, &ids).await {
+        Ok(s) => s,
+        Err(e) => return failed(e),
+    };
+    let url = Urls::new(&state, &site, None).site();
+    let oid = attr(org.org.id.as_str());
+    let mut body = format!(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{oid}\">{}</a></li></ol></nav>\
+<h1>{}</h1><dl><dt>Visibility</dt><dd>{}</dd><dt>State</dt><dd>{}</dd></dl>",
+        text(&org.org.title),
+        text(&site.title),
+        text(site.visibility.as_str()),
+        if site.published != 0 { "Published" } else { "Not published" }
+    );
+    if site.published != 0 {
+        let _ = write!(
+            body,
+            "<p><a href=\"{}\">Open the published site</a></p>",
+            attr(&url)
+        );
+    }
+    body.push_str("<h2>Spaces</h2>");
+    if structure.site_spaces.is_empty() {
+        body.push_str("<p class=\"muted\">No space yet.</p>");
+    } else {
+        body.push_str("<ul>");
+        for ss in &structure.site_spaces {
+            let title = published_spaces
+                .iter()
+                .find(|s| s.id == ss.space_id)
+                .map(|s| s.title.clone())
+                .unwrap_or_else(|| "A deleted space".into());
+            let _ = write!(
+                body,
+                "<li>{} <span class=\"muted\">/{}</span></li>",
+                text(&title),
+                text(&ss.path)
+            );
+        }
+        body.push_str("</ul>");
+    }
+    if org.is_admin() {
+        let hidden = format!(
+            "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+            attr(viewer.csrf)
+        );
+        let action = format!("/o/{oid}/sites/{}", attr(&site.id));
+        let candidates = match store::spaces::list_live(&state.db, org.org.id.as_str(), None).await
+        {
+            Ok(s) => s,
+            Err(e) => return failed(e),
+        };
+        let _ = write!(
+            body,
+            "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"add\">\
+<label for=\"add-space\">Add a space</label><select id=\"add-space\" name=\"parent\">"
+        );
+        for s in candidates.iter().take(500) {
+            let _ = write!(
+                body,
+                "<option value=\"{}\">{}</option>",
+                attr(&s.id),
+                text(&s.title)
+            );
+        }
+        body.push_str("</select><button type=\"submit\">Add</button></form>");
+        let (op, label) = if site.published != 0 {
+            ("unpublish", "Unpublish the site")
+        } else {
+            ("publish", "Publish the site")
+        };
+        let _ = write!(
+            body,
+            "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"{op}\"><button type=\"submit\">{label}</button></form>"
+        );
+    }
+    page(StatusCode::OK, &site.title, Some(&viewer), "", &body)
+}
+
+/// `POST /o/{organizationId}/sites` (`op=create`) and `POST /o/{organizationId}/sites/{siteId}`
+/// (`op=publish`, `unpublish`, `add`): a site change, then the site's screen.
+pub async fn act(
+    State(state): State<AppState>,
+    Path(params): Path<Vec<(String, String)>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    let org_id = param("organizationId").unwrap_or_default();
+    let site_id = param("siteId");
+    let here = match &site_id {
+        Some(s) => format!("/o/{org_id}/sites/{s}"),
+        None => format!("/o/{org_id}"),
+    };
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let Some(org) = org_of(&state, &caller, &org_id).await else {
+        return not_found(
+            Some(&viewer),
+            "This site does not exist, or you may not see it.",
+        );
+    };
+    let run = {
+        let state = state.clone();
+        async move {
+            let oid = org.org.id.to_string();
+            match (form.op.as_deref().unwrap_or(""), site_id) {
+                ("create", None) => {
+                    let new = NewSite {
+                        title: form.subject.clone(),
+                        spaces: Some(NewSiteSpaces::Ids(form.spaces.clone())),
+                        ..Default::default()
+                    };
+                    let site = sites::create(&state, &org, &caller, new).await?;
+                    Ok(format!("/o/{oid}/sites/{}", site.id))
+                }
+                ("publish" | "unpublish", Some(site)) => {
+                    let publish = form.op.as_deref() == Some("publish");
+                    sites::set_published(&state, &org, &site, publish).await?;
+                    Ok(format!("/o/{oid}/sites/{site}"))
+                }
+                ("add", Some(site)) => {
+                    let space = form.parent.clone().unwrap_or_default();
+                    sites::add_space(&state, &org, &site, &space, None).await?;
+                    Ok(format!("/o/{oid}/sites/{site}"))
+                }
+                (other, _) => Err(ApiError::bad_request(format!(
+                    "`op`: no site change `{other}` here."
+                ))),
+            }
+        }
+    };
+    match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(Ok(to)) => see_other(&to),
+        Ok(Err(ApiError::Internal(e))) => failed(e),
+        Ok(Err(e)) => super::screens::not_done(&viewer, &e, &here, "Back"),
+        Err(e) => failed(e),
+    }
+}
