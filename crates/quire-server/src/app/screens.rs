@@ -450,7 +450,7 @@ fn sidebar(space: &SpaceRow, pages: &[Page], open: &[&str]) -> String {
     let current = open.last().copied();
     let mut out = format!(
         "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{id}\">{}</a></strong></p>\
-<p class=\"muted\"><a href=\"/s/{id}/~/search\">Search</a> · <a href=\"/s/{id}/~/comments\">Discussion</a> · <a href=\"/s/{id}/~/changes\">Change requests</a> · <a href=\"/s/{id}/~/revisions\">History</a> · <a href=\"/s/{id}/~/files\">Files</a> · <a href=\"/s/{id}/~/share\">Share</a> · <a href=\"/s/{id}/~/settings\">Settings</a></p><ul>",
+<p class=\"muted\"><a href=\"/s/{id}/~/search\">Search</a> · <a href=\"/s/{id}/~/comments\">Discussion</a> · <a href=\"/s/{id}/~/changes\">Change requests</a> · <a href=\"/s/{id}/~/revisions\">History</a> · <a href=\"/s/{id}/~/files\">Files</a> · <a href=\"/s/{id}/~/pdf\">PDF</a> · <a href=\"/s/{id}/~/share\">Share</a> · <a href=\"/s/{id}/~/settings\">Settings</a></p><ul>",
         text(&space.title),
         id = attr(&space.id),
     );
@@ -701,6 +701,8 @@ async fn tilde(
         },
         ["settings"] => super::settings::screen(ctx, viewer, &nav),
         ["share"] => super::share::screen(state, ctx, viewer, &nav).await,
+        ["pdf"] => pdf(state, ctx, viewer, None).await,
+        ["changes", n, "pdf"] => pdf(state, ctx, viewer, Some(n)).await,
         ["changes"] => change_requests(state, ctx, viewer, &nav).await,
         ["changes", number, ..] => change_request(state, ctx, viewer, &nav, number).await,
         ["revisions"] => super::history::list(state, ctx, viewer, &nav).await,
@@ -782,7 +784,7 @@ async fn change_request(
     };
     let mut body = format!(
         "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{}/~/changes\">Change requests</a></li></ol></nav>\
-<h1>{} <span class=\"muted\">#{}</span></h1><p>Status: <strong>{}</strong>. Updated {}.</p>",
+<h1>{} <span class=\"muted\">#{}</span></h1><p>Status: <strong>{}</strong>. Updated {}. <a href=\"/s/{0}/~/changes/{2}/pdf\">PDF</a></p>",
         attr(&ctx.space.id),
         text(if c.subject.is_empty() { "Untitled" } else { &c.subject }),
         c.number,
@@ -1305,4 +1307,21 @@ pub(super) fn not_done(
             attr(back)
         ),
     )
+}
+
+/// `GET /s/{spaceId}/~/pdf` and `.../~/changes/{number}/pdf`: the PDF of the space's (or
+/// the change request's) content, made through the API's workflow, then sent to its
+/// signed address.
+async fn pdf(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, cr: Option<&str>) -> Response {
+    let run = crate::domain::pdf::of_content(state, ctx, viewer.user, cr, (None, false));
+    match run.await {
+        Ok(url) => see_other(&url),
+        Err(crate::error::ApiError::Internal(e)) => failed(e),
+        Err(e) => not_done(
+            viewer,
+            &e,
+            &format!("/s/{}", ctx.space.id),
+            "Back to the space",
+        ),
+    }
 }

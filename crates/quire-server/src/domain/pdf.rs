@@ -246,3 +246,47 @@ pub fn verify(
         )
     })
 }
+
+/// The signed URL of the PDF of a space's current content, or of change request `cr`'s;
+/// of one page and its children (`page`), or of the page alone (`only`); made for `reader`.
+pub async fn of_content(
+    state: &AppState,
+    ctx: &crate::domain::access::SpaceCtx,
+    reader: &str,
+    cr: Option<&str>,
+    (page, only): (Option<&str>, bool),
+) -> ApiResult<String> {
+    let (revision, subtitle) = match cr {
+        Some(cr) => {
+            let cr = crate::domain::change_requests::load(state, ctx, cr).await?;
+            let subtitle = if cr.subject.is_empty() {
+                format!("Change request #{}", cr.number)
+            } else {
+                format!("Change request #{}: {}", cr.number, cr.subject)
+            };
+            (cr.revision_id, Some(subtitle))
+        }
+        None => (ctx.space.revision_id.clone(), None),
+    };
+    let row = crate::domain::content::revision_row(state, &ctx.space.id, &revision)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Revision `{revision}` not found.")))?;
+    let title = if ctx.space.title.is_empty() {
+        "Untitled space"
+    } else {
+        ctx.space.title.as_str()
+    };
+    let name = ensure(
+        state,
+        &PdfRequest {
+            space_id: &ctx.space.id,
+            root: &row.root,
+            title,
+            subtitle: subtitle.as_deref(),
+            page,
+            only,
+        },
+    )
+    .await?;
+    Ok(url(state, &ctx.space.id, &name, reader))
+}

@@ -1738,3 +1738,53 @@ async fn admins_create_fill_and_publish_a_site_in_the_app() {
     assert_eq!(p.status, 303);
     assert!(a.get(&site_path).await.html.contains("Not published"));
 }
+
+#[tokio::test]
+async fn a_space_and_a_change_request_are_exported_as_pdf_from_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Printers").await;
+    let space = app.space(&alice, &org, "Manual", None).await;
+    let cr = app.open_change_request(&alice, &space, "Chapter").await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+        json!({ "changes": [{ "operation": "insert_page", "title": "Intro",
+            "document": { "markdown": "Printed words.\n" } }] }),
+    )
+    .await
+    .expect(200);
+    let n = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
+    for path in [
+        format!("/s/{space}/~/pdf"),
+        format!("/s/{space}/~/changes/{n}/pdf"),
+    ] {
+        let p = a.get(&path).await;
+        assert_eq!(p.status, 303, "{path}: {}", p.html);
+        let to = p.location.unwrap();
+        assert!(to.contains(&format!("/pdf/{space}/")), "{to}");
+        let url = if to.starts_with("http") {
+            to
+        } else {
+            format!("{}{to}", app.base)
+        };
+        let res = reqwest::get(&url).await.unwrap();
+        assert_eq!(res.status(), 200);
+        let bytes = res.bytes().await.unwrap();
+        assert!(bytes.starts_with(b"%PDF-"));
+    }
+    // Someone else's session gets nothing.
+    assert_eq!(
+        Browser::new(&app)
+            .get(&format!("/s/{space}/~/pdf"))
+            .await
+            .status,
+        303
+    );
+}

@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::access::{reader_still_reads, SpaceCtx};
 use crate::domain::auth::Caller;
-use crate::domain::change_requests as crs;
-use crate::domain::{content, pdf};
+use crate::domain::pdf;
 use crate::error::{ApiError, ApiResult};
 use crate::http::download::{sandboxed, Disposition};
 use crate::http::extract::QueryParams;
@@ -55,41 +54,9 @@ pub async fn get_pdf(
             "Invalid query parameter `only`: it needs `page`, the page to print.",
         ));
     }
-    let (revision, subtitle) = match params.get("changeRequestId") {
-        Some(cr) => {
-            let cr = crs::load(&state, &ctx, cr).await?;
-            let subtitle = if cr.subject.is_empty() {
-                format!("Change request #{}", cr.number)
-            } else {
-                format!("Change request #{}: {}", cr.number, cr.subject)
-            };
-            (cr.revision_id, Some(subtitle))
-        }
-        None => (ctx.space.revision_id.clone(), None),
-    };
-    let row = content::revision_row(&state, &ctx.space.id, &revision)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Revision `{revision}` not found.")))?;
-    let title = if ctx.space.title.is_empty() {
-        "Untitled space"
-    } else {
-        ctx.space.title.as_str()
-    };
-    let name = pdf::ensure(
-        &state,
-        &pdf::PdfRequest {
-            space_id: &ctx.space.id,
-            root: &row.root,
-            title,
-            subtitle: subtitle.as_deref(),
-            page,
-            only,
-        },
-    )
-    .await?;
-    Ok(Json(PdfUrl {
-        url: pdf::url(&state, &ctx.space.id, &name, &caller.user.id),
-    }))
+    let cr = params.get("changeRequestId").map(String::as_str);
+    let url = pdf::of_content(&state, &ctx, &caller.user.id, cr, (page, only)).await?;
+    Ok(Json(PdfUrl { url }))
 }
 
 /// Query of a PDF URL.
