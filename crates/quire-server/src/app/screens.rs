@@ -279,7 +279,7 @@ pub async fn space_home(
     Path(space_id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    space(&state, &headers, &space_id, "", None).await
+    space(&state, &headers, &space_id, "", &Default::default()).await
 }
 
 /// `GET /s/{spaceId}/{path}`: a page by its path, or one of the space's `~/` screens.
@@ -289,7 +289,7 @@ pub async fn space_path(
     axum::extract::Query(query): axum::extract::Query<super::search::SearchQuery>,
     headers: HeaderMap,
 ) -> Response {
-    space(&state, &headers, &space_id, &path, query.q.as_deref()).await
+    space(&state, &headers, &space_id, &path, &query).await
 }
 
 async fn space(
@@ -297,7 +297,7 @@ async fn space(
     headers: &HeaderMap,
     space_id: &str,
     path: &str,
-    q: Option<&str>,
+    query: &super::search::SearchQuery,
 ) -> Response {
     let here = if path.is_empty() {
         format!("/s/{space_id}")
@@ -330,9 +330,16 @@ async fn space(
     if let Some(rest) = path.strip_prefix("~/") {
         if rest == "search" {
             let nav = sidebar(&ctx.space, &rev.pages, &[]);
-            return super::search::space(state, &ctx, &viewer, &nav, q.unwrap_or("")).await;
+            return super::search::space(
+                state,
+                &ctx,
+                &viewer,
+                &nav,
+                query.q.as_deref().unwrap_or(""),
+            )
+            .await;
         }
-        return tilde(state, &ctx, &rev, &viewer, rest).await;
+        return tilde(state, &ctx, &rev, &viewer, (rest, query.by.as_deref())).await;
     }
     let entries = flatten(&rev.pages);
     let found = if path.is_empty() {
@@ -647,7 +654,7 @@ async fn tilde(
     ctx: &SpaceCtx,
     rev: &Revision,
     viewer: &Viewer<'_>,
-    rest: &str,
+    (rest, by): (&str, Option<&str>),
 ) -> Response {
     let nav = sidebar(&ctx.space, &rev.pages, &[]);
     let parts: Vec<&str> = rest.split('/').collect();
@@ -703,7 +710,7 @@ async fn tilde(
         ["share"] => super::share::screen(state, ctx, viewer, &nav).await,
         ["pdf"] => pdf(state, ctx, viewer, None).await,
         ["changes", n, "pdf"] => pdf(state, ctx, viewer, Some(n)).await,
-        ["changes"] => change_requests(state, ctx, viewer, &nav).await,
+        ["changes"] => change_requests(state, ctx, viewer, &nav, by).await,
         ["changes", number, ..] => change_request(state, ctx, viewer, &nav, number).await,
         ["revisions"] => super::history::list(state, ctx, viewer, &nav).await,
         ["revisions", _, ..] => {
@@ -719,21 +726,43 @@ async fn change_requests(
     ctx: &SpaceCtx,
     viewer: &Viewer<'_>,
     nav: &str,
+    by: Option<&str>,
 ) -> Response {
-    let mut body = format!("<h1>Change requests of {}</h1>", text(&ctx.space.title));
+    let by = by.filter(|b| !b.is_empty());
+    let base = format!("/s/{}/~/changes", attr(&ctx.space.id));
+    let mut body = format!(
+        "<h1>Change requests of {}</h1><p>Show: {} · {}</p>",
+        text(&ctx.space.title),
+        if by.is_none() {
+            "<strong>all</strong>".to_string()
+        } else {
+            format!("<a href=\"{base}\">all</a>")
+        },
+        if by == Some(viewer.user) {
+            "<strong>mine</strong>".to_string()
+        } else {
+            format!("<a href=\"{base}?by={}\">mine</a>", attr(viewer.user))
+        }
+    );
     for (status, heading) in [
         ("open", "Open"),
         ("draft", "Drafts"),
         ("merged", "Merged"),
         ("archived", "Archived"),
     ] {
-        let (list, total) =
-            match store::change_requests::list(&state.db, &ctx.space.id, status, None, None, 50)
-                .await
-            {
-                Ok(l) => l,
-                Err(e) => return failed(e),
-            };
+        let (list, total) = match store::change_requests::list(
+            &state.db,
+            &ctx.space.id,
+            status,
+            by,
+            None,
+            50,
+        )
+        .await
+        {
+            Ok(l) => l,
+            Err(e) => return failed(e),
+        };
         let _ = write!(
             body,
             "<section data-status=\"{status}\"><h2>{heading} <span class=\"muted\">{total}</span></h2>"
@@ -1069,6 +1098,28 @@ async fn review_html(
 <button type=\"submit\" name=\"status\" value=\"changes-requested\">Request changes</button></form>"
         );
     }
+    if open && ctx.role >= Role::Edit {
+        let filter = store::members::MemberFilter {
+            ascending: true,
+            ..Default::default()
+        };
+        let (members, _) =
+            store::members::list(&state.db, &ctx.space.org_id, &filter, None, 500).await?;
+        let _ = write!(
+            out,
+            "<form method=\"post\" action=\"{base}/request\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+<label for=\"reviewer\">Ask for a review</label><select id=\"reviewer\" name=\"user\">"
+        );
+        for m in members.iter().filter(|m| m.user_id != viewer.user) {
+            let _ = write!(
+                out,
+                "<option value=\"{}\">{}</option>",
+                attr(m.user_id.as_str()),
+                text(&m.display_name)
+            );
+        }
+        out.push_str("</select> <button type=\"submit\">Request</button></form>");
+    }
     out.push_str("</section><section class=\"merge\"><h2>Merge</h2>");
     let why_not = if c.status == ChangeRequestStatus::Merged {
         Some("This change request is merged.".to_string())
@@ -1144,7 +1195,7 @@ pub async fn space_action(
         return discuss_action(&state, ctx, &viewer, &caller, cr, rest, form).await;
     }
     let (number, action) = match parts.as_slice() {
-        ["~", "changes", n, a @ ("review" | "merge" | "update" | "edit")] => {
+        ["~", "changes", n, a @ ("review" | "merge" | "update" | "edit" | "request")] => {
             (n.to_string(), a.to_string())
         }
         _ => return not_found(Some(&viewer), "No action of the space has this address."),
@@ -1160,6 +1211,7 @@ pub async fn space_action(
         );
         let status = form.status.unwrap_or_default();
         let subject = form.subject;
+        let reviewer = form.user.unwrap_or_default();
         async move {
             match action.as_str() {
                 "review" => crate::domain::change_requests::review(
@@ -1185,6 +1237,16 @@ pub async fn space_action(
                     .await
                     .map(|_| ())
                 }
+                "request" => crate::domain::change_requests::request_reviewers(
+                    &state,
+                    &ctx,
+                    &user,
+                    &number,
+                    &[reviewer],
+                    None,
+                )
+                .await
+                .map(|_| ()),
                 "merge" => crate::domain::change_requests::merge(&state, &ctx, &user, &number)
                     .await
                     .map(|_| ()),

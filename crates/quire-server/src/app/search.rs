@@ -25,10 +25,12 @@ const SHOWN: usize = 20;
 /// Longest query accepted.
 const MAX_QUERY: usize = 256;
 
-/// The `q` of a search screen.
+/// The query of a space's screens: `q` of a search, `by` of the change requests.
 #[derive(Deserialize, Default)]
 pub struct SearchQuery {
     pub q: Option<String>,
+    /// The author filter of the change requests screen.
+    pub by: Option<String>,
 }
 
 /// The search form, filled with `q`.

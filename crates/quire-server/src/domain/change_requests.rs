@@ -553,3 +553,76 @@ pub async fn update_meta(
         .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
     Ok(c)
 }
+
+/// Most reviewers one request names.
+const MAX_REVIEWERS: usize = 50;
+
+/// Asks `users_in` (members with the review role on the space) to review change request
+/// `cr` on behalf of `user` (edit role), with a new subject when given.
+pub async fn request_reviewers(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    user: &crate::ids::UserId,
+    cr: &str,
+    users_in: &[String],
+    subject: Option<String>,
+) -> ApiResult<Vec<store::reviews::RequestedRow>> {
+    ctx.require(Role::Edit, "request reviewers in this space")?;
+    if users_in.is_empty() || users_in.len() > MAX_REVIEWERS {
+        return Err(ApiError::bad_request(format!(
+            "`users` must name 1 to {MAX_REVIEWERS} users."
+        )));
+    }
+    if let Some(subject) = &subject {
+        crate::validate::length("subject", subject, 0, 100)?;
+    }
+    let c = load(state, ctx, cr).await?;
+    let mut users: Vec<&str> = users_in.iter().map(String::as_str).collect();
+    users.sort_unstable();
+    users.dedup();
+    for user in &users {
+        let org = store::orgs::get_for_user(
+            &state.db,
+            &ctx.space.org_id,
+            &crate::ids::UserId::new(user.to_string()),
+        )
+        .await?;
+        let member_role = org
+            .as_ref()
+            .and_then(|o| o.role.as_deref())
+            .and_then(Role::parse);
+        let grants = crate::domain::access::grants::Grants::load(
+            state,
+            &ctx.space.org_id,
+            &crate::ids::UserId::new(user.to_string()),
+            member_role,
+        )
+        .await?;
+        let may_review = org.is_some_and(|o| o.member_id.is_some())
+            && grants
+                .space_role(&ctx.space)
+                .is_some_and(|r| r >= Role::Review);
+        if !may_review {
+            return Err(ApiError::bad_request(format!(
+                "`users`: `{user}` cannot review this space (not a member with the review role on it)."
+            )));
+        }
+    }
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    if let Some(subject) = subject.filter(|s| *s != c.subject) {
+        // Read again under the write lock, so that a status changed meanwhile is kept.
+        if let Some(mut changed) = store::change_requests::lock(&mut tx, &c.id).await? {
+            changed.subject = subject;
+            changed.updated_at = now;
+            store::change_requests::update_meta(&mut tx, &changed).await?;
+        }
+    }
+    store::reviews::request(&mut tx, &c.id, &users, user.as_str(), &c.revision_id, now).await?;
+    let rows = store::reviews::requested_of(&mut tx, &c.id, &users).await?;
+    tx.commit().await?;
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
+    Ok(rows)
+}

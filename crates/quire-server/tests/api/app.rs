@@ -1783,3 +1783,83 @@ async fn a_space_and_a_change_request_are_exported_as_pdf_from_the_app() {
     let p = Browser::new(&app).get(&format!("/s/{space}/~/pdf")).await;
     assert!(p.location.unwrap().starts_with("/signin?next="));
 }
+
+#[tokio::test]
+async fn reviewers_are_requested_and_change_requests_filtered_by_author_in_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let carol = app.persona("carol").await;
+    let org = app.org(&alice, "Askers").await;
+    app.add_member(&alice, &org, &bob, json!("review")).await;
+    app.add_member(&alice, &org, &carol, json!("read")).await;
+    let space = app.space(&alice, &org, "Notes", None).await;
+    let mine = app
+        .open_change_request(&alice, &space, "Alice's words")
+        .await;
+    app.open_change_request(&bob, &space, "Bob's words").await;
+    // Contributors are who wrote in a change request (as the API's `contributor` filter).
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{mine}/content"),
+        json!({ "changes": [{ "operation": "insert_page", "title": "Page",
+            "document": { "markdown": "Words.\n" } }] }),
+    )
+    .await
+    .expect(200);
+    let n = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{mine}"),
+        )
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
+    let cr_path = format!("/s/{space}/~/changes/{n}");
+    let seen = a.get(&cr_path).await;
+    assert!(seen.html.contains("Ask for a review"), "{}", seen.html);
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &format!("{cr_path}/request"),
+            &[("csrf", &token), ("user", bob.id.as_str())],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let asked = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{mine}/requested-reviewers"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(asked["items"][0]["user"]["id"], bob.id.as_str(), "{asked}");
+    assert!(a.get(&cr_path).await.html.contains("Waiting for: bob"));
+    let p = a
+        .post(
+            &format!("{cr_path}/request"),
+            &[("csrf", &token), ("user", carol.id.as_str())],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("cannot review"), "{}", p.html);
+
+    // "Mine" keeps the change requests Alice wrote in.
+    let all = a.get(&format!("/s/{space}/~/changes")).await;
+    assert!(
+        all.html.contains("Bob&#39;s words") || all.html.contains("Bob's words"),
+        "{}",
+        all.html
+    );
+    let only = a
+        .get(&format!("/s/{space}/~/changes?by={}", alice.id))
+        .await;
+    assert!(only.html.contains("Alice"), "{}", only.html);
+    assert!(
+        !only.html.contains("Bob&#39;s words") && !only.html.contains("Bob's words"),
+        "{}",
+        only.html
+    );
+}

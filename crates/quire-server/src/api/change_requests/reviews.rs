@@ -11,11 +11,10 @@ use axum::Extension;
 use serde::{Deserialize, Serialize};
 
 use crate::api::views;
-use crate::domain::access::grants::Grants;
-use crate::domain::access::{self, Role, SpaceCtx};
+use crate::domain::access::{self, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::change_requests::load;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::http::extract::JsonBody;
 use crate::http::json::Json;
 use crate::http::pagination::{List, PageRequest};
@@ -23,9 +22,6 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::reviews::{RequestedRow, ReviewRow};
 use crate::store::users::UserRow;
-
-/// Most reviewers one request names.
-const MAX_REVIEWERS: usize = 50;
 
 /// Official `ChangeRequestReview`.
 #[derive(Serialize)]
@@ -223,67 +219,15 @@ pub async fn request_reviewers(
     Path((_, cr)): Path<(String, String)>,
     JsonBody(body): JsonBody<RequestReviewers>,
 ) -> ApiResult<Json<RequestedAnswer>> {
-    if body.users.is_empty() || body.users.len() > MAX_REVIEWERS {
-        return Err(ApiError::bad_request(format!(
-            "`users` must name 1 to {MAX_REVIEWERS} users."
-        )));
-    }
-    if let Some(subject) = &body.subject {
-        crate::validate::length("subject", subject, 0, 100)?;
-    }
-    let c = load(&state, &ctx, &cr).await?;
-    let mut users: Vec<&str> = body.users.iter().map(String::as_str).collect();
-    users.sort_unstable();
-    users.dedup();
-    for user in &users {
-        let org = store::orgs::get_for_user(
-            &state.db,
-            &ctx.space.org_id,
-            &crate::ids::UserId::new(user.to_string()),
-        )
-        .await?;
-        let member_role = org
-            .as_ref()
-            .and_then(|o| o.role.as_deref())
-            .and_then(Role::parse);
-        let grants = Grants::load(
-            &state,
-            &ctx.space.org_id,
-            &crate::ids::UserId::new(user.to_string()),
-            member_role,
-        )
-        .await?;
-        let may_review = org.is_some_and(|o| o.member_id.is_some())
-            && grants
-                .space_role(&ctx.space)
-                .is_some_and(|r| r >= Role::Review);
-        if !may_review {
-            return Err(ApiError::bad_request(format!(
-                "`users`: `{user}` cannot review this space (not a member with the review role on it)."
-            )));
-        }
-    }
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    if let Some(subject) = body.subject.filter(|s| *s != c.subject) {
-        // Read again under the write lock, so that a status changed meanwhile is kept.
-        if let Some(mut changed) = store::change_requests::lock(&mut tx, &c.id).await? {
-            changed.subject = subject;
-            changed.updated_at = now;
-            store::change_requests::update_meta(&mut tx, &changed).await?;
-        }
-    }
-    store::reviews::request(
-        &mut tx,
-        &c.id,
-        &users,
-        caller.user.id.as_str(),
-        &c.revision_id,
-        now,
+    let rows = crate::domain::change_requests::request_reviewers(
+        &state,
+        &ctx,
+        &caller.user.id,
+        &cr,
+        &body.users,
+        body.subject,
     )
     .await?;
-    let rows = store::reviews::requested_of(&mut tx, &c.id, &users).await?;
-    tx.commit().await?;
     let mut ids: Vec<&str> = Vec::new();
     for r in &rows {
         ids.push(&r.user_id);
