@@ -17,6 +17,7 @@
 mod create;
 mod discuss;
 mod history;
+mod import;
 mod people;
 mod screens;
 mod search;

@@ -457,7 +457,7 @@ fn sidebar(space: &SpaceRow, pages: &[Page], open: &[&str]) -> String {
     let current = open.last().copied();
     let mut out = format!(
         "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{id}\">{}</a></strong></p>\
-<p class=\"muted\"><a href=\"/s/{id}/~/search\">Search</a> · <a href=\"/s/{id}/~/comments\">Discussion</a> · <a href=\"/s/{id}/~/changes\">Change requests</a> · <a href=\"/s/{id}/~/revisions\">History</a> · <a href=\"/s/{id}/~/files\">Files</a> · <a href=\"/s/{id}/~/pdf\">PDF</a> · <a href=\"/s/{id}/~/share\">Share</a> · <a href=\"/s/{id}/~/settings\">Settings</a></p><ul>",
+<p class=\"muted\"><a href=\"/s/{id}/~/search\">Search</a> · <a href=\"/s/{id}/~/comments\">Discussion</a> · <a href=\"/s/{id}/~/changes\">Change requests</a> · <a href=\"/s/{id}/~/revisions\">History</a> · <a href=\"/s/{id}/~/files\">Files</a> · <a href=\"/s/{id}/~/import\">Import</a> · <a href=\"/s/{id}/~/pdf\">PDF</a> · <a href=\"/s/{id}/~/share\">Share</a> · <a href=\"/s/{id}/~/settings\">Settings</a></p><ul>",
         text(&space.title),
         id = attr(&space.id),
     );
@@ -708,6 +708,7 @@ async fn tilde(
         },
         ["settings"] => super::settings::screen(ctx, viewer, &nav),
         ["share"] => super::share::screen(state, ctx, viewer, &nav).await,
+        ["import"] => super::import::screen(ctx, viewer, &nav),
         ["pdf"] => pdf(state, ctx, viewer, None).await,
         ["changes", n, "pdf"] => pdf(state, ctx, viewer, Some(n)).await,
         ["changes"] => change_requests(state, ctx, viewer, &nav, by).await,
@@ -1184,6 +1185,9 @@ pub async fn space_action(
     };
     if path == "~/share" {
         return super::share::act(&state, ctx, &viewer, form).await;
+    }
+    if path == "~/import" {
+        return super::import::act(&state, ctx, &viewer, form).await;
     }
     let parts: Vec<&str> = path.split('/').collect();
     let discussion = match parts.as_slice() {

@@ -1863,3 +1863,61 @@ async fn reviewers_are_requested_and_change_requests_filtered_by_author_in_the_a
         only.html
     );
 }
+
+#[tokio::test]
+async fn content_is_imported_into_a_space_from_the_app() {
+    let app = crate::imports::app().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Importers").await;
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    let space = app.space(&alice, &org, "Imported", None).await;
+    let base = crate::loopback::serve(|_| {
+        crate::loopback::Reply::ok("text/markdown", "# Brought in\n\nFrom elsewhere.\n")
+    })
+    .await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let import = format!("/s/{space}/~/import");
+    let seen = b.get(&import).await;
+    assert!(seen.html.contains("needs the edit role"), "{}", seen.html);
+    let bt = csrf(&seen.html);
+    let url = format!("{base}/doc.md");
+    let p = b
+        .post(
+            &import,
+            &[("csrf", &bt), ("subject", &url), ("status", "markdown")],
+        )
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+
+    let seen = a.get(&import).await;
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &import,
+            &[("csrf", &token), ("subject", &url), ("status", "pdf")],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("`source`"), "{}", p.html);
+    let p = a
+        .post(
+            &import,
+            &[("csrf", &token), ("subject", &url), ("status", "markdown")],
+        )
+        .await;
+    assert_eq!(p.status, 200, "{}", p.html);
+    assert!(p.html.contains("were imported"), "{}", p.html);
+    let pages = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    assert_eq!(pages["pages"][0]["title"], "Brought in", "{pages}");
+    assert!(b
+        .get(&format!("/s/{space}"))
+        .await
+        .html
+        .contains("From elsewhere."));
+}

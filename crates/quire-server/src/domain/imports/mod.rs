@@ -235,6 +235,9 @@ pub async fn import(
             None => land_space(state, &ctx.space.id, &at, rev, by).await?,
         };
         if let Some(revision) = landed {
+            state
+                .cache
+                .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
             return Ok(Outcome {
                 revision,
                 imported: outcome_counts.0,

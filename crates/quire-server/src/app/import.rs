@@ -1,0 +1,91 @@
+//! Importing content into a space from the app: a URL and its kind of source, through the
+//! domain's import workflow (the API's `importContent`): fetched by the safe fetcher,
+//! converted, and written as one new revision of the space.
+
+use std::fmt::Write as _;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+use quire_content::html::{escape_attr as attr, escape_text as text};
+
+use super::session::Form;
+use super::shell::{failed, page, Viewer};
+use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::imports::{self, Source, Target};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// What each source is, for the form.
+fn label(source: &str) -> &'static str {
+    match source {
+        "website" => "A website (crawled from this address)",
+        "docx" => "A Word document",
+        "markdown" => "A markdown file",
+        "html" => "An HTML page",
+        "zip" => "A zip of markdown files",
+        "confluence" => "A Confluence space export",
+        "github-wiki" => "A GitHub wiki's repository",
+        "notion" => "A Notion export",
+        "google-docs" => "A Google document",
+        _ => "Other",
+    }
+}
+
+/// `GET /s/{spaceId}/~/import`.
+pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
+    let mut body = format!("<h1>Import into {}</h1>", text(&ctx.space.title));
+    if ctx.role < Role::Edit {
+        body.push_str("<p>Importing needs the edit role on this space.</p>");
+        return page(StatusCode::OK, "Import", Some(viewer), nav, &body);
+    }
+    let _ = write!(
+        body,
+        "<p>The content found at the address becomes pages and files of the space, in one new revision.</p>\
+<form method=\"post\" action=\"/s/{}/~/import\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
+<label for=\"import-url\">Address</label><input id=\"import-url\" name=\"subject\" type=\"url\" required placeholder=\"https://\">\
+<label for=\"import-source\">What it is</label><select id=\"import-source\" name=\"status\">",
+        attr(&ctx.space.id),
+        attr(viewer.csrf)
+    );
+    for (name, _) in Source::ALL {
+        let _ = write!(body, "<option value=\"{name}\">{}</option>", label(name));
+    }
+    body.push_str("</select><button type=\"submit\">Import</button></form>");
+    page(StatusCode::OK, "Import", Some(viewer), nav, &body)
+}
+
+/// `POST /s/{spaceId}/~/import`: runs the import on a task of its own and shows what it
+/// did, or why it did nothing.
+pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: Form) -> Response {
+    let here = format!("/s/{}/~/import", ctx.space.id);
+    let url = form.subject.clone().unwrap_or_default().trim().to_string();
+    let run = {
+        let (state, ctx, user) = (state.clone(), ctx.clone(), viewer.user.to_string());
+        async move {
+            let source = Source::parse(form.status.as_deref().unwrap_or(""))?;
+            if url.is_empty() {
+                return Err(ApiError::bad_request("`url` is required."));
+            }
+            imports::import(&state, &ctx, &user, source, &url, Target::Space, None).await
+        }
+    };
+    match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(Ok(done)) => page(
+            StatusCode::OK,
+            "Imported",
+            Some(viewer),
+            "",
+            &format!(
+                "<h1>Imported</h1><p role=\"status\">{} of {} pages and files found were imported into the space.</p>\
+<p><a href=\"/s/{id}\">Open the space</a> · <a href=\"/s/{id}/~/revisions/{}\">See the changes</a></p>",
+                done.imported,
+                done.total,
+                attr(&done.revision),
+                id = attr(&ctx.space.id)
+            ),
+        ),
+        Ok(Err(ApiError::Internal(e))) => failed(e),
+        Ok(Err(e)) => super::screens::not_done(viewer, &e, &here, "Back to the import"),
+        Err(e) => failed(e),
+    }
+}
