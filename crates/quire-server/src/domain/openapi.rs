@@ -8,6 +8,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::db::Tx;
+use crate::domain::access::{OrgCtx, Role};
+use crate::error::{ApiError, ApiResult};
 use crate::fetch::FetchError;
 use crate::ids::new_id;
 use crate::state::AppState;
@@ -406,4 +408,113 @@ pub fn embedded_specs(markdown: &str, max: usize) -> Vec<String> {
         }
     }
     out
+}
+
+// ---- Writes shared by the API and the app ------------------------------------------
+
+/// A source, checked: `(url, text)`, one of them set.
+pub fn check_source(
+    state: &AppState,
+    source: (&Option<String>, &Option<String>),
+) -> ApiResult<(Option<String>, Option<String>)> {
+    match source {
+        (Some(url), None) => {
+            crate::validate::url("source.url", url)?;
+            Ok((Some(url.clone()), None))
+        }
+        (None, Some(text)) => {
+            if text.is_empty() {
+                return Err(ApiError::bad_request("`source.text` must not be empty."));
+            }
+            let max = state.config.max_spec_bytes;
+            if text.len() > max {
+                return Err(ApiError::PayloadTooLarge(format!(
+                    "`source.text` is larger than {max} bytes."
+                )));
+            }
+            Ok((None, Some(text.clone())))
+        }
+        _ => Err(ApiError::bad_request(
+            "`source` needs exactly one of `url` or `text`.",
+        )),
+    }
+}
+
+/// Refuses a slug outside the spec's pattern, naming it.
+pub fn check_slug(slug: &str) -> ApiResult<()> {
+    if valid_slug(slug) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`slug` must be 1 to 100 lower-case letters, digits and single hyphens (`^[a-z0-9]+(?:-[a-z0-9]+)*$`), not `{}`.",
+            slug.chars().take(120).collect::<String>()
+        )))
+    }
+}
+
+/// Creates the spec row, within the organization's limit, and enqueues its processing.
+pub async fn create_row(
+    tx: &mut crate::db::Tx,
+    org: &OrgCtx,
+    slug: &str,
+    url: Option<&str>,
+    text: Option<&str>,
+    now: i64,
+) -> ApiResult<()> {
+    if store::openapi::count(tx, &org.org.id).await? >= MAX_SPECS {
+        return Err(ApiError::bad_request(format!(
+            "An organization holds at most {} OpenAPI specifications.",
+            MAX_SPECS
+        )));
+    }
+    let id = new_id();
+    store::openapi::insert(tx, &id, &org.org.id, slug, url, text, now)
+        .await
+        .map_err(slug_taken)?;
+    enqueue(tx, &id, 1, now).await?;
+    Ok(())
+}
+
+/// Two creations of one slug racing: the loser is told the slug exists.
+pub fn slug_taken(err: sqlx::Error) -> ApiError {
+    match &err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => {
+            ApiError::conflict("An OpenAPI specification with this slug already exists.")
+        }
+        _ => err.into(),
+    }
+}
+
+/// Creates specification `slug` (create role in the organization) from a URL or a text,
+/// pending its processing; 409 when the slug is taken.
+pub async fn create(
+    state: &AppState,
+    org: &OrgCtx,
+    slug: &str,
+    source: (Option<String>, Option<String>),
+) -> ApiResult<()> {
+    if !org.role.is_some_and(|r| r >= Role::Create) {
+        return Err(ApiError::forbidden(
+            "Adding OpenAPI specifications needs the create role in the organization.",
+        ));
+    }
+    check_slug(slug)?;
+    let (url, text) = check_source(state, (&source.0, &source.1))?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    if store::openapi::get_for_update(&mut tx, &org.org.id, slug)
+        .await?
+        .is_some()
+    {
+        return Err(ApiError::conflict(format!(
+            "An OpenAPI specification with slug `{slug}` already exists."
+        )));
+    }
+    create_row(&mut tx, org, slug, url.as_deref(), text.as_deref(), now).await?;
+    tx.commit().await?;
+    state.jobs_due.notify_one();
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Org(org.org.id.as_str())]);
+    Ok(())
 }

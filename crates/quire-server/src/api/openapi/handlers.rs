@@ -16,7 +16,7 @@ use crate::http::download::sandboxed;
 use crate::http::extract::JsonBody;
 use crate::http::json::Json;
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::{new_id, OrgId};
+use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
 use crate::store::openapi::{SpecRow, VersionRow};
@@ -27,42 +27,6 @@ use crate::store::openapi::{SpecRow, VersionRow};
 pub struct Source {
     url: Option<String>,
     text: Option<String>,
-}
-
-/// A source, checked: `(url, text)`, one of them set.
-fn check_source(state: &AppState, source: &Source) -> ApiResult<(Option<String>, Option<String>)> {
-    match (&source.url, &source.text) {
-        (Some(url), None) => {
-            crate::validate::url("source.url", url)?;
-            Ok((Some(url.clone()), None))
-        }
-        (None, Some(text)) => {
-            if text.is_empty() {
-                return Err(ApiError::bad_request("`source.text` must not be empty."));
-            }
-            let max = state.config.max_spec_bytes;
-            if text.len() > max {
-                return Err(ApiError::PayloadTooLarge(format!(
-                    "`source.text` is larger than {max} bytes."
-                )));
-            }
-            Ok((None, Some(text.clone())))
-        }
-        _ => Err(ApiError::bad_request(
-            "`source` needs exactly one of `url` or `text`.",
-        )),
-    }
-}
-
-fn check_slug(slug: &str) -> ApiResult<()> {
-    if valid_slug(slug) {
-        Ok(())
-    } else {
-        Err(ApiError::bad_request(format!(
-            "`slug` must be 1 to 100 lower-case letters, digits and single hyphens (`^[a-z0-9]+(?:-[a-z0-9]+)*$`), not `{}`.",
-            slug.chars().take(120).collect::<String>()
-        )))
-    }
 }
 
 /// Whether the caller may change the organization's specs.
@@ -117,68 +81,13 @@ pub async fn create_spec(
     Extension(org): Extension<OrgCtx>,
     JsonBody(body): JsonBody<CreateSpec>,
 ) -> ApiResult<Response> {
-    check_slug(&body.slug)?;
-    let (url, text) = check_source(&state, &body.source)?;
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    if store::openapi::get_for_update(&mut tx, &org.org.id, &body.slug)
-        .await?
-        .is_some()
-    {
-        return Err(ApiError::conflict(format!(
-            "An OpenAPI specification with slug `{}` already exists.",
-            body.slug
-        )));
-    }
-    create_row(
-        &mut tx,
-        &org,
-        &body.slug,
-        url.as_deref(),
-        text.as_deref(),
-        now,
-    )
-    .await?;
-    tx.commit().await?;
-    state.jobs_due.notify_one();
+    let source = (body.source.url, body.source.text);
+    rules::create(&state, &org, &body.slug, source).await?;
     let spec = reload(&state, &org, &body.slug).await?;
     Ok(crate::api::views::created(
         &state.url(&types::spec_path(&org.org.id, &spec.slug)),
         types::spec(&state, &spec, true),
     ))
-}
-
-/// Creates the spec row, within the organization's limit, and enqueues its processing.
-async fn create_row(
-    tx: &mut crate::db::Tx,
-    org: &OrgCtx,
-    slug: &str,
-    url: Option<&str>,
-    text: Option<&str>,
-    now: i64,
-) -> ApiResult<()> {
-    if store::openapi::count(tx, &org.org.id).await? >= rules::MAX_SPECS {
-        return Err(ApiError::bad_request(format!(
-            "An organization holds at most {} OpenAPI specifications.",
-            rules::MAX_SPECS
-        )));
-    }
-    let id = new_id();
-    store::openapi::insert(tx, &id, &org.org.id, slug, url, text, now)
-        .await
-        .map_err(slug_taken)?;
-    rules::enqueue(tx, &id, 1, now).await?;
-    Ok(())
-}
-
-/// Two creations of one slug racing: the loser is told the slug exists.
-fn slug_taken(err: sqlx::Error) -> ApiError {
-    match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => {
-            ApiError::conflict("An OpenAPI specification with this slug already exists.")
-        }
-        _ => err.into(),
-    }
 }
 
 async fn reload(state: &AppState, org: &OrgCtx, slug: &str) -> ApiResult<SpecRow> {
@@ -211,8 +120,8 @@ pub async fn put_spec(
     Path((_, slug)): Path<(String, String)>,
     JsonBody(body): JsonBody<PutSpec>,
 ) -> ApiResult<Response> {
-    check_slug(&slug)?;
-    let (url, text) = check_source(&state, &body.source)?;
+    rules::check_slug(&slug)?;
+    let (url, text) = rules::check_source(&state, (&body.source.url, &body.source.text))?;
     let now = state.now();
     let mut tx = state.db.begin().await?;
     let existing = store::openapi::get_for_update(&mut tx, &org.org.id, &slug).await?;
@@ -225,7 +134,7 @@ pub async fn put_spec(
             false
         }
         None => {
-            create_row(&mut tx, &org, &slug, url.as_deref(), text.as_deref(), now).await?;
+            rules::create_row(&mut tx, &org, &slug, url.as_deref(), text.as_deref(), now).await?;
             true
         }
     };
