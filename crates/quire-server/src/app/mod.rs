@@ -12,7 +12,8 @@
 //! engine's sanitising renderer (the one published sites use); every answer carries a
 //! Content-Security-Policy without inline script or style (`frame-ancestors 'none'`), and
 //! every state-changing form must come from Quire's own origin and, once signed in, carry
-//! the session's CSRF token.
+//! the session's CSRF token. The one script (`/-/app.js`) only enhances: search as you type,
+//! over the same server-rendered results, and keys to reach them.
 
 mod create;
 mod discuss;
@@ -46,6 +47,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/account/sessions/end-all", post(session::end_all))
         .route("/-/app.css", get(shell::stylesheet))
+        .route("/-/app.js", get(shell::script))
         .route("/o/{organizationId}", get(screens::org).post(create::act))
         .route("/o/{organizationId}/search", get(search::org))
         .route("/o/{organizationId}/sites", post(sites::act))

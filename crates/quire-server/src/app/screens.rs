@@ -323,21 +323,27 @@ async fn space(
             )
         }
     };
+    // The script's search as one types asks for the results alone: no page tree needed.
+    if path == "~/search" && super::search::wants_fragment(headers) {
+        return super::search::space(
+            state,
+            &ctx,
+            &viewer,
+            "",
+            query.q.as_deref().unwrap_or(""),
+            true,
+        )
+        .await;
+    }
     let rev = match current_content(state, &ctx).await {
         Ok(r) => r,
         Err(e) => return failed(e),
     };
     if let Some(rest) = path.strip_prefix("~/") {
         if rest == "search" {
-            let nav = sidebar(&ctx.space, &rev.pages, &[]);
-            return super::search::space(
-                state,
-                &ctx,
-                &viewer,
-                &nav,
-                query.q.as_deref().unwrap_or(""),
-            )
-            .await;
+            let nav = sidebar(&ctx.space, &rev.pages, &[], false);
+            let q = query.q.as_deref().unwrap_or("");
+            return super::search::space(state, &ctx, &viewer, &nav, q, false).await;
         }
         return tilde(state, &ctx, &rev, &viewer, (rest, query.by.as_deref())).await;
     }
@@ -366,7 +372,7 @@ async fn space(
                 .collect()
         })
         .unwrap_or_default();
-    let nav = sidebar(&ctx.space, &rev.pages, &open);
+    let nav = sidebar(&ctx.space, &rev.pages, &open, true);
     let Some(entry) = found else {
         if path.is_empty() {
             let body = format!(
@@ -452,11 +458,23 @@ fn flatten(pages: &[Page]) -> Vec<Entry<'_>> {
 /// The page tree as a navigation list (groups, nesting, hidden pages marked). Groups are
 /// always open; a page's children show only on the branch of `open` (the current page and
 /// its ancestors, the current one last), so that a large space sends its outline, not every
-/// page: the others open when their page is opened.
-fn sidebar(space: &SpaceRow, pages: &[Page], open: &[&str]) -> String {
+/// page: the others open when their page is opened. With `search`, a search box on top (the
+/// search screen has its own).
+fn sidebar(space: &SpaceRow, pages: &[Page], open: &[&str], search: bool) -> String {
     let current = open.last().copied();
+    let search = if search {
+        format!(
+            "<form method=\"get\" action=\"/s/{}/~/search\" role=\"search\">\
+<label class=\"sr\" for=\"side-q\">Search this space</label>\
+<input id=\"side-q\" name=\"q\" type=\"search\" placeholder=\"Search this space\" maxlength=\"{}\" autocomplete=\"off\"></form>",
+            attr(&space.id),
+            super::search::MAX_QUERY
+        )
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{id}\">{}</a></strong></p>\
+        "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{id}\">{}</a></strong></p>{search}\
 <p class=\"muted\"><a href=\"/s/{id}/~/search\">Search</a> · <a href=\"/s/{id}/~/comments\">Discussion</a> · <a href=\"/s/{id}/~/changes\">Change requests</a> · <a href=\"/s/{id}/~/revisions\">History</a> · <a href=\"/s/{id}/~/files\">Files</a> · <a href=\"/s/{id}/~/import\">Import</a> · <a href=\"/s/{id}/~/pdf\">PDF</a> · <a href=\"/s/{id}/~/share\">Share</a> · <a href=\"/s/{id}/~/settings\">Settings</a></p><ul>",
         text(&space.title),
         id = attr(&space.id),
@@ -656,7 +674,7 @@ async fn tilde(
     viewer: &Viewer<'_>,
     (rest, by): (&str, Option<&str>),
 ) -> Response {
-    let nav = sidebar(&ctx.space, &rev.pages, &[]);
+    let nav = sidebar(&ctx.space, &rev.pages, &[], true);
     let parts: Vec<&str> = rest.split('/').collect();
     match parts.as_slice() {
         ["files", id, ..] => {

@@ -1,18 +1,20 @@
 //! Search screens: a space's (`/s/{spaceId}/~/search?q=`) and an organization's
 //! (`/o/{organizationId}/search?q=`), over the same index and ranking as the API's search,
 //! each result with its best sections and the query's words marked. Plain forms: they work
-//! without script.
+//! without script. With the app's script, results follow the typing: it asks the same
+//! screen, with the same session and access, for its results region only (the [`FRAGMENT`]
+//! header), rendered here as on the page, and swaps it in.
 
 use std::fmt::Write as _;
 
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use quire_content::html::{escape_attr as attr, escape_text as text};
 use serde::Deserialize;
 
 use super::session;
-use super::shell::{failed, not_found, page};
+use super::shell::{failed, not_found, page, with_headers};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, SpaceCtx};
 use crate::domain::search::{self, query};
@@ -23,7 +25,11 @@ use crate::store;
 /// Results a search screen shows.
 const SHOWN: usize = 20;
 /// Longest query accepted.
-const MAX_QUERY: usize = 256;
+pub const MAX_QUERY: usize = 256;
+/// The request header by which the script asks a search screen for its results region only
+/// (`results`). The answer names it too, so that the script never swaps in another page
+/// (the sign-in page a lapsed session is sent to, say).
+pub const FRAGMENT: &str = "x-quire-fragment";
 
 /// The query of a space's screens: `q` of a search, `by` of the change requests.
 #[derive(Deserialize, Default)]
@@ -33,16 +39,73 @@ pub struct SearchQuery {
     pub by: Option<String>,
 }
 
-/// The search form, filled with `q`.
+/// Whether a request asks for a search screen's results region only.
+pub fn wants_fragment(headers: &HeaderMap) -> bool {
+    headers.get(FRAGMENT).is_some_and(|v| v == "results")
+}
+
+/// The search form, filled with `q`; `data-live` tells the script to search as one types.
 pub fn form(action: &str, q: &str, label: &str) -> String {
     format!(
-        "<form method=\"get\" action=\"{}\" role=\"search\"><label for=\"q\">{}</label>\
+        "<form method=\"get\" action=\"{}\" role=\"search\" data-live><label for=\"q\">{}</label>\
 <input id=\"q\" name=\"q\" type=\"search\" value=\"{}\" maxlength=\"{MAX_QUERY}\" autocomplete=\"off\">\
 <button type=\"submit\">Search</button></form>",
         attr(action),
         text(label),
         attr(q)
     )
+}
+
+/// What a search screen shows under its form, and all that its fragment answer holds: the
+/// count, a live region that the script keeps and refills (so that screen readers hear each
+/// new count), and the results. The script matches the parts to the page's by their ids.
+fn region(status: &str, results: &str) -> String {
+    format!(
+        "<p id=\"search-status\" role=\"status\">{status}</p><div id=\"search-results\">{results}</div>"
+    )
+}
+
+/// What was asked: nothing, too much, or words to find.
+enum Asked<'a> {
+    Nothing,
+    TooLong,
+    Words(&'a str),
+}
+
+/// What `q` asks, trimmed.
+fn asked(q: &str) -> Asked<'_> {
+    let q = q.trim();
+    if q.is_empty() {
+        Asked::Nothing
+    } else if q.chars().count() > MAX_QUERY {
+        Asked::TooLong
+    } else {
+        Asked::Words(q)
+    }
+}
+
+/// The region of a query too long.
+fn too_long() -> String {
+    region("", "<p class=\"error\">The query is too long.</p>")
+}
+
+/// A search screen's answer: its page, or its region alone when the script asks. Either
+/// way the app's headers (CSP, nosniff, no-store), and `Vary` naming the header that
+/// chooses.
+fn answer(fragment: bool, found: String, page: impl FnOnce(String) -> Response) -> Response {
+    let mut res = if fragment {
+        let mut res = with_headers(found.into_response());
+        res.headers_mut().insert(
+            HeaderName::from_static(FRAGMENT),
+            HeaderValue::from_static("results"),
+        );
+        res
+    } else {
+        page(found)
+    };
+    res.headers_mut()
+        .append(header::VARY, HeaderValue::from_static(FRAGMENT));
+    res
 }
 
 /// `text` escaped, with each of `words` marked where it occurs (case-insensitively).
@@ -84,7 +147,7 @@ fn marked(s: &str, words: &[String]) -> String {
     out
 }
 
-/// The results of `q` over the spaces whose ids are given (all readable by the viewer).
+/// The region for `q` over the spaces whose ids are given (all readable by the viewer).
 async fn results(state: &AppState, space_ids: &[&str], q: &str) -> crate::error::ApiResult<String> {
     let states = search::fresh_states(state, space_ids).await?;
     let parsed = query::parse(q);
@@ -96,8 +159,8 @@ async fn results(state: &AppState, space_ids: &[&str], q: &str) -> crate::error:
     let mut ranked = query::run(state, &states, &parsed, SHOWN).await?;
     ranked.check_phrases(state, &states, SHOWN).await?;
     let found = ranked.render(state, &states, 0, SHOWN).await?;
-    let mut out = format!(
-        "<p role=\"status\">{} {}.</p><ol class=\"results\">",
+    let count = format!(
+        "{} {}.",
         ranked.count(),
         if ranked.count() == 1 {
             "page matches"
@@ -105,6 +168,7 @@ async fn results(state: &AppState, space_ids: &[&str], q: &str) -> crate::error:
             "pages match"
         }
     );
+    let mut out = String::from("<ol class=\"results\">");
     for p in &found {
         let _ = write!(
             out,
@@ -131,32 +195,34 @@ async fn results(state: &AppState, space_ids: &[&str], q: &str) -> crate::error:
         out.push_str("</li>");
     }
     out.push_str("</ol>");
-    Ok(out)
+    Ok(region(&count, &out))
 }
 
-/// A space's search screen (`~/search`), inside the space's layout.
+/// A space's search screen (`~/search`), inside the space's layout; its region alone when
+/// `fragment` (the caller has checked the viewer may read the space).
 pub async fn space(
     state: &AppState,
     ctx: &SpaceCtx,
     viewer: &super::shell::Viewer<'_>,
     nav: &str,
     q: &str,
+    fragment: bool,
 ) -> Response {
-    let action = format!("/s/{}/~/search", ctx.space.id);
-    let mut body = format!("<h1>Search {}</h1>", text(&ctx.space.title));
-    body.push_str(&form(&action, q, "Words to find in this space"));
-    let q = q.trim();
-    if !q.is_empty() {
-        if q.chars().count() > MAX_QUERY {
-            body.push_str("<p class=\"error\">The query is too long.</p>");
-        } else {
-            match results(state, &[ctx.space.id.as_str()], q).await {
-                Ok(html) => body.push_str(&html),
-                Err(e) => return failed(e),
-            }
-        }
-    }
-    page(StatusCode::OK, "Search", Some(viewer), nav, &body)
+    let found = match asked(q) {
+        Asked::Nothing => region("", ""),
+        Asked::TooLong => too_long(),
+        Asked::Words(q) => match results(state, &[ctx.space.id.as_str()], q).await {
+            Ok(html) => html,
+            Err(e) => return failed(e),
+        },
+    };
+    answer(fragment, found, |found| {
+        let action = format!("/s/{}/~/search", ctx.space.id);
+        let mut body = format!("<h1>Search {}</h1>", text(&ctx.space.title));
+        body.push_str(&form(&action, q, "Words to find in this space"));
+        body.push_str(&found);
+        page(StatusCode::OK, "Search", Some(viewer), nav, &body)
+    })
 }
 
 /// `GET /o/{organizationId}/search?q=`: every space of the organization the viewer may read.
@@ -180,33 +246,39 @@ pub async fn org(
         );
     };
     let q = query.q.unwrap_or_default();
-    let mut body = format!("<h1>Search {}</h1>", text(&org.org.title));
-    body.push_str(&form(
-        &format!("/o/{}/search", id.as_str()),
-        &q,
-        "Words to find in the organization's spaces",
-    ));
-    let q = q.trim();
-    if !q.is_empty() && q.chars().count() <= MAX_QUERY {
-        let grants = match Grants::load(&state, &id, &caller.user.id, org.role).await {
-            Ok(g) => g,
-            Err(e) => return failed(e),
-        };
-        let spaces = match store::spaces::list_live(&state.db, id.as_str(), None).await {
-            Ok(s) => s,
-            Err(e) => return failed(e),
-        };
-        let ids: Vec<&str> = spaces
-            .iter()
-            .filter(|s| grants.space_role(s).is_some())
-            .map(|s| s.id.as_str())
-            .collect();
-        match results(&state, &ids, q).await {
-            Ok(html) => body.push_str(&html),
-            Err(e) => return failed(e),
+    let found = match asked(&q) {
+        Asked::Nothing => region("", ""),
+        Asked::TooLong => too_long(),
+        Asked::Words(q) => {
+            let grants = match Grants::load(&state, &id, &caller.user.id, org.role).await {
+                Ok(g) => g,
+                Err(e) => return failed(e),
+            };
+            let spaces = match store::spaces::list_live(&state.db, id.as_str(), None).await {
+                Ok(s) => s,
+                Err(e) => return failed(e),
+            };
+            let ids: Vec<&str> = spaces
+                .iter()
+                .filter(|s| grants.space_role(s).is_some())
+                .map(|s| s.id.as_str())
+                .collect();
+            match results(&state, &ids, q).await {
+                Ok(html) => html,
+                Err(e) => return failed(e),
+            }
         }
-    }
-    page(StatusCode::OK, "Search", Some(&viewer), "", &body)
+    };
+    answer(wants_fragment(&headers), found, |found| {
+        let mut body = format!("<h1>Search {}</h1>", text(&org.org.title));
+        body.push_str(&form(
+            &format!("/o/{}/search", id.as_str()),
+            &q,
+            "Words to find in the organization's spaces",
+        ));
+        body.push_str(&found);
+        page(StatusCode::OK, "Search", Some(&viewer), "", &body)
+    })
 }
 
 #[cfg(test)]

@@ -1,25 +1,38 @@
-//! The app's page shell: the HTML around every screen, its headers, and its stylesheet.
+//! The app's page shell: the HTML around every screen, its headers, its stylesheet and its
+//! script.
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
-/// No script, no inline style, no framing; images may come from anywhere a page's own
-/// content names (as on published sites), over https or from Quire.
-pub const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; \
-    form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/// Only Quire's own script (no inline script, no eval), which may fetch only from Quire; no
+/// inline style, no framing; images may come from anywhere a page's own content names (as
+/// on published sites), over https or from Quire.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; \
+    style-src 'self'; img-src 'self' https: data:; form-action 'self'; \
+    frame-ancestors 'none'; base-uri 'none'";
 
 /// The stylesheet, embedded in the binary.
 const CSS: &str = include_str!("app.css");
 
+/// The script, embedded in the binary: enhancements only (every screen works without it).
+const JS: &str = include_str!("app.js");
+
 /// `GET /-/app.css`.
 pub async fn stylesheet() -> Response {
-    let mut res = CSS.into_response();
+    asset(CSS, "text/css; charset=utf-8")
+}
+
+/// `GET /-/app.js`.
+pub async fn script() -> Response {
+    asset(JS, "text/javascript; charset=utf-8")
+}
+
+/// An embedded asset: kept an hour by browsers, never sniffed as another type.
+fn asset(body: &'static str, content_type: &'static str) -> Response {
+    let mut res = body.into_response();
     let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/css; charset=utf-8"),
-    );
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=3600"),
@@ -74,7 +87,8 @@ pub fn page(
     let html = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<title>{} · Quire</title><link rel=\"stylesheet\" href=\"/-/app.css\"></head><body>\
+<title>{} · Quire</title><link rel=\"stylesheet\" href=\"/-/app.css\">\
+<script src=\"/-/app.js\" defer></script></head><body>\
 <a class=\"skip\" href=\"#main\">Skip to content</a>{top}{layout_open}{nav}\
 <main id=\"main\"{main_class}>{body}</main></div></body></html>\n",
         text(title)

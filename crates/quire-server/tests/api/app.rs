@@ -7,6 +7,12 @@ use serde_json::json;
 
 use crate::harness::TestApp;
 
+/// The app's Content-Security-Policy, exactly: its own script and stylesheet only, fetches
+/// to itself only, no framing.
+const APP_CSP: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; \
+    style-src 'self'; img-src 'self' https: data:; form-action 'self'; \
+    frame-ancestors 'none'; base-uri 'none'";
+
 /// A browser: its cookie, and requests that do not follow redirects.
 struct Browser {
     client: reqwest::Client,
@@ -19,6 +25,7 @@ struct Page {
     location: Option<String>,
     set_cookie: Option<String>,
     csp: Option<String>,
+    headers: reqwest::header::HeaderMap,
     html: String,
 }
 
@@ -62,12 +69,22 @@ impl Browser {
             location,
             set_cookie,
             csp,
+            headers: res.headers().clone(),
             html: res.text().await.unwrap(),
         }
     }
 
     async fn get(&mut self, path: &str) -> Page {
         let req = self.client.get(format!("{}{path}", self.base));
+        self.send(req).await
+    }
+
+    /// A search screen's results region, as the app's script asks for it.
+    async fn fragment(&mut self, path: &str) -> Page {
+        let req = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .header("x-quire-fragment", "results");
         self.send(req).await
     }
 
@@ -129,12 +146,12 @@ async fn the_first_account_is_made_on_the_home_page_and_signs_in_and_out() {
     let home = browser.get("/").await;
     assert_eq!(home.status, 200);
     assert!(home.html.contains("No account exists yet"), "{}", home.html);
-    let csp = home.csp.unwrap();
-    assert!(
-        csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"),
-        "{csp}"
-    );
-    assert!(!home.html.contains("<script"));
+    assert_eq!(home.csp.as_deref(), Some(APP_CSP));
+    // One script, the app's own file: nothing inline.
+    assert_eq!(home.html.matches("<script").count(), 1, "{}", home.html);
+    assert!(home
+        .html
+        .contains("<script src=\"/-/app.js\" defer></script></head>"));
 
     // A form from another site is refused.
     let form = [
@@ -1920,4 +1937,137 @@ async fn content_is_imported_into_a_space_from_the_app() {
         .await
         .html
         .contains("From elsewhere."));
+}
+
+#[tokio::test]
+async fn search_answers_the_script_its_results_alone_with_the_screens_access() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Finders").await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let cr = app.open_change_request(&alice, &space, "Base").await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+        json!({ "changes": [
+            { "operation": "insert_page", "title": "Getting started",
+              "document": { "markdown": "## Install\n\nRun it and **smile**.\n" } },
+            { "operation": "insert_page", "title": "Other",
+              "document": { "markdown": "Nothing to see.\n" } },
+        ]}),
+    )
+    .await
+    .expect(200);
+    app.merge_change_request(&alice, &space, &cr).await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+
+    // The script: its type, never sniffed, cached like the stylesheet, small.
+    let js = Browser::new(&app).get("/-/app.js").await;
+    assert_eq!(js.status, 200);
+    assert_eq!(js.headers["content-type"], "text/javascript; charset=utf-8");
+    assert_eq!(js.headers["x-content-type-options"], "nosniff");
+    assert_eq!(js.headers["cache-control"], "public, max-age=3600");
+    assert!(js.html.contains("X-Quire-Fragment"), "{}", js.html);
+    assert!(js.html.len() < 8 * 1024, "{} bytes", js.html.len());
+
+    // The screen: the form the script enhances, the count (a live region), the results.
+    let path = format!("/s/{space}/~/search?q=smile");
+    let full = a.get(&path).await;
+    assert_eq!(full.status, 200);
+    assert_eq!(full.csp.as_deref(), Some(APP_CSP));
+    assert!(
+        full.html.contains("role=\"search\" data-live>"),
+        "{}",
+        full.html
+    );
+    assert!(
+        full.html.contains(
+            "<p id=\"search-status\" role=\"status\">1 page matches.</p>\
+<div id=\"search-results\"><ol class=\"results\"><li>"
+        ),
+        "{}",
+        full.html
+    );
+    // The search screen has its own box; the space's other screens one in the sidebar.
+    assert!(!full.html.contains("id=\"side-q\""));
+    let home = a.get(&format!("/s/{space}")).await;
+    assert!(
+        home.html.contains(&format!(
+            "<form method=\"get\" action=\"/s/{space}/~/search\" role=\"search\">"
+        )),
+        "{}",
+        home.html
+    );
+    assert!(home
+        .html
+        .contains("id=\"side-q\" name=\"q\" type=\"search\""));
+
+    // Asked by the script: that region alone, exactly as on the page, with a page's headers.
+    let part = a.fragment(&path).await;
+    assert_eq!(part.status, 200);
+    assert_eq!(part.headers["x-quire-fragment"], "results");
+    assert_eq!(part.csp.as_deref(), Some(APP_CSP));
+    assert_eq!(part.headers["content-type"], "text/html; charset=utf-8");
+    assert_eq!(part.headers["x-content-type-options"], "nosniff");
+    assert_eq!(part.headers["cache-control"], "no-store");
+    assert!(part
+        .headers
+        .get_all("vary")
+        .iter()
+        .any(|v| v == "x-quire-fragment"));
+    assert!(part.html.starts_with(
+        "<p id=\"search-status\" role=\"status\">1 page matches.</p><div id=\"search-results\">"
+    ));
+    assert!(part.html.contains(">Getting started</a>"), "{}", part.html);
+    assert!(part.html.contains("<mark>smile</mark>"), "{}", part.html);
+    for shell in [
+        "<html", "<head", "<main", "<form", "<nav", "<script", "Sign out",
+    ] {
+        assert!(!part.html.contains(shell), "{shell} in {}", part.html);
+    }
+    assert!(full.html.contains(&part.html), "one renderer");
+    let empty = a.fragment(&format!("/s/{space}/~/search?q=+")).await;
+    assert_eq!(
+        empty.html,
+        "<p id=\"search-status\" role=\"status\"></p><div id=\"search-results\"></div>"
+    );
+    let long = a
+        .fragment(&format!("/s/{space}/~/search?q={}", "a".repeat(300)))
+        .await;
+    assert!(
+        long.html.contains("The query is too long."),
+        "{}",
+        long.html
+    );
+    let across = a.fragment(&format!("/o/{org}/search?q=smile")).await;
+    assert_eq!(across.status, 200);
+    assert_eq!(across.headers["x-quire-fragment"], "results");
+    assert!(
+        across.html.contains("<mark>smile</mark>"),
+        "{}",
+        across.html
+    );
+    assert!(!across.html.contains("<main"), "{}", across.html);
+
+    // Anyone else is answered as by the screen: sent to sign in, or told it is missing;
+    // never with results, never as a region the script would swap in.
+    let mut anon = Browser::new(&app);
+    for path in [path.clone(), format!("/o/{org}/search?q=smile")] {
+        let (screen, asked) = (anon.get(&path).await, anon.fragment(&path).await);
+        assert_eq!((screen.status, asked.status), (303, 303), "{path}");
+        assert_eq!(asked.location, screen.location);
+        assert!(asked.headers.get("x-quire-fragment").is_none());
+        let (screen, asked) = (b.get(&path).await, b.fragment(&path).await);
+        assert_eq!((screen.status, asked.status), (404, 404), "{path}");
+        assert!(asked.headers.get("x-quire-fragment").is_none());
+        assert!(!asked.html.contains("Getting started"), "{}", asked.html);
+    }
+    // Once a reader of the organization, Bob gets the results too.
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    let seen = b.fragment(&path).await;
+    assert_eq!(seen.status, 200);
+    assert!(seen.html.contains("<mark>smile</mark>"), "{}", seen.html);
 }

@@ -1,0 +1,116 @@
+// The Quire app's script: enhancements only, every screen works without it. Search as one
+// types, over results the server renders (this script only swaps them in), and keys to
+// reach them. No inline script, no eval: the app's Content-Security-Policy allows neither.
+"use strict";
+(() => {
+  // "/" anywhere but in a field focuses the page's search box (the main one first).
+  const searchBox = () =>
+    document.querySelector("main input[type=search]") ?? document.querySelector("input[type=search]");
+  for (const box of document.querySelectorAll("input[type=search]")) {
+    box.setAttribute("aria-keyshortcuts", "/");
+  }
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+    const t = e.target;
+    if (t instanceof Element && (t.matches("input, textarea, select") || t.isContentEditable)) return;
+    const box = searchBox();
+    if (!box) return;
+    e.preventDefault();
+    box.focus();
+    box.select();
+  });
+
+  // Search as one types: the screen's form (marked data-live) asks its own screen for the
+  // results region only; the answer's parts replace the page's parts of the same id.
+  const form = document.querySelector("form[data-live]");
+  const input = form?.querySelector("input[name=q]");
+  const status = document.getElementById("search-status");
+  const results = document.getElementById("search-results");
+  if (!input || !status || !results || !window.AbortController) return;
+
+  const hint = document.createElement("p");
+  hint.id = "search-hint";
+  hint.className = "muted";
+  hint.textContent = "Results follow your typing: Down arrow moves through them, Escape comes back here.";
+  form.after(hint);
+  input.setAttribute("aria-describedby", hint.id);
+  input.setAttribute("aria-controls", results.id);
+
+  let shown = input.value.trim(); // the query the results on screen answer
+  let asked; // the request in flight: { q, controller, done }
+  let timer;
+
+  const fetchRegion = async (q, signal) => {
+    const url = new URL(form.action);
+    if (q) url.searchParams.set("q", input.value);
+    try {
+      // A lapsed session is sent to sign in: that page must not be swapped in.
+      const res = await fetch(url, { headers: { "X-Quire-Fragment": "results" }, redirect: "manual", signal });
+      if (!res.ok || res.headers.get("X-Quire-Fragment") !== "results") throw new Error(`search answered ${res.status}`);
+      const parts = document.createElement("template");
+      parts.innerHTML = await res.text();
+      if (signal.aborted) return;
+      const focused = results.contains(document.activeElement);
+      for (const here of [status, results]) {
+        const part = parts.content.getElementById(here.id);
+        if (part) here.replaceChildren(...part.childNodes);
+      }
+      if (focused) input.focus();
+      shown = q;
+      // Reload, back and a shared link show the same results.
+      history.replaceState(history.state, "", url.pathname + url.search);
+    } catch {
+      // An older query's answer, or a failure: the results on screen stay, but no longer
+      // answer a known query (the same one asked again is fetched again).
+      if (signal.aborted) return;
+      status.textContent = "The results could not be updated. Press Enter to search.";
+      shown = null;
+    }
+  };
+
+  // Asks for the current query's results, unless they are shown or on their way; any
+  // older request is aborted, so that its answer can never replace newer results.
+  const update = () => {
+    const q = input.value.trim();
+    if (asked?.q === q) return asked.done;
+    asked?.controller.abort();
+    asked = undefined;
+    if (q === shown) return Promise.resolve();
+    const controller = new AbortController();
+    const done = fetchRegion(q, controller.signal).finally(() => {
+      if (asked?.controller === controller) asked = undefined;
+    });
+    asked = { q, controller, done };
+    return done;
+  };
+
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(update, 150);
+  });
+  form.addEventListener("submit", () => {
+    clearTimeout(timer);
+    asked?.controller.abort();
+  });
+
+  // Down arrow from the box goes to the first result (once the results are the query's);
+  // in the results, the arrows move between their links, Escape comes back to the box.
+  const links = () => [...results.querySelectorAll("a[href]")];
+  input.addEventListener("keydown", async (e) => {
+    if (e.key !== "ArrowDown" || e.altKey || e.ctrlKey || e.metaKey) return;
+    e.preventDefault();
+    clearTimeout(timer);
+    await update();
+    links()[0]?.focus();
+  });
+  results.addEventListener("keydown", (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    const all = links();
+    const at = all.indexOf(document.activeElement);
+    if (at < 0) return;
+    const to = { ArrowDown: Math.min(at + 1, all.length - 1), ArrowUp: at - 1, Escape: -1 }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    (all[to] ?? input).focus();
+  });
+})();
