@@ -337,6 +337,145 @@ test('search: the space search finds a word and marks it', { skip }, async () =>
     assert.deepEqual(errors, []);
 });
 
+test('search as you type: results follow the typing in place; arrows, Escape and Enter; "/" finds the box', { skip }, async () => {
+    const { tab, errors } = A;
+    const searchPath = `/s/${space.id}/~/search`;
+    await tab.goto(url(searchPath));
+    // A mark on the window: a page load would take it away.
+    await tab.evaluate(() => (window.quireSamePage = true));
+    const samePage = () => tab.evaluate(() => window.quireSamePage === true);
+    const status = () => tab.$eval('#search-status', (p) => p.textContent);
+    // Waits for the results of `q`; a timeout names what the page reported (a refused fetch).
+    const shownFor = (q) =>
+        tab
+            .waitForFunction((want) => new URLSearchParams(location.search).get('q') === want, {}, q)
+            .catch((e) => assert.fail(`no results for "${q}" (${e.message}); errors: ${JSON.stringify(errors)}`));
+    const focused = () => tab.evaluate(() => document.activeElement.id || document.activeElement.textContent.trim());
+    const results = () => texts(tab, 'main ol.results > li > a');
+
+    // Letter by letter, slowly and then quickly: the results come, the address follows.
+    await tab.type('#q', 'wal', { delay: 220 });
+    await tab.type('#q', 'rus', { delay: 40 });
+    await shownFor('walrus');
+    assert.equal(pathOf(tab), searchPath);
+    assert.ok(await samePage(), 'no page load');
+    assert.equal(await status(), '1 page matches.');
+    assert.equal(await tab.$eval('#search-status', (p) => p.getAttribute('role')), 'status');
+    assert.deepEqual(await results(), ['Install']);
+    const marks = await texts(tab, 'main ol.results mark');
+    assert.ok(marks.length >= 1 && marks.every((m) => m.toLowerCase() === 'walrus'), `marked: ${marks}`);
+    assert.equal(await focused(), 'q', 'the box keeps the focus');
+    assert.equal(await tab.$eval('#q', (i) => i.getAttribute('aria-describedby')), 'search-hint');
+    await audit(tab, 'search as you type');
+    await photograph(tab, 'search');
+
+    // Down arrow into the results, through their links, Up and Escape back to the box.
+    await tab.keyboard.press('ArrowDown');
+    assert.equal(await focused(), 'Install');
+    const links = await tab.$$eval('#search-results a', (as) => as.length);
+    assert.ok(links >= 2, `a page link and its sections' links: ${links}`);
+    await tab.keyboard.press('ArrowDown');
+    assert.equal(
+        await tab.evaluate(() => document.activeElement === document.querySelectorAll('#search-results a')[1]),
+        true,
+    );
+    await tab.keyboard.press('ArrowUp');
+    assert.equal(await focused(), 'Install');
+    await tab.keyboard.press('ArrowUp');
+    assert.equal(await focused(), 'q');
+    await tab.keyboard.press('ArrowDown');
+    await tab.keyboard.press('Escape');
+    assert.equal(await focused(), 'q');
+
+    // Nothing found: said so, the list empty.
+    await fill(tab, { '#q': 'zebra' });
+    await shownFor('zebra');
+    assert.equal(await status(), '0 pages match.');
+    assert.deepEqual(await results(), []);
+
+    // An older query's answer, held back until a newer one is shown, never replaces it;
+    // a failed request leaves the results as they are and says so quietly.
+    const held = [];
+    const onRequest = (r) => {
+        const q = new URL(r.url()).searchParams.get('q');
+        if (r.headers()['x-quire-fragment'] && q === 'guide') held.push(r);
+        else if (r.headers()['x-quire-fragment'] && q === 'walrus computer') r.abort('failed');
+        else r.continue();
+    };
+    await tab.setRequestInterception(true);
+    tab.on('request', onRequest);
+    try {
+        await fill(tab, { '#q': 'guide' });
+        for (let i = 0; i < 40 && !held.length; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(held.length, 1, 'the request for "guide" is held back');
+        await fill(tab, { '#q': 'walrus' });
+        await shownFor('walrus');
+        await Promise.all(held.map((r) => r.continue().catch(() => {})));
+        await new Promise((r) => setTimeout(r, 400));
+        assert.equal(new URL(tab.url()).searchParams.get('q'), 'walrus');
+        assert.equal(await status(), '1 page matches.');
+        assert.deepEqual(await results(), ['Install']);
+
+        await fill(tab, { '#q': 'walrus computer' });
+        await tab.waitForFunction(() => /could not be updated/.test(document.getElementById('search-status').textContent));
+        assert.deepEqual(await results(), ['Install']);
+        assert.equal(new URL(tab.url()).searchParams.get('q'), 'walrus');
+    } finally {
+        tab.off('request', onRequest);
+        await tab.setRequestInterception(false);
+    }
+    await fill(tab, { '#q': 'walrus' });
+    await tab.waitForFunction(() => document.getElementById('search-status').textContent === '1 page matches.');
+    assert.ok(await samePage(), 'still no page load');
+
+    // Down arrow, then Enter, opens the first result.
+    await tab.keyboard.press('ArrowDown');
+    const [res] = await Promise.all([tab.waitForNavigation(), tab.keyboard.press('Enter')]);
+    assert.equal(res.status(), 200);
+    assert.equal(await h1(tab), 'Install');
+
+    // "/" on a page of the space focuses the sidebar's box; Enter there opens the search.
+    await tab.keyboard.press('/');
+    assert.equal(await focused(), 'side-q');
+    await tab.keyboard.type('guide');
+    await Promise.all([tab.waitForNavigation(), tab.keyboard.press('Enter')]);
+    assert.equal(pathOf(tab), searchPath);
+    assert.equal(await tab.$eval('#q', (i) => i.value), 'guide');
+
+    // Back twice: the search as it was left, from its address.
+    await tab.goBack();
+    await tab.goBack();
+    assert.equal(pathOf(tab), searchPath);
+    assert.equal(await tab.$eval('#q', (i) => i.value), 'walrus');
+    assert.equal(await status(), '1 page matches.');
+
+    // The organization's search follows the typing too.
+    await tab.goto(url(`/o/${org.id}/search`));
+    await tab.evaluate(() => (window.quireSamePage = true));
+    await tab.keyboard.press('/');
+    assert.equal(await focused(), 'q');
+    await tab.keyboard.type('walrus', { delay: 30 });
+    await shownFor('walrus');
+    assert.ok(await samePage(), 'no page load');
+    assert.deepEqual(await results(), ['Install']);
+
+    // Without script, the form searches as before, by loading the screen.
+    await tab.setJavaScriptEnabled(false);
+    try {
+        await tab.goto(url(searchPath));
+        assert.equal(await tab.$('#search-hint'), null, 'no script, no hint');
+        await tab.type('#q', 'walrus');
+        const [plain] = await Promise.all([tab.waitForNavigation(), tab.keyboard.press('Enter')]);
+        assert.equal(plain.status(), 200);
+        assert.equal(new URL(tab.url()).searchParams.get('q'), 'walrus');
+        assert.equal(await status(), '1 page matches.');
+        assert.deepEqual(await results(), ['Install']);
+    } finally {
+        await tab.setJavaScriptEnabled(true);
+    }
+    assert.deepEqual(errors, []);
+});
+
 test('change request: its diff, approved by a reviewer in their own browser, merged by the author', { skip }, async () => {
     cr.reword = await editPage(
         owner,
@@ -624,6 +763,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'organization',
         'space page',
         'search',
+        'search as you type',
         'change requests',
         'change request (reviewer)',
         'change request (author)',
