@@ -506,7 +506,9 @@ test('change request: its diff, approved by a reviewer in their own browser, mer
     // With its context: the lines around it, unchanged.
     assert.ok((await texts(tab, 'main table.diff tr.same td:last-child')).includes('## Requirements'));
     // The reviewer may review (and, the review role including edit, merge).
-    assert.deepEqual(await texts(tab, 'main section.reviews button'), ['Approve', 'Request changes']);
+    assert.deepEqual(await texts(tab, 'main section.reviews form[action$="/review"] button'), ['Approve', 'Request changes']);
+    // Editors (and reviewers, whose role includes edit) may ask someone else for a review.
+    assert.deepEqual(await texts(tab, 'main section.reviews form[action$="/request"] button'), ['Request']);
     assert.deepEqual(await texts(tab, 'main section.merge button'), ['Merge into the space']);
     await audit(tab, 'change request (reviewer)');
 
@@ -693,6 +695,43 @@ test('sessions: the account lists its sessions, this one marked', { skip }, asyn
     assert.deepEqual(errors, []);
 });
 
+test('administration screens: members, teams, a space\'s history, settings, sharing and import, a new site', { skip }, async () => {
+    const { tab, errors } = A;
+    await tab.goto(url(`/o/${org.id}`));
+    await follow(tab, `main a[href="/o/${org.id}/members"]`);
+    assert.equal(await h1(tab), 'Members');
+    assert.ok((await texts(tab, 'main h2')).includes('Invite people'));
+    await audit(tab, 'members');
+    await tab.goto(url(`/o/${org.id}/teams`));
+    await tab.type('#team-title', 'Writers');
+    await Promise.all([tab.waitForNavigation(), tab.click('main form button[type=submit]:last-of-type')]);
+    assert.ok((await texts(tab, 'main section.team h2')).some((t) => t.startsWith('Writers')));
+    await audit(tab, 'teams');
+    for (const [path, heading, screen] of [
+        [`/s/${space.id}/~/revisions`, 'History of Handbook', 'history'],
+        [`/s/${space.id}/~/settings`, 'Settings of Handbook', 'space settings'],
+        [`/s/${space.id}/~/share`, 'Who may access Handbook', 'share'],
+        [`/s/${space.id}/~/import`, 'Import into Handbook', 'import'],
+    ]) {
+        await tab.goto(url(path));
+        assert.equal(await h1(tab), heading);
+        await audit(tab, screen);
+    }
+    // A revision of the history, with its changes.
+    await tab.goto(url(`/s/${space.id}/~/revisions`));
+    await follow(tab, 'main ol.history li a');
+    assert.ok((await texts(tab, 'main h2')).includes('Changes'));
+    await audit(tab, 'revision');
+    // A site made from the organization's screen.
+    await tab.goto(url(`/o/${org.id}`));
+    await tab.type('#site-title', 'Handbook site');
+    await tab.click('#site-space-0');
+    await Promise.all([tab.waitForNavigation(), tab.click('form[action$="/sites"] button[type=submit]')]);
+    assert.equal(await h1(tab), 'Handbook site');
+    await audit(tab, 'site');
+    assert.deepEqual(errors, []);
+});
+
 test('keyboard: Tab reaches "Skip to content" first, then the way to sign out', { skip }, async () => {
     const { tab, errors } = A;
     await tab.goto(url(`/s/${space.id}/guide/install`));
@@ -774,6 +813,14 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'change request (reader)',
         'page (reader)',
         'sessions',
+        'members',
+        'teams',
+        'history',
+        'revision',
+        'space settings',
+        'share',
+        'import',
+        'site',
     ]) {
         assert.ok(screens.has(screen), `axe looked at ${screen}`);
     }
