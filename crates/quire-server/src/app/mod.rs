@@ -27,6 +27,8 @@ mod settings;
 mod share;
 mod shell;
 mod sites;
+mod specs;
+mod translations;
 
 use axum::routing::{get, post};
 use axum::Router;
@@ -54,6 +56,11 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/o/{organizationId}/sites/{siteId}",
             get(sites::screen).post(sites::act),
+        )
+        .route("/o/{organizationId}/openapi", post(specs::act))
+        .route(
+            "/o/{organizationId}/translations",
+            get(translations::screen).post(translations::act),
         )
         .route(
             "/o/{organizationId}/openapi/{specSlug}",

@@ -150,7 +150,7 @@ pub async fn org(
         text(&org.org.title),
         if org.role.is_some() {
             format!(
-                " · <a href=\"/o/{id}/members\">Members</a> · <a href=\"/o/{id}/teams\">Teams</a>"
+                " · <a href=\"/o/{id}/members\">Members</a> · <a href=\"/o/{id}/teams\">Teams</a> · <a href=\"/o/{id}/translations\">Translations</a>"
             )
         } else {
             String::new()
@@ -191,6 +191,10 @@ pub async fn org(
     }
     body.push_str(&super::create::forms(&org, &grants, &viewer, None));
     match super::sites::section(&state, &org, &viewer, &spaces).await {
+        Ok(html) => body.push_str(&html),
+        Err(e) => return failed(e),
+    }
+    match super::specs::section(&state, &org, &viewer).await {
         Ok(html) => body.push_str(&html),
         Err(e) => return failed(e),
     }
@@ -1040,6 +1044,14 @@ pub async fn openapi_spec(
         );
     }
     body.push_str("</ul>");
+    let errors = crate::domain::openapi::last_errors(&spec);
+    if !errors.is_empty() {
+        body.push_str("<h2>Problems of the last processing</h2><ul class=\"error\">");
+        for e in &errors {
+            let _ = write!(body, "<li>{}</li>", text(&e.message));
+        }
+        body.push_str("</ul>");
+    }
     page(StatusCode::OK, &spec.slug, Some(&viewer), "", &body)
 }
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::db::Tx;
-use crate::domain::access::{OrgCtx, Role};
+use crate::domain::access::{require_role, OrgCtx, Role};
 use crate::error::{ApiError, ApiResult};
 use crate::fetch::FetchError;
 use crate::ids::new_id;
@@ -493,11 +493,7 @@ pub async fn create(
     slug: &str,
     source: (Option<String>, Option<String>),
 ) -> ApiResult<()> {
-    if !org.role.is_some_and(|r| r >= Role::Create) {
-        return Err(ApiError::forbidden(
-            "Adding OpenAPI specifications needs the create role in the organization.",
-        ));
-    }
+    require_role(org.role, Role::Create, "add OpenAPI specifications")?;
     check_slug(slug)?;
     let (url, text) = check_source(state, (&source.0, &source.1))?;
     let now = state.now();

@@ -119,13 +119,6 @@ pub async fn create(
     Ok((space, Some(saved)))
 }
 
-/// Languages of the official `TranslationLanguage` enum (0.137.0).
-const LANGUAGES: &[&str] = &[
-    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "yue", "ko", "ar", "hi", "nl",
-    "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms", "he", "uk",
-    "sk", "bg", "hr", "lt", "lv", "et", "sl",
-];
-
 /// Refuses `in-collection` for a space outside any collection.
 pub fn check_visibility(visibility: Visibility, parent: Option<&str>) -> ApiResult<()> {
     if visibility == Visibility::InCollection && parent.is_none() {
@@ -138,7 +131,7 @@ pub fn check_visibility(visibility: Visibility, parent: Option<&str>) -> ApiResu
 
 /// Refuses a language the official enum does not name.
 pub fn check_language(language: &str) -> ApiResult<()> {
-    if LANGUAGES.contains(&language) {
+    if crate::domain::translations::LANGUAGES.contains(&language) {
         Ok(())
     } else {
         Err(ApiError::bad_request(format!(

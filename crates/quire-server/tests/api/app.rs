@@ -2071,3 +2071,158 @@ async fn search_answers_the_script_its_results_alone_with_the_screens_access() {
     assert_eq!(seen.status, 200);
     assert!(seen.html.contains("<mark>smile</mark>"), "{}", seen.html);
 }
+
+#[tokio::test]
+async fn an_openapi_specification_is_added_from_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Specifiers").await;
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let home = format!("/o/{org}");
+    let spec = "openapi: 3.0.0\ninfo:\n  title: Pets\n  version: '1'\npaths: {}\n";
+
+    let seen = b.get(&home).await;
+    assert!(seen.html.contains("No specification yet"), "{}", seen.html);
+    assert!(!seen.html.contains("Add a specification"));
+    let bt = csrf(&seen.html);
+    let p = b
+        .post(
+            &format!("{home}/openapi"),
+            &[("csrf", &bt), ("subject", "pets"), ("body", spec)],
+        )
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+
+    let seen = a.get(&home).await;
+    assert!(seen.html.contains("Add a specification"));
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &format!("{home}/openapi"),
+            &[("csrf", &token), ("subject", "Pets!"), ("body", spec)],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("`slug`"), "{}", p.html);
+    let p = a
+        .post(
+            &format!("{home}/openapi"),
+            &[("csrf", &token), ("subject", "pets")],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("`source`"), "{}", p.html);
+    let p = a
+        .post(
+            &format!("{home}/openapi"),
+            &[("csrf", &token), ("subject", "pets"), ("body", spec)],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        p.location.as_deref(),
+        Some(format!("/o/{org}/openapi/pets").as_str())
+    );
+    let got = app
+        .get(&alice, &format!("/v1/orgs/{org}/openapi/pets"))
+        .await
+        .expect(200);
+    assert_eq!(got["slug"], "pets", "{got}");
+    assert!(a.get(&home).await.html.contains("/openapi/pets\">pets</a>"));
+    assert_eq!(a.get(&format!("/o/{org}/openapi/pets")).await.status, 200);
+    // The same slug again is a conflict, named.
+    let p = a
+        .post(
+            &format!("{home}/openapi"),
+            &[("csrf", &token), ("subject", "pets"), ("body", spec)],
+        )
+        .await;
+    assert_eq!(p.status, 409, "{}", p.html);
+}
+
+#[tokio::test]
+async fn a_translation_is_started_and_run_again_from_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Linguists").await;
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let screen = format!("/o/{org}/translations");
+
+    let seen = b.get(&screen).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert!(!seen.html.contains("New translation"));
+    let bt = csrf(&seen.html);
+    let p = b
+        .post(
+            &screen,
+            &[
+                ("csrf", &bt),
+                ("op", "create"),
+                ("parent", &space),
+                ("status", "en"),
+                ("role", "fr"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+
+    let seen = a.get(&screen).await;
+    assert!(seen.html.contains("New translation"), "{}", seen.html);
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &screen,
+            &[
+                ("csrf", &token),
+                ("op", "create"),
+                ("parent", &space),
+                ("status", "en"),
+                ("role", "en"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("`language`"), "{}", p.html);
+    let p = a
+        .post(
+            &screen,
+            &[
+                ("csrf", &token),
+                ("op", "create"),
+                ("parent", &space),
+                ("status", "en"),
+                ("role", "fr"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let listed = app
+        .get(&alice, &format!("/v1/orgs/{org}/translations"))
+        .await
+        .expect(200);
+    assert_eq!(listed["items"][0]["language"], "fr", "{listed}");
+    assert_eq!(listed["items"][0]["source"]["space"], space.as_str());
+    let id = listed["items"][0]["id"].as_str().unwrap().to_string();
+    let seen = a.get(&screen).await;
+    assert!(seen.html.contains("en → fr"), "{}", seen.html);
+    let p = a
+        .post(&screen, &[("csrf", &token), ("op", "run"), ("invite", &id)])
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let p = a
+        .post(
+            &screen,
+            &[("csrf", &token), ("op", "run"), ("invite", "nope")],
+        )
+        .await;
+    assert_eq!(p.status, 404);
+}

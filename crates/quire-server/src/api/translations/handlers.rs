@@ -12,39 +12,16 @@ use super::types::{
 };
 use crate::api::views;
 use crate::clock::iso;
-use crate::domain::access::{load_space, OrgCtx, Role};
+use crate::domain::access::{OrgCtx, Role};
 use crate::domain::auth::Caller;
-use crate::domain::translations::{request_run, wake};
+use crate::domain::translations;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::JsonBody;
 use crate::http::json::Json;
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
-use crate::store::translations::{NewTranslation, TranslationRow};
-
-/// The official `TranslationLanguage` values.
-const LANGUAGES: &[&str] = &[
-    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "yue", "ko", "ar", "hi", "nl",
-    "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms", "he", "uk",
-    "sk", "bg", "hr", "lt", "lv", "et", "sl",
-];
-
-/// An empty instructions document.
-const NO_INSTRUCTIONS: &str = r#"{"object":"document","data":{},"nodes":[]}"#;
-
-fn language(field: &str, value: &str) -> ApiResult<()> {
-    if LANGUAGES.contains(&value) {
-        Ok(())
-    } else {
-        Err(ApiError::bad_request(format!(
-            "`{field}`: `{}` is not a supported language (one of {}).",
-            value.chars().take(32).collect::<String>(),
-            LANGUAGES.join(", ")
-        )))
-    }
-}
+use crate::store::translations::TranslationRow;
 
 /// The stored JSON of an instructions document, checked for depth.
 fn instructions(doc: &quire_content::Document) -> ApiResult<String> {
@@ -153,56 +130,18 @@ pub async fn create_translation(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody<CreateTranslation>,
 ) -> ApiResult<Response> {
-    language("language", &body.language)?;
-    language("source.language", &body.source.language)?;
-    if body.language == body.source.language {
-        return Err(ApiError::bad_request(
-            "`language` must differ from `source.language`.",
-        ));
-    }
     let instructions = match &body.instructions {
         Some(doc) => instructions(doc)?,
-        None => NO_INSTRUCTIONS.to_string(),
+        None => translations::NO_INSTRUCTIONS.to_string(),
     };
-    let not_found = || {
-        ApiError::bad_request(format!(
-            "`source.space`: space `{}` not found in this organization.",
-            body.source.space.chars().take(64).collect::<String>()
-        ))
+    let new = translations::New {
+        space: body.source.space,
+        source_language: body.source.language,
+        language: body.language,
+        instructions,
     };
-    let space = match load_space(&state, &caller, &body.source.space).await {
-        Ok(ctx) => ctx,
-        Err(ApiError::NotFound(_)) => return Err(not_found()),
-        Err(other) => return Err(other),
-    };
-    if space.space.org_id != org.org.id || space.space.deleted_at.is_some() {
-        return Err(not_found());
-    }
-    let now = state.now();
-    let id = new_id();
-    let mut tx = state.db.begin().await?;
-    store::translations::insert(
-        &mut tx,
-        &NewTranslation {
-            id: &id,
-            org_id: org.org.id.as_str(),
-            source_space: &space.space.id,
-            source_language: &body.source.language,
-            language: &body.language,
-            instructions: &instructions,
-            created_by: caller.user.id.as_str(),
-            now,
-        },
-    )
-    .await?;
-    let row = store::translations::lock(&mut tx, &id)
-        .await?
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("translation vanished")))?;
-    request_run(&mut tx, &row, now).await?;
-    tx.commit().await?;
-    // Read before the worker is woken: the answer shows the run as requested (`pending`).
+    let id = translations::create(&state, &org, &caller, new).await?;
     let row = load(&state, &org, &id).await;
-    wake(&state);
     let body = view(&state, &org, &row?)?;
     Ok(views::created(&body.urls.location.clone(), body))
 }
@@ -264,12 +203,6 @@ pub async fn run_translation(
     Path((_, id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
     load(&state, &org, &id).await?;
-    let mut tx = state.db.begin().await?;
-    let row = store::translations::lock(&mut tx, &id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Translation `{id}` not found.")))?;
-    request_run(&mut tx, &row, state.now()).await?;
-    tx.commit().await?;
-    wake(&state);
+    translations::run_again(&state, &org, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

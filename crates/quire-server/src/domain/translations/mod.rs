@@ -22,13 +22,15 @@ use quire_content::translate::{is_prose, word_count, Segmented};
 use sha2::Digest;
 
 use crate::db::Tx;
+use crate::domain::access::{require_role, OrgCtx, Role};
+use crate::domain::auth::Caller;
 use crate::domain::content;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
 use crate::store::spaces::SpaceRow;
-use crate::store::translations::{Completed, TranslationRow};
+use crate::store::translations::{Completed, NewTranslation, TranslationRow};
 use crate::values::{EditMode, RevisionType, Visibility};
 
 /// Job kind of a translation run; its payload is the translation's id.
@@ -545,4 +547,110 @@ pub async fn job_failed(
         store::translations::mark_pending(tx, id, &job, now).await?;
     }
     Ok(follow)
+}
+
+/// The official `TranslationLanguage` values.
+pub const LANGUAGES: &[&str] = &[
+    "en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "yue", "ko", "ar", "hi", "nl",
+    "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms", "he", "uk",
+    "sk", "bg", "hr", "lt", "lv", "et", "sl",
+];
+
+/// An empty instructions document.
+pub const NO_INSTRUCTIONS: &str = r#"{"object":"document","data":{},"nodes":[]}"#;
+
+/// Refuses a language outside [`LANGUAGES`], naming `field`.
+pub fn check_language(field: &str, value: &str) -> ApiResult<()> {
+    if LANGUAGES.contains(&value) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "`{field}`: `{}` is not a supported language (one of {}).",
+            value.chars().take(32).collect::<String>(),
+            LANGUAGES.join(", ")
+        )))
+    }
+}
+
+/// A translation to make: of `space` from `source_language` into `language`, with the
+/// stored JSON of its instructions document.
+pub struct New {
+    /// The source space's id.
+    pub space: String,
+    /// The source's language.
+    pub source_language: String,
+    /// The language to translate into.
+    pub language: String,
+    /// The instructions document, as stored JSON.
+    pub instructions: String,
+}
+
+/// Creates a translation of a space the caller reads (create role in the organization)
+/// and requests its first run; answers its id.
+pub async fn create(
+    state: &AppState,
+    org: &OrgCtx,
+    caller: &Caller,
+    new: New,
+) -> ApiResult<String> {
+    require_role(org.role, Role::Create, "translate spaces")?;
+    check_language("language", &new.language)?;
+    check_language("source.language", &new.source_language)?;
+    if new.language == new.source_language {
+        return Err(ApiError::bad_request(
+            "`language` must differ from `source.language`.",
+        ));
+    }
+    let not_found = || {
+        ApiError::bad_request(format!(
+            "`source.space`: space `{}` not found in this organization.",
+            new.space.chars().take(64).collect::<String>()
+        ))
+    };
+    let space = match crate::domain::access::load_space(state, caller, &new.space).await {
+        Ok(ctx) => ctx,
+        Err(ApiError::NotFound(_)) => return Err(not_found()),
+        Err(other) => return Err(other),
+    };
+    if space.space.org_id != org.org.id || space.space.deleted_at.is_some() {
+        return Err(not_found());
+    }
+    let now = state.now();
+    let id = new_id();
+    let mut tx = state.db.begin().await?;
+    store::translations::insert(
+        &mut tx,
+        &NewTranslation {
+            id: &id,
+            org_id: org.org.id.as_str(),
+            source_space: &space.space.id,
+            source_language: &new.source_language,
+            language: &new.language,
+            instructions: &new.instructions,
+            created_by: caller.user.id.as_str(),
+            now,
+        },
+    )
+    .await?;
+    let row = store::translations::lock(&mut tx, &id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("translation vanished")))?;
+    request_run(&mut tx, &row, now).await?;
+    tx.commit().await?;
+    wake(state);
+    Ok(id)
+}
+
+/// Requests another run of translation `id` (create role in the organization).
+pub async fn run_again(state: &AppState, org: &OrgCtx, id: &str) -> ApiResult<()> {
+    require_role(org.role, Role::Create, "translate spaces")?;
+    let mut tx = state.db.begin().await?;
+    let row = store::translations::lock(&mut tx, id)
+        .await?
+        .filter(|r| r.org_id == org.org.id.as_str())
+        .ok_or_else(|| ApiError::not_found(format!("Translation `{id}` not found.")))?;
+    request_run(&mut tx, &row, state.now()).await?;
+    tx.commit().await?;
+    wake(state);
+    Ok(())
 }

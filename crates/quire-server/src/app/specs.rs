@@ -1,0 +1,109 @@
+//! OpenAPI specifications in the app: the organization's specifications on its screen,
+//! and for members with the create role the form that adds one from a URL or a text,
+//! through the domain's workflow (the API's `createOpenAPISpec`); Quire then fetches and
+//! processes it in a background job.
+
+use std::fmt::Write as _;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use quire_content::html::{escape_attr as attr, escape_text as text};
+
+use super::session;
+use super::shell::{failed, not_found, see_other, Viewer};
+use crate::domain::access::{self, OrgCtx, Role};
+use crate::domain::auth::Caller;
+use crate::domain::openapi;
+use crate::error::{ApiError, ApiResult};
+use crate::ids::OrgId;
+use crate::state::AppState;
+use crate::store;
+
+/// Most specifications the organization screen lists.
+const SHOWN: i64 = 100;
+
+/// The specifications section of the organization screen (non-guests), with the form
+/// that adds one for members who may create.
+pub async fn section(state: &AppState, org: &OrgCtx, viewer: &Viewer<'_>) -> ApiResult<String> {
+    if org.role.is_none() {
+        return Ok(String::new());
+    }
+    let id = attr(org.org.id.as_str());
+    let (list, _) = store::openapi::list(&state.db, &org.org.id, None, SHOWN).await?;
+    let mut out = String::from("<h2>OpenAPI specifications</h2>");
+    if list.is_empty() {
+        out.push_str("<p class=\"muted\">No specification yet.</p>");
+    } else {
+        out.push_str("<ul class=\"specs\">");
+        for s in &list {
+            let _ = write!(
+                out,
+                "<li><a href=\"/o/{id}/openapi/{}\">{}</a> <span class=\"muted\">{}</span></li>",
+                attr(&s.slug),
+                text(&s.slug),
+                text(&s.processing_state)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    if org.role.is_none_or(|r| r < Role::Create) {
+        return Ok(out);
+    }
+    let _ = write!(
+        out,
+        "<form method=\"post\" action=\"/o/{id}/openapi\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
+<h3>Add a specification</h3>\
+<label for=\"spec-slug\">Name in addresses (lower-case letters, digits, hyphens)</label>\
+<input id=\"spec-slug\" name=\"subject\" type=\"text\" required maxlength=\"100\" pattern=\"[a-z0-9]+(-[a-z0-9]+)*\">\
+<label for=\"spec-url\">Its address</label><input id=\"spec-url\" name=\"emoji\" type=\"url\" placeholder=\"https://\">\
+<label for=\"spec-text\">Or its text (YAML or JSON)</label><textarea id=\"spec-text\" name=\"body\" rows=\"4\"></textarea>\
+<button type=\"submit\">Add</button></form>",
+        attr(viewer.csrf)
+    );
+    Ok(out)
+}
+
+/// `POST /o/{organizationId}/openapi`: adds a specification from the address or the text
+/// given (exactly one), then opens its screen.
+pub async fn act(
+    State(state): State<AppState>,
+    Path(org_id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let here = format!("/o/{org_id}");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let Ok(org) = access::load_org(&state, &caller, &OrgId::new(org_id.clone())).await else {
+        return not_found(
+            Some(&viewer),
+            "This organization does not exist, or you are not one of its members.",
+        );
+    };
+    let slug = form.subject.clone().unwrap_or_default().trim().to_string();
+    let given = |v: &Option<String>| v.clone().filter(|t| !t.trim().is_empty());
+    let source = (
+        given(&form.emoji).map(|u| u.trim().to_string()),
+        given(&form.body),
+    );
+    let run = {
+        let (state, slug) = (state.clone(), slug.clone());
+        async move { openapi::create(&state, &org, &slug, source).await }
+    };
+    match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(Ok(())) => see_other(&format!("/o/{org_id}/openapi/{slug}")),
+        Ok(Err(ApiError::Internal(e))) => failed(e),
+        Ok(Err(e)) => super::screens::not_done(&viewer, &e, &here, "Back to the organization"),
+        Err(e) => failed(e),
+    }
+}
