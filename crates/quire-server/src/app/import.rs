@@ -1,6 +1,7 @@
 //! Importing content into a space from the app: a URL and its kind of source, through the
 //! domain's import workflow (the API's `importContent`): fetched by the safe fetcher,
-//! converted, and written as one new revision of the space.
+//! converted, and written as one new revision of the space; or a built-in template's
+//! pages (the API's `applyTemplateToSpace`).
 
 use std::fmt::Write as _;
 
@@ -51,6 +52,23 @@ pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
         let _ = write!(body, "<option value=\"{name}\">{}</option>", label(name));
     }
     body.push_str("</select><button type=\"submit\">Import</button></form>");
+    let _ = write!(
+        body,
+        "<h2>Or start from a template</h2><p>Its pages are added after the space's own.</p>\
+<form method=\"post\" action=\"/s/{}/~/import\"><input type=\"hidden\" name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"op\" value=\"template\">\
+<label for=\"template\">Template</label><select id=\"template\" name=\"invite\">",
+        attr(&ctx.space.id),
+        attr(viewer.csrf)
+    );
+    for t in quire_content::templates::TEMPLATES {
+        let _ = write!(
+            body,
+            "<option value=\"{}\">{}</option>",
+            attr(t.id),
+            text(t.title)
+        );
+    }
+    body.push_str("</select><button type=\"submit\">Add its pages</button></form>");
     page(StatusCode::OK, "Import", Some(viewer), nav, &body)
 }
 
@@ -58,6 +76,22 @@ pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
 /// did, or why it did nothing.
 pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: Form) -> Response {
     let here = format!("/s/{}/~/import", ctx.space.id);
+    if form.op.as_deref() == Some("template") {
+        let template = form.invite.clone().unwrap_or_default();
+        let run = {
+            let (state, ctx, user) = (state.clone(), ctx.clone(), viewer.user.to_string());
+            async move {
+                let slots = Default::default();
+                crate::domain::templates::apply(&state, &ctx, &user, &template, &slots).await
+            }
+        };
+        return match tokio::spawn(crate::cache::bypassed(run)).await {
+            Ok(Ok(())) => super::shell::see_other(&format!("/s/{}", ctx.space.id)),
+            Ok(Err(ApiError::Internal(e))) => failed(e),
+            Ok(Err(e)) => super::screens::not_done(viewer, &e, &here, "Back to the import"),
+            Err(e) => failed(e),
+        };
+    }
     let url = form.subject.clone().unwrap_or_default().trim().to_string();
     let run = {
         let (state, ctx, user) = (state.clone(), ctx.clone(), viewer.user.to_string());

@@ -26,6 +26,7 @@ pub mod search;
 pub mod sites;
 pub mod spaces;
 pub mod teams;
+pub mod templates;
 pub mod translations;
 pub mod uploads;
 pub mod visitor;

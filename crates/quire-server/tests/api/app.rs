@@ -2226,3 +2226,41 @@ async fn a_translation_is_started_and_run_again_from_the_app() {
         .await;
     assert_eq!(p.status, 404);
 }
+
+#[tokio::test]
+async fn a_template_is_applied_to_a_space_from_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Starters").await;
+    let space = app.space(&alice, &org, "Fresh", None).await;
+    let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
+    let import = format!("/s/{space}/~/import");
+    let seen = a.get(&import).await;
+    assert!(
+        seen.html.contains("Or start from a template"),
+        "{}",
+        seen.html
+    );
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &import,
+            &[("csrf", &token), ("op", "template"), ("invite", "nope")],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("unknown template"), "{}", p.html);
+    let first = quire_content::templates::TEMPLATES[0].id;
+    let p = a
+        .post(
+            &import,
+            &[("csrf", &token), ("op", "template"), ("invite", first)],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let pages = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    assert!(!pages["pages"].as_array().unwrap().is_empty(), "{pages}");
+}
