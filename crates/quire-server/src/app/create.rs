@@ -13,7 +13,6 @@ use super::session;
 use super::shell::{failed, not_found, see_other, Viewer};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, OrgCtx, Role};
-use crate::domain::auth::Caller;
 use crate::domain::{collections, spaces};
 use crate::error::ApiError;
 use crate::ids::OrgId;
@@ -102,7 +101,7 @@ pub async fn act(
         Err(res) => return res,
     };
     let viewer = signed.viewer();
-    let caller = Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let caller = signed.caller();
     let Ok(org) = access::load_org(&state, &caller, &OrgId::new(org_id.clone())).await else {
         return not_found(
             Some(&viewer),

@@ -63,7 +63,7 @@ fn parse_role(value: Option<&str>) -> Result<Option<Role>, ApiError> {
 }
 
 async fn org_of(state: &AppState, signed: &Signed, org_id: &str) -> Result<(Caller, OrgCtx), ()> {
-    let caller = Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let caller = signed.caller();
     let org = access::load_org(state, &caller, &OrgId::new(org_id.to_string()))
         .await
         .map_err(|_| ())?;
@@ -528,8 +528,8 @@ pub async fn link_join(
         Ok(f) => f,
         Err(res) => return res,
     };
-    let (user, fresh) = match signed {
-        Some(s) => (s.user, false),
+    let (caller, fresh) = match signed {
+        Some(s) => (s.caller(), false),
         None => {
             let email = form.email.as_deref().unwrap_or("");
             let name = form.name.as_deref().filter(|n| !n.trim().is_empty());
@@ -563,13 +563,13 @@ pub async fn link_join(
             )
             .await
             {
-                Ok(u) => (u, true),
+                Ok(u) => (Caller::unscoped(std::sync::Arc::new(u)), true),
                 Err(AccountError::Invalid(why)) => return refuse(&why),
                 Err(AccountError::Failed(e)) => return failed(e),
             }
         }
     };
-    let caller = Caller::unscoped(std::sync::Arc::new(user.clone()));
+    let user = caller.user.clone();
     let run = {
         let (state, org_id, invite_id) = (state.clone(), org_id.clone(), invite_id.clone());
         async move { members::join_with_link(&state, &caller, &org_id, &invite_id).await }

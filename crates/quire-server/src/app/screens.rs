@@ -26,10 +26,6 @@ use crate::store::spaces::SpaceRow;
 /// Most organizations and spaces a screen lists.
 const LIST_LIMIT: i64 = 500;
 
-fn caller(signed: &Signed) -> Caller {
-    Caller::unscoped(std::sync::Arc::new(signed.user.clone()))
-}
-
 /// `GET /`: the organizations of the signed-in user; the first-run page while no account
 /// exists; otherwise the way to sign in.
 pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response {
@@ -58,7 +54,11 @@ pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response
     )
     .await
     {
-        Ok((orgs, _)) => orgs,
+        // A single sign-on session sees only its organization.
+        Ok((orgs, _)) => orgs
+            .into_iter()
+            .filter(|o| signed.scope.as_ref().is_none_or(|s| *s == o.org.id))
+            .collect::<Vec<_>>(),
         Err(e) => return failed(e),
     };
     let mut body = String::from("<h1>Your organizations</h1>");
@@ -129,7 +129,7 @@ pub async fn org(
         Err(res) => return res,
     };
     let viewer = signed.viewer();
-    let caller = caller(&signed);
+    let caller = signed.caller();
     let id = OrgId::new(org_id);
     let Ok(org) = access::load_org(&state, &caller, &id).await else {
         return not_found(
@@ -231,7 +231,7 @@ pub async fn collection(
         Err(res) => return res,
     };
     let viewer = signed.viewer();
-    let caller = caller(&signed);
+    let caller = signed.caller();
     let Ok(ctx) = access::load_collection(&state, &caller, &collection_id).await else {
         return not_found(
             Some(&viewer),
@@ -313,7 +313,7 @@ async fn space(
         Err(res) => return res,
     };
     let viewer = signed.viewer();
-    let caller = caller(&signed);
+    let caller = signed.caller();
     let ctx = match access::load_space(state, &caller, space_id).await {
         Ok(c) if c.space.deleted_at.is_none() => c,
         // A deleted space shows its admins only its settings, to restore it.
@@ -995,7 +995,7 @@ pub(super) async fn changes_html(
 /// The organization of an organization screen, for a member who is not a guest (as the
 /// API's site and specification reads require).
 async fn member_org(state: &AppState, signed: &Signed, org_id: &str) -> Option<access::OrgCtx> {
-    let org = access::load_org(state, &caller(signed), &OrgId::new(org_id.to_string()))
+    let org = access::load_org(state, &signed.caller(), &OrgId::new(org_id.to_string()))
         .await
         .ok()?;
     org.role.is_some().then_some(org)
@@ -1200,7 +1200,7 @@ pub async fn space_action(
         Err(res) => return res,
     };
     let viewer = signed.viewer();
-    let caller = caller(&signed);
+    let caller = signed.caller();
     let ctx = match access::load_space(&state, &caller, &space_id).await {
         Ok(c) if path == "~/settings" => {
             return super::settings::act(&state, c, &viewer, form).await

@@ -237,7 +237,7 @@ pub async fn org(
         Err(res) => return res,
     };
     let viewer = signed.viewer();
-    let caller = crate::domain::auth::Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let caller = signed.caller();
     let id = OrgId::new(org_id);
     let Ok(org) = access::load_org(&state, &caller, &id).await else {
         return not_found(

@@ -17,7 +17,9 @@ use sha2::{Digest, Sha256};
 use super::shell::{failed, page, see_other, with_headers, Viewer};
 use crate::clock::iso;
 use crate::domain::accounts::{self, SignIn};
+use crate::domain::auth::Caller;
 use crate::http::edge::ClientAddress;
+use crate::ids::OrgId;
 use crate::keys::hash_token;
 use crate::state::AppState;
 use crate::store;
@@ -39,6 +41,9 @@ const FORM_BYTES: usize = 256 * 1024;
 pub struct Signed {
     pub session: SessionRow,
     pub user: UserRow,
+    /// The one organization a single sign-on session may act in (`None`: a password
+    /// session, with the account's whole reach).
+    pub scope: Option<OrgId>,
 }
 
 impl Signed {
@@ -48,14 +53,25 @@ impl Signed {
             name: &self.user.display_name,
             csrf: &self.session.csrf,
             user: self.user.id.as_str(),
+            sso: self.scope.is_some(),
+        }
+    }
+
+    /// Who acts, for the domain's access checks: confined to the session's organization
+    /// when it came from that organization's single sign-on.
+    pub fn caller(&self) -> Caller {
+        Caller {
+            user: std::sync::Arc::new(self.user.clone()),
+            scope: self.scope.clone(),
         }
     }
 }
 
-/// The session of a request, if it carries a live one.
+/// The session of a request, if it carries a live one: the app's own, or one opened by an
+/// organization's SAML login (confined to that organization, as its API tokens are).
 pub async fn current(state: &AppState, headers: &HeaderMap) -> sqlx::Result<Option<Signed>> {
     let Some(secret) = cookie(headers) else {
-        return Ok(None);
+        return sso_session(state, headers).await;
     };
     let now = state.now();
     let Some(session) =
@@ -69,7 +85,35 @@ pub async fn current(state: &AppState, headers: &HeaderMap) -> sqlx::Result<Opti
     if now - session.seen_at > TOUCH_EVERY_MS {
         store::sessions::touch(&state.db, &session.id, now).await?;
     }
-    Ok(Some(Signed { session, user }))
+    Ok(Some(Signed {
+        session,
+        user,
+        scope: None,
+    }))
+}
+
+/// The SAML login's session, as the app sees it.
+async fn sso_session(state: &AppState, headers: &HeaderMap) -> sqlx::Result<Option<Signed>> {
+    let Some(sso) = crate::domain::saml::login::session(state, headers).await? else {
+        return Ok(None);
+    };
+    let Some(user) = store::users::get(&state.db, &sso.user_id).await? else {
+        return Ok(None);
+    };
+    let session = SessionRow {
+        id: sso.id,
+        user_id: sso.user_id,
+        csrf: sso.csrf,
+        agent: String::new(),
+        created_at: sso.created_at,
+        seen_at: sso.created_at,
+        expires_at: sso.expires_at,
+    };
+    Ok(Some(Signed {
+        session,
+        user,
+        scope: Some(OrgId::new(sso.org_id)),
+    }))
 }
 
 /// The signed-in user, or the answer sending the browser to sign in and back to `here`.
@@ -395,12 +439,23 @@ pub async fn signout(State(state): State<AppState>, headers: HeaderMap, body: Bo
     if let Err(res) = read_form(&state, &headers, Some(&signed.session), body).await {
         return res;
     }
+    let mut res = see_other("/signin");
+    if signed.scope.is_some() {
+        // A single sign-on session ends as the account page ends it.
+        if let Err(e) = store::saml::delete_session(&state.db, &signed.session.id).await {
+            return failed(e);
+        }
+        let cookie = crate::domain::saml::login::session_cookie(&state, None);
+        if let Ok(v) = axum::http::HeaderValue::from_str(&cookie) {
+            res.headers_mut().append(header::SET_COOKIE, v);
+        }
+        return res;
+    }
     if let Err(e) =
         store::sessions::close(&state.db, signed.user.id.as_str(), &signed.session.id).await
     {
         return failed(e);
     }
-    let mut res = see_other("/signin");
     set_cookie(&state, &mut res, None);
     res
 }

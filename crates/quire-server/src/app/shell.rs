@@ -52,6 +52,8 @@ pub struct Viewer<'a> {
     pub csrf: &'a str,
     /// The signed-in user's id.
     pub user: &'a str,
+    /// Signed in by an organization's single sign-on (its account page holds the tokens).
+    pub sso: bool,
 }
 
 /// A whole page: `nav` (already escaped HTML, or empty) beside `body` (already escaped).
@@ -65,8 +67,9 @@ pub fn page(
     let mut top = String::from("<header class=\"top\"><a class=\"brand\" href=\"/\">Quire</a>");
     if let Some(v) = viewer {
         top.push_str(&format!(
-            "<div><a href=\"/account/sessions\">{}</a> · <form method=\"post\" action=\"/signout\">\
+            "<div><a href=\"{}\">{}</a> · <form method=\"post\" action=\"/signout\">\
 <input type=\"hidden\" name=\"csrf\" value=\"{}\"><button class=\"link\" type=\"submit\">Sign out</button></form></div>",
+            if v.sso { "/account" } else { "/account/sessions" },
             text(v.name),
             attr(v.csrf)
         ));

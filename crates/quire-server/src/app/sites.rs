@@ -105,7 +105,7 @@ pub async fn screen(
         Err(res) => return res,
     };
     let viewer = signed.viewer();
-    let caller = Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let caller = signed.caller();
     let missing = "This site does not exist, or you may not see it.";
     let Some(org) = org_of(&state, &caller, &org_id).await else {
         return not_found(Some(&viewer), missing);
@@ -232,7 +232,7 @@ pub async fn act(
         Err(res) => return res,
     };
     let viewer = signed.viewer();
-    let caller = Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let caller = signed.caller();
     let Some(org) = org_of(&state, &caller, &org_id).await else {
         return not_found(
             Some(&viewer),

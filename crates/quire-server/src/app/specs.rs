@@ -14,7 +14,6 @@ use quire_content::html::{escape_attr as attr, escape_text as text};
 use super::session;
 use super::shell::{failed, not_found, see_other, Viewer};
 use crate::domain::access::{self, OrgCtx, Role};
-use crate::domain::auth::Caller;
 use crate::domain::openapi;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::OrgId;
@@ -83,7 +82,7 @@ pub async fn act(
         Err(res) => return res,
     };
     let viewer = signed.viewer();
-    let caller = Caller::unscoped(std::sync::Arc::new(signed.user.clone()));
+    let caller = signed.caller();
     let Ok(org) = access::load_org(&state, &caller, &OrgId::new(org_id.clone())).await else {
         return not_found(
             Some(&viewer),

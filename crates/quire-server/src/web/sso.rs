@@ -1,8 +1,9 @@
 //! The browser side of SAML logins, outside `/v1`: `GET /saml/{id}/metadata` (Quire's
 //! service-provider metadata), `GET /saml/{id}/start` (off to the identity provider with an
 //! AuthnRequest) and `POST /saml/{id}/acs` (the identity provider's signed response, which
-//! opens a session and lands on the account page). Every refusal is an HTML page with a 4xx
-//! status and a log line.
+//! opens a session and lands in the app, at the organization; the session is the app's too,
+//! confined to that organization, and the account page holds its API tokens). Every refusal
+//! is an HTML page with a 4xx status and a log line.
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -23,7 +24,8 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::saml::ProviderRow;
 
-/// Where a login lands.
+/// Where a login started by Quire asks the identity provider to send the browser back
+/// (`RelayState`); the login itself lands in the app, at the organization.
 const LANDING: &str = "/account";
 
 async fn provider(state: &AppState, id: &str) -> Result<ProviderRow, Response> {
@@ -215,7 +217,11 @@ pub async fn acs(State(state): State<AppState>, Path(id): Path<String>, body: Bo
             tracing::info!(provider = %p.id, org = %p.org_id, user = %opened.user_id, "SAML login");
             let mut res = StatusCode::SEE_OTHER.into_response();
             let h = res.headers_mut();
-            h.insert(header::LOCATION, HeaderValue::from_static(LANDING));
+            // Into the app, at the organization the login is for.
+            let landing = format!("/o/{}", p.org_id);
+            if let Ok(v) = HeaderValue::from_str(&landing) {
+                h.insert(header::LOCATION, v);
+            }
             h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             if let Ok(v) = HeaderValue::from_str(&session_cookie(&state, Some(&opened.secret))) {
                 h.insert(header::SET_COOKIE, v);

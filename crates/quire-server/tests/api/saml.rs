@@ -660,12 +660,35 @@ async fn a_login_opens_a_session_that_makes_tokens() {
     )
     .await;
     assert_eq!(answer.status, 303, "{}", answer.text);
-    assert_eq!(answer.headers[LOCATION], "/account");
+    // The login lands in the app, at the organization.
+    assert_eq!(answer.headers[LOCATION], format!("/o/{}", s.org).as_str());
     let set_cookie = answer.headers[SET_COOKIE].to_str().unwrap().to_string();
     assert!(set_cookie.contains("HttpOnly"));
     assert!(set_cookie.contains("SameSite=Lax"));
     assert!(set_cookie.contains("; Secure"), "https public URL");
     let cookie = answer.cookie().unwrap();
+    let screen = |path: String| {
+        let cookie = cookie.clone();
+        async move {
+            let res = browser()
+                .get(path)
+                .header("cookie", &cookie)
+                .send()
+                .await
+                .unwrap();
+            (res.status().as_u16(), res.text().await.unwrap())
+        }
+    };
+    let (status, page) = screen(format!("{}/o/{}", s.app.base, s.org)).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("SSO Org"), "{page}");
+    assert!(
+        page.contains("href=\"/account\""),
+        "the account page holds its tokens: {page}"
+    );
+    let (status, page) = screen(format!("{}/", s.app.base)).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(&format!("/o/{}", s.org)), "{page}");
 
     // The user joined with the provider's role and team, as an SSO member.
     let members = s
@@ -683,6 +706,22 @@ async fn a_login_opens_a_session_that_makes_tokens() {
     assert_eq!(ada["sso"], true);
     assert_eq!(ada["teams"], 1);
     assert_eq!(ada["user"]["displayName"], "Ada Lovelace");
+
+    // The session is confined to the organization whose login made it: another
+    // organization Ada belongs to stays out of the app's reach.
+    let other = s.app.org(&s.admin, "Elsewhere").await;
+    s.app
+        .post(
+            &s.admin,
+            &format!("/v1/orgs/{other}/invites"),
+            json!({ "emails": ["ada@example.com"], "role": "read" }),
+        )
+        .await
+        .expect(200);
+    let (status, _) = screen(format!("{}/o/{other}", s.app.base)).await;
+    assert_eq!(status, 404);
+    let (_, home) = screen(format!("{}/", s.app.base)).await;
+    assert!(!home.contains(&format!("/o/{other}")), "{home}");
 
     // The account page lists the organization; tokens are made and revoked there.
     let res = browser()
