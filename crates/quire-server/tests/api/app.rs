@@ -2264,3 +2264,127 @@ async fn a_template_is_applied_to_a_space_from_the_app() {
         .expect(200);
     assert!(!pages["pages"].as_array().unwrap().is_empty(), "{pages}");
 }
+
+/// Whether an API read answered (2xx) for `who`.
+async fn api_allows(app: &TestApp, who: &crate::harness::Persona, path: &str) -> bool {
+    let res = app.get(who, path).await;
+    (200..300).contains(&res.status)
+}
+
+#[tokio::test]
+async fn each_role_sees_and_may_do_in_the_app_exactly_what_the_api_allows() {
+    let app = TestApp::start().await;
+    let names = ["admin", "editor", "reader", "guest", "outsider"];
+    let mut people = Vec::new();
+    for n in names {
+        people.push(app.persona(n).await);
+    }
+    let (admin, editor, reader, guest, outsider) =
+        (&people[0], &people[1], &people[2], &people[3], &people[4]);
+    let org = app.org(admin, "Matrix").await;
+    app.add_member(admin, &org, editor, json!("edit")).await;
+    app.add_member(admin, &org, reader, json!("read")).await;
+    app.add_member(admin, &org, guest, json!(null)).await;
+    app.org(outsider, "Elsewhere").await;
+    let shared = app.space(admin, &org, "Shared", None).await;
+    let hidden = app.space(admin, &org, "Hidden", None).await;
+    app.post(
+        admin,
+        &format!("/v1/spaces/{shared}/permissions"),
+        json!({ "role": "comment", "users": [guest.id] }),
+    )
+    .await
+    .expect(204);
+    let site = app
+        .post(
+            admin,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({ "title": "Docs" }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut browsers = signed_in(&app, &names).await;
+
+    // Screens and the API reads they stand for.
+    let screens = [
+        (format!("/o/{org}"), format!("/v1/orgs/{org}")),
+        (format!("/s/{shared}"), format!("/v1/spaces/{shared}")),
+        (format!("/s/{hidden}"), format!("/v1/spaces/{hidden}")),
+        (
+            format!("/s/{shared}/~/changes"),
+            format!("/v1/spaces/{shared}/change-requests"),
+        ),
+        (
+            format!("/s/{shared}/~/comments"),
+            format!("/v1/spaces/{shared}/comments"),
+        ),
+        (
+            format!("/s/{shared}/~/share"),
+            format!("/v1/spaces/{shared}/permissions/users"),
+        ),
+        (
+            format!("/o/{org}/members"),
+            format!("/v1/orgs/{org}/members"),
+        ),
+        (format!("/o/{org}/teams"), format!("/v1/orgs/{org}/teams")),
+        (
+            format!("/o/{org}/translations"),
+            format!("/v1/orgs/{org}/translations"),
+        ),
+        (
+            format!("/o/{org}/sites/{site}"),
+            format!("/v1/orgs/{org}/sites/{site}"),
+        ),
+    ];
+    for (i, who) in people.iter().enumerate() {
+        let b = &mut browsers[i];
+        for (screen, api) in &screens {
+            let allowed = api_allows(&app, who, api).await;
+            let seen = b.get(screen).await;
+            assert_eq!(
+                seen.status == 200,
+                allowed,
+                "{}: {screen} answered {} while the API {} {api}",
+                who.email,
+                seen.status,
+                if allowed { "allows" } else { "refuses" }
+            );
+        }
+        // Forms follow the space's permissions as the API reports them.
+        let space = app.get(who, &format!("/v1/spaces/{shared}")).await;
+        if space.status != 200 {
+            continue;
+        }
+        let may = &space.body["permissions"];
+        let discussion = b.get(&format!("/s/{shared}/~/comments")).await.html;
+        assert_eq!(
+            discussion.contains("New comment"),
+            may["comment"] == true,
+            "{}: comment form vs {may}",
+            who.email
+        );
+        let settings = b.get(&format!("/s/{shared}/~/settings")).await.html;
+        assert_eq!(
+            settings.contains("name=\"subject\""),
+            may["edit"] == true,
+            "{}: settings form vs {may}",
+            who.email
+        );
+        assert_eq!(
+            settings.contains("Delete the space"),
+            may["admin"] == true,
+            "{}: delete vs {may}",
+            who.email
+        );
+        let import = b.get(&format!("/s/{shared}/~/import")).await.html;
+        assert_eq!(
+            import.contains("name=\"subject\""),
+            may["edit"] == true,
+            "{}: import form vs {may}",
+            who.email
+        );
+    }
+}
