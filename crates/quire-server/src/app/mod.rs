@@ -28,6 +28,7 @@ mod share;
 mod shell;
 mod sites;
 mod specs;
+mod sso;
 mod translations;
 
 use axum::routing::{get, post};
@@ -58,6 +59,7 @@ pub fn routes() -> Router<AppState> {
             get(sites::screen).post(sites::act),
         )
         .route("/o/{organizationId}/openapi", post(specs::act))
+        .route("/o/{organizationId}/sso", get(sso::screen).post(sso::act))
         .route(
             "/o/{organizationId}/translations",
             get(translations::screen).post(translations::act),

@@ -150,7 +150,12 @@ pub async fn org(
         text(&org.org.title),
         if org.role.is_some() {
             format!(
-                " · <a href=\"/o/{id}/members\">Members</a> · <a href=\"/o/{id}/teams\">Teams</a> · <a href=\"/o/{id}/translations\">Translations</a>"
+                " · <a href=\"/o/{id}/members\">Members</a> · <a href=\"/o/{id}/teams\">Teams</a> · <a href=\"/o/{id}/translations\">Translations</a>{}",
+                if org.is_admin() {
+                    format!(" · <a href=\"/o/{id}/sso\">Single sign-on</a>")
+                } else {
+                    String::new()
+                }
             )
         } else {
             String::new()

@@ -2388,3 +2388,86 @@ async fn each_role_sees_and_may_do_in_the_app_exactly_what_the_api_allows() {
         );
     }
 }
+
+#[tokio::test]
+async fn admins_add_and_remove_saml_providers_in_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Federated").await;
+    app.add_member(&alice, &org, &bob, json!("edit")).await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let sso = format!("/o/{org}/sso");
+    assert_eq!(b.get(&sso).await.status, 404);
+    assert!(!b
+        .get(&format!("/o/{org}"))
+        .await
+        .html
+        .contains("Single sign-on"));
+    let bt = csrf(&b.get(&format!("/o/{org}")).await.html);
+    let p = b
+        .post(
+            &sso,
+            &[
+                ("csrf", &bt),
+                ("op", "create"),
+                ("subject", "Okta"),
+                ("emoji", "https://idp.example/sso"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+
+    let seen = a.get(&sso).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &sso,
+            &[
+                ("csrf", &token),
+                ("op", "create"),
+                ("subject", "Okta"),
+                ("emoji", "not a url"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 400);
+    assert!(p.html.contains("`ssoURL`"), "{}", p.html);
+    let p = a
+        .post(
+            &sso,
+            &[
+                ("csrf", &token),
+                ("op", "create"),
+                ("subject", "Okta"),
+                ("emoji", "https://idp.example/sso"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let listed = app
+        .get(&alice, &format!("/v1/orgs/{org}/saml"))
+        .await
+        .expect(200);
+    assert_eq!(listed["items"][0]["label"], "Okta", "{listed}");
+    let id = listed["items"][0]["id"].as_str().unwrap().to_string();
+    let seen = a.get(&sso).await;
+    assert!(seen.html.contains("pending"), "{}", seen.html);
+    assert!(
+        seen.html.contains(&format!("/saml/{id}/acs")),
+        "{}",
+        seen.html
+    );
+    let p = a
+        .post(&sso, &[("csrf", &token), ("op", "delete"), ("invite", &id)])
+        .await;
+    assert_eq!(p.status, 303);
+    let listed = app
+        .get(&alice, &format!("/v1/orgs/{org}/saml"))
+        .await
+        .expect(200);
+    assert_eq!(listed["items"].as_array().unwrap().len(), 0, "{listed}");
+}

@@ -7,19 +7,16 @@ use serde::Deserialize;
 
 use super::types::{self, Logins, SamlProvider};
 use crate::domain::access::{OrgCtx, Role};
-use crate::domain::saml::parse_certificate;
+use crate::domain::saml::providers::{self, MAX_PROVIDERS};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::JsonBody;
 use crate::http::json::Json;
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::{new_id, OrgId};
+use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
 use crate::store::saml::{ProviderChanges, ProviderRow};
 use crate::validate::{self, nullable};
-
-/// Most providers one organization may have.
-const MAX_PROVIDERS: i64 = 100;
 
 /// `listSAMLProvidersInOrganizationById` (admins).
 pub async fn list_providers(
@@ -63,44 +60,15 @@ pub async fn create_provider(
     Extension(ctx): Extension<OrgCtx>,
     JsonBody(body): JsonBody<CreateProvider>,
 ) -> ApiResult<axum::response::Response> {
-    validate::length("label", &body.label, 1, 30)?;
-    let entity_id = check_entity_id(body.entity_id)?;
-    let sso_url = check_sso_url(body.sso_url)?.ok_or_else(|| {
-        ApiError::bad_request("`ssoURL` is required: the identity provider's sign-in URL.")
-    })?;
-    let certificate = check_certificate(body.certificate)?;
-    let now = state.now();
-    let row = ProviderRow {
-        id: new_id(),
-        org_id: ctx.org.id.to_string(),
+    let new = providers::NewProvider {
         label: body.label,
-        entity_id: entity_id.unwrap_or_default(),
-        sso_url,
-        certificate: certificate.unwrap_or_default(),
-        default_team: None,
-        default_role: match body.default_role {
-            Some(role) => role.map(|r| r.as_str().to_string()),
-            None => ctx.org.default_role.clone(),
-        },
-        created_at: now,
-        updated_at: now,
+        entity_id: body.entity_id,
+        certificate: body.certificate,
+        sso_url: body.sso_url,
+        default_team: body.default_team,
+        default_role: body.default_role,
     };
-    let mut tx = state.db.begin().await?;
-    let default_team = match body.default_team {
-        Some(team) => Some(check_team(&mut tx, &ctx, team).await?),
-        None => None,
-    };
-    let row = ProviderRow {
-        default_team,
-        ..row
-    };
-    if store::saml::count(&mut tx, ctx.org.id.as_str()).await? >= MAX_PROVIDERS {
-        return Err(ApiError::bad_request(format!(
-            "An organization can have at most {MAX_PROVIDERS} SAML providers."
-        )));
-    }
-    store::saml::insert(&mut tx, &row).await?;
-    tx.commit().await?;
+    let row = providers::create(&state, &ctx, new).await?;
     let location = state.url(&format!("/v1/orgs/{}/saml/{}", row.org_id, row.id));
     Ok(crate::api::views::created(
         &location,
@@ -146,15 +114,15 @@ pub async fn update_provider(
     }
     let mut changes = ProviderChanges {
         label: body.label,
-        entity_id: check_entity_id(body.entity_id)?,
-        sso_url: check_sso_url(body.sso_url)?,
-        certificate: check_certificate(body.certificate)?,
+        entity_id: providers::check_entity_id(body.entity_id)?,
+        sso_url: providers::check_sso_url(body.sso_url)?,
+        certificate: providers::check_certificate(body.certificate)?,
         default_team: None,
         default_role: body.default_role.map(|r| r.map(|r| r.as_str().to_string())),
     };
     let mut tx = state.db.begin().await?;
     changes.default_team = match body.default_team {
-        Some(Some(team)) => Some(Some(check_team(&mut tx, &ctx, team).await?)),
+        Some(Some(team)) => Some(Some(providers::check_team(&mut tx, &ctx, team).await?)),
         Some(None) => Some(None),
         None => None,
     };
@@ -174,9 +142,7 @@ pub async fn delete_provider(
     Extension(ctx): Extension<OrgCtx>,
     Path((_, id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
-    if store::saml::delete(&state.db, ctx.org.id.as_str(), &id).await? {
-        tracing::info!(provider = %id, org = %ctx.org.id, "SAML provider deleted");
-    }
+    providers::delete(&state, &ctx, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -214,49 +180,4 @@ async fn provider_body(state: &AppState, row: &ProviderRow) -> ApiResult<SamlPro
         None => None,
     };
     Ok(types::provider(state, row, team.as_ref()))
-}
-
-/// The identity provider's entity id: an absolute URI (a URL or a URN).
-fn check_entity_id(value: Option<String>) -> ApiResult<Option<String>> {
-    let Some(value) = value else { return Ok(None) };
-    let ok = !value.is_empty()
-        && value.len() <= 1024
-        && !value.chars().any(|c| c.is_whitespace() || c.is_control())
-        && url::Url::parse(&value).is_ok();
-    if ok {
-        Ok(Some(value))
-    } else {
-        Err(ApiError::bad_request(
-            "`entityID` must be an absolute URI (a URL or a URN) of at most 1024 characters.",
-        ))
-    }
-}
-
-fn check_sso_url(value: Option<String>) -> ApiResult<Option<String>> {
-    let Some(value) = value else { return Ok(None) };
-    validate::url("ssoURL", &value)?;
-    url::Url::parse(&value)
-        .map_err(|_| ApiError::bad_request("`ssoURL` must be an absolute http(s) URL."))?;
-    Ok(Some(value))
-}
-
-fn check_certificate(value: Option<String>) -> ApiResult<Option<String>> {
-    let Some(value) = value else { return Ok(None) };
-    if value.len() > 10_000 {
-        return Err(ApiError::bad_request(
-            "`certificate` must be at most 10000 characters.",
-        ));
-    }
-    parse_certificate(&value)
-        .map_err(|why| ApiError::bad_request(format!("`certificate` {why}.")))?;
-    Ok(Some(value.trim().to_string()))
-}
-
-async fn check_team(tx: &mut crate::db::Tx, ctx: &OrgCtx, team: String) -> ApiResult<String> {
-    match store::teams::get_tx(tx, ctx.org.id.as_str(), &team).await? {
-        Some(row) => Ok(row.id),
-        None => Err(ApiError::bad_request(format!(
-            "`defaultTeam`: `{team}` is not a team of this organization."
-        ))),
-    }
 }

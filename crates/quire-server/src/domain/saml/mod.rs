@@ -4,6 +4,7 @@
 //! response to the ACS ([`verify`] checks it, [`login::complete`] acts on it).
 
 pub mod login;
+pub mod providers;
 pub mod verify;
 
 use std::io::Write;
