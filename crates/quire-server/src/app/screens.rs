@@ -1134,7 +1134,8 @@ async fn review_html(
 <button type=\"submit\" name=\"status\" value=\"changes-requested\">Request changes</button></form>"
         );
     }
-    if open && ctx.role >= Role::Edit {
+    // Guests do not see the organization's people, as in the API: no reviewer list.
+    if open && ctx.role >= Role::Edit && ctx.org.role.is_some() {
         let filter = store::members::MemberFilter {
             ascending: true,
             ..Default::default()

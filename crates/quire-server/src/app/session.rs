@@ -460,9 +460,20 @@ pub async fn signout(State(state): State<AppState>, headers: HeaderMap, body: Bo
     res
 }
 
+/// The signed-in user of a password session, the only kind that may see and end the
+/// account's sessions: a single sign-on session reaches one organization, not the account,
+/// and is sent to its own account page.
+async fn require_account(state: &AppState, headers: &HeaderMap) -> Result<Signed, Response> {
+    let signed = require(state, headers, "/account/sessions").await?;
+    if signed.scope.is_some() {
+        return Err(see_other("/account"));
+    }
+    Ok(signed)
+}
+
 /// `GET /account/sessions`: the account's live sessions, each of which can be ended.
 pub async fn sessions(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let signed = match require(&state, &headers, "/account/sessions").await {
+    let signed = match require_account(&state, &headers).await {
         Ok(s) => s,
         Err(res) => return res,
     };
@@ -521,7 +532,7 @@ pub async fn end_session(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let signed = match require(&state, &headers, "/account/sessions").await {
+    let signed = match require_account(&state, &headers).await {
         Ok(s) => s,
         Err(res) => return res,
     };
@@ -541,7 +552,7 @@ pub async fn end_session(
 
 /// `POST /account/sessions/end-all`: "sign out everywhere".
 pub async fn end_all(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let signed = match require(&state, &headers, "/account/sessions").await {
+    let signed = match require_account(&state, &headers).await {
         Ok(s) => s,
         Err(res) => return res,
     };

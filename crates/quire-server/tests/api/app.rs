@@ -1863,6 +1863,21 @@ async fn reviewers_are_requested_and_change_requests_filtered_by_author_in_the_a
     assert_eq!(p.status, 400);
     assert!(p.html.contains("cannot review"), "{}", p.html);
 
+    // A guest who may edit this space alone is not shown the organization's people.
+    let dora = app.persona("dora").await;
+    app.add_member(&alice, &org, &dora, json!(null)).await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/permissions"),
+        json!({ "role": "edit", "users": [dora.id] }),
+    )
+    .await
+    .expect(204);
+    let mut d = signed_in(&app, &["dora"]).await.pop().unwrap();
+    let seen = d.get(&cr_path).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert!(!seen.html.contains("Ask for a review"), "{}", seen.html);
+
     // "Mine" keeps the change requests Alice wrote in.
     let all = a.get(&format!("/s/{space}/~/changes")).await;
     assert!(

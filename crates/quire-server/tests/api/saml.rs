@@ -689,6 +689,15 @@ async fn a_login_opens_a_session_that_makes_tokens() {
     let (status, page) = screen(format!("{}/", s.app.base)).await;
     assert_eq!(status, 200, "{page}");
     assert!(page.contains(&format!("/o/{}", s.org)), "{page}");
+    // The account's own sessions are not the organization's to see or end.
+    let res = browser()
+        .get(format!("{}/account/sessions", s.app.base))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 303);
+    assert_eq!(res.headers()[LOCATION], "/account");
 
     // The user joined with the provider's role and team, as an SSO member.
     let members = s
