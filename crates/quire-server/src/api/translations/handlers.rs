@@ -140,9 +140,8 @@ pub async fn create_translation(
         language: body.language,
         instructions,
     };
-    let id = translations::create(&state, &org, &caller, new).await?;
-    let row = load(&state, &org, &id).await;
-    let body = view(&state, &org, &row?)?;
+    let row = translations::create(&state, &org, &caller, new).await?;
+    let body = view(&state, &org, &row)?;
     Ok(views::created(&body.urls.location.clone(), body))
 }
 

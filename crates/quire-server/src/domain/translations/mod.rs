@@ -586,13 +586,13 @@ pub struct New {
 }
 
 /// Creates a translation of a space the caller reads (create role in the organization)
-/// and requests its first run; answers its id.
+/// and requests its first run; answers it as stored, its run requested (`pending`).
 pub async fn create(
     state: &AppState,
     org: &OrgCtx,
     caller: &Caller,
     new: New,
-) -> ApiResult<String> {
+) -> ApiResult<TranslationRow> {
     require_role(org.role, Role::Create, "translate spaces")?;
     check_language("language", &new.language)?;
     check_language("source.language", &new.source_language)?;
@@ -637,8 +637,12 @@ pub async fn create(
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("translation vanished")))?;
     request_run(&mut tx, &row, now).await?;
     tx.commit().await?;
+    // Read before the worker is woken: the answer shows the run as requested (`pending`).
+    let row = store::translations::get(&state.db, org.org.id.as_str(), &id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("translation vanished")))?;
     wake(state);
-    Ok(id)
+    Ok(row)
 }
 
 /// Requests another run of translation `id` (create role in the organization).
