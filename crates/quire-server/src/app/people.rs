@@ -769,22 +769,11 @@ pub async fn teams_action(
                     .await
                     .map(|_| ()),
                 "delete" => teams::delete(&state, &org, &team).await,
-                op @ ("join" | "leave") => {
-                    if !teams::owned_teams(&state, &org, &caller)
-                        .await?
-                        .can_manage(&team)
-                    {
-                        return Err(ApiError::forbidden(
-                            "Only organization admins and the team's owners can change its members.",
-                        ));
-                    }
-                    if op == "join" {
-                        let role = form.role.as_deref().filter(|r| *r == "owner");
-                        teams::add_member(&state, &org, &team, (&user, "user"), role).await
-                    } else {
-                        teams::remove_member(&state, &org, &team, &user).await
-                    }
+                "join" => {
+                    let role = form.role.as_deref().filter(|r| *r == "owner");
+                    teams::add_member(&state, &org, &caller, &team, (&user, "user"), role).await
                 }
+                "leave" => teams::remove_member(&state, &org, &caller, &team, &user).await,
                 other => Err(ApiError::bad_request(format!(
                     "`op`: no team change `{other}`."
                 ))),

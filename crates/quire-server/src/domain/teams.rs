@@ -108,15 +108,33 @@ pub async fn delete(state: &AppState, ctx: &OrgCtx, team_id: &str) -> ApiResult<
     Ok(())
 }
 
+/// Refuses anyone but the organization's admins and the team's owners.
+async fn require_manager(
+    state: &AppState,
+    ctx: &OrgCtx,
+    caller: &Caller,
+    team_id: &str,
+) -> ApiResult<()> {
+    if owned_teams(state, ctx, caller).await?.can_manage(team_id) {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "Only organization admins and the team's owners can change its members.",
+        ))
+    }
+}
+
 /// Adds a member (id or e-mail) to a team, or changes their team role (`owner`,
-/// `member`; `None` keeps it).
+/// `member`; `None` keeps it); organization admins and the team's owners only.
 pub async fn add_member(
     state: &AppState,
     ctx: &OrgCtx,
+    caller: &Caller,
     team_id: &str,
     (who, field): (&str, &str),
     role: Option<&str>,
 ) -> ApiResult<()> {
+    require_manager(state, ctx, caller, team_id).await?;
     let mut tx = state.db.begin().await?;
     let user_id = resolve_member(&mut tx, ctx, who, field).await?;
     store::teams::upsert_member(&mut tx, &ctx.org.id, team_id, &user_id, role, state.now()).await?;
@@ -125,13 +143,16 @@ pub async fn add_member(
     Ok(())
 }
 
-/// Takes a user out of a team; nothing to do when they are not in it.
+/// Takes a user out of a team (organization admins and the team's owners); nothing to do
+/// when they are not in it.
 pub async fn remove_member(
     state: &AppState,
     ctx: &OrgCtx,
+    caller: &Caller,
     team_id: &str,
     user_id: &str,
 ) -> ApiResult<()> {
+    require_manager(state, ctx, caller, team_id).await?;
     let mut tx = state.db.begin().await?;
     store::teams::remove_member(&mut tx, team_id, user_id).await?;
     tx.commit().await?;

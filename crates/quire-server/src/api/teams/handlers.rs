@@ -215,23 +215,33 @@ pub async fn update_team_members(
 /// `addMemberToOrganizationTeamById`: adds the member, or changes their team role.
 pub async fn add_team_member(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Extension(org): Extension<OrgCtx>,
     Extension(ctx): Extension<TeamCtx>,
     Path((_, _, user_id)): Path<(String, String, String)>,
     OptionalJsonBody(body): OptionalJsonBody<Membership>,
 ) -> ApiResult<StatusCode> {
     let role = body.role.map(TeamRole::as_str);
-    teams::add_member(&state, &org, &ctx.team.id, (&user_id, "userId"), role).await?;
+    teams::add_member(
+        &state,
+        &org,
+        &caller,
+        &ctx.team.id,
+        (&user_id, "userId"),
+        role,
+    )
+    .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// `deleteMemberFromOrganizationTeamById`; 204 also when not a member.
 pub async fn remove_team_member(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Extension(org): Extension<OrgCtx>,
     Extension(ctx): Extension<TeamCtx>,
     Path((_, _, user_id)): Path<(String, String, String)>,
 ) -> ApiResult<StatusCode> {
-    teams::remove_member(&state, &org, &ctx.team.id, &user_id).await?;
+    teams::remove_member(&state, &org, &caller, &ctx.team.id, &user_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
