@@ -10,7 +10,7 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session;
-use super::shell::{failed, not_found, see_other, Viewer};
+use super::shell::{not_found, run_write, Viewer};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, OrgCtx, Role};
 use crate::domain::{collections, spaces};
@@ -92,12 +92,8 @@ pub async fn act(
     body: Body,
 ) -> Response {
     let here = format!("/o/{org_id}");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
-        Ok(f) => f,
+    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
+        Ok(signed_form) => signed_form,
         Err(res) => return res,
     };
     let viewer = signed.viewer();
@@ -134,10 +130,5 @@ pub async fn act(
             }
         }
     };
-    match tokio::spawn(crate::cache::bypassed(run)).await {
-        Ok(Ok(to)) => see_other(&to),
-        Ok(Err(ApiError::Internal(e))) => failed(e),
-        Ok(Err(e)) => super::screens::not_done(&viewer, &e, &here, "Back to the organization"),
-        Err(e) => failed(e),
-    }
+    run_write(&viewer, &here, "Back to the organization", run).await
 }

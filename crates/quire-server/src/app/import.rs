@@ -85,12 +85,9 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
                 crate::domain::templates::apply(&state, &ctx, &user, &template, &slots).await
             }
         };
-        return match tokio::spawn(crate::cache::bypassed(run)).await {
-            Ok(Ok(())) => super::shell::see_other(&format!("/s/{}", ctx.space.id)),
-            Ok(Err(ApiError::Internal(e))) => failed(e),
-            Ok(Err(e)) => super::screens::not_done(viewer, &e, &here, "Back to the import"),
-            Err(e) => failed(e),
-        };
+        let to = format!("/s/{}", ctx.space.id);
+        let done = async move { run.await.map(|()| to) };
+        return super::shell::run_write(viewer, &here, "Back to the import", done).await;
     }
     let url = form.subject.clone().unwrap_or_default().trim().to_string();
     let run = {
@@ -119,7 +116,7 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
             ),
         ),
         Ok(Err(ApiError::Internal(e))) => failed(e),
-        Ok(Err(e)) => super::screens::not_done(viewer, &e, &here, "Back to the import"),
+        Ok(Err(e)) => super::shell::not_done(viewer, &e, &here, "Back to the import"),
         Err(e) => failed(e),
     }
 }

@@ -12,7 +12,7 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session::{self, Signed};
-use super::shell::{failed, not_found, page, see_other, Viewer};
+use super::shell::{failed, not_found, page, run_write, see_other, Viewer};
 use crate::domain::access::{self, OrgCtx, Role};
 use crate::domain::accounts::AccountError;
 use crate::domain::auth::Caller;
@@ -228,12 +228,8 @@ pub async fn members_action(
     body: Body,
 ) -> Response {
     let here = format!("/o/{org_id}/members");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
-        Ok(f) => f,
+    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
+        Ok(signed_form) => signed_form,
         Err(res) => return res,
     };
     let viewer = signed.viewer();
@@ -269,7 +265,7 @@ pub async fn members_action(
             }
         }
         Err(ApiError::Internal(e)) => failed(e),
-        Err(e) => super::screens::not_done(&viewer, &e, &here, "Back to the members"),
+        Err(e) => super::shell::not_done(&viewer, &e, &here, "Back to the members"),
     }
 }
 
@@ -743,12 +739,8 @@ pub async fn teams_action(
     body: Body,
 ) -> Response {
     let here = format!("/o/{org_id}/teams");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
-        Ok(f) => f,
+    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
+        Ok(signed_form) => signed_form,
         Err(res) => return res,
     };
     let viewer = signed.viewer();
@@ -780,10 +772,9 @@ pub async fn teams_action(
             }
         }
     };
-    match tokio::spawn(crate::cache::bypassed(run)).await {
-        Ok(Ok(())) => see_other(&here),
-        Ok(Err(ApiError::Internal(e))) => failed(e),
-        Ok(Err(e)) => super::screens::not_done(&viewer, &e, &here, "Back to the teams"),
-        Err(e) => failed(e),
-    }
+    let to = here.clone();
+    run_write(&viewer, &here, "Back to the teams", async move {
+        run.await.map(|()| to)
+    })
+    .await
 }

@@ -12,7 +12,7 @@ use quire_content::html::{escape_attr as attr, escape_text as text, render_docum
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
 
 use super::session::{self, Signed};
-use super::shell::{failed, not_found, page, see_other, Viewer};
+use super::shell::{failed, not_done, not_found, page, run_write, see_other, Viewer};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, SpaceCtx};
 use crate::domain::auth::Caller;
@@ -1197,12 +1197,8 @@ pub async fn space_action(
     body: axum::body::Body,
 ) -> Response {
     let here = format!("/s/{space_id}/{path}");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
-        Ok(f) => f,
+    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
+        Ok(signed_form) => signed_form,
         Err(res) => return res,
     };
     let viewer = signed.viewer();
@@ -1296,16 +1292,10 @@ pub async fn space_action(
             }
         }
     };
-    let done = match tokio::spawn(crate::cache::bypassed(run)).await {
-        Ok(done) => done,
-        Err(e) => return failed(e),
-    };
     let back = format!("/s/{}/~/changes/{number}", ctx.space.id);
-    match done {
-        Ok(()) => see_other(&back),
-        Err(crate::error::ApiError::Internal(e)) => failed(e),
-        Err(e) => not_done(&viewer, &e, &back, "Back to the change request"),
-    }
+    let to = back.clone();
+    let done = async move { run.await.map(|()| to) };
+    run_write(&viewer, &back, "Back to the change request", done).await
 }
 
 /// The discussion of the space, of a change request (`cr`) or of a page (`on`: its id and
@@ -1380,35 +1370,9 @@ async fn discuss_action(
         let (state, user, thread) = (state.clone(), caller.user.id.clone(), thread.clone());
         async move { discuss::run(&state, &thread, &user, act, sent).await }
     };
-    let done = match tokio::spawn(crate::cache::bypassed(run)).await {
-        Ok(done) => done,
-        Err(e) => return failed(e),
-    };
-    match done {
-        Ok(fragment) => see_other(&format!("{back}#{fragment}")),
-        Err(crate::error::ApiError::Internal(e)) => failed(e),
-        Err(e) => not_done(viewer, &e, &back, "Back"),
-    }
-}
-
-/// The page of a refused action: the reason, and the way back.
-pub(super) fn not_done(
-    viewer: &Viewer<'_>,
-    e: &crate::error::ApiError,
-    back: &str,
-    label: &str,
-) -> Response {
-    page(
-        e.status(),
-        "Not done",
-        Some(viewer),
-        "",
-        &format!(
-            "<h1>Not done</h1><p class=\"error\" role=\"alert\">{}</p><p><a href=\"{}\">{label}</a></p>",
-            text(&e.to_string()),
-            attr(back)
-        ),
-    )
+    let to = back.clone();
+    let done = async move { run.await.map(|fragment| format!("{to}#{fragment}")) };
+    run_write(viewer, &back, "Back", done).await
 }
 
 /// `GET /s/{spaceId}/~/pdf` and `.../~/changes/{number}/pdf`: the PDF of the space's (or

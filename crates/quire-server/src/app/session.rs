@@ -223,6 +223,19 @@ pub struct Form {
     pub spaces: Vec<String>,
 }
 
+/// The signed-in user and the form they sent from `here` (origin and CSRF token checked),
+/// or the answer that refuses it (or sends the browser to sign in).
+pub async fn signed_form(
+    state: &AppState,
+    headers: &HeaderMap,
+    here: &str,
+    body: Body,
+) -> Result<(Signed, Form), Response> {
+    let signed = require(state, headers, here).await?;
+    let form = read_form(state, headers, Some(&signed.session), body).await?;
+    Ok((signed, form))
+}
+
 /// Reads a form sent from this server's pages (origin checked); when `session` is given, its
 /// CSRF token must be in the form.
 pub async fn read_form(

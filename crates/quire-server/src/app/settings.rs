@@ -9,7 +9,7 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session::Form;
-use super::shell::{failed, page, see_other, Viewer};
+use super::shell::{page, run_write, Viewer};
 use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::spaces::{self, Settings};
 use crate::error::ApiError;
@@ -186,13 +186,12 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
         }
     };
     let space = here.trim_end_matches("/~/settings").to_string();
-    match tokio::spawn(crate::cache::bypassed(run)).await {
-        Ok(Ok(true)) => see_other(&space),
-        Ok(Ok(false)) => see_other(&format!("/o/{org}")),
-        Ok(Err(ApiError::Internal(e))) => failed(e),
-        Ok(Err(e)) => super::screens::not_done(viewer, &e, &here, "Back to the settings"),
-        Err(e) => failed(e),
-    }
+    // A deleted space is gone from its own screens: back to its organization.
+    let done = async move {
+        run.await
+            .map(|kept| if kept { space } else { format!("/o/{org}") })
+    };
+    run_write(viewer, &here, "Back to the settings", done).await
 }
 
 /// An emoji as typed (`📘`) in the API's form, its code points in hex (`1f4d8`); a code

@@ -9,7 +9,7 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session::Form;
-use super::shell::{failed, page, see_other, Viewer};
+use super::shell::{failed, page, run_write, Viewer};
 use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::permissions::{self, Content};
 use crate::error::{ApiError, ApiResult};
@@ -216,10 +216,9 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
             }
         }
     };
-    match tokio::spawn(crate::cache::bypassed(run)).await {
-        Ok(Ok(())) => see_other(&here),
-        Ok(Err(ApiError::Internal(e))) => failed(e),
-        Ok(Err(e)) => super::screens::not_done(viewer, &e, &here, "Back to sharing"),
-        Err(e) => failed(e),
-    }
+    let to = here.clone();
+    run_write(viewer, &here, "Back to sharing", async move {
+        run.await.map(|()| to)
+    })
+    .await
 }

@@ -141,3 +141,38 @@ pub fn failed(e: impl std::fmt::Display) -> Response {
         "<h1>Something went wrong</h1><p>Quire could not answer. Try again later.</p>",
     )
 }
+
+/// The page of a refused action: the reason, and the way back.
+pub fn not_done(
+    viewer: &Viewer<'_>,
+    e: &crate::error::ApiError,
+    back: &str,
+    label: &str,
+) -> Response {
+    page(
+        e.status(),
+        "Not done",
+        Some(viewer),
+        "",
+        &format!(
+            "<h1>Not done</h1><p class=\"error\" role=\"alert\">{}</p><p><a href=\"{}\">{label}</a></p>",
+            text(&e.to_string()),
+            attr(back)
+        ),
+    )
+}
+
+/// Runs an app write to its end on a task of its own, with the access cache bypassed (as
+/// the API's writes run), then answers: to `Ok(path)` on success; a refusal's page, with
+/// the way `back` (`label`), when the workflow refused; a failure page otherwise.
+pub async fn run_write<F>(viewer: &Viewer<'_>, back: &str, label: &str, run: F) -> Response
+where
+    F: std::future::Future<Output = crate::error::ApiResult<String>> + Send + 'static,
+{
+    match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(Ok(to)) => see_other(&to),
+        Ok(Err(crate::error::ApiError::Internal(e))) => failed(e),
+        Ok(Err(e)) => not_done(viewer, &e, back, label),
+        Err(e) => failed(e),
+    }
+}

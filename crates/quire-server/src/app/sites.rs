@@ -11,7 +11,7 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session;
-use super::shell::{failed, not_found, page, see_other, Viewer};
+use super::shell::{failed, not_found, page, run_write, Viewer};
 use crate::domain::access::{self, OrgCtx};
 use crate::domain::auth::Caller;
 use crate::domain::sites::{self, NewSite, NewSiteSpaces, Urls};
@@ -223,12 +223,8 @@ pub async fn act(
         Some(s) => format!("/o/{org_id}/sites/{s}"),
         None => format!("/o/{org_id}"),
     };
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
-        Ok(f) => f,
+    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
+        Ok(signed_form) => signed_form,
         Err(res) => return res,
     };
     let viewer = signed.viewer();
@@ -269,10 +265,5 @@ pub async fn act(
             }
         }
     };
-    match tokio::spawn(crate::cache::bypassed(run)).await {
-        Ok(Ok(to)) => see_other(&to),
-        Ok(Err(ApiError::Internal(e))) => failed(e),
-        Ok(Err(e)) => super::screens::not_done(&viewer, &e, &here, "Back"),
-        Err(e) => failed(e),
-    }
+    run_write(&viewer, &here, "Back", run).await
 }

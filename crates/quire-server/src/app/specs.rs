@@ -12,10 +12,10 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session;
-use super::shell::{failed, not_found, see_other, Viewer};
+use super::shell::{not_found, run_write, Viewer};
 use crate::domain::access::{self, OrgCtx, Role};
 use crate::domain::openapi;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
@@ -73,12 +73,8 @@ pub async fn act(
     body: Body,
 ) -> Response {
     let here = format!("/o/{org_id}");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
-        Ok(f) => f,
+    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
+        Ok(signed_form) => signed_form,
         Err(res) => return res,
     };
     let viewer = signed.viewer();
@@ -99,10 +95,9 @@ pub async fn act(
         let (state, slug) = (state.clone(), slug.clone());
         async move { openapi::create(&state, &org, &slug, source).await }
     };
-    match tokio::spawn(crate::cache::bypassed(run)).await {
-        Ok(Ok(())) => see_other(&format!("/o/{org_id}/openapi/{slug}")),
-        Ok(Err(ApiError::Internal(e))) => failed(e),
-        Ok(Err(e)) => super::screens::not_done(&viewer, &e, &here, "Back to the organization"),
-        Err(e) => failed(e),
-    }
+    let to = format!("/o/{org_id}/openapi/{slug}");
+    run_write(&viewer, &here, "Back to the organization", async move {
+        run.await.map(|()| to)
+    })
+    .await
 }

@@ -12,7 +12,7 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session;
-use super::shell::{failed, not_found, page, see_other};
+use super::shell::{failed, not_found, page, run_write};
 use crate::domain::access::{self, OrgCtx};
 use crate::domain::saml::providers::{self, NewProvider, MAX_PROVIDERS};
 use crate::domain::saml::service_urls;
@@ -99,12 +99,8 @@ pub async fn act(
     body: Body,
 ) -> Response {
     let here = format!("/o/{org_id}/sso");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    let form = match session::read_form(&state, &headers, Some(&signed.session), body).await {
-        Ok(f) => f,
+    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
+        Ok(signed_form) => signed_form,
         Err(res) => return res,
     };
     let viewer = signed.viewer();
@@ -145,10 +141,9 @@ pub async fn act(
             }
         }
     };
-    match tokio::spawn(crate::cache::bypassed(run)).await {
-        Ok(Ok(())) => see_other(&here),
-        Ok(Err(ApiError::Internal(e))) => failed(e),
-        Ok(Err(e)) => super::screens::not_done(&viewer, &e, &here, "Back to single sign-on"),
-        Err(e) => failed(e),
-    }
+    let to = here.clone();
+    run_write(&viewer, &here, "Back to single sign-on", async move {
+        run.await.map(|()| to)
+    })
+    .await
 }
