@@ -2486,3 +2486,44 @@ async fn admins_add_and_remove_saml_providers_in_the_app() {
         .expect(200);
     assert_eq!(listed["items"].as_array().unwrap().len(), 0, "{listed}");
 }
+
+#[tokio::test]
+async fn an_address_invited_through_the_api_joins_at_its_first_app_sign_in() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Welcomers").await;
+    app.post(
+        &alice,
+        &format!("/v1/orgs/{org}/invites"),
+        json!({ "emails": ["erin@example.com"], "role": "review" }),
+    )
+    .await
+    .expect(200);
+    // Quire sends no e-mail: an operator gives the address its password.
+    quire_server::admin::set_password(
+        &app.config,
+        "erin@example.com",
+        Some("Erin"),
+        "a fine passphrase",
+        false,
+    )
+    .await
+    .unwrap();
+    let mut e = Browser::new(&app);
+    let p = e
+        .post(
+            "/signin",
+            &[
+                ("email", "erin@example.com"),
+                ("password", "a fine passphrase"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(e.get(&format!("/o/{org}")).await.status, 200);
+    let listed = app
+        .get(&alice, &format!("/v1/orgs/{org}/members?search=erin"))
+        .await
+        .expect(200);
+    assert_eq!(listed["items"][0]["role"], "review", "{listed}");
+}
