@@ -388,7 +388,7 @@ fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
 }
 
 /// Quotes a YAML scalar when a plain one would be read differently.
-fn yaml_str(s: &str) -> String {
+pub(crate) fn yaml_str(s: &str) -> String {
     let plain_ok = !s.is_empty()
         && !s.starts_with([
             ' ', '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"',

@@ -21,6 +21,7 @@
 //! * [`templates`]: built-in space templates.
 //! * [`tree_file`]: a revision's page tree without its bodies, compact and quick to read.
 //! * [`translate`]: the text runs of a page a translator may see, and their reassembly.
+//! * [`gitsync`]: a revision as a repository in Git Sync's layout, and its git objects.
 //! * [`convert`](mod@convert): imports (markdown trees, HTML, docx, Confluence, Notion, git
 //!   wikis, websites) as pages of the dialect.
 
@@ -33,6 +34,7 @@ pub mod diff;
 pub mod document;
 pub mod edit;
 pub mod frontmatter;
+pub mod gitsync;
 pub mod html;
 pub mod limits;
 pub mod links;

@@ -67,6 +67,9 @@ pub struct ServerConfig {
     pub max_imports: usize,
     /// How long an import or a PDF export waits for its turn before it is answered 503.
     pub busy_wait_ms: u64,
+    /// Git operations (clones, fetches) served at once on this node; more wait
+    /// `busy_wait_ms`, then get 503.
+    pub max_git_operations: usize,
     /// Bearer token that `GET /metrics` requires; metrics are not served without one.
     pub metrics_token: Option<String>,
     /// Requests a minute per API token (0: no limit).
@@ -193,6 +196,7 @@ impl Default for ServerConfig {
             max_import_bytes: 64 * 1024 * 1024,
             import_crawl_pages: 200,
             max_imports: 2,
+            max_git_operations: 8,
             busy_wait_ms: 10_000,
             metrics_token: None,
             rate_limit_token: 1200,

@@ -18,6 +18,7 @@ pub mod domain;
 pub mod encoding;
 pub mod error;
 pub mod fetch;
+pub mod git;
 pub mod http;
 pub mod ids;
 pub mod keys;

@@ -73,6 +73,9 @@ pub struct Shared {
     /// Content imports running at once on this node (`max_imports`): each holds its
     /// download and documents in memory.
     pub imports: Arc<tokio::sync::Semaphore>,
+    /// Git operations running at once on this node (`max_git_operations`): each runs a
+    /// `git` process and streams a pack.
+    pub git_runs: Arc<tokio::sync::Semaphore>,
     /// Woken when a job was enqueued to run now, so that this node's worker need not wait
     /// for its next pass.
     pub jobs_due: tokio::sync::Notify,
@@ -107,6 +110,9 @@ impl AppState {
             pdf_fonts: std::sync::OnceLock::new(),
             pdf_runs: Arc::new(tokio::sync::Semaphore::new(config.max_pdf_exports.max(1))),
             imports: Arc::new(tokio::sync::Semaphore::new(config.max_imports.max(1))),
+            git_runs: Arc::new(tokio::sync::Semaphore::new(
+                config.max_git_operations.max(1),
+            )),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,
                 config.rate_limit_address,

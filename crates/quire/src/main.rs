@@ -125,6 +125,10 @@ struct ServeArgs {
     /// then get 503 with `Retry-After`.
     #[arg(long, env = "QUIRE_MAX_IMPORTS", default_value_t = 2)]
     max_imports: usize,
+    /// Git clones and fetches served at once on this node; further ones wait
+    /// (`--busy-wait-ms`), then get 503 with `Retry-After`.
+    #[arg(long, env = "QUIRE_MAX_GIT_OPERATIONS", default_value_t = 8)]
+    max_git_operations: usize,
     /// How long (ms) an import or a PDF export waits for its turn on a busy node before it
     /// is answered 503 with `Retry-After`.
     #[arg(long, env = "QUIRE_BUSY_WAIT_MS", default_value_t = 10_000)]
@@ -346,6 +350,7 @@ async fn main() -> anyhow::Result<()> {
                 max_import_bytes: args.max_import_bytes,
                 import_crawl_pages: args.import_crawl_pages,
                 max_imports: args.max_imports,
+                max_git_operations: args.max_git_operations,
                 busy_wait_ms: args.busy_wait_ms,
                 rate_limit_token: args.rate_limit_token,
                 rate_limit_address: args.rate_limit_address,

@@ -501,6 +501,39 @@ async fn two_nodes_behind_a_load_balancer_share_everything() {
         }
     }
 
+    // The space's repository is the same through either node: each made its own copy from
+    // the database and the object store, and the commit ids agree.
+    let mut heads = Vec::new();
+    for (name, base) in [("clone-a", &a.base), ("clone-b", &b.base)] {
+        let host = base.trim_start_matches("http://");
+        let url = format!("http://git:{}@{host}/git/{space}.git", api.token);
+        let git = |args: &[&str], cwd: &Path| {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(cwd)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_TERMINAL_PROMPT", "0")
+                .output()
+                .expect("git runs");
+            assert!(
+                out.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        git(&["clone", "-q", &url, name], dir.path());
+        let clone = dir.path().join(name);
+        git(&["fsck", "--strict", "--no-dangling"], &clone);
+        heads.push((
+            git(&["rev-parse", "HEAD"], &clone),
+            git(&["ls-tree", "-r", "HEAD"], &clone),
+        ));
+    }
+    assert_eq!(heads[0], heads[1]);
+    assert!(heads[0].1.contains(".gitbook/assets/"), "{}", heads[0].1);
+
     // Every job runs to its end once, wherever it runs: translations and OpenAPI
     // specifications created through the load balancer, each run as a job by one node or
     // the other.

@@ -120,6 +120,7 @@ pub fn router(state: AppState) -> Edge<Router> {
         )
         .merge(crate::web::routes())
         .merge(crate::app::routes())
+        .merge(crate::git::routes())
         .fallback(fallback)
         .with_state(state.clone());
     // Around the router, not each route: a kept answer is served before any routing.

@@ -25,7 +25,20 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (16, "app accounts", APP_ACCOUNTS),
     (17, "change request reviews", REVIEWS),
     (18, "invitation links for addresses", INVITE_SECRETS),
+    (19, "git commit identities", GIT_COMMITS),
 ];
+
+/// The author and message of each revision's git commit, fixed when the commit is first
+/// made, so that its id never changes (`store::git`).
+const GIT_COMMITS: &str = r#"
+CREATE TABLE git_commits (
+    revision_id TEXT PRIMARY KEY,
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    author TEXT NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX git_commits_space ON git_commits (space_id)
+"#;
 
 /// An invitation by address carries the hash of a secret: its link lets the invited person
 /// create their account in the app (the secret itself is shown once, to the admin).

@@ -51,6 +51,12 @@ pub async fn authenticate(state: &AppState, headers: &HeaderMap) -> ApiResult<Ca
     let token = crate::keys::bearer(headers).ok_or_else(|| {
         ApiError::Unauthorized("Authorization header must be `Bearer <token>`.".into())
     })?;
+    authenticate_token(state, token).await
+}
+
+/// Resolves an API token however it came (a bearer token, a git client's password); 401
+/// when it is unknown.
+pub async fn authenticate_token(state: &AppState, token: &str) -> ApiResult<Caller> {
     let digest = TokenDigest::of(token);
     let hash = digest.as_str();
     let now = state.clock.now_ms();

@@ -30,7 +30,8 @@ crate::db::inline::row! {
     }
 }
 
-const COLUMNS: &str = "id, space_id, number, status, subject, created_by, created_at, updated_at, \
+pub(crate) const COLUMNS: &str =
+    "id, space_id, number, status, subject, created_by, created_at, updated_at, \
     revision_id, revision_initial, revision_base, revision_merged, merged_by, merged_at, comments";
 
 /// A change request of a space by id or by number.

@@ -3,6 +3,7 @@
 pub mod change_requests;
 pub mod collections;
 pub mod comments;
+pub mod git;
 pub mod invites;
 pub mod jobs;
 pub mod keys;

@@ -18,6 +18,7 @@ mod comments;
 mod compression;
 mod content;
 mod errors;
+mod git;
 mod hardening;
 mod hardening_depth;
 mod hardening_fetch;

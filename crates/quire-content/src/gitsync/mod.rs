@@ -1,0 +1,370 @@
+//! A revision laid out as a repository, the way GitBook's Git Sync writes one: `README.md`
+//! is the first page, `SUMMARY.md` the table of contents (`##` headings for groups, nested
+//! lists for children, link pages as links), a page with children is `folder/README.md`,
+//! files are under `.gitbook/assets/`, reusable contents under `.gitbook/includes/`, space
+//! variables in `.gitbook/vars.yaml`. Each page is its frontmatter, `# Title` and body, with
+//! links to pages, files and includes written as paths relative to the page, as Git Sync
+//! writes them.
+//!
+//! [`objects`] makes the git objects of such a tree.
+
+pub mod objects;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::document::Node;
+use crate::frontmatter::page_to_markdown;
+use crate::markdown::{document_to_markdown, ref_href, try_markdown_to_document};
+use crate::model::{slugify, ContentRef, Page, PageKind, Revision, VariableValue};
+
+/// What a file of the layout holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// Text made from the revision.
+    Text(String),
+    /// A file of the revision: its bytes are the blob named by this sha-256 (hex).
+    Blob(String),
+}
+
+/// One file of the layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Path from the repository's root, `/` between folders.
+    pub path: String,
+    /// Its contents.
+    pub content: Content,
+}
+
+/// The folder of the files.
+pub const ASSETS: &str = ".gitbook/assets";
+/// The folder of the reusable contents.
+pub const INCLUDES: &str = ".gitbook/includes";
+
+/// Where everything a page can point at is written.
+struct Paths {
+    pages: HashMap<String, String>,
+    files: HashMap<String, String>,
+    includes: HashMap<String, String>,
+}
+
+/// The repository files of `rev`, in a stable order.
+pub fn layout(rev: &Revision) -> Vec<Entry> {
+    let paths = paths_of(rev);
+    let mut out = Vec::new();
+    out.push(Entry {
+        path: "SUMMARY.md".into(),
+        content: Content::Text(summary(rev, &paths)),
+    });
+    let mut stack: Vec<&Page> = rev.pages.iter().rev().collect();
+    while let Some(page) = stack.pop() {
+        if let Some(path) = paths.pages.get(&page.id) {
+            out.push(Entry {
+                path: path.clone(),
+                content: Content::Text(page_file(page, path, &paths)),
+            });
+        }
+        stack.extend(page.pages.iter().rev());
+    }
+    for f in &rev.files {
+        if let Some(path) = paths.files.get(&f.id) {
+            out.push(Entry {
+                path: path.clone(),
+                content: Content::Blob(f.blob.clone()),
+            });
+        }
+    }
+    for r in &rev.reusable_contents {
+        if let Some(path) = paths.includes.get(&r.id) {
+            let body = rewrite_links(&r.markdown, path, &paths);
+            let mut text = format!("---\ntitle: {}\n---\n\n", yaml_line(&r.title));
+            text.push_str(&body);
+            out.push(Entry {
+                path: path.clone(),
+                content: Content::Text(text),
+            });
+        }
+    }
+    if !rev.variables.is_empty() {
+        let mut text = String::new();
+        for (k, v) in &rev.variables {
+            let v = match v {
+                VariableValue::String(s) => yaml_line(s),
+                VariableValue::Bool(b) => b.to_string(),
+                VariableValue::Number(n) => n.to_string(),
+            };
+            text.push_str(&format!("{}: {v}\n", yaml_line(k)));
+        }
+        out.push(Entry {
+            path: ".gitbook/vars.yaml".into(),
+            content: Content::Text(text),
+        });
+    }
+    out
+}
+
+/// A string as one YAML scalar (quoted when plain style would read differently).
+fn yaml_line(s: &str) -> String {
+    crate::frontmatter::yaml_str(s)
+}
+
+/// A path segment from a slug or name: what a file system and git accept.
+fn segment(s: &str, fallback: &str) -> String {
+    let cleaned: String = s
+        .chars()
+        .filter(|c| !c.is_control() && !matches!(c, '/' | '\\'))
+        .collect();
+    let cleaned = cleaned.trim();
+    if cleaned.is_empty() || cleaned.chars().all(|c| c == '.') {
+        fallback.to_string()
+    } else {
+        cleaned.to_string()
+    }
+}
+
+/// Gives every document page, file and reusable content its path.
+fn paths_of(rev: &Revision) -> Paths {
+    let mut pages = HashMap::new();
+    let mut first = true;
+    // (page, folder of its parent), depth-first in navigation order.
+    let mut stack: Vec<(&Page, String)> =
+        rev.pages.iter().rev().map(|p| (p, String::new())).collect();
+    while let Some((page, parent)) = stack.pop() {
+        let seg = segment(&page.slug, &page.id);
+        let folder = if parent.is_empty() {
+            seg.clone()
+        } else {
+            format!("{parent}/{seg}")
+        };
+        if let PageKind::Document(_) = page.kind {
+            let path = if first {
+                first = false;
+                "README.md".to_string()
+            } else if page.pages.is_empty() {
+                format!("{folder}.md")
+            } else {
+                format!("{folder}/README.md")
+            };
+            pages.insert(page.id.clone(), path);
+        }
+        stack.extend(page.pages.iter().rev().map(|c| (c, folder.clone())));
+    }
+    // Folders and files may not share a name: `SUMMARY.md` and `.gitbook` are taken.
+    let mut files = HashMap::new();
+    let mut taken: HashSet<String> = HashSet::new();
+    for f in &rev.files {
+        let name = unique(segment(&f.name, &f.id), &mut taken);
+        files.insert(f.id.clone(), format!("{ASSETS}/{name}"));
+    }
+    let mut includes = HashMap::new();
+    let mut taken: HashSet<String> = HashSet::new();
+    for r in &rev.reusable_contents {
+        let base = slugify(&r.title);
+        let base = if base.is_empty() { r.id.clone() } else { base };
+        let name = unique(format!("{base}.md"), &mut taken);
+        includes.insert(r.id.clone(), format!("{INCLUDES}/{name}"));
+    }
+    Paths {
+        pages,
+        files,
+        includes,
+    }
+}
+
+/// `name`, or `name (1)`, `name (2)`… before its extension, the first not yet taken (as
+/// GitBook names a second file of the same name).
+fn unique(name: String, taken: &mut HashSet<String>) -> String {
+    let mut candidate = name.clone();
+    let (stem, ext) = match name.rsplit_once('.') {
+        Some((s, e)) if !s.is_empty() => (s.to_string(), format!(".{e}")),
+        _ => (name.clone(), String::new()),
+    };
+    let mut n = 1;
+    while !taken.insert(candidate.to_ascii_lowercase()) {
+        candidate = format!("{stem} ({n}){ext}");
+        n += 1;
+    }
+    candidate
+}
+
+/// `SUMMARY.md`: the table of contents.
+fn summary(rev: &Revision, paths: &Paths) -> String {
+    let mut out = String::from("# Table of contents\n\n");
+    for page in &rev.pages {
+        if let PageKind::Group = page.kind {
+            if !out.ends_with("\n\n") {
+                out.push('\n');
+            }
+            out.push_str(&format!("## {}\n\n", summary_text(&page.title)));
+            list(&page.pages, 0, paths, &mut out);
+        } else {
+            list(std::slice::from_ref(page), 0, paths, &mut out);
+        }
+    }
+    out
+}
+
+/// The items of `pages` at `depth` (two spaces of indent per level), children below each.
+/// Depth is bounded by the page tree's own bound.
+fn list(pages: &[Page], depth: usize, paths: &Paths, out: &mut String) {
+    for page in pages {
+        let indent = "  ".repeat(depth);
+        let title = summary_text(&page.title);
+        let href = match &page.kind {
+            PageKind::Document(_) => paths.pages.get(&page.id).map(|p| encode_path(p)),
+            PageKind::Link(link) => Some(link_href(&link.target, "SUMMARY.md", paths)),
+            PageKind::Group => None,
+        };
+        match href {
+            Some(h) => out.push_str(&format!("{indent}* [{title}]({h})\n")),
+            None => out.push_str(&format!("{indent}* {title}\n")),
+        }
+        list(&page.pages, depth + 1, paths, out);
+    }
+}
+
+/// A title as the text of a summary item or heading.
+fn summary_text(title: &str) -> String {
+    let mut out = String::new();
+    for c in title.chars() {
+        match c {
+            '[' | ']' | '\\' | '*' | '_' | '`' | '<' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A path as a link destination: characters markdown or URLs would read differently are
+/// percent-encoded.
+fn encode_path(path: &str) -> String {
+    let mut out = String::new();
+    for b in path.bytes() {
+        match b {
+            b' ' | b'(' | b')' | b'<' | b'>' | b'%' | b'#' | b'?' | b'"' | b'\\' => {
+                out.push_str(&format!("%{b:02X}"))
+            }
+            _ => out.push(b as char),
+        }
+    }
+    out
+}
+
+/// `to` relative to the folder of `from` (both paths from the root).
+fn relative(from: &str, to: &str) -> String {
+    let from_dirs: Vec<&str> = from.split('/').collect();
+    let from_dirs = &from_dirs[..from_dirs.len() - 1];
+    let to_parts: Vec<&str> = to.split('/').collect();
+    let common = from_dirs
+        .iter()
+        .zip(&to_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut parts: Vec<&str> = vec![".."; from_dirs.len() - common];
+    parts.extend(&to_parts[common..]);
+    encode_path(&parts.join("/"))
+}
+
+/// Where a reference points from the file at `from`: a relative path for what the layout
+/// holds, the stored form for anything else.
+fn link_href(r: &ContentRef, from: &str, paths: &Paths) -> String {
+    let local = match r {
+        ContentRef::Page { page, space: None } => paths.pages.get(page).map(|p| relative(from, p)),
+        ContentRef::Anchor {
+            anchor,
+            page: Some(page),
+            space: None,
+        } => paths.pages.get(page).map(|p| {
+            if p == from {
+                format!("#{anchor}")
+            } else {
+                format!("{}#{anchor}", relative(from, p))
+            }
+        }),
+        ContentRef::File { file } => paths.files.get(file).map(|p| relative(from, p)),
+        ContentRef::ReusableContent {
+            reusable_content,
+            space: None,
+        } => paths
+            .includes
+            .get(reusable_content)
+            .map(|p| relative(from, p)),
+        _ => None,
+    };
+    local.unwrap_or_else(|| ref_href(r))
+}
+
+/// A document page's file: frontmatter, `# Title`, body with relative links.
+fn page_file(page: &Page, path: &str, paths: &Paths) -> String {
+    let mut page = page.without_children();
+    if let PageKind::Document(doc) = &mut page.kind {
+        if let Some(cover) = doc.cover.as_ref() {
+            let rewrite = |r: &Option<ContentRef>| {
+                r.as_ref().map(|r| ContentRef::Url {
+                    url: link_href(r, path, paths),
+                })
+            };
+            let (reference, dark) = (rewrite(&cover.reference), rewrite(&cover.ref_dark));
+            let cover = doc.cover.as_mut().expect("checked above");
+            cover.reference = reference;
+            cover.ref_dark = dark;
+        }
+        if needs_rewrite(&doc.markdown) {
+            let body = rewrite_links(&doc.markdown, path, paths);
+            doc.markdown = body;
+        }
+    }
+    page_to_markdown(&page)
+}
+
+/// Whether a stored body may hold a reference that is written differently in the layout.
+fn needs_rewrite(md: &str) -> bool {
+    ["/pages/", "/files/", "/reusable-contents/"]
+        .iter()
+        .any(|p| md.contains(p))
+}
+
+/// A stored body with its references to pages, files and reusable contents written as
+/// paths relative to `path`. A body that cannot be parsed is kept as it is.
+fn rewrite_links(md: &str, path: &str, paths: &Paths) -> String {
+    if !needs_rewrite(md) {
+        return md.to_string();
+    }
+    let Ok(mut doc) = try_markdown_to_document(md) else {
+        return md.to_string();
+    };
+    // The parsed document is within the nesting bound, so this walk is too.
+    let mut stack: Vec<&mut Node> = doc.nodes.iter_mut().collect();
+    while let Some(node) = stack.pop() {
+        let (Node::Block(e) | Node::Inline(e)) = node else {
+            continue;
+        };
+        for key in ["ref", "refDark"] {
+            let Some(value) = e.data.get_mut(key) else {
+                continue;
+            };
+            let Ok(r) = serde_json::from_value::<ContentRef>(value.clone()) else {
+                continue;
+            };
+            let href = link_href(&r, path, paths);
+            if href != ref_href(&r) {
+                *value = serde_json::json!({ "kind": "url", "url": href });
+            }
+        }
+        if let Some(children) = e.nodes.as_mut() {
+            stack.extend(children.iter_mut());
+        }
+        if let Some(fragments) = e.fragments.as_mut() {
+            for f in fragments {
+                stack.extend(f.nodes.iter_mut());
+            }
+        }
+    }
+    document_to_markdown(&doc)
+}
+
+#[cfg(test)]
+mod tests;

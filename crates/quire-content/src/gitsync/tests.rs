@@ -1,0 +1,205 @@
+use super::*;
+use crate::convert::archive::{Content as Held, Entry as Read};
+use crate::convert::tree::from_entries;
+use crate::model::{DocumentPage, File, ReusableContent};
+
+fn sample() -> Revision {
+    let mut intro = Page::document("p1", "Introduction", "introduction", "Welcome.\n");
+    intro.description = Some("Where to start".into());
+    let mut guide = Page::document(
+        "p2",
+        "Guide",
+        "guide",
+        "See [the install](/pages/p3#steps) and ![logo](/files/f1).\n",
+    );
+    guide.pages.push(Page::document(
+        "p3",
+        "Install",
+        "install",
+        "## Steps\n\nBack to [the guide](/pages/p2).\n\n{% include \"/reusable-contents/r1\" %}\n",
+    ));
+    let mut group = Page::group("g1", "Reference", "reference");
+    group
+        .pages
+        .push(Page::document("p4", "API [v2]", "api", "Text.\n"));
+    group.pages.push(Page::link(
+        "l1",
+        "Status",
+        ContentRef::Url {
+            url: "https://status.example.com".into(),
+        },
+    ));
+    let mut rev = Revision {
+        pages: vec![intro, guide, group],
+        ..Revision::default()
+    };
+    rev.files.push(File {
+        id: "f1".into(),
+        name: "logo.png".into(),
+        content_type: "image/png".into(),
+        size: 3,
+        dimensions: None,
+        blob: "ab".repeat(32),
+    });
+    rev.files.push(File {
+        id: "f2".into(),
+        name: "logo.png".into(),
+        content_type: "image/png".into(),
+        size: 3,
+        dimensions: None,
+        blob: "cd".repeat(32),
+    });
+    rev.reusable_contents.push(ReusableContent {
+        id: "r1".into(),
+        title: "Support".into(),
+        markdown: "Ask [us](/pages/p1).\n".into(),
+    });
+    rev.variables
+        .insert("product".into(), VariableValue::String("Quire".into()));
+    rev
+}
+
+fn text<'a>(entries: &'a [Entry], path: &str) -> &'a str {
+    match &entries.iter().find(|e| e.path == path).unwrap().content {
+        Content::Text(t) => t,
+        Content::Blob(_) => panic!("{path} is a file"),
+    }
+}
+
+#[test]
+fn lays_out_as_git_sync() {
+    let entries = layout(&sample());
+    let paths: Vec<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "SUMMARY.md",
+            "README.md",
+            "guide/README.md",
+            "guide/install.md",
+            "reference/api.md",
+            ".gitbook/assets/logo.png",
+            ".gitbook/assets/logo (1).png",
+            ".gitbook/includes/support.md",
+            ".gitbook/vars.yaml",
+        ]
+    );
+    assert_eq!(
+        text(&entries, "SUMMARY.md"),
+        "# Table of contents\n\n\
+         * [Introduction](README.md)\n\
+         * [Guide](guide/README.md)\n  \
+           * [Install](guide/install.md)\n\n\
+         ## Reference\n\n\
+         * [API \\[v2\\]](reference/api.md)\n\
+         * [Status](https://status.example.com)\n"
+    );
+    assert_eq!(
+        text(&entries, "README.md"),
+        "---\ndescription: Where to start\n---\n\n# Introduction\n\nWelcome.\n"
+    );
+    let guide = text(&entries, "guide/README.md");
+    assert!(guide.contains("[the install](install.md#steps)"), "{guide}");
+    assert!(guide.contains("../.gitbook/assets/logo.png"), "{guide}");
+    let install = text(&entries, "guide/install.md");
+    assert!(install.contains("[the guide](README.md)"), "{install}");
+    assert!(
+        install.contains("{% include \"../.gitbook/includes/support.md\" %}"),
+        "{install}"
+    );
+    assert_eq!(
+        text(&entries, ".gitbook/includes/support.md"),
+        "---\ntitle: Support\n---\n\nAsk [us](../../README.md).\n"
+    );
+    assert_eq!(text(&entries, ".gitbook/vars.yaml"), "product: Quire\n");
+    assert_eq!(
+        entries[5].content,
+        Content::Blob("ab".repeat(32)),
+        "the first file keeps its name"
+    );
+}
+
+#[test]
+fn reads_back_as_the_same_tree() {
+    let rev = sample();
+    let read: Vec<Read> = layout(&rev)
+        .into_iter()
+        .map(|e| Read {
+            path: e.path,
+            content: Held::Held(match e.content {
+                Content::Text(t) => t.into_bytes(),
+                Content::Blob(b) => b.into_bytes(),
+            }),
+        })
+        .collect();
+    let bundle = from_entries(read).unwrap();
+    let titles: Vec<(&str, Vec<&str>)> = bundle
+        .pages
+        .iter()
+        .map(|p| {
+            (
+                p.title.as_str(),
+                p.children.iter().map(|c| c.title.as_str()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            ("Introduction", vec![]),
+            ("Guide", vec!["Install"]),
+            ("Reference", vec!["API [v2]", "Status"]),
+        ]
+    );
+}
+
+#[test]
+fn an_unlinked_body_is_written_as_stored() {
+    let md = "A paragraph\nwrapped by hand.\n\n* [x] task\n";
+    let rev = Revision {
+        pages: vec![Page::document("p1", "One", "one", md)],
+        ..Revision::default()
+    };
+    assert_eq!(text(&layout(&rev), "README.md"), format!("# One\n\n{md}"));
+    // A body with no document fields stays a document page.
+    assert!(
+        matches!(rev.pages[0].kind, PageKind::Document(ref d) if **d == DocumentPage { markdown: md.into(), ..DocumentPage::default() })
+    );
+}
+
+/// The commit ids of a revision never change: a commit handed out once must be made again,
+/// byte for byte, by every node and every later version.
+#[test]
+fn commit_ids_are_golden() {
+    use objects::{commit, trees, Kind, Object, Signature};
+    let mut blobs = Vec::new();
+    for e in layout(&sample()) {
+        let id = match e.content {
+            Content::Text(t) => Object::new(Kind::Blob, t.into_bytes()).id,
+            Content::Blob(sha) => Object::new(Kind::Blob, sha.into_bytes()).id,
+        };
+        blobs.push((e.path, id));
+    }
+    let (tree, _) = trees(blobs.iter().map(|(p, id)| (p.as_str(), *id))).unwrap();
+    let who = |name: &str| Signature {
+        name: name.into(),
+        email: format!("{name}@users.noreply.quire"),
+        seconds: 1_764_000_000,
+    };
+    let first = commit(tree, &[], &who("ada"), &who("Quire"), "Initial content");
+    let second = commit(
+        tree,
+        &[first.id],
+        &who("ada"),
+        &who("Quire"),
+        "GITBOOK-1: First pages",
+    );
+    assert_eq!(
+        (tree.to_hex(), first.id.to_hex(), second.id.to_hex()),
+        (
+            "f12d156c0fe46d64df0041aae01197efce0a245f".to_string(),
+            "a8598b5cbf6e603a73e0a7878b0732d103599d71".to_string(),
+            "ba0722bfb733d77966371977c0185507f62547ea".to_string()
+        )
+    );
+}

@@ -1,0 +1,380 @@
+//! Every space is a git repository. Its commits are made from its revisions: one commit
+//! per revision, its tree the revision in Git Sync's layout (`quire_content::gitsync`), its
+//! parents the revision's parents, its author the revision's author, its time the
+//! revision's. So the same revision gives the same commit on every node and after any
+//! rebuild; the author and message are fixed in the database (`store::git`) when first
+//! made, so renaming a user or a change request changes no commit id handed out.
+//!
+//! The repository itself is a cache under `{data-dir}/git/{spaceId}.git` that any node
+//! makes (and remakes) from the database: loose objects, `packed-refs` with `main` and one
+//! `change-requests/{number}` branch per open change request. Serving it is the `git`
+//! program's job (`crate::git`).
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use quire_content::gitsync::objects::{self, Kind, Object, Oid, Signature};
+use quire_content::gitsync::{self, Content};
+use quire_content::Revision;
+
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store;
+use crate::store::git::Identity;
+use crate::store::revisions::RevisionRow;
+use crate::values::{ChangeRequestStatus, RevisionType};
+
+/// Who commits every commit Quire makes.
+const COMMITTER: &str = "Quire";
+/// The committer's address (and the domain of the authors' no-reply addresses).
+const NOREPLY: &str = "users.noreply.quire";
+
+/// The commits of revisions already written to a repository, one `revision commit` a line.
+const COMMITS_FILE: &str = "quire-commits";
+/// The git ids of file blobs already written, one `sha256 oid` a line.
+const FILES_FILE: &str = "quire-files";
+
+/// The repository folder of a space on this node.
+pub fn repo_dir(state: &AppState, space_id: &str) -> PathBuf {
+    state
+        .config
+        .data_dir
+        .join("git")
+        .join(format!("{space_id}.git"))
+}
+
+/// A space's repository, brought up to date with its revisions and change requests: every
+/// revision has its commit, `main` is the space's revision, each open or draft change
+/// request has its branch. Returns the folder. One preparation of a space at a time on a
+/// node; the first for a space writes every revision's objects.
+pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiResult<PathBuf> {
+    let dir = repo_dir(state, space_id);
+    let _turn = state.turns.take(&format!("git:{space_id}")).await;
+    skeleton(&dir).map_err(ApiError::internal)?;
+    let mut commits = read_map(&dir.join(COMMITS_FILE));
+    let rows = store::git::revisions(&state.db, space_id).await?;
+    let changes = store::git::change_requests(&state.db, space_id).await?;
+    let missing: Vec<&RevisionRow> = rows
+        .iter()
+        .filter(|r| !commits.contains_key(&r.id))
+        .collect();
+    if !missing.is_empty() {
+        let identities = identities(state, space_id, &missing, &changes).await?;
+        let mut files = read_map(&dir.join(FILES_FILE));
+        let order = parents_first(&missing);
+        for row in order {
+            let content = crate::domain::content::load_in(state, space_id, &row.root).await?;
+            new_files(state, &dir, &content, &mut files).await?;
+            let identity = identities.get(&row.id).ok_or_else(|| {
+                ApiError::internal(anyhow::anyhow!(
+                    "no commit identity for revision {}",
+                    row.id
+                ))
+            })?;
+            let parents: Vec<Oid> = row
+                .parent_ids()
+                .map_err(ApiError::internal)?
+                .iter()
+                .filter_map(|p| commits.get(p))
+                .filter_map(|p| Oid::from_hex(p))
+                .collect();
+            let (author, message) = (identity.author.clone(), identity.message.clone());
+            let seconds = row.created_at.div_euclid(1000);
+            let files_now = files.clone();
+            let dir_now = dir.clone();
+            let id = tokio::task::spawn_blocking(move || {
+                write_commit(
+                    &dir_now, &content, &files_now, &parents, &author, seconds, &message,
+                )
+            })
+            .await
+            .map_err(ApiError::internal)?
+            .map_err(ApiError::internal)?;
+            append(&dir.join(COMMITS_FILE), &row.id, &id.to_hex()).map_err(ApiError::internal)?;
+            commits.insert(row.id.clone(), id.to_hex());
+        }
+    }
+    let mut refs: Vec<(String, String)> = Vec::new();
+    if let Some(main) = commits.get(revision) {
+        refs.push(("refs/heads/main".into(), main.clone()));
+    }
+    for c in &changes {
+        if matches!(
+            c.status,
+            ChangeRequestStatus::Open | ChangeRequestStatus::Draft
+        ) {
+            if let Some(head) = commits.get(&c.revision_id) {
+                refs.push((
+                    format!("refs/heads/change-requests/{}", c.number),
+                    head.clone(),
+                ));
+            }
+        }
+    }
+    write_refs(&dir, refs).map_err(ApiError::internal)?;
+    Ok(dir)
+}
+
+/// The commit id of each revision written to the space's repository on this node.
+pub fn commits_of(state: &AppState, space_id: &str) -> HashMap<String, String> {
+    read_map(&repo_dir(state, space_id).join(COMMITS_FILE))
+}
+
+/// The folders and files a bare repository needs, made once.
+fn skeleton(dir: &Path) -> std::io::Result<()> {
+    if dir.join("HEAD").exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir.join("objects").join("info"))?;
+    std::fs::create_dir_all(dir.join("refs").join("heads"))?;
+    std::fs::create_dir_all(dir.join("refs").join("tags"))?;
+    write_atomic(
+        &dir.join("config"),
+        b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n",
+    )?;
+    write_atomic(&dir.join("HEAD"), b"ref: refs/heads/main\n")
+}
+
+/// Lines of `key value` from a file of this module (a missing file is empty).
+fn read_map(path: &Path) -> HashMap<String, String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn append(path: &Path, key: &str, value: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    f.write_all(format!("{key} {value}\n").as_bytes())
+}
+
+/// The revisions in an order where every parent comes before its children.
+fn parents_first<'a>(rows: &[&'a RevisionRow]) -> Vec<&'a RevisionRow> {
+    let by_id: HashMap<&str, &RevisionRow> = rows.iter().map(|r| (r.id.as_str(), *r)).collect();
+    let mut done: HashSet<&str> = HashSet::new();
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        // Iterative depth-first walk over parents: histories are long.
+        let mut stack: Vec<(&RevisionRow, bool)> = vec![(row, false)];
+        while let Some((r, expanded)) = stack.pop() {
+            if done.contains(r.id.as_str()) {
+                continue;
+            }
+            if expanded {
+                done.insert(r.id.as_str());
+                out.push(r);
+                continue;
+            }
+            stack.push((r, true));
+            for p in r.parent_ids().unwrap_or_default() {
+                if let Some(parent) = by_id.get(p.as_str()) {
+                    if !done.contains(parent.id.as_str()) {
+                        stack.push((parent, false));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The recorded author and message of each revision in `rows`, recording those not yet
+/// recorded.
+async fn identities(
+    state: &AppState,
+    space_id: &str,
+    rows: &[&RevisionRow],
+    changes: &[store::change_requests::ChangeRequestRow],
+) -> ApiResult<HashMap<String, Identity>> {
+    let known = store::git::identities(&state.db, space_id).await?;
+    let new: Vec<&&RevisionRow> = rows.iter().filter(|r| !known.contains_key(&r.id)).collect();
+    if new.is_empty() {
+        return Ok(known);
+    }
+    let authors: Vec<&str> = new.iter().filter_map(|r| r.created_by.as_deref()).collect();
+    let people = crate::domain::access::people(state, &authors).await?;
+    let merged: HashMap<&str, &store::change_requests::ChangeRequestRow> = changes
+        .iter()
+        .filter_map(|c| c.revision_merged.as_deref().map(|r| (r, c)))
+        .collect();
+    let made: Vec<Identity> = new
+        .iter()
+        .map(|r| {
+            let author = match r.created_by.as_deref() {
+                Some(id) => {
+                    let name = people
+                        .get(id)
+                        .map(|u| u.display_name.clone())
+                        .filter(|n| !n.trim().is_empty())
+                        .unwrap_or_else(|| id.to_string());
+                    format!("{name} <{id}@{NOREPLY}>")
+                }
+                None => format!("{COMMITTER} <quire@{NOREPLY}>"),
+            };
+            Identity {
+                revision_id: r.id.clone(),
+                author,
+                message: message(r, merged.get(r.id.as_str()).copied()),
+            }
+        })
+        .collect();
+    let mut tx = state.db.begin().await?;
+    store::git::record(&mut tx, space_id, &made).await?;
+    tx.commit().await?;
+    Ok(store::git::identities(&state.db, space_id).await?)
+}
+
+/// A revision's commit message: GitBook's `GITBOOK-{number}: {subject}` for a merged
+/// change request, a line saying what happened otherwise.
+fn message(row: &RevisionRow, merged: Option<&store::change_requests::ChangeRequestRow>) -> String {
+    if let Some(c) = merged {
+        let subject = c.subject.trim();
+        let subject = if subject.is_empty() {
+            "No subject"
+        } else {
+            subject
+        };
+        return format!("GITBOOK-{}: {subject}", c.number);
+    }
+    if row.parent_ids().map(|p| p.is_empty()).unwrap_or(false) {
+        return "Initial content".into();
+    }
+    match row.kind {
+        RevisionType::Edits => "Edit content",
+        RevisionType::Merge => "Merge a change request",
+        RevisionType::Update => "Update from main",
+        RevisionType::Rollback => "Roll back to an earlier revision",
+        RevisionType::Computed => "Compute content",
+    }
+    .into()
+}
+
+/// Writes the blobs of the revision's files not yet written (their git ids go in `files`).
+async fn new_files(
+    state: &AppState,
+    dir: &Path,
+    content: &Revision,
+    files: &mut HashMap<String, String>,
+) -> ApiResult<()> {
+    for f in &content.files {
+        if files.contains_key(&f.blob) {
+            continue;
+        }
+        // A commit made without a file's bytes would differ from the one other nodes make:
+        // refuse rather than hand out a commit id that is not the revision's.
+        let bytes = state
+            .blobs
+            .get(&f.blob)
+            .await
+            .map_err(ApiError::internal)?
+            .ok_or_else(|| {
+                ApiError::internal(anyhow::anyhow!(
+                    "the bytes of file blob {} are missing",
+                    f.blob
+                ))
+            })?;
+        let into = dir.to_path_buf();
+        let id = tokio::task::spawn_blocking(move || {
+            store_object(&into, Object::new(Kind::Blob, bytes.to_vec()))
+        })
+        .await
+        .map_err(ApiError::internal)??;
+        append(&dir.join(FILES_FILE), &f.blob, &id).map_err(ApiError::internal)?;
+        files.insert(f.blob.clone(), id);
+    }
+    Ok(())
+}
+
+fn store_object(dir: &Path, object: Object) -> ApiResult<String> {
+    write_object(dir, &object).map_err(ApiError::internal)?;
+    Ok(object.id.to_hex())
+}
+
+/// Writes the blobs, trees and commit of one revision; returns the commit's id.
+fn write_commit(
+    dir: &Path,
+    content: &Revision,
+    files: &HashMap<String, String>,
+    parents: &[Oid],
+    author: &str,
+    seconds: i64,
+    message: &str,
+) -> anyhow::Result<Oid> {
+    let mut blobs: Vec<(String, Oid)> = Vec::new();
+    for entry in gitsync::layout(content) {
+        let id = match entry.content {
+            Content::Text(text) => {
+                let blob = Object::new(Kind::Blob, text.into_bytes());
+                write_object(dir, &blob)?;
+                blob.id
+            }
+            Content::Blob(sha) => files
+                .get(&sha)
+                .and_then(|h| Oid::from_hex(h))
+                .ok_or_else(|| anyhow::anyhow!("file blob {sha} was not written"))?,
+        };
+        blobs.push((entry.path, id));
+    }
+    let (tree, trees) = objects::trees(blobs.iter().map(|(p, id)| (p.as_str(), *id)))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    for t in &trees {
+        write_object(dir, t)?;
+    }
+    let (name, email) = match author.rsplit_once(" <") {
+        Some((n, e)) => (n.to_string(), e.trim_end_matches('>').to_string()),
+        None => (author.to_string(), format!("quire@{NOREPLY}")),
+    };
+    let author = Signature {
+        name,
+        email,
+        seconds,
+    };
+    let committer = Signature {
+        name: COMMITTER.into(),
+        email: format!("quire@{NOREPLY}"),
+        seconds,
+    };
+    let commit = objects::commit(tree, parents, &author, &committer, message);
+    write_object(dir, &commit)?;
+    Ok(commit.id)
+}
+
+/// Writes a loose object unless it is there already (written whole, then renamed).
+fn write_object(dir: &Path, object: &Object) -> std::io::Result<()> {
+    let hex = object.id.to_hex();
+    let folder = dir.join("objects").join(&hex[..2]);
+    let path = folder.join(&hex[2..]);
+    if path.exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&folder)?;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    z.write_all(format!("{} {}\0", object.kind.as_str(), object.body.len()).as_bytes())?;
+    z.write_all(&object.body)?;
+    write_atomic(&path, &z.finish()?)
+}
+
+/// Replaces the repository's branches with `refs` (in `packed-refs`, written whole).
+fn write_refs(dir: &Path, mut refs: Vec<(String, String)>) -> std::io::Result<()> {
+    refs.sort();
+    let mut text = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+    for (name, id) in &refs {
+        text.push_str(&format!("{id} {name}\n"));
+    }
+    write_atomic(&dir.join("packed-refs"), text.as_bytes())
+}
+
+/// Writes a file whole: readers see the old one or the new one.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

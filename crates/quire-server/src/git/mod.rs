@@ -1,0 +1,411 @@
+//! Git over smart HTTP: `{public-url}/git/{spaceId}.git` is the space's repository
+//! (`domain::git`), cloned and fetched with a plain `git` client.
+//!
+//! The caller authenticates with HTTP Basic, an API token as the password (any user name),
+//! so that credential helpers work; a bearer token works too. Reading needs read access to
+//! the space, checked as the API checks it, and a space the caller may not see is the same
+//! 404 as one that does not exist.
+//!
+//! The protocol is the `git` program's: `git upload-pack --stateless-rpc` answers, so
+//! protocol v0 and v2, shallow and partial clones, and negotiation that sends only what a
+//! client lacks all come from git itself rather than from a second implementation of its
+//! pack protocol. It runs sealed: no system or global configuration, no hooks, a fixed
+//! environment, one repository folder, a time cap, and a cap on how many run at once
+//! (`--max-git-operations`). Without a `git` program the git endpoints answer 501 and
+//! everything else works.
+
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use base64::Engine;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use tokio::io::AsyncWriteExt;
+
+use crate::domain::auth::{authenticate_token, Caller};
+use crate::error::{error_response, ApiError, ApiResult};
+use crate::state::AppState;
+
+/// The largest request body a fetch negotiation may send (wants and haves), after
+/// decompression.
+const MAX_REQUEST_BYTES: usize = 16 << 20;
+
+/// The longest a git operation may run before it is stopped.
+const MAX_SECONDS: u64 = 600;
+
+/// The git routes, mounted beside the API's.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/git/{repo}/info/refs", get(info_refs))
+        .route("/git/{repo}/git-upload-pack", post(upload_pack))
+        .route("/git/{repo}/git-receive-pack", post(receive_pack))
+}
+
+/// The space a repository path names: `{spaceId}.git` or `{spaceId}`.
+fn space_of(repo: &str) -> &str {
+    repo.strip_suffix(".git").unwrap_or(repo)
+}
+
+/// `?service=` of the reference advertisement.
+#[derive(Deserialize)]
+pub struct Service {
+    service: Option<String>,
+}
+
+/// Whether the `git` program is there (asked once).
+fn git_available() -> bool {
+    static FOUND: OnceLock<bool> = OnceLock::new();
+    *FOUND.get_or_init(|| {
+        std::process::Command::new("git")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+fn no_git() -> Response {
+    error_response(
+        StatusCode::NOT_IMPLEMENTED,
+        "Git access needs the `git` program on this server, and it is not installed.",
+    )
+}
+
+/// The caller of a git request: Basic credentials whose password (or, without one, user
+/// name) is an API token, or a bearer token. A 401 asks the client for credentials.
+async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, Response> {
+    let ask = |message: &str| {
+        let mut res = error_response(StatusCode::UNAUTHORIZED, message);
+        res.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"Quire\", charset=\"UTF-8\""),
+        );
+        res
+    };
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Err(ask(
+            "Authentication required: use an API token as the password.",
+        ));
+    };
+    let token = match value.trim().split_once(' ') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("basic") => {
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(rest.trim())
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok());
+            match decoded.as_deref().and_then(|d| d.split_once(':')) {
+                Some((user, "")) => user.to_string(),
+                Some((_, password)) => password.to_string(),
+                None => return Err(ask("Malformed Basic credentials.")),
+            }
+        }
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim().to_string(),
+        _ => {
+            return Err(ask(
+                "Authorization must be Basic (an API token as the password).",
+            ))
+        }
+    };
+    match authenticate_token(state, &token).await {
+        Ok(caller) => Ok(caller),
+        Err(ApiError::Unauthorized(m)) => Err(ask(&m)),
+        Err(e) => Err(e.into_response()),
+    }
+}
+
+/// The space's repository, up to date, if the caller may read the space.
+async fn readable_repo(
+    state: &AppState,
+    headers: &HeaderMap,
+    repo: &str,
+) -> Result<std::path::PathBuf, Response> {
+    let caller = caller(state, headers).await?;
+    let space_id = space_of(repo);
+    let ctx = crate::domain::access::load_space(state, &caller, space_id)
+        .await
+        .map_err(IntoResponse::into_response)?;
+    if ctx.space.deleted_at.is_some() {
+        return Err(ApiError::not_found(format!("Space `{space_id}` not found.")).into_response());
+    }
+    crate::domain::git::prepare(state, &ctx.space.id, &ctx.space.revision_id)
+        .await
+        .map_err(IntoResponse::into_response)
+}
+
+/// `GET /git/{repo}/info/refs?service=git-upload-pack`: the reference advertisement.
+pub async fn info_refs(
+    State(state): State<AppState>,
+    Path(repo): Path<String>,
+    Query(q): Query<Service>,
+    headers: HeaderMap,
+) -> Response {
+    match q.service.as_deref() {
+        Some("git-upload-pack") => {}
+        Some("git-receive-pack") => return push_refused(),
+        _ => {
+            return ApiError::bad_request(
+                "Only the smart HTTP protocol is served: `service` must be `git-upload-pack`.",
+            )
+            .into_response()
+        }
+    }
+    if !git_available() {
+        return no_git();
+    }
+    let dir = match readable_repo(&state, &headers, &repo).await {
+        Ok(d) => d,
+        Err(res) => return res,
+    };
+    let protocol = git_protocol(&headers);
+    let _turn = match crate::domain::heavy::take(&state, &state.git_runs, "git operations").await {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let out = match run(&dir, protocol.as_deref(), true, Bytes::new()).await {
+        Ok(out) => out,
+        Err(e) => return e.into_response(),
+    };
+    let mut body = Vec::new();
+    // Protocol v2 starts with its capabilities; v0 with the service line.
+    if protocol.as_deref().is_none_or(|p| !p.contains("version=2")) {
+        body.extend_from_slice(&pkt_line(b"# service=git-upload-pack\n"));
+        body.extend_from_slice(b"0000");
+    }
+    body.extend_from_slice(&out);
+    git_response(
+        "application/x-git-upload-pack-advertisement",
+        Body::from(body),
+    )
+}
+
+/// `POST /git/{repo}/git-upload-pack`: a fetch, answered with a pack.
+pub async fn upload_pack(
+    State(state): State<AppState>,
+    Path(repo): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if !git_available() {
+        return no_git();
+    }
+    let dir = match readable_repo(&state, &headers, &repo).await {
+        Ok(d) => d,
+        Err(res) => return res,
+    };
+    let request = match read_request(&headers, body).await {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let protocol = git_protocol(&headers);
+    let turn = match crate::domain::heavy::take(&state, &state.git_runs, "git operations").await {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    match stream(&dir, protocol.as_deref(), request, turn) {
+        Ok(body) => git_response("application/x-git-upload-pack-result", body),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `POST /git/{repo}/git-receive-pack`: pushing is not served yet.
+pub async fn receive_pack() -> Response {
+    push_refused()
+}
+
+fn push_refused() -> Response {
+    error_response(
+        StatusCode::FORBIDDEN,
+        "Pushing to Quire is not available yet: propose changes in a change request.",
+    )
+}
+
+fn git_response(content_type: &'static str, body: Body) -> Response {
+    let mut res = Response::new(body);
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    res
+}
+
+/// The client's `Git-Protocol` header, when it is one git would accept (`version=2`).
+fn git_protocol(headers: &HeaderMap) -> Option<String> {
+    let v = headers.get("git-protocol")?.to_str().ok()?;
+    (v.len() <= 256
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'=' | b':' | b'.' | b'-' | b'_')))
+    .then(|| v.to_string())
+}
+
+/// One pkt-line holding `data`.
+fn pkt_line(data: &[u8]) -> Vec<u8> {
+    let mut out = format!("{:04x}", data.len() + 4).into_bytes();
+    out.extend_from_slice(data);
+    out
+}
+
+/// The request body, inflated when the client gzipped it, within [`MAX_REQUEST_BYTES`].
+async fn read_request(headers: &HeaderMap, body: Body) -> ApiResult<Bytes> {
+    let too_large = || {
+        ApiError::PayloadTooLarge(format!(
+            "A git request may hold at most {MAX_REQUEST_BYTES} bytes."
+        ))
+    };
+    let raw = axum::body::to_bytes(body, MAX_REQUEST_BYTES)
+        .await
+        .map_err(|_| too_large())?;
+    let gzipped = headers
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
+    if !gzipped {
+        return Ok(raw);
+    }
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(&raw[..])
+        .take(MAX_REQUEST_BYTES as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|_| ApiError::bad_request("The request body is not valid gzip."))?;
+    if out.len() > MAX_REQUEST_BYTES {
+        return Err(too_large());
+    }
+    Ok(out.into())
+}
+
+/// `git upload-pack`, sealed: no configuration but what is given here, no hooks, no
+/// prompts, this repository only.
+fn command(
+    dir: &std::path::Path,
+    protocol: Option<&str>,
+    advertise: bool,
+) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("git");
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("HOME", dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env("GIT_DIR", dir)
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "uploadpack.allowFilter=true",
+            "-c",
+            "uploadpack.allowAnySHA1InWant=false",
+            "-c",
+            "safe.directory=*",
+            "upload-pack",
+            "--stateless-rpc",
+            "--strict",
+            "--timeout=600",
+        ]);
+    if advertise {
+        cmd.arg("--advertise-refs");
+    }
+    cmd.arg(dir);
+    if let Some(p) = protocol {
+        cmd.env("GIT_PROTOCOL", p);
+    }
+    cmd.kill_on_drop(true)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Runs upload-pack to its end and returns what it wrote (the advertisement is small).
+async fn run(
+    dir: &std::path::Path,
+    protocol: Option<&str>,
+    advertise: bool,
+    input: Bytes,
+) -> ApiResult<Vec<u8>> {
+    let mut child = command(dir, protocol, advertise)
+        .spawn()
+        .map_err(ApiError::internal)?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(&input).await.map_err(ApiError::internal)?;
+    }
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .map_err(|_| ApiError::RequestTimeout("The git operation took too long.".into()))?
+        .map_err(ApiError::internal)?;
+    if !out.status.success() {
+        return Err(ApiError::internal(anyhow::anyhow!(
+            "git upload-pack failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(out.stdout)
+}
+
+/// Runs upload-pack on `request` and streams its answer (a pack can be large); the
+/// process is stopped when the client goes away or [`MAX_SECONDS`] pass.
+fn stream(
+    dir: &std::path::Path,
+    protocol: Option<&str>,
+    request: Bytes,
+    turn: tokio::sync::OwnedSemaphorePermit,
+) -> ApiResult<Body> {
+    let mut child = command(dir, protocol, false)
+        .spawn()
+        .map_err(ApiError::internal)?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    tokio::spawn(async move {
+        let _ = stdin.write_all(&request).await;
+        // Dropping stdin ends the request.
+    });
+    tokio::spawn(async move {
+        use tokio::io::AsyncReadExt;
+        let mut text = Vec::new();
+        let _ = stderr.take(64 * 1024).read_to_end(&mut text).await;
+        let status = tokio::time::timeout(Duration::from_secs(MAX_SECONDS), child.wait()).await;
+        match status {
+            Ok(Ok(s)) if s.success() => {}
+            Ok(Ok(s)) => {
+                tracing::warn!(status = %s, stderr = %String::from_utf8_lossy(&text), "git upload-pack failed")
+            }
+            _ => {
+                let _ = child.kill().await;
+                tracing::warn!("git upload-pack stopped after {MAX_SECONDS} s");
+            }
+        }
+        drop(turn);
+    });
+    let chunks = tokio_util_stream(stdout);
+    Ok(Body::from_stream(chunks))
+}
+
+/// The process's output as a stream of chunks.
+fn tokio_util_stream(
+    out: tokio::process::ChildStdout,
+) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> {
+    futures_util::stream::unfold(out, |mut out| async move {
+        use tokio::io::AsyncReadExt;
+        let mut buf = vec![0u8; 64 * 1024];
+        match out.read(&mut buf).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok(Bytes::from(buf)), out))
+            }
+            Err(e) => Some((Err(e), out)),
+        }
+    })
+    .boxed()
+}

@@ -1,0 +1,72 @@
+//! What a space's git commits are made from beyond its revisions: the author and message
+//! each commit was first made with, kept so that renaming a user or a change request never
+//! changes a commit id already handed out.
+
+use std::collections::HashMap;
+
+use crate::db::sql::Sql;
+use crate::db::{Db, Tx};
+use crate::store::change_requests::ChangeRequestRow;
+use crate::store::revisions::RevisionRow;
+
+/// Every revision of a space, oldest first (parents before their children).
+pub async fn revisions(db: &Db, space_id: &str) -> sqlx::Result<Vec<RevisionRow>> {
+    sqlx::query_as(
+        "SELECT id, space_id, parents, kind, root, created_by, created_at FROM revisions \
+         WHERE space_id = $1 ORDER BY created_at, id",
+    )
+    .bind(space_id)
+    .fetch_all(db.pool())
+    .await
+}
+
+/// Every change request of a space.
+pub async fn change_requests(db: &Db, space_id: &str) -> sqlx::Result<Vec<ChangeRequestRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {} FROM change_requests WHERE space_id = $1",
+        super::change_requests::COLUMNS
+    ))
+    .bind(space_id)
+    .fetch_all(db.pool())
+    .await
+}
+
+/// The author and message a revision's commit is made with.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Identity {
+    pub revision_id: String,
+    /// `Name <address>`.
+    pub author: String,
+    pub message: String,
+}
+
+/// The identities recorded for a space's revisions, by revision id.
+pub async fn identities(db: &Db, space_id: &str) -> sqlx::Result<HashMap<String, Identity>> {
+    let rows: Vec<Identity> =
+        sqlx::query_as("SELECT revision_id, author, message FROM git_commits WHERE space_id = $1")
+            .bind(space_id)
+            .fetch_all(db.pool())
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.revision_id.clone(), r))
+        .collect())
+}
+
+/// Records identities not recorded yet (a node that recorded one first keeps it).
+pub async fn record(tx: &mut Tx, space_id: &str, identities: &[Identity]) -> sqlx::Result<()> {
+    for i in identities {
+        tx.execute(
+            &Sql::new(
+                "INSERT INTO git_commits (revision_id, space_id, author, message) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (revision_id) DO NOTHING",
+            )
+            .arg(&i.revision_id)
+            .arg(space_id)
+            .arg(&i.author)
+            .arg(&i.message),
+        )
+        .await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,310 @@
+//! Git access: every space is a repository a plain `git` client clones and fetches over
+//! smart HTTP, in Git Sync's layout, one commit per revision, a branch per open change
+//! request.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::json;
+
+use crate::harness::{Persona, TestApp, PNG};
+
+/// Whether the `git` client is there (the test command installs it).
+fn has_git() -> bool {
+    let found = std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("NOTICE: git is not installed; the git access tests are skipped");
+    }
+    found
+}
+
+/// Runs `git` in `dir` with a clean configuration; returns its output.
+async fn git(dir: &Path, args: &[&str]) -> Output {
+    let home = dir.parent().unwrap_or(dir).to_path_buf();
+    tokio::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", &home)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_AUTHOR_NAME", "Tester")
+        .env("GIT_AUTHOR_EMAIL", "tester@example.com")
+        .env("GIT_COMMITTER_NAME", "Tester")
+        .env("GIT_COMMITTER_EMAIL", "tester@example.com")
+        .output()
+        .await
+        .expect("git runs")
+}
+
+/// Runs `git` and asserts it succeeded; returns its standard output.
+async fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = git(dir, args).await;
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The repository URL of `space` with `who`'s token as the password.
+fn url(app: &TestApp, who: &Persona, space: &str) -> String {
+    let host = app.base.trim_start_matches("http://");
+    format!("http://git:{}@{host}/git/{space}.git", who.token)
+}
+
+struct Fixture {
+    app: TestApp,
+    alice: Persona,
+    space: String,
+}
+
+/// A space with a home page, a guide with a child page linking back, and an image.
+async fn fixture() -> Fixture {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let space = app.space(&alice, &org, "Docs", None).await;
+    let cr = app.open_change_request(&alice, &space, "First pages").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([
+            { "operation": "insert_files", "files": [{ "base64": PNG, "name": "pixel.png" }] }
+        ]),
+    )
+    .await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([
+            { "operation": "insert_page", "ref": "home", "title": "Home", "document": { "markdown": "Welcome.\n" } },
+            { "operation": "insert_page", "ref": "guide", "title": "Guide", "document": { "markdown": "Read on.\n" } },
+            { "operation": "insert_page", "ref": "setup", "into": "guide", "title": "Setup", "document": { "markdown": "Back to [the guide](/pages/guide).\n" } }
+        ]),
+    )
+    .await;
+    app.merge_change_request(&alice, &space, &cr).await;
+    Fixture { app, alice, space }
+}
+
+#[tokio::test]
+async fn a_space_clones_fetches_and_pulls_as_a_repository() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    ok(
+        tmp.path(),
+        &["clone", "-q", &url(&app, &alice, &space), "work"],
+    )
+    .await;
+
+    // Git Sync's layout.
+    let read = |p: &str| std::fs::read_to_string(work.join(p)).unwrap();
+    assert_eq!(
+        read("SUMMARY.md"),
+        "# Table of contents\n\n* [Home](README.md)\n* [Guide](guide/README.md)\n  * [Setup](guide/setup.md)\n"
+    );
+    assert_eq!(read("README.md"), "# Home\n\nWelcome.\n");
+    assert_eq!(
+        read("guide/setup.md"),
+        "# Setup\n\nBack to [the guide](README.md).\n"
+    );
+    let files = ok(&work, &["ls-files"]).await;
+    assert!(files.contains(".gitbook/assets/pixel.png"), "{files}");
+    use base64::Engine;
+    assert_eq!(
+        std::fs::read(work.join(".gitbook/assets/pixel.png")).unwrap(),
+        base64::engine::general_purpose::STANDARD
+            .decode(PNG)
+            .unwrap()
+    );
+
+    // One commit per revision, the merge with both parents and GitBook's message.
+    let log = ok(&work, &["log", "--format=%P|%an|%ae|%s", "main"]).await;
+    let lines: Vec<&str> = log.lines().collect();
+    let top: Vec<&str> = lines[0].split('|').collect();
+    assert_eq!(top[0].split(' ').count(), 2, "{log}");
+    assert_eq!(top[1], "alice");
+    assert_eq!(top[2], format!("{}@users.noreply.quire", alice.id));
+    assert_eq!(top[3], "GITBOOK-1: First pages");
+    // The space's first revision, then the change request's two batches, then the merge.
+    assert_eq!(lines.len(), 4, "{log}");
+    let root = ok(&work, &["log", "--max-parents=0", "--format=%s", "main"]).await;
+    assert_eq!(root.trim(), "Initial content");
+    ok(&work, &["fsck", "--strict", "--no-dangling"]).await;
+
+    // An open change request is a branch.
+    let cr = app.open_change_request(&alice, &space, "Edit home").await;
+    let home = page_id(&app, &alice, &space, "Home").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "update_page", "page": home, "document": { "markdown": "Welcome, reader.\n" } }]),
+    )
+    .await;
+    ok(&work, &["fetch", "-q"]).await;
+    let branch = ok(&work, &["show", "origin/change-requests/2:README.md"]).await;
+    assert_eq!(branch, "# Home\n\nWelcome, reader.\n");
+
+    // Merged, the branch goes and `git pull` fast-forwards to the merge.
+    app.merge_change_request(&alice, &space, &cr).await;
+    ok(&work, &["pull", "-q", "--ff-only", "--prune"]).await;
+    assert_eq!(read("README.md"), "# Home\n\nWelcome, reader.\n");
+    let refs = ok(&work, &["branch", "-r"]).await;
+    assert!(!refs.contains("change-requests/2"), "{refs}");
+    assert_eq!(
+        ok(&work, &["log", "-1", "--format=%s"]).await.trim(),
+        "GITBOOK-2: Edit home"
+    );
+
+    // The same revisions give the same commits after the repository is rebuilt.
+    let head = ok(&work, &["rev-parse", "HEAD"]).await;
+    std::fs::remove_dir_all(app.config.data_dir.join("git")).unwrap();
+    let again = tmp.path().join("again");
+    ok(
+        tmp.path(),
+        &["clone", "-q", &url(&app, &alice, &space), "again"],
+    )
+    .await;
+    assert_eq!(ok(&again, &["rev-parse", "HEAD"]).await, head);
+    ok(&again, &["fsck", "--strict", "--no-dangling"]).await;
+}
+
+async fn page_id(app: &TestApp, who: &Persona, space: &str, title: &str) -> String {
+    let pages = app
+        .get(who, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    let mut stack: Vec<&serde_json::Value> = pages["pages"].as_array().unwrap().iter().collect();
+    while let Some(p) = stack.pop() {
+        if p["title"] == title {
+            return p["id"].as_str().unwrap().to_string();
+        }
+        stack.extend(p["pages"].as_array().into_iter().flatten());
+    }
+    panic!("no page {title}");
+}
+
+#[tokio::test]
+async fn shallow_partial_and_both_protocol_versions_work() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let url = url(&app, &alice, &space);
+    for (name, args) in [
+        ("v0", vec!["-c", "protocol.version=0", "clone", "-q"]),
+        ("v2", vec!["-c", "protocol.version=2", "clone", "-q"]),
+        ("shallow", vec!["clone", "-q", "--depth", "1"]),
+        ("partial", vec!["clone", "-q", "--filter=blob:none"]),
+    ] {
+        let mut args = args;
+        args.push(&url);
+        args.push(name);
+        ok(tmp.path(), &args).await;
+        let dir = tmp.path().join(name);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("README.md")).unwrap(),
+            "# Home\n\nWelcome.\n",
+            "{name}"
+        );
+        let count = ok(&dir, &["rev-list", "--count", "HEAD"]).await;
+        let expected = if name == "shallow" { "1" } else { "4" };
+        assert_eq!(count.trim(), expected, "{name}");
+        ok(&dir, &["fsck", "--no-dangling"]).await;
+    }
+}
+
+#[tokio::test]
+async fn git_access_follows_the_apis_rules() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let bob = app.persona("bob").await;
+    let tmp = tempfile::tempdir().unwrap();
+    let refs = format!("/git/{space}.git/info/refs?service=git-upload-pack");
+    let client = reqwest::Client::new();
+
+    // No credentials: asked for them.
+    let res = client
+        .get(format!("{}{refs}", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    assert!(res.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .starts_with("Basic"));
+    // A wrong token: asked again.
+    let res = client
+        .get(format!("{}{refs}", app.base))
+        .basic_auth("x", Some("not-a-token"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    // Someone who may not read the space: the same 404 as no space at all.
+    let res = client
+        .get(format!("{}{refs}", app.base))
+        .basic_auth("bob", Some(&bob.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    let missing = client
+        .get(format!(
+            "{}/git/nospace.git/info/refs?service=git-upload-pack",
+            app.base
+        ))
+        .basic_auth("bob", Some(&bob.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    let out = git(
+        tmp.path(),
+        &["clone", "-q", &url(&app, &bob, &space), "bob"],
+    )
+    .await;
+    assert!(!out.status.success());
+    // The dumb protocol is not served.
+    let res = client
+        .get(format!("{}/git/{space}.git/info/refs", app.base))
+        .basic_auth("alice", Some(&alice.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+
+    // Pushing is refused with its reason, and nothing changes.
+    let work = tmp.path().join("work");
+    ok(
+        tmp.path(),
+        &["clone", "-q", &url(&app, &alice, &space), "work"],
+    )
+    .await;
+    std::fs::write(work.join("README.md"), "# Home\n\nChanged.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Change"]).await;
+    let out = git(&work, &["push", "origin", "HEAD:main"]).await;
+    assert!(!out.status.success());
+    let before = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["revision"]
+        .clone();
+    let _ = before;
+}
