@@ -59,13 +59,28 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
         .iter()
         .filter(|r| !commits.contains_key(&r.id))
         .collect();
+    let mut written = 0;
     if !missing.is_empty() {
         let identities = identities(state, space_id, &missing, &changes).await?;
         let mut files = read_map(&dir.join(FILES_FILE));
+        let mut present = Present {
+            ids: objects_in(&dir).await?,
+            written: 0,
+        };
         let order = parents_first(&missing);
-        for row in order {
-            let content = crate::domain::content::load_in(state, space_id, &row.root).await?;
-            new_files(state, &dir, &content, &mut files).await?;
+        // The next revision loads while this one's objects are written: loading (reading
+        // and decoding every page) is most of the work (two loads at once gained nothing
+        // on two cores).
+        let load = |root: &str| {
+            let (state, root) = (state.clone(), root.to_string());
+            tokio::spawn(async move { crate::domain::content::load(&state, &root).await })
+        };
+        let mut next = order.first().map(|r| load(&r.root));
+        for (i, row) in order.iter().enumerate() {
+            let loading = next.take().expect("one load per revision");
+            next = order.get(i + 1).map(|r| load(&r.root));
+            let content = loading.await.map_err(ApiError::internal)??;
+            new_files(state, &dir, &content, &mut files, &mut present).await?;
             let identity = identities.get(&row.id).ok_or_else(|| {
                 ApiError::internal(anyhow::anyhow!(
                     "no commit identity for revision {}",
@@ -79,21 +94,27 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
                 .filter_map(|p| commits.get(p))
                 .filter_map(|p| Oid::from_hex(p))
                 .collect();
-            let (author, message) = (identity.author.clone(), identity.message.clone());
-            let seconds = row.created_at.div_euclid(1000);
+            let about = About {
+                parents,
+                author: identity.author.clone(),
+                message: identity.message.clone(),
+                seconds: row.created_at.div_euclid(1000),
+            };
             let files_now = files.clone();
             let dir_now = dir.clone();
-            let id = tokio::task::spawn_blocking(move || {
-                write_commit(
-                    &dir_now, &content, &files_now, &parents, &author, seconds, &message,
-                )
+            let mut known = std::mem::take(&mut present);
+            let (made, known) = tokio::task::spawn_blocking(move || {
+                let made = write_commit(&dir_now, &content, &files_now, &about, &mut known);
+                (made, known)
             })
             .await
-            .map_err(ApiError::internal)?
             .map_err(ApiError::internal)?;
+            present = known;
+            let id = made.map_err(ApiError::internal)?;
             append(&dir.join(COMMITS_FILE), &row.id, &id.to_hex()).map_err(ApiError::internal)?;
             commits.insert(row.id.clone(), id.to_hex());
         }
+        written = present.written;
     }
     let mut refs: Vec<(String, String)> = Vec::new();
     if let Some(main) = commits.get(revision) {
@@ -113,7 +134,106 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
         }
     }
     write_refs(&dir, refs).map_err(ApiError::internal)?;
+    // After the branches: packing keeps what they reach.
+    if written > 0 {
+        pack_if_many(&dir, written).await;
+    }
     Ok(dir)
+}
+
+/// The `git` program for the repository in `dir`, sealed: no system or global
+/// configuration, no hooks, no prompts, a fixed environment; stopped if dropped.
+pub fn sealed(dir: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("git");
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("HOME", dir)
+        .env("GIT_DIR", dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .args(["-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*"])
+        .kill_on_drop(true);
+    cmd
+}
+
+/// Objects a repository holds, and how many this preparation wrote.
+#[derive(Default)]
+struct Present {
+    ids: HashSet<Oid>,
+    written: u64,
+}
+
+/// Every object id in the repository, loose or packed.
+async fn objects_in(dir: &Path) -> ApiResult<HashSet<Oid>> {
+    let out = sealed(dir)
+        .args([
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname)",
+            "--buffer",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .map_err(ApiError::internal)?;
+    if !out.status.success() {
+        return Err(ApiError::internal(anyhow::anyhow!(
+            "git cat-file failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(Oid::from_hex)
+        .collect())
+}
+
+/// Loose objects written since the last full pack, beyond which the next preparation packs
+/// them all.
+const PACK_AFTER: u64 = 256;
+/// Loose objects written since the last full pack, one number.
+const LOOSE_FILE: &str = "quire-loose";
+
+/// Packs every object into one pack with reachability bitmaps once enough loose ones were
+/// written since the last time: a clone then streams packed objects instead of compressing
+/// each loose one. Nothing is pruned: a closed change request's commits stay, for when it
+/// is reopened.
+async fn pack_if_many(dir: &Path, written: u64) {
+    let path = dir.join(LOOSE_FILE);
+    let loose = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        + written;
+    if loose < PACK_AFTER {
+        let _ = write_atomic(&path, loose.to_string().as_bytes());
+        return;
+    }
+    let run = sealed(dir)
+        .args([
+            "-c",
+            "pack.writeBitmapHashCache=true",
+            "repack",
+            "-a",
+            "-d",
+            "-q",
+            "--write-bitmap-index",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output();
+    match tokio::time::timeout(std::time::Duration::from_secs(600), run).await {
+        Ok(Ok(out)) if out.status.success() => {
+            let _ = write_atomic(&path, b"0");
+        }
+        Ok(Ok(out)) => tracing::warn!(
+            stderr = %String::from_utf8_lossy(&out.stderr),
+            "git repack of a space's repository failed"
+        ),
+        Ok(Err(err)) => tracing::warn!(error = %err, "git repack could not run"),
+        Err(_) => tracing::warn!("git repack of a space's repository took too long"),
+    }
 }
 
 /// The commit id of each revision written to the space's repository on this node.
@@ -261,6 +381,7 @@ async fn new_files(
     dir: &Path,
     content: &Revision,
     files: &mut HashMap<String, String>,
+    present: &mut Present,
 ) -> ApiResult<()> {
     for f in &content.files {
         if files.contains_key(&f.blob) {
@@ -280,20 +401,30 @@ async fn new_files(
                 ))
             })?;
         let into = dir.to_path_buf();
-        let id = tokio::task::spawn_blocking(move || {
-            store_object(&into, Object::new(Kind::Blob, bytes.to_vec()))
+        let mut known = std::mem::take(present);
+        let (made, known) = tokio::task::spawn_blocking(move || {
+            let blob = Object::new(Kind::Blob, bytes.to_vec());
+            let made = write_object(&into, &blob, &mut known).map(|()| blob.id.to_hex());
+            (made, known)
         })
         .await
-        .map_err(ApiError::internal)??;
+        .map_err(ApiError::internal)?;
+        *present = known;
+        let id = made.map_err(ApiError::internal)?;
         append(&dir.join(FILES_FILE), &f.blob, &id).map_err(ApiError::internal)?;
         files.insert(f.blob.clone(), id);
     }
     Ok(())
 }
 
-fn store_object(dir: &Path, object: Object) -> ApiResult<String> {
-    write_object(dir, &object).map_err(ApiError::internal)?;
-    Ok(object.id.to_hex())
+/// What a revision's commit says besides its tree.
+struct About {
+    parents: Vec<Oid>,
+    /// `Name <address>`.
+    author: String,
+    message: String,
+    /// The revision's time (seconds since the epoch).
+    seconds: i64,
 }
 
 /// Writes the blobs, trees and commit of one revision; returns the commit's id.
@@ -301,17 +432,16 @@ fn write_commit(
     dir: &Path,
     content: &Revision,
     files: &HashMap<String, String>,
-    parents: &[Oid],
-    author: &str,
-    seconds: i64,
-    message: &str,
+    about: &About,
+    present: &mut Present,
 ) -> anyhow::Result<Oid> {
+    let seconds = about.seconds;
     let mut blobs: Vec<(String, Oid)> = Vec::new();
     for entry in gitsync::layout(content) {
         let id = match entry.content {
             Content::Text(text) => {
                 let blob = Object::new(Kind::Blob, text.into_bytes());
-                write_object(dir, &blob)?;
+                write_object(dir, &blob, present)?;
                 blob.id
             }
             Content::Blob(sha) => files
@@ -324,11 +454,11 @@ fn write_commit(
     let (tree, trees) = objects::trees(blobs.iter().map(|(p, id)| (p.as_str(), *id)))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     for t in &trees {
-        write_object(dir, t)?;
+        write_object(dir, t, present)?;
     }
-    let (name, email) = match author.rsplit_once(" <") {
+    let (name, email) = match about.author.rsplit_once(" <") {
         Some((n, e)) => (n.to_string(), e.trim_end_matches('>').to_string()),
-        None => (author.to_string(), format!("quire@{NOREPLY}")),
+        None => (about.author.clone(), format!("quire@{NOREPLY}")),
     };
     let author = Signature {
         name,
@@ -340,19 +470,21 @@ fn write_commit(
         email: format!("quire@{NOREPLY}"),
         seconds,
     };
-    let commit = objects::commit(tree, parents, &author, &committer, message);
-    write_object(dir, &commit)?;
+    let commit = objects::commit(tree, &about.parents, &author, &committer, &about.message);
+    write_object(dir, &commit, present)?;
     Ok(commit.id)
 }
 
-/// Writes a loose object unless it is there already (written whole, then renamed).
-fn write_object(dir: &Path, object: &Object) -> std::io::Result<()> {
+/// Writes a loose object unless the repository holds it already (written whole, then
+/// renamed).
+fn write_object(dir: &Path, object: &Object, present: &mut Present) -> std::io::Result<()> {
+    if !present.ids.insert(object.id) {
+        return Ok(());
+    }
+    present.written += 1;
     let hex = object.id.to_hex();
     let folder = dir.join("objects").join(&hex[..2]);
     let path = folder.join(&hex[2..]);
-    if path.exists() {
-        return Ok(());
-    }
     std::fs::create_dir_all(&folder)?;
     let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
     z.write_all(format!("{} {}\0", object.kind.as_str(), object.body.len()).as_bytes())?;

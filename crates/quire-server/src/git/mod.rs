@@ -282,36 +282,23 @@ async fn read_request(headers: &HeaderMap, body: Body) -> ApiResult<Bytes> {
     Ok(out.into())
 }
 
-/// `git upload-pack`, sealed: no configuration but what is given here, no hooks, no
-/// prompts, this repository only.
+/// `git upload-pack` on the repository in `dir` (see `domain::git::sealed`).
 fn command(
     dir: &std::path::Path,
     protocol: Option<&str>,
     advertise: bool,
 ) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new("git");
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("HOME", dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_NO_REPLACE_OBJECTS", "1")
-        .env("GIT_DIR", dir)
-        .args([
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "uploadpack.allowFilter=true",
-            "-c",
-            "uploadpack.allowAnySHA1InWant=false",
-            "-c",
-            "safe.directory=*",
-            "upload-pack",
-            "--stateless-rpc",
-            "--strict",
-            "--timeout=600",
-        ]);
+    let mut cmd = crate::domain::git::sealed(dir);
+    cmd.args([
+        "-c",
+        "uploadpack.allowFilter=true",
+        "-c",
+        "uploadpack.allowAnySHA1InWant=false",
+        "upload-pack",
+        "--stateless-rpc",
+        "--strict",
+        "--timeout=600",
+    ]);
     if advertise {
         cmd.arg("--advertise-refs");
     }
@@ -319,8 +306,7 @@ fn command(
     if let Some(p) = protocol {
         cmd.env("GIT_PROTOCOL", p);
     }
-    cmd.kill_on_drop(true)
-        .stdin(Stdio::piped())
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd

@@ -308,3 +308,71 @@ async fn git_access_follows_the_apis_rules() {
         .clone();
     let _ = before;
 }
+
+/// Past a few hundred objects the repository is packed (with bitmaps); later commits add
+/// only their new objects, and clones and fetches read both.
+#[tokio::test]
+async fn a_large_history_is_packed_and_later_commits_add_only_theirs() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let cr = app.open_change_request(&alice, &space, "Many pages").await;
+    for batch in 0..6 {
+        let changes: Vec<serde_json::Value> = (0..50)
+            .map(|i| json!({ "operation": "insert_page", "title": format!("Page {batch}-{i}"), "document": { "markdown": format!("Body {batch} {i}.\n") } }))
+            .collect();
+        app.edit_change_request(&alice, &space, &cr, json!(changes))
+            .await;
+    }
+    app.merge_change_request(&alice, &space, &cr).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    ok(
+        tmp.path(),
+        &["clone", "-q", &url(&app, &alice, &space), "work"],
+    )
+    .await;
+    let repo = app.config.data_dir.join("git").join(format!("{space}.git"));
+    let packs: Vec<_> = std::fs::read_dir(repo.join("objects/pack"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(packs.iter().any(|p| p.ends_with(".pack")), "{packs:?}");
+    assert!(packs.iter().any(|p| p.ends_with(".bitmap")), "{packs:?}");
+
+    // A one-page merge writes its few objects loose, not the whole tree again.
+    let loose_before = loose_objects(&repo);
+    let cr = app.open_change_request(&alice, &space, "One page").await;
+    let home = page_id(&app, &alice, &space, "Home").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "update_page", "page": home, "document": { "markdown": "Changed.\n" } }]),
+    )
+    .await;
+    app.merge_change_request(&alice, &space, &cr).await;
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    assert_eq!(
+        std::fs::read_to_string(work.join("README.md")).unwrap(),
+        "# Home\n\nChanged.\n"
+    );
+    let written = loose_objects(&repo) - loose_before;
+    // Two commits (the batch and the merge), the root tree twice, README.md once.
+    assert!(
+        written <= 6,
+        "{written} objects written for a one-page merge"
+    );
+    ok(&work, &["fsck", "--strict", "--no-dangling"]).await;
+}
+
+fn loose_objects(repo: &Path) -> usize {
+    std::fs::read_dir(repo.join("objects"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().len() == 2)
+        .map(|e| std::fs::read_dir(e.path()).unwrap().count())
+        .sum()
+}

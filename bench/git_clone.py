@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Git benchmark (issue 44): `git clone` of the space of 10,000 pages that
+bench/site_pages.py builds (its history: about 200 revisions of one change request, then
+its merge), cold (the node makes the repository from the database) and warm; a fetch
+after a one-page merge; and the server's peak memory while it serves the clone.
+
+Targets: clone < 10 s cold and < 2 s warm; fetch after a one-page merge < 300 ms; memory
+bounded (streamed) while cloning.
+
+Usage: python3 bench/git_clone.py [--pages 10000]
+Needs: a release build (cargo build --release -p quire) and git.
+"""
+import argparse, os, shutil, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUIRE = os.environ.get("QUIRE_BIN") or os.path.join(ROOT, "target/release/quire")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from foundation import free_port, wait_ready  # noqa: E402
+from site_pages import call, seed  # noqa: E402
+
+EMAIL = "bench@example.com"
+GIT_ENV = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null", GIT_TERMINAL_PROMPT="0")
+
+
+def rss_kib(pid, key="VmHWM"):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def git(args, cwd):
+    t0 = time.perf_counter()
+    subprocess.run(["git"] + args, cwd=cwd, env=GIT_ENV, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pages", type=int, default=10000)
+    ap.add_argument("--profile", help="record the cold clone with perf into this file")
+    args = ap.parse_args()
+    data = tempfile.mkdtemp(prefix="quire-git-")
+    work = tempfile.mkdtemp(prefix="quire-git-clones-")
+    storage = ["--data-dir", data]
+    env = dict(os.environ, QUIRE_LOG="warn")
+    port = free_port()
+    server = subprocess.Popen([QUIRE, "serve", "--bind", f"127.0.0.1:{port}"] + storage, env=env,
+                              stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_ready(f"{base}/healthz")
+        token = subprocess.run([QUIRE, "admin", "create-token", "--email", EMAIL] + storage,
+                               capture_output=True, text=True, check=True, env=env).stdout.strip()
+        t0 = time.time()
+        seed(base, token, args.pages)
+        print(f"seeded {args.pages} pages in {time.time() - t0:.0f} s", flush=True)
+        org = call("GET", f"{base}/v1/orgs", token)["items"][0]["id"]
+        space = call("GET", f"{base}/v1/orgs/{org}/spaces", token)["items"][0]["id"]
+        url = f"http://git:{token}@127.0.0.1:{port}/git/{space}.git"
+        before = rss_kib(server.pid, "VmRSS")
+        profile = None
+        if args.profile:
+            profile = subprocess.Popen(["perf", "record", "-F", "499", "-g", "-p", str(server.pid), "-o",
+                                        args.profile], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            time.sleep(1)
+        cold = git(["clone", "-q", url, "cold"], work)
+        if profile:
+            profile.send_signal(2)
+            profile.wait()
+        files = int(subprocess.run(["git", "ls-files"], cwd=os.path.join(work, "cold"), env=GIT_ENV,
+                                   capture_output=True, text=True, check=True).stdout.count("\n"))
+        commits = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=os.path.join(work, "cold"),
+                                 env=GIT_ENV, capture_output=True, text=True, check=True).stdout.strip()
+        print(f"clone, cold: {cold:.2f} s ({files} files, {commits} commits)", flush=True)
+        warm = min(git(["clone", "-q", url, f"warm{i}"], work) for i in range(3))
+        print(f"clone, warm: {warm:.2f} s", flush=True)
+        shallow = git(["clone", "-q", "--depth", "1", url, "shallow"], work)
+        print(f"clone --depth 1, warm: {shallow:.2f} s", flush=True)
+        print(f"server memory: {before // 1024} MiB before the clones, peak {rss_kib(server.pid) // 1024} MiB",
+              flush=True)
+
+        # A one-page merge, then a fetch.
+        page = call("GET", f"{base}/v1/spaces/{space}/content/pages", token)["pages"][0]["id"]
+        cr = call("POST", f"{base}/v1/spaces/{space}/change-requests", token, {"subject": "One page"})
+        call("POST", f"{base}/v1/spaces/{space}/change-requests/{cr['id']}/content", token,
+             {"changes": [{"operation": "update_page", "page": page,
+                           "document": {"markdown": "Edited.\n"}}]})
+        call("POST", f"{base}/v1/spaces/{space}/change-requests/{cr['id']}/merge", token)
+        fetch = git(["fetch", "-q"], os.path.join(work, "cold"))
+        again = git(["fetch", "-q"], os.path.join(work, "warm0"))
+        print(f"fetch after a one-page merge: {fetch * 1000:.0f} ms (first), {again * 1000:.0f} ms (next clone)",
+              flush=True)
+    finally:
+        server.terminate()
+        server.wait()
+        shutil.rmtree(data, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
