@@ -113,6 +113,8 @@ pub struct SourcePage {
     pub body: Option<String>,
     /// Child pages, in order.
     pub children: Vec<SourcePage>,
+    /// Where a link page points (an absolute URL); the page is a link when given.
+    pub link: Option<String>,
 }
 
 /// An image or attachment of the source.
@@ -172,6 +174,7 @@ pub fn markdown_page(key: String, slug_hint: &str, fallback_title: &str, md: &st
         description: description.filter(|d| !d.is_empty()),
         body: Some(body),
         children: Vec::new(),
+        link: None,
     }
 }
 
@@ -203,6 +206,17 @@ pub fn markdown_images(key: &str, md: &str) -> Vec<String> {
         .collect()
 }
 
+/// Ids an assembly keeps: what a source that was written from a revision already names.
+#[derive(Clone, Debug, Default)]
+pub struct Keep {
+    /// Page ids by source key ([`archive_key`] of the file's path).
+    pub pages: HashMap<String, String>,
+    /// File ids by index in the bundle's assets.
+    pub files: HashMap<usize, String>,
+    /// Reusable content ids by source key, for `{% include %}` paths.
+    pub includes: HashMap<String, String>,
+}
+
 /// Pages and files of an assembled import.
 #[derive(Clone, Debug, Default)]
 pub struct Assembled {
@@ -212,6 +226,8 @@ pub struct Assembled {
     pub files: Vec<(usize, String)>,
     /// Pages created.
     pub page_count: usize,
+    /// The source key of each page that has one, by page id.
+    pub keys: HashMap<String, String>,
 }
 
 /// Gives the bundle's pages and assets ids (from `new_id`) and resolves the links of every
@@ -225,8 +241,23 @@ pub fn assemble(
     limits: &Limits,
     new_id: &mut dyn FnMut() -> String,
 ) -> Result<Assembled, ConvertError> {
+    assemble_keeping(bundle, taken, under_page, limits, &Keep::default(), new_id)
+}
+
+/// [`assemble`], giving the pages, files and includes that `keep` names their ids there
+/// instead of new ones. A source page named twice (a summary listing one file twice) is
+/// refused: it would be two pages with one id.
+pub fn assemble_keeping(
+    bundle: &Bundle,
+    taken: &[&str],
+    under_page: bool,
+    limits: &Limits,
+    keep: &Keep,
+    new_id: &mut dyn FnMut() -> String,
+) -> Result<Assembled, ConvertError> {
     // Ids first, so that a link to a page later in the tree resolves.
     let mut ids: Vec<String> = Vec::new();
+    let mut keys: HashMap<String, String> = HashMap::new();
     let mut page_keys: HashMap<String, String> = HashMap::new();
     let mut count = 0usize;
     let mut stack: Vec<&SourcePage> = bundle.pages.iter().rev().collect();
@@ -238,11 +269,20 @@ pub fn assemble(
                 limits.max_pages
             )));
         }
-        let id = new_id();
-        if !p.key.is_empty() {
-            page_keys
-                .entry(norm_key(&p.key))
-                .or_insert_with(|| id.clone());
+        let key = (!p.key.is_empty()).then(|| norm_key(&p.key));
+        let id = match key.as_ref().and_then(|k| keep.pages.get(k)) {
+            Some(kept) => kept.clone(),
+            None => new_id(),
+        };
+        if let Some(key) = key {
+            if !keep.pages.is_empty() && page_keys.contains_key(&key) {
+                return Err(ConvertError::new(format!(
+                    "`{}` is listed twice",
+                    key.strip_prefix(ARCHIVE_BASE).unwrap_or(&key)
+                )));
+            }
+            page_keys.entry(key.clone()).or_insert_with(|| id.clone());
+            keys.insert(id.clone(), key);
         }
         ids.push(id);
         stack.extend(p.children.iter().rev());
@@ -251,7 +291,9 @@ pub fn assemble(
     for (i, a) in bundle.assets.iter().enumerate() {
         asset_keys.entry(norm_key(&a.key)).or_insert(i);
     }
-    let files: Vec<String> = bundle.assets.iter().map(|_| new_id()).collect();
+    let files: Vec<String> = (0..bundle.assets.len())
+        .map(|i| keep.files.get(&i).cloned().unwrap_or_else(&mut *new_id))
+        .collect();
     let used = std::cell::RefCell::new(HashSet::new());
     let mut next = ids.into_iter();
     let mut build =
@@ -262,10 +304,21 @@ pub fn assemble(
             } else {
                 &p.slug_hint
             });
-            let slug = unique_slug(&base, taken.iter().map(String::as_str));
-            taken.push(slug.clone());
+            let slug = if p.link.is_some() {
+                // Link pages have no path.
+                String::new()
+            } else {
+                let slug = unique_slug(&base, taken.iter().map(String::as_str));
+                taken.push(slug.clone());
+                slug
+            };
             let title: String = p.title.chars().take(100).collect();
             let kind = match &p.body {
+                _ if p.link.is_some() => PageKind::Link(crate::model::LinkPage {
+                    target: ContentRef::Url {
+                        url: p.link.clone().unwrap_or_default(),
+                    },
+                }),
                 None if !nested => PageKind::Group,
                 None => PageKind::Document(DocumentPage::default().into()),
                 Some(body) => {
@@ -280,6 +333,7 @@ pub fn assemble(
                         pages: &page_keys,
                         assets: &asset_keys,
                         files: &files,
+                        includes: &keep.includes,
                         used: &used,
                     };
                     let markdown = try_normalize_markdown_with(body, &resolver)
@@ -360,6 +414,7 @@ pub fn assemble(
                     pages: done.built,
                     files: used.into_iter().map(|i| (i, files[i].clone())).collect(),
                     page_count: count,
+                    keys,
                 });
             }
         }
@@ -367,7 +422,7 @@ pub fn assemble(
 }
 
 /// A key in the form lookups use: no fragment, percent-escapes decoded.
-fn norm_key(key: &str) -> String {
+pub(crate) fn norm_key(key: &str) -> String {
     let no_fragment = key.split('#').next().unwrap_or(key);
     percent_decode(no_fragment.trim_end_matches('/'))
 }
@@ -397,10 +452,16 @@ struct Resolver<'a> {
     pages: &'a HashMap<String, String>,
     assets: &'a HashMap<String, usize>,
     files: &'a [String],
+    includes: &'a HashMap<String, String>,
     used: &'a std::cell::RefCell<HashSet<usize>>,
 }
 
 impl LinkResolver for Resolver<'_> {
+    fn include(&self, path: &str) -> Option<String> {
+        let joined = self.base.as_ref()?.join(path.trim()).ok()?;
+        self.includes.get(&norm_key(joined.as_str())).cloned()
+    }
+
     fn resolve(&self, href: &str) -> Option<LinkTarget> {
         let href = href.trim();
         if href.is_empty() || href.starts_with('#') {

@@ -199,13 +199,15 @@ fn from_summary(summary: &str, docs: &BTreeMap<String, String>) -> Vec<SourcePag
                         let path = super::percent_decode(path.trim_start_matches("./"));
                         page_for(&path, Some(&title), docs)
                     }
-                    _ => SourcePage {
+                    // An item linking elsewhere is a link page.
+                    other => SourcePage {
                         title: if title.is_empty() {
                             "Untitled".into()
                         } else {
                             title
                         },
                         body: Some(String::new()),
+                        link: other.map(str::to_string),
                         ..SourcePage::default()
                     },
                 };

@@ -9,6 +9,9 @@
 //! [`objects`] makes the git objects of such a tree.
 
 pub mod objects;
+mod read;
+
+pub use read::{read, NewFile, Read};
 
 use std::collections::{HashMap, HashSet};
 

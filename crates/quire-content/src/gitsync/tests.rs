@@ -2,6 +2,7 @@ use super::*;
 use crate::convert::archive::{Content as Held, Entry as Read};
 use crate::convert::tree::from_entries;
 use crate::model::{DocumentPage, File, ReusableContent};
+use std::collections::HashMap;
 
 fn sample() -> Revision {
     let mut intro = Page::document("p1", "Introduction", "introduction", "Welcome.\n");
@@ -202,4 +203,133 @@ fn commit_ids_are_golden() {
             "ba0722bfb733d77966371977c0185507f62547ea".to_string()
         )
     );
+}
+
+/// `sample()` with real file bytes, every file used by a page.
+fn readable() -> (Revision, HashMap<String, Vec<u8>>) {
+    let mut rev = sample();
+    let mut bytes = HashMap::new();
+    for (i, f) in rev.files.iter_mut().enumerate() {
+        let b = format!("image {i}").into_bytes();
+        f.blob = crate::store::ObjectHash::of(&b).to_hex();
+        f.size = b.len() as u64;
+        bytes.insert(f.blob.clone(), b);
+    }
+    if let PageKind::Document(doc) = &mut rev.pages[0].kind {
+        doc.markdown = "Welcome.\n\n![second](/files/f2)\n".into();
+    }
+    (rev, bytes)
+}
+
+fn files_of(rev: &Revision, bytes: &HashMap<String, Vec<u8>>) -> Vec<(String, Vec<u8>)> {
+    layout(rev)
+        .into_iter()
+        .map(|e| {
+            let b = match e.content {
+                Content::Text(t) => t.into_bytes(),
+                Content::Blob(sha) => bytes[&sha].clone(),
+            };
+            (e.path, b)
+        })
+        .collect()
+}
+
+fn ids() -> impl FnMut() -> String {
+    let mut n = 0;
+    move || {
+        n += 1;
+        format!("new{n}")
+    }
+}
+
+#[test]
+fn what_was_written_reads_back_as_the_same_revision() {
+    let (rev, bytes) = readable();
+    let read = read(
+        files_of(&rev, &bytes),
+        &rev,
+        &crate::convert::Limits::default(),
+        &mut ids(),
+    )
+    .unwrap();
+    assert_eq!(read.new_files, vec![]);
+    assert_eq!(read.revision.pages, rev.pages);
+    assert_eq!(read.revision.files, rev.files);
+    assert_eq!(read.revision.reusable_contents, rev.reusable_contents);
+    assert_eq!(read.revision.variables, rev.variables);
+}
+
+#[test]
+fn an_edit_changes_only_what_it_touches() {
+    let (rev, bytes) = readable();
+    let mut files = files_of(&rev, &bytes);
+    for (path, b) in files.iter_mut() {
+        if path == "guide/install.md" {
+            *b = b"---\nhidden: true\n---\n\n# Installing\n\n## Steps\n\nBack to [the guide](README.md).\n"
+                .to_vec();
+        }
+        if path == "SUMMARY.md" {
+            let text = String::from_utf8(b.clone()).unwrap().replace(
+                "  * [Install](guide/install.md)\n",
+                "  * [Install](guide/install.md)\n  * [Upgrade](guide/upgrade.md)\n",
+            );
+            *b = text.into_bytes();
+        }
+    }
+    files.push((
+        "guide/upgrade.md".into(),
+        b"# Upgrade\n\nSee ![new](../.gitbook/assets/new.png).\n".to_vec(),
+    ));
+    files.push((".gitbook/assets/new.png".into(), b"new image".to_vec()));
+    let read = read(files, &rev, &crate::convert::Limits::default(), &mut ids()).unwrap();
+    let before = rev.flatten();
+    let after = read.revision.flatten();
+    let install = after.iter().find(|f| f.page.id == "p3").unwrap().page;
+    assert_eq!(install.title, "Installing");
+    assert!(install.hidden);
+    assert_eq!(
+        install.markdown(),
+        Some("## Steps\n\nBack to [the guide](/pages/p2).\n")
+    );
+    let upgrade = after.iter().find(|f| f.page.title == "Upgrade").unwrap();
+    assert!(upgrade.page.id.starts_with("new"));
+    assert_eq!(upgrade.location.parent.as_deref(), Some("p2"));
+    assert_eq!(read.new_files.len(), 1);
+    assert_eq!(read.new_files[0].bytes, b"new image");
+    // Every other page is the one that was there.
+    for f in &before {
+        if f.page.id != "p3" {
+            let same = after.iter().find(|a| a.page.id == f.page.id).unwrap();
+            assert_eq!(same.page.without_children(), f.page.without_children());
+        }
+    }
+}
+
+#[test]
+fn what_cannot_be_read_is_refused_naming_the_file() {
+    let (rev, bytes) = readable();
+    let limits = crate::convert::Limits::default();
+    let mut twice = files_of(&rev, &bytes);
+    for (path, b) in twice.iter_mut() {
+        if path == "SUMMARY.md" {
+            b.extend_from_slice(b"* [Again](guide/install.md)\n");
+        }
+    }
+    let err = read(twice, &rev, &limits, &mut ids()).unwrap_err();
+    assert!(err.0.contains("guide/install.md"), "{}", err.0);
+    assert!(err.0.contains("twice"), "{}", err.0);
+
+    let mut yaml = files_of(&rev, &bytes);
+    for (path, b) in yaml.iter_mut() {
+        if path == "guide/install.md" {
+            *b = b"---\nhidden: [oops\n---\n\n# Install\n".to_vec();
+        }
+    }
+    let err = read(yaml, &rev, &limits, &mut ids()).unwrap_err();
+    assert!(err.0.starts_with("`guide/install.md`"), "{}", err.0);
+
+    let mut latin = files_of(&rev, &bytes);
+    latin.push(("guide/latin.md".into(), vec![0xe9, b'\n']));
+    let err = read(latin, &rev, &limits, &mut ids()).unwrap_err();
+    assert!(err.0.contains("guide/latin.md"), "{}", err.0);
 }
