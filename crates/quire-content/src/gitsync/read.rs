@@ -222,7 +222,16 @@ pub fn read(
 
     let mut files = Vec::new();
     let mut new_files = Vec::new();
-    for (index, id) in assembled.files {
+    // Every file under `.gitbook/assets` is the space's, used by a page or not.
+    let mut listed = assembled.files;
+    for (i, asset) in bundle.assets.iter().enumerate() {
+        let in_assets = key_path(&asset.key).starts_with(&format!("{ASSETS}/"));
+        if in_assets && !listed.iter().any(|(index, _)| *index == i) {
+            let id = keep.files.get(&i).cloned().unwrap_or_else(&mut *new_id);
+            listed.push((i, id));
+        }
+    }
+    for (index, id) in listed {
         match base.files.iter().find(|f| f.id == id) {
             Some(f) if keep.files.get(&index) == Some(&id) => files.push(f.clone()),
             _ => {

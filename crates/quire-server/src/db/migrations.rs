@@ -29,15 +29,23 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
 ];
 
 /// The author and message of each revision's git commit, fixed when the commit is first
-/// made, so that its id never changes (`store::git`).
+/// made, so that its id never changes; a pushed revision's commit is the one pushed (`oid`),
+/// its objects in the packs kept in blob storage (`store::git`).
 const GIT_COMMITS: &str = r#"
 CREATE TABLE git_commits (
     revision_id TEXT PRIMARY KEY,
     space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
     author TEXT NOT NULL,
-    message TEXT NOT NULL
+    message TEXT NOT NULL,
+    oid TEXT
 );
-CREATE INDEX git_commits_space ON git_commits (space_id)
+CREATE INDEX git_commits_space ON git_commits (space_id);
+CREATE TABLE git_packs (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    blob TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (space_id, blob)
+)
 "#;
 
 /// An invitation by address carries the hash of a secret: its link lets the invited person

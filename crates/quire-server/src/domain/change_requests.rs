@@ -44,6 +44,53 @@ pub async fn creators(
     crate::domain::access::people(state, &ids).await
 }
 
+/// Opens a change request in the space at its current revision, by `by` (its subject at
+/// most 100 characters). The API's `createChangeRequest` and a pushed branch both call it.
+pub async fn create(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    by: &str,
+    subject: String,
+) -> ApiResult<ChangeRequestRow> {
+    ctx.require_live()?;
+    crate::validate::length("subject", &subject, 0, 100)?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    // Counting the new change request first takes the space row's lock, so that creations
+    // in the same space, on any node, number one after another instead of racing for the
+    // same number; the space and the highest number are read after it.
+    store::change_requests::count_transition(
+        &mut tx,
+        &ctx.space.id,
+        None,
+        Some(ChangeRequestStatus::Open),
+    )
+    .await?;
+    let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Space not found."))?;
+    let c = ChangeRequestRow {
+        id: new_id(),
+        space_id: space.id.clone(),
+        number: store::change_requests::next_number(&mut tx, &space.id).await?,
+        status: ChangeRequestStatus::Open,
+        subject,
+        created_by: by.to_string(),
+        created_at: now,
+        updated_at: now,
+        revision_id: space.revision_id.clone(),
+        revision_initial: space.revision_id.clone(),
+        revision_base: space.revision_id.clone(),
+        revision_merged: None,
+        merged_by: None,
+        merged_at: None,
+        comments: 0,
+    };
+    store::change_requests::insert(&mut tx, &c).await?;
+    tx.commit().await?;
+    Ok(c)
+}
+
 /// Editing a change request's content needs `edit` on the space.
 pub fn require_edit(ctx: &SpaceCtx) -> ApiResult<()> {
     ctx.require(Role::Edit, "edit content in this space")
@@ -161,6 +208,18 @@ pub struct Landing<'a> {
     pub by: &'a str,
     /// Whether the writer becomes a contributor.
     pub contributes: bool,
+    /// The pushed git commit that is this revision's (`domain::git::push`).
+    pub pushed: Option<Pushed>,
+}
+
+/// A pushed commit that becomes a revision's own: its id, author and message.
+pub struct Pushed {
+    /// The commit's id.
+    pub oid: String,
+    /// `Name <address>`.
+    pub author: String,
+    /// Its message.
+    pub message: String,
 }
 
 /// Saves the revision and moves the change request to it in one transaction, only if the
@@ -215,6 +274,15 @@ pub async fn land(state: &AppState, hold: Hold, landing: Landing<'_>) -> ApiResu
     }
     if landing.contributes {
         store::change_requests::add_contributor(&mut tx, &cr.id, landing.by, now).await?;
+    }
+    if let Some(p) = landing.pushed {
+        let identity = store::git::Identity {
+            revision_id: revision_id.clone(),
+            author: p.author,
+            message: p.message,
+            oid: Some(p.oid),
+        };
+        store::git::record(&mut tx, &cr.space_id, &[identity]).await?;
     }
     tx.commit().await?;
     content::remember(state, saved);
@@ -485,6 +553,7 @@ pub async fn update_from_main(
             new_base: Some(&main_id),
             by: user,
             contributes: false,
+            pushed: None,
         };
         if let Some(revision) = land(state, hold, landing).await? {
             break revision;

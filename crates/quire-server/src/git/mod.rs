@@ -6,7 +6,11 @@
 //! the space, checked as the API checks it, and a space the caller may not see is the same
 //! 404 as one that does not exist.
 //!
-//! The protocol is the `git` program's: `git upload-pack --stateless-rpc` answers, so
+//! A push (`git-receive-pack`) needs edit access; what it does is `domain::git::push`'s.
+//! Its protocol (commands, a pack, a status report with messages on the side band) is
+//! read and written here; the pack itself is checked and stored by `git index-pack`.
+//!
+//! The fetch protocol is the `git` program's: `git upload-pack --stateless-rpc` answers, so
 //! protocol v0 and v2, shallow and partial clones, and negotiation that sends only what a
 //! client lacks all come from git itself rather than from a second implementation of its
 //! pack protocol. It runs sealed: no system or global configuration, no hooks, a fixed
@@ -152,7 +156,7 @@ pub async fn info_refs(
 ) -> Response {
     match q.service.as_deref() {
         Some("git-upload-pack") => {}
-        Some("git-receive-pack") => return push_refused(),
+        Some("git-receive-pack") => return receive_refs(&state, &headers, &repo).await,
         _ => {
             return ApiError::bad_request(
                 "Only the smart HTTP protocol is served: `service` must be `git-upload-pack`.",
@@ -218,16 +222,210 @@ pub async fn upload_pack(
     }
 }
 
-/// `POST /git/{repo}/git-receive-pack`: pushing is not served yet.
-pub async fn receive_pack() -> Response {
-    push_refused()
+/// The space of a push, if the caller may edit it.
+async fn writable_space(
+    state: &AppState,
+    headers: &HeaderMap,
+    repo: &str,
+) -> Result<(Caller, crate::domain::access::SpaceCtx), Response> {
+    let caller = caller(state, headers).await?;
+    let ctx = crate::domain::access::load_space(state, &caller, space_of(repo))
+        .await
+        .map_err(IntoResponse::into_response)?;
+    ctx.require_live()
+        .and_then(|()| ctx.require(crate::domain::access::Role::Edit, "push to this space"))
+        .map_err(IntoResponse::into_response)?;
+    Ok((caller, ctx))
 }
 
-fn push_refused() -> Response {
-    error_response(
-        StatusCode::FORBIDDEN,
-        "Pushing to Quire is not available yet: propose changes in a change request.",
+/// What a push may ask for.
+const RECEIVE_CAPABILITIES: &str = "report-status side-band-64k quiet ofs-delta agent=quire";
+
+/// `GET /git/{repo}/info/refs?service=git-receive-pack`: the branches, for a push.
+async fn receive_refs(state: &AppState, headers: &HeaderMap, repo: &str) -> Response {
+    if !git_available() {
+        return no_git();
+    }
+    let (_, ctx) = match writable_space(state, headers, repo).await {
+        Ok(found) => found,
+        Err(res) => return res,
+    };
+    let dir = match crate::domain::git::prepare(state, &ctx.space.id, &ctx.space.revision_id).await
+    {
+        Ok(d) => d,
+        Err(e) => return e.into_response(),
+    };
+    let refs: Vec<(String, String)> = std::fs::read_to_string(dir.join("packed-refs"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with('^'))
+        .filter_map(|l| l.split_once(' '))
+        .map(|(oid, name)| (oid.to_string(), name.to_string()))
+        .collect();
+    let mut body = pkt_line(b"# service=git-receive-pack\n");
+    body.extend_from_slice(b"0000");
+    if refs.is_empty() {
+        let line = format!(
+            "{} capabilities^{{}}\0{RECEIVE_CAPABILITIES}\n",
+            "0".repeat(40)
+        );
+        body.extend_from_slice(&pkt_line(line.as_bytes()));
+    }
+    for (i, (oid, name)) in refs.iter().enumerate() {
+        let line = if i == 0 {
+            format!("{oid} {name}\0{RECEIVE_CAPABILITIES}\n")
+        } else {
+            format!("{oid} {name}\n")
+        };
+        body.extend_from_slice(&pkt_line(line.as_bytes()));
+    }
+    body.extend_from_slice(b"0000");
+    git_response(
+        "application/x-git-receive-pack-advertisement",
+        Body::from(body),
     )
+}
+
+/// `POST /git/{repo}/git-receive-pack`: a push. Each branch becomes or updates a change
+/// request (`domain::git::push`); the answer is git's status report, with the change
+/// requests' addresses and any refusal's reason on the side band.
+pub async fn receive_pack(
+    State(state): State<AppState>,
+    Path(repo): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if !git_available() {
+        return no_git();
+    }
+    let (caller, ctx) = match writable_space(&state, &headers, &repo).await {
+        Ok(found) => found,
+        Err(res) => return res,
+    };
+    let max = state.config.max_import_bytes;
+    let request = match read_body(&headers, body, max).await {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let (commands, capabilities, pack) = match parse_push(&request) {
+        Ok(parsed) => parsed,
+        Err(e) => return e.into_response(),
+    };
+    let _turn = match crate::domain::heavy::take(&state, &state.git_runs, "git operations").await {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let author = format!("{} <{}>", caller.user.display_name, caller.user.email);
+    let outcome = match crate::domain::git::push::receive(
+        &state,
+        &ctx,
+        &caller.user.id,
+        &author,
+        commands,
+        pack,
+    )
+    .await
+    {
+        Ok(o) => o,
+        Err(e) => return e.into_response(),
+    };
+    let mut report = Vec::new();
+    let unpack = match &outcome.unpack {
+        Ok(()) => "unpack ok\n".to_string(),
+        Err(why) => format!("unpack {}\n", one_line(why)),
+    };
+    report.extend_from_slice(&pkt_line(unpack.as_bytes()));
+    for (name, result) in &outcome.refs {
+        let line = match result {
+            Ok(()) => format!("ok {name}\n"),
+            Err(why) => format!("ng {name} {}\n", one_line(why)),
+        };
+        report.extend_from_slice(&pkt_line(line.as_bytes()));
+    }
+    report.extend_from_slice(b"0000");
+    let sideband = capabilities.iter().any(|c| c == "side-band-64k");
+    let body = if sideband {
+        let mut out = Vec::new();
+        if !capabilities.iter().any(|c| c == "quiet") || !outcome.messages.is_empty() {
+            for m in &outcome.messages {
+                let mut band = vec![2u8];
+                band.extend_from_slice(format!("{m}\n").as_bytes());
+                out.extend_from_slice(&pkt_line(&band));
+            }
+        }
+        for chunk in report.chunks(65_000) {
+            let mut band = vec![1u8];
+            band.extend_from_slice(chunk);
+            out.extend_from_slice(&pkt_line(&band));
+        }
+        out.extend_from_slice(b"0000");
+        out
+    } else {
+        report
+    };
+    git_response("application/x-git-receive-pack-result", Body::from(body))
+}
+
+/// A reason on one line, as a status report carries it.
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
+}
+
+/// A push's commands, the capabilities its first command asks for, and its pack.
+fn parse_push(
+    data: &[u8],
+) -> ApiResult<(Vec<crate::domain::git::push::Command>, Vec<String>, Bytes)> {
+    let bad = |why: &str| ApiError::bad_request(format!("Malformed push: {why}."));
+    let mut commands = Vec::new();
+    let mut capabilities = Vec::new();
+    let mut at = 0usize;
+    loop {
+        let head = data
+            .get(at..at + 4)
+            .ok_or_else(|| bad("truncated commands"))?;
+        let len = std::str::from_utf8(head)
+            .ok()
+            .and_then(|h| usize::from_str_radix(h, 16).ok())
+            .ok_or_else(|| bad("not a pkt-line"))?;
+        if len == 0 {
+            at += 4;
+            break;
+        }
+        if len < 4 {
+            return Err(bad("not a pkt-line"));
+        }
+        let line = data
+            .get(at + 4..at + len)
+            .ok_or_else(|| bad("truncated commands"))?;
+        at += len;
+        let line = std::str::from_utf8(line).map_err(|_| bad("a command is not UTF-8"))?;
+        let line = line.trim_end_matches('\n');
+        let (command, caps) = match line.split_once('\0') {
+            Some((c, caps)) => (c, Some(caps)),
+            None => (line, None),
+        };
+        if let Some(caps) = caps {
+            capabilities = caps.split(' ').map(str::to_string).collect();
+        }
+        if command.starts_with("shallow ") {
+            return Err(bad(
+                "pushing from a shallow clone is not supported; fetch the whole history first",
+            ));
+        }
+        let mut parts = command.splitn(3, ' ');
+        let (Some(old), Some(new), Some(name)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(bad("a command is not `old new ref`"));
+        };
+        if commands.len() >= 64 {
+            return Err(bad("more than 64 branches in one push"));
+        }
+        commands.push(crate::domain::git::push::Command {
+            old: old.to_string(),
+            new: new.to_string(),
+            name: name.to_string(),
+        });
+    }
+    Ok((commands, capabilities, Bytes::copy_from_slice(&data[at..])))
 }
 
 fn git_response(content_type: &'static str, body: Body) -> Response {
@@ -256,12 +454,17 @@ fn pkt_line(data: &[u8]) -> Vec<u8> {
 
 /// The request body, inflated when the client gzipped it, within [`MAX_REQUEST_BYTES`].
 async fn read_request(headers: &HeaderMap, body: Body) -> ApiResult<Bytes> {
+    read_body(headers, body, MAX_REQUEST_BYTES).await
+}
+
+/// The request body, inflated when the client gzipped it, within `max` bytes.
+async fn read_body(headers: &HeaderMap, body: Body, max: usize) -> ApiResult<Bytes> {
     let too_large = || {
         ApiError::PayloadTooLarge(format!(
-            "A git request may hold at most {MAX_REQUEST_BYTES} bytes."
+            "A git request may hold at most {max} bytes (`--max-import-bytes`)."
         ))
     };
-    let raw = axum::body::to_bytes(body, MAX_REQUEST_BYTES)
+    let raw = axum::body::to_bytes(body, max)
         .await
         .map_err(|_| too_large())?;
     let gzipped = headers
@@ -273,10 +476,10 @@ async fn read_request(headers: &HeaderMap, body: Body) -> ApiResult<Bytes> {
     use std::io::Read;
     let mut out = Vec::new();
     flate2::read::GzDecoder::new(&raw[..])
-        .take(MAX_REQUEST_BYTES as u64 + 1)
+        .take(max as u64 + 1)
         .read_to_end(&mut out)
         .map_err(|_| ApiError::bad_request("The request body is not valid gzip."))?;
-    if out.len() > MAX_REQUEST_BYTES {
+    if out.len() > max {
         return Err(too_large());
     }
     Ok(out.into())

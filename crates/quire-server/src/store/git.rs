@@ -38,15 +38,18 @@ pub struct Identity {
     /// `Name <address>`.
     pub author: String,
     pub message: String,
+    /// The pushed commit, for a revision made by a push (`None`: Quire makes the commit).
+    pub oid: Option<String>,
 }
 
 /// The identities recorded for a space's revisions, by revision id.
 pub async fn identities(db: &Db, space_id: &str) -> sqlx::Result<HashMap<String, Identity>> {
-    let rows: Vec<Identity> =
-        sqlx::query_as("SELECT revision_id, author, message FROM git_commits WHERE space_id = $1")
-            .bind(space_id)
-            .fetch_all(db.pool())
-            .await?;
+    let rows: Vec<Identity> = sqlx::query_as(
+        "SELECT revision_id, author, message, oid FROM git_commits WHERE space_id = $1",
+    )
+    .bind(space_id)
+    .fetch_all(db.pool())
+    .await?;
     Ok(rows
         .into_iter()
         .map(|r| (r.revision_id.clone(), r))
@@ -58,15 +61,39 @@ pub async fn record(tx: &mut Tx, space_id: &str, identities: &[Identity]) -> sql
     for i in identities {
         tx.execute(
             &Sql::new(
-                "INSERT INTO git_commits (revision_id, space_id, author, message) \
-                 VALUES ($1, $2, $3, $4) ON CONFLICT (revision_id) DO NOTHING",
+                "INSERT INTO git_commits (revision_id, space_id, author, message, oid) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_id) DO NOTHING",
             )
             .arg(&i.revision_id)
             .arg(space_id)
             .arg(&i.author)
-            .arg(&i.message),
+            .arg(&i.message)
+            .arg(i.oid.as_deref()),
         )
         .await?;
     }
     Ok(())
+}
+
+/// Records a pack of pushed objects, kept in blob storage as `blob`.
+pub async fn add_pack(db: &Db, space_id: &str, blob: &str, now: i64) -> sqlx::Result<()> {
+    db.execute(
+        &Sql::new(
+            "INSERT INTO git_packs (space_id, blob, created_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (space_id, blob) DO NOTHING",
+        )
+        .arg(space_id)
+        .arg(blob)
+        .arg(now),
+    )
+    .await?;
+    Ok(())
+}
+
+/// The packs of pushed objects of a space, oldest first.
+pub async fn packs(db: &Db, space_id: &str) -> sqlx::Result<Vec<String>> {
+    sqlx::query_scalar("SELECT blob FROM git_packs WHERE space_id = $1 ORDER BY created_at, blob")
+        .bind(space_id)
+        .fetch_all(db.pool())
+        .await
 }

@@ -290,23 +290,288 @@ async fn git_access_follows_the_apis_rules() {
         .unwrap();
     assert_eq!(res.status(), 400);
 
-    // Pushing is refused with its reason, and nothing changes.
+    // A reader may clone but not push.
+    app.add_member(
+        &alice,
+        &org_of(&app, &alice, &space).await,
+        &bob,
+        json!("read"),
+    )
+    .await;
+    let res = client
+        .get(format!(
+            "{}/git/{space}.git/info/refs?service=git-receive-pack",
+            app.base
+        ))
+        .basic_auth("bob", Some(&bob.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    ok(
+        tmp.path(),
+        &["clone", "-q", &url(&app, &bob, &space), "bob-reads"],
+    )
+    .await;
+}
+
+async fn org_of(app: &TestApp, who: &Persona, space: &str) -> String {
+    app.get(who, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["organization"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Pushes `args` and returns git's whole output (its `remote:` lines included).
+async fn push(dir: &Path, args: &[&str]) -> (bool, String) {
+    let mut all = vec!["push"];
+    all.extend_from_slice(args);
+    let out = git(dir, &all).await;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[tokio::test]
+async fn a_pushed_branch_becomes_a_change_request_and_merges_back_as_pushed() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("work");
     ok(
         tmp.path(),
         &["clone", "-q", &url(&app, &alice, &space), "work"],
     )
     .await;
-    std::fs::write(work.join("README.md"), "# Home\n\nChanged.\n").unwrap();
-    ok(&work, &["commit", "-qam", "Change"]).await;
-    let out = git(&work, &["push", "origin", "HEAD:main"]).await;
-    assert!(!out.status.success());
+    let home = page_id(&app, &alice, &space, "Home").await;
+    let setup = page_id(&app, &alice, &space, "Setup").await;
+
+    // A hand-wrapped edit of one page, pushed to a new branch.
+    std::fs::write(work.join("README.md"), "# Home\n\nWelcome, reader.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Greet the reader"]).await;
+    let pushed = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/greeting"]).await;
+    assert!(done, "{said}");
+    assert!(said.contains("remote: Change request #2 opened:"), "{said}");
+    assert!(said.contains(&format!("/s/{space}/~/changes/2")), "{said}");
+
+    let cr = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/2"))
+        .await
+        .expect(200);
+    assert_eq!(cr["subject"], "Greet the reader");
+    assert_eq!(cr["status"], "open");
+    // Exactly that change: one page, the same ids as before.
+    let changes = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/2/changes"),
+        )
+        .await
+        .expect(200);
+    let pages: Vec<(&str, &str)> = changes["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["type"].as_str().unwrap_or(""),
+                c["page"]["id"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(pages, [("page_edited", home.as_str())], "{changes}");
+    let doc = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/2/content/page/{home}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(doc["markdown"], "Welcome, reader.\n", "{doc}");
+
+    // Pushing on: the change request's branch, fast-forward only.
+    std::fs::write(
+        work.join("guide/setup.md"),
+        "# Setup\n\nBack to [the guide](README.md).\n\nInstall it.\n",
+    )
+    .unwrap();
+    ok(&work, &["commit", "-qam", "Say how"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/change-requests/2"]).await;
+    assert!(done, "{said}");
+    assert!(said.contains("Change request #2 updated"), "{said}");
+    let last = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    ok(&work, &["commit", "-q", "--amend", "-m", "Rewritten"]).await;
+    let (done, said) = push(
+        &work,
+        &["-f", "origin", "HEAD:refs/heads/change-requests/2"],
+    )
+    .await;
+    assert!(!done, "{said}");
+    assert!(said.contains("force push is refused"), "{said}");
+    ok(&work, &["reset", "-q", "--hard", &last]).await;
+
+    // Merged through the API, the pushed commits are main's history: pull fast-forwards.
+    app.merge_change_request(&alice, &space, "2").await;
+    ok(&work, &["pull", "-q", "--ff-only", "origin", "main"]).await;
+    ok(&work, &["merge-base", "--is-ancestor", &pushed, "HEAD"]).await;
+    ok(&work, &["merge-base", "--is-ancestor", &last, "HEAD"]).await;
+    let setup_md = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/content/page/{setup}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        setup_md["markdown"],
+        "Back to [the guide](/pages/{guide}).\n\nInstall it.\n"
+            .replace("{guide}", &page_id(&app, &alice, &space, "Guide").await),
+        "{setup_md}"
+    );
+    ok(&work, &["fsck", "--strict", "--no-dangling"]).await;
+
+    // The repository rebuilt from the database (another node's) holds the pushed commits.
+    let head = ok(&work, &["rev-parse", "HEAD"]).await;
+    std::fs::remove_dir_all(app.config.data_dir.join("git")).unwrap();
+    let again = tmp.path().join("again");
+    ok(
+        tmp.path(),
+        &["clone", "-q", &url(&app, &alice, &space), "again"],
+    )
+    .await;
+    assert_eq!(ok(&again, &["rev-parse", "HEAD"]).await, head);
+    ok(&again, &["fsck", "--strict", "--no-dangling"]).await;
+}
+
+#[tokio::test]
+async fn a_push_to_main_merges_at_once_unless_it_conflicts() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    ok(
+        tmp.path(),
+        &["clone", "-q", &url(&app, &alice, &space), "work"],
+    )
+    .await;
+    std::fs::write(work.join("README.md"), "# Home\n\nFrom git.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Straight to main"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+    assert!(
+        said.contains("Merged into main as change request #2"),
+        "{said}"
+    );
+    let home = page_id(&app, &alice, &space, "Home").await;
+    let md = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/content/page/{home}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(md["markdown"], "From git.\n");
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+
+    // Main moves on the same lines; a push editing them is refused, naming the page.
+    let cr = app.open_change_request(&alice, &space, "Web edit").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "update_page", "page": home, "document": { "markdown": "From the web.\n" } }]),
+    )
+    .await;
+    app.merge_change_request(&alice, &space, &cr).await;
     let before = app
         .get(&alice, &format!("/v1/spaces/{space}"))
         .await
         .expect(200)["revision"]
         .clone();
-    let _ = before;
+    std::fs::write(work.join("README.md"), "# Home\n\nFrom git, again.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Again"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/again"]).await;
+    assert!(!done, "{said}");
+    assert!(said.contains("Home"), "{said}");
+    let after = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["revision"]
+        .clone();
+    assert_eq!(before, after);
+}
+
+#[tokio::test]
+async fn pushes_that_cannot_be_read_are_refused_naming_the_file() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    ok(
+        tmp.path(),
+        &["clone", "-q", &url(&app, &alice, &space), "work"],
+    )
+    .await;
+    let before = open_count(&app, &alice, &space).await;
+    for (what, change, reason) in [
+        (
+            "yaml",
+            "printf -- '---\\nhidden: [oops\\n---\\n\\n# Home\\n' > README.md",
+            "`README.md`",
+        ),
+        ("symlink", "ln -s README.md link.md", "symbolic links"),
+        (
+            "twice",
+            "printf '* [Again](README.md)\\n' >> SUMMARY.md",
+            "twice",
+        ),
+    ] {
+        ok(&work, &["checkout", "-q", "-B", what, "origin/main"]).await;
+        let out = tokio::process::Command::new("sh")
+            .args(["-c", change])
+            .current_dir(&work)
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success(), "{what}");
+        ok(&work, &["add", "-A"]).await;
+        ok(&work, &["commit", "-qm", what]).await;
+        let (done, said) = push(&work, &["origin", &format!("HEAD:refs/heads/{what}")]).await;
+        assert!(!done, "{what}: {said}");
+        assert!(said.contains(reason), "{what}: {said}");
+    }
+    assert_eq!(
+        open_count(&app, &alice, &space).await,
+        before,
+        "no change request was opened"
+    );
+
+    // A locked space refuses every push.
+    app.patch(
+        &alice,
+        &format!("/v1/spaces/{space}"),
+        json!({ "editMode": "locked" }),
+    )
+    .await
+    .expect(200);
+    ok(&work, &["checkout", "-q", "-B", "fine", "origin/main"]).await;
+    std::fs::write(work.join("README.md"), "# Home\n\nFine.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Fine"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/fine"]).await;
+    assert!(!done, "{said}");
+    assert!(said.contains("locked"), "{said}");
 }
 
 /// Past a few hundred objects the repository is packed (with bitmaps); later commits add
@@ -375,4 +640,11 @@ fn loose_objects(repo: &Path) -> usize {
         .filter(|e| e.file_name().len() == 2)
         .map(|e| std::fs::read_dir(e.path()).unwrap().count())
         .sum()
+}
+
+async fn open_count(app: &TestApp, who: &Persona, space: &str) -> serde_json::Value {
+    app.get(who, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["changeRequestsOpen"]
+        .clone()
 }

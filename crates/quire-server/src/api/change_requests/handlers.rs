@@ -12,16 +12,13 @@ use crate::api::views;
 use crate::api::views::change_request_json as render;
 use crate::domain::access::SpaceCtx;
 use crate::domain::auth::Caller;
-use crate::domain::change_requests::{creators, current_revision, load};
+use crate::domain::change_requests::{self as crs, creators, current_revision, load};
 use crate::domain::listings;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
 use crate::http::pagination::PageRequest;
-use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
-use crate::store::change_requests::ChangeRequestRow;
-use crate::validate;
 use crate::values::ChangeRequestStatus;
 
 /// Body of `createChangeRequest`.
@@ -40,43 +37,8 @@ pub async fn create_change_request(
     Extension(ctx): Extension<SpaceCtx>,
     OptionalJsonBody(body): OptionalJsonBody<CreateChangeRequest>,
 ) -> ApiResult<Response> {
-    ctx.require_live()?;
     let subject = body.subject.unwrap_or_default();
-    validate::length("subject", &subject, 0, 100)?;
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    // Counting the new change request first takes the space row's lock, so that creations
-    // in the same space, on any node, number one after another instead of racing for the
-    // same number; the space and the highest number are read after it.
-    store::change_requests::count_transition(
-        &mut tx,
-        &ctx.space.id,
-        None,
-        Some(ChangeRequestStatus::Open),
-    )
-    .await?;
-    let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("Space not found."))?;
-    let c = ChangeRequestRow {
-        id: new_id(),
-        space_id: space.id.clone(),
-        number: store::change_requests::next_number(&mut tx, &space.id).await?,
-        status: ChangeRequestStatus::Open,
-        subject,
-        created_by: caller.user.id.to_string(),
-        created_at: now,
-        updated_at: now,
-        revision_id: space.revision_id.clone(),
-        revision_initial: space.revision_id.clone(),
-        revision_base: space.revision_id.clone(),
-        revision_merged: None,
-        merged_by: None,
-        merged_at: None,
-        comments: 0,
-    };
-    store::change_requests::insert(&mut tx, &c).await?;
-    tx.commit().await?;
+    let c = crs::create(&state, &ctx, &caller.user.id, subject).await?;
     let body = render(&state, &ctx, &c).await?;
     Ok(views::created(
         &state.url(&format!(

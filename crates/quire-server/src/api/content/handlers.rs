@@ -717,6 +717,7 @@ pub async fn update_cr_content(
             new_base: None,
             by: &caller.user.id,
             contributes: true,
+            pushed: None,
         };
         match crs::land(&state, hold, landing).await? {
             Some(_) => break applied.results,

@@ -228,6 +228,7 @@ pub async fn import(
                         new_base: None,
                         by,
                         contributes: true,
+                        pushed: None,
                     },
                 )
                 .await?

@@ -8,7 +8,9 @@
 //! The repository itself is a cache under `{data-dir}/git/{spaceId}.git` that any node
 //! makes (and remakes) from the database: loose objects, `packed-refs` with `main` and one
 //! `change-requests/{number}` branch per open change request. Serving it is the `git`
-//! program's job (`crate::git`).
+//! program's job (`crate::git`); a push becomes a change request ([`push`]).
+
+pub mod push;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -52,6 +54,7 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
     let dir = repo_dir(state, space_id);
     let _turn = state.turns.take(&format!("git:{space_id}")).await;
     skeleton(&dir).map_err(ApiError::internal)?;
+    import_packs(state, space_id, &dir).await?;
     let mut commits = read_map(&dir.join(COMMITS_FILE));
     let rows = store::git::revisions(&state.db, space_id).await?;
     let changes = store::git::change_requests(&state.db, space_id).await?;
@@ -67,7 +70,18 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
             ids: objects_in(&dir).await?,
             written: 0,
         };
-        let order = parents_first(&missing);
+        let mut order = parents_first(&missing);
+        // A pushed revision's commit is the one pushed: its objects came with its pack.
+        order.retain(
+            |row| match identities.get(&row.id).and_then(|i| i.oid.as_ref()) {
+                Some(oid) => {
+                    let _ = append(&dir.join(COMMITS_FILE), &row.id, oid);
+                    commits.insert(row.id.clone(), oid.clone());
+                    false
+                }
+                None => true,
+            },
+        );
         // The next revision loads while this one's objects are written: loading (reading
         // and decoding every page) is most of the work (two loads at once gained nothing
         // on two cores).
@@ -241,6 +255,74 @@ pub fn commits_of(state: &AppState, space_id: &str) -> HashMap<String, String> {
     read_map(&repo_dir(state, space_id).join(COMMITS_FILE))
 }
 
+/// The packs of pushed objects this node's copy lacks, one pack name a line.
+const PACKS_FILE: &str = "quire-packs";
+
+/// Adds to this node's copy the packs of pushed objects that another node (or an earlier
+/// copy) received: each is kept in blob storage and recorded in the database.
+async fn import_packs(state: &AppState, space_id: &str, dir: &Path) -> ApiResult<()> {
+    let known = read_map(&dir.join(PACKS_FILE));
+    for blob in store::git::packs(&state.db, space_id).await? {
+        if known.contains_key(&blob) {
+            continue;
+        }
+        let bytes = state
+            .blobs
+            .get(&blob)
+            .await
+            .map_err(ApiError::internal)?
+            .ok_or_else(|| {
+                ApiError::internal(anyhow::anyhow!("the pushed pack {blob} is missing"))
+            })?;
+        // Checked when it was pushed; what it points to is made afterwards.
+        index_pack(dir, &bytes, false, &[])
+            .await
+            .map_err(ApiError::internal)?;
+        append(&dir.join(PACKS_FILE), &blob, "indexed").map_err(ApiError::internal)?;
+    }
+    Ok(())
+}
+
+/// Stores a pack into the repository in `dir` with `git index-pack`, completing a thin pack
+/// from the repository; `strict` checks every object and that what they point to exists.
+/// `env` adds to the sealed environment (a quarantine).
+pub async fn index_pack(
+    dir: &Path,
+    pack: &[u8],
+    strict: bool,
+    env: &[(&str, &Path)],
+) -> anyhow::Result<()> {
+    let mut cmd = sealed(dir);
+    cmd.args(["index-pack", "--stdin", "--fix-thin"]);
+    if strict {
+        cmd.arg("--strict");
+    }
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn()?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let input = pack.to_vec();
+    let writer = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        let _ = stdin.write_all(&input).await;
+    });
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(600),
+        child.wait_with_output(),
+    )
+    .await
+    .map_err(|_| anyhow::anyhow!("indexing the pack took too long"))??;
+    let _ = writer.await;
+    if !out.status.success() {
+        anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(())
+}
+
 /// The folders and files a bare repository needs, made once.
 fn skeleton(dir: &Path) -> std::io::Result<()> {
     if dir.join("HEAD").exists() {
@@ -341,6 +423,7 @@ async fn identities(
                 revision_id: r.id.clone(),
                 author,
                 message: message(r, merged.get(r.id.as_str()).copied()),
+                oid: None,
             }
         })
         .collect();

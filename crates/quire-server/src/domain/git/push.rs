@@ -1,0 +1,588 @@
+//! A push becomes a change request. The pushed objects are checked and kept apart (a
+//! quarantine) until every branch of the push has been read; a branch's newest commit is
+//! read with Git Sync's rules (`quire_content::gitsync::read`) against the revision it
+//! started from, and lands through the same workflows as the API's batches and merges:
+//!
+//! - a new branch opens a change request (its subject the commit's subject);
+//! - `change-requests/{number}` updates that change request, fast-forward only;
+//! - `main` opens a change request and merges it at once (three-way, as a merge is), for
+//!   those who may merge.
+//!
+//! The pushed commit becomes the new revision's own commit (its objects kept in blob storage
+//! for every node), so that after a merge the pusher's commit is an ancestor of `main`.
+//! Every refusal names its reason, and a refused branch changes nothing.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use quire_content::gitsync::objects::Oid;
+use quire_content::Revision;
+
+use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::change_requests::{self as crs, Attempts, Landing, Pushed};
+use crate::error::{ApiError, ApiResult};
+use crate::ids::new_id;
+use crate::state::AppState;
+use crate::store;
+use crate::values::{ChangeRequestStatus, EditMode, RevisionType};
+
+/// One ref update a client asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Command {
+    /// What the client believes the ref is at (zeros: absent).
+    pub old: String,
+    /// What it asks the ref to become (zeros: delete it).
+    pub new: String,
+    /// The full ref name.
+    pub name: String,
+}
+
+/// What a push did: whether the objects were accepted, each ref's result, and messages
+/// for the person pushing.
+#[derive(Debug)]
+pub struct Outcome {
+    /// `Err(reason)` when the pack was refused (then every ref is refused).
+    pub unpack: Result<(), String>,
+    /// Each ref with `Ok` or the reason it was refused, in the order asked.
+    pub refs: Vec<(String, Result<(), String>)>,
+    /// Lines to show the person pushing.
+    pub messages: Vec<String>,
+}
+
+const ZERO: &str = "0000000000000000000000000000000000000000";
+
+/// Most commits walked back from a pushed commit to find where it left the space's history.
+const MAX_WALK: usize = 10_000;
+
+/// Receives a push to the space: `commands` and the `pack` of objects they need.
+pub async fn receive(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    by: &crate::ids::UserId,
+    author: &str,
+    commands: Vec<Command>,
+    pack: Bytes,
+) -> ApiResult<Outcome> {
+    ctx.require_live()?;
+    ctx.require(Role::Edit, "push to this space")?;
+    let dir = super::prepare(state, &ctx.space.id, &ctx.space.revision_id).await?;
+    let quarantine = dir.join(format!("quire-incoming-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(quarantine.join("pack")).map_err(ApiError::internal)?;
+    let outcome = receive_in(state, ctx, by, author, &dir, &quarantine, commands, pack).await;
+    let _ = std::fs::remove_dir_all(&quarantine);
+    let outcome = outcome?;
+    // The branches as they now are.
+    let space = crate::domain::access::space_row(state, &ctx.space.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("Space not found."))?;
+    super::prepare(state, &space.id, &space.revision_id).await?;
+    Ok(outcome)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn receive_in(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    by: &crate::ids::UserId,
+    author: &str,
+    dir: &Path,
+    quarantine: &Path,
+    commands: Vec<Command>,
+    pack: Bytes,
+) -> ApiResult<Outcome> {
+    let mut outcome = Outcome {
+        unpack: Ok(()),
+        refs: Vec::new(),
+        messages: Vec::new(),
+    };
+    let env = Quarantine {
+        objects: quarantine.to_path_buf(),
+        alternate: dir.join("objects"),
+    };
+    if !pack.is_empty() {
+        if let Err(e) = super::index_pack(dir, &pack, true, &env.vars()).await {
+            outcome.unpack = Err(e.to_string());
+            outcome.refs = commands
+                .into_iter()
+                .map(|c| (c.name, Err("unpacker error".to_string())))
+                .collect();
+            return Ok(outcome);
+        }
+    }
+    let mut kept = false;
+    for command in commands {
+        let result = branch(
+            state, ctx, by, author, dir, &env, &pack, &mut kept, &command,
+        )
+        .await;
+        let result = match result {
+            Ok(message) => {
+                outcome.messages.extend(message);
+                Ok(())
+            }
+            Err(Refusal(reason)) => {
+                outcome
+                    .messages
+                    .push(format!("{}: {reason}", short(&command.name)));
+                Err(reason)
+            }
+        };
+        outcome.refs.push((command.name, result));
+    }
+    Ok(outcome)
+}
+
+/// Why a branch of a push was refused (shown to the person pushing).
+struct Refusal(String);
+
+impl From<ApiError> for Refusal {
+    fn from(e: ApiError) -> Self {
+        match e {
+            ApiError::Internal(cause) => {
+                tracing::error!(error = ?cause, "a push failed");
+                Refusal("internal error; see the server log".into())
+            }
+            other => Refusal(other.to_string()),
+        }
+    }
+}
+
+fn refuse<T>(why: impl Into<String>) -> Result<T, Refusal> {
+    Err(Refusal(why.into()))
+}
+
+/// A branch's name without `refs/heads/`.
+fn short(name: &str) -> &str {
+    name.strip_prefix("refs/heads/").unwrap_or(name)
+}
+
+/// Objects received and not yet accepted: git reads them there, and the repository's own
+/// beside them.
+struct Quarantine {
+    objects: PathBuf,
+    alternate: PathBuf,
+}
+
+impl Quarantine {
+    fn vars(&self) -> Vec<(&str, &Path)> {
+        vec![
+            ("GIT_OBJECT_DIRECTORY", self.objects.as_path()),
+            ("GIT_ALTERNATE_OBJECT_DIRECTORIES", self.alternate.as_path()),
+        ]
+    }
+
+    /// Runs `git` on the repository and the quarantine; its standard output.
+    async fn git(&self, dir: &Path, args: &[&str], input: Option<Vec<u8>>) -> ApiResult<Vec<u8>> {
+        let mut cmd = super::sealed(dir);
+        cmd.args(args)
+            .stdin(if input.is_some() {
+                std::process::Stdio::piped()
+            } else {
+                std::process::Stdio::null()
+            })
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        for (k, v) in self.vars() {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().map_err(ApiError::internal)?;
+        let writer = input.map(|bytes| {
+            let mut stdin = child.stdin.take().expect("piped");
+            tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                let _ = stdin.write_all(&bytes).await;
+            })
+        });
+        let out = tokio::time::timeout(
+            std::time::Duration::from_secs(300),
+            child.wait_with_output(),
+        )
+        .await
+        .map_err(|_| ApiError::RequestTimeout("Reading the pushed commits took too long.".into()))?
+        .map_err(ApiError::internal)?;
+        if let Some(w) = writer {
+            let _ = w.await;
+        }
+        if !out.status.success() {
+            return Err(ApiError::bad_request(format!(
+                "git {}: {}",
+                args.first().copied().unwrap_or(""),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(out.stdout)
+    }
+}
+
+/// Handles one ref of a push; the lines to show on success.
+#[allow(clippy::too_many_arguments)]
+async fn branch(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    by: &crate::ids::UserId,
+    author: &str,
+    dir: &Path,
+    env: &Quarantine,
+    pack: &Bytes,
+    kept: &mut bool,
+    command: &Command,
+) -> Result<Vec<String>, Refusal> {
+    if ctx.space.edit_mode == EditMode::Locked {
+        return refuse("the space is locked: nothing can be pushed to it");
+    }
+    let Some(name) = command.name.strip_prefix("refs/heads/") else {
+        return refuse("only branches can be pushed");
+    };
+    if command.new == ZERO {
+        return refuse("branches cannot be deleted: close the change request in Quire");
+    }
+    let new = Oid::from_hex(&command.new)
+        .ok_or_else(|| Refusal("not a commit id".into()))?
+        .to_hex();
+    // Where the pushed commit left the space's history.
+    let commits = super::commits_of(state, &ctx.space.id);
+    let revision_of: HashMap<&str, &str> = commits
+        .iter()
+        .map(|(rev, oid)| (oid.as_str(), rev.as_str()))
+        .collect();
+    let walked = env
+        .git(
+            dir,
+            &[
+                "rev-list",
+                "--first-parent",
+                &format!("--max-count={MAX_WALK}"),
+                &new,
+            ],
+            None,
+        )
+        .await?;
+    let walked = String::from_utf8_lossy(&walked).into_owned();
+    let fork = walked
+        .lines()
+        .find_map(|c| revision_of.get(c).map(|r| (c.to_string(), r.to_string())));
+    let Some((fork_commit, fork_revision)) = fork else {
+        return refuse(
+            "this history does not start from the space's: clone the space and commit on it",
+        );
+    };
+    if fork_commit == new {
+        return refuse("nothing new to push");
+    }
+    let subject = {
+        let out = env
+            .git(dir, &["log", "-1", "--format=%s", &new], None)
+            .await?;
+        let s = String::from_utf8_lossy(&out).trim().to_string();
+        s.chars().take(100).collect::<String>()
+    };
+    let message = {
+        let out = env
+            .git(dir, &["log", "-1", "--format=%B", &new], None)
+            .await?;
+        String::from_utf8_lossy(&out).trim_end().to_string()
+    };
+    let pushed_author = {
+        let out = env
+            .git(dir, &["log", "-1", "--format=%an <%ae>", &new], None)
+            .await?;
+        let a = String::from_utf8_lossy(&out).trim().to_string();
+        if a.is_empty() {
+            author.to_string()
+        } else {
+            a
+        }
+    };
+    let files = files_of(state, dir, env, &new).await?;
+
+    // What the branch is: an open change request's, main, or a new one.
+    let cr_number = name.strip_prefix("change-requests/");
+    let existing = match cr_number {
+        Some(n) => {
+            let c = crs::load(state, ctx, n).await.map_err(|_| {
+                Refusal(format!("change request #{n} does not exist in this space"))
+            })?;
+            if !matches!(
+                c.status,
+                ChangeRequestStatus::Open | ChangeRequestStatus::Draft
+            ) {
+                return refuse(format!(
+                    "change request #{} is {}: it can no longer be pushed to",
+                    c.number,
+                    c.status.as_str()
+                ));
+            }
+            let head = commits.get(&c.revision_id).cloned().unwrap_or_default();
+            if command.old != head {
+                return refuse("the change request moved since you fetched: pull, then push again");
+            }
+            let ancestor = env
+                .git(dir, &["merge-base", "--is-ancestor", &head, &new], None)
+                .await;
+            if ancestor.is_err() {
+                return refuse(
+                    "not a fast-forward: a force push is refused; pull, then push again",
+                );
+            }
+            Some(c)
+        }
+        None => None,
+    };
+    let to_main = name == "main";
+    if to_main {
+        ctx.require(Role::Edit, "merge change requests in this space")?;
+    }
+    let limits = crate::domain::imports::sources::limits(state);
+
+    // Objects go where every node finds them before anything points at them.
+    if !*kept && !pack.is_empty() {
+        keep_pack(state, &ctx.space.id, dir, env).await?;
+        *kept = true;
+    }
+    let pushed = |author: &str| Pushed {
+        oid: new.clone(),
+        author: author.to_string(),
+        message: message.clone(),
+    };
+    let url = |number: i64| state.url(&format!("/s/{}/~/changes/{number}", ctx.space.id));
+
+    match existing {
+        Some(c) => {
+            // Read against the change request as it is: the pushed commit descends from it.
+            let base = revision(state, ctx, &c.revision_id).await?;
+            let read = read_files(files, base, limits).await?;
+            let content = with_new_files(state, &ctx.space.id, read).await?;
+            let mut attempts =
+                Attempts::begin(state, "the push", &[crs::Target::ChangeRequest(&c.id)]).await;
+            let hold = attempts.next(state, ctx, &c.id).await?;
+            if hold.cr.revision_id != c.revision_id {
+                return refuse("the change request moved meanwhile: pull, then push again");
+            }
+            let landing = Landing {
+                revision: content,
+                kind: RevisionType::Edits,
+                parents: vec![c.revision_id.clone()],
+                new_base: None,
+                by,
+                contributes: true,
+                pushed: Some(pushed(&pushed_author)),
+            };
+            if crs::land(state, hold, landing).await?.is_none() {
+                return refuse("the change request moved meanwhile: pull, then push again");
+            }
+            Ok(vec![format!(
+                "Change request #{} updated: {}",
+                c.number,
+                url(c.number)
+            )])
+        }
+        None => {
+            // A change request from the space as it is now, holding what the branch changed
+            // since it left the space's history (three-way, as a merge would).
+            let fork = revision(state, ctx, &fork_revision).await?;
+            let read = read_files(files, fork.clone(), limits).await?;
+            let content = Arc::new(with_new_files(state, &ctx.space.id, read).await?);
+            // Conflicts refuse the push before anything is opened.
+            let main_id = crate::domain::access::current_revision(state, &ctx.space.id).await?;
+            let main = revision(state, ctx, &main_id).await?;
+            let mut merged = crs::merge3(fork.clone(), main, content.clone()).await?;
+            let c = crs::create(state, ctx, by, subject).await?;
+            if c.revision_id != main_id {
+                // The space moved between the two reads: merge onto what the change request
+                // started from.
+                let main = revision(state, ctx, &c.revision_id).await?;
+                merged = crs::merge3(fork, main, content).await?;
+            }
+            let mut attempts =
+                Attempts::begin(state, "the push", &[crs::Target::ChangeRequest(&c.id)]).await;
+            let hold = attempts.next(state, ctx, &c.id).await?;
+            let landing = Landing {
+                revision: merged,
+                kind: RevisionType::Edits,
+                parents: vec![c.revision_id.clone()],
+                new_base: None,
+                by,
+                contributes: true,
+                pushed: Some(pushed(&pushed_author)),
+            };
+            if crs::land(state, hold, landing).await?.is_none() {
+                return refuse("the change request moved meanwhile: push again");
+            }
+            drop(attempts);
+            if to_main {
+                crs::merge(state, ctx, by, &c.id).await?;
+                return Ok(vec![format!(
+                    "Merged into main as change request #{}: {}",
+                    c.number,
+                    url(c.number)
+                )]);
+            }
+            Ok(vec![
+                format!("Change request #{} opened: {}", c.number, url(c.number)),
+                format!(
+                    "Push further commits with: git push origin HEAD:change-requests/{}",
+                    c.number
+                ),
+            ])
+        }
+    }
+}
+
+/// The content of a revision of the space.
+async fn revision(state: &AppState, ctx: &SpaceCtx, id: &str) -> ApiResult<Arc<Revision>> {
+    let row = store::revisions::get(&state.db, &ctx.space.id, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Revision `{id}` not found.")))?;
+    crate::domain::content::load_in(state, &ctx.space.id, &row.root).await
+}
+
+/// Reads the files as a revision, off the async workers.
+async fn read_files(
+    files: Vec<(String, Vec<u8>)>,
+    base: Arc<Revision>,
+    limits: quire_content::convert::Limits,
+) -> Result<quire_content::gitsync::Read, Refusal> {
+    tokio::task::spawn_blocking(move || {
+        let mut ids = new_id;
+        quire_content::gitsync::read(files, &base, &limits, &mut ids)
+    })
+    .await
+    .map_err(|e| Refusal::from(ApiError::internal(e)))?
+    .map_err(|e| Refusal(e.0))
+}
+
+/// The revision with the files it brought stored and added.
+async fn with_new_files(
+    state: &AppState,
+    space_id: &str,
+    read: quire_content::gitsync::Read,
+) -> ApiResult<Revision> {
+    let mut revision = read.revision;
+    for f in read.new_files {
+        let mut file =
+            crate::domain::uploads::store_bytes(state, &f.name, Bytes::from(f.bytes), None).await?;
+        store::objects::add_blob_ref(&state.db, space_id, &file.blob).await?;
+        file.id = f.id;
+        revision.files.push(file);
+    }
+    Ok(revision)
+}
+
+/// The files of commit `new`'s tree, refusing what a space cannot hold: symbolic links,
+/// submodules, more files or bytes than an import may bring.
+async fn files_of(
+    state: &AppState,
+    dir: &Path,
+    env: &Quarantine,
+    new: &str,
+) -> Result<Vec<(String, Vec<u8>)>, Refusal> {
+    let limits = crate::domain::imports::sources::limits(state);
+    let listing = env
+        .git(
+            dir,
+            &["ls-tree", "-r", "-z", "--full-tree", "-l", new],
+            None,
+        )
+        .await?;
+    let mut wanted: Vec<(String, String)> = Vec::new();
+    let mut total: u64 = 0;
+    for entry in listing.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+        let entry =
+            String::from_utf8(entry.to_vec()).map_err(|_| Refusal("a path is not UTF-8".into()))?;
+        let (meta, path) = entry
+            .split_once('\t')
+            .ok_or_else(|| Refusal("unreadable tree".into()))?;
+        let mut parts = meta.split_whitespace();
+        let (mode, _kind, oid, size) = (parts.next(), parts.next(), parts.next(), parts.next());
+        match mode {
+            Some("120000") => return refuse(format!("`{path}`: symbolic links are not accepted")),
+            Some("160000") => return refuse(format!("`{path}`: submodules are not accepted")),
+            _ => {}
+        }
+        let size: u64 = size.and_then(|s| s.parse().ok()).unwrap_or(0);
+        if size > limits.max_entry_bytes {
+            return refuse(format!(
+                "`{path}` is larger than {} bytes",
+                limits.max_entry_bytes
+            ));
+        }
+        total += size;
+        if total > limits.max_expanded {
+            return refuse(format!(
+                "the files add up to more than {} bytes",
+                limits.max_expanded
+            ));
+        }
+        if wanted.len() >= limits.max_entries {
+            return refuse(format!("more than {} files", limits.max_entries));
+        }
+        wanted.push((path.to_string(), oid.unwrap_or_default().to_string()));
+    }
+    let input: Vec<u8> = wanted
+        .iter()
+        .flat_map(|(_, oid)| format!("{oid}\n").into_bytes())
+        .collect();
+    let out = env.git(dir, &["cat-file", "--batch"], Some(input)).await?;
+    let mut files = Vec::with_capacity(wanted.len());
+    let mut rest = out.as_slice();
+    for (path, _) in wanted {
+        let nl = rest
+            .iter()
+            .position(|b| *b == b'\n')
+            .ok_or_else(|| Refusal("unreadable objects".into()))?;
+        let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
+        let size: usize = header
+            .rsplit(' ')
+            .next()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| Refusal(format!("`{path}` could not be read")))?;
+        let body = rest
+            .get(nl + 1..nl + 1 + size)
+            .ok_or_else(|| Refusal("unreadable objects".into()))?;
+        files.push((path, body.to_vec()));
+        rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
+    }
+    Ok(files)
+}
+
+/// Keeps the pushed objects in blob storage (recorded for the space) and moves them out of
+/// the quarantine into the repository. What is kept is the pack as `index-pack --fix-thin`
+/// completed it: a pushed pack may hold deltas against objects only this repository has,
+/// and another node must read it without them.
+async fn keep_pack(
+    state: &AppState,
+    space_id: &str,
+    dir: &Path,
+    env: &Quarantine,
+) -> ApiResult<()> {
+    let into = dir.join("objects").join("pack");
+    std::fs::create_dir_all(&into).map_err(ApiError::internal)?;
+    let mut names: Vec<PathBuf> = std::fs::read_dir(env.objects.join("pack"))
+        .map_err(ApiError::internal)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    for pack in names
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "pack"))
+    {
+        let bytes = tokio::fs::read(pack).await.map_err(ApiError::internal)?;
+        let blob = state
+            .blobs
+            .put(Bytes::from(bytes))
+            .await
+            .map_err(ApiError::internal)?;
+        store::objects::add_blob_ref(&state.db, space_id, &blob).await?;
+        store::git::add_pack(&state.db, space_id, &blob, state.now()).await?;
+        super::append(&dir.join(super::PACKS_FILE), &blob, "indexed")
+            .map_err(ApiError::internal)?;
+    }
+    // The index last: git finds a pack through it.
+    names.sort_by_key(|p| p.extension().is_some_and(|e| e == "idx"));
+    for path in names {
+        let name = path.file_name().map(|n| n.to_owned()).unwrap_or_default();
+        std::fs::rename(&path, into.join(name)).map_err(ApiError::internal)?;
+    }
+    Ok(())
+}
