@@ -92,6 +92,17 @@ def main():
         again = git(["fetch", "-q"], os.path.join(work, "warm0"))
         print(f"fetch after a one-page merge: {fetch * 1000:.0f} ms (first), {again * 1000:.0f} ms (next clone)",
               flush=True)
+
+        # A one-page push to a new branch: answered once its change request exists.
+        cold = os.path.join(work, "cold")
+        git(["pull", "-q", "--ff-only"], cold)
+        with open(os.path.join(cold, "README.md"), "a") as f:
+            f.write("\nOne more line.\n")
+        git(["-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-qam", "One page"], cold)
+        pushed = git(["push", "-q", "origin", "HEAD:refs/heads/one-page"], cold)
+        crs = call("GET", f"{base}/v1/spaces/{space}/change-requests", token)["items"]
+        assert any(c["subject"] == "One page" for c in crs), crs
+        print(f"one-page push to a new branch (change request opened): {pushed * 1000:.0f} ms", flush=True)
     finally:
         server.terminate()
         server.wait()

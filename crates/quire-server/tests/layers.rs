@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("http", 9),
     ("web", 10),
     ("app", 10),
+    ("git", 10),
     ("api", 11),
     ("server", 12),
     ("admin", 12),

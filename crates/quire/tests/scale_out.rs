@@ -528,11 +528,64 @@ async fn two_nodes_behind_a_load_balancer_share_everything() {
         git(&["fsck", "--strict", "--no-dangling"], &clone);
         heads.push((
             git(&["rev-parse", "HEAD"], &clone),
-            git(&["ls-tree", "-r", "HEAD"], &clone),
+            git(
+                &[
+                    "for-each-ref",
+                    "--format=%(objectname) %(refname)",
+                    "refs/remotes",
+                ],
+                &clone,
+            ),
         ));
     }
     assert_eq!(heads[0], heads[1]);
-    assert!(heads[0].1.contains(".gitbook/assets/"), "{}", heads[0].1);
+    // A push through one node is a change request whose branch the other serves, at the
+    // pushed commit.
+    let git = |args: &[&str], cwd: &Path| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(cwd)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_AUTHOR_NAME", "Ops")
+            .env("GIT_AUTHOR_EMAIL", "ops@example.com")
+            .env("GIT_COMMITTER_NAME", "Ops")
+            .env("GIT_COMMITTER_EMAIL", "ops@example.com")
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let clone = dir.path().join("clone-a");
+    let readme = std::fs::read_to_string(clone.join("README.md")).unwrap();
+    std::fs::write(
+        clone.join("README.md"),
+        format!("{readme}\nPushed through one node.\n"),
+    )
+    .unwrap();
+    git(&["commit", "-qam", "Through node a"], &clone);
+    let pushed = git(&["rev-parse", "HEAD"], &clone);
+    git(
+        &["push", "-q", "origin", "HEAD:refs/heads/through-a"],
+        &clone,
+    );
+    let b_url = format!(
+        "http://git:{}@{}/git/{space}.git",
+        api.token,
+        b.base.trim_start_matches("http://")
+    );
+    let remote = git(&["ls-remote", &b_url], dir.path());
+    assert!(
+        remote
+            .lines()
+            .any(|l| l.starts_with(pushed.trim()) && l.contains("refs/heads/change-requests/")),
+        "{remote}"
+    );
 
     // Every job runs to its end once, wherever it runs: translations and OpenAPI
     // specifications created through the load balancer, each run as a job by one node or
