@@ -32,7 +32,9 @@ def rss_kib(pid, key="VmHWM"):
 
 def git(args, cwd):
     t0 = time.perf_counter()
-    subprocess.run(["git"] + args, cwd=cwd, env=GIT_ENV, check=True, capture_output=True)
+    out = subprocess.run(["git"] + args, cwd=cwd, env=GIT_ENV, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)}: {out.stderr}")
     return time.perf_counter() - t0
 
 
@@ -40,6 +42,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", type=int, default=10000)
     ap.add_argument("--profile", help="record the cold clone with perf into this file")
+    ap.add_argument("--keep", action="store_true", help="keep the data folder and say where")
     args = ap.parse_args()
     data = tempfile.mkdtemp(prefix="quire-git-")
     work = tempfile.mkdtemp(prefix="quire-git-clones-")
@@ -106,7 +109,10 @@ def main():
     finally:
         server.terminate()
         server.wait()
-        shutil.rmtree(data, ignore_errors=True)
+        if args.keep:
+            print(f"data kept in {data}", flush=True)
+        else:
+            shutil.rmtree(data, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -334,7 +334,7 @@ async fn branch(
     if to_main {
         ctx.require(Role::Edit, "merge change requests in this space")?;
     }
-    let limits = crate::domain::imports::sources::limits(state);
+    let limits = limits(state);
 
     // Objects go where every node finds them before anything points at them.
     if !*kept && !pack.is_empty() {
@@ -430,6 +430,19 @@ async fn branch(
     }
 }
 
+/// Most pages and files a pushed tree may hold: a space is far larger than one import.
+const MAX_PUSHED_PAGES: usize = 50_000;
+
+/// What a push may bring: an import's caps on bytes (`--max-import-bytes`), a space's on
+/// pages and files.
+fn limits(state: &AppState) -> quire_content::convert::Limits {
+    quire_content::convert::Limits {
+        max_pages: MAX_PUSHED_PAGES,
+        max_entries: MAX_PUSHED_PAGES * 2,
+        ..crate::domain::imports::sources::limits(state)
+    }
+}
+
 /// The content of a revision of the space.
 async fn revision(state: &AppState, ctx: &SpaceCtx, id: &str) -> ApiResult<Arc<Revision>> {
     let row = store::revisions::get(&state.db, &ctx.space.id, id)
@@ -478,7 +491,7 @@ async fn files_of(
     env: &Quarantine,
     new: &str,
 ) -> Result<Vec<(String, Vec<u8>)>, Refusal> {
-    let limits = crate::domain::imports::sources::limits(state);
+    let limits = limits(state);
     let listing = env
         .git(
             dir,
