@@ -167,15 +167,16 @@ pub async fn info_refs(
     if !git_available() {
         return no_git();
     }
+    // The turn covers making the repository: the first of a large space is heavy.
+    let _turn = match crate::domain::heavy::take(&state, &state.git_runs, "git operations").await {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
     let dir = match readable_repo(&state, &headers, &repo).await {
         Ok(d) => d,
         Err(res) => return res,
     };
     let protocol = git_protocol(&headers);
-    let _turn = match crate::domain::heavy::take(&state, &state.git_runs, "git operations").await {
-        Ok(t) => t,
-        Err(e) => return e.into_response(),
-    };
     let out = match run(&dir, protocol.as_deref(), true, Bytes::new()).await {
         Ok(out) => out,
         Err(e) => return e.into_response(),
@@ -203,6 +204,10 @@ pub async fn upload_pack(
     if !git_available() {
         return no_git();
     }
+    let turn = match crate::domain::heavy::take(&state, &state.git_runs, "git operations").await {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
     let dir = match readable_repo(&state, &headers, &repo).await {
         Ok(d) => d,
         Err(res) => return res,
@@ -212,10 +217,6 @@ pub async fn upload_pack(
         Err(e) => return e.into_response(),
     };
     let protocol = git_protocol(&headers);
-    let turn = match crate::domain::heavy::take(&state, &state.git_runs, "git operations").await {
-        Ok(t) => t,
-        Err(e) => return e.into_response(),
-    };
     match stream(&dir, protocol.as_deref(), request, turn) {
         Ok(body) => git_response("application/x-git-upload-pack-result", body),
         Err(e) => e.into_response(),
@@ -246,6 +247,10 @@ async fn receive_refs(state: &AppState, headers: &HeaderMap, repo: &str) -> Resp
     if !git_available() {
         return no_git();
     }
+    let _turn = match crate::domain::heavy::take(state, &state.git_runs, "git operations").await {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
     let (_, ctx) = match writable_space(state, headers, repo).await {
         Ok(found) => found,
         Err(res) => return res,
@@ -576,12 +581,12 @@ fn stream(
         }
         drop(turn);
     });
-    let chunks = tokio_util_stream(stdout);
+    let chunks = chunks_of(stdout);
     Ok(Body::from_stream(chunks))
 }
 
 /// The process's output as a stream of chunks.
-fn tokio_util_stream(
+fn chunks_of(
     out: tokio::process::ChildStdout,
 ) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> {
     futures_util::stream::unfold(out, |mut out| async move {
