@@ -84,6 +84,13 @@ async fn list_from(
     };
     let id = attr(&ctx.space.id);
     let mut body = format!("<h1>History of {}</h1>", text(&ctx.space.title));
+    // The same history as a repository: every revision is a commit (`crate::git`).
+    let _ = write!(
+        body,
+        "<p class=\"muted\">Clone it with git, an API token as the password: \
+<code>git clone {}</code></p>",
+        text(&state.url(&format!("/git/{}.git", ctx.space.id)))
+    );
     if rows.is_empty() {
         body.push_str("<p>No revision yet.</p>");
     }

@@ -1331,6 +1331,15 @@ async fn the_history_lists_the_main_line_and_a_revision_shows_its_changes() {
     );
     assert!(seen.html.contains("by alice"), "{}", seen.html);
     assert!(seen.html.contains(" · current"));
+    // The same history is the space's repository.
+    assert!(
+        seen.html.contains(&format!(
+            "<code>git clone {}/git/{space}.git</code>",
+            app.base
+        )),
+        "{}",
+        seen.html
+    );
     let current = app
         .get(&alice, &format!("/v1/spaces/{space}"))
         .await
