@@ -30,7 +30,8 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
 
 /// The author and message of each revision's git commit, fixed when the commit is first
 /// made, so that its id never changes; a pushed revision's commit is the one pushed (`oid`),
-/// its objects in the packs kept in blob storage (`store::git`).
+/// its objects in the packs kept in blob storage; a pushed branch's name stays its change
+/// request's (`store::git`).
 const GIT_COMMITS: &str = r#"
 CREATE TABLE git_commits (
     revision_id TEXT PRIMARY KEY,
@@ -45,6 +46,12 @@ CREATE TABLE git_packs (
     blob TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     PRIMARY KEY (space_id, blob)
+);
+CREATE TABLE git_branches (
+    space_id TEXT NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    change_request_id TEXT NOT NULL REFERENCES change_requests (id) ON DELETE CASCADE,
+    PRIMARY KEY (space_id, name)
 )
 "#;
 

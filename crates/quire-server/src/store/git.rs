@@ -97,3 +97,31 @@ pub async fn packs(db: &Db, space_id: &str) -> sqlx::Result<Vec<String>> {
         .fetch_all(db.pool())
         .await
 }
+
+/// Names a pushed branch after the change request it opened.
+pub async fn name_branch(
+    db: &Db,
+    space_id: &str,
+    name: &str,
+    change_request_id: &str,
+) -> sqlx::Result<()> {
+    db.execute(
+        &Sql::new(
+            "INSERT INTO git_branches (space_id, name, change_request_id) VALUES ($1, $2, $3) \
+             ON CONFLICT (space_id, name) DO UPDATE SET change_request_id = $3",
+        )
+        .arg(space_id)
+        .arg(name)
+        .arg(change_request_id),
+    )
+    .await?;
+    Ok(())
+}
+
+/// The pushed branches' names of a space, with their change requests' ids.
+pub async fn branches(db: &Db, space_id: &str) -> sqlx::Result<Vec<(String, String)>> {
+    sqlx::query_as("SELECT name, change_request_id FROM git_branches WHERE space_id = $1")
+        .bind(space_id)
+        .fetch_all(db.pool())
+        .await
+}

@@ -361,6 +361,16 @@ async fn a_pushed_branch_becomes_a_change_request_and_merges_back_as_pushed() {
     assert!(done, "{said}");
     assert!(said.contains("remote: Change request #2 opened:"), "{said}");
     assert!(said.contains(&format!("/s/{space}/~/changes/2")), "{said}");
+    // The branch keeps its name: a clone sees it beside `change-requests/2`.
+    let remote = ok(&work, &["ls-remote", "origin"]).await;
+    assert!(
+        remote.contains(&format!("{pushed}\trefs/heads/greeting")),
+        "{remote}"
+    );
+    assert!(
+        remote.contains(&format!("{pushed}\trefs/heads/change-requests/2")),
+        "{remote}"
+    );
 
     let cr = app
         .get(&alice, &format!("/v1/spaces/{space}/change-requests/2"))
@@ -404,7 +414,7 @@ async fn a_pushed_branch_becomes_a_change_request_and_merges_back_as_pushed() {
     )
     .unwrap();
     ok(&work, &["commit", "-qam", "Say how"]).await;
-    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/change-requests/2"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/greeting"]).await;
     assert!(done, "{said}");
     assert!(said.contains("Change request #2 updated"), "{said}");
     let last = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();

@@ -134,6 +134,7 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
     if let Some(main) = commits.get(revision) {
         refs.push(("refs/heads/main".into(), main.clone()));
     }
+    let named = store::git::branches(&state.db, space_id).await?;
     for c in &changes {
         if matches!(
             c.status,
@@ -144,6 +145,10 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
                     format!("refs/heads/change-requests/{}", c.number),
                     head.clone(),
                 ));
+                // A branch pushed under its own name stays under that name too.
+                for (name, _) in named.iter().filter(|(_, id)| *id == c.id) {
+                    refs.push((format!("refs/heads/{name}"), head.clone()));
+                }
             }
         }
     }

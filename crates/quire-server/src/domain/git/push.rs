@@ -298,7 +298,28 @@ async fn branch(
     let files = files_of(state, dir, env, &new).await?;
 
     // What the branch is: an open change request's, main, or a new one.
-    let cr_number = name.strip_prefix("change-requests/");
+    // A change request's branch, by number or by the name it was pushed under.
+    let named = store::git::branches(&state.db, &ctx.space.id)
+        .await
+        .map_err(ApiError::from)?;
+    let cr_number = match name.strip_prefix("change-requests/") {
+        Some(n) => Some(n.to_string()),
+        // A name whose change request was merged or closed names a new one.
+        None => match named.iter().find(|(branch, _)| branch == name) {
+            Some((_, id)) => crs::load(state, ctx, id)
+                .await
+                .ok()
+                .filter(|c| {
+                    matches!(
+                        c.status,
+                        ChangeRequestStatus::Open | ChangeRequestStatus::Draft
+                    )
+                })
+                .map(|c| c.id),
+            None => None,
+        },
+    };
+    let cr_number = cr_number.as_deref();
     let existing = match cr_number {
         Some(n) => {
             let c = crs::load(state, ctx, n).await.map_err(|_| {
@@ -411,6 +432,11 @@ async fn branch(
                 return refuse("the change request moved meanwhile: push again");
             }
             drop(attempts);
+            if !to_main {
+                store::git::name_branch(&state.db, &ctx.space.id, name, &c.id)
+                    .await
+                    .map_err(ApiError::from)?;
+            }
             if to_main {
                 crs::merge(state, ctx, by, &c.id).await?;
                 return Ok(vec![format!(
@@ -419,13 +445,12 @@ async fn branch(
                     url(c.number)
                 )]);
             }
-            Ok(vec![
-                format!("Change request #{} opened: {}", c.number, url(c.number)),
-                format!(
-                    "Push further commits with: git push origin HEAD:change-requests/{}",
-                    c.number
-                ),
-            ])
+            Ok(vec![format!(
+                "Change request #{} opened: {} (push more to `{name}` or `change-requests/{}`)",
+                c.number,
+                url(c.number),
+                c.number
+            )])
         }
     }
 }
