@@ -153,6 +153,23 @@ fn refuse<T>(why: impl Into<String>) -> Result<T, Refusal> {
     Err(Refusal(why.into()))
 }
 
+/// Whether a branch name is one Quire writes among its branches: plain characters, no
+/// empty, `.`-led or `..` segment, no `.lock` ending, at most 200 bytes. Git's own rules
+/// are wider; these keep every name safe to store and to list.
+fn branch_name_ok(name: &str) -> bool {
+    name.len() <= 200
+        && !name.ends_with(".lock")
+        && name.split('/').all(|seg| {
+            !seg.is_empty()
+                && !seg.starts_with('.')
+                && !seg.starts_with('-')
+                && !seg.contains("..")
+                && seg
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        })
+}
+
 /// A branch's name without `refs/heads/`.
 fn short(name: &str) -> &str {
     name.strip_prefix("refs/heads/").unwrap_or(name)
@@ -235,6 +252,9 @@ async fn branch(
     let Some(name) = command.name.strip_prefix("refs/heads/") else {
         return refuse("only branches can be pushed");
     };
+    if !branch_name_ok(name) {
+        return refuse("not a branch name Quire keeps (letters, digits, `.`, `_`, `-`, `/`)");
+    }
     if command.new == ZERO {
         return refuse("branches cannot be deleted: close the change request in Quire");
     }
@@ -623,4 +643,27 @@ async fn keep_pack(
         std::fs::rename(&path, into.join(name)).map_err(ApiError::internal)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn branch_names_are_plain() {
+        for ok in ["main", "feature/x-1", "change-requests/2", "v1.2_fix"] {
+            assert!(super::branch_name_ok(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "a//b",
+            "a/../b",
+            ".hidden",
+            "-x",
+            "a b",
+            "x\nrefs/heads/evil",
+            "a.lock",
+            "é",
+        ] {
+            assert!(!super::branch_name_ok(bad), "{bad:?}");
+        }
+    }
 }
