@@ -68,7 +68,8 @@ def main():
             profile = subprocess.Popen(["perf", "record", "-F", "499", "-g", "-p", str(server.pid), "-o",
                                         args.profile], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
             time.sleep(1)
-        cold = git(["clone", "-q", url, "cold"], work)
+        cold = git(["clone", "-q", "--bare", url, "cold.git"], work)
+        git(["clone", "-q", url, "cold"], work)
         if profile:
             profile.send_signal(2)
             profile.wait()
@@ -76,9 +77,11 @@ def main():
                                    capture_output=True, text=True, check=True).stdout.count("\n"))
         commits = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=os.path.join(work, "cold"),
                                  env=GIT_ENV, capture_output=True, text=True, check=True).stdout.strip()
-        print(f"clone, cold: {cold:.2f} s ({files} files, {commits} commits)", flush=True)
+        print(f"clone --bare, cold: {cold:.2f} s ({files} files, {commits} commits)", flush=True)
         warm = min(git(["clone", "-q", url, f"warm{i}"], work) for i in range(3))
-        print(f"clone, warm: {warm:.2f} s", flush=True)
+        print(f"clone, warm (checkout of every file included): {warm:.2f} s", flush=True)
+        bare = min(git(["clone", "-q", "--bare", url, f"bare{i}"], work) for i in range(3))
+        print(f"clone --bare (no checkout), warm: {bare:.2f} s", flush=True)
         shallow = git(["clone", "-q", "--depth", "1", url, "shallow"], work)
         print(f"clone --depth 1, warm: {shallow:.2f} s", flush=True)
         print(f"server memory: {before // 1024} MiB before the clones, peak {rss_kib(server.pid) // 1024} MiB",
