@@ -80,6 +80,9 @@ impl Server {
                 loop {
                     every.tick().await;
                     state.rate.sweep();
+                    if let Err(err) = crate::domain::git::sweep(&state).await {
+                        tracing::warn!(error = %err, "sweeping git repositories failed");
+                    }
                 }
             })
         };

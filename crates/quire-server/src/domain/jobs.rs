@@ -250,6 +250,7 @@ async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
         store::objects::delete_blob(&state.db, &hash).await?;
     }
     state.blobs.delete_derived(space_id).await?;
+    crate::domain::git::forget(state, space_id);
     tracing::info!(space = %space_id, "purged deleted space");
     Ok(())
 }

@@ -125,3 +125,23 @@ pub async fn branches(db: &Db, space_id: &str) -> sqlx::Result<Vec<(String, Stri
         .fetch_all(db.pool())
         .await
 }
+
+/// Which of `ids` name spaces that exist (deleted ones included: they can be restored).
+pub async fn spaces_present(
+    db: &Db,
+    ids: &[String],
+) -> sqlx::Result<std::collections::HashSet<String>> {
+    if ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut q = Sql::new("SELECT id FROM spaces WHERE id IN (");
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            q.push(", ");
+        }
+        q.bind(id.as_str());
+    }
+    q.push(")");
+    let found: Vec<String> = q.query_scalar().fetch_all(db.pool()).await?;
+    Ok(found.into_iter().collect())
+}

@@ -658,3 +658,45 @@ async fn open_count(app: &TestApp, who: &Persona, space: &str) -> serde_json::Va
         .expect(200)["changeRequestsOpen"]
         .clone()
 }
+
+/// A purged space's repository leaves the node that purged it, and any other node's copy
+/// goes at its next sweep; a deleted space that can still be restored keeps its copy.
+#[tokio::test]
+async fn a_purged_spaces_repository_is_removed() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let tmp = tempfile::tempdir().unwrap();
+    ok(
+        tmp.path(),
+        &["clone", "-q", &url(&app, &alice, &space), "work"],
+    )
+    .await;
+    let repo = app.config.data_dir.join("git").join(format!("{space}.git"));
+    assert!(repo.join("HEAD").exists());
+    // Another node's copy of a space purged elsewhere.
+    let stray = app.config.data_dir.join("git").join("purged-elsewhere.git");
+    std::fs::create_dir_all(stray.join("objects")).unwrap();
+    let swept = quire_server::domain::git::sweep(&app.state).await.unwrap();
+    assert_eq!(swept, 1);
+    assert!(!stray.exists());
+    assert!(repo.exists(), "a live space keeps its repository");
+
+    app.delete(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(204);
+    quire_server::domain::git::sweep(&app.state).await.unwrap();
+    assert!(
+        repo.exists(),
+        "a deleted space can be restored: its repository stays"
+    );
+    app.clock.advance_ms(8 * 24 * 60 * 60 * 1000);
+    quire_server::domain::jobs::run_due(&app.state)
+        .await
+        .unwrap();
+    app.get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect_error(404);
+    assert!(!repo.exists(), "the purge removed the repository");
+}

@@ -160,6 +160,43 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
     Ok(dir)
 }
 
+/// Removes this node's copy of a purged space's repository.
+pub fn forget(state: &AppState, space_id: &str) {
+    let dir = repo_dir(state, space_id);
+    if dir.exists() {
+        if let Err(err) = std::fs::remove_dir_all(&dir) {
+            tracing::warn!(error = %err, space = %space_id, "a purged space's repository stays");
+        }
+    }
+}
+
+/// Removes the copies of repositories whose spaces are gone: a space purged through another
+/// node leaves its copy here until this runs (the server's sweeper, every minute).
+pub async fn sweep(state: &AppState) -> anyhow::Result<usize> {
+    let root = state.config.data_dir.join("git");
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return Ok(0);
+    };
+    let ids: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".git"))
+                .map(str::to_string)
+        })
+        .collect();
+    let mut removed = 0;
+    for chunk in ids.chunks(500) {
+        let present = store::git::spaces_present(&state.db, chunk).await?;
+        for id in chunk.iter().filter(|id| !present.contains(*id)) {
+            forget(state, id);
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
 /// The `git` program for the repository in `dir`, sealed: no system or global
 /// configuration, no hooks, no prompts, a fixed environment; stopped if dropped.
 pub fn sealed(dir: &Path) -> tokio::process::Command {
