@@ -629,10 +629,26 @@ async fn a_large_history_is_packed_and_later_commits_add_only_theirs() {
     )
     .await;
     app.merge_change_request(&alice, &space, &cr).await;
+    let objects = |text: String| -> u64 {
+        text.lines()
+            .filter_map(|l| {
+                l.strip_prefix("count: ")
+                    .or_else(|| l.strip_prefix("in-pack: "))
+            })
+            .map(|n| n.trim().parse::<u64>().unwrap())
+            .sum()
+    };
+    let before = objects(ok(&work, &["count-objects", "-v"]).await);
     ok(&work, &["pull", "-q", "--ff-only"]).await;
     assert_eq!(
         std::fs::read_to_string(work.join("README.md")).unwrap(),
         "# Home\n\nChanged.\n"
+    );
+    // The fetch brought only what is new: two commits, two root trees, one page.
+    let fetched = objects(ok(&work, &["count-objects", "-v"]).await) - before;
+    assert!(
+        (3..=6).contains(&fetched),
+        "{fetched} objects fetched for a one-page merge"
     );
     let written = loose_objects(&repo) - loose_before;
     // Two commits (the batch and the merge), the root tree twice, README.md once.
