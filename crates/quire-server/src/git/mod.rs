@@ -566,8 +566,12 @@ fn stream(
     });
     tokio::spawn(async move {
         use tokio::io::AsyncReadExt;
+        // The first 64 KiB for the log; the rest is read and dropped, so that git never
+        // waits on a full pipe.
         let mut text = Vec::new();
-        let _ = stderr.take(64 * 1024).read_to_end(&mut text).await;
+        let mut stderr = stderr;
+        let _ = (&mut stderr).take(64 * 1024).read_to_end(&mut text).await;
+        let _ = tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await;
         let status = tokio::time::timeout(Duration::from_secs(MAX_SECONDS), child.wait()).await;
         match status {
             Ok(Ok(s)) if s.success() => {}
