@@ -10,12 +10,11 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session;
-use super::shell::{not_found, run_write, Viewer};
+use super::shell::{no_org, org_for, run_write, Viewer};
 use crate::domain::access::grants::Grants;
-use crate::domain::access::{self, OrgCtx, Role};
+use crate::domain::access::{OrgCtx, Role};
 use crate::domain::{collections, spaces};
 use crate::error::ApiError;
-use crate::ids::OrgId;
 use crate::state::AppState;
 
 /// The forms that make a space (in the organization, or in one of the collections the
@@ -98,11 +97,8 @@ pub async fn act(
     };
     let viewer = signed.viewer();
     let caller = signed.caller();
-    let Ok(org) = access::load_org(&state, &caller, &OrgId::new(org_id.clone())).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+    let Some(org) = org_for(&state, &caller, &org_id).await else {
+        return no_org(&viewer);
     };
     let run = {
         let state = state.clone();

@@ -12,8 +12,8 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session::{self, Signed};
-use super::shell::{failed, not_found, page, run_write, see_other, Viewer};
-use crate::domain::access::{self, OrgCtx, Role};
+use super::shell::{failed, no_org, not_found, org_for, page, run_write, see_other, Viewer};
+use crate::domain::access::{OrgCtx, Role};
 use crate::domain::accounts::AccountError;
 use crate::domain::auth::Caller;
 use crate::domain::members;
@@ -64,9 +64,7 @@ fn parse_role(value: Option<&str>) -> Result<Option<Role>, ApiError> {
 
 async fn org_of(state: &AppState, signed: &Signed, org_id: &str) -> Result<(Caller, OrgCtx), ()> {
     let caller = signed.caller();
-    let org = access::load_org(state, &caller, &OrgId::new(org_id.to_string()))
-        .await
-        .map_err(|_| ())?;
+    let org = org_for(state, &caller, org_id).await.ok_or(())?;
     Ok((caller, org))
 }
 
@@ -84,10 +82,7 @@ pub async fn members_page(
     };
     let viewer = signed.viewer();
     let Ok((_, org)) = org_of(&state, &signed, &org_id).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+        return no_org(&viewer);
     };
     if org.role.is_none() {
         return not_found(
@@ -234,10 +229,7 @@ pub async fn members_action(
     };
     let viewer = signed.viewer();
     let Ok((caller, org)) = org_of(&state, &signed, &org_id).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+        return no_org(&viewer);
     };
     let op = form.op.clone().unwrap_or_default();
     let run = {
@@ -609,10 +601,7 @@ pub async fn teams_page(
     };
     let viewer = signed.viewer();
     let Ok((caller, org)) = org_of(&state, &signed, &org_id).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+        return no_org(&viewer);
     };
     if org.role.is_none() {
         return not_found(
@@ -745,10 +734,7 @@ pub async fn teams_action(
     };
     let viewer = signed.viewer();
     let Ok((caller, org)) = org_of(&state, &signed, &org_id).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+        return no_org(&viewer);
     };
     let run = {
         let state = state.clone();

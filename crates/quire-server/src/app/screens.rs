@@ -12,7 +12,7 @@ use quire_content::html::{escape_attr as attr, escape_text as text, render_docum
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
 
 use super::session::{self, Signed};
-use super::shell::{failed, not_done, not_found, page, run_write, see_other, Viewer};
+use super::shell::{failed, no_org, not_done, not_found, page, run_write, see_other, Viewer};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, SpaceCtx};
 use crate::domain::auth::Caller;
@@ -132,10 +132,7 @@ pub async fn org(
     let caller = signed.caller();
     let id = OrgId::new(org_id);
     let Ok(org) = access::load_org(&state, &caller, &id).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+        return no_org(&viewer);
     };
     let grants = match Grants::load(&state, &id, &caller.user.id, org.role).await {
         Ok(g) => g,

@@ -14,7 +14,7 @@ use quire_content::html::{escape_attr as attr, escape_text as text};
 use serde::Deserialize;
 
 use super::session;
-use super::shell::{failed, not_found, page, with_headers};
+use super::shell::{failed, no_org, page, with_headers};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, SpaceCtx};
 use crate::domain::search::{self, query};
@@ -240,10 +240,7 @@ pub async fn org(
     let caller = signed.caller();
     let id = OrgId::new(org_id);
     let Ok(org) = access::load_org(&state, &caller, &id).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+        return no_org(&viewer);
     };
     let q = query.q.unwrap_or_default();
     let found = match asked(&q) {

@@ -130,6 +130,26 @@ pub fn not_found(viewer: Option<&Viewer<'_>>, what: &str) -> Response {
     )
 }
 
+/// The organization `org_id` as `caller` sees it; `None` when it does not exist or they
+/// are not one of its members (one answer for both, as the API's 404).
+pub async fn org_for(
+    state: &crate::state::AppState,
+    caller: &crate::domain::auth::Caller,
+    org_id: &str,
+) -> Option<crate::domain::access::OrgCtx> {
+    crate::domain::access::load_org(state, caller, &crate::ids::OrgId::new(org_id.to_string()))
+        .await
+        .ok()
+}
+
+/// The page of an organization that does not exist or that the viewer is not in.
+pub fn no_org(viewer: &Viewer<'_>) -> Response {
+    not_found(
+        Some(viewer),
+        "This organization does not exist, or you are not one of its members.",
+    )
+}
+
 /// The page of a failure of the server (logged).
 pub fn failed(e: impl std::fmt::Display) -> Response {
     tracing::error!(error = %e, "app screen failed");

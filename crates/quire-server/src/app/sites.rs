@@ -11,12 +11,11 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session;
-use super::shell::{failed, not_found, page, run_write, Viewer};
-use crate::domain::access::{self, OrgCtx};
+use super::shell::{failed, not_found, org_for, page, run_write, Viewer};
+use crate::domain::access::OrgCtx;
 use crate::domain::auth::Caller;
 use crate::domain::sites::{self, NewSite, NewSiteSpaces, Urls};
 use crate::error::{ApiError, ApiResult};
-use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
 use crate::store::spaces::SpaceRow;
@@ -85,11 +84,10 @@ pub async fn section(
 }
 
 async fn org_of(state: &AppState, caller: &Caller, org_id: &str) -> Option<OrgCtx> {
-    let org = access::load_org(state, caller, &OrgId::new(org_id.to_string()))
-        .await
-        .ok()?;
     // As the API: guests do not read sites.
-    org.role.is_some().then_some(org)
+    org_for(state, caller, org_id)
+        .await
+        .filter(|o| o.role.is_some())
 }
 
 /// `GET /o/{organizationId}/sites/{siteId}`: a docs site, its state, address and spaces;

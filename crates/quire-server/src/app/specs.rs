@@ -12,11 +12,10 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session;
-use super::shell::{not_found, run_write, Viewer};
-use crate::domain::access::{self, OrgCtx, Role};
+use super::shell::{no_org, org_for, run_write, Viewer};
+use crate::domain::access::{OrgCtx, Role};
 use crate::domain::openapi;
 use crate::error::ApiResult;
-use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
 
@@ -79,11 +78,8 @@ pub async fn act(
     };
     let viewer = signed.viewer();
     let caller = signed.caller();
-    let Ok(org) = access::load_org(&state, &caller, &OrgId::new(org_id.clone())).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+    let Some(org) = org_for(&state, &caller, &org_id).await else {
+        return no_org(&viewer);
     };
     let slug = form.subject.clone().unwrap_or_default().trim().to_string();
     let given = |v: &Option<String>| v.clone().filter(|t| !t.trim().is_empty());

@@ -12,7 +12,7 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session;
-use super::shell::{failed, not_found, page, run_write};
+use super::shell::{failed, no_org, not_found, org_for, page, run_write};
 use crate::domain::access::{self, OrgCtx};
 use crate::domain::saml::providers::{self, NewProvider, MAX_PROVIDERS};
 use crate::domain::saml::service_urls;
@@ -105,11 +105,8 @@ pub async fn act(
     };
     let viewer = signed.viewer();
     let caller = signed.caller();
-    let Ok(org) = access::load_org(&state, &caller, &OrgId::new(org_id.clone())).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+    let Some(org) = org_for(&state, &caller, &org_id).await else {
+        return no_org(&viewer);
     };
     let given = |v: &Option<String>| {
         v.clone()

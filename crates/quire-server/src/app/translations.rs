@@ -11,13 +11,12 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session;
-use super::shell::{failed, not_found, page, run_write};
+use super::shell::{failed, no_org, org_for, page, run_write};
 use crate::domain::access::grants::Grants;
-use crate::domain::access::{self, OrgCtx, Role};
+use crate::domain::access::{OrgCtx, Role};
 use crate::domain::auth::Caller;
 use crate::domain::translations;
 use crate::error::ApiError;
-use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
 
@@ -25,11 +24,10 @@ use crate::store;
 const SHOWN: i64 = 200;
 
 async fn org_of(state: &AppState, caller: &Caller, org_id: &str) -> Option<OrgCtx> {
-    let org = access::load_org(state, caller, &OrgId::new(org_id.to_string()))
-        .await
-        .ok()?;
     // As the API: guests do not read translations.
-    org.role.is_some().then_some(org)
+    org_for(state, caller, org_id)
+        .await
+        .filter(|o| o.role.is_some())
 }
 
 fn language_select(id: &str, name: &str, selected: &str) -> String {
@@ -59,10 +57,7 @@ pub async fn screen(
     let viewer = signed.viewer();
     let caller = signed.caller();
     let Some(org) = org_of(&state, &caller, &org_id).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+        return no_org(&viewer);
     };
     let (list, _) = match store::translations::list(&state.db, &org.org.id, None, SHOWN).await {
         Ok(l) => l,
@@ -166,10 +161,7 @@ pub async fn act(
     let viewer = signed.viewer();
     let caller = signed.caller();
     let Some(org) = org_of(&state, &caller, &org_id).await else {
-        return not_found(
-            Some(&viewer),
-            "This organization does not exist, or you are not one of its members.",
-        );
+        return no_org(&viewer);
     };
     let run = {
         let state = state.clone();
