@@ -57,6 +57,19 @@ fn url(app: &TestApp, who: &Persona, space: &str) -> String {
     format!("http://git:{}@{host}/git/{space}.git", who.token)
 }
 
+/// A clone of `space` by `who` in a new temporary folder: the folder, and the clone in it
+/// (`work`).
+async fn cloned(
+    app: &TestApp,
+    who: &Persona,
+    space: &str,
+) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    ok(tmp.path(), &["clone", "-q", &url(app, who, space), "work"]).await;
+    let work = tmp.path().join("work");
+    (tmp, work)
+}
+
 struct Fixture {
     app: TestApp,
     alice: Persona,
@@ -100,13 +113,7 @@ async fn a_space_clones_fetches_and_pulls_as_a_repository() {
         return;
     }
     let Fixture { app, alice, space } = fixture().await;
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    ok(
-        tmp.path(),
-        &["clone", "-q", &url(&app, &alice, &space), "work"],
-    )
-    .await;
+    let (tmp, work) = cloned(&app, &alice, &space).await;
 
     // Git Sync's layout.
     let read = |p: &str| std::fs::read_to_string(work.join(p)).unwrap();
@@ -343,13 +350,7 @@ async fn a_pushed_branch_becomes_a_change_request_and_merges_back_as_pushed() {
         return;
     }
     let Fixture { app, alice, space } = fixture().await;
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    ok(
-        tmp.path(),
-        &["clone", "-q", &url(&app, &alice, &space), "work"],
-    )
-    .await;
+    let (tmp, work) = cloned(&app, &alice, &space).await;
     let home = page_id(&app, &alice, &space, "Home").await;
     let setup = page_id(&app, &alice, &space, "Setup").await;
 
@@ -467,13 +468,7 @@ async fn a_push_to_main_merges_at_once_unless_it_conflicts() {
         return;
     }
     let Fixture { app, alice, space } = fixture().await;
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    ok(
-        tmp.path(),
-        &["clone", "-q", &url(&app, &alice, &space), "work"],
-    )
-    .await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
     std::fs::write(work.join("README.md"), "# Home\n\nFrom git.\n").unwrap();
     ok(&work, &["commit", "-qam", "Straight to main"]).await;
     let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
@@ -527,13 +522,7 @@ async fn pushes_that_cannot_be_read_are_refused_naming_the_file() {
         return;
     }
     let Fixture { app, alice, space } = fixture().await;
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    ok(
-        tmp.path(),
-        &["clone", "-q", &url(&app, &alice, &space), "work"],
-    )
-    .await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
     let before = open_count(&app, &alice, &space).await;
     for (what, change, reason) in [
         (
@@ -601,13 +590,7 @@ async fn a_large_history_is_packed_and_later_commits_add_only_theirs() {
             .await;
     }
     app.merge_change_request(&alice, &space, &cr).await;
-    let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
-    ok(
-        tmp.path(),
-        &["clone", "-q", &url(&app, &alice, &space), "work"],
-    )
-    .await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
     let repo = app.config.data_dir.join("git").join(format!("{space}.git"));
     let packs: Vec<_> = std::fs::read_dir(repo.join("objects/pack"))
         .unwrap()
