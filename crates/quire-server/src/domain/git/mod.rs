@@ -56,8 +56,24 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
     skeleton(&dir).map_err(ApiError::internal)?;
     import_packs(state, space_id, &dir).await?;
     let mut commits = read_map(&dir.join(COMMITS_FILE));
-    let rows = store::git::revisions(&state.db, space_id).await?;
     let changes = store::git::change_requests(&state.db, space_id).await?;
+    // When every branch's revision has its commit, so has everything they reach (each
+    // preparation makes them all): a fetch then reads no revision list.
+    let heads_known = commits.contains_key(revision)
+        && changes
+            .iter()
+            .filter(|c| {
+                matches!(
+                    c.status,
+                    ChangeRequestStatus::Open | ChangeRequestStatus::Draft
+                )
+            })
+            .all(|c| commits.contains_key(&c.revision_id));
+    let rows = if heads_known {
+        Vec::new()
+    } else {
+        store::git::revisions(&state.db, space_id).await?
+    };
     let missing: Vec<&RevisionRow> = rows
         .iter()
         .filter(|r| !commits.contains_key(&r.id))
