@@ -78,7 +78,12 @@ struct Fixture {
 
 /// A space with a home page, a guide with a child page linking back, and an image.
 async fn fixture() -> Fixture {
-    let app = TestApp::start().await;
+    fixture_with(|_| {}).await
+}
+
+/// [`fixture`] on a server with the test's configuration.
+async fn fixture_with(configure: impl FnOnce(&mut quire_server::ServerConfig)) -> Fixture {
+    let app = TestApp::start_with(configure).await;
     let alice = app.persona("alice").await;
     let org = app.org(&alice, "Acme").await;
     let space = app.space(&alice, &org, "Docs", None).await;
@@ -698,4 +703,84 @@ async fn a_purged_spaces_repository_is_removed() {
         .await
         .expect_error(404);
     assert!(!repo.exists(), "the purge removed the repository");
+}
+
+/// Pushes past the size cap, with a submodule, or deleting a branch are refused, and nothing
+/// changes.
+#[tokio::test]
+async fn oversized_pushes_submodules_and_deletions_are_refused() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture_with(|c| c.max_import_bytes = 64 * 1024).await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    let before = open_count(&app, &alice, &space).await;
+
+    // Bytes that do not compress (xorshift).
+    let noise = |len: usize, mut x: u64| -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    };
+    // One file past the cap (its pack, compressed, is under it).
+    std::fs::write(work.join(".gitbook/assets/big.bin"), vec![b'a'; 200_000]).unwrap();
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "Big"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/big"]).await;
+    assert!(!done, "{said}");
+    assert!(said.contains("is larger than 65536 bytes"), "{said}");
+    ok(&work, &["reset", "-q", "--hard", "origin/main"]).await;
+    // Files each under the cap whose pack is past it: the request itself is refused.
+    for i in 0..3 {
+        std::fs::write(
+            work.join(format!(".gitbook/assets/part{i}.bin")),
+            noise(40_000, 11 + i),
+        )
+        .unwrap();
+    }
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "Parts"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/parts"]).await;
+    assert!(!done, "{said}");
+    assert!(said.contains("413"), "{said}");
+    ok(&work, &["reset", "-q", "--hard", "origin/main"]).await;
+
+    // A submodule (a commit in the tree).
+    let head = ok(&work, &["rev-parse", "HEAD"]).await;
+    ok(
+        &work,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{},vendored", head.trim()),
+        ],
+    )
+    .await;
+    ok(&work, &["commit", "-qm", "Submodule"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/sub"]).await;
+    assert!(!done, "{said}");
+    assert!(said.contains("submodules are not accepted"), "{said}");
+    assert_eq!(open_count(&app, &alice, &space).await, before);
+
+    // Deleting a change request's branch: Quire does not offer `delete-refs`, so the client
+    // refuses it itself (the server refuses a deletion sent anyway).
+    app.open_change_request(&alice, &space, "Kept").await;
+    ok(&work, &["fetch", "-q"]).await;
+    let (done, said) = push(&work, &["origin", "--delete", "change-requests/2"]).await;
+    assert!(!done, "{said}");
+    assert!(
+        said.contains("[remote rejected] change-requests/2"),
+        "{said}"
+    );
+    let cr = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/2"))
+        .await
+        .expect(200);
+    assert_eq!(cr["status"], "open");
 }
