@@ -102,7 +102,7 @@ impl Fetcher {
         for _ in 0..=MAX_REDIRECTS {
             self.check_url(&url)?;
             let res = self.client.get(url.clone()).send().await.map_err(|e| {
-                tracing::info!(url = %url, error = %e, "fetch failed");
+                tracing::info!(url = %shown(&url), error = %without_url(&e), "fetch failed");
                 FetchError::Unavailable
             })?;
             if res.status().is_redirection() {
@@ -116,7 +116,7 @@ impl Fetcher {
                 continue;
             }
             if !res.status().is_success() {
-                tracing::info!(url = %url, status = %res.status(), "fetch answered an error");
+                tracing::info!(url = %shown(&url), status = %res.status(), "fetch answered an error");
                 return Err(FetchError::Unavailable);
             }
             return read_capped(res, max_bytes).await;
@@ -183,7 +183,7 @@ impl Fetcher {
             }
             // The URL only: headers may hold keys, and are never logged.
             let res = req.send().await.map_err(|e| {
-                tracing::info!(url = %url, error = %without_url(&e), "post failed");
+                tracing::info!(url = %shown(&url), error = %without_url(&e), "post failed");
                 FetchError::Unavailable
             })?;
             let status = res.status();
@@ -197,7 +197,7 @@ impl Fetcher {
                     .and_then(|l| url.join(l).ok())
                     .ok_or(FetchError::Unavailable)?;
                 if next.origin() != first.origin() {
-                    tracing::info!(url = %url, "post refused a redirect to another origin");
+                    tracing::info!(url = %shown(&url), "post refused a redirect to another origin");
                     return Err(FetchError::Unavailable);
                 }
                 url = next;
@@ -207,7 +207,7 @@ impl Fetcher {
                 return Err(FetchError::Unavailable);
             }
             if !status.is_success() {
-                tracing::info!(url = %url, status = %status, "post answered an error");
+                tracing::info!(url = %shown(&url), status = %status, "post answered an error");
                 return Err(FetchError::Status(status.as_u16()));
             }
             return read_capped(res, max_bytes).await;
@@ -229,10 +229,18 @@ impl Fetcher {
         if allowed(ip, &self.allow) {
             Ok(())
         } else {
-            tracing::info!(url = %url, "fetch refused: address not allowed");
+            tracing::info!(url = %shown(url), "fetch refused: address not allowed");
             Err(FetchError::Unavailable)
         }
     }
+}
+
+/// A URL as logs show it: without credentials (a git remote's URL may carry a token).
+fn shown(url: &Url) -> String {
+    let mut u = url.clone();
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.to_string()
 }
 
 /// A request error without its URL (which the caller logs itself).

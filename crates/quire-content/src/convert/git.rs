@@ -23,6 +23,23 @@ pub struct Advertisement {
     pub head: String,
     /// Capabilities the server offers.
     pub capabilities: Vec<String>,
+    /// Every advertised ref with its commit, as `(name, id)`.
+    pub refs: Vec<(String, String)>,
+}
+
+impl Advertisement {
+    /// The commit the ref `name` (`refs/heads/main`) is at, if advertised.
+    pub fn commit_of(&self, name: &str) -> Option<&str> {
+        self.refs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, id)| id.as_str())
+    }
+
+    /// Whether the server offers `capability`.
+    pub fn has(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
+    }
 }
 
 fn bad(what: &str) -> ConvertError {
@@ -54,17 +71,21 @@ fn pkt_lines(mut data: &[u8]) -> Result<PktLines<'_>, ConvertError> {
     Ok((out, data))
 }
 
-/// Reads the answer to `GET <repo>/info/refs?service=git-upload-pack`.
-pub fn parse_advertisement(data: &[u8]) -> Result<Advertisement, ConvertError> {
+/// Reads the answer to `GET <repo>/info/refs?service=git-upload-pack` (or
+/// `git-receive-pack`): every ref and the capabilities. A repository without any commit
+/// advertises none.
+pub fn parse_refs(data: &[u8]) -> Result<Advertisement, ConvertError> {
     let (lines, _) = pkt_lines(data)?;
     let mut refs: Vec<(String, String)> = Vec::new();
     let mut capabilities = Vec::new();
+    let mut saw_line = false;
     for line in lines.into_iter().flatten() {
         let text = String::from_utf8_lossy(line);
         let text = text.trim_end_matches('\n');
         if text.starts_with("# service=") {
             continue;
         }
+        saw_line = true;
         let (refpart, caps) = match text.split_once('\0') {
             Some((r, c)) => (r, Some(c)),
             None => (text, None),
@@ -77,34 +98,48 @@ pub fn parse_advertisement(data: &[u8]) -> Result<Advertisement, ConvertError> {
                 && sha.bytes().all(|b| b.is_ascii_hexdigit())
                 && sha != "0".repeat(40)
             {
-                refs.push((name.to_string(), sha.to_string()));
+                refs.push((name.to_string(), sha.to_ascii_lowercase()));
             }
         }
     }
-    let find = |n: &str| {
-        refs.iter()
-            .find(|(name, _)| name == n)
-            .map(|(_, s)| s.clone())
-    };
-    let head = find("HEAD")
-        .or_else(|| find("refs/heads/main"))
-        .or_else(|| find("refs/heads/master"))
+    if !saw_line {
+        return Err(bad("no reference advertisement"));
+    }
+    Ok(Advertisement {
+        head: String::new(),
+        capabilities,
+        refs,
+    })
+}
+
+/// Reads the answer to `GET <repo>/info/refs?service=git-upload-pack`, with the commit to
+/// fetch when no ref is named: `HEAD`, else `main` or `master`, else the first branch.
+pub fn parse_advertisement(data: &[u8]) -> Result<Advertisement, ConvertError> {
+    let mut ad = parse_refs(data)?;
+    let head = ad
+        .commit_of("HEAD")
+        .or_else(|| ad.commit_of("refs/heads/main"))
+        .or_else(|| ad.commit_of("refs/heads/master"))
         .or_else(|| {
-            refs.iter()
+            ad.refs
+                .iter()
                 .find(|(n, _)| n.starts_with("refs/heads/"))
-                .map(|(_, s)| s.clone())
+                .map(|(_, s)| s.as_str())
         })
-        .ok_or_else(|| bad("no branch is advertised"))?;
-    Ok(Advertisement { head, capabilities })
+        .ok_or_else(|| bad("no branch is advertised"))?
+        .to_string();
+    ad.head = head;
+    Ok(ad)
 }
 
 fn pkt(line: &str) -> String {
     format!("{:04x}{line}", line.len() + 4)
 }
 
-/// The body of `POST <repo>/git-upload-pack` asking for the advertised head alone.
-pub fn upload_request(ad: &Advertisement) -> Vec<u8> {
-    let has = |c: &str| ad.capabilities.iter().any(|x| x == c);
+/// The body of `POST <repo>/git-upload-pack` asking for the commit `want` alone, without
+/// its history where the server can cut it (`deepen 1`).
+pub fn upload_request(ad: &Advertisement, want: &str) -> Vec<u8> {
+    let has = |c: &str| ad.has(c);
     let mut caps = Vec::new();
     for c in ["ofs-delta", "no-progress"] {
         if has(c) {
@@ -116,7 +151,7 @@ pub fn upload_request(ad: &Advertisement) -> Vec<u8> {
     } else if has("side-band") {
         caps.push("side-band");
     }
-    let mut body = pkt(&format!("want {} {}\n", ad.head, caps.join(" ")));
+    let mut body = pkt(&format!("want {want} {}\n", caps.join(" ")));
     if has("shallow") {
         body.push_str(&pkt("deepen 1\n"));
     }
@@ -181,6 +216,79 @@ pub fn pack_of_response(data: &[u8], ad: &Advertisement) -> Result<Vec<u8>, Conv
         }
     }
     Ok(pack)
+}
+
+/// The body of `POST <repo>/git-receive-pack` moving `name` from `old` (zeros: a new
+/// ref) to `new`, with the `pack` of objects `new` needs; `ad` is what
+/// `info/refs?service=git-receive-pack` advertised.
+pub fn receive_request(
+    ad: &Advertisement,
+    old: &str,
+    new: &str,
+    name: &str,
+    pack: &[u8],
+) -> Vec<u8> {
+    let mut caps = vec!["report-status", "agent=quire"];
+    if ad.has("side-band-64k") {
+        caps.push("side-band-64k");
+    }
+    if ad.has("quiet") {
+        caps.push("quiet");
+    }
+    let mut body = pkt(&format!("{old} {new} {name}\0{}\n", caps.join(" "))).into_bytes();
+    body.extend_from_slice(b"0000");
+    body.extend_from_slice(pack);
+    body
+}
+
+/// Reads the answer of `git-receive-pack` to [`receive_request`]: `Ok` when the pack was
+/// unpacked and every ref updated, else the server's reason.
+pub fn parse_report(data: &[u8], ad: &Advertisement) -> Result<(), String> {
+    let report: Vec<u8> = if ad.has("side-band-64k") {
+        let (lines, _) = pkt_lines(data).map_err(|e| e.0)?;
+        let mut out = Vec::new();
+        for line in lines.into_iter().flatten() {
+            match line.split_first() {
+                Some((1, rest)) => out.extend_from_slice(rest),
+                Some((3, rest)) => {
+                    return Err(String::from_utf8_lossy(rest)
+                        .trim()
+                        .chars()
+                        .take(300)
+                        .collect())
+                }
+                _ => {}
+            }
+        }
+        out
+    } else {
+        data.to_vec()
+    };
+    let (lines, _) = pkt_lines(&report).map_err(|e| e.0)?;
+    let mut unpacked = false;
+    let mut updated = false;
+    for line in lines.into_iter().flatten() {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end();
+        if let Some(status) = text.strip_prefix("unpack ") {
+            if status != "ok" {
+                return Err(format!(
+                    "the repository could not unpack the commit: {status}"
+                ));
+            }
+            unpacked = true;
+        } else if text.starts_with("ok ") {
+            updated = true;
+        } else if let Some(rest) = text.strip_prefix("ng ") {
+            let reason = rest.split_once(' ').map(|(_, r)| r).unwrap_or(rest);
+            return Err(format!("the repository refused the update: {reason}"));
+        }
+    }
+    if unpacked && updated {
+        Ok(())
+    } else {
+        Err("the repository answered no status for the update".into())
+    }
 }
 
 /// A git object.

@@ -231,6 +231,41 @@ pub fn commit(
     Object::new(Kind::Commit, body.into_bytes())
 }
 
+/// A pack of `objects` (version 2, each object whole: no deltas), as `git index-pack` and
+/// a remote's `git-receive-pack` read it.
+pub fn pack<'a>(objects: impl IntoIterator<Item = &'a Object>) -> Vec<u8> {
+    use std::io::Write;
+    let objects: Vec<&Object> = objects.into_iter().collect();
+    let mut out = Vec::new();
+    out.extend_from_slice(b"PACK");
+    out.extend_from_slice(&2u32.to_be_bytes());
+    out.extend_from_slice(&(objects.len() as u32).to_be_bytes());
+    for o in objects {
+        let kind: u8 = match o.kind {
+            Kind::Commit => 1,
+            Kind::Tree => 2,
+            Kind::Blob => 3,
+        };
+        // Type and size: four bits of size in the first byte, seven in each next one.
+        let mut size = o.body.len();
+        let mut byte = (kind << 4) | (size & 0x0f) as u8;
+        size >>= 4;
+        while size > 0 {
+            out.push(byte | 0x80);
+            byte = (size & 0x7f) as u8;
+            size >>= 7;
+        }
+        out.push(byte);
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        // Writing to a Vec cannot fail.
+        let _ = z.write_all(&o.body);
+        out.extend_from_slice(&z.finish().unwrap_or_default());
+    }
+    let sum: [u8; 20] = Sha1::digest(&out).into();
+    out.extend_from_slice(&sum);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +296,28 @@ mod tests {
             rest = &rest[nul + 21..];
         }
         assert_eq!(names, [b"a-b".as_slice(), b"a.md", b"a"]);
+    }
+
+    #[test]
+    fn packs_read_back() {
+        let blob = Object::new(Kind::Blob, vec![b'x'; 300]);
+        let (root, trees) = trees([("a/b.md", blob.id)]).unwrap();
+        let me = Signature {
+            name: "A".into(),
+            email: "a@example.com".into(),
+            seconds: 1,
+        };
+        let c = commit(root, &[], &me, &me, "m");
+        let mut all = vec![blob.clone(), c.clone()];
+        all.extend(trees);
+        let bytes = pack(&all);
+        let limits = crate::convert::Limits::default();
+        let read = crate::convert::git::read_pack(&bytes, &limits).unwrap();
+        assert_eq!(read.len(), 4);
+        assert_eq!(read[&blob.id.to_hex()].data, blob.body);
+        let files = crate::convert::git::files_of(&read, &c.id.to_hex(), &limits).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].path, "a/b.md");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod collections;
 pub mod comments;
 pub mod content;
 pub mod files;
+pub mod git_sync;
 pub mod imports;
 pub mod invites;
 pub mod links;
@@ -49,6 +50,7 @@ pub fn operations() -> Vec<Operation> {
         comments::operations(),
         content::operations(),
         imports::operations(),
+        git_sync::operations(),
         invites::operations(),
         links::operations(),
         members::operations(),

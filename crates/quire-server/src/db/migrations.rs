@@ -26,7 +26,33 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (17, "change request reviews", REVIEWS),
     (18, "invitation links for addresses", INVITE_SECRETS),
     (19, "git commit identities", GIT_COMMITS),
+    (20, "git sync", GIT_SYNC),
 ];
+
+/// Git Sync with a repository elsewhere: where (the URL may hold credentials: it is never
+/// shown), which branch, the commit and revision last known to hold the same content, and
+/// the latest operation; `exports` once the space was exported (then each merge exports).
+const GIT_SYNC: &str = r#"
+CREATE TABLE git_sync (
+    space_id TEXT PRIMARY KEY REFERENCES spaces (id) ON DELETE CASCADE,
+    url TEXT NOT NULL,
+    ref_name TEXT NOT NULL,
+    provider TEXT,
+    tree_url TEXT,
+    commit_url TEXT,
+    project_dir TEXT,
+    exports BIGINT NOT NULL,
+    configured_by TEXT NOT NULL,
+    synced_commit TEXT,
+    synced_revision TEXT,
+    op_direction TEXT,
+    op_state TEXT,
+    op_started BIGINT,
+    op_ended BIGINT,
+    op_error TEXT,
+    updated_at BIGINT NOT NULL
+)
+"#;
 
 /// The author and message of each revision's git commit, fixed when the commit is first
 /// made, so that its id never changes; a pushed revision's commit is the one pushed (`oid`),

@@ -52,6 +52,29 @@ pub async fn create(
     by: &str,
     subject: String,
 ) -> ApiResult<ChangeRequestRow> {
+    open(state, ctx, by, subject, None).await
+}
+
+/// Opens a change request starting from `base`, an earlier revision of the space: its
+/// merge is three-way against that revision (a Git Sync import starts from the revision
+/// last in step with the repository).
+pub async fn create_from(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    by: &str,
+    subject: String,
+    base: &str,
+) -> ApiResult<ChangeRequestRow> {
+    open(state, ctx, by, subject, Some(base)).await
+}
+
+async fn open(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    by: &str,
+    subject: String,
+    base: Option<&str>,
+) -> ApiResult<ChangeRequestRow> {
     ctx.require_live()?;
     crate::validate::length("subject", &subject, 0, 100)?;
     let now = state.now();
@@ -69,6 +92,7 @@ pub async fn create(
     let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
         .await?
         .ok_or_else(|| ApiError::not_found("Space not found."))?;
+    let start = base.unwrap_or(&space.revision_id).to_string();
     let c = ChangeRequestRow {
         id: new_id(),
         space_id: space.id.clone(),
@@ -78,9 +102,9 @@ pub async fn create(
         created_by: by.to_string(),
         created_at: now,
         updated_at: now,
-        revision_id: space.revision_id.clone(),
-        revision_initial: space.revision_id.clone(),
-        revision_base: space.revision_id.clone(),
+        revision_id: start.clone(),
+        revision_initial: start.clone(),
+        revision_base: start,
         revision_merged: None,
         merged_by: None,
         merged_at: None,
@@ -432,7 +456,17 @@ pub async fn merge(
         .await?;
         crate::domain::search::reindex(state, &mut tx, &space.id, &revision_id, saved.revision())
             .await?;
+        // A space kept in sync with a repository exports each merge.
+        let subject = match c.subject.trim() {
+            "" => "No subject",
+            s => s,
+        };
+        let message = format!("GITBOOK-{}: {subject}", c.number);
+        let exports = crate::domain::git::sync::merged(&mut tx, &space.id, &message, now).await?;
         tx.commit().await?;
+        if exports {
+            state.jobs_due.notify_one();
+        }
         // Moved here, not only by the API's write layer: every caller's write (the app's
         // too) costs the cached entries of the space it changed.
         state

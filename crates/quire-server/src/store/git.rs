@@ -126,6 +126,133 @@ pub async fn branches(db: &Db, space_id: &str) -> sqlx::Result<Vec<(String, Stri
         .await
 }
 
+/// A space's Git Sync: the repository, the branch, what was last in step and the latest
+/// operation (`domain::git::sync`).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SyncRow {
+    pub space_id: String,
+    /// May hold credentials: never shown or logged.
+    pub url: String,
+    pub ref_name: String,
+    pub provider: Option<String>,
+    pub tree_url: Option<String>,
+    pub commit_url: Option<String>,
+    pub project_dir: Option<String>,
+    /// 1 once exported: each merge then exports.
+    pub exports: i64,
+    pub configured_by: String,
+    pub synced_commit: Option<String>,
+    pub synced_revision: Option<String>,
+    pub op_direction: Option<String>,
+    pub op_state: Option<String>,
+    pub op_started: Option<i64>,
+    pub op_ended: Option<i64>,
+    pub op_error: Option<String>,
+    pub updated_at: i64,
+}
+
+const SYNC_COLUMNS: &str = "space_id, url, ref_name, provider, tree_url, commit_url, project_dir, \
+     exports, configured_by, synced_commit, synced_revision, op_direction, op_state, op_started, \
+     op_ended, op_error, updated_at";
+
+/// A space's Git Sync, if it has one.
+pub async fn sync(db: &Db, space_id: &str) -> sqlx::Result<Option<SyncRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {SYNC_COLUMNS} FROM git_sync WHERE space_id = $1"
+    ))
+    .bind(space_id)
+    .fetch_optional(db.pool())
+    .await
+}
+
+/// Whether the space's merges export (read in the merge's transaction).
+pub async fn exports_tx(tx: &mut Tx, space_id: &str) -> sqlx::Result<bool> {
+    let n: Option<i64> = tx
+        .scalar_opt(&Sql::new("SELECT exports FROM git_sync WHERE space_id = $1").arg(space_id))
+        .await?;
+    Ok(n == Some(1))
+}
+
+/// Sets up (or changes) a space's Git Sync and starts an operation in `direction`; the
+/// synced state is kept while the repository and branch stay the same.
+pub async fn configure(tx: &mut Tx, row: &SyncRow) -> sqlx::Result<()> {
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO git_sync (space_id, url, ref_name, provider, tree_url, commit_url, \
+             project_dir, exports, configured_by, op_direction, op_state, op_started, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running', $11, $11) \
+             ON CONFLICT (space_id) DO UPDATE SET \
+             synced_commit = CASE WHEN git_sync.url = $2 AND git_sync.ref_name = $3 \
+               THEN git_sync.synced_commit END, \
+             synced_revision = CASE WHEN git_sync.url = $2 AND git_sync.ref_name = $3 \
+               THEN git_sync.synced_revision END, \
+             url = $2, ref_name = $3, provider = COALESCE($4, git_sync.provider), \
+             tree_url = COALESCE($5, git_sync.tree_url), \
+             commit_url = COALESCE($6, git_sync.commit_url), project_dir = $7, exports = CASE WHEN git_sync.exports = 1 THEN 1 ELSE $8 END, \
+             configured_by = $9, op_direction = $10, op_state = 'running', op_started = $11, \
+             op_ended = NULL, op_error = NULL, updated_at = $11",
+        )
+        .arg(&row.space_id)
+        .arg(&row.url)
+        .arg(&row.ref_name)
+        .arg(row.provider.as_deref())
+        .arg(row.tree_url.as_deref())
+        .arg(row.commit_url.as_deref())
+        .arg(row.project_dir.as_deref())
+        .arg(row.exports)
+        .arg(&row.configured_by)
+        .arg(row.op_direction.as_deref())
+        .arg(row.updated_at),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Marks an operation in `direction` as running.
+pub async fn sync_started(db: &Db, space_id: &str, direction: &str, now: i64) -> sqlx::Result<()> {
+    db.execute(
+        &Sql::new(
+            "UPDATE git_sync SET op_direction = $2, op_state = 'running', op_started = $3, \
+             op_ended = NULL, op_error = NULL WHERE space_id = $1",
+        )
+        .arg(space_id)
+        .arg(direction)
+        .arg(now),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Ends the running operation: `error` when it failed; `synced` (commit, revision) when the
+/// repository's branch and that revision now hold the same content.
+pub async fn sync_ended(
+    db: &Db,
+    space_id: &str,
+    error: Option<&str>,
+    synced: Option<(&str, &str)>,
+    now: i64,
+) -> sqlx::Result<()> {
+    db.execute(
+        &Sql::new(
+            "UPDATE git_sync SET op_state = $2, op_error = $3, op_ended = $4, \
+             synced_commit = COALESCE($5, synced_commit), \
+             synced_revision = COALESCE($6, synced_revision) WHERE space_id = $1",
+        )
+        .arg(space_id)
+        .arg(if error.is_some() {
+            "failure"
+        } else {
+            "success"
+        })
+        .arg(error)
+        .arg(now)
+        .arg(synced.map(|s| s.0))
+        .arg(synced.map(|s| s.1)),
+    )
+    .await?;
+    Ok(())
+}
+
 /// Which of `ids` name spaces that exist (deleted ones included: they can be restored).
 pub async fn spaces_present(
     db: &Db,

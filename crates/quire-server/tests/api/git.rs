@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::harness::{Persona, TestApp, PNG};
 
 /// Whether the `git` client is there (the test command installs it).
-fn has_git() -> bool {
+pub(crate) fn has_git() -> bool {
     let found = std::process::Command::new("git")
         .arg("--version")
         .output()
@@ -22,7 +22,7 @@ fn has_git() -> bool {
 }
 
 /// Runs `git` in `dir` with a clean configuration; returns its output.
-async fn git(dir: &Path, args: &[&str]) -> Output {
+pub(crate) async fn git(dir: &Path, args: &[&str]) -> Output {
     let home = dir.parent().unwrap_or(dir).to_path_buf();
     tokio::process::Command::new("git")
         .args(args)
@@ -41,7 +41,7 @@ async fn git(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// Runs `git` and asserts it succeeded; returns its standard output.
-async fn ok(dir: &Path, args: &[&str]) -> String {
+pub(crate) async fn ok(dir: &Path, args: &[&str]) -> String {
     let out = git(dir, args).await;
     assert!(
         out.status.success(),
@@ -193,7 +193,7 @@ async fn a_space_clones_fetches_and_pulls_as_a_repository() {
     ok(&again, &["fsck", "--strict", "--no-dangling"]).await;
 }
 
-async fn page_id(app: &TestApp, who: &Persona, space: &str, title: &str) -> String {
+pub(crate) async fn page_id(app: &TestApp, who: &Persona, space: &str, title: &str) -> String {
     let pages = app
         .get(who, &format!("/v1/spaces/{space}/content"))
         .await

@@ -13,6 +13,9 @@ pub struct Request {
     #[allow(dead_code)]
     pub method: String,
     pub path: String,
+    /// The request line and headers, as sent.
+    #[allow(dead_code)]
+    pub head: String,
     pub body: Vec<u8>,
 }
 
@@ -127,6 +130,7 @@ async fn answer(mut stream: TcpStream, handler: Handler, count: Arc<AtomicUsize>
     let req = Request {
         method: words.next().unwrap_or("GET").to_string(),
         path: words.next().unwrap_or("/").to_string(),
+        head: head.clone(),
         body: buf[head_end..].to_vec(),
     };
     // Handlers may do blocking work (running git, building archives).

@@ -19,6 +19,7 @@ mod compression;
 mod content;
 mod errors;
 mod git;
+mod git_sync;
 mod hardening;
 mod hardening_depth;
 mod hardening_fetch;

@@ -11,6 +11,7 @@
 //! program's job (`crate::git`); a push becomes a change request ([`push`]).
 
 pub mod push;
+pub mod sync;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;

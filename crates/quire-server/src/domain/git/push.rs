@@ -156,7 +156,7 @@ fn refuse<T>(why: impl Into<String>) -> Result<T, Refusal> {
 /// Whether a branch name is one Quire writes among its branches: plain characters, no
 /// empty, `.`-led or `..` segment, no `.lock` ending, at most 200 bytes. Git's own rules
 /// are wider; these keep every name safe to store and to list.
-fn branch_name_ok(name: &str) -> bool {
+pub(super) fn branch_name_ok(name: &str) -> bool {
     name.len() <= 200
         && !name.ends_with(".lock")
         && name.split('/').all(|seg| {
@@ -480,7 +480,7 @@ const MAX_PUSHED_PAGES: usize = 50_000;
 
 /// What a push may bring: an import's caps on bytes (`--max-import-bytes`), a space's on
 /// pages and files.
-fn limits(state: &AppState) -> quire_content::convert::Limits {
+pub(super) fn limits(state: &AppState) -> quire_content::convert::Limits {
     quire_content::convert::Limits {
         max_pages: MAX_PUSHED_PAGES,
         max_entries: MAX_PUSHED_PAGES * 2,
@@ -489,7 +489,11 @@ fn limits(state: &AppState) -> quire_content::convert::Limits {
 }
 
 /// The content of a revision of the space.
-async fn revision(state: &AppState, ctx: &SpaceCtx, id: &str) -> ApiResult<Arc<Revision>> {
+pub(super) async fn revision(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    id: &str,
+) -> ApiResult<Arc<Revision>> {
     let row = store::revisions::get(&state.db, &ctx.space.id, id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Revision `{id}` not found.")))?;
@@ -512,7 +516,7 @@ async fn read_files(
 }
 
 /// The revision with the files it brought stored and added.
-async fn with_new_files(
+pub(super) async fn with_new_files(
     state: &AppState,
     space_id: &str,
     read: quire_content::gitsync::Read,

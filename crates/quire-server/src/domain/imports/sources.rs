@@ -263,7 +263,7 @@ async fn wiki(state: &AppState, url: &str, max: usize, limits: Limits) -> ApiRes
         ));
     }
     let ad = convert::git::parse_advertisement(&refs.bytes).map_err(converted)?;
-    let body = convert::git::upload_request(&ad);
+    let body = convert::git::upload_request(&ad, &ad.head);
     let answer = state
         .fetcher
         .post_opaque(

@@ -1,0 +1,722 @@
+//! Git Sync with a repository on any host (GitHub, GitLab, Bitbucket, Gitea, a bare
+//! repository behind `git http-backend`): `importGitRepository`, `exportToGitRepository`
+//! and the state `getSpaceGitInfo` reports. Each operation is a durable job; every request
+//! goes through the safe fetcher (its address rules, caps and time limits), and no git
+//! program runs: the smart HTTP protocol's few messages are made and read in
+//! `quire_content::convert::git`.
+//!
+//! The sync keeps one pair in step: the branch's commit and the space's revision that hold
+//! the same content (`synced_commit`, `synced_revision`).
+//! - **Export** lays out the space's main content as Git Sync does and commits it on top of
+//!   the branch's head (only the objects the repository lacks are sent). A branch that moved
+//!   since the last sync is not overwritten: import first, or export with `force` (a new
+//!   commit on top; no history is ever rewritten).
+//! - **Import** reads the branch's head (that commit alone) with Git Sync's rules against
+//!   the revision last in step, as a change request from that revision, merged at once with
+//!   the three-way merge unless `standalone`. A conflict leaves the change request open and
+//!   is reported; nothing is forced.
+//! - Once a space was exported, each merge into main exports a commit (a job enqueued in
+//!   the merge's transaction).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use quire_content::convert::git::{self as wire, Advertisement};
+use quire_content::gitsync::objects::{self, Kind, Object, Oid, Signature};
+use quire_content::gitsync::{self, Content};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::change_requests::{self as crs, Attempts, Landing};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store;
+use crate::store::git::SyncRow;
+use crate::values::RevisionType;
+
+/// Job kind of a sync operation.
+pub const JOB: &str = "git-sync";
+
+/// Longest a reference advertisement may be.
+const MAX_ADVERTISEMENT: usize = 4 * 1024 * 1024;
+
+/// How long one request to the repository may take.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Which way an operation goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// From the repository into the space.
+    Import,
+    /// From the space into the repository.
+    Export,
+}
+
+impl Direction {
+    /// The wire name (`GitSyncOperationDirection`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Import => "import",
+            Direction::Export => "export",
+        }
+    }
+}
+
+/// What `importGitRepository` or `exportToGitRepository` asks for.
+#[derive(Debug, Default)]
+pub struct Request {
+    /// The repository (smart HTTP), credentials allowed in it.
+    pub url: String,
+    /// The branch, as `refs/heads/{name}`.
+    pub reference: String,
+    /// The export's commit message.
+    pub message: Option<String>,
+    /// Where the repository's tree is browsed (`repoTreeURL`, `gitInfo.url`).
+    pub tree_url: Option<String>,
+    /// Prefix of a commit's URL (`repoCommitURL`).
+    pub commit_url: Option<String>,
+    /// The folder of the repository holding the content (`repoProjectDirectory`).
+    pub project_dir: Option<String>,
+    /// `gitInfo.provider`.
+    pub provider: Option<String>,
+    /// Import into a change request left open.
+    pub standalone: bool,
+    /// Export even if the branch moved since the last sync.
+    pub force: bool,
+}
+
+/// A job's payload: no URL (it may hold credentials, and payloads are logged).
+#[derive(Serialize, Deserialize)]
+struct Payload {
+    space: String,
+    direction: Direction,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    standalone: bool,
+    #[serde(default)]
+    force: bool,
+}
+
+fn bad(field: &str, why: &str) -> ApiError {
+    ApiError::bad_request(format!("`{field}` {why}."))
+}
+
+/// An http(s) URL with a host, no query and no fragment.
+fn check_url(field: &str, value: &str) -> ApiResult<()> {
+    let url = Url::parse(value).map_err(|_| bad(field, "must be an absolute http(s) URL"))?;
+    if !matches!(url.scheme(), "http" | "https")
+        || url.host_str().is_none()
+        || url.query().is_some()
+        || url.fragment().is_some()
+        || value.len() > 2048
+    {
+        return Err(bad(
+            field,
+            "must be an http(s) URL without query or fragment, at most 2048 characters",
+        ));
+    }
+    Ok(())
+}
+
+/// The folder, cleaned (`docs/`, `/docs` → `docs`); `None` for the root.
+fn check_dir(value: Option<&str>) -> ApiResult<Option<String>> {
+    let Some(dir) = value.map(|d| d.trim_matches('/')).filter(|d| !d.is_empty()) else {
+        return Ok(None);
+    };
+    let ok = dir.len() <= 500
+        && dir.split('/').count() <= 16
+        && dir.split('/').all(|s| {
+            !s.is_empty()
+                && s != "."
+                && s != ".."
+                && !s.chars().any(|c| c.is_control() || c == '\\')
+        });
+    if !ok {
+        return Err(bad(
+            "repoProjectDirectory",
+            "must be a relative folder of the repository",
+        ));
+    }
+    Ok(Some(dir.to_string()))
+}
+
+/// Checks the request, records it and starts the operation (a job); the caller answers 204.
+pub async fn start(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    by: &str,
+    direction: Direction,
+    req: Request,
+) -> ApiResult<()> {
+    ctx.require_live()?;
+    ctx.require(Role::Admin, "set up Git Sync on this space")?;
+    check_url("url", &req.url)?;
+    req.reference
+        .strip_prefix("refs/heads/")
+        .filter(|b| super::push::branch_name_ok(b))
+        .ok_or_else(|| bad("ref", "must name a branch, as `refs/heads/main`"))?;
+    if direction == Direction::Export {
+        let message = req.message.as_deref().unwrap_or("");
+        if message.trim().is_empty() {
+            return Err(bad("commitMessage", "is required"));
+        }
+        crate::validate::length("commitMessage", message, 1, 10_000)?;
+    }
+    for (field, value) in [
+        ("repoTreeURL", &req.tree_url),
+        ("repoCommitURL", &req.commit_url),
+    ] {
+        if let Some(v) = value {
+            check_url(field, v)?;
+        }
+    }
+    let project_dir = check_dir(req.project_dir.as_deref())?;
+    if let Some(p) = &req.provider {
+        if !matches!(p.as_str(), "github" | "gitlab") {
+            return Err(bad("gitInfo.provider", "must be `github` or `gitlab`"));
+        }
+    }
+    let now = state.now();
+    let row = SyncRow {
+        space_id: ctx.space.id.clone(),
+        url: req.url.clone(),
+        ref_name: req.reference.clone(),
+        provider: req.provider.clone(),
+        tree_url: req.tree_url.clone(),
+        commit_url: req.commit_url.clone(),
+        project_dir,
+        exports: i64::from(direction == Direction::Export),
+        configured_by: by.to_string(),
+        synced_commit: None,
+        synced_revision: None,
+        op_direction: Some(direction.as_str().to_string()),
+        op_state: None,
+        op_started: None,
+        op_ended: None,
+        op_error: None,
+        updated_at: now,
+    };
+    let payload = serde_json::to_string(&Payload {
+        space: ctx.space.id.clone(),
+        direction,
+        message: req.message,
+        standalone: req.standalone,
+        force: req.force,
+    })
+    .map_err(ApiError::internal)?;
+    let mut tx = state.db.begin().await?;
+    store::git::configure(&mut tx, &row).await?;
+    store::jobs::enqueue(&mut tx, JOB, &payload, now, now).await?;
+    tx.commit().await?;
+    state.jobs_due.notify_one();
+    Ok(())
+}
+
+/// In a merge's transaction: when the space is exported, enqueues the export of the new
+/// main content with `message`.
+pub async fn merged(
+    tx: &mut crate::db::Tx,
+    space_id: &str,
+    message: &str,
+    now: i64,
+) -> ApiResult<bool> {
+    if !store::git::exports_tx(tx, space_id).await? {
+        return Ok(false);
+    }
+    let payload = serde_json::to_string(&Payload {
+        space: space_id.to_string(),
+        direction: Direction::Export,
+        message: Some(message.to_string()),
+        standalone: false,
+        force: false,
+    })
+    .map_err(ApiError::internal)?;
+    store::jobs::enqueue(tx, JOB, &payload, now, now).await?;
+    Ok(true)
+}
+
+/// The job: runs the operation and records how it ended. A failure is recorded for the
+/// space (`getSpaceGitInfo`), not retried: the next request or merge starts again.
+pub async fn run(state: &AppState, payload: &str) -> anyhow::Result<()> {
+    let p: Payload = serde_json::from_str(payload)?;
+    let Some(row) = store::git::sync(&state.db, &p.space).await? else {
+        return Ok(());
+    };
+    if row.op_state.as_deref() != Some("running")
+        || row.op_direction.as_deref() != Some(p.direction.as_str())
+    {
+        store::git::sync_started(&state.db, &row.space_id, p.direction.as_str(), state.now())
+            .await?;
+    }
+    let outcome = match p.direction {
+        Direction::Import => import(state, &row, &p).await,
+        Direction::Export => export(state, &row, &p).await,
+    };
+    let now = state.now();
+    match outcome {
+        Ok(synced) => {
+            let synced = synced.as_ref().map(|(c, r)| (c.as_str(), r.as_str()));
+            store::git::sync_ended(&state.db, &row.space_id, None, synced, now).await?;
+        }
+        Err(why) => {
+            tracing::info!(space = %row.space_id, direction = p.direction.as_str(), reason = %why, "git sync failed");
+            store::git::sync_ended(&state.db, &row.space_id, Some(&why), None, now).await?;
+        }
+    }
+    Ok(())
+}
+
+/// What failed, as the person who set up the sync reads it.
+type Failed = String;
+
+fn failed(e: impl std::fmt::Display) -> Failed {
+    e.to_string()
+}
+
+/// The space as the user who set up the sync sees it now (their access is checked anew).
+async fn space_for(
+    state: &AppState,
+    row: &SyncRow,
+) -> Result<(SpaceCtx, crate::store::users::UserRow), Failed> {
+    let user = store::users::get(&state.db, &row.configured_by)
+        .await
+        .map_err(failed)?
+        .ok_or("the user who set up Git Sync no longer exists")?;
+    let caller = crate::domain::auth::Caller::unscoped(Arc::new(user.clone()));
+    let ctx = crate::domain::access::load_space(state, &caller, &row.space_id)
+        .await
+        .map_err(|_| "the user who set up Git Sync can no longer see the space".to_string())?;
+    ctx.require_live().map_err(failed)?;
+    Ok((ctx, user))
+}
+
+/// The repository's refs as `service` (`git-upload-pack`, `git-receive-pack`) advertises
+/// them.
+async fn advertised(state: &AppState, url: &str, service: &str) -> Result<Advertisement, Failed> {
+    let base = url.trim_end_matches('/');
+    let got = state
+        .fetcher
+        .get(
+            &format!("{base}/info/refs?service={service}"),
+            MAX_ADVERTISEMENT,
+        )
+        .await
+        .map_err(|e| format!("the repository could not be reached: {e}"))?;
+    if got.content_type.as_deref() != Some(&format!("application/x-{service}-advertisement")) {
+        return Err("the URL is not a git repository served over smart HTTP".into());
+    }
+    wire::parse_refs(&got.bytes).map_err(|e| format!("the repository {}", e.0))
+}
+
+/// The objects of `commit` and its tree (that commit alone), by id.
+async fn fetch_commit(
+    state: &AppState,
+    url: &str,
+    ad: &Advertisement,
+    commit: &str,
+) -> Result<HashMap<String, wire::Object>, Failed> {
+    let body = wire::upload_request(ad, commit);
+    let got = state
+        .fetcher
+        .post_opaque(
+            &format!("{}/git-upload-pack", url.trim_end_matches('/')),
+            "application/x-git-upload-pack-request",
+            &body,
+            state.config.max_import_bytes,
+            TIMEOUT,
+        )
+        .await
+        .map_err(|e| format!("the repository could not be read: {e}"))?;
+    let ad = ad.clone();
+    let limits = super::push::limits(state);
+    tokio::task::spawn_blocking(move || {
+        let pack = wire::pack_of_response(&got.bytes, &ad)?;
+        wire::read_pack(&pack, &limits)
+    })
+    .await
+    .map_err(failed)?
+    .map_err(|e| format!("the repository's answer {}", e.0))
+}
+
+/// The tree a commit names.
+fn tree_of(objects: &HashMap<String, wire::Object>, commit: &str) -> Option<String> {
+    let c = objects.get(commit).filter(|o| o.kind == 1)?;
+    String::from_utf8_lossy(&c.data)
+        .lines()
+        .find_map(|l| l.strip_prefix("tree ").map(|t| t.trim().to_string()))
+}
+
+/// The branch of the row, without `refs/heads/`.
+fn branch(row: &SyncRow) -> &str {
+    row.ref_name
+        .strip_prefix("refs/heads/")
+        .unwrap_or(&row.ref_name)
+}
+
+/// Imports the branch's head; the commit and revision now in step.
+async fn import(
+    state: &AppState,
+    row: &SyncRow,
+    p: &Payload,
+) -> Result<Option<(String, String)>, Failed> {
+    let (ctx, user) = space_for(state, row).await?;
+    let by = user.id.as_str();
+    ctx.require(Role::Edit, "import into this space")
+        .map_err(failed)?;
+    let ad = advertised(state, &row.url, "git-upload-pack").await?;
+    let head = ad
+        .commit_of(&row.ref_name)
+        .ok_or_else(|| format!("the repository has no branch `{}`", branch(row)))?
+        .to_string();
+    if row.synced_commit.as_deref() == Some(head.as_str()) && !p.force {
+        return Ok(None);
+    }
+    let objects = fetch_commit(state, &row.url, &ad, &head).await?;
+    let limits = super::push::limits(state);
+    let subject = objects
+        .get(&head)
+        .and_then(|c| {
+            let text = String::from_utf8_lossy(&c.data).into_owned();
+            text.split_once("\n\n")
+                .and_then(|(_, m)| m.lines().next().map(str::to_string))
+        })
+        .unwrap_or_default();
+    let dir = row.project_dir.clone();
+    let files = {
+        let head = head.clone();
+        let limits = limits.clone();
+        tokio::task::spawn_blocking(move || wire::files_of(&objects, &head, &limits))
+            .await
+            .map_err(failed)?
+            .map_err(|e| format!("the repository {}", e.0))?
+    };
+    let files: Vec<(String, Vec<u8>)> = files
+        .into_iter()
+        .filter_map(|e| {
+            let path = match &dir {
+                Some(d) => e.path.strip_prefix(&format!("{d}/"))?.to_string(),
+                None => e.path,
+            };
+            match e.content {
+                quire_content::convert::archive::Content::Held(bytes) => Some((path, bytes)),
+                _ => None,
+            }
+        })
+        .collect();
+    // Read against the revision last in step (the remote's edits since then are what it
+    // brings), else against main.
+    let main_id = crate::domain::access::current_revision(state, &ctx.space.id)
+        .await
+        .map_err(failed)?;
+    let base_id = match &row.synced_revision {
+        Some(r)
+            if store::revisions::get(&state.db, &ctx.space.id, r)
+                .await
+                .map_err(failed)?
+                .is_some() =>
+        {
+            r.clone()
+        }
+        _ => main_id,
+    };
+    let base = super::push::revision(state, &ctx, &base_id)
+        .await
+        .map_err(failed)?;
+    let read = {
+        let base = base.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut ids = crate::ids::new_id;
+            gitsync::read(files, &base, &limits, &mut ids)
+        })
+        .await
+        .map_err(failed)?
+        .map_err(|e| e.0)?
+    };
+    let content = super::push::with_new_files(state, &ctx.space.id, read)
+        .await
+        .map_err(failed)?;
+    if *base == content {
+        // Nothing changed since the last sync: in step already.
+        return Ok(Some((head, base_id)));
+    }
+    let short: String = head.chars().take(7).collect();
+    let mut title = format!("Import {short} from git");
+    if !subject.trim().is_empty() {
+        title = format!("{title}: {}", subject.trim());
+    }
+    let title: String = title.chars().take(100).collect();
+    let c = crs::create_from(state, &ctx, by, title, &base_id)
+        .await
+        .map_err(failed)?;
+    let mut attempts =
+        Attempts::begin(state, "the import", &[crs::Target::ChangeRequest(&c.id)]).await;
+    let hold = attempts.next(state, &ctx, &c.id).await.map_err(failed)?;
+    let landing = Landing {
+        revision: content,
+        kind: RevisionType::Edits,
+        parents: vec![base_id.clone()],
+        new_base: None,
+        by,
+        contributes: true,
+        pushed: None,
+    };
+    let imported = crs::land(state, hold, landing)
+        .await
+        .map_err(failed)?
+        .ok_or("the change request moved while the import was written")?;
+    drop(attempts);
+    if p.standalone {
+        // The space's content stays as it is: the sync's state too.
+        return Ok(None);
+    }
+    crs::merge(state, &ctx, &user.id, &c.id)
+        .await
+        .map_err(|e| {
+            format!(
+                "{e} The imported content waits in change request #{} ({}).",
+                c.number,
+                state.url(&format!("/s/{}/~/changes/{}", ctx.space.id, c.number))
+            )
+        })?;
+    Ok(Some((head, imported)))
+}
+
+/// Exports main; the commit and revision now in step.
+async fn export(
+    state: &AppState,
+    row: &SyncRow,
+    p: &Payload,
+) -> Result<Option<(String, String)>, Failed> {
+    let (ctx, user) = space_for(state, row).await?;
+    let main_id = crate::domain::access::current_revision(state, &ctx.space.id)
+        .await
+        .map_err(failed)?;
+    let ad = advertised(state, &row.url, "git-receive-pack").await?;
+    let head = ad.commit_of(&row.ref_name).map(str::to_string);
+    if let (Some(h), Some(synced)) = (&head, &row.synced_commit) {
+        if h != synced && !p.force {
+            return Err(format!(
+                "the branch `{}` has commits that are not in the space: import them first, or export with `force`",
+                branch(row)
+            ));
+        }
+    }
+    if head.is_some()
+        && head == row.synced_commit
+        && row.synced_revision.as_deref() == Some(main_id.as_str())
+    {
+        return Ok(None);
+    }
+    // What the repository holds at its head: sent objects leave those out, and a project
+    // folder is put in the tree around it.
+    let remote = match &head {
+        Some(h) => {
+            let up = advertised(state, &row.url, "git-upload-pack").await?;
+            fetch_commit(state, &row.url, &up, h).await?
+        }
+        None => HashMap::new(),
+    };
+    let content = super::push::revision(state, &ctx, &main_id)
+        .await
+        .map_err(failed)?;
+    let mut made: Vec<Object> = Vec::new();
+    let mut blobs: Vec<(String, Oid)> = Vec::new();
+    for entry in gitsync::layout(&content) {
+        let bytes = match entry.content {
+            Content::Text(text) => text.into_bytes(),
+            Content::Blob(sha) => state
+                .blobs
+                .get(&sha)
+                .await
+                .map_err(failed)?
+                .ok_or_else(|| format!("the bytes of file {sha} are missing"))?
+                .to_vec(),
+        };
+        let blob = Object::new(Kind::Blob, bytes);
+        blobs.push((entry.path, blob.id));
+        made.push(blob);
+    }
+    let (mut tree, trees) =
+        objects::trees(blobs.iter().map(|(p, id)| (p.as_str(), *id))).map_err(failed)?;
+    made.extend(trees);
+    if let Some(dir) = &row.project_dir {
+        let outer = head.as_deref().and_then(|h| tree_of(&remote, h));
+        let (root, around) = graft(&remote, outer.as_deref(), dir, tree)?;
+        tree = root;
+        made.extend(around);
+    }
+    let remote_tree = head.as_deref().and_then(|h| tree_of(&remote, h));
+    if remote_tree.as_deref() == Some(tree.to_hex().as_str()) {
+        // The branch already holds this content.
+        return Ok(head.map(|h| (h, main_id)));
+    }
+    let name = Some(user.display_name.clone())
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| super::COMMITTER.to_string());
+    let seconds = state.now() / 1000;
+    let author = Signature {
+        name,
+        email: format!("{}@{}", user.id.as_str(), super::NOREPLY),
+        seconds,
+    };
+    let committer = Signature {
+        name: super::COMMITTER.into(),
+        email: format!("quire@{}", super::NOREPLY),
+        seconds,
+    };
+    let parents: Vec<Oid> = head
+        .as_deref()
+        .and_then(Oid::from_hex)
+        .into_iter()
+        .collect();
+    let message = p
+        .message
+        .clone()
+        .unwrap_or_else(|| "Update from Quire".to_string());
+    let commit = objects::commit(tree, &parents, &author, &committer, &message);
+    let known: HashSet<&str> = remote.keys().map(String::as_str).collect();
+    let mut seen = HashSet::new();
+    let send: Vec<&Object> = std::iter::once(&commit)
+        .chain(made.iter())
+        .filter(|o| !known.contains(o.id.to_hex().as_str()) && seen.insert(o.id))
+        .collect();
+    let pack = objects::pack(send);
+    if pack.len() > state.config.max_import_bytes.saturating_mul(8) {
+        return Err("the export is larger than this server sends".into());
+    }
+    let zero = "0".repeat(40);
+    let body = wire::receive_request(
+        &ad,
+        head.as_deref().unwrap_or(&zero),
+        &commit.id.to_hex(),
+        &row.ref_name,
+        &pack,
+    );
+    let answer = state
+        .fetcher
+        .post_opaque(
+            &format!("{}/git-receive-pack", row.url.trim_end_matches('/')),
+            "application/x-git-receive-pack-request",
+            &body,
+            1024 * 1024,
+            TIMEOUT,
+        )
+        .await
+        .map_err(|e| format!("the repository could not be written: {e}"))?;
+    wire::parse_report(&answer.bytes, &ad)?;
+    Ok(Some((commit.id.to_hex(), main_id)))
+}
+
+/// Puts `inner` at `dir` in the tree `outer` (from `objects`; none: an empty one); the new
+/// root and the trees made for it.
+fn graft(
+    objects: &HashMap<String, wire::Object>,
+    outer: Option<&str>,
+    dir: &str,
+    inner: Oid,
+) -> Result<(Oid, Vec<Object>), Failed> {
+    let (name, rest) = match dir.split_once('/') {
+        Some((n, r)) => (n, Some(r)),
+        None => (dir, None),
+    };
+    // The tree's entries: (mode, name, id).
+    let mut entries: Vec<(String, String, Oid)> = Vec::new();
+    if let Some(id) = outer {
+        let tree = objects
+            .get(id)
+            .filter(|o| o.kind == 2)
+            .ok_or("the repository's answer lacks a tree")?;
+        let mut d = tree.data.as_slice();
+        while !d.is_empty() {
+            let sp = d
+                .iter()
+                .position(|b| *b == b' ')
+                .ok_or("a tree is malformed")?;
+            let nul = d
+                .iter()
+                .position(|b| *b == 0)
+                .ok_or("a tree is malformed")?;
+            let oid = d.get(nul + 1..nul + 21).ok_or("a tree is malformed")?;
+            let mut raw = [0u8; 20];
+            raw.copy_from_slice(oid);
+            entries.push((
+                String::from_utf8_lossy(&d[..sp]).into_owned(),
+                String::from_utf8_lossy(&d[sp + 1..nul]).into_owned(),
+                Oid(raw),
+            ));
+            d = &d[nul + 21..];
+        }
+    }
+    let below = entries
+        .iter()
+        .find(|(mode, n, _)| n == name && mode == "40000")
+        .map(|(_, _, id)| id.to_hex());
+    let mut made = Vec::new();
+    let sub = match rest {
+        Some(rest) => {
+            let (id, more) = graft(objects, below.as_deref(), rest, inner)?;
+            made.extend(more);
+            id
+        }
+        None => inner,
+    };
+    entries.retain(|(_, n, _)| n != name);
+    entries.push(("40000".into(), name.to_string(), sub));
+    // Git's order: a folder's name compared as if it ended with `/`.
+    let key = |mode: &str, n: &str| {
+        let mut k = n.as_bytes().to_vec();
+        if mode == "40000" {
+            k.push(b'/');
+        }
+        k
+    };
+    entries.sort_by_key(|a| key(&a.0, &a.1));
+    let mut body = Vec::new();
+    for (mode, n, id) in &entries {
+        body.extend_from_slice(mode.as_bytes());
+        body.push(b' ');
+        body.extend_from_slice(n.as_bytes());
+        body.push(0);
+        body.extend_from_slice(&id.0);
+    }
+    let tree = Object::new(Kind::Tree, body);
+    let id = tree.id;
+    made.push(tree);
+    Ok((id, made))
+}
+
+/// `GitSyncState` as `getSpaceGitInfo` answers it; `None` when the space has no sync.
+pub async fn info(state: &AppState, space_id: &str) -> ApiResult<Option<SyncRow>> {
+    Ok(store::git::sync(&state.db, space_id).await?)
+}
+
+/// The repository's name for `repoName`: `owner/name` from the URL's path, without `.git`
+/// and never with credentials.
+pub fn repo_name(url: &str) -> String {
+    Url::parse(url)
+        .ok()
+        .map(|u| {
+            u.path()
+                .trim_matches('/')
+                .trim_end_matches(".git")
+                .to_string()
+        })
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "repository".into())
+}
+
+/// The URL without its credentials (what `url` shows when no tree URL was given).
+pub fn shown_url(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string()
+        }
+        Err(_) => String::new(),
+    }
+}
