@@ -9,6 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+# One build from a clean clone: incremental caches and debug info would only fill the disk.
+# With them a full build, lints and tests took 9.5 GB and once filled a CI machine's disk
+# mid-link; without them, about 4.5 GB. Set either variable to keep them.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+export CARGO_PROFILE_DEV_DEBUG=${CARGO_PROFILE_DEV_DEBUG:-false}
 
 echo "== build"
 cargo build --workspace --all-targets --locked

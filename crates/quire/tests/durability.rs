@@ -44,10 +44,16 @@ async fn storage(dir: &std::path::Path) -> Vec<String> {
 
 /// Starts `quire serve` and returns it with its base URL.
 fn serve(storage: &[String]) -> (Child, String) {
+    serve_with(storage, &[])
+}
+
+/// [`serve`] with these environment variables.
+fn serve_with(storage: &[String], env: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(QUIRE)
         .args(["serve", "--bind", "127.0.0.1:0"])
         .args(storage)
         .env("QUIRE_LOG", "info,quire::http=warn")
+        .envs(env.iter().copied())
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -393,4 +399,34 @@ async fn sigterm_finishes_the_request_in_flight_then_exits() {
     assert_eq!(got["title"], "Created across a SIGTERM");
     again.kill().unwrap();
     again.wait().unwrap();
+}
+
+/// A server whose machine has no `git` program answers the git endpoints 501, saying so,
+/// and everything else as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_git_the_git_endpoints_answer_501() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = storage(dir.path()).await;
+    let token = token(&storage);
+    let (mut server, base) = serve_with(&storage, &[("PATH", "/nonexistent")]);
+    let http = reqwest::Client::new();
+    let res = http
+        .get(format!(
+            "{base}/git/any.git/info/refs?service=git-upload-pack"
+        ))
+        .basic_auth("git", Some(&token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 501);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"]["code"], 501, "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("`git`"),
+        "{body}"
+    );
+    let api = Api { base, token, http };
+    assert_eq!(api.get("/v1/user").await["object"], "user");
+    server.kill().unwrap();
+    server.wait().unwrap();
 }

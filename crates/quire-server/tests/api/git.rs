@@ -784,3 +784,47 @@ async fn oversized_pushes_submodules_and_deletions_are_refused() {
         .expect(200);
     assert_eq!(cr["status"], "open");
 }
+
+/// Past `--max-git-operations` running at once, a git request waits `busy_wait_ms`, then is
+/// answered 503 with `Retry-After`; once a turn is free it is served.
+#[tokio::test]
+async fn git_requests_past_the_cap_are_answered_503() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture_with(|c| {
+        c.max_git_operations = 1;
+        c.busy_wait_ms = 100;
+    })
+    .await;
+    let refs = format!(
+        "{}/git/{space}.git/info/refs?service=git-upload-pack",
+        app.base
+    );
+    let http = reqwest::Client::new();
+    let held = app.state.git_runs.clone().acquire_owned().await.unwrap();
+    let res = http
+        .get(&refs)
+        .basic_auth("git", Some(&alice.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    assert!(res.headers().contains_key("retry-after"));
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("git operations"),
+        "{body}"
+    );
+    drop(held);
+    let res = http
+        .get(&refs)
+        .basic_auth("git", Some(&alice.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+}
