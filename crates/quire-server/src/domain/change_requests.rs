@@ -313,6 +313,100 @@ pub async fn land(state: &AppState, hold: Hold, landing: Landing<'_>) -> ApiResu
     Ok(Some(revision_id))
 }
 
+/// The content of a revision of the space.
+async fn revision_of(
+    state: &AppState,
+    space_id: &str,
+    revision_id: &str,
+) -> ApiResult<Arc<Revision>> {
+    let row = content::revision_row(state, space_id, revision_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(format!("Revision `{revision_id}` not found in this space."))
+        })?;
+    content::load_in(state, space_id, &row.root).await
+}
+
+/// Applies an authoring batch to a change request as one new revision, for `by`; the API's
+/// `updateChangeRequestContent` and the app's editor both call it. Without `seen`, the
+/// batch applies to the change request as it is when it lands (another batch that landed
+/// first is built upon). With `seen`, the revision the writer started from, the batch is
+/// applied to that revision and merged three-way with what landed since: edits to other
+/// pages or other lines are kept, and the same lines changed on both sides are a 409 naming
+/// the page, with nothing changed.
+pub async fn apply_batch(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    by: &str,
+    cr: &str,
+    changes: Vec<quire_content::edit::Change>,
+    seen: Option<&str>,
+) -> ApiResult<Vec<quire_content::edit::ChangeResult>> {
+    use quire_content::edit::{apply_changes, ApplyContext};
+    ctx.require_live()?;
+    require_edit(ctx)?;
+    let found = load(state, ctx, cr).await?;
+    let mut attempts =
+        Attempts::begin(state, "this batch", &[Target::ChangeRequest(&found.id)]).await;
+    loop {
+        let hold = attempts.next(state, ctx, &found.id).await?;
+        let c = &hold.cr;
+        if c.status == ChangeRequestStatus::Merged {
+            return Err(ApiError::conflict(
+                "A merged change request can no longer be edited.",
+            ));
+        }
+        let current = revision_of(state, &ctx.space.id, &c.revision_id).await?;
+        let start = match seen {
+            Some(s) if s != c.revision_id => revision_of(state, &ctx.space.id, s).await?,
+            _ => current.clone(),
+        };
+        let base = revision_of(state, &ctx.space.id, &c.revision_base).await?;
+        let (rev, batch) = (start.clone(), changes.clone());
+        let applied = tokio::task::spawn_blocking(move || {
+            let mut new_id = new_id;
+            let mut actx = ApplyContext {
+                base: Some(&base),
+                revisions: std::collections::HashMap::new(),
+                new_id: &mut new_id,
+            };
+            apply_changes(&rev, &batch, &mut actx)
+        })
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(batch_error)?;
+        let revision = if Arc::ptr_eq(&start, &current) {
+            applied.revision
+        } else {
+            merge3(start, current, Arc::new(applied.revision)).await?
+        };
+        let landing = Landing {
+            revision,
+            kind: RevisionType::Edits,
+            parents: vec![c.revision_id.clone()],
+            new_base: None,
+            by,
+            contributes: true,
+            pushed: None,
+        };
+        match land(state, hold, landing).await? {
+            Some(_) => return Ok(applied.results),
+            // Another batch landed first: apply ours again on top of it.
+            None => continue,
+        }
+    }
+}
+
+/// A batch's invalid change as the 400 names it: `changes[i].field`.
+fn batch_error(err: quire_content::edit::EditError) -> ApiError {
+    let field = if err.field.is_empty() {
+        String::new()
+    } else {
+        format!(".{}", err.field)
+    };
+    ApiError::bad_request(format!("`changes[{}]{field}`: {}", err.index, err.message))
+}
+
 /// The content of a revision, read through `tx` (see [`content::load_tx`]).
 pub async fn revision_in(
     state: &AppState,

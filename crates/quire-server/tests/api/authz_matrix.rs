@@ -136,6 +136,10 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("importContentInPageById",               [201, 201, 201, 201, 403, 403, 201, 404, 401]),
     ("importContentInChangeRequest",          [200, 200, 200, 200, 403, 403, 200, 404, 401]),
     ("importContentInChangeRequestPageById",  [201, 201, 201, 201, 403, 403, 201, 404, 401]),
+    // Git Sync: its state is read with `read`; setting it up takes the space's admins.
+    ("getSpaceGitInfo",                       [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("importGitRepository",                   [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("exportToGitRepository",                 [204, 403, 403, 403, 403, 403, 403, 404, 401]),
     // Content of the space, of a change request and of a revision.
     ("getCurrentRevision",                    [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("listPages",                             [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -773,6 +777,18 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
         | "getCommentReplyInChangeRequest" => base
             .set("commentId", &w.cr_comment)
             .set("commentReplyId", &w.cr_reply),
+        "getSpaceGitInfo" => {
+            // A space with a sync set up (its job fails: nothing listens there).
+            let space = fresh_space(app, w).await;
+            app.post(
+                w.admin(),
+                &format!("/v1/spaces/{space}/git/export"),
+                json!({ "url": "http://127.0.0.1:9/r.git", "ref": "refs/heads/main", "commitMessage": "x" }),
+            )
+            .await
+            .expect(204);
+            base.set("spaceId", space)
+        }
         _ if !writes => base,
 
         "updateUserById" => base.body(json!({ "displayName": "Admin" })),
@@ -919,6 +935,9 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
         "updateChangeRequest" => base
             .set("changeRequestId", fresh_cr(app, w, &w.space).await)
             .body(json!({})),
+        "importGitRepository" | "exportToGitRepository" => base
+            .set("spaceId", fresh_space(app, w).await)
+            .body(json!({ "url": "http://127.0.0.1:9/r.git", "ref": "refs/heads/main", "commitMessage": "x" })),
         "importContent" => base
             .set("spaceId", fresh_space(app, w).await)
             .body(json!({ "url": format!("{}/doc.md", w.imports), "source": "markdown" })),

@@ -1,7 +1,6 @@
 //! Content: reading revisions (space, change request, any revision by id) and changing a
 //! change request's content (authoring batches, update from main, merge, changes).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, Path, State};
@@ -20,17 +19,16 @@ use crate::blobs;
 use crate::clock::iso;
 use crate::domain::access::SpaceCtx;
 use crate::domain::auth::Caller;
-use crate::domain::change_requests::{self as crs, require_edit, Landing};
+use crate::domain::change_requests::{self as crs, require_edit};
 use crate::domain::content;
 use crate::domain::published;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{scoped_read, JsonBody, PathParams, QueryParams};
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
 use crate::store::revisions::RevisionRow;
-use crate::values::{ChangeRequestStatus, RevisionType};
+use crate::values::RevisionType;
 
 /// The `metadata`/`computed` switches every content read accepts (no computed content or
 /// Git metadata exists in Quire, so they change nothing).
@@ -616,15 +614,6 @@ fn default_compat() -> bool {
     true
 }
 
-fn edit_error(err: quire_content::edit::EditError) -> ApiError {
-    let field = if err.field.is_empty() {
-        String::new()
-    } else {
-        format!(".{}", err.field)
-    };
-    ApiError::bad_request(format!("`changes[{}]{field}`: {}", err.index, err.message))
-}
-
 /// `updateChangeRequestContent`: applies up to 50 changes atomically as one new revision of
 /// the change request. An invalid change rejects the whole batch, naming it.
 pub async fn update_cr_content(
@@ -680,51 +669,9 @@ pub async fn update_cr_content(
     };
     let inserted =
         crate::domain::uploads::resolve_files(&state, &ctx.space.id, &mut changes).await?;
+    let applied_results =
+        crs::apply_batch(&state, &ctx, &caller.user.id, &cr, changes, None).await?;
     let found = crs::load(&state, &ctx, &cr).await?;
-    let mut attempts = crs::Attempts::begin(
-        &state,
-        "this batch",
-        &[crs::Target::ChangeRequest(&found.id)],
-    )
-    .await;
-    let applied_results = loop {
-        let hold = attempts.next(&state, &ctx, &found.id).await?;
-        let c = &hold.cr;
-        if c.status == ChangeRequestStatus::Merged {
-            return Err(ApiError::conflict(
-                "A merged change request can no longer be edited.",
-            ));
-        }
-        let current = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
-        let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
-        let (rev, base_rev, batch) = (current.rev.clone(), base.rev.clone(), changes.clone());
-        let applied = tokio::task::spawn_blocking(move || {
-            let mut new_id = new_id;
-            let mut actx = quire_content::edit::ApplyContext {
-                base: Some(&base_rev),
-                revisions: HashMap::new(),
-                new_id: &mut new_id,
-            };
-            quire_content::edit::apply_changes(&rev, &batch, &mut actx)
-        })
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(edit_error)?;
-        let landing = Landing {
-            revision: applied.revision,
-            kind: RevisionType::Edits,
-            parents: vec![c.revision_id.clone()],
-            new_base: None,
-            by: &caller.user.id,
-            contributes: true,
-            pushed: None,
-        };
-        match crs::land(&state, hold, landing).await? {
-            Some(_) => break applied.results,
-            // Another batch landed first: apply ours again on top of it.
-            None => continue,
-        }
-    };
     let updated = crs::load(&state, &ctx, &found.id).await?;
     let cr_json = crate::api::views::change_request_json(&state, &ctx, &updated).await?;
     if query.compat {
