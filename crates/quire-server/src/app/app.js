@@ -2,6 +2,18 @@
 // types, over results the server renders (this script only swaps them in), and keys to
 // reach them. No inline script, no eval: the app's Content-Security-Policy allows neither.
 "use strict";
+// A save the server confirmed (the editor sends the browser to `#saved:{pageId}` of its
+// change request): the text kept in this browser for it is no longer needed.
+(() => {
+  const saved = location.hash.match(/^#saved:(.+)$/);
+  const at = location.pathname.match(/^\/s\/([^/]+)\/~\/changes\/(\d+)$/);
+  if (!saved || !at) return;
+  try {
+    localStorage.removeItem(`quire-draft:${at[1]}:${at[2]}:${decodeURIComponent(saved[1])}`);
+  } catch {
+    // Nothing was kept.
+  }
+})();
 (() => {
   // "/" anywhere but in a field focuses the page's search box (the main one first).
   const searchBox = () =>

@@ -17,6 +17,7 @@
 
 mod create;
 mod discuss;
+mod editor;
 mod history;
 mod import;
 mod people;
@@ -51,6 +52,7 @@ pub fn routes() -> Router<AppState> {
         .route("/account/sessions/end-all", post(session::end_all))
         .route("/-/app.css", get(shell::stylesheet))
         .route("/-/app.js", get(shell::script))
+        .route("/-/editor.js", get(shell::editor_script))
         .route("/o/{organizationId}", get(screens::org).post(create::act))
         .route("/o/{organizationId}/search", get(search::org))
         .route("/o/{organizationId}/sites", post(sites::act))

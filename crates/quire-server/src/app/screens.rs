@@ -396,6 +396,12 @@ async fn space(
         );
     };
     let mut body = page_body(&ctx, &rev, &entries, entry);
+    if matches!(entry.page.kind, PageKind::Document(_)) {
+        body.insert_str(
+            0,
+            &super::editor::edit_button(&ctx, &viewer, &entry.page.id),
+        );
+    }
     let on = (entry.page.id.as_str(), here.as_str());
     match discussion(state, &ctx, &viewer, None, Some(on)).await {
         Ok(html) => body.push_str(&html),
@@ -609,6 +615,19 @@ impl quire_content::html::Resolve for Links<'_> {
     }
 }
 
+/// Markdown of a page of `rev` as the app shows it (the published site's renderer, with
+/// links to the app's screens).
+pub(super) fn render_markdown(space_id: &str, rev: &Revision, markdown: &str) -> String {
+    let entries = flatten(&rev.pages);
+    let links = Links {
+        space_id,
+        rev,
+        entries: &entries,
+    };
+    let document = quire_content::markdown::markdown_to_document(markdown);
+    render_document(&document, &links).html
+}
+
 /// A page: breadcrumbs, title, description, the rendered document and its outline.
 fn page_body(ctx: &SpaceCtx, rev: &Revision, entries: &[Entry<'_>], entry: &Entry<'_>) -> String {
     let mut out = String::from("<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol>");
@@ -736,6 +755,9 @@ async fn tilde(
         ["pdf"] => pdf(state, ctx, viewer, None).await,
         ["changes", n, "pdf"] => pdf(state, ctx, viewer, Some(n)).await,
         ["changes"] => change_requests(state, ctx, viewer, &nav, by).await,
+        ["changes", number, "edit", page_id] => {
+            super::editor::screen(state, ctx, viewer, &nav, number, page_id).await
+        }
         ["changes", number, ..] => change_request(state, ctx, viewer, &nav, number).await,
         ["revisions"] => super::history::list(state, ctx, viewer, &nav).await,
         ["revisions", _, ..] => {
@@ -889,6 +911,20 @@ async fn change_request(
                 String::new()
             }
         );
+    }
+    let open = matches!(
+        c.status,
+        crate::values::ChangeRequestStatus::Open | crate::values::ChangeRequestStatus::Draft
+    );
+    if open && super::editor::why_not(ctx).is_none() {
+        match content::revision_row(state, &ctx.space.id, &c.revision_id).await {
+            Ok(Some(row)) => match content::load_in(state, &ctx.space.id, &row.root).await {
+                Ok(rev) => body.push_str(&super::editor::pages_to_edit(ctx, c.number, &rev, open)),
+                Err(e) => return failed(e),
+            },
+            Ok(None) => {}
+            Err(e) => return failed(e),
+        }
     }
     match review_html(state, ctx, viewer, &c).await {
         Ok(html) => body.push_str(&html),
@@ -1218,7 +1254,19 @@ pub async fn space_action(
     if path == "~/import" {
         return super::import::act(&state, ctx, &viewer, form).await;
     }
+    if path == "~/edit" {
+        return super::editor::start(&state, ctx, &viewer, &caller, form).await;
+    }
     let parts: Vec<&str> = path.split('/').collect();
+    match parts.as_slice() {
+        ["~", "changes", n, "edit", page_id] => {
+            return super::editor::save(&state, ctx, &viewer, &caller, (n, page_id), form).await
+        }
+        ["~", "changes", n, "preview"] => {
+            return super::editor::preview(&state, &ctx, n, form).await
+        }
+        _ => {}
+    }
     let discussion = match parts.as_slice() {
         ["~", "comments", rest @ ..] => Some((None, rest)),
         ["~", "changes", n, "comments", rest @ ..] => Some((Some(*n), rest)),

@@ -34,8 +34,9 @@ pub const IDLE_MS: i64 = 7 * 24 * 3600 * 1000;
 pub const ABSOLUTE_MS: i64 = 30 * 24 * 3600 * 1000;
 /// How often a session's last use is written (not on every request).
 const TOUCH_EVERY_MS: i64 = 5 * 60 * 1000;
-/// Largest form accepted: a comment of 64 KiB of markdown, percent-encoded.
-const FORM_BYTES: usize = 256 * 1024;
+/// Largest form accepted: the editor's page, whose markdown may be as large as the API
+/// accepts (2 MiB), percent-encoded.
+const FORM_BYTES: usize = 6 * 1024 * 1024;
 
 /// A signed-in user and their session.
 pub struct Signed {

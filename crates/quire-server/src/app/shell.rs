@@ -18,6 +18,15 @@ const CSS: &str = include_str!("app.css");
 /// The script, embedded in the binary: enhancements only (every screen works without it).
 const JS: &str = include_str!("app.js");
 
+/// The editor's script (`editor.js`, built by `scripts/editor-bundle.sh`), loaded by the
+/// editing screen alone.
+const EDITOR_JS: &str = include_str!("editor.js");
+
+/// `GET /-/editor.js`.
+pub async fn editor_script() -> Response {
+    asset(EDITOR_JS, "text/javascript; charset=utf-8")
+}
+
 /// `GET /-/app.css`.
 pub async fn stylesheet() -> Response {
     asset(CSS, "text/css; charset=utf-8")

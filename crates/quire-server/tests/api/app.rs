@@ -2536,3 +2536,186 @@ async fn an_address_invited_through_the_api_joins_at_its_first_app_sign_in() {
         .expect(200);
     assert_eq!(listed["items"][0]["role"], "review", "{listed}");
 }
+
+/// Saves the editor's form at `path` as the page "Intro" with `text`, from revision `seen`.
+async fn save_page(br: &mut Browser, path: &str, token: &str, seen: &str, text: &str) -> Page {
+    br.post(
+        path,
+        &[
+            ("csrf", token),
+            ("parent", seen),
+            ("subject", "Intro"),
+            ("body", text),
+        ],
+    )
+    .await
+}
+
+/// Writing in the app: "Edit" on a page opens a change request and its editor; a save is one
+/// revision of it (its diff shows the edit); two people saving the same page from the same
+/// revision are merged line by line, and the same line changed by both is refused naming the
+/// page, with nothing changed; the preview renders as the page will; a locked space refuses.
+#[tokio::test]
+async fn pages_are_edited_in_a_change_request_from_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let carol = app.persona("carol").await;
+    let org = app.org(&alice, "Writers").await;
+    app.add_member(&alice, &org, &bob, json!("edit")).await;
+    app.add_member(&alice, &org, &carol, json!("read")).await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let first = app.open_change_request(&alice, &space, "Base").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &first,
+        json!([{ "operation": "insert_page", "title": "Intro",
+            "document": { "markdown": "First line.\n\nMiddle.\n\nLast line.\n" } }]),
+    )
+    .await;
+    app.merge_change_request(&alice, &space, &first).await;
+    let page_id = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200)["pages"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut browsers = signed_in(&app, &["alice", "bob", "carol"]).await;
+    let mut c = browsers.pop().unwrap();
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+
+    // A reader sees no Edit button; an editor does.
+    let seen = c.get(&format!("/s/{space}/intro")).await;
+    assert_eq!(seen.status, 200);
+    assert!(!seen.html.contains("/~/edit\""), "{}", seen.html);
+    let seen = a.get(&format!("/s/{space}/intro")).await;
+    assert!(seen.html.contains(&format!("action=\"/s/{space}/~/edit\"")));
+    let token = csrf(&seen.html);
+
+    // Edit opens a change request and its editor.
+    let p = a
+        .post(
+            &format!("/s/{space}/~/edit"),
+            &[("csrf", &token), ("page", &page_id)],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let editor_path = p.location.unwrap();
+    assert!(
+        editor_path.ends_with(&format!("/edit/{page_id}")),
+        "{editor_path}"
+    );
+    let number: i64 = editor_path.split('/').nth(5).unwrap().parse().unwrap();
+    let editor = a.get(&editor_path).await;
+    assert_eq!(editor.status, 200);
+    assert!(
+        editor.html.contains("First line.\n\nMiddle."),
+        "{}",
+        editor.html
+    );
+    assert!(editor.html.contains("src=\"/-/editor.js\""));
+    let seen_revision = {
+        let at = editor.html.find("name=\"parent\" value=\"").unwrap() + 21;
+        editor.html[at..at + editor.html[at..].find('"').unwrap()].to_string()
+    };
+
+    // The preview renders the dialect as the page will show it, escaped.
+    let p = a
+        .post(
+            &format!("/s/{space}/~/changes/{number}/preview"),
+            &[
+                ("csrf", &token),
+                (
+                    "body",
+                    "{% hint style=\"info\" %}\nNote <b>x</b>\n{% endhint %}\n",
+                ),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 200);
+    assert_eq!(p.headers["x-quire-fragment"], "preview");
+    assert!(p.html.contains("hint"), "{}", p.html);
+    assert!(!p.html.contains("<b>x</b>"), "escaped: {}", p.html);
+
+    // Alice and Bob both opened the editor on the same revision. Alice saves the first line
+    // (the browser sends CR LF), Bob the last: both edits are kept.
+    let p = save_page(
+        &mut a,
+        &editor_path,
+        &token,
+        &seen_revision,
+        "First line, by Alice.\r\n\r\nMiddle.\r\n\r\nLast line.\r\n",
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        p.location.as_deref(),
+        Some(format!("/s/{space}/~/changes/{number}#saved:{page_id}").as_str())
+    );
+    let b_token = csrf(&b.get(&editor_path).await.html);
+    let p = save_page(
+        &mut b,
+        &editor_path,
+        &b_token,
+        &seen_revision,
+        "First line.\n\nMiddle.\n\nLast line, by Bob.\n",
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let cr_md = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{number}/content/page/{page_id}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        cr_md["markdown"], "First line, by Alice.\n\nMiddle.\n\nLast line, by Bob.\n",
+        "both saves kept: {cr_md}"
+    );
+    // The change request's screen shows the edit in its diff.
+    let screen = a.get(&format!("/s/{space}/~/changes/{number}")).await;
+    assert!(screen.html.contains("by Alice"), "{}", screen.html);
+    assert!(screen
+        .html
+        .contains(&format!("/~/changes/{number}/edit/{page_id}")));
+
+    // Bob saves the first line again from the revision he first saw: the same line changed
+    // on both sides is refused, naming the page, and nothing changes.
+    let p = save_page(
+        &mut b,
+        &editor_path,
+        &b_token,
+        &seen_revision,
+        "First line, by Bob.\n\nMiddle.\n\nLast line, by Bob.\n",
+    )
+    .await;
+    assert_eq!(p.status, 409, "{}", p.html);
+    assert!(p.html.contains("Intro"), "{}", p.html);
+    let again = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{number}/content/page/{page_id}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(again["markdown"], cr_md["markdown"]);
+
+    // A locked space: no Edit button, and the editor refuses with the reason.
+    app.patch(
+        &alice,
+        &format!("/v1/spaces/{space}"),
+        json!({ "editMode": "locked" }),
+    )
+    .await
+    .expect(200);
+    let seen = a.get(&format!("/s/{space}/intro")).await;
+    assert!(!seen.html.contains(&format!("action=\"/s/{space}/~/edit\"")));
+    assert!(seen.html.contains("locked"), "{}", seen.html);
+    let refused = a.get(&editor_path).await;
+    assert_eq!(refused.status, 403, "{}", refused.html);
+    assert!(refused.html.contains("locked"));
+}

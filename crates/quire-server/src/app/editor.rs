@@ -1,0 +1,324 @@
+//! Writing in the app: a page's editor, always inside a change request. "Edit" on a page of
+//! the space opens a new change request; "Edit" in a change request edits there. The editor
+//! is a form (the page's title and its markdown, the dialect Quire stores losslessly) that
+//! works without script; `editor.js` adds the live preview, keeps unsaved text in the
+//! browser until the server confirms a save, and the source editor.
+//!
+//! A save is one authoring batch through `domain::change_requests::apply_batch`, the API's
+//! own, made against the revision the editor was opened on: what others saved meanwhile is
+//! merged three-way, and the same lines changed on both sides are refused naming the page,
+//! with nothing changed (the text stays in the browser).
+
+use std::fmt::Write as _;
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use quire_content::html::{escape_attr as attr, escape_text as text};
+use quire_content::model::{PageKind, Revision};
+
+use super::session::Form;
+use super::shell::{failed, not_done, not_found, page, run_write, with_headers, Viewer};
+use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::auth::Caller;
+use crate::domain::change_requests as crs;
+use crate::domain::content;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::values::{ChangeRequestStatus, EditMode};
+
+/// Why the viewer may not edit the space, if they may not.
+pub fn why_not(ctx: &SpaceCtx) -> Option<&'static str> {
+    if ctx.role < Role::Edit {
+        Some("Editing needs the edit role on this space.")
+    } else if ctx.space.edit_mode == EditMode::Locked {
+        Some("The space is locked (its edit mode is `locked`): nothing can be edited.")
+    } else {
+        None
+    }
+}
+
+/// The "Edit" button of a page of the space: it opens a change request for the edit.
+pub fn edit_button(ctx: &SpaceCtx, viewer: &Viewer<'_>, page_id: &str) -> String {
+    match why_not(ctx) {
+        Some(why) if ctx.role >= Role::Edit => {
+            format!("<p class=\"muted\" id=\"edit-why\">{}</p>", text(why))
+        }
+        Some(_) => String::new(),
+        None => format!(
+            "<form method=\"post\" action=\"/s/{}/~/edit\" class=\"inline\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"page\" value=\"{}\">\
+<button type=\"submit\">Edit</button></form>",
+            attr(&ctx.space.id),
+            attr(viewer.csrf),
+            attr(page_id)
+        ),
+    }
+}
+
+/// The pages of a change request with a link to edit each (for those who may).
+pub fn pages_to_edit(ctx: &SpaceCtx, number: i64, rev: &Revision, open: bool) -> String {
+    if !open || why_not(ctx).is_some() {
+        return String::new();
+    }
+    let mut out = String::from("<details class=\"edit-pages\"><summary>Edit a page</summary><ul>");
+    // Depth first, without recursion (the tree's depth is bounded, but not here).
+    let mut stack: Vec<&quire_content::model::Page> = rev.pages.iter().rev().collect();
+    while let Some(p) = stack.pop() {
+        if matches!(p.kind, PageKind::Document(_)) {
+            let _ = write!(
+                out,
+                "<li><a href=\"/s/{}/~/changes/{number}/edit/{}\">{}</a></li>",
+                attr(&ctx.space.id),
+                attr(&p.id),
+                text(&p.title)
+            );
+        }
+        stack.extend(p.pages.iter().rev());
+    }
+    out.push_str("</ul></details>");
+    out
+}
+
+/// The content of a change request's current revision.
+async fn content_of(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    revision: &str,
+) -> ApiResult<std::sync::Arc<Revision>> {
+    let row = content::revision_row(state, &ctx.space.id, revision)
+        .await?
+        .ok_or_else(|| ApiError::not_found("This revision is missing."))?;
+    content::load_in(state, &ctx.space.id, &row.root).await
+}
+
+/// `GET /s/{space}/~/changes/{n}/edit/{page}`: the editor.
+pub async fn screen(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    nav: &str,
+    number: &str,
+    page_id: &str,
+) -> Response {
+    let c = match crs::load(state, ctx, number).await {
+        Ok(c) => c,
+        Err(_) => {
+            return not_found(
+                Some(viewer),
+                "No change request of this space has this number.",
+            )
+        }
+    };
+    let back = format!("/s/{}/~/changes/{}", ctx.space.id, c.number);
+    if let Some(why) = why_not(ctx) {
+        return not_done(
+            viewer,
+            &ApiError::forbidden(why),
+            &back,
+            "Back to the change request",
+        );
+    }
+    if !matches!(
+        c.status,
+        ChangeRequestStatus::Open | ChangeRequestStatus::Draft
+    ) {
+        return not_done(
+            viewer,
+            &ApiError::conflict("This change request is no longer open: it cannot be edited."),
+            &back,
+            "Back to the change request",
+        );
+    }
+    let rev = match content_of(state, ctx, &c.revision_id).await {
+        Ok(r) => r,
+        Err(e) => return failed(e),
+    };
+    let Some(page_found) = rev.page(page_id) else {
+        return not_found(Some(viewer), "No page of this change request has this id.");
+    };
+    let PageKind::Document(doc) = &page_found.kind else {
+        return not_found(
+            Some(viewer),
+            "Only pages with a document can be edited here.",
+        );
+    };
+    let markdown = doc.markdown.clone();
+    let title = page_found.title.clone();
+    let preview = {
+        let (space, rev, md) = (ctx.space.id.clone(), rev.clone(), markdown.clone());
+        match tokio::task::spawn_blocking(move || {
+            super::screens::render_markdown(&space, &rev, &md)
+        })
+        .await
+        {
+            Ok(html) => html,
+            Err(e) => return failed(e),
+        }
+    };
+    let space = attr(&ctx.space.id);
+    let mut body = format!(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{space}/~/changes\">Change requests</a></li>\
+<li><a href=\"{}\">#{} {}</a></li></ol></nav><h1>Edit “{}”</h1>\
+<p class=\"muted\">Saving adds one revision to change request #{}; it merges with what others saved meanwhile.</p>",
+        attr(&back),
+        c.number,
+        text(if c.subject.is_empty() { "Untitled" } else { &c.subject }),
+        text(&title),
+        c.number
+    );
+    let _ = write!(
+        body,
+        "<form method=\"post\" action=\"/s/{space}/~/changes/{n}/edit/{page}\" class=\"editor\" id=\"editor\" \
+data-draft=\"quire-draft:{space}:{n}:{page}\" data-preview=\"/s/{space}/~/changes/{n}/preview\" \
+data-saved=\"{back}\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"parent\" value=\"{seen}\">\
+<label for=\"page-title\">Title</label><input id=\"page-title\" name=\"subject\" type=\"text\" required maxlength=\"512\" value=\"{title}\">\
+<div class=\"panes\"><div class=\"source\"><label for=\"markdown\">Markdown</label>\
+<textarea id=\"markdown\" name=\"body\" rows=\"24\" spellcheck=\"false\" autocapitalize=\"off\">{md}</textarea></div>\
+<section class=\"preview\" aria-label=\"Preview\" aria-live=\"polite\"><h2 class=\"muted\">Preview</h2>\
+<article class=\"content\" id=\"preview\">{preview}</article></section></div>\
+<p id=\"draft-status\" class=\"muted\" role=\"status\"></p>\
+<p><button type=\"submit\">Save</button> <a href=\"{back}\">Cancel</a></p></form>\
+<script src=\"/-/editor.js\" defer></script>",
+        n = c.number,
+        page = attr(page_id),
+        back = attr(&back),
+        csrf = attr(viewer.csrf),
+        seen = attr(&c.revision_id),
+        title = attr(&title),
+        md = text(&markdown),
+    );
+    page(
+        StatusCode::OK,
+        &format!("Edit {title}"),
+        Some(viewer),
+        nav,
+        &body,
+    )
+}
+
+/// `POST /s/{space}/~/edit` (`page`): opens a change request to edit a page of the space,
+/// then its editor.
+pub async fn start(
+    state: &AppState,
+    ctx: SpaceCtx,
+    viewer: &Viewer<'_>,
+    caller: &Caller,
+    form: Form,
+) -> Response {
+    let back = format!("/s/{}", ctx.space.id);
+    if let Some(why) = why_not(&ctx) {
+        return not_done(
+            viewer,
+            &ApiError::forbidden(why),
+            &back,
+            "Back to the space",
+        );
+    }
+    let page_id = form.page.unwrap_or_default();
+    let run = {
+        let (state, user) = (state.clone(), caller.user.id.clone());
+        async move {
+            let main = content_of(&state, &ctx, &ctx.space.revision_id).await?;
+            let title = main
+                .page(&page_id)
+                .map(|p| p.title.clone())
+                .ok_or_else(|| ApiError::not_found("No page of this space has this id."))?;
+            let subject: String = format!("Edit {title}").chars().take(100).collect();
+            let c = crs::create(&state, &ctx, user.as_str(), subject).await?;
+            Ok(format!(
+                "/s/{}/~/changes/{}/edit/{page_id}",
+                ctx.space.id, c.number
+            ))
+        }
+    };
+    run_write(viewer, &back, "Back to the space", run).await
+}
+
+/// `POST /s/{space}/~/changes/{n}/edit/{page}`: saves the page's title and markdown.
+pub async fn save(
+    state: &AppState,
+    ctx: SpaceCtx,
+    viewer: &Viewer<'_>,
+    caller: &Caller,
+    (number, page_id): (&str, &str),
+    form: Form,
+) -> Response {
+    let here = format!("/s/{}/~/changes/{number}/edit/{page_id}", ctx.space.id);
+    // Browsers send a text area's lines ended by CR LF: the page keeps LF.
+    let markdown = form.body.unwrap_or_default().replace("\r\n", "\n");
+    let title = form.subject.unwrap_or_default().trim().to_string();
+    let seen = form.parent.filter(|p| !p.is_empty());
+    let run = {
+        let (state, user, number, page_id) = (
+            state.clone(),
+            caller.user.id.clone(),
+            number.to_string(),
+            page_id.to_string(),
+        );
+        async move {
+            if title.is_empty() {
+                return Err(ApiError::bad_request("The page needs a title."));
+            }
+            let change: quire_content::edit::Change = serde_json::from_value(serde_json::json!({
+                "operation": "update_page",
+                "page": page_id,
+                "title": title,
+                "document": { "markdown": markdown },
+            }))
+            .map_err(|e| ApiError::bad_request(format!("The page cannot be saved: {e}")))?;
+            crs::apply_batch(
+                &state,
+                &ctx,
+                user.as_str(),
+                &number,
+                vec![change],
+                seen.as_deref(),
+            )
+            .await?;
+            Ok(format!(
+                "/s/{}/~/changes/{number}#saved:{page_id}",
+                ctx.space.id
+            ))
+        }
+    };
+    run_write(
+        viewer,
+        &here,
+        "Back to the editor (your text is kept in this browser)",
+        run,
+    )
+    .await
+}
+
+/// `POST /s/{space}/~/changes/{n}/preview` (`body`): the markdown rendered as the page will
+/// show it, alone (for `editor.js`).
+pub async fn preview(state: &AppState, ctx: &SpaceCtx, number: &str, form: Form) -> Response {
+    let c = match crs::load(state, ctx, number).await {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    let rev = match content_of(state, ctx, &c.revision_id).await {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let markdown = form.body.unwrap_or_default().replace("\r\n", "\n");
+    let space = ctx.space.id.clone();
+    let html = match tokio::task::spawn_blocking(move || {
+        super::screens::render_markdown(&space, &rev, &markdown)
+    })
+    .await
+    {
+        Ok(html) => html,
+        Err(e) => return failed(e),
+    };
+    let mut res = (
+        StatusCode::OK,
+        [("content-type", "text/html; charset=utf-8")],
+        html,
+    )
+        .into_response();
+    res.headers_mut()
+        .insert("x-quire-fragment", HeaderValue::from_static("preview"));
+    with_headers(res)
+}
