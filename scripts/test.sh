@@ -21,6 +21,12 @@ cargo build --workspace --all-targets --locked
 echo "== format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The app's editor script is committed as built: it must be what its source builds to.
+if command -v npm >/dev/null; then
+  bash scripts/editor-bundle.sh --check
+else
+  echo "NOTICE: no npm: the editor bundle is not checked against its source"
+fi
 
 # The PDF tests read the PDFs back with poppler's pdftotext and pdftoppm; on a fresh machine
 # poppler-utils is installed here, and once present those checks must run

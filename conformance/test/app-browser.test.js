@@ -732,6 +732,68 @@ test('administration screens: members, teams, a space\'s history, settings, shar
     assert.deepEqual(errors, []);
 });
 
+test('editor: Edit opens a change request; the insert menu, the live preview, a reload that keeps the text, a save that shows in the diff', { skip }, async () => {
+    const { tab, errors } = A;
+    await tab.goto(url(`/s/${space.id}/guide/install`));
+    await follow(tab, 'main form[action$="/~/edit"] button');
+    assert.match(pathOf(tab), new RegExp(`^/s/${space.id}/~/changes/\\d+/edit/${page.install}$`));
+    const editorPath = pathOf(tab);
+    const crPath = editorPath.replace(/\/edit\/[^/]+$/, '');
+    await tab.waitForSelector('#editor .cm-editor .cm-content');
+    assert.equal(await tab.$eval('#markdown', (t) => t.hidden), true, 'the source editor replaces the text area');
+    assert.ok((await texts(tab, '#editor .insert-menu button')).includes('Hint'));
+
+    // Typing: `/` at the start of a line offers the blocks; Enter writes the chosen one.
+    await tab.click('#editor .cm-content');
+    await tab.keyboard.down('Control');
+    await tab.keyboard.press('End');
+    await tab.keyboard.up('Control');
+    await tab.keyboard.press('Enter');
+    await tab.keyboard.type('/hin');
+    await tab.waitForSelector('.cm-tooltip-autocomplete li[aria-selected]');
+    // As a person would: the menu takes no Enter in its first 75 ms (a typed Enter is not a choice).
+    await new Promise((r) => setTimeout(r, 150));
+    await tab.keyboard.press('Enter');
+    await tab.keyboard.type('Typed in the browser.');
+    const value = await tab.$eval('#markdown', (t) => t.value);
+    assert.ok(value.endsWith('`quire serve`.\n\n{% hint style="info" %}\nTyped in the browser.\n{% endhint %}\n'), value);
+    // The preview follows, rendered by the server as the page will show.
+    await tab.waitForFunction(() =>
+        document.querySelector('#preview aside.hint')?.textContent.includes('Typed in the browser.'),
+    );
+    // The block's tags are marked in the source.
+    assert.ok((await texts(tab, '#editor .cm-gb-tag')).includes('{% hint style="info" %}'));
+
+    // A reload before saving loses nothing.
+    await tab.reload();
+    await tab.waitForSelector('#editor .cm-editor .cm-content');
+    assert.match(await tab.$eval('#draft-status', (p) => p.textContent), /Restored text you had not saved/);
+    assert.equal(await tab.$eval('#markdown', (t) => t.value), value);
+    await audit(tab, 'editor');
+    await photograph(tab, 'editor');
+
+    // Saving: back on the change request, whose diff shows the block; the kept text is gone.
+    await follow(tab, '#editor button[type=submit]');
+    assert.equal(pathOf(tab), crPath);
+    assert.ok((await texts(tab, 'main table.diff tr.ins td:last-child')).includes('+Added: Typed in the browser.'));
+    assert.deepEqual(
+        await tab.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith('quire-draft:'))),
+        [],
+    );
+    const number = Number(crPath.split('/').pop());
+    const listed = check('listChangeRequestsForSpace', await owner.api.spaces.listChangeRequestsForSpace(space.id), {
+        status: 200,
+    });
+    const made = listed.items.find((c) => c.number === number);
+    const got = check(
+        'getPageInChangeRequestById',
+        await owner.api.spaces.getPageInChangeRequestById(space.id, made.id, page.install, { format: 'markdown' }),
+        { status: 200 },
+    );
+    assert.ok(got.markdown.endsWith('{% hint style="info" %}\nTyped in the browser.\n{% endhint %}\n'), got.markdown);
+    assert.deepEqual(errors, []);
+});
+
 test('keyboard: Tab reaches "Skip to content" first, then the way to sign out', { skip }, async () => {
     const { tab, errors } = A;
     await tab.goto(url(`/s/${space.id}/guide/install`));
@@ -821,6 +883,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'share',
         'import',
         'site',
+        'editor',
     ]) {
         assert.ok(screens.has(screen), `axe looked at ${screen}`);
     }

@@ -155,6 +155,17 @@ pub async fn screen(
             Err(e) => return failed(e),
         }
     };
+    // Pages to link to, for the editor's completion after `](`.
+    let mut pages = Vec::new();
+    let mut stack: Vec<&quire_content::model::Page> = rev.pages.iter().rev().collect();
+    while let Some(p) = stack.pop() {
+        if matches!(p.kind, PageKind::Document(_)) {
+            pages.push(serde_json::json!({ "id": p.id, "title": p.title }));
+        }
+        stack.extend(p.pages.iter().rev());
+    }
+    let pages = serde_json::to_string(&pages).unwrap_or_else(|_| "[]".into());
+    let nonce = uuid::Uuid::new_v4().simple().to_string();
     let space = attr(&ctx.space.id);
     let mut body = format!(
         "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{space}/~/changes\">Change requests</a></li>\
@@ -170,7 +181,7 @@ pub async fn screen(
         body,
         "<form method=\"post\" action=\"/s/{space}/~/changes/{n}/edit/{page}\" class=\"editor\" id=\"editor\" \
 data-draft=\"quire-draft:{space}:{n}:{page}\" data-preview=\"/s/{space}/~/changes/{n}/preview\" \
-data-saved=\"{back}\">\
+data-pages=\"{pages}\" data-nonce=\"{nonce}\">\
 <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"parent\" value=\"{seen}\">\
 <label for=\"page-title\">Title</label><input id=\"page-title\" name=\"subject\" type=\"text\" required maxlength=\"512\" value=\"{title}\">\
 <div class=\"panes\"><div class=\"source\"><label for=\"markdown\">Markdown</label>\
@@ -187,14 +198,26 @@ data-saved=\"{back}\">\
         seen = attr(&c.revision_id),
         title = attr(&title),
         md = text(&markdown),
+        pages = attr(&pages),
     );
-    page(
+    let mut res = page(
         StatusCode::OK,
         &format!("Edit {title}"),
         Some(viewer),
         nav,
         &body,
-    )
+    );
+    // The source editor's own styles are a style element: this screen's policy allows the
+    // one carrying this response's nonce, and nothing else inline.
+    let policy = super::shell::CSP.replace(
+        "style-src 'self'",
+        &format!("style-src 'self' 'nonce-{nonce}'"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&policy) {
+        res.headers_mut()
+            .insert(axum::http::header::CONTENT_SECURITY_POLICY, v);
+    }
+    res
 }
 
 /// `POST /s/{space}/~/edit` (`page`): opens a change request to edit a page of the space,

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Rebuilds the app editor's script, crates/quire-server/src/app/editor.js (committed, and
+# embedded in the binary: building or running Quire needs no Node.js), from editor/src with
+# the CodeMirror and esbuild versions pinned in editor/package-lock.json.
+# With --check, rebuilds into a temporary file and fails when it differs from the
+# committed one (the test command runs this).
+set -euo pipefail
+cd "$(dirname "$0")/../editor"
+npm ci --no-audit --no-fund --loglevel=error
+committed=../crates/quire-server/src/app/editor.js
+out=$committed
+if [ "${1:-}" = "--check" ]; then
+  out=$(mktemp --suffix=.js)
+  trap 'rm -f "$out"' EXIT
+fi
+./node_modules/.bin/esbuild src/main.js --bundle --minify --format=iife --target=es2020 \
+  --legal-comments=eof --charset=utf8 --log-level=warning \
+  --banner:js="// Quire's editor: built from editor/src by scripts/editor-bundle.sh; CodeMirror 6 (MIT)." \
+  --outfile="$out"
+if [ "$out" != "$committed" ]; then
+  if ! cmp -s "$out" "$committed"; then
+    echo "crates/quire-server/src/app/editor.js differs from a build of editor/src: run scripts/editor-bundle.sh and commit the result" >&2
+    exit 1
+  fi
+  echo "editor.js matches its source"
+fi
