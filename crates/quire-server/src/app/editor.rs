@@ -185,7 +185,7 @@ data-pages=\"{pages}\" data-nonce=\"{nonce}\">\
 <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"parent\" value=\"{seen}\">\
 <label for=\"page-title\">Title</label><input id=\"page-title\" name=\"subject\" type=\"text\" required maxlength=\"512\" value=\"{title}\">\
 <div class=\"panes\"><div class=\"source\"><label for=\"markdown\">Markdown</label>\
-<textarea id=\"markdown\" name=\"body\" rows=\"24\" spellcheck=\"false\" autocapitalize=\"off\">{md}</textarea></div>\
+<textarea id=\"markdown\" name=\"body\" rows=\"24\" spellcheck=\"false\" autocapitalize=\"off\">\n{md}</textarea></div>\
 <section class=\"preview\" aria-label=\"Preview\" aria-live=\"polite\"><h2 class=\"muted\">Preview</h2>\
 <article class=\"content\" id=\"preview\">{preview}</article></section></div>\
 <p id=\"draft-status\" class=\"muted\" role=\"status\"></p>\

@@ -378,8 +378,12 @@ pub async fn apply_batch(
         let revision = if Arc::ptr_eq(&start, &current) {
             applied.revision
         } else {
-            merge3(start, current, Arc::new(applied.revision)).await?
+            merge3(start, current.clone(), Arc::new(applied.revision)).await?
         };
+        if revision == *current {
+            // Nothing changed (a page saved as it was): no revision.
+            return Ok(applied.results);
+        }
         let landing = Landing {
             revision,
             kind: RevisionType::Edits,

@@ -2719,3 +2719,112 @@ async fn pages_are_edited_in_a_change_request_from_the_app() {
     assert_eq!(refused.status, 403, "{}", refused.html);
     assert!(refused.html.contains("locked"));
 }
+
+/// The text of the editor's text area as a browser reads it: the one line break after the
+/// opening tag dropped, entities decoded.
+fn textarea_text(html: &str) -> String {
+    let open = html.find("<textarea").unwrap();
+    let start = open + html[open..].find('>').unwrap() + 1;
+    let end = start + html[start..].find("</textarea>").unwrap();
+    let raw = &html[start..end];
+    let raw = raw.strip_prefix('\n').unwrap_or(raw);
+    raw.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Every page of the dialect's corpus opened in the editor and saved as it is changes
+/// nothing: the change request gets no revision and shows no change.
+#[tokio::test]
+async fn corpus_pages_saved_unchanged_from_the_editor_change_nothing() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Corpus").await;
+    let space = app.space(&alice, &org, "Corpus", None).await;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../quire-content/tests/corpus");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .collect();
+    names.sort();
+    let first = app.open_change_request(&alice, &space, "Corpus").await;
+    let inserts: Vec<serde_json::Value> = names
+        .iter()
+        .map(|n| {
+            let markdown = std::fs::read_to_string(format!("{dir}/{n}")).unwrap();
+            json!({ "operation": "insert_page", "title": n.trim_end_matches(".md"),
+                "document": { "markdown": markdown } })
+        })
+        .collect();
+    app.edit_change_request(&alice, &space, &first, json!(inserts))
+        .await;
+    app.merge_change_request(&alice, &space, &first).await;
+    let pages = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    let ids: Vec<String> = pages["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), names.len());
+
+    let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
+    let cr = app
+        .open_change_request(&alice, &space, "Opened and saved")
+        .await;
+    let cr_json = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200);
+    let number = cr_json["number"].as_i64().unwrap();
+    let revision = cr_json["revision"].clone();
+    for id in &ids {
+        let path = format!("/s/{space}/~/changes/{number}/edit/{id}");
+        let editor = a.get(&path).await;
+        assert_eq!(editor.status, 200, "{}", editor.html);
+        let text = textarea_text(&editor.html);
+        let title = {
+            let at = editor.html.find("id=\"page-title\"").unwrap();
+            let v = at + editor.html[at..].find("value=\"").unwrap() + 7;
+            editor.html[v..v + editor.html[v..].find('"').unwrap()].replace("&amp;", "&")
+        };
+        let seen = {
+            let at = editor.html.find("name=\"parent\" value=\"").unwrap() + 21;
+            editor.html[at..at + editor.html[at..].find('"').unwrap()].to_string()
+        };
+        let token = csrf(&editor.html);
+        // As a browser sends a text area: lines ended by CR LF.
+        let sent = text.replace('\n', "\r\n");
+        let p = a
+            .post(
+                &path,
+                &[
+                    ("csrf", &token),
+                    ("parent", &seen),
+                    ("subject", &title),
+                    ("body", &sent),
+                ],
+            )
+            .await;
+        assert_eq!(p.status, 303, "{}", p.html);
+    }
+    let after = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200);
+    assert_eq!(after["revision"], revision, "no revision was made");
+    let changes = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/changes"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(changes["changes"], json!([]), "{changes}");
+}
