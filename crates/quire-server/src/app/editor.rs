@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use quire_content::html::{escape_attr as attr, escape_text as text};
-use quire_content::model::{PageKind, Revision};
+use quire_content::model::{Page, PageKind, Revision};
 
 use super::session::Form;
 use super::shell::{failed, not_done, not_found, page, run_write, with_headers, Viewer};
@@ -55,28 +55,204 @@ pub fn edit_button(ctx: &SpaceCtx, viewer: &Viewer<'_>, page_id: &str) -> String
     }
 }
 
-/// The pages of a change request with a link to edit each (for those who may).
-pub fn pages_to_edit(ctx: &SpaceCtx, number: i64, rev: &Revision, open: bool) -> String {
+/// The page tree of a change request, for those who may edit it: each page's editor, and
+/// forms to move it (up, down, into the page above, out of its parent) or delete it, and a
+/// form to add a page. Each is one change of the change request. Forms, not dragging, so
+/// that the keyboard does all of it, with or without script.
+pub fn tree_section(
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    number: i64,
+    rev: &Revision,
+    open: bool,
+) -> String {
     if !open || why_not(ctx).is_some() {
         return String::new();
     }
-    let mut out = String::from("<details class=\"edit-pages\"><summary>Edit a page</summary><ul>");
-    // Depth first, without recursion (the tree's depth is bounded, but not here).
-    let mut stack: Vec<&quire_content::model::Page> = rev.pages.iter().rev().collect();
-    while let Some(p) = stack.pop() {
-        if matches!(p.kind, PageKind::Document(_)) {
-            let _ = write!(
-                out,
-                "<li><a href=\"/s/{}/~/changes/{number}/edit/{}\">{}</a></li>",
-                attr(&ctx.space.id),
-                attr(&p.id),
-                text(&p.title)
-            );
-        }
-        stack.extend(p.pages.iter().rev());
+    let space = attr(&ctx.space.id);
+    let action = format!("/s/{space}/~/changes/{number}/tree");
+    let csrf = attr(viewer.csrf);
+    let mut out = String::from(
+        "<section class=\"tree\" aria-labelledby=\"tree-h\"><h2 id=\"tree-h\">Pages</h2><ul>",
+    );
+    let mut parents = String::from("<option value=\"\">At the top</option>");
+    /// Depth first without recursion: a page at its depth, or the end of a list.
+    enum Step<'a> {
+        Page(&'a Page, usize),
+        Close,
     }
-    out.push_str("</ul></details>");
+    let mut stack: Vec<Step<'_>> = rev.pages.iter().rev().map(|p| Step::Page(p, 0)).collect();
+    while let Some(step) = stack.pop() {
+        let (p, depth) = match step {
+            Step::Close => {
+                out.push_str("</ul></li>");
+                continue;
+            }
+            Step::Page(p, depth) => (p, depth),
+        };
+        let title = text(&p.title);
+        let id = attr(&p.id);
+        let _ = write!(out, "<li data-page=\"{id}\">");
+        match p.kind {
+            PageKind::Document(_) => {
+                let _ = write!(
+                    out,
+                    "<a href=\"/s/{space}/~/changes/{number}/edit/{id}\">{title}</a>"
+                );
+                let _ = write!(
+                    parents,
+                    "<option value=\"{id}\">{}{title}</option>",
+                    "\u{2003}".repeat(depth)
+                );
+            }
+            _ => {
+                let _ = write!(out, "<span>{title}</span>");
+            }
+        }
+        let subpages = if p.pages.is_empty() {
+            String::new()
+        } else {
+            format!(" and its {} subpage(s)", count(&p.pages))
+        };
+        let _ = write!(
+            out,
+            " <form method=\"post\" action=\"{action}\" class=\"inline moves\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+<input type=\"hidden\" name=\"page\" value=\"{id}\">\
+<button type=\"submit\" name=\"op\" value=\"up\" aria-label=\"Move {title} up\">↑</button>\
+<button type=\"submit\" name=\"op\" value=\"down\" aria-label=\"Move {title} down\">↓</button>\
+<button type=\"submit\" name=\"op\" value=\"in\" aria-label=\"Move {title} into the page above\">→</button>\
+<button type=\"submit\" name=\"op\" value=\"out\" aria-label=\"Move {title} out of its parent\">←</button></form> \
+<details class=\"inline\"><summary>Delete<span class=\"skip\"> {title}</span></summary>\
+<form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+<input type=\"hidden\" name=\"page\" value=\"{id}\"><input type=\"hidden\" name=\"op\" value=\"delete\">\
+<label><input type=\"checkbox\" name=\"confirm\" value=\"yes\" required> Delete {title}{subpages}</label> \
+<button type=\"submit\">Delete</button></form></details>"
+        );
+        if p.pages.is_empty() {
+            out.push_str("</li>");
+        } else {
+            out.push_str("<ul>");
+            stack.push(Step::Close);
+            stack.extend(p.pages.iter().rev().map(|c| Step::Page(c, depth + 1)));
+        }
+    }
+    let _ = write!(
+        out,
+        "</ul><form method=\"post\" action=\"{action}\" class=\"add-page\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+<input type=\"hidden\" name=\"op\" value=\"add\"><label for=\"new-title\">New page</label>\
+<input id=\"new-title\" name=\"subject\" type=\"text\" required maxlength=\"512\">\
+<label for=\"new-parent\">Inside</label><select id=\"new-parent\" name=\"parent\">{parents}</select>\
+<button type=\"submit\">Add the page</button></form></section>"
+    );
     out
+}
+
+/// How many pages a list holds, its pages' pages included.
+fn count(pages: &[Page]) -> usize {
+    let mut n = 0;
+    let mut stack: Vec<&Page> = pages.iter().collect();
+    while let Some(p) = stack.pop() {
+        n += 1;
+        stack.extend(p.pages.iter());
+    }
+    n
+}
+
+/// Where a page is: its parent's id (`None`: the top), its siblings and its index there.
+fn place<'a>(rev: &'a Revision, page_id: &str) -> Option<(Option<&'a str>, &'a [Page], usize)> {
+    let mut stack: Vec<(Option<&Page>, &[Page])> = vec![(None, &rev.pages)];
+    while let Some((parent, list)) = stack.pop() {
+        if let Some(i) = list.iter().position(|p| p.id == page_id) {
+            return Some((parent.map(|p| p.id.as_str()), list, i));
+        }
+        stack.extend(list.iter().map(|p| (Some(p), p.pages.as_slice())));
+    }
+    None
+}
+
+/// The change a tree form asks for, as the API's batch writes it.
+fn tree_change(rev: &Revision, form: Form) -> ApiResult<serde_json::Value> {
+    use serde_json::json;
+    let page = form.page.unwrap_or_default();
+    let op = form.op.unwrap_or_default();
+    let not_here = || ApiError::not_found("No page of this change request has this id.");
+    Ok(match op.as_str() {
+        "add" => {
+            let title = form.subject.unwrap_or_default().trim().to_string();
+            if title.is_empty() {
+                return Err(ApiError::bad_request("The new page needs a title."));
+            }
+            let into = form.parent.filter(|p| !p.is_empty());
+            json!({ "operation": "insert_page", "title": title, "into": into, "document": {} })
+        }
+        "delete" => {
+            if form.confirm.as_deref() != Some("yes") {
+                return Err(ApiError::bad_request(
+                    "Tick the box to confirm the deletion.",
+                ));
+            }
+            json!({ "operation": "delete_page", "page": page })
+        }
+        "up" | "down" | "in" | "out" => {
+            let (parent, siblings, i) = place(rev, &page).ok_or_else(not_here)?;
+            match op.as_str() {
+                "up" if i > 0 => json!({ "operation": "update_page", "page": page, "at": i - 1 }),
+                "down" if i + 1 < siblings.len() => {
+                    json!({ "operation": "update_page", "page": page, "at": i + 1 })
+                }
+                "in" if i > 0 => {
+                    json!({ "operation": "update_page", "page": page, "into": siblings[i - 1].id })
+                }
+                "out" => {
+                    let parent = parent
+                        .ok_or_else(|| ApiError::bad_request("This page is already at the top."))?;
+                    let (grand, _, at) = place(rev, parent).ok_or_else(not_here)?;
+                    json!({ "operation": "update_page", "page": page, "into": grand, "at": at + 1 })
+                }
+                _ => return Err(ApiError::bad_request("The page cannot move that way.")),
+            }
+        }
+        _ => return Err(ApiError::bad_request("No such change to the pages.")),
+    })
+}
+
+/// `POST /s/{space}/~/changes/{n}/tree`: adds, moves or deletes a page (`op`), as one
+/// change of the change request; then back to it (to the editor of a page added).
+pub async fn tree_action(
+    state: &AppState,
+    ctx: SpaceCtx,
+    viewer: &Viewer<'_>,
+    caller: &Caller,
+    number: &str,
+    form: Form,
+) -> Response {
+    let back = format!("/s/{}/~/changes/{number}", ctx.space.id);
+    let run = {
+        let (state, user, number) = (state.clone(), caller.user.id.clone(), number.to_string());
+        async move {
+            if let Some(why) = why_not(&ctx) {
+                return Err(ApiError::forbidden(why));
+            }
+            let c = crs::load(&state, &ctx, &number).await?;
+            let rev = content_of(&state, &ctx, &c.revision_id).await?;
+            let change: quire_content::edit::Change =
+                serde_json::from_value(tree_change(&rev, form)?).map_err(|e| {
+                    ApiError::bad_request(format!("The change cannot be made: {e}"))
+                })?;
+            let seen = Some(c.revision_id.as_str());
+            let results =
+                crs::apply_batch(&state, &ctx, user.as_str(), &number, vec![change], seen).await?;
+            let added = results.iter().find_map(|r| match r {
+                quire_content::edit::ChangeResult::CreatedPage { page, .. } => Some(page.clone()),
+                _ => None,
+            });
+            Ok(match added {
+                Some(id) => format!("/s/{}/~/changes/{}/edit/{id}", ctx.space.id, c.number),
+                None => format!("/s/{}/~/changes/{}#tree-h", ctx.space.id, c.number),
+            })
+        }
+    };
+    run_write(viewer, &back, "Back to the change request", run).await
 }
 
 /// The content of a change request's current revision.

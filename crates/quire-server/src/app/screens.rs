@@ -919,7 +919,9 @@ async fn change_request(
     if open && super::editor::why_not(ctx).is_none() {
         match content::revision_row(state, &ctx.space.id, &c.revision_id).await {
             Ok(Some(row)) => match content::load_in(state, &ctx.space.id, &row.root).await {
-                Ok(rev) => body.push_str(&super::editor::pages_to_edit(ctx, c.number, &rev, open)),
+                Ok(rev) => body.push_str(&super::editor::tree_section(
+                    ctx, viewer, c.number, &rev, open,
+                )),
                 Err(e) => return failed(e),
             },
             Ok(None) => {}
@@ -1264,6 +1266,9 @@ pub async fn space_action(
         }
         ["~", "changes", n, "preview"] => {
             return super::editor::preview(&state, &ctx, n, form).await
+        }
+        ["~", "changes", n, "tree"] => {
+            return super::editor::tree_action(&state, ctx, &viewer, &caller, n, form).await
         }
         _ => {}
     }

@@ -2828,3 +2828,146 @@ async fn corpus_pages_saved_unchanged_from_the_editor_change_nothing() {
         .expect(200);
     assert_eq!(changes["changes"], json!([]), "{changes}");
 }
+
+/// The page tree of a change request in the app: a page added (then its editor), moved
+/// down, up, into the page above and out again, and deleted after a confirmation; each one
+/// change of the change request, seen through the API.
+#[tokio::test]
+async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Tree").await;
+    let space = app.space(&alice, &org, "Tree", None).await;
+    let cr = app.open_change_request(&alice, &space, "Pages").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([
+            { "operation": "insert_page", "title": "One", "document": { "markdown": "1\n" } },
+            { "operation": "insert_page", "title": "Two", "document": { "markdown": "2\n" } }
+        ]),
+    )
+    .await;
+    let number = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    // The tree as titles, children in brackets.
+    let tree = || async {
+        let pages = app
+            .get(
+                &alice,
+                &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+            )
+            .await
+            .expect(200);
+        fn walk(p: &serde_json::Value) -> String {
+            let kids: Vec<String> = p["pages"]
+                .as_array()
+                .map(|a| a.iter().map(walk).collect())
+                .unwrap_or_default();
+            let title = p["title"].as_str().unwrap_or("").to_string();
+            if kids.is_empty() {
+                title
+            } else {
+                format!("{title}[{}]", kids.join(","))
+            }
+        }
+        pages["pages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(walk)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let id_of = |title: &'static str| {
+        let (app, alice, space, cr) = (&app, &alice, &space, &cr);
+        async move {
+            let pages = app
+                .get(
+                    alice,
+                    &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+                )
+                .await
+                .expect(200);
+            let mut stack: Vec<serde_json::Value> = pages["pages"].as_array().unwrap().clone();
+            while let Some(p) = stack.pop() {
+                if p["title"] == title {
+                    return p["id"].as_str().unwrap().to_string();
+                }
+                stack.extend(p["pages"].as_array().cloned().unwrap_or_default());
+            }
+            panic!("no page {title}")
+        }
+    };
+    let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
+    let screen = a.get(&format!("/s/{space}/~/changes/{number}")).await;
+    assert!(
+        screen.html.contains("<h2 id=\"tree-h\">Pages</h2>"),
+        "{}",
+        screen.html
+    );
+    let token = csrf(&screen.html);
+    let tree_path = format!("/s/{space}/~/changes/{number}/tree");
+
+    // Added at the top: then its editor.
+    let p = a
+        .post(
+            &tree_path,
+            &[
+                ("csrf", &token),
+                ("op", "add"),
+                ("subject", "Three"),
+                ("parent", ""),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let three = id_of("Three").await;
+    assert_eq!(
+        p.location.as_deref(),
+        Some(format!("/s/{space}/~/changes/{number}/edit/{three}").as_str())
+    );
+    assert_eq!(tree().await, "One,Two,Three");
+    let one = id_of("One").await;
+    let two = id_of("Two").await;
+    let act = |op: &'static str, page: String| {
+        let form = vec![
+            ("csrf".to_string(), token.clone()),
+            ("op".to_string(), op.to_string()),
+            ("page".to_string(), page),
+        ];
+        form
+    };
+    for (op, page, expected) in [
+        ("down", one.clone(), "Two,One,Three"),
+        ("up", one.clone(), "One,Two,Three"),
+        ("in", two.clone(), "One[Two],Three"),
+        ("in", three.clone(), "One[Two,Three]"),
+        ("out", two.clone(), "One[Three],Two"),
+    ] {
+        let form = act(op, page);
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let p = a.post(&tree_path, &form).await;
+        assert_eq!(p.status, 303, "{op}: {}", p.html);
+        assert_eq!(tree().await, expected, "after {op}");
+    }
+    // The top page cannot move out; a deletion needs its confirmation.
+    let form = act("out", two.clone());
+    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(a.post(&tree_path, &form).await.status, 400);
+    let form = act("delete", one.clone());
+    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let refused = a.post(&tree_path, &form).await;
+    assert_eq!(refused.status, 400);
+    assert!(refused.html.contains("confirm"), "{}", refused.html);
+    assert_eq!(tree().await, "One[Three],Two");
+    let mut confirmed = form.clone();
+    confirmed.push(("confirm", "yes"));
+    assert_eq!(a.post(&tree_path, &confirmed).await.status, 303);
+    assert_eq!(tree().await, "Two", "deleted with its subpage");
+}
