@@ -755,14 +755,32 @@ test('editor: Edit opens a change request; the insert menu, the live preview, a 
     await new Promise((r) => setTimeout(r, 150));
     await tab.keyboard.press('Enter');
     await tab.keyboard.type('Typed in the browser.');
-    const value = await tab.$eval('#markdown', (t) => t.value);
-    assert.ok(value.endsWith('`quire serve`.\n\n{% hint style="info" %}\nTyped in the browser.\n{% endhint %}\n'), value);
+    const typed = await tab.$eval('#markdown', (t) => t.value);
+    assert.ok(typed.endsWith('`quire serve`.\n\n{% hint style="info" %}\nTyped in the browser.\n{% endhint %}\n'), typed);
     // The preview follows, rendered by the server as the page will show.
     await tab.waitForFunction(() =>
         document.querySelector('#preview aside.hint')?.textContent.includes('Typed in the browser.'),
     );
     // The block's tags are marked in the source.
     assert.ok((await texts(tab, '#editor .cm-gb-tag')).includes('{% hint style="info" %}'));
+
+    // An image pasted into the editor becomes a file of the change request, shown where
+    // it was pasted.
+    await tab.evaluate(() => {
+        const bytes = Uint8Array.from(
+            atob('iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAIAAAA2iEnWAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAZBwEEq5ZtpAAAAABJRU5ErkJggg=='),
+            (c) => c.charCodeAt(0),
+        );
+        const data = new DataTransfer();
+        data.items.add(new File([bytes], 'pixel.png', { type: 'image/png' }));
+        const view = document.getElementById('editor').quireEditor;
+        // Pasted at the end of the page, after the hint.
+        view.dispatch({ selection: { anchor: view.state.doc.length } });
+        view.contentDOM.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    });
+    await tab.waitForFunction(() => /<figure><img src="\/files\/[^"]+" alt="pixel.png">/.test(document.getElementById('markdown').value));
+    await tab.waitForFunction(() => document.querySelector('#preview img[alt="pixel.png"]'));
+    const value = await tab.$eval('#markdown', (t) => t.value);
 
     // A reload before saving loses nothing.
     await tab.reload();
@@ -790,7 +808,14 @@ test('editor: Edit opens a change request; the insert menu, the live preview, a 
         await owner.api.spaces.getPageInChangeRequestById(space.id, made.id, page.install, { format: 'markdown' }),
         { status: 200 },
     );
-    assert.ok(got.markdown.endsWith('{% hint style="info" %}\nTyped in the browser.\n{% endhint %}\n'), got.markdown);
+    assert.ok(got.markdown.includes('\n{% hint style="info" %}\nTyped in the browser.\n{% endhint %}\n'), got.markdown);
+    assert.match(got.markdown, /\n<figure><img src="\/files\/[^"]+" alt="pixel.png"><figcaption><\/figcaption><\/figure>\n$/);
+    const crFiles = check(
+        'listFilesInChangeRequestById',
+        await owner.api.spaces.listFilesInChangeRequestById(space.id, made.id),
+        { status: 200 },
+    );
+    assert.deepEqual(crFiles.items.map((f) => f.name), ['pixel.png']);
     assert.deepEqual(errors, []);
 });
 

@@ -181,6 +181,37 @@ function completions(context) {
   return null;
 }
 
+/**
+ * Uploads `files` (pasted or dropped) into the change request and writes the block that
+ * shows each where `at` is; the text is kept meanwhile like any other edit.
+ */
+async function uploadFiles(view, files, at, say) {
+  let pos = at;
+  for (const file of files) {
+    say(`Uploading ${file.name || "a file"}…`);
+    try {
+      const url = `${form.dataset.upload}?name=${encodeURIComponent(file.name || "pasted")}`;
+      const res = await fetch(url, {
+        method: "POST",
+        body: file,
+        headers: { "X-Quire-CSRF": csrf.value },
+        redirect: "manual",
+      });
+      if (!res.ok) throw new Error(`upload ${res.status}`);
+      const made = await res.json();
+      const line = view.state.doc.lineAt(Math.min(pos, view.state.doc.length));
+      const lead = line.length === 0 ? "" : "\n";
+      const from = line.length === 0 ? line.from : line.to;
+      const insert = lead + made.markdown;
+      view.dispatch({ changes: { from, insert }, selection: { anchor: from + insert.length } });
+      pos = from + insert.length;
+      say(`${made.name} is a file of this change request.`);
+    } catch {
+      say(`${file.name || "The file"} could not be uploaded; nothing else was lost.`);
+    }
+  }
+}
+
 function toolbar(view) {
   const bar = document.createElement("div");
   bar.className = "insert-menu";
@@ -273,6 +304,23 @@ if (form && textarea && title && seen && csrf && preview && status) {
         frontmatter,
         blockFolding,
         autocompletion({ override: [completions], activateOnTyping: true }),
+        EditorView.domEventHandlers({
+          paste(event, view) {
+            const files = [...(event.clipboardData?.files ?? [])];
+            if (!files.length) return false;
+            event.preventDefault();
+            uploadFiles(view, files, view.state.selection.main.head, say);
+            return true;
+          },
+          drop(event, view) {
+            const files = [...(event.dataTransfer?.files ?? [])];
+            if (!files.length) return false;
+            event.preventDefault();
+            const at = view.posAtCoords({ x: event.clientX, y: event.clientY }) ?? view.state.selection.main.head;
+            uploadFiles(view, files, at, say);
+            return true;
+          },
+        }),
         EditorView.lineWrapping,
         // The screen's Content-Security-Policy allows the editor's style element by nonce.
         EditorView.cspNonce.of(form.dataset.nonce ?? ""),

@@ -321,9 +321,14 @@ pub async fn screen(
     let markdown = doc.markdown.clone();
     let title = page_found.title.clone();
     let preview = {
-        let (space, rev, md) = (ctx.space.id.clone(), rev.clone(), markdown.clone());
+        let (space, rev, md, number) = (
+            ctx.space.id.clone(),
+            rev.clone(),
+            markdown.clone(),
+            c.number,
+        );
         match tokio::task::spawn_blocking(move || {
-            super::screens::render_markdown(&space, &rev, &md)
+            super::screens::render_markdown(&space, number, &rev, &md)
         })
         .await
         {
@@ -357,7 +362,7 @@ pub async fn screen(
         body,
         "<form method=\"post\" action=\"/s/{space}/~/changes/{n}/edit/{page}\" class=\"editor\" id=\"editor\" \
 data-draft=\"quire-draft:{space}:{n}:{page}\" data-preview=\"/s/{space}/~/changes/{n}/preview\" \
-data-pages=\"{pages}\" data-nonce=\"{nonce}\">\
+data-pages=\"{pages}\" data-nonce=\"{nonce}\" data-upload=\"/s/{space}/~/upload/{n}\">\
 <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"parent\" value=\"{seen}\">\
 <label for=\"page-title\">Title</label><input id=\"page-title\" name=\"subject\" type=\"text\" required maxlength=\"512\" value=\"{title}\">\
 <div class=\"panes\"><div class=\"source\"><label for=\"markdown\">Markdown</label>\
@@ -502,9 +507,9 @@ pub async fn preview(state: &AppState, ctx: &SpaceCtx, number: &str, form: Form)
         Err(e) => return e.into_response(),
     };
     let markdown = form.body.unwrap_or_default().replace("\r\n", "\n");
-    let space = ctx.space.id.clone();
+    let (space, number) = (ctx.space.id.clone(), c.number);
     let html = match tokio::task::spawn_blocking(move || {
-        super::screens::render_markdown(&space, &rev, &markdown)
+        super::screens::render_markdown(&space, number, &rev, &markdown)
     })
     .await
     {
@@ -520,4 +525,127 @@ pub async fn preview(state: &AppState, ctx: &SpaceCtx, number: &str, form: Form)
     res.headers_mut()
         .insert("x-quire-fragment", HeaderValue::from_static("preview"));
     with_headers(res)
+}
+
+/// Query of an upload: the file's name.
+#[derive(serde::Deserialize)]
+pub struct UploadQuery {
+    name: Option<String>,
+}
+
+/// `POST /s/{space}/~/upload/{n}?name=`: the body (a file pasted or dropped into the editor)
+/// becomes a file of change request `n`, one batch (`insert_files`); answers the markdown
+/// that shows it: an image block for an image, a file block otherwise. The request comes
+/// from the editor's script: same origin, the CSRF token in `X-Quire-CSRF`. At most
+/// `--max-import-bytes`.
+pub async fn upload(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    axum::extract::Path((space_id, number)): axum::extract::Path<(String, String)>,
+    axum::extract::Query(q): axum::extract::Query<UploadQuery>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Body,
+) -> Response {
+    let here = format!("/s/{space_id}/~/changes/{number}");
+    let signed = match super::session::signed_script(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let caller = signed.caller();
+    let ctx = match crate::domain::access::load_space(&state, &caller, &space_id).await {
+        Ok(c) if c.space.deleted_at.is_none() => c,
+        _ => {
+            return ApiError::not_found("This space does not exist, or you may not read it.")
+                .into_response()
+        }
+    };
+    let name: String = q
+        .name
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_control() && !matches!(c, '/' | '\\'))
+        .take(200)
+        .collect();
+    let name = match name.trim() {
+        "" => "file".to_string(),
+        n => n.to_string(),
+    };
+    let max = state.config.max_import_bytes;
+    let bytes = match axum::body::to_bytes(body, max).await {
+        Ok(b) if !b.is_empty() => b,
+        Ok(_) => return ApiError::bad_request("The file is empty.").into_response(),
+        Err(_) => {
+            return ApiError::PayloadTooLarge(format!("A file may hold at most {max} bytes."))
+                .into_response()
+        }
+    };
+    let run = {
+        let (state, user) = (state.clone(), caller.user.id.clone());
+        async move {
+            if let Some(why) = why_not(&ctx) {
+                return Err(ApiError::forbidden(why));
+            }
+            let file = crate::domain::uploads::store_bytes(&state, &name, bytes, None).await?;
+            crate::store::objects::add_blob_ref(&state.db, &ctx.space.id, &file.blob).await?;
+            let snippet = if file.content_type.starts_with("image/") {
+                format!(
+                    "<figure><img src=\"/files/{}\" alt=\"{}\"><figcaption></figcaption></figure>\n",
+                    file.id,
+                    attr(&name)
+                )
+            } else {
+                format!("{{% file src=\"/files/{}\" %}}\n{{% endfile %}}\n", file.id)
+            };
+            let upload = quire_content::edit::FileUpload {
+                reference: None,
+                name: name.clone(),
+                content_type: Some(file.content_type.clone()),
+                url: None,
+                base64: None,
+                resolved: Some(file.clone()),
+            };
+            let change =
+                quire_content::edit::Change::InsertFiles(quire_content::edit::InsertFiles {
+                    files: vec![upload],
+                });
+            crs::apply_batch(&state, &ctx, user.as_str(), &number, vec![change], None).await?;
+            Ok(serde_json::json!({ "id": file.id, "name": name, "markdown": snippet }))
+        }
+    };
+    match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(Ok(answer)) => with_headers(axum::Json(answer).into_response()),
+        Ok(Err(e)) => e.into_response(),
+        Err(e) => failed(e),
+    }
+}
+
+/// `GET /s/{space}/~/changes/{n}/files/{id}/{name}`: a file of a change request's content
+/// (the editor's preview shows files not yet merged), served so that it cannot run.
+pub async fn change_request_file(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    number: &str,
+    id: &str,
+) -> Response {
+    let Ok(c) = crs::load(state, ctx, number).await else {
+        return not_found(
+            Some(viewer),
+            "No change request of this space has this number.",
+        );
+    };
+    let rev = match content_of(state, ctx, &c.revision_id).await {
+        Ok(r) => r,
+        Err(e) => return failed(e),
+    };
+    let Some(f) = rev.file(id) else {
+        return not_found(
+            Some(viewer),
+            "This file is not in the change request's content.",
+        );
+    };
+    match state.blobs.get(&f.blob).await {
+        Ok(Some(bytes)) => crate::http::download::uploaded_file(bytes, &f.content_type, &f.name),
+        Ok(None) => not_found(Some(viewer), "This file's bytes are missing."),
+        Err(e) => failed(e),
+    }
 }

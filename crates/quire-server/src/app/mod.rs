@@ -85,6 +85,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/c/{collectionId}", get(screens::collection))
         .route("/s/{spaceId}", get(screens::space_home))
+        .route("/s/{spaceId}/~/upload/{number}", post(editor::upload))
         .route(
             "/s/{spaceId}/{*path}",
             get(screens::space_path).post(screens::space_action),

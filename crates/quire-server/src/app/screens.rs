@@ -566,6 +566,9 @@ struct Links<'a> {
     space_id: &'a str,
     rev: &'a Revision,
     entries: &'a [Entry<'a>],
+    /// Where its files are served: `~` for the space's content, `~/changes/{n}` for a
+    /// change request's.
+    files_at: &'a str,
 }
 
 impl quire_content::html::Resolve for Links<'_> {
@@ -583,7 +586,10 @@ impl quire_content::html::Resolve for Links<'_> {
         let f = self.rev.file(file_id)?;
         let name: String = url::form_urlencoded::byte_serialize(f.name.as_bytes()).collect();
         Some(FileRef {
-            url: format!("/s/{}/~/files/{}/{name}", self.space_id, f.id),
+            url: format!(
+                "/s/{}/{}/files/{}/{name}",
+                self.space_id, self.files_at, f.id
+            ),
             name: f.name.clone(),
             content_type: f.content_type.clone(),
             width: f.dimensions.map(|d| d.width),
@@ -615,14 +621,22 @@ impl quire_content::html::Resolve for Links<'_> {
     }
 }
 
-/// Markdown of a page of `rev` as the app shows it (the published site's renderer, with
-/// links to the app's screens).
-pub(super) fn render_markdown(space_id: &str, rev: &Revision, markdown: &str) -> String {
+/// Markdown of a page of change request `number`'s content `rev` as the app shows it (the
+/// published site's renderer, with links to the app's screens and the change request's
+/// files).
+pub(super) fn render_markdown(
+    space_id: &str,
+    number: i64,
+    rev: &Revision,
+    markdown: &str,
+) -> String {
     let entries = flatten(&rev.pages);
+    let files_at = format!("~/changes/{number}");
     let links = Links {
         space_id,
         rev,
         entries: &entries,
+        files_at: &files_at,
     };
     let document = quire_content::markdown::markdown_to_document(markdown);
     render_document(&document, &links).html
@@ -669,6 +683,7 @@ fn page_body(ctx: &SpaceCtx, rev: &Revision, entries: &[Entry<'_>], entry: &Entr
             space_id: &ctx.space.id,
             rev,
             entries,
+            files_at: "~",
         };
         let document = quire_content::markdown::markdown_to_document(&doc.markdown);
         let rendered = render_document(&document, &links);
@@ -754,6 +769,9 @@ async fn tilde(
         ["import"] => super::import::screen(ctx, viewer, &nav),
         ["pdf"] => pdf(state, ctx, viewer, None).await,
         ["changes", n, "pdf"] => pdf(state, ctx, viewer, Some(n)).await,
+        ["changes", n, "files", id, ..] => {
+            super::editor::change_request_file(state, ctx, viewer, n, id).await
+        }
         ["changes"] => change_requests(state, ctx, viewer, &nav, by).await,
         ["changes", number, "edit", page_id] => {
             super::editor::screen(state, ctx, viewer, &nav, number, page_id).await

@@ -263,6 +263,27 @@ pub async fn read_form(
     Ok(form)
 }
 
+/// The signed-in user of a request from this server's pages whose body is not a form (the
+/// editor's file uploads): origin checked, the CSRF token in `X-Quire-CSRF`.
+pub async fn signed_script(
+    state: &AppState,
+    headers: &HeaderMap,
+    here: &str,
+) -> Result<Signed, Response> {
+    let signed = require(state, headers, here).await?;
+    if !same_origin(state, headers) {
+        return Err(refused("This request must come from Quire's own pages."));
+    }
+    let given = headers
+        .get("x-quire-csrf")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if Sha256::digest(given.as_bytes()) != Sha256::digest(signed.session.csrf.as_bytes()) {
+        return Err(refused("The page has expired: reload it and try again."));
+    }
+    Ok(signed)
+}
+
 /// The sign-in (or first-run) form.
 pub fn signin_form(next: &str, error: Option<&str>, first_run: bool, email: &str) -> String {
     let mut body = String::new();

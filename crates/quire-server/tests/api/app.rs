@@ -97,6 +97,18 @@ impl Browser {
         self.send(req).await
     }
 
+    /// Bytes posted as the editor's script posts a file: same origin, the CSRF token in a
+    /// header.
+    async fn upload(&mut self, path: &str, csrf: &str, bytes: Vec<u8>) -> Page {
+        let req = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header(ORIGIN, self.base.clone())
+            .header("x-quire-csrf", csrf)
+            .body(bytes);
+        self.send(req).await
+    }
+
     async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
         let origin = self.base.clone();
         self.post_from(Some(&origin), path, form).await
@@ -2970,4 +2982,101 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
     confirmed.push(("confirm", "yes"));
     assert_eq!(a.post(&tree_path, &confirmed).await.status, 303);
     assert_eq!(tree().await, "Two", "deleted with its subpage");
+}
+
+/// A file pasted or dropped into the editor becomes a file of the change request, and the
+/// answer is the block that shows it; without the page's CSRF token nothing is stored.
+#[tokio::test]
+async fn files_are_uploaded_into_a_change_request_from_the_editor() {
+    use base64::Engine;
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Files").await;
+    let space = app.space(&alice, &org, "Files", None).await;
+    let cr = app.open_change_request(&alice, &space, "Pictures").await;
+    let number = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
+    let token = csrf(&a.get(&format!("/s/{space}/~/changes/{number}")).await.html);
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(crate::harness::PNG)
+        .unwrap();
+    let path = format!("/s/{space}/~/upload/{number}?name=pixel.png");
+
+    let refused = a.upload(&path, "not-the-token", png.clone()).await;
+    assert_eq!(refused.status, 403);
+    let files_path = format!("/v1/spaces/{space}/change-requests/{cr}/content/files");
+    assert_eq!(
+        app.get(&alice, &files_path).await.expect(200)["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+
+    let made = a.upload(&path, &token, png).await;
+    assert_eq!(made.status, 200, "{}", made.html);
+    let made: serde_json::Value = serde_json::from_str(&made.html).unwrap();
+    let id = made["id"].as_str().unwrap();
+    assert_eq!(
+        made["markdown"],
+        format!("<figure><img src=\"/files/{id}\" alt=\"pixel.png\"><figcaption></figcaption></figure>\n")
+    );
+    assert_eq!(
+        app.get(&alice, &files_path).await.expect(200)["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    // The preview shows it from the change request's files.
+    let shown = a
+        .post(
+            &format!("/s/{space}/~/changes/{number}/preview"),
+            &[
+                ("csrf", &token),
+                ("body", made["markdown"].as_str().unwrap()),
+            ],
+        )
+        .await;
+    assert!(
+        shown
+            .html
+            .contains(&format!("/~/changes/{number}/files/{id}/pixel.png")),
+        "{}",
+        shown.html
+    );
+    let served = a
+        .get(&format!(
+            "/s/{space}/~/changes/{number}/files/{id}/pixel.png"
+        ))
+        .await;
+    assert_eq!(served.status, 200);
+    assert_eq!(served.headers["content-type"], "image/png");
+    let made = a
+        .upload(
+            &format!("/s/{space}/~/upload/{number}?name=notes.txt"),
+            &token,
+            b"plain words".to_vec(),
+        )
+        .await;
+    let made: serde_json::Value = serde_json::from_str(&made.html).unwrap();
+    assert!(
+        made["markdown"]
+            .as_str()
+            .unwrap()
+            .starts_with("{% file src=\"/files/"),
+        "{made}"
+    );
+    assert_eq!(
+        app.get(&alice, &files_path).await.expect(200)["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 }
