@@ -369,7 +369,7 @@ data-pages=\"{pages}\" data-nonce=\"{nonce}\" data-upload=\"/s/{space}/~/upload/
 <textarea id=\"markdown\" name=\"body\" rows=\"24\" spellcheck=\"false\" autocapitalize=\"off\">\n{md}</textarea></div>\
 <section class=\"preview\" aria-label=\"Preview\" aria-live=\"polite\"><h2 class=\"muted\">Preview</h2>\
 <article class=\"content\" id=\"preview\">{preview}</article></section></div>\
-<p id=\"draft-status\" class=\"muted\" role=\"status\"></p>\
+{settings}<p id=\"draft-status\" class=\"muted\" role=\"status\"></p>\
 <p><button type=\"submit\">Save</button> <a href=\"{back}\">Cancel</a></p></form>\
 <script src=\"/-/editor.js\" defer></script>",
         n = c.number,
@@ -380,6 +380,7 @@ data-pages=\"{pages}\" data-nonce=\"{nonce}\" data-upload=\"/s/{space}/~/upload/
         title = attr(&title),
         md = text(&markdown),
         pages = attr(&pages),
+        settings = settings_html(page_found),
     );
     let mut res = page(
         StatusCode::OK,
@@ -399,6 +400,27 @@ data-pages=\"{pages}\" data-nonce=\"{nonce}\" data-upload=\"/s/{space}/~/upload/
             .insert(axum::http::header::CONTENT_SECURITY_POLICY, v);
     }
     res
+}
+
+/// The page's settings in the editor's form: description, emoji, icon, slug, and whether
+/// it is hidden from the navigation and from search.
+fn settings_html(p: &Page) -> String {
+    let checked = |on: bool| if on { " checked" } else { "" };
+    format!(
+        "<details class=\"page-settings\"><summary>Page settings</summary><input type=\"hidden\" name=\"settings\" value=\"1\">\
+<label for=\"page-description\">Description</label><input id=\"page-description\" name=\"description\" type=\"text\" maxlength=\"1000\" value=\"{}\">\
+<label for=\"page-emoji\">Emoji</label><input id=\"page-emoji\" name=\"emoji\" type=\"text\" maxlength=\"32\" value=\"{}\">\
+<label for=\"page-icon\">Icon <span class=\"muted\">(a Font Awesome name, instead of an emoji)</span></label><input id=\"page-icon\" name=\"icon\" type=\"text\" maxlength=\"64\" value=\"{}\">\
+<label for=\"page-slug\">Address in its parent (slug)</label><input id=\"page-slug\" name=\"slug\" type=\"text\" maxlength=\"100\" value=\"{}\">\
+<label><input type=\"checkbox\" name=\"hidden\" value=\"yes\"{}> Hidden from the navigation of published sites</label>\
+<label><input type=\"checkbox\" name=\"noindex\" value=\"yes\"{}> Left out of search</label></details>",
+        attr(p.description.as_deref().unwrap_or("")),
+        attr(p.emoji.as_deref().unwrap_or("")),
+        attr(p.icon.as_deref().unwrap_or("")),
+        attr(&p.slug),
+        checked(p.hidden),
+        checked(p.no_index),
+    )
 }
 
 /// `POST /s/{space}/~/edit` (`page`): opens a change request to edit a page of the space,
@@ -453,6 +475,17 @@ pub async fn save(
     let markdown = form.body.unwrap_or_default().replace("\r\n", "\n");
     let title = form.subject.unwrap_or_default().trim().to_string();
     let seen = form.parent.filter(|p| !p.is_empty());
+    // The settings, when the form sent them (an empty text removes a setting).
+    let settings = form.settings.is_some().then(|| {
+        serde_json::json!({
+            "description": form.description.unwrap_or_default().trim(),
+            "emoji": form.emoji.unwrap_or_default().trim(),
+            "icon": form.icon.unwrap_or_default().trim(),
+            "hidden": form.hidden.as_deref() == Some("yes"),
+            "noIndex": form.noindex.as_deref() == Some("yes"),
+            "slug": form.slug.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+        })
+    });
     let run = {
         let (state, user, number, page_id) = (
             state.clone(),
@@ -464,13 +497,21 @@ pub async fn save(
             if title.is_empty() {
                 return Err(ApiError::bad_request("The page needs a title."));
             }
-            let change: quire_content::edit::Change = serde_json::from_value(serde_json::json!({
+            let mut change = serde_json::json!({
                 "operation": "update_page",
                 "page": page_id,
                 "title": title,
                 "document": { "markdown": markdown },
-            }))
-            .map_err(|e| ApiError::bad_request(format!("The page cannot be saved: {e}")))?;
+            });
+            if let Some(serde_json::Value::Object(fields)) = settings {
+                for (k, v) in fields {
+                    if !v.is_null() {
+                        change[k] = v;
+                    }
+                }
+            }
+            let change: quire_content::edit::Change = serde_json::from_value(change)
+                .map_err(|e| ApiError::bad_request(format!("The page cannot be saved: {e}")))?;
             crs::apply_batch(
                 &state,
                 &ctx,

@@ -222,6 +222,13 @@ pub struct Form {
     pub parent: Option<String>,
     #[serde(default)]
     pub spaces: Vec<String>,
+    /// The editor's page settings: present when its settings were sent.
+    pub settings: Option<String>,
+    pub description: Option<String>,
+    pub icon: Option<String>,
+    pub slug: Option<String>,
+    pub hidden: Option<String>,
+    pub noindex: Option<String>,
 }
 
 /// The signed-in user and the form they sent from `here` (origin and CSRF token checked),

@@ -2982,6 +2982,67 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
     confirmed.push(("confirm", "yes"));
     assert_eq!(a.post(&tree_path, &confirmed).await.status, 303);
     assert_eq!(tree().await, "Two", "deleted with its subpage");
+
+    // The editor's page settings: description, emoji, hidden, left out of search.
+    let editor_path = format!("/s/{space}/~/changes/{number}/edit/{two}");
+    let editor = a.get(&editor_path).await;
+    assert!(editor.html.contains("<summary>Page settings</summary>"));
+    let seen = {
+        let at = editor.html.find("name=\"parent\" value=\"").unwrap() + 21;
+        editor.html[at..at + editor.html[at..].find('"').unwrap()].to_string()
+    };
+    let form = [
+        ("csrf", token.as_str()),
+        ("parent", seen.as_str()),
+        ("subject", "Two"),
+        ("body", "2\n"),
+        ("settings", "1"),
+        ("description", "The second page"),
+        ("emoji", "🚀"),
+        ("icon", ""),
+        ("slug", "second"),
+        ("hidden", "yes"),
+        ("noindex", "yes"),
+    ];
+    assert_eq!(a.post(&editor_path, &form).await.status, 303);
+    let page = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content/page/{two}"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(page["description"], "The second page", "{page}");
+    assert_eq!(page["emoji"], "🚀", "{page}");
+    assert_eq!(page["hidden"], true, "{page}");
+    assert_eq!(page["noIndex"], true, "{page}");
+    assert_eq!(page["slug"], "second", "{page}");
+    // Unticked and emptied: the settings are removed.
+    let form = [
+        ("csrf", token.as_str()),
+        ("parent", ""),
+        ("subject", "Two"),
+        ("body", "2\n"),
+        ("settings", "1"),
+        ("description", ""),
+        ("emoji", ""),
+        ("icon", ""),
+        ("slug", "second"),
+    ];
+    assert_eq!(a.post(&editor_path, &form).await.status, 303);
+    let page = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content/page/{two}"),
+        )
+        .await
+        .expect(200);
+    assert!(
+        page.get("description").is_none_or(|d| d.is_null()),
+        "{page}"
+    );
+    assert!(page.get("emoji").is_none_or(|d| d.is_null()), "{page}");
+    assert_eq!(page["hidden"], false, "{page}");
 }
 
 /// A file pasted or dropped into the editor becomes a file of the change request, and the
