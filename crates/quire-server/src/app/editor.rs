@@ -486,9 +486,11 @@ pub async fn save(
             "slug": form.slug.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
         })
     });
+    let mine = (title.clone(), markdown.clone());
     let run = {
-        let (state, user, number, page_id) = (
+        let (state, ctx, user, number, page_id) = (
             state.clone(),
+            ctx.clone(),
             caller.user.id.clone(),
             number.to_string(),
             page_id.to_string(),
@@ -527,13 +529,78 @@ pub async fn save(
             ))
         }
     };
-    run_write(
-        viewer,
-        &here,
-        "Back to the editor (your text is kept in this browser)",
-        run,
+    match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(Ok(to)) => super::shell::see_other(&to),
+        Ok(Err(ApiError::Conflict(why))) => {
+            conflict(state, &ctx, viewer, (number, page_id), &why, mine).await
+        }
+        Ok(Err(ApiError::Internal(e))) => failed(e),
+        Ok(Err(e)) => not_done(
+            viewer,
+            &e,
+            &here,
+            "Back to the editor (your text is kept in this browser)",
+        ),
+        Err(e) => failed(e),
+    }
+}
+
+/// A save whose lines others changed meanwhile: what was saved and what was sent, side by
+/// side, and a form to save the text that should stand (prefilled with the sender's), made
+/// against the change request as it now is. Nothing was changed.
+async fn conflict(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    (number, page_id): (&str, &str),
+    why: &str,
+    (title, mine): (String, String),
+) -> Response {
+    let here = format!("/s/{}/~/changes/{number}/edit/{page_id}", ctx.space.id);
+    let back = "Back to the editor (your text is kept in this browser)";
+    let Ok(c) = crs::load(state, ctx, number).await else {
+        return not_done(viewer, &ApiError::conflict(why), &here, back);
+    };
+    if !matches!(
+        c.status,
+        ChangeRequestStatus::Open | ChangeRequestStatus::Draft
+    ) {
+        return not_done(viewer, &ApiError::conflict(why), &here, back);
+    }
+    let rev = match content_of(state, ctx, &c.revision_id).await {
+        Ok(r) => r,
+        Err(e) => return failed(e),
+    };
+    let theirs = match rev.page(page_id).map(|p| &p.kind) {
+        Some(PageKind::Document(d)) => d.markdown.clone(),
+        _ => String::new(),
+    };
+    let body = format!(
+        "<h1>Your edit of “{t}” conflicts</h1><p role=\"alert\">{why}</p>\
+<p>Someone saved the same lines of this page meanwhile. Compare, then save the text that should stand: it replaces the page's text in change request #{n}.</p>\
+<div class=\"panes compare\"><section aria-labelledby=\"theirs-h\"><h2 id=\"theirs-h\">Saved meanwhile</h2><pre>{theirs}</pre></section>\
+<section aria-labelledby=\"mine-h\"><h2 id=\"mine-h\">Yours</h2><pre>{mine_html}</pre></section></div>\
+<form method=\"post\" action=\"{action}\" class=\"editor\" id=\"resolve\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+<input type=\"hidden\" name=\"parent\" value=\"{seen}\"><input type=\"hidden\" name=\"subject\" value=\"{t}\">\
+<label for=\"markdown\">The text to save</label><textarea id=\"markdown\" name=\"body\" rows=\"20\" spellcheck=\"false\">\n{mine_html}</textarea>\
+<p><button type=\"submit\">Save this text</button> <a href=\"/s/{space}/~/changes/{n}\">Keep what was saved meanwhile</a></p></form>",
+        t = attr(&title),
+        why = text(why),
+        n = c.number,
+        theirs = text(&theirs),
+        mine_html = text(&mine),
+        action = attr(&here),
+        csrf = attr(viewer.csrf),
+        seen = attr(&c.revision_id),
+        space = attr(&ctx.space.id),
+    );
+    page(
+        StatusCode::CONFLICT,
+        "Conflicting edit",
+        Some(viewer),
+        "",
+        &body,
     )
-    .await
 }
 
 /// `POST /s/{space}/~/changes/{n}/preview` (`body`): the markdown rendered as the page will

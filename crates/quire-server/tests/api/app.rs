@@ -2707,6 +2707,21 @@ async fn pages_are_edited_in_a_change_request_from_the_app() {
     .await;
     assert_eq!(p.status, 409, "{}", p.html);
     assert!(p.html.contains("Intro"), "{}", p.html);
+    // Shown side by side, with a form to save the text that should stand.
+    assert!(
+        p.html.contains("Saved meanwhile") && p.html.contains("Yours"),
+        "{}",
+        p.html
+    );
+    assert!(p.html.contains("First line, by Alice."), "{}", p.html);
+    assert_eq!(
+        textarea_text(&p.html),
+        "First line, by Bob.\n\nMiddle.\n\nLast line, by Bob.\n"
+    );
+    let resolve_from = {
+        let at = p.html.find("name=\"parent\" value=\"").unwrap() + 21;
+        p.html[at..at + p.html[at..].find('"').unwrap()].to_string()
+    };
     let again = app
         .get(
             &alice,
@@ -2715,6 +2730,27 @@ async fn pages_are_edited_in_a_change_request_from_the_app() {
         .await
         .expect(200);
     assert_eq!(again["markdown"], cr_md["markdown"]);
+    // The resolution, saved from the conflict's form, stands.
+    let p = save_page(
+        &mut b,
+        &editor_path,
+        &csrf(&p.html),
+        &resolve_from,
+        "First line, by Alice and Bob.\n\nMiddle.\n\nLast line, by Bob.\n",
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let resolved = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{number}/content/page/{page_id}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        resolved["markdown"],
+        "First line, by Alice and Bob.\n\nMiddle.\n\nLast line, by Bob.\n"
+    );
 
     // A locked space: no Edit button, and the editor refuses with the reason.
     app.patch(
