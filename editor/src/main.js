@@ -333,7 +333,7 @@ if (form && textarea && title && seen && csrf && preview && status) {
           textarea.value = text;
           keep(text);
           clearTimeout(timer);
-          timer = setTimeout(() => refresh(text), 150);
+          timer = setTimeout(() => refresh(text), 50);
         }),
       ],
     }),
