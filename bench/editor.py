@@ -107,6 +107,24 @@ def main():
         print(f"save of one page (10,000-page space): p50 {statistics.median(saves):.1f} ms  "
               f"p95 {sorted(saves)[int(len(saves) * 0.95) - 1]:.1f} ms  ({len(saves)} saves)", flush=True)
 
+        # The preview of the 2,000-line page, server side.
+        text = long_page(2000)
+        previews = []
+        for _ in range(args.runs * 2):
+            conn = http.client.HTTPConnection("127.0.0.1", port)
+            t0 = time.perf_counter()
+            conn.request("POST", f"/s/{space}/~/changes/{edit['number']}/preview",
+                         body=urllib.parse.urlencode({"csrf": csrf, "body": text}),
+                         headers={"Cookie": cookie, "Origin": f"http://127.0.0.1:{port}",
+                                  "Content-Type": "application/x-www-form-urlencoded"})
+            res = conn.getresponse()
+            res.read()
+            previews.append((time.perf_counter() - t0) * 1000)
+            if res.status != 200:
+                raise RuntimeError(f"preview: {res.status}")
+        print(f"preview of the 2,000-line page, server side: p50 {statistics.median(previews):.1f} ms  "
+              f"max {max(previews):.1f} ms", flush=True)
+
         long_path = f"/s/{space}/~/changes/{edit['number']}/edit/{long_id}"
         out = subprocess.run(["node", os.path.join(ROOT, "bench", "editor_browser.mjs"), base,
                               cookie.split("=", 1)[1], long_path, str(args.runs)],

@@ -267,22 +267,29 @@ if (form && textarea && title && seen && csrf && preview && status) {
     say("Restored text you had not saved (kept in this browser).");
   }
 
-  // The preview follows the text: the server renders it, the newest answer wins.
-  let asked = 0;
-  let timer;
-  const refresh = async (text) => {
-    const n = ++asked;
-    const body = new URLSearchParams({ csrf: csrf.value, body: text });
+  // The preview follows the text: the server renders it. One request at a time: a change
+  // while one is out is sent when it comes back (the newest text then), so an idle editor
+  // asks at once and a fast typist never queues requests.
+  let inflight = false;
+  let pending = false;
+  const refresh = async () => {
+    if (inflight) {
+      pending = true;
+      return;
+    }
+    inflight = true;
+    pending = false;
+    const body = new URLSearchParams({ csrf: csrf.value, body: textarea.value });
     try {
       const res = await fetch(form.dataset.preview, { method: "POST", body, redirect: "manual" });
       if (!res.ok || res.headers.get("X-Quire-Fragment") !== "preview") throw new Error(`preview ${res.status}`);
       const html = await res.text();
-      if (n === asked) {
-        preview.innerHTML = html;
-        form.dataset.previewed = String(n);
-      }
+      if (!pending) preview.innerHTML = html;
     } catch {
-      if (n === asked) say("The preview could not be updated; your text is kept in this browser.");
+      say("The preview could not be updated; your text is kept in this browser.");
+    } finally {
+      inflight = false;
+      if (pending) refresh();
     }
   };
 
@@ -332,8 +339,7 @@ if (form && textarea && title && seen && csrf && preview && status) {
           // The form sends the text area: it always holds the editor's text.
           textarea.value = text;
           keep(text);
-          clearTimeout(timer);
-          timer = setTimeout(() => refresh(text), 50);
+          refresh();
         }),
       ],
     }),
@@ -342,7 +348,7 @@ if (form && textarea && title && seen && csrf && preview && status) {
   textarea.after(toolbar(view), view.dom);
   textarea.labels?.forEach((l) => l.addEventListener("click", () => view.focus()));
   title.addEventListener("input", () => keep(textarea.value));
-  if (draft) refresh(textarea.value);
+  if (draft) refresh();
   // For tests and tools: the editor's view.
   form.quireEditor = view;
 }
