@@ -828,3 +828,84 @@ async fn git_requests_past_the_cap_are_answered_503() {
         .unwrap();
     assert_eq!(res.status(), 200);
 }
+
+/// The dialect's corpus (every block, inline and mark, as Git Sync writes them) pushed to
+/// an empty space's `main` in Git Sync's layout comes back from a fresh clone byte for byte,
+/// `SUMMARY.md` included.
+#[tokio::test]
+async fn the_corpus_pushed_through_git_comes_back_byte_for_byte() {
+    if !has_git() {
+        return;
+    }
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let space = app.space(&alice, &org, "Corpus", None).await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../quire-content/tests/corpus");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .collect();
+    names.sort();
+    let mut summary = String::from("# Table of contents\n\n");
+    let mut pushed: Vec<(String, Vec<u8>)> = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let bytes = std::fs::read(format!("{dir}/{name}")).unwrap();
+        let title =
+            quire_content::frontmatter::split_page_markdown(std::str::from_utf8(&bytes).unwrap())
+                .unwrap()
+                .heading
+                .unwrap_or_else(|| name.clone());
+        let path = if i == 0 {
+            "README.md".to_string()
+        } else {
+            name.clone()
+        };
+        summary.push_str(&format!("* [{title}]({path})\n"));
+        pushed.push((path, bytes));
+    }
+    pushed.push(("SUMMARY.md".into(), summary.into_bytes()));
+    for entry in std::fs::read_dir(&work).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != ".git" {
+            let p = entry.path();
+            if p.is_dir() {
+                std::fs::remove_dir_all(p).unwrap();
+            } else {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+    }
+    for (path, bytes) in &pushed {
+        std::fs::write(work.join(path), bytes).unwrap();
+    }
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "The corpus"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+
+    let (_again_tmp, again) = cloned(&app, &alice, &space).await;
+    let mut differ = Vec::new();
+    for (path, bytes) in &pushed {
+        match std::fs::read(again.join(path)) {
+            Ok(got) if &got == bytes => {}
+            Ok(got) => differ.push(format!(
+                "{path}: {}",
+                String::from_utf8_lossy(&got)
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+            )),
+            Err(_) => differ.push(format!("{path}: missing")),
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "files that changed:\n{}",
+        differ.join("\n")
+    );
+    let listed = ok(&again, &["ls-files"]).await;
+    assert_eq!(listed.lines().count(), pushed.len(), "{listed}");
+}
