@@ -35,6 +35,7 @@ let reader; // `read` member
 let org;
 let space;
 const page = {}; // page ids: guide, install, usage
+const editing = {}; // the editor's change request: crPath, crId
 const cr = {}; // change requests: reword, morning, evening ({ id, number })
 /** The owner's browser, signed in from the first test on. */
 let A;
@@ -817,6 +818,70 @@ test('editor: Edit opens a change request; the insert menu, the live preview, a 
     );
     assert.deepEqual(crFiles.items.map((f) => f.name), ['pixel.png']);
     assert.deepEqual(errors, []);
+    editing.crPath = crPath;
+    editing.crId = made.id;
+});
+
+test('two editors at once: edits to other lines merge; the same line shows both texts and the one saved stands', { skip }, async () => {
+    const editorPath = `${editing.crPath}/edit/${page.install}`;
+    /** Sets line `n` (1-based) of the editor in `tab` to `text`, as typing would. */
+    const setLine = (tab, n, text) =>
+        tab.evaluate(
+            (n, text) => {
+                const view = document.getElementById('editor').quireEditor;
+                const line = view.state.doc.line(n);
+                view.dispatch({ changes: { from: line.from, to: line.to, insert: text } });
+            },
+            n,
+            text,
+        );
+    const open = async (who) => {
+        await who.tab.goto(url(editorPath));
+        await who.tab.waitForFunction(() => document.getElementById('editor')?.quireEditor);
+    };
+    const pageMarkdown = async () =>
+        check(
+            'getPageInChangeRequestById',
+            await owner.api.spaces.getPageInChangeRequestById(space.id, editing.crId, page.install, { format: 'markdown' }),
+            { status: 200 },
+        ).markdown;
+
+    // Both open the page from the same revision; the owner changes the first line, the
+    // reviewer the fifth: both saves stand.
+    await Promise.all([open(A), open(B)]);
+    await setLine(A.tab, 1, 'Install Quire next to the walrus, says Ada.');
+    await setLine(B.tab, 5, 'A computer with a web browser, says Rita.');
+    await follow(A.tab, '#editor button[type=submit]');
+    await follow(B.tab, '#editor button[type=submit]');
+    assert.equal(pathOf(B.tab), editing.crPath);
+    let md = await pageMarkdown();
+    assert.match(md, /^Install Quire next to the walrus, says Ada\.\n/);
+    assert.match(md, /\nA computer with a web browser, says Rita\.\n/);
+
+    // Both change the first line: the second save shows both texts side by side, changes
+    // nothing, and saves the text its author settles on.
+    await Promise.all([open(A), open(B)]);
+    await setLine(A.tab, 1, 'Install Quire beside the walrus.');
+    await setLine(B.tab, 1, 'Install Quire near the walrus.');
+    await follow(A.tab, '#editor button[type=submit]');
+    const refused = await follow(B.tab, '#editor button[type=submit]');
+    assert.equal(refused.status(), 409);
+    expectFailure(B.errors, 409);
+    assert.match(await h1(B.tab), /conflicts$/);
+    assert.deepEqual(await texts(B.tab, 'main .compare h2'), ['Saved meanwhile', 'Yours']);
+    assert.match(await B.tab.$eval('main .compare section:first-child pre', (p) => p.textContent), /beside the walrus/);
+    assert.match(await pageMarkdown(), /^Install Quire beside the walrus\.\n/, 'nothing changed');
+    await audit(B.tab, 'editing conflict');
+    await B.tab.$eval('#resolve textarea', (t) => {
+        t.value = t.value.replace('near the walrus', 'beside the walrus, near the sea');
+    });
+    await follow(B.tab, '#resolve button[type=submit]');
+    assert.equal(pathOf(B.tab), editing.crPath);
+    md = await pageMarkdown();
+    assert.match(md, /^Install Quire beside the walrus, near the sea\.\n/);
+    assert.match(md, /says Rita\./);
+    assert.deepEqual(A.errors, []);
+    assert.deepEqual(B.errors, []);
 });
 
 test('keyboard: Tab reaches "Skip to content" first, then the way to sign out', { skip }, async () => {
@@ -909,6 +974,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'import',
         'site',
         'editor',
+        'editing conflict',
     ]) {
         assert.ok(screens.has(screen), `axe looked at ${screen}`);
     }
