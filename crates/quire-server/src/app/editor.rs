@@ -409,8 +409,10 @@ fn settings_html(p: &Page) -> String {
     format!(
         "<details class=\"page-settings\"><summary>Page settings</summary><input type=\"hidden\" name=\"settings\" value=\"1\">\
 <label for=\"page-description\">Description</label><input id=\"page-description\" name=\"description\" type=\"text\" maxlength=\"1000\" value=\"{}\">\
-<label for=\"page-emoji\">Emoji</label><input id=\"page-emoji\" name=\"emoji\" type=\"text\" maxlength=\"32\" value=\"{}\">\
-<label for=\"page-icon\">Icon <span class=\"muted\">(a Font Awesome name, instead of an emoji)</span></label><input id=\"page-icon\" name=\"icon\" type=\"text\" maxlength=\"64\" value=\"{}\">\
+<label for=\"page-emoji\">Emoji</label><input id=\"page-emoji\" name=\"emoji\" type=\"text\" maxlength=\"32\" list=\"emoji-list\" value=\"{}\">\
+<datalist id=\"emoji-list\">{emoji}</datalist>\
+<label for=\"page-icon\">Icon <span class=\"muted\">(a Font Awesome name, instead of an emoji)</span></label><input id=\"page-icon\" name=\"icon\" type=\"text\" maxlength=\"64\" list=\"icon-list\" value=\"{}\">\
+<datalist id=\"icon-list\">{icons}</datalist>\
 <label for=\"page-slug\">Address in its parent (slug)</label><input id=\"page-slug\" name=\"slug\" type=\"text\" maxlength=\"100\" value=\"{}\">\
 <label><input type=\"checkbox\" name=\"hidden\" value=\"yes\"{}> Hidden from the navigation of published sites</label>\
 <label><input type=\"checkbox\" name=\"noindex\" value=\"yes\"{}> Left out of search</label></details>",
@@ -420,8 +422,83 @@ fn settings_html(p: &Page) -> String {
         attr(&p.slug),
         checked(p.hidden),
         checked(p.no_index),
+        emoji = EMOJI
+            .iter()
+            .map(|(e, name)| format!("<option value=\"{e}\">{name}</option>"))
+            .collect::<String>(),
+        icons = ICONS
+            .iter()
+            .map(|i| format!("<option value=\"{i}\"></option>"))
+            .collect::<String>(),
     )
 }
+
+/// Emoji offered for a page (any other can be typed), with their names.
+const EMOJI: &[(&str, &str)] = &[
+    ("📘", "book"),
+    ("📄", "page"),
+    ("🚀", "rocket"),
+    ("💡", "idea"),
+    ("⚙️", "settings"),
+    ("🔧", "wrench"),
+    ("🛠️", "tools"),
+    ("📦", "package"),
+    ("🔒", "lock"),
+    ("🔑", "key"),
+    ("✅", "done"),
+    ("⚠️", "warning"),
+    ("❓", "question"),
+    ("📈", "chart"),
+    ("🧪", "test"),
+    ("🐛", "bug"),
+    ("🎯", "target"),
+    ("📣", "announcement"),
+    ("🗺️", "map"),
+    ("👋", "welcome"),
+    ("🏠", "home"),
+    ("📚", "books"),
+    ("🧭", "compass"),
+    ("🔌", "plug"),
+    ("🌐", "web"),
+];
+
+/// Icons offered for a page (Font Awesome names; any other can be typed).
+const ICONS: &[&str] = &[
+    "book",
+    "book-open",
+    "file",
+    "rocket",
+    "lightbulb",
+    "gear",
+    "wrench",
+    "box",
+    "lock",
+    "key",
+    "circle-check",
+    "triangle-exclamation",
+    "circle-question",
+    "chart-line",
+    "flask",
+    "bug",
+    "bullseye",
+    "bullhorn",
+    "map",
+    "hand-wave",
+    "house",
+    "compass",
+    "plug",
+    "globe",
+    "code",
+    "terminal",
+    "database",
+    "server",
+    "cloud",
+    "user",
+    "users",
+    "shield",
+    "bolt",
+    "star",
+];
 
 /// `POST /s/{space}/~/edit` (`page`): opens a change request to edit a page of the space,
 /// then its editor.
