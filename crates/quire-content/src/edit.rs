@@ -22,7 +22,8 @@ use crate::markdown::{
     try_document_to_markdown, try_normalize_markdown_with, LinkResolver, LinkTarget,
 };
 use crate::model::{
-    join_path, same_text, slugify, unique_slug, ContentRef, File, Page, PageKind, Revision,
+    join_path, same_text, slugify, unique_slug, ContentRef, File, LinkPage, Page, PageKind,
+    Revision,
 };
 
 /// One item of the `changes` array.
@@ -100,6 +101,13 @@ pub struct InsertPage {
     pub reference: Option<String>,
     /// Content.
     pub document: DocumentInput,
+    /// Quire's extension: `group` or `link` inserts a group or a link page (`href`) instead
+    /// of a document (`document` is then `{}`).
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    /// Where a link page points (`type: link`): an http(s) URL.
+    #[serde(default)]
+    pub href: Option<String>,
 }
 
 /// `update_page`.
@@ -457,6 +465,30 @@ impl Batch {
         }
         apply_frontmatter(&mut page, &content.frontmatter);
         check_condition(index, &page)?;
+        match c.kind.as_deref() {
+            None | Some("document") => {}
+            Some("group") => page.kind = PageKind::Group,
+            Some("link") => {
+                let url = c
+                    .href
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|h| {
+                        (h.starts_with("https://") || h.starts_with("http://")) && h.len() <= 2048
+                    })
+                    .ok_or_else(|| fail(index, "href", "a link page needs an http(s) URL"))?;
+                page.kind = PageKind::Link(LinkPage {
+                    target: ContentRef::Url { url: url.into() },
+                });
+            }
+            Some(other) => {
+                return Err(fail(
+                    index,
+                    "type",
+                    format!("must be `document`, `group` or `link`, not {other:?}"),
+                ))
+            }
+        }
         self.check_parent(index, parent.as_deref(), &page.kind)?;
         let taken = self.sibling_slugs(parent.as_deref(), "");
         page.slug = match &c.fields.slug {
@@ -477,6 +509,7 @@ impl Batch {
                 }
                 s.clone()
             }
+            None if matches!(page.kind, PageKind::Link(_)) => String::new(),
             None => unique_slug(&slugify(&page.title), taken.iter().map(String::as_str)),
         };
         if let Some(r) = &c.reference {
@@ -512,7 +545,12 @@ impl Batch {
             self.page_refs
                 .insert(format!("{}.md", r.trim_end_matches(".md")), id.clone());
         }
-        self.set_body(&id, content, index);
+        if matches!(
+            self.work.page(&id).map(|p| &p.kind),
+            Some(PageKind::Document(_))
+        ) {
+            self.set_body(&id, content, index);
+        }
         self.results.push(ChangeResult::CreatedPage {
             reference: c.reference.clone(),
             page: id,

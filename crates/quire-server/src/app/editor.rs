@@ -141,8 +141,12 @@ pub fn tree_section(
         "</ul><form method=\"post\" action=\"{action}\" class=\"add-page\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
 <input type=\"hidden\" name=\"op\" value=\"add\"><label for=\"new-title\">New page</label>\
 <input id=\"new-title\" name=\"subject\" type=\"text\" required maxlength=\"512\">\
+<label for=\"new-kind\">Kind</label><select id=\"new-kind\" name=\"kind\">\
+<option value=\"document\">A page</option><option value=\"group\">A group (at the top)</option>\
+<option value=\"link\">A link</option></select>\
+<label for=\"new-href\">Address <span class=\"muted\">(of a link)</span></label><input id=\"new-href\" name=\"href\" type=\"url\" maxlength=\"2048\">\
 <label for=\"new-parent\">Inside</label><select id=\"new-parent\" name=\"parent\">{parents}</select>\
-<button type=\"submit\">Add the page</button></form></section>"
+<button type=\"submit\">Add</button></form></section>"
     );
     out
 }
@@ -183,7 +187,17 @@ fn tree_change(rev: &Revision, form: Form) -> ApiResult<serde_json::Value> {
                 return Err(ApiError::bad_request("The new page needs a title."));
             }
             let into = form.parent.filter(|p| !p.is_empty());
-            json!({ "operation": "insert_page", "title": title, "into": into, "document": {} })
+            let kind = form
+                .kind
+                .filter(|k| !k.is_empty())
+                .unwrap_or_else(|| "document".into());
+            let mut change =
+                json!({ "operation": "insert_page", "title": title, "into": into, "document": {} });
+            if kind != "document" {
+                change["type"] = json!(kind);
+                change["href"] = json!(form.href.unwrap_or_default());
+            }
+            change
         }
         "delete" => {
             if form.confirm.as_deref() != Some("yes") {
@@ -235,6 +249,11 @@ pub async fn tree_action(
             }
             let c = crs::load(&state, &ctx, &number).await?;
             let rev = content_of(&state, &ctx, &c.revision_id).await?;
+            // A page added opens in the editor; a group or a link has nothing to edit.
+            let document = form
+                .kind
+                .as_deref()
+                .is_none_or(|k| k.is_empty() || k == "document");
             let change: quire_content::edit::Change =
                 serde_json::from_value(tree_change(&rev, form)?).map_err(|e| {
                     ApiError::bad_request(format!("The change cannot be made: {e}"))
@@ -246,7 +265,7 @@ pub async fn tree_action(
                 quire_content::edit::ChangeResult::CreatedPage { page, .. } => Some(page.clone()),
                 _ => None,
             });
-            Ok(match added {
+            Ok(match added.filter(|_| document) {
                 Some(id) => format!("/s/{}/~/changes/{}/edit/{id}", ctx.space.id, c.number),
                 None => format!("/s/{}/~/changes/{}#tree-h", ctx.space.id, c.number),
             })

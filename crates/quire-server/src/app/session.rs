@@ -229,6 +229,9 @@ pub struct Form {
     pub slug: Option<String>,
     pub hidden: Option<String>,
     pub noindex: Option<String>,
+    /// A new page's kind in the page tree (`document`, `group`, `link`), and a link's URL.
+    pub kind: Option<String>,
+    pub href: Option<String>,
 }
 
 /// The signed-in user and the form they sent from `here` (origin and CSRF token checked),

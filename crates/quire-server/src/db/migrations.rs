@@ -31,7 +31,8 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
 
 /// Git Sync with a repository elsewhere: where (the URL may hold credentials: it is never
 /// shown), which branch, the commit and revision last known to hold the same content, and
-/// the latest operation; `exports` once the space was exported (then each merge exports).
+/// the latest operation; `exports` once the space was exported (then each merge exports);
+/// `running_job`, the one sync job of the space that runs now.
 const GIT_SYNC: &str = r#"
 CREATE TABLE git_sync (
     space_id TEXT PRIMARY KEY REFERENCES spaces (id) ON DELETE CASCADE,
@@ -50,6 +51,7 @@ CREATE TABLE git_sync (
     op_started BIGINT,
     op_ended BIGINT,
     op_error TEXT,
+    running_job TEXT,
     updated_at BIGINT NOT NULL
 )
 "#;

@@ -211,7 +211,9 @@ async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
         crate::domain::translations::JOB => {
             crate::domain::translations::run(state, &job.id, &job.payload).await
         }
-        crate::domain::git::sync::JOB => crate::domain::git::sync::run(state, &job.payload).await,
+        crate::domain::git::sync::JOB => {
+            crate::domain::git::sync::run(state, &job.id, &job.payload).await
+        }
         other => anyhow::bail!("unknown job kind {other}"),
     }
 }

@@ -148,12 +148,14 @@ pub struct SyncRow {
     pub op_started: Option<i64>,
     pub op_ended: Option<i64>,
     pub op_error: Option<String>,
+    /// The sync job running now, if one is.
+    pub running_job: Option<String>,
     pub updated_at: i64,
 }
 
 const SYNC_COLUMNS: &str = "space_id, url, ref_name, provider, tree_url, commit_url, project_dir, \
      exports, configured_by, synced_commit, synced_revision, op_direction, op_state, op_started, \
-     op_ended, op_error, updated_at";
+     op_ended, op_error, running_job, updated_at";
 
 /// A space's Git Sync, if it has one.
 pub async fn sync(db: &Db, space_id: &str) -> sqlx::Result<Option<SyncRow>> {
@@ -208,19 +210,31 @@ pub async fn configure(tx: &mut Tx, row: &SyncRow) -> sqlx::Result<()> {
     Ok(())
 }
 
-/// Marks an operation in `direction` as running.
-pub async fn sync_started(db: &Db, space_id: &str, direction: &str, now: i64) -> sqlx::Result<()> {
-    db.execute(
-        &Sql::new(
-            "UPDATE git_sync SET op_direction = $2, op_state = 'running', op_started = $3, \
-             op_ended = NULL, op_error = NULL WHERE space_id = $1",
+/// Claims the space's sync for `job`, an operation in `direction`, unless another job runs
+/// one (a claim older than `stale_before` is taken over); whether it was claimed.
+pub async fn sync_claim(
+    db: &Db,
+    space_id: &str,
+    job: &str,
+    direction: &str,
+    now: i64,
+    stale_before: i64,
+) -> sqlx::Result<bool> {
+    let n = db
+        .execute(
+            &Sql::new(
+                "UPDATE git_sync SET running_job = $2, op_direction = $3, op_state = 'running', \
+                 op_started = $4, op_ended = NULL, op_error = NULL WHERE space_id = $1 \
+                 AND (running_job IS NULL OR running_job = $2 OR op_started < $5)",
+            )
+            .arg(space_id)
+            .arg(job)
+            .arg(direction)
+            .arg(now)
+            .arg(stale_before),
         )
-        .arg(space_id)
-        .arg(direction)
-        .arg(now),
-    )
-    .await?;
-    Ok(())
+        .await?;
+    Ok(n == 1)
 }
 
 /// Ends the running operation: `error` when it failed; `synced` (commit, revision) when the
@@ -235,7 +249,7 @@ pub async fn sync_ended(
     db.execute(
         &Sql::new(
             "UPDATE git_sync SET op_state = $2, op_error = $3, op_ended = $4, \
-             synced_commit = COALESCE($5, synced_commit), \
+             running_job = NULL, synced_commit = COALESCE($5, synced_commit), \
              synced_revision = COALESCE($6, synced_revision) WHERE space_id = $1",
         )
         .arg(space_id)

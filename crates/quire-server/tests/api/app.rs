@@ -3079,6 +3079,72 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
     );
     assert!(page.get("emoji").is_none_or(|d| d.is_null()), "{page}");
     assert_eq!(page["hidden"], false, "{page}");
+
+    // A group and a link are added from the tree too.
+    let p = a
+        .post(
+            &tree_path,
+            &[
+                ("csrf", &token),
+                ("op", "add"),
+                ("kind", "group"),
+                ("subject", "Reference"),
+                ("parent", ""),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        p.location.as_deref(),
+        Some(format!("/s/{space}/~/changes/{number}#tree-h").as_str())
+    );
+    let p = a
+        .post(
+            &tree_path,
+            &[
+                ("csrf", &token),
+                ("op", "add"),
+                ("kind", "link"),
+                ("subject", "Website"),
+                ("href", "https://example.com/docs"),
+                ("parent", ""),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let refused = a
+        .post(
+            &tree_path,
+            &[
+                ("csrf", &token),
+                ("op", "add"),
+                ("kind", "link"),
+                ("subject", "Nowhere"),
+                ("href", "javascript:alert(1)"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.html);
+    assert!(refused.html.contains("href"), "{}", refused.html);
+    assert_eq!(tree().await, "Two,Reference,Website");
+    let pages = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content"),
+        )
+        .await
+        .expect(200);
+    let kinds: Vec<&str> = pages["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["document", "group", "link"]);
+    assert_eq!(
+        pages["pages"][2]["target"]["url"], "https://example.com/docs",
+        "{pages}"
+    );
 }
 
 /// A file pasted or dropped into the editor becomes a file of the change request, and the

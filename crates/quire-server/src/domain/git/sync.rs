@@ -198,6 +198,7 @@ pub async fn start(
         op_started: None,
         op_ended: None,
         op_error: None,
+        running_job: None,
         updated_at: now,
     };
     let payload = serde_json::to_string(&Payload {
@@ -239,19 +240,42 @@ pub async fn merged(
     Ok(true)
 }
 
-/// The job: runs the operation and records how it ended. A failure is recorded for the
-/// space (`getSpaceGitInfo`), not retried: the next request or merge starts again.
-pub async fn run(state: &AppState, payload: &str) -> anyhow::Result<()> {
+/// How long a claimed sync may run before another job may take the space over (a node that
+/// died mid-operation leaves its claim).
+const STALE_MS: i64 = 15 * 60 * 1000;
+
+/// How soon a sync job that found another one running for its space tries again.
+const AGAIN_MS: i64 = 2_000;
+
+/// The job: runs the operation and records how it ended. One sync runs per space at a time
+/// (an import and the export its merge starts, two nodes): a job that finds another
+/// running comes back in two seconds. A failure is recorded for the space
+/// (`getSpaceGitInfo`), not retried: the next request or merge starts again.
+pub async fn run(state: &AppState, job: &str, payload: &str) -> anyhow::Result<()> {
     let p: Payload = serde_json::from_str(payload)?;
+    let now = state.now();
+    if store::git::sync(&state.db, &p.space).await?.is_none() {
+        return Ok(());
+    }
+    let claimed = store::git::sync_claim(
+        &state.db,
+        &p.space,
+        job,
+        p.direction.as_str(),
+        now,
+        now - STALE_MS,
+    )
+    .await?;
+    if !claimed {
+        let mut tx = state.db.begin().await?;
+        store::jobs::enqueue(&mut tx, JOB, payload, now + AGAIN_MS, now).await?;
+        tx.commit().await?;
+        return Ok(());
+    }
+    // Read after the claim: what the previous operation recorded.
     let Some(row) = store::git::sync(&state.db, &p.space).await? else {
         return Ok(());
     };
-    if row.op_state.as_deref() != Some("running")
-        || row.op_direction.as_deref() != Some(p.direction.as_str())
-    {
-        store::git::sync_started(&state.db, &row.space_id, p.direction.as_str(), state.now())
-            .await?;
-    }
     let outcome = match p.direction {
         Direction::Import => import(state, &row, &p).await,
         Direction::Export => export(state, &row, &p).await,
