@@ -557,6 +557,20 @@ pub async fn start(
     run_write(viewer, &back, "Back to the space", run).await
 }
 
+/// Largest page markdown the editor saves or previews: what the API accepts for a document.
+const MAX_MARKDOWN_BYTES: usize = 2 * 1024 * 1024;
+
+/// Refuses markdown larger than a page may be.
+fn check_size(markdown: &str) -> ApiResult<()> {
+    if markdown.len() > MAX_MARKDOWN_BYTES {
+        return Err(ApiError::PayloadTooLarge(format!(
+            "A page's markdown may be at most {} MiB.",
+            MAX_MARKDOWN_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok(())
+}
+
 /// `POST /s/{space}/~/changes/{n}/edit/{page}`: saves the page's title and markdown.
 pub async fn save(
     state: &AppState,
@@ -595,6 +609,7 @@ pub async fn save(
             if title.is_empty() {
                 return Err(ApiError::bad_request("The page needs a title."));
             }
+            check_size(&markdown)?;
             let mut change = serde_json::json!({
                 "operation": "update_page",
                 "page": page_id,
@@ -711,6 +726,9 @@ pub async fn preview(state: &AppState, ctx: &SpaceCtx, number: &str, form: Form)
         Err(e) => return e.into_response(),
     };
     let markdown = form.body.unwrap_or_default().replace("\r\n", "\n");
+    if let Err(e) = check_size(&markdown) {
+        return e.into_response();
+    }
     let (space, number) = (ctx.space.id.clone(), c.number);
     let html = match tokio::task::spawn_blocking(move || {
         super::screens::render_markdown(&space, number, &rev, &markdown)

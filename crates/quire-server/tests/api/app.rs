@@ -2651,6 +2651,18 @@ async fn pages_are_edited_in_a_change_request_from_the_app() {
     assert_eq!(p.headers["x-quire-fragment"], "preview");
     assert!(p.html.contains("hint"), "{}", p.html);
     assert!(!p.html.contains("<b>x</b>"), "escaped: {}", p.html);
+    // Markdown larger than a page may be is refused, by the preview and by a save.
+    let huge = "x".repeat(2 * 1024 * 1024 + 1);
+    let p = a
+        .post(
+            &format!("/s/{space}/~/changes/{number}/preview"),
+            &[("csrf", &token), ("body", &huge)],
+        )
+        .await;
+    assert_eq!(p.status, 413);
+    let p = save_page(&mut a, &editor_path, &token, &seen_revision, &huge).await;
+    assert_eq!(p.status, 413, "{}", p.html);
+    assert!(p.html.contains("2 MiB"), "{}", p.html);
 
     // Alice and Bob both opened the editor on the same revision. Alice saves the first line
     // (the browser sends CR LF), Bob the last: both edits are kept.

@@ -66,17 +66,21 @@ async fn remote(repo: PathBuf) -> String {
     format!("http://{USER}:{SECRET}@{host}/team/docs.git")
 }
 
-/// Runs due jobs, then waits for the space's sync operation to end; its state.
+/// Runs due jobs, then waits until no sync job is left (the app's own worker may hold one)
+/// and the space's operation has ended; its state.
 async fn settled(app: &TestApp, who: &Persona, space: &str) -> Value {
-    for _ in 0..200 {
+    for _ in 0..400 {
         quire_server::domain::jobs::run_due(&app.state)
+            .await
+            .unwrap();
+        let waiting = quire_server::store::jobs::count(&app.state.db, "git-sync")
             .await
             .unwrap();
         let info = app
             .get(who, &format!("/v1/spaces/{space}/git/info"))
             .await
             .expect(200);
-        if info["operation"]["state"] != "running" {
+        if waiting == 0 && info["operation"]["state"] != "running" {
             return info;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
