@@ -27,12 +27,12 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (18, "invitation links for addresses", INVITE_SECRETS),
     (19, "git commit identities", GIT_COMMITS),
     (20, "git sync", GIT_SYNC),
+    (21, "git sync claim", GIT_SYNC_CLAIM),
 ];
 
 /// Git Sync with a repository elsewhere: where (the URL may hold credentials: it is never
 /// shown), which branch, the commit and revision last known to hold the same content, and
-/// the latest operation; `exports` once the space was exported (then each merge exports);
-/// `running_job`, the one sync job of the space that runs now.
+/// the latest operation; `exports` once the space was exported (then each merge exports).
 const GIT_SYNC: &str = r#"
 CREATE TABLE git_sync (
     space_id TEXT PRIMARY KEY REFERENCES spaces (id) ON DELETE CASCADE,
@@ -51,9 +51,13 @@ CREATE TABLE git_sync (
     op_started BIGINT,
     op_ended BIGINT,
     op_error TEXT,
-    running_job TEXT,
     updated_at BIGINT NOT NULL
 )
+"#;
+
+/// The one sync job of a space that runs now (`store::git::sync_claim`).
+const GIT_SYNC_CLAIM: &str = r#"
+ALTER TABLE git_sync ADD COLUMN running_job TEXT
 "#;
 
 /// The author and message of each revision's git commit, fixed when the commit is first
