@@ -2803,18 +2803,11 @@ async fn corpus_pages_saved_unchanged_from_the_editor_change_nothing() {
     let alice = app.persona("alice").await;
     let org = app.org(&alice, "Corpus").await;
     let space = app.space(&alice, &org, "Corpus", None).await;
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../quire-content/tests/corpus");
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".md"))
-        .collect();
-    names.sort();
+    let corpus = crate::harness::corpus();
     let first = app.open_change_request(&alice, &space, "Corpus").await;
-    let inserts: Vec<serde_json::Value> = names
+    let inserts: Vec<serde_json::Value> = corpus
         .iter()
-        .map(|n| {
-            let markdown = std::fs::read_to_string(format!("{dir}/{n}")).unwrap();
+        .map(|(n, markdown)| {
             json!({ "operation": "insert_page", "title": n.trim_end_matches(".md"),
                 "document": { "markdown": markdown } })
         })
@@ -2832,7 +2825,7 @@ async fn corpus_pages_saved_unchanged_from_the_editor_change_nothing() {
         .iter()
         .map(|p| p["id"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(ids.len(), names.len());
+    assert_eq!(ids.len(), corpus.len());
 
     let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
     let cr = app
@@ -2995,39 +2988,31 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
     assert_eq!(tree().await, "One,Two,Three");
     let one = id_of("One").await;
     let two = id_of("Two").await;
-    let act = |op: &'static str, page: String| {
-        let form = vec![
-            ("csrf".to_string(), token.clone()),
-            ("op".to_string(), op.to_string()),
-            ("page".to_string(), page),
-        ];
-        form
-    };
+    /// The tree form's fields moving or deleting `page`.
+    fn form<'a>(token: &'a str, op: &'a str, page: &'a str) -> [(&'a str, &'a str); 3] {
+        [("csrf", token), ("op", op), ("page", page)]
+    }
+    let form = |op, page| form(&token, op, page);
+    let (one, two, three) = (one.as_str(), two.as_str(), three.as_str());
     for (op, page, expected) in [
-        ("down", one.clone(), "Two,One,Three"),
-        ("up", one.clone(), "One,Two,Three"),
-        ("in", two.clone(), "One[Two],Three"),
-        ("in", three.clone(), "One[Two,Three]"),
-        ("out", two.clone(), "One[Three],Two"),
+        ("down", one, "Two,One,Three"),
+        ("up", one, "One,Two,Three"),
+        ("in", two, "One[Two],Three"),
+        ("in", three, "One[Two,Three]"),
+        ("out", two, "One[Three],Two"),
     ] {
-        let form = act(op, page);
-        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let p = a.post(&tree_path, &form).await;
+        let p = a.post(&tree_path, &form(op, page)).await;
         assert_eq!(p.status, 303, "{op}: {}", p.html);
         assert_eq!(tree().await, expected, "after {op}");
     }
     // The top page cannot move out; a deletion needs its confirmation.
-    let form = act("out", two.clone());
-    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    assert_eq!(a.post(&tree_path, &form).await.status, 400);
-    let form = act("delete", one.clone());
-    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let refused = a.post(&tree_path, &form).await;
+    assert_eq!(a.post(&tree_path, &form("out", two)).await.status, 400);
+    let refused = a.post(&tree_path, &form("delete", one)).await;
     assert_eq!(refused.status, 400);
     assert!(refused.html.contains("confirm"), "{}", refused.html);
     assert_eq!(tree().await, "One[Three],Two");
-    let mut confirmed = form.clone();
-    confirmed.push(("confirm", "yes"));
+    let [csrf_field, op, page] = form("delete", one);
+    let confirmed = [csrf_field, op, page, ("confirm", "yes")];
     assert_eq!(a.post(&tree_path, &confirmed).await.status, 303);
     assert_eq!(tree().await, "Two", "deleted with its subpage");
 

@@ -842,29 +842,20 @@ async fn the_corpus_pushed_through_git_comes_back_byte_for_byte() {
     let org = app.org(&alice, "Acme").await;
     let space = app.space(&alice, &org, "Corpus", None).await;
     let (_tmp, work) = cloned(&app, &alice, &space).await;
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../quire-content/tests/corpus");
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".md"))
-        .collect();
-    names.sort();
     let mut summary = String::from("# Table of contents\n\n");
     let mut pushed: Vec<(String, Vec<u8>)> = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        let bytes = std::fs::read(format!("{dir}/{name}")).unwrap();
-        let title =
-            quire_content::frontmatter::split_page_markdown(std::str::from_utf8(&bytes).unwrap())
-                .unwrap()
-                .heading
-                .unwrap_or_else(|| name.clone());
+    for (i, (name, text)) in crate::harness::corpus().into_iter().enumerate() {
+        let title = quire_content::frontmatter::split_page_markdown(&text)
+            .unwrap()
+            .heading
+            .unwrap_or_else(|| name.clone());
         let path = if i == 0 {
             "README.md".to_string()
         } else {
             name.clone()
         };
         summary.push_str(&format!("* [{title}]({path})\n"));
-        pushed.push((path, bytes));
+        pushed.push((path, text.into_bytes()));
     }
     pushed.push(("SUMMARY.md".into(), summary.into_bytes()));
     for entry in std::fs::read_dir(&work).unwrap() {

@@ -367,3 +367,20 @@ pub fn age_file(path: &std::path::Path, ms: i64) {
         .set_modified(then)
         .unwrap();
 }
+
+/// The dialect's corpus (`quire-content/tests/corpus`): each page's file name and markdown,
+/// by name.
+pub fn corpus() -> Vec<(String, String)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../quire-content/tests/corpus");
+    let mut pages: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| {
+            let text = std::fs::read_to_string(format!("{dir}/{n}")).unwrap();
+            (n, text)
+        })
+        .collect();
+    pages.sort();
+    pages
+}

@@ -76,16 +76,7 @@ pub async fn import(
     Extension(ctx): Extension<SpaceCtx>,
     JsonBody(body): JsonBody<SyncBody>,
 ) -> ApiResult<StatusCode> {
-    let req = request(body)?;
-    sync::start(
-        &state,
-        &ctx,
-        caller.user.id.as_str(),
-        Direction::Import,
-        req,
-    )
-    .await?;
-    Ok(StatusCode::NO_CONTENT)
+    start(&state, &caller, &ctx, body, Direction::Import).await
 }
 
 /// `exportToGitRepository`: 204, the export runs as a job.
@@ -95,14 +86,18 @@ pub async fn export(
     Extension(ctx): Extension<SpaceCtx>,
     JsonBody(body): JsonBody<SyncBody>,
 ) -> ApiResult<StatusCode> {
+    start(&state, &caller, &ctx, body, Direction::Export).await
+}
+
+/// Checks the body and starts the operation.
+async fn start(
+    state: &AppState,
+    caller: &Caller,
+    ctx: &SpaceCtx,
+    body: SyncBody,
+    direction: Direction,
+) -> ApiResult<StatusCode> {
     let req = request(body)?;
-    sync::start(
-        &state,
-        &ctx,
-        caller.user.id.as_str(),
-        Direction::Export,
-        req,
-    )
-    .await?;
+    sync::start(state, ctx, caller.user.id.as_str(), direction, req).await?;
     Ok(StatusCode::NO_CONTENT)
 }
