@@ -30,14 +30,14 @@ if (!CHROMIUM && process.env.QUIRE_REQUIRE_BROWSER === '1') {
 export const skip = CHROMIUM ? false : 'no Chromium (install Debian\'s chromium or set QUIRE_CHROMIUM)';
 if (skip) console.log(`NOTICE: skipping the browser tests: ${skip}`);
 
-/** A headless Chromium. */
-export async function launchBrowser() {
+/** A headless Chromium, with `args` added to its command line. */
+export async function launchBrowser({ args = [] } = {}) {
     const puppeteer = (await import('puppeteer-core')).default;
     return puppeteer.launch({
         executablePath: CHROMIUM,
         headless: true,
         // CI runs as root, where Chromium's sandbox cannot start.
-        args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--font-render-hinting=none'],
+        args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--font-render-hinting=none', ...args],
     });
 }
 

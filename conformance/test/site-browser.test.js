@@ -232,7 +232,9 @@ async function publishedSite(title, spaceId, visibility) {
 
 before(async () => {
     if (skip) return;
-    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+    // Names under `.handbook.test` reach this machine: a site on its custom hostname.
+    const resolver = `--host-resolver-rules=MAP *.${CUSTOM_DOMAIN} 127.0.0.1`;
+    [server, browser] = await Promise.all([startServer(), launchBrowser({ args: [resolver] })]);
     admin = await newUser(server, 'admin');
     org = await setupOrg(server, admin, 'Browser Org');
 
@@ -315,6 +317,9 @@ after(async () => {
 
 /** A fresh browser context (its own cookies) and a page in it; `close()` ends both. */
 const freshPage = () => newPage(browser);
+
+/** The domain whose names the browser resolves to this machine. */
+const CUSTOM_DOMAIN = 'handbook.test';
 
 const h1 = (tab) => tab.$eval('main h1', (e) => e.textContent.trim());
 
@@ -488,6 +493,41 @@ test('adaptive content: an unsigned claim in the URL shows a hidden section', { 
         // A claim with another value hides it again.
         res = await tab.goto(`${betaUrl}?visitor.beta=false`);
         assert.equal(res.status(), 404);
+    } finally {
+        await close();
+    }
+});
+
+test('custom hostname: the site at the root of its own name, links and assets on it', { skip }, async () => {
+    const { space } = await spaceWith('Own name', [
+        [
+            { operation: 'insert_page', title: 'Welcome', document: { markdown: 'Served on its own name.\n' } },
+            { operation: 'insert_page', title: 'Details', document: { markdown: 'More on its own name.\n' } },
+        ],
+    ]);
+    const own = await publishedSite('Own name', space.id, 'public');
+    const host = `docs.${CUSTOM_DOMAIN}`;
+    const patched = check(
+        'updateSiteById',
+        await admin.api.orgs.updateSiteById(org.id, own.id, { hostname: host }),
+        { status: 200 },
+    );
+    const port = new URL(server.url).port;
+    assert.equal(patched.urls.published, `http://${host}/`);
+    const { tab, errors, close } = await freshPage();
+    try {
+        const res = await tab.goto(`http://${host}:${port}/`);
+        assert.equal(res.status(), 200);
+        assert.equal(await h1(tab), 'Welcome');
+        // The stylesheet came from the same name (a failed load would be in `errors`).
+        const background = await tab.$eval('body', (b) => getComputedStyle(b).backgroundColor);
+        assert.notEqual(background, 'rgba(0, 0, 0, 0)', 'the stylesheet applies');
+        await follow(tab, 'nav[aria-label=Pages] a[href="/details"]');
+        assert.equal(tab.url(), `http://${host}:${port}/details`);
+        assert.equal(await h1(tab), 'Details');
+        const canonical = await tab.$eval('link[rel=canonical]', (l) => l.href);
+        assert.equal(canonical, `http://${host}:${port}/details`);
+        assert.deepEqual(errors, []);
     } finally {
         await close();
     }

@@ -81,6 +81,12 @@ pub struct ServerConfig {
     /// Take the client's address from the last `X-Forwarded-For` hop (behind a proxy that
     /// sets it), not from the connection.
     pub trust_forwarded_for: bool,
+    /// Take a request's host and scheme from `X-Forwarded-Host` and `X-Forwarded-Proto`
+    /// (behind a proxy that sets them), which decide the site a custom hostname serves.
+    pub trust_forwarded_host: bool,
+    /// The domain whose subdomains are organizations' hostnames (`{hostname}.{domain}`
+    /// serves that organization's sites); none by default.
+    pub sites_domain: Option<String>,
     /// The machine-translation provider of `ORG/translations` runs, if any.
     pub translation: TranslationConfig,
 }
@@ -203,6 +209,8 @@ impl Default for ServerConfig {
             rate_limit_address: 2400,
             rate_limit_loopback: false,
             trust_forwarded_for: false,
+            trust_forwarded_host: false,
+            sites_domain: None,
             translation: TranslationConfig::default(),
         }
     }

@@ -89,6 +89,11 @@ const UNIQUE_VIOLATIONS: &[(&str, &str, &str)] = &[
         "A user with this e-mail address already exists.",
     ),
     (
+        "sites_hostname",
+        "sites.hostname",
+        "`hostname`: another site already has this custom hostname.",
+    ),
+    (
         "members_pkey",
         "members.org_id",
         "This user is already a member of the organization.",

@@ -19,6 +19,7 @@ pub mod encoding;
 pub mod error;
 pub mod fetch;
 pub mod git;
+pub mod hosts;
 pub mod http;
 pub mod ids;
 pub mod keys;

@@ -40,6 +40,11 @@ pub struct Shared {
     /// The path of `public_url` (empty at a host's root), which every link of a published
     /// page starts with.
     pub public_path: Arc<str>,
+    /// The host name of `public_url` (lower case): requests sent to another host may be
+    /// for a site served on an address of its own (`crate::hosts`).
+    pub public_host: Arc<str>,
+    /// Where sites are served besides `/sites/{siteId}/` (`crate::hosts`).
+    pub site_hosts: crate::hosts::SiteHosts,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
     /// Answers of reusable reads, kept while what they rest on holds.
@@ -100,6 +105,7 @@ impl AppState {
                 std::time::Duration::from_secs(30),
             )?,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
+            site_hosts: crate::hosts::SiteHosts::new(config.access_cache_ms),
             answers: crate::answers::Answers::new(config.access_cache_ms),
             compressed: Default::default(),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
@@ -124,6 +130,11 @@ impl AppState {
             clock,
             public_path: url::Url::parse(&public_url)
                 .map(|u| u.path().trim_end_matches('/').to_string())
+                .unwrap_or_default()
+                .into(),
+            public_host: url::Url::parse(&public_url)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
                 .unwrap_or_default()
                 .into(),
             public_url: public_url.into(),

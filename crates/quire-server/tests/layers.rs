@@ -25,6 +25,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("blobs", 3),
     ("store", 4),
     ("cache", 5),
+    ("hosts", 5),
     ("answers", 6),
     ("state", 7),
     ("domain", 8),

@@ -146,6 +146,15 @@ struct ServeArgs {
     /// that sets it).
     #[arg(long, env = "QUIRE_TRUST_FORWARDED_FOR")]
     trust_forwarded_for: bool,
+    /// Take a request's host and scheme from `X-Forwarded-Host` and `X-Forwarded-Proto`
+    /// (only behind a proxy that sets them): the host decides which site a custom hostname
+    /// serves.
+    #[arg(long, env = "QUIRE_TRUST_FORWARDED_HOST")]
+    trust_forwarded_host: bool,
+    /// Serve each organization's sites on `{its hostname}.{domain}` (a wildcard DNS name
+    /// pointing at Quire), as `/{site basename}/`.
+    #[arg(long, env = "QUIRE_SITES_DOMAIN")]
+    sites_domain: Option<String>,
     #[command(flatten)]
     translation: TranslationArgs,
     #[command(flatten)]
@@ -356,6 +365,10 @@ async fn main() -> anyhow::Result<()> {
                 rate_limit_address: args.rate_limit_address,
                 rate_limit_loopback: args.rate_limit_loopback,
                 trust_forwarded_for: args.trust_forwarded_for,
+                trust_forwarded_host: args.trust_forwarded_host,
+                sites_domain: args
+                    .sites_domain
+                    .map(|d| d.trim_matches('.').to_ascii_lowercase()),
                 translation: args.translation.config(),
                 ..config(args.storage)
             };

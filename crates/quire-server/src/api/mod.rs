@@ -10,6 +10,7 @@ pub mod comments;
 pub mod content;
 pub mod files;
 pub mod git_sync;
+pub mod hostnames;
 pub mod imports;
 pub mod invites;
 pub mod links;
@@ -51,6 +52,7 @@ pub fn operations() -> Vec<Operation> {
         content::operations(),
         imports::operations(),
         git_sync::operations(),
+        hostnames::operations(),
         invites::operations(),
         links::operations(),
         members::operations(),

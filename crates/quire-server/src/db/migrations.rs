@@ -28,7 +28,18 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (19, "git commit identities", GIT_COMMITS),
     (20, "git sync", GIT_SYNC),
     (21, "git sync claim", GIT_SYNC_CLAIM),
+    (24, "site hostnames", SITE_HOSTNAMES),
 ];
+
+/// A custom hostname belongs to one site on the whole server (a second site that held the
+/// same one before this keeps none), and the outcome of its latest DNS check.
+const SITE_HOSTNAMES: &str = r#"
+UPDATE sites SET hostname = NULL WHERE hostname IS NOT NULL AND EXISTS (
+    SELECT 1 FROM sites other WHERE other.hostname = sites.hostname AND other.id < sites.id
+);
+CREATE UNIQUE INDEX sites_hostname ON sites (hostname);
+ALTER TABLE sites ADD COLUMN hostname_status TEXT
+"#;
 
 /// Git Sync with a repository elsewhere: where (the URL may hold credentials: it is never
 /// shown), which branch, the commit and revision last known to hold the same content, and

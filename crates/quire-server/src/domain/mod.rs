@@ -12,6 +12,7 @@ pub mod comments;
 pub mod content;
 pub mod git;
 pub mod heavy;
+pub mod hostnames;
 pub mod imports;
 pub mod jobs;
 pub mod links;

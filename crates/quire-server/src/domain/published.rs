@@ -339,6 +339,14 @@ pub struct Resolved {
     pub base_path: String,
     /// The URL path of the site (ends with `/`).
     pub site_base_path: String,
+    /// The path every URL path above starts with: Quire's public path, or the path a site
+    /// on its own address is served under (`crate::hosts`); empty at a host's root.
+    pub path_root: String,
+    /// The site's own path from the host's root (no share key): what its cookies are for.
+    pub site_path: String,
+    /// The absolute URL the paths above are joined to: Quire's public URL, or the site's
+    /// own origin with its `path_root`.
+    pub url_root: String,
     /// Whether no site segment (a section's or a site space's path) could follow
     /// `base_path`: false when the URL ended where a default was taken and a segment could
     /// still have named another section or site space.
@@ -593,26 +601,74 @@ async fn site_state(state: &AppState, site_id: &str) -> ApiResult<Arc<SiteState>
     Ok(found)
 }
 
+/// A URL on a site's own address (`crate::hosts`): the site and the path it is served
+/// under, the rest of the path, and the absolute URL of that root.
+async fn on_own_address(
+    state: &AppState,
+    url: &str,
+) -> ApiResult<Option<(crate::hosts::Routed, String, String)>> {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return Ok(None);
+    };
+    let Some(host) = parsed.host_str().map(str::to_ascii_lowercase) else {
+        return Ok(None);
+    };
+    let domain = state.config.sites_domain.as_deref();
+    let map = state
+        .site_hosts
+        .map(&state.db, state.now(), domain.is_some())
+        .await?;
+    let Some(routed) = map.route(&host, parsed.path(), domain) else {
+        return Ok(None);
+    };
+    let path = parsed.path();
+    let rest = path
+        .strip_prefix(routed.root.as_str())
+        .unwrap_or(path)
+        .trim_start_matches('/')
+        .to_string();
+    let origin = match parsed.port() {
+        Some(port) => format!("{}://{host}:{port}{}", parsed.scheme(), routed.root),
+        None => format!("{}://{host}{}", parsed.scheme(), routed.root),
+    };
+    Ok(Some((routed, rest, origin)))
+}
+
 /// Resolves a published URL for a visitor; 404 when it shows nothing that visitor may read
 /// (an unknown site and a site the visitor may not see answer alike). A valid visitor token
 /// opens a `visitor-auth` site, and its claims count on any site.
 pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult<Resolution> {
     let nothing = || ApiError::not_found(format!("No published content at `{url}`."));
-    let prefix = state.url("/sites/");
-    let rest = url.strip_prefix(&prefix).ok_or_else(nothing)?;
+    let (rest, site_id, root) = match url.strip_prefix(&state.url("/sites/")) {
+        Some(rest) => {
+            let (site_id, rest) = rest.split_once('/').unwrap_or((rest, ""));
+            (rest.to_string(), site_id.to_string(), None)
+        }
+        None => {
+            let (routed, rest, url_root) = on_own_address(state, url).await?.ok_or_else(nothing)?;
+            (rest, routed.site_id, Some((routed.root, url_root)))
+        }
+    };
     let rest = rest.split(['?', '#']).next().unwrap_or("");
     let mut segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
-    if segments.is_empty() || segments.len() > 64 {
+    if site_id.is_empty() || segments.len() > 64 {
         return Err(nothing());
     }
-    let site_id = segments.remove(0);
-    let known = site_state(state, site_id).await?;
+    let known = site_state(state, &site_id).await?;
     let site = known
         .site
         .clone()
         .filter(|s| s.published != 0)
         .ok_or_else(nothing)?;
-    let mut site_base = format!("/sites/{}/", site.id);
+    let (path_root, url_root, mut site_base) = match root {
+        Some((path, url)) => (path, url, "/".to_string()),
+        None => (
+            state.public_path.to_string(),
+            state.public_url.to_string(),
+            format!("/sites/{}/", site.id),
+        ),
+    };
+    let site_own = site_base.clone();
     let mut share_key = None;
     if segments.first() == Some(&"~share") && segments.len() >= 2 {
         let key = segments[1];
@@ -704,6 +760,9 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         pathname: segments.join("/"),
         base_path: base,
         site_base_path: site_base,
+        site_path: format!("{path_root}{site_own}"),
+        path_root,
+        url_root,
         complete,
         structure,
         customization: known.customization.clone(),

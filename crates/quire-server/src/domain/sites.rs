@@ -162,12 +162,28 @@ pub struct Urls {
 }
 
 impl Urls {
-    /// URLs of `site`, under a share link's key when given.
+    /// URLs of `site`, under a share link's key when given: on its own address when it
+    /// has one (its proxy's, else its custom hostname's; `crate::hosts`), else under Quire's.
     pub fn new(state: &AppState, site: &SiteRow, share_key: Option<&str>) -> Self {
-        let base = match share_key {
-            Some(key) => state.url(&format!("/sites/{}/~share/{key}/", site.id)),
-            None => state.url(&format!("/sites/{}/", site.id)),
+        let scheme = if state.public_url.starts_with("https:") {
+            "https"
+        } else {
+            "http"
         };
+        let root = match (&site.proxy, &site.hostname) {
+            (Some(proxy), _) => format!("{scheme}://{}/", proxy.trim_end_matches('/')),
+            (None, Some(host)) => format!("{scheme}://{host}/"),
+            (None, None) => state.url(&format!("/sites/{}/", site.id)),
+        };
+        let base = match share_key {
+            Some(key) => format!("{root}~share/{key}/"),
+            None => root,
+        };
+        Urls { base }
+    }
+
+    /// URLs under `base`, the site's address as a visitor reached it (ends with `/`).
+    pub fn at(base: String) -> Self {
         Urls { base }
     }
 

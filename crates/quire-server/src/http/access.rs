@@ -213,6 +213,13 @@ impl Drop for Moves {
             })
             .collect();
         self.state.cache.invalidate(&scopes);
+        // A site's or an organization's address may have changed (`crate::hosts`).
+        if scopes
+            .iter()
+            .any(|s| matches!(s, Scope::Org(_) | Scope::Site(_)))
+        {
+            self.state.site_hosts.forget();
+        }
     }
 }
 

@@ -135,6 +135,51 @@ struct Recheck<S> {
     req: Request<Body>,
 }
 
+impl<S> Edge<S> {
+    /// The host a request was sent to when it is not Quire's own and was not looked up yet.
+    fn elsewhere<B>(&self, req: &Request<B>) -> Option<crate::hosts::RequestHost> {
+        let state = &self.0.state;
+        if req.extensions().get::<crate::hosts::Looked>().is_some() {
+            return None;
+        }
+        crate::hosts::foreign(
+            req.headers(),
+            req.uri(),
+            state.config.trust_forwarded_host,
+            &state.public_url,
+            &state.public_host,
+        )
+    }
+}
+
+/// Routes a request sent to `host` to the site served there, if any.
+async fn route_host<B>(state: &AppState, req: &mut Request<B>, host: crate::hosts::RequestHost) {
+    req.extensions_mut().insert(crate::hosts::Looked);
+    let domain = state.config.sites_domain.as_deref();
+    let map = match state
+        .site_hosts
+        .map(&state.db, state.now(), domain.is_some())
+        .await
+    {
+        Ok(map) => map,
+        Err(err) => {
+            // Served as a request to Quire's own host; the next one looks again.
+            tracing::error!(error = %err, "reading the sites' addresses failed");
+            return;
+        }
+    };
+    let Some(routed) = map.route(&host.host, req.uri().path(), domain) else {
+        return;
+    };
+    if let Some(uri) = crate::hosts::rewrite(req.uri(), &routed) {
+        *req.uri_mut() = uri;
+        req.extensions_mut().insert(crate::hosts::Hosted {
+            url_root: format!("{}{}", host.origin, routed.root),
+            root: routed.root,
+        });
+    }
+}
+
 impl<S, B> Service<Request<B>> for Edge<S>
 where
     S: Service<Request<Body>, Response = Response, Error = Infallible>
@@ -157,6 +202,15 @@ where
     }
 
     fn call(&mut self, mut req: Request<B>) -> Self::Future {
+        if let Some(host) = self.elsewhere(&req) {
+            // Sent to another host than Quire's: maybe a site's own address. Looked up,
+            // then served as any request (`crate::hosts`).
+            let mut edge = self.clone();
+            return Either::Right(Box::pin(async move {
+                route_host(&edge.0.state, &mut req, host).await;
+                edge.call(req).await
+            }));
+        }
         let started = Instant::now();
         let conn = &self.0;
         let serving = conn.state.metrics.serving();

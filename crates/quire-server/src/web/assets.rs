@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use sha2::Digest;
 
 /// The URL path segment that holds the assets: `/sites/~assets/<name>`.
-pub const FOLDER: &str = "~assets";
+pub const FOLDER: &str = crate::hosts::ASSETS_FOLDER;
 
 /// An embedded asset and its hashed file name.
 pub struct Asset {

@@ -38,6 +38,7 @@ pub async fn serve(State(state): State<AppState>, req: Request) -> Response {
         parts.uri.query(),
         &parts.headers,
         pages::Need::Everything,
+        parts.extensions.get::<crate::hosts::Hosted>(),
     )
     .await
     {
@@ -142,7 +143,7 @@ impl SiteTools {
             };
             text.push_str(&format!(
                 "## {title}\nURL: {}\n\n{}\n\n",
-                absolute(&self.state, &hit.url),
+                absolute(&self.opened.r.url_root, &hit.url),
                 hit.excerpt
             ));
         }
@@ -191,9 +192,10 @@ impl ServerHandler for SiteTools {
     }
 }
 
-/// An absolute URL for a path from the host (as the site's links are written).
-fn absolute(state: &AppState, path: &str) -> String {
-    match url::Url::parse(&state.public_url) {
+/// An absolute URL for a path from the host (as the site's links are written), on the host
+/// of `root` (the address the site was reached at).
+fn absolute(root: &str, path: &str) -> String {
+    match url::Url::parse(root) {
         Ok(base) => base
             .join(path)
             .map_or_else(|_| path.to_string(), String::from),

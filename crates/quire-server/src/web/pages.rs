@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use bytes::Bytes;
 use quire_content::condition::project;
 use quire_content::html::{
@@ -31,6 +32,7 @@ use crate::domain::published::{
 };
 use crate::domain::sites::{self as rules, customization_of, Top, Urls};
 use crate::error::{ApiError, ApiResult};
+use crate::hosts::Hosted;
 use crate::state::AppState;
 use crate::store;
 use crate::store::revisions::RevisionRow;
@@ -129,12 +131,18 @@ fn render_slots() -> &'static Arc<tokio::sync::Semaphore> {
 const RENDER_FORMAT: u32 = 6;
 
 /// Serves everything under `/sites/`.
-pub async fn serve(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
+pub async fn serve(
+    State(state): State<AppState>,
+    hosted: Option<Extension<Hosted>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
     let rest = uri.path().strip_prefix("/sites/").unwrap_or("");
     if let Some(name) = rest.strip_prefix(&format!("{}/", assets::FOLDER)) {
         return assets::serve(name);
     }
-    match answer(&state, rest, uri.query(), &headers).await {
+    let hosted = hosted.map(|Extension(h)| h);
+    match answer(&state, rest, uri.query(), &headers, hosted.as_ref()).await {
         Ok(res) => res,
         Err(err) => {
             if err.status().is_server_error() {
@@ -151,7 +159,8 @@ pub async fn serve(State(state): State<AppState>, uri: Uri, headers: HeaderMap) 
                 main: "<h1>Something went wrong</h1><p>Please try again later.</p>".into(),
                 ..Body::default()
             };
-            html(status, layout::document(&prefix(&state), &chrome, &body))
+            let prefix = hosted.map_or_else(|| prefix(&state), |h| h.root);
+            html(status, layout::document(&prefix, &chrome, &body))
         }
     }
 }
@@ -195,8 +204,14 @@ pub(super) async fn open(
     query: Option<&str>,
     headers: &HeaderMap,
     need: Need,
+    hosted: Option<&Hosted>,
 ) -> ApiResult<Result<Opened, Response>> {
-    let site_id = rest.split('/').next().unwrap_or("");
+    let (site_id, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    // The URL as the visitor sent it: on the site's own address when it has one.
+    let url_of = |tail: &str| match hosted {
+        Some(h) => format!("{}/{tail}", h.url_root),
+        None => state.url(&format!("/sites/{site_id}/{tail}")),
+    };
     let keyed_in_url = rest
         .split('/')
         .nth(1)
@@ -212,12 +227,11 @@ pub(super) async fn open(
         jwt_token: token.as_deref(),
         unsigned_claims: unsigned.as_ref(),
     };
-    let mut resolved = published::resolve(state, &state.url(&format!("/sites/{rest}")), who).await;
+    let mut resolved = published::resolve(state, &url_of(tail), who).await;
     // A share link's key, remembered by its cookie, opens the site's plain URLs too.
     if !keyed_in_url {
         if let (Err(_), Some(key)) = (&resolved, share_cookie(headers)) {
-            let tail = rest.split_once('/').map_or("", |(_, t)| t);
-            let url = state.url(&format!("/sites/{site_id}/~share/{key}/{tail}"));
+            let url = url_of(&format!("~share/{key}/{tail}"));
             resolved = published::resolve(state, &url, who).await;
         }
     }
@@ -234,11 +248,11 @@ pub(super) async fn open(
                     [(header::LOCATION, url.to_string())],
                 )
                     .into_response())),
-                _ => not_found_outside(state, site_id).await.map(Err),
+                _ => not_found_outside(state, site_id, hosted).await.map(Err),
             };
         }
         Err(e) if e.status() == StatusCode::NOT_FOUND => {
-            return not_found_outside(state, site_id).await.map(Err);
+            return not_found_outside(state, site_id, hosted).await.map(Err);
         }
         Err(e) => return Err(e),
     };
@@ -349,6 +363,7 @@ async fn answer(
     rest: &str,
     query: Option<&str>,
     headers: &HeaderMap,
+    hosted: Option<&Hosted>,
 ) -> ApiResult<Response> {
     let Opened {
         r,
@@ -358,7 +373,7 @@ async fn answer(
         keyed_in_url,
         from_tree,
         body,
-    } = match open(state, rest, query, headers, Need::OnePage).await? {
+    } = match open(state, rest, query, headers, Need::OnePage, hosted).await? {
         Ok(opened) => opened,
         Err(res) => return Ok(res),
     };
@@ -388,19 +403,11 @@ async fn answer(
     if let (Some(token), Some(until)) = (&token_in_url, r.visitor_until) {
         // The token opened the site: keep it for the site's other pages, until it expires.
         let max_age = (until - state.now() / 1000).max(0);
-        set_site_cookie(
-            state,
-            h,
-            &site.prefix,
-            &r.site.id,
-            VISITOR_COOKIE,
-            token,
-            Some(max_age),
-        );
+        set_site_cookie(state, h, &r.site_path, VISITOR_COOKIE, token, Some(max_age));
     }
     if keyed_in_url {
         if let Some(key) = &r.share_key {
-            set_site_cookie(state, h, &site.prefix, &r.site.id, SHARE_COOKIE, key, None);
+            set_site_cookie(state, h, &r.site_path, SHARE_COOKIE, key, None);
         }
     }
     drop(site);
@@ -415,13 +422,12 @@ async fn answer(
     Ok(res)
 }
 
-/// Adds an HttpOnly cookie scoped to one site's pages (`Secure` when Quire is served over
-/// HTTPS); `max_age` in seconds, or for the browser session.
+/// Adds an HttpOnly cookie scoped to one site's pages (under `path`; `Secure` when Quire is
+/// served over HTTPS); `max_age` in seconds, or for the browser session.
 fn set_site_cookie(
     state: &AppState,
     h: &mut HeaderMap,
-    prefix: &str,
-    site_id: &str,
+    path: &str,
     name: &str,
     value: &str,
     max_age: Option<i64>,
@@ -432,9 +438,7 @@ fn set_site_cookie(
         ""
     };
     let max_age = max_age.map_or(String::new(), |s| format!("; Max-Age={s}"));
-    let cookie = format!(
-        "{name}={value}; Path={prefix}/sites/{site_id}/{max_age}; HttpOnly; SameSite=Lax{secure}"
-    );
+    let cookie = format!("{name}={value}; Path={path}{max_age}; HttpOnly; SameSite=Lax{secure}");
     if let Ok(v) = HeaderValue::from_str(&cookie) {
         h.append(header::SET_COOKIE, v);
     }
@@ -483,8 +487,12 @@ fn plain(content_type: &'static str, body: String) -> Response {
 /// The 404 of a URL that resolves to nothing: with the site's name and a way home when the
 /// site is published for anyone, else the same page as for a site that does not exist (so
 /// that an unknown share key tells nothing).
-async fn not_found_outside(state: &AppState, site_id: &str) -> ApiResult<Response> {
-    let prefix = prefix(state);
+async fn not_found_outside(
+    state: &AppState,
+    site_id: &str,
+    hosted: Option<&Hosted>,
+) -> ApiResult<Response> {
+    let prefix = hosted.map_or_else(|| prefix(state), |h| h.root.clone());
     let mut chrome = Chrome {
         site_title: "Quire".into(),
         home: format!("{prefix}/"),
@@ -499,7 +507,10 @@ async fn not_found_outside(state: &AppState, site_id: &str) -> ApiResult<Respons
         if site.published != 0 && open {
             let custom = customization_of(&site)?;
             chrome.site_title = custom["title"].as_str().unwrap_or(&site.title).to_string();
-            chrome.home = format!("{prefix}/sites/{}/", site.id);
+            chrome.home = match hosted {
+                Some(_) => format!("{prefix}/"),
+                None => format!("{prefix}/sites/{}/", site.id),
+            };
         }
     }
     let body = Body {
@@ -702,7 +713,7 @@ impl<'a> Site<'a> {
         row: &'a Arc<RevisionRow>,
     ) -> ApiResult<Self> {
         let visitor = &r.visitor;
-        let urls = Urls::new(state, &r.site, r.share_key.as_deref());
+        let urls = Urls::at(format!("{}{}", r.url_root, r.site_base_path));
         let spaces = r
             .structure
             .site_spaces
@@ -722,7 +733,7 @@ impl<'a> Site<'a> {
             row,
             visitor,
             custom: r.customization.clone(),
-            prefix: prefix(state),
+            prefix: r.path_root.clone(),
             urls,
             spaces,
             nav_text: OnceLock::new(),
@@ -1003,8 +1014,11 @@ impl<'a> Site<'a> {
     fn version(&self, path: &str, seen: &str) -> String {
         let s = &self.r;
         let id = format!(
-            "{RENDER_FORMAT}\n{}\n{}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}",
+            "{RENDER_FORMAT}\n{}\n{}{}\n{}\n{}\n{}\n{:?}\n{}\n{}\n{}\n{}",
             env!("CARGO_PKG_VERSION"),
+            // Links are written from the address the site was reached at.
+            s.url_root,
+            s.base_path,
             s.site_digest,
             s.site_space.id,
             self.row.id,
@@ -1024,7 +1038,9 @@ impl<'a> Site<'a> {
     /// path: a repeat visit then skips walking the revision's whole page tree.
     fn route(&self, list: &mut Option<Vec<Entry<'a>>>) -> Route {
         let key = format!(
-            "site-route:{}\n{}\n{}\n{}",
+            "site-route:{}{}\n{}\n{}\n{}\n{}",
+            self.r.url_root,
+            self.r.base_path,
             self.r.site_space.space_id,
             self.row.id,
             self.nav_text(),
@@ -1287,8 +1303,7 @@ impl<'a> Site<'a> {
         }?;
         Some((
             entry.page.title.clone(),
-            self.state
-                .url(&format!("{}{}", self.r.base_path, entry.path)),
+            format!("{}{}{}", self.r.url_root, self.r.base_path, entry.path),
             page_markdown(entry.page, self.visitor),
         ))
     }
@@ -1790,7 +1805,7 @@ impl<'a> Site<'a> {
 
     /// The absolute URL of the site space.
     fn url_base(&self) -> String {
-        self.state.url(&self.r.base_path)
+        format!("{}{}", self.r.url_root, self.r.base_path)
     }
 }
 

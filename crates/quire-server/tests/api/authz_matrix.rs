@@ -226,6 +226,13 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("sortSiteStructure",                     [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("getSiteCustomizationById",              [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     ("updateSiteCustomizationById",           [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    // Custom hostnames: their site's organization's admins; to anyone else they do not
+    // exist (a delete then answers 204, as for a hostname nobody holds).
+    ("getCustomHostname",                     [200, 404, 404, 404, 404, 404, 404, 404, 401]),
+    ("dnsRevalidateCustomHostname",           [204, 404, 404, 404, 404, 404, 404, 404, 401]),
+    ("removeCustomHostname",                  [205, 204, 204, 204, 204, 204, 204, 204, 401]),
+    // Subdomains are public addresses: any token may ask whose one is.
+    ("getSubdomain",                          [200, 200, 200, 200, 200, 200, 200, 200, 401]),
     ("getPublishedContentSite",               [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     ("getSiteAdaptiveSchema",                 [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     ("updateSiteAdaptiveSchema",              [200, 403, 403, 403, 403, 403, 403, 404, 401]),
@@ -789,6 +796,26 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             .expect(204);
             base.set("spaceId", space)
         }
+        "getCustomHostname" => {
+            app.patch(
+                w.admin(),
+                &format!("/v1/orgs/{}/sites/{}", w.org, w.site.site),
+                json!({ "hostname": "matrix.example.com" }),
+            )
+            .await
+            .expect(200);
+            base.set("hostname", "matrix.example.com")
+        }
+        "getSubdomain" => {
+            app.patch(
+                w.admin(),
+                &format!("/v1/orgs/{}", w.org),
+                json!({ "hostname": "matrixorg" }),
+            )
+            .await
+            .expect(200);
+            base.set("subdomain", "matrixorg")
+        }
         _ if !writes => base,
 
         "updateUserById" => base.body(json!({ "displayName": "Admin" })),
@@ -1137,6 +1164,26 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
         "updateSitePublishingAuthById" => base
             .set("siteId", fresh_site(app, w).await.site)
             .body(json!({ "backend": "custom", "fallbackURL": "https://login.example.com/" })),
+        "dnsRevalidateCustomHostname" | "removeCustomHostname" => {
+            // An IP literal: the DNS check resolves it without asking any server.
+            static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let host = format!("10.77.{}.{}", n / 250, n % 250 + 1);
+            let f = fresh_site(app, w).await;
+            app.patch(
+                w.admin(),
+                &format!("/v1/orgs/{}/sites/{}", w.org, f.site),
+                json!({ "hostname": host }),
+            )
+            .await
+            .expect(200);
+            let call = base.set("hostname", host.clone());
+            if op == "removeCustomHostname" {
+                call.probe(format!("/v1/custom-hostnames/{host}"))
+            } else {
+                call.body(json!({}))
+            }
+        }
         "regenerateSitePublishingAuthById" => base.set("siteId", fresh_site(app, w).await.site),
         "createSiteShareLink" => base
             .set("siteId", fresh_site(app, w).await.site)

@@ -23,6 +23,7 @@ mod git_sync;
 mod hardening;
 mod hardening_depth;
 mod hardening_fetch;
+mod hostnames;
 mod imports;
 mod interleaving;
 mod invites;

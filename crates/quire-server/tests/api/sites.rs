@@ -116,8 +116,9 @@ async fn sites_have_defaults_limits_and_a_lifecycle() {
         .post(&w.admin, &format!("{base}/publish"), json!({}))
         .await
         .expect(200);
+    // On its custom hostname (set above), which serves it (`hostnames.rs`).
     let url = published["urls"]["published"].as_str().unwrap().to_string();
-    assert!(url.ends_with(&format!("/sites/{}/", id(&site))), "{url}");
+    assert_eq!(url, "http://docs.example.com/");
     let listed = app
         .get(&w.admin, &format!("{}?published=true", sites(&w)))
         .await

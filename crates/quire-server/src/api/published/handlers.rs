@@ -147,11 +147,9 @@ pub async fn resolve_published_content_by_url(
         visitor_auth: r.visitor_until.zip(r.key_digest.clone()),
     };
     let api_token = published::issue(&state, &caller.user.id, &scope).await?;
-    let canonical_url = if r.pathname.is_empty() {
-        state.url(&r.base_path)
-    } else {
-        state.url(&format!("{}{}", r.base_path, r.pathname))
-    };
+    // The paths from the host's root, and the canonical URL on the site's own address
+    // when the URL was one (`crate::hosts`).
+    let canonical_url = format!("{}{}{}", r.url_root, r.base_path, r.pathname);
     Ok(Json(Lookup::Content(Box::new(PublishedSiteContent {
         site: r.site.id.clone(),
         site_section: r.section.map(|s| s.id),
@@ -159,8 +157,8 @@ pub async fn resolve_published_content_by_url(
         space: r.site_space.space_id.clone(),
         revision: r.space_revision,
         pathname: r.pathname,
-        base_path: r.base_path,
-        site_base_path: r.site_base_path,
+        base_path: format!("{}{}", r.path_root, r.base_path),
+        site_base_path: format!("{}{}", r.path_root, r.site_base_path),
         api_token,
         organization: r.site.org_id,
         share_key: r.share_key,

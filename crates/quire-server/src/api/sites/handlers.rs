@@ -276,6 +276,17 @@ pub async fn update_site(
     }
     if let Some(Some(host)) = &body.hostname {
         check_hostname(host)?;
+        if *host == *state.public_host
+            || state
+                .config
+                .sites_domain
+                .as_deref()
+                .is_some_and(|d| host == d || host.ends_with(&format!(".{d}")))
+        {
+            return Err(ApiError::bad_request(format!(
+                "`hostname`: `{host}` is Quire's own address or under its sites' domain."
+            )));
+        }
     }
     if let Some(Some(proxy)) = &body.proxy {
         check_proxy(proxy)?;
@@ -334,7 +345,12 @@ pub async fn update_site(
             }
         }
     }
+    let new_hostname = patch.hostname.as_ref().is_some_and(|h| *h != site.hostname);
     store::sites::patch(&mut tx, &site.id, &patch, state.now()).await?;
+    if new_hostname {
+        // The DNS check was of the hostname before.
+        store::hostnames::reset_status(&mut tx, &site.id).await?;
+    }
     tx.commit().await?;
     let row = reload(&state, &org.org.id, &site.id).await?;
     Ok(Json(types::site(&state, &row)))

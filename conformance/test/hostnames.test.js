@@ -1,0 +1,105 @@
+// Sites on addresses of their own: a site served on its custom hostname and on its
+// organization's subdomain (`--sites-domain`), and the custom-hostname and subdomain
+// operations through the official client, every answer checked against the spec.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { startServer } from '../lib/server.js';
+import { check, expectApiError, newUser, setupOrg } from '../lib/client.js';
+import { createChangeRequest, updateContent } from '../lib/content.js';
+
+const DOMAIN = 'docs.conformance.test';
+
+let server;
+let admin;
+let reader;
+let org;
+let site;
+before(async () => {
+    server = await startServer({ args: ['--sites-domain', DOMAIN] });
+    [admin, reader] = await Promise.all(['admin', 'reader'].map((label) => newUser(server, label)));
+    org = await setupOrg(server, admin, 'Hostnames Org', [{ user: reader, role: 'read' }]);
+    const space = check('createSpace', await admin.api.orgs.createSpace(org.id, { title: 'Guide' }), { status: 201 });
+    const cr = await createChangeRequest(admin, space.id, 'Write');
+    await updateContent(server, admin, space.id, cr.id, [
+        { operation: 'insert_page', title: 'Intro', document: { markdown: 'Welcome.' } },
+        { operation: 'insert_page', title: 'Install', document: { markdown: 'Install it.' } },
+    ]);
+    check('mergeChangeRequest', await admin.api.spaces.mergeChangeRequest(space.id, cr.id), { status: 200 });
+    site = check('createSite', await admin.api.orgs.createSite(org.id, { title: 'Docs', spaces: [space.id] }), {
+        status: 201,
+    });
+    check('publishSite', await admin.api.orgs.publishSite(org.id, site.id), { status: 200 });
+});
+after(async () => {
+    await server?.stop();
+});
+
+/** A GET of `path` on the server sent to `host`: status, content type and text. */
+function fetchAs(host, path) {
+    const { hostname, port } = new URL(server.url);
+    return new Promise((resolve, reject) => {
+        const req = http.request({ hostname, port, path, headers: { host } }, (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'], text }));
+        });
+        req.on('error', reject);
+        req.end();
+    });
+}
+
+test('a custom hostname serves its site and is administered by its organization', async () => {
+    const host = '10.20.30.40'; // an IP literal: the DNS check asks no server
+    const updated = check(
+        'updateSiteById',
+        await admin.api.orgs.updateSiteById(org.id, site.id, { hostname: host }),
+        { status: 200 },
+    );
+    assert.equal(updated.urls.published, `http://${host}/`);
+
+    const page = await fetchAs(host, '/install');
+    assert.equal(page.status, 200);
+    assert.match(page.type, /^text\/html/);
+    assert.match(page.text, /Install it\./);
+    assert.match(page.text, /href="\/intro"/);
+
+    const got = check('getCustomHostname', await admin.api.customHostnames.getCustomHostname(host), { status: 200 });
+    assert.deepEqual(got.target, { type: 'site', site: site.id });
+    assert.equal(got.isActive, true);
+    await expectApiError(reader.api.customHostnames.getCustomHostname(host), 404, 'getCustomHostname');
+
+    const revalidated = await admin.api.customHostnames.dnsRevalidateCustomHostname(host);
+    check('dnsRevalidateCustomHostname', revalidated, { status: 204 });
+    const checked = check('getCustomHostname', await admin.api.customHostnames.getCustomHostname(host), {
+        status: 200,
+    });
+    assert.equal(checked.status, 'dns_wrong_cname', 'it resolves, but not to this server');
+
+    check('removeCustomHostname', await admin.api.customHostnames.removeCustomHostname(host), { status: 205 });
+    check('removeCustomHostname', await admin.api.customHostnames.removeCustomHostname(host), { status: 204 });
+    await expectApiError(admin.api.customHostnames.getCustomHostname(host), 404, 'getCustomHostname');
+});
+
+test("an organization's subdomain serves its sites by basename", async () => {
+    check('updateOrganizationById', await admin.api.orgs.updateOrganizationById(org.id, { hostname: 'hostco' }), {
+        status: 200,
+    });
+    check('updateSiteById', await admin.api.orgs.updateSiteById(org.id, site.id, { basename: 'guide' }), {
+        status: 200,
+    });
+    const page = await fetchAs(`hostco.${DOMAIN}`, '/guide/install');
+    assert.equal(page.status, 200);
+    assert.match(page.text, /href="\/guide\/intro"/);
+
+    const sub = check('getSubdomain', await reader.api.subdomains.getSubdomain('hostco'), { status: 200 });
+    assert.deepEqual(sub, {
+        object: 'subdomain',
+        subdomain: 'hostco',
+        target: { type: 'organization', organization: org.id },
+        isActive: true,
+    });
+    await expectApiError(reader.api.subdomains.getSubdomain('nobody'), 404, 'getSubdomain');
+});

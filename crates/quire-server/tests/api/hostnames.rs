@@ -1,0 +1,354 @@
+//! Sites on addresses of their own (`crate::hosts`): a custom hostname, a proxy's path,
+//! an organization's subdomain; and the `custom-hostnames` and `subdomains` operations.
+
+use reqwest::header::HeaderMap;
+use serde_json::{json, Value};
+
+use crate::harness::{Persona, TestApp};
+
+struct World {
+    admin: Persona,
+    org: String,
+    space: String,
+}
+
+fn id(v: &Value) -> String {
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {v}"))
+        .to_string()
+}
+
+/// An organization with a space of two pages (Intro, Install).
+async fn world(app: &TestApp) -> World {
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let space = app.space(&admin, &org, "Guide", None).await;
+    let cr = app.open_change_request(&admin, &space, "Write").await;
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
+        json!({ "changes": [
+            { "operation": "insert_page", "title": "Intro", "document": { "markdown": "Welcome." } },
+            { "operation": "insert_page", "title": "Install", "document": { "markdown": "Install it." } }
+        ] }),
+    )
+    .await
+    .expect(200);
+    app.merge_change_request(&admin, &space, &cr).await;
+    World { admin, org, space }
+}
+
+/// A published public site of the world's space, with `settings` patched in; its id.
+async fn site(app: &TestApp, w: &World, settings: Value) -> String {
+    let base = format!("/v1/orgs/{}/sites", w.org);
+    let site = id(&app
+        .post(
+            &w.admin,
+            &base,
+            json!({ "title": "Docs", "spaces": [w.space] }),
+        )
+        .await
+        .expect(201));
+    app.patch(&w.admin, &format!("{base}/{site}"), settings)
+        .await
+        .expect(200);
+    app.post(&w.admin, &format!("{base}/{site}/publish"), json!({}))
+        .await
+        .expect(200);
+    site
+}
+
+/// A GET of `path` on the server with these headers (`Host` among them): status, headers
+/// and text.
+async fn fetch(app: &TestApp, path: &str, headers: &[(&str, &str)]) -> (u16, HeaderMap, String) {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut req = client.get(format!("{}{path}", app.base));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res = req.send().await.expect("request sent");
+    let status = res.status().as_u16();
+    let h = res.headers().clone();
+    (status, h, res.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_site_is_served_at_the_root_of_its_custom_hostname() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let site = site(&app, &w, json!({ "hostname": "docs.example.com" })).await;
+    let got = app
+        .get(&w.admin, &format!("/v1/orgs/{}/sites/{site}", w.org))
+        .await
+        .expect(200);
+    assert_eq!(got["urls"]["published"], json!("http://docs.example.com/"));
+
+    let host = [("host", "docs.example.com")];
+    let (status, h, body) = fetch(&app, "/", &host).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(h["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(body.contains("href=\"/install\""), "{body}");
+    assert!(!body.contains("/sites/site_"), "{body}");
+    assert!(
+        body.contains("<link rel=\"canonical\" href=\"http://docs.example.com/"),
+        "{body}"
+    );
+    let (status, _, body) = fetch(&app, "/install", &host).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("Install it."));
+    // Its stylesheet, as the page links it.
+    let css = body
+        .split("<link rel=\"stylesheet\" href=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap()
+        .to_string();
+    assert!(css.starts_with("/sites/~assets/"), "{css}");
+    let (status, h, _) = fetch(&app, &css, &host).await;
+    assert_eq!(status, 200);
+    assert!(h["content-type"].to_str().unwrap().starts_with("text/css"));
+    // The agents' formats and the sitemap use the address too.
+    let (_, _, llms) = fetch(&app, "/llms.txt", &host).await;
+    assert!(
+        llms.contains("http://docs.example.com/install.md"),
+        "{llms}"
+    );
+    let (_, _, sitemap) = fetch(&app, "/sitemap.xml", &host).await;
+    assert!(
+        sitemap.contains("<loc>http://docs.example.com/install</loc>"),
+        "{sitemap}"
+    );
+    // Everything on that host is the site: the API is not.
+    let (status, h, _) = fetch(&app, "/v1/user", &host).await;
+    assert_eq!(status, 404);
+    assert!(h["content-type"].to_str().unwrap().starts_with("text/html"));
+    // A host that is no site's is served as Quire's own.
+    let (status, _, body) = fetch(&app, "/v1/user", &[("host", "other.example.com")]).await;
+    assert_eq!(status, 401, "{body}");
+
+    // A published URL on that address resolves, with its canonical URL there.
+    let resolved = app
+        .post(
+            &w.admin,
+            "/v1/urls/published",
+            json!({ "url": "http://docs.example.com/install" }),
+        )
+        .await
+        .expect(200);
+    assert_eq!(resolved["site"], json!(site));
+    assert_eq!(resolved["pathname"], json!("install"));
+    assert_eq!(resolved["basePath"], json!("/"));
+    assert_eq!(
+        resolved["canonicalUrl"],
+        json!("http://docs.example.com/install")
+    );
+
+    // One hostname, one site, on the whole server.
+    let other = app.org(&w.admin, "Other").await;
+    let second = id(&app
+        .post(
+            &w.admin,
+            &format!("/v1/orgs/{other}/sites"),
+            json!({ "title": "More" }),
+        )
+        .await
+        .expect(201));
+    let message = app
+        .patch(
+            &w.admin,
+            &format!("/v1/orgs/{other}/sites/{second}"),
+            json!({ "hostname": "docs.example.com" }),
+        )
+        .await
+        .expect_error(409);
+    assert!(message.contains("hostname"), "{message}");
+    // Nor Quire's own address.
+    let own = app
+        .base
+        .trim_start_matches("http://")
+        .split(':')
+        .next()
+        .unwrap()
+        .to_string();
+    let message = app
+        .patch(
+            &w.admin,
+            &format!("/v1/orgs/{other}/sites/{second}"),
+            json!({ "hostname": own }),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("hostname"), "{message}");
+
+    // Moving the hostname to another site moves what the address serves, at once on this
+    // node.
+    app.patch(
+        &w.admin,
+        &format!("/v1/orgs/{}/sites/{site}", w.org),
+        json!({ "hostname": null }),
+    )
+    .await
+    .expect(200);
+    let (status, _, _) = fetch(&app, "/v1/user", &host).await;
+    assert_eq!(status, 401, "the address is Quire's own again");
+}
+
+#[tokio::test]
+async fn custom_hostnames_are_administered_by_their_site_s_organization() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let reader = app.persona("reader").await;
+    app.add_member(&w.admin, &w.org, &reader, json!("read"))
+        .await;
+    let outsider = app.persona("outsider").await;
+    // IP literals stand for names: the check resolves them without asking any DNS server.
+    let here = "127.000.000.001";
+    let elsewhere = "10.11.12.13";
+    let site = site(&app, &w, json!({ "hostname": here })).await;
+    let other = site_with(&app, &w, elsewhere).await;
+
+    let path = format!("/v1/custom-hostnames/{here}");
+    let got = app.get(&w.admin, &path).await.expect(200);
+    assert_eq!(got["object"], json!("custom-hostname"));
+    assert_eq!(got["hostname"], json!(here));
+    assert_eq!(got["target"], json!({ "type": "site", "site": site }));
+    assert_eq!(got["isActive"], json!(true));
+    assert!(got.get("status").is_none(), "not checked yet: {got}");
+    assert!(got["urls"]["location"].as_str().unwrap().ends_with(&path));
+    app.get(&reader, &path).await.expect_error(404);
+    app.get(&outsider, &path).await.expect_error(404);
+    app.get(&w.admin, "/v1/custom-hostnames/nothing.example.com")
+        .await
+        .expect_error(404);
+
+    // The DNS check: pointing at this server, or elsewhere.
+    app.patch(&reader, &path, json!({})).await.expect_error(404);
+    app.patch(&w.admin, &path, json!({})).await.expect(204);
+    let got = app.get(&w.admin, &path).await.expect(200);
+    assert_eq!(got["status"], json!("live"));
+    let other_path = format!("/v1/custom-hostnames/{elsewhere}");
+    app.patch(&w.admin, &other_path, json!({}))
+        .await
+        .expect(204);
+    let got = app.get(&w.admin, &other_path).await.expect(200);
+    assert_eq!(got["status"], json!("dns_wrong_cname"));
+    assert_eq!(got["target"]["site"], json!(other));
+
+    // Removing: not the reader's to remove (204, nothing changes); the admin's (205).
+    app.delete(&reader, &path).await.expect(204);
+    app.get(&w.admin, &path).await.expect(200);
+    app.delete(&w.admin, &path).await.expect(205);
+    app.get(&w.admin, &path).await.expect_error(404);
+    app.delete(&w.admin, &path).await.expect(204);
+    let site_row = app
+        .get(&w.admin, &format!("/v1/orgs/{}/sites/{site}", w.org))
+        .await
+        .expect(200);
+    assert!(site_row.get("hostname").is_none() || site_row["hostname"].is_null());
+}
+
+/// Another published site of the world's space on `hostname`; its id.
+async fn site_with(app: &TestApp, w: &World, hostname: &str) -> String {
+    site(app, w, json!({ "hostname": hostname })).await
+}
+
+#[tokio::test]
+async fn a_proxy_serves_the_site_under_its_path_when_its_forwarded_host_is_trusted() {
+    let app = TestApp::start_with(|c| c.trust_forwarded_host = true).await;
+    let w = world(&app).await;
+    let site = site(&app, &w, json!({ "proxy": "example.com/docs" })).await;
+    let got = app
+        .get(&w.admin, &format!("/v1/orgs/{}/sites/{site}", w.org))
+        .await
+        .expect(200);
+    assert_eq!(got["urls"]["published"], json!("http://example.com/docs/"));
+    let forwarded = [
+        ("x-forwarded-host", "example.com"),
+        ("x-forwarded-proto", "https"),
+    ];
+    let (status, _, body) = fetch(&app, "/docs/", &forwarded).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("href=\"/docs/install\""), "{body}");
+    assert!(body.contains("href=\"/docs/sites/~assets/"), "{body}");
+    assert!(
+        body.contains("<link rel=\"canonical\" href=\"https://example.com/docs/"),
+        "{body}"
+    );
+    let (status, _, body) = fetch(&app, "/docs/install", &forwarded).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("Install it."));
+    let (status, _, _) = fetch(&app, "/docs/sites/~assets/nothing.css", &forwarded).await;
+    assert_eq!(status, 404);
+    // Outside the proxy's path, the host serves nothing of the site.
+    let (status, _, _) = fetch(&app, "/other", &forwarded).await;
+    assert_eq!(status, 404);
+
+    // A server not told to trust the forwarded host reads the connection's `Host`.
+    let untrusting = TestApp::start().await;
+    let (status, h, _) = fetch(&untrusting, "/docs/", &forwarded).await;
+    assert_eq!(status, 404);
+    assert!(h["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/json"));
+}
+
+#[tokio::test]
+async fn an_organization_s_subdomain_serves_its_sites_by_basename() {
+    let app = TestApp::start_with(|c| c.sites_domain = Some("docs.test".into())).await;
+    let w = world(&app).await;
+    app.patch(
+        &w.admin,
+        &format!("/v1/orgs/{}", w.org),
+        json!({ "hostname": "acme" }),
+    )
+    .await
+    .expect(200);
+    site(&app, &w, json!({ "basename": "guides" })).await;
+    let host = [("host", "acme.docs.test")];
+    let (status, _, body) = fetch(&app, "/guides/", &host).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("href=\"/guides/install\""), "{body}");
+    let (status, _, body) = fetch(&app, "/guides/install", &host).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("Install it."));
+    // No site without a basename: nothing at the root.
+    let (status, _, _) = fetch(&app, "/v1/user", &host).await;
+    assert_eq!(status, 401, "served as Quire's own host");
+
+    let got = app.get(&w.admin, "/v1/subdomains/acme").await.expect(200);
+    assert_eq!(
+        got,
+        json!({
+            "object": "subdomain",
+            "subdomain": "acme",
+            "target": { "type": "organization", "organization": w.org },
+            "isActive": true
+        })
+    );
+    app.get(&w.admin, "/v1/subdomains/nobody")
+        .await
+        .expect_error(404);
+    // A custom hostname may not be taken under the sites' domain.
+    let message = app
+        .post(
+            &w.admin,
+            &format!("/v1/orgs/{}/sites", w.org),
+            json!({ "title": "Two" }),
+        )
+        .await
+        .expect(201);
+    let message = app
+        .patch(
+            &w.admin,
+            &format!("/v1/orgs/{}/sites/{}", w.org, id(&message)),
+            json!({ "hostname": "x.docs.test" }),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("hostname"), "{message}");
+}
