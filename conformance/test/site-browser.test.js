@@ -15,6 +15,9 @@ import { check, newUser, raw, setupOrg } from '../lib/client.js';
 import { updateContent } from '../lib/content.js';
 import { ARTIFACTS, follow, freshPage as newPage, launchBrowser, seriousViolations, skip } from '../lib/browser.js';
 
+/** The domain whose names the browser resolves to this machine. */
+const CUSTOM_DOMAIN = 'handbook.test';
+
 let server;
 let browser;
 let admin;
@@ -317,9 +320,6 @@ after(async () => {
 
 /** A fresh browser context (its own cookies) and a page in it; `close()` ends both. */
 const freshPage = () => newPage(browser);
-
-/** The domain whose names the browser resolves to this machine. */
-const CUSTOM_DOMAIN = 'handbook.test';
 
 const h1 = (tab) => tab.$eval('main h1', (e) => e.textContent.trim());
 
