@@ -162,3 +162,36 @@ test('createTranslation: 400 naming the field, 403 for readers', async () => {
         'createTranslation',
     );
 });
+
+test('the glossary: updateGlossaryEntries, listGlossaryEntries, getGlossaryEntry', async () => {
+    const put = await creator.api.orgs.updateGlossaryEntries(org.id, {
+        operations: [
+            { type: 'insert', translations: { en: 'walrus', de: 'Walross' } },
+            { type: 'insert', translations: { en: 'tusk', fr: 'défense' } },
+        ],
+    });
+    check('updateGlossaryEntries', put, { status: 204 });
+    const { items } = await listAll('listGlossaryEntries', (page) =>
+        reader.api.orgs.listGlossaryEntries(org.id, { limit: 1, ...(page ? { page } : {}) }),
+    );
+    const walrus = items.find((e) => e.translations.en === 'walrus');
+    assert.deepEqual(walrus.translations, { en: 'walrus', de: 'Walross' });
+    const got = check('getGlossaryEntry', await reader.api.orgs.getGlossaryEntry(org.id, walrus.id), { status: 200 });
+    assert.deepEqual(got, walrus);
+    await expectApiError(
+        creator.api.orgs.updateGlossaryEntries(org.id, { operations: [{ type: 'delete', id: 'nosuchentry' }] }),
+        400,
+        'updateGlossaryEntries',
+    );
+    await expectApiError(
+        reader.api.orgs.updateGlossaryEntries(org.id, { operations: [{ type: 'delete', id: walrus.id }] }),
+        403,
+        'updateGlossaryEntries',
+    );
+    check(
+        'updateGlossaryEntries',
+        await creator.api.orgs.updateGlossaryEntries(org.id, { operations: [{ type: 'delete', id: walrus.id }] }),
+        { status: 204 },
+    );
+    await expectApiError(reader.api.orgs.getGlossaryEntry(org.id, walrus.id), 404, 'getGlossaryEntry');
+});

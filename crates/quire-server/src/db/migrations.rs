@@ -29,7 +29,21 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (20, "git sync", GIT_SYNC),
     (21, "git sync claim", GIT_SYNC_CLAIM),
     (24, "site hostnames", SITE_HOSTNAMES),
+    (26, "translation glossary", GLOSSARY),
 ];
+
+/// An organization's translation glossary: each entry a term in several languages (JSON
+/// object of language code to term), which translation runs keep to.
+const GLOSSARY: &str = r#"
+CREATE TABLE glossary_entries (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    translations TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX glossary_entries_org ON glossary_entries (org_id, created_at, id)
+"#;
 
 /// A custom hostname belongs to one site on the whole server (a second site that held the
 /// same one before this keeps none), and the outcome of its latest DNS check.

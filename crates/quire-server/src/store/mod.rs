@@ -4,6 +4,7 @@ pub mod change_requests;
 pub mod collections;
 pub mod comments;
 pub mod git;
+pub mod glossary;
 pub mod hostnames;
 pub mod invites;
 pub mod jobs;

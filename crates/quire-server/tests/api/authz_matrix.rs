@@ -268,6 +268,9 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("listTranslations",                      [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     ("createTranslation",                     [201, 201, 403, 403, 403, 403, 403, 404, 401]),
     ("getTranslation",                        [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("listGlossaryEntries",                   [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("updateGlossaryEntries",                 [204, 204, 403, 403, 403, 403, 403, 404, 401]),
+    ("getGlossaryEntry",                      [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     ("updateTranslation",                     [200, 200, 403, 403, 403, 403, 403, 404, 401]),
     ("deleteTranslation",                     [204, 204, 403, 403, 403, 403, 403, 404, 401]),
     ("runTranslation",                        [204, 204, 403, 403, 403, 403, 403, 404, 401]),
@@ -816,6 +819,27 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             .expect(200);
             base.set("subdomain", "matrixorg")
         }
+        "getGlossaryEntry" => {
+            let glossary = format!("/v1/orgs/{}/translations-glossary", w.org);
+            let listed = app.get(w.admin(), &glossary).await.expect(200);
+            let id = match listed["items"][0]["id"].as_str() {
+                Some(id) => id.to_string(),
+                None => {
+                    app.put(
+                        w.admin(),
+                        &glossary,
+                        json!({ "operations": [
+                            { "type": "insert", "translations": { "en": "tool", "fr": "outil" } }
+                        ] }),
+                    )
+                    .await
+                    .expect(204);
+                    let listed = app.get(w.admin(), &glossary).await.expect(200);
+                    id(&listed["items"][0])
+                }
+            };
+            base.set("glossaryEntryId", id)
+        }
         _ if !writes => base,
 
         "updateUserById" => base.body(json!({ "displayName": "Admin" })),
@@ -1197,6 +1221,9 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
                 call
             }
         }
+        "updateGlossaryEntries" => base.body(json!({ "operations": [
+            { "type": "insert", "translations": { "en": "term", "de": "Begriff" } }
+        ] })),
         "createTranslation" => base.body(json!({
             "source": { "space": w.space, "language": "en" },
             "language": "de"

@@ -650,3 +650,146 @@ async fn the_operations_answer_with_official_shapes_and_errors() {
         .await
         .expect_error(404);
 }
+
+#[tokio::test]
+async fn the_glossary_is_kept_by_runs_and_changing_it_translates_again() {
+    let (app, provider) = start(Kind::OpenAi).await;
+    let w = world(&app).await;
+    let reader = app.persona("reader").await;
+    app.add_member(&w.admin, &w.org, &reader, json!("read"))
+        .await;
+    let glossary = format!("/v1/orgs/{}/translations-glossary", w.org);
+
+    // A batch: two inserts; a bad one refuses the whole batch, naming the operation.
+    let bad = app
+        .put(
+            &w.admin,
+            &glossary,
+            json!({ "operations": [
+                { "type": "insert", "translations": { "en": "tool", "fr": "outil" } },
+                { "type": "insert", "translations": { "en": "two\nlines" } }
+            ] }),
+        )
+        .await
+        .expect_error(400);
+    assert!(bad.contains("operations[1]"), "{bad}");
+    let bad = app
+        .put(
+            &w.admin,
+            &glossary,
+            json!({ "operations": [{ "type": "insert", "translations": { "xx": "word" } }] }),
+        )
+        .await
+        .expect_error(400);
+    assert!(bad.contains("operations[0].translations"), "{bad}");
+    let bad = app
+        .put(
+            &w.admin,
+            &glossary,
+            json!({ "operations": [{ "type": "delete", "id": "nothing" }] }),
+        )
+        .await
+        .expect_error(400);
+    assert!(bad.contains("operations[0].id"), "{bad}");
+    assert_eq!(app.get(&w.admin, &glossary).await.expect(200)["count"], 0);
+    app.put(
+        &reader,
+        &glossary,
+        json!({ "operations": [{ "type": "insert", "translations": { "en": "tool" } }] }),
+    )
+    .await
+    .expect_error(403);
+
+    app.put(
+        &w.admin,
+        &glossary,
+        json!({ "operations": [
+            { "type": "insert", "translations": { "en": "tool", "fr": "outil" } },
+            { "type": "insert", "translations": { "en": "manual", "de": "Handbuch" } }
+        ] }),
+    )
+    .await
+    .expect(204);
+    let listed = app.get(&reader, &glossary).await.expect(200);
+    assert_eq!(listed["count"], 2);
+    let entry = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["translations"]["en"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(entry["object"], "glossary-entry");
+    assert_eq!(
+        entry["translations"],
+        json!({ "en": "tool", "fr": "outil" })
+    );
+    let id = entry["id"].as_str().unwrap().to_string();
+    let got = app
+        .get(&reader, &format!("{glossary}/{id}"))
+        .await
+        .expect(200);
+    assert_eq!(got, entry);
+    assert!(got["urls"]["location"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("{glossary}/{id}")));
+    app.get(&w.admin, &format!("{glossary}/nothing"))
+        .await
+        .expect_error(404);
+
+    // A run from English to French asks the provider to keep the pair it has (and not the
+    // one without French).
+    let created = create(&app, &w, None).await;
+    let tid = created["id"].as_str().unwrap().to_string();
+    settle(&app, &w, &tid).await;
+    {
+        let s = provider.seen.lock().unwrap();
+        let system = s.bodies[0]["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains(r#"["tool","outil"]"#), "{system}");
+        assert!(!system.contains("Handbuch"), "{system}");
+    }
+
+    // Changing the pair translates every page again; the same glossary translates nothing.
+    provider.clear();
+    app.post(
+        &w.admin,
+        &format!("/v1/orgs/{}/translations/{tid}/run", w.org),
+        json!({}),
+    )
+    .await
+    .expect(204);
+    let t = settle(&app, &w, &tid).await;
+    assert_eq!(t["stats"]["latestPages"], 0, "{t}");
+    app.put(
+        &w.admin,
+        &glossary,
+        json!({ "operations": [
+            { "type": "update", "id": id, "translations": { "en": "tool", "fr": "instrument" } }
+        ] }),
+    )
+    .await
+    .expect(204);
+    app.post(
+        &w.admin,
+        &format!("/v1/orgs/{}/translations/{tid}/run", w.org),
+        json!({}),
+    )
+    .await
+    .expect(204);
+    let t = settle(&app, &w, &tid).await;
+    assert_eq!(t["stats"]["latestPages"], 2, "{t}");
+    let s = provider.seen.lock().unwrap();
+    let system = s.bodies[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains(r#"["tool","instrument"]"#), "{system}");
+    drop(s);
+
+    app.put(
+        &w.admin,
+        &glossary,
+        json!({ "operations": [{ "type": "delete", "id": id }] }),
+    )
+    .await
+    .expect(204);
+    assert_eq!(app.get(&w.admin, &glossary).await.expect(200)["count"], 1);
+}

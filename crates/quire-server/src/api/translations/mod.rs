@@ -2,6 +2,7 @@
 //! it requires, and their handlers. Members with a role see translations; those who may
 //! create content in the organization (the run creates a space) manage them.
 
+pub mod glossary;
 pub mod handlers;
 pub mod types;
 
@@ -59,6 +60,28 @@ pub fn operations() -> Vec<Operation> {
             "runTranslation",
             OrgCreate,
             handlers::run_translation,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/translations-glossary",
+            "listGlossaryEntries",
+            OrgNonGuest,
+            glossary::list_entries,
+        ),
+        op(
+            Method::PUT,
+            "/v1/orgs/{organizationId}/translations-glossary",
+            "updateGlossaryEntries",
+            OrgCreate,
+            glossary::update_entries,
+        )
+        .body_limit(BODY_LIMIT),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/translations-glossary/{glossaryEntryId}",
+            "getGlossaryEntry",
+            OrgNonGuest,
+            glossary::get_entry,
         ),
     ]
 }

@@ -13,6 +13,7 @@
 //! result keeps its previous revision). A run requested while one runs is remembered
 //! (`queued`) and starts when that one ends: never lost, never run twice at once.
 
+pub mod glossary;
 pub mod provider;
 
 use std::collections::HashMap;
@@ -166,9 +167,11 @@ async fn attempt(state: &AppState, job_id: &str, id: &str) -> Result<(), Outcome
         .await?
         .into_iter()
         .collect();
+    let terms = glossary::pairs(state, &row.org_id, &row.source_language, &row.language).await?;
+    // The glossary's terms for these languages change what a page becomes.
     let salt = format!(
-        "{TRANSLATOR_VERSION}\n{}\n{}\n{}\n",
-        row.source_language, row.language, row.instructions
+        "{TRANSLATOR_VERSION}\n{}\n{}\n{}\n{:?}\n",
+        row.source_language, row.language, row.instructions, terms
     );
     let plan = {
         let (source_rev, previous) = (source_rev.clone(), previous.clone());
@@ -189,6 +192,7 @@ async fn attempt(state: &AppState, job_id: &str, id: &str) -> Result<(), Outcome
         from: &row.source_language,
         to: &row.language,
         instructions: &instructions_text(&row.instructions),
+        glossary: &terms,
     };
     let translated = if plan.texts.is_empty() {
         Vec::new()

@@ -23,6 +23,8 @@ pub struct Ask<'a> {
     pub to: &'a str,
     /// Guidance from the translation's instructions (plain text; may be empty).
     pub instructions: &'a str,
+    /// The organization's glossary for these languages: (source term, target term).
+    pub glossary: &'a [(String, String)],
 }
 
 /// Translates every text, in order; `Err` holds a reason fit for users.
@@ -186,6 +188,16 @@ fn openai_request(model: &str, ask: &Ask<'_>, batch: &[String]) -> serde_json::V
     if !ask.instructions.trim().is_empty() {
         system.push_str("\n\nGuidance from the documentation's maintainers:\n");
         system.push_str(ask.instructions.trim());
+    }
+    if !ask.glossary.is_empty() {
+        system.push_str(
+            "\n\nThe organization's glossary: wherever a term on the left appears, translate it \
+             as the term on the right (JSON pairs):\n",
+        );
+        for pair in ask.glossary {
+            system.push_str(&json!(pair).to_string());
+            system.push('\n');
+        }
     }
     json!({
         "model": model,
