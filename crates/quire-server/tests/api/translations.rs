@@ -779,10 +779,11 @@ async fn the_glossary_is_kept_by_runs_and_changing_it_translates_again() {
     .expect(204);
     let t = settle(&app, &w, &tid).await;
     assert_eq!(t["stats"]["latestPages"], 2, "{t}");
-    let s = provider.seen.lock().unwrap();
-    let system = s.bodies[0]["messages"][0]["content"].as_str().unwrap();
-    assert!(system.contains(r#"["tool","instrument"]"#), "{system}");
-    drop(s);
+    {
+        let s = provider.seen.lock().unwrap();
+        let system = s.bodies[0]["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains(r#"["tool","instrument"]"#), "{system}");
+    }
 
     app.put(
         &w.admin,
