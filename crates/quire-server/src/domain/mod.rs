@@ -24,6 +24,8 @@ pub mod placement;
 pub mod published;
 pub mod saml;
 pub mod search;
+pub mod site_search;
+pub mod site_settings;
 pub mod sites;
 pub mod spaces;
 pub mod teams;
