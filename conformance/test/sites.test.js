@@ -1404,3 +1404,25 @@ test('listPermissionsAggregateInSite: every member with their organization role;
     for (const p of items) assert.deepEqual(p.origin, { type: 'organization', organization: org.id });
     await expectApiError(guest.api.orgs.listPermissionsAggregateInSite(org.id, site.id), 403, 'listPermissionsAggregateInSite');
 });
+
+test('getSitePublishingPreviewById: a URL with a visitor token for the claims asked; admins only', async () => {
+    const space = await createSpace('Preview Guide');
+    const site = await createSite(admin, { title: 'Previewed', spaces: [space.id] });
+    await publish(site.id);
+    const res = check(
+        'getSitePublishingPreviewById',
+        await admin.api.orgs.getSitePublishingPreviewById(org.id, site.id, { claims: '(beta:!t)' }),
+        { status: 200 },
+    );
+    assert.match(res.url, /\/sites\/[^/]+\/\?jwt_token=[\w-]+\.[\w-]+\.[\w-]+$/);
+    await expectApiError(
+        admin.api.orgs.getSitePublishingPreviewById(org.id, site.id, { claims: '(beta:' }),
+        400,
+        'getSitePublishingPreviewById',
+    );
+    await expectApiError(
+        reader.api.orgs.getSitePublishingPreviewById(org.id, site.id),
+        403,
+        'getSitePublishingPreviewById',
+    );
+});

@@ -24,6 +24,7 @@ pub mod placement;
 pub mod published;
 pub mod saml;
 pub mod search;
+pub mod site_preview;
 pub mod site_search;
 pub mod site_settings;
 pub mod sites;

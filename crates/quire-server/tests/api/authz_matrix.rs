@@ -266,6 +266,8 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getSitePublishingAuthById",             [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("updateSitePublishingAuthById",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("regenerateSitePublishingAuthById",      [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    // A preview URL carries a token signed with that key.
+    ("getSitePublishingPreviewById",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
 
     // Translations: members with a role see them; those who create content manage them
     // (a run creates a space).

@@ -774,3 +774,77 @@ async fn a_site_s_permissions_are_its_organization_s_roles() {
         .await
         .expect_error(403);
 }
+
+#[tokio::test]
+async fn a_preview_url_opens_the_site_as_a_visitor_with_its_claims() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = app.space(&w.admin, &w.org, "Guide", None).await;
+    write(
+        &app,
+        &w,
+        &space,
+        json!([
+            { "operation": "insert_page", "title": "Open", "document": { "markdown": "For all." } },
+            { "operation": "insert_page", "title": "Beta corner", "condition": "visitor.claims.beta === true",
+              "document": { "markdown": "Beta only." } }
+        ]),
+    )
+    .await;
+    let (api, path) = published_site(&app, &w, &[&space]).await;
+    app.patch(&w.admin, &api, json!({ "visibility": "visitor-auth" }))
+        .await
+        .expect(200);
+    let preview = format!("{api}/publishing/preview");
+    let res = app
+        .get(&w.admin, &format!("{preview}?claims=(beta:!t,plan:'pro')"))
+        .await
+        .expect(200);
+    let url = res["url"].as_str().unwrap();
+    assert!(
+        url.starts_with(&format!("{}{path}?jwt_token=", app.base)),
+        "{url}"
+    );
+    // The visitor-auth site opens to it, and its claims count.
+    let html = reqwest::get(url).await.unwrap().text().await.unwrap();
+    assert!(html.contains("Beta corner"), "{html}");
+    let plain = app.get(&w.admin, &preview).await.expect(200);
+    let html = reqwest::get(plain["url"].as_str().unwrap())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("Open") && !html.contains("Beta corner"),
+        "{html}"
+    );
+    // Not without its token.
+    let res = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{}{path}", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(res.status(), 200);
+
+    for (query, field) in [
+        ("?claims=(beta:", "claims"),
+        ("?claims=!t", "claims"),
+        ("?siteSpace=nope", "siteSpace"),
+    ] {
+        let msg = app
+            .get(&w.admin, &format!("{preview}{query}"))
+            .await
+            .expect_error(400);
+        assert!(msg.contains(field), "{query}: {msg}");
+    }
+    app.get(&w.reader, &preview).await.expect_error(403);
+    app.post(&w.admin, &format!("{api}/unpublish"), json!({}))
+        .await
+        .expect(200);
+    let msg = app.get(&w.admin, &preview).await.expect_error(400);
+    assert!(msg.contains("published"), "{msg}");
+}

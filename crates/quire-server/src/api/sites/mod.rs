@@ -5,6 +5,7 @@
 pub mod handlers;
 pub mod mcp_servers;
 pub mod permissions;
+pub mod preview;
 pub mod publishing_auth;
 pub mod search;
 pub mod share_links;
@@ -299,6 +300,13 @@ pub fn operations() -> Vec<Operation> {
             "regenerateSitePublishingAuthById",
             SiteAdmin,
             publishing_auth::regenerate_site_publishing_auth,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/publishing/preview",
+            "getSitePublishingPreviewById",
+            SiteAdmin,
+            preview::get_site_publishing_preview,
         ),
         op(
             Method::GET,
