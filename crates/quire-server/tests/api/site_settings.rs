@@ -848,3 +848,33 @@ async fn a_preview_url_opens_the_site_as_a_visitor_with_its_claims() {
     let msg = app.get(&w.admin, &preview).await.expect_error(400);
     assert!(msg.contains("published"), "{msg}");
 }
+
+#[tokio::test]
+async fn a_site_search_is_a_read_that_moves_no_cached_answer() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let space = app.space(&w.admin, &w.org, "Guide", None).await;
+    let (api, _) = published_site(&app, &w, &[&space]).await;
+    let read = format!("/v1/spaces/{space}");
+    for _ in 0..2 {
+        app.get(&w.reader, &read).await.expect(200);
+    }
+    let kept = || app.state.answers.counts().0;
+    let hits = kept();
+    app.get(&w.reader, &read).await.expect(200);
+    assert_eq!(kept(), hits + 1, "kept before the search");
+    app.post(
+        &w.reader,
+        &format!("{api}/search"),
+        json!({ "query": "hello" }),
+    )
+    .await
+    .expect(200);
+    let hits = kept();
+    app.get(&w.reader, &read).await.expect(200);
+    assert_eq!(
+        kept(),
+        hits + 1,
+        "a search (sent with POST) changes nothing"
+    );
+}
