@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from '../lib/server.js';
 import { client, check, expectApiError, newUser, setupOrg, listAll } from '../lib/client.js';
+import { updateContent, createChangeRequest } from '../lib/content.js';
 
 let server;
 let admin; // admin of `org`
@@ -1236,4 +1237,192 @@ test('access: members read every site operation; writes need an org admin; outsi
         await expectApiError(call(anonymous), 401, op);
     }
     assert.deepEqual(await snapshot(), before, 'refused writes change nothing');
+});
+
+test('site space customization: an override over the site; PATCH merges, null resets, DELETE 205 then 204', async () => {
+    const space = await createSpace('Variant Guide');
+    const site = await createSite(admin, { title: 'Variants', spaces: [space.id] });
+    const [ss] = await siteSpaces(site.id);
+    const ssId = ss.id;
+    const get = async (who = admin) =>
+        check(
+            'getSiteSpaceCustomizationById',
+            await who.api.orgs.getSiteSpaceCustomizationById(org.id, site.id, ssId),
+            { status: 200 },
+        );
+    const patch = async (body) =>
+        check(
+            'overrideSiteSpaceCustomizationById',
+            await admin.api.orgs.overrideSiteSpaceCustomizationById(org.id, site.id, ssId, body),
+            { status: 200 },
+        );
+    const siteCustom = check(
+        'getSiteCustomizationById',
+        await admin.api.orgs.getSiteCustomizationById(org.id, site.id),
+        { status: 200 },
+    );
+    assert.deepEqual(await get(reader), siteCustom, 'no override: the site space shows the site');
+
+    let c = await patch({ title: 'Variant Title', styling: { theme: 'muted' } });
+    assert.equal(c.title, 'Variant Title');
+    assert.equal(c.styling.theme, 'muted');
+    assert.deepEqual(c.styling.primaryColor, siteCustom.styling.primaryColor);
+    c = await patch({ styling: { theme: null, primaryColor: { light: '#112233', dark: '#445566' } } });
+    assert.equal(c.styling.theme, siteCustom.styling.theme, 'null resets to the site');
+    assert.deepEqual(c.styling.primaryColor, { light: '#112233', dark: '#445566' });
+    assert.equal(c.title, 'Variant Title', 'fields left out stay');
+    assert.deepEqual(await get(reader), c);
+
+    for (const body of [{ title: 'x' }, { styling: { theme: 'neon' } }, { nope: true }]) {
+        await expectApiError(
+            admin.api.orgs.overrideSiteSpaceCustomizationById(org.id, site.id, ssId, body),
+            400,
+            'overrideSiteSpaceCustomizationById',
+        );
+    }
+    await expectApiError(
+        reader.api.orgs.overrideSiteSpaceCustomizationById(org.id, site.id, ssId, { title: 'Mine' }),
+        403,
+        'overrideSiteSpaceCustomizationById',
+    );
+    await expectApiError(
+        admin.api.orgs.getSiteSpaceCustomizationById(org.id, site.id, NO_SUCH_ITEM),
+        404,
+        'getSiteSpaceCustomizationById',
+    );
+
+    check(
+        'deleteSiteSpaceCustomizationById',
+        await admin.api.orgs.deleteSiteSpaceCustomizationById(org.id, site.id, ssId),
+        { status: 205 },
+    );
+    check(
+        'deleteSiteSpaceCustomizationById',
+        await admin.api.orgs.deleteSiteSpaceCustomizationById(org.id, site.id, ssId),
+        { status: 204 },
+    );
+    assert.equal((await get()).title, siteCustom.title);
+});
+
+test('site MCP servers: create 201, get, list, update, delete 205 then 204; admins only', async () => {
+    const site = await createSite(admin, { title: 'With MCP' });
+    const res = await admin.api.orgs.createSiteMcpServer(org.id, site.id, {
+        name: 'Tickets',
+        url: 'https://mcp.example.com/',
+        headers: { Authorization: 'Bearer s3cret' },
+    });
+    const server = check('createSiteMcpServer', res, { status: 201 });
+    assert.equal(res.headers.get('location'), server.urls.location);
+    assert.deepEqual(server.headers, { Authorization: 'Bearer s3cret' });
+    const got = check('getSiteMcpServerById', await admin.api.orgs.getSiteMcpServerById(org.id, site.id, server.id), {
+        status: 200,
+    });
+    assert.deepEqual(got, server);
+    const { items } = await listAll('listSiteMcpServers', (page) =>
+        admin.api.orgs.listSiteMcpServers(org.id, site.id, { page }),
+    );
+    assert.deepEqual(items, [server]);
+    const updated = check(
+        'updateSiteMcpServerById',
+        await admin.api.orgs.updateSiteMcpServerById(org.id, site.id, server.id, { name: 'Support' }),
+        { status: 200 },
+    );
+    assert.equal(updated.name, 'Support');
+    assert.deepEqual(updated.headers, server.headers, 'what the PATCH leaves out stays');
+
+    await expectApiError(
+        admin.api.orgs.createSiteMcpServer(org.id, site.id, { name: 'Bad', url: 'ftp://x.example/', headers: {} }),
+        400,
+        'createSiteMcpServer',
+    );
+    await expectApiError(reader.api.orgs.listSiteMcpServers(org.id, site.id), 403, 'listSiteMcpServers');
+    await expectApiError(
+        reader.api.orgs.getSiteMcpServerById(org.id, site.id, server.id),
+        403,
+        'getSiteMcpServerById',
+    );
+    await expectApiError(
+        admin.api.orgs.getSiteMcpServerById(org.id, site.id, NO_SUCH_ITEM),
+        404,
+        'getSiteMcpServerById',
+    );
+
+    check('deleteSiteMcpServerById', await admin.api.orgs.deleteSiteMcpServerById(org.id, site.id, server.id), {
+        status: 205,
+    });
+    check('deleteSiteMcpServerById', await admin.api.orgs.deleteSiteMcpServerById(org.id, site.id, server.id), {
+        status: 204,
+    });
+});
+
+test('searchSiteContent: the site search, grouped by space, as an anonymous visitor sees it', async () => {
+    const space = await createSpace('Searchable Guide');
+    const cr = await createChangeRequest(admin, space.id, 'Pages');
+    await updateContent(server, admin, space.id, cr.id, [
+        { operation: 'insert_page', title: 'Open', document: { markdown: 'Narwhal for all.' } },
+        { operation: 'insert_page', title: 'Hidden', hidden: true, document: { markdown: 'Narwhal hidden.' } },
+    ]);
+    check('mergeChangeRequest', await admin.api.spaces.mergeChangeRequest(space.id, cr.id), { status: 200 });
+    const site = await createSite(admin, { title: 'Searchable', spaces: [space.id] });
+    await publish(site.id);
+    const [ss] = await siteSpaces(site.id);
+    for (const body of [
+        { query: 'narwhal' },
+        { query: 'narwhal', scope: { mode: 'all' } },
+        { query: 'narwhal', scope: { mode: 'specific', siteSpaceIds: [ss.id] } },
+        { query: 'narwhal', scope: { mode: 'default' } },
+    ]) {
+        const res = check('searchSiteContent', await reader.api.orgs.searchSiteContent(org.id, site.id, body), {
+            status: 200,
+        });
+        assert.equal(res.items.length, 1, JSON.stringify(res));
+        assert.equal(res.items[0].id, space.id);
+        assert.deepEqual(
+            res.items[0].pages.map((p) => p.title),
+            ['Open'],
+            'a hidden page is not searched',
+        );
+    }
+    await expectApiError(
+        admin.api.orgs.searchSiteContent(org.id, site.id, { query: 'narwhal', scope: { mode: 'specific', siteSpaceIds: [NO_SUCH_ITEM] } }),
+        400,
+        'searchSiteContent',
+    );
+    await expectApiError(outsider.api.orgs.searchSiteContent(org.id, site.id, { query: 'narwhal' }), 404, 'searchSiteContent');
+});
+
+test('listPermissionsAggregateInSite: every member with their organization role; no guests', async () => {
+    const site = await createSite(admin, { title: 'Who reads' });
+    const { items } = await listAll('listPermissionsAggregateInSite', (page) =>
+        reader.api.orgs.listPermissionsAggregateInSite(org.id, site.id, { page }),
+    );
+    const byUser = Object.fromEntries(items.map((p) => [p.user.id, p.permission]));
+    assert.equal(byUser[admin.id], 'admin');
+    assert.equal(byUser[creator.id], 'create');
+    assert.equal(byUser[reader.id], 'read');
+    assert.equal(byUser[guest.id], undefined, 'a guest does not open sites');
+    for (const p of items) assert.deepEqual(p.origin, { type: 'organization', organization: org.id });
+    await expectApiError(guest.api.orgs.listPermissionsAggregateInSite(org.id, site.id), 403, 'listPermissionsAggregateInSite');
+});
+
+test('getSitePublishingPreviewById: a URL with a visitor token for the claims asked; admins only', async () => {
+    const space = await createSpace('Preview Guide');
+    const site = await createSite(admin, { title: 'Previewed', spaces: [space.id] });
+    await publish(site.id);
+    const res = check(
+        'getSitePublishingPreviewById',
+        await admin.api.orgs.getSitePublishingPreviewById(org.id, site.id, { claims: '(beta:!t)' }),
+        { status: 200 },
+    );
+    assert.match(res.url, /\/sites\/[^/]+\/\?jwt_token=[\w-]+\.[\w-]+\.[\w-]+$/);
+    await expectApiError(
+        admin.api.orgs.getSitePublishingPreviewById(org.id, site.id, { claims: '(beta:' }),
+        400,
+        'getSitePublishingPreviewById',
+    );
+    await expectApiError(
+        reader.api.orgs.getSitePublishingPreviewById(org.id, site.id),
+        403,
+        'getSitePublishingPreviewById',
+    );
 });

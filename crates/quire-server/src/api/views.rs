@@ -565,3 +565,100 @@ pub async fn change_request_json(
         crate::domain::change_requests::current_revision(state, &ctx.space.id).await?;
     Ok(change_request(state, c, creator.as_ref(), &space_revision))
 }
+
+// Search results, after the official `SearchSpaceResult`, `SearchPageResult` and
+// `SearchSectionResult` (with Quire's `description`, `score`, `rank`, `resultType` and
+// `ancestors` beside them): the organization's, the space's and the site's searches answer them.
+
+/// The `urls` of a result.
+#[derive(Serialize)]
+pub struct AppUrl {
+    /// Its address in the app.
+    pub app: String,
+}
+
+/// An ancestor of a result page.
+#[derive(Serialize)]
+pub struct Ancestor {
+    pub title: String,
+}
+
+/// `SearchSectionResult`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchSectionResult {
+    pub id: String,
+    pub title: String,
+    pub path: String,
+    pub body: String,
+    pub score: f64,
+    /// Always `section`.
+    pub result_type: &'static str,
+    pub urls: AppUrl,
+}
+
+/// `SearchPageResult`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchPageResult {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub path: String,
+    pub score: f64,
+    /// One-based position in the whole ranking.
+    pub rank: usize,
+    /// `page` or `section`.
+    pub result_type: &'static str,
+    pub ancestors: Vec<Ancestor>,
+    pub sections: Vec<SearchSectionResult>,
+    pub urls: AppUrl,
+}
+
+/// `SearchSpaceResult`: the results of one space in an organization's or a site's search.
+#[derive(Serialize)]
+pub struct SearchSpaceResult {
+    /// Always `space`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub id: String,
+    pub title: String,
+    /// The score of its best page.
+    pub score: f64,
+    pub pages: Vec<SearchPageResult>,
+}
+
+impl From<crate::domain::search::query::FoundSection> for SearchSectionResult {
+    fn from(s: crate::domain::search::query::FoundSection) -> Self {
+        Self {
+            id: s.id,
+            title: s.title,
+            path: s.path,
+            body: s.body,
+            score: s.score,
+            result_type: "section",
+            urls: AppUrl { app: s.url },
+        }
+    }
+}
+
+impl From<crate::domain::search::query::FoundPage> for SearchPageResult {
+    fn from(p: crate::domain::search::query::FoundPage) -> Self {
+        Self {
+            id: p.id,
+            title: p.title,
+            description: p.description,
+            path: p.path,
+            score: p.score,
+            rank: p.position + 1,
+            result_type: p.result_type,
+            ancestors: p
+                .ancestors
+                .into_iter()
+                .map(|title| Ancestor { title })
+                .collect(),
+            sections: p.sections.into_iter().map(Into::into).collect(),
+            urls: AppUrl { app: p.url },
+        }
+    }
+}

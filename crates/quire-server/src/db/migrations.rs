@@ -28,9 +28,35 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (19, "git commit identities", GIT_COMMITS),
     (20, "git sync", GIT_SYNC),
     (21, "git sync claim", GIT_SYNC_CLAIM),
+    (
+        23,
+        "site space customizations and site mcp servers",
+        SITE_EXTRAS,
+    ),
     (24, "site hostnames", SITE_HOSTNAMES),
     (26, "translation glossary", GLOSSARY),
 ];
+
+/// What a site space overrides of its site's customization (only the fields it sets), and
+/// the outside MCP servers a site names (their headers may hold credentials: admins only).
+const SITE_EXTRAS: &str = r#"
+CREATE TABLE site_space_customizations (
+    site_space_id TEXT PRIMARY KEY REFERENCES site_spaces (id) ON DELETE CASCADE,
+    site_id TEXT NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    settings TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX site_space_customizations_site ON site_space_customizations (site_id);
+CREATE TABLE site_mcp_servers (
+    id TEXT PRIMARY KEY,
+    site_id TEXT NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    url TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX site_mcp_servers_site ON site_mcp_servers (site_id, created_at, id)
+"#;
 
 /// An organization's translation glossary: each entry a term in several languages (JSON
 /// object of language code to term), which translation runs keep to.

@@ -5,7 +5,7 @@
 //! Published URLs are `{public-url}/sites/{siteId}/[~share/{key}/][section/][site-space/]page/path`:
 //! the default section and the default site space of a section take no segment.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use quire_content::condition::ContextPath;
@@ -533,6 +533,8 @@ struct SiteState {
     auth: Option<PublishingAuthRow>,
     /// Its customization, built once rather than on every page.
     customization: Arc<Value>,
+    /// The customization of each site space that overrides the site's, by site space id.
+    space_customizations: HashMap<String, Arc<Value>>,
     /// A digest of the row and structure (see [`Resolved::site_digest`]).
     digest: Arc<str>,
     /// The site's organization (`None`: no such site).
@@ -564,6 +566,14 @@ async fn site_state(state: &AppState, site_id: &str) -> ApiResult<Arc<SiteState>
         ),
         None => Default::default(),
     };
+    let space_customizations: HashMap<String, Arc<Value>> = match &site {
+        Some(row) => super::site_settings::effective_by_site_space(state, row)
+            .await?
+            .into_iter()
+            .map(|(id, value)| (id, Arc::new(value)))
+            .collect(),
+        None => HashMap::new(),
+    };
     let mut reads = Reads::new();
     for condition in structure
         .sections
@@ -580,9 +590,11 @@ async fn site_state(state: &AppState, site_id: &str) -> ApiResult<Arc<SiteState>
     }
     let digest = site.as_ref().map_or_else(String::new, |row| {
         use sha2::Digest;
+        // Overrides in site space order, so the digest is the same on every node.
+        let overrides: std::collections::BTreeMap<_, _> = space_customizations.iter().collect();
         let id = format!(
-            "{}\n{}\n{:?}\n{:?}",
-            row.id, row.updated_at, row.customization, structure
+            "{}\n{}\n{:?}\n{:?}\n{:?}",
+            row.id, row.updated_at, row.customization, structure, overrides
         );
         hex::encode(&sha2::Sha256::digest(id.as_bytes())[..16])
     });
@@ -591,6 +603,7 @@ async fn site_state(state: &AppState, site_id: &str) -> ApiResult<Arc<SiteState>
         structure: Arc::new(structure),
         auth,
         customization: Arc::new(customization),
+        space_customizations,
         digest: digest.into(),
         org,
         reads: Arc::new(reads),
@@ -750,6 +763,11 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         .await?
         .filter(|s| s.deleted_at.is_none())
         .ok_or_else(nothing)?;
+    let customization = known
+        .space_customizations
+        .get(&site_space.id)
+        .unwrap_or(&known.customization)
+        .clone();
     Ok(Resolution::Shown(Box::new(Resolved {
         site,
         section,
@@ -765,7 +783,7 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
         url_root,
         complete,
         structure,
-        customization: known.customization.clone(),
+        customization,
         site_digest: known.digest.clone(),
         visitor: context,
         site_reads: known.reads.clone(),
@@ -803,4 +821,59 @@ fn pick_site_space(
         }
         _ => Some((default.clone(), !(segments.is_empty() && shown.len() > 1))),
     }
+}
+
+/// A readable page of the site space, in tree order.
+pub struct Entry<'a> {
+    /// The page.
+    pub page: &'a Page,
+    /// Its path inside the site space.
+    pub path: String,
+    /// Its ancestors, outermost first.
+    pub parents: Vec<&'a Page>,
+    /// Whether navigation lists it (neither it nor an ancestor is hidden).
+    pub listed: bool,
+}
+
+/// The pages a visitor may read: those whose condition (and whose ancestors' conditions)
+/// holds for them. Hidden pages stay readable by their URL.
+pub fn entries<'a>(rev: &'a Revision, visitor: &Value) -> Vec<Entry<'a>> {
+    fn walk<'a>(
+        pages: &'a [Page],
+        parents: &[&'a Page],
+        parent_path: &str,
+        listed: bool,
+        visitor: &Value,
+        out: &mut Vec<Entry<'a>>,
+    ) {
+        for page in pages {
+            if !visible(page.condition.as_deref(), visitor) {
+                continue;
+            }
+            let mut path = quire_content::model::join_path(parent_path, &page.slug);
+            let listed = listed && !page.hidden;
+            // Most pages are leaves: they need no list of ancestors for children, nor a
+            // copy of their path (a large tree's first page pays for every allocation).
+            let leaf = page.pages.is_empty();
+            out.push(Entry {
+                page,
+                path: if leaf {
+                    std::mem::take(&mut path)
+                } else {
+                    path.clone()
+                },
+                parents: parents.to_vec(),
+                listed,
+            });
+            if leaf {
+                continue;
+            }
+            let mut inner = parents.to_vec();
+            inner.push(page);
+            walk(&page.pages, &inner, &path, listed, visitor, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&rev.pages, &[], "", true, visitor, &mut out);
+    out
 }

@@ -582,7 +582,7 @@ fn default_customization(site: &SiteRow) -> Value {
 }
 
 /// Puts every field of `over` onto `base`, objects field by field, anything else whole.
-fn overlay(base: &mut Value, over: Value) {
+pub(crate) fn overlay(base: &mut Value, over: Value) {
     match (base, over) {
         (Value::Object(b), Value::Object(o)) => {
             for (k, v) in o {

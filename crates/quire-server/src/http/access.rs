@@ -32,6 +32,10 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::users::UserRow;
 
+/// Operations sent with `POST` (a body too large for a query) that change nothing: they run
+/// as reads, moving no cache scope.
+const POST_READS: &[&str] = &["searchSiteContent"];
+
 /// Applies a route's [`Access`]: a tower layer written by hand, since `from_fn` middleware
 /// costs a large share of a small request (BENCHMARKS.md, issue 11).
 #[derive(Clone)]
@@ -70,7 +74,8 @@ impl Enforce {
         S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
         S::Future: Send + 'static,
     {
-        let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+        let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS)
+            && !POST_READS.contains(&self.operation);
         let mut res = if writes {
             // A write runs to its end on its own task, even when its client leaves: dropped
             // half way, it could leave a transaction begun on a pooled connection (holding
@@ -426,7 +431,7 @@ async fn check_published(
         ApiError::not_found("The published content this token was issued for is no longer published to its visitor.")
     };
     match operation {
-        "getPublishedContentSite" => {
+        "getPublishedContentSite" | "searchSiteContent" => {
             if !matches("organizationId", &scope.org) || !matches("siteId", &scope.site) {
                 return Err(refused());
             }
@@ -453,7 +458,7 @@ async fn check_published(
         .await?
         .ok_or_else(closed)?;
     let org = OrgCtx { org, role: None };
-    if operation == "getPublishedContentSite" {
+    if matches!(operation, "getPublishedContentSite" | "searchSiteContent") {
         let site = published::site_row(state, &scope.site)
             .await?
             .ok_or_else(closed)?;

@@ -21,6 +21,7 @@ pub mod revisions;
 pub mod saml;
 pub mod search;
 pub mod sessions;
+pub mod site_settings;
 pub mod sites;
 pub mod spaces;
 pub mod teams;

@@ -28,7 +28,8 @@ use super::{mcp, search};
 use crate::clock::iso;
 use crate::domain::content;
 use crate::domain::published::{
-    self, add_block_reads, visible, visitor_document, visitor_markdown, Reads, Resolved,
+    self, add_block_reads, entries, visible, visitor_document, visitor_markdown, Entry, Reads,
+    Resolved,
 };
 use crate::domain::sites::{self as rules, customization_of, Top, Urls};
 use crate::error::{ApiError, ApiResult};
@@ -548,60 +549,6 @@ enum Route {
     Redirect(String),
     /// No readable page there.
     NotFound,
-}
-
-/// A readable page of the site space, in tree order.
-struct Entry<'a> {
-    page: &'a Page,
-    /// Its path inside the site space.
-    path: String,
-    /// Its ancestors, outermost first.
-    parents: Vec<&'a Page>,
-    /// Whether navigation lists it (neither it nor an ancestor is hidden).
-    listed: bool,
-}
-
-/// The pages a visitor may read: those whose condition (and whose ancestors' conditions)
-/// holds for them. Hidden pages stay readable by their URL.
-fn entries<'a>(rev: &'a Revision, visitor: &Value) -> Vec<Entry<'a>> {
-    fn walk<'a>(
-        pages: &'a [Page],
-        parents: &[&'a Page],
-        parent_path: &str,
-        listed: bool,
-        visitor: &Value,
-        out: &mut Vec<Entry<'a>>,
-    ) {
-        for page in pages {
-            if !visible(page.condition.as_deref(), visitor) {
-                continue;
-            }
-            let mut path = quire_content::model::join_path(parent_path, &page.slug);
-            let listed = listed && !page.hidden;
-            // Most pages are leaves: they need no list of ancestors for children, nor a
-            // copy of their path (a large tree's first page pays for every allocation).
-            let leaf = page.pages.is_empty();
-            out.push(Entry {
-                page,
-                path: if leaf {
-                    std::mem::take(&mut path)
-                } else {
-                    path.clone()
-                },
-                parents: parents.to_vec(),
-                listed,
-            });
-            if leaf {
-                continue;
-            }
-            let mut inner = parents.to_vec();
-            inner.push(page);
-            walk(&page.pages, &inner, &path, listed, visitor, out);
-        }
-    }
-    let mut out = Vec::new();
-    walk(&rev.pages, &[], "", true, visitor, &mut out);
-    out
 }
 
 fn is_document(page: &Page) -> bool {

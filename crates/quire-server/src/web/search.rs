@@ -9,19 +9,12 @@ use quire_content::html::{escape_attr as attr, escape_text as text};
 use serde_json::json;
 
 use crate::domain::search;
-use crate::domain::search::query::{self, MAX_QUERY_CHARS};
+use crate::domain::search::query::MAX_QUERY_CHARS;
 use crate::error::ApiResult;
 use crate::state::AppState;
 
 /// Results shown at most.
 pub const LIMIT: usize = 20;
-
-/// How far down the ranking a search reads to fill [`LIMIT`] once pages the visitor may
-/// not see are left out.
-const DEPTH: usize = 200;
-
-/// Hits rendered (excerpts cut) per step while filling the results.
-const STEP: usize = 40;
 
 /// What the visitor asked.
 pub enum Ask {
@@ -77,21 +70,13 @@ pub async fn run(
     // The index follows the space's current revision, which is the one sites publish;
     // a stale index is brought up to date here, as API searches do.
     let states = search::fresh_states(state, &[space_id]).await?;
-    if states.is_empty() {
-        return Ok(Vec::new());
-    }
-    let parsed = query::parse(text);
-    let mut ranked = query::run_for(state, &states, &parsed, DEPTH, Some(visitor)).await?;
-    ranked.check_phrases(state, &states, DEPTH).await?;
-    let end = ranked.count().min(DEPTH);
-    let mut out = Vec::new();
-    let mut from = 0;
-    while out.len() < LIMIT && from < end {
-        let to = (from + STEP).min(end);
-        for found in ranked.render(state, &states, from, to).await? {
-            let Some(url) = allowed.get(found.id.as_str()) else {
-                continue;
-            };
+    let found = search::site::visible_hits(state, &states, text, visitor, LIMIT, |_, page_id| {
+        allowed.get(page_id).cloned()
+    })
+    .await?;
+    Ok(found
+        .into_iter()
+        .map(|(found, url)| {
             let best = found.sections.first();
             let section = best
                 .filter(|s| found.result_type == "section" && !s.id.is_empty())
@@ -100,21 +85,16 @@ pub async fn run(
                 .map(|s| s.body.clone())
                 .filter(|b| !b.is_empty())
                 .unwrap_or_else(|| found.description.clone());
-            out.push(Hit {
+            Hit {
                 title: found.title,
                 url: section
                     .as_ref()
                     .map_or_else(|| url.clone(), |(_, u)| u.clone()),
                 section: section.map(|(t, _)| t),
                 excerpt,
-            });
-            if out.len() == LIMIT {
-                break;
             }
-        }
-        from = to;
-    }
-    Ok(out)
+        })
+        .collect())
 }
 
 /// The results as JSON for the script: `{"items":[{"title","url","excerpt"}]}`.

@@ -234,6 +234,8 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     // Subdomains are public addresses: any token may ask whose one is.
     ("getSubdomain",                          [200, 200, 200, 200, 200, 200, 200, 200, 401]),
     ("getPublishedContentSite",               [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("searchSiteContent",                     [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("listPermissionsAggregateInSite",        [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     ("getSiteAdaptiveSchema",                 [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     ("updateSiteAdaptiveSchema",              [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("listSiteAdaptiveTemplateConditions",    [200, 200, 200, 200, 200, 200, 403, 404, 401]),
@@ -242,6 +244,9 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("updateSiteSpaceById",                   [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("deleteSiteSpaceById",                   [204, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("moveSiteSpace",                         [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getSiteSpaceCustomizationById",         [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("overrideSiteSpaceCustomizationById",    [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteSiteSpaceCustomizationById",      [205, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("listSiteSections",                      [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     ("addSectionToSite",                      [201, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("updateSiteSectionById",                 [200, 403, 403, 403, 403, 403, 403, 404, 401]),
@@ -258,10 +263,18 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("createSiteShareLink",                   [201, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("updateSiteShareLinkById",               [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("deleteSiteShareLinkById",               [204, 403, 403, 403, 403, 403, 403, 404, 401]),
+    // Outside MCP servers: their headers hold credentials, so even their reads are the admins'.
+    ("listSiteMcpServers",                    [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("createSiteMcpServer",                   [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getSiteMcpServerById",                  [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateSiteMcpServerById",               [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteSiteMcpServerById",               [205, 403, 403, 403, 403, 403, 403, 404, 401]),
     // The visitor-token signing key is a secret too: even its read is the admins'.
     ("getSitePublishingAuthById",             [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("updateSitePublishingAuthById",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("regenerateSitePublishingAuthById",      [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    // A preview URL carries a token signed with that key.
+    ("getSitePublishingPreviewById",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
 
     // Translations: members with a role see them; those who create content manage them
     // (a run creates a space).
@@ -739,6 +752,23 @@ impl Call {
     }
 }
 
+/// A fresh site with an MCP server, made by the admin: (site id, server id).
+async fn fresh_mcp_server(app: &TestApp, w: &World) -> (String, String) {
+    let site = fresh_site(app, w).await.site;
+    let server = app
+        .post(
+            w.admin(),
+            &format!("/v1/orgs/{}/sites/{site}/mcp-servers", w.org),
+            json!({ "name": "Tools", "url": "https://mcp.example.com/", "headers": {} }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (site, server)
+}
+
 /// The request for `op`: the world's targets for reads, fresh ones for writes. `None`
 /// for a write without a fixture (the test fails: every write needs one).
 async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Call> {
@@ -782,6 +812,10 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
     };
     let call = match op {
         "searchSpaceContent" | "searchOrganizationContent" => base.query("?query=hello"),
+        "getSiteMcpServerById" => {
+            let (site, server) = fresh_mcp_server(app, w).await;
+            base.set("siteId", site).set("siteMcpServerId", server)
+        }
         "getCommentInChangeRequest"
         | "listCommentRepliesInChangeRequest"
         | "getCommentReplyInChangeRequest" => base
@@ -1150,6 +1184,23 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
                 _ => call,
             }
         }
+        "overrideSiteSpaceCustomizationById" | "deleteSiteSpaceCustomizationById" => {
+            let f = fresh_site(app, w).await;
+            let ss = f.site_spaces[0].clone();
+            let path = format!(
+                "/v1/orgs/{}/sites/{}/site-spaces/{ss}/customization",
+                w.org, f.site
+            );
+            let call = base.set("siteId", f.site).set("siteSpaceId", ss);
+            if op == "overrideSiteSpaceCustomizationById" {
+                call.body(json!({ "title": "Variant" }))
+            } else {
+                app.patch(w.admin(), &path, json!({ "title": "Variant" }))
+                    .await
+                    .expect(200);
+                call
+            }
+        }
         "updateSiteSectionById" | "deleteSiteSectionById" | "moveSiteSection" => {
             let f = fresh_site(app, w).await;
             let call = base
@@ -1224,6 +1275,19 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
         "updateGlossaryEntries" => base.body(json!({ "operations": [
             { "type": "insert", "translations": { "en": "term", "de": "Begriff" } }
         ] })),
+        "searchSiteContent" => base.body(json!({ "query": "hello" })),
+        "createSiteMcpServer" => base
+            .set("siteId", fresh_site(app, w).await.site)
+            .body(json!({ "name": "Tools", "url": "https://mcp.example.com/", "headers": {} })),
+        "updateSiteMcpServerById" | "deleteSiteMcpServerById" => {
+            let (site, server) = fresh_mcp_server(app, w).await;
+            let call = base.set("siteId", site).set("siteMcpServerId", server);
+            if op == "updateSiteMcpServerById" {
+                call.body(json!({ "name": "Renamed" }))
+            } else {
+                call
+            }
+        }
         "createTranslation" => base.body(json!({
             "source": { "space": w.space, "language": "en" },
             "language": "de"

@@ -43,6 +43,7 @@ mod routes;
 mod saml;
 mod search;
 mod site_pages;
+mod site_settings;
 mod sites;
 mod spaces;
 mod teams;

@@ -428,7 +428,7 @@ pub async fn get_site_structure(
 /// An admin of its organization gets it before it is published too (to preview it); anyone
 /// else, published-content tokens included, 404 while it is unpublished. Read with a
 /// published-content token, `customizations.siteSpaces` holds the customization of the site
-/// space the token resolved (the site's: site spaces have none of their own), which the
+/// space the token resolved (the site's with that site space's override on top), which the
 /// renderer looks up there.
 pub async fn get_published_content_site(
     State(state): State<AppState>,
@@ -453,14 +453,21 @@ pub async fn get_published_content_site(
         _ => None,
     };
     let customization = customization_of(&ctx.site)?;
+    // Only the token's own site space: one copy of the settings, however many the site has.
+    let site_spaces = match reading {
+        Some(Extension(published::Reading(scope))) => {
+            let shown = crate::domain::site_settings::site_space_customization(
+                &state,
+                &ctx.site,
+                &scope.site_space,
+            )
+            .await?;
+            HashMap::from([(scope.site_space.clone(), shown)])
+        }
+        None => HashMap::new(),
+    };
     let loaded = load(&state, ctx.site).await?;
     let described = loaded.describe(&state, grants.as_deref(), key.as_deref());
-    // Only the token's own site space: one copy of the settings, however many the site has.
-    let site_spaces = reading
-        .map(|Extension(published::Reading(scope))| {
-            HashMap::from([(scope.site_space.clone(), customization.clone())])
-        })
-        .unwrap_or_default();
     Ok(Json(PublishedContentSite {
         object: "published-content-site",
         site: types::site(&state, &loaded.site),
@@ -582,7 +589,7 @@ pub async fn get_site_customization(Extension(ctx): Extension<SiteCtx>) -> ApiRe
 }
 
 /// Checks the parts of a customization that the published site reads; names the field.
-fn check_customization(c: &serde_json::Map<String, Value>) -> ApiResult<()> {
+pub(super) fn check_customization(c: &serde_json::Map<String, Value>) -> ApiResult<()> {
     if let Some(title) = c.get("title") {
         let title = title
             .as_str()

@@ -3,8 +3,13 @@
 //! them, and alone read their secrets (share-link keys, the visitor-token signing key).
 
 pub mod handlers;
+pub mod mcp_servers;
+pub mod permissions;
+pub mod preview;
 pub mod publishing_auth;
+pub mod search;
 pub mod share_links;
+pub mod site_space_customization;
 pub mod structure;
 pub mod types;
 
@@ -102,6 +107,20 @@ pub fn operations() -> Vec<Operation> {
         ),
         op(
             Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/permissions/aggregate",
+            "listPermissionsAggregateInSite",
+            SiteRead,
+            permissions::list_permissions_aggregate_in_site,
+        ),
+        op(
+            Method::POST,
+            "/v1/orgs/{organizationId}/sites/{siteId}/search",
+            "searchSiteContent",
+            SiteRead,
+            search::search_site_content,
+        ),
+        op(
+            Method::GET,
             "/v1/orgs/{organizationId}/sites/{siteId}/adaptive-schema",
             "getSiteAdaptiveSchema",
             SiteRead,
@@ -148,6 +167,27 @@ pub fn operations() -> Vec<Operation> {
             "deleteSiteSpaceById",
             SiteAdminIfExists,
             structure::delete_site_space,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization",
+            "getSiteSpaceCustomizationById",
+            SiteRead,
+            site_space_customization::get_site_space_customization,
+        ),
+        op(
+            Method::PATCH,
+            "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization",
+            "overrideSiteSpaceCustomizationById",
+            SiteAdmin,
+            site_space_customization::override_site_space_customization,
+        ),
+        op(
+            Method::DELETE,
+            "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization",
+            "deleteSiteSpaceCustomizationById",
+            SiteAdminIfExists,
+            site_space_customization::delete_site_space_customization,
         ),
         op(
             Method::POST,
@@ -263,6 +303,13 @@ pub fn operations() -> Vec<Operation> {
         ),
         op(
             Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/publishing/preview",
+            "getSitePublishingPreviewById",
+            SiteAdmin,
+            preview::get_site_publishing_preview,
+        ),
+        op(
+            Method::GET,
             "/v1/orgs/{organizationId}/sites/{siteId}/share-links",
             "listSiteShareLinks",
             SiteAdmin,
@@ -288,6 +335,41 @@ pub fn operations() -> Vec<Operation> {
             "deleteSiteShareLinkById",
             SiteAdminIfExists,
             share_links::delete_site_share_link,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/mcp-servers",
+            "listSiteMcpServers",
+            SiteAdmin,
+            mcp_servers::list_site_mcp_servers,
+        ),
+        op(
+            Method::POST,
+            "/v1/orgs/{organizationId}/sites/{siteId}/mcp-servers",
+            "createSiteMcpServer",
+            SiteAdmin,
+            mcp_servers::create_site_mcp_server,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/mcp-servers/{siteMcpServerId}",
+            "getSiteMcpServerById",
+            SiteAdmin,
+            mcp_servers::get_site_mcp_server,
+        ),
+        op(
+            Method::PATCH,
+            "/v1/orgs/{organizationId}/sites/{siteId}/mcp-servers/{siteMcpServerId}",
+            "updateSiteMcpServerById",
+            SiteAdmin,
+            mcp_servers::update_site_mcp_server,
+        ),
+        op(
+            Method::DELETE,
+            "/v1/orgs/{organizationId}/sites/{siteId}/mcp-servers/{siteMcpServerId}",
+            "deleteSiteMcpServerById",
+            SiteAdminIfExists,
+            mcp_servers::delete_site_mcp_server,
         ),
     ]
 }

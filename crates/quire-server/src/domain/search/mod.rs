@@ -74,6 +74,7 @@ pub mod codec;
 pub mod index;
 pub mod query;
 pub mod results;
+pub mod site;
 pub mod snapshot;
 
 pub use index::{reindex, Outcome};
