@@ -4,6 +4,7 @@
 
 pub mod handlers;
 pub mod publishing_auth;
+pub mod redirects;
 pub mod share_links;
 pub mod structure;
 pub mod types;
@@ -288,6 +289,41 @@ pub fn operations() -> Vec<Operation> {
             "deleteSiteShareLinkById",
             SiteAdminIfExists,
             share_links::delete_site_share_link,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+            "listSiteRedirects",
+            SiteRead,
+            redirects::list_site_redirects,
+        ),
+        op(
+            Method::POST,
+            "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+            "createSiteRedirect",
+            SiteAdmin,
+            redirects::create_site_redirect,
+        ),
+        op(
+            Method::PATCH,
+            "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+            "updateSiteRedirectById",
+            SiteAdmin,
+            redirects::update_site_redirect,
+        ),
+        op(
+            Method::DELETE,
+            "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+            "deleteSiteRedirectById",
+            SiteAdminIfExists,
+            redirects::delete_site_redirect,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/redirect",
+            "getSiteRedirectBySource",
+            SiteRead,
+            redirects::get_site_redirect_by_source,
         ),
     ]
 }
