@@ -334,3 +334,80 @@ pub async fn follow(
     };
     target(state, site, structure, &row, share_key).await
 }
+
+/// Most sites of an organization [`keep_old_address`] looks at.
+const MAX_SITES: i64 = 100;
+
+/// Whether some site of `org_id` publishes `space_id` (the app then offers
+/// [`keep_old_address`]).
+pub async fn published_in_a_site(
+    state: &AppState,
+    org_id: &str,
+    space_id: &str,
+) -> ApiResult<bool> {
+    let filter = store::sites::SiteFilter {
+        space: Some(space_id.to_string()),
+        ..Default::default()
+    };
+    let (_, count) = store::sites::list(&state.db, org_id, &filter, None, 1).await?;
+    Ok(count > 0)
+}
+
+/// For a page whose slug becomes `new_slug` in a change request: a redirect, in every site of
+/// `org_id` publishing the space, from the page's published address (its path in the space's
+/// current content) to the page. Inert while a page is at that address (a page wins over a
+/// redirect), it takes visitors of the old address to the page once the change is merged.
+/// An address that some redirect already has keeps it. Answers how many were added.
+pub async fn keep_old_address(
+    state: &AppState,
+    org_id: &str,
+    space_id: &str,
+    page_id: &str,
+    new_slug: &str,
+) -> ApiResult<usize> {
+    let revision = crate::domain::access::current_revision(state, space_id).await?;
+    let Some(row) = content::revision_row(state, space_id, &revision).await? else {
+        return Ok(0);
+    };
+    let rev = content::load_in(state, space_id, &row.root).await?;
+    let (Some(page), Some(path)) = (rev.page(page_id), rev.path_of(page_id)) else {
+        // A page new in the change request has no published address yet.
+        return Ok(0);
+    };
+    if page.slug == new_slug {
+        return Ok(0);
+    }
+    let filter = store::sites::SiteFilter {
+        space: Some(space_id.to_string()),
+        ..Default::default()
+    };
+    let (sites, _) = store::sites::list(&state.db, org_id, &filter, None, MAX_SITES).await?;
+    let mut added = 0;
+    for site in &sites {
+        let structure = store::sites::structure(&state.db, &site.id).await?;
+        let urls = Urls::new(state, site, None);
+        let root = urls.site();
+        for ss in structure
+            .site_spaces
+            .iter()
+            .filter(|s| s.space_id == space_id)
+        {
+            let at = urls.site_space(site, &structure, ss);
+            let source = format!("/{}{path}", at.strip_prefix(&root).unwrap_or(""));
+            if check_source("source", &source).is_err() {
+                continue;
+            }
+            let to = Destination::SitePage {
+                site_space_id: ss.id.clone(),
+                page_id: page_id.to_string(),
+            };
+            match create(state, site, source, &to).await {
+                Ok(_) => added += 1,
+                // Already redirected, or the site is full: the page keeps its new address.
+                Err(ApiError::Conflict(_) | ApiError::BadRequest(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(added)
+}
