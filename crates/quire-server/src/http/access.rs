@@ -419,7 +419,8 @@ async fn check_published(
         ApiError::not_found("The published content this token was issued for is no longer published to its visitor.")
     };
     match operation {
-        "getPublishedContentSite" => {
+        // A renderer asks for a site's redirect where it finds no page.
+        "getPublishedContentSite" | "getSiteRedirectBySource" => {
             if !matches("organizationId", &scope.org) || !matches("siteId", &scope.site) {
                 return Err(refused());
             }
@@ -446,7 +447,10 @@ async fn check_published(
         .await?
         .ok_or_else(closed)?;
     let org = OrgCtx { org, role: None };
-    if operation == "getPublishedContentSite" {
+    if matches!(
+        operation,
+        "getPublishedContentSite" | "getSiteRedirectBySource"
+    ) {
         let site = published::site_row(state, &scope.site)
             .await?
             .ok_or_else(closed)?;

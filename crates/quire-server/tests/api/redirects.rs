@@ -231,6 +231,25 @@ async fn site_redirects_are_checked_kept_and_followed() {
     assert_eq!(status, 200, "a page wins over a redirect from its path");
     let (status, _, _) = visit(&app, &format!("/sites/{site}/old/other")).await;
     assert_eq!(status, 404);
+    // The token a renderer gets for the site reads its redirects by source, and no more.
+    let resolved = app
+        .post(
+            &w.reader,
+            "/v1/urls/published",
+            json!({ "url": format!("{}/sites/{site}/old/usage", app.base) }),
+        )
+        .await
+        .expect(200);
+    let renderer = resolved["apiToken"].as_str().unwrap().to_string();
+    let as_renderer = |path: String| {
+        let (app, renderer) = (&app, renderer.clone());
+        async move { app.call(Method::GET, &path, Some(&renderer), None).await }
+    };
+    let found = as_renderer(format!("{base}/redirect?source=/old/usage"))
+        .await
+        .expect(200);
+    assert_eq!(found["target"], json!(target));
+    as_renderer(redirects.clone()).await.expect_error(403);
 
     // Changes: the source (not onto another's), the destination; then it is gone.
     let msg = app
