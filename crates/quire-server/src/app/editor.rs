@@ -339,6 +339,15 @@ pub async fn screen(
     };
     let markdown = doc.markdown.clone();
     let title = page_found.title.clone();
+    // Redirects are site settings: offered to organization admins, when a site shows the space.
+    let offer_redirect = ctx.org.is_admin()
+        && crate::domain::redirects::published_in_a_site(
+            state,
+            ctx.space.org_id.as_str(),
+            &ctx.space.id,
+        )
+        .await
+        .unwrap_or(false);
     let preview = {
         let (space, rev, md, number) = (
             ctx.space.id.clone(),
@@ -399,7 +408,7 @@ data-pages=\"{pages}\" data-nonce=\"{nonce}\" data-upload=\"/s/{space}/~/upload/
         title = attr(&title),
         md = text(&markdown),
         pages = attr(&pages),
-        settings = settings_html(page_found),
+        settings = settings_html(page_found, offer_redirect),
     );
     let mut res = page(
         StatusCode::OK,
@@ -421,10 +430,16 @@ data-pages=\"{pages}\" data-nonce=\"{nonce}\" data-upload=\"/s/{space}/~/upload/
     res
 }
 
-/// The page's settings in the editor's form: description, emoji, icon, slug, and whether
-/// it is hidden from the navigation and from search.
-fn settings_html(p: &Page) -> String {
+/// The page's settings in the editor's form: description, emoji, icon, slug (with, when
+/// `offer_redirect`, a redirect from the old address), and whether it is hidden from the
+/// navigation and from search.
+fn settings_html(p: &Page, offer_redirect: bool) -> String {
     let checked = |on: bool| if on { " checked" } else { "" };
+    let redirect = if offer_redirect {
+        "<label><input type=\"checkbox\" name=\"redirect\" value=\"yes\"> When the slug changes, add a redirect from the old address on the sites that publish this space</label>"
+    } else {
+        ""
+    };
     format!(
         "<details class=\"page-settings\"><summary>Page settings</summary><input type=\"hidden\" name=\"settings\" value=\"1\">\
 <label for=\"page-description\">Description</label><input id=\"page-description\" name=\"description\" type=\"text\" maxlength=\"1000\" value=\"{}\">\
@@ -432,7 +447,7 @@ fn settings_html(p: &Page) -> String {
 <datalist id=\"emoji-list\">{emoji}</datalist>\
 <label for=\"page-icon\">Icon <span class=\"muted\">(a Font Awesome name, instead of an emoji)</span></label><input id=\"page-icon\" name=\"icon\" type=\"text\" maxlength=\"64\" list=\"icon-list\" value=\"{}\">\
 <datalist id=\"icon-list\">{icons}</datalist>\
-<label for=\"page-slug\">Address in its parent (slug)</label><input id=\"page-slug\" name=\"slug\" type=\"text\" maxlength=\"100\" value=\"{}\">\
+<label for=\"page-slug\">Address in its parent (slug)</label><input id=\"page-slug\" name=\"slug\" type=\"text\" maxlength=\"100\" value=\"{}\">{redirect}\
 <label><input type=\"checkbox\" name=\"hidden\" value=\"yes\"{}> Hidden from the navigation of published sites</label>\
 <label><input type=\"checkbox\" name=\"noindex\" value=\"yes\"{}> Left out of search</label></details>",
         attr(p.description.as_deref().unwrap_or("")),
@@ -593,9 +608,16 @@ pub async fn save(
             "icon": form.icon.unwrap_or_default().trim(),
             "hidden": form.hidden.as_deref() == Some("yes"),
             "noIndex": form.noindex.as_deref() == Some("yes"),
-            "slug": form.slug.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+            "slug": form.slug.clone().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
         })
     });
+    // The old address's redirect, for an admin who asked for it with a new slug.
+    let keep_address = form
+        .slug
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && form.redirect.as_deref() == Some("yes") && ctx.org.is_admin())
+        .map(str::to_string);
     let mine = (title.clone(), markdown.clone());
     let run = {
         let (state, ctx, user, number, page_id) = (
@@ -634,6 +656,16 @@ pub async fn save(
                 seen.as_deref(),
             )
             .await?;
+            if let Some(slug) = keep_address {
+                crate::domain::redirects::keep_old_address(
+                    &state,
+                    ctx.space.org_id.as_str(),
+                    &ctx.space.id,
+                    &page_id,
+                    &slug,
+                )
+                .await?;
+            }
             Ok(format!(
                 "/s/{}/~/changes/{number}#saved:{page_id}",
                 ctx.space.id

@@ -227,6 +227,8 @@ pub struct Form {
     pub description: Option<String>,
     pub icon: Option<String>,
     pub slug: Option<String>,
+    /// The editor's "add a redirect from the old address" box.
+    pub redirect: Option<String>,
     pub hidden: Option<String>,
     pub noindex: Option<String>,
     /// A new page's kind in the page tree (`document`, `group`, `link`), and a link's URL.

@@ -28,6 +28,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (19, "git commit identities", GIT_COMMITS),
     (20, "git sync", GIT_SYNC),
     (21, "git sync claim", GIT_SYNC_CLAIM),
+    (22, "site redirects and contributions", SITE_REDIRECTS),
     (
         23,
         "site space customizations and site mcp servers",
@@ -36,6 +37,29 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (24, "site hostnames", SITE_HOSTNAMES),
     (26, "translation glossary", GLOSSARY),
 ];
+
+/// Redirects of a published site (`store::redirects`): a source path inside the site, unique
+/// per site, and a destination in its structure (a section, a site space, or a page of a
+/// site space's space). Change-request contributors also count their writes, with the
+/// latest one's time (`UserContributor`); rows before this counted one write each.
+const SITE_REDIRECTS: &str = r#"
+CREATE TABLE site_redirects (
+    id TEXT PRIMARY KEY,
+    site_id TEXT NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    source TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    section_id TEXT,
+    site_space_id TEXT,
+    page_id TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX site_redirects_source ON site_redirects (site_id, source);
+CREATE INDEX site_redirects_list ON site_redirects (site_id, created_at, id);
+ALTER TABLE change_request_contributors ADD COLUMN edits BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE change_request_contributors ADD COLUMN last_at BIGINT NOT NULL DEFAULT 0;
+UPDATE change_request_contributors SET last_at = first_at
+"#;
 
 /// What a site space overrides of its site's customization (only the fields it sets), and
 /// the outside MCP servers a site names (their headers may hold credentials: admins only).

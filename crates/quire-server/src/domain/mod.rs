@@ -23,6 +23,7 @@ pub mod pdf;
 pub mod permissions;
 pub mod placement;
 pub mod published;
+pub mod redirects;
 pub mod saml;
 pub mod search;
 pub mod site_preview;

@@ -431,7 +431,8 @@ async fn check_published(
         ApiError::not_found("The published content this token was issued for is no longer published to its visitor.")
     };
     match operation {
-        "getPublishedContentSite" | "searchSiteContent" => {
+        // A renderer asks for a site's redirect where it finds no page.
+        "getPublishedContentSite" | "searchSiteContent" | "getSiteRedirectBySource" => {
             if !matches("organizationId", &scope.org) || !matches("siteId", &scope.site) {
                 return Err(refused());
             }
@@ -458,7 +459,10 @@ async fn check_published(
         .await?
         .ok_or_else(closed)?;
     let org = OrgCtx { org, role: None };
-    if matches!(operation, "getPublishedContentSite" | "searchSiteContent") {
+    if matches!(
+        operation,
+        "getPublishedContentSite" | "searchSiteContent" | "getSiteRedirectBySource"
+    ) {
         let site = published::site_row(state, &scope.site)
             .await?
             .ok_or_else(closed)?;

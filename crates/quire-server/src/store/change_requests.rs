@@ -185,11 +185,27 @@ pub async fn mark_merged(
     Ok(res == 1)
 }
 
-/// Records a contributor (idempotent: listings move only when one is added).
+/// Records a write of a contributor: a new contributor (listings move then), or one more
+/// write and its time. Callers hold the change request's row (`lock`), so writes of one
+/// contributor count one after the other.
 pub async fn add_contributor(tx: &mut Tx, id: &str, user_id: &str, now: i64) -> sqlx::Result<()> {
+    let counted = tx
+        .execute(
+            &Sql::new(
+                "UPDATE change_request_contributors SET edits = edits + 1, last_at = $3 \
+                 WHERE change_request_id = $1 AND user_id = $2",
+            )
+            .arg(id)
+            .arg(user_id)
+            .arg(now),
+        )
+        .await?;
+    if counted > 0 {
+        return Ok(());
+    }
     let added = tx.execute(&Sql::new(
-        "INSERT INTO change_request_contributors (change_request_id, user_id, first_at) VALUES ($1, $2, $3) \
-         ON CONFLICT (change_request_id, user_id) DO NOTHING",
+        "INSERT INTO change_request_contributors (change_request_id, user_id, first_at, edits, last_at) \
+         VALUES ($1, $2, $3, 1, $3) ON CONFLICT (change_request_id, user_id) DO NOTHING",
     )
     .arg(id)
     .arg(user_id)
@@ -200,6 +216,44 @@ pub async fn add_contributor(tx: &mut Tx, id: &str, user_id: &str, now: i64) -> 
         super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
     }
     Ok(())
+}
+
+crate::db::inline::row! {
+    /// A contributor of a change request: their writes and the latest one's time.
+    #[derive(Debug, Clone)]
+    pub struct ContributorRow {
+        pub user_id: String,
+        pub first_at: i64,
+        pub edits: i64,
+        pub last_at: i64,
+    }
+}
+
+/// A page of a change request's contributors, first contribution first, after
+/// `(first_at, user_id)`; and the total.
+pub async fn contributors(
+    db: &Db,
+    id: &str,
+    after: Option<(i64, String)>,
+    limit: i64,
+) -> sqlx::Result<(Vec<ContributorRow>, i64)> {
+    let mut cond = Sql::new(" WHERE change_request_id = ");
+    cond.bind(id);
+    let mut q = Sql::default();
+    if let Some((ts, user)) = after {
+        q.push(" AND (first_at > ").bind(ts);
+        q.push(" OR (first_at = ").bind(ts);
+        q.push(" AND user_id > ").bind(user).push("))");
+    }
+    q.push(" ORDER BY first_at, user_id LIMIT ").bind(limit);
+    super::counted_page(
+        db,
+        "user_id, first_at, edits, last_at",
+        "change_request_contributors",
+        &cond,
+        &q,
+    )
+    .await
 }
 
 /// A page of a space's change requests with a status, optionally with a contributor,

@@ -226,3 +226,41 @@ pub async fn count_admins(tx: &mut Tx, org_id: &str) -> sqlx::Result<i64> {
     )
     .await
 }
+
+/// A page of the members of `org_id` who posted a comment or a reply in a discussion (the
+/// space's own when `change_request` is `None`, else that change request's), by user id
+/// after `after`; and how many there are.
+pub async fn commenters(
+    db: &Db,
+    org_id: &str,
+    space_id: &str,
+    change_request: Option<&str>,
+    after: Option<String>,
+    limit: i64,
+) -> sqlx::Result<(Vec<MemberRow>, i64)> {
+    let thread = |sql: &mut Sql| {
+        sql.push("c.space_id = ").bind(space_id);
+        match change_request {
+            Some(cr) => sql.push(" AND c.change_request_id = ").bind(cr),
+            None => sql.push(" AND c.change_request_id IS NULL"),
+        };
+    };
+    let mut cond = Sql::new(" WHERE m.org_id = ");
+    cond.bind(org_id);
+    cond.push(" AND m.user_id IN (SELECT c.posted_by FROM comments c WHERE ");
+    thread(&mut cond);
+    cond.push(" UNION SELECT r.posted_by FROM comment_replies r JOIN comments c ON c.id = r.comment_id WHERE ");
+    thread(&mut cond);
+    cond.push(")");
+    let mut count_q = Sql::new("SELECT COUNT(*) FROM members m JOIN users u ON u.id = m.user_id");
+    count_q.append(&cond);
+    let mut q = Sql::new(SELECT);
+    q.append(&cond);
+    if let Some(id) = after {
+        q.push(" AND m.user_id > ").bind(id);
+    }
+    q.push(" ORDER BY m.user_id LIMIT ").bind(limit);
+    let rows = db.rows(&q).await?;
+    let count: i64 = db.scalar(&count_q).await?;
+    Ok((rows, count))
+}

@@ -16,6 +16,7 @@ pub mod ordering;
 pub mod orgs;
 pub mod permissions;
 pub mod published;
+pub mod redirects;
 pub mod reviews;
 pub mod revisions;
 pub mod saml;

@@ -392,6 +392,11 @@ async fn answer(
         mcp::PATH => (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response(),
         _ => site.page(headers, query).await?,
     };
+    if res.status() == StatusCode::NOT_FOUND {
+        if let Some(moved) = redirected(state, &r, rest, keyed_in_url).await? {
+            res = moved;
+        }
+    }
     // Only once this answer is ready: loading the revision beside the rendering slowed the
     // first page after a restart.
     if from_tree {
@@ -421,6 +426,38 @@ async fn answer(
         }
     }
     Ok(res)
+}
+
+/// The site's redirect from a path that found nothing (`rest`: the path after `/sites/`),
+/// as a 301 to its target; under the share link's key when the URL holds it.
+async fn redirected(
+    state: &AppState,
+    r: &Resolved,
+    rest: &str,
+    keyed_in_url: bool,
+) -> ApiResult<Option<Response>> {
+    // `rest` is `{siteId}/...` on any address (`crate::hosts` serves a site's own address
+    // as its `/sites/{siteId}/` path), with the share key first when the URL holds it.
+    let tail = rest.split_once('/').map_or("", |(_, t)| t);
+    let key = r.share_key.as_deref().filter(|_| keyed_in_url);
+    let inside = match key {
+        Some(k) => tail.strip_prefix(&format!("~share/{k}/")).unwrap_or(tail),
+        None => tail,
+    };
+    let target =
+        crate::domain::redirects::follow(state, &r.site, &r.structure, &format!("/{inside}"), key)
+            .await?;
+    Ok(target.map(|to| {
+        (
+            StatusCode::MOVED_PERMANENTLY,
+            // Kept a short while: a redirect can be changed or removed.
+            [
+                (header::LOCATION, to),
+                (header::CACHE_CONTROL, "max-age=300".to_string()),
+            ],
+        )
+            .into_response()
+    }))
 }
 
 /// Adds an HttpOnly cookie scoped to one site's pages (under `path`; `Secure` when Quire is

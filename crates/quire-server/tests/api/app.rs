@@ -3240,3 +3240,95 @@ async fn files_are_uploaded_into_a_change_request_from_the_editor() {
         2
     );
 }
+
+/// Renaming a page's slug in the editor offers (to organization admins, when a site shows
+/// the space) a redirect from the old address: once merged, the old address leads to the page.
+#[tokio::test]
+async fn a_new_slug_keeps_the_old_address_with_a_redirect_from_the_editor() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Writers").await;
+    app.add_member(&alice, &org, &bob, json!("edit")).await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let first = app.open_change_request(&alice, &space, "Base").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &first,
+        json!([{ "operation": "insert_page", "title": "Intro", "document": { "markdown": "Hi.\n" } }]),
+    )
+    .await;
+    app.merge_change_request(&alice, &space, &first).await;
+    let page_id = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/path/intro"))
+        .await
+        .expect(200)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sites = format!("/v1/orgs/{org}/sites");
+    let site = app
+        .post(
+            &alice,
+            &sites,
+            json!({ "title": "Docs", "spaces": [space] }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.post(&alice, &format!("{sites}/{site}/publish"), json!({}))
+        .await
+        .expect(200);
+    let cr = app.open_change_request(&alice, &space, "Rename").await;
+    let number = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    let editor_path = format!("/s/{space}/~/changes/{number}/edit/{page_id}");
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    // Redirects are the organization admins': an editor is not offered one.
+    assert!(!b.get(&editor_path).await.html.contains("name=\"redirect\""));
+    let editor = a.get(&editor_path).await;
+    assert!(editor.html.contains("name=\"redirect\""), "{}", editor.html);
+    let token = csrf(&editor.html);
+    let form = [
+        ("csrf", token.as_str()),
+        ("parent", ""),
+        ("subject", "Intro"),
+        ("body", "Hi.\n"),
+        ("settings", "1"),
+        ("slug", "start"),
+        ("redirect", "yes"),
+    ];
+    assert_eq!(a.post(&editor_path, &form).await.status, 303);
+    let redirects = app
+        .get(&alice, &format!("{sites}/{site}/redirects"))
+        .await
+        .expect(200);
+    assert_eq!(redirects["count"], json!(1), "{redirects}");
+    assert_eq!(redirects["items"][0]["source"], json!("/intro"));
+    assert_eq!(
+        redirects["items"][0]["destination"]["pageId"],
+        json!(page_id)
+    );
+    app.merge_change_request(&alice, &space, &cr).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let res = client
+        .get(format!("{}/sites/{site}/intro", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 301);
+    let to = res.headers()["location"].to_str().unwrap();
+    assert!(to.ends_with(&format!("/sites/{site}/start")), "{to}");
+}

@@ -124,6 +124,10 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("updateChangeRequest",                   [200, 200, 200, 200, 403, 403, 200, 404, 401]),
     ("mergeChangeRequest",                    [200, 200, 200, 200, 403, 403, 200, 404, 401]),
     ("getChangeRequestChanges",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getContributorsByChangeRequestId",      [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getRevisionSemanticChanges",            [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listCommentersInSpace",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listCommentersInChangeRequest",         [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     // Reviews: read to list, `review` to review, `edit` to request or withdraw reviewers
     // (the guest holds `edit` on the spaces under test).
     ("getReviewsByChangeRequestId",           [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -269,6 +273,12 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getSiteMcpServerById",                  [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("updateSiteMcpServerById",               [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("deleteSiteMcpServerById",               [205, 403, 403, 403, 403, 403, 403, 404, 401]),
+    // Redirects are site settings: members read them, admins change them.
+    ("listSiteRedirects",                     [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("getSiteRedirectBySource",               [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("createSiteRedirect",                    [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("updateSiteRedirectById",                [200, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteSiteRedirectById",                [205, 403, 403, 403, 403, 403, 403, 404, 401]),
     // The visitor-token signing key is a secret too: even its read is the admins'.
     ("getSitePublishingAuthById",             [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("updateSitePublishingAuthById",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
@@ -357,6 +367,8 @@ struct SiteFixture {
     sections: Vec<String>,
     group: String,
     link: String,
+    /// A redirect from `/old` to the first site space.
+    redirect: String,
 }
 
 impl World {
@@ -617,12 +629,21 @@ async fn fresh_site(app: &TestApp, w: &World) -> SiteFixture {
         )
         .await
         .expect(201));
+    let redirect = id(&app
+        .post(
+            admin,
+            &format!("{base}/redirects"),
+            json!({ "source": "/old", "destination": { "kind": "site-space", "siteSpaceId": site_spaces[0] } }),
+        )
+        .await
+        .expect(201));
     SiteFixture {
         site,
         site_spaces,
         sections: vec![first, second],
         group,
         link,
+        redirect,
     }
 }
 
@@ -793,6 +814,7 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             ("siteSectionId", w.site.sections[0].clone()),
             ("siteSectionGroupId", w.site.group.clone()),
             ("shareLinkId", w.site.link.clone()),
+            ("siteRedirectId", w.site.redirect.clone()),
             ("translationId", w.translation.clone()),
             ("specSlug", w.spec.clone()),
             ("versionId", w.spec_version.clone()),
@@ -816,6 +838,7 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             let (site, server) = fresh_mcp_server(app, w).await;
             base.set("siteId", site).set("siteMcpServerId", server)
         }
+        "getSiteRedirectBySource" => base.query("?source=/old"),
         "getCommentInChangeRequest"
         | "listCommentRepliesInChangeRequest"
         | "getCommentReplyInChangeRequest" => base
@@ -1284,6 +1307,22 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             let call = base.set("siteId", site).set("siteMcpServerId", server);
             if op == "updateSiteMcpServerById" {
                 call.body(json!({ "name": "Renamed" }))
+            } else {
+                call
+            }
+        }
+        "createSiteRedirect" => {
+            let f = fresh_site(app, w).await;
+            base.set("siteId", f.site).body(json!({
+                "source": "/older",
+                "destination": { "kind": "site-section", "siteSectionId": f.sections[1] }
+            }))
+        }
+        "updateSiteRedirectById" | "deleteSiteRedirectById" => {
+            let f = fresh_site(app, w).await;
+            let call = base.set("siteId", f.site).set("siteRedirectId", f.redirect);
+            if op == "updateSiteRedirectById" {
+                call.body(json!({ "source": "/elsewhere" }))
             } else {
                 call
             }

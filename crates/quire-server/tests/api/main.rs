@@ -37,6 +37,7 @@ mod org_change_requests;
 mod orgs;
 mod pagination;
 mod pdf;
+mod redirects;
 mod renderer;
 mod reviews;
 mod routes;

@@ -1,6 +1,7 @@
 //! Change requests: the family's operations, each with its official operationId and the access
 //! it requires, and their handlers.
 
+pub mod contributors;
 pub mod handlers;
 pub mod organization;
 pub mod reviews;
@@ -48,6 +49,13 @@ pub fn operations() -> Vec<Operation> {
             "removeRequestedReviewerFromChangeRequest",
             Space(Role::Edit),
             reviews::remove_requested,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/contributors",
+            "getContributorsByChangeRequestId",
+            Space(Role::Read),
+            contributors::list_contributors,
         ),
         op(
             Method::POST,

@@ -50,7 +50,11 @@ pub struct Requested {
     user: views::User,
 }
 
-fn user_view(state: &AppState, people: &HashMap<String, UserRow>, id: &str) -> views::User {
+pub(super) fn user_view(
+    state: &AppState,
+    people: &HashMap<String, UserRow>,
+    id: &str,
+) -> views::User {
     match people.get(id) {
         Some(u) => views::user(
             state,

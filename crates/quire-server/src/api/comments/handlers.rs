@@ -598,3 +598,30 @@ pub async fn delete_reply(
     comments::delete_reply(&s, &scope.thread, &caller.user.id, (id, reply)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// `listCommentersInSpace`, `listCommentersInChangeRequest`: the organization's members who
+/// posted a comment or a reply in the discussion, by user id.
+pub async fn list_commenters(
+    State(s): State<AppState>,
+    scope: Scope,
+    page: PageRequest,
+) -> ApiResult<Json<List<views::Member>>> {
+    let space = &scope.thread.ctx.space;
+    let cr = scope.thread.cr_id();
+    let list = format!("commenters:{}:{}", space.id, cr.unwrap_or(""));
+    let after = page.after::<String>(&list)?;
+    let (rows, count) = store::members::commenters(
+        &s.db,
+        space.org_id.as_str(),
+        &space.id,
+        cr,
+        after,
+        page.fetch_limit(),
+    )
+    .await?;
+    let rows = rows
+        .iter()
+        .map(|m| (views::member(&s, m), m.user_id.to_string()))
+        .collect();
+    Ok(Json(page.finish(&list, rows, count)?))
+}

@@ -28,6 +28,8 @@ pub fn operations() -> Vec<Operation> {
         op(Method::GET, "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}", "getCommentReplyInSpace", Space(Role::Read), handlers::get_reply),
         op(Method::PUT, "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}", "updateCommentReplyInSpace", Space(Role::Comment), handlers::update_reply),
         op(Method::DELETE, "/v1/spaces/{spaceId}/comments/{commentId}/replies/{commentReplyId}", "deleteCommentReplyInSpace", Space(Role::Read), handlers::delete_reply),
+        op(Method::GET, "/v1/spaces/{spaceId}/commenters", "listCommentersInSpace", Space(Role::Read), handlers::list_commenters),
+        op(Method::GET, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/commenters", "listCommentersInChangeRequest", Space(Role::Read), handlers::list_commenters),
         op(Method::GET, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments", "listCommentsInChangeRequest", Space(Role::Read), handlers::list_comments),
         op(Method::POST, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments", "postCommentInChangeRequest", Space(Role::Comment), handlers::post_comment),
         op(Method::GET, "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}", "getCommentInChangeRequest", Space(Role::Read), handlers::get_comment),

@@ -817,6 +817,69 @@ fn ten() -> usize {
     10
 }
 
+/// Query of `getRevisionSemanticChanges` (`metadata` and `computed` change nothing, as for
+/// every content read).
+#[derive(Deserialize)]
+pub struct RevisionChangesQuery {
+    #[serde(default = "ten")]
+    limit: usize,
+    #[allow(dead_code)]
+    metadata: Option<bool>,
+    #[allow(dead_code)]
+    computed: Option<bool>,
+}
+
+/// `getRevisionSemanticChanges`: the semantic diff between a revision and its first parent
+/// (the space's content before it; nothing before a space's first revision), with the change
+/// request a merge revision came from.
+pub async fn get_revision_changes(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Extension(ctx): Extension<SpaceCtx>,
+    Path((_, revision)): Path<(String, String)>,
+    QueryParams(q): QueryParams<RevisionChangesQuery>,
+) -> ApiResult<Json<types::RevisionChanges<quire_content::diff::SemanticChange>>> {
+    let mine = load_revision(&state, &ctx.space.id, &revision).await?;
+    let parent = mine.row.parent_ids().map_err(ApiError::internal)?;
+    let before = match parent.first() {
+        Some(id) => load_revision(&state, &ctx.space.id, id).await?.rev,
+        None => Arc::new(Revision::default()),
+    };
+    let merged_from = match mine.row.kind {
+        RevisionType::Merge => merged_from(&state, &mine.row).await?,
+        _ => None,
+    };
+    let changes = semantic_diff(&state, &ctx.space.id, &caller.user.id, before, mine.rev).await?;
+    let total = changes.len();
+    Ok(Json(types::RevisionChanges {
+        merged_from,
+        changes: changes.into_iter().take(q.limit).collect(),
+        more: (total > q.limit).then(|| total - q.limit),
+    }))
+}
+
+/// The semantic diff from `before` to `after`, files with download URLs for `reader`,
+/// computed off the async threads.
+async fn semantic_diff(
+    state: &AppState,
+    space_id: &str,
+    reader: &str,
+    before: Arc<Revision>,
+    after: Arc<Revision>,
+) -> ApiResult<Vec<quire_content::diff::SemanticChange>> {
+    let keys = state.keys.clone();
+    let public = state.public_url.clone();
+    let now = state.now();
+    let (space, reader) = (space_id.to_string(), reader.to_string());
+    tokio::task::spawn_blocking(move || {
+        quire_content::diff::diff(&before, &after, &|f: &File| {
+            blobs::download_url(&public, &keys, &file_link(&space, &reader, f), now)
+        })
+    })
+    .await
+    .map_err(ApiError::internal)
+}
+
 /// `getChangeRequestChanges`: the semantic diff between the change request's merge base and
 /// its content.
 pub async fn get_cr_changes(
@@ -829,17 +892,7 @@ pub async fn get_cr_changes(
     let c = crs::load(&state, &ctx, &cr).await?;
     let base = load_revision(&state, &ctx.space.id, &c.revision_base).await?;
     let mine = load_revision(&state, &ctx.space.id, &c.revision_id).await?;
-    let keys = state.keys.clone();
-    let public = state.public_url.clone();
-    let now = state.now();
-    let (space, reader) = (ctx.space.id.clone(), caller.user.id.clone());
-    let changes = tokio::task::spawn_blocking(move || {
-        quire_content::diff::diff(&base.rev, &mine.rev, &|f: &File| {
-            blobs::download_url(&public, &keys, &file_link(&space, &reader, f), now)
-        })
-    })
-    .await
-    .map_err(ApiError::internal)?;
+    let changes = semantic_diff(&state, &ctx.space.id, &caller.user.id, base.rev, mine.rev).await?;
     let total = changes.len();
     let shown: Vec<_> = changes.into_iter().take(q.limit).collect();
     Ok(Json(types::Changes {

@@ -139,6 +139,13 @@ pub fn operations() -> Vec<Operation> {
         .reusable(),
         op(
             Method::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/changes",
+            "getRevisionSemanticChanges",
+            Space(Role::Read),
+            handlers::get_revision_changes,
+        ),
+        op(
+            Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/pages",
             "listPagesInRevisionById",
             Space(Role::Read),

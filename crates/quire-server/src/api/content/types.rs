@@ -94,3 +94,15 @@ pub struct Changes<T: Serialize> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub more: Option<usize>,
 }
+
+/// `getRevisionSemanticChanges`: the first changes, how many more there are, and a merge
+/// revision's change request.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionChanges<T: Serialize> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged_from: Option<Box<serde_json::value::RawValue>>,
+    pub changes: Vec<T>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub more: Option<usize>,
+}

@@ -7,6 +7,7 @@ pub mod mcp_servers;
 pub mod permissions;
 pub mod preview;
 pub mod publishing_auth;
+pub mod redirects;
 pub mod search;
 pub mod share_links;
 pub mod site_space_customization;
@@ -370,6 +371,41 @@ pub fn operations() -> Vec<Operation> {
             "deleteSiteMcpServerById",
             SiteAdminIfExists,
             mcp_servers::delete_site_mcp_server,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+            "listSiteRedirects",
+            SiteRead,
+            redirects::list_site_redirects,
+        ),
+        op(
+            Method::POST,
+            "/v1/orgs/{organizationId}/sites/{siteId}/redirects",
+            "createSiteRedirect",
+            SiteAdmin,
+            redirects::create_site_redirect,
+        ),
+        op(
+            Method::PATCH,
+            "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+            "updateSiteRedirectById",
+            SiteAdmin,
+            redirects::update_site_redirect,
+        ),
+        op(
+            Method::DELETE,
+            "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}",
+            "deleteSiteRedirectById",
+            SiteAdminIfExists,
+            redirects::delete_site_redirect,
+        ),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/redirect",
+            "getSiteRedirectBySource",
+            SiteRead,
+            redirects::get_site_redirect_by_source,
         ),
     ]
 }

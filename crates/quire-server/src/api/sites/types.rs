@@ -373,3 +373,31 @@ impl Describe<'_> {
         }
     }
 }
+
+/// `SiteRedirect`.
+#[derive(Serialize)]
+pub struct SiteRedirect {
+    object: &'static str,
+    id: String,
+    source: String,
+    destination: crate::domain::redirects::Destination,
+}
+
+/// `SiteRedirect` of a stored redirect.
+pub fn site_redirect(
+    r: &crate::store::redirects::RedirectRow,
+) -> crate::error::ApiResult<SiteRedirect> {
+    Ok(SiteRedirect {
+        object: "site-redirect",
+        id: r.id.clone(),
+        source: r.source.clone(),
+        destination: crate::domain::redirects::Destination::of(r)?,
+    })
+}
+
+/// Answer of `getSiteRedirectBySource`: the redirect and the URL it sends to.
+#[derive(Serialize)]
+pub struct ResolvedRedirect {
+    pub redirect: SiteRedirect,
+    pub target: String,
+}
