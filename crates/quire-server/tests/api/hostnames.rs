@@ -122,6 +122,24 @@ async fn a_site_is_served_at_the_root_of_its_custom_hostname() {
         sitemap.contains("<loc>http://docs.example.com/install</loc>"),
         "{sitemap}"
     );
+    // The site's redirects answer on its address.
+    let site_spaces = app
+        .get(
+            &w.admin,
+            &format!("/v1/orgs/{}/sites/{site}/site-spaces", w.org),
+        )
+        .await
+        .expect(200);
+    app.post(
+        &w.admin,
+        &format!("/v1/orgs/{}/sites/{site}/redirects", w.org),
+        json!({ "source": "/old", "destination": { "kind": "site-space", "siteSpaceId": id(&site_spaces["items"][0]) } }),
+    )
+    .await
+    .expect(201);
+    let (status, h, _) = fetch(&app, "/old", &host).await;
+    assert_eq!(status, 301);
+    assert_eq!(h["location"], "http://docs.example.com/");
     // Everything on that host is the site: the API is not.
     let (status, h, _) = fetch(&app, "/v1/user", &host).await;
     assert_eq!(status, 404);
