@@ -66,6 +66,15 @@ test('a custom hostname serves its site and is administered by its organization'
     assert.match(page.text, /Install it\./);
     assert.match(page.text, /href="\/intro"/);
 
+    const lookup = check(
+        'getPublishedContentByUrl',
+        await admin.api.urls.getPublishedContentByUrl({ url: `http://${host}/install` }),
+        { status: 200 },
+    );
+    assert.equal(lookup.site, site.id);
+    assert.equal(lookup.pathname, 'install');
+    assert.equal(lookup.canonicalUrl, `http://${host}/install`);
+
     const got = check('getCustomHostname', await admin.api.customHostnames.getCustomHostname(host), { status: 200 });
     assert.deepEqual(got.target, { type: 'site', site: site.id });
     assert.equal(got.isActive, true);

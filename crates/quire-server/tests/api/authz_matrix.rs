@@ -60,6 +60,7 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("joinOrganizationWithInvite",            [200, 200, 200, 200, 200, 200, 200, 200, 401]),
     // A public published site: any token resolves its URL.
     ("resolvePublishedContentByUrl",          [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    ("getPublishedContentByUrl",              [200, 200, 200, 200, 200, 200, 200, 200, 401]),
 
     // The organization.
     ("getOrganizationById",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -896,6 +897,10 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
                 }
             };
             base.set("glossaryEntryId", id)
+        }
+        "getPublishedContentByUrl" => {
+            let query = format!("?url={}/sites/{}/", app.base, w.site.site);
+            base.query(Box::leak(query.into_boxed_str()))
         }
         _ if !writes => base,
 

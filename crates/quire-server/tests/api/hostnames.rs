@@ -165,6 +165,26 @@ async fn a_site_is_served_at_the_root_of_its_custom_hostname() {
         json!("http://docs.example.com/install")
     );
 
+    // The same through the query's form.
+    let got = app
+        .get(
+            &w.admin,
+            "/v1/urls/published?url=http%3A%2F%2Fdocs.example.com%2Finstall",
+        )
+        .await
+        .expect(200);
+    assert_eq!(got["canonicalUrl"], resolved["canonicalUrl"]);
+    assert_eq!(got["siteSpace"], resolved["siteSpace"]);
+    app.get(
+        &w.admin,
+        "/v1/urls/published?url=http%3A%2F%2Fnowhere.example.com%2F",
+    )
+    .await
+    .expect_error(404);
+    app.get(&w.admin, "/v1/urls/published")
+        .await
+        .expect_error(400);
+
     // One hostname, one site, on the whole server.
     let other = app.org(&w.admin, "Other").await;
     let second = id(&app

@@ -24,6 +24,7 @@ const USER_SCOPED: &[&str] = &[
     "getOrganizationsForEmailDomain",
     "joinOrganizationWithInvite",
     "resolvePublishedContentByUrl",
+    "getPublishedContentByUrl",
     // Custom hostnames are looked up across organizations: the admins of the one whose site
     // holds it see it, anyone else a 404; a subdomain is a public address.
     "getCustomHostname",

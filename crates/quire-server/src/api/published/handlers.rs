@@ -1,4 +1,4 @@
-//! `resolvePublishedContentByUrl`.
+//! `resolvePublishedContentByUrl` and `getPublishedContentByUrl`.
 
 use crate::http::json::Json;
 use axum::extract::State;
@@ -9,7 +9,7 @@ use crate::domain::auth::Caller;
 use crate::domain::content;
 use crate::domain::published::{self, Resolution, Scope};
 use crate::error::{ApiError, ApiResult};
-use crate::http::extract::JsonBody;
+use crate::http::extract::{JsonBody, QueryParams};
 use crate::state::AppState;
 use axum::Extension;
 
@@ -96,8 +96,43 @@ pub async fn resolve_published_content_by_url(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody<ResolveBody>,
 ) -> ApiResult<Json<Lookup>> {
-    crate::validate::length("url", &body.url, 1, 2048)?;
     let visitor = body.visitor.unwrap_or_default();
+    lookup(&state, &caller, &body.url, body.redirect_on_error, visitor).await
+}
+
+/// Query of `getPublishedContentByUrl`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LookupQuery {
+    url: String,
+    visitor_auth_token: Option<String>,
+    #[serde(default)]
+    redirect_on_error: bool,
+}
+
+/// `getPublishedContentByUrl`: `resolvePublishedContentByUrl` with the URL, the visitor's
+/// token and `redirectOnError` in the query.
+pub async fn get_published_content_by_url(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    QueryParams(q): QueryParams<LookupQuery>,
+) -> ApiResult<Json<Lookup>> {
+    let visitor = Visitor {
+        jwt_token: q.visitor_auth_token,
+        ..Visitor::default()
+    };
+    lookup(&state, &caller, &q.url, q.redirect_on_error, visitor).await
+}
+
+/// What a published URL shows `visitor` (both operations).
+async fn lookup(
+    state: &AppState,
+    caller: &Caller,
+    url: &str,
+    redirect_on_error: bool,
+    visitor: Visitor,
+) -> ApiResult<Json<Lookup>> {
+    crate::validate::length("url", url, 1, 2048)?;
     if let Some(claims) = &visitor.unsigned_claims {
         if !claims.is_object() {
             return Err(ApiError::bad_request(
@@ -109,30 +144,29 @@ pub async fn resolve_published_content_by_url(
         jwt_token: visitor.jwt_token.as_deref(),
         unsigned_claims: visitor.unsigned_claims.as_ref(),
     };
-    let r = match published::resolve(&state, &body.url, who).await? {
+    let r = match published::resolve(state, url, who).await? {
         Resolution::Shown(r) => *r,
         Resolution::Unauthenticated { fallback_url } => {
-            return match fallback_url.filter(|_| body.redirect_on_error) {
+            return match fallback_url.filter(|_| redirect_on_error) {
                 Some(url) => Ok(Json(Lookup::Redirect(Redirect {
                     target: "external",
                     redirect: url,
                 }))),
                 None => Err(ApiError::not_found(format!(
-                    "No published content at `{}`.",
-                    body.url
+                    "No published content at `{url}`."
                 ))),
             };
         }
     };
     // The token's visitor: only the claims that the site's conditions (its structure, the
     // revision's pages and blocks) read, so that claims nothing reads make no new scope.
-    let row = content::revision_row(&state, &r.site_space.space_id, &r.space_revision)
+    let row = content::revision_row(state, &r.site_space.space_id, &r.space_revision)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("published revision is missing")))?;
-    let rev = content::load_in(&state, &r.site_space.space_id, &row.root).await?;
+    let rev = content::load_in(state, &r.site_space.space_id, &row.root).await?;
     let mut reads = (*r.site_reads).clone();
     reads.extend(
-        published::revision_reads(&state, &row.root, &rev, true)
+        published::revision_reads(state, &row.root, &rev, true)
             .iter()
             .cloned(),
     );
@@ -146,7 +180,7 @@ pub async fn resolve_published_content_by_url(
         visitor: quire_content::condition::project(&r.visitor, &reads),
         visitor_auth: r.visitor_until.zip(r.key_digest.clone()),
     };
-    let api_token = published::issue(&state, &caller.user.id, &scope).await?;
+    let api_token = published::issue(state, &caller.user.id, &scope).await?;
     // The paths from the host's root, and the canonical URL on the site's own address
     // when the URL was one (`crate::hosts`).
     let canonical_url = format!("{}{}{}", r.url_root, r.base_path, r.pathname);
