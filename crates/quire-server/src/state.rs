@@ -45,6 +45,9 @@ pub struct Shared {
     pub public_host: Arc<str>,
     /// Where sites are served besides `/sites/{siteId}/` (`crate::hosts`).
     pub site_hosts: crate::hosts::SiteHosts,
+    /// What pages lately previewed said of themselves (`domain::embeds`), by URL, for an
+    /// hour.
+    pub embeds: moka::sync::Cache<String, Arc<quire_content::convert::html::PageSummary>>,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
     /// Answers of reusable reads, kept while what they rest on holds.
@@ -106,6 +109,10 @@ impl AppState {
             )?,
             cache: Arc::new(AccessCache::new(config.access_cache_ms)),
             site_hosts: crate::hosts::SiteHosts::new(config.access_cache_ms),
+            embeds: moka::sync::Cache::builder()
+                .max_capacity(2000)
+                .time_to_live(std::time::Duration::from_secs(3600))
+                .build(),
             answers: crate::answers::Answers::new(config.access_cache_ms),
             compressed: Default::default(),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),

@@ -119,6 +119,61 @@ fn unescape_heading(s: &str) -> String {
 }
 
 /// Whitespace runs as one space.
+/// What a page says of itself for a link preview (`getEmbedByUrl`): its title, its site's
+/// name and its icon, each as the page gives it (the icon's address may be relative).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageSummary {
+    /// `og:title`, else `<title>`.
+    pub title: Option<String>,
+    /// `og:site_name`.
+    pub site_name: Option<String>,
+    /// The `href` of its first icon link.
+    pub icon: Option<String>,
+}
+
+/// Reads a page's [`PageSummary`]: `og:title` else `<title>`, `og:site_name`, and the first
+/// `<link rel="icon">` (or `shortcut icon`, `apple-touch-icon`). Each text is collapsed to
+/// one line of at most 300 characters.
+pub fn summary(html: &str) -> PageSummary {
+    let doc = Html::parse_document(html);
+    let short = |t: &str| -> Option<String> {
+        let t = collapse(t);
+        (!t.is_empty()).then(|| t.chars().take(300).collect())
+    };
+    let meta = |property: &str| {
+        doc.select(&Selector::parse("meta").expect("selector"))
+            .find(|m| {
+                let v = m.value();
+                v.attr("property").or_else(|| v.attr("name")) == Some(property)
+            })
+            .and_then(|m| m.value().attr("content"))
+            .and_then(short)
+    };
+    let title = meta("og:title").or_else(|| {
+        doc.select(&Selector::parse("title").expect("selector"))
+            .next()
+            .and_then(|t| short(&t.text().collect::<String>()))
+    });
+    let icon = doc
+        .select(&Selector::parse("link[rel][href]").expect("selector"))
+        .find(|l| {
+            l.value().attr("rel").is_some_and(|rel| {
+                rel.split_ascii_whitespace().any(|r| {
+                    r.eq_ignore_ascii_case("icon") || r.eq_ignore_ascii_case("apple-touch-icon")
+                })
+            })
+        })
+        .and_then(|l| l.value().attr("href"))
+        .map(str::trim)
+        .filter(|h| !h.is_empty() && h.len() <= 2048)
+        .map(str::to_string);
+    PageSummary {
+        title,
+        site_name: meta("og:site_name"),
+        icon,
+    }
+}
+
 fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -609,4 +664,30 @@ fn code_block(pre: ElementRef<'_>) -> String {
         .collect();
     let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
     format!("{fence}{lang}\n{text}\n{fence}")
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+
+    #[test]
+    fn a_page_summary_prefers_open_graph() {
+        let html = r#"<html><head><title> Plain
+            title </title><meta property="og:title" content="Shared title">
+            <meta property="og:site_name" content="Example Docs">
+            <link rel="stylesheet" href="/s.css"><link rel="shortcut icon" href="/favicon.ico">
+            </head><body><h1>Heading</h1></body></html>"#;
+        assert_eq!(
+            summary(html),
+            PageSummary {
+                title: Some("Shared title".into()),
+                site_name: Some("Example Docs".into()),
+                icon: Some("/favicon.ico".into()),
+            }
+        );
+        let bare = summary("<title>Only\n a title</title>");
+        assert_eq!(bare.title.as_deref(), Some("Only a title"));
+        assert_eq!(bare.site_name, None);
+        assert_eq!(summary("no html at all").title, None);
+    }
 }

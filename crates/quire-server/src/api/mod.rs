@@ -8,6 +8,7 @@ pub mod change_requests;
 pub mod collections;
 pub mod comments;
 pub mod content;
+pub mod embeds;
 pub mod files;
 pub mod git_sync;
 pub mod hostnames;
@@ -50,6 +51,7 @@ pub fn operations() -> Vec<Operation> {
         collections::operations(),
         comments::operations(),
         content::operations(),
+        embeds::operations(),
         imports::operations(),
         git_sync::operations(),
         hostnames::operations(),

@@ -10,6 +10,7 @@ pub mod change_requests;
 pub mod collections;
 pub mod comments;
 pub mod content;
+pub mod embeds;
 pub mod git;
 pub mod heavy;
 pub mod hostnames;

@@ -60,6 +60,9 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("joinOrganizationWithInvite",            [200, 200, 200, 200, 200, 200, 200, 200, 401]),
     // A public published site: any token resolves its URL.
     ("resolvePublishedContentByUrl",          [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    // Link previews: any token; in a space, its readers.
+    ("getEmbedByUrl",                         [200, 200, 200, 200, 200, 200, 200, 200, 401]),
+    ("getEmbedByUrlInSpace",                  [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPublishedContentByUrl",              [200, 200, 200, 200, 200, 200, 200, 200, 401]),
 
     // The organization.
@@ -902,6 +905,8 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             let query = format!("?url={}/sites/{}/", app.base, w.site.site);
             base.query(Box::leak(query.into_boxed_str()))
         }
+        // Loopback: refused by the fetcher at once, previewed by its address.
+        "getEmbedByUrl" | "getEmbedByUrlInSpace" => base.query("?url=http%3A%2F%2F127.0.0.1%3A9%2Fx"),
         _ if !writes => base,
 
         "updateUserById" => base.body(json!({ "displayName": "Admin" })),

@@ -17,6 +17,7 @@ mod collections;
 mod comments;
 mod compression;
 mod content;
+mod embeds;
 mod errors;
 mod git;
 mod git_sync;

@@ -25,6 +25,7 @@ const USER_SCOPED: &[&str] = &[
     "joinOrganizationWithInvite",
     "resolvePublishedContentByUrl",
     "getPublishedContentByUrl",
+    "getEmbedByUrl",
     // Custom hostnames are looked up across organizations: the admins of the one whose site
     // holds it see it, anyone else a 404; a subdomain is a public address.
     "getCustomHostname",
