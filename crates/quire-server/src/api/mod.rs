@@ -29,6 +29,7 @@ pub mod spaces;
 pub mod teams;
 pub mod templates;
 pub mod translations;
+pub mod urls;
 pub mod users;
 pub mod views;
 
@@ -71,6 +72,7 @@ pub fn operations() -> Vec<Operation> {
         teams::operations(),
         templates::operations(),
         translations::operations(),
+        urls::operations(),
         users::operations(),
     ]
     .into_iter()

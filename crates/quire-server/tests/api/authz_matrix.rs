@@ -63,6 +63,8 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     // Link previews: any token; in a space, its readers.
     ("getEmbedByUrl",                         [200, 200, 200, 200, 200, 200, 200, 200, 401]),
     ("getEmbedByUrlInSpace",                  [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    // An app URL: its space for whoever reads the space.
+    ("getContentByUrl",                       [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPublishedContentByUrl",              [200, 200, 200, 200, 200, 200, 200, 200, 401]),
 
     // The organization.
@@ -907,6 +909,10 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
         }
         // Loopback: refused by the fetcher at once, previewed by its address.
         "getEmbedByUrl" | "getEmbedByUrlInSpace" => base.query("?url=http%3A%2F%2F127.0.0.1%3A9%2Fx"),
+        "getContentByUrl" => {
+            let query = format!("?url={}/s/{}", app.base, w.space);
+            base.query(Box::leak(query.into_boxed_str()))
+        }
         _ if !writes => base,
 
         "updateUserById" => base.body(json!({ "displayName": "Admin" })),

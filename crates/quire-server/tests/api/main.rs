@@ -17,6 +17,7 @@ mod collections;
 mod comments;
 mod compression;
 mod content;
+mod content_urls;
 mod embeds;
 mod errors;
 mod git;

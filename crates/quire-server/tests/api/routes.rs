@@ -26,6 +26,7 @@ const USER_SCOPED: &[&str] = &[
     "resolvePublishedContentByUrl",
     "getPublishedContentByUrl",
     "getEmbedByUrl",
+    "getContentByUrl",
     // Custom hostnames are looked up across organizations: the admins of the one whose site
     // holds it see it, anyone else a 404; a subdomain is a public address.
     "getCustomHostname",
