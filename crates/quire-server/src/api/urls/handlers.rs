@@ -25,13 +25,13 @@ pub struct ContentQuery {
 #[serde(untagged, rename_all = "camelCase")]
 pub enum Content {
     /// A collection (`/c/{collectionId}`).
-    Collection { collection: Collection },
+    Collection { collection: Box<Collection> },
     /// A space (`/s/{spaceId}...`), and the change request its path names
     /// (`/~/changes/{number}`).
     Space {
-        space: Space,
+        space: Box<Space>,
         #[serde(rename = "changeRequest", skip_serializing_if = "Option::is_none")]
-        change_request: Option<ChangeRequest>,
+        change_request: Option<Box<ChangeRequest>>,
     },
 }
 
@@ -58,7 +58,7 @@ pub async fn get_content_by_url(
                 .await
                 .map_err(|_| nothing())?;
             Ok(Json(Content::Collection {
-                collection: views::collection(&state, &ctx.collection, ctx.role),
+                collection: Box::new(views::collection(&state, &ctx.collection, ctx.role)),
             }))
         }
         ["s", id, rest @ ..] => {
@@ -70,12 +70,14 @@ pub async fn get_content_by_url(
                     let row = store::change_requests::get(&state.db, &ctx.space.id, number)
                         .await?
                         .ok_or_else(nothing)?;
-                    Some(views::change_request_json(&state, &ctx, &row).await?)
+                    Some(Box::new(
+                        views::change_request_json(&state, &ctx, &row).await?,
+                    ))
                 }
                 _ => None,
             };
             Ok(Json(Content::Space {
-                space: views::space(&state, &ctx.space, ctx.role),
+                space: Box::new(views::space(&state, &ctx.space, ctx.role)),
                 change_request,
             }))
         }
