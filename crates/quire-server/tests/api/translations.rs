@@ -44,6 +44,14 @@ impl Provider {
         s.texts.clear();
         s.bodies.clear();
     }
+    /// The system message of the first chat request seen.
+    fn first_system(&self) -> String {
+        let s = self.seen.lock().unwrap();
+        s.bodies[0]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
     fn fail_from(&self, n: Option<usize>) {
         let mut s = self.seen.lock().unwrap();
         s.fail_from = n.map(|n| s.calls + n);
@@ -750,23 +758,13 @@ async fn the_glossary_is_kept_by_runs_and_changing_it_translates_again() {
     let created = create(&app, &w, None).await;
     let tid = created["id"].as_str().unwrap().to_string();
     settle(&app, &w, &tid).await;
-    {
-        let s = provider.seen.lock().unwrap();
-        let system = s.bodies[0]["messages"][0]["content"].as_str().unwrap();
-        assert!(system.contains(r#"["tool","outil"]"#), "{system}");
-        assert!(!system.contains("Handbuch"), "{system}");
-    }
+    let system = provider.first_system();
+    assert!(system.contains(r#"["tool","outil"]"#), "{system}");
+    assert!(!system.contains("Handbuch"), "{system}");
 
     // Changing the pair translates every page again; the same glossary translates nothing.
     provider.clear();
-    app.post(
-        &w.admin,
-        &format!("/v1/orgs/{}/translations/{tid}/run", w.org),
-        json!({}),
-    )
-    .await
-    .expect(204);
-    let t = settle(&app, &w, &tid).await;
+    let t = run_again(&app, &w, &tid).await;
     assert_eq!(t["stats"]["latestPages"], 0, "{t}");
     app.put(
         &w.admin,
@@ -777,20 +775,10 @@ async fn the_glossary_is_kept_by_runs_and_changing_it_translates_again() {
     )
     .await
     .expect(204);
-    app.post(
-        &w.admin,
-        &format!("/v1/orgs/{}/translations/{tid}/run", w.org),
-        json!({}),
-    )
-    .await
-    .expect(204);
-    let t = settle(&app, &w, &tid).await;
+    let t = run_again(&app, &w, &tid).await;
     assert_eq!(t["stats"]["latestPages"], 2, "{t}");
-    {
-        let s = provider.seen.lock().unwrap();
-        let system = s.bodies[0]["messages"][0]["content"].as_str().unwrap();
-        assert!(system.contains(r#"["tool","instrument"]"#), "{system}");
-    }
+    let system = provider.first_system();
+    assert!(system.contains(r#"["tool","instrument"]"#), "{system}");
 
     app.put(
         &w.admin,
@@ -800,4 +788,16 @@ async fn the_glossary_is_kept_by_runs_and_changing_it_translates_again() {
     .await
     .expect(204);
     assert_eq!(app.get(&w.admin, &glossary).await.expect(200)["count"], 1);
+}
+
+/// Requests a run of the translation `id` and waits for it to end.
+async fn run_again(app: &TestApp, w: &World, id: &str) -> Value {
+    app.post(
+        &w.admin,
+        &format!("/v1/orgs/{}/translations/{id}/run", w.org),
+        json!({}),
+    )
+    .await
+    .expect(204);
+    settle(app, w, id).await
 }
