@@ -214,7 +214,12 @@ pub fn foreign(
     let given = forwarded("x-forwarded-host")
         .or_else(|| headers.get(header::HOST)?.to_str().ok())
         .or_else(|| uri.authority().map(|a| a.as_str()))?;
-    if given.len() > 300 {
+    // Every request passes here: Quire's own host is told apart without allocating.
+    if given.len() > 300
+        || host_part(given)
+            .trim_end_matches('.')
+            .eq_ignore_ascii_case(public_host)
+    {
         return None;
     }
     let authority: axum::http::uri::Authority = given.parse().ok()?;
@@ -233,6 +238,20 @@ pub fn foreign(
         None => format!("{scheme}://{host}"),
     };
     Some(RequestHost { host, origin })
+}
+
+/// The host of `host[:port]` (an IPv6 host keeps its brackets, as URLs write it).
+fn host_part(authority: &str) -> &str {
+    match authority.rfind(':') {
+        Some(at)
+            if !authority[at + 1..].is_empty()
+                && authority[at + 1..].bytes().all(|b| b.is_ascii_digit())
+                && (!authority.starts_with('[') || authority[..at].ends_with(']')) =>
+        {
+            &authority[..at]
+        }
+        _ => authority,
+    }
 }
 
 #[cfg(test)]
@@ -316,6 +335,20 @@ mod tests {
         assert_eq!(
             to("/docs/sites/~assets/site.css", "/docs"),
             "/sites/~assets/site.css"
+        );
+    }
+
+    #[test]
+    fn a_host_is_read_without_its_port() {
+        assert_eq!(host_part("example.com:8080"), "example.com");
+        assert_eq!(host_part("example.com"), "example.com");
+        assert_eq!(host_part("[::1]:80"), "[::1]");
+        assert_eq!(host_part("[::1]"), "[::1]");
+        let h = HeaderMap::from_iter([(header::HOST, "LOCALHOST.:9".parse().unwrap())]);
+        let uri: Uri = "/".parse().unwrap();
+        assert_eq!(
+            foreign(&h, &uri, false, "http://localhost:9", "localhost"),
+            None
         );
     }
 
