@@ -654,6 +654,7 @@ pub async fn resolve(state: &AppState, url: &str, who: Visitor<'_>) -> ApiResult
     let nothing = || ApiError::not_found(format!("No published content at `{url}`."));
     let (rest, site_id, root) = match url.strip_prefix(&state.url("/sites/")) {
         Some(rest) => {
+            let rest = rest.split(['?', '#']).next().unwrap_or("");
             let (site_id, rest) = rest.split_once('/').unwrap_or((rest, ""));
             (rest.to_string(), site_id.to_string(), None)
         }

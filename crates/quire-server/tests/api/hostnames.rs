@@ -165,6 +165,18 @@ async fn a_site_is_served_at_the_root_of_its_custom_hostname() {
         json!("http://docs.example.com/install")
     );
 
+    // Quire's own address of the site, with a query right after its id, resolves too.
+    let own = app
+        .post(
+            &w.admin,
+            "/v1/urls/published",
+            json!({ "url": format!("{}/sites/{site}?x=1", app.base) }),
+        )
+        .await
+        .expect(200);
+    assert_eq!(own["site"], json!(site));
+    assert_eq!(own["basePath"], json!(format!("/sites/{site}/")));
+
     // The same through the query's form.
     let got = app
         .get(
