@@ -10,6 +10,8 @@ import { check, expectApiError, newUser, setupOrg } from '../lib/client.js';
 import { createChangeRequest, updateContent } from '../lib/content.js';
 
 const DOMAIN = 'docs.conformance.test';
+/** The organization's hostname, of this run alone (one organization holds it). */
+const ORG_HOST = `h${Date.now().toString(36)}`;
 
 let server;
 let admin;
@@ -52,7 +54,10 @@ function fetchAs(host, path) {
 }
 
 test('a custom hostname serves its site and is administered by its organization', async () => {
-    const host = '10.20.30.40'; // an IP literal: the DNS check asks no server
+    // An IP literal (the DNS check asks no server), of this run alone: a hostname belongs to
+    // one site on the whole server, and a suite's database may be shared between runs.
+    const byte = () => 1 + Math.floor(Math.random() * 250);
+    const host = `10.${byte()}.${byte()}.${byte()}`;
     const updated = check(
         'updateSiteById',
         await admin.api.orgs.updateSiteById(org.id, site.id, { hostname: host }),
@@ -93,20 +98,20 @@ test('a custom hostname serves its site and is administered by its organization'
 });
 
 test("an organization's subdomain serves its sites by basename", async () => {
-    check('updateOrganizationById', await admin.api.orgs.updateOrganizationById(org.id, { hostname: 'hostco' }), {
+    check('updateOrganizationById', await admin.api.orgs.updateOrganizationById(org.id, { hostname: ORG_HOST }), {
         status: 200,
     });
     check('updateSiteById', await admin.api.orgs.updateSiteById(org.id, site.id, { basename: 'guide' }), {
         status: 200,
     });
-    const page = await fetchAs(`hostco.${DOMAIN}`, '/guide/install');
+    const page = await fetchAs(`${ORG_HOST}.${DOMAIN}`, '/guide/install');
     assert.equal(page.status, 200);
     assert.match(page.text, /href="\/guide\/intro"/);
 
-    const sub = check('getSubdomain', await reader.api.subdomains.getSubdomain('hostco'), { status: 200 });
+    const sub = check('getSubdomain', await reader.api.subdomains.getSubdomain(ORG_HOST), { status: 200 });
     assert.deepEqual(sub, {
         object: 'subdomain',
-        subdomain: 'hostco',
+        subdomain: ORG_HOST,
         target: { type: 'organization', organization: org.id },
         isActive: true,
     });

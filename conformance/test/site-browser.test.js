@@ -506,7 +506,8 @@ test('custom hostname: the site at the root of its own name, links and assets on
         ],
     ]);
     const own = await publishedSite('Own name', space.id, 'public');
-    const host = `docs.${CUSTOM_DOMAIN}`;
+    // Of this run alone: a hostname belongs to one site on the whole server.
+    const host = `docs-${Date.now().toString(36)}.${CUSTOM_DOMAIN}`;
     const patched = check(
         'updateSiteById',
         await admin.api.orgs.updateSiteById(org.id, own.id, { hostname: host }),
