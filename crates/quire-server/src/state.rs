@@ -48,6 +48,9 @@ pub struct Shared {
     /// What pages lately previewed said of themselves (`domain::embeds`), by URL, for an
     /// hour.
     pub embeds: moka::sync::Cache<String, Arc<quire_content::convert::html::PageSummary>>,
+    /// Pages being read for previews at once on this node: each holds up to 512 KiB and an
+    /// outbound connection; past this, a URL is previewed by its address.
+    pub embed_reads: tokio::sync::Semaphore,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
     /// Answers of reusable reads, kept while what they rest on holds.
@@ -113,6 +116,7 @@ impl AppState {
                 .max_capacity(2000)
                 .time_to_live(std::time::Duration::from_secs(3600))
                 .build(),
+            embed_reads: tokio::sync::Semaphore::new(16),
             answers: crate::answers::Answers::new(config.access_cache_ms),
             compressed: Default::default(),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),

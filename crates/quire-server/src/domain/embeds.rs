@@ -57,8 +57,11 @@ pub async fn preview(state: &AppState, url: &str) -> ApiResult<Preview> {
 }
 
 /// What the page at `url` says of itself (nothing when it is not HTML); `None` when it
-/// could not be read.
+/// could not be read, or this node is reading as many pages for previews as it may.
 async fn read(state: &AppState, url: &str) -> Option<PageSummary> {
+    // Bounded: many previews at once read only so many pages; the others are not kept, and
+    // are asked again next time.
+    let _turn = state.embed_reads.try_acquire().ok()?;
     match state.fetcher.get(url, MAX_PAGE_BYTES).await {
         Ok(page)
             if page

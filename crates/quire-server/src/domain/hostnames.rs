@@ -25,9 +25,13 @@ pub async fn administered(state: &AppState, caller: &Caller, host: &str) -> ApiR
     let holder = store::hostnames::holder(&state.db, &host.to_ascii_lowercase())
         .await?
         .ok_or_else(missing)?;
+    // Not a member: the hostname does not exist for them (a server error stays one).
     let org = load_org(state, caller, &OrgId::new(holder.org_id.clone()))
         .await
-        .map_err(|_| missing())?;
+        .map_err(|e| match e.status().is_client_error() {
+            true => missing(),
+            false => e,
+        })?;
     if !org.is_admin() {
         return Err(missing());
     }
@@ -38,8 +42,10 @@ pub async fn administered(state: &AppState, caller: &Caller, host: &str) -> ApiR
 /// does not administer its site is told there was none.
 pub async fn remove(state: &AppState, caller: &Caller, host: &str) -> ApiResult<bool> {
     let host = host.to_ascii_lowercase();
-    if administered(state, caller, &host).await.is_err() {
-        return Ok(false);
+    match administered(state, caller, &host).await {
+        Ok(_) => {}
+        Err(e) if e.status().is_client_error() => return Ok(false),
+        Err(e) => return Err(e),
     }
     let removed = store::hostnames::remove(&state.db, &host, state.now()).await?;
     state.site_hosts.forget();

@@ -106,3 +106,35 @@ async fn private_addresses_are_not_read_without_being_allowed() {
         "the fetcher refused loopback"
     );
 }
+
+#[tokio::test]
+async fn previews_read_only_so_many_pages_at_once() {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    let base = loopback::serve(move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Reply::ok("text/html", PAGE)
+    })
+    .await;
+    let app = TestApp::start_with(|c| c.fetch_allow = vec!["127.0.0.0/8".parse().unwrap()]).await;
+    let admin = app.persona("admin").await;
+    let url = url::form_urlencoded::byte_serialize(format!("{base}/guide").as_bytes())
+        .collect::<String>();
+    // Every turn at reading pages is taken: the URL is previewed by its address, unread
+    // and not kept.
+    let all = app.state.embed_reads.available_permits() as u32;
+    let held = app.state.embed_reads.acquire_many(all).await.unwrap();
+    let got = app
+        .get(&admin, &format!("/v1/urls/embed?url={url}"))
+        .await
+        .expect(200);
+    assert_eq!(got["site"], json!("127.0.0.1"));
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+    drop(held);
+    let got = app
+        .get(&admin, &format!("/v1/urls/embed?url={url}"))
+        .await
+        .expect(200);
+    assert_eq!(got["title"], json!("Walrus guide"));
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}

@@ -402,3 +402,31 @@ async fn an_organization_s_subdomain_serves_its_sites_by_basename() {
         .expect_error(400);
     assert!(message.contains("hostname"), "{message}");
 }
+
+#[tokio::test]
+async fn another_node_serves_a_new_hostname_within_the_bound() {
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    let w = world(&app).await;
+    let host = [("host", "docs.example.com")];
+    // The other node looks the host up once: no site is there yet.
+    let (status, _, _) = fetch(&other, "/v1/user", &host).await;
+    assert_eq!(status, 401);
+    site(&app, &w, json!({ "hostname": "docs.example.com" })).await;
+    // Written on the first node, seen by the other once its snapshot is older than the
+    // access cache's bound (`--access-cache-ms`).
+    let bound = app.config.access_cache_ms;
+    let started = std::time::Instant::now();
+    loop {
+        let (status, _, _) = fetch(&other, "/install", &host).await;
+        if status == 200 {
+            break;
+        }
+        assert!(
+            started.elapsed().as_millis() < u128::from(bound) * 3 + 1000,
+            "not served after {} ms (bound {bound} ms)",
+            started.elapsed().as_millis()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

@@ -35,6 +35,14 @@ pub enum Content {
     },
 }
 
+/// What the caller may not read is not there for them; a server error stays one.
+fn unseen(e: ApiError, url: &str) -> ApiError {
+    match e.status().is_client_error() {
+        true => ApiError::not_found(format!("No content at `{url}`.")),
+        false => e,
+    }
+}
+
 /// `getContentByUrl`: an app URL of this server the caller may read, else 404 (as for what
 /// does not exist).
 pub async fn get_content_by_url(
@@ -56,7 +64,7 @@ pub async fn get_content_by_url(
         ["c", id, ..] => {
             let ctx = load_collection(&state, &caller, id)
                 .await
-                .map_err(|_| nothing())?;
+                .map_err(|e| unseen(e, &q.url))?;
             Ok(Json(Content::Collection {
                 collection: Box::new(views::collection(&state, &ctx.collection, ctx.role)),
             }))
@@ -64,7 +72,7 @@ pub async fn get_content_by_url(
         ["s", id, rest @ ..] => {
             let ctx = load_space(&state, &caller, id)
                 .await
-                .map_err(|_| nothing())?;
+                .map_err(|e| unseen(e, &q.url))?;
             let change_request = match rest {
                 ["~", "changes", number, ..] => {
                     let row = store::change_requests::get(&state.db, &ctx.space.id, number)
