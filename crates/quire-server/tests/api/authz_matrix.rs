@@ -170,6 +170,11 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getPageInRevisionById",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPageInRevisionByPath",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPageDocumentInRevisionById",         [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getReusableContentById",                [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getReusableContentInChangeRequestById", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getReusableContentInRevisionById",      [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getReusableContentDocumentInRevisionById", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getDocumentById",                       [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     // Links and backlinks, and PDFs: reading needs `read`.
     ("listSpaceLinks",                        [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("listChangeRequestLinks",                [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -346,6 +351,9 @@ struct World {
     path: String,
     file: String,
     revision: String,
+    /// A reusable content of the space's revision, and a page's document.
+    reusable: String,
+    document: String,
     comment: String,
     reply: String,
     cr_comment: String,
@@ -396,8 +404,16 @@ fn id(v: &Value) -> String {
 
 async fn world(app: &TestApp) -> World {
     let two = crate::imports::zip_of(&[("a.md", b"# A\n"), ("b.md", b"# B\n")]);
+    let kit = crate::imports::zip_of(&[
+        (
+            "uses.md",
+            b"# Uses\n\n{% include \".gitbook/includes/note.md\" %}\n",
+        ),
+        (".gitbook/includes/note.md", b"# Note\n\nShared.\n"),
+    ]);
     let imports = crate::loopback::serve(move |r| match r.path.as_str() {
         "/doc.md" => crate::loopback::Reply::ok("text/markdown", "# Imported\n"),
+        "/kit.zip" => crate::loopback::Reply::ok("application/zip", kit.clone()),
         _ => crate::loopback::Reply::ok("application/zip", two.clone()),
     })
     .await;
@@ -453,6 +469,8 @@ async fn world(app: &TestApp) -> World {
         path: String::new(),
         file: String::new(),
         revision: String::new(),
+        reusable: String::new(),
+        document: String::new(),
         comment: String::new(),
         reply: String::new(),
         cr_comment: String::new(),
@@ -496,10 +514,24 @@ async fn world(app: &TestApp) -> World {
         .await
         .expect(200);
     w.file = id(&files["items"][0]);
-    w.revision = id(&app
+    // A reusable content, which only an import or a push makes.
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/content/import"),
+        json!({ "url": format!("{}/kit.zip", w.imports), "source": "zip" }),
+    )
+    .await
+    .expect(200);
+    let revision = app
         .get(&admin, &format!("/v1/spaces/{space}/content"))
         .await
-        .expect(200));
+        .expect(200);
+    w.revision = id(&revision);
+    w.reusable = id(&revision["reusableContents"][0]);
+    w.document = revision["pages"][0]["documentId"]
+        .as_str()
+        .expect("a document page has a document id")
+        .to_string();
     w.cr = fresh_cr(app, &w, &space).await;
     let space_comments = format!("/v1/spaces/{space}/comments");
     w.comment = fresh_comment(app, &w, &space_comments).await;
@@ -809,6 +841,8 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             ("pagePath", w.path.clone()),
             ("fileId", w.file.clone()),
             ("revisionId", w.revision.clone()),
+            ("reusableContentId", w.reusable.clone()),
+            ("documentId", w.document.clone()),
             ("commentId", w.comment.clone()),
             ("commentReplyId", w.reply.clone()),
             ("teamId", w.team.clone()),

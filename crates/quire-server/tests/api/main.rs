@@ -41,6 +41,7 @@ mod pagination;
 mod pdf;
 mod redirects;
 mod renderer;
+mod reusable_contents;
 mod reviews;
 mod routes;
 mod saml;

@@ -190,5 +190,40 @@ pub fn operations() -> Vec<Operation> {
             handlers::get_page_by_path,
         )
         .reusable(),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/content/reusable-contents/{reusableContentId}",
+            "getReusableContentById",
+            Space(Role::Read),
+            handlers::get_reusable_content,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/reusable-contents/{reusableContentId}",
+            "getReusableContentInChangeRequestById",
+            Space(Role::Read),
+            handlers::get_reusable_content,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/reusable-contents/{reusableContentId}",
+            "getReusableContentInRevisionById",
+            Space(Role::Read),
+            handlers::get_reusable_content,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/reusable-contents/{reusableContentId}/document",
+            "getReusableContentDocumentInRevisionById",
+            Space(Role::Read),
+            handlers::get_reusable_content_document,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/documents/{documentId}",
+            "getDocumentById",
+            Space(Role::Read),
+            handlers::get_document,
+        ),
     ]
 }
