@@ -132,6 +132,37 @@ impl Blobs {
         }
     }
 
+    fn upload_path(&self, hash: &str) -> Path {
+        let (shard, _) = hash.split_at(2.min(hash.len()));
+        if self.prefix.is_empty() {
+            Path::from(format!("uploads/{shard}/{hash}"))
+        } else {
+            Path::from(format!("{}/uploads/{shard}/{hash}", self.prefix))
+        }
+    }
+
+    /// Stores the bytes of a signed upload (`domain::fonts`) and returns their hash. They
+    /// live apart from files, as documents do: a space's purge never reaches them.
+    pub async fn put_upload(&self, bytes: Bytes) -> anyhow::Result<String> {
+        let hash = hex::encode(Sha256::digest(&bytes));
+        self.store
+            .put(&self.upload_path(&hash), PutPayload::from(bytes))
+            .await?;
+        Ok(hash)
+    }
+
+    /// A signed upload's bytes by hash, if stored.
+    pub async fn get_upload(&self, hash: &str) -> anyhow::Result<Option<Bytes>> {
+        if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(None);
+        }
+        match self.store.get(&self.upload_path(hash)).await {
+            Ok(res) => Ok(Some(res.bytes().await?)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
     fn derived_path(&self, space_id: &str, name: &str) -> Path {
         let rel = format!("derived/{space_id}/{name}");
         if self.prefix.is_empty() {
