@@ -21,6 +21,8 @@ use crate::store::fonts::{FontRow, UploadRow};
 pub const UPLOAD_TTL_MS: i64 = 15 * 60 * 1000;
 /// The most bytes one font file may hold.
 pub const MAX_FONT_BYTES: u64 = 5 * 1024 * 1024;
+/// The most bytes an organization's uploads hold, those whose URL may still be used included.
+pub const MAX_ORG_UPLOAD_BYTES: i64 = 200 * 1024 * 1024;
 /// The most custom fonts an organization holds.
 pub const MAX_FONTS: i64 = 100;
 /// The most weights one font holds.
@@ -82,6 +84,11 @@ pub async fn upload_url(
     }
     let size = size as i64;
     let now = state.now();
+    if store::fonts::reserved_bytes(&state.db, org_id, now).await? + size > MAX_ORG_UPLOAD_BYTES {
+        return Err(ApiError::bad_request(format!(
+            "`file.size`: the organization's uploads may hold at most {MAX_ORG_UPLOAD_BYTES} bytes."
+        )));
+    }
     let key = format!("fonts/{org_id}/{}", new_id());
     let row = UploadRow {
         storage_key: key.clone(),
@@ -454,6 +461,85 @@ pub async fn site_font(state: &AppState, org_id: &str, font: &Value) -> ApiResul
         return Ok(None);
     }
     find(state, org_id, id).await
+}
+
+/// GitBook's fonts (`CustomizationDefaultFont`).
+const DEFAULT_FONTS: &[&str] = &[
+    "ABCFavorit",
+    "Inter",
+    "Roboto",
+    "RobotoSlab",
+    "OpenSans",
+    "SourceSansPro",
+    "Lato",
+    "Ubuntu",
+    "Raleway",
+    "Merriweather",
+    "Overpass",
+    "NotoSans",
+    "IBMPlexSerif",
+    "Poppins",
+    "FiraSans",
+];
+
+/// Checks a customization's font (`CustomizationFont`): one of GitBook's fonts by name, or a
+/// font definition (`CustomizationFontDefinitionInput`); 400 naming the field otherwise.
+pub fn check_site_font(field: &str, font: &Value) -> ApiResult<()> {
+    let bad = |what: String| Err(ApiError::bad_request(format!("`{field}{what}")));
+    match font {
+        // `null` resets the field (a site space's override).
+        Value::Null => Ok(()),
+        Value::String(name) if DEFAULT_FONTS.contains(&name.as_str()) => Ok(()),
+        Value::Object(def) => {
+            let id = def.get("id").and_then(Value::as_str);
+            if id.is_none_or(|id| id.len() > 64) {
+                return bad(".id` must be a font id.".into());
+            }
+            if !def.get("custom").is_some_and(Value::is_boolean) {
+                return bad(".custom` must be a boolean.".into());
+            }
+            let family = def.get("fontFamily").and_then(Value::as_str).unwrap_or("");
+            if !(1..=50).contains(&family.chars().count()) {
+                return bad(".fontFamily` must be 1 to 50 characters long.".into());
+            }
+            let faces = match def.get("fontFaces").and_then(Value::as_array) {
+                Some(faces) if (1..=MAX_FACES).contains(&faces.len()) => faces,
+                _ => return bad(format!(".fontFaces` must hold 1 to {MAX_FACES} faces.")),
+            };
+            for (i, face) in faces.iter().enumerate() {
+                let weight = face.get("weight").and_then(Value::as_i64);
+                if !weight.is_some_and(|w| (1..=1000).contains(&w)) {
+                    return bad(format!(".fontFaces[{i}].weight` must be from 1 to 1000."));
+                }
+                let sources = match face.get("sources").and_then(Value::as_array) {
+                    Some(s) if (1..=4).contains(&s.len()) => s,
+                    _ => {
+                        return bad(format!(
+                            ".fontFaces[{i}].sources` must hold 1 to 4 sources."
+                        ))
+                    }
+                };
+                for (j, source) in sources.iter().enumerate() {
+                    let url = source.get("url").and_then(Value::as_str).unwrap_or("");
+                    if url.is_empty() || url.len() > 2048 {
+                        return bad(format!(".fontFaces[{i}].sources[{j}].url` must be a URL."));
+                    }
+                    if let Some(format) = source.get("format") {
+                        if format != "woff2" && format != "woff" {
+                            return bad(format!(
+                                ".fontFaces[{i}].sources[{j}].format` must be `woff2` or `woff`."
+                            ));
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        _ => bad(format!(
+            "` must be one of GitBook's fonts ({}) or a font definition.",
+            DEFAULT_FONTS.join(", ")
+        )),
+    }
 }
 
 /// The last segment of a storage key: what a site's `~fonts/` path names a file by.

@@ -46,6 +46,25 @@ pub async fn insert_upload(db: &Db, u: &UploadRow) -> sqlx::Result<()> {
     Ok(())
 }
 
+/// Forgets an organization's uploads whose URL expired before their bytes came, and answers
+/// how many bytes its other uploads hold or may still receive.
+pub async fn reserved_bytes(db: &Db, org_id: &str, now: i64) -> sqlx::Result<i64> {
+    db.execute(
+        &Sql::new(
+            "DELETE FROM storage_uploads WHERE org_id = $1 AND hash IS NULL AND expires_at < $2",
+        )
+        .arg(org_id)
+        .arg(now),
+    )
+    .await?;
+    sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(declared_size), 0) AS BIGINT) FROM storage_uploads WHERE org_id = $1",
+    )
+    .bind(org_id)
+    .fetch_one(db.pool())
+    .await
+}
+
 /// The upload named `key`.
 pub async fn upload(db: &Db, key: &str) -> sqlx::Result<Option<UploadRow>> {
     sqlx::query_as(&format!(

@@ -362,6 +362,32 @@ async fn upload_urls_take_only_what_they_were_made_for() {
         "{body}"
     );
 
+    // An organization's uploads hold at most 200 MiB, counting those whose URL may still
+    // be used; a URL that expired unused gives its room back.
+    app.clock.advance_ms(15 * 60 * 1000 + 1);
+    let most = 5 * 1024 * 1024;
+    // Two small files are already there: 39 more of the most fill it.
+    for _ in 0..39 {
+        upload_url(&app, &w.admin, &w.org, "font/woff2", most).await;
+    }
+    let message = app
+        .post(
+            &w.admin,
+            &upload,
+            ask(
+                json!({ "name": "a.woff2", "type": "font/woff2", "size": most }),
+                "customization_font",
+            ),
+        )
+        .await
+        .expect_error(400);
+    assert!(
+        message.contains("`file.size`") && message.contains("at most"),
+        "{message}"
+    );
+    app.clock.advance_ms(15 * 60 * 1000 + 1);
+    upload_url(&app, &w.admin, &w.org, "font/woff2", most).await;
+
     // An upload that never came serves nothing.
     let (key, _) = upload_url(&app, &w.admin, &w.org, "font/woff2", 8).await;
     assert_eq!(fetch(&app, &format!("/storage/{key}"), &[]).await.0, 404);
@@ -467,6 +493,44 @@ async fn fonts_need_a_regular_weight_and_finished_uploads_of_their_organization(
     )
     .await
     .expect_error(404);
+
+    // A site's customization takes GitBook's fonts by name or a font definition, nothing else.
+    let sites = format!("/v1/orgs/{}/sites", w.org);
+    let site = id(&app
+        .post(
+            &w.admin,
+            &sites,
+            json!({ "title": "Docs", "spaces": [w.space] }),
+        )
+        .await
+        .expect(201));
+    let custom = format!("{sites}/{site}/customization");
+    for (font, field) in [
+        (json!("Comic"), "`styling.font`"),
+        (json!(7), "`styling.font`"),
+        (
+            json!({ "id": "x", "custom": true, "fontFamily": "F", "fontFaces": [] }),
+            "`styling.font.fontFaces`",
+        ),
+        (
+            json!({ "id": "x", "custom": true, "fontFamily": "F",
+                 "fontFaces": [{ "weight": 400, "sources": [{ "url": "/a", "format": "ttf" }] }] }),
+            "`styling.font.fontFaces[0].sources[0].format`",
+        ),
+    ] {
+        let message = app
+            .put(&w.admin, &custom, json!({ "styling": { "font": font } }))
+            .await
+            .expect_error(400);
+        assert!(message.contains(field), "{message}");
+    }
+    app.put(
+        &w.admin,
+        &custom,
+        json!({ "styling": { "font": "Roboto" } }),
+    )
+    .await
+    .expect(200);
 
     // Members who are not admins read the fonts but may not change them.
     let reader = app.persona("reader").await;
