@@ -264,13 +264,14 @@ impl Blobs {
             if !is_blob || meta.location.as_ref().contains("derived/") {
                 continue;
             }
-            // `openapi/<shard>/<hash>`: an OpenAPI document, kept in its own folder.
+            // `openapi/<shard>/<hash>` and `uploads/<shard>/<hash>`: OpenAPI documents and
+            // signed uploads, each kept in its own folder.
             let parts: Vec<_> = meta.location.parts().collect();
-            let in_specs = parts.len() >= 3 && parts[parts.len() - 3].as_ref() == "openapi";
-            let target = if in_specs {
-                dest.spec_path(hash)
-            } else {
-                dest.path(hash)
+            let folder = (parts.len() >= 3).then(|| parts[parts.len() - 3].as_ref());
+            let target = match folder {
+                Some("openapi") => dest.spec_path(hash),
+                Some("uploads") => dest.upload_path(hash),
+                _ => dest.path(hash),
             };
             match dest.store.head(&target).await {
                 Ok(_) => continue,

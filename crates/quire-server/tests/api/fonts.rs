@@ -547,3 +547,31 @@ async fn fonts_need_a_regular_weight_and_finished_uploads_of_their_organization(
     .await
     .expect_error(403);
 }
+
+#[tokio::test]
+async fn a_backup_restores_uploaded_files_where_they_are_served_from() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let bytes = woff2(64);
+    let key = uploaded(&app, &w.admin, &w.org, bytes.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("backup");
+    quire_server::admin::backup(&app.config, &to)
+        .await
+        .expect("backup");
+    if app.config.database_url.is_some() {
+        // PostgreSQL: the database is dumped by `pg_dump`, outside this test.
+        return;
+    }
+    let restored_dir = tempfile::tempdir().unwrap();
+    let target = restored_dir.path().to_path_buf();
+    let mut config = app.config.clone();
+    config.data_dir = target.clone();
+    quire_server::admin::restore(&config, &to)
+        .await
+        .expect("restore");
+    let restored = TestApp::start_with(move |c| c.data_dir = target).await;
+    let (status, _, got) = fetch(&restored, &format!("/storage/{key}"), &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(got, bytes);
+}
