@@ -141,17 +141,25 @@ impl Blobs {
         }
     }
 
-    /// Stores the bytes of a signed upload (`domain::fonts`) and returns their hash. They
-    /// live apart from files, as documents do: a space's purge never reaches them.
-    pub async fn put_upload(&self, bytes: Bytes) -> anyhow::Result<String> {
-        let hash = hex::encode(Sha256::digest(&bytes));
+    /// Stores the bytes of a signed upload (`domain::fonts`) under `name` (64 hex digits,
+    /// which the caller makes unique to that upload). They live apart from files, as
+    /// documents do: a space's purge never reaches them.
+    pub async fn put_upload(&self, name: &str, bytes: Bytes) -> anyhow::Result<()> {
         self.store
-            .put(&self.upload_path(&hash), PutPayload::from(bytes))
+            .put(&self.upload_path(name), PutPayload::from(bytes))
             .await?;
-        Ok(hash)
+        Ok(())
     }
 
-    /// A signed upload's bytes by hash, if stored.
+    /// Removes a signed upload's bytes (nothing happens when they are absent).
+    pub async fn delete_upload(&self, name: &str) -> anyhow::Result<()> {
+        match self.store.delete(&self.upload_path(name)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// A signed upload's bytes by name, if stored.
     pub async fn get_upload(&self, hash: &str) -> anyhow::Result<Option<Bytes>> {
         if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(None);

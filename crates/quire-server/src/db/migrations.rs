@@ -84,7 +84,8 @@ CREATE INDEX site_mcp_servers_site ON site_mcp_servers (site_id, created_at, id)
 "#;
 
 /// Files uploaded through signed URLs (`generateStorageUploadURL`): the key, what the URL
-/// was made for, and once the bytes came, their hash (then the key takes no more bytes);
+/// was made for, and once the bytes came, the name they are stored under (then the key
+/// takes no more bytes);
 /// and an organization's custom fonts, each weight naming a finished upload (`faces`: JSON
 /// array of `{weight, key}`).
 const CUSTOM_FONTS: &str = r#"

@@ -9,6 +9,7 @@
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::error::{ApiError, ApiResult};
 use crate::ids::new_id;
@@ -23,6 +24,10 @@ pub const UPLOAD_TTL_MS: i64 = 15 * 60 * 1000;
 pub const MAX_FONT_BYTES: u64 = 5 * 1024 * 1024;
 /// The most bytes an organization's uploads hold, those whose URL may still be used included.
 pub const MAX_ORG_UPLOAD_BYTES: i64 = 200 * 1024 * 1024;
+/// The most uploads an organization holds, those whose URL may still be used included.
+pub const MAX_ORG_UPLOADS: i64 = 1000;
+/// How long an uploaded file no font uses is kept (time to make the font).
+pub const UNUSED_UPLOAD_MS: i64 = 24 * 60 * 60 * 1000;
 /// The most custom fonts an organization holds.
 pub const MAX_FONTS: i64 = 100;
 /// The most weights one font holds.
@@ -84,9 +89,16 @@ pub async fn upload_url(
     }
     let size = size as i64;
     let now = state.now();
-    if store::fonts::reserved_bytes(&state.db, org_id, now).await? + size > MAX_ORG_UPLOAD_BYTES {
+    reclaim(state, org_id, now).await?;
+    let (count, bytes) = store::fonts::reserved(&state.db, org_id, now).await?;
+    if bytes + size > MAX_ORG_UPLOAD_BYTES {
         return Err(ApiError::bad_request(format!(
             "`file.size`: the organization's uploads may hold at most {MAX_ORG_UPLOAD_BYTES} bytes."
+        )));
+    }
+    if count >= MAX_ORG_UPLOADS {
+        return Err(ApiError::bad_request(format!(
+            "`file`: an organization holds at most {MAX_ORG_UPLOADS} uploads."
         )));
     }
     let key = format!("fonts/{org_id}/{}", new_id());
@@ -115,6 +127,34 @@ pub async fn upload_url(
         row.expires_at
     ));
     Ok((key, url))
+}
+
+/// Forgets an organization's uploaded files that no font uses a day after they came, and
+/// their bytes (each upload's own: see [`finish_upload`]).
+async fn reclaim(state: &AppState, org_id: &str, now: i64) -> ApiResult<()> {
+    let stale = store::fonts::finished_before(&state.db, org_id, now - UNUSED_UPLOAD_MS).await?;
+    if stale.is_empty() {
+        return Ok(());
+    }
+    let used: std::collections::HashSet<String> = list(state, org_id)
+        .await?
+        .into_iter()
+        .flat_map(|f| f.faces.into_iter().map(|face| face.key))
+        .collect();
+    for (key, name) in stale {
+        if used.contains(&key) {
+            continue;
+        }
+        // The row first: a crash between the two leaves bytes nothing names, never a key
+        // whose bytes are gone.
+        store::fonts::delete_upload(&state.db, &key).await?;
+        state
+            .blobs
+            .delete_upload(&name)
+            .await
+            .map_err(ApiError::internal)?;
+    }
+    Ok(())
 }
 
 /// The upload a `PUT` may fill: the URL's signature and expiry hold, and the key has no
@@ -172,21 +212,37 @@ pub async fn finish_upload(state: &AppState, row: &UploadRow, bytes: Bytes) -> A
         )));
     }
     let size = bytes.len() as i64;
-    let hash = state
+    // Named by the key and the bytes: no other upload shares them (so forgetting an upload
+    // removes its bytes), and two racing `PUT`s of different bytes never overwrite the
+    // winner's.
+    let mut digest = Sha256::new();
+    digest.update(row.storage_key.as_bytes());
+    digest.update([0]);
+    digest.update(&bytes);
+    let name = hex::encode(digest.finalize());
+    state
         .blobs
-        .put_upload(bytes)
+        .put_upload(&name, bytes)
         .await
         .map_err(ApiError::internal)?;
     let finished = store::fonts::finish_upload(
         &state.db,
         &row.storage_key,
-        &hash,
+        &name,
         format_type(format),
         size,
         state.now(),
     )
     .await?;
     if !finished {
+        let winner = store::fonts::upload(&state.db, &row.storage_key).await?;
+        if winner.and_then(|w| w.hash).as_deref() != Some(name.as_str()) {
+            state
+                .blobs
+                .delete_upload(&name)
+                .await
+                .map_err(ApiError::internal)?;
+        }
         return Err(ApiError::conflict(
             "This storage key already holds its file; ask for another upload URL.",
         ));

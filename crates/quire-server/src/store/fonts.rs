@@ -47,8 +47,8 @@ pub async fn insert_upload(db: &Db, u: &UploadRow) -> sqlx::Result<()> {
 }
 
 /// Forgets an organization's uploads whose URL expired before their bytes came, and answers
-/// how many bytes its other uploads hold or may still receive.
-pub async fn reserved_bytes(db: &Db, org_id: &str, now: i64) -> sqlx::Result<i64> {
+/// how many other uploads it has and how many bytes they hold or may still receive.
+pub async fn reserved(db: &Db, org_id: &str, now: i64) -> sqlx::Result<(i64, i64)> {
     db.execute(
         &Sql::new(
             "DELETE FROM storage_uploads WHERE org_id = $1 AND hash IS NULL AND expires_at < $2",
@@ -57,12 +57,36 @@ pub async fn reserved_bytes(db: &Db, org_id: &str, now: i64) -> sqlx::Result<i64
         .arg(now),
     )
     .await?;
-    sqlx::query_scalar(
-        "SELECT CAST(COALESCE(SUM(declared_size), 0) AS BIGINT) FROM storage_uploads WHERE org_id = $1",
+    sqlx::query_as(
+        "SELECT COUNT(*), CAST(COALESCE(SUM(declared_size), 0) AS BIGINT) \
+         FROM storage_uploads WHERE org_id = $1",
     )
     .bind(org_id)
     .fetch_one(db.pool())
     .await
+}
+
+/// An organization's uploads whose bytes came before `before`: (key, name of the bytes).
+pub async fn finished_before(
+    db: &Db,
+    org_id: &str,
+    before: i64,
+) -> sqlx::Result<Vec<(String, String)>> {
+    sqlx::query_as(
+        "SELECT storage_key, hash FROM storage_uploads \
+         WHERE org_id = $1 AND hash IS NOT NULL AND uploaded_at < $2",
+    )
+    .bind(org_id)
+    .bind(before)
+    .fetch_all(db.pool())
+    .await
+}
+
+/// Forgets an upload.
+pub async fn delete_upload(db: &Db, key: &str) -> sqlx::Result<()> {
+    db.execute(&Sql::new("DELETE FROM storage_uploads WHERE storage_key = $1").arg(key))
+        .await?;
+    Ok(())
 }
 
 /// The upload named `key`.

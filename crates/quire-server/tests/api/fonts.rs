@@ -575,3 +575,46 @@ async fn a_backup_restores_uploaded_files_where_they_are_served_from() {
     assert_eq!(status, 200);
     assert_eq!(got, bytes);
 }
+
+#[tokio::test]
+async fn files_no_font_uses_are_forgotten_after_a_day_and_uploads_are_counted() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let unused = uploaded(&app, &w.admin, &w.org, woff2(40)).await;
+    let used = uploaded(&app, &w.admin, &w.org, woff2(41)).await;
+    app.put(
+        &w.admin,
+        &format!("/v1/orgs/{}/fonts", w.org),
+        json!({ "fontFamily": "F", "fontFaces": [{ "weight": 400, "storageKey": used }] }),
+    )
+    .await
+    .expect(201);
+    // A day later, the next upload URL forgets the file no font uses, and its bytes.
+    app.clock.advance_ms(24 * 3600 * 1000 + 1);
+    upload_url(&app, &w.admin, &w.org, "font/woff2", 8).await;
+    assert_eq!(fetch(&app, &format!("/storage/{unused}"), &[]).await.0, 404);
+    assert_eq!(fetch(&app, &format!("/storage/{used}"), &[]).await.0, 200);
+    let message = app
+        .put(
+            &w.admin,
+            &format!("/v1/orgs/{}/fonts", w.org),
+            json!({ "fontFamily": "G", "fontFaces": [{ "weight": 400, "storageKey": unused }] }),
+        )
+        .await
+        .expect_error(412);
+    assert!(message.contains("storageKey"), "{message}");
+
+    // At most 1,000 uploads, URLs not yet used counted (two are there).
+    for _ in 0..998 {
+        upload_url(&app, &w.admin, &w.org, "font/woff2", 8).await;
+    }
+    let message = app
+        .post(
+            &w.admin,
+            &format!("/v1/orgs/{}/storage/upload", w.org),
+            json!({ "file": { "name": "a.woff2", "type": "font/woff2", "size": 8 }, "kind": "customization_font" }),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("1000 uploads"), "{message}");
+}
