@@ -246,6 +246,14 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getCustomHostname",                     [200, 404, 404, 404, 404, 404, 404, 404, 401]),
     ("dnsRevalidateCustomHostname",           [204, 404, 404, 404, 404, 404, 404, 404, 401]),
     ("removeCustomHostname",                  [205, 204, 204, 204, 204, 204, 204, 204, 401]),
+    // Uploads and custom fonts: members (not guests) see the fonts; admins, who edit the
+    // sites' customization, upload and manage them.
+    ("generateStorageUploadURL",              [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listCustomFonts",                       [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("createCustomFont",                      [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getCustomFont",                         [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("updateCustomFont",                      [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteCustomFont",                      [205, 403, 403, 403, 403, 403, 403, 404, 401]),
     // Subdomains are public addresses: any token may ask whose one is.
     ("getSubdomain",                          [200, 200, 200, 200, 200, 200, 200, 200, 401]),
     ("getPublishedContentSite",               [200, 200, 200, 200, 200, 200, 403, 404, 401]),
@@ -568,6 +576,39 @@ async fn world(app: &TestApp) -> World {
     }
     assert!(!w.spec_version.is_empty(), "the world's spec was processed");
     w
+}
+
+/// A finished font upload of the world's organization, made by the admin: its key.
+async fn fresh_font_upload(app: &TestApp, w: &World) -> String {
+    let got = app
+        .post(
+            w.admin(),
+            &format!("/v1/orgs/{}/storage/upload", w.org),
+            json!({ "file": { "name": "a.woff2", "type": "font/woff2", "size": 8 }, "kind": "customization_font" }),
+        )
+        .await
+        .expect(201);
+    let res = reqwest::Client::new()
+        .put(got["url"].as_str().unwrap())
+        .body(b"wOF2\0\0\0\0".to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    got["key"].as_str().unwrap().to_string()
+}
+
+/// A custom font of the world's organization, made by the admin: its id.
+async fn fresh_font(app: &TestApp, w: &World) -> String {
+    let key = fresh_font_upload(app, w).await;
+    id(&app
+        .put(
+            w.admin(),
+            &format!("/v1/orgs/{}/fonts", w.org),
+            json!({ "fontFamily": "Matrix", "fontFaces": [{ "weight": 400, "storageKey": key }] }),
+        )
+        .await
+        .expect(201))
 }
 
 /// A translation of the world's space into French, made by the admin.
@@ -937,6 +978,7 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             };
             base.set("glossaryEntryId", id)
         }
+        "getCustomFont" => base.set("fontId", fresh_font(app, w).await),
         "getPublishedContentByUrl" => {
             let query = format!("?url={}/sites/{}/", app.base, w.site.site);
             base.query(Box::leak(query.into_boxed_str()))
@@ -1349,6 +1391,22 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             { "type": "insert", "translations": { "en": "term", "de": "Begriff" } }
         ] })),
         "searchSiteContent" => base.body(json!({ "query": "hello" })),
+        "generateStorageUploadURL" => base.body(json!({
+            "file": { "name": "a.woff2", "type": "font/woff2", "size": 8 },
+            "kind": "customization_font"
+        })),
+        "createCustomFont" => {
+            let key = fresh_font_upload(app, w).await;
+            base.body(json!({ "fontFamily": "New", "fontFaces": [{ "weight": 400, "storageKey": key }] }))
+        }
+        "updateCustomFont" => base
+            .set("fontId", fresh_font(app, w).await)
+            .body(json!({ "fontFamily": "Renamed" })),
+        "deleteCustomFont" => {
+            let font = fresh_font(app, w).await;
+            let probe = format!("/v1/orgs/{}/fonts/{font}", w.org);
+            base.set("fontId", font).probe(probe)
+        }
         "createSiteMcpServer" => base
             .set("siteId", fresh_site(app, w).await.site)
             .body(json!({ "name": "Tools", "url": "https://mcp.example.com/", "headers": {} })),

@@ -20,6 +20,7 @@ mod content;
 mod content_urls;
 mod embeds;
 mod errors;
+mod fonts;
 mod git;
 mod git_sync;
 mod hardening;
