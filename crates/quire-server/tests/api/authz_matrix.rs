@@ -175,6 +175,8 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getReusableContentInRevisionById",      [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getReusableContentDocumentInRevisionById", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getDocumentById",                       [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getComputedRevision",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getComputedDocument",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     // Links and backlinks, and PDFs: reading needs `read`.
     ("listSpaceLinks",                        [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("listChangeRequestLinks",                [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -990,6 +992,16 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             base.query(Box::leak(query.into_boxed_str()))
         }
         _ if !writes => base,
+
+        // Reads by POST: the world's spec, computed.
+        "getComputedRevision" | "getComputedDocument" => base.body(json!({
+            "source": {
+                "type": "builtin:openapi",
+                "props": { "doc": "models", "models": true },
+                "dependencies": { "spec": { "ref": { "kind": "openapi", "spec": w.spec } } }
+            },
+            "seed": "matrix"
+        })),
 
         "updateUserById" => base.body(json!({ "displayName": "Admin" })),
         "createOrganization" => base.body(json!({ "title": "Mine" })),

@@ -1,6 +1,7 @@
 //! Content: the family's operations, each with its official operationId and the access
 //! it requires, and their handlers.
 
+pub mod computed;
 pub mod handlers;
 pub mod types;
 
@@ -224,6 +225,20 @@ pub fn operations() -> Vec<Operation> {
             "getDocumentById",
             Space(Role::Read),
             handlers::get_document,
+        ),
+        op(
+            Method::POST,
+            "/v1/spaces/{spaceId}/content/computed/revision",
+            "getComputedRevision",
+            Space(Role::Read),
+            computed::get_computed_revision,
+        ),
+        op(
+            Method::POST,
+            "/v1/spaces/{spaceId}/content/computed/document",
+            "getComputedDocument",
+            Space(Role::Read),
+            computed::get_computed_document,
         ),
     ]
 }
