@@ -528,6 +528,30 @@ test('custom hostname: the site at the root of its own name, links and assets on
         assert.equal(await h1(tab), 'Details');
         const canonical = await tab.$eval('link[rel=canonical]', (l) => l.href);
         assert.equal(canonical, `http://${host}:${port}/details`);
+        // A redirect of the site, followed on its own name.
+        const [siteSpace] = check(
+            'listSiteSpaces',
+            await admin.api.orgs.listSiteSpaces(org.id, own.id),
+            { status: 200 },
+        ).items;
+        const rev = check('getCurrentRevision', await admin.api.spaces.getCurrentRevision(space.id), {
+            status: 200,
+        });
+        const details = rev.pages.find((p) => p.title === 'Details');
+        check(
+            'createSiteRedirect',
+            await admin.api.orgs.createSiteRedirect(org.id, own.id, {
+                source: '/old/details',
+                destination: { kind: 'site-page', siteSpaceId: siteSpace.id, pageId: details.id },
+            }),
+            { status: 201 },
+        );
+        const moved = await tab.goto(`http://${host}:${port}/old/details`);
+        // The page was seen before: the browser may revalidate its copy (304).
+        assert.ok([200, 304].includes(moved.status()), `${moved.status()}`);
+        assert.equal(moved.request().redirectChain().length, 1);
+        assert.equal(tab.url(), `http://${host}:${port}/details`);
+        assert.equal(await h1(tab), 'Details');
         assert.deepEqual(errors, []);
     } finally {
         await close();

@@ -449,6 +449,15 @@ async fn redirected(
         crate::domain::redirects::follow(state, &r.site, &r.structure, &format!("/{inside}"), key)
             .await?;
     Ok(target.map(|to| {
+        // On a site's own address, a target there is sent as a path: the visitor stays on the
+        // scheme and port they came by, whatever a proxy in front of Quire listens on.
+        let on_own_address = *r.url_root != *state.public_url;
+        let to = match (url::Url::parse(&to), url::Url::parse(&r.url_root)) {
+            (Ok(t), Ok(here)) if on_own_address && t.host_str() == here.host_str() => {
+                t[url::Position::BeforePath..].to_string()
+            }
+            _ => to,
+        };
         (
             StatusCode::MOVED_PERMANENTLY,
             // Kept a short while: a redirect can be changed or removed.
