@@ -68,6 +68,8 @@ pub struct Fetched {
     pub content_type: Option<String>,
     /// The URL that answered, after redirects.
     pub url: String,
+    /// The answer's headers.
+    pub headers: reqwest::header::HeaderMap,
 }
 
 /// The fetcher: one HTTP client that connects only to vetted addresses.
@@ -258,6 +260,7 @@ async fn read_capped(mut res: reqwest::Response, max_bytes: usize) -> Result<Fet
         return Err(FetchError::TooLarge(max_bytes));
     }
     let url = res.url().to_string();
+    let headers = res.headers().clone();
     let content_type = res
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
@@ -277,6 +280,7 @@ async fn read_capped(mut res: reqwest::Response, max_bytes: usize) -> Result<Fet
         bytes: body.freeze(),
         content_type,
         url,
+        headers,
     })
 }
 

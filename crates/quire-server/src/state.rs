@@ -51,6 +51,9 @@ pub struct Shared {
     /// Pages being read for previews at once on this node: each holds up to 512 KiB and an
     /// outbound connection; past this, a URL is previewed by its address.
     pub embed_reads: tokio::sync::Semaphore,
+    /// The tools of sites' outside MCP servers (`domain::mcp_servers`), by site and servers,
+    /// for a minute.
+    pub mcp_tools: moka::sync::Cache<String, Arc<Vec<crate::domain::mcp_servers::OutsideTool>>>,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
     /// Answers of reusable reads, kept while what they rest on holds.
@@ -117,6 +120,10 @@ impl AppState {
                 .time_to_live(std::time::Duration::from_secs(3600))
                 .build(),
             embed_reads: tokio::sync::Semaphore::new(16),
+            mcp_tools: moka::sync::Cache::builder()
+                .max_capacity(1000)
+                .time_to_live(std::time::Duration::from_secs(60))
+                .build(),
             answers: crate::answers::Answers::new(config.access_cache_ms),
             compressed: Default::default(),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),

@@ -19,6 +19,7 @@ pub mod imports;
 pub mod jobs;
 pub mod links;
 pub mod listings;
+pub mod mcp_servers;
 pub mod members;
 pub mod openapi;
 pub mod pdf;

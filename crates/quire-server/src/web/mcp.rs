@@ -2,7 +2,8 @@
 //! Context Protocol over streamable HTTP, served by `rmcp` (the protocol's Rust SDK), with
 //! tools to search the site, list its pages and read one. Every request is resolved like a
 //! page of the site (share key, visitor token, claims), so an agent reads exactly what the
-//! same visitor reads in a browser. Stateless: no session outlives its request, so any node
+//! same visitor reads in a browser. The outside MCP servers the site names add their tools
+//! (`domain::mcp_servers`). Stateless: no session outlives its request, so any node
 //! answers any request.
 
 use std::sync::Arc;
@@ -12,13 +13,20 @@ use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock as Content, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler};
+use rmcp::{ErrorData, RoleServer};
 
 use super::pages::{self, Opened, Site};
+use crate::domain::mcp_servers;
 use crate::domain::search::query::MAX_QUERY_CHARS;
 use crate::state::AppState;
 
@@ -184,6 +192,50 @@ impl SiteTools {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for SiteTools {
+    /// The site's own tools, then those of the outside servers the site names.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut tools = self.tool_router.list_all();
+        for t in mcp_servers::tools(&self.state, &self.opened.r.site.id).await {
+            match serde_json::from_value::<Tool>(t.definition) {
+                Ok(tool) => tools.push(tool),
+                Err(err) => tracing::info!(error = %err, "an outside MCP tool is malformed"),
+            }
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    /// A tool of the site's, or one of an outside server's, forwarded to it.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.tool_router.has_route(&request.name)
+            && request.name.contains(mcp_servers::SEPARATOR)
+        {
+            let outside = mcp_servers::tools(&self.state, &self.opened.r.site.id)
+                .await
+                .into_iter()
+                .find(|t| t.name == request.name);
+            if let Some(tool) = outside {
+                let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+                let result = match mcp_servers::call(&self.state, &tool, arguments).await {
+                    Ok(v) => serde_json::from_value::<CallToolResult>(v).unwrap_or_else(|_| {
+                        failure("The tool's server answered something that is not a tool result.")
+                    }),
+                    Err(why) => failure(&format!("The tool's server could not be reached: {why}.")),
+                };
+                return Ok(result.into());
+            }
+        }
+        let tcc = ToolCallContext::new(self, request, context);
+        self.tool_router.call(tcc).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         let title = self.opened.r.site.title.clone();
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(

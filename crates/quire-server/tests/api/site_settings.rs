@@ -878,3 +878,142 @@ async fn a_site_search_is_a_read_that_moves_no_cached_answer() {
         "a search (sent with POST) changes nothing"
     );
 }
+
+/// JSON-RPC over MCP's tools call from a site's MCP endpoint: the `result`.
+async fn mcp(app: &TestApp, site_path: &str, method: &str, params: Value) -> Value {
+    let res = reqwest::Client::new()
+        .post(format!("{}{site_path}~gitbook/mcp", app.base))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let v: Value = res.json().await.unwrap();
+    v["result"].clone()
+}
+
+/// The outside MCP servers a site names add their tools to its MCP endpoint: listed under
+/// the server's name, and called through it with the headers the admins set. One that
+/// fails leaves the site's own tools working.
+#[tokio::test]
+async fn a_sites_mcp_endpoint_offers_its_outside_servers_tools() {
+    let app = TestApp::start_with(|c| c.fetch_allow = vec!["127.0.0.1/32".parse().unwrap()]).await;
+    let w = world(&app).await;
+    // The outside server: another site's own MCP endpoint.
+    let helpdesk = app.space(&w.admin, &w.org, "Helpdesk", None).await;
+    write(
+        &app,
+        &w,
+        &helpdesk,
+        json!([{ "operation": "insert_page", "title": "Refunds", "document": { "markdown": "Refunds take a walrus week." } }]),
+    )
+    .await;
+    let (_, helpdesk_path) = published_site(&app, &w, &[&helpdesk]).await;
+    // A plain one that records the headers it is sent and has one tool.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let heard = seen.clone();
+    let plain = crate::loopback::serve(move |r| {
+        heard.lock().unwrap().push(r.head.to_ascii_lowercase());
+        let msg: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+        let result = match msg["method"].as_str() {
+            Some("initialize") => json!({ "protocolVersion": "2025-06-18", "capabilities": { "tools": {} }, "serverInfo": { "name": "plain", "version": "1" } }),
+            Some("tools/list") => json!({ "tools": [{ "name": "ping", "description": "Ping", "inputSchema": { "type": "object" } }] }),
+            Some("tools/call") => json!({ "content": [{ "type": "text", "text": format!("pong {}", msg["params"]["arguments"]["n"]) }] }),
+            _ => return crate::loopback::Reply::ok("application/json", Vec::new()).with_status(202),
+        };
+        let body = json!({ "jsonrpc": "2.0", "id": msg["id"], "result": result });
+        // As an event stream, as servers may answer.
+        crate::loopback::Reply::ok("text/event-stream", format!("event: message\ndata: {body}\n\n"))
+    })
+    .await;
+
+    let docs = app.space(&w.admin, &w.org, "Docs", None).await;
+    let (api, path) = published_site(&app, &w, &[&docs]).await;
+    let servers = format!("{api}/mcp-servers");
+    for (name, url, headers) in [
+        (
+            "Helpdesk",
+            format!("{}{helpdesk_path}~gitbook/mcp", app.base),
+            json!({}),
+        ),
+        (
+            "Plain tools",
+            format!("{plain}/mcp"),
+            json!({ "X-Team": "docs" }),
+        ),
+        ("Gone", "http://127.0.0.1:9/mcp".to_string(), json!({})),
+    ] {
+        app.post(
+            &w.admin,
+            &servers,
+            json!({ "name": name, "url": url, "headers": headers }),
+        )
+        .await
+        .expect(201);
+    }
+    let listed = mcp(&app, &path, "tools/list", json!({})).await;
+    let mut names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "Helpdesk__list_pages",
+            "Helpdesk__read_page",
+            "Helpdesk__search",
+            "Plain_tools__ping",
+            "list_pages",
+            "read_page",
+            "search"
+        ],
+        "{listed}"
+    );
+    let found = mcp(
+        &app,
+        &path,
+        "tools/call",
+        json!({ "name": "Helpdesk__search", "arguments": { "query": "refunds" } }),
+    )
+    .await;
+    assert!(found.to_string().contains("walrus week"), "{found}");
+    let pong = mcp(
+        &app,
+        &path,
+        "tools/call",
+        json!({ "name": "Plain_tools__ping", "arguments": { "n": 7 } }),
+    )
+    .await;
+    assert_eq!(pong["content"][0]["text"], "pong 7", "{pong}");
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .all(|h| h.contains("x-team: docs")),
+        "the admins' headers go with every request"
+    );
+    // The site's own tools are its own still.
+    let own = mcp(
+        &app,
+        &path,
+        "tools/call",
+        json!({ "name": "list_pages", "arguments": {} }),
+    )
+    .await;
+    assert!(own.to_string().contains("Welcome"), "{own}");
+    let unknown = mcp(
+        &app,
+        &path,
+        "tools/call",
+        json!({ "name": "Gone__anything", "arguments": {} }),
+    )
+    .await;
+    assert!(
+        unknown.is_null() || unknown["isError"] == json!(true),
+        "{unknown}"
+    );
+}
