@@ -14,6 +14,7 @@ pub mod embeds;
 pub mod git;
 pub mod heavy;
 pub mod hostnames;
+pub mod insights;
 pub mod imports;
 pub mod jobs;
 pub mod links;

@@ -6,6 +6,7 @@ pub mod comments;
 pub mod git;
 pub mod glossary;
 pub mod hostnames;
+pub mod insights;
 pub mod invites;
 pub mod jobs;
 pub mod keys;

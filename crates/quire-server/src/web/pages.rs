@@ -1369,6 +1369,17 @@ impl<'a> Site<'a> {
             tabs: self.tabs(),
             search: Some(format!("{}~search", self.base())),
             noindex: self.noindex(),
+            insights: Some(layout::Insights {
+                endpoint: format!(
+                    "{}{}{}",
+                    self.prefix,
+                    self.r.site_base_path,
+                    super::insights::PATH
+                ),
+                section: self.r.section.as_ref().map(|s| s.id.clone()),
+                site_space: self.r.site_space.id.clone(),
+                space: self.r.site_space.space_id.clone(),
+            }),
         }
     }
 
@@ -1783,6 +1794,7 @@ impl<'a> Site<'a> {
             sidebar: format!("{variants}{}", self.sidebar(list, Some(&page.id))),
             main,
             outline,
+            page: Some(page.id.clone()),
         };
         layout::document(&self.prefix, &chrome, &body)
     }
