@@ -22,7 +22,7 @@ use crate::domain::{access, content, published};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
-use crate::store::insights::{Added, Caps, Key, Kept};
+use crate::store::insights::{Added, Caps, Kept, Key};
 use crate::store::sites::{SiteRow, Structure};
 
 /// Most events one request may send.
@@ -145,14 +145,20 @@ fn req_obj<'v>(v: &'v Value, base: &str, name: &str) -> ApiResult<&'v Map<String
 fn one_of(v: &str, field: &str, allowed: &[&str]) -> ApiResult<()> {
     match allowed.contains(&v) {
         true => Ok(()),
-        false => Err(bad(field, &format!("must be one of {}.", allowed.join(", ")))),
+        false => Err(bad(
+            field,
+            &format!("must be one of {}.", allowed.join(", ")),
+        )),
     }
 }
 
 /// A URL the spec types as `URL`: absolute, at most 2048 characters.
 fn check_url(v: &str, field: &str) -> ApiResult<()> {
     if v.len() > 2048 || url::Url::parse(v).is_err() {
-        return Err(bad(field, "must be an absolute URL of at most 2048 characters."));
+        return Err(bad(
+            field,
+            "must be an absolute URL of at most 2048 characters.",
+        ));
     }
     Ok(())
 }
@@ -188,7 +194,12 @@ fn link_target(v: &Value, field: &str) -> ApiResult<String> {
         "user" => ("user", &[]),
         "reusable-content" => ("reusableContent", &["space"]),
         "openapi" => ("spec", &[]),
-        _ => return Err(bad(&format!("{field}.kind"), "is not a kind of content reference.")),
+        _ => {
+            return Err(bad(
+                &format!("{field}.kind"),
+                "is not a kind of content reference.",
+            ))
+        }
     };
     let mut out = Map::new();
     out.insert("kind".into(), json!(kind));
@@ -251,10 +262,7 @@ fn check_event(v: &Value, i: usize, now: i64) -> ApiResult<Event> {
         "page",
     ] {
         let field = format!("{lb}.{name}");
-        ids.insert(
-            name,
-            id_of(req_nullable(&location, &lb, name)?, &field)?,
-        );
+        ids.insert(name, id_of(req_nullable(&location, &lb, name)?, &field)?);
     }
     let day = match v.get("timestamp") {
         None => now.div_euclid(DAY_MS),
@@ -307,7 +315,10 @@ fn check_event(v: &Value, i: usize, now: i64) -> ApiResult<Event> {
                 let comment = req_str(&feedback, &fb, "comment")?;
                 let n = comment.chars().count();
                 if !(1..=512).contains(&n) {
-                    return Err(bad(&format!("{fb}.comment"), "must hold 1 to 512 characters."));
+                    return Err(bad(
+                        &format!("{fb}.comment"),
+                        "must hold 1 to 512 characters.",
+                    ));
                 }
             }
             detail = rating.to_string();
@@ -447,18 +458,30 @@ async fn key_of(
     }))
 }
 
-/// Whether the space's current revision has the page (read through its id index).
+/// Whether the space's current revision has the page.
 async fn page_in_space(state: &AppState, space_id: &str, page_id: &str) -> ApiResult<bool> {
+    Ok(page_title(state, space_id, page_id).await?.is_some())
+}
+
+/// The title of a page of a live space's current revision (read through its id index), or
+/// `None` when it has no such page.
+pub async fn page_title(
+    state: &AppState,
+    space_id: &str,
+    page_id: &str,
+) -> ApiResult<Option<String>> {
     let Some(space) = access::space_row(state, space_id)
         .await?
         .filter(|s| s.deleted_at.is_none())
     else {
-        return Ok(false);
+        return Ok(None);
     };
     let Some(row) = content::revision_row(state, space_id, &space.revision_id).await? else {
-        return Ok(false);
+        return Ok(None);
     };
-    Ok(content::page_of(state, &row.root, page_id).await?.is_some())
+    Ok(content::page_of(state, &row.root, page_id)
+        .await?
+        .map(|p| p.title))
 }
 
 /// A published site by id (in `org_id` when given), through the access cache.
@@ -592,7 +615,10 @@ impl Col {
 
     /// Counted over a group rather than grouped by.
     fn is_metric(self) -> bool {
-        matches!(self, Col::EventsCount | Col::FeedbackRatings | Col::AskRatings)
+        matches!(
+            self,
+            Col::EventsCount | Col::FeedbackRatings | Col::AskRatings
+        )
     }
 
     fn keep(self, k: &mut Kept) {
@@ -679,16 +705,29 @@ impl Col {
 fn not_kept(name: &str) -> Option<&'static str> {
     Some(match name {
         "sessionsCount" | "visitorsCount" => "Quire keeps no session or visitor identifiers",
-        "visitorGeoCountry" | "visitorGeoPoint" | "visitorDevice" | "visitorBrowser"
-        | "visitorOS" | "visitorBot" | "visitorLanguage" | "visitorClaim"
-        | "visitorClaimProperty" | "referrer" | "referrerDomain" | "utmSource" | "utmMedium"
-        | "utmCampaign" | "utmTerm" | "utmContent" => "Quire keeps nothing of the visitor",
+        "visitorGeoCountry"
+        | "visitorGeoPoint"
+        | "visitorDevice"
+        | "visitorBrowser"
+        | "visitorOS"
+        | "visitorBot"
+        | "visitorLanguage"
+        | "visitorClaim"
+        | "visitorClaimProperty"
+        | "referrer"
+        | "referrerDomain"
+        | "utmSource"
+        | "utmMedium"
+        | "utmCampaign"
+        | "utmTerm"
+        | "utmContent" => "Quire keeps nothing of the visitor",
         "url" | "siteShareKey" => "Quire keeps pages by id, not by URL or share link",
         "eventPageFeedbackComment" => "Quire does not keep feedback comments",
-        "eventAPIOperationPath" | "eventAPIOperationMethod" | "eventAdDomain"
-        | "eventAdPlacement" | "eventTrademarkPlacement" => {
-            "Quire counts these events by type only"
-        }
+        "eventAPIOperationPath"
+        | "eventAPIOperationMethod"
+        | "eventAdDomain"
+        | "eventAdPlacement"
+        | "eventTrademarkPlacement" => "Quire counts these events by type only",
         _ => return None,
     })
 }
@@ -711,7 +750,12 @@ fn parse_col(v: &Value, field: &str) -> ApiResult<Col> {
                     "cannot be `hour`: Quire counts events per day.",
                 ))
             }
-            _ => return Err(bad(&format!("{field}.interval"), "must be day, week or month.")),
+            _ => {
+                return Err(bad(
+                    &format!("{field}.interval"),
+                    "must be day, week or month.",
+                ))
+            }
         }),
         "eventType" => Col::EventType,
         "siteSection" => Col::SiteSection,
@@ -848,12 +892,10 @@ fn parse_filters(v: Option<&Value>) -> ApiResult<Vec<Filter>> {
             Some("greaterThanOrEqual") => Op::Ge,
             Some("lessThan") => Op::Lt,
             Some("lessThanOrEqual") => Op::Le,
-            _ => {
-                return Err(bad(
-                    &format!("{field}.operator"),
-                    "must be in, notIn, greaterThan, greaterThanOrEqual, lessThan or lessThanOrEqual.",
-                ))
-            }
+            _ => return Err(bad(
+                &format!("{field}.operator"),
+                "must be in, notIn, greaterThan, greaterThanOrEqual, lessThan or lessThanOrEqual.",
+            )),
         };
         let ordered = matches!(col, Col::DateTime(_) | Col::EventsCount | Col::AskRating);
         if !matches!(op, Op::In | Op::NotIn) && !ordered {
@@ -867,7 +909,10 @@ fn parse_filters(v: Option<&Value>) -> ApiResult<Vec<Filter>> {
             .and_then(Value::as_array)
             .ok_or_else(|| bad(&format!("{field}.values"), "must be an array."))?;
         if values.len() > 1000 {
-            return Err(bad(&format!("{field}.values"), "holds more than 1000 values."));
+            return Err(bad(
+                &format!("{field}.values"),
+                "holds more than 1000 values.",
+            ));
         }
         let mut checked = Vec::new();
         for (j, value) in values.iter().enumerate() {
@@ -876,7 +921,9 @@ fn parse_filters(v: Option<&Value>) -> ApiResult<Vec<Filter>> {
                 // Compared by their instant: any offset the client writes means the same.
                 Col::DateTime(_) => json!(timestamp(value, &vf)?),
                 Col::EventType => {
-                    let t = value.as_str().ok_or_else(|| bad(&vf, "must be a string."))?;
+                    let t = value
+                        .as_str()
+                        .ok_or_else(|| bad(&vf, "must be a string."))?;
                     one_of(t, &vf, &EVENT_TYPES)?;
                     value.clone()
                 }
@@ -947,8 +994,9 @@ struct Group {
 
 fn cmp_values(a: &Value, b: &Value) -> std::cmp::Ordering {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => number(&Value::Number(x.clone()))
-            .total_cmp(&number(&Value::Number(y.clone()))),
+        (Value::Number(x), Value::Number(y)) => {
+            number(&Value::Number(x.clone())).total_cmp(&number(&Value::Number(y.clone())))
+        }
         (Value::Null, Value::Null) => std::cmp::Ordering::Equal,
         (Value::Null, _) => std::cmp::Ordering::Less,
         (_, Value::Null) => std::cmp::Ordering::Greater,
@@ -1012,7 +1060,11 @@ pub async fn aggregate(state: &AppState, site_id: &str, q: &Value) -> ApiResult<
         }
     };
     let mut kept = Kept::default();
-    for c in dims.iter().chain(&select).chain(filters.iter().map(|f| &f.col)) {
+    for c in dims
+        .iter()
+        .chain(&select)
+        .chain(filters.iter().map(|f| &f.col))
+    {
         c.keep(&mut kept);
     }
     let rows = match from <= to {
@@ -1082,16 +1134,21 @@ pub async fn aggregate(state: &AppState, site_id: &str, q: &Value) -> ApiResult<
                 .map_or(Value::Null, |i| g.dims[i].clone()),
         }
     };
-    let (by, desc) = order.unwrap_or_else(|| {
-        match dims.iter().find(|c| matches!(c, Col::DateTime(_))) {
-            Some(c) => (*c, false),
-            None => (Col::EventsCount, true),
-        }
-    });
+    let (by, desc) =
+        order.unwrap_or_else(
+            || match dims.iter().find(|c| matches!(c, Col::DateTime(_))) {
+                Some(c) => (*c, false),
+                None => (Col::EventsCount, true),
+            },
+        );
     groups.sort_by(|a, b| {
         let o = cmp_values(&cell(a, by), &cell(b, by));
         let o = if desc { o.reverse() } else { o };
-        o.then_with(|| Value::Array(a.dims.clone()).to_string().cmp(&Value::Array(b.dims.clone()).to_string()))
+        o.then_with(|| {
+            Value::Array(a.dims.clone())
+                .to_string()
+                .cmp(&Value::Array(b.dims.clone()).to_string())
+        })
     });
     groups.truncate(limit);
     Ok(Aggregation {

@@ -56,7 +56,11 @@ async fn world(app: &TestApp, settings: Value) -> World {
     let (intro, install) = (page("intro").await, page("install").await);
     let sites = format!("/v1/orgs/{org}/sites");
     let site = id(&app
-        .post(&admin, &sites, json!({ "title": "Docs", "spaces": [space] }))
+        .post(
+            &admin,
+            &sites,
+            json!({ "title": "Docs", "spaces": [space] }),
+        )
         .await
         .expect(201));
     app.patch(&admin, &format!("{sites}/{site}"), settings)
@@ -131,7 +135,12 @@ fn columns(v: &Value) -> serde_json::Map<String, Value> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["column"].as_str().unwrap().to_string(), c["values"].clone()))
+        .map(|c| {
+            (
+                c["column"].as_str().unwrap().to_string(),
+                c["values"].clone(),
+            )
+        })
         .collect()
 }
 
@@ -145,8 +154,16 @@ async fn tracked_events_add_up_when_aggregated() {
     }
     events.push(w.event("page_view", Some(&w.install), json!({})));
     events.push(w.event("page_view", Some(&w.install), json!({})));
-    events.push(w.event("search_type_query", None, json!({ "query": "Install  Guide" })));
-    events.push(w.event("search_type_query", None, json!({ "query": " install guide" })));
+    events.push(w.event(
+        "search_type_query",
+        None,
+        json!({ "query": "Install  Guide" }),
+    ));
+    events.push(w.event(
+        "search_type_query",
+        None,
+        json!({ "query": " install guide" }),
+    ));
     events.push(w.event("search_type_query", None, json!({ "query": "setup" })));
     events.push(w.event(
         "link_click",
@@ -296,7 +313,10 @@ async fn tracked_events_add_up_when_aggregated() {
         json!({ "range": { "from": "2020-01-01T00:00:00Z", "to": "2020-01-02T00:00:00Z" } }),
     )
     .await;
-    assert_eq!(empty, json!({ "columns": [{ "column": "eventsCount", "values": [] }] }));
+    assert_eq!(
+        empty,
+        json!({ "columns": [{ "column": "eventsCount", "values": [] }] })
+    );
 
     // No visitor segments: Quire keeps nothing to segment visitors by.
     let segments = app
@@ -332,15 +352,42 @@ async fn every_refusal_names_its_field() {
         (json!({}), "`events`"),
         (json!({ "events": {} }), "`events`"),
         (json!({ "events": vec![view.clone(); 101] }), "`events`"),
-        (json!({ "events": [with("type", json!("page_scroll"))] }), "`events[0].type`"),
-        (json!({ "events": [view.clone(), with("type", Value::Null)] }), "`events[1].type`"),
-        (json!({ "events": [with("session", Value::Null)] }), "`events[0].session`"),
-        (json!({ "events": [with("session.sessionId", json!(3))] }), "`events[0].session.sessionId`"),
-        (json!({ "events": [with("session.cookies", json!({ "a": 1 }))] }), "`events[0].session.cookies`"),
-        (json!({ "events": [with("location.url", json!("not a url"))] }), "`events[0].location.url`"),
-        (json!({ "events": [with("location.siteSpace", Value::Null)] }), "`events[0].location.siteSpace`"),
-        (json!({ "events": [with("timestamp", json!(stale))] }), "`events[0].timestamp`"),
-        (json!({ "events": [w.event("search_type_query", None, json!({}))] }), "`events[0].query`"),
+        (
+            json!({ "events": [with("type", json!("page_scroll"))] }),
+            "`events[0].type`",
+        ),
+        (
+            json!({ "events": [view.clone(), with("type", Value::Null)] }),
+            "`events[1].type`",
+        ),
+        (
+            json!({ "events": [with("session", Value::Null)] }),
+            "`events[0].session`",
+        ),
+        (
+            json!({ "events": [with("session.sessionId", json!(3))] }),
+            "`events[0].session.sessionId`",
+        ),
+        (
+            json!({ "events": [with("session.cookies", json!({ "a": 1 }))] }),
+            "`events[0].session.cookies`",
+        ),
+        (
+            json!({ "events": [with("location.url", json!("not a url"))] }),
+            "`events[0].location.url`",
+        ),
+        (
+            json!({ "events": [with("location.siteSpace", Value::Null)] }),
+            "`events[0].location.siteSpace`",
+        ),
+        (
+            json!({ "events": [with("timestamp", json!(stale))] }),
+            "`events[0].timestamp`",
+        ),
+        (
+            json!({ "events": [w.event("search_type_query", None, json!({}))] }),
+            "`events[0].query`",
+        ),
         (
             json!({ "events": [w.event("page_post_feedback", None, json!({ "feedback": { "rating": "great" } }))] }),
             "`events[0].feedback.rating`",
@@ -382,7 +429,9 @@ async fn every_refusal_names_its_field() {
     )
     .await
     .expect(200);
-    app.call(Method::POST, &events, None, Some(ok)).await.expect_error(404);
+    app.call(Method::POST, &events, None, Some(ok))
+        .await
+        .expect_error(404);
     // The body is bounded.
     let huge = json!({ "events": [with("session.userAgent", json!("x".repeat(300 * 1024)))] });
     app.call(Method::POST, &events, None, Some(huge))
@@ -394,20 +443,56 @@ async fn every_refusal_names_its_field() {
     for (body, field) in [
         (json!({}), "`range`"),
         (json!({ "range": "lastDecade" }), "`range`"),
-        (json!({ "range": { "from": "2026-02-01T00:00:00Z", "to": "2026-01-01T00:00:00Z" } }), "`range.from`"),
-        (json!({ "range": { "from": "yesterday", "to": "2026-01-01T00:00:00Z" } }), "`range.from`"),
-        (json!({ "range": "last7Days", "groupBy": [{ "column": "datetime", "interval": "hour" }] }), "`groupBy[0].interval`"),
-        (json!({ "range": "last7Days", "groupBy": [{ "column": "eventsCount" }] }), "`groupBy[0].column`"),
-        (json!({ "range": "last7Days", "select": [{ "column": "sessionsCount" }] }), "`select[0].column`"),
-        (json!({ "range": "last7Days", "select": [{ "column": "eventType" }, { "column": "visitorBrowser" }] }), "`select[1].column`"),
-        (json!({ "range": "last7Days", "select": [{ "column": "nonsense" }] }), "`select[0].column`"),
+        (
+            json!({ "range": { "from": "2026-02-01T00:00:00Z", "to": "2026-01-01T00:00:00Z" } }),
+            "`range.from`",
+        ),
+        (
+            json!({ "range": { "from": "yesterday", "to": "2026-01-01T00:00:00Z" } }),
+            "`range.from`",
+        ),
+        (
+            json!({ "range": "last7Days", "groupBy": [{ "column": "datetime", "interval": "hour" }] }),
+            "`groupBy[0].interval`",
+        ),
+        (
+            json!({ "range": "last7Days", "groupBy": [{ "column": "eventsCount" }] }),
+            "`groupBy[0].column`",
+        ),
+        (
+            json!({ "range": "last7Days", "select": [{ "column": "sessionsCount" }] }),
+            "`select[0].column`",
+        ),
+        (
+            json!({ "range": "last7Days", "select": [{ "column": "eventType" }, { "column": "visitorBrowser" }] }),
+            "`select[1].column`",
+        ),
+        (
+            json!({ "range": "last7Days", "select": [{ "column": "nonsense" }] }),
+            "`select[0].column`",
+        ),
         (json!({ "range": "last7Days", "limit": 0 }), "`limit`"),
         (json!({ "range": "last7Days", "limit": 1001 }), "`limit`"),
-        (json!({ "range": "last7Days", "order": { "by": { "column": "page" }, "direction": "asc" } }), "`order.by`"),
-        (json!({ "range": "last7Days", "order": { "by": { "column": "eventsCount" }, "direction": "up" } }), "`order.direction`"),
-        (json!({ "range": "last7Days", "where": [{ "column": "eventType", "operator": "greaterThan", "values": ["page_view"] }] }), "`where[0].operator`"),
-        (json!({ "range": "last7Days", "where": [{ "column": "eventType", "values": ["page_scroll"] }] }), "`where[0].values[0]`"),
-        (json!({ "range": "last7Days", "where": [{ "column": "eventType" }] }), "`where[0].values`"),
+        (
+            json!({ "range": "last7Days", "order": { "by": { "column": "page" }, "direction": "asc" } }),
+            "`order.by`",
+        ),
+        (
+            json!({ "range": "last7Days", "order": { "by": { "column": "eventsCount" }, "direction": "up" } }),
+            "`order.direction`",
+        ),
+        (
+            json!({ "range": "last7Days", "where": [{ "column": "eventType", "operator": "greaterThan", "values": ["page_view"] }] }),
+            "`where[0].operator`",
+        ),
+        (
+            json!({ "range": "last7Days", "where": [{ "column": "eventType", "values": ["page_scroll"] }] }),
+            "`where[0].values[0]`",
+        ),
+        (
+            json!({ "range": "last7Days", "where": [{ "column": "eventType" }] }),
+            "`where[0].values`",
+        ),
     ] {
         let msg = app
             .post(&w.admin, &aggregate, body.clone())
@@ -433,7 +518,12 @@ async fn the_sites_own_path_counts_its_events_on_its_hostname_too() {
             req = req.header("host", host);
         }
         let res = req.send().await.unwrap();
-        assert_eq!(res.status().as_u16(), 204, "{path}: {}", res.text().await.unwrap());
+        assert_eq!(
+            res.status().as_u16(),
+            204,
+            "{path}: {}",
+            res.text().await.unwrap()
+        );
     }
     // A refusal there is the API's.
     let res = client
@@ -461,7 +551,10 @@ async fn the_sites_own_path_counts_its_events_on_its_hostname_too() {
         page.contains(&format!("data-site-space=\"{}\"", w.site_space)),
         "{page}"
     );
-    assert!(page.contains(&format!("data-page=\"{}\"", w.intro)), "{page}");
+    assert!(
+        page.contains(&format!("data-page=\"{}\"", w.intro)),
+        "{page}"
+    );
     // Anything else posted under the site is still not allowed.
     let res = client
         .post(format!("{}/sites/{}/intro", app.base, w.site))
@@ -478,7 +571,13 @@ async fn a_day_keeps_its_first_free_texts_and_counts_the_rest_by_type() {
     let w = world(&app, json!({})).await;
     let limit = quire_server::domain::insights::TEXTS_PER_DAY as usize;
     let queries: Vec<Value> = (0..limit + 5)
-        .map(|i| w.event("search_type_query", None, json!({ "query": format!("query {i}") })))
+        .map(|i| {
+            w.event(
+                "search_type_query",
+                None,
+                json!({ "query": format!("query {i}") }),
+            )
+        })
         .collect();
     for chunk in queries.chunks(100) {
         assert_eq!(track(&app, &w, chunk.to_vec()).await, 204);
@@ -491,7 +590,10 @@ async fn a_day_keeps_its_first_free_texts_and_counts_the_rest_by_type() {
     )
     .await;
     assert_eq!(
-        columns(&by_query)["eventSearchQuery"].as_array().unwrap().len(),
+        columns(&by_query)["eventSearchQuery"]
+            .as_array()
+            .unwrap()
+            .len(),
         limit
     );
     // Every event is counted all the same.
@@ -509,7 +611,9 @@ async fn days_past_the_retention_are_pruned() {
     let w = world(&app, json!({})).await;
     let view = || vec![w.event("page_view", Some(&w.intro), json!({}))];
     assert_eq!(track(&app, &w, view()).await, 204);
-    quire_server::domain::jobs::run_due(&app.state).await.unwrap();
+    quire_server::domain::jobs::run_due(&app.state)
+        .await
+        .unwrap();
     let rows = || quire_server::store::insights::count_rows(&app.state.db, &w.site);
     assert_eq!(rows().await.unwrap(), 1);
     // A later day's first event has the days past the retention deleted.
@@ -517,7 +621,9 @@ async fn days_past_the_retention_are_pruned() {
     app.clock.advance_ms((retention + 1) * 86_400_000);
     assert_eq!(track(&app, &w, view()).await, 204);
     // (The node's worker may have run the job already: it is woken when it is enqueued.)
-    quire_server::domain::jobs::run_due(&app.state).await.unwrap();
+    quire_server::domain::jobs::run_due(&app.state)
+        .await
+        .unwrap();
     assert_eq!(rows().await.unwrap(), 1);
     let all = aggregate(&app, &w, &w.admin, json!({ "range": "lastYear" })).await;
     assert_eq!(columns(&all)["eventsCount"], json!([1]));
@@ -526,4 +632,72 @@ async fn days_past_the_retention_are_pruned() {
         .await
         .expect(204);
     assert_eq!(rows().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn the_apps_site_screen_shows_views_per_day_top_pages_and_searches() {
+    let app = TestApp::start().await;
+    let w = world(&app, json!({})).await;
+    let mut events = vec![w.event("page_view", Some(&w.install), json!({})); 3];
+    events.push(w.event("page_view", Some(&w.intro), json!({})));
+    events.push(w.event(
+        "search_type_query",
+        None,
+        json!({ "query": "<b>walrus</b>" }),
+    ));
+    assert_eq!(track(&app, &w, events).await, 204);
+    // The reader signs in to the app with a password.
+    quire_server::admin::set_password(
+        &app.config,
+        &w.reader.email,
+        Some("Reader"),
+        "a fine passphrase",
+        false,
+    )
+    .await
+    .unwrap();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let res = client
+        .post(format!("{}/signin", app.base))
+        .header("origin", app.base.clone())
+        .form(&[
+            ("email", w.reader.email.as_str()),
+            ("password", "a fine passphrase"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 303);
+    let cookie = res.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let html = client
+        .get(format!("{}/o/{}/sites/{}", app.base, w.org, w.site))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("<h2>Insights</h2>"), "{html}");
+    assert!(html.contains("4 page views in the last 30 days."), "{html}");
+    let today = quire_server::clock::iso(app.state.now());
+    assert!(
+        html.contains(&format!("<tr><td>{}</td><td>4</td>", &today[..10])),
+        "{html}"
+    );
+    // Top pages by title, most viewed first; searches escaped.
+    let install = html.find("<li>Install <span class=\"muted\">3</span></li>");
+    let intro = html.find("<li>Intro <span class=\"muted\">1</span></li>");
+    assert!(install.is_some() && install < intro, "{html}");
+    assert!(html.contains("&lt;b&gt;walrus&lt;/b&gt;"), "{html}");
+    assert!(!html.contains("<b>walrus"), "{html}");
 }

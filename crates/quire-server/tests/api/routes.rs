@@ -12,7 +12,10 @@ use crate::harness::TestApp;
 /// Operations open to anyone, without a token: the official spec declares no security for
 /// them. A sign-in page lists an organization's SSO logins before anyone is signed in, and
 /// a published site's visitors send its events.
-const PUBLIC: &[&str] = &["listSSOProviderLoginsInOrganization", "trackEventsInSiteById"];
+const PUBLIC: &[&str] = &[
+    "listSSOProviderLoginsInOrganization",
+    "trackEventsInSiteById",
+];
 
 /// Operations open to any authenticated user: each scopes its answer to the caller.
 const USER_SCOPED: &[&str] = &[

@@ -33,7 +33,9 @@ pub async fn aggregate_site_events(
     Extension(ctx): Extension<SiteCtx>,
     JsonBody(body): JsonBody<Value>,
 ) -> ApiResult<Json<Aggregation>> {
-    Ok(Json(insights::aggregate(&state, &ctx.site.id, &body).await?))
+    Ok(Json(
+        insights::aggregate(&state, &ctx.site.id, &body).await?,
+    ))
 }
 
 /// A visitor segment (`SiteInsightsVisitorSegment`).
