@@ -22,7 +22,7 @@ use crate::domain::{access, content, published};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
-use crate::store::insights::{Added, Caps, Kept, Key};
+use crate::store::insights::{Caps, Kept, Key};
 use crate::store::sites::{SiteRow, Structure};
 
 /// Most events one request may send.
@@ -534,12 +534,15 @@ pub async fn track(
         keys: KEYS_PER_DAY,
         texts: TEXTS_PER_DAY,
     };
-    // Keys in order: concurrent writers on PostgreSQL lock rows in the same order.
+    // Days, then keys, in order: concurrent writers on PostgreSQL lock rows in one order.
     let mut tx = state.db.begin().await?;
     let mut new_day = false;
+    let days: std::collections::BTreeSet<i64> = keys.keys().map(|k| k.day).collect();
+    for day in days {
+        new_day |= store::insights::open_day(&mut tx, site_id, day).await?;
+    }
     for (key, (n, text)) in &keys {
-        let added = store::insights::add(&mut tx, site_id, key, *n, *text, caps).await?;
-        new_day |= added == Added::Kept { first_of_day: true };
+        store::insights::add(&mut tx, site_id, key, *n, *text, caps).await?;
     }
     // A site's first count of a day is when older days are looked for.
     let enqueued = new_day && store::jobs::enqueue_once(&mut tx, PRUNE_JOB, "", now, now).await?;

@@ -42,8 +42,8 @@ pub struct Caps {
 /// What [`add`] did with a count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Added {
-    /// Counted under its key; `first_of_day` when it opened the site's day.
-    Kept { first_of_day: bool },
+    /// Counted under its key.
+    Kept,
     /// The day was full: counted under its type alone.
     Folded,
 }
@@ -64,8 +64,28 @@ fn keyed(sql: &str, site_id: &str, k: &Key) -> Sql {
         .arg(&k.position)
 }
 
-/// Adds `n` events under `key`: to its row when the day has it, else in a new row if the
-/// day has room (`text`: the key holds free text, capped apart), else under its type alone.
+/// Takes a site's day row (made when missing) before any of its counts: every writer takes
+/// it first, so writers of one day wait for each other instead of locking counts in
+/// opposite orders. True when the day is new.
+pub async fn open_day(tx: &mut Tx, site_id: &str, day: i64) -> sqlx::Result<bool> {
+    let used: i64 = tx
+        .scalar(
+            &Sql::new(
+                "INSERT INTO site_insights_days (site_id, day, keys_used, texts_used) \
+                 VALUES ($1, $2, 0, 0) ON CONFLICT (site_id, day) DO UPDATE SET \
+                 keys_used = site_insights_days.keys_used RETURNING keys_used",
+            )
+            .arg(site_id)
+            .arg(day),
+        )
+        .await?;
+    // A day row holds at least one key once its first writer commits.
+    Ok(used == 0)
+}
+
+/// Adds `n` events under `key` (its day opened by [`open_day`] in this transaction): to
+/// its row when the day has it, else in a new row if the day has room (`text`: the key
+/// holds free text, capped apart), else under its type alone.
 pub async fn add(
     tx: &mut Tx,
     site_id: &str,
@@ -85,22 +105,15 @@ pub async fn add(
         )
         .await?;
     if bumped > 0 {
-        return Ok(Added::Kept {
-            first_of_day: false,
-        });
+        return Ok(Added::Kept);
     }
-    // A slot in the day, taken only while the day has room (two conditions in one upsert,
-    // so nodes racing for the last slot take it once).
     let texts = i64::from(text);
-    let slot: Option<i64> = tx
-        .scalar_opt(
+    let slot = tx
+        .execute(
             &Sql::new(
-                "INSERT INTO site_insights_days (site_id, day, keys_used, texts_used) \
-                 VALUES ($1, $2, 1, $3) ON CONFLICT (site_id, day) DO UPDATE SET \
-                 keys_used = site_insights_days.keys_used + 1, \
-                 texts_used = site_insights_days.texts_used + $3 \
-                 WHERE site_insights_days.keys_used < $4 \
-                 AND site_insights_days.texts_used + $3 <= $5 RETURNING keys_used",
+                "UPDATE site_insights_days SET keys_used = keys_used + 1, \
+                 texts_used = texts_used + $3 WHERE site_id = $1 AND day = $2 \
+                 AND keys_used < $4 AND texts_used + $3 <= $5",
             )
             .arg(site_id)
             .arg(key.day)
@@ -110,13 +123,8 @@ pub async fn add(
         )
         .await?;
     let (key, added) = match slot {
-        Some(used) => (
-            key.clone(),
-            Added::Kept {
-                first_of_day: used == 1,
-            },
-        ),
-        None => (key.folded(), Added::Folded),
+        1 => (key.clone(), Added::Kept),
+        _ => (key.folded(), Added::Folded),
     };
     tx.execute(
         &keyed(
