@@ -214,7 +214,7 @@ pub async fn read(
     };
     db.rows(
         &Sql::new(format!(
-            "SELECT {}, CAST(SUM(events) AS BIGINT) AS events FROM site_insights \
+            "SELECT {}, CAST(COALESCE(SUM(events), 0) AS BIGINT) AS events FROM site_insights \
              WHERE site_id = $1 AND day >= $2 AND day <= $3{group_by} LIMIT $4",
             select.join(", ")
         ))

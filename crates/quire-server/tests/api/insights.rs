@@ -148,6 +148,17 @@ fn columns(v: &Value) -> serde_json::Map<String, Value> {
 async fn tracked_events_add_up_when_aggregated() {
     let app = TestApp::start().await;
     let w = world(&app, json!({})).await;
+    // Before any event: no count, and a total of none.
+    let none = aggregate(&app, &w, &w.reader, json!({ "range": "last7Days" })).await;
+    assert_eq!(columns(&none)["eventsCount"], json!([0]), "{none}");
+    let none = aggregate(
+        &app,
+        &w,
+        &w.reader,
+        json!({ "range": "last7Days", "groupBy": [{ "column": "page" }] }),
+    )
+    .await;
+    assert_eq!(columns(&none)["page"], json!([]), "{none}");
     let mut events = Vec::new();
     for _ in 0..3 {
         events.push(w.event("page_view", Some(&w.intro), json!({})));
