@@ -995,11 +995,11 @@ struct Group {
     asks: [i64; 2],
 }
 
+/// The order of answer cells: numbers by value, null first, strings (timestamps too) by
+/// text, anything else by its JSON.
 fn cmp_values(a: &Value, b: &Value) -> std::cmp::Ordering {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            number(&Value::Number(x.clone())).total_cmp(&number(&Value::Number(y.clone())))
-        }
+        (Value::Number(_), Value::Number(_)) => number(a).total_cmp(&number(b)),
         (Value::Null, Value::Null) => std::cmp::Ordering::Equal,
         (Value::Null, _) => std::cmp::Ordering::Less,
         (_, Value::Null) => std::cmp::Ordering::Greater,
@@ -1050,10 +1050,12 @@ pub async fn aggregate(state: &AppState, site_id: &str, q: &Value) -> ApiResult<
     let order = match q.get("order") {
         None => None,
         Some(o) => {
-            let by = parse_col(o.get("by").unwrap_or(&Value::Null), "order.by")?;
-            if !select.contains(&by) {
-                return Err(bad("order.by", "must be one of the selected columns."));
-            }
+            let named = parse_col(o.get("by").unwrap_or(&Value::Null), "order.by")?;
+            // By name: `datetime` orders by the selected one, whatever its interval.
+            let by = *select
+                .iter()
+                .find(|c| c.name() == named.name())
+                .ok_or_else(|| bad("order.by", "must be one of the selected columns."))?;
             let desc = match o.get("direction").and_then(Value::as_str) {
                 Some("asc") => false,
                 Some("desc") => true,

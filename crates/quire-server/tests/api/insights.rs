@@ -316,6 +316,19 @@ async fn tracked_events_add_up_when_aggregated() {
         columns(&filtered)["eventType"],
         json!(["search_type_query"])
     );
+    // Weeks, ordered by their start whatever interval `order.by` names.
+    let weeks = aggregate(
+        &app,
+        &w,
+        &w.admin,
+        json!({
+            "range": "last7Days",
+            "select": [{ "column": "datetime", "interval": "week" }, { "column": "eventsCount" }],
+            "order": { "by": { "column": "datetime" }, "direction": "desc" }
+        }),
+    )
+    .await;
+    assert_eq!(columns(&weeks)["eventsCount"], json!([11]), "{weeks}");
     // A range before anything was counted is empty.
     let empty = aggregate(
         &app,
