@@ -256,8 +256,9 @@ async fn insights(state: &AppState, site_id: &str) -> ApiResult<String> {
     for (day, n) in &days {
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{n}</td><td><meter min=\"0\" max=\"{most}\" value=\"{n}\"></meter></td></tr>",
-            text(&day[..10])
+            "<tr><td>{day}</td><td>{n}</td><td><meter min=\"0\" max=\"{most}\" value=\"{n}\" \
+             aria-label=\"{day}: {n} of {most}\"></meter></td></tr>",
+            day = text(&day[..10])
         );
     }
     out.push_str("</tbody></table><h3>Top pages</h3>");
