@@ -316,6 +316,21 @@ async fn tracked_events_add_up_when_aggregated() {
         columns(&filtered)["eventType"],
         json!(["search_type_query"])
     );
+    // A page named in a filter, its fields in any order.
+    let intro = aggregate(
+        &app,
+        &w,
+        &w.admin,
+        json!({
+            "range": "last7Days",
+            "where": [
+                { "column": "page", "values": [{ "space": w.space, "page": w.intro }] },
+                { "column": "eventType", "values": ["page_view"] }
+            ]
+        }),
+    )
+    .await;
+    assert_eq!(columns(&intro)["eventsCount"], json!([3]), "{intro}");
     // Weeks, ordered by their start whatever interval `order.by` names.
     let weeks = aggregate(
         &app,
