@@ -318,3 +318,48 @@ test('the official CLI publishes a specification from a file and from a URL', as
     );
     assert.equal(Object.values(content.filesystem)[0].openapi, '3.1.0');
 });
+
+test('getComputedRevision, getComputedDocument: the reference pages of a spec', async () => {
+    const tagged = PETS_YAML.replace('      operationId: getPet\n', '      operationId: getPet\n      tags: [pets]\n');
+    check(
+        'createOpenAPISpec',
+        await admin.api.orgs.createOpenApiSpec(org.id, { slug: 'computed', source: { text: tagged } }),
+        { status: 201 },
+    );
+    await processed('computed');
+    const space = check('createSpace', await admin.api.orgs.createSpace(org.id, { title: 'Reference' }), {
+        status: 201,
+    });
+    const source = (props) => ({
+        type: 'builtin:openapi',
+        props,
+        dependencies: { spec: { ref: { kind: 'openapi', spec: 'computed' } } },
+    });
+    const rev = check(
+        'getComputedRevision',
+        await reader.api.spaces.getComputedRevision(space.id, { source: source({ models: true }), seed: 'c1' }),
+        { status: 200 },
+    );
+    assert.deepEqual(
+        rev.pages.map((p) => p.title),
+        ['pets', 'Models'],
+    );
+    assert.deepEqual(rev.files, []);
+    const doc = check(
+        'getComputedDocument',
+        await reader.api.spaces.getComputedDocument(space.id, {
+            source: source({ doc: 'operations', page: 'pets' }),
+            seed: 'c1',
+        }),
+        { status: 200 },
+    );
+    assert.equal(doc.nodes[0].type, 'openapi-operation');
+    await expectApiError(
+        reader.api.spaces.getComputedDocument(space.id, {
+            source: { type: 'builtin:translation', props: { space: space.id, document: 'x' } },
+            seed: 'c1',
+        }),
+        400,
+        'getComputedDocument',
+    );
+});

@@ -305,6 +305,27 @@ pub fn parse_space_variables(yaml: &str) -> Result<Variables, FrontmatterError> 
     }
 }
 
+/// The `redirects:` of Git Sync's `.gitbook.yaml`: `(old path, file)` pairs, in order, from a
+/// map of old paths to the markdown files now at them. Other keys are not read.
+pub fn parse_git_redirects(yaml: &str) -> Result<Vec<(String, String)>, FrontmatterError> {
+    let Some(Yaml::Map(root)) = parse_yaml(yaml)? else {
+        return Ok(Vec::new());
+    };
+    let Some((_, redirects)) = root.iter().find(|(k, _)| k == "redirects") else {
+        return Ok(Vec::new());
+    };
+    let Yaml::Map(entries) = redirects else {
+        return Err(err(1, 1, "`redirects` must be a map of old paths to files"));
+    };
+    entries
+        .iter()
+        .map(|(from, to)| match to {
+            Yaml::Scalar(to, _) => Ok((from.clone(), to.clone())),
+            _ => Err(err(1, 1, format!("redirect `{from}` must name one file"))),
+        })
+        .collect()
+}
+
 fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
     let root = match parse_yaml(yaml)? {
         None => Yaml::Map(Vec::new()),

@@ -402,6 +402,22 @@ pub fn body_hash(doc: &crate::model::SharedDocument) -> ObjectHash {
     doc.body_hash(|text| hash_object(TAG_BODY, text.as_bytes()))
 }
 
+/// The hash naming the body object of this markdown (a page's or a reusable content's):
+/// the id under which the API names that body as a document.
+pub fn text_body_hash(markdown: &str) -> ObjectHash {
+    hash_object(TAG_BODY, markdown.as_bytes())
+}
+
+/// The markdown of a stored body object named `hash`, or `None` when `bytes` are not a body
+/// object of that name (another kind of object, or damaged).
+pub fn body_text(hash: &ObjectHash, bytes: &[u8]) -> Option<String> {
+    if ObjectHash::of(bytes) != *hash {
+        return None;
+    }
+    let text = bytes.strip_prefix(TAG_BODY)?;
+    String::from_utf8(text.to_vec()).ok()
+}
+
 /// The hash of an object made of `tag` and `payload`, without concatenating them.
 fn hash_object(tag: &[u8], payload: &[u8]) -> ObjectHash {
     let mut h = Sha256::new();

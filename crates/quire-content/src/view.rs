@@ -99,6 +99,14 @@ fn view(page: &Page, parent_path: &str, opts: &ViewOptions<'_>, with_body: bool)
             o.insert("noRobotsIndex".into(), json!(page.no_robots_index));
             if let PageKind::Document(d) = kind {
                 o.insert("urls".into(), json!({"app": (opts.app_url)(&path)}));
+                // The body's object name: `getDocumentById` reads it back (an empty page
+                // has no document, as the official schema says).
+                if !d.markdown.is_empty() {
+                    o.insert(
+                        "documentId".into(),
+                        json!(crate::store::body_hash(d).to_hex()),
+                    );
+                }
                 if let Some(desc) = &page.description {
                     o.insert("description".into(), json!(desc));
                 }

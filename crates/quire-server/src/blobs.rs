@@ -132,6 +132,45 @@ impl Blobs {
         }
     }
 
+    fn upload_path(&self, hash: &str) -> Path {
+        let (shard, _) = hash.split_at(2.min(hash.len()));
+        if self.prefix.is_empty() {
+            Path::from(format!("uploads/{shard}/{hash}"))
+        } else {
+            Path::from(format!("{}/uploads/{shard}/{hash}", self.prefix))
+        }
+    }
+
+    /// Stores the bytes of a signed upload (`domain::fonts`) under `name` (64 hex digits,
+    /// which the caller makes unique to that upload). They live apart from files, as
+    /// documents do: a space's purge never reaches them.
+    pub async fn put_upload(&self, name: &str, bytes: Bytes) -> anyhow::Result<()> {
+        self.store
+            .put(&self.upload_path(name), PutPayload::from(bytes))
+            .await?;
+        Ok(())
+    }
+
+    /// Removes a signed upload's bytes (nothing happens when they are absent).
+    pub async fn delete_upload(&self, name: &str) -> anyhow::Result<()> {
+        match self.store.delete(&self.upload_path(name)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// A signed upload's bytes by name, if stored.
+    pub async fn get_upload(&self, hash: &str) -> anyhow::Result<Option<Bytes>> {
+        if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(None);
+        }
+        match self.store.get(&self.upload_path(hash)).await {
+            Ok(res) => Ok(Some(res.bytes().await?)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(err) => Err(err.into()),
+        }
+    }
+
     fn derived_path(&self, space_id: &str, name: &str) -> Path {
         let rel = format!("derived/{space_id}/{name}");
         if self.prefix.is_empty() {
@@ -233,13 +272,14 @@ impl Blobs {
             if !is_blob || meta.location.as_ref().contains("derived/") {
                 continue;
             }
-            // `openapi/<shard>/<hash>`: an OpenAPI document, kept in its own folder.
+            // `openapi/<shard>/<hash>` and `uploads/<shard>/<hash>`: OpenAPI documents and
+            // signed uploads, each kept in its own folder.
             let parts: Vec<_> = meta.location.parts().collect();
-            let in_specs = parts.len() >= 3 && parts[parts.len() - 3].as_ref() == "openapi";
-            let target = if in_specs {
-                dest.spec_path(hash)
-            } else {
-                dest.path(hash)
+            let folder = (parts.len() >= 3).then(|| parts[parts.len() - 3].as_ref());
+            let target = match folder {
+                Some("openapi") => dest.spec_path(hash),
+                Some("uploads") => dest.upload_path(hash),
+                _ => dest.path(hash),
             };
             match dest.store.head(&target).await {
                 Ok(_) => continue,

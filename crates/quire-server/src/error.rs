@@ -20,6 +20,10 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     PayloadTooLarge(String),
+    /// 412: a request well formed but whose conditions do not hold (a custom font without
+    /// its regular weight, a storage key that names no finished upload).
+    #[error("{0}")]
+    PreconditionFailed(String),
     #[error("{0}")]
     RequestTimeout(String),
     #[error("{0}")]
@@ -66,6 +70,7 @@ impl ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Busy(..) => StatusCode::SERVICE_UNAVAILABLE,

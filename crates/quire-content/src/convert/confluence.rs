@@ -75,6 +75,7 @@ pub fn convert(bytes: Bytes, limits: &Limits) -> Result<Bundle, ConvertError> {
         pages: roots,
         assets,
         remote_images: Vec::new(),
+        includes: Vec::new(),
     })
 }
 

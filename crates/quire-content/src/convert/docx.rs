@@ -74,6 +74,7 @@ pub fn convert(
         }],
         assets,
         remote_images: Vec::new(),
+        includes: Vec::new(),
     })
 }
 

@@ -650,6 +650,7 @@ pub fn wiki(entries: Vec<Entry>) -> Result<Bundle, ConvertError> {
         pages,
         assets,
         remote_images: Vec::new(),
+        includes: Vec::new(),
     })
 }
 

@@ -32,7 +32,9 @@ use url::Url;
 
 use crate::frontmatter::split_page_markdown;
 use crate::markdown::{try_normalize_markdown_with, LinkResolver, LinkTarget};
-use crate::model::{slugify, unique_slug, ContentRef, DocumentPage, Page, PageKind};
+use crate::model::{
+    slugify, unique_slug, ContentRef, DocumentPage, Page, PageKind, ReusableContent,
+};
 
 /// Bounds of one import.
 #[derive(Clone, Debug)]
@@ -95,6 +97,19 @@ pub struct Bundle {
     /// Absolute URLs of images the pages show that the source did not carry (web pages):
     /// the caller may download them and add them as assets under the same key.
     pub remote_images: Vec<String>,
+    /// Reusable contents the pages include (`.gitbook/includes/` of a Git Sync tree).
+    pub includes: Vec<SourceInclude>,
+}
+
+/// A reusable content of the source: pages name it by its key in `{% include %}`.
+#[derive(Clone, Debug, Default)]
+pub struct SourceInclude {
+    /// The source file's key (see [`archive_key`]).
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Body in the markdown dialect, links as written in the source.
+    pub body: String,
 }
 
 /// A page of the source.
@@ -228,6 +243,8 @@ pub struct Assembled {
     pub page_count: usize,
     /// The source key of each page that has one, by page id.
     pub keys: HashMap<String, String>,
+    /// The bundle's includes, with ids and resolved bodies.
+    pub reusable_contents: Vec<ReusableContent>,
 }
 
 /// Gives the bundle's pages and assets ids (from `new_id`) and resolves the links of every
@@ -295,6 +312,48 @@ pub fn assemble_keeping(
         .map(|i| keep.files.get(&i).cloned().unwrap_or_else(&mut *new_id))
         .collect();
     let used = std::cell::RefCell::new(HashSet::new());
+    // Includes next: pages name them by key, and they may name pages and files themselves.
+    if bundle.includes.len() > limits.max_pages {
+        return Err(ConvertError::new(format!(
+            "the source holds more than {} reusable contents",
+            limits.max_pages
+        )));
+    }
+    let mut includes = keep.includes.clone();
+    let include_ids: Vec<String> = bundle
+        .includes
+        .iter()
+        .map(|inc| {
+            includes
+                .entry(norm_key(&inc.key))
+                .or_insert_with(&mut *new_id)
+                .clone()
+        })
+        .collect();
+    let mut reusable_contents = Vec::with_capacity(bundle.includes.len());
+    for (inc, id) in bundle.includes.iter().zip(include_ids) {
+        if inc.body.len() > limits.max_page_bytes {
+            return Err(ConvertError::new(format!(
+                "reusable content `{}` is larger than {} bytes",
+                inc.title, limits.max_page_bytes
+            )));
+        }
+        let resolver = Resolver {
+            base: Url::parse(&inc.key).ok(),
+            pages: &page_keys,
+            assets: &asset_keys,
+            files: &files,
+            includes: &includes,
+            used: &used,
+        };
+        let markdown = try_normalize_markdown_with(&inc.body, &resolver)
+            .map_err(|e| ConvertError::new(format!("reusable content `{}`: {e}", inc.title)))?;
+        reusable_contents.push(ReusableContent {
+            id,
+            title: inc.title.chars().take(100).collect(),
+            markdown,
+        });
+    }
     let mut next = ids.into_iter();
     let mut build =
         |p: &SourcePage, taken: &mut Vec<String>, nested: bool| -> Result<Page, ConvertError> {
@@ -333,7 +392,7 @@ pub fn assemble_keeping(
                         pages: &page_keys,
                         assets: &asset_keys,
                         files: &files,
-                        includes: &keep.includes,
+                        includes: &includes,
                         used: &used,
                     };
                     let markdown = try_normalize_markdown_with(body, &resolver)
@@ -415,6 +474,7 @@ pub fn assemble_keeping(
                     files: used.into_iter().map(|i| (i, files[i].clone())).collect(),
                     page_count: count,
                     keys,
+                    reusable_contents,
                 });
             }
         }

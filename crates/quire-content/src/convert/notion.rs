@@ -102,6 +102,7 @@ fn from_entries(entries: Vec<Entry>) -> Result<Bundle, ConvertError> {
         pages: ctx.level("", 0)?,
         assets,
         remote_images: Vec::new(),
+        includes: Vec::new(),
     })
 }
 

@@ -59,6 +59,35 @@ fn summary_gives_structure_and_links_become_page_links() {
 }
 
 #[test]
+fn git_sync_includes_become_reusable_contents() {
+    let z = zip_of(&[
+        ("repo-main/README.md", b"# Welcome\n\n{% include \".gitbook/includes/support.md\" %}\n"),
+        ("repo-main/guide/setup.md", b"# Setup\n\n{% include \"../.gitbook/includes/support.md\" %}\n"),
+        ("repo-main/.gitbook/includes/support.md", b"---\ntitle: Support banner\n---\n\nAsk in [the welcome page](../../README.md).\n\n![logo](../assets/l.png)\n"),
+        ("repo-main/.gitbook/assets/l.png", b"\x89PNG fake"),
+    ]);
+    let b = tree::from_zip(archive::Bytes::new(z), &Limits::default()).unwrap();
+    let a = assemble(&b, &[], false, &Limits::default(), &mut ids()).unwrap();
+    // The include is no page of the tree, but one reusable content both pages name.
+    let titles: Vec<&str> = a.pages.iter().map(|p| p.title.as_str()).collect();
+    assert_eq!(titles, ["Welcome", "guide"], "{:#?}", a.pages);
+    assert_eq!(a.reusable_contents.len(), 1);
+    let rc = &a.reusable_contents[0];
+    assert_eq!(rc.title, "Support banner");
+    let include = format!("{{% include \"/reusable-contents/{}\" %}}", rc.id);
+    assert!(a.pages[0].markdown().unwrap().contains(&include));
+    assert!(a.pages[1].pages[0].markdown().unwrap().contains(&include));
+    // Its own links and images resolve like a page's, and its image is a file.
+    assert!(
+        rc.markdown.contains(&format!("/pages/{}", a.pages[0].id)),
+        "{}",
+        rc.markdown
+    );
+    assert_eq!(a.files.len(), 1);
+    assert!(rc.markdown.contains(&format!("/files/{}", a.files[0].1)));
+}
+
+#[test]
 fn folders_without_summary_become_groups() {
     let z = zip_of(&[
         ("README.md", b"# Home\n"),

@@ -9,9 +9,10 @@ use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 
 use super::archive::{read_zip, Bytes, Entry};
 use super::{
-    archive_key, markdown_page, title_from_name, Asset, Bundle, ConvertError, Limits, SourcePage,
-    MAX_TREE_DEPTH,
+    archive_key, markdown_page, title_from_name, Asset, Bundle, ConvertError, Limits,
+    SourceInclude, SourcePage, MAX_TREE_DEPTH,
 };
+use crate::frontmatter::split_page_markdown;
 
 /// Converts a zip archive of markdown files.
 pub fn from_zip(bytes: Bytes, limits: &Limits) -> Result<Bundle, ConvertError> {
@@ -72,10 +73,15 @@ pub fn strip_common_root(mut entries: Vec<Entry>) -> Result<Vec<Entry>, ConvertE
 pub fn from_entries(entries: Vec<Entry>) -> Result<Bundle, ConvertError> {
     let mut docs: BTreeMap<String, String> = BTreeMap::new();
     let mut assets = Vec::new();
+    let mut includes = Vec::new();
     for e in entries {
         if is_markdown(&e.path) {
             let text = String::from_utf8(e.content.document()?)
                 .map_err(|_| ConvertError::new(format!("`{}` is not UTF-8 text", e.path)))?;
+            if e.path.starts_with(INCLUDES_FOLDER) {
+                includes.push(include_of(&e.path, &text)?);
+                continue;
+            }
             docs.insert(e.path, text);
         } else if e.path != ".gitbook.yaml" {
             let name = e.path.rsplit('/').next().unwrap_or(&e.path).to_string();
@@ -104,6 +110,25 @@ pub fn from_entries(entries: Vec<Entry>) -> Result<Bundle, ConvertError> {
         pages,
         assets,
         remote_images: Vec::new(),
+        includes,
+    })
+}
+
+/// Where a Git Sync tree keeps its reusable contents.
+const INCLUDES_FOLDER: &str = ".gitbook/includes/";
+
+/// The reusable content of a file under [`INCLUDES_FOLDER`]: titled by its front matter's
+/// `title`, else its first heading, else its name.
+fn include_of(path: &str, text: &str) -> Result<SourceInclude, ConvertError> {
+    let src = split_page_markdown(text).map_err(|e| ConvertError::new(format!("`{path}`: {e}")))?;
+    Ok(SourceInclude {
+        key: archive_key(path),
+        title: src
+            .frontmatter
+            .title
+            .or(src.heading)
+            .unwrap_or_else(|| title_from_name(path)),
+        body: src.body,
     })
 }
 

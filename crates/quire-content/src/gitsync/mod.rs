@@ -11,7 +11,7 @@
 pub mod objects;
 mod read;
 
-pub use read::{read, NewFile, Read};
+pub use read::{read, GitRedirect, NewFile, Read, MAX_GIT_REDIRECTS};
 
 use std::collections::{HashMap, HashSet};
 

@@ -41,7 +41,24 @@ pub struct Read {
     pub revision: Revision,
     /// The files to store and add.
     pub new_files: Vec<NewFile>,
+    /// The redirects `.gitbook.yaml` lists, in its order.
+    pub redirects: Vec<GitRedirect>,
 }
+
+/// A redirect of `.gitbook.yaml`: from an old path of the space's published site to the page
+/// of a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GitRedirect {
+    /// The old path, relative to the space's address (`old/page`, no leading `/`).
+    pub source: String,
+    /// The file as written.
+    pub file: String,
+    /// The page at that file, `None` when no page is.
+    pub page: Option<String>,
+}
+
+/// Most redirects `.gitbook.yaml` may list (a site holds no more).
+pub const MAX_GIT_REDIRECTS: usize = 2000;
 
 fn refuse(path: &str, why: impl std::fmt::Display) -> ConvertError {
     ConvertError::new(format!("`{path}`: {why}"))
@@ -69,7 +86,19 @@ pub fn read(
     let mut entries = Vec::new();
     let mut includes: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut variables = None;
+    let mut redirects = Vec::new();
     for (path, bytes) in files {
+        if path == ".gitbook.yaml" {
+            let text = String::from_utf8_lossy(&bytes);
+            redirects =
+                crate::frontmatter::parse_git_redirects(&text).map_err(|e| refuse(&path, e))?;
+            if redirects.len() > MAX_GIT_REDIRECTS {
+                return Err(refuse(
+                    &path,
+                    format!("lists more than {MAX_GIT_REDIRECTS} redirects"),
+                ));
+            }
+        }
         if path == ".gitbook/vars.yaml" {
             let text = String::from_utf8(bytes).map_err(|_| refuse(&path, "is not UTF-8 text"))?;
             variables = Some(parse_space_variables(&text).map_err(|e| refuse(&path, e))?);
@@ -172,6 +201,23 @@ pub fn read(
         .filter(|p| matches!(p.kind, PageKind::Group))
         .map(|p| (p.title.as_str(), p))
         .collect();
+    // Redirects name files: the pages at them.
+    let page_at: HashMap<String, &String> = assembled
+        .keys
+        .iter()
+        .map(|(id, key)| (key_path(key), id))
+        .collect();
+    let redirects = redirects
+        .into_iter()
+        .map(|(source, file)| {
+            let at = file.trim().trim_start_matches("./").trim_start_matches('/');
+            GitRedirect {
+                source: source.trim().trim_matches('/').to_string(),
+                page: page_at.get(at).map(|id| id.to_string()),
+                file,
+            }
+        })
+        .collect();
     let mut pages = assembled.pages;
     let base_links: HashMap<(&str, &ContentRef), &Page> = base
         .flatten()
@@ -253,6 +299,7 @@ pub fn read(
             variables: variables.unwrap_or_default(),
         },
         new_files,
+        redirects,
     })
 }
 

@@ -5,6 +5,7 @@
 //! Every walk here is iterative or bounded: documents come from anyone with an API token,
 //! and references may form cycles.
 
+pub mod computed;
 mod parse;
 pub mod render;
 

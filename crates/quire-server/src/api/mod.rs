@@ -10,6 +10,7 @@ pub mod comments;
 pub mod content;
 pub mod embeds;
 pub mod files;
+pub mod fonts;
 pub mod git_sync;
 pub mod hostnames;
 pub mod imports;
@@ -53,6 +54,7 @@ pub fn operations() -> Vec<Operation> {
         comments::operations(),
         content::operations(),
         embeds::operations(),
+        fonts::operations(),
         imports::operations(),
         git_sync::operations(),
         hostnames::operations(),
@@ -122,6 +124,10 @@ pub fn router(state: AppState) -> Edge<Router> {
             get(files::handlers::download),
         )
         .route("/pdf/{spaceId}/{name}", get(pdf::handlers::download))
+        .route(
+            "/storage/{*key}",
+            get(fonts::handlers::get_upload).put(fonts::handlers::put_upload),
+        )
         .route(
             "/openapi/{organizationId}/{specSlug}/{versionId}",
             get(openapi::handlers::download),

@@ -35,6 +35,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         SITE_EXTRAS,
     ),
     (24, "site hostnames", SITE_HOSTNAMES),
+    (25, "storage uploads and custom fonts", CUSTOM_FONTS),
     (26, "translation glossary", GLOSSARY),
     (27, "site insights", SITE_INSIGHTS),
 ];
@@ -112,6 +113,39 @@ CREATE TABLE site_mcp_servers (
     created_at BIGINT NOT NULL
 );
 CREATE INDEX site_mcp_servers_site ON site_mcp_servers (site_id, created_at, id)
+"#;
+
+/// Files uploaded through signed URLs (`generateStorageUploadURL`): the key, what the URL
+/// was made for, and once the bytes came, the name they are stored under (then the key
+/// takes no more bytes);
+/// and an organization's custom fonts, each weight naming a finished upload (`faces`: JSON
+/// array of `{weight, key}`).
+const CUSTOM_FONTS: &str = r#"
+CREATE TABLE storage_uploads (
+    storage_key TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    declared_type TEXT NOT NULL,
+    declared_size BIGINT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    hash TEXT,
+    content_type TEXT,
+    size BIGINT,
+    uploaded_at BIGINT
+);
+CREATE INDEX storage_uploads_org ON storage_uploads (org_id, created_at);
+CREATE TABLE custom_fonts (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    family TEXT NOT NULL,
+    faces TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX custom_fonts_org ON custom_fonts (org_id, created_at, id)
 "#;
 
 /// An organization's translation glossary: each entry a term in several languages (JSON

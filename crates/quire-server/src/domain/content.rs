@@ -35,6 +35,21 @@ pub async fn load_tx(state: &AppState, tx: &mut Tx, root: &str) -> ApiResult<Arc
     load_walk(state, Some(tx), None, root).await
 }
 
+/// The markdown of the body `document_id` names (a page's or a reusable content's body
+/// object, as `documentId` gives it) if `space_id` stores it; `None` for any other id.
+pub async fn document_markdown(
+    state: &AppState,
+    space_id: &str,
+    document_id: &str,
+) -> ApiResult<Option<String>> {
+    // Only lower-case hex names an object: anything else is not one, without a query.
+    let Some(hash) = ObjectHash::from_hex(document_id).filter(|h| h.to_hex() == document_id) else {
+        return Ok(None);
+    };
+    let bytes = store::objects::get_in_space(&state.db, space_id, document_id).await?;
+    Ok(bytes.and_then(|b| objects::body_text(&hash, &b)))
+}
+
 async fn load_walk(
     state: &AppState,
     tx: Option<&mut Tx>,
@@ -369,7 +384,7 @@ pub fn remember(state: &AppState, saved: Saved) {
 
 /// Bumped whenever the rendering of page listings changes, so that listings stored by an
 /// older build are never served.
-const LISTING_FORMAT: u32 = 1;
+const LISTING_FORMAT: u32 = 2;
 
 /// The serialised page listing (`{"pages": [...]}`) of a revision of `space_id`, built by
 /// `render` on first use. A revision never changes and a listing holds no expiring URLs, so

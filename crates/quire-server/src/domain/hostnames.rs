@@ -77,6 +77,10 @@ async fn addresses(host: &str) -> Vec<IpAddr> {
     if let Ok(ip) = bare.parse::<IpAddr>() {
         return vec![ip];
     }
+    // Reserved never to resolve (RFC 6761): no resolver need be asked.
+    if bare == "invalid" || bare.ends_with(".invalid") {
+        return Vec::new();
+    }
     match tokio::time::timeout(DNS_WAIT, tokio::net::lookup_host((bare, 0))).await {
         Ok(Ok(found)) => found.map(|a| a.ip()).collect(),
         _ => Vec::new(),

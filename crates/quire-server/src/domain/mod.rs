@@ -11,6 +11,7 @@ pub mod collections;
 pub mod comments;
 pub mod content;
 pub mod embeds;
+pub mod fonts;
 pub mod git;
 pub mod heavy;
 pub mod hostnames;

@@ -386,6 +386,64 @@ pub async fn latest(
     Ok(store::openapi::version(&state.db, &spec.id, version).await?)
 }
 
+/// The spec a computed content's `source` reads (`builtin:openapi`, its `spec` dependency by
+/// reference or resolved), as `(slug, parsed document of its latest version)`. Other
+/// sources are refused naming the field: a translation is a space of its own in Quire, and
+/// integrations are not part of it.
+pub async fn computed_source(
+    state: &AppState,
+    org_id: &str,
+    source: &serde_json::Value,
+) -> ApiResult<(String, serde_json::Value)> {
+    let kind = source
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| ApiError::bad_request("`source.type` is required."))?;
+    match kind {
+        "builtin:openapi" => {}
+        "builtin:translation" => {
+            return Err(ApiError::bad_request(
+                "`source.type`: Quire computes no translated content; a translation is a space                  of its own (see the organization's translations).",
+            ))
+        }
+        k if k.starts_with("integration:") => {
+            return Err(ApiError::bad_request(
+                "`source.type`: content computed by integrations is not part of Quire.",
+            ))
+        }
+        _ => {
+            return Err(ApiError::bad_request(
+                "`source.type` must be `builtin:openapi`, `builtin:translation` or `integration:…`.",
+            ))
+        }
+    }
+    let slug = source
+        .pointer("/dependencies/spec/ref")
+        .filter(|r| r.get("kind").and_then(serde_json::Value::as_str) == Some("openapi"))
+        .and_then(|r| r.get("spec"))
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "`source.dependencies.spec.ref` must name a specification: `{\"kind\": \"openapi\", \"spec\": <slug>}`.",
+            )
+        })?;
+    let missing = || {
+        ApiError::bad_request(format!(
+            "`source.dependencies.spec`: the organization has no processed OpenAPI specification `{slug}`."
+        ))
+    };
+    let version = latest(state, org_id, slug)
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(missing)?;
+    let bytes = document(state, &version)
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(missing)?;
+    let doc = serde_json::from_slice(&bytes).map_err(ApiError::internal)?;
+    Ok((slug.to_string(), doc))
+}
+
 /// The slugs of the specs whose operations a page's markdown embeds
 /// (`{% openapi-operation spec="..." %}`), at most `max`, without repeats.
 pub fn embedded_specs(markdown: &str, max: usize) -> Vec<String> {

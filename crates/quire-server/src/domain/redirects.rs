@@ -377,6 +377,48 @@ pub async fn keep_old_address(
     if page.slug == new_slug {
         return Ok(0);
     }
+    add_in_sites(
+        state,
+        org_id,
+        space_id,
+        &[(path, page_id.to_string())],
+        false,
+    )
+    .await
+}
+
+/// For the redirects of a `.gitbook.yaml` pushed to a space's main content: a redirect, in
+/// every site of `org_id` publishing the space, from each old path to the page of its file
+/// (a redirect already there from that address is pointed at it: the file is the redirects'
+/// source of truth). Redirects naming no page are left out. Answers how many were written.
+pub async fn from_git_config(
+    state: &AppState,
+    org_id: &str,
+    space_id: &str,
+    redirects: &[quire_content::gitsync::GitRedirect],
+) -> ApiResult<usize> {
+    let items: Vec<(String, String)> = redirects
+        .iter()
+        .filter_map(|r| Some((r.source.clone(), r.page.clone()?)))
+        .collect();
+    if items.is_empty() {
+        return Ok(0);
+    }
+    add_in_sites(state, org_id, space_id, &items, true).await
+}
+
+/// Writes, in every site of `org_id` publishing `space_id`, a redirect from each `(path,
+/// page id)` of `items` (`path` inside the space's published address, without a leading `/`)
+/// to the page. An address some redirect already has is pointed at the page when `replace`,
+/// kept otherwise; an address the source pattern cannot hold, or a full site, is skipped.
+/// Answers how many were written.
+async fn add_in_sites(
+    state: &AppState,
+    org_id: &str,
+    space_id: &str,
+    items: &[(String, String)],
+    replace: bool,
+) -> ApiResult<usize> {
     let filter = store::sites::SiteFilter {
         space: Some(space_id.to_string()),
         ..Default::default()
@@ -393,19 +435,31 @@ pub async fn keep_old_address(
             .filter(|s| s.space_id == space_id)
         {
             let at = urls.site_space(site, &structure, ss);
-            let source = format!("/{}{path}", at.strip_prefix(&root).unwrap_or(""));
-            if check_source("source", &source).is_err() {
-                continue;
-            }
-            let to = Destination::SitePage {
-                site_space_id: ss.id.clone(),
-                page_id: page_id.to_string(),
-            };
-            match create(state, site, source, &to).await {
-                Ok(_) => added += 1,
-                // Already redirected, or the site is full: the page keeps its new address.
-                Err(ApiError::Conflict(_) | ApiError::BadRequest(_)) => {}
-                Err(e) => return Err(e),
+            for (path, page_id) in items {
+                let source = format!("/{}{path}", at.strip_prefix(&root).unwrap_or(""));
+                if check_source("source", &source).is_err() {
+                    continue;
+                }
+                let to = Destination::SitePage {
+                    site_space_id: ss.id.clone(),
+                    page_id: page_id.clone(),
+                };
+                match create(state, site, source.clone(), &to).await {
+                    Ok(_) => added += 1,
+                    Err(ApiError::Conflict(_)) if replace => {
+                        if let Some(row) =
+                            store::redirects::by_source(&state.db, &site.id, &source).await?
+                        {
+                            if Destination::of(&row)? != to {
+                                update(state, site, &row.id, None, Some(&to)).await?;
+                                added += 1;
+                            }
+                        }
+                    }
+                    // Already redirected, or the site is full: the page keeps its new address.
+                    Err(ApiError::Conflict(_) | ApiError::BadRequest(_)) => {}
+                    Err(e) => return Err(e),
+                }
             }
         }
     }

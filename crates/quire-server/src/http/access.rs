@@ -408,8 +408,8 @@ async fn check(
 }
 
 /// What a published-content token may do: read the published site it was issued for, and
-/// the space, revision, pages (by id or path, as document or markdown) and page documents
-/// of the site space it resolved, while the grounds
+/// the space, revision, pages (by id or path, as document or markdown), page documents,
+/// reusable contents and documents by id of the site space it resolved, while the grounds
 /// it was issued on still hold (see [`published::still_open`]; read through the access
 /// cache). Anything else is refused.
 async fn check_published(
@@ -443,7 +443,10 @@ async fn check_published(
         | "getRevisionById"
         | "getPageDocumentInRevisionById"
         | "getPageInRevisionById"
-        | "getPageInRevisionByPath" => {
+        | "getPageInRevisionByPath"
+        | "getReusableContentInRevisionById"
+        | "getReusableContentDocumentInRevisionById"
+        | "getDocumentById" => {
             if !matches("spaceId", &scope.space)
                 || (params.get("revisionId").is_some() && !matches("revisionId", &scope.revision))
             {

@@ -3,6 +3,7 @@
 pub mod change_requests;
 pub mod collections;
 pub mod comments;
+pub mod fonts;
 pub mod git;
 pub mod glossary;
 pub mod hostnames;

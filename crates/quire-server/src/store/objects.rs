@@ -19,6 +19,14 @@ pub async fn get_many(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<(String, V
     Ok(deduplicated(out))
 }
 
+/// The bytes of the object `hash` if `space_id` stores it.
+pub async fn get_in_space(db: &Db, space_id: &str, hash: &str) -> sqlx::Result<Option<Vec<u8>>> {
+    let q = Sql::new("SELECT data FROM content_objects WHERE space_id = $1 AND hash = $2")
+        .arg(space_id)
+        .arg(hash);
+    q.query_scalar::<Vec<u8>>().fetch_optional(db.pool()).await
+}
+
 /// As [`get_many`], through the connection of a transaction under way: a writer holding
 /// locks must not wait for a second connection from the pool.
 pub async fn get_many_tx(tx: &mut Tx, hashes: &[String]) -> sqlx::Result<Vec<(String, Vec<u8>)>> {

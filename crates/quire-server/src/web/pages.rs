@@ -384,8 +384,9 @@ async fn answer(
         "sitemap.xml" => site.sitemap().await?,
         "llms.txt" => plain_bytes("text/plain; charset=utf-8", site.llms_kept(false)),
         "llms-full.txt" => plain_bytes("text/plain; charset=utf-8", site.llms_kept(true)),
-        "~theme.css" => site.theme_css(),
+        "~theme.css" => site.theme_css().await?,
         p if p.starts_with("~files/") => site.file(p).await?,
+        p if p.starts_with("~fonts/") => site.font_file(p).await?,
         p if p.ends_with(".md") => site.markdown(p.trim_end_matches(".md")),
         "~search" => site.search(query).await?,
         // The site's MCP server takes POSTs only (see `mcp.rs`).
@@ -927,8 +928,10 @@ impl<'a> Site<'a> {
 
     /// The site's colours as a stylesheet (no inline styles: the policy forbids them). The
     /// tint colours links and text, so each is darkened (light theme) or lightened (dark
-    /// theme) just enough to read on the theme's backgrounds.
-    fn theme_css(&self) -> Response {
+    /// theme) just enough to read on the theme's backgrounds. A custom font of the
+    /// organization that `styling.font` names is declared here too, its files served by the
+    /// site itself (`~fonts/`: same origin, on the site's own address as well).
+    async fn theme_css(&self) -> ApiResult<Response> {
         let color = |mode: &str| {
             let (backgrounds, toward) = if mode == "dark" {
                 (DARK_BACKGROUNDS, 255)
@@ -949,16 +952,83 @@ impl<'a> Site<'a> {
                 "@media (prefers-color-scheme: dark) {{ :root {{ --tint: {dark}; }} }}"
             );
         }
+        let font = crate::domain::fonts::site_font(
+            self.state,
+            &self.r.site.org_id,
+            &self.custom["styling"]["font"],
+        )
+        .await?;
+        if let Some(font) = &font {
+            // The family is named by the font's id, never by its (free text) family name.
+            let family = format!("quire-font-{}", font.id);
+            for face in &font.faces {
+                let _ = writeln!(
+                    css,
+                    "@font-face {{ font-family: \"{family}\"; font-weight: {}; font-style: normal; \
+                     font-display: swap; src: url(\"{}{}~fonts/{}\") format(\"{}\"); }}",
+                    face.weight,
+                    self.prefix,
+                    self.r.site_base_path,
+                    crate::domain::fonts::file_name(&face.key),
+                    face.format,
+                );
+            }
+            let _ = writeln!(
+                css,
+                "body {{ font-family: \"{family}\", system-ui, -apple-system, \"Segoe UI\", Roboto, \
+                 \"Helvetica Neue\", Arial, sans-serif; }}"
+            );
+        }
         let mut res = plain("text/css; charset=utf-8", css);
+        // A custom font can change or go while the page naming this sheet stays the same:
+        // then the sheet is kept a few minutes only.
+        let cache = if font.is_some() {
+            "public, max-age=300"
+        } else {
+            "public, max-age=31536000, immutable"
+        };
+        res.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+        Ok(res)
+    }
+
+    /// `~fonts/{name}`: a file of the custom font the site uses (404 for any other).
+    async fn font_file(&self, path: &str) -> ApiResult<Response> {
+        let name = path.trim_start_matches("~fonts/");
+        let font = crate::domain::fonts::site_font(
+            self.state,
+            &self.r.site.org_id,
+            &self.custom["styling"]["font"],
+        )
+        .await?;
+        let Some(face) = font.as_ref().and_then(|f| {
+            f.faces
+                .iter()
+                .find(|face| crate::domain::fonts::file_name(&face.key) == name)
+        }) else {
+            return Ok(self.not_found_page());
+        };
+        let Some((bytes, content_type)) =
+            crate::domain::fonts::uploaded(self.state, &face.key).await?
+        else {
+            return Ok(self.not_found_page());
+        };
+        let content_type =
+            HeaderValue::from_str(&content_type).unwrap_or(HeaderValue::from_static("font/woff2"));
+        let mut res = crate::http::download::sandboxed(bytes, content_type, None);
+        // A storage key takes its bytes once: this URL always serves the same file.
         res.headers_mut().insert(
             header::CACHE_CONTROL,
             HeaderValue::from_static("public, max-age=31536000, immutable"),
         );
-        res
+        Ok(res)
     }
 
     fn theme_url(&self) -> String {
-        let colors = format!("{RENDER_FORMAT}{}", self.custom["styling"]["primaryColor"]);
+        let colors = format!(
+            "{RENDER_FORMAT}{}{}",
+            self.custom["styling"]["primaryColor"], self.custom["styling"]["font"]
+        );
         let v = hex::encode(&sha2::Sha256::digest(colors.as_bytes())[..6]);
         format!("{}{}~theme.css?v={v}", self.prefix, self.r.site_base_path)
     }

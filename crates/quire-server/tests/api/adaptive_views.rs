@@ -497,6 +497,84 @@ async fn the_renderer_token_reads_what_its_visitor_may_while_its_grounds_hold() 
     assert_eq!(with_token(&app, &token, &space_path).await, 404);
 }
 
+/// Documents by id through a published-content token: each visitor reads the documents
+/// their own view of the pages names, and no other.
+#[tokio::test]
+async fn a_visitor_reads_the_documents_their_view_names() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let (_, site, space, key) = adaptive_site(&app, &w, "public").await;
+    let url = format!("{}{site}plans", app.base);
+    let token = |claims: Value| {
+        let (app, w, url) = (&app, &w, url.clone());
+        let jwt = visitor_token(app, &key, claims);
+        async move {
+            resolve(app, w, &url, json!({ "jwtToken": jwt }))
+                .await
+                .expect(200)["apiToken"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let (plain, pro) = (token(json!({})).await, token(json!({ "pro": true })).await);
+    let plans = page_id(&app, &w, &space, "Plans").await;
+    let revision = id(&app
+        .get(&w.admin, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200));
+    let page = format!("/v1/spaces/{space}/revisions/{revision}/page/{plans}");
+    let document_id = |token: Option<&str>| {
+        let (app, page, admin) = (&app, page.clone(), &w.admin);
+        let token = token.map(str::to_string);
+        async move {
+            let token = token.unwrap_or_else(|| admin.token.clone());
+            app.call(reqwest::Method::GET, &page, Some(&token), None)
+                .await
+                .expect(200)["documentId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let (stored, seen_plain, seen_pro) = (
+        document_id(None).await,
+        document_id(Some(&plain)).await,
+        document_id(Some(&pro)).await,
+    );
+    // The guarded block makes three views: the stored one, and one per audience.
+    assert_ne!(seen_plain, seen_pro);
+    assert_ne!(stored, seen_plain);
+    let doc = |id: &str| format!("/v1/spaces/{space}/documents/{id}");
+    let read = |token: &str, id: &str| {
+        let (app, path, token) = (&app, doc(id), token.to_string());
+        async move {
+            app.call(reqwest::Method::GET, &path, Some(&token), None)
+                .await
+        }
+    };
+    let mine = read(&plain, &seen_plain).await.expect(200).to_string();
+    assert!(
+        mine.contains("Everyone reads this") && !mine.contains(SECRET),
+        "{mine}"
+    );
+    assert!(read(&pro, &seen_pro)
+        .await
+        .expect(200)
+        .to_string()
+        .contains(SECRET));
+    // Another visitor's view, or the stored body, is not there for the plain visitor.
+    read(&plain, &seen_pro).await.expect(404);
+    read(&plain, &stored).await.expect(404);
+    // A member reads the stored body by its id, guarded block included.
+    let stored_doc = app
+        .get(&w.admin, &doc(&stored))
+        .await
+        .expect(200)
+        .to_string();
+    assert!(stored_doc.contains(SECRET), "{stored_doc}");
+}
+
 #[tokio::test]
 async fn the_renderer_token_is_short_and_any_node_reads_it() {
     let app = TestApp::start().await;

@@ -170,6 +170,13 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getPageInRevisionById",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPageInRevisionByPath",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPageDocumentInRevisionById",         [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getReusableContentById",                [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getReusableContentInChangeRequestById", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getReusableContentInRevisionById",      [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getReusableContentDocumentInRevisionById", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getDocumentById",                       [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getComputedRevision",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("getComputedDocument",                   [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     // Links and backlinks, and PDFs: reading needs `read`.
     ("listSpaceLinks",                        [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("listChangeRequestLinks",                [200, 200, 200, 200, 200, 200, 200, 404, 401]),
@@ -241,6 +248,14 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getCustomHostname",                     [200, 404, 404, 404, 404, 404, 404, 404, 401]),
     ("dnsRevalidateCustomHostname",           [204, 404, 404, 404, 404, 404, 404, 404, 401]),
     ("removeCustomHostname",                  [205, 204, 204, 204, 204, 204, 204, 204, 401]),
+    // Uploads and custom fonts: members (not guests) see the fonts; admins, who edit the
+    // sites' customization, upload and manage them.
+    ("generateStorageUploadURL",              [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("listCustomFonts",                       [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("createCustomFont",                      [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("getCustomFont",                         [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("updateCustomFont",                      [201, 403, 403, 403, 403, 403, 403, 404, 401]),
+    ("deleteCustomFont",                      [205, 403, 403, 403, 403, 403, 403, 404, 401]),
     // Subdomains are public addresses: any token may ask whose one is.
     ("getSubdomain",                          [200, 200, 200, 200, 200, 200, 200, 200, 401]),
     ("getPublishedContentSite",               [200, 200, 200, 200, 200, 200, 403, 404, 401]),
@@ -351,6 +366,9 @@ struct World {
     path: String,
     file: String,
     revision: String,
+    /// A reusable content of the space's revision, and a page's document.
+    reusable: String,
+    document: String,
     comment: String,
     reply: String,
     cr_comment: String,
@@ -401,8 +419,16 @@ fn id(v: &Value) -> String {
 
 async fn world(app: &TestApp) -> World {
     let two = crate::imports::zip_of(&[("a.md", b"# A\n"), ("b.md", b"# B\n")]);
+    let kit = crate::imports::zip_of(&[
+        (
+            "uses.md",
+            b"# Uses\n\n{% include \".gitbook/includes/note.md\" %}\n",
+        ),
+        (".gitbook/includes/note.md", b"# Note\n\nShared.\n"),
+    ]);
     let imports = crate::loopback::serve(move |r| match r.path.as_str() {
         "/doc.md" => crate::loopback::Reply::ok("text/markdown", "# Imported\n"),
+        "/kit.zip" => crate::loopback::Reply::ok("application/zip", kit.clone()),
         _ => crate::loopback::Reply::ok("application/zip", two.clone()),
     })
     .await;
@@ -458,6 +484,8 @@ async fn world(app: &TestApp) -> World {
         path: String::new(),
         file: String::new(),
         revision: String::new(),
+        reusable: String::new(),
+        document: String::new(),
         comment: String::new(),
         reply: String::new(),
         cr_comment: String::new(),
@@ -501,10 +529,24 @@ async fn world(app: &TestApp) -> World {
         .await
         .expect(200);
     w.file = id(&files["items"][0]);
-    w.revision = id(&app
+    // A reusable content, which only an import or a push makes.
+    app.post(
+        &admin,
+        &format!("/v1/spaces/{space}/content/import"),
+        json!({ "url": format!("{}/kit.zip", w.imports), "source": "zip" }),
+    )
+    .await
+    .expect(200);
+    let revision = app
         .get(&admin, &format!("/v1/spaces/{space}/content"))
         .await
-        .expect(200));
+        .expect(200);
+    w.revision = id(&revision);
+    w.reusable = id(&revision["reusableContents"][0]);
+    w.document = revision["pages"][0]["documentId"]
+        .as_str()
+        .expect("a document page has a document id")
+        .to_string();
     w.cr = fresh_cr(app, &w, &space).await;
     let space_comments = format!("/v1/spaces/{space}/comments");
     w.comment = fresh_comment(app, &w, &space_comments).await;
@@ -541,6 +583,39 @@ async fn world(app: &TestApp) -> World {
     }
     assert!(!w.spec_version.is_empty(), "the world's spec was processed");
     w
+}
+
+/// A finished font upload of the world's organization, made by the admin: its key.
+async fn fresh_font_upload(app: &TestApp, w: &World) -> String {
+    let got = app
+        .post(
+            w.admin(),
+            &format!("/v1/orgs/{}/storage/upload", w.org),
+            json!({ "file": { "name": "a.woff2", "type": "font/woff2", "size": 8 }, "kind": "customization_font" }),
+        )
+        .await
+        .expect(201);
+    let res = reqwest::Client::new()
+        .put(got["url"].as_str().unwrap())
+        .body(b"wOF2\0\0\0\0".to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    got["key"].as_str().unwrap().to_string()
+}
+
+/// A custom font of the world's organization, made by the admin: its id.
+async fn fresh_font(app: &TestApp, w: &World) -> String {
+    let key = fresh_font_upload(app, w).await;
+    id(&app
+        .put(
+            w.admin(),
+            &format!("/v1/orgs/{}/fonts", w.org),
+            json!({ "fontFamily": "Matrix", "fontFaces": [{ "weight": 400, "storageKey": key }] }),
+        )
+        .await
+        .expect(201))
 }
 
 /// A translation of the world's space into French, made by the admin.
@@ -814,6 +889,8 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             ("pagePath", w.path.clone()),
             ("fileId", w.file.clone()),
             ("revisionId", w.revision.clone()),
+            ("reusableContentId", w.reusable.clone()),
+            ("documentId", w.document.clone()),
             ("commentId", w.comment.clone()),
             ("commentReplyId", w.reply.clone()),
             ("teamId", w.team.clone()),
@@ -908,6 +985,7 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             };
             base.set("glossaryEntryId", id)
         }
+        "getCustomFont" => base.set("fontId", fresh_font(app, w).await),
         "getPublishedContentByUrl" => {
             let query = format!("?url={}/sites/{}/", app.base, w.site.site);
             base.query(Box::leak(query.into_boxed_str()))
@@ -919,6 +997,16 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             base.query(Box::leak(query.into_boxed_str()))
         }
         _ if !writes => base,
+
+        // Reads by POST: the world's spec, computed.
+        "getComputedRevision" | "getComputedDocument" => base.body(json!({
+            "source": {
+                "type": "builtin:openapi",
+                "props": { "doc": "models", "models": true },
+                "dependencies": { "spec": { "ref": { "kind": "openapi", "spec": w.spec } } }
+            },
+            "seed": "matrix"
+        })),
 
         "updateUserById" => base.body(json!({ "displayName": "Admin" })),
         "createOrganization" => base.body(json!({ "title": "Mine" })),
@@ -1329,6 +1417,22 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
                 "page": null }
         }] })),
         "aggregateSiteEvents" => base.body(json!({ "range": "last7Days" })),
+        "generateStorageUploadURL" => base.body(json!({
+            "file": { "name": "a.woff2", "type": "font/woff2", "size": 8 },
+            "kind": "customization_font"
+        })),
+        "createCustomFont" => {
+            let key = fresh_font_upload(app, w).await;
+            base.body(json!({ "fontFamily": "New", "fontFaces": [{ "weight": 400, "storageKey": key }] }))
+        }
+        "updateCustomFont" => base
+            .set("fontId", fresh_font(app, w).await)
+            .body(json!({ "fontFamily": "Renamed" })),
+        "deleteCustomFont" => {
+            let font = fresh_font(app, w).await;
+            let probe = format!("/v1/orgs/{}/fonts/{font}", w.org);
+            base.set("fontId", font).probe(probe)
+        }
         "createSiteMcpServer" => base
             .set("siteId", fresh_site(app, w).await.site)
             .body(json!({ "name": "Tools", "url": "https://mcp.example.com/", "headers": {} })),

@@ -81,3 +81,48 @@ async fn app_urls_resolve_to_their_collection_space_and_change_request() {
         .await
         .expect_error(404);
 }
+
+/// A page's app URL resolves to its space and the page itself, as `getPageById` gives it;
+/// a path that names no page gives the space alone.
+#[tokio::test]
+async fn a_page_url_resolves_to_its_page() {
+    let app = TestApp::start().await;
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let space = app.space(&admin, &org, "Handbook", None).await;
+    let cr = app.open_change_request(&admin, &space, "Pages").await;
+    app.edit_change_request(
+        &admin,
+        &space,
+        &cr,
+        serde_json::json!([
+            { "operation": "insert_page", "ref": "g", "title": "Guide", "document": { "markdown": "Read on.\n" } },
+            { "operation": "insert_page", "into": "g", "title": "Setup", "document": { "markdown": "Install it.\n" } }
+        ]),
+    )
+    .await;
+    app.merge_change_request(&admin, &space, &cr).await;
+    let pages = app
+        .get(&admin, &format!("/v1/spaces/{space}/content/pages"))
+        .await
+        .expect(200);
+    let setup = &pages["pages"][0]["pages"][0];
+    let url = setup["urls"]["app"].as_str().unwrap();
+    let got = app
+        .get(&admin, &format!("/v1/urls/content?url={}", q(url)))
+        .await
+        .expect(200);
+    assert_eq!(got["space"]["id"], space.as_str());
+    assert_eq!(got["page"]["id"], setup["id"]);
+    assert_eq!(got["page"]["path"], "guide/setup");
+    assert_eq!(got["page"]["document"]["object"], "document");
+    for nothing in ["nope", "guide/nope"] {
+        let url = format!("{}/s/{space}/{nothing}", app.base);
+        let got = app
+            .get(&admin, &format!("/v1/urls/content?url={}", q(&url)))
+            .await
+            .expect(200);
+        assert_eq!(got["space"]["id"], space.as_str());
+        assert!(got.get("page").is_none(), "{got}");
+    }
+}

@@ -521,6 +521,214 @@ async fn a_push_to_main_merges_at_once_unless_it_conflicts() {
     assert_eq!(before, after);
 }
 
+/// A reusable content pushed under `.gitbook/includes/` and included by two pages: editing
+/// its one file changes what both pages show on the published site.
+#[tokio::test]
+async fn an_include_edited_once_changes_every_page_that_includes_it() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let org = org_of(&app, &alice, &space).await;
+    let site = app
+        .post(
+            &alice,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({ "title": "Docs", "spaces": [space] }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let published = app
+        .post(
+            &alice,
+            &format!("/v1/orgs/{org}/sites/{site}/publish"),
+            json!({}),
+        )
+        .await
+        .expect(200)["urls"]["published"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = |path: &str| {
+        let url = format!("{published}{path}");
+        async move { reqwest::get(url).await.unwrap().text().await.unwrap() }
+    };
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    std::fs::create_dir_all(work.join(".gitbook/includes")).unwrap();
+    let banner = work.join(".gitbook/includes/banner.md");
+    std::fs::write(&banner, "---\ntitle: Banner\n---\n\nBanner version one.\n").unwrap();
+    std::fs::write(
+        work.join("README.md"),
+        "# Home\n\nWelcome.\n\n{% include \".gitbook/includes/banner.md\" %}\n",
+    )
+    .unwrap();
+    let setup = std::fs::read_to_string(work.join("guide/setup.md")).unwrap();
+    std::fs::write(
+        work.join("guide/setup.md"),
+        format!("{setup}\n{{% include \"../.gitbook/includes/banner.md\" %}}\n"),
+    )
+    .unwrap();
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "A banner on two pages"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+    let content = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    let rc = content["reusableContents"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        content["reusableContents"][0]["title"], "Banner",
+        "{content}"
+    );
+    for page in ["", "guide/setup"] {
+        assert!(shown(page).await.contains("Banner version one."), "{page}");
+    }
+
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    std::fs::write(&banner, "---\ntitle: Banner\n---\n\nBanner version two.\n").unwrap();
+    ok(&work, &["commit", "-qam", "The banner, edited"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+    let content = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    assert_eq!(
+        content["reusableContents"][0]["id"],
+        json!(rc),
+        "the same content"
+    );
+    let doc = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/content/reusable-contents/{rc}"),
+        )
+        .await
+        .expect(200);
+    let body = app
+        .get(
+            &alice,
+            &format!(
+                "/v1/spaces/{space}/documents/{}",
+                doc["document"].as_str().unwrap()
+            ),
+        )
+        .await
+        .expect(200);
+    assert!(body.to_string().contains("Banner version two."), "{body}");
+    for page in ["", "guide/setup"] {
+        let html = shown(page).await;
+        assert!(html.contains("Banner version two."), "{page}: {html}");
+        assert!(!html.contains("Banner version one."), "{page}");
+    }
+}
+
+/// `.gitbook.yaml`'s `redirects:` pushed to main become redirects of the sites publishing
+/// the space, followed by the published site; pushed again, the file's mapping wins.
+#[tokio::test]
+async fn gitbook_yaml_redirects_reach_the_sites_of_the_space() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let org = org_of(&app, &alice, &space).await;
+    let site = app
+        .post(
+            &alice,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({ "title": "Docs", "spaces": [space] }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let published = app
+        .post(
+            &alice,
+            &format!("/v1/orgs/{org}/sites/{site}/publish"),
+            json!({}),
+        )
+        .await
+        .expect(200)["urls"]["published"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let no_follow = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let location = |path: &str| {
+        let (client, url) = (no_follow.clone(), format!("{published}{path}"));
+        async move {
+            let res = client.get(url).send().await.unwrap();
+            let status = res.status().as_u16();
+            let to = res
+                .headers()
+                .get("location")
+                .map(|l| l.to_str().unwrap().to_string());
+            (status, to)
+        }
+    };
+    assert_eq!(location("old/setup").await.0, 404);
+
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    std::fs::write(
+        work.join(".gitbook.yaml"),
+        "root: ./\nredirects:\n  old/setup: guide/setup.md\n  gone: ./nowhere.md\n",
+    )
+    .unwrap();
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "Redirects"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+    assert!(said.contains("1 site redirects written"), "{said}");
+    assert!(said.contains("`./nowhere.md` is no page"), "{said}");
+    let (status, to) = location("old/setup").await;
+    assert_eq!(status, 301);
+    assert_eq!(
+        to.as_deref(),
+        Some(format!("{published}guide/setup").as_str())
+    );
+    let listed = app
+        .get(&alice, &format!("/v1/orgs/{org}/sites/{site}/redirects"))
+        .await
+        .expect(200);
+    assert_eq!(listed["items"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed["items"][0]["source"], "/old/setup");
+
+    // The file changes its mind: the redirect follows.
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    std::fs::write(
+        work.join(".gitbook.yaml"),
+        "redirects:\n  old/setup: README.md\n",
+    )
+    .unwrap();
+    // Quire keeps no `.gitbook.yaml` in the content (the pull removed it): it is added again.
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "Elsewhere"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+    assert_eq!(
+        location("old/setup").await.1,
+        Some(format!("{published}home"))
+    );
+    // A bad file refuses the push, naming it.
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    std::fs::write(work.join(".gitbook.yaml"), "redirects: [a, b]\n").unwrap();
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "Broken"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(!done && said.contains(".gitbook.yaml"), "{said}");
+}
+
 #[tokio::test]
 async fn pushes_that_cannot_be_read_are_refused_naming_the_file() {
     if !has_git() {

@@ -287,6 +287,15 @@ async fn custom_hostnames_are_administered_by_their_site_s_organization() {
     let got = app.get(&w.admin, &other_path).await.expect(200);
     assert_eq!(got["status"], json!("dns_wrong_cname"));
     assert_eq!(got["target"]["site"], json!(other));
+    // A name that resolves nowhere (`.invalid` never does, and no DNS server is asked).
+    let nowhere = "docs.example.invalid";
+    site_with(&app, &w, nowhere).await;
+    let nowhere_path = format!("/v1/custom-hostnames/{nowhere}");
+    app.patch(&w.admin, &nowhere_path, json!({}))
+        .await
+        .expect(204);
+    let got = app.get(&w.admin, &nowhere_path).await.expect(200);
+    assert_eq!(got["status"], json!("dns_no_cname"));
 
     // Removing: not the reader's to remove (204, nothing changes); the admin's (205).
     app.delete(&reader, &path).await.expect(204);

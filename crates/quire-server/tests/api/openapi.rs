@@ -658,3 +658,140 @@ Owner: { type: object }
         assert_failed(&spec, official, code);
     }
 }
+
+/// Computed content of a processed spec: its pages (a tag's operations, its models), the same
+/// for the same seed, and one document of them; other sources refused naming the field.
+#[tokio::test]
+async fn a_spec_computes_its_reference_pages_and_documents() {
+    let app = TestApp::start().await;
+    let (admin, org) = setup(&app).await;
+    let reader = app.persona("reader").await;
+    app.add_member(&admin, &org, &reader, json!("read")).await;
+    let text = PETS_30_YAML.replace(
+        "      operationId: getPet\n",
+        "      operationId: getPet\n      tags: [pets]\n",
+    );
+    process_text(&app, &admin, &org, "pets", &text).await;
+    let space = app.space(&admin, &org, "Reference", None).await;
+    let base = format!("/v1/spaces/{space}/content/computed");
+    let source = |props: Value| {
+        json!({
+            "type": "builtin:openapi",
+            "props": props,
+            "dependencies": { "spec": { "ref": { "kind": "openapi", "spec": "pets" } } }
+        })
+    };
+
+    let rev = app
+        .post(
+            &reader,
+            &format!("{base}/revision"),
+            json!({ "source": source(json!({ "models": true })), "seed": "s1" }),
+        )
+        .await
+        .expect(200);
+    let titles: Vec<&str> = rev["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["pets", "Models"], "{rev}");
+    assert_eq!(rev["files"], json!([]));
+    assert_eq!(rev["reusableContents"], json!([]));
+    let pets = rev["pages"][0]["markdown"].as_str().unwrap();
+    assert!(
+        pets.contains("path=\"/pets/{petId}\" method=\"get\""),
+        "{pets}"
+    );
+    let again = app
+        .post(
+            &reader,
+            &format!("{base}/revision"),
+            json!({ "source": source(json!({ "models": false })), "seed": "s1" }),
+        )
+        .await
+        .expect(200);
+    assert_eq!(again["pages"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        again["pages"][0]["id"], rev["pages"][0]["id"],
+        "same seed, same ids"
+    );
+
+    let doc = app
+        .post(
+            &reader,
+            &format!("{base}/document"),
+            json!({ "source": source(json!({ "doc": "operations", "page": "pets" })), "seed": "s1" }),
+        )
+        .await
+        .expect(200);
+    assert_eq!(doc["nodes"][0]["type"], "openapi-operation", "{doc}");
+    assert_eq!(doc["nodes"][0]["data"]["path"], "/pets/{petId}");
+    let models = app
+        .post(
+            &reader,
+            &format!("{base}/document"),
+            json!({ "source": source(json!({ "doc": "models" })), "seed": "s1" }),
+        )
+        .await
+        .expect(200);
+    assert_eq!(models["nodes"][0]["data"]["schemas"], json!(["Pet"]));
+    let info = app
+        .post(
+            &reader,
+            &format!("{base}/document"),
+            json!({ "source": source(json!({ "doc": "info" })), "seed": "s1" }),
+        )
+        .await
+        .expect(200);
+    assert!(info.to_string().contains("Pets"), "{info}");
+
+    // Refusals name the field.
+    let refused = |body: Value, field: &'static str| {
+        let (app, reader, path) = (&app, &reader, format!("{base}/document"));
+        async move {
+            let msg = app.post(reader, &path, body).await.expect_error(400);
+            assert!(msg.contains(field), "{field}: {msg}");
+        }
+    };
+    refused(
+        json!({ "source": source(json!({ "doc": "operations", "page": "nope" })), "seed": "s" }),
+        "source.props.page",
+    )
+    .await;
+    refused(
+        json!({ "source": source(json!({ "doc": "everything" })), "seed": "s" }),
+        "source.props.doc",
+    )
+    .await;
+    refused(
+        json!({ "source": { "type": "builtin:openapi", "props": { "doc": "models" }, "dependencies": { "spec": { "ref": { "kind": "openapi", "spec": "ghost" } } } }, "seed": "s" }),
+        "source.dependencies.spec",
+    )
+    .await;
+    refused(
+        json!({ "source": { "type": "builtin:translation", "props": { "doc": "models" } }, "seed": "s" }),
+        "source.type",
+    )
+    .await;
+    refused(
+        json!({ "source": { "type": "integration:acme:docs", "props": { "doc": "models" } }, "seed": "s" }),
+        "source.type",
+    )
+    .await;
+    refused(
+        json!({ "source": source(json!({ "doc": "models" })), "seed": "" }),
+        "seed",
+    )
+    .await;
+    // Someone who may not read the space reads nothing of it.
+    let outsider = app.persona("outsider").await;
+    app.post(
+        &outsider,
+        &format!("{base}/revision"),
+        json!({ "source": source(json!({ "models": true })), "seed": "s1" }),
+    )
+    .await
+    .expect_error(404);
+}

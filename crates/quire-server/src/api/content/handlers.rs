@@ -233,10 +233,7 @@ fn revision_body(
         .rev
         .reusable_contents
         .iter()
-        .map(|r| types::ReusableContent {
-            id: r.id.clone(),
-            title: r.title.clone(),
-        })
+        .map(|r| types::ReusableContent::new(r, &r.markdown))
         .collect();
     // The official shape of a merge revision requires its change request.
     let kind = match (&merged_from, loaded.row.kind) {
@@ -593,6 +590,133 @@ pub async fn get_page_by_path(
 ) -> ApiResult<axum::response::Response> {
     let visitor = reading.as_ref().map(|Extension(r)| &r.0.visitor);
     page_by_path(&state, &at, at.param("pagePath")?, q.format, visitor).await
+}
+
+// ---- Reusable contents and documents ------------------------------------------------------
+
+/// The `evaluated` switch of the document reads (a document has nothing left to evaluate
+/// once stored: expressions are kept as written).
+#[derive(Deserialize, Default)]
+pub struct DocumentReadQuery {
+    #[allow(dead_code)]
+    evaluated: Option<bool>,
+}
+
+/// Query of `getDocumentById`: Quire keeps one document schema, so both values read it.
+#[derive(Deserialize, Default)]
+pub struct DocumentQuery {
+    #[allow(dead_code)]
+    schema: Option<DocumentSchema>,
+}
+
+/// The official `documentSchema` values.
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DocumentSchema {
+    Current,
+    Next,
+}
+
+/// The reusable content `reusableContentId` of the read's revision, and its body as the
+/// reader sees it (a published-content token's visitor sees only their blocks).
+fn reusable_of<'a>(
+    loaded: &'a Loaded,
+    at: &ReadAt,
+    reading: Option<&published::Reading>,
+) -> ApiResult<(
+    &'a quire_content::model::ReusableContent,
+    std::borrow::Cow<'a, str>,
+)> {
+    let id = at.param("reusableContentId")?;
+    let r = loaded
+        .rev
+        .reusable_contents
+        .iter()
+        .find(|r| r.id == id)
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "Reusable content `{id}` not found in this revision."
+            ))
+        })?;
+    let markdown = match reading {
+        Some(published::Reading(scope)) => published::visitor_markdown(&r.markdown, &scope.visitor),
+        None => std::borrow::Cow::Borrowed(r.markdown.as_str()),
+    };
+    Ok((r, markdown))
+}
+
+/// The official JSON document of `markdown`, its blocks keyed from `seed`.
+fn document_json(markdown: &str, seed: &str) -> ApiResult<Json<Value>> {
+    let mut doc = quire_content::markdown::markdown_to_document(markdown);
+    doc.assign_keys(seed);
+    Ok(Json(serde_json::to_value(doc).map_err(ApiError::internal)?))
+}
+
+/// `getReusableContentById`, `getReusableContentInChangeRequestById`,
+/// `getReusableContentInRevisionById`.
+pub async fn get_reusable_content(
+    State(state): State<AppState>,
+    at: ReadAt,
+    reading: Option<Extension<published::Reading>>,
+    QueryParams(_q): QueryParams<ReadQuery>,
+) -> ApiResult<Json<types::ReusableContent>> {
+    let loaded = at.loaded(&state).await?;
+    let (r, markdown) = reusable_of(&loaded, &at, reading.as_ref().map(|e| &e.0))?;
+    Ok(Json(types::ReusableContent::new(r, &markdown)))
+}
+
+/// `getReusableContentDocumentInRevisionById`: the body of a reusable content as a JSON
+/// document.
+pub async fn get_reusable_content_document(
+    State(state): State<AppState>,
+    at: ReadAt,
+    reading: Option<Extension<published::Reading>>,
+    QueryParams(_q): QueryParams<DocumentReadQuery>,
+) -> ApiResult<Json<Value>> {
+    let loaded = at.loaded(&state).await?;
+    let (r, markdown) = reusable_of(&loaded, &at, reading.as_ref().map(|e| &e.0))?;
+    document_json(&markdown, &r.id)
+}
+
+/// `getDocumentById`: the body a page's `documentId` or a reusable content's `document`
+/// names, in any revision of the space (bodies are immutable: an id always names the same
+/// document). Read with a published-content token, only the bodies of the token's revision
+/// that its visitor sees, as they see them.
+pub async fn get_document(
+    State(state): State<AppState>,
+    at: ReadAt,
+    reading: Option<Extension<published::Reading>>,
+    QueryParams(_q): QueryParams<DocumentQuery>,
+) -> ApiResult<Json<Value>> {
+    let id = at.param("documentId")?;
+    let missing = || ApiError::not_found(format!("Document `{id}` not found in this space."));
+    let Some(Extension(published::Reading(scope))) = reading else {
+        let markdown = content::document_markdown(&state, &at.row.space_id, id)
+            .await?
+            .ok_or_else(missing)?;
+        return document_json(&markdown, id);
+    };
+    // The token's revision: the one whose pages gave its visitor these ids.
+    let loaded = load_revision(&state, &at.row.space_id, &scope.revision).await?;
+    let named = |markdown: &str| quire_content::store::text_body_hash(markdown).to_hex() == id;
+    // A stack rather than recursion: page trees are as deep as their input allows.
+    let shown = published::visitor_pages(&loaded.rev.pages, &scope.visitor);
+    let mut pending: Vec<&quire_content::model::Page> = shown.iter().collect();
+    while let Some(page) = pending.pop() {
+        if let PageKind::Document(doc) = &page.kind {
+            if named(&doc.markdown) {
+                return document_json(&doc.markdown, id);
+            }
+        }
+        pending.extend(page.pages.iter());
+    }
+    for r in &loaded.rev.reusable_contents {
+        let markdown = published::visitor_markdown(&r.markdown, &scope.visitor);
+        if named(&markdown) {
+            return document_json(&markdown, id);
+        }
+    }
+    Err(missing())
 }
 
 // ---- Writes ------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 //! Content: the family's operations, each with its official operationId and the access
 //! it requires, and their handlers.
 
+pub mod computed;
 pub mod handlers;
 pub mod types;
 
@@ -190,5 +191,54 @@ pub fn operations() -> Vec<Operation> {
             handlers::get_page_by_path,
         )
         .reusable(),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/content/reusable-contents/{reusableContentId}",
+            "getReusableContentById",
+            Space(Role::Read),
+            handlers::get_reusable_content,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/reusable-contents/{reusableContentId}",
+            "getReusableContentInChangeRequestById",
+            Space(Role::Read),
+            handlers::get_reusable_content,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/reusable-contents/{reusableContentId}",
+            "getReusableContentInRevisionById",
+            Space(Role::Read),
+            handlers::get_reusable_content,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/reusable-contents/{reusableContentId}/document",
+            "getReusableContentDocumentInRevisionById",
+            Space(Role::Read),
+            handlers::get_reusable_content_document,
+        ),
+        op(
+            Method::GET,
+            "/v1/spaces/{spaceId}/documents/{documentId}",
+            "getDocumentById",
+            Space(Role::Read),
+            handlers::get_document,
+        ),
+        op(
+            Method::POST,
+            "/v1/spaces/{spaceId}/content/computed/revision",
+            "getComputedRevision",
+            Space(Role::Read),
+            computed::get_computed_revision,
+        ),
+        op(
+            Method::POST,
+            "/v1/spaces/{spaceId}/content/computed/document",
+            "getComputedDocument",
+            Space(Role::Read),
+            computed::get_computed_document,
+        ),
     ]
 }

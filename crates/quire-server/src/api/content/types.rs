@@ -12,6 +12,22 @@ use crate::values::RevisionType;
 pub struct ReusableContent {
     pub id: String,
     pub title: String,
+    /// The id of its body's document (`getDocumentById`); none when it is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document: Option<String>,
+}
+
+impl ReusableContent {
+    /// The official object of a reusable content whose body (as its reader sees it) is
+    /// `markdown`.
+    pub fn new(r: &quire_content::model::ReusableContent, markdown: &str) -> ReusableContent {
+        ReusableContent {
+            id: r.id.clone(),
+            title: r.title.clone(),
+            document: (!markdown.is_empty())
+                .then(|| quire_content::store::text_body_hash(markdown).to_hex()),
+        }
+    }
 }
 
 /// `urls` of a revision.

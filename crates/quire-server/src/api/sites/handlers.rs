@@ -611,6 +611,9 @@ pub(super) fn check_customization(c: &serde_json::Map<String, Value>) -> ApiResu
         }
     };
     let styling = c.get("styling");
+    if let Some(font) = styling.and_then(|s| s.get("font")) {
+        crate::domain::fonts::check_site_font("styling.font", font)?;
+    }
     one_of(
         "styling.theme",
         styling.and_then(|s| s.get("theme")),

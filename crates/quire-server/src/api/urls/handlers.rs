@@ -1,4 +1,5 @@
-//! `getContentByUrl`.
+//! `getContentByUrl`: an app URL of a collection, a space, one of its change requests or
+//! one of its pages.
 
 use axum::extract::State;
 use axum::Extension;
@@ -7,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::views::{self, ChangeRequest, Collection, Space};
 use crate::domain::access::{load_collection, load_space};
 use crate::domain::auth::Caller;
+use crate::domain::content;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::QueryParams;
 use crate::http::json::Json;
@@ -32,7 +34,48 @@ pub enum Content {
         space: Box<Space>,
         #[serde(rename = "changeRequest", skip_serializing_if = "Option::is_none")]
         change_request: Option<Box<ChangeRequest>>,
+        /// The page its path names (`/s/{spaceId}/{pagePath}`), a document or a group.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        page: Option<serde_json::Value>,
     },
+}
+
+/// The page of the space's current content at `path` (an app URL's path below the space),
+/// as `getPageById` gives it; `None` for a link page (the answer's schema holds documents and
+/// groups) or a path that names no page.
+async fn page_at(
+    state: &AppState,
+    space: &crate::store::spaces::SpaceRow,
+    path: &[&str],
+) -> ApiResult<Option<serde_json::Value>> {
+    use quire_content::view::{self, BodyFormat, ViewOptions};
+    if path.is_empty() || path[0] == "~" {
+        return Ok(None);
+    }
+    let Some(row) = content::revision_row(state, &space.id, &space.revision_id).await? else {
+        return Ok(None);
+    };
+    let rev = content::load_in(state, &space.id, &row.root).await?;
+    let wanted = path.join("/");
+    let Some((id, _)) = rev.page_paths().into_iter().find(|(_, p)| *p == wanted) else {
+        return Ok(None);
+    };
+    if matches!(
+        rev.page(&id).map(|p| &p.kind),
+        Some(quire_content::model::PageKind::Link(_)) | None
+    ) {
+        return Ok(None);
+    }
+    let base = state.url(&format!("/s/{}", space.id));
+    let app = move |p: &str| format!("{base}/{p}");
+    Ok(view::page_view(
+        &rev,
+        &id,
+        &ViewOptions {
+            body: BodyFormat::Document,
+            app_url: &app,
+        },
+    ))
 }
 
 /// What the caller may not read is not there for them; a server error stays one.
@@ -84,9 +127,14 @@ pub async fn get_content_by_url(
                 }
                 _ => None,
             };
+            let page = match change_request {
+                Some(_) => None,
+                None => page_at(&state, &ctx.space, rest).await?,
+            };
             Ok(Json(Content::Space {
                 space: Box::new(views::space(&state, &ctx.space, ctx.role)),
                 change_request,
+                page,
             }))
         }
         _ => Err(nothing()),

@@ -424,6 +424,7 @@ async fn branch(
             // since it left the space's history (three-way, as a merge would).
             let fork = revision(state, ctx, &fork_revision).await?;
             let read = read_files(files, fork.clone(), limits).await?;
+            let redirects = read.redirects.clone();
             let content = Arc::new(with_new_files(state, &ctx.space.id, read).await?);
             // Conflicts refuse the push before anything is opened.
             let main_id = crate::domain::access::current_revision(state, &ctx.space.id).await?;
@@ -459,11 +460,13 @@ async fn branch(
             }
             if to_main {
                 crs::merge(state, ctx, by, &c.id).await?;
-                return Ok(vec![format!(
+                let mut said = vec![format!(
                     "Merged into main as change request #{}: {}",
                     c.number,
                     url(c.number)
-                )]);
+                )];
+                said.extend(redirect_notes(state, ctx, &redirects).await?);
+                return Ok(said);
             }
             Ok(vec![format!(
                 "Change request #{} opened: {} (push more to `{name}` or `change-requests/{}`)",
@@ -477,6 +480,36 @@ async fn branch(
 
 /// Most pages and files a pushed tree may hold: a space is far larger than one import.
 const MAX_PUSHED_PAGES: usize = 50_000;
+
+/// Writes the redirects of a `.gitbook.yaml` that reached main into the sites publishing the
+/// space, and says what became of them (the pusher reads it as `remote:` lines).
+async fn redirect_notes(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    redirects: &[quire_content::gitsync::GitRedirect],
+) -> ApiResult<Vec<String>> {
+    let mut said: Vec<String> = redirects
+        .iter()
+        .filter(|r| r.page.is_none())
+        .map(|r| {
+            format!(
+                ".gitbook.yaml: redirect `{}` left out: `{}` is no page",
+                r.source, r.file
+            )
+        })
+        .collect();
+    let written = crate::domain::redirects::from_git_config(
+        state,
+        &ctx.space.org_id,
+        &ctx.space.id,
+        redirects,
+    )
+    .await?;
+    if written > 0 {
+        said.push(format!(".gitbook.yaml: {written} site redirects written"));
+    }
+    Ok(said)
+}
 
 /// What a push may bring: an import's caps on bytes (`--max-import-bytes`), a space's on
 /// pages and files.

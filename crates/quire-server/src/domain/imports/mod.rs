@@ -200,8 +200,8 @@ pub async fn import(
             _ => assemble(&bundle, &current, page_owned.clone(), &limits).await?,
         };
         let outcome_counts = (
-            assembled.page_count + assembled.files.len(),
-            assembled.page_count + total,
+            assembled.page_count + assembled.files.len() + assembled.reusable_contents.len(),
+            assembled.page_count + total + assembled.reusable_contents.len(),
         );
         let files: Vec<File> = assembled
             .files
@@ -290,6 +290,8 @@ async fn assemble(
             convert::assemble(&bundle, &taken, page.is_some(), &limits, &mut new_id)
                 .map_err(|e| ApiError::bad_request(format!("`url`: the source {}.", e.0)))?;
         let pages = std::mem::take(&mut assembled.pages);
+        rev.reusable_contents
+            .extend(assembled.reusable_contents.iter().cloned());
         match &page {
             None => rev.pages.extend(pages),
             Some(id) => {

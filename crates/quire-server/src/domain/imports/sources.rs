@@ -94,6 +94,7 @@ pub async fn bundle(state: &AppState, source: Source, url: &str) -> ApiResult<(B
                 pages: vec![page],
                 assets: Vec::new(),
                 remote_images: images,
+                ..Bundle::default()
             }
         }
         Source::Html => {
@@ -151,6 +152,7 @@ async fn html_bundle(f: Fetched, content: &'static [&'static str]) -> ApiResult<
             pages: vec![page],
             assets: Vec::new(),
             remote_images: images,
+            ..Bundle::default()
         })
     })
     .await
@@ -401,5 +403,6 @@ async fn crawl(state: &AppState, start: &str) -> ApiResult<Bundle> {
         pages: website::nest(pages),
         assets: Vec::new(),
         remote_images: images,
+        ..Bundle::default()
     })
 }
