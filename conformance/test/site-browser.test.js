@@ -558,6 +558,65 @@ test('custom hostname: the site at the root of its own name, links and assets on
     }
 });
 
+test('custom hostname: opening pages there records their views, read back by aggregateSiteEvents', { skip }, async () => {
+    const { space } = await spaceWith('Counted', [
+        [
+            { operation: 'insert_page', title: 'Start', document: { markdown: 'Counted on its own name.\n' } },
+            { operation: 'insert_page', title: 'Next', document: { markdown: 'Counted too.\n' } },
+        ],
+    ]);
+    const counted = await publishedSite('Counted', space.id, 'public');
+    const host = `insights-${Date.now().toString(36)}.${CUSTOM_DOMAIN}`;
+    check('updateSiteById', await admin.api.orgs.updateSiteById(org.id, counted.id, { hostname: host }), {
+        status: 200,
+    });
+    const port = new URL(server.url).port;
+    const { tab, errors, close } = await freshPage();
+    const sent = [];
+    tab.on('request', (req) => {
+        if (req.method() === 'POST' && req.url().endsWith('/~insights')) sent.push(req);
+    });
+    try {
+        await tab.goto(`http://${host}:${port}/`, { waitUntil: 'networkidle0' });
+        assert.equal(await h1(tab), 'Start');
+        await follow(tab, 'nav[aria-label=Pages] a[href="/next"]');
+        await tab.waitForNetworkIdle();
+        assert.equal(await h1(tab), 'Next');
+        assert.deepEqual(errors, []);
+        // Sent inside the site's own name, without a cookie or anything of the visitor.
+        assert.equal(sent.length, 2);
+        for (const req of sent) {
+            assert.equal(req.url(), `http://${host}:${port}/~insights`);
+            assert.equal(req.headers().cookie, undefined);
+            const [event] = JSON.parse(req.postData()).events;
+            assert.equal(event.type, 'page_view');
+            assert.deepEqual(
+                [event.session.visitorId, event.session.sessionId, event.session.userAgent, event.session.cookies],
+                ['', '', '', {}],
+            );
+        }
+    } finally {
+        await close();
+    }
+    // Counted per page, as the site's members read them.
+    let result;
+    for (let i = 0; i < 50; i++) {
+        result = check(
+            'aggregateSiteEvents',
+            await admin.api.orgs.aggregateSiteEvents(org.id, counted.id, {
+                range: 'last24Hours',
+                select: [{ column: 'page' }, { column: 'eventsCount' }],
+                where: [{ column: 'eventType', values: ['page_view'] }],
+            }),
+            { status: 200 },
+        );
+        if (result.columns[1].values.length === 2) break;
+        await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(result.columns[1].values, [1, 1]);
+    assert.ok(result.columns[0].values.every((p) => p.space === space.id));
+});
+
 test('404: an unknown page and an unknown site get a real 404 page', { skip }, async () => {
     const { tab, close } = await freshPage();
     try {

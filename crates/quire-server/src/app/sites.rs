@@ -14,6 +14,7 @@ use super::session;
 use super::shell::{failed, not_found, org_for, page, run_write, Viewer};
 use crate::domain::access::OrgCtx;
 use crate::domain::auth::Caller;
+use crate::domain::insights;
 use crate::domain::sites::{self, NewSite, NewSiteSpaces, Urls};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -163,6 +164,10 @@ pub async fn screen(
         }
         body.push_str("</ul>");
     }
+    match insights(&state, &site.id).await {
+        Ok(section) => body.push_str(&section),
+        Err(e) => return failed(e),
+    }
     if org.is_admin() {
         let hidden = format!(
             "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
@@ -199,6 +204,100 @@ pub async fn screen(
         );
     }
     page(StatusCode::OK, &site.title, Some(&viewer), "", &body)
+}
+
+/// The site's insights: page views per day over the last 30 days, its top pages and its
+/// top searches (`domain::insights`, as `aggregateSiteEvents` answers them).
+async fn insights(state: &AppState, site_id: &str) -> ApiResult<String> {
+    let ask = |q: serde_json::Value| async move { insights::aggregate(state, site_id, &q).await };
+    let views = serde_json::json!([{ "column": "eventType", "values": ["page_view"] }]);
+    let per_day = ask(serde_json::json!({
+        "range": "last30Days",
+        "groupBy": [{ "column": "datetime", "interval": "day" }],
+        "where": views,
+    }))
+    .await?;
+    let pages = ask(serde_json::json!({
+        "range": "last30Days",
+        "groupBy": [{ "column": "page" }],
+        "where": views,
+        "limit": 10,
+    }))
+    .await?;
+    let searches = ask(serde_json::json!({
+        "range": "last30Days",
+        "groupBy": [{ "column": "eventSearchQuery" }],
+        "limit": 10,
+    }))
+    .await?;
+    let col = |a: &insights::Aggregation, i: usize| a.columns[i].values.clone();
+    let mut out = String::from("<h2>Insights</h2>");
+    // Every day of the last 30, those without a view too.
+    let counted: std::collections::HashMap<String, i64> = col(&per_day, 0)
+        .iter()
+        .zip(col(&per_day, 1))
+        .filter_map(|(d, n)| Some((d.as_str()?.to_string(), n.as_i64()?)))
+        .collect();
+    let today = state.now().div_euclid(86_400_000);
+    let days: Vec<(String, i64)> = (0..30)
+        .rev()
+        .map(|back| {
+            let day = crate::clock::iso((today - back) * 86_400_000);
+            let n = counted.get(&day).copied().unwrap_or(0);
+            (day, n)
+        })
+        .collect();
+    let total: i64 = days.iter().map(|(_, n)| n).sum();
+    let most = days.iter().map(|(_, n)| *n).max().unwrap_or(0).max(1);
+    let _ = write!(
+        out,
+        "<h3>Page views per day</h3><p>{total} page views in the last 30 days.</p><table class=\"insights\"><thead><tr><th scope=\"col\">Day</th><th scope=\"col\">Views</th><th scope=\"col\"><span class=\"skip\">Share</span></th></tr></thead><tbody>"
+    );
+    for (day, n) in &days {
+        let _ = write!(
+            out,
+            "<tr><td>{day}</td><td>{n}</td><td><meter min=\"0\" max=\"{most}\" value=\"{n}\" \
+             aria-label=\"{day}: {n} of {most}\"></meter></td></tr>",
+            day = text(&day[..10])
+        );
+    }
+    out.push_str("</tbody></table><h3>Top pages</h3>");
+    let top = col(&pages, 0);
+    if top.is_empty() {
+        out.push_str("<p class=\"muted\">No page view yet.</p>");
+    } else {
+        out.push_str("<ol class=\"insights\">");
+        for (p, n) in top.iter().zip(col(&pages, 1)) {
+            let title = match (p["space"].as_str(), p["page"].as_str()) {
+                (Some(space), Some(page)) => insights::page_title(state, space, page)
+                    .await?
+                    .unwrap_or_else(|| "A removed page".into()),
+                _ => "Other pages".into(),
+            };
+            let _ = write!(
+                out,
+                "<li>{} <span class=\"muted\">{n}</span></li>",
+                text(&title)
+            );
+        }
+        out.push_str("</ol>");
+    }
+    out.push_str("<h3>Top searches</h3>");
+    let queries = col(&searches, 0);
+    if queries.is_empty() {
+        out.push_str("<p class=\"muted\">No search yet.</p>");
+    } else {
+        out.push_str("<ol class=\"insights\">");
+        for (q, n) in queries.iter().zip(col(&searches, 1)) {
+            let _ = write!(
+                out,
+                "<li>{} <span class=\"muted\">{n}</span></li>",
+                text(q.as_str().unwrap_or(""))
+            );
+        }
+        out.push_str("</ol>");
+    }
+    Ok(out)
 }
 
 /// `POST /o/{organizationId}/sites` (`op=create`) and `POST /o/{organizationId}/sites/{siteId}`

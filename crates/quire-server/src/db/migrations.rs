@@ -37,7 +37,39 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (24, "site hostnames", SITE_HOSTNAMES),
     (25, "storage uploads and custom fonts", CUSTOM_FONTS),
     (26, "translation glossary", GLOSSARY),
+    (27, "site insights", SITE_INSIGHTS),
 ];
+
+/// Site insights (`store::insights`), rolled up: one row per site, UTC day, event type and
+/// the dimensions an aggregation groups by, with its count; never a row per event, and
+/// nothing of the visitor (no address, user agent, cookie, session or visitor id). Absent
+/// dimensions are `''` so that the key is unique. `site_insights_days` counts the keys a
+/// site's day holds (all of them, and those of free text: searches and outside links),
+/// which caps them; days past the retention are pruned by a job.
+const SITE_INSIGHTS: &str = r#"
+CREATE TABLE site_insights (
+    site_id TEXT NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    day BIGINT NOT NULL,
+    event_type TEXT NOT NULL,
+    section_id TEXT NOT NULL,
+    site_space_id TEXT NOT NULL,
+    space_id TEXT NOT NULL,
+    page_id TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    position TEXT NOT NULL,
+    events BIGINT NOT NULL,
+    PRIMARY KEY (site_id, day, event_type, section_id, site_space_id, space_id, page_id, detail, position)
+);
+CREATE INDEX site_insights_day ON site_insights (day);
+CREATE TABLE site_insights_days (
+    site_id TEXT NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
+    day BIGINT NOT NULL,
+    keys_used BIGINT NOT NULL,
+    texts_used BIGINT NOT NULL,
+    PRIMARY KEY (site_id, day)
+);
+CREATE INDEX site_insights_days_day ON site_insights_days (day)
+"#;
 
 /// Redirects of a published site (`store::redirects`): a source path inside the site, unique
 /// per site, and a destination in its structure (a section, a site space, or a page of a

@@ -214,6 +214,7 @@ async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
         crate::domain::git::sync::JOB => {
             crate::domain::git::sync::run(state, &job.id, &job.payload).await
         }
+        crate::domain::insights::PRUNE_JOB => crate::domain::insights::prune(state).await.map(drop),
         other => anyhow::bail!("unknown job kind {other}"),
     }
 }

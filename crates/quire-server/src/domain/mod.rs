@@ -16,6 +16,7 @@ pub mod git;
 pub mod heavy;
 pub mod hostnames;
 pub mod imports;
+pub mod insights;
 pub mod jobs;
 pub mod links;
 pub mod listings;

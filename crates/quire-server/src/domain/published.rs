@@ -293,6 +293,18 @@ pub async fn site_row(state: &AppState, site_id: &str) -> ApiResult<Option<SiteR
     Ok(site_state(state, site_id).await?.site.clone())
 }
 
+/// A site's row and structure, through the access cache (`None`: no such site).
+pub async fn site_with_structure(
+    state: &AppState,
+    site_id: &str,
+) -> ApiResult<Option<(SiteRow, Arc<Structure>)>> {
+    let known = site_state(state, site_id).await?;
+    Ok(known
+        .site
+        .clone()
+        .map(|site| (site, known.structure.clone())))
+}
+
 /// The organization of a published site, through the access cache (`None`: no such site).
 pub async fn site_org(state: &AppState, site_id: &str) -> ApiResult<Option<Arc<OrgRow>>> {
     Ok(site_state(state, site_id).await?.org.clone())

@@ -7,6 +7,7 @@ pub mod fonts;
 pub mod git;
 pub mod glossary;
 pub mod hostnames;
+pub mod insights;
 pub mod invites;
 pub mod jobs;
 pub mod keys;

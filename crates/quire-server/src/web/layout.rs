@@ -36,6 +36,19 @@ pub struct Chrome {
     pub search: Option<String>,
     /// Whether robots must not index the page.
     pub noindex: bool,
+    /// Where and under which ids `site.js` counts the page's events (no insights: `None`).
+    pub insights: Option<Insights>,
+}
+
+/// What `site.js` sends with the events of a page: the site's `~insights` path and the ids
+/// the page is shown under (nothing of the visitor).
+#[derive(Default, Clone)]
+pub struct Insights {
+    /// The site's `~insights` path.
+    pub endpoint: String,
+    pub section: Option<String>,
+    pub site_space: String,
+    pub space: String,
 }
 
 /// The page inside the chrome.
@@ -53,6 +66,8 @@ pub struct Body {
     pub main: String,
     /// The outline column (HTML, or empty).
     pub outline: String,
+    /// The page's id, for its insights.
+    pub page: Option<String>,
 }
 
 /// The whole HTML document. `prefix` is the path of Quire's public URL (no trailing `/`).
@@ -95,9 +110,24 @@ pub fn document(prefix: &str, chrome: &Chrome, body: &Body) -> String {
     }
     let _ = writeln!(
         o,
-        "<script src=\"{prefix}/sites/{FOLDER}/{}\" defer></script>\n</head>\n<body>",
+        "<script src=\"{prefix}/sites/{FOLDER}/{}\" defer></script>\n</head>",
         attr(&JS.name)
     );
+    match &chrome.insights {
+        Some(i) => {
+            let _ = writeln!(
+                o,
+                "<body data-insights=\"{}\" data-site-section=\"{}\" data-site-space=\"{}\" \
+                 data-space=\"{}\" data-page=\"{}\">",
+                attr(&i.endpoint),
+                attr(i.section.as_deref().unwrap_or("")),
+                attr(&i.site_space),
+                attr(&i.space),
+                attr(body.page.as_deref().unwrap_or(""))
+            );
+        }
+        None => o.push_str("<body>\n"),
+    }
     o.push_str("<a class=\"skip\" href=\"#content\">Skip to content</a>\n");
     header(&mut o, chrome);
     o.push_str("<div class=\"layout\">\n");

@@ -6,12 +6,15 @@
 
 pub mod account;
 pub mod assets;
+pub mod insights;
 pub mod layout;
 pub mod mcp;
 pub mod pages;
 pub mod search;
 pub mod sso;
 
+use axum::extract::{Request, State};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 
@@ -23,7 +26,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route(
             "/sites/{*rest}",
-            get(pages::serve).post(mcp::serve).delete(mcp::serve),
+            get(pages::serve).post(site_post).delete(mcp::serve),
         )
         .route("/saml/{samlProviderId}/metadata", get(sso::metadata))
         .route("/saml/{samlProviderId}/start", get(sso::start))
@@ -37,4 +40,14 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/account/link", post(account::link))
         .route("/account/logout", post(account::logout))
+}
+
+/// `POST` under `/sites/`: a site's events (`~insights`), else its MCP server.
+async fn site_post(State(state): State<AppState>, req: Request) -> Response {
+    let rest = req.uri().path().strip_prefix("/sites/").unwrap_or("");
+    if insights::is_insights(rest) {
+        let rest = rest.to_string();
+        return insights::serve(&state, &rest, req.into_body()).await;
+    }
+    mcp::serve(State(state), req).await
 }

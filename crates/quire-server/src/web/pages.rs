@@ -1448,6 +1448,17 @@ impl<'a> Site<'a> {
             tabs: self.tabs(),
             search: Some(format!("{}~search", self.base())),
             noindex: self.noindex(),
+            insights: Some(layout::Insights {
+                endpoint: format!(
+                    "{}{}{}",
+                    self.prefix,
+                    self.r.site_base_path,
+                    super::insights::PATH
+                ),
+                section: self.r.section.as_ref().map(|s| s.id.clone()),
+                site_space: self.r.site_space.id.clone(),
+                space: self.r.site_space.space_id.clone(),
+            }),
         }
     }
 
@@ -1862,6 +1873,7 @@ impl<'a> Site<'a> {
             sidebar: format!("{variants}{}", self.sidebar(list, Some(&page.id))),
             main,
             outline,
+            page: Some(page.id.clone()),
         };
         layout::document(&self.prefix, &chrome, &body)
     }

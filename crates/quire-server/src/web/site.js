@@ -49,6 +49,53 @@
   document.addEventListener("keydown", function (e) {
     if (e.key === "Escape") { menus.forEach(function (m) { m.open = false; }); }
   });
+  // Insights: the page's view, the visitor's searches and clicks on links out of the site,
+  // sent to the site's own `~insights` path. Nothing of the visitor goes with them: no
+  // cookie, no identifier, no user agent, language or referrer.
+  var body = document.body;
+  var endpoint = body && body.getAttribute("data-insights");
+  var lastQuery = "";
+  function track(type, extra) {
+    if (!endpoint || !window.fetch) { return; }
+    var d = function (name) { return body.getAttribute("data-" + name) || null; };
+    var event = {
+      type: type,
+      session: {
+        visitorId: "", sessionId: "", cookies: {}, userAgent: "", language: null, referrer: null
+      },
+      location: {
+        url: (location.origin + location.pathname).slice(0, 2000),
+        siteSection: d("site-section"), siteSpace: d("site-space"), siteShareKey: null,
+        space: d("space"), revision: null, page: d("page")
+      }
+    };
+    Object.keys(extra || {}).forEach(function (k) { event[k] = extra[k]; });
+    fetch(endpoint, {
+      method: "POST",
+      keepalive: true,
+      credentials: "omit",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ events: [event] })
+    }).catch(function () {});
+  }
+  function trackQuery(q) {
+    q = (q || "").trim().slice(0, 200);
+    if (q.length < 2 || q === lastQuery) { return; }
+    lastQuery = q;
+    track("search_type_query", { query: q });
+  }
+  if (body && body.getAttribute("data-page")) { track("page_view"); }
+  if (/~search$/.test(location.pathname) && window.URLSearchParams) {
+    trackQuery(new URLSearchParams(location.search).get("q"));
+  }
+  document.addEventListener("click", function (e) {
+    var a = e.target && e.target.closest ? e.target.closest("a[href]") : null;
+    if (!a || !/^https?:$/.test(a.protocol) || a.host === location.host) { return; }
+    var position = a.closest("header") ? "header"
+      : a.closest("footer") ? "footer"
+      : a.closest(".sidebar") ? "sidebar" : "content";
+    track("link_click", { link: { target: { kind: "url", url: a.href.slice(0, 2000) }, position: position } });
+  });
   // Instant search: results as the visitor types, from the site's JSON search. Answers
   // become text nodes only: nothing from them is ever parsed as HTML.
   var form = document.querySelector("form.search");
@@ -71,6 +118,12 @@
     list.hidden = true;
   }
   function links() { return Array.prototype.slice.call(list.querySelectorAll("a")); }
+  // A query counts once the visitor pauses on it.
+  var settled = 0;
+  input.addEventListener("input", function () {
+    clearTimeout(settled);
+    settled = setTimeout(function () { trackQuery(input.value); }, 1500);
+  });
   input.addEventListener("input", function () {
     clearTimeout(timer);
     timer = setTimeout(function () {

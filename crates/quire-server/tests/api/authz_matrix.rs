@@ -300,6 +300,11 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("createSiteRedirect",                    [201, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("updateSiteRedirectById",                [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("deleteSiteRedirectById",                [205, 403, 403, 403, 403, 403, 403, 404, 401]),
+    // Insights: a published site's visitors send events without a token (the spec declares
+    // no security); members read them.
+    ("trackEventsInSiteById",                 [204, 204, 204, 204, 204, 204, 204, 204, 204]),
+    ("aggregateSiteEvents",                   [200, 200, 200, 200, 200, 200, 403, 404, 401]),
+    ("listSiteVisitorSegments",               [200, 200, 200, 200, 200, 200, 403, 404, 401]),
     // The visitor-token signing key is a secret too: even its read is the admins'.
     ("getSitePublishingAuthById",             [200, 403, 403, 403, 403, 403, 403, 404, 401]),
     ("updateSitePublishingAuthById",          [200, 403, 403, 403, 403, 403, 403, 404, 401]),
@@ -1403,6 +1408,15 @@ async fn fixture(app: &TestApp, w: &World, op: &str, writes: bool) -> Option<Cal
             { "type": "insert", "translations": { "en": "term", "de": "Begriff" } }
         ] })),
         "searchSiteContent" => base.body(json!({ "query": "hello" })),
+        "trackEventsInSiteById" => base.body(json!({ "events": [{
+            "type": "page_view",
+            "session": { "visitorId": "", "sessionId": "", "cookies": {}, "userAgent": "",
+                "language": null, "referrer": null },
+            "location": { "url": "https://docs.example.com/", "siteSection": null,
+                "siteSpace": null, "siteShareKey": null, "space": null, "revision": null,
+                "page": null }
+        }] })),
+        "aggregateSiteEvents" => base.body(json!({ "range": "last7Days" })),
         "generateStorageUploadURL" => base.body(json!({
             "file": { "name": "a.woff2", "type": "font/woff2", "size": 8 },
             "kind": "customization_font"

@@ -28,6 +28,7 @@ mod hardening_depth;
 mod hardening_fetch;
 mod hostnames;
 mod imports;
+mod insights;
 mod interleaving;
 mod invites;
 mod jobs;

@@ -3,6 +3,7 @@
 //! them, and alone read their secrets (share-link keys, the visitor-token signing key).
 
 pub mod handlers;
+pub mod insights;
 pub mod mcp_servers;
 pub mod permissions;
 pub mod preview;
@@ -406,6 +407,30 @@ pub fn operations() -> Vec<Operation> {
             "getSiteRedirectBySource",
             SiteRead,
             redirects::get_site_redirect_by_source,
+        ),
+        // Published sites send their events without a token: the spec declares no security.
+        op(
+            Method::POST,
+            "/v1/orgs/{organizationId}/sites/{siteId}/insights/events",
+            "trackEventsInSiteById",
+            Public,
+            insights::track_events_in_site,
+        )
+        .body_limit(crate::domain::insights::MAX_BODY),
+        op(
+            Method::POST,
+            "/v1/orgs/{organizationId}/sites/{siteId}/insights/events/aggregate",
+            "aggregateSiteEvents",
+            SiteRead,
+            insights::aggregate_site_events,
+        )
+        .body_limit(64 * 1024),
+        op(
+            Method::GET,
+            "/v1/orgs/{organizationId}/sites/{siteId}/insights/visitor-segments",
+            "listSiteVisitorSegments",
+            SiteRead,
+            insights::list_site_visitor_segments,
         ),
     ]
 }
