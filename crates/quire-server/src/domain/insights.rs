@@ -535,18 +535,31 @@ pub async fn track(
         texts: TEXTS_PER_DAY,
     };
     // Days, then keys, in order: concurrent writers on PostgreSQL lock rows in one order.
-    let mut tx = state.db.begin().await?;
-    let mut new_day = false;
-    let days: std::collections::BTreeSet<i64> = keys.keys().map(|k| k.day).collect();
-    for day in days {
-        new_day |= store::insights::open_day(&mut tx, site_id, day).await?;
+    let written = async {
+        let mut tx = state.db.begin().await?;
+        let mut new_day = false;
+        let days: std::collections::BTreeSet<i64> = keys.keys().map(|k| k.day).collect();
+        for day in days {
+            new_day |= store::insights::open_day(&mut tx, site_id, day).await?;
+        }
+        for (key, (n, text)) in &keys {
+            store::insights::add(&mut tx, site_id, key, *n, *text, caps).await?;
+        }
+        // A site's first count of a day is when older days are looked for.
+        let enqueued =
+            new_day && store::jobs::enqueue_once(&mut tx, PRUNE_JOB, "", now, now).await?;
+        tx.commit().await?;
+        Ok::<bool, sqlx::Error>(enqueued)
     }
-    for (key, (n, text)) in &keys {
-        store::insights::add(&mut tx, site_id, key, *n, *text, caps).await?;
-    }
-    // A site's first count of a day is when older days are looked for.
-    let enqueued = new_day && store::jobs::enqueue_once(&mut tx, PRUNE_JOB, "", now, now).await?;
-    tx.commit().await?;
+    .await;
+    let enqueued = match written {
+        Ok(enqueued) => enqueued,
+        // The site was deleted since it was read: its counts went with it.
+        Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+            return Err(ApiError::not_found(format!("Site `{site_id}` not found.")))
+        }
+        Err(e) => return Err(e.into()),
+    };
     if enqueued {
         state.jobs_due.notify_one();
     }
