@@ -146,8 +146,11 @@ async fn reclaim(state: &AppState, org_id: &str, now: i64) -> ApiResult<()> {
             continue;
         }
         // The row first: a crash between the two leaves bytes nothing names, never a key
-        // whose bytes are gone.
-        store::fonts::delete_upload(&state.db, &key).await?;
+        // whose bytes are gone. A font that took the file since it was listed touched it,
+        // and the row stays.
+        if !store::fonts::delete_upload(&state.db, &key, now - UNUSED_UPLOAD_MS).await? {
+            continue;
+        }
         state
             .blobs
             .delete_upload(&name)
@@ -366,6 +369,13 @@ async fn face(
             "`{field}`: the file was not uploaded yet."
         )));
     };
+    // Taken now, before the font is written: a clearing of unused files that listed this one
+    // leaves it (or cleared it first, and the font is refused).
+    if !store::fonts::touch_upload(&state.db, key, state.now()).await? {
+        return Err(ApiError::PreconditionFailed(format!(
+            "`{field}` names no font upload of this organization."
+        )));
+    }
     let format = if content_type == "font/woff2" {
         "woff2"
     } else {

@@ -82,11 +82,33 @@ pub async fn finished_before(
     .await
 }
 
-/// Forgets an upload.
-pub async fn delete_upload(db: &Db, key: &str) -> sqlx::Result<()> {
-    db.execute(&Sql::new("DELETE FROM storage_uploads WHERE storage_key = $1").arg(key))
+/// Forgets an upload whose bytes still came before `before` (one a font took meanwhile was
+/// touched, see [`touch_upload`]); whether it was forgotten.
+pub async fn delete_upload(db: &Db, key: &str, before: i64) -> sqlx::Result<bool> {
+    let n = db
+        .execute(
+            &Sql::new("DELETE FROM storage_uploads WHERE storage_key = $1 AND uploaded_at < $2")
+                .arg(key)
+                .arg(before),
+        )
         .await?;
-    Ok(())
+    Ok(n > 0)
+}
+
+/// Marks a finished upload as just taken by a font: its day without a font starts again.
+/// False when it is gone.
+pub async fn touch_upload(db: &Db, key: &str, now: i64) -> sqlx::Result<bool> {
+    let n = db
+        .execute(
+            &Sql::new(
+                "UPDATE storage_uploads SET uploaded_at = $2 \
+                 WHERE storage_key = $1 AND hash IS NOT NULL",
+            )
+            .arg(key)
+            .arg(now),
+        )
+        .await?;
+    Ok(n > 0)
 }
 
 /// The upload named `key`.

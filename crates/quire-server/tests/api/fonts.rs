@@ -604,7 +604,33 @@ async fn files_no_font_uses_are_forgotten_after_a_day_and_uploads_are_counted() 
         .expect_error(412);
     assert!(message.contains("storageKey"), "{message}");
 
-    // At most 1,000 uploads, URLs not yet used counted (two are there).
+    // A file a font takes starts its day again: released by the font 23 hours later, it
+    // stays a day from then (a clearing that listed it while a font took it leaves it).
+    let late = uploaded(&app, &w.admin, &w.org, woff2(42)).await;
+    app.clock.advance_ms(23 * 3600 * 1000);
+    let font = app
+        .put(
+            &w.admin,
+            &format!("/v1/orgs/{}/fonts", w.org),
+            json!({ "fontFamily": "H", "fontFaces": [{ "weight": 400, "storageKey": late }] }),
+        )
+        .await
+        .expect(201);
+    app.delete(
+        &w.admin,
+        &format!("/v1/orgs/{}/fonts/{}", w.org, font["id"].as_str().unwrap()),
+    )
+    .await
+    .expect(205);
+    app.clock.advance_ms(2 * 3600 * 1000);
+    upload_url(&app, &w.admin, &w.org, "font/woff2", 8).await;
+    assert_eq!(fetch(&app, &format!("/storage/{late}"), &[]).await.0, 200);
+    app.clock.advance_ms(23 * 3600 * 1000);
+    upload_url(&app, &w.admin, &w.org, "font/woff2", 8).await;
+    assert_eq!(fetch(&app, &format!("/storage/{late}"), &[]).await.0, 404);
+
+    // At most 1,000 uploads, URLs not yet used counted (two are there: the used file and
+    // the last URL; the others expired unused).
     for _ in 0..998 {
         upload_url(&app, &w.admin, &w.org, "font/woff2", 8).await;
     }
