@@ -51,9 +51,9 @@ pub struct Shared {
     /// Pages being read for previews at once on this node: each holds up to 512 KiB and an
     /// outbound connection; past this, a URL is previewed by its address.
     pub embed_reads: tokio::sync::Semaphore,
-    /// The tools of sites' outside MCP servers (`domain::mcp_servers`), by site and servers,
-    /// for a minute.
-    pub mcp_tools: moka::sync::Cache<String, Arc<Vec<crate::domain::mcp_servers::OutsideTool>>>,
+    /// The tool lists of sites' outside MCP servers (`domain::mcp_servers`), by server and
+    /// what it is (address, headers), for a minute; a server that failed lists none.
+    pub mcp_tools: moka::sync::Cache<String, Arc<Vec<serde_json::Value>>>,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
     /// Answers of reusable reads, kept while what they rest on holds.

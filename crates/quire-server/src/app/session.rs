@@ -234,6 +234,9 @@ pub struct Form {
     /// A new page's kind in the page tree (`document`, `group`, `link`), and a link's URL.
     pub kind: Option<String>,
     pub href: Option<String>,
+    /// A site's visibility, and the share link a site form acts on.
+    pub visibility: Option<String>,
+    pub link: Option<String>,
 }
 
 /// The signed-in user and the form they sent from `here` (origin and CSRF token checked),

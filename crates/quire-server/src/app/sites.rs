@@ -15,11 +15,13 @@ use super::shell::{failed, not_found, org_for, page, run_write, Viewer};
 use crate::domain::access::OrgCtx;
 use crate::domain::auth::Caller;
 use crate::domain::insights;
+use crate::domain::share_links;
 use crate::domain::sites::{self, NewSite, NewSiteSpaces, Urls};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
 use crate::store::spaces::SpaceRow;
+use crate::values::SiteVisibility;
 
 /// Most sites the organization screen lists.
 const SHOWN: i64 = 100;
@@ -193,6 +195,10 @@ pub async fn screen(
             );
         }
         body.push_str("</select><button type=\"submit\">Add</button></form>");
+        match access_section(&state, &site, &action, &hidden).await {
+            Ok(section) => body.push_str(&section),
+            Err(e) => return failed(e),
+        }
         let (op, label) = if site.published != 0 {
             ("unpublish", "Unpublish the site")
         } else {
@@ -204,6 +210,70 @@ pub async fn screen(
         );
     }
     page(StatusCode::OK, &site.title, Some(&viewer), "", &body)
+}
+
+/// Who reads the site, for its admins: its visibility, and its share links (each with its
+/// address, on or off, deleted), which open a `share-link` site.
+async fn access_section(
+    state: &AppState,
+    site: &store::sites::SiteRow,
+    action: &str,
+    hidden: &str,
+) -> ApiResult<String> {
+    let mut o = format!(
+        "<h2>Who reads it</h2><form method=\"post\" action=\"{action}\">{hidden}\
+<input type=\"hidden\" name=\"op\" value=\"visibility\"><label for=\"site-visibility\">Visibility</label>\
+<select id=\"site-visibility\" name=\"visibility\">"
+    );
+    for v in SiteVisibility::ALL {
+        let _ = write!(
+            o,
+            "<option value=\"{0}\"{1}>{0}</option>",
+            v.as_str(),
+            if *v == site.visibility {
+                " selected"
+            } else {
+                ""
+            }
+        );
+    }
+    o.push_str("</select><button type=\"submit\">Save</button></form><h3>Share links</h3>");
+    let (links, _) = store::sites::list_share_links(&state.db, &site.id, None, 100).await?;
+    if links.is_empty() {
+        o.push_str("<p class=\"muted\">No share link yet.</p>");
+    } else {
+        o.push_str("<ul>");
+        for l in &links {
+            let url = Urls::new(state, site, Some(&l.share_key)).site();
+            let (op, label) = if l.active != 0 {
+                ("link-off", "Turn off")
+            } else {
+                ("link-on", "Turn on")
+            };
+            let link = format!(
+                "{hidden}<input type=\"hidden\" name=\"link\" value=\"{}\">",
+                attr(&l.id)
+            );
+            let _ = write!(
+                o,
+                "<li>{} <span class=\"muted\">{}</span> <input readonly aria-label=\"Address of {}\" value=\"{}\">\
+<form method=\"post\" action=\"{action}\">{link}<input type=\"hidden\" name=\"op\" value=\"{op}\"><button type=\"submit\">{label}</button></form>\
+<form method=\"post\" action=\"{action}\">{link}<input type=\"hidden\" name=\"op\" value=\"link-delete\"><button type=\"submit\">Delete</button></form></li>",
+                text(if l.name.is_empty() { "Unnamed link" } else { &l.name }),
+                if l.active != 0 { "on" } else { "off" },
+                attr(&l.name),
+                attr(&url),
+            );
+        }
+        o.push_str("</ul>");
+    }
+    let _ = write!(
+        o,
+        "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"link-create\">\
+<label for=\"link-name\">New share link</label><input id=\"link-name\" name=\"subject\" maxlength=\"50\" placeholder=\"Partners\">\
+<button type=\"submit\">Create</button></form>"
+    );
+    Ok(o)
 }
 
 /// The site's insights: page views per day over the last 30 days, its top pages and its
@@ -349,6 +419,40 @@ pub async fn act(
                 ("publish" | "unpublish", Some(site)) => {
                     let publish = form.op.as_deref() == Some("publish");
                     sites::set_published(&state, &org, &site, publish).await?;
+                    Ok(format!("/o/{oid}/sites/{site}"))
+                }
+                ("visibility", Some(site)) => {
+                    org.require_admin("change who reads a site")?;
+                    let wanted = form.visibility.as_deref().unwrap_or("");
+                    let visibility = SiteVisibility::parse(wanted).ok_or_else(|| {
+                        ApiError::bad_request(format!(
+                            "`visibility` must be one of {}.",
+                            SiteVisibility::names()
+                        ))
+                    })?;
+                    sites::reload(&state, &oid, &site).await?;
+                    let patch = store::sites::SitePatch {
+                        visibility: Some(visibility),
+                        ..Default::default()
+                    };
+                    sites::patch_site(&state, &org, &site, &patch).await?;
+                    Ok(format!("/o/{oid}/sites/{site}"))
+                }
+                ("link-create" | "link-on" | "link-off" | "link-delete", Some(site)) => {
+                    org.require_admin("manage a site's share links")?;
+                    sites::reload(&state, &oid, &site).await?;
+                    let link = form.link.clone().unwrap_or_default();
+                    match form.op.as_deref() {
+                        Some("link-create") => {
+                            let name = form.subject.clone().unwrap_or_default();
+                            share_links::create(&state, &site, name.trim().to_string()).await?;
+                        }
+                        Some("link-delete") => share_links::delete(&state, &site, &link).await?,
+                        on_off => {
+                            let active = Some(on_off == Some("link-on"));
+                            share_links::update(&state, &site, &link, None, active).await?;
+                        }
+                    }
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
                 ("add", Some(site)) => {

@@ -3,7 +3,7 @@
 //! call to one is forwarded to its server with the headers the site's admins set. Quire is
 //! the MCP client here, over the safe fetcher: an initialization, then the request, each
 //! answer read as JSON or as a server-sent event stream, within caps of size and time. Tool
-//! lists are kept a minute per node.
+//! lists are kept a minute per node, by server.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,36 +51,51 @@ pub async fn tools(state: &AppState, site_id: &str) -> Vec<OutsideTool> {
                 return Vec::new();
             }
         };
-    if servers.is_empty() {
-        return Vec::new();
-    }
-    // Keyed by what the servers are: a changed server is asked again at once.
-    let key = format!(
-        "{site_id}\n{}",
-        servers
-            .iter()
-            .map(|s| format!("{}\n{}\n{}\n{}", s.id, s.name, s.url, s.headers))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    if let Some(found) = state.mcp_tools.get(&key) {
-        return (*found).clone();
-    }
-    let asked = futures_util::future::join_all(servers.into_iter().map(|s| {
+    let asked = futures_util::future::join_all(servers.into_iter().map(|s| async move {
         let server = Arc::new(s);
-        async move { (server.clone(), list(state, &server).await) }
+        // Keyed by what the server is: a changed one is asked again at once.
+        let key = format!("{}\n{}\n{}\n{}", server.id, server.name, server.url, server.headers);
+        let listed = match state.mcp_tools.get(&key) {
+            Some(found) => found,
+            None => {
+                let found = match list(state, &server).await {
+                    Ok(found) => found,
+                    Err(why) => {
+                        tracing::info!(server = %server.id, reason = %why, "an outside MCP server gave no tools");
+                        Vec::new()
+                    }
+                };
+                let found = Arc::new(found);
+                state.mcp_tools.insert(key, found.clone());
+                found
+            }
+        };
+        (server, listed)
     }))
     .await;
     let mut out = Vec::new();
     for (server, listed) in asked {
-        match listed {
-            Ok(found) => out.extend(found),
-            Err(why) => {
-                tracing::info!(server = %server.id, reason = %why, "an outside MCP server gave no tools")
+        let prefix = prefix(&server);
+        out.extend(listed.iter().filter_map(|t| {
+            let remote = t.get("name")?.as_str()?.to_string();
+            let name = format!("{prefix}{SEPARATOR}{remote}");
+            if name.len() > 128
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+            {
+                return None;
             }
-        }
+            let mut definition = t.clone();
+            definition["name"] = json!(name);
+            Some(OutsideTool {
+                name,
+                remote,
+                definition,
+                server: server.clone(),
+            })
+        }));
     }
-    state.mcp_tools.insert(key, Arc::new(out.clone()));
     out
 }
 
@@ -105,37 +120,14 @@ fn prefix(server: &McpServerRow) -> String {
     }
 }
 
-/// The tools one server lists.
-async fn list(state: &AppState, server: &Arc<McpServerRow>) -> Result<Vec<OutsideTool>, String> {
+/// The tools one server lists (at most [`MAX_TOOLS`]), as it defines them.
+async fn list(state: &AppState, server: &McpServerRow) -> Result<Vec<Value>, String> {
     let result = request(state, server, "tools/list", json!({})).await?;
     let tools = result
         .get("tools")
         .and_then(Value::as_array)
         .ok_or("its tool list has no `tools`")?;
-    let prefix = prefix(server);
-    Ok(tools
-        .iter()
-        .filter_map(|t| {
-            let remote = t.get("name")?.as_str()?.to_string();
-            let name = format!("{prefix}{SEPARATOR}{remote}");
-            if name.len() > 128
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
-            {
-                return None;
-            }
-            let mut definition = t.clone();
-            definition["name"] = json!(name);
-            Some(OutsideTool {
-                name,
-                remote,
-                definition,
-                server: server.clone(),
-            })
-        })
-        .take(MAX_TOOLS)
-        .collect())
+    Ok(tools.iter().take(MAX_TOOLS).cloned().collect())
 }
 
 /// Calls `tool` with `arguments` on its server: the `CallToolResult` it answered, or why

@@ -30,6 +30,7 @@ pub mod published;
 pub mod redirects;
 pub mod saml;
 pub mod search;
+pub mod share_links;
 pub mod site_preview;
 pub mod site_search;
 pub mod site_settings;

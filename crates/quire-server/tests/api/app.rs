@@ -1699,6 +1699,15 @@ async fn admins_create_fill_and_publish_a_site_in_the_app() {
     let org = app.org(&alice, "Publishers").await;
     app.add_member(&alice, &org, &bob, json!("edit")).await;
     let guide = app.space(&alice, &org, "Guide", None).await;
+    let cr = app.open_change_request(&alice, &guide, "Start").await;
+    app.edit_change_request(
+        &alice,
+        &guide,
+        &cr,
+        json!([{ "operation": "insert_page", "title": "Start", "document": { "markdown": "Hello." } }]),
+    )
+    .await;
+    app.merge_change_request(&alice, &guide, &cr).await;
     let api = app.space(&alice, &org, "Reference", None).await;
     let mut browsers = signed_in(&app, &["alice", "bob"]).await;
     let mut b = browsers.pop().unwrap();
@@ -1770,6 +1779,94 @@ async fn admins_create_fill_and_publish_a_site_in_the_app() {
         .post(&site_path, &[("csrf", &bt), ("op", "unpublish")])
         .await;
     assert_eq!(p.status, 403);
+
+    // Who reads it: a share-link site, opened by a link made in the app.
+    let p = a
+        .post(
+            &site_path,
+            &[
+                ("csrf", &token),
+                ("op", "visibility"),
+                ("visibility", "share-link"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let p = a
+        .post(
+            &site_path,
+            &[
+                ("csrf", &token),
+                ("op", "link-create"),
+                ("subject", "Partners"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let got = app
+        .get(&alice, &format!("/v1/orgs/{org}/sites/{site}"))
+        .await
+        .expect(200);
+    assert_eq!(got["visibility"], "share-link", "{got}");
+    let links = app
+        .get(&alice, &format!("/v1/orgs/{org}/sites/{site}/share-links"))
+        .await
+        .expect(200);
+    let link = &links["items"][0];
+    assert_eq!(link["name"], "Partners", "{links}");
+    let shared = link["urls"]["published"].as_str().unwrap().to_string();
+    let seen = a.get(&site_path).await;
+    assert!(seen.html.contains(&shared), "the link's address is shown");
+    let status = |url: String| async move { reqwest::get(url).await.unwrap().status().as_u16() };
+    let open = got["urls"]["published"].as_str().unwrap().to_string();
+    assert_eq!(status(open.clone()).await, 404, "no key, no site");
+    assert_eq!(status(shared.clone()).await, 200);
+    // An editor may not touch the links; a bad visibility is named.
+    let link_id = link["id"].as_str().unwrap();
+    let p = b
+        .post(
+            &site_path,
+            &[("csrf", &bt), ("op", "link-off"), ("link", link_id)],
+        )
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+    let p = a
+        .post(
+            &site_path,
+            &[
+                ("csrf", &token),
+                ("op", "visibility"),
+                ("visibility", "secret"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    assert!(p.html.contains("visibility"), "{}", p.html);
+    let p = a
+        .post(
+            &site_path,
+            &[("csrf", &token), ("op", "link-off"), ("link", link_id)],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        status(shared.clone()).await,
+        404,
+        "an inactive link opens nothing"
+    );
+    let p = a
+        .post(
+            &site_path,
+            &[("csrf", &token), ("op", "link-delete"), ("link", link_id)],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let links = app
+        .get(&alice, &format!("/v1/orgs/{org}/sites/{site}/share-links"))
+        .await
+        .expect(200);
+    assert_eq!(links["items"], json!([]));
+
     let p = a
         .post(&site_path, &[("csrf", &token), ("op", "unpublish")])
         .await;

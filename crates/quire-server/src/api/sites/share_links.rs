@@ -11,13 +11,12 @@ use serde::Deserialize;
 use super::types::{self, ShareLink};
 use crate::api::views;
 use crate::domain::access::{OrgCtx, SiteCtx};
-use crate::error::{ApiError, ApiResult};
+use crate::domain::share_links;
+use crate::error::ApiResult;
 use crate::http::extract::JsonBody;
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::{new_id, random_string};
 use crate::state::AppState;
 use crate::store;
-use crate::store::sites::ShareLinkRow;
 
 /// `listSiteShareLinks`, oldest first.
 pub async fn list_site_share_links(
@@ -53,19 +52,7 @@ pub async fn create_site_share_link(
     Extension(ctx): Extension<SiteCtx>,
     JsonBody(body): JsonBody<CreateShareLink>,
 ) -> ApiResult<Response> {
-    crate::validate::length("name", &body.name, 0, 50)?;
-    let link = ShareLinkRow {
-        id: new_id(),
-        site_id: ctx.site.id.clone(),
-        name: body.name,
-        // 32 random characters: the key is the whole secret of the link.
-        share_key: random_string(32),
-        active: 1,
-        created_at: state.now(),
-    };
-    let mut tx = state.db.begin().await?;
-    store::sites::insert_share_link(&mut tx, &link).await?;
-    tx.commit().await?;
+    let link = share_links::create(&state, &ctx.site.id, body.name).await?;
     Ok(views::created(
         &state.url(&format!(
             "/v1/orgs/{}/sites/{}/share-links/{}",
@@ -90,26 +77,7 @@ pub async fn update_site_share_link(
     Path((_, _, id)): Path<(String, String, String)>,
     JsonBody(body): JsonBody<UpdateShareLink>,
 ) -> ApiResult<Json<ShareLink>> {
-    if body.active.is_none() && body.name.is_none() {
-        return Err(ApiError::bad_request(
-            "Request body must set `active` or `name`.",
-        ));
-    }
-    if let Some(name) = &body.name {
-        crate::validate::length("name", name, 0, 50)?;
-    }
-    let mut tx = state.db.begin().await?;
-    let mut link = store::sites::get_share_link_tx(&mut tx, &ctx.site.id, &id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Share link `{id}` not found.")))?;
-    if let Some(name) = body.name {
-        link.name = name;
-    }
-    if let Some(active) = body.active {
-        link.active = i64::from(active);
-    }
-    store::sites::update_share_link(&mut tx, &link).await?;
-    tx.commit().await?;
+    let link = share_links::update(&state, &ctx.site.id, &id, body.name, body.active).await?;
     Ok(Json(types::share_link(&state, &ctx.site, &link)))
 }
 
@@ -120,9 +88,7 @@ pub async fn delete_site_share_link(
     Path((_, _, id)): Path<(String, String, String)>,
 ) -> ApiResult<StatusCode> {
     if let Some(Extension(ctx)) = ctx {
-        let mut tx = state.db.begin().await?;
-        store::sites::delete_share_link(&mut tx, &ctx.site.id, &id).await?;
-        tx.commit().await?;
+        share_links::delete(&state, &ctx.site.id, &id).await?;
     }
     Ok(StatusCode::NO_CONTENT)
 }
