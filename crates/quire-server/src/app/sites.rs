@@ -17,6 +17,7 @@ use crate::domain::auth::Caller;
 use crate::domain::insights;
 use crate::domain::share_links;
 use crate::domain::sites::{self, NewSite, NewSiteSpaces, Urls};
+use crate::domain::visitor;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
@@ -212,8 +213,9 @@ pub async fn screen(
     page(StatusCode::OK, &site.title, Some(&viewer), "", &body)
 }
 
-/// Who reads the site, for its admins: its visibility, and its share links (each with its
-/// address, on or off, deleted), which open a `share-link` site.
+/// Who reads the site, for its admins: its visibility, the key that signs its visitor tokens
+/// (a `visitor-auth` site), and its share links (each with its address, on or off, deleted),
+/// which open a `share-link` site.
 async fn access_section(
     state: &AppState,
     site: &store::sites::SiteRow,
@@ -237,7 +239,20 @@ async fn access_section(
             }
         );
     }
-    o.push_str("</select><button type=\"submit\">Save</button></form><h3>Share links</h3>");
+    o.push_str("</select><button type=\"submit\">Save</button></form>");
+    if site.visibility == SiteVisibility::VisitorAuth {
+        // The key signs visitor tokens: shown on demand to the admins alone.
+        let auth = visitor::settings(state, &site.id).await?;
+        let _ = write!(
+            o,
+            "<h3>Visitor key</h3><p class=\"muted\">Your sign-in service signs visitor tokens (HS256) \
+with this key.</p><details><summary>Show the key</summary><code>{}</code></details>\
+<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"regenerate-key\">\
+<button type=\"submit\">Make a new key (tokens signed with this one stop working)</button></form>",
+            text(&auth.private_key)
+        );
+    }
+    o.push_str("<h3>Share links</h3>");
     let (links, _) = store::sites::list_share_links(&state.db, &site.id, None, 100).await?;
     if links.is_empty() {
         o.push_str("<p class=\"muted\">No share link yet.</p>");
@@ -436,6 +451,12 @@ pub async fn act(
                         ..Default::default()
                     };
                     sites::patch_site(&state, &org, &site, &patch).await?;
+                    Ok(format!("/o/{oid}/sites/{site}"))
+                }
+                ("regenerate-key", Some(site)) => {
+                    org.require_admin("replace a site's visitor key")?;
+                    let row = sites::reload(&state, &oid, &site).await?;
+                    visitor::regenerate(&state, &row).await?;
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
                 ("link-create" | "link-on" | "link-off" | "link-delete", Some(site)) => {

@@ -25,6 +25,7 @@ pub async fn create(state: &AppState, site_id: &str, name: String) -> ApiResult<
     let mut tx = state.db.begin().await?;
     store::sites::insert_share_link(&mut tx, &link).await?;
     tx.commit().await?;
+    moved(state, site_id);
     Ok(link)
 }
 
@@ -57,6 +58,7 @@ pub async fn update(
     }
     store::sites::update_share_link(&mut tx, &link).await?;
     tx.commit().await?;
+    moved(state, site_id);
     Ok(link)
 }
 
@@ -65,5 +67,14 @@ pub async fn delete(state: &AppState, site_id: &str, id: &str) -> ApiResult<()> 
     let mut tx = state.db.begin().await?;
     store::sites::delete_share_link(&mut tx, site_id, id).await?;
     tx.commit().await?;
+    moved(state, site_id);
     Ok(())
+}
+
+/// What this node keeps of the site is read again: a link turned off opens nothing from the
+/// commit on, whichever door (the API or the app) changed it.
+fn moved(state: &AppState, site_id: &str) {
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Site(site_id)]);
 }

@@ -9,11 +9,11 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::ids::random_string;
 use crate::state::AppState;
 use crate::store;
-use crate::store::sites::PublishingAuthRow;
+use crate::store::sites::{PublishingAuthPatch, PublishingAuthRow, SiteRow};
 
 /// Length of a site's private key: 64 alphanumeric characters (about 380 random bits,
 /// above the 256 bits HS256 wants), URL-safe as they are.
@@ -43,6 +43,42 @@ pub async fn settings(state: &AppState, site_id: &str) -> ApiResult<PublishingAu
     row.ok_or_else(|| {
         crate::error::ApiError::internal(anyhow::anyhow!("publishing auth of `{site_id}` lost"))
     })
+}
+
+/// Replaces a site's private key: tokens signed with the old one are refused from the commit
+/// on. The settings as stored after.
+pub async fn regenerate(state: &AppState, site: &SiteRow) -> ApiResult<PublishingAuthRow> {
+    let mut tx = state.db.begin().await?;
+    locked_settings(state, &mut tx, site).await?;
+    let patch = PublishingAuthPatch {
+        private_key: Some(new_key()),
+        ..PublishingAuthPatch::default()
+    };
+    store::sites::patch_publishing_auth(&mut tx, &site.id, &patch, state.now()).await?;
+    let row = store::sites::publishing_auth_tx(&mut tx, &site.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("publishing auth not stored")))?;
+    tx.commit().await?;
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Site(&site.id)]);
+    Ok(row)
+}
+
+/// Locks the site and reads its settings (creating them) in `tx`: writers of one site's
+/// settings take turns.
+pub async fn locked_settings(
+    state: &AppState,
+    tx: &mut crate::db::Tx,
+    site: &SiteRow,
+) -> ApiResult<PublishingAuthRow> {
+    store::sites::lock(tx, &site.org_id, &site.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", site.id)))?;
+    store::sites::create_publishing_auth(tx, &site.id, &new_key(), state.now()).await?;
+    store::sites::publishing_auth_tx(tx, &site.id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("publishing auth not stored")))
 }
 
 /// The claims of `token` when it is an HS256 JWT signed with `private_key` whose `exp`

@@ -1867,6 +1867,40 @@ async fn admins_create_fill_and_publish_a_site_in_the_app() {
         .expect(200);
     assert_eq!(links["items"], json!([]));
 
+    // A visitor-auth site shows its admins the key that signs its visitor tokens, and makes a
+    // new one.
+    let p = a
+        .post(
+            &site_path,
+            &[
+                ("csrf", &token),
+                ("op", "visibility"),
+                ("visibility", "visitor-auth"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let auth = format!("/v1/orgs/{org}/sites/{site}/publishing/auth");
+    let key = app.get(&alice, &auth).await.expect(200)["privateKey"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(a.get(&site_path).await.html.contains(&key));
+    assert!(
+        !b.get(&site_path).await.html.contains(&key),
+        "not to editors"
+    );
+    let p = b
+        .post(&site_path, &[("csrf", &bt), ("op", "regenerate-key")])
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+    let p = a
+        .post(&site_path, &[("csrf", &token), ("op", "regenerate-key")])
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let new_key = app.get(&alice, &auth).await.expect(200)["privateKey"].clone();
+    assert_ne!(new_key, json!(key));
+
     let p = a
         .post(&site_path, &[("csrf", &token), ("op", "unpublish")])
         .await;

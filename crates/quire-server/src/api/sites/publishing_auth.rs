@@ -18,7 +18,7 @@ use crate::http::extract::JsonBody;
 use crate::http::json::Json;
 use crate::state::AppState;
 use crate::store;
-use crate::store::sites::{PublishingAuthPatch, PublishingAuthRow};
+use crate::store::sites::PublishingAuthPatch;
 use crate::validate::nullable;
 use crate::values::VisitorAuthBackend;
 
@@ -53,23 +53,6 @@ fn check_fallback_url(value: &str) -> ApiResult<()> {
     }
 }
 
-/// Locks the site and reads its settings (creating them) in `tx`: writers of one site's
-/// settings take turns.
-async fn locked_settings(
-    state: &AppState,
-    tx: &mut crate::db::Tx,
-    ctx: &SiteCtx,
-) -> ApiResult<PublishingAuthRow> {
-    let site = &ctx.site;
-    store::sites::lock(tx, &site.org_id, &site.id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", site.id)))?;
-    store::sites::create_publishing_auth(tx, &site.id, &visitor::new_key(), state.now()).await?;
-    store::sites::publishing_auth_tx(tx, &site.id)
-        .await?
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("publishing auth not stored")))
-}
-
 /// `updateSitePublishingAuthById`: changes the backend and, when given, the fallback URL.
 /// The `integration` backend needs an authenticated-access integration installed on the
 /// site, and Quire installs none, so it is refused.
@@ -82,7 +65,7 @@ pub async fn update_site_publishing_auth(
         check_fallback_url(url)?;
     }
     let mut tx = state.db.begin().await?;
-    let current = locked_settings(&state, &mut tx, &ctx).await?;
+    let current = visitor::locked_settings(&state, &mut tx, &ctx.site).await?;
     if body.backend == VisitorAuthBackend::Integration && current.integration.is_none() {
         return Err(ApiError::bad_request(
             "`backend`: `integration` needs an authenticated-access integration installed on the site, and this site has none.",
@@ -107,16 +90,6 @@ pub async fn regenerate_site_publishing_auth(
     State(state): State<AppState>,
     Extension(ctx): Extension<SiteCtx>,
 ) -> ApiResult<Json<SitePublishingAuth>> {
-    let mut tx = state.db.begin().await?;
-    locked_settings(&state, &mut tx, &ctx).await?;
-    let patch = PublishingAuthPatch {
-        private_key: Some(visitor::new_key()),
-        ..PublishingAuthPatch::default()
-    };
-    store::sites::patch_publishing_auth(&mut tx, &ctx.site.id, &patch, state.now()).await?;
-    let row = store::sites::publishing_auth_tx(&mut tx, &ctx.site.id)
-        .await?
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("publishing auth not stored")))?;
-    tx.commit().await?;
+    let row = visitor::regenerate(&state, &ctx.site).await?;
     Ok(Json(types::publishing_auth(row)))
 }
