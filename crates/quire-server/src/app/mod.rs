@@ -68,7 +68,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/o/{organizationId}/openapi/{specSlug}",
-            get(screens::openapi_spec),
+            get(screens::openapi_spec).post(specs::update),
         )
         .route(
             "/o/{organizationId}/members",

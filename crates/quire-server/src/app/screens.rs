@@ -1110,6 +1110,7 @@ pub async fn openapi_spec(
         }
         body.push_str("</ul>");
     }
+    body.push_str(&super::specs::update_form(&org, &viewer, &spec.slug));
     page(StatusCode::OK, &spec.slug, Some(&viewer), "", &body)
 }
 

@@ -97,3 +97,63 @@ pub async fn act(
     })
     .await
 }
+
+/// The form that gives an existing specification a new source (members who may create),
+/// for its screen.
+pub fn update_form(org: &OrgCtx, viewer: &Viewer<'_>, slug: &str) -> String {
+    if org.role.is_none_or(|r| r < Role::Create) {
+        return String::new();
+    }
+    format!(
+        "<form method=\"post\" action=\"/o/{}/openapi/{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
+<h2>Update it</h2><label for=\"spec-url\">Its new address</label><input id=\"spec-url\" name=\"emoji\" type=\"url\" placeholder=\"https://\">\
+<label for=\"spec-text\">Or its new text (YAML or JSON)</label><textarea id=\"spec-text\" name=\"body\" rows=\"6\"></textarea>\
+<button type=\"submit\">Update</button></form>",
+        attr(org.org.id.as_str()),
+        attr(slug),
+        attr(viewer.csrf)
+    )
+}
+
+/// `POST /o/{organizationId}/openapi/{specSlug}`: the specification's new source (the
+/// address or the text given, exactly one), processed into a new version if it changed.
+pub async fn update(
+    State(state): State<AppState>,
+    Path((org_id, slug)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let here = format!("/o/{org_id}/openapi/{slug}");
+    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
+        Ok(signed_form) => signed_form,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = signed.caller();
+    let Some(org) = org_for(&state, &caller, &org_id).await else {
+        return no_org(&viewer);
+    };
+    let given = |v: &Option<String>| v.clone().filter(|t| !t.trim().is_empty());
+    let source = (
+        given(&form.emoji).map(|u| u.trim().to_string()),
+        given(&form.body),
+    );
+    let run = {
+        let (state, slug, to) = (state.clone(), slug.clone(), here.clone());
+        async move {
+            // Only an existing specification is updated here: a new one is added on the
+            // organization's screen.
+            if store::openapi::get(&state.db, org.org.id.as_str(), &slug)
+                .await?
+                .is_none()
+            {
+                return Err(crate::error::ApiError::not_found(
+                    "This specification does not exist, or you may not see it.",
+                ));
+            }
+            openapi::put(&state, &org, &slug, (&source.0, &source.1)).await?;
+            Ok(to)
+        }
+    };
+    run_write(&viewer, &here, "Back to the specification", run).await
+}

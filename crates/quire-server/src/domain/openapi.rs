@@ -543,6 +543,46 @@ pub fn slug_taken(err: sqlx::Error) -> ApiError {
     }
 }
 
+/// Creates specification `slug` from a URL or a text, or gives the existing one this new
+/// source (processed into a new version if the document changed); whether it was created.
+/// The caller has the create role in the organization.
+pub async fn put(
+    state: &AppState,
+    org: &OrgCtx,
+    slug: &str,
+    source: (&Option<String>, &Option<String>),
+) -> ApiResult<bool> {
+    require_role(
+        org.role,
+        Role::Create,
+        "add or update OpenAPI specifications",
+    )?;
+    check_slug(slug)?;
+    let (url, text) = check_source(state, source)?;
+    let now = state.now();
+    let mut tx = state.db.begin().await?;
+    let existing = store::openapi::get_for_update(&mut tx, &org.org.id, slug).await?;
+    let created = match existing {
+        Some(spec) => {
+            let seq =
+                store::openapi::set_source(&mut tx, &spec.id, url.as_deref(), text.as_deref(), now)
+                    .await?;
+            enqueue(&mut tx, &spec.id, seq, now).await?;
+            false
+        }
+        None => {
+            create_row(&mut tx, org, slug, url.as_deref(), text.as_deref(), now).await?;
+            true
+        }
+    };
+    tx.commit().await?;
+    state.jobs_due.notify_one();
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Org(org.org.id.as_str())]);
+    Ok(created)
+}
+
 /// Creates specification `slug` (create role in the organization) from a URL or a text,
 /// pending its processing; 409 when the slug is taken.
 pub async fn create(

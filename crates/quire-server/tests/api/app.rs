@@ -2309,6 +2309,46 @@ async fn an_openapi_specification_is_added_from_the_app() {
         )
         .await;
     assert_eq!(p.status, 409, "{}", p.html);
+
+    // Updated from its screen: a new source, processed into a second version.
+    let run_jobs = || async {
+        for _ in 0..50 {
+            quire_server::domain::jobs::run_due(&app.state)
+                .await
+                .unwrap();
+            let got = app
+                .get(&alice, &format!("/v1/orgs/{org}/openapi/pets"))
+                .await
+                .expect(200);
+            if got["processingState"] == "complete" {
+                return got;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("never processed");
+    };
+    let first = run_jobs().await["lastVersion"].clone();
+    let screen = format!("/o/{org}/openapi/pets");
+    let seen = a.get(&screen).await;
+    assert!(seen.html.contains("Update it"), "{}", seen.html);
+    assert!(!b.get(&screen).await.html.contains("Update it"));
+    let p = b.post(&screen, &[("csrf", &bt), ("body", spec)]).await;
+    assert_eq!(p.status, 403, "{}", p.html);
+    let p = a.post(&screen, &[("csrf", &token)]).await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    let newer = spec.replace("version: '1'", "version: '2'");
+    let p = a.post(&screen, &[("csrf", &token), ("body", &newer)]).await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let second = run_jobs().await["lastVersion"].clone();
+    assert_ne!(first, second, "a new version");
+    // Only existing specifications are updated there.
+    let p = a
+        .post(
+            &format!("/o/{org}/openapi/ghost"),
+            &[("csrf", &token), ("body", spec)],
+        )
+        .await;
+    assert_eq!(p.status, 404, "{}", p.html);
 }
 
 #[tokio::test]

@@ -120,26 +120,7 @@ pub async fn put_spec(
     Path((_, slug)): Path<(String, String)>,
     JsonBody(body): JsonBody<PutSpec>,
 ) -> ApiResult<Response> {
-    rules::check_slug(&slug)?;
-    let (url, text) = rules::check_source(&state, (&body.source.url, &body.source.text))?;
-    let now = state.now();
-    let mut tx = state.db.begin().await?;
-    let existing = store::openapi::get_for_update(&mut tx, &org.org.id, &slug).await?;
-    let created = match existing {
-        Some(spec) => {
-            let seq =
-                store::openapi::set_source(&mut tx, &spec.id, url.as_deref(), text.as_deref(), now)
-                    .await?;
-            rules::enqueue(&mut tx, &spec.id, seq, now).await?;
-            false
-        }
-        None => {
-            rules::create_row(&mut tx, &org, &slug, url.as_deref(), text.as_deref(), now).await?;
-            true
-        }
-    };
-    tx.commit().await?;
-    state.jobs_due.notify_one();
+    let created = rules::put(&state, &org, &slug, (&body.source.url, &body.source.text)).await?;
     let spec = reload(&state, &org, &slug).await?;
     let body = types::spec(&state, &spec, true);
     if created {
