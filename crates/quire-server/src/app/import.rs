@@ -15,6 +15,11 @@ use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::imports::{self, Source, Target};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::store;
+use crate::values::ChangeRequestStatus;
+
+/// Most open change requests offered as where an import goes.
+const OPEN_SHOWN: i64 = 50;
 
 /// What each source is, for the form.
 fn label(source: &str) -> &'static str {
@@ -33,15 +38,30 @@ fn label(source: &str) -> &'static str {
 }
 
 /// `GET /s/{spaceId}/~/import`.
-pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
+pub async fn screen(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
     let mut body = format!("<h1>Import into {}</h1>", text(&ctx.space.title));
     if ctx.role < Role::Edit {
         body.push_str("<p>Importing needs the edit role on this space.</p>");
         return page(StatusCode::OK, "Import", Some(viewer), nav, &body);
     }
+    // Into the space, or into one of its open change requests, to review it there first.
+    let open = match store::change_requests::list(
+        &state.db,
+        &ctx.space.id,
+        ChangeRequestStatus::Open.as_str(),
+        None,
+        None,
+        OPEN_SHOWN,
+    )
+    .await
+    {
+        Ok((rows, _)) => rows,
+        Err(e) => return failed(e),
+    };
     let _ = write!(
         body,
-        "<p>The content found at the address becomes pages and files of the space, in one new revision.</p>\
+        "<p>The content found at the address becomes pages and files of the space, or of a \
+change request to review first, in one new revision.</p>\
 <form method=\"post\" action=\"/s/{}/~/import\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
 <label for=\"import-url\">Address</label><input id=\"import-url\" name=\"subject\" type=\"url\" required placeholder=\"https://\">\
 <label for=\"import-source\">What it is</label><select id=\"import-source\" name=\"status\">",
@@ -50,6 +70,19 @@ pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
     );
     for (name, _) in Source::ALL {
         let _ = write!(body, "<option value=\"{name}\">{}</option>", label(name));
+    }
+    body.push_str(
+        "</select><label for=\"import-into\">Into</label><select id=\"import-into\" name=\"parent\">\
+<option value=\"\">The space itself</option>",
+    );
+    for c in &open {
+        let _ = write!(
+            body,
+            "<option value=\"{}\">Change request #{}: {}</option>",
+            c.number,
+            c.number,
+            text(&c.subject)
+        );
     }
     body.push_str("</select><button type=\"submit\">Import</button></form>");
     let _ = write!(
@@ -90,15 +123,35 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
         return super::shell::run_write(viewer, &here, "Back to the import", done).await;
     }
     let url = form.subject.clone().unwrap_or_default().trim().to_string();
+    let into = form.parent.clone().filter(|n| !n.is_empty());
     let run = {
         let (state, ctx, user) = (state.clone(), ctx.clone(), viewer.user.to_string());
+        let into = into.clone();
         async move {
             let source = Source::parse(form.status.as_deref().unwrap_or(""))?;
             if url.is_empty() {
                 return Err(ApiError::bad_request("`url` is required."));
             }
-            imports::import(&state, &ctx, &user, source, &url, Target::Space, None).await
+            let target = match &into {
+                Some(number) => Target::ChangeRequest(number),
+                None => Target::Space,
+            };
+            imports::import(&state, &ctx, &user, source, &url, target, None).await
         }
+    };
+    let id = attr(&ctx.space.id);
+    let (into_text, open) = match &into {
+        Some(n) => (
+            format!("change request #{}", text(n)),
+            format!(
+                "<a href=\"/s/{id}/~/changes/{}\">Open the change request</a>",
+                attr(n)
+            ),
+        ),
+        None => (
+            "space".to_string(),
+            format!("<a href=\"/s/{id}\">Open the space</a>"),
+        ),
     };
     match tokio::spawn(crate::cache::bypassed(run)).await {
         Ok(Ok(done)) => page(
@@ -107,12 +160,11 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
             Some(viewer),
             "",
             &format!(
-                "<h1>Imported</h1><p role=\"status\">{} of {} pages and files found were imported into the space.</p>\
-<p><a href=\"/s/{id}\">Open the space</a> · <a href=\"/s/{id}/~/revisions/{}\">See the changes</a></p>",
+                "<h1>Imported</h1><p role=\"status\">{} of {} pages and files found were imported into the {into_text}.</p>\
+<p>{open} · <a href=\"/s/{id}/~/revisions/{}\">See the changes</a></p>",
                 done.imported,
                 done.total,
                 attr(&done.revision),
-                id = attr(&ctx.space.id)
             ),
         ),
         Ok(Err(ApiError::Internal(e))) => failed(e),

@@ -766,7 +766,7 @@ async fn tilde(
         },
         ["settings"] => super::settings::screen(ctx, viewer, &nav),
         ["share"] => super::share::screen(state, ctx, viewer, &nav).await,
-        ["import"] => super::import::screen(ctx, viewer, &nav),
+        ["import"] => super::import::screen(state, ctx, viewer, &nav).await,
         ["pdf"] => pdf(state, ctx, viewer, None).await,
         ["changes", n, "pdf"] => pdf(state, ctx, viewer, Some(n)).await,
         ["changes", n, "files", id, ..] => {

@@ -2104,6 +2104,70 @@ async fn content_is_imported_into_a_space_from_the_app() {
         .await
         .html
         .contains("From elsewhere."));
+
+    // Into an open change request, to review it first: the space does not move.
+    let cr = app.open_change_request(&alice, &space, "Bring more").await;
+    let number = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200)["number"]
+        .to_string();
+    let seen = a.get(&import).await;
+    assert!(
+        seen.html.contains(&format!(
+            "<option value=\"{number}\">Change request #{number}: Bring more</option>"
+        )),
+        "{}",
+        seen.html
+    );
+    let before = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["revision"]
+        .clone();
+    let p = a
+        .post(
+            &import,
+            &[
+                ("csrf", &token),
+                ("subject", &url),
+                ("status", "markdown"),
+                ("parent", &number),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 200, "{}", p.html);
+    assert!(
+        p.html.contains(&format!("change request #{number}")),
+        "{}",
+        p.html
+    );
+    let after = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["revision"]
+        .clone();
+    assert_eq!(before, after, "the space did not move");
+    let in_cr = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content/pages"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(in_cr["pages"].as_array().unwrap().len(), 2, "{in_cr}");
+    let p = a
+        .post(
+            &import,
+            &[
+                ("csrf", &token),
+                ("subject", &url),
+                ("status", "markdown"),
+                ("parent", "999"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 404, "{}", p.html);
 }
 
 #[tokio::test]
