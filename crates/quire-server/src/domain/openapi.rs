@@ -440,7 +440,11 @@ pub async fn computed_source(
         .await
         .map_err(ApiError::internal)?
         .ok_or_else(missing)?;
-    let doc = serde_json::from_slice(&bytes).map_err(ApiError::internal)?;
+    // A processed document may be megabytes: parsed off the async workers.
+    let doc = tokio::task::spawn_blocking(move || serde_json::from_slice(&bytes))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?;
     Ok((slug.to_string(), doc))
 }
 

@@ -646,10 +646,15 @@ fn reusable_of<'a>(
 }
 
 /// The official JSON document of `markdown`, its blocks keyed from `seed`.
-fn document_json(markdown: &str, seed: &str) -> ApiResult<Json<Value>> {
-    let mut doc = quire_content::markdown::markdown_to_document(markdown);
-    doc.assign_keys(seed);
-    Ok(Json(serde_json::to_value(doc).map_err(ApiError::internal)?))
+/// Off the async workers: a page's body may be large.
+async fn document_json(markdown: String, seed: String) -> ApiResult<Json<Value>> {
+    tokio::task::spawn_blocking(move || {
+        let mut doc = quire_content::markdown::markdown_to_document(&markdown);
+        doc.assign_keys(&seed);
+        Ok(Json(serde_json::to_value(doc).map_err(ApiError::internal)?))
+    })
+    .await
+    .map_err(ApiError::internal)?
 }
 
 /// `getReusableContentById`, `getReusableContentInChangeRequestById`,
@@ -675,7 +680,7 @@ pub async fn get_reusable_content_document(
 ) -> ApiResult<Json<Value>> {
     let loaded = at.loaded(&state).await?;
     let (r, markdown) = reusable_of(&loaded, &at, reading.as_ref().map(|e| &e.0))?;
-    document_json(&markdown, &r.id)
+    document_json(markdown.into_owned(), r.id.clone()).await
 }
 
 /// `getDocumentById`: the body a page's `documentId` or a reusable content's `document`
@@ -688,35 +693,43 @@ pub async fn get_document(
     reading: Option<Extension<published::Reading>>,
     QueryParams(_q): QueryParams<DocumentQuery>,
 ) -> ApiResult<Json<Value>> {
-    let id = at.param("documentId")?;
+    let id = at.param("documentId")?.to_string();
     let missing = || ApiError::not_found(format!("Document `{id}` not found in this space."));
     let Some(Extension(published::Reading(scope))) = reading else {
-        let markdown = content::document_markdown(&state, &at.row.space_id, id)
+        let markdown = content::document_markdown(&state, &at.row.space_id, &id)
             .await?
             .ok_or_else(missing)?;
-        return document_json(&markdown, id);
+        return document_json(markdown, id).await;
     };
     // The token's revision: the one whose pages gave its visitor these ids.
     let loaded = load_revision(&state, &at.row.space_id, &scope.revision).await?;
-    let named = |markdown: &str| quire_content::store::text_body_hash(markdown).to_hex() == id;
-    // A stack rather than recursion: page trees are as deep as their input allows.
-    let shown = published::visitor_pages(&loaded.rev.pages, &scope.visitor);
-    let mut pending: Vec<&quire_content::model::Page> = shown.iter().collect();
-    while let Some(page) = pending.pop() {
-        if let PageKind::Document(doc) = &page.kind {
-            if named(&doc.markdown) {
-                return document_json(&doc.markdown, id);
+    let wanted = id.clone();
+    // Every body the visitor sees is hashed: off the async workers.
+    let found = tokio::task::spawn_blocking(move || {
+        let named =
+            |markdown: &str| quire_content::store::text_body_hash(markdown).to_hex() == wanted;
+        // A stack rather than recursion: page trees are as deep as their input allows.
+        let shown = published::visitor_pages(&loaded.rev.pages, &scope.visitor);
+        let mut pending: Vec<&quire_content::model::Page> = shown.iter().collect();
+        while let Some(page) = pending.pop() {
+            if let PageKind::Document(doc) = &page.kind {
+                if named(&doc.markdown) {
+                    return Some(doc.markdown.clone());
+                }
             }
+            pending.extend(page.pages.iter());
         }
-        pending.extend(page.pages.iter());
+        loaded.rev.reusable_contents.iter().find_map(|r| {
+            let markdown = published::visitor_markdown(&r.markdown, &scope.visitor);
+            named(&markdown).then(|| markdown.into_owned())
+        })
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    match found {
+        Some(markdown) => document_json(markdown, id).await,
+        None => Err(missing()),
     }
-    for r in &loaded.rev.reusable_contents {
-        let markdown = published::visitor_markdown(&r.markdown, &scope.visitor);
-        if named(&markdown) {
-            return document_json(&markdown, id);
-        }
-    }
-    Err(missing())
 }
 
 // ---- Writes ------------------------------------------------------------------------------
