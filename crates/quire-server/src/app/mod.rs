@@ -83,7 +83,10 @@ pub fn routes() -> Router<AppState> {
             "/invite/{organizationId}/{inviteId}",
             get(people::link_page).post(people::link_join),
         )
-        .route("/c/{collectionId}", get(screens::collection))
+        .route(
+            "/c/{collectionId}",
+            get(screens::collection).post(screens::collection_act),
+        )
         .route("/s/{spaceId}", get(screens::space_home))
         .route("/s/{spaceId}/~/upload/{number}", post(editor::upload))
         .route(

@@ -270,6 +270,25 @@ pub async fn collection(
         &viewer,
         Some(&collection_id),
     ));
+    if ctx.role >= access::Role::Admin {
+        let action = format!("/c/{}", attr(&ctx.collection.id));
+        let hidden = format!(
+            "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+            attr(viewer.csrf)
+        );
+        let _ = write!(
+            body,
+            "<h2>Settings</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"settings\">\
+<label for=\"collection-title\">Title</label><input id=\"collection-title\" name=\"subject\" maxlength=\"50\" required value=\"{}\">\
+<label for=\"collection-description\">Description</label><input id=\"collection-description\" name=\"description\" maxlength=\"100\" value=\"{}\">\
+<button type=\"submit\">Save</button></form>\
+<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"delete\">\
+<label><input type=\"checkbox\" name=\"confirm\" value=\"yes\" required> Delete this collection (its spaces and collections move up, nothing is lost)</label>\
+<button type=\"submit\">Delete</button></form>",
+            attr(&ctx.collection.title),
+            attr(ctx.collection.description.as_deref().unwrap_or(""))
+        );
+    }
     page(
         StatusCode::OK,
         &ctx.collection.title,
@@ -277,6 +296,71 @@ pub async fn collection(
         "",
         &body,
     )
+}
+
+/// `POST /c/{collectionId}`: its admins rename it, describe it, or delete it (its spaces and
+/// collections move up to its parent).
+pub async fn collection_act(
+    State(state): State<AppState>,
+    Path(collection_id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Body,
+) -> Response {
+    let here = format!("/c/{collection_id}");
+    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
+        Ok(signed_form) => signed_form,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    let caller = signed.caller();
+    let Ok(ctx) = access::load_collection(&state, &caller, &collection_id).await else {
+        return not_found(
+            Some(&viewer),
+            "This collection does not exist, or you may not see it.",
+        );
+    };
+    let run = {
+        let state = state.clone();
+        async move {
+            if ctx.role < access::Role::Admin {
+                return Err(crate::error::ApiError::forbidden(
+                    "Only the collection's admins may change or delete it.",
+                ));
+            }
+            match form.op.as_deref() {
+                Some("settings") => {
+                    let patch = store::collections::CollectionPatch {
+                        title: Some(form.subject.clone().unwrap_or_default().trim().to_string()),
+                        description: Some(
+                            form.description
+                                .clone()
+                                .unwrap_or_default()
+                                .trim()
+                                .to_string(),
+                        ),
+                        ..Default::default()
+                    };
+                    crate::domain::collections::update(&state, &ctx.collection, patch).await?;
+                    Ok(format!("/c/{}", ctx.collection.id))
+                }
+                Some("delete") if form.confirm.as_deref() == Some("yes") => {
+                    crate::domain::collections::delete(&state, &ctx.collection).await?;
+                    Ok(match &ctx.collection.parent_id {
+                        Some(parent) => format!("/c/{parent}"),
+                        None => format!("/o/{}", ctx.collection.org_id),
+                    })
+                }
+                Some("delete") => Err(crate::error::ApiError::bad_request(
+                    "`confirm`: tick the box to delete the collection.",
+                )),
+                other => Err(crate::error::ApiError::bad_request(format!(
+                    "`op`: no collection change `{}` here.",
+                    other.unwrap_or("")
+                ))),
+            }
+        }
+    };
+    run_write(&viewer, &here, "Back to the collection", run).await
 }
 
 /// `GET /s/{spaceId}`: the space's first page.

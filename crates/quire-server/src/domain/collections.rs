@@ -66,3 +66,45 @@ pub async fn create(
         .invalidate(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     Ok((collection, role))
 }
+
+/// Renames a collection, changes its description and/or its default level (collection
+/// admins); the collection as stored after.
+pub async fn update(
+    state: &AppState,
+    collection: &CollectionRow,
+    patch: store::collections::CollectionPatch,
+) -> ApiResult<CollectionRow> {
+    if let Some(title) = &patch.title {
+        validate::length("title", title, 0, 50)?;
+    }
+    if let Some(d) = &patch.description {
+        validate::length("description", d, 0, 100)?;
+    }
+    let missing = || ApiError::not_found(format!("Collection `{}` not found.", collection.id));
+    let mut tx = state.db.begin().await?;
+    if !store::collections::patch(&mut tx, &collection.id, &patch, state.now()).await? {
+        return Err(missing());
+    }
+    tx.commit().await?;
+    moved(state, collection);
+    store::collections::get(&state.db, &collection.id)
+        .await?
+        .ok_or_else(missing)
+}
+
+/// Deletes a collection (collection admins): its spaces and sub-collections move up to its
+/// parent, so that no content is lost.
+pub async fn delete(state: &AppState, collection: &CollectionRow) -> ApiResult<()> {
+    let mut tx = state.db.begin().await?;
+    store::collections::delete_keeping_children(&mut tx, collection).await?;
+    tx.commit().await?;
+    moved(state, collection);
+    Ok(())
+}
+
+/// What this node keeps of the organization is read again, whichever door made the change.
+fn moved(state: &AppState, collection: &CollectionRow) {
+    state
+        .cache
+        .invalidate(&[crate::cache::Scope::Org(&collection.org_id)]);
+}

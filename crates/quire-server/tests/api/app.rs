@@ -1689,6 +1689,72 @@ async fn spaces_and_collections_are_made_and_moved_in_the_app() {
         .await;
     assert_eq!(p.status, 400);
     assert!(p.html.contains("`title`"), "{}", p.html);
+
+    // The collection's settings: renamed and described by its admin, then deleted, its space
+    // moved up; a reader is offered neither, and a forged change is refused.
+    let p = a
+        .post(
+            &settings,
+            &[("csrf", &token), ("op", "move"), ("parent", &coll)],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert!(a
+        .get(&coll_path)
+        .await
+        .html
+        .contains("Delete this collection"));
+    assert!(!b
+        .get(&coll_path)
+        .await
+        .html
+        .contains("Delete this collection"));
+    let p = b
+        .post(
+            &coll_path,
+            &[("csrf", &bt), ("op", "settings"), ("subject", "Mine")],
+        )
+        .await;
+    assert_eq!(p.status, 403, "{}", p.html);
+    let p = a
+        .post(
+            &coll_path,
+            &[
+                ("csrf", &token),
+                ("op", "settings"),
+                ("subject", "Handbooks"),
+                ("description", "How we work"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let got = app
+        .get(&alice, &format!("/v1/collections/{coll}"))
+        .await
+        .expect(200);
+    assert_eq!(got["title"], "Handbooks", "{got}");
+    assert_eq!(got["description"], "How we work", "{got}");
+    let p = a
+        .post(&coll_path, &[("csrf", &token), ("op", "delete")])
+        .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    assert!(p.html.contains("`confirm`"), "{}", p.html);
+    let p = a
+        .post(
+            &coll_path,
+            &[("csrf", &token), ("op", "delete"), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(p.location.as_deref(), Some(home.as_str()));
+    app.get(&alice, &format!("/v1/collections/{coll}"))
+        .await
+        .expect(404);
+    let got = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    assert!(got.get("parent").is_none_or(|p| p.is_null()), "{got}");
 }
 
 #[tokio::test]

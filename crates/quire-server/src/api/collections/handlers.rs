@@ -25,7 +25,6 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::collections::{CollectionPatch, CollectionRow};
 use crate::store::ordering::Item;
-use crate::validate;
 
 /// Body of `createCollection`.
 #[derive(Deserialize, Default)]
@@ -123,31 +122,13 @@ pub async fn update_collection(
     Extension(ctx): Extension<CollectionCtx>,
     JsonBody(body): JsonBody<UpdateCollection>,
 ) -> ApiResult<Json<views::Collection>> {
-    let mut patch = CollectionPatch::default();
-    if let Some(title) = body.title {
-        validate::length("title", &title, 0, 50)?;
-        patch.title = Some(title);
-    }
-    if let Some(d) = body.description {
-        validate::length("description", &d, 0, 100)?;
-        patch.description = Some(d);
-    }
-    if let Some(level) = body.default_level {
-        patch.default_level = Some(level_to_db(level));
-    }
-    let mut tx = state.db.begin().await?;
-    if !store::collections::patch(&mut tx, &ctx.collection.id, &patch, state.now()).await? {
-        return Err(ApiError::not_found(format!(
-            "Collection `{}` not found.",
-            ctx.collection.id
-        )));
-    }
-    tx.commit().await?;
-    let c = store::collections::get(&state.db, &ctx.collection.id)
-        .await?
-        .ok_or_else(|| {
-            ApiError::not_found(format!("Collection `{}` not found.", ctx.collection.id))
-        })?;
+    let patch = CollectionPatch {
+        title: body.title,
+        description: body.description,
+        default_level: body.default_level.map(level_to_db),
+        ..CollectionPatch::default()
+    };
+    let c = collections::update(&state, &ctx.collection, patch).await?;
     Ok(Json(views::collection(&state, &c, ctx.role)))
 }
 
@@ -160,9 +141,7 @@ pub async fn delete_collection(
     let Some(Extension(ctx)) = ctx else {
         return Ok(StatusCode::NO_CONTENT);
     };
-    let mut tx = state.db.begin().await?;
-    store::collections::delete_keeping_children(&mut tx, &ctx.collection).await?;
-    tx.commit().await?;
+    collections::delete(&state, &ctx.collection).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
