@@ -126,7 +126,6 @@ pub async fn update_collection(
         title: body.title,
         description: body.description,
         default_level: body.default_level.map(level_to_db),
-        ..CollectionPatch::default()
     };
     let c = collections::update(&state, &ctx.collection, patch).await?;
     Ok(Json(views::collection(&state, &c, ctx.role)))
