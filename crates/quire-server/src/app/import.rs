@@ -101,6 +101,23 @@ change request to review first, in one new revision.</p>\
             text(t.title)
         );
     }
+    // A template shows an image of the space in its slot (a logo, a cover): one of its files.
+    let images: Vec<(String, String)> = match space_images(state, ctx).await {
+        Ok(found) => found,
+        Err(e) => return failed(e),
+    };
+    body.push_str(
+        "</select><label for=\"template-image\">Its logo or cover</label>\
+<select id=\"template-image\" name=\"page\"><option value=\"\">None</option>",
+    );
+    for (id, name) in &images {
+        let _ = write!(
+            body,
+            "<option value=\"{}\">{}</option>",
+            attr(id),
+            text(name)
+        );
+    }
     body.push_str("</select><button type=\"submit\">Add its pages</button></form>");
     page(StatusCode::OK, "Import", Some(viewer), nav, &body)
 }
@@ -113,8 +130,16 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
         let template = form.invite.clone().unwrap_or_default();
         let run = {
             let (state, ctx, user) = (state.clone(), ctx.clone(), viewer.user.to_string());
+            let image = form.page.clone().filter(|f| !f.is_empty());
             async move {
-                let slots = Default::default();
+                // The image chosen fills the template's slot.
+                let mut slots = std::collections::BTreeMap::new();
+                if let (Some(file), Some(slot)) = (
+                    image,
+                    quire_content::templates::template(&template).and_then(|t| t.slots.first()),
+                ) {
+                    slots.insert(slot.to_string(), file);
+                }
                 crate::domain::templates::apply(&state, &ctx, &user, &template, &slots).await
             }
         };
@@ -171,4 +196,24 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
         Ok(Err(e)) => super::shell::not_done(viewer, &e, &here, "Back to the import"),
         Err(e) => failed(e),
     }
+}
+
+/// The images of the space's current content, as `(file id, name)`, at most 200.
+async fn space_images(
+    state: &AppState,
+    ctx: &SpaceCtx,
+) -> crate::error::ApiResult<Vec<(String, String)>> {
+    let Some(row) =
+        crate::domain::content::revision_row(state, &ctx.space.id, &ctx.space.revision_id).await?
+    else {
+        return Ok(Vec::new());
+    };
+    let rev = crate::domain::content::load_in(state, &ctx.space.id, &row.root).await?;
+    Ok(rev
+        .files
+        .iter()
+        .filter(|f| f.content_type.starts_with("image/"))
+        .take(200)
+        .map(|f| (f.id.clone(), f.name.clone()))
+        .collect())
 }

@@ -2600,6 +2600,59 @@ async fn a_template_is_applied_to_a_space_from_the_app() {
         .await
         .expect(200);
     assert!(!pages["pages"].as_array().unwrap().is_empty(), "{pages}");
+
+    // With an image of the space in its slot: the template's first page shows it.
+    let other = app.space(&alice, &org, "Branded", None).await;
+    let cr = app.open_change_request(&alice, &other, "Logo").await;
+    let made = app
+        .edit_change_request(
+            &alice,
+            &other,
+            &cr,
+            json!([{ "operation": "insert_files", "files": [{ "base64": crate::harness::PNG, "name": "logo.png" }] }]),
+        )
+        .await;
+    app.merge_change_request(&alice, &other, &cr).await;
+    let logo = made["insertedFiles"][0]["id"].as_str().unwrap().to_string();
+    let import = format!("/s/{other}/~/import");
+    let seen = a.get(&import).await;
+    assert!(
+        seen.html
+            .contains(&format!("<option value=\"{logo}\">logo.png</option>")),
+        "{}",
+        seen.html
+    );
+    let p = a
+        .post(
+            &import,
+            &[
+                ("csrf", &token),
+                ("op", "template"),
+                ("invite", first),
+                ("page", &logo),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let pages = app
+        .get(&alice, &format!("/v1/spaces/{other}/content/pages"))
+        .await
+        .expect(200);
+    let home = pages["pages"][0]["id"].as_str().unwrap();
+    let md = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{other}/content/page/{home}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert!(
+        md["markdown"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("/files/{logo}")),
+        "{md}"
+    );
 }
 
 /// Whether an API read answered (2xx) for `who`.
