@@ -521,18 +521,12 @@ async fn a_push_to_main_merges_at_once_unless_it_conflicts() {
     assert_eq!(before, after);
 }
 
-/// A reusable content pushed under `.gitbook/includes/` and included by two pages: editing
-/// its one file changes what both pages show on the published site.
-#[tokio::test]
-async fn an_include_edited_once_changes_every_page_that_includes_it() {
-    if !has_git() {
-        return;
-    }
-    let Fixture { app, alice, space } = fixture().await;
-    let org = org_of(&app, &alice, &space).await;
+/// A published site of `space`: its organization, its id and its published URL.
+async fn published_site(app: &TestApp, who: &Persona, space: &str) -> (String, String, String) {
+    let org = org_of(app, who, space).await;
     let site = app
         .post(
-            &alice,
+            who,
             &format!("/v1/orgs/{org}/sites"),
             json!({ "title": "Docs", "spaces": [space] }),
         )
@@ -543,7 +537,7 @@ async fn an_include_edited_once_changes_every_page_that_includes_it() {
         .to_string();
     let published = app
         .post(
-            &alice,
+            who,
             &format!("/v1/orgs/{org}/sites/{site}/publish"),
             json!({}),
         )
@@ -552,6 +546,18 @@ async fn an_include_edited_once_changes_every_page_that_includes_it() {
         .as_str()
         .unwrap()
         .to_string();
+    (org, site, published)
+}
+
+/// A reusable content pushed under `.gitbook/includes/` and included by two pages: editing
+/// its one file changes what both pages show on the published site.
+#[tokio::test]
+async fn an_include_edited_once_changes_every_page_that_includes_it() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let (_, _, published) = published_site(&app, &alice, &space).await;
     let shown = |path: &str| {
         let url = format!("{published}{path}");
         async move { reqwest::get(url).await.unwrap().text().await.unwrap() }
@@ -638,29 +644,7 @@ async fn gitbook_yaml_redirects_reach_the_sites_of_the_space() {
         return;
     }
     let Fixture { app, alice, space } = fixture().await;
-    let org = org_of(&app, &alice, &space).await;
-    let site = app
-        .post(
-            &alice,
-            &format!("/v1/orgs/{org}/sites"),
-            json!({ "title": "Docs", "spaces": [space] }),
-        )
-        .await
-        .expect(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let published = app
-        .post(
-            &alice,
-            &format!("/v1/orgs/{org}/sites/{site}/publish"),
-            json!({}),
-        )
-        .await
-        .expect(200)["urls"]["published"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (org, site, published) = published_site(&app, &alice, &space).await;
     let no_follow = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
