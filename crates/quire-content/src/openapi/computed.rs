@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use crate::document::{Document, Element, Node};
 use crate::markdown::{document_to_markdown, try_normalize_markdown};
 use crate::model::{slugify, unique_slug, Page};
+use crate::openapi::render::clip;
 
 /// Most operations placed on pages; a spec holding more shows the first ones.
 pub const MAX_OPERATIONS: usize = 2000;
@@ -96,7 +97,7 @@ pub fn tag_pages(doc: &Value, spec: &str) -> Vec<TagPage> {
         .filter_map(|tag| {
             let list = ops.remove(&tag)?;
             let description = about.get(&tag).and_then(|d| {
-                let cut = cut(d, MAX_DESCRIPTION_BYTES);
+                let cut = clip(d, MAX_DESCRIPTION_BYTES);
                 try_normalize_markdown(cut).ok()
             });
             let blocks: Vec<Node> = list
@@ -165,10 +166,24 @@ pub fn info_markdown(doc: &Value) -> String {
     let description = info
         .and_then(|i| i.get("description"))
         .and_then(Value::as_str)
-        .map(|d| cut(d, MAX_DESCRIPTION_BYTES))
+        .map(|d| clip(d, MAX_DESCRIPTION_BYTES))
         .unwrap_or("");
-    let text = format!("{}\n\n{description}\n", escape_text(title));
-    try_normalize_markdown(&text).unwrap_or_default()
+    // The title is text, written by the dialect's own renderer (which escapes it); the
+    // description is markdown, as the spec defines it.
+    let title: String = title
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(200)
+        .collect();
+    let heading = document_to_markdown(&Document {
+        nodes: vec![Node::block(
+            "heading-1",
+            Map::new(),
+            vec![Node::text(&title)],
+        )],
+        ..Document::default()
+    });
+    try_normalize_markdown(&format!("{heading}\n{description}\n")).unwrap_or(heading)
 }
 
 /// The computed pages of `doc`: a page per tag, and the models page if `models` and the spec
@@ -211,27 +226,6 @@ fn spec_ref(spec: &str) -> Map<String, Value> {
     let mut data = Map::new();
     data.insert("ref".into(), json!({"kind": "openapi", "spec": spec}));
     data
-}
-
-/// At most `max` bytes of `s`, cut at a character boundary.
-fn cut(s: &str, max: usize) -> &str {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
-/// `title` as a heading's text: markdown's special characters escaped.
-fn escape_text(title: &str) -> String {
-    let mut out = String::from("# ");
-    for c in title.chars().filter(|c| !c.is_control()).take(200) {
-        if "\\`*_{}[]()#+-.!<>|~&%".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -152,7 +152,7 @@ fn ref_name(r: &str) -> &str {
 }
 
 /// The start of `s`, at most `max` bytes, cut at a character boundary.
-fn clip(s: &str, max: usize) -> &str {
+pub(crate) fn clip(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }

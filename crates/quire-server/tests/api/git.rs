@@ -664,14 +664,23 @@ async fn gitbook_yaml_redirects_reach_the_sites_of_the_space() {
     assert_eq!(location("old/setup").await.0, 404);
 
     let (_tmp, work) = cloned(&app, &alice, &space).await;
-    std::fs::write(
-        work.join(".gitbook.yaml"),
+    // Quire keeps no `.gitbook.yaml` in the content (a pull after a merge removes it), so
+    // each commit adds it again.
+    let push_config = |text: &'static str, message: &'static str| {
+        let work = work.clone();
+        async move {
+            ok(&work, &["pull", "-q", "--ff-only"]).await;
+            std::fs::write(work.join(".gitbook.yaml"), text).unwrap();
+            ok(&work, &["add", "-A"]).await;
+            ok(&work, &["commit", "-qm", message]).await;
+            push(&work, &["origin", "HEAD:main"]).await
+        }
+    };
+    let (done, said) = push_config(
         "root: ./\nredirects:\n  old/setup: guide/setup.md\n  gone: ./nowhere.md\n",
+        "Redirects",
     )
-    .unwrap();
-    ok(&work, &["add", "-A"]).await;
-    ok(&work, &["commit", "-qm", "Redirects"]).await;
-    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    .await;
     assert!(done, "{said}");
     assert!(said.contains("1 site redirects written"), "{said}");
     assert!(said.contains("`./nowhere.md` is no page"), "{said}");
@@ -689,27 +698,14 @@ async fn gitbook_yaml_redirects_reach_the_sites_of_the_space() {
     assert_eq!(listed["items"][0]["source"], "/old/setup");
 
     // The file changes its mind: the redirect follows.
-    ok(&work, &["pull", "-q", "--ff-only"]).await;
-    std::fs::write(
-        work.join(".gitbook.yaml"),
-        "redirects:\n  old/setup: README.md\n",
-    )
-    .unwrap();
-    // Quire keeps no `.gitbook.yaml` in the content (the pull removed it): it is added again.
-    ok(&work, &["add", "-A"]).await;
-    ok(&work, &["commit", "-qm", "Elsewhere"]).await;
-    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    let (done, said) = push_config("redirects:\n  old/setup: README.md\n", "Elsewhere").await;
     assert!(done, "{said}");
     assert_eq!(
         location("old/setup").await.1,
         Some(format!("{published}home"))
     );
     // A bad file refuses the push, naming it.
-    ok(&work, &["pull", "-q", "--ff-only"]).await;
-    std::fs::write(work.join(".gitbook.yaml"), "redirects: [a, b]\n").unwrap();
-    ok(&work, &["add", "-A"]).await;
-    ok(&work, &["commit", "-qm", "Broken"]).await;
-    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    let (done, said) = push_config("redirects: [a, b]\n", "Broken").await;
     assert!(!done && said.contains(".gitbook.yaml"), "{said}");
 }
 
