@@ -431,6 +431,7 @@ async fn main() {
         }
         let next = Arc::new(next);
         let mut tx = state.db.begin().await.unwrap();
+        tx.touches(&[]);
         let t = Instant::now();
         let out = quire_server::domain::search::reindex(&state, &mut tx, &space, "bench", &next)
             .await
@@ -526,6 +527,7 @@ async fn main() {
         }
     }
     let mut tx = state.db.begin().await.unwrap();
+    tx.touches(&[]);
     quire_server::domain::search::reindex(&state, &mut tx, &space, "fold", &Arc::new(next))
         .await
         .unwrap();
@@ -533,6 +535,7 @@ async fn main() {
     let mut steps = Vec::new();
     loop {
         let mut tx = state.db.begin().await.unwrap();
+        tx.touches(&[]);
         let t = Instant::now();
         let more = quire_server::domain::search::index::compact(&state, &mut tx, &space, 8)
             .await

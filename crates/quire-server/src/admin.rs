@@ -25,6 +25,7 @@ pub async fn create_token(
     let db = open(config).await?;
     let now = SystemClock.now_ms();
     let mut tx = db.begin().await?;
+    tx.touches(&[]);
     let user = store::users::find_or_create(&mut tx, email, name, now).await?;
     tx.commit().await?;
     let token = store::tokens::create(&db, &user.id, now).await?;

@@ -666,7 +666,7 @@ mod tests {
         assert_eq!(json.variant(false).body, body);
         // A thread's copy holds both bodies once both were made.
         let answers = Answers::new(1000);
-        let cache = AccessCache::new(1000);
+        let cache = AccessCache::new(1000, Default::default());
         answers.keep_near("d", "/s", &json, (0, 0, &cache));
         assert_eq!(near(&answers), (1, body.len() + packed.body.len()));
         // Not text, or too small: one copy, never compressed.
@@ -758,7 +758,7 @@ mod tests {
     #[test]
     fn a_thread_keeps_small_answers_near_within_its_bound() {
         let answers = Answers::new(1000);
-        let cache = AccessCache::new(1000);
+        let cache = AccessCache::new(1000, Default::default());
         let keep = |path: &str, kept: &Arc<Kept>, now| {
             answers.keep_near("d", path, kept, (0, now, &cache))
         };

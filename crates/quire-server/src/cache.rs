@@ -9,10 +9,11 @@
 //! Why: each database round trip costs more than the rest of a small request, and these
 //! lookups happen on nearly every request. Correctness:
 //! - every entry rests on one [`Scope`] (tokens, a user, an organization, a space, a site),
-//!   and records that scope's generation seen *before* its query; a write served by this
-//!   node moves the generation of each scope it changes once it is done (committed or
-//!   dropped), so a read racing a write can never cache the old value, and a write costs
-//!   the entries of what it changed, not the whole cache (read-your-writes on a node);
+//!   and records that scope's generation seen *before* its query; every write transaction
+//!   of this node moves the generation of each scope it says it changes once it is done
+//!   (committed or dropped; one that says nothing moves them all: [`crate::scopes`]), so
+//!   a read racing a write can never cache the old value, and a write costs the entries of
+//!   what it changed, not the whole cache (read-your-writes on a node);
 //! - changes made elsewhere (another node, `quire admin revoke-token`) are seen after at
 //!   most `ttl_ms`; a TTL of 0 disables the cache.
 
@@ -28,11 +29,14 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use crate::store::orgs::OrgSeen;
 use crate::store::tokens::Bearer;
 use crate::store::users::UserRow;
+
+use crate::scopes::Generations;
+pub use crate::scopes::Scope;
 
 tokio::task_local! {
     /// Set while a write request runs: its lookups read the database, so that what it reads
@@ -162,102 +166,14 @@ impl<K: Eq + Hash + Send + Sync + 'static, V: Clone + Send + Sync + 'static> Map
     }
 }
 
-/// What a write changes, and what a cached entry rests on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope<'a> {
-    /// Every token's owner (revocations and profile changes: rare).
-    Tokens,
-    /// A user's row.
-    User(&'a str),
-    /// An organization: its row, memberships, teams, grants, collections and sites.
-    Org(&'a str),
-    /// A space's row (its counters and current revision) and listings.
-    Space(&'a str),
-    /// A published site's row, structure and visitor key.
-    Site(&'a str),
-}
-
-/// Scopes known at most per kind; past this a kind's map is emptied and every scope not in
-/// a map moves on (all entries resting on those are dropped: rare, and safe).
-const MAX_SCOPES: usize = 100_000;
-
-/// The generation of every scope a write moved; a scope never moved is at `floor`.
-#[derive(Default)]
-struct Generations {
-    /// The last generation handed out: every move takes a new one, so a value is never seen
-    /// twice.
-    last: AtomicU64,
-    floor: AtomicU64,
-    tokens: AtomicU64,
-    /// Users, organizations, spaces, sites.
-    kinds: [RwLock<HashMap<String, u64, foldhash::fast::RandomState>>; 4],
-}
-
-impl<'a> Scope<'a> {
-    /// Its kind (a map of [`Generations`], or [`TOKENS`]) and id.
-    pub fn key(self) -> (u8, &'a str) {
-        match self {
-            Scope::User(id) => (0, id),
-            Scope::Org(id) => (1, id),
-            Scope::Space(id) => (2, id),
-            Scope::Site(id) => (3, id),
-            Scope::Tokens => (TOKENS, ""),
-        }
-    }
-}
-
-/// The kind of [`Scope::Tokens`] in [`Scope::key`].
-const TOKENS: u8 = 4;
-
-impl Generations {
-    fn kind(scope: Scope<'_>) -> Option<(usize, &str)> {
-        match scope.key() {
-            (TOKENS, _) => None,
-            (kind, id) => Some((usize::from(kind), id)),
-        }
-    }
-
-    fn current(&self, scope: Scope<'_>) -> u64 {
-        self.current_of(scope.key())
-    }
-
-    fn current_of(&self, (kind, id): (u8, &str)) -> u64 {
-        match kind {
-            TOKENS => self.tokens.load(Ordering::SeqCst),
-            kind => {
-                let kind = usize::from(kind);
-                let map = self.kinds[kind].read().unwrap_or_else(|e| e.into_inner());
-                match map.get(id) {
-                    Some(g) => *g,
-                    None => self.floor.load(Ordering::SeqCst),
-                }
-            }
-        }
-    }
-
-    fn advance(&self, scope: Scope<'_>) {
-        let next = self.last.fetch_add(1, Ordering::SeqCst) + 1;
-        match Self::kind(scope) {
-            None => self.tokens.store(next, Ordering::SeqCst),
-            Some((kind, id)) => {
-                let mut map = self.kinds[kind].write().unwrap_or_else(|e| e.into_inner());
-                if map.len() >= MAX_SCOPES && !map.contains_key(id) {
-                    map.clear();
-                    self.floor.store(next, Ordering::SeqCst);
-                }
-                map.insert(id.to_string(), next);
-            }
-        }
-    }
-}
-
 /// A value the layers above compute for one organization and user, shared by reference.
 pub type Shared = Arc<dyn Any + Send + Sync>;
 
 /// The access cache of one node.
 pub struct AccessCache {
     ttl_ms: i64,
-    generations: Generations,
+    /// The database's generations, which its write transactions move.
+    generations: Arc<Generations>,
     users: Map<String, Arc<Bearer>>,
     /// Keyed by `org id + '\n' + user id`, looked up without allocating.
     orgs: Map<String, Option<Arc<OrgSeen>>>,
@@ -326,10 +242,10 @@ impl std::fmt::Debug for AccessCache {
 
 impl AccessCache {
     /// A cache whose entries live `ttl_ms` milliseconds (0: disabled).
-    pub fn new(ttl_ms: u64) -> Self {
+    pub fn new(ttl_ms: u64, generations: Arc<Generations>) -> Self {
         Self {
             ttl_ms: i64::try_from(ttl_ms).unwrap_or(i64::MAX),
-            generations: Generations::default(),
+            generations,
             users: Map::new(),
             orgs: Map::new(),
             spaces: Map::new(),
@@ -380,18 +296,7 @@ impl AccessCache {
     /// A number that moves whenever any scope does (kept answers, see `crate::answers`,
     /// rest on everything a write may change).
     pub fn generation(&self) -> u64 {
-        self.generations.last.load(Ordering::SeqCst)
-    }
-
-    /// Drops the entries resting on `scopes`: called once a write changing them is done.
-    pub fn invalidate(&self, scopes: &[Scope<'_>]) {
-        for scope in scopes {
-            self.generations.advance(*scope);
-        }
-        // Moved once more once every scope has moved: a kept answer found still to hold at
-        // a generation seen before this (its scopes read before they moved) is checked
-        // again by every request that sees this one (`answers::Kept::holds`).
-        self.generations.last.fetch_add(1, Ordering::SeqCst);
+        self.generations.last()
     }
 
     /// Whether every scope of `rested` is still at the generation noted.

@@ -113,7 +113,8 @@ impl HostMap {
 /// This node's snapshot of the [`HostMap`].
 #[derive(Debug)]
 pub struct SiteHosts {
-    kept: RwLock<Option<(i64, Arc<HostMap>)>>,
+    /// The snapshot, when it was read, and the addresses' generation before it was.
+    kept: RwLock<Option<(i64, u64, Arc<HostMap>)>>,
     ttl_ms: i64,
 }
 
@@ -126,25 +127,20 @@ impl SiteHosts {
         }
     }
 
-    /// The addresses as of at most the bound ago.
+    /// The addresses as of at most the bound ago, and as of this node's last write to an
+    /// organization or a site.
     pub async fn map(&self, db: &Db, now: i64, with_orgs: bool) -> sqlx::Result<Arc<HostMap>> {
-        if let Some((at, map)) = self.kept.read().ok().and_then(|k| k.clone()) {
-            if now.saturating_sub(at) < self.ttl_ms {
+        let generation = db.generations().addresses();
+        if let Some((at, seen, map)) = self.kept.read().ok().and_then(|k| k.clone()) {
+            if now.saturating_sub(at) < self.ttl_ms && seen == generation {
                 return Ok(map);
             }
         }
         let map = Arc::new(HostMap::load(db, with_orgs).await?);
         if let Ok(mut kept) = self.kept.write() {
-            *kept = Some((now, map.clone()));
+            *kept = Some((now, generation, map.clone()));
         }
         Ok(map)
-    }
-
-    /// Drops the snapshot: called after a write that may have changed a site's address.
-    pub fn forget(&self) {
-        if let Ok(mut kept) = self.kept.write() {
-            *kept = None;
-        }
     }
 }
 

@@ -28,6 +28,7 @@ pub mod per_thread;
 pub mod provenance;
 pub mod rate;
 pub mod revision_cache;
+pub mod scopes;
 pub mod server;
 pub mod state;
 pub mod store;

@@ -113,7 +113,10 @@ impl AppState {
                 config.fetch_allow.clone(),
                 std::time::Duration::from_secs(30),
             )?,
-            cache: Arc::new(AccessCache::new(config.access_cache_ms)),
+            cache: Arc::new(AccessCache::new(
+                config.access_cache_ms,
+                db.generations().clone(),
+            )),
             site_hosts: crate::hosts::SiteHosts::new(config.access_cache_ms),
             embeds: moka::sync::Cache::builder()
                 .max_capacity(2000)

@@ -19,6 +19,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("revision_cache", 0),
     ("turns", 0),
     ("provenance", 0),
+    ("scopes", 0),
     ("validate", 1),
     ("db", 1),
     ("keys", 2),

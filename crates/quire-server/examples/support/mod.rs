@@ -165,11 +165,9 @@ impl Bench {
         quire_server::store::revisions::advance_space(&mut tx, &self.space, &old, &revision_id, 0)
             .await
             .unwrap();
+        // As every write the API serves: the cached space row names the old revision.
+        tx.touches(&[quire_server::cache::Scope::Space(&self.space)]);
         tx.commit().await.unwrap();
-        // As after every write the API serves: the cached space row names the old revision.
-        state
-            .cache
-            .invalidate(&[quire_server::cache::Scope::Space(&self.space)]);
         quire_server::domain::content::remember(state, saved);
         t.elapsed()
     }

@@ -97,13 +97,7 @@ pub fn router(state: AppState) -> Edge<Router> {
     for def in operations {
         // Innermost first: the body budget is taken only once the caller is authorised, and
         // only by operations that take a body.
-        let access = Enforce::new(
-            state.clone(),
-            def.access,
-            def.operation,
-            def.path,
-            def.reusable,
-        );
+        let access = Enforce::new(state.clone(), def.access, def.operation, def.reusable);
         let mut handler = if def.method == Method::GET || def.method == Method::DELETE {
             def.handler.route_layer(access)
         } else {

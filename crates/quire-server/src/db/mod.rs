@@ -21,6 +21,7 @@ use anyhow::Context;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{Any, AnyPool};
 
+use crate::scopes::{Generations, Scope};
 use inline::{FromSqlite, Reader};
 use sql::Sql;
 
@@ -46,6 +47,9 @@ pub struct Db {
     /// time, and a connection waiting for the lock polls it in growing sleeps; the writers
     /// of this process wait here instead, in order, without holding a connection.
     writer: Option<Arc<tokio::sync::Semaphore>>,
+    /// What this node has cached rests on these; every write transaction moves what it
+    /// changes (see [`crate::scopes`]).
+    generations: Arc<Generations>,
 }
 
 /// How long a write waits for its turn before giving up (as long as SQLite's
@@ -119,6 +123,7 @@ impl Db {
             reader: None,
             in_place: None,
             writer: (dialect == Dialect::Sqlite).then(|| Arc::new(tokio::sync::Semaphore::new(1))),
+            generations: Arc::default(),
         };
         if dialect == Dialect::Sqlite {
             // WAL is a property of the database file: set once, kept by every connection.
@@ -198,48 +203,78 @@ impl Db {
         self.dialect
     }
 
-    /// Begins a write transaction. On SQLite it takes the write lock up front
-    /// (`BEGIN IMMEDIATE`) so that a read-then-write transaction cannot fail to upgrade.
-    pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
-        crate::provenance::note_database();
-        if let Some(writer) = &self.in_place {
-            return Tx::in_place(writer, WRITER_WAIT).await;
-        }
-        let turn = match &self.writer {
-            Some(writer) => {
-                match tokio::time::timeout(WRITER_WAIT, writer.clone().acquire_owned()).await {
-                    Ok(Ok(turn)) => Some(turn),
-                    _ => {
-                        tracing::warn!(
-                            "a write waited {WRITER_WAIT:?} for its turn; trying the lock"
-                        );
-                        None
+    /// The generations this node's cached values rest on, which its writes move.
+    pub fn generations(&self) -> &Arc<Generations> {
+        &self.generations
+    }
+
+    /// Begins a write transaction, which must say what it changes before it ends
+    /// ([`Tx::touches`]). On SQLite it takes the write lock up front (`BEGIN IMMEDIATE`) so
+    /// that a read-then-write transaction cannot fail to upgrade.
+    #[track_caller]
+    pub fn begin(&self) -> impl std::future::Future<Output = Result<Tx, sqlx::Error>> + Send + '_ {
+        let moves = tx::Moves::new(self.generations.clone(), std::panic::Location::caller());
+        async move {
+            crate::provenance::note_database();
+            if let Some(writer) = &self.in_place {
+                return Tx::in_place(writer, WRITER_WAIT, moves).await;
+            }
+            let turn = match &self.writer {
+                Some(writer) => {
+                    match tokio::time::timeout(WRITER_WAIT, writer.clone().acquire_owned()).await {
+                        Ok(Ok(turn)) => Some(turn),
+                        _ => {
+                            tracing::warn!(
+                                "a write waited {WRITER_WAIT:?} for its turn; trying the lock"
+                            );
+                            None
+                        }
                     }
                 }
-            }
-            None => None,
-        };
-        let tx = match self.dialect {
-            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Dialect::Postgres => self.pool.begin().await?,
-        };
-        Ok(Tx::pooled(tx, turn))
+                None => None,
+            };
+            let tx = match self.dialect {
+                Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+                Dialect::Postgres => self.pool.begin().await?,
+            };
+            Ok(Tx::pooled(tx, turn, moves))
+        }
     }
 
-    /// Runs one statement that returns a row (`... RETURNING`) in a transaction of its own.
-    pub async fn returning<T: Row>(&self, q: &Sql) -> sqlx::Result<Option<T>> {
-        let mut tx = self.begin().await?;
-        let row = tx.row(q).await?;
-        tx.commit().await?;
-        Ok(row)
+    /// Runs one statement that returns a row (`... RETURNING`) in a transaction of its own,
+    /// which changes `touches`.
+    #[track_caller]
+    pub fn returning<'a, T: Row + 'a>(
+        &'a self,
+        q: &'a Sql,
+        touches: &'a [Scope<'a>],
+    ) -> impl std::future::Future<Output = sqlx::Result<Option<T>>> + Send + 'a {
+        let begin = self.begin();
+        async move {
+            let mut tx = begin.await?;
+            tx.touches(touches);
+            let row = tx.row(q).await?;
+            tx.commit().await?;
+            Ok(row)
+        }
     }
 
-    /// Runs one statement in a transaction of its own; the number of rows it changed.
-    pub async fn execute(&self, q: &Sql) -> sqlx::Result<u64> {
-        let mut tx = self.begin().await?;
-        let n = tx.execute(q).await?;
-        tx.commit().await?;
-        Ok(n)
+    /// Runs one statement, which changes `touches`, in a transaction of its own; the number
+    /// of rows it changed.
+    #[track_caller]
+    pub fn execute<'a>(
+        &'a self,
+        q: &'a Sql,
+        touches: &'a [Scope<'a>],
+    ) -> impl std::future::Future<Output = sqlx::Result<u64>> + Send + 'a {
+        let begin = self.begin();
+        async move {
+            let mut tx = begin.await?;
+            tx.touches(touches);
+            let n = tx.execute(q).await?;
+            tx.commit().await?;
+            Ok(n)
+        }
     }
 
     /// Writes a consistent copy of a SQLite database to `path` (one read transaction, while

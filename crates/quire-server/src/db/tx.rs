@@ -21,6 +21,7 @@ use sqlx::{Any, Transaction};
 use super::inline::{bind, positions, Columns, FromSqlite};
 use super::sql::Sql;
 use super::Dialect;
+use crate::scopes::{Generations, Owned, Scope};
 
 /// The one connection that writes to a SQLite file, and the turn to use it.
 pub(super) type Writer = Arc<tokio::sync::Mutex<Connection>>;
@@ -36,9 +37,56 @@ pub(super) fn open_writer(path: &std::path::Path) -> rusqlite::Result<Writer> {
     Ok(Arc::new(tokio::sync::Mutex::new(conn)))
 }
 
-/// A write transaction; dropping it without `commit` rolls back.
+/// A write transaction; dropping it without `commit` rolls back. Once committed it moves the
+/// scopes it said it changes ([`Tx::touches`]), or all of them if it said nothing.
 pub struct Tx {
     inner: Inner,
+    moves: Moves,
+}
+
+/// What a transaction changes, moved when it ends (see [`crate::scopes`]).
+pub(super) struct Moves {
+    generations: Arc<Generations>,
+    /// `None` until the transaction says what it changes.
+    touched: Option<Vec<Owned>>,
+    /// Whether it said it may change anything.
+    all: bool,
+    /// Whether its commit was asked for: one rolled back changed nothing.
+    committing: bool,
+    /// Where the transaction was begun, for the log when it says nothing.
+    at: &'static std::panic::Location<'static>,
+}
+
+impl Moves {
+    pub(super) fn new(
+        generations: Arc<Generations>,
+        at: &'static std::panic::Location<'static>,
+    ) -> Self {
+        Moves {
+            generations,
+            touched: None,
+            all: false,
+            committing: false,
+            at,
+        }
+    }
+}
+
+impl Drop for Moves {
+    fn drop(&mut self) {
+        if !self.committing {
+            return;
+        }
+        match &self.touched {
+            _ if self.all => self.generations.moved_all(),
+            Some(scopes) if scopes.is_empty() => {}
+            Some(scopes) => self.generations.moved_owned(scopes),
+            None => {
+                self.generations.note_undeclared(self.at);
+                self.generations.moved_all();
+            }
+        }
+    }
 }
 
 enum Inner {
@@ -74,7 +122,11 @@ impl<T> Row for T where T: FromSqlite + for<'r> sqlx::FromRow<'r, sqlx::any::Any
 impl Tx {
     /// Begins on the SQLite file's writing connection (`BEGIN IMMEDIATE`: the lock is taken
     /// up front, so a read-then-write transaction cannot fail to upgrade).
-    pub(super) async fn in_place(writer: &Writer, wait: Duration) -> Result<Tx, sqlx::Error> {
+    pub(super) async fn in_place(
+        writer: &Writer,
+        wait: Duration,
+        moves: Moves,
+    ) -> Result<Tx, sqlx::Error> {
         let deadline = tokio::time::Instant::now() + wait;
         let conn = tokio::time::timeout_at(deadline, writer.clone().lock_owned())
             .await
@@ -98,6 +150,7 @@ impl Tx {
         }
         Ok(Tx {
             inner: Inner::InPlace { conn, open: true },
+            moves,
         })
     }
 
@@ -105,10 +158,33 @@ impl Tx {
     pub(super) fn pooled(
         tx: Transaction<'static, Any>,
         turn: Option<tokio::sync::OwnedSemaphorePermit>,
+        moves: Moves,
     ) -> Tx {
         Tx {
             inner: Inner::Pooled { tx, _turn: turn },
+            moves,
         }
+    }
+
+    /// Says that this transaction changes `scopes` (none: nothing any cache rests on); may
+    /// be called again as the transaction learns more. What was cached resting on them is
+    /// no longer served once the transaction ends.
+    pub fn touches(&mut self, scopes: &[Scope<'_>]) -> &mut Self {
+        let touched = self.moves.touched.get_or_insert_with(Vec::new);
+        for scope in scopes {
+            let owned = scope.owned();
+            if !touched.contains(&owned) {
+                touched.push(owned);
+            }
+        }
+        self
+    }
+
+    /// Says that this transaction may change anything cached (a restore, a purge of many
+    /// spaces): every scope moves when it ends.
+    pub fn touches_all(&mut self) -> &mut Self {
+        self.moves.all = true;
+        self
     }
 
     /// The engine this transaction writes to.
@@ -217,6 +293,8 @@ impl Tx {
 
     /// Commits the transaction.
     pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+        // From here its changes may be seen, even if this future is dropped half way.
+        self.moves.committing = true;
         match &mut self.inner {
             Inner::InPlace { conn, open } => {
                 *open = false;

@@ -201,6 +201,8 @@ pub async fn set_password(
         .await
         .map_err(AccountError::Failed)?;
     let mut tx = db.begin().await.map_err(failed)?;
+    // A user made here was looked up by no one; one found is changed below.
+    tx.touches(&[]);
     let user = store::users::find_or_create(&mut tx, &email, name, now)
         .await
         .map_err(failed)?;

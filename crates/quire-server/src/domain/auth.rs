@@ -92,10 +92,10 @@ pub async fn authenticate_token(state: &AppState, token: &str) -> ApiResult<Call
 pub async fn first_authentication(state: &AppState, user: &UserRow) -> ApiResult<()> {
     let now = state.clock.now_ms();
     let mut tx = state.db.begin().await?;
-    let mut joined = Vec::new();
+    tx.touches(&[crate::cache::Scope::Tokens]);
     if store::users::claim_first_auth(&mut tx, &user.id, now).await? {
         for invite in store::invites::take_pending(&mut tx, &user.email).await? {
-            joined.push(invite.org_id.clone());
+            tx.touches(&[crate::cache::Scope::Org(&invite.org_id)]);
             store::members::insert(
                 &mut tx,
                 &invite.org_id,
@@ -108,11 +108,5 @@ pub async fn first_authentication(state: &AppState, user: &UserRow) -> ApiResult
         }
     }
     tx.commit().await?;
-    let scopes: Vec<_> = joined
-        .iter()
-        .map(|org| crate::cache::Scope::Org(org))
-        .chain([crate::cache::Scope::Tokens])
-        .collect();
-    state.cache.invalidate(&scopes);
     Ok(())
 }

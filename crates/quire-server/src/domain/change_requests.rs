@@ -3,6 +3,7 @@
 //! write shares (build the new revision off the async threads, save it, compare-and-set,
 //! rebuild and retry when another write landed first).
 
+use crate::cache::Scope;
 use std::sync::Arc;
 
 use quire_content::model::Revision;
@@ -79,6 +80,7 @@ async fn open(
     crate::validate::length("subject", &subject, 0, 100)?;
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[Scope::Space(&ctx.space.id)]);
     // Counting the new change request first takes the space row's lock, so that creations
     // in the same space, on any node, number one after another instead of racing for the
     // same number; the space and the highest number are read after it.
@@ -205,6 +207,7 @@ impl Attempts {
             });
         }
         let mut tx = state.db.begin().await?;
+        tx.touches(&[Scope::Space(&ctx.space.id)]);
         let cr = store::change_requests::lock(&mut tx, id)
             .await?
             .filter(|c| c.space_id == ctx.space.id)
@@ -257,6 +260,7 @@ pub async fn land(state: &AppState, hold: Hold, landing: Landing<'_>) -> ApiResu
         Some(tx) => tx,
         None => {
             let mut tx = state.db.begin().await?;
+            tx.touches(&[Scope::Space(&cr.space_id)]);
             // Take the change request before writing anything: a merge holding it finishes
             // first, and one that moved it since `cr` was read sends the caller round again.
             let Some(now_cr) = store::change_requests::lock(&mut tx, &cr.id).await? else {
@@ -491,6 +495,7 @@ pub async fn merge(
         // The merge takes the change request first and holds it to the end: a batch racing it
         // waits, then finds it merged (409), so nothing it acknowledged is left behind.
         let mut tx = state.db.begin().await?;
+        tx.touches(&[Scope::Space(&ctx.space.id)]);
         let c = store::change_requests::lock(&mut tx, &found.id)
             .await?
             .ok_or_else(|| ApiError::not_found(format!("Change request `{cr}` not found.")))?;
@@ -565,11 +570,6 @@ pub async fn merge(
         if exports {
             state.jobs_due.notify_one();
         }
-        // Moved here, not only by the API's write layer: every caller's write (the app's
-        // too) costs the cached entries of the space it changed.
-        state
-            .cache
-            .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
         content::remember(state, saved);
         break revision_id;
     };
@@ -606,6 +606,7 @@ pub async fn review(
     }
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[Scope::Space(&ctx.space.id)]);
     let requested_by = store::reviews::requester(&mut tx, &c.id, user.as_str()).await?;
     let row = store::reviews::ReviewRow {
         id: new_id(),
@@ -627,9 +628,6 @@ pub async fn review(
         crate::domain::comments::post_in(state, &mut tx, &thread, user, markdown).await?;
     }
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
     Ok((c, row))
 }
 
@@ -691,9 +689,6 @@ pub async fn update_from_main(
             break revision;
         }
     };
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
     Ok(revision)
 }
 
@@ -718,6 +713,7 @@ pub async fn update_meta(
     }
     let found = load(state, ctx, cr).await?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[Scope::Space(&ctx.space.id)]);
     // Taken inside the transaction so the counters follow the true previous status and a
     // merge cannot be undone by this write.
     let mut c = store::change_requests::lock(&mut tx, &found.id)
@@ -749,9 +745,6 @@ pub async fn update_meta(
         .await?;
     }
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
     Ok(c)
 }
 
@@ -811,6 +804,7 @@ pub async fn request_reviewers(
     }
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[Scope::Space(&ctx.space.id)]);
     if let Some(subject) = subject.filter(|s| *s != c.subject) {
         // Read again under the write lock, so that a status changed meanwhile is kept.
         if let Some(mut changed) = store::change_requests::lock(&mut tx, &c.id).await? {
@@ -822,8 +816,5 @@ pub async fn request_reviewers(
     store::reviews::request(&mut tx, &c.id, &users, user.as_str(), &c.revision_id, now).await?;
     let rows = store::reviews::requested_of(&mut tx, &c.id, &users).await?;
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
     Ok(rows)
 }

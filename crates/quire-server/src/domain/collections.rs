@@ -44,6 +44,7 @@ pub async fn create(
     }
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     let collection = CollectionRow {
         id: new_id(),
         org_id: org.org.id.clone(),
@@ -61,9 +62,6 @@ pub async fn create(
         .collection_role(&collection)
         .unwrap_or(Role::Admin)
         .max(Role::Admin.min(org.role.unwrap_or(Role::Read)));
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     Ok((collection, role))
 }
 
@@ -82,11 +80,11 @@ pub async fn update(
     }
     let missing = || ApiError::not_found(format!("Collection `{}` not found.", collection.id));
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(&collection.org_id)]);
     if !store::collections::patch(&mut tx, &collection.id, &patch, state.now()).await? {
         return Err(missing());
     }
     tx.commit().await?;
-    moved(state, collection);
     store::collections::get(&state.db, &collection.id)
         .await?
         .ok_or_else(missing)
@@ -96,15 +94,8 @@ pub async fn update(
 /// parent, so that no content is lost.
 pub async fn delete(state: &AppState, collection: &CollectionRow) -> ApiResult<()> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(&collection.org_id)]);
     store::collections::delete_keeping_children(&mut tx, collection).await?;
     tx.commit().await?;
-    moved(state, collection);
     Ok(())
-}
-
-/// What this node keeps of the organization is read again, whichever door made the change.
-fn moved(state: &AppState, collection: &CollectionRow) {
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(&collection.org_id)]);
 }

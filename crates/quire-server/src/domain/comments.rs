@@ -104,10 +104,9 @@ impl Thread {
         self.ctx.require(Role::Comment, "comment in this space")
     }
 
-    fn invalidate(&self, state: &AppState) {
-        state
-            .cache
-            .invalidate(&[crate::cache::Scope::Space(&self.ctx.space.id)]);
+    /// Says what a write to the thread changes: its space's counters and listings.
+    fn touches(&self, tx: &mut crate::db::Tx) {
+        tx.touches(&[crate::cache::Scope::Space(&self.ctx.space.id)]);
     }
 
     async fn comment(&self, state: &AppState, id: &str) -> ApiResult<CommentRow> {
@@ -292,8 +291,8 @@ pub async fn post(
     let c = new_comment(state, thread, user, markdown, anchor).await?;
     let mut tx = state.db.begin().await?;
     store::comments::insert(&mut tx, &c).await?;
+    thread.touches(&mut tx);
     tx.commit().await?;
-    thread.invalidate(state);
     Ok(c)
 }
 
@@ -416,8 +415,8 @@ pub async fn update(
     }
     store::comments::update(&mut tx, &c).await?;
     change.react(&mut tx, &c.id, user, now).await?;
+    thread.touches(&mut tx);
     tx.commit().await?;
-    thread.invalidate(state);
     Ok(c)
 }
 
@@ -441,8 +440,8 @@ pub async fn delete(state: &AppState, thread: &Thread, user: &UserId, id: &str) 
         store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), -1)
             .await?;
     }
+    thread.touches(&mut tx);
     tx.commit().await?;
-    thread.invalidate(state);
     Ok(())
 }
 
@@ -487,8 +486,8 @@ pub async fn reply(
     let mut tx = state.db.begin().await?;
     store::comments::insert_reply(&mut tx, &r).await?;
     store::comments::count_replies(&mut tx, &c.id, 1).await?;
+    thread.touches(&mut tx);
     tx.commit().await?;
-    thread.invalidate(state);
     Ok(r)
 }
 
@@ -521,8 +520,8 @@ pub async fn update_reply(
         store::comments::update_reply(&mut tx, &r).await?;
     }
     change.react(&mut tx, &r.id, user, now).await?;
+    thread.touches(&mut tx);
     tx.commit().await?;
-    thread.invalidate(state);
     Ok(r)
 }
 
@@ -550,7 +549,7 @@ pub async fn delete_reply(
     if store::comments::delete_reply(&mut tx, &c.id, &r.id).await? {
         store::comments::count_replies(&mut tx, &c.id, -1).await?;
     }
+    thread.touches(&mut tx);
     tx.commit().await?;
-    thread.invalidate(state);
     Ok(())
 }

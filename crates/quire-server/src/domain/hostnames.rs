@@ -42,14 +42,12 @@ pub async fn administered(state: &AppState, caller: &Caller, host: &str) -> ApiR
 /// does not administer its site is told there was none.
 pub async fn remove(state: &AppState, caller: &Caller, host: &str) -> ApiResult<bool> {
     let host = host.to_ascii_lowercase();
-    match administered(state, caller, &host).await {
-        Ok(_) => {}
+    let holder = match administered(state, caller, &host).await {
+        Ok(holder) => holder,
         Err(e) if e.status().is_client_error() => return Ok(false),
         Err(e) => return Err(e),
-    }
-    let removed = store::hostnames::remove(&state.db, &host, state.now()).await?;
-    state.site_hosts.forget();
-    Ok(removed)
+    };
+    Ok(store::hostnames::remove(&state.db, &holder.site_id, &host, state.now()).await?)
 }
 
 /// `dnsRevalidateCustomHostname`: resolves `host` and records whether it points at this
@@ -57,7 +55,7 @@ pub async fn remove(state: &AppState, caller: &Caller, host: &str) -> ApiResult<
 /// elsewhere, `dns_no_cname` when it does not resolve.
 pub async fn revalidate(state: &AppState, caller: &Caller, host: &str) -> ApiResult<()> {
     let host = host.to_ascii_lowercase();
-    administered(state, caller, &host).await?;
+    let holder = administered(state, caller, &host).await?;
     let ours = addresses(&state.public_host).await;
     let theirs = addresses(&host).await;
     let status = if theirs.is_empty() {
@@ -67,7 +65,7 @@ pub async fn revalidate(state: &AppState, caller: &Caller, host: &str) -> ApiRes
     } else {
         "dns_wrong_cname"
     };
-    store::hostnames::set_status(&state.db, &host, status).await?;
+    store::hostnames::set_status(&state.db, &holder.site_id, &host, status).await?;
     Ok(())
 }
 

@@ -537,6 +537,7 @@ pub async fn track(
     // Days, then keys, in order: concurrent writers on PostgreSQL lock rows in one order.
     let written = async {
         let mut tx = state.db.begin().await?;
+        tx.touches(&[]);
         let mut new_day = false;
         let days: std::collections::BTreeSet<i64> = keys.keys().map(|k| k.day).collect();
         for day in days {

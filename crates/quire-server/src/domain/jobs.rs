@@ -131,6 +131,8 @@ async fn give_up(
 ) -> anyhow::Result<()> {
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    // What a job is given up on for (a spec's processing, a translation) is read fresh.
+    tx.touches(&[]);
     if !store::jobs::give_up(&mut tx, &job.id, lease, failed_run, reason, now).await? {
         return Ok(());
     }
@@ -145,13 +147,12 @@ async fn give_up(
             tracing::warn!(job = %job.id, error = %err, "could not record a failed job with its owner");
             drop(tx);
             let mut tx = state.db.begin().await?;
+            tx.touches(&[]);
             store::jobs::give_up(&mut tx, &job.id, lease, failed_run, reason, now).await?;
             tx.commit().await?;
             false
         }
     };
-    // What a job is given up on for (a spec's processing, a translation) is read fresh:
-    // nothing cached rests on it.
     if wake {
         state.jobs_due.notify_one();
     }
@@ -233,6 +234,8 @@ async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
     // write lock between batches instead of waiting for one long deletion.
     loop {
         let mut tx = state.db.begin().await?;
+        // Content rows only: nothing cached rests on them (objects are named by content).
+        tx.touches(&[]);
         let removed = store::spaces::purge_some(&mut tx, space_id, PURGE_BATCH).await?;
         tx.commit().await?;
         if removed == 0 {
@@ -241,12 +244,10 @@ async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
         tokio::task::yield_now().await;
     }
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Space(space_id)]);
     let blobs = store::objects::blob_refs(&mut tx, space_id).await?;
     store::spaces::purge(&mut tx, space_id).await?;
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Space(space_id)]);
     // File bytes no other space uses go too. A crash between the commit and here can only
     // leave unreferenced bytes behind, never remove bytes that some content still names.
     for hash in store::objects::unused_blobs(&state.db, &blobs).await? {

@@ -50,6 +50,7 @@ pub async fn invite(
         links: Vec::new(),
     };
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(&ctx.org.id)]);
     for (i, (email, role)) in emails.iter().enumerate() {
         let email = store::users::normalize_email(email);
         validate::email(&format!("emails[{i}]"), &email)?;
@@ -73,9 +74,6 @@ pub async fn invite(
         }
     }
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(&ctx.org.id)]);
     Ok(out)
 }
 
@@ -94,6 +92,7 @@ pub async fn set_role(
 ) -> ApiResult<store::members::MemberRow> {
     ctx.require_admin("change members' roles")?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(&ctx.org.id)]);
     let current = store::members::get_tx(&mut tx, &ctx.org.id, user_id)
         .await?
         .ok_or_else(|| not_a_member(user_id))?;
@@ -111,9 +110,6 @@ pub async fn set_role(
         .await?
         .ok_or_else(|| not_a_member(user_id))?;
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(&ctx.org.id)]);
     Ok(m)
 }
 
@@ -127,6 +123,7 @@ pub async fn remove(
 ) -> ApiResult<()> {
     crate::domain::access::require_admin_or_self(ctx, caller, user_id)?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(&ctx.org.id)]);
     if let Some(current) = store::members::get_tx(&mut tx, &ctx.org.id, user_id).await? {
         if current.role.as_deref() == Some("admin")
             && store::members::count_admins(&mut tx, &ctx.org.id).await? <= 1
@@ -138,9 +135,6 @@ pub async fn remove(
         store::members::remove(&mut tx, &ctx.org.id, user_id).await?;
     }
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(&ctx.org.id)]);
     Ok(())
 }
 
@@ -167,6 +161,7 @@ pub async fn join_with_link(
         return Ok(());
     }
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org_id)]);
     let org = store::orgs::get_tx(&mut tx, org_id)
         .await?
         .ok_or_else(missing)?;
@@ -182,7 +177,6 @@ pub async fn join_with_link(
     };
     store::members::insert(&mut tx, org_id, &caller.user.id, role, false, state.now()).await?;
     tx.commit().await?;
-    state.cache.invalidate(&[crate::cache::Scope::Org(org_id)]);
     Ok(())
 }
 

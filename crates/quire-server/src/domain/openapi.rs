@@ -119,6 +119,7 @@ pub async fn process(state: &AppState, payload: &str) -> anyhow::Result<()> {
                 })
             };
             let mut tx = state.db.begin().await?;
+            tx.touches(&[]);
             store::openapi::finish_processing(&mut tx, spec_id, seq, version.as_ref(), None, now)
                 .await?;
             tx.commit().await?;
@@ -127,6 +128,7 @@ pub async fn process(state: &AppState, payload: &str) -> anyhow::Result<()> {
             tracing::info!(spec = %spec_id, code = %failure.error.code, "OpenAPI processing failed");
             let errors = serde_json::to_string(&[&failure.error])?;
             let mut tx = state.db.begin().await?;
+            tx.touches(&[]);
             store::openapi::finish_processing(
                 &mut tx,
                 spec_id,
@@ -565,6 +567,7 @@ pub async fn put(
     let (url, text) = check_source(state, source)?;
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     let existing = store::openapi::get_for_update(&mut tx, &org.org.id, slug).await?;
     let created = match existing {
         Some(spec) => {
@@ -581,9 +584,6 @@ pub async fn put(
     };
     tx.commit().await?;
     state.jobs_due.notify_one();
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     Ok(created)
 }
 
@@ -600,6 +600,7 @@ pub async fn create(
     let (url, text) = check_source(state, (&source.0, &source.1))?;
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     if store::openapi::get_for_update(&mut tx, &org.org.id, slug)
         .await?
         .is_some()
@@ -611,8 +612,5 @@ pub async fn create(
     create_row(&mut tx, org, slug, url.as_deref(), text.as_deref(), now).await?;
     tx.commit().await?;
     state.jobs_due.notify_one();
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     Ok(())
 }

@@ -67,12 +67,6 @@ impl Content {
         Ok(())
     }
 
-    fn invalidate(&self, state: &AppState) {
-        state
-            .cache
-            .invalidate(&[crate::cache::Scope::Org(self.org_id.as_str())]);
-    }
-
     async fn set(
         &self,
         tx: &mut Tx,
@@ -119,6 +113,7 @@ pub async fn grant(
     }
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(target.org_id.as_str())]);
     for (i, user) in users.iter().enumerate() {
         if store::members::get_tx(&mut tx, &target.org_id, &UserId::new(user.clone()))
             .await?
@@ -142,7 +137,6 @@ pub async fn grant(
         target.set(&mut tx, ("team", team), role, now).await?;
     }
     tx.commit().await?;
-    target.invalidate(state);
     Ok(())
 }
 
@@ -156,6 +150,7 @@ pub async fn set(
 ) -> ApiResult<()> {
     target.require_change()?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(target.org_id.as_str())]);
     let exists = match principal_kind {
         "user" => store::members::get_tx(&mut tx, &target.org_id, &UserId::new(principal_id))
             .await?
@@ -181,7 +176,6 @@ pub async fn set(
             .await?;
     }
     tx.commit().await?;
-    target.invalidate(state);
     Ok(())
 }
 
@@ -194,6 +188,7 @@ pub async fn remove(
 ) -> ApiResult<()> {
     target.require_change()?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(target.org_id.as_str())]);
     store::permissions::remove(
         &mut tx,
         target.kind,
@@ -203,6 +198,5 @@ pub async fn remove(
     )
     .await?;
     tx.commit().await?;
-    target.invalidate(state);
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Where spaces and collections go: default levels, moves among siblings and between
 //! collections, and transfers between organizations, shared by both families.
 
+use crate::cache::Scope;
 use serde::Deserialize;
 
 use crate::domain::access::grants::Grants;
@@ -202,6 +203,10 @@ pub async fn move_to(
 ) -> ApiResult<()> {
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[Scope::Org(moving.org_id)]);
+    if moving.item.kind == "space" {
+        tx.touches(&[Scope::Space(&moving.item.id)]);
+    }
     let moved = if moving.item.kind == "space" {
         store::spaces::set_parent(&mut tx, &moving.item.id, parent, now).await?
     } else {
@@ -274,6 +279,7 @@ pub async fn transfer(
     let now = state.now();
     let moving_org = org_id != what.org_id();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[Scope::Org(org_id), Scope::Org(what.org_id())]);
     let position = store::spaces::next_position(&mut tx, org_id).await?;
     let root = Relocation {
         org_id,
@@ -284,6 +290,7 @@ pub async fn transfer(
     let item = what.item();
     match what {
         Transferred::Space(space) => {
+            tx.touches(&[Scope::Space(&space.id)]);
             if !store::spaces::relocate(&mut tx, &space.id, &root).await? {
                 return Err(ApiError::conflict(format!(
                     "Space `{}` was deleted meanwhile; nothing was transferred.",
@@ -321,6 +328,7 @@ pub async fn transfer(
                         position: store::spaces::next_position(&mut tx, org_id).await?,
                         now,
                     };
+                    tx.touches(&[Scope::Space(&space.id)]);
                     store::spaces::relocate_any(&mut tx, &space.id, &to).await?;
                     if moving_org {
                         store::permissions::clear(&mut tx, "space", &space.id).await?;

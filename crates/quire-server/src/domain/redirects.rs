@@ -188,6 +188,7 @@ pub async fn create(
     check_source("source", &source)?;
     check_destination(state, site, destination).await?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(&site.id)]);
     // The site's row is the turn of every redirect write of the site.
     store::sites::lock(&mut tx, &site.org_id, &site.id)
         .await?
@@ -244,6 +245,7 @@ pub async fn update(
         check_destination(state, site, d).await?;
     }
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(&site.id)]);
     store::sites::lock(&mut tx, &site.org_id, &site.id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", site.id)))?;
@@ -271,6 +273,7 @@ pub async fn update(
 /// Deletes a redirect; whether there was one.
 pub async fn delete(state: &AppState, site_id: &str, id: &str) -> ApiResult<bool> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(site_id)]);
     let deleted = store::redirects::delete(&mut tx, site_id, id).await?;
     tx.commit().await?;
     Ok(deleted)

@@ -23,9 +23,9 @@ pub async fn create(state: &AppState, site_id: &str, name: String) -> ApiResult<
         created_at: state.now(),
     };
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(site_id)]);
     store::sites::insert_share_link(&mut tx, &link).await?;
     tx.commit().await?;
-    moved(state, site_id);
     Ok(link)
 }
 
@@ -47,6 +47,7 @@ pub async fn update(
         crate::validate::length("name", name, 0, MAX_NAME)?;
     }
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(site_id)]);
     let mut link = store::sites::get_share_link_tx(&mut tx, site_id, id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Share link `{id}` not found.")))?;
@@ -58,23 +59,14 @@ pub async fn update(
     }
     store::sites::update_share_link(&mut tx, &link).await?;
     tx.commit().await?;
-    moved(state, site_id);
     Ok(link)
 }
 
 /// Deletes a link (nothing when the site has none by that id).
 pub async fn delete(state: &AppState, site_id: &str, id: &str) -> ApiResult<()> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(site_id)]);
     store::sites::delete_share_link(&mut tx, site_id, id).await?;
     tx.commit().await?;
-    moved(state, site_id);
     Ok(())
-}
-
-/// What this node keeps of the site is read again: a link turned off opens nothing from the
-/// commit on, whichever door (the API or the app) changed it.
-fn moved(state: &AppState, site_id: &str) {
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Site(site_id)]);
 }

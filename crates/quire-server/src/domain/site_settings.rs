@@ -195,6 +195,7 @@ pub async fn override_with(
     check: impl Fn(&Map<String, Value>) -> ApiResult<()>,
 ) -> ApiResult<Value> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(site_id)]);
     let site = lock_site(&mut tx, org_id, site_id).await?;
     require_site_space(&mut tx, site_id, site_space_id).await?;
     let old = store::site_settings::space_customization_tx(&mut tx, site_id, site_space_id).await?;
@@ -233,6 +234,7 @@ pub async fn remove(
     site_space_id: &str,
 ) -> ApiResult<bool> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(site_id)]);
     lock_site(&mut tx, org_id, site_id).await?;
     let removed =
         store::site_settings::delete_space_customization(&mut tx, site_id, site_space_id).await?;

@@ -767,9 +767,12 @@ pub async fn patch_site(
     patch: &SitePatch,
 ) -> ApiResult<SiteRow> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[
+        crate::cache::Scope::Site(site_id),
+        crate::cache::Scope::Org(org.org.id.as_str()),
+    ]);
     store::sites::patch(&mut tx, site_id, patch, state.now()).await?;
     tx.commit().await?;
-    moved(state, site_id, org);
     reload(state, &org.org.id, site_id).await
 }
 
@@ -820,6 +823,10 @@ pub async fn edit<T>(
     change: impl FnOnce(&SiteRow, &mut Structure) -> ApiResult<T>,
 ) -> ApiResult<(T, SiteRow, Structure)> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[
+        crate::cache::Scope::Site(site_id),
+        crate::cache::Scope::Org(org.org.id.as_str()),
+    ]);
     let site = store::sites::lock(&mut tx, &org.org.id, site_id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
@@ -838,7 +845,6 @@ pub async fn edit<T>(
     store::sites::save_structure(&mut tx, &before, &after).await?;
     tx.commit().await?;
     let site = reload(state, &org.org.id, site_id).await?;
-    moved(state, &site.id, org);
     Ok((out, site, after))
 }
 
@@ -875,13 +881,6 @@ pub struct NewSite {
     pub visibility: Option<SiteVisibility>,
     /// Spaces to publish, or a new space.
     pub spaces: Option<NewSiteSpaces>,
-}
-
-fn moved(state: &AppState, site_id: &str, org: &OrgCtx) {
-    state.cache.invalidate(&[
-        crate::cache::Scope::Site(site_id),
-        crate::cache::Scope::Org(org.org.id.as_str()),
-    ]);
 }
 
 /// Creates a site (organization admins) publishing `spaces` or a new space.
@@ -938,6 +937,10 @@ pub async fn create(
         site_spaces: 0,
     };
     let mut tx = state.db.begin().await?;
+    tx.touches(&[
+        crate::cache::Scope::Site(&site.id),
+        crate::cache::Scope::Org(org.org.id.as_str()),
+    ]);
     let mut saved = None;
     if let Some(kind) = new_space {
         let (space, content) = crate::domain::spaces::create(
@@ -964,7 +967,6 @@ pub async fn create(
     if let Some(saved) = saved {
         crate::domain::content::remember(state, saved);
     }
-    moved(state, &site.id, org);
     reload(state, &org.org.id, &site.id).await
 }
 

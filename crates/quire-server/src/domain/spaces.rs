@@ -30,6 +30,10 @@ pub async fn insert_with_revision(
     by: Option<&str>,
     now: i64,
 ) -> ApiResult<()> {
+    tx.touches(&[
+        crate::cache::Scope::Space(&space.id),
+        crate::cache::Scope::Org(space.org_id.as_str()),
+    ]);
     store::spaces::insert(tx, space).await?;
     store::revisions::insert(
         tx,
@@ -205,13 +209,15 @@ pub async fn update(state: &AppState, ctx: &SpaceCtx, change: Settings) -> ApiRe
     let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished in its transaction")))?;
+    touches(&mut tx, ctx);
     tx.commit().await?;
-    invalidate(state, ctx);
     Ok(space)
 }
 
-fn invalidate(state: &AppState, ctx: &SpaceCtx) {
-    state.cache.invalidate(&[
+/// Says what a change to the space's row changes: the space, and its organization's
+/// listings and grants.
+fn touches(tx: &mut Tx, ctx: &SpaceCtx) {
+    tx.touches(&[
         crate::cache::Scope::Space(&ctx.space.id),
         crate::cache::Scope::Org(ctx.space.org_id.as_str()),
     ]);
@@ -231,8 +237,8 @@ pub async fn delete(state: &AppState, ctx: &SpaceCtx) -> ApiResult<()> {
         store::sites::remove_space(&mut tx, &ctx.space.id).await?;
         let due = now.saturating_add(retention_ms(state));
         store::jobs::enqueue(&mut tx, PURGE_JOB, &ctx.space.id, due, now).await?;
+        touches(&mut tx, ctx);
         tx.commit().await?;
-        invalidate(state, ctx);
     }
     Ok(())
 }
@@ -266,8 +272,8 @@ pub async fn restore(state: &AppState, ctx: &SpaceCtx) -> ApiResult<SpaceRow> {
             ctx.space.id
         )));
     }
+    touches(&mut tx, ctx);
     tx.commit().await?;
-    invalidate(state, ctx);
     store::spaces::get(&state.db, &ctx.space.id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Space `{}` not found.", ctx.space.id)))
@@ -334,9 +340,6 @@ pub async fn create_in(
     };
     insert_with_revision(&mut tx, &space, "", Some(&caller.user.id), now).await?;
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     Ok((space, grants))
 }
 
@@ -359,7 +362,6 @@ pub async fn move_space(state: &AppState, ctx: &SpaceCtx, body: &MoveBody) -> Ap
         position: ctx.space.position,
     };
     move_to(state, &moving, parent.as_deref(), &place).await?;
-    invalidate(state, ctx);
     store::spaces::get(&state.db, &ctx.space.id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))

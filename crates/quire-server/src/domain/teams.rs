@@ -43,12 +43,6 @@ pub async fn owned_teams(state: &AppState, ctx: &OrgCtx, caller: &Caller) -> Api
     })
 }
 
-fn moved(state: &AppState, org: &OrgCtx) {
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(org.org.id.as_str())]);
-}
-
 /// Resolves a user id or e-mail to the id of a member of the organization.
 pub async fn resolve_member(
     tx: &mut Tx,
@@ -86,13 +80,13 @@ pub async fn create(
     let now = state.now();
     let id = new_id();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(ctx.org.id.as_str())]);
     store::teams::insert(&mut tx, &id, &ctx.org.id, title, now).await?;
     for (i, member) in members.iter().enumerate() {
         let user_id = resolve_member(&mut tx, ctx, member, &format!("members[{i}]")).await?;
         store::teams::upsert_member(&mut tx, &ctx.org.id, &id, &user_id, None, now).await?;
     }
     tx.commit().await?;
-    moved(state, ctx);
     store::teams::get(&state.db, &ctx.org.id, &id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("team vanished after creation")))
@@ -102,9 +96,9 @@ pub async fn create(
 pub async fn delete(state: &AppState, ctx: &OrgCtx, team_id: &str) -> ApiResult<()> {
     ctx.require_admin("delete teams")?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(ctx.org.id.as_str())]);
     store::teams::delete(&mut tx, &ctx.org.id, team_id).await?;
     tx.commit().await?;
-    moved(state, ctx);
     Ok(())
 }
 
@@ -136,10 +130,10 @@ pub async fn add_member(
 ) -> ApiResult<()> {
     require_manager(state, ctx, caller, team_id).await?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(ctx.org.id.as_str())]);
     let user_id = resolve_member(&mut tx, ctx, who, field).await?;
     store::teams::upsert_member(&mut tx, &ctx.org.id, team_id, &user_id, role, state.now()).await?;
     tx.commit().await?;
-    moved(state, ctx);
     Ok(())
 }
 
@@ -154,8 +148,8 @@ pub async fn remove_member(
 ) -> ApiResult<()> {
     require_manager(state, ctx, caller, team_id).await?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(ctx.org.id.as_str())]);
     store::teams::remove_member(&mut tx, team_id, user_id).await?;
     tx.commit().await?;
-    moved(state, ctx);
     Ok(())
 }

@@ -49,6 +49,7 @@ pub async fn apply(
     loop {
         attempts.take().await?;
         let mut tx = state.db.begin().await?;
+        tx.touches(&[crate::cache::Scope::Space(&ctx.space.id)]);
         let space = store::spaces::get_tx(&mut tx, &ctx.space.id)
             .await?
             .ok_or_else(|| ApiError::not_found("Space not found."))?;
@@ -101,9 +102,6 @@ pub async fn apply(
             .await?;
         tx.commit().await?;
         content::remember(state, saved);
-        state
-            .cache
-            .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
         return Ok(());
     }
 }

@@ -33,13 +33,11 @@ pub async fn settings(state: &AppState, site_id: &str) -> ApiResult<PublishingAu
         return Ok(row);
     }
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(site_id)]);
     store::sites::create_publishing_auth(&mut tx, site_id, &new_key(), state.now()).await?;
     let row = store::sites::publishing_auth_tx(&mut tx, site_id).await?;
     tx.commit().await?;
     // Even when a read made it: published pages cache the site's key, absent until now.
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Site(site_id)]);
     row.ok_or_else(|| {
         crate::error::ApiError::internal(anyhow::anyhow!("publishing auth of `{site_id}` lost"))
     })
@@ -49,6 +47,7 @@ pub async fn settings(state: &AppState, site_id: &str) -> ApiResult<PublishingAu
 /// on. The settings as stored after.
 pub async fn regenerate(state: &AppState, site: &SiteRow) -> ApiResult<PublishingAuthRow> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(&site.id)]);
     locked_settings(state, &mut tx, site).await?;
     let patch = PublishingAuthPatch {
         private_key: Some(new_key()),
@@ -59,9 +58,6 @@ pub async fn regenerate(state: &AppState, site: &SiteRow) -> ApiResult<Publishin
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("publishing auth not stored")))?;
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Site(&site.id)]);
     Ok(row)
 }
 

@@ -16,7 +16,6 @@ use axum::http::Method;
 use axum::response::{IntoResponse, Response};
 use tower::{Layer, Service, ServiceExt};
 
-use crate::cache::Scope;
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{
     load_collection, load_org, load_space, require_role, Role, SiteCtx, TeamCtx,
@@ -43,27 +42,18 @@ pub struct Enforce {
     state: AppState,
     access: Access,
     operation: &'static str,
-    /// The route's path, with its `{param}` segments.
-    path: &'static str,
     /// Whether the operation's answers may be kept (`crate::answers`).
     reusable: bool,
 }
 
 impl Enforce {
-    /// The check of `access` for the operation named `operation` at `path`, whose answers
-    /// may be kept if `reusable`.
-    pub fn new(
-        state: AppState,
-        access: Access,
-        operation: &'static str,
-        path: &'static str,
-        reusable: bool,
-    ) -> Self {
+    /// The check of `access` for the operation named `operation`, whose answers may be
+    /// kept if `reusable`.
+    pub fn new(state: AppState, access: Access, operation: &'static str, reusable: bool) -> Self {
         Self {
             state,
             access,
             operation,
-            path,
             reusable,
         }
     }
@@ -81,18 +71,14 @@ impl Enforce {
             // half way, it could leave a transaction begun on a pooled connection (holding
             // SQLite's write lock until that connection is used again) or a file stored
             // without the row naming it.
-            let (state, access, operation, path) =
-                (self.state.clone(), self.access, self.operation, self.path);
+            let (state, access, operation) = (self.state.clone(), self.access, self.operation);
             let run = async move {
                 match check(&state, access, operation, req).await {
-                    Ok(req) => {
-                        // Dropped once the handler is done: moves the scopes it changed.
-                        let _moves = Moves::of(&state, access, path, &req);
-                        match inner.oneshot(req).await {
-                            Ok(res) => res,
-                            Err(never) => match never {},
-                        }
-                    }
+                    // Its write transactions move the cached scopes they change.
+                    Ok(req) => match inner.oneshot(req).await {
+                        Ok(res) => res,
+                        Err(never) => match never {},
+                    },
                     Err(err) => err.into_response(),
                 }
             };
@@ -118,113 +104,6 @@ impl Enforce {
             reusable: self.reusable,
         });
         res
-    }
-}
-
-/// A scope a write changes, owned (see [`crate::cache::Scope`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Moved {
-    Tokens,
-    User(String),
-    Org(String),
-    Space(String),
-    Site(String),
-}
-
-/// The scopes a write's path names (organization, space, site, user).
-#[derive(Clone)]
-struct Named(Vec<Moved>);
-
-impl Named {
-    fn of(params: &PathParams) -> Self {
-        let mut scopes = Vec::new();
-        let named = [
-            ("organizationId", Moved::Org as fn(String) -> Moved),
-            ("spaceId", Moved::Space),
-            ("siteId", Moved::Site),
-            ("userId", Moved::User),
-        ];
-        for (name, scope) in named {
-            if let Some(id) = params.get(name) {
-                scopes.push(scope(id.to_string()));
-            }
-        }
-        if params.get("userId").is_some() {
-            scopes.push(Moved::Tokens);
-        }
-        Self(scopes)
-    }
-}
-
-/// The scopes a write request changes, moved in the access cache when dropped: what its
-/// path names (organization, space, site, user) and the organizations of what it loaded,
-/// so that a write costs the entries of what it changed, never the whole cache.
-struct Moves {
-    state: AppState,
-    scopes: Vec<Moved>,
-}
-
-impl Moves {
-    /// The scopes of a write to `path`, authorised as `access`, with what its check loaded.
-    fn of(state: &AppState, access: Access, path: &str, req: &Request) -> Self {
-        let mut scopes = Vec::new();
-        let ext = req.extensions();
-        if let Some(named) = ext.get::<Named>() {
-            scopes.extend(named.0.iter().cloned());
-        }
-        // Comments and change requests change their space's content, counters and listings
-        // (its row), nothing its organization's members or grants rest on.
-        let content_only = path.starts_with("/v1/spaces/{spaceId}/comments")
-            || path.starts_with("/v1/spaces/{spaceId}/change-requests");
-        if let Some(ctx) = ext.get::<SpaceCtx>() {
-            scopes.push(Moved::Space(ctx.space.id.clone()));
-            if !content_only {
-                scopes.push(Moved::Org(ctx.space.org_id.to_string()));
-            }
-        }
-        if let Some(org) = ext.get::<OrgCtx>() {
-            if !content_only {
-                scopes.push(Moved::Org(org.org.id.to_string()));
-            }
-        }
-        if let Some(ctx) = ext.get::<crate::domain::access::CollectionCtx>() {
-            scopes.push(Moved::Org(ctx.collection.org_id.to_string()));
-        }
-        if access == Access::User {
-            if let Some(caller) = ext.get::<Caller>() {
-                scopes.push(Moved::User(caller.user.id.to_string()));
-            }
-            scopes.push(Moved::Tokens);
-        }
-        scopes.dedup();
-        Self {
-            state: state.clone(),
-            scopes,
-        }
-    }
-}
-
-impl Drop for Moves {
-    fn drop(&mut self) {
-        let scopes: Vec<Scope<'_>> = self
-            .scopes
-            .iter()
-            .map(|m| match m {
-                Moved::Tokens => Scope::Tokens,
-                Moved::User(id) => Scope::User(id),
-                Moved::Org(id) => Scope::Org(id),
-                Moved::Space(id) => Scope::Space(id),
-                Moved::Site(id) => Scope::Site(id),
-            })
-            .collect();
-        self.state.cache.invalidate(&scopes);
-        // A site's or an organization's address may have changed (`crate::hosts`).
-        if scopes
-            .iter()
-            .any(|s| matches!(s, Scope::Org(_) | Scope::Site(_)))
-        {
-            self.state.site_hosts.forget();
-        }
     }
 }
 
@@ -278,9 +157,6 @@ async fn check(
     }
     let (mut parts, body) = req.into_parts();
     let params = PathParams::read(&mut parts).await?;
-    if !matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
-        parts.extensions.insert(Named::of(&params));
-    }
     if let Some(scope_id) =
         crate::keys::bearer(&parts.headers).and_then(|t| published::scope_of(state, t))
     {

@@ -41,6 +41,7 @@ pub async fn insert_upload(db: &Db, u: &UploadRow) -> sqlx::Result<()> {
         .arg(&u.created_by)
         .arg(u.created_at)
         .arg(u.expires_at),
+        &[],
     )
     .await?;
     Ok(())
@@ -55,6 +56,7 @@ pub async fn reserved(db: &Db, org_id: &str, now: i64) -> sqlx::Result<(i64, i64
         )
         .arg(org_id)
         .arg(now),
+        &[],
     )
     .await?;
     sqlx::query_as(
@@ -90,6 +92,7 @@ pub async fn delete_upload(db: &Db, key: &str, before: i64) -> sqlx::Result<bool
             &Sql::new("DELETE FROM storage_uploads WHERE storage_key = $1 AND uploaded_at < $2")
                 .arg(key)
                 .arg(before),
+            &[],
         )
         .await?;
     Ok(n > 0)
@@ -106,6 +109,7 @@ pub async fn touch_upload(db: &Db, key: &str, now: i64) -> sqlx::Result<bool> {
             )
             .arg(key)
             .arg(now),
+            &[],
         )
         .await?;
     Ok(n > 0)
@@ -141,6 +145,7 @@ pub async fn finish_upload(
             .arg(content_type)
             .arg(size)
             .arg(now),
+            &[],
         )
         .await?;
     Ok(n > 0)
@@ -201,6 +206,7 @@ pub async fn insert(db: &Db, f: &FontRow) -> sqlx::Result<()> {
         .arg(&f.faces)
         .arg(f.created_at)
         .arg(f.updated_at),
+        &[],
     )
     .await?;
     Ok(())
@@ -229,6 +235,7 @@ pub async fn update(
             .arg(family)
             .arg(faces)
             .arg(now),
+            &[],
         )
         .await?;
     Ok(n > 0)
@@ -241,6 +248,7 @@ pub async fn delete(db: &Db, org_id: &str, id: &str) -> sqlx::Result<bool> {
             &Sql::new("DELETE FROM custom_fonts WHERE org_id = $1 AND id = $2")
                 .arg(org_id)
                 .arg(id),
+            &[],
         )
         .await?;
     Ok(n > 0)

@@ -85,6 +85,7 @@ pub async fn add_pack(db: &Db, space_id: &str, blob: &str, now: i64) -> sqlx::Re
         .arg(space_id)
         .arg(blob)
         .arg(now),
+        &[],
     )
     .await?;
     Ok(())
@@ -113,6 +114,7 @@ pub async fn name_branch(
         .arg(space_id)
         .arg(name)
         .arg(change_request_id),
+        &[],
     )
     .await?;
     Ok(())
@@ -232,6 +234,7 @@ pub async fn sync_claim(
             .arg(direction)
             .arg(now)
             .arg(stale_before),
+            &[],
         )
         .await?;
     Ok(n == 1)
@@ -262,6 +265,7 @@ pub async fn sync_ended(
         .arg(now)
         .arg(synced.map(|s| s.0))
         .arg(synced.map(|s| s.1)),
+        &[],
     )
     .await?;
     Ok(())

@@ -3,6 +3,7 @@
 
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
+use crate::scopes::Scope;
 
 /// A site with an address of its own (a custom hostname or a proxy).
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -65,11 +66,12 @@ pub async fn holder(db: &Db, host: &str) -> sqlx::Result<Option<Holder>> {
 }
 
 /// Records the outcome of a DNS check of `host`, if a site still holds it.
-pub async fn set_status(db: &Db, host: &str, status: &str) -> sqlx::Result<()> {
+pub async fn set_status(db: &Db, site_id: &str, host: &str, status: &str) -> sqlx::Result<()> {
     db.execute(
         &Sql::new("UPDATE sites SET hostname_status = $2 WHERE hostname = $1")
             .arg(host)
             .arg(status),
+        &[Scope::Site(site_id)],
     )
     .await?;
     Ok(())
@@ -83,7 +85,7 @@ pub async fn reset_status(tx: &mut Tx, site_id: &str) -> sqlx::Result<()> {
 }
 
 /// Takes `host` from the site holding it; whether one did.
-pub async fn remove(db: &Db, host: &str, now: i64) -> sqlx::Result<bool> {
+pub async fn remove(db: &Db, site_id: &str, host: &str, now: i64) -> sqlx::Result<bool> {
     let changed = db
         .execute(
             &Sql::new(
@@ -92,6 +94,7 @@ pub async fn remove(db: &Db, host: &str, now: i64) -> sqlx::Result<bool> {
             )
             .arg(host)
             .arg(now),
+            &[Scope::Site(site_id)],
         )
         .await?;
     Ok(changed > 0)

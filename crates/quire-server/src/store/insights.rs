@@ -230,6 +230,7 @@ pub async fn read(
 /// false when no such day is left.
 pub async fn prune_one(db: &Db, before: i64) -> sqlx::Result<bool> {
     let mut tx = db.begin().await?;
+    tx.touches(&[]);
     let Some((site_id, day)) = tx
         .row::<(String, i64)>(
             &Sql::new("SELECT site_id, day FROM site_insights_days WHERE day < $1 LIMIT 1")

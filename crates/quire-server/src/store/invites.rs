@@ -77,6 +77,7 @@ pub async fn remove_pending(db: &Db, org_id: &str, email: &str) -> sqlx::Result<
         &Sql::new("DELETE FROM pending_invites WHERE org_id = $1 AND email = $2")
             .arg(org_id)
             .arg(email),
+        &[],
     )
     .await?;
     Ok(())
@@ -167,6 +168,7 @@ pub async fn insert_link(db: &Db, link: &InviteLinkRow) -> sqlx::Result<()> {
         .arg(&link.target_kind)
         .arg(&link.target_id)
         .arg(link.created_at),
+        &[],
     )
     .await?;
     Ok(())
@@ -184,6 +186,7 @@ pub async fn set_link_role(
             .arg(org_id)
             .arg(id)
             .arg(role),
+        &[],
     )
     .await?;
     Ok(())
@@ -195,6 +198,7 @@ pub async fn delete_link(db: &Db, org_id: &str, id: &str) -> sqlx::Result<()> {
         &Sql::new("DELETE FROM invite_links WHERE org_id = $1 AND id = $2")
             .arg(org_id)
             .arg(id),
+        &[],
     )
     .await?;
     Ok(())

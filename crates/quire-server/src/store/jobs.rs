@@ -91,6 +91,7 @@ pub async fn claim(db: &Db, now: i64, lease_ms: i64) -> sqlx::Result<Option<Job>
         )
         .arg(now)
         .arg(now + lease_ms),
+        &[],
     )
     .await
 }
@@ -104,6 +105,7 @@ pub async fn renew(db: &Db, id: &str, lease: i64, until: i64) -> sqlx::Result<bo
                 .arg(id)
                 .arg(lease)
                 .arg(until),
+            &[],
         )
         .await?;
     Ok(done == 1)
@@ -116,6 +118,7 @@ pub async fn finish(db: &Db, id: &str, lease: i64) -> sqlx::Result<bool> {
             &Sql::new("DELETE FROM jobs WHERE id = $1 AND locked_until = $2")
                 .arg(id)
                 .arg(lease),
+            &[],
         )
         .await?;
     Ok(done == 1)
@@ -130,8 +133,7 @@ pub async fn fail(db: &Db, id: &str, lease: i64, error: &str, retry_at: i64) -> 
     .arg(id)
     .arg(lease)
     .arg(error)
-    .arg(retry_at)
-    )
+    .arg(retry_at), &[])
     .await?;
     Ok(())
 }

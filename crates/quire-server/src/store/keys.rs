@@ -13,6 +13,7 @@ pub async fn signing_secret(db: &Db, now_ms: i64) -> sqlx::Result<String> {
         )
         .arg(random_string(48))
         .arg(now_ms),
+        &[],
     )
     .await?;
     sqlx::query_scalar("SELECT secret FROM server_keys WHERE name = 'signing'")

@@ -1,6 +1,7 @@
 //! Organization members.
 
 use crate::ids::{OrgId, UserId};
+use crate::scopes::Scope;
 
 use crate::db::sql::{like_escape, Sql};
 use crate::db::{Db, Tx};
@@ -168,6 +169,7 @@ pub async fn set_sso(db: &Db, org_id: &OrgId, user_id: &UserId) -> sqlx::Result<
         &Sql::new("UPDATE members SET sso = 1 WHERE org_id = $1 AND user_id = $2")
             .arg(org_id)
             .arg(user_id),
+        &[Scope::Org(org_id.as_str())],
     )
     .await?;
     Ok(())
@@ -191,6 +193,7 @@ pub async fn touch(db: &Db, org_id: &OrgId, user_id: &UserId, now: i64) -> sqlx:
             .arg(org_id)
             .arg(user_id)
             .arg(now),
+        &[],
     )
     .await?;
     Ok(())

@@ -119,8 +119,7 @@ pub async fn copy_space(tx: &mut Tx, from: &str, to: &str) -> sqlx::Result<()> {
 pub async fn add_blob_ref(db: &Db, space_id: &str, hash: &str) -> sqlx::Result<()> {
     db.execute(&Sql::new("INSERT INTO blob_refs (space_id, hash) VALUES ($1, $2) ON CONFLICT (space_id, hash) DO NOTHING")
         .arg(space_id)
-        .arg(hash)
-        )
+        .arg(hash), &[])
         .await?;
     Ok(())
 }
@@ -160,8 +159,11 @@ pub async fn unused_blobs(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<String
 
 /// Forgets a blob's row (its bytes are removed from the blob store by the caller).
 pub async fn delete_blob(db: &Db, hash: &str) -> sqlx::Result<()> {
-    db.execute(&Sql::new("DELETE FROM blobs WHERE hash = $1").arg(hash))
-        .await?;
+    db.execute(
+        &Sql::new("DELETE FROM blobs WHERE hash = $1").arg(hash),
+        &[],
+    )
+    .await?;
     Ok(())
 }
 
@@ -195,8 +197,7 @@ pub async fn record_blob(
     .arg(content_type)
     .arg(dimensions.map(|d| d.0))
     .arg(dimensions.map(|d| d.1))
-    .arg(now)
-    )
+    .arg(now), &[])
     .await?;
     Ok(())
 }

@@ -172,6 +172,7 @@ pub async fn set_visibility(db: &Db, id: &str, visibility: &str, now: i64) -> sq
             .arg(id)
             .arg(visibility)
             .arg(now),
+        &[],
     )
     .await?;
     Ok(())
@@ -216,6 +217,7 @@ pub async fn start_processing(
         .arg(id)
         .arg(seq)
         .arg(now),
+        &[],
     )
     .await
 }

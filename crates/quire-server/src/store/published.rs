@@ -34,6 +34,7 @@ pub async fn keep(
     now: i64,
 ) -> sqlx::Result<()> {
     let mut tx = db.begin().await?;
+    tx.touches(&[]);
     tx.execute(&Sql::new("DELETE FROM published_scopes WHERE expires_at <= $1").arg(now))
         .await?;
     tx.execute(&Sql::new(

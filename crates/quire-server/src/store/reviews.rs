@@ -2,6 +2,7 @@
 
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
+use crate::scopes::Scope;
 
 crate::db::inline::row! {
     /// A submitted review.
@@ -168,15 +169,19 @@ pub async fn list_requested(
 }
 
 /// Withdraws a pending request; false when there was none.
-pub async fn remove_requested(db: &Db, cr: &str, user_id: &str) -> sqlx::Result<bool> {
+pub async fn remove_requested(
+    db: &Db,
+    space_id: &str,
+    cr: &str,
+    user_id: &str,
+) -> sqlx::Result<bool> {
     Ok(db
         .execute(
             &Sql::new(
                 "DELETE FROM change_request_reviewers WHERE change_request_id = $1 AND user_id = $2",
             )
             .arg(cr)
-            .arg(user_id),
-        )
+            .arg(user_id), &[Scope::Space(space_id)])
         .await?
         > 0)
 }

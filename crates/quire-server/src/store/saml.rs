@@ -167,6 +167,10 @@ pub async fn update(
 /// it opened and the identities linked through it.
 pub async fn delete(db: &Db, org_id: &str, id: &str) -> sqlx::Result<bool> {
     let mut tx = db.begin().await?;
+    tx.touches(&[
+        crate::cache::Scope::Org(org_id),
+        crate::cache::Scope::Tokens,
+    ]);
     for table in ["saml_requests", "browser_sessions", "sso_identities"] {
         tx.execute(
             &Sql::new(format!(
@@ -209,6 +213,7 @@ pub async fn insert_request(
         .arg(link_user_id)
         .arg(now)
         .arg(expires_at),
+        &[],
     )
     .await?;
     Ok(())
@@ -304,8 +309,11 @@ pub async fn use_assertion(
 /// Forgets requests, assertion ids and sessions past their expiry.
 pub async fn purge_expired(db: &Db, now: i64) -> sqlx::Result<()> {
     for table in ["saml_requests", "saml_assertions", "browser_sessions"] {
-        db.execute(&Sql::new(format!("DELETE FROM {table} WHERE expires_at <= $1")).arg(now))
-            .await?;
+        db.execute(
+            &Sql::new(format!("DELETE FROM {table} WHERE expires_at <= $1")).arg(now),
+            &[],
+        )
+        .await?;
     }
     Ok(())
 }
@@ -369,8 +377,11 @@ pub async fn session(db: &Db, secret_hash: &str, now: i64) -> sqlx::Result<Optio
 
 /// Ends a session.
 pub async fn delete_session(db: &Db, id: &str) -> sqlx::Result<()> {
-    db.execute(&Sql::new("DELETE FROM browser_sessions WHERE id = $1").arg(id))
-        .await?;
+    db.execute(
+        &Sql::new("DELETE FROM browser_sessions WHERE id = $1").arg(id),
+        &[],
+    )
+    .await?;
     Ok(())
 }
 

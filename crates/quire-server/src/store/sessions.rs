@@ -4,6 +4,7 @@ use crate::db::sql::Sql;
 use crate::db::Db;
 use crate::ids::{new_id, random_string};
 use crate::keys::hash_token;
+use crate::scopes::Scope;
 
 crate::db::inline::row! {
     /// A live session of the app.
@@ -52,8 +53,7 @@ pub async fn open(
         .arg(&row.agent)
         .arg(now)
         .arg(now)
-        .arg(expires_at),
-    )
+        .arg(expires_at), &[])
     .await?;
     Ok((row, secret))
 }
@@ -84,6 +84,7 @@ pub async fn touch(db: &Db, id: &str, now: i64) -> sqlx::Result<()> {
         &Sql::new("UPDATE app_sessions SET seen_at = $2 WHERE id = $1")
             .arg(id)
             .arg(now),
+        &[],
     )
     .await?;
     Ok(())
@@ -110,6 +111,7 @@ pub async fn close(db: &Db, user_id: &str, id: &str) -> sqlx::Result<bool> {
             &Sql::new("DELETE FROM app_sessions WHERE user_id = $1 AND id = $2")
                 .arg(user_id)
                 .arg(id),
+            &[],
         )
         .await?
         > 0)
@@ -117,8 +119,11 @@ pub async fn close(db: &Db, user_id: &str, id: &str) -> sqlx::Result<bool> {
 
 /// Ends every session of a user ("sign out everywhere", a password change).
 pub async fn close_all(db: &Db, user_id: &str) -> sqlx::Result<u64> {
-    db.execute(&Sql::new("DELETE FROM app_sessions WHERE user_id = $1").arg(user_id))
-        .await
+    db.execute(
+        &Sql::new("DELETE FROM app_sessions WHERE user_id = $1").arg(user_id),
+        &[],
+    )
+    .await
 }
 
 /// The stored password hash of a user, if the account has a password.
@@ -138,6 +143,7 @@ pub async fn set_password_hash(db: &Db, user_id: &str, hash: &str) -> sqlx::Resu
             &Sql::new("UPDATE users SET password_hash = $2 WHERE id = $1")
                 .arg(user_id)
                 .arg(hash),
+            &[Scope::Tokens, Scope::User(user_id)],
         )
         .await?
         > 0)
@@ -145,8 +151,11 @@ pub async fn set_password_hash(db: &Db, user_id: &str, hash: &str) -> sqlx::Resu
 
 /// Makes a user an instance administrator.
 pub async fn make_instance_admin(db: &Db, user_id: &str) -> sqlx::Result<()> {
-    db.execute(&Sql::new("UPDATE users SET instance_admin = 1 WHERE id = $1").arg(user_id))
-        .await?;
+    db.execute(
+        &Sql::new("UPDATE users SET instance_admin = 1 WHERE id = $1").arg(user_id),
+        &[Scope::Tokens, Scope::User(user_id)],
+    )
+    .await?;
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! Teams and their members.
 
+use crate::scopes::Scope;
 use sqlx::FromRow;
 
 use crate::db::sql::{like_escape, Sql};
@@ -134,11 +135,12 @@ pub async fn insert(
 }
 
 /// Renames a team.
-pub async fn rename(db: &Db, team_id: &str, title: &str) -> sqlx::Result<()> {
+pub async fn rename(db: &Db, org_id: &str, team_id: &str, title: &str) -> sqlx::Result<()> {
     db.execute(
         &Sql::new("UPDATE teams SET title = $2 WHERE id = $1")
             .arg(team_id)
             .arg(title),
+        &[Scope::Org(org_id)],
     )
     .await?;
     Ok(())

@@ -4,6 +4,7 @@ use crate::db::sql::Sql;
 use crate::db::Db;
 use crate::ids::{new_id, random_string};
 use crate::keys::hash_token;
+use crate::scopes::Scope;
 use crate::store::users::UserRow;
 
 /// Prefix of every token, so that leaked tokens are easy to recognise.
@@ -20,6 +21,7 @@ pub async fn create(db: &Db, user_id: &str, now: i64) -> sqlx::Result<String> {
         .arg(user_id)
         .arg(hash_token(&token))
         .arg(now),
+        &[],
     )
     .await?;
     Ok(token)
@@ -55,6 +57,7 @@ pub async fn create_labelled(
         .arg(now)
         .arg(label)
         .arg(scope),
+        &[],
     )
     .await?;
     Ok((id, token))
@@ -106,7 +109,7 @@ pub async fn revoke_by_id(
     if let Some(scope) = scope {
         q = q.arg(scope);
     }
-    Ok(db.execute(&q).await? > 0)
+    Ok(db.execute(&q, &[Scope::Tokens]).await? > 0)
 }
 
 /// Revokes a token given in the clear; returns whether a live token was revoked.
@@ -115,8 +118,7 @@ pub async fn revoke(db: &Db, token: &str, now: i64) -> sqlx::Result<bool> {
         "UPDATE api_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL",
     )
     .arg(hash_token(token))
-    .arg(now)
-    )
+    .arg(now), &[Scope::Tokens])
     .await?;
     Ok(res > 0)
 }
@@ -131,6 +133,7 @@ pub async fn revoke_all_for_email(db: &Db, email: &str, now: i64) -> sqlx::Resul
             )
             .arg(crate::store::users::normalize_email(email))
             .arg(now),
+            &[Scope::Tokens],
         )
         .await?;
     Ok(res)

@@ -200,6 +200,7 @@ pub async fn start(db: &Db, id: &str, job: &str, now: i64) -> sqlx::Result<bool>
             .arg(id)
             .arg(job)
             .arg(now),
+            &[],
         )
         .await?;
     Ok(res == 1)

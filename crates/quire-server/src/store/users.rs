@@ -3,6 +3,7 @@
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::ids::new_id;
+use crate::scopes::Scope;
 
 crate::db::inline::row! {
     /// A stored user.
@@ -158,6 +159,7 @@ pub async fn update(
         .arg(id)
         .arg(display_name)
         .arg(photo_url),
+        &[Scope::Tokens, Scope::User(id)],
     )
     .await?;
     get(db, id).await

@@ -279,8 +279,6 @@ pub async fn revoke_token(
     .await;
     match revoked {
         Ok(revoked) => {
-            // No cached lookup of this node may keep the token alive.
-            state.cache.invalidate(&[crate::cache::Scope::Tokens]);
             if revoked {
                 tracing::info!(user = %session.user_id, token = %id, "API token revoked from the account page");
             }

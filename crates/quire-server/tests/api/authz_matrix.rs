@@ -814,6 +814,7 @@ async fn fresh_member(app: &TestApp, w: &World) -> String {
         quire_server::ids::random_string(10).to_lowercase()
     );
     let mut tx = app.state.db.begin().await.unwrap();
+    tx.touches(&[]);
     let user = quire_server::store::users::find_or_create(&mut tx, &email, None, 0)
         .await
         .unwrap();

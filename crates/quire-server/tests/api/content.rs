@@ -1026,6 +1026,7 @@ async fn a_space_waiting_to_be_pruned_is_queued_once() {
     // Due tomorrow, so that no worker claims them while the test looks.
     let later = app.state.now() + 86_400_000;
     let mut tx = app.state.db.begin().await.unwrap();
+    tx.touches(&[]);
     let queued = [
         ("space-a", later),
         ("space-a", later),

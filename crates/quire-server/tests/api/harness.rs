@@ -352,6 +352,13 @@ impl Drop for TestApp {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+        // Every write a test made said what it changed: one that did not moved every cached
+        // lookup of the node (safe, but the cost of a forgotten `Tx::touches`; the log names
+        // where it was begun).
+        let undeclared = self.state.db.generations().undeclared();
+        if undeclared > 0 && !std::thread::panicking() {
+            panic!("{undeclared} write transaction(s) did not say what they changed (see the log)");
+        }
     }
 }
 

@@ -53,6 +53,7 @@ async fn a_job_that_keeps_failing_is_retried_later_each_time_then_failed_for_goo
     let app = TestApp::start_with(|c| c.metrics_token = Some("scrape".into())).await;
     let now = app.state.now();
     let mut tx = app.state.db.begin().await.unwrap();
+    tx.touches(&[]);
     let id = jobs::enqueue(&mut tx, NEVER_WORKS, "x", now, now)
         .await
         .unwrap();
@@ -127,6 +128,7 @@ async fn a_job_whose_process_keeps_stopping_is_failed_and_its_spec_says_so() {
     // never finishes: the process died.
     let tomorrow = app.state.now() + 86_400_000;
     let mut tx = app.state.db.begin().await.unwrap();
+    tx.touches(&[]);
     let payload = format!("{spec_id} 1");
     let id = jobs::enqueue(
         &mut tx,

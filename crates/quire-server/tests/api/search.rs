@@ -607,6 +607,7 @@ async fn updates_rewrite_only_changed_pages() {
     let moved = next.pages.remove(10);
     next.pages[0].pages.push(moved);
     let mut tx = app.state.db.begin().await.unwrap();
+    tx.touches(&[]);
     let out =
         quire_server::domain::search::reindex(&app.state, &mut tx, &space, "next", &Arc::new(next))
             .await

@@ -545,6 +545,7 @@ async fn a_purge_deletes_bulk_rows_a_batch_at_a_time() {
     let mut batches = 0;
     loop {
         let mut tx = app.state.db.begin().await.unwrap();
+        tx.touches(&[]);
         let removed = quire_server::store::spaces::purge_some(&mut tx, &id, 2)
             .await
             .unwrap();

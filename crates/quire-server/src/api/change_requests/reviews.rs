@@ -255,7 +255,7 @@ pub async fn remove_requested(
 ) -> ApiResult<StatusCode> {
     let c = load(&state, &ctx, &cr).await?;
     Ok(
-        if store::reviews::remove_requested(&state.db, &c.id, &user).await? {
+        if store::reviews::remove_requested(&state.db, &ctx.space.id, &c.id, &user).await? {
             StatusCode::RESET_CONTENT
         } else {
             StatusCode::NO_CONTENT

@@ -172,6 +172,7 @@ pub async fn delete_spec(
     Path((_, slug)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     let Some(spec) = store::openapi::get_for_update(&mut tx, &org.org.id, &slug).await? else {
         return Ok(StatusCode::NO_CONTENT);
     };

@@ -90,6 +90,7 @@ pub async fn create_organization(
         created_at: now,
     };
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org.id.as_str())]);
     store::orgs::insert(&mut tx, &org).await?;
     store::members::insert(&mut tx, &org.id, &caller.user.id, Some("admin"), false, now).await?;
     tx.commit().await?;
@@ -230,6 +231,7 @@ pub async fn update_organization(
         org.invite_links = i64::from(links);
     }
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org.id.as_str())]);
     store::orgs::update(&mut tx, &org, state.now())
         .await
         .map_err(|e| match ApiError::from(e) {

@@ -121,6 +121,7 @@ pub async fn update_provider(
         default_role: body.default_role.map(|r| r.map(|r| r.as_str().to_string())),
     };
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(ctx.org.id.as_str())]);
     changes.default_team = match body.default_team {
         Some(Some(team)) => Some(Some(providers::check_team(&mut tx, &ctx, team).await?)),
         Some(None) => Some(None),

@@ -292,6 +292,10 @@ pub async fn update_site(
         check_proxy(proxy)?;
     }
     let mut tx = state.db.begin().await?;
+    tx.touches(&[
+        crate::cache::Scope::Site(&ctx.site.id),
+        crate::cache::Scope::Org(org.org.id.as_str()),
+    ]);
     let site = store::sites::lock(&mut tx, &org.org.id, &ctx.site.id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", ctx.site.id)))?;
@@ -364,6 +368,10 @@ pub async fn delete_site(
 ) -> ApiResult<StatusCode> {
     if let Some(Extension(ctx)) = ctx {
         let mut tx = state.db.begin().await?;
+        tx.touches(&[
+            crate::cache::Scope::Site(&ctx.site.id),
+            crate::cache::Scope::Org(org.org.id.as_str()),
+        ]);
         store::sites::delete(&mut tx, &org.org.id, &ctx.site.id).await?;
         tx.commit().await?;
     }
@@ -521,6 +529,10 @@ pub async fn move_and_describe(
     place: rules::Place,
 ) -> ApiResult<types::StructureItem> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[
+        crate::cache::Scope::Site(site_id),
+        crate::cache::Scope::Org(org.org.id.as_str()),
+    ]);
     let site = store::sites::lock(&mut tx, &org.org.id, site_id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;

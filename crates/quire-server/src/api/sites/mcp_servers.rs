@@ -141,6 +141,7 @@ pub async fn create_site_mcp_server(
         created_at: state.now(),
     };
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(&ctx.site.id)]);
     // The site's row taken first: two creations racing count each other.
     store::sites::lock(&mut tx, &org.org.id, &ctx.site.id)
         .await?
@@ -202,6 +203,7 @@ pub async fn update_site_mcp_server(
         url: body.url,
     };
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(&ctx.site.id)]);
     if !store::site_settings::patch_mcp_server(&mut tx, &ctx.site.id, &id, &patch).await? {
         return Err(no_such(&id));
     }
@@ -222,6 +224,7 @@ pub async fn delete_site_mcp_server(
         return Ok(StatusCode::NO_CONTENT);
     };
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(&ctx.site.id)]);
     let deleted = store::site_settings::delete_mcp_server(&mut tx, &ctx.site.id, &id).await?;
     tx.commit().await?;
     Ok(if deleted {

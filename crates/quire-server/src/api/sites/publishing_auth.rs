@@ -65,6 +65,7 @@ pub async fn update_site_publishing_auth(
         check_fallback_url(url)?;
     }
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(&ctx.site.id)]);
     let current = visitor::locked_settings(&state, &mut tx, &ctx.site).await?;
     if body.backend == VisitorAuthBackend::Integration && current.integration.is_none() {
         return Err(ApiError::bad_request(

@@ -107,7 +107,7 @@ pub async fn update_team(
     JsonBody(body): JsonBody<UpdateTeam>,
 ) -> ApiResult<Json<views::Team>> {
     validate::length("title", &body.title, 1, 64)?;
-    store::teams::rename(&state.db, &ctx.team.id, &body.title).await?;
+    store::teams::rename(&state.db, &ctx.team.org_id, &ctx.team.id, &body.title).await?;
     let mut team = ctx.team.clone();
     team.title = body.title;
     Ok(Json(views::team(&team, ctx.can_manage)))
@@ -192,6 +192,7 @@ pub async fn update_team_members(
     let now = state.now();
     let team_id = &ctx.team.id;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     for (i, who) in body.add.unwrap_or_default().iter().enumerate() {
         let user_id = teams::resolve_member(&mut tx, &org, who, &format!("add[{i}]")).await?;
         store::teams::upsert_member(&mut tx, &org.org.id, team_id, &user_id, None, now).await?;

@@ -172,6 +172,7 @@ pub async fn update_translation(
     let text = instructions(&body.instructions)?;
     load(&state, &org, &id).await?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     if !store::translations::set_instructions(&mut tx, &id, &text, state.now()).await? {
         return Err(ApiError::not_found(format!(
             "Translation `{id}` not found."
@@ -189,6 +190,7 @@ pub async fn delete_translation(
     Path((_, id)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     store::translations::delete(&mut tx, org.org.id.as_str(), &id).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)

@@ -487,6 +487,7 @@ async fn identities(
         })
         .collect();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[]);
     store::git::record(&mut tx, space_id, &made).await?;
     tx.commit().await?;
     Ok(store::git::identities(&state.db, space_id).await?)

@@ -210,6 +210,7 @@ pub async fn start(
     })
     .map_err(ApiError::internal)?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[]);
     store::git::configure(&mut tx, &row).await?;
     store::jobs::enqueue(&mut tx, JOB, &payload, now, now).await?;
     tx.commit().await?;
@@ -268,6 +269,7 @@ pub async fn run(state: &AppState, job: &str, payload: &str) -> anyhow::Result<(
     .await?;
     if !claimed {
         let mut tx = state.db.begin().await?;
+        tx.touches(&[]);
         store::jobs::enqueue(&mut tx, JOB, payload, now + AGAIN_MS, now).await?;
         tx.commit().await?;
         return Ok(());

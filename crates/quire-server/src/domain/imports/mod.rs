@@ -236,9 +236,6 @@ pub async fn import(
             None => land_space(state, &ctx.space.id, &at, rev, by).await?,
         };
         if let Some(revision) = landed {
-            state
-                .cache
-                .invalidate(&[crate::cache::Scope::Space(&ctx.space.id)]);
             return Ok(Outcome {
                 revision,
                 imported: outcome_counts.0,
@@ -342,6 +339,7 @@ async fn land_space(
 ) -> ApiResult<Option<String>> {
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Space(space_id)]);
     let saved = content::save(state, &mut tx, space_id, rev).await?;
     let revision_id = new_id();
     let parents: Vec<String> = if expected.is_empty() {

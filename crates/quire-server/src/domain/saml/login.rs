@@ -36,6 +36,10 @@ pub async fn complete(
 ) -> Result<Opened, LoginError> {
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[
+        crate::cache::Scope::Org(&provider.org_id),
+        crate::cache::Scope::Tokens,
+    ]);
     if !store::saml::use_assertion(
         &mut tx,
         &provider.id,
@@ -111,9 +115,6 @@ pub async fn complete(
     )
     .await?;
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(&provider.org_id)]);
     Ok(Opened {
         secret,
         user_id: user.id.to_string(),

@@ -57,6 +57,7 @@ pub async fn create(state: &AppState, ctx: &OrgCtx, new: NewProvider) -> ApiResu
         updated_at: now,
     };
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(ctx.org.id.as_str())]);
     let default_team = match new.default_team {
         Some(team) => Some(check_team(&mut tx, ctx, team).await?),
         None => None,
@@ -72,9 +73,6 @@ pub async fn create(state: &AppState, ctx: &OrgCtx, new: NewProvider) -> ApiResu
     }
     store::saml::insert(&mut tx, &row).await?;
     tx.commit().await?;
-    state
-        .cache
-        .invalidate(&[crate::cache::Scope::Org(ctx.org.id.as_str())]);
     Ok(row)
 }
 
@@ -84,9 +82,6 @@ pub async fn delete(state: &AppState, ctx: &OrgCtx, id: &str) -> ApiResult<()> {
     ctx.require_admin("configure single sign-on")?;
     if store::saml::delete(&state.db, ctx.org.id.as_str(), id).await? {
         tracing::info!(provider = %id, org = %ctx.org.id, "SAML provider deleted");
-        state
-            .cache
-            .invalidate(&[crate::cache::Scope::Org(ctx.org.id.as_str())]);
     }
     Ok(())
 }

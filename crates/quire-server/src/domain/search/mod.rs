@@ -127,6 +127,7 @@ pub async fn sync(state: &AppState, space_id: &str) -> ApiResult<()> {
     // The space's current revision: its page tree serves first published pages after a restart.
     crate::domain::content::keep_tree(state, space_id, &row.root, &rev);
     let mut tx = state.db.begin().await?;
+    tx.touches(&[]);
     match store::spaces::get_tx(&mut tx, space_id).await? {
         // Moved meanwhile: whoever moved it reindexed it.
         Some(now) if now.revision_id == space.revision_id => {
@@ -147,6 +148,7 @@ pub async fn maintain(state: &AppState, space_id: &str) -> ApiResult<()> {
     sync(state, space_id).await?;
     loop {
         let mut tx = state.db.begin().await?;
+        tx.touches(&[]);
         let more = index::compact(state, &mut tx, space_id, FOLD_STEP).await?;
         tx.commit().await?;
         if !more {

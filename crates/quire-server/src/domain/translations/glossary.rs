@@ -76,6 +76,7 @@ pub async fn apply(state: &AppState, org_id: &str, ops: Vec<Operation>) -> ApiRe
     }
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[]);
     for (at, (op, terms)) in ops.iter().zip(checked).enumerate() {
         let missing = |id: &str| {
             ApiError::bad_request(format!(

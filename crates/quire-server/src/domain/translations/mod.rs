@@ -378,6 +378,7 @@ async fn save(
 ) -> Result<(), Outcome> {
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(&row.org_id)]);
     let Some(current) = store::translations::lock(&mut tx, &row.id).await? else {
         return Ok(());
     };
@@ -448,6 +449,7 @@ async fn save(
         }
     };
     let blob_refs: Vec<&str> = blobs.iter().map(String::as_str).collect();
+    tx.touches(&[crate::cache::Scope::Space(&space_id)]);
     store::objects::add_blob_refs_tx(&mut tx, &space_id, &blob_refs).await?;
     if let Some(saved) = &saved {
         crate::domain::search::reindex(state, &mut tx, &space_id, &revision_id, saved.revision())
@@ -471,10 +473,6 @@ async fn save(
     if let Some(saved) = saved {
         content::remember(state, saved);
     }
-    state.cache.invalidate(&[
-        crate::cache::Scope::Space(&space_id),
-        crate::cache::Scope::Org(&row.org_id),
-    ]);
     if follow {
         wake(state);
     }
@@ -518,6 +516,7 @@ async fn result_space(
 async fn end_failed(state: &AppState, job_id: &str, id: &str, reason: &str) -> anyhow::Result<()> {
     let now = state.now();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[]);
     let follow = job_failed(&mut tx, job_id, id, reason, now).await?;
     tx.commit().await?;
     // Nothing cached rests on a translation's state: its reads go to the database.
@@ -622,6 +621,7 @@ pub async fn create(
     let now = state.now();
     let id = new_id();
     let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Org(org.org.id.as_str())]);
     store::translations::insert(
         &mut tx,
         &NewTranslation {
@@ -653,6 +653,7 @@ pub async fn create(
 pub async fn run_again(state: &AppState, org: &OrgCtx, id: &str) -> ApiResult<()> {
     require_role(org.role, Role::Create, "translate spaces")?;
     let mut tx = state.db.begin().await?;
+    tx.touches(&[]);
     let row = store::translations::lock(&mut tx, id)
         .await?
         .filter(|r| r.org_id == org.org.id.as_str())
