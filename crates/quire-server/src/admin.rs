@@ -44,7 +44,15 @@ pub async fn set_password(
 ) -> anyhow::Result<()> {
     let db = open(config).await?;
     let now = SystemClock.now_ms();
-    let done = crate::domain::accounts::set_password(&db, email, name, password, admin, now).await;
+    let done = crate::domain::accounts::set_password(
+        &db,
+        email,
+        name,
+        password,
+        crate::domain::accounts::Holder::Any { admin },
+        now,
+    )
+    .await;
     db.close().await;
     done.map(|_| ()).map_err(|e| anyhow::anyhow!("{e}"))
 }

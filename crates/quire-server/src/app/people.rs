@@ -432,6 +432,7 @@ pub async fn join(
             let next = format!("/o/{}", invite.org_id);
             session::open_session(&state, &headers, &user, &next).await
         }
+        Err(AccountError::Exists) => see_other("/signin"),
         Err(AccountError::Invalid(why)) => page(
             StatusCode::BAD_REQUEST,
             "Join",
@@ -546,13 +547,16 @@ pub async fn link_join(
                 email,
                 name,
                 password,
-                false,
+                crate::domain::accounts::Holder::New,
                 state.now(),
             )
             .await
             {
                 Ok(u) => (Caller::unscoped(std::sync::Arc::new(u)), true),
                 Err(AccountError::Invalid(why)) => return refuse(&why),
+                Err(AccountError::Exists) => {
+                    return refuse("An account with this address exists already: sign in instead.")
+                }
                 Err(AccountError::Failed(e)) => return failed(e),
             }
         }

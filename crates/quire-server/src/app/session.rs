@@ -432,7 +432,7 @@ pub async fn signin(
             &signin_form(&next, Some(why), false, &email),
         )
     };
-    match accounts::sign_in(&state.db, &email, &password, from).await {
+    match accounts::sign_in(&state.db, &email, &password, from, state.now()).await {
         SignIn::Accepted(user) => open_session(&state, &headers, &user, &next).await,
         SignIn::Refused => again(
             StatusCode::UNAUTHORIZED,
@@ -456,6 +456,7 @@ pub async fn setup(State(state): State<AppState>, headers: HeaderMap, body: Body
         Ok(f) => f,
         Err(res) => return res,
     };
+    // Cheap before hashing; the account is made only if none exists when it is written.
     match store::sessions::user_count(&state.db).await {
         Ok(0) => {}
         Ok(_) => return see_other("/signin"),
@@ -466,8 +467,11 @@ pub async fn setup(State(state): State<AppState>, headers: HeaderMap, body: Body
     let name = form.name.filter(|n| !n.trim().is_empty());
     let password = form.password.unwrap_or_default();
     let now = state.now();
-    match accounts::set_password(&state.db, &email, name.as_deref(), &password, true, now).await {
+    let first = accounts::Holder::First;
+    match accounts::set_password(&state.db, &email, name.as_deref(), &password, first, now).await {
         Ok(user) => open_session(&state, &headers, &user, &next).await,
+        // Someone else set the server up first (or it was set up before this form was sent).
+        Err(accounts::AccountError::Exists) => see_other("/signin"),
         Err(accounts::AccountError::Invalid(why)) => page(
             StatusCode::BAD_REQUEST,
             "Welcome to Quire",

@@ -38,7 +38,20 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (25, "storage uploads and custom fonts", CUSTOM_FONTS),
     (26, "translation glossary", GLOSSARY),
     (27, "site insights", SITE_INSIGHTS),
+    (28, "sign-in failures", SIGN_IN_FAILURES),
 ];
+
+/// Failed sign-ins counted per account and per client address (`store::sessions`), shared
+/// by every node; keys are digests, so no address is kept in the clear, and a row ends with
+/// its window.
+const SIGN_IN_FAILURES: &str = r#"
+CREATE TABLE sign_in_failures (
+    key TEXT PRIMARY KEY,
+    failures BIGINT NOT NULL,
+    since BIGINT NOT NULL
+);
+CREATE INDEX sign_in_failures_since ON sign_in_failures (since)
+"#;
 
 /// Site insights (`store::insights`), rolled up: one row per site, UTC day, event type and
 /// the dimensions an aggregation groups by, with its count; never a row per event, and

@@ -7,8 +7,7 @@
 //! form, so that parameters can change later without invalidating stored hashes.
 
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use argon2::password_hash::rand_core::OsRng;
@@ -182,14 +181,29 @@ fn decoy() -> &'static str {
     })
 }
 
-/// Creates an account with a password (or sets the password of the account with that
-/// address); `admin` makes it an instance administrator.
+/// Whose password [`set_password`] sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// The account with the address, made if there is none (`quire admin`); `admin` makes
+    /// it an instance administrator.
+    Any {
+        /// Whether it becomes an instance administrator.
+        admin: bool,
+    },
+    /// A new account: refused when the address has one.
+    New,
+    /// The server's first account, an instance administrator: refused once any exists.
+    First,
+}
+
+/// Sets the password of the account `holder` names, in one transaction (made, given its
+/// password and its role, and its old sessions ended, all or nothing).
 pub async fn set_password(
     db: &Db,
     email: &str,
     name: Option<&str>,
     password: &str,
-    admin: bool,
+    holder: Holder,
     now: i64,
 ) -> Result<UserRow, AccountError> {
     let email = store::users::normalize_email(email);
@@ -201,24 +215,27 @@ pub async fn set_password(
         .await
         .map_err(AccountError::Failed)?;
     let mut tx = db.begin().await.map_err(failed)?;
-    // A user made here was looked up by no one; one found is changed below.
-    tx.touches(&[]);
-    let user = store::users::find_or_create(&mut tx, &email, name, now)
+    if holder == Holder::First
+        && store::sessions::any_user_locked(&mut tx)
+            .await
+            .map_err(failed)?
+    {
+        return Err(AccountError::Exists);
+    }
+    let user = match holder {
+        Holder::Any { .. } => store::users::find_or_create(&mut tx, &email, name, now)
+            .await
+            .map_err(failed)?,
+        Holder::New | Holder::First => store::users::create(&mut tx, &email, name, now)
+            .await
+            .map_err(failed)?
+            .ok_or(AccountError::Exists)?,
+    };
+    let admin = matches!(holder, Holder::Any { admin: true } | Holder::First);
+    store::sessions::set_password_hash(&mut tx, user.id.as_str(), &hash, admin)
         .await
         .map_err(failed)?;
     tx.commit().await.map_err(failed)?;
-    store::sessions::set_password_hash(db, user.id.as_str(), &hash)
-        .await
-        .map_err(failed)?;
-    if admin {
-        store::sessions::make_instance_admin(db, user.id.as_str())
-            .await
-            .map_err(failed)?;
-    }
-    // A new password ends the sessions opened with the old one.
-    store::sessions::close_all(db, user.id.as_str())
-        .await
-        .map_err(failed)?;
     Ok(user)
 }
 
@@ -227,6 +244,8 @@ pub async fn set_password(
 pub enum AccountError {
     /// The input breaks a rule (the message names it).
     Invalid(String),
+    /// The address has an account already (or, for the first account, the server has one).
+    Exists,
     /// The server failed.
     Failed(anyhow::Error),
 }
@@ -235,6 +254,7 @@ impl std::fmt::Display for AccountError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AccountError::Invalid(m) => f.write_str(m),
+            AccountError::Exists => f.write_str("An account with this address exists already."),
             AccountError::Failed(e) => write!(f, "{e}"),
         }
     }
@@ -259,42 +279,44 @@ pub enum SignIn {
     SsoRequired,
 }
 
-/// Failed attempts per key (`a:` account, `i:` address), forgotten after the window.
-fn failures() -> &'static moka::sync::Cache<String, Arc<AtomicU32>> {
-    static FAILURES: OnceLock<moka::sync::Cache<String, Arc<AtomicU32>>> = OnceLock::new();
-    FAILURES.get_or_init(|| {
-        moka::sync::Cache::builder()
-            .max_capacity(100_000)
-            .time_to_live(FAILURE_WINDOW)
-            .build()
-    })
+/// The key failed sign-ins are counted under: a digest, so that no address or e-mail is
+/// stored in the clear.
+fn failure_key(kind: &str, value: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(format!("{kind}:{value}").as_bytes()))
 }
 
-fn failures_of(key: &str) -> u32 {
-    failures()
-        .get(key)
-        .map(|c| c.load(Ordering::Relaxed))
-        .unwrap_or(0)
-}
-
-fn note_failure(key: String) {
-    failures()
-        .get_with(key, || Arc::new(AtomicU32::new(0)))
-        .fetch_add(1, Ordering::Relaxed);
-}
-
-/// Checks an address and password. Failed attempts are counted per account and per client
-/// address on this node; past the limits, attempts are refused without being checked.
-pub async fn sign_in(db: &Db, email: &str, password: &str, from: Option<IpAddr>) -> SignIn {
+/// Checks an address and password at `now` (ms). Failed attempts are counted per account
+/// and per client address in the database, so every node counts them together; past the
+/// limits, attempts are refused without being checked.
+pub async fn sign_in(
+    db: &Db,
+    email: &str,
+    password: &str,
+    from: Option<IpAddr>,
+    now: i64,
+) -> SignIn {
     let email = store::users::normalize_email(email);
-    let account_key = format!("a:{email}");
-    let address_key = from.map(|a| format!("i:{a}"));
-    if failures_of(&account_key) >= FAILURES_PER_ACCOUNT
-        || address_key
-            .as_deref()
-            .is_some_and(|k| failures_of(k) >= FAILURES_PER_ADDRESS)
-    {
-        return SignIn::Throttled;
+    let window_start = now - i64::try_from(FAILURE_WINDOW.as_millis()).unwrap_or(i64::MAX);
+    let account_key = failure_key("a", &email);
+    let address_key = from.map(|a| failure_key("i", &a.to_string()));
+    let counted = async {
+        let account = store::sessions::failures(db, &account_key, window_start).await?;
+        let address = match &address_key {
+            Some(k) => store::sessions::failures(db, k, window_start).await?,
+            None => 0,
+        };
+        Ok::<_, sqlx::Error>((account, address))
+    };
+    match counted.await {
+        Ok((account, address))
+            if account < i64::from(FAILURES_PER_ACCOUNT)
+                && address < i64::from(FAILURES_PER_ADDRESS) => {}
+        Ok(_) => return SignIn::Throttled,
+        Err(e) => {
+            tracing::error!(error = %e, "sign-in lookup failed");
+            return SignIn::Refused;
+        }
     }
     let found = match find(db, &email).await {
         Ok(found) => found,
@@ -320,9 +342,11 @@ pub async fn sign_in(db: &Db, email: &str, password: &str, from: Option<IpAddr>)
             }
         }
         _ => {
-            note_failure(account_key);
-            if let Some(k) = address_key {
-                note_failure(k);
+            let keys: Vec<&str> = std::iter::once(account_key.as_str())
+                .chain(address_key.as_deref())
+                .collect();
+            if let Err(e) = store::sessions::note_failure(db, &keys, now, window_start).await {
+                tracing::error!(error = %e, "a failed sign-in could not be counted");
             }
             SignIn::Refused
         }

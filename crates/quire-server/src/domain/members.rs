@@ -205,16 +205,21 @@ pub async fn accept(
             "This invitation is no longer valid: ask for a new one.".into(),
         ));
     };
-    let existing = store::users::by_email(&state.db, &invite.email)
-        .await
-        .map_err(|e| AccountError::Failed(e.into()))?;
-    if existing.is_some() {
-        return Err(AccountError::Invalid(
+    let user = accounts::set_password(
+        &state.db,
+        &invite.email,
+        name,
+        password,
+        accounts::Holder::New,
+        state.now(),
+    )
+    .await
+    .map_err(|e| match e {
+        AccountError::Exists => AccountError::Invalid(
             "An account with this address exists already: sign in instead.".into(),
-        ));
-    }
-    let user = accounts::set_password(&state.db, &invite.email, name, password, false, state.now())
-        .await?;
+        ),
+        e => e,
+    })?;
     crate::domain::auth::first_authentication(state, &user)
         .await
         .map_err(|e| AccountError::Failed(anyhow::anyhow!("{e}")))?;

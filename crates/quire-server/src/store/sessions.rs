@@ -1,7 +1,7 @@
 //! The app's sign-in: local passwords and server-side browser sessions.
 
 use crate::db::sql::Sql;
-use crate::db::Db;
+use crate::db::{Db, Tx};
 use crate::ids::{new_id, random_string};
 use crate::keys::hash_token;
 use crate::scopes::Scope;
@@ -136,27 +136,76 @@ pub async fn password_hash(db: &Db, user_id: &str) -> sqlx::Result<Option<String
         .and_then(|(h,)| h))
 }
 
-/// Sets a user's password hash.
-pub async fn set_password_hash(db: &Db, user_id: &str, hash: &str) -> sqlx::Result<bool> {
-    Ok(db
-        .execute(
-            &Sql::new("UPDATE users SET password_hash = $2 WHERE id = $1")
-                .arg(user_id)
-                .arg(hash),
-            &[Scope::Tokens, Scope::User(user_id)],
-        )
-        .await?
-        > 0)
-}
-
-/// Makes a user an instance administrator.
-pub async fn make_instance_admin(db: &Db, user_id: &str) -> sqlx::Result<()> {
-    db.execute(
-        &Sql::new("UPDATE users SET instance_admin = 1 WHERE id = $1").arg(user_id),
-        &[Scope::Tokens, Scope::User(user_id)],
+/// Sets a user's password hash, and makes the user an instance administrator if `admin`
+/// (never takes that away), ending the sessions opened with the old password.
+pub async fn set_password_hash(
+    tx: &mut Tx,
+    user_id: &str,
+    hash: &str,
+    admin: bool,
+) -> sqlx::Result<()> {
+    tx.touches(&[Scope::Tokens, Scope::User(user_id)]);
+    tx.execute(
+        &Sql::new("UPDATE users SET password_hash = $2 WHERE id = $1")
+            .arg(user_id)
+            .arg(hash),
     )
     .await?;
+    if admin {
+        tx.execute(&Sql::new("UPDATE users SET instance_admin = 1 WHERE id = $1").arg(user_id))
+            .await?;
+    }
+    tx.execute(&Sql::new("DELETE FROM app_sessions WHERE user_id = $1").arg(user_id))
+        .await?;
     Ok(())
+}
+
+/// Whether any account exists, read so that no other transaction can add one until this
+/// one ends (the first-run setup makes the first account once, however many ask at once).
+pub async fn any_user_locked(tx: &mut Tx) -> sqlx::Result<bool> {
+    if tx.dialect() == crate::db::Dialect::Postgres {
+        // Conflicts with itself and with the row lock every insert takes; SQLite's write
+        // transactions are one at a time already.
+        tx.execute(&Sql::new("LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE"))
+            .await?;
+    }
+    Ok(tx
+        .scalar_opt::<i64>(&Sql::new("SELECT 1 FROM users LIMIT 1"))
+        .await?
+        .is_some())
+}
+
+/// Failed sign-ins counted under `key` since `after` (ms).
+pub async fn failures(db: &Db, key: &str, after: i64) -> sqlx::Result<i64> {
+    Ok(db
+        .row::<(i64,)>(
+            &Sql::new("SELECT failures FROM sign_in_failures WHERE key = $1 AND since > $2")
+                .arg(key)
+                .arg(after),
+        )
+        .await?
+        .map_or(0, |(n,)| n))
+}
+
+/// Counts a failed sign-in under each of `keys` at `now`: a key whose window began at or
+/// before `after` starts a new one. Windows that ended are deleted on the way.
+pub async fn note_failure(db: &Db, keys: &[&str], now: i64, after: i64) -> sqlx::Result<()> {
+    let mut tx = db.begin().await?;
+    tx.touches(&[]);
+    tx.execute(&Sql::new("DELETE FROM sign_in_failures WHERE since <= $1").arg(after))
+        .await?;
+    for key in keys {
+        tx.execute(
+            &Sql::new(
+                "INSERT INTO sign_in_failures (key, failures, since) VALUES ($1, 1, $2) \
+                 ON CONFLICT (key) DO UPDATE SET failures = sign_in_failures.failures + 1",
+            )
+            .arg(*key)
+            .arg(now),
+        )
+        .await?;
+    }
+    tx.commit().await
 }
 
 /// How many accounts exist (the first-run page shows only while there are none).

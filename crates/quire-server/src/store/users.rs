@@ -87,6 +87,17 @@ pub async fn insert_for_sso(
     insert(tx, email, name, Some(org_id), now).await
 }
 
+/// Creates a user named `name` (default: the e-mail's local part); `None` when the address
+/// has an account already.
+pub async fn create(
+    tx: &mut Tx,
+    email: &str,
+    name: Option<&str>,
+    now: i64,
+) -> sqlx::Result<Option<UserRow>> {
+    insert(tx, email, name, None, now).await
+}
+
 /// Inserts a user unless the address is taken.
 async fn insert(
     tx: &mut Tx,

@@ -272,6 +272,76 @@ async fn the_first_account_is_made_on_the_home_page_and_signs_in_and_out() {
 }
 
 #[tokio::test]
+async fn the_first_run_makes_one_account_however_many_ask_at_once() {
+    let app = TestApp::start().await;
+    let forms: Vec<[(&str, String); 2]> = (0..8)
+        .map(|i| {
+            [
+                ("email", format!("first{i}@example.com")),
+                ("password", "correct horse battery".to_string()),
+            ]
+        })
+        .collect();
+    let mut browsers: Vec<Browser> = (0..8).map(|_| Browser::new(&app)).collect();
+    let pages = futures_util::future::join_all(browsers.iter_mut().zip(&forms).map(|(b, f)| {
+        let form = [(f[0].0, f[0].1.as_str()), (f[1].0, f[1].1.as_str())];
+        async move { b.post("/setup", &form).await }
+    }))
+    .await;
+    let signed_in = pages.iter().filter(|p| p.set_cookie.is_some()).count();
+    assert_eq!(signed_in, 1, "one setup signs in");
+    for p in pages.iter().filter(|p| p.set_cookie.is_none()) {
+        assert_eq!(p.location.as_deref(), Some("/signin"));
+    }
+    let count = |sql: &'static str| {
+        let db = app.state.db.clone();
+        async move {
+            db.scalar::<i64>(&quire_server::db::sql::Sql::new(sql))
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(count("SELECT COUNT(*) FROM users").await, 1);
+    assert_eq!(
+        count("SELECT COUNT(*) FROM users WHERE instance_admin = 1").await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn failed_sign_ins_count_on_every_node() {
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    quire_server::admin::set_password(
+        &app.config,
+        "cy@example.com",
+        Some("Cy"),
+        "a fine passphrase",
+        false,
+    )
+    .await
+    .unwrap();
+    let wrong = [("email", "cy@example.com"), ("password", "guessing wrong")];
+    for (i, node) in [&app, &other].into_iter().cycle().take(10).enumerate() {
+        let p = Browser::new(node).post("/signin", &wrong).await;
+        assert_eq!(p.status, 401, "attempt {i}");
+    }
+    // Ten failures, five on each node: the account is held on both.
+    for node in [&app, &other] {
+        let p = Browser::new(node)
+            .post(
+                "/signin",
+                &[
+                    ("email", "cy@example.com"),
+                    ("password", "a fine passphrase"),
+                ],
+            )
+            .await;
+        assert_eq!(p.status, 429, "{}", p.html);
+    }
+}
+
+#[tokio::test]
 async fn sign_in_attempts_are_limited_per_account() {
     let app = TestApp::start().await;
     quire_server::admin::set_password(
