@@ -693,6 +693,12 @@ test('sessions: the account lists its sessions, this one marked', { skip }, asyn
     assert.equal(rows.length, 1, `sessions: ${rows}`);
     assert.match(rows[0], /\(this one\)$/);
     await audit(tab, 'sessions');
+    // The first account administers the server: its home leads to the server's accounts.
+    await tab.goto(url('/'));
+    await follow(tab, 'main a[href="/admin/accounts"]');
+    assert.equal(await h1(tab), 'Accounts');
+    assert.ok((await texts(tab, 'main tbody td')).includes(owner.email), 'the owner is listed');
+    await audit(tab, 'accounts');
     assert.deepEqual(errors, []);
 });
 
@@ -965,6 +971,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'change request (reader)',
         'page (reader)',
         'sessions',
+        'accounts',
         'members',
         'teams',
         'history',

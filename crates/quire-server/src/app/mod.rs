@@ -15,6 +15,7 @@
 //! the session's CSRF token. The one script (`/-/app.js`) only enhances: search as you type,
 //! over the same server-rendered results, and keys to reach them.
 
+mod accounts;
 mod create;
 mod discuss;
 mod editor;
@@ -50,6 +51,7 @@ pub fn routes() -> Router<AppState> {
             post(session::end_session),
         )
         .route("/account/sessions/end-all", post(session::end_all))
+        .route("/admin/accounts", get(accounts::screen).post(accounts::act))
         .route("/-/app.css", get(shell::stylesheet))
         .route("/-/app.js", get(shell::script))
         .route("/-/editor.js", get(shell::editor_script))

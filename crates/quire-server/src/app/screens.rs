@@ -80,6 +80,15 @@ pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response
         }
         body.push_str("</ul>");
     }
+    if signed.scope.is_none()
+        && store::sessions::is_instance_admin(&state.db, signed.user.id.as_str())
+            .await
+            .unwrap_or(false)
+    {
+        body.push_str(
+            "<p>You administer this server: <a href=\"/admin/accounts\">its accounts</a>.</p>",
+        );
+    }
     page(StatusCode::OK, "Home", Some(&signed.viewer()), "", &body)
 }
 

@@ -208,6 +208,42 @@ pub async fn note_failure(db: &Db, keys: &[&str], now: i64, after: i64) -> sqlx:
     tx.commit().await
 }
 
+crate::db::inline::row! {
+    /// An account as the instance administrators' screen lists it.
+    #[derive(Debug, Clone)]
+    pub struct AccountRow {
+        pub id: String,
+        pub email: String,
+        pub display_name: String,
+        /// 1 when the account has a password (it can sign in to the app).
+        pub has_password: i64,
+        pub instance_admin: i64,
+    }
+}
+
+/// Whether a user administers the server.
+pub async fn is_instance_admin(db: &Db, user_id: &str) -> sqlx::Result<bool> {
+    Ok(db
+        .row::<(i64,)>(&Sql::new("SELECT instance_admin FROM users WHERE id = $1").arg(user_id))
+        .await?
+        .is_some_and(|(a,)| a == 1))
+}
+
+/// The first `limit` accounts by address, from `after` (an address; `""`: the first).
+pub async fn accounts(db: &Db, after: &str, limit: i64) -> sqlx::Result<Vec<AccountRow>> {
+    db.rows(
+        &Sql::new(
+            "SELECT id, email, display_name, \
+             CAST(CASE WHEN password_hash IS NULL THEN 0 ELSE 1 END AS BIGINT) AS has_password, \
+             instance_admin \
+             FROM users WHERE email > $1 ORDER BY email LIMIT $2",
+        )
+        .arg(after)
+        .arg(limit),
+    )
+    .await
+}
+
 /// How many accounts exist (the first-run page shows only while there are none).
 pub async fn user_count(db: &Db) -> sqlx::Result<i64> {
     db.scalar(&Sql::new("SELECT COUNT(*) FROM users")).await

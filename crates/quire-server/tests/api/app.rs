@@ -308,6 +308,153 @@ async fn the_first_run_makes_one_account_however_many_ask_at_once() {
     );
 }
 
+/// Posts the accounts screen's form `op` for `email` with `password`.
+async fn accounts_form(b: &mut Browser, csrf: &str, op: &str, email: &str, password: &str) -> Page {
+    let form = [
+        ("csrf", csrf),
+        ("op", op),
+        ("email", email),
+        ("password", password),
+    ];
+    b.post("/admin/accounts", &form).await
+}
+
+#[tokio::test]
+async fn instance_administrators_make_accounts_and_set_passwords_in_the_app() {
+    let app = TestApp::start().await;
+    let mut admin = Browser::new(&app);
+    let made = admin
+        .post(
+            "/setup",
+            &[
+                ("email", "ada@example.com"),
+                ("password", "correct horse battery"),
+            ],
+        )
+        .await;
+    assert_eq!(made.status, 303, "{}", made.html);
+    let mut bo = signed_in(&app, &["bo"]).await.remove(0);
+
+    // Only the server's administrators find the screen, and only they may post to it.
+    assert!(!bo.get("/").await.html.contains("/admin/accounts"));
+    assert_eq!(bo.get("/admin/accounts").await.status, 404);
+    let bo_csrf = csrf(&bo.get("/account/sessions").await.html);
+    let by_bo = bo
+        .post(
+            "/admin/accounts",
+            &[
+                ("csrf", &bo_csrf),
+                ("op", "reset"),
+                ("email", "ada@example.com"),
+                ("password", "taken over now"),
+            ],
+        )
+        .await;
+    assert_eq!(by_bo.status, 404);
+    assert!(admin
+        .get("/")
+        .await
+        .html
+        .contains("href=\"/admin/accounts\""));
+    let screen = admin.get("/admin/accounts").await;
+    assert_eq!(screen.status, 200, "{}", screen.html);
+    assert!(screen.html.contains("ada@example.com") && screen.html.contains("bo@example.com"));
+    let token = csrf(&screen.html);
+    // A new account, who signs in with the password given.
+    let created = accounts_form(
+        &mut admin,
+        &token,
+        "create",
+        "cy@example.com",
+        "a long passphrase",
+    )
+    .await;
+    assert_eq!(created.status, 303, "{}", created.html);
+    let mut cy = Browser::new(&app);
+    let p = cy
+        .post(
+            "/signin",
+            &[
+                ("email", "cy@example.com"),
+                ("password", "a long passphrase"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    // Refusals name what was wrong, and change nothing.
+    let again = accounts_form(
+        &mut admin,
+        &token,
+        "create",
+        "cy@example.com",
+        "another passphrase",
+    )
+    .await;
+    assert_eq!(again.status, 400);
+    assert!(again.html.contains("exists already"), "{}", again.html);
+    let weak = accounts_form(
+        &mut admin,
+        &token,
+        "create",
+        "di@example.com",
+        "password123",
+    )
+    .await;
+    assert_eq!(weak.status, 400);
+    assert!(weak.html.contains("most common"), "{}", weak.html);
+    let unknown = accounts_form(
+        &mut admin,
+        &token,
+        "reset",
+        "nobody@example.com",
+        "a long passphrase",
+    )
+    .await;
+    assert_eq!(unknown.status, 400);
+    assert!(unknown.html.contains("`email`"), "{}", unknown.html);
+    assert!(!admin
+        .get("/admin/accounts")
+        .await
+        .html
+        .contains("di@example.com"));
+
+    // A new password for Bo ends Bo's sessions; the new one signs in.
+    let reset = accounts_form(
+        &mut admin,
+        &token,
+        "reset",
+        "bo@example.com",
+        "a brand new passphrase",
+    )
+    .await;
+    assert_eq!(reset.status, 303, "{}", reset.html);
+    assert_eq!(bo.get("/").await.location.as_deref(), Some("/signin"));
+    let mut bo_again = Browser::new(&app);
+    let p = bo_again
+        .post(
+            "/signin",
+            &[
+                ("email", "bo@example.com"),
+                ("password", "a brand new passphrase"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    // A form without the session's token is refused.
+    let forged = admin
+        .post(
+            "/admin/accounts",
+            &[
+                ("csrf", "forged"),
+                ("op", "create"),
+                ("email", "ed@example.com"),
+                ("password", "a long passphrase"),
+            ],
+        )
+        .await;
+    assert_eq!(forged.status, 403);
+}
+
 #[tokio::test]
 async fn failed_sign_ins_count_on_every_node() {
     let app = TestApp::start().await;

@@ -1,0 +1,180 @@
+//! The server's accounts, for its instance administrators (`/admin/accounts`): every
+//! account, a new account with its password, and a new password for an account, as
+//! `quire admin set-password` does from the shell. Quire sends no e-mail, so this is how an
+//! administrator lets someone in without a shell on the server.
+
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use quire_content::html::{escape_attr as attr, escape_text as text};
+use serde::Deserialize;
+
+use super::session::{read_form, require, Signed};
+use super::shell::{failed, not_found, page, see_other};
+use crate::domain::accounts::{self, AccountError, Holder};
+use crate::state::AppState;
+use crate::store;
+
+/// Accounts listed per page.
+const PAGE: i64 = 100;
+
+const HERE: &str = "/admin/accounts";
+
+/// Where the listing starts.
+#[derive(Deserialize, Default)]
+pub struct At {
+    /// The address after which the page starts.
+    after: Option<String>,
+}
+
+/// The signed-in instance administrator, on a password session (a single sign-on session
+/// reaches one organization, not the server); anyone else finds nothing here.
+async fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<Signed, Response> {
+    let signed = require(state, headers, HERE).await?;
+    let admin = signed.scope.is_none()
+        && store::sessions::is_instance_admin(&state.db, signed.user.id.as_str())
+            .await
+            .map_err(failed)?;
+    if !admin {
+        return Err(not_found(
+            Some(&signed.viewer()),
+            "This page does not exist, or you may not see it.",
+        ));
+    }
+    Ok(signed)
+}
+
+/// `GET /admin/accounts`.
+pub async fn screen(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(at): Query<At>,
+) -> Response {
+    match require_admin(&state, &headers).await {
+        Ok(signed) => render(&state, &signed, at.after.as_deref().unwrap_or(""), None).await,
+        Err(res) => res,
+    }
+}
+
+/// The screen, from the account after `after`, with a refusal at its top.
+async fn render(state: &AppState, signed: &Signed, after: &str, problem: Option<&str>) -> Response {
+    let list = match store::sessions::accounts(&state.db, after, PAGE).await {
+        Ok(list) => list,
+        Err(e) => return failed(e),
+    };
+    let csrf = attr(&signed.session.csrf);
+    let mut body = String::from("<h1>Accounts</h1>");
+    if let Some(problem) = problem {
+        body.push_str(&format!(
+            "<p class=\"error\" role=\"alert\">{}</p>",
+            text(problem)
+        ));
+    }
+    body.push_str(
+        "<table><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">Address</th>\
+<th scope=\"col\">Signs in with</th></tr></thead><tbody>",
+    );
+    for a in &list {
+        body.push_str(&format!(
+            "<tr data-account=\"{}\"><td>{}{}</td><td>{}</td><td>{}</td></tr>",
+            attr(&a.id),
+            text(&a.display_name),
+            if a.instance_admin == 1 {
+                " <span class=\"muted\">(administers the server)</span>"
+            } else {
+                ""
+            },
+            text(&a.email),
+            if a.has_password == 1 {
+                "a password"
+            } else {
+                "API tokens or single sign-on"
+            },
+        ));
+    }
+    body.push_str("</tbody></table>");
+    if list.len() as i64 == PAGE {
+        if let Some(last) = list.last() {
+            let next: String =
+                url::form_urlencoded::byte_serialize(last.email.as_bytes()).collect();
+            body.push_str(&format!(
+                "<p><a href=\"{HERE}?after={}\">Next accounts</a></p>",
+                attr(&next)
+            ));
+        }
+    }
+    body.push_str(&format!(
+        "<h2>New account</h2><form method=\"post\" action=\"{HERE}\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"op\" value=\"create\">\
+<label>Name <input name=\"name\" autocomplete=\"off\"></label>\
+<label>Address <input name=\"email\" type=\"email\" required autocomplete=\"off\"></label>\
+<label>Password <input name=\"password\" type=\"password\" required minlength=\"8\" autocomplete=\"new-password\"></label>\
+<button type=\"submit\">Create the account</button></form>\
+<h2>New password</h2><p class=\"muted\">The account's sessions end; tell its owner the new password.</p>\
+<form method=\"post\" action=\"{HERE}\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"op\" value=\"reset\">\
+<label>Address <input name=\"email\" type=\"email\" required autocomplete=\"off\"></label>\
+<label>Password <input name=\"password\" type=\"password\" required minlength=\"8\" autocomplete=\"new-password\"></label>\
+<button type=\"submit\">Set the password</button></form>"
+    ));
+    let status = if problem.is_some() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
+    page(status, "Accounts", Some(&signed.viewer()), "", &body)
+}
+
+/// `POST /admin/accounts`: `op` `create` (name, email, password) or `reset` (email,
+/// password).
+pub async fn act(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let signed = match require_admin(&state, &headers).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let form = match read_form(&state, &headers, Some(&signed.session), body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let email = form.email.unwrap_or_default();
+    let password = form.password.unwrap_or_default();
+    let name = form.name.filter(|n| !n.trim().is_empty());
+    let holder = match form.op.as_deref() {
+        Some("create") => Holder::New,
+        Some("reset") => {
+            let known =
+                store::users::by_email(&state.db, &store::users::normalize_email(&email)).await;
+            match known {
+                Ok(Some(_)) => Holder::Any { admin: false },
+                Ok(None) => {
+                    let why = "`email`: no account has this address.";
+                    return render(&state, &signed, "", Some(why)).await;
+                }
+                Err(e) => return failed(e),
+            }
+        }
+        _ => {
+            return render(
+                &state,
+                &signed,
+                "",
+                Some("`op` must be `create` or `reset`."),
+            )
+            .await
+        }
+    };
+    let now = state.now();
+    match accounts::set_password(&state.db, &email, name.as_deref(), &password, holder, now).await {
+        Ok(user) => {
+            tracing::info!(by = %signed.user.id, user = %user.id, op = ?form.op, "account changed by an instance administrator");
+            see_other(HERE)
+        }
+        Err(AccountError::Invalid(why)) => render(&state, &signed, "", Some(&why)).await,
+        Err(AccountError::Exists) => {
+            let why = "`email`: an account with this address exists already.";
+            render(&state, &signed, "", Some(why)).await
+        }
+        Err(AccountError::Failed(e)) => failed(e),
+    }
+}
