@@ -823,6 +823,25 @@ pub async fn upload(
         "" => "file".to_string(),
         n => n.to_string(),
     };
+    // A large file is held in memory until stored, as an import's download is: it takes an
+    // import turn first, so that many at once cannot add up without bound. Small ones (as
+    // small as the bodies that never wait for the body budget) go straight in.
+    let declared = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let large = declared.map_or(
+        headers.contains_key(axum::http::header::TRANSFER_ENCODING),
+        |n| n > crate::state::SMALL_BODY_BYTES,
+    );
+    let _turn = if large {
+        match crate::domain::heavy::take(&state, &state.imports, "imports and uploads").await {
+            Ok(turn) => Some(turn),
+            Err(e) => return e.into_response(),
+        }
+    } else {
+        None
+    };
     let max = state.config.max_import_bytes;
     let bytes = match axum::body::to_bytes(body, max).await {
         Ok(b) if !b.is_empty() => b,

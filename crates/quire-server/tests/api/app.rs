@@ -3718,6 +3718,41 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
 /// A file pasted or dropped into the editor becomes a file of the change request, and the
 /// answer is the block that shows it; without the page's CSRF token nothing is stored.
 #[tokio::test]
+async fn large_uploads_take_an_import_turn_and_small_ones_do_not_wait() {
+    let app = TestApp::start_with(|c| {
+        c.max_imports = 1;
+        c.busy_wait_ms = 200;
+    })
+    .await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Files").await;
+    let space = app.space(&alice, &org, "Files", None).await;
+    let cr = app.open_change_request(&alice, &space, "Big files").await;
+    let number = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
+    let token = csrf(&a.get(&format!("/s/{space}/~/changes/{number}")).await.html);
+    let path = format!("/s/{space}/~/upload/{number}?name=big.txt");
+    let big = vec![b'x'; 300 * 1024];
+    // Every import turn taken (an import running): a large file waits, then is told to
+    // come back; a small one is stored at once.
+    let held = app.state.imports.clone().acquire_owned().await.unwrap();
+    let busy = a.upload(&path, &token, big.clone()).await;
+    assert_eq!(busy.status, 503, "{}", busy.html);
+    assert!(busy.headers.contains_key("retry-after"));
+    assert!(busy.html.contains("busy"), "{}", busy.html);
+    let small = a.upload(&path, &token, b"small words".to_vec()).await;
+    assert_eq!(small.status, 200, "{}", small.html);
+    drop(held);
+    let stored = a.upload(&path, &token, big).await;
+    assert_eq!(stored.status, 200, "{}", stored.html);
+}
+
+#[tokio::test]
 async fn files_are_uploaded_into_a_change_request_from_the_editor() {
     use base64::Engine;
     let app = TestApp::start().await;
