@@ -279,6 +279,66 @@ pub async fn delete(state: &AppState, site_id: &str, id: &str) -> ApiResult<bool
     Ok(deleted)
 }
 
+/// Writes the redirects `wanted` of a site in one transaction, each checked as [`create`]
+/// checks one: a source some redirect has already is pointed at its new destination when
+/// `replace` (kept otherwise); a destination no longer in the site's structure, or a site
+/// full at [`MAX_PER_SITE`], is skipped. Answers how many were written.
+async fn write_in_site(
+    state: &AppState,
+    site: &SiteRow,
+    wanted: &[(String, Destination)],
+    replace: bool,
+) -> ApiResult<usize> {
+    let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Site(&site.id)]);
+    // The site's row is the turn of every redirect write of the site.
+    if store::sites::lock(&mut tx, &site.org_id, &site.id)
+        .await?
+        .is_none()
+    {
+        return Ok(0);
+    }
+    let structure = store::sites::structure_tx(&mut tx, &site.id).await?;
+    let mut count = store::redirects::count_tx(&mut tx, &site.id).await?;
+    let now = state.now();
+    let mut written = 0;
+    for (source, to) in wanted {
+        if check_structure(&structure, to).is_err() {
+            continue;
+        }
+        match store::redirects::by_source_tx(&mut tx, &site.id, source).await? {
+            Some(mut row) if replace && Destination::of(&row)? != *to => {
+                to.store_in(&mut row);
+                store::redirects::set_destination(&mut tx, &row, now).await?;
+                written += 1;
+            }
+            // Already redirected there, or kept as it is.
+            Some(_) => {}
+            None if count < MAX_PER_SITE => {
+                let mut row = RedirectRow {
+                    id: new_id(),
+                    site_id: site.id.clone(),
+                    source: source.clone(),
+                    kind: String::new(),
+                    section_id: None,
+                    site_space_id: None,
+                    page_id: None,
+                    created_at: now,
+                    updated_at: now,
+                };
+                to.store_in(&mut row);
+                store::redirects::insert(&mut tx, &row).await?;
+                count += 1;
+                written += 1;
+            }
+            // The site is full: the page keeps its new address.
+            None => {}
+        }
+    }
+    tx.commit().await?;
+    Ok(written)
+}
+
 /// The URL a redirect sends to, under a share link's key when given; `None` when its
 /// section or site space left the site. A page no longer in its space sends to the site
 /// space.
@@ -427,43 +487,41 @@ async fn add_in_sites(
         ..Default::default()
     };
     let (sites, _) = store::sites::list(&state.db, org_id, &filter, None, MAX_SITES).await?;
+    // Only pages of the space's current content are redirected to.
+    let revision = crate::domain::access::current_revision(state, space_id).await?;
+    let Some(row) = content::revision_row(state, space_id, &revision).await? else {
+        return Ok(0);
+    };
+    let rev = content::load_in(state, space_id, &row.root).await?;
+    let items: Vec<&(String, String)> = items
+        .iter()
+        .filter(|(_, page_id)| rev.path_of(page_id).is_some())
+        .collect();
     let mut added = 0;
     for site in &sites {
         let structure = store::sites::structure(&state.db, &site.id).await?;
         let urls = Urls::new(state, site, None);
         let root = urls.site();
+        let mut wanted = Vec::new();
         for ss in structure
             .site_spaces
             .iter()
             .filter(|s| s.space_id == space_id)
         {
             let at = urls.site_space(site, &structure, ss);
-            for (path, page_id) in items {
+            for (path, page_id) in &items {
                 let source = format!("/{}{path}", at.strip_prefix(&root).unwrap_or(""));
-                if check_source("source", &source).is_err() {
-                    continue;
-                }
-                let to = Destination::SitePage {
-                    site_space_id: ss.id.clone(),
-                    page_id: page_id.clone(),
-                };
-                match create(state, site, source.clone(), &to).await {
-                    Ok(_) => added += 1,
-                    Err(ApiError::Conflict(_)) if replace => {
-                        if let Some(row) =
-                            store::redirects::by_source(&state.db, &site.id, &source).await?
-                        {
-                            if Destination::of(&row)? != to {
-                                update(state, site, &row.id, None, Some(&to)).await?;
-                                added += 1;
-                            }
-                        }
-                    }
-                    // Already redirected, or the site is full: the page keeps its new address.
-                    Err(ApiError::Conflict(_) | ApiError::BadRequest(_)) => {}
-                    Err(e) => return Err(e),
+                if check_source("source", &source).is_ok() {
+                    let to = Destination::SitePage {
+                        site_space_id: ss.id.clone(),
+                        page_id: page_id.clone(),
+                    };
+                    wanted.push((source, to));
                 }
             }
+        }
+        if !wanted.is_empty() {
+            added += write_in_site(state, site, &wanted, replace).await?;
         }
     }
     Ok(added)

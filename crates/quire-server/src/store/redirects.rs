@@ -89,6 +89,22 @@ pub async fn by_source(db: &Db, site_id: &str, source: &str) -> sqlx::Result<Opt
     .await
 }
 
+/// The redirect of a site from `source`, inside a writing transaction.
+pub async fn by_source_tx(
+    tx: &mut Tx,
+    site_id: &str,
+    source: &str,
+) -> sqlx::Result<Option<RedirectRow>> {
+    tx.row(
+        &Sql::new(format!(
+            "SELECT {COLUMNS} FROM site_redirects WHERE site_id = $1 AND source = $2"
+        ))
+        .arg(site_id)
+        .arg(source),
+    )
+    .await
+}
+
 /// A redirect of a site, inside a writing transaction.
 pub async fn get_tx(tx: &mut Tx, site_id: &str, id: &str) -> sqlx::Result<Option<RedirectRow>> {
     tx.row(
