@@ -168,8 +168,8 @@ pub async fn update(
 pub async fn delete(db: &Db, org_id: &str, id: &str) -> sqlx::Result<bool> {
     let mut tx = db.begin().await?;
     tx.touches(&[
-        crate::cache::Scope::Org(org_id),
-        crate::cache::Scope::Tokens,
+        crate::scopes::Scope::Org(org_id),
+        crate::scopes::Scope::Tokens,
     ]);
     for table in ["saml_requests", "browser_sessions", "sso_identities"] {
         tx.execute(
