@@ -200,10 +200,19 @@ pub async fn create(
             "A site holds at most {MAX_PER_SITE} redirects: delete one before adding `source` `{source}`."
         )));
     }
-    let now = state.now();
+    let row = new_row(&site.id, source, destination, state.now());
+    store::redirects::insert(&mut tx, &row)
+        .await
+        .map_err(|e| duplicate(e, &row.source))?;
+    tx.commit().await?;
+    Ok(row)
+}
+
+/// A new redirect of site `site_id` from `source` to `destination`, made at `now`.
+fn new_row(site_id: &str, source: String, destination: &Destination, now: i64) -> RedirectRow {
     let mut row = RedirectRow {
         id: new_id(),
-        site_id: site.id.clone(),
+        site_id: site_id.to_string(),
         source,
         kind: String::new(),
         section_id: None,
@@ -213,11 +222,7 @@ pub async fn create(
         updated_at: now,
     };
     destination.store_in(&mut row);
-    store::redirects::insert(&mut tx, &row)
-        .await
-        .map_err(|e| duplicate(e, &row.source))?;
-    tx.commit().await?;
-    Ok(row)
+    row
 }
 
 /// A unique violation named for the field that caused it.
@@ -315,18 +320,7 @@ async fn write_in_site(
             // Already redirected there, or kept as it is.
             Some(_) => {}
             None if count < MAX_PER_SITE => {
-                let mut row = RedirectRow {
-                    id: new_id(),
-                    site_id: site.id.clone(),
-                    source: source.clone(),
-                    kind: String::new(),
-                    section_id: None,
-                    site_space_id: None,
-                    page_id: None,
-                    created_at: now,
-                    updated_at: now,
-                };
-                to.store_in(&mut row);
+                let row = new_row(&site.id, source.clone(), to, now);
                 store::redirects::insert(&mut tx, &row).await?;
                 count += 1;
                 written += 1;

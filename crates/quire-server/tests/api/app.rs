@@ -382,36 +382,25 @@ async fn instance_administrators_make_accounts_and_set_passwords_in_the_app() {
         .await;
     assert_eq!(p.status, 303, "{}", p.html);
     // Refusals name what was wrong, and change nothing.
-    let again = accounts_form(
-        &mut admin,
-        &token,
-        "create",
-        "cy@example.com",
-        "another passphrase",
-    )
-    .await;
-    assert_eq!(again.status, 400);
-    assert!(again.html.contains("exists already"), "{}", again.html);
-    let weak = accounts_form(
-        &mut admin,
-        &token,
-        "create",
-        "di@example.com",
-        "password123",
-    )
-    .await;
-    assert_eq!(weak.status, 400);
-    assert!(weak.html.contains("most common"), "{}", weak.html);
-    let unknown = accounts_form(
-        &mut admin,
-        &token,
-        "reset",
-        "nobody@example.com",
-        "a long passphrase",
-    )
-    .await;
-    assert_eq!(unknown.status, 400);
-    assert!(unknown.html.contains("`email`"), "{}", unknown.html);
+    for (op, email, password, why) in [
+        (
+            "create",
+            "cy@example.com",
+            "another passphrase",
+            "exists already",
+        ),
+        ("create", "di@example.com", "password123", "most common"),
+        (
+            "reset",
+            "nobody@example.com",
+            "a long passphrase",
+            "`email`",
+        ),
+    ] {
+        let refused = accounts_form(&mut admin, &token, op, email, password).await;
+        assert_eq!(refused.status, 400, "{op} {email}");
+        assert!(refused.html.contains(why), "{}", refused.html);
+    }
     assert!(!admin
         .get("/admin/accounts")
         .await
