@@ -89,6 +89,10 @@ pub fn routes() -> Router<AppState> {
             "/c/{collectionId}",
             get(screens::collection).post(screens::collection_act),
         )
+        .route(
+            "/c/{collectionId}/~/share",
+            get(screens::collection_share).post(screens::collection_share_act),
+        )
         .route("/s/{spaceId}", get(screens::space_home))
         .route("/s/{spaceId}/~/upload/{number}", post(editor::upload))
         .route(

@@ -279,12 +279,52 @@ pub async fn collection(
         &viewer,
         Some(&collection_id),
     ));
+    if ctx.org.role.is_some() {
+        let _ = write!(
+            body,
+            "<p><a href=\"/c/{}/~/share\">Who may access this collection</a></p>",
+            attr(&ctx.collection.id)
+        );
+    }
     if ctx.role >= access::Role::Admin {
         let action = format!("/c/{}", attr(&ctx.collection.id));
         let hidden = format!(
             "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
             attr(viewer.csrf)
         );
+        // Where it may move: the organization, or a collection the user creates in that is
+        // neither this one nor below it.
+        let mut places: Vec<_> = ctx
+            .grants
+            .collections()
+            .values()
+            .filter(|c| {
+                !ctx.grants.is_within(&c.id, &ctx.collection.id)
+                    && ctx
+                        .grants
+                        .collection_role(c)
+                        .is_some_and(|r| r >= access::Role::Create)
+            })
+            .map(|c| (c.id.clone(), c.title.clone()))
+            .collect();
+        places.sort_by(|a, b| a.1.cmp(&b.1));
+        let current = ctx.collection.parent_id.as_deref().unwrap_or("");
+        let _ = write!(
+            body,
+            "<h2>Place</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"move\">\
+<label for=\"collection-parent\">In</label><select id=\"collection-parent\" name=\"parent\"><option value=\"\"{}>The organization</option>",
+            if current.is_empty() { " selected" } else { "" }
+        );
+        for (id, title) in &places {
+            let _ = write!(
+                body,
+                "<option value=\"{}\"{}>{}</option>",
+                attr(id),
+                if id == current { " selected" } else { "" },
+                text(title)
+            );
+        }
+        body.push_str("</select><button type=\"submit\">Move</button></form>");
         let _ = write!(
             body,
             "<h2>Settings</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"settings\">\
@@ -307,8 +347,51 @@ pub async fn collection(
     )
 }
 
-/// `POST /c/{collectionId}`: its admins rename it, describe it, or delete it (its spaces and
-/// collections move up to its parent).
+/// `GET /c/{collectionId}/~/share`: who may access the collection.
+pub async fn collection_share(
+    State(state): State<AppState>,
+    Path(collection_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let here = format!("/c/{collection_id}/~/share");
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    match access::load_collection(&state, &signed.caller(), &collection_id).await {
+        Ok(ctx) => super::share::collection_screen(&state, &ctx, &viewer).await,
+        Err(_) => not_found(
+            Some(&viewer),
+            "This collection does not exist, or you may not see it.",
+        ),
+    }
+}
+
+/// `POST /c/{collectionId}/~/share`: its admins give, change and take permissions.
+pub async fn collection_share_act(
+    State(state): State<AppState>,
+    Path(collection_id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Body,
+) -> Response {
+    let here = format!("/c/{collection_id}/~/share");
+    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
+        Ok(signed_form) => signed_form,
+        Err(res) => return res,
+    };
+    let viewer = signed.viewer();
+    match access::load_collection(&state, &signed.caller(), &collection_id).await {
+        Ok(ctx) => super::share::collection_act(&state, &ctx, &viewer, form).await,
+        Err(_) => not_found(
+            Some(&viewer),
+            "This collection does not exist, or you may not see it.",
+        ),
+    }
+}
+
+/// `POST /c/{collectionId}`: its admins rename it, describe it, move it, or delete it (its
+/// spaces and collections move up to its parent).
 pub async fn collection_act(
     State(state): State<AppState>,
     Path(collection_id): Path<String>,
@@ -350,6 +433,14 @@ pub async fn collection_act(
                         ..Default::default()
                     };
                     crate::domain::collections::update(&state, &ctx.collection, patch).await?;
+                    Ok(format!("/c/{}", ctx.collection.id))
+                }
+                Some("move") => {
+                    let body = crate::domain::placement::MoveBody {
+                        parent: Some(form.parent.clone().filter(|p| !p.is_empty())),
+                        position: None,
+                    };
+                    crate::domain::collections::move_collection(&state, &ctx, &body).await?;
                     Ok(format!("/c/{}", ctx.collection.id))
                 }
                 Some("delete") if form.confirm.as_deref() == Some("yes") => {

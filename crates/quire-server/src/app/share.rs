@@ -1,6 +1,6 @@
-//! Who may access a space, in the app: its explicit permissions for members and teams, and
-//! for its admins the forms that grant, change and take them away, through the domain's
-//! permission workflows (the API's own).
+//! Who may access a space or a collection, in the app: its explicit permissions for members
+//! and teams, and for its admins the forms that grant, change and take them away, through
+//! the domain's permission workflows (the API's own).
 
 use std::fmt::Write as _;
 
@@ -10,7 +10,7 @@ use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session::Form;
 use super::shell::{failed, page, run_write, Viewer};
-use crate::domain::access::{Role, SpaceCtx};
+use crate::domain::access::{CollectionCtx, Role, SpaceCtx};
 use crate::domain::permissions::{self, Content};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -38,9 +38,54 @@ fn role_select(id: &str, current: &str, label: &str) -> String {
     out
 }
 
+/// What the sharing screen shows: the content, its title, a line about who reads it
+/// besides the permissions, and where its forms are posted.
+struct Shared<'a> {
+    target: Content,
+    title: &'a str,
+    note: String,
+    action: String,
+}
+
+impl<'a> Shared<'a> {
+    fn space(ctx: &'a SpaceCtx) -> Self {
+        Shared {
+            target: Content::space(ctx),
+            title: &ctx.space.title,
+            note: format!(
+                " Visibility: <strong>{}</strong>.",
+                text(ctx.space.visibility.as_str())
+            ),
+            action: format!("/s/{}/~/share", attr(&ctx.space.id)),
+        }
+    }
+
+    fn collection(ctx: &'a CollectionCtx) -> Self {
+        Shared {
+            target: Content::collection(ctx),
+            title: &ctx.collection.title,
+            note: " Its spaces inherit these permissions unless they say otherwise.".into(),
+            action: format!("/c/{}/~/share", attr(&ctx.collection.id)),
+        }
+    }
+}
+
 /// `GET /s/{spaceId}/~/share`.
 pub async fn screen(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
-    match html(state, ctx, viewer).await {
+    shown(state, &Shared::space(ctx), viewer, nav).await
+}
+
+/// `GET /c/{collectionId}/~/share`.
+pub async fn collection_screen(
+    state: &AppState,
+    ctx: &CollectionCtx,
+    viewer: &Viewer<'_>,
+) -> Response {
+    shown(state, &Shared::collection(ctx), viewer, "").await
+}
+
+async fn shown(state: &AppState, shared: &Shared<'_>, viewer: &Viewer<'_>, nav: &str) -> Response {
+    match html(state, shared, viewer).await {
         Ok(body) => page(StatusCode::OK, "Share", Some(viewer), nav, &body),
         Err(ApiError::Internal(e)) => failed(e),
         Err(e) => page(
@@ -53,17 +98,18 @@ pub async fn screen(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: 
     }
 }
 
-async fn html(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>) -> ApiResult<String> {
+async fn html(state: &AppState, shared: &Shared<'_>, viewer: &Viewer<'_>) -> ApiResult<String> {
+    let target = &shared.target;
     // As the API's listings: guests do not see who else has access.
-    ctx.org.require_non_guest("see who has access")?;
-    let admin = ctx.role >= Role::Admin;
-    let id = attr(&ctx.space.id);
-    let action = format!("/s/{id}/~/share");
+    target.org.require_non_guest("see who has access")?;
+    let admin = target.role >= Role::Admin;
+    let action = &shared.action;
+    let org_id = target.org_id.as_str();
     let hidden = format!(
         "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
         attr(viewer.csrf)
     );
-    let grants = store::permissions::on_target(&state.db, "space", &ctx.space.id).await?;
+    let grants = store::permissions::on_target(&state.db, target.kind, &target.id).await?;
     let user_ids: Vec<&str> = grants
         .iter()
         .filter(|g| g.principal_kind == "user")
@@ -75,15 +121,19 @@ async fn html(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>) -> ApiResul
         .map(|g| g.principal_id.as_str())
         .collect();
     let users = store::users::get_many(&state.db, &user_ids).await?;
-    let teams = store::teams::get_many(&state.db, &ctx.space.org_id, &team_ids).await?;
+    let teams = store::teams::get_many(&state.db, org_id, &team_ids).await?;
     let mut body = format!(
-        "<h1>Who may access {}</h1><p>Members of the organization have their organization role here unless a permission below says more. Visibility: <strong>{}</strong>.</p>",
-        text(&ctx.space.title),
-        text(ctx.space.visibility.as_str())
+        "<h1>Who may access {}</h1><p>Members of the organization have their organization role here unless a permission below says more.{}</p>",
+        text(shared.title),
+        shared.note
     );
     body.push_str("<h2>Permissions</h2>");
     if grants.is_empty() {
-        body.push_str("<p class=\"muted\">No permission given on this space alone.</p>");
+        let _ = write!(
+            body,
+            "<p class=\"muted\">No permission given on this {} alone.</p>",
+            target.kind
+        );
     } else {
         body.push_str("<table><thead><tr><th scope=\"col\">Who</th><th scope=\"col\">Role</th></tr></thead><tbody>");
         for g in &grants {
@@ -129,8 +179,7 @@ async fn html(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>) -> ApiResul
         ascending: true,
         ..Default::default()
     };
-    let (members, _) =
-        store::members::list(&state.db, &ctx.space.org_id, &filter, None, OFFERED).await?;
+    let (members, _) = store::members::list(&state.db, org_id, &filter, None, OFFERED).await?;
     let _ = write!(
         body,
         "<h2>Give access</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"grant-user\">\
@@ -149,14 +198,8 @@ async fn html(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>) -> ApiResul
         "</select> {}<button type=\"submit\">Give access</button></form>",
         role_select("grant-user-role", "read", "Role")
     );
-    let (all_teams, _) = store::teams::list(
-        &state.db,
-        &ctx.space.org_id,
-        &Default::default(),
-        None,
-        OFFERED,
-    )
-    .await?;
+    let (all_teams, _) =
+        store::teams::list(&state.db, org_id, &Default::default(), None, OFFERED).await?;
     if !all_teams.is_empty() {
         let _ = write!(
             body,
@@ -184,7 +227,27 @@ async fn html(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>) -> ApiResul
 /// takes away (`remove-…`) one permission, then back to the screen.
 pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: Form) -> Response {
     let here = format!("/s/{}/~/share", ctx.space.id);
-    let target = Content::space(&ctx);
+    changed(state, Content::space(&ctx), here, viewer, form).await
+}
+
+/// `POST /c/{collectionId}/~/share`: as [`act`], for a collection.
+pub async fn collection_act(
+    state: &AppState,
+    ctx: &CollectionCtx,
+    viewer: &Viewer<'_>,
+    form: Form,
+) -> Response {
+    let here = format!("/c/{}/~/share", ctx.collection.id);
+    changed(state, Content::collection(ctx), here, viewer, form).await
+}
+
+async fn changed(
+    state: &AppState,
+    target: Content,
+    here: String,
+    viewer: &Viewer<'_>,
+    form: Form,
+) -> Response {
     let run = {
         let state = state.clone();
         async move {

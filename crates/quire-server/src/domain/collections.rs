@@ -99,3 +99,35 @@ pub async fn delete(state: &AppState, collection: &CollectionRow) -> ApiResult<(
     tx.commit().await?;
     Ok(())
 }
+
+/// Moves a collection under another collection (or the organization's root) and/or among
+/// its siblings; never under itself or its own descendants.
+pub async fn move_collection(
+    state: &AppState,
+    ctx: &crate::domain::access::CollectionCtx,
+    body: &crate::domain::placement::MoveBody,
+) -> ApiResult<()> {
+    use crate::domain::placement::{move_target, move_to, Moving};
+    let (parent, place) = move_target(
+        &ctx.org,
+        &ctx.grants,
+        ctx.collection.parent_id.as_deref(),
+        body,
+    )?;
+    if let Some(p) = &parent {
+        if ctx.grants.is_within(p, &ctx.collection.id) {
+            return Err(ApiError::bad_request(
+                "`parent`: a collection cannot move under itself or its descendants.",
+            ));
+        }
+    }
+    let moving = Moving {
+        item: crate::store::ordering::Item {
+            kind: "collection".into(),
+            id: ctx.collection.id.clone(),
+        },
+        org_id: &ctx.collection.org_id,
+        position: ctx.collection.position,
+    };
+    move_to(state, &moving, parent.as_deref(), &place).await
+}

@@ -1807,6 +1807,120 @@ async fn teams_are_made_and_staffed_in_the_app() {
 }
 
 #[tokio::test]
+async fn collection_admins_share_and_move_collections_in_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Shelves").await;
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    let outer = app.collection(&alice, &org, "Outer", None).await;
+    let inner = app.collection(&alice, &org, "Inner", Some(&outer)).await;
+    let moving = app.collection(&alice, &org, "Moving", None).await;
+    let space = app.space(&alice, &org, "Handbook", Some(&moving)).await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let role_of_bob = || async {
+        app.get(&bob, &format!("/v1/spaces/{space}"))
+            .await
+            .expect(200)["permissions"]["edit"]
+            .clone()
+    };
+    assert_eq!(role_of_bob().await, json!(false));
+
+    // Sharing: Bob gets `edit` on the collection, which its space inherits.
+    let share = format!("/c/{moving}/~/share");
+    let screen = a.get(&format!("/c/{moving}")).await;
+    assert!(
+        screen.html.contains(&format!("href=\"{share}\"")),
+        "{}",
+        screen.html
+    );
+    let seen = a.get(&share).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert!(seen
+        .html
+        .contains("No permission given on this collection alone"));
+    let token = csrf(&seen.html);
+    let p = a
+        .post(
+            &share,
+            &[
+                ("csrf", &token),
+                ("op", "grant-user"),
+                ("user", &bob.id),
+                ("role", "edit"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(role_of_bob().await, json!(true));
+    assert!(a
+        .get(&share)
+        .await
+        .html
+        .contains(&format!("data-grant=\"{}\"", bob.id)));
+    // Bob, a reader, sees who has access but gets no form, and a forged one is refused.
+    let seen = b.get(&share).await;
+    assert_eq!(seen.status, 200);
+    assert!(!seen.html.contains("Give access"));
+    let bt = csrf(&b.get(&format!("/c/{moving}")).await.html);
+    let forged = b
+        .post(
+            &share,
+            &[("csrf", &bt), ("op", "remove-user"), ("user", &bob.id)],
+        )
+        .await;
+    assert_eq!(forged.status, 403, "{}", forged.html);
+    let p = a
+        .post(
+            &share,
+            &[("csrf", &token), ("op", "remove-user"), ("user", &bob.id)],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(role_of_bob().await, json!(false));
+
+    // Moving: into Inner; never into itself or below it (not offered, and refused).
+    let here = format!("/c/{moving}");
+    let seen = a.get(&here).await;
+    assert!(seen.html.contains(&format!("<option value=\"{inner}\"")));
+    assert!(!seen.html.contains(&format!("<option value=\"{moving}\"")));
+    let p = a
+        .post(
+            &here,
+            &[("csrf", &token), ("op", "move"), ("parent", &inner)],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let got = app
+        .get(&alice, &format!("/v1/collections/{moving}"))
+        .await
+        .expect(200);
+    assert_eq!(got["parent"], inner.as_str(), "{got}");
+    let outer_screen = format!("/c/{outer}");
+    let outer_token = csrf(&a.get(&outer_screen).await.html);
+    let p = a
+        .post(
+            &outer_screen,
+            &[("csrf", &outer_token), ("op", "move"), ("parent", &moving)],
+        )
+        .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    assert!(p.html.contains("itself or its descendants"), "{}", p.html);
+    // And back to the organization's root.
+    let p = a
+        .post(&here, &[("csrf", &token), ("op", "move"), ("parent", "")])
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let got = app
+        .get(&alice, &format!("/v1/collections/{moving}"))
+        .await
+        .expect(200);
+    assert!(got["parent"].is_null(), "{got}");
+}
+
+#[tokio::test]
 async fn spaces_and_collections_are_made_and_moved_in_the_app() {
     let app = TestApp::start().await;
     let alice = app.persona("alice").await;

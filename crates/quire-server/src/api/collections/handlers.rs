@@ -15,8 +15,7 @@ use crate::domain::access::{CollectionCtx, OrgCtx, Role};
 use crate::domain::auth::Caller;
 use crate::domain::collections;
 use crate::domain::placement::{
-    level_to_db, move_target, move_to, transfer, transfer_target, LevelIn, MoveBody, Moving,
-    TransferBody, Transferred,
+    level_to_db, transfer, transfer_target, LevelIn, MoveBody, TransferBody, Transferred,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
@@ -24,7 +23,6 @@ use crate::http::pagination::{List, PageRequest};
 use crate::state::AppState;
 use crate::store;
 use crate::store::collections::{CollectionPatch, CollectionRow};
-use crate::store::ordering::Item;
 
 /// Body of `createCollection`.
 #[derive(Deserialize, Default)]
@@ -171,28 +169,7 @@ pub async fn move_collection(
     Extension(ctx): Extension<CollectionCtx>,
     JsonBody(body): JsonBody<MoveBody>,
 ) -> ApiResult<Json<views::Collection>> {
-    let (parent, place) = move_target(
-        &ctx.org,
-        &ctx.grants,
-        ctx.collection.parent_id.as_deref(),
-        &body,
-    )?;
-    if let Some(p) = &parent {
-        if ctx.grants.is_within(p, &ctx.collection.id) {
-            return Err(ApiError::bad_request(
-                "`parent`: a collection cannot move under itself or its descendants.",
-            ));
-        }
-    }
-    let moving = Moving {
-        item: Item {
-            kind: "collection".into(),
-            id: ctx.collection.id.clone(),
-        },
-        org_id: &ctx.collection.org_id,
-        position: ctx.collection.position,
-    };
-    move_to(&state, &moving, parent.as_deref(), &place).await?;
+    collections::move_collection(&state, &ctx, &body).await?;
     let c = store::collections::get(&state.db, &ctx.collection.id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("collection vanished")))?;
