@@ -44,13 +44,11 @@ pub struct Tx {
     moves: Moves,
 }
 
-/// What a transaction changes, moved when it ends (see [`crate::scopes`]).
+/// What a transaction changes, moved once it is committed (see [`crate::scopes`]).
 pub(super) struct Moves {
     generations: Arc<Generations>,
     /// `None` until the transaction says what it changes.
     touched: Option<Vec<Owned>>,
-    /// Whether it said it may change anything.
-    all: bool,
     /// Whether its commit was asked for: one rolled back changed nothing.
     committing: bool,
     /// Where the transaction was begun, for the log when it says nothing.
@@ -65,7 +63,6 @@ impl Moves {
         Moves {
             generations,
             touched: None,
-            all: false,
             committing: false,
             at,
         }
@@ -78,7 +75,6 @@ impl Drop for Moves {
             return;
         }
         match &self.touched {
-            _ if self.all => self.generations.moved_all(),
             Some(scopes) if scopes.is_empty() => {}
             Some(scopes) => self.generations.moved_owned(scopes),
             None => {
@@ -168,7 +164,7 @@ impl Tx {
 
     /// Says that this transaction changes `scopes` (none: nothing any cache rests on); may
     /// be called again as the transaction learns more. What was cached resting on them is
-    /// no longer served once the transaction ends.
+    /// no longer served once the transaction is committed.
     pub fn touches(&mut self, scopes: &[Scope<'_>]) -> &mut Self {
         let touched = self.moves.touched.get_or_insert_with(Vec::new);
         for scope in scopes {
@@ -177,13 +173,6 @@ impl Tx {
                 touched.push(owned);
             }
         }
-        self
-    }
-
-    /// Says that this transaction may change anything cached (a restore, a purge of many
-    /// spaces): every scope moves when it ends.
-    pub fn touches_all(&mut self) -> &mut Self {
-        self.moves.all = true;
         self
     }
 
