@@ -22,8 +22,8 @@ use crate::markdown::{
     try_document_to_markdown, try_normalize_markdown_with, LinkResolver, LinkTarget,
 };
 use crate::model::{
-    join_path, same_text, slugify, unique_slug, ContentRef, File, LinkPage, Page, PageKind,
-    Revision,
+    join_path, same_text, slugify, unique_slug, ContentRef, File, LinkPage, Page, PageCover,
+    PageKind, PageLayout, Revision, VariableValue, Variables,
 };
 
 /// One item of the `changes` array.
@@ -64,7 +64,19 @@ pub struct PageFields {
     pub no_robots_index: Option<bool>,
     /// Adaptive-content condition; empty removes it.
     pub condition: Option<String>,
+    /// A document page's layout, given whole (a field left out takes its default).
+    pub layout: Option<PageLayout>,
+    /// A document page's cover; `null` removes it.
+    #[serde(default, deserialize_with = "present")]
+    pub cover: Option<Option<PageCover>>,
+    /// A document page's variables, given whole.
+    pub variables: Option<Variables>,
 }
+
+/// Most variables a page holds, and the longest name and text value.
+const MAX_PAGE_VARIABLES: usize = 100;
+const MAX_VARIABLE_NAME: usize = 64;
+const MAX_VARIABLE_TEXT: usize = 1000;
 
 /// A page's new content: markdown, a JSON document, or nothing (`{}`).
 #[derive(Clone, Debug, Deserialize)]
@@ -180,8 +192,10 @@ pub struct FileUpload {
     pub resolved: Option<File>,
 }
 
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(d).map(Some)
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
 }
 
 /// What the engine needs besides the revision: revert sources and fresh ids.
@@ -391,6 +405,76 @@ fn apply_fields(index: usize, page: &mut Page, f: &PageFields) -> Result<(), Edi
     }
     if let Some(v) = f.no_robots_index {
         page.no_robots_index = v;
+    }
+    if f.layout.is_none() && f.cover.is_none() && f.variables.is_none() {
+        return Ok(());
+    }
+    let field = match (&f.layout, &f.cover) {
+        (Some(_), _) => "layout",
+        (None, Some(_)) => "cover",
+        (None, None) => "variables",
+    };
+    let PageKind::Document(doc) = &mut page.kind else {
+        return Err(fail(index, field, "only document pages have one"));
+    };
+    if let Some(l) = &f.layout {
+        if !matches!(l.width.as_str(), "default" | "wide") {
+            return Err(fail(index, "layout.width", "must be `default` or `wide`"));
+        }
+        if !matches!(l.cover_size.as_str(), "hero" | "full") {
+            return Err(fail(index, "layout.coverSize", "must be `hero` or `full`"));
+        }
+        if !matches!(l.cover_mask.as_str(), "none" | "radial") {
+            return Err(fail(
+                index,
+                "layout.coverMask",
+                "must be `none` or `radial`",
+            ));
+        }
+        doc.layout = l.clone();
+    }
+    if let Some(c) = &f.cover {
+        if let Some(c) = c {
+            for (name, r) in [("cover.ref", &c.reference), ("cover.refDark", &c.ref_dark)] {
+                if let Some(ContentRef::Url { url }) = r {
+                    if !(url.starts_with("https://") || url.starts_with("http://")) {
+                        return Err(fail(index, name, "a URL must be http or https"));
+                    }
+                }
+            }
+        }
+        doc.cover = c.clone();
+    }
+    if let Some(v) = &f.variables {
+        if v.len() > MAX_PAGE_VARIABLES {
+            return Err(fail(
+                index,
+                "variables",
+                format!("at most {MAX_PAGE_VARIABLES} variables"),
+            ));
+        }
+        for (name, value) in v {
+            let bad_name = name.is_empty()
+                || name.len() > MAX_VARIABLE_NAME
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if bad_name {
+                return Err(fail(
+                    index,
+                    "variables",
+                    format!("{name:?} is not a variable name (letters, digits, '_' and '-', at most {MAX_VARIABLE_NAME})"),
+                ));
+            }
+            if matches!(value, VariableValue::String(t) if t.len() > MAX_VARIABLE_TEXT) {
+                return Err(fail(
+                    index,
+                    "variables",
+                    format!("{name:?} is longer than {MAX_VARIABLE_TEXT} bytes"),
+                ));
+            }
+        }
+        doc.variables = v.clone();
     }
     Ok(())
 }
@@ -1311,6 +1395,52 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.revision.page("g").unwrap().pages[0].id, "adv");
+    }
+
+    #[test]
+    fn update_sets_a_document_pages_layout_cover_and_variables() {
+        let rev = base();
+        let out = run(
+            &rev,
+            json!([{"operation": "update_page", "page": "home",
+                "layout": {"width": "wide", "title": false, "outline": false},
+                "cover": {"ref": {"kind": "url", "url": "https://example.com/c.png"}},
+                "variables": {"product": "Quire", "beta": true}}]),
+        )
+        .unwrap();
+        let PageKind::Document(doc) = &out.revision.page("home").unwrap().kind else {
+            panic!("a document page");
+        };
+        assert_eq!(doc.layout.width, "wide");
+        assert!(!doc.layout.title && !doc.layout.outline);
+        assert!(doc.layout.description, "a field left out takes its default");
+        assert!(doc.cover.is_some());
+        assert_eq!(doc.variables.len(), 2);
+        let cleared = run(
+            &out.revision,
+            json!([{"operation": "update_page", "page": "home", "cover": null, "variables": {}}]),
+        )
+        .unwrap();
+        let PageKind::Document(doc) = &cleared.revision.page("home").unwrap().kind else {
+            panic!("a document page");
+        };
+        assert!(doc.cover.is_none() && doc.variables.is_empty());
+        assert_eq!(doc.layout.width, "wide", "left as it was");
+        for (change, field) in [
+            (json!({"layout": {"width": "huge"}}), "layout.width"),
+            (
+                json!({"cover": {"ref": {"kind": "url", "url": "javascript:alert(1)"}}}),
+                "cover.ref",
+            ),
+            (json!({"variables": {"no spaces": "x"}}), "variables"),
+        ] {
+            let mut c = json!({"operation": "update_page", "page": "home"});
+            for (k, v) in change.as_object().unwrap() {
+                c[k] = v.clone();
+            }
+            let err = run(&rev, json!([c])).unwrap_err();
+            assert_eq!(err.field, field, "{err:?}");
+        }
     }
 
     #[test]

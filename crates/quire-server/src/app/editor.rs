@@ -449,13 +449,14 @@ fn settings_html(p: &Page, offer_redirect: bool) -> String {
 <datalist id=\"icon-list\">{icons}</datalist>\
 <label for=\"page-slug\">Address in its parent (slug)</label><input id=\"page-slug\" name=\"slug\" type=\"text\" maxlength=\"100\" value=\"{}\">{redirect}\
 <label><input type=\"checkbox\" name=\"hidden\" value=\"yes\"{}> Hidden from the navigation of published sites</label>\
-<label><input type=\"checkbox\" name=\"noindex\" value=\"yes\"{}> Left out of search</label></details>",
+<label><input type=\"checkbox\" name=\"noindex\" value=\"yes\"{}> Left out of search</label>{layout}</details>",
         attr(p.description.as_deref().unwrap_or("")),
         attr(p.emoji.as_deref().unwrap_or("")),
         attr(p.icon.as_deref().unwrap_or("")),
         attr(&p.slug),
         checked(p.hidden),
         checked(p.no_index),
+        layout = layout_html(p),
         emoji = EMOJI
             .iter()
             .map(|(e, name)| format!("<option value=\"{e}\">{name}</option>"))
@@ -465,6 +466,127 @@ fn settings_html(p: &Page, offer_redirect: bool) -> String {
             .map(|i| format!("<option value=\"{i}\"></option>"))
             .collect::<String>(),
     )
+}
+
+/// The parts of a page's layout the settings show and hide, with their labels.
+const SHOWN: [(&str, &str); 6] = [
+    ("cover", "Cover"),
+    ("title", "Title"),
+    ("description", "Description"),
+    ("tableOfContents", "Table of contents"),
+    ("outline", "Outline (on this page)"),
+    ("pagination", "Previous and next links"),
+];
+
+/// A document page's layout, cover image and variables in the settings form. The layout's
+/// other fields travel as they are, so that a save keeps them.
+fn layout_html(p: &Page) -> String {
+    let PageKind::Document(doc) = &p.kind else {
+        return String::new();
+    };
+    let l = &doc.layout;
+    let shown = |name: &str| match name {
+        "cover" => l.cover,
+        "title" => l.title,
+        "description" => l.description,
+        "tableOfContents" => l.table_of_contents,
+        "outline" => l.outline,
+        _ => l.pagination,
+    };
+    let mut out = format!(
+        "<fieldset><legend>Layout</legend><label for=\"page-width\">Width</label><select id=\"page-width\" name=\"width\">\
+<option value=\"default\"{}>Default</option><option value=\"wide\"{}>Wide</option></select>",
+        if l.width == "wide" { "" } else { " selected" },
+        if l.width == "wide" { " selected" } else { "" },
+    );
+    for (name, label) in SHOWN {
+        out.push_str(&format!(
+            "<label><input type=\"checkbox\" name=\"show\" value=\"{name}\"{}> {label}</label>",
+            if shown(name) { " checked" } else { "" }
+        ));
+    }
+    let kept = serde_json::json!({
+        "coverSize": l.cover_size, "coverMask": l.cover_mask, "metadata": l.metadata,
+        "tags": l.tags, "actions": l.actions, "anchors": l.anchors,
+    });
+    let cover = match doc.cover.as_ref().and_then(|c| c.reference.as_ref()) {
+        Some(quire_content::model::ContentRef::Url { url }) => url.clone(),
+        _ => String::new(),
+    };
+    let vars: String = doc
+        .variables
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                quire_content::model::VariableValue::String(s) => s.clone(),
+                quire_content::model::VariableValue::Bool(b) => b.to_string(),
+                quire_content::model::VariableValue::Number(n) => n.to_string(),
+            };
+            format!("{k}: {v}\n")
+        })
+        .collect();
+    out.push_str(&format!(
+        "<input type=\"hidden\" name=\"layout\" value=\"{}\"></fieldset>\
+<label for=\"page-cover\">Cover image <span class=\"muted\">(an https address; empty for none)</span></label>\
+<input id=\"page-cover\" name=\"cover\" type=\"url\" maxlength=\"2048\" value=\"{}\">\
+<label for=\"page-vars\">Page variables <span class=\"muted\">(one <code>name: value</code> a line)</span></label>\
+<textarea id=\"page-vars\" name=\"vars\" rows=\"3\">{}</textarea>",
+        attr(&kept.to_string()),
+        attr(&cover),
+        text(&vars),
+    ));
+    out
+}
+
+/// The layout, cover and variables of a document page's settings form, as `update_page`
+/// takes them; `None` for a form without them (a page of another kind).
+fn layout_fields(form: &Form) -> ApiResult<Option<serde_json::Value>> {
+    let Some(kept) = form.layout.as_deref() else {
+        return Ok(None);
+    };
+    let mut layout: serde_json::Map<String, serde_json::Value> = serde_json::from_str(kept)
+        .map_err(|_| ApiError::bad_request("`layout`: reload the editor and try again."))?;
+    layout.insert(
+        "width".into(),
+        form.width
+            .clone()
+            .unwrap_or_else(|| "default".into())
+            .into(),
+    );
+    for (name, _) in SHOWN {
+        layout.insert(name.into(), form.show.iter().any(|s| s == name).into());
+    }
+    let cover = match form.cover.as_deref().map(str::trim).unwrap_or("") {
+        "" => serde_json::Value::Null,
+        url => serde_json::json!({ "ref": { "kind": "url", "url": url } }),
+    };
+    let mut vars = serde_json::Map::new();
+    for line in form.vars.as_deref().unwrap_or("").lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((name, value)) = line.split_once(':') else {
+            return Err(ApiError::bad_request(format!(
+                "`variables`: {line:?} is not `name: value`."
+            )));
+        };
+        let value = value.trim();
+        let value = match value {
+            "true" => true.into(),
+            "false" => false.into(),
+            v => match v.parse::<serde_json::Number>() {
+                Ok(n) => serde_json::Value::Number(n),
+                Err(_) => v.into(),
+            },
+        };
+        vars.insert(name.trim().to_string(), value);
+    }
+    Ok(Some(serde_json::json!({
+        "layout": layout,
+        "cover": cover,
+        "variables": vars,
+    })))
 }
 
 /// Emoji offered for a page (any other can be typed), with their names.
@@ -596,6 +718,18 @@ pub async fn save(
     form: Form,
 ) -> Response {
     let here = format!("/s/{}/~/changes/{number}/edit/{page_id}", ctx.space.id);
+    let layout = match form.settings.is_some().then(|| layout_fields(&form)) {
+        Some(Err(e)) => {
+            return not_done(
+                viewer,
+                &e,
+                &here,
+                "Back to the editor (your text is kept in this browser)",
+            )
+        }
+        Some(Ok(fields)) => fields,
+        None => None,
+    };
     // Browsers send a text area's lines ended by CR LF: the page keeps LF.
     let markdown = form.body.unwrap_or_default().replace("\r\n", "\n");
     let title = form.subject.unwrap_or_default().trim().to_string();
@@ -643,6 +777,12 @@ pub async fn save(
                     if !v.is_null() {
                         change[k] = v;
                     }
+                }
+            }
+            // A null cover here removes it, so these are set as they are.
+            if let Some(serde_json::Value::Object(fields)) = layout {
+                for (k, v) in fields {
+                    change[k] = v;
                 }
             }
             let change: quire_content::edit::Change = serde_json::from_value(change)

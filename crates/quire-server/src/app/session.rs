@@ -237,6 +237,14 @@ pub struct Form {
     /// A site's visibility, and the share link a site form acts on.
     pub visibility: Option<String>,
     pub link: Option<String>,
+    /// The editor's page layout: its width, the parts shown, the fields it keeps as they
+    /// are (JSON), the cover image's address and the page's variables (`name: value` lines).
+    pub width: Option<String>,
+    #[serde(default)]
+    pub show: Vec<String>,
+    pub layout: Option<String>,
+    pub cover: Option<String>,
+    pub vars: Option<String>,
 }
 
 /// The signed-in user and the form they sent from `here` (origin and CSRF token checked),

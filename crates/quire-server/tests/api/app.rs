@@ -3751,6 +3751,57 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
     assert!(page.get("emoji").is_none_or(|d| d.is_null()), "{page}");
     assert_eq!(page["hidden"], false, "{page}");
 
+    // Its layout, cover and variables.
+    let editor = a.get(&editor_path).await;
+    let kept = {
+        let at = editor.html.find("name=\"layout\" value=\"").unwrap() + 21;
+        editor.html[at..at + editor.html[at..].find('"').unwrap()].replace("&quot;", "\"")
+    };
+    let mut form = vec![
+        ("csrf", token.as_str()),
+        ("parent", ""),
+        ("subject", "Two"),
+        ("body", "2\n"),
+        ("settings", "1"),
+        ("slug", "second"),
+        ("layout", kept.as_str()),
+        ("width", "wide"),
+        ("show", "cover"),
+        ("show", "description"),
+        ("show", "tableOfContents"),
+        ("show", "pagination"),
+        ("cover", "https://example.com/cover.png"),
+        ("vars", "product: Quire\nbeta: true\n"),
+    ];
+    assert_eq!(a.post(&editor_path, &form).await.status, 303);
+    let page = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content/page/{two}"),
+        )
+        .await
+        .expect(200);
+    let layout = &page["layout"];
+    assert_eq!(layout["width"], "wide", "{page}");
+    assert_eq!(
+        (layout["title"].clone(), layout["outline"].clone()),
+        (json!(false), json!(false))
+    );
+    assert_eq!(layout["description"], true, "{page}");
+    assert_eq!(layout["anchors"], true, "kept as it was: {page}");
+    assert_eq!(
+        page["cover"]["ref"]["url"], "https://example.com/cover.png",
+        "{page}"
+    );
+    let editor = a.get(&editor_path).await;
+    assert!(editor.html.contains("product: Quire"), "{}", editor.html);
+    // A line that is not `name: value` is refused, naming the field; nothing changes.
+    form.retain(|(k, _)| *k != "vars");
+    form.push(("vars", "just words"));
+    let refused = a.post(&editor_path, &form).await;
+    assert_eq!(refused.status, 400, "{}", refused.html);
+    assert!(refused.html.contains("`variables`"), "{}", refused.html);
+
     // A group and a link are added from the tree too.
     let p = a
         .post(
