@@ -308,8 +308,9 @@ pub async fn receive_pack(
         Err(res) => return res,
     };
     let max = state.config.max_import_bytes;
-    let request = match read_body(&headers, body, max).await {
-        Ok(r) => r,
+    let request = match read_push(&headers, body, max).await {
+        Ok(Pushed::Whole(r)) => r,
+        Ok(Pushed::Oversized(start)) => return oversized(&start, max),
         Err(e) => return e.into_response(),
     };
     let (commands, capabilities, pack) = match parse_push(&request) {
@@ -334,6 +335,88 @@ pub async fn receive_pack(
         Ok(o) => o,
         Err(e) => return e.into_response(),
     };
+    let body = report(&capabilities, &outcome);
+    git_response("application/x-git-receive-pack-result", Body::from(body))
+}
+
+/// A push's body: whole, or past the cap (then its first bytes, which hold its commands;
+/// the rest was read and dropped, so that the client reads the answer).
+enum Pushed {
+    Whole(Bytes),
+    Oversized(Bytes),
+}
+
+/// The first bytes of an oversized push kept to read its commands.
+const PUSH_START_BYTES: usize = 64 * 1024;
+
+/// A push's body within `max` bytes. Past it, the rest is read and dropped (nothing kept,
+/// up to eight times `max` in all), so that the client gets a status report it shows
+/// rather than a closed connection. A gzipped body is read whole as other requests are.
+async fn read_push(headers: &HeaderMap, body: Body, max: usize) -> ApiResult<Pushed> {
+    use http_body_util::BodyExt;
+    if headers.contains_key(header::CONTENT_ENCODING) {
+        return read_body(headers, body, max).await.map(Pushed::Whole);
+    }
+    let mut body = body;
+    let mut held = bytes::BytesMut::new();
+    let mut over = false;
+    let mut read = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|_| ApiError::bad_request("The push was cut off before its end."))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        read = read.saturating_add(data.len());
+        if over {
+            if read > max.saturating_mul(8) {
+                break;
+            }
+            continue;
+        }
+        if held.len() + data.len() > max {
+            over = true;
+            let room = PUSH_START_BYTES.saturating_sub(held.len());
+            held.extend_from_slice(&data[..room.min(data.len())]);
+            held.truncate(PUSH_START_BYTES);
+            continue;
+        }
+        held.extend_from_slice(&data);
+    }
+    Ok(if over {
+        Pushed::Oversized(held.freeze())
+    } else {
+        Pushed::Whole(held.freeze())
+    })
+}
+
+/// The answer to a push past `max` bytes: every ref refused, with the reason the client
+/// prints (`remote:` and its status report).
+fn oversized(start: &[u8], max: usize) -> Response {
+    let Ok((commands, capabilities, _)) = parse_push(start) else {
+        return ApiError::PayloadTooLarge(format!(
+            "A git push may hold at most {max} bytes (`--max-import-bytes`)."
+        ))
+        .into_response();
+    };
+    let why = format!("the push holds more than {max} bytes (--max-import-bytes)");
+    let outcome = crate::domain::git::push::Outcome {
+        unpack: Err(why.clone()),
+        refs: commands
+            .into_iter()
+            .map(|c| (c.name, Err(why.clone())))
+            .collect(),
+        messages: vec![format!(
+            "Refused: {why}. Push fewer commits or smaller files at once; nothing was changed."
+        )],
+    };
+    let body = report(&capabilities, &outcome);
+    git_response("application/x-git-receive-pack-result", Body::from(body))
+}
+
+/// A push's status report (and its messages on the side band when the client asked for
+/// one), as `git receive-pack` writes it.
+fn report(capabilities: &[String], outcome: &crate::domain::git::push::Outcome) -> Vec<u8> {
     let mut report = Vec::new();
     let unpack = match &outcome.unpack {
         Ok(()) => "unpack ok\n".to_string(),
@@ -349,7 +432,7 @@ pub async fn receive_pack(
     }
     report.extend_from_slice(b"0000");
     let sideband = capabilities.iter().any(|c| c == "side-band-64k");
-    let body = if sideband {
+    if sideband {
         let mut out = Vec::new();
         if !capabilities.iter().any(|c| c == "quiet") || !outcome.messages.is_empty() {
             for m in &outcome.messages {
@@ -367,8 +450,7 @@ pub async fn receive_pack(
         out
     } else {
         report
-    };
-    git_response("application/x-git-receive-pack-result", Body::from(body))
+    }
 }
 
 /// A reason on one line, as a status report carries it.

@@ -935,7 +935,12 @@ async fn oversized_pushes_submodules_and_deletions_are_refused() {
     ok(&work, &["commit", "-qm", "Parts"]).await;
     let (done, said) = push(&work, &["origin", "HEAD:refs/heads/parts"]).await;
     assert!(!done, "{said}");
-    assert!(said.contains("413"), "{said}");
+    // The reason reaches the person pushing, on a `remote:` line and in the ref's status.
+    assert!(
+        said.contains("remote: Refused: the push holds more than 65536 bytes"),
+        "{said}"
+    );
+    assert!(said.contains("[remote rejected]"), "{said}");
     ok(&work, &["reset", "-q", "--hard", "origin/main"]).await;
 
     // A submodule (a commit in the tree).
