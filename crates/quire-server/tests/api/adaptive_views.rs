@@ -6,7 +6,7 @@
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
 
-use crate::harness::{Persona, TestApp};
+use crate::harness::{id, Persona, TestApp};
 
 /// The word only the guarded block holds.
 const SECRET: &str = "quokkazebra";
@@ -23,13 +23,6 @@ async fn world(app: &TestApp) -> World {
     let org = app.org(&admin, "Acme").await;
     app.add_member(&admin, &org, &reader, json!("read")).await;
     World { admin, reader, org }
-}
-
-fn id(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no id in {v}"))
-        .to_string()
 }
 
 /// Writes `changes` into `space` through a change request and merges it.

@@ -21,7 +21,7 @@ use quire_server::api::operations;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::harness::{Persona, TestApp};
+use crate::harness::{id, Persona, TestApp};
 
 /// Column names of the matrix, in order.
 const PERSONAS: [&str; 9] = [
@@ -408,13 +408,6 @@ impl World {
     fn id_of(&self, column: usize) -> String {
         self.people[column].as_ref().unwrap().id.clone()
     }
-}
-
-fn id(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no id in {v}"))
-        .to_string()
 }
 
 async fn world(app: &TestApp) -> World {

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::{Persona, TestApp};
+use crate::harness::{id, Persona, TestApp};
 
 struct World {
     admin: Persona,
@@ -11,29 +11,13 @@ struct World {
     space: String,
 }
 
-fn id(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no id in {v}"))
-        .to_string()
-}
-
 /// An organization with a space of one merged page.
 async fn world(app: &TestApp) -> World {
     let admin = app.persona("admin").await;
     let org = app.org(&admin, "Acme").await;
-    let space = app.space(&admin, &org, "Guide", None).await;
-    let cr = app.open_change_request(&admin, &space, "Write").await;
-    app.post(
-        &admin,
-        &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
-        json!({ "changes": [
-            { "operation": "insert_page", "title": "Intro", "document": { "markdown": "Welcome." } }
-        ] }),
-    )
-    .await
-    .expect(200);
-    app.merge_change_request(&admin, &space, &cr).await;
+    let space = app
+        .space_with_pages(&admin, &org, "Guide", &[("Intro", "Welcome.")])
+        .await;
     World { admin, org, space }
 }
 

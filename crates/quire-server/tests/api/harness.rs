@@ -332,6 +332,29 @@ impl TestApp {
         .expect(200)
     }
 
+    /// A space of `org` whose main content holds `pages` (title, markdown), merged from a
+    /// change request; its id.
+    pub async fn space_with_pages(
+        &self,
+        who: &Persona,
+        org: &str,
+        title: &str,
+        pages: &[(&str, &str)],
+    ) -> String {
+        let space = self.space(who, org, title, None).await;
+        let cr = self.open_change_request(who, &space, "Write").await;
+        let changes: Vec<Value> = pages
+            .iter()
+            .map(|(title, markdown)| {
+                json!({ "operation": "insert_page", "title": title, "document": { "markdown": markdown } })
+            })
+            .collect();
+        self.edit_change_request(who, &space, &cr, Value::Array(changes))
+            .await;
+        self.merge_change_request(who, &space, &cr).await;
+        space
+    }
+
     /// Merges a change request into its space.
     pub async fn merge_change_request(&self, who: &Persona, space: &str, cr: &str) {
         self.post(
@@ -342,6 +365,14 @@ impl TestApp {
         .await
         .expect(200);
     }
+}
+
+/// The `id` of an answer.
+pub fn id(v: &Value) -> String {
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {v}"))
+        .to_string()
 }
 
 /// A 2×3 RGB PNG, base64-encoded, for `insert_files`.

@@ -4,7 +4,7 @@
 use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
-use crate::harness::{Persona, TestApp};
+use crate::harness::{id, Persona, TestApp};
 
 struct World {
     admin: Persona,
@@ -12,30 +12,12 @@ struct World {
     space: String,
 }
 
-fn id(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no id in {v}"))
-        .to_string()
-}
-
 /// An organization with a space of two pages (Intro, Install).
 async fn world(app: &TestApp) -> World {
     let admin = app.persona("admin").await;
     let org = app.org(&admin, "Acme").await;
-    let space = app.space(&admin, &org, "Guide", None).await;
-    let cr = app.open_change_request(&admin, &space, "Write").await;
-    app.post(
-        &admin,
-        &format!("/v1/spaces/{space}/change-requests/{cr}/content?compat=false"),
-        json!({ "changes": [
-            { "operation": "insert_page", "title": "Intro", "document": { "markdown": "Welcome." } },
-            { "operation": "insert_page", "title": "Install", "document": { "markdown": "Install it." } }
-        ] }),
-    )
-    .await
-    .expect(200);
-    app.merge_change_request(&admin, &space, &cr).await;
+    let pages = [("Intro", "Welcome."), ("Install", "Install it.")];
+    let space = app.space_with_pages(&admin, &org, "Guide", &pages).await;
     World { admin, org, space }
 }
 

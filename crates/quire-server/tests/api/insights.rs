@@ -5,7 +5,7 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::harness::{Persona, TestApp};
+use crate::harness::{id, Persona, TestApp};
 
 struct World {
     admin: Persona,
@@ -18,32 +18,14 @@ struct World {
     install: String,
 }
 
-fn id(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no id in {v}"))
-        .to_string()
-}
-
 /// A published site (with `settings`) of a space with the pages Intro and Install.
 async fn world(app: &TestApp, settings: Value) -> World {
     let admin = app.persona("admin").await;
     let reader = app.persona("reader").await;
     let org = app.org(&admin, "Acme").await;
     app.add_member(&admin, &org, &reader, json!("read")).await;
-    let space = app.space(&admin, &org, "Guide", None).await;
-    let cr = app.open_change_request(&admin, &space, "Write").await;
-    app.edit_change_request(
-        &admin,
-        &space,
-        &cr,
-        json!([
-            { "operation": "insert_page", "title": "Intro", "document": { "markdown": "Welcome." } },
-            { "operation": "insert_page", "title": "Install", "document": { "markdown": "Install it." } }
-        ]),
-    )
-    .await;
-    app.merge_change_request(&admin, &space, &cr).await;
+    let pages = [("Intro", "Welcome."), ("Install", "Install it.")];
+    let space = app.space_with_pages(&admin, &org, "Guide", &pages).await;
     let page = |path: &'static str| {
         let (app, admin, space) = (&app, &admin, &space);
         async move {

@@ -3,9 +3,9 @@
 //! revision's semantic changes.
 
 use reqwest::Method;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::harness::{Persona, TestApp};
+use crate::harness::{id, Persona, TestApp};
 
 struct World {
     admin: Persona,
@@ -27,13 +27,6 @@ async fn world(app: &TestApp) -> World {
         reader,
         org,
     }
-}
-
-fn id(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no id in {v}"))
-        .to_string()
 }
 
 /// A space with the pages Intro and Usage, written through a merged change request.

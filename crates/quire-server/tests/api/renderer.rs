@@ -6,17 +6,10 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::{Persona, TestApp};
+use crate::harness::{id, Persona, TestApp};
 
 /// The word only the guarded block holds.
 const SECRET: &str = "quokkazebra";
-
-fn id(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no id in {v}"))
-        .to_string()
-}
 
 /// A published site of one space: `Plans` holds a block only visitors with the unsigned
 /// claim `beta` see, and `Beta corner` is a page only they see. Returns the site's published

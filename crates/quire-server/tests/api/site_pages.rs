@@ -4,7 +4,7 @@
 use reqwest::header::{HeaderMap, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
 use serde_json::{json, Value};
 
-use crate::harness::{Persona, TestApp};
+use crate::harness::{id, Persona, TestApp};
 
 struct World {
     admin: Persona,
@@ -15,13 +15,6 @@ async fn world(app: &TestApp) -> World {
     let admin = app.persona("admin").await;
     let org = app.org(&admin, "Acme").await;
     World { admin, org }
-}
-
-fn id(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no id in {v}"))
-        .to_string()
 }
 
 /// Opens a change request in `space`; returns its id.

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::{Persona, TestApp};
+use crate::harness::{id, Persona, TestApp};
 
 struct World {
     admin: Persona,
@@ -17,13 +17,6 @@ async fn world(app: &TestApp) -> World {
     let org = app.org(&admin, "Acme").await;
     app.add_member(&admin, &org, &reader, json!("read")).await;
     World { admin, reader, org }
-}
-
-fn id(v: &Value) -> String {
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no id in {v}"))
-        .to_string()
 }
 
 /// A public, published site showing `spaces` (each given a page when it has none); returns
