@@ -398,6 +398,41 @@ pub async fn remove_from_group(
     Ok((site, after))
 }
 
+/// Puts a section at the end of `group`, or (`None`) out of its group, after it: the
+/// app's one choice of a section's group, with the rules of [`add_to_group`] and
+/// [`remove_from_group`].
+pub async fn set_group(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    section: &str,
+    group: Option<&str>,
+) -> ApiResult<Saved> {
+    if let Some(group) = group {
+        return add_to_group(state, org, site_id, group, section).await;
+    }
+    org.require_admin("change sites")?;
+    let ((), site, after) = edit(state, org, site_id, |_, s| {
+        let current = s
+            .sections
+            .iter()
+            .find(|x| x.id == section)
+            .ok_or_else(|| no_such("section", section))?
+            .group_id
+            .clone();
+        if let Some(group) = current {
+            sites::move_item(
+                s,
+                &Item::Section(section.to_string()),
+                &Place::After(Item::Group(group)),
+            )?;
+        }
+        Ok(())
+    })
+    .await?;
+    Ok((site, after))
+}
+
 /// Largest customization stored, as JSON.
 const MAX_CUSTOMIZATION: usize = 64 * 1024;
 
