@@ -307,7 +307,7 @@ fn structure_section(
             );
             let _ = write!(
                 out,
-                "<div class=\"actions\"><form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-rename\">\
+                "<div><form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-rename\">\
 <label class=\"sr\" for=\"section-{n}-title\">New title of {title}</label><input id=\"section-{n}-title\" name=\"subject\" type=\"text\" required minlength=\"2\" maxlength=\"128\" value=\"{value}\">\
 <button type=\"submit\">Rename</button></form>",
                 title = attr(&x.title),
@@ -369,7 +369,7 @@ fn structure_section(
                     );
                     let _ = write!(
                         out,
-                        "<div class=\"actions\"><form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"group-rename\">\
+                        "<div><form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"group-rename\">\
 <label class=\"sr\" for=\"group-{id}-title\">New title of the group {title}</label><input id=\"group-{id}-title\" name=\"subject\" type=\"text\" required maxlength=\"100\" value=\"{title}\">\
 <button type=\"submit\">Rename</button></form>\
 <form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"group-delete\">\
