@@ -212,6 +212,14 @@ pub struct Form {
     pub body: Option<String>,
     pub page: Option<String>,
     pub emoji: Option<String>,
+    /// A site's section and section group a site form acts on.
+    pub section: Option<String>,
+    pub group: Option<String>,
+    /// A site's customization basics: primary colour (light and dark), theme, font.
+    pub light: Option<String>,
+    pub dark: Option<String>,
+    pub theme: Option<String>,
+    pub font: Option<String>,
     pub op: Option<String>,
     pub back: Option<String>,
     pub user: Option<String>,
@@ -237,14 +245,6 @@ pub struct Form {
     /// A site's visibility, and the share link a site form acts on.
     pub visibility: Option<String>,
     pub link: Option<String>,
-    /// A site's section and section group a site form acts on.
-    pub section: Option<String>,
-    pub group: Option<String>,
-    /// A site's customization basics: primary colour (light and dark), theme, font.
-    pub light: Option<String>,
-    pub dark: Option<String>,
-    pub theme: Option<String>,
-    pub font: Option<String>,
 }
 
 /// The signed-in user and the form they sent from `here` (origin and CSRF token checked),
