@@ -736,6 +736,42 @@ test('administration screens: members, teams, a space\'s history, settings, shar
     await Promise.all([tab.waitForNavigation(), tab.click('form[action$="/sites"] button[type=submit]')]);
     assert.equal(await h1(tab), 'Handbook site');
     await audit(tab, 'site');
+    // A section added from the site's screen: the space becomes a section, the site's
+    // spaces move into a first one; the API sees both.
+    const sitePath = pathOf(tab);
+    await tab.select('#section-space', space.id);
+    await tab.type('#section-title', 'Handbook guide');
+    await Promise.all([
+        tab.waitForNavigation(),
+        tab.click('form:has(input[name=op][value=section-add]) button[type=submit]'),
+    ]);
+    assert.equal(pathOf(tab), sitePath);
+    assert.deepEqual(await texts(tab, 'main ul.structure > li > strong'), ['Handbook site', 'Handbook guide']);
+    const structure = check(
+        'getSiteStructure',
+        await owner.api.orgs.getSiteStructure(org.id, sitePath.split('/').pop()),
+        { status: 200 },
+    );
+    assert.equal(structure.type, 'sections');
+    assert.deepEqual(
+        structure.structure.map((s) => s.title),
+        ['Handbook site', 'Handbook guide'],
+    );
+    // A group, and the guide section moved into it.
+    await tab.type('#group-title', 'More');
+    await Promise.all([
+        tab.waitForNavigation(),
+        tab.click('form:has(input[name=op][value=group-add]) button[type=submit]'),
+    ]);
+    const groupId = await tab.$eval('#section-2-group option:not([value=""])', (e) => e.value);
+    await tab.select('#section-2-group', groupId);
+    await Promise.all([
+        tab.waitForNavigation(),
+        tab.click('form:has(#section-2-group) button[type=submit]'),
+    ]);
+    assert.deepEqual(await texts(tab, 'main ul.structure > li > strong'), ['Handbook site', 'More']);
+    assert.deepEqual(await texts(tab, 'main ul.structure > li > ul > li > strong'), ['Handbook guide']);
+    await audit(tab, 'site with sections');
     assert.deepEqual(errors, []);
 });
 
@@ -980,6 +1016,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'share',
         'import',
         'site',
+        'site with sections',
         'editor',
         'editing conflict',
     ]) {

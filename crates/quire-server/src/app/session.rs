@@ -212,6 +212,14 @@ pub struct Form {
     pub body: Option<String>,
     pub page: Option<String>,
     pub emoji: Option<String>,
+    /// A site's section and section group a site form acts on.
+    pub section: Option<String>,
+    pub group: Option<String>,
+    /// A site's customization basics: primary colour (light and dark), theme, font.
+    pub light: Option<String>,
+    pub dark: Option<String>,
+    pub theme: Option<String>,
+    pub font: Option<String>,
     pub op: Option<String>,
     pub back: Option<String>,
     pub user: Option<String>,

@@ -1,6 +1,9 @@
-//! Docs sites in the app: the sites of an organization, a site's spaces and state, and for
-//! organization admins the forms that create a site, add spaces to it, publish and
-//! unpublish it, through the domain's site workflows (the API's own).
+//! Docs sites in the app: the sites of an organization, a site's spaces, sections and
+//! groups and its state, and for organization admins the forms that create a site, add
+//! spaces and sections to it, rename, regroup, make default and remove sections, add,
+//! rename and delete groups, change its look (customization basics), publish and
+//! unpublish it, through the domain's site workflows (the API's own: `domain::sites`,
+//! `domain::site_structure`).
 
 use std::fmt::Write as _;
 
@@ -16,11 +19,13 @@ use crate::domain::access::OrgCtx;
 use crate::domain::auth::Caller;
 use crate::domain::insights;
 use crate::domain::share_links;
-use crate::domain::sites::{self, NewSite, NewSiteSpaces, Urls};
+use crate::domain::site_structure;
+use crate::domain::sites::{self, NewSite, NewSiteSpaces, Top, Urls};
 use crate::domain::visitor;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
+use crate::store::sites::{SectionRow, Structure};
 use crate::store::spaces::SpaceRow;
 use crate::values::SiteVisibility;
 
@@ -94,8 +99,8 @@ async fn org_of(state: &AppState, caller: &Caller, org_id: &str) -> Option<OrgCt
         .filter(|o| o.role.is_some())
 }
 
-/// `GET /o/{organizationId}/sites/{siteId}`: a docs site, its state, address and spaces;
-/// for admins, publishing and adding spaces.
+/// `GET /o/{organizationId}/sites/{siteId}`: a docs site, its state, address, spaces and
+/// sections; for admins, the forms that change them, its look and who reads it.
 pub async fn screen(
     State(state): State<AppState>,
     Path((org_id, site_id)): Path<(String, String)>,
@@ -147,36 +152,26 @@ pub async fn screen(
             attr(&url)
         );
     }
-    body.push_str("<h2>Spaces</h2>");
-    if structure.site_spaces.is_empty() {
-        body.push_str("<p class=\"muted\">No space yet.</p>");
-    } else {
-        body.push_str("<ul>");
-        for ss in &structure.site_spaces {
-            let title = published_spaces
-                .iter()
-                .find(|s| s.id == ss.space_id)
-                .map(|s| s.title.clone())
-                .unwrap_or_else(|| "A deleted space".into());
-            let _ = write!(
-                body,
-                "<li>{} <span class=\"muted\">/{}</span></li>",
-                text(&title),
-                text(&ss.path)
-            );
-        }
-        body.push_str("</ul>");
-    }
+    let oid_site = format!("/o/{oid}/sites/{}", attr(&site.id));
+    let hidden = format!(
+        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+        attr(viewer.csrf)
+    );
+    let forms = org
+        .is_admin()
+        .then_some((oid_site.as_str(), hidden.as_str()));
+    body.push_str(&structure_section(
+        &site,
+        &structure,
+        &published_spaces,
+        forms,
+    ));
     match insights(&state, &site.id).await {
         Ok(section) => body.push_str(&section),
         Err(e) => return failed(e),
     }
     if org.is_admin() {
-        let hidden = format!(
-            "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-            attr(viewer.csrf)
-        );
-        let action = format!("/o/{oid}/sites/{}", attr(&site.id));
+        let action = oid_site;
         let candidates = match store::spaces::list_live(&state.db, org.org.id.as_str(), None).await
         {
             Ok(s) => s,
@@ -195,7 +190,55 @@ pub async fn screen(
                 text(&s.title)
             );
         }
-        body.push_str("</select><button type=\"submit\">Add</button></form>");
+        body.push_str("</select>");
+        if !structure.sections.is_empty() {
+            body.push_str(
+                "<label for=\"add-space-section\">In the section</label><select id=\"add-space-section\" name=\"section\"><option value=\"\">The default section</option>",
+            );
+            for x in sites::ordered_sections(&structure) {
+                let _ = write!(
+                    body,
+                    "<option value=\"{}\">{}</option>",
+                    attr(&x.id),
+                    text(&x.title)
+                );
+            }
+            body.push_str("</select>");
+        }
+        body.push_str("<button type=\"submit\">Add</button></form>");
+        let _ = write!(
+            body,
+            "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"section-add\">\
+<h3>New section</h3><p class=\"muted\">A section holds a space of its own; the spaces already published move into a first section.</p>\
+<label for=\"section-space\">Space</label><select id=\"section-space\" name=\"parent\">"
+        );
+        for s in candidates.iter().take(500) {
+            let _ = write!(
+                body,
+                "<option value=\"{}\">{}</option>",
+                attr(&s.id),
+                text(&s.title)
+            );
+        }
+        let _ = write!(
+            body,
+            "</select><label for=\"section-title\">Title (the space's when empty)</label>\
+<input id=\"section-title\" name=\"subject\" type=\"text\" maxlength=\"128\">\
+<button type=\"submit\">Add the section</button></form>"
+        );
+        if !structure.sections.is_empty() {
+            let _ = write!(
+                body,
+                "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"group-add\">\
+<h3>New section group</h3><label for=\"group-title\">Title</label>\
+<input id=\"group-title\" name=\"subject\" type=\"text\" required maxlength=\"100\">\
+<button type=\"submit\">Add the group</button></form>"
+            );
+        }
+        match customization_form(&site, &action, &hidden) {
+            Ok(section) => body.push_str(&section),
+            Err(e) => return failed(e),
+        }
         match access_section(&state, &site, &action, &hidden).await {
             Ok(section) => body.push_str(&section),
             Err(e) => return failed(e),
@@ -211,6 +254,201 @@ pub async fn screen(
         );
     }
     page(StatusCode::OK, &site.title, Some(&viewer), "", &body)
+}
+
+/// The site's spaces (a site without sections) or its sections, grouped, each with its
+/// spaces; with `forms` (the action and the signed hidden fields, for admins) the forms
+/// that rename, make default, regroup and remove sections, and rename and delete groups.
+fn structure_section(
+    site: &store::sites::SiteRow,
+    s: &Structure,
+    spaces: &[SpaceRow],
+    forms: Option<(&str, &str)>,
+) -> String {
+    let space_list = |section: Option<&str>| {
+        let within = sites::site_spaces_in(s, section);
+        if within.is_empty() {
+            return "<p class=\"muted\">No space yet.</p>".to_string();
+        }
+        let mut out = String::from("<ul>");
+        for ss in within {
+            let title = spaces
+                .iter()
+                .find(|x| x.id == ss.space_id)
+                .map_or("A deleted space", |x| x.title.as_str());
+            let _ = write!(
+                out,
+                "<li>{} <span class=\"muted\">/{}</span></li>",
+                text(title),
+                text(&ss.path)
+            );
+        }
+        out.push_str("</ul>");
+        out
+    };
+    if s.sections.is_empty() {
+        return format!("<h2>Spaces</h2>{}", space_list(None));
+    }
+    let default = sites::default_section(site, s).map(|x| x.id.clone());
+    let mut n = 0;
+    let mut section_item = |x: &SectionRow| {
+        n += 1;
+        let is_default = default.as_deref() == Some(x.id.as_str());
+        let mut out = format!(
+            "<li><strong>{}</strong> <span class=\"muted\">/{}{}</span>",
+            text(&x.title),
+            text(&x.path),
+            if is_default { " · default" } else { "" }
+        );
+        if let Some((action, hidden)) = forms {
+            let fields = format!(
+                "{hidden}<input type=\"hidden\" name=\"section\" value=\"{}\">",
+                attr(&x.id)
+            );
+            let _ = write!(
+                out,
+                "<div><form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-rename\">\
+<label class=\"sr\" for=\"section-{n}-title\">New title of {title}</label><input id=\"section-{n}-title\" name=\"subject\" type=\"text\" required minlength=\"2\" maxlength=\"128\" value=\"{value}\">\
+<button type=\"submit\">Rename</button></form>",
+                title = attr(&x.title),
+                value = attr(&x.title)
+            );
+            if !is_default {
+                let _ = write!(
+                    out,
+                    "<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-default\">\
+<button type=\"submit\">Make it the default</button></form>"
+                );
+            }
+            if !s.groups.is_empty() {
+                let _ = write!(
+                    out,
+                    "<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-group\">\
+<label class=\"sr\" for=\"section-{n}-group\">Group of {}</label><select id=\"section-{n}-group\" name=\"group\"><option value=\"\">No group</option>",
+                    attr(&x.title)
+                );
+                for g in &s.groups {
+                    let _ = write!(
+                        out,
+                        "<option value=\"{}\"{}>{}</option>",
+                        attr(&g.id),
+                        if x.group_id.as_deref() == Some(g.id.as_str()) {
+                            " selected"
+                        } else {
+                            ""
+                        },
+                        text(&g.title)
+                    );
+                }
+                out.push_str("</select><button type=\"submit\">Move</button></form>");
+            }
+            let _ = write!(
+                out,
+                "<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-remove\">\
+<button type=\"submit\" class=\"danger\">Remove the section</button></form></div>"
+            );
+        }
+        out.push_str(&space_list(Some(&x.id)));
+        out.push_str("</li>");
+        out
+    };
+    let mut out = String::from("<h2>Sections</h2><ul class=\"structure\">");
+    for item in sites::top_level(s) {
+        match item {
+            Top::Section(x) => out.push_str(&section_item(x)),
+            Top::Group(g) => {
+                let _ = write!(
+                    out,
+                    "<li><strong>{}</strong> <span class=\"muted\">group</span>",
+                    text(&g.title)
+                );
+                if let Some((action, hidden)) = forms {
+                    let fields = format!(
+                        "{hidden}<input type=\"hidden\" name=\"group\" value=\"{}\">",
+                        attr(&g.id)
+                    );
+                    let _ = write!(
+                        out,
+                        "<div><form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"group-rename\">\
+<label class=\"sr\" for=\"group-{id}-title\">New title of the group {title}</label><input id=\"group-{id}-title\" name=\"subject\" type=\"text\" required maxlength=\"100\" value=\"{title}\">\
+<button type=\"submit\">Rename</button></form>\
+<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"group-delete\">\
+<button type=\"submit\" class=\"danger\">Delete the group (its sections stay)</button></form></div>",
+                        id = attr(&g.id),
+                        title = attr(&g.title)
+                    );
+                }
+                out.push_str("<ul>");
+                for x in sites::group_sections(s, &g.id) {
+                    out.push_str(&section_item(x));
+                }
+                out.push_str("</ul></li>");
+            }
+        }
+    }
+    out.push_str("</ul>");
+    out
+}
+
+/// The customization basics, for admins: the title visitors see, the primary colour in
+/// each theme, the theme a visitor starts in, and the font.
+fn customization_form(
+    site: &store::sites::SiteRow,
+    action: &str,
+    hidden: &str,
+) -> ApiResult<String> {
+    let c = sites::customization_of(site)?;
+    let styling = &c["styling"];
+    let color = |mode: &str| {
+        styling["primaryColor"][mode]
+            .as_str()
+            .unwrap_or("#346DDB")
+            .to_ascii_lowercase()
+    };
+    let mut o = format!(
+        "<h2>Look</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"customize\">\
+<label for=\"custom-title\">Title visitors see</label><input id=\"custom-title\" name=\"subject\" type=\"text\" required minlength=\"2\" maxlength=\"128\" value=\"{}\">\
+<fieldset><legend>Primary colour</legend>\
+<label for=\"custom-light\">In the light theme</label><input id=\"custom-light\" name=\"light\" type=\"color\" value=\"{}\">\
+<label for=\"custom-dark\">In the dark theme</label><input id=\"custom-dark\" name=\"dark\" type=\"color\" value=\"{}\"></fieldset>\
+<label for=\"custom-theme\">Theme visitors start in</label><select id=\"custom-theme\" name=\"theme\">",
+        attr(c["title"].as_str().unwrap_or(&site.title)),
+        attr(&color("light")),
+        attr(&color("dark")),
+    );
+    let theme = c["themes"]["default"].as_str().unwrap_or("light");
+    for mode in site_structure::THEME_MODES {
+        let _ = write!(
+            o,
+            "<option value=\"{mode}\"{}>{mode}</option>",
+            if mode == theme { " selected" } else { "" }
+        );
+    }
+    o.push_str(
+        "</select><label for=\"custom-font\">Font</label><select id=\"custom-font\" name=\"font\">",
+    );
+    let font = &styling["font"];
+    if let Some(family) = font.get("fontFamily").and_then(|f| f.as_str()) {
+        // A custom font (set through the API) stays unless another is chosen.
+        let _ = write!(
+            o,
+            "<option value=\"\" selected>{} (custom)</option>",
+            text(family)
+        );
+    }
+    for name in crate::domain::fonts::DEFAULT_FONTS {
+        let _ = write!(
+            o,
+            "<option value=\"{name}\"{}>{name}</option>",
+            if font.as_str() == Some(name) {
+                " selected"
+            } else {
+                ""
+            }
+        );
+    }
+    o.push_str("</select><button type=\"submit\">Save the look</button></form>");
+    Ok(o)
 }
 
 /// Who reads the site, for its admins: its visibility, the key that signs its visitor tokens
@@ -386,7 +624,8 @@ async fn insights(state: &AppState, site_id: &str) -> ApiResult<String> {
 }
 
 /// `POST /o/{organizationId}/sites` (`op=create`) and `POST /o/{organizationId}/sites/{siteId}`
-/// (`op=publish`, `unpublish`, `add`): a site change, then the site's screen.
+/// (`op=publish`, `unpublish`, `add`, `visibility`, `regenerate-key`, `link-…`, `section-…`,
+/// `group-…`, `customize`): a site change, then the site's screen.
 pub async fn act(
     State(state): State<AppState>,
     Path(params): Path<Vec<(String, String)>>,
@@ -478,7 +717,28 @@ pub async fn act(
                 }
                 ("add", Some(site)) => {
                     let space = form.parent.clone().unwrap_or_default();
-                    sites::add_space(&state, &org, &site, &space, None).await?;
+                    let section = given(&form.section);
+                    sites::add_space(&state, &org, &site, &space, section.as_deref()).await?;
+                    Ok(format!("/o/{oid}/sites/{site}"))
+                }
+                (op, Some(site)) if op.starts_with("section-") || op.starts_with("group-") => {
+                    structure_change(&state, &org, &site, op, &form).await?;
+                    Ok(format!("/o/{oid}/sites/{site}"))
+                }
+                ("customize", Some(site)) => {
+                    let primary_color = match (given(&form.light), given(&form.dark)) {
+                        (None, None) => None,
+                        (light, dark) => {
+                            Some((light.unwrap_or_default(), dark.unwrap_or_default()))
+                        }
+                    };
+                    let basics = site_structure::Basics {
+                        title: form.subject.clone().map(|t| t.trim().to_string()),
+                        primary_color,
+                        theme: given(&form.theme),
+                        font: given(&form.font),
+                    };
+                    site_structure::customize_basics(&state, &org, &site, basics).await?;
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
                 (other, _) => Err(ApiError::bad_request(format!(
@@ -488,4 +748,66 @@ pub async fn act(
         }
     };
     run_write(&viewer, &here, "Back", run).await
+}
+
+/// A form field given and not blank, trimmed.
+fn given(field: &Option<String>) -> Option<String> {
+    field
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+}
+
+/// A change of the site's sections or groups (`op` is `section-…` or `group-…`), through
+/// the domain's site structure workflows.
+async fn structure_change(
+    state: &AppState,
+    org: &OrgCtx,
+    site: &str,
+    op: &str,
+    form: &session::Form,
+) -> ApiResult<()> {
+    let section = form.section.clone().unwrap_or_default();
+    let group = form.group.clone().unwrap_or_default();
+    let title = form.subject.as_deref().map(str::trim).unwrap_or_default();
+    match op {
+        "section-add" => {
+            let space = form.parent.clone().unwrap_or_default();
+            site_structure::add_section(state, org, site, &space, given(&form.subject), None)
+                .await?;
+        }
+        "section-rename" => {
+            let change = site_structure::SectionChange {
+                title: Some(title.to_string()),
+                ..Default::default()
+            };
+            site_structure::update_section(state, org, site, &section, &change).await?;
+        }
+        "section-default" => {
+            site_structure::set_default_section(state, org, site, &section).await?;
+        }
+        "section-remove" => {
+            site_structure::delete_section(state, org, site, &section).await?;
+        }
+        "section-group" => {
+            let to = given(&form.group);
+            site_structure::set_group(state, org, site, &section, to.as_deref()).await?;
+        }
+        "group-add" => {
+            site_structure::add_group(state, org, site, title, None, &[]).await?;
+        }
+        "group-rename" => {
+            site_structure::update_group(state, org, site, &group, Some(title), None).await?;
+        }
+        "group-delete" => {
+            site_structure::delete_group(state, org, site, &group).await?;
+        }
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "`op`: no site change `{other}` here."
+            )))
+        }
+    }
+    Ok(())
 }

@@ -530,7 +530,7 @@ pub async fn site_font(state: &AppState, org_id: &str, font: &Value) -> ApiResul
 }
 
 /// GitBook's fonts (`CustomizationDefaultFont`).
-const DEFAULT_FONTS: &[&str] = &[
+pub const DEFAULT_FONTS: &[&str] = &[
     "ABCFavorit",
     "Inter",
     "Roboto",

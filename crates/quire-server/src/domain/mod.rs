@@ -34,6 +34,7 @@ pub mod share_links;
 pub mod site_preview;
 pub mod site_search;
 pub mod site_settings;
+pub mod site_structure;
 pub mod sites;
 pub mod spaces;
 pub mod teams;

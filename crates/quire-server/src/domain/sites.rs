@@ -776,6 +776,76 @@ pub async fn patch_site(
     reload(state, &org.org.id, site_id).await
 }
 
+/// Writes `patch` to a site (organization admins) under the rules of its structure:
+/// `default_section` must be one of its sections; `default_site_space` (set apart from
+/// `patch`) a site space of the root, or of the default section, whose default it becomes. A
+/// new hostname's DNS check starts again. Answers the site as stored.
+pub async fn update(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    mut patch: SitePatch,
+    default_site_space: Option<String>,
+) -> ApiResult<SiteRow> {
+    org.require_admin("change sites")?;
+    let mut tx = state.db.begin().await?;
+    tx.touches(&[
+        crate::cache::Scope::Site(site_id),
+        crate::cache::Scope::Org(org.org.id.as_str()),
+    ]);
+    let site = store::sites::lock(&mut tx, &org.org.id, site_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    let structure = store::sites::structure_tx(&mut tx, &site.id).await?;
+    if let Some(id) = &patch.default_section {
+        if !structure.sections.iter().any(|x| &x.id == id) {
+            return Err(ApiError::bad_request(format!(
+                "`defaultSiteSection`: no section `{id}` in this site."
+            )));
+        }
+    }
+    patch.default_site_space = None;
+    if let Some(id) = &default_site_space {
+        let ss = structure
+            .site_spaces
+            .iter()
+            .find(|x| &x.id == id)
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "`defaultSiteSpace`: no site space `{id}` in this site."
+                ))
+            })?;
+        match &ss.section_id {
+            None => patch.default_site_space = Some(id.clone()),
+            // With sections, the default site space is the default section's.
+            Some(section_id) => {
+                let default_section = patch
+                    .default_section
+                    .clone()
+                    .or_else(|| default_section(&site, &structure).map(|x| x.id.clone()));
+                if default_section.as_deref() != Some(section_id) {
+                    return Err(ApiError::bad_request(format!(
+                        "`defaultSiteSpace`: site space `{id}` is not in the default section."
+                    )));
+                }
+                let mut after = structure.clone();
+                if let Some(x) = after.sections.iter_mut().find(|x| &x.id == section_id) {
+                    x.default_site_space = Some(id.clone());
+                }
+                store::sites::save_structure(&mut tx, &structure, &after).await?;
+            }
+        }
+    }
+    let new_hostname = patch.hostname.as_ref().is_some_and(|h| *h != site.hostname);
+    store::sites::patch(&mut tx, &site.id, &patch, state.now()).await?;
+    if new_hostname {
+        // The DNS check was of the hostname before.
+        store::hostnames::reset_status(&mut tx, &site.id).await?;
+    }
+    tx.commit().await?;
+    reload(state, &org.org.id, &site.id).await
+}
+
 /// A live space of the organization for a site space; 400 naming `field` otherwise.
 pub async fn live_space(
     state: &AppState,

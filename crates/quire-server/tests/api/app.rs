@@ -2294,6 +2294,391 @@ async fn admins_create_fill_and_publish_a_site_in_the_app() {
     assert!(a.get(&site_path).await.html.contains("Not published"));
 }
 
+/// A site's structure as the API answers it, in short: each group `G(...)`, each section
+/// `Title[space, ...]` (`*` for the default one), in order.
+fn outline(structure: &serde_json::Value) -> String {
+    fn section(x: &serde_json::Value) -> String {
+        let spaces: Vec<&str> = x["siteSpaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|ss| ss["space"]["title"].as_str().unwrap())
+            .collect();
+        format!(
+            "{}{}[{}]",
+            x["title"].as_str().unwrap(),
+            if x["default"] == true { "*" } else { "" },
+            spaces.join(",")
+        )
+    }
+    assert_eq!(structure["type"], "sections", "{structure}");
+    structure["structure"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| match item["object"].as_str() {
+            Some("site-section-group") => format!(
+                "{}({})",
+                item["title"].as_str().unwrap(),
+                item["sections"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(section)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            _ => section(item),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[tokio::test]
+async fn admins_arrange_a_sites_sections_groups_and_look_in_the_app() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Publishers").await;
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    let guide = app.space(&alice, &org, "Guide", None).await;
+    let reference = app.space(&alice, &org, "Reference", None).await;
+    let changes = app.space(&alice, &org, "Changes <b>log</b>", None).await;
+    let api = format!("/v1/orgs/{org}/sites");
+    let site = app
+        .post(&alice, &api, json!({ "title": "Docs", "spaces": [guide] }))
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let api = format!("{api}/{site}");
+    let structure = || async {
+        app.get(&alice, &format!("{api}/structure"))
+            .await
+            .expect(200)
+    };
+    let section_id = |s: &serde_json::Value, title: &str| -> String {
+        let mut all: Vec<serde_json::Value> = Vec::new();
+        for item in s["structure"].as_array().unwrap() {
+            match item["sections"].as_array() {
+                Some(inner) => all.extend(inner.iter().cloned()),
+                None => all.push(item.clone()),
+            }
+        }
+        all.iter()
+            .find(|x| x["title"] == title)
+            .unwrap_or_else(|| panic!("no section {title}: {s}"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let here = format!("/o/{org}/sites/{site}");
+    let seen = a.get(&here).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert!(seen.html.contains("New section"), "{}", seen.html);
+    let token = csrf(&seen.html);
+    let post = |op: &'static str, extra: Vec<(&'static str, String)>| {
+        let mut form: Vec<(&str, String)> = vec![("csrf", token.clone()), ("op", op.into())];
+        form.extend(extra);
+        form
+    };
+    async fn send(br: &mut Browser, path: &str, form: Vec<(&str, String)>) -> Page {
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        br.post(path, &form).await
+    }
+
+    // A space becomes a section; the spaces already there move into a first one.
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "section-add",
+            vec![("parent", reference.clone()), ("subject", "API".into())],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let s = structure().await;
+    assert_eq!(outline(&s), "Docs*[Guide] API[Reference]");
+    let api_section = section_id(&s, "API");
+    let docs_section = section_id(&s, "Docs");
+    // A space goes into the section chosen, a title left empty is the space's.
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "add",
+            vec![
+                ("parent", changes.clone()),
+                ("section", api_section.clone()),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "section-add",
+            vec![("parent", changes.clone()), ("subject", " ".into())],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let s = structure().await;
+    assert_eq!(
+        outline(&s),
+        "Docs*[Guide] API[Reference,Changes <b>log</b>] Changes <b>log</b>[Changes <b>log</b>]"
+    );
+    let log_section = section_id(&s, "Changes <b>log</b>");
+
+    // Rename, make default, group, regroup, ungroup, delete the group, remove a section.
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "section-rename",
+            vec![
+                ("section", api_section.clone()),
+                ("subject", "Reference".into()),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let p = send(
+        &mut a,
+        &here,
+        post("section-default", vec![("section", api_section.clone())]),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let p = send(
+        &mut a,
+        &here,
+        post("group-add", vec![("subject", "More".into())]),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let s = structure().await;
+    let group = s["structure"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["object"] == "site-section-group")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for section in [&docs_section, &log_section] {
+        let p = send(
+            &mut a,
+            &here,
+            post(
+                "section-group",
+                vec![("section", section.to_string()), ("group", group.clone())],
+            ),
+        )
+        .await;
+        assert_eq!(p.status, 303, "{}", p.html);
+    }
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "group-rename",
+            vec![("group", group.clone()), ("subject", "Also".into())],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        outline(&structure().await),
+        "Reference*[Reference,Changes <b>log</b>] Also(Docs[Guide] Changes <b>log</b>[Changes <b>log</b>])"
+    );
+    // The screen shows it, every title escaped.
+    let seen = a.get(&here).await;
+    assert!(seen.html.contains("Changes &lt;b&gt;log&lt;/b&gt;"));
+    assert!(!seen.html.contains("<b>log"), "{}", seen.html);
+    assert!(seen.html.contains("Also"), "{}", seen.html);
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "section-group",
+            vec![("section", docs_section.clone()), ("group", String::new())],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        outline(&structure().await),
+        "Reference*[Reference,Changes <b>log</b>] Also(Changes <b>log</b>[Changes <b>log</b>]) Docs[Guide]"
+    );
+    let p = send(
+        &mut a,
+        &here,
+        post("group-delete", vec![("group", group.clone())]),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let p = send(
+        &mut a,
+        &here,
+        post("section-remove", vec![("section", log_section.clone())]),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        outline(&structure().await),
+        "Reference*[Reference,Changes <b>log</b>] Docs[Guide]"
+    );
+
+    // The API's rules and messages: a short title, an unknown section.
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "section-rename",
+            vec![("section", docs_section.clone()), ("subject", "D".into())],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    assert!(p.html.contains("`title`"), "{}", p.html);
+    let p = send(
+        &mut a,
+        &here,
+        post("section-default", vec![("section", "nope".into())]),
+    )
+    .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    assert!(p.html.contains("no section `nope`"), "{}", p.html);
+
+    // The look: title, primary colour, theme and font, the rest kept.
+    app.put(
+        &alice,
+        &format!("{api}/customization"),
+        json!({ "footer": { "groups": [], "copyright": "Kept" } }),
+    )
+    .await
+    .expect(200);
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "customize",
+            vec![
+                ("subject", "Docs & more".into()),
+                ("light", "#112233".into()),
+                ("dark", "#445566".into()),
+                ("theme", "dark".into()),
+                ("font", "Lato".into()),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let c = app
+        .get(&alice, &format!("{api}/customization"))
+        .await
+        .expect(200);
+    assert_eq!(c["title"], "Docs & more", "{c}");
+    assert_eq!(c["styling"]["primaryColor"]["light"], "#112233", "{c}");
+    assert_eq!(c["styling"]["primaryColor"]["dark"], "#445566", "{c}");
+    assert_eq!(c["themes"]["default"], "dark", "{c}");
+    assert_eq!(c["themes"]["toggeable"], true, "{c}");
+    assert_eq!(c["styling"]["font"], "Lato", "{c}");
+    assert_eq!(c["footer"]["copyright"], "Kept", "{c}");
+    let seen = a.get(&here).await;
+    assert!(
+        seen.html.contains("value=\"Docs &amp; more\""),
+        "{}",
+        seen.html
+    );
+    assert!(seen.html.contains("<option value=\"Lato\" selected>"));
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "customize",
+            vec![
+                ("subject", "Docs".into()),
+                ("light", "blue".into()),
+                ("dark", "#445566".into()),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    assert!(
+        p.html
+            .contains("`styling.primaryColor.light` must be a colour"),
+        "{}",
+        p.html
+    );
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "customize",
+            vec![("subject", "Docs".into()), ("theme", "sepia".into())],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    assert!(p.html.contains("`themes.default`"), "{}", p.html);
+    let c = app
+        .get(&alice, &format!("{api}/customization"))
+        .await
+        .expect(200);
+    assert_eq!(
+        c["title"], "Docs & more",
+        "a refused change changes nothing: {c}"
+    );
+
+    // A reader sees the structure without a form, and a forged change is refused.
+    let seen = b.get(&here).await;
+    assert_eq!(seen.status, 200, "{}", seen.html);
+    assert!(seen.html.contains("Sections"), "{}", seen.html);
+    assert!(seen.html.contains("Reference"), "{}", seen.html);
+    for form in [
+        "section-rename",
+        "section-default",
+        "group-add",
+        "customize",
+    ] {
+        assert!(!seen.html.contains(form), "{form}: {}", seen.html);
+    }
+    let bt = csrf(&seen.html);
+    for (op, extra) in [
+        ("section-add", vec![("parent", guide.clone())]),
+        ("section-remove", vec![("section", docs_section.clone())]),
+        ("group-add", vec![("subject", "Mine".to_string())]),
+        ("customize", vec![("subject", "Mine".to_string())]),
+    ] {
+        let mut form = vec![("csrf", bt.clone()), ("op", op.to_string())];
+        form.extend(extra);
+        let p = send(&mut b, &here, form).await;
+        assert_eq!(p.status, 403, "{op}: {}", p.html);
+        assert!(p.html.contains("Only organization admins"), "{}", p.html);
+    }
+    assert_eq!(
+        outline(&structure().await),
+        "Reference*[Reference,Changes <b>log</b>] Docs[Guide]"
+    );
+    let c = app
+        .get(&alice, &format!("{api}/customization"))
+        .await
+        .expect(200);
+    assert_eq!(c["title"], "Docs & more", "{c}");
+}
+
 #[tokio::test]
 async fn a_space_and_a_change_request_are_exported_as_pdf_from_the_app() {
     let app = TestApp::start().await;

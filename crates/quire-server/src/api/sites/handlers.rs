@@ -21,8 +21,9 @@ use crate::domain::access::grants::Grants;
 use crate::domain::access::{OrgCtx, SiteCtx};
 use crate::domain::auth::Caller;
 use crate::domain::published;
+use crate::domain::site_structure;
 use crate::domain::sites::{
-    self as rules, customization_of, patch_site, reload, NewSiteSpaces, TypedPointer, Urls,
+    self as rules, customization_of, patch_site, NewSiteSpaces, TypedPointer, Urls,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{JsonBody, OptionalJsonBody, QueryParams};
@@ -291,23 +292,7 @@ pub async fn update_site(
     if let Some(Some(proxy)) = &body.proxy {
         check_proxy(proxy)?;
     }
-    let mut tx = state.db.begin().await?;
-    tx.touches(&[
-        crate::cache::Scope::Site(&ctx.site.id),
-        crate::cache::Scope::Org(org.org.id.as_str()),
-    ]);
-    let site = store::sites::lock(&mut tx, &org.org.id, &ctx.site.id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{}` not found.", ctx.site.id)))?;
-    let structure = store::sites::structure_tx(&mut tx, &site.id).await?;
-    if let Some(id) = &body.default_site_section {
-        if !structure.sections.iter().any(|x| &x.id == id) {
-            return Err(ApiError::bad_request(format!(
-                "`defaultSiteSection`: no section `{id}` in this site."
-            )));
-        }
-    }
-    let mut patch = SitePatch {
+    let patch = SitePatch {
         title: body.title,
         visibility: body.visibility,
         basename: body.basename,
@@ -315,48 +300,10 @@ pub async fn update_site(
         proxy: body.proxy,
         adaptive_content: body.adaptive_content.map(|a| a.enabled),
         agents_context: body.agents_context,
-        default_section: body.default_site_section.clone(),
+        default_section: body.default_site_section,
         ..SitePatch::default()
     };
-    if let Some(id) = &body.default_site_space {
-        let ss = structure
-            .site_spaces
-            .iter()
-            .find(|x| &x.id == id)
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "`defaultSiteSpace`: no site space `{id}` in this site."
-                ))
-            })?;
-        match &ss.section_id {
-            None => patch.default_site_space = Some(id.clone()),
-            // With sections, the default site space is the default section's.
-            Some(section_id) => {
-                let default_section = body
-                    .default_site_section
-                    .clone()
-                    .or_else(|| rules::default_section(&site, &structure).map(|x| x.id.clone()));
-                if default_section.as_deref() != Some(section_id) {
-                    return Err(ApiError::bad_request(format!(
-                        "`defaultSiteSpace`: site space `{id}` is not in the default section."
-                    )));
-                }
-                let mut after = structure.clone();
-                if let Some(x) = after.sections.iter_mut().find(|x| &x.id == section_id) {
-                    x.default_site_space = Some(id.clone());
-                }
-                store::sites::save_structure(&mut tx, &structure, &after).await?;
-            }
-        }
-    }
-    let new_hostname = patch.hostname.as_ref().is_some_and(|h| *h != site.hostname);
-    store::sites::patch(&mut tx, &site.id, &patch, state.now()).await?;
-    if new_hostname {
-        // The DNS check was of the hostname before.
-        store::hostnames::reset_status(&mut tx, &site.id).await?;
-    }
-    tx.commit().await?;
-    let row = reload(&state, &org.org.id, &site.id).await?;
+    let row = rules::update(&state, &org, &ctx.site.id, patch, body.default_site_space).await?;
     Ok(Json(types::site(&state, &row)))
 }
 
@@ -600,96 +547,6 @@ pub async fn get_site_customization(Extension(ctx): Extension<SiteCtx>) -> ApiRe
     Ok(Json(customization_of(&ctx.site)?))
 }
 
-/// Checks the parts of a customization that the published site reads; names the field.
-pub(super) fn check_customization(c: &serde_json::Map<String, Value>) -> ApiResult<()> {
-    if let Some(title) = c.get("title") {
-        let title = title
-            .as_str()
-            .ok_or_else(|| ApiError::bad_request("`title` must be a string."))?;
-        crate::validate::length("title", title, 2, 128)?;
-    }
-    let one_of = |field: &str, value: Option<&Value>, allowed: &[&str]| -> ApiResult<()> {
-        match value {
-            None => Ok(()),
-            Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
-            Some(_) => Err(ApiError::bad_request(format!(
-                "`{field}` must be one of {}.",
-                allowed
-                    .iter()
-                    .map(|a| format!("`{a}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
-        }
-    };
-    let styling = c.get("styling");
-    if let Some(font) = styling.and_then(|s| s.get("font")) {
-        crate::domain::fonts::check_site_font("styling.font", font)?;
-    }
-    one_of(
-        "styling.theme",
-        styling.and_then(|s| s.get("theme")),
-        &["clean", "muted", "bold", "gradient"],
-    )?;
-    one_of(
-        "themes.default",
-        c.get("themes").and_then(|t| t.get("default")),
-        &["light", "dark"],
-    )?;
-    one_of(
-        "internationalization.locale",
-        c.get("internationalization").and_then(|i| i.get("locale")),
-        &[
-            "en", "fr", "es", "zh", "ja", "de", "nl", "no", "pt-br", "ru",
-        ],
-    )?;
-    for (field, path) in [
-        ("styling.primaryColor", ["styling", "primaryColor"]),
-        ("styling.infoColor", ["styling", "infoColor"]),
-    ] {
-        if let Some(color) = c.get(path[0]).and_then(|s| s.get(path[1])) {
-            for mode in ["light", "dark"] {
-                let ok = color.get(mode).and_then(Value::as_str).is_some_and(|v| {
-                    v.len() == 7
-                        && v.starts_with('#')
-                        && v[1..].chars().all(|c| c.is_ascii_hexdigit())
-                });
-                if !ok {
-                    return Err(ApiError::bad_request(format!(
-                        "`{field}.{mode}` must be a colour such as `#346DDB`."
-                    )));
-                }
-            }
-        }
-    }
-    for (field, value) in [
-        ("header.links", c.get("header").and_then(|h| h.get("links"))),
-        (
-            "footer.groups",
-            c.get("footer").and_then(|f| f.get("groups")),
-        ),
-    ] {
-        match value {
-            None => {}
-            Some(Value::Array(items)) if items.len() <= 50 => {
-                for (i, item) in items.iter().enumerate() {
-                    if !item.get("title").is_some_and(Value::is_string) {
-                        return Err(ApiError::bad_request(format!(
-                            "`{field}[{i}].title` must be a string."
-                        )));
-                    }
-                }
-            }
-            Some(_) => {
-                return Err(ApiError::bad_request(format!(
-                    "`{field}` must be an array of at most 50 items."
-                )))
-            }
-        }
-    }
-    Ok(())
-}
-
 /// `updateSiteCustomizationById`: replaces the customization (fields left out take the
 /// defaults).
 pub async fn update_site_customization(
@@ -698,22 +555,10 @@ pub async fn update_site_customization(
     Extension(ctx): Extension<SiteCtx>,
     JsonBody(body): JsonBody<Value>,
 ) -> ApiResult<Json<Value>> {
-    let Value::Object(mut fields) = body else {
+    let Value::Object(fields) = body else {
         return Err(ApiError::bad_request("The body must be a JSON object."));
     };
-    fields.remove("updatedAt");
-    check_customization(&fields)?;
-    let text = serde_json::to_string(&fields).map_err(ApiError::internal)?;
-    if text.len() > 64 * 1024 {
-        return Err(ApiError::bad_request(
-            "The customization must be at most 64 KiB of JSON.",
-        ));
-    }
-    let patch = SitePatch {
-        customization: Some(text),
-        ..SitePatch::default()
-    };
-    let row = patch_site(&state, &org, &ctx.site.id, &patch).await?;
+    let row = site_structure::replace_customization(&state, &org, &ctx.site.id, fields).await?;
     Ok(Json(customization_of(&row)?))
 }
 

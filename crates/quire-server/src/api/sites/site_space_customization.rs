@@ -6,9 +6,9 @@ use axum::http::StatusCode;
 use axum::Extension;
 use serde_json::Value;
 
-use super::handlers::check_customization;
 use crate::domain::access::{OrgCtx, SiteCtx};
 use crate::domain::site_settings;
+use crate::domain::site_structure::check_customization;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::JsonBody;
 use crate::http::json::Json;

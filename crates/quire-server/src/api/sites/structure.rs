@@ -20,14 +20,14 @@ use super::types::{self, SiteSection, SiteSectionGroup, SiteSpace};
 use crate::api::views;
 use crate::domain::access::{OrgCtx, SiteCtx};
 use crate::domain::auth::Caller;
+use crate::domain::site_structure::{self, SectionChange};
+use crate::domain::sites::live_space;
 use crate::domain::sites::{self as rules, Item, TypedPointer};
-use crate::domain::sites::{live_space, new_site_space};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::new_id;
 use crate::state::AppState;
-use crate::store::sites::{GroupRow, SectionRow, SiteRow, Structure};
+use crate::store::sites::{SiteRow, Structure};
 
 /// [`rules::edit`], then the site with the spaces it points to.
 async fn edit<T>(
@@ -337,21 +337,6 @@ pub async fn list_site_sections(
     paged(&page, &format!("site-sections:{}", loaded.site.id), items)
 }
 
-/// `Icon`: a name of at most 50 characters.
-fn check_icon(icon: &str) -> ApiResult<()> {
-    crate::validate::length("icon", icon, 1, 50)?;
-    if icon
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        Ok(())
-    } else {
-        Err(ApiError::bad_request(format!(
-            "`icon` must be an icon name of letters, digits and `-`: `{icon}`."
-        )))
-    }
-}
-
 /// Body of `addSectionToSite`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -361,27 +346,6 @@ pub struct AddSection {
     title: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
     icon: Option<Option<String>>,
-}
-
-fn new_section(s: &Structure, site_id: &str, title: &str, now: i64) -> SectionRow {
-    let path = rules::unique_path(
-        &rules::slug(title),
-        s.sections.iter().map(|x| x.path.as_str()),
-    );
-    SectionRow {
-        id: new_id(),
-        site_id: site_id.to_string(),
-        group_id: None,
-        title: title.to_string(),
-        description: None,
-        path,
-        condition: None,
-        icon: None,
-        default_site_space: None,
-        position: rules::next_top_position(s),
-        group_position: 0,
-        created_at: now,
-    }
 }
 
 /// `addSectionToSite`: 201, a new section holding the space. On a site without sections,
@@ -394,35 +358,16 @@ pub async fn add_section_to_site(
     Extension(ctx): Extension<SiteCtx>,
     JsonBody(body): JsonBody<AddSection>,
 ) -> ApiResult<Response> {
-    let space = live_space(&state, &org.org.id, "spaceId", &body.space_id).await?;
-    let title = body.title.flatten().unwrap_or_else(|| space.title.clone());
-    let title = if title.chars().count() < 2 {
-        "Section".to_string()
-    } else {
-        title
-    };
-    crate::validate::length("title", &title, 2, 128)?;
-    if let Some(Some(icon)) = &body.icon {
-        check_icon(icon)?;
-    }
-    let now = state.now();
-    let (id, loaded) = edit(&state, &org, &ctx.site.id, |site, s| {
-        if s.sections.is_empty() && !s.site_spaces.is_empty() {
-            let first = new_section(s, &site.id, &site.title, now);
-            for ss in s.site_spaces.iter_mut() {
-                ss.section_id = Some(first.id.clone());
-            }
-            s.sections.push(first);
-        }
-        let mut section = new_section(s, &site.id, &title, now);
-        section.icon = body.icon.clone().flatten();
-        let ss = new_site_space(s, &site.id, Some(&section.id), &space, now);
-        let id = section.id.clone();
-        s.sections.push(section);
-        s.site_spaces.push(ss);
-        Ok(id)
-    })
+    let (id, (site, after)) = site_structure::add_section(
+        &state,
+        &org,
+        &ctx.site.id,
+        &body.space_id,
+        body.title.flatten(),
+        body.icon.flatten(),
+    )
     .await?;
+    let loaded = spaces_of(&state, site, after).await?;
     let grants = grants_of(&state, &org, &caller).await?;
     let d = loaded.describe(&state, Some(&grants), None);
     let section = loaded
@@ -465,63 +410,17 @@ pub async fn update_site_section(
     Path((_, _, id)): Path<(String, String, String)>,
     JsonBody(body): JsonBody<UpdateSection>,
 ) -> ApiResult<Json<SiteSection>> {
-    if let Some(title) = &body.title {
-        crate::validate::length("title", title, 2, 128)?;
-    }
-    if let Some(path) = &body.path {
-        rules::check_path("path", path)?;
-    }
-    if let Some(Some(condition)) = &body.condition {
-        rules::check_condition("condition", condition)?;
-    }
-    if let Some(Some(icon)) = &body.icon {
-        check_icon(icon)?;
-    }
-    if let Some(Some(description)) = &body.description {
-        crate::validate::length("description", description, 0, 256)?;
-    }
-    let ((), loaded) = edit(&state, &org, &ctx.site.id, |_, s| {
-        let at = s
-            .sections
-            .iter()
-            .position(|x| x.id == id)
-            .ok_or_else(|| no_such("section", &id))?;
-        if let Some(path) = &body.path {
-            if s.sections.iter().any(|x| x.id != id && &x.path == path) {
-                return Err(ApiError::conflict(format!(
-                    "`path`: another section already has the path `{path}`."
-                )));
-            }
-            s.sections[at].path = path.clone();
-        }
-        if let Some(ss) = &body.default_site_space {
-            if !s
-                .site_spaces
-                .iter()
-                .any(|x| &x.id == ss && x.section_id.as_deref() == Some(id.as_str()))
-            {
-                return Err(ApiError::bad_request(format!(
-                    "`defaultSiteSpace`: no site space `{ss}` in this section."
-                )));
-            }
-            s.sections[at].default_site_space = Some(ss.clone());
-        }
-        let x = &mut s.sections[at];
-        if let Some(title) = &body.title {
-            x.title = title.clone();
-        }
-        if let Some(condition) = &body.condition {
-            x.condition = condition.clone();
-        }
-        if let Some(icon) = &body.icon {
-            x.icon = icon.clone();
-        }
-        if let Some(description) = &body.description {
-            x.description = description.clone();
-        }
-        Ok(())
-    })
-    .await?;
+    let change = SectionChange {
+        title: body.title,
+        path: body.path,
+        default_site_space: body.default_site_space,
+        condition: body.condition,
+        icon: body.icon,
+        description: body.description,
+    };
+    let (site, after) =
+        site_structure::update_section(&state, &org, &ctx.site.id, &id, &change).await?;
+    let loaded = spaces_of(&state, site, after).await?;
     let grants = grants_of(&state, &org, &caller).await?;
     let d = loaded.describe(&state, Some(&grants), None);
     loaded
@@ -541,13 +440,7 @@ pub async fn delete_site_section(
     Path((_, _, id)): Path<(String, String, String)>,
 ) -> ApiResult<StatusCode> {
     if let Some(Extension(ctx)) = ctx {
-        edit(&state, &org, &ctx.site.id, |_, s| {
-            s.sections.retain(|x| x.id != id);
-            s.site_spaces
-                .retain(|x| x.section_id.as_deref() != Some(id.as_str()));
-            Ok(())
-        })
-        .await?;
+        site_structure::delete_section(&state, &org, &ctx.site.id, &id).await?;
     }
     Ok(StatusCode::NO_CONTENT)
 }
@@ -627,21 +520,6 @@ pub struct AddGroup {
     sections: Vec<String>,
 }
 
-/// Puts a section at the end of a group.
-fn join_group(s: &mut Structure, group: &str, section: &str) -> ApiResult<()> {
-    let position = rules::next_group_position(s, group);
-    let x = s
-        .sections
-        .iter_mut()
-        .find(|x| x.id == section)
-        .ok_or_else(|| {
-            ApiError::bad_request(format!("`sections`: no section `{section}` in this site."))
-        })?;
-    x.group_id = Some(group.to_string());
-    x.group_position = position;
-    Ok(())
-}
-
 /// `addSectionGroupToSite`: 201, a group at the end of the site holding the sections named.
 pub async fn add_section_group_to_site(
     State(state): State<AppState>,
@@ -650,34 +528,16 @@ pub async fn add_section_group_to_site(
     Extension(ctx): Extension<SiteCtx>,
     JsonBody(body): JsonBody<AddGroup>,
 ) -> ApiResult<Response> {
-    crate::validate::length("title", &body.title, 1, 100)?;
-    if let Some(Some(icon)) = &body.icon {
-        check_icon(icon)?;
-    }
-    if body.sections.len() > rules::MAX_ITEMS {
-        return Err(ApiError::bad_request(format!(
-            "`sections` holds at most {} sections.",
-            rules::MAX_ITEMS
-        )));
-    }
-    let now = state.now();
-    let (id, loaded) = edit(&state, &org, &ctx.site.id, |site, s| {
-        let group = GroupRow {
-            id: new_id(),
-            site_id: site.id.clone(),
-            title: body.title.clone(),
-            icon: body.icon.clone().flatten(),
-            position: rules::next_top_position(s),
-            created_at: now,
-        };
-        let id = group.id.clone();
-        s.groups.push(group);
-        for section in &body.sections {
-            join_group(s, &id, section)?;
-        }
-        Ok(id)
-    })
+    let (id, (site, after)) = site_structure::add_group(
+        &state,
+        &org,
+        &ctx.site.id,
+        &body.title,
+        body.icon.flatten(),
+        &body.sections,
+    )
     .await?;
+    let loaded = spaces_of(&state, site, after).await?;
     let group = describe_group(&state, &caller, &org, &loaded, &id).await?;
     Ok(views::created(
         &state.url(&format!(
@@ -724,27 +584,16 @@ pub async fn update_site_section_group(
     Path((_, _, id)): Path<(String, String, String)>,
     JsonBody(body): JsonBody<UpdateGroup>,
 ) -> ApiResult<Json<SiteSectionGroup>> {
-    if let Some(title) = &body.title {
-        crate::validate::length("title", title, 1, 100)?;
-    }
-    if let Some(Some(icon)) = &body.icon {
-        check_icon(icon)?;
-    }
-    let ((), loaded) = edit(&state, &org, &ctx.site.id, |_, s| {
-        let g = s
-            .groups
-            .iter_mut()
-            .find(|g| g.id == id)
-            .ok_or_else(|| no_such("section group", &id))?;
-        if let Some(title) = &body.title {
-            g.title = title.clone();
-        }
-        if let Some(icon) = &body.icon {
-            g.icon = icon.clone();
-        }
-        Ok(())
-    })
+    let (site, after) = site_structure::update_group(
+        &state,
+        &org,
+        &ctx.site.id,
+        &id,
+        body.title.as_deref(),
+        body.icon,
+    )
     .await?;
+    let loaded = spaces_of(&state, site, after).await?;
     describe_group(&state, &caller, &org, &loaded, &id).await
 }
 
@@ -757,22 +606,7 @@ pub async fn delete_site_section_group(
     Path((_, _, id)): Path<(String, String, String)>,
 ) -> ApiResult<StatusCode> {
     if let Some(Extension(ctx)) = ctx {
-        edit(&state, &org, &ctx.site.id, |_, s| {
-            let members: Vec<String> = rules::group_sections(s, &id)
-                .iter()
-                .map(|x| x.id.clone())
-                .collect();
-            for section in members {
-                rules::move_item(
-                    s,
-                    &Item::Section(section),
-                    &rules::Place::Before(Item::Group(id.clone())),
-                )?;
-            }
-            s.groups.retain(|g| g.id != id);
-            Ok(())
-        })
-        .await?;
+        site_structure::delete_group(&state, &org, &ctx.site.id, &id).await?;
     }
     Ok(StatusCode::NO_CONTENT)
 }
@@ -793,19 +627,9 @@ pub async fn add_section_to_group(
     Path((_, _, id)): Path<(String, String, String)>,
     JsonBody(body): JsonBody<AddToGroup>,
 ) -> ApiResult<Response> {
-    let ((), loaded) = edit(&state, &org, &ctx.site.id, |_, s| {
-        if !s.groups.iter().any(|g| g.id == id) {
-            return Err(no_such("section group", &id));
-        }
-        if !s.sections.iter().any(|x| x.id == body.section_id) {
-            return Err(ApiError::bad_request(format!(
-                "`sectionId`: no section `{}` in this site.",
-                body.section_id
-            )));
-        }
-        join_group(s, &id, &body.section_id)
-    })
-    .await?;
+    let (site, after) =
+        site_structure::add_to_group(&state, &org, &ctx.site.id, &id, &body.section_id).await?;
+    let loaded = spaces_of(&state, site, after).await?;
     let group = describe_group(&state, &caller, &org, &loaded, &id).await?;
     Ok(views::created(
         &state.url(&format!(
@@ -824,21 +648,7 @@ pub async fn remove_section_from_group(
     Path((_, _, group, section)): Path<(String, String, String, String)>,
 ) -> ApiResult<StatusCode> {
     if let Some(Extension(ctx)) = ctx {
-        edit(&state, &org, &ctx.site.id, |_, s| {
-            let member = s
-                .sections
-                .iter()
-                .any(|x| x.id == section && x.group_id.as_deref() == Some(group.as_str()));
-            if member {
-                rules::move_item(
-                    s,
-                    &Item::Section(section.clone()),
-                    &rules::Place::After(Item::Group(group.clone())),
-                )?;
-            }
-            Ok(())
-        })
-        .await?;
+        site_structure::remove_from_group(&state, &org, &ctx.site.id, &group, &section).await?;
     }
     Ok(StatusCode::NO_CONTENT)
 }
