@@ -605,14 +605,7 @@ async fn customize(
     make: impl FnOnce(Map<String, Value>) -> ApiResult<Map<String, Value>>,
 ) -> ApiResult<SiteRow> {
     org.require_admin("change sites")?;
-    let mut tx = state.db.begin().await?;
-    tx.touches(&[
-        crate::cache::Scope::Site(site_id),
-        crate::cache::Scope::Org(org.org.id.as_str()),
-    ]);
-    let site = store::sites::lock(&mut tx, &org.org.id, site_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    let (mut tx, site) = sites::locked(state, org, site_id).await?;
     let stored = match site.customization.as_deref() {
         Some(text) => match serde_json::from_str(text).map_err(ApiError::internal)? {
             Value::Object(fields) => fields,

@@ -788,14 +788,7 @@ pub async fn update(
     default_site_space: Option<String>,
 ) -> ApiResult<SiteRow> {
     org.require_admin("change sites")?;
-    let mut tx = state.db.begin().await?;
-    tx.touches(&[
-        crate::cache::Scope::Site(site_id),
-        crate::cache::Scope::Org(org.org.id.as_str()),
-    ]);
-    let site = store::sites::lock(&mut tx, &org.org.id, site_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    let (mut tx, site) = locked(state, org, site_id).await?;
     let structure = store::sites::structure_tx(&mut tx, &site.id).await?;
     if let Some(id) = &patch.default_section {
         if !structure.sections.iter().any(|x| &x.id == id) {
@@ -884,14 +877,14 @@ pub fn new_site_space(
     }
 }
 
-/// Locks a site, lets `change` edit its structure under the site's limits, saves what
-/// changed, and answers with the site and its structure as stored.
-pub async fn edit<T>(
+/// A write transaction holding site `site_id` of the organization locked (every write of a
+/// site's row or structure takes it first), said to change the site and its organization;
+/// 404 when the organization has no such site.
+pub async fn locked(
     state: &AppState,
     org: &OrgCtx,
     site_id: &str,
-    change: impl FnOnce(&SiteRow, &mut Structure) -> ApiResult<T>,
-) -> ApiResult<(T, SiteRow, Structure)> {
+) -> ApiResult<(crate::db::Tx, SiteRow)> {
     let mut tx = state.db.begin().await?;
     tx.touches(&[
         crate::cache::Scope::Site(site_id),
@@ -900,6 +893,18 @@ pub async fn edit<T>(
     let site = store::sites::lock(&mut tx, &org.org.id, site_id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    Ok((tx, site))
+}
+
+/// Locks a site, lets `change` edit its structure under the site's limits, saves what
+/// changed, and answers with the site and its structure as stored.
+pub async fn edit<T>(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    change: impl FnOnce(&SiteRow, &mut Structure) -> ApiResult<T>,
+) -> ApiResult<(T, SiteRow, Structure)> {
+    let (mut tx, site) = locked(state, org, site_id).await?;
     let before = store::sites::structure_tx(&mut tx, &site.id).await?;
     let mut after = before.clone();
     let out = change(&site, &mut after)?;

@@ -475,14 +475,7 @@ pub async fn move_and_describe(
     item: rules::Item,
     place: rules::Place,
 ) -> ApiResult<types::StructureItem> {
-    let mut tx = state.db.begin().await?;
-    tx.touches(&[
-        crate::cache::Scope::Site(site_id),
-        crate::cache::Scope::Org(org.org.id.as_str()),
-    ]);
-    let site = store::sites::lock(&mut tx, &org.org.id, site_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("Site `{site_id}` not found.")))?;
+    let (mut tx, site) = crate::domain::sites::locked(state, org, site_id).await?;
     let before = store::sites::structure_tx(&mut tx, &site.id).await?;
     let mut after = before.clone();
     rules::move_item(&mut after, &item, &place)?;
