@@ -4077,6 +4077,14 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
 
     // The editor's page settings: description, emoji, hidden, left out of search.
     let editor_path = format!("/s/{space}/~/changes/{number}/edit/{two}");
+    let page_of_two = || async {
+        app.get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/content/page/{two}"),
+        )
+        .await
+        .expect(200)
+    };
     let editor = a.get(&editor_path).await;
     assert!(editor.html.contains("<summary>Page settings</summary>"));
     let seen = {
@@ -4097,13 +4105,7 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
         ("noindex", "yes"),
     ];
     assert_eq!(a.post(&editor_path, &form).await.status, 303);
-    let page = app
-        .get(
-            &alice,
-            &format!("/v1/spaces/{space}/change-requests/{cr}/content/page/{two}"),
-        )
-        .await
-        .expect(200);
+    let page = page_of_two().await;
     assert_eq!(page["description"], "The second page", "{page}");
     assert_eq!(page["emoji"], "🚀", "{page}");
     assert_eq!(page["hidden"], true, "{page}");
@@ -4122,13 +4124,7 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
         ("slug", "second"),
     ];
     assert_eq!(a.post(&editor_path, &form).await.status, 303);
-    let page = app
-        .get(
-            &alice,
-            &format!("/v1/spaces/{space}/change-requests/{cr}/content/page/{two}"),
-        )
-        .await
-        .expect(200);
+    let page = page_of_two().await;
     assert!(
         page.get("description").is_none_or(|d| d.is_null()),
         "{page}"
@@ -4159,13 +4155,7 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
         ("vars", "product: Quire\nbeta: true\n"),
     ];
     assert_eq!(a.post(&editor_path, &form).await.status, 303);
-    let page = app
-        .get(
-            &alice,
-            &format!("/v1/spaces/{space}/change-requests/{cr}/content/page/{two}"),
-        )
-        .await
-        .expect(200);
+    let page = page_of_two().await;
     let layout = &page["layout"];
     assert_eq!(layout["width"], "wide", "{page}");
     assert_eq!(
