@@ -448,7 +448,7 @@ pub async fn signin(
             &signin_form(&next, Some(why), false, &email),
         )
     };
-    match accounts::sign_in(&state.db, &email, &password, from, state.now()).await {
+    match accounts::sign_in(&state.db, &state.keys, &email, &password, from, state.now()).await {
         SignIn::Accepted(user) => open_session(&state, &headers, &user, &next).await,
         SignIn::Refused => again(
             StatusCode::UNAUTHORIZED,

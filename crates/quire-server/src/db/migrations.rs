@@ -42,8 +42,8 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
 ];
 
 /// Failed sign-ins counted per account and per client address (`store::sessions`), shared
-/// by every node; keys are digests, so no address is kept in the clear, and a row ends with
-/// its window.
+/// by every node; keys are keyed digests, so no address is kept in the clear, and a row
+/// ends with its window.
 const SIGN_IN_FAILURES: &str = r#"
 CREATE TABLE sign_in_failures (
     key TEXT PRIMARY KEY,

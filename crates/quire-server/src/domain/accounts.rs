@@ -15,6 +15,7 @@ use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, Salt
 use argon2::Argon2;
 
 use crate::db::Db;
+use crate::keys::Keys;
 use crate::store;
 use crate::store::users::UserRow;
 
@@ -279,11 +280,10 @@ pub enum SignIn {
     SsoRequired,
 }
 
-/// The key failed sign-ins are counted under: a digest, so that no address or e-mail is
-/// stored in the clear.
-fn failure_key(kind: &str, value: &str) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(format!("{kind}:{value}").as_bytes()))
+/// The key failed sign-ins are counted under: keyed by the server's secret, so that no
+/// address or e-mail can be read, or guessed, from the table.
+fn failure_key(keys: &Keys, kind: &str, value: &str) -> String {
+    hex::encode(keys.sign("sign-in failures", format!("{kind}:{value}").as_bytes()))
 }
 
 /// Checks an address and password at `now` (ms). Failed attempts are counted per account
@@ -291,6 +291,7 @@ fn failure_key(kind: &str, value: &str) -> String {
 /// limits, attempts are refused without being checked.
 pub async fn sign_in(
     db: &Db,
+    keys: &Keys,
     email: &str,
     password: &str,
     from: Option<IpAddr>,
@@ -298,8 +299,8 @@ pub async fn sign_in(
 ) -> SignIn {
     let email = store::users::normalize_email(email);
     let window_start = now - i64::try_from(FAILURE_WINDOW.as_millis()).unwrap_or(i64::MAX);
-    let account_key = failure_key("a", &email);
-    let address_key = from.map(|a| failure_key("i", &a.to_string()));
+    let account_key = failure_key(keys, "a", &email);
+    let address_key = from.map(|a| failure_key(keys, "i", &a.to_string()));
     let counted = async {
         let account = store::sessions::failures(db, &account_key, window_start).await?;
         let address = match &address_key {
