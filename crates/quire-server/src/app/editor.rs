@@ -509,9 +509,11 @@ fn layout_html(p: &Page) -> String {
         "coverSize": l.cover_size, "coverMask": l.cover_mask, "metadata": l.metadata,
         "tags": l.tags, "actions": l.actions, "anchors": l.anchors,
     });
+    // A cover that is a file of the space is kept as it is: the form edits addresses only.
     let cover = match doc.cover.as_ref().and_then(|c| c.reference.as_ref()) {
-        Some(quire_content::model::ContentRef::Url { url }) => url.clone(),
-        _ => String::new(),
+        Some(quire_content::model::ContentRef::Url { url }) => Some(url.clone()),
+        None => Some(String::new()),
+        Some(_) => None,
     };
     let vars: String = doc
         .variables
@@ -526,20 +528,32 @@ fn layout_html(p: &Page) -> String {
         })
         .collect();
     out.push_str(&format!(
-        "<input type=\"hidden\" name=\"layout\" value=\"{}\"></fieldset>\
-<label for=\"page-cover\">Cover image <span class=\"muted\">(an https address; empty for none)</span></label>\
-<input id=\"page-cover\" name=\"cover\" type=\"url\" maxlength=\"2048\" value=\"{}\">\
-<label for=\"page-vars\">Page variables <span class=\"muted\">(one <code>name: value</code> a line)</span></label>\
-<textarea id=\"page-vars\" name=\"vars\" rows=\"3\">{}</textarea>",
-        attr(&kept.to_string()),
-        attr(&cover),
+        "<input type=\"hidden\" name=\"layout\" value=\"{}\"></fieldset>",
+        attr(&kept.to_string())
+    ));
+    match cover {
+        Some(cover) => out.push_str(&format!(
+            "<label for=\"page-cover\">Cover image <span class=\"muted\">(an https address; empty for none)</span></label>\
+<input id=\"page-cover\" name=\"cover\" type=\"url\" maxlength=\"2048\" value=\"{0}\">\
+<input type=\"hidden\" name=\"coverwas\" value=\"{0}\">",
+            attr(&cover)
+        )),
+        None => out.push_str("<p class=\"muted\">The cover image is a file of the space.</p>"),
+    }
+    out.push_str(&format!(
+        "<label for=\"page-vars\">Page variables <span class=\"muted\">(one <code>name: value</code> a line)</span></label>\
+<textarea id=\"page-vars\" name=\"vars\" rows=\"3\">{0}</textarea>\
+<input type=\"hidden\" name=\"varswas\" value=\"{1}\">",
         text(&vars),
+        attr(&vars),
     ));
     out
 }
 
 /// The layout, cover and variables of a document page's settings form, as `update_page`
-/// takes them; `None` for a form without them (a page of another kind).
+/// takes them (the cover and the variables only when they changed, so that what the form
+/// cannot show, a cover's dark image and position, or a variable's type, is kept); `None`
+/// for a form without them (a page of another kind).
 fn layout_fields(form: &Form) -> ApiResult<Option<serde_json::Value>> {
     let Some(kept) = form.layout.as_deref() else {
         return Ok(None);
@@ -556,12 +570,24 @@ fn layout_fields(form: &Form) -> ApiResult<Option<serde_json::Value>> {
     for (name, _) in SHOWN {
         layout.insert(name.into(), form.show.iter().any(|s| s == name).into());
     }
-    let cover = match form.cover.as_deref().map(str::trim).unwrap_or("") {
-        "" => serde_json::Value::Null,
-        url => serde_json::json!({ "ref": { "kind": "url", "url": url } }),
-    };
+    let mut fields = serde_json::Map::new();
+    let was = |v: &Option<String>| v.as_deref().unwrap_or("").replace("\r\n", "\n");
+    if let Some(cover) = form.cover.as_deref().map(str::trim) {
+        if cover != was(&form.cover_was).trim() {
+            let cover = match cover {
+                "" => serde_json::Value::Null,
+                url => serde_json::json!({ "ref": { "kind": "url", "url": url } }),
+            };
+            fields.insert("cover".into(), cover);
+        }
+    }
+    let text = form.vars.as_deref().unwrap_or("").replace("\r\n", "\n");
+    if text.trim() == was(&form.vars_was).trim() {
+        fields.insert("layout".into(), layout.into());
+        return Ok(Some(serde_json::Value::Object(fields)));
+    }
     let mut vars = serde_json::Map::new();
-    for line in form.vars.as_deref().unwrap_or("").lines() {
+    for line in text.lines() {
         let line = line.trim();
         if line.is_empty() {
             continue;
@@ -582,11 +608,9 @@ fn layout_fields(form: &Form) -> ApiResult<Option<serde_json::Value>> {
         };
         vars.insert(name.trim().to_string(), value);
     }
-    Ok(Some(serde_json::json!({
-        "layout": layout,
-        "cover": cover,
-        "variables": vars,
-    })))
+    fields.insert("layout".into(), layout.into());
+    fields.insert("variables".into(), vars.into());
+    Ok(Some(serde_json::Value::Object(fields)))
 }
 
 /// Emoji offered for a page (any other can be typed), with their names.

@@ -253,6 +253,12 @@ pub struct Form {
     pub layout: Option<String>,
     pub cover: Option<String>,
     pub vars: Option<String>,
+    /// The cover's address and the variables as the form showed them: sent back so that a
+    /// save changes them only when they were edited.
+    #[serde(rename = "coverwas")]
+    pub cover_was: Option<String>,
+    #[serde(rename = "varswas")]
+    pub vars_was: Option<String>,
 }
 
 /// The signed-in user and the form they sent from `here` (origin and CSRF token checked),

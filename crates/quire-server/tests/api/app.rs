@@ -4170,6 +4170,25 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
     );
     let editor = a.get(&editor_path).await;
     assert!(editor.html.contains("product: Quire"), "{}", editor.html);
+    // Saved again as shown: what was not edited stays (a variable keeps its type).
+    let mut again: Vec<(&str, &str)> = form
+        .iter()
+        .filter(|(k, _)| *k != "width")
+        .copied()
+        .collect();
+    again.extend([
+        ("coverwas", "https://example.com/cover.png"),
+        ("varswas", "beta: true\nproduct: Quire\n"),
+        ("vars", "beta: true\nproduct: Quire\n"),
+    ]);
+    again.retain(|(k, v)| *k != "vars" || v.starts_with("beta"));
+    assert_eq!(a.post(&editor_path, &again).await.status, 303);
+    let page = page_of_two().await;
+    assert_eq!(page["layout"]["width"], "default", "{page}");
+    assert_eq!(
+        page["cover"]["ref"]["url"], "https://example.com/cover.png",
+        "{page}"
+    );
     // A line that is not `name: value` is refused, naming the field; nothing changes.
     form.retain(|(k, _)| *k != "vars");
     form.push(("vars", "just words"));
