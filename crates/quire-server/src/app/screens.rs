@@ -292,39 +292,15 @@ pub async fn collection(
             "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
             attr(viewer.csrf)
         );
-        // Where it may move: the organization, or a collection the user creates in that is
-        // neither this one nor below it.
-        let mut places: Vec<_> = ctx
-            .grants
-            .collections()
-            .values()
-            .filter(|c| {
-                !ctx.grants.is_within(&c.id, &ctx.collection.id)
-                    && ctx
-                        .grants
-                        .collection_role(c)
-                        .is_some_and(|r| r >= access::Role::Create)
-            })
-            .map(|c| (c.id.clone(), c.title.clone()))
-            .collect();
-        places.sort_by(|a, b| a.1.cmp(&b.1));
         let current = ctx.collection.parent_id.as_deref().unwrap_or("");
-        let _ = write!(
-            body,
-            "<h2>Place</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"move\">\
-<label for=\"collection-parent\">In</label><select id=\"collection-parent\" name=\"parent\"><option value=\"\"{}>The organization</option>",
-            if current.is_empty() { " selected" } else { "" }
-        );
-        for (id, title) in &places {
-            let _ = write!(
-                body,
-                "<option value=\"{}\"{}>{}</option>",
-                attr(id),
-                if id == current { " selected" } else { "" },
-                text(title)
-            );
-        }
-        body.push_str("</select><button type=\"submit\">Move</button></form>");
+        body.push_str("<h2>Place</h2>");
+        body.push_str(&super::settings::place_form(
+            &ctx.grants,
+            Some(&ctx.collection.id),
+            current,
+            (&action, &hidden),
+            "collection-parent",
+        ));
         let _ = write!(
             body,
             "<h2>Settings</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"settings\">\

@@ -9,7 +9,9 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session::Form;
+use super::shell::options;
 use super::shell::{page, run_write, Viewer};
+use crate::domain::access::grants::Grants;
 use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::spaces::{self, Settings};
 use crate::error::ApiError;
@@ -82,35 +84,15 @@ pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
     }
     body.push_str("<button type=\"submit\">Save</button></form>");
     if admin {
-        let mut places: Vec<_> = ctx
-            .grants
-            .collections()
-            .values()
-            .filter(|c| {
-                ctx.grants
-                    .collection_role(c)
-                    .is_some_and(|r| r >= Role::Create)
-            })
-            .map(|c| (c.id.clone(), c.title.clone()))
-            .collect();
-        places.sort_by(|a, b| a.1.cmp(&b.1));
         let current = ctx.space.parent_id.as_deref().unwrap_or("");
-        let _ = write!(
-            body,
-            "<h2>Collection</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"move\">\
-<label for=\"parent\">In</label><select id=\"parent\" name=\"parent\"><option value=\"\"{}>The organization</option>",
-            if current.is_empty() { " selected" } else { "" }
-        );
-        for (id, title) in &places {
-            let _ = write!(
-                body,
-                "<option value=\"{}\"{}>{}</option>",
-                attr(id),
-                if id == current { " selected" } else { "" },
-                text(title)
-            );
-        }
-        body.push_str("</select><button type=\"submit\">Move</button></form>");
+        body.push_str("<h2>Collection</h2>");
+        body.push_str(&place_form(
+            &ctx.grants,
+            None,
+            current,
+            (&action, &hidden),
+            "parent",
+        ));
     }
     if admin {
         let _ = write!(
@@ -211,5 +193,34 @@ fn emoji_code(typed: &str) -> Option<String> {
             .map(|c| format!("{:x}", c as u32))
             .collect::<Vec<_>>()
             .join("-"),
+    )
+}
+
+/// The form that moves a space or a collection (`op` `move`, `parent`): into the
+/// organization or a collection the user creates in, but not into `moving` (a collection)
+/// or anything below it; `current` is selected. Posted to `action` with the `hidden` fields;
+/// `id` names its select.
+pub(super) fn place_form(
+    grants: &Grants,
+    moving: Option<&str>,
+    current: &str,
+    (action, hidden): (&str, &str),
+    id: &str,
+) -> String {
+    let mut places: Vec<(&str, &str)> = grants
+        .collections()
+        .values()
+        .filter(|c| moving.is_none_or(|m| !grants.is_within(&c.id, m)))
+        .filter(|c| grants.collection_role(c).is_some_and(|r| r >= Role::Create))
+        .map(|c| (c.id.as_str(), c.title.as_str()))
+        .collect();
+    places.sort_by(|a, b| a.1.cmp(b.1));
+    format!(
+        "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"move\">\
+<label for=\"{id}\">In</label><select id=\"{id}\" name=\"parent\">{}</select><button type=\"submit\">Move</button></form>",
+        options(
+            std::iter::once(("", "The organization")).chain(places),
+            current
+        )
     )
 }

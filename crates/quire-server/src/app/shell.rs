@@ -205,3 +205,17 @@ where
         Err(e) => failed(e),
     }
 }
+
+/// `<option>`s of `(value, label)` pairs, escaped, the one whose value is `selected` marked.
+pub fn options<'a>(items: impl IntoIterator<Item = (&'a str, &'a str)>, selected: &str) -> String {
+    let mut out = String::new();
+    for (value, label) in items {
+        out.push_str(&format!(
+            "<option value=\"{}\"{}>{}</option>",
+            attr(value),
+            if value == selected { " selected" } else { "" },
+            text(label)
+        ));
+    }
+    out
+}

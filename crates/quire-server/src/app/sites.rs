@@ -14,7 +14,7 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 
 use super::session;
-use super::shell::{failed, not_found, org_for, page, run_write, Viewer};
+use super::shell::{failed, not_found, options, org_for, page, run_write, Viewer};
 use crate::domain::access::OrgCtx;
 use crate::domain::auth::Caller;
 use crate::domain::insights;
@@ -177,32 +177,30 @@ pub async fn screen(
             Ok(s) => s,
             Err(e) => return failed(e),
         };
+        // The spaces that may be added (at most 500 offered).
+        let spaces_offered = options(
+            candidates
+                .iter()
+                .take(500)
+                .map(|s| (s.id.as_str(), s.title.as_str())),
+            "",
+        );
         let _ = write!(
             body,
             "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"add\">\
 <label for=\"add-space\">Add a space</label><select id=\"add-space\" name=\"parent\">"
         );
-        for s in candidates.iter().take(500) {
-            let _ = write!(
-                body,
-                "<option value=\"{}\">{}</option>",
-                attr(&s.id),
-                text(&s.title)
-            );
-        }
+        body.push_str(&spaces_offered);
         body.push_str("</select>");
         if !structure.sections.is_empty() {
             body.push_str(
                 "<label for=\"add-space-section\">In the section</label><select id=\"add-space-section\" name=\"section\"><option value=\"\">The default section</option>",
             );
-            for x in sites::ordered_sections(&structure) {
-                let _ = write!(
-                    body,
-                    "<option value=\"{}\">{}</option>",
-                    attr(&x.id),
-                    text(&x.title)
-                );
-            }
+            let sections = sites::ordered_sections(&structure);
+            body.push_str(&options(
+                sections.iter().map(|x| (x.id.as_str(), x.title.as_str())),
+                "",
+            ));
             body.push_str("</select>");
         }
         body.push_str("<button type=\"submit\">Add</button></form>");
@@ -212,14 +210,7 @@ pub async fn screen(
 <h3>New section</h3><p class=\"muted\">A section holds a space of its own; the spaces already published move into a first section.</p>\
 <label for=\"section-space\">Space</label><select id=\"section-space\" name=\"parent\">"
         );
-        for s in candidates.iter().take(500) {
-            let _ = write!(
-                body,
-                "<option value=\"{}\">{}</option>",
-                attr(&s.id),
-                text(&s.title)
-            );
-        }
+        body.push_str(&spaces_offered);
         let _ = write!(
             body,
             "</select><label for=\"section-title\">Title (the space's when empty)</label>\
@@ -327,19 +318,10 @@ fn structure_section(
 <label class=\"sr\" for=\"section-{n}-group\">Group of {}</label><select id=\"section-{n}-group\" name=\"group\"><option value=\"\">No group</option>",
                     attr(&x.title)
                 );
-                for g in &s.groups {
-                    let _ = write!(
-                        out,
-                        "<option value=\"{}\"{}>{}</option>",
-                        attr(&g.id),
-                        if x.group_id.as_deref() == Some(g.id.as_str()) {
-                            " selected"
-                        } else {
-                            ""
-                        },
-                        text(&g.title)
-                    );
-                }
+                out.push_str(&options(
+                    s.groups.iter().map(|g| (g.id.as_str(), g.title.as_str())),
+                    x.group_id.as_deref().unwrap_or(""),
+                ));
                 out.push_str("</select><button type=\"submit\">Move</button></form>");
             }
             let _ = write!(

@@ -200,15 +200,13 @@ pub async fn delete_section(
     site_id: &str,
     id: &str,
 ) -> ApiResult<Saved> {
-    org.require_admin("change sites")?;
-    let ((), site, after) = edit(state, org, site_id, |_, s| {
+    change(state, org, site_id, |s| {
         s.sections.retain(|x| x.id != id);
         s.site_spaces
             .retain(|x| x.section_id.as_deref() != Some(id));
         Ok(())
     })
-    .await?;
-    Ok((site, after))
+    .await
 }
 
 /// Makes `section_id` the section a visitor lands on (`updateSiteById`'s
@@ -224,6 +222,19 @@ pub async fn set_default_section(
         ..SitePatch::default()
     };
     sites::update(state, org, site_id, patch, None).await
+}
+
+/// Changes the site's structure as an organization admin, through [`sites::edit`], for a
+/// change that answers the site as saved.
+async fn change(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    f: impl FnOnce(&mut Structure) -> ApiResult<()>,
+) -> ApiResult<Saved> {
+    org.require_admin("change sites")?;
+    let ((), site, after) = edit(state, org, site_id, |_, s| f(s)).await?;
+    Ok((site, after))
 }
 
 /// Puts a section at the end of a group.
@@ -325,8 +336,7 @@ pub async fn delete_group(
     site_id: &str,
     id: &str,
 ) -> ApiResult<Saved> {
-    org.require_admin("change sites")?;
-    let ((), site, after) = edit(state, org, site_id, |_, s| {
+    change(state, org, site_id, |s| {
         let members: Vec<String> = sites::group_sections(s, id)
             .iter()
             .map(|x| x.id.clone())
@@ -341,8 +351,7 @@ pub async fn delete_group(
         s.groups.retain(|g| g.id != id);
         Ok(())
     })
-    .await?;
-    Ok((site, after))
+    .await
 }
 
 /// A section joins a group at its end (`addSectionToGroup`): 404 for an unknown group, 400
@@ -354,8 +363,7 @@ pub async fn add_to_group(
     group: &str,
     section: &str,
 ) -> ApiResult<Saved> {
-    org.require_admin("change sites")?;
-    let ((), site, after) = edit(state, org, site_id, |_, s| {
+    change(state, org, site_id, |s| {
         if !s.groups.iter().any(|g| g.id == group) {
             return Err(no_such("section group", group));
         }
@@ -366,8 +374,7 @@ pub async fn add_to_group(
         }
         join_group(s, group, section)
     })
-    .await?;
-    Ok((site, after))
+    .await
 }
 
 /// A section leaves its group and stays in the site, after the group
@@ -379,8 +386,7 @@ pub async fn remove_from_group(
     group: &str,
     section: &str,
 ) -> ApiResult<Saved> {
-    org.require_admin("change sites")?;
-    let ((), site, after) = edit(state, org, site_id, |_, s| {
+    change(state, org, site_id, |s| {
         let member = s
             .sections
             .iter()
@@ -394,8 +400,7 @@ pub async fn remove_from_group(
         }
         Ok(())
     })
-    .await?;
-    Ok((site, after))
+    .await
 }
 
 /// Puts a section at the end of `group`, or (`None`) out of its group, after it: the
@@ -411,8 +416,7 @@ pub async fn set_group(
     if let Some(group) = group {
         return add_to_group(state, org, site_id, group, section).await;
     }
-    org.require_admin("change sites")?;
-    let ((), site, after) = edit(state, org, site_id, |_, s| {
+    change(state, org, site_id, |s| {
         let current = s
             .sections
             .iter()
@@ -429,8 +433,7 @@ pub async fn set_group(
         }
         Ok(())
     })
-    .await?;
-    Ok((site, after))
+    .await
 }
 
 /// Largest customization stored, as JSON.

@@ -462,6 +462,19 @@ async fn failed_sign_ins_count_on_every_node() {
         let p = Browser::new(node).post("/signin", &wrong).await;
         assert_eq!(p.status, 401, "attempt {i}");
     }
+    // Counted where every node reads them, under keys that do not show the address.
+    let keys: Vec<(String,)> = app
+        .state
+        .db
+        .rows(&quire_server::db::sql::Sql::new(
+            "SELECT key FROM sign_in_failures",
+        ))
+        .await
+        .unwrap();
+    assert!(!keys.is_empty());
+    assert!(keys
+        .iter()
+        .all(|(k,)| !k.contains("cy@") && !k.contains("127.0.0.1")));
     // Ten failures, five on each node: the account is held on both.
     for node in [&app, &other] {
         let p = Browser::new(node)
