@@ -217,8 +217,49 @@ pub(super) fn positions<T: FromSqlite>(stmt: &Statement<'_>) -> rusqlite::Result
 
 /// Declares a stored row type, read by column name on both engines: through sqlx's `Any`
 /// driver and through [`Reader`]. Field types must decode from both (text, integers, their
-/// options, and the closed sets and ids, which implement both).
+/// options, and the closed sets and ids, which implement both). A first field marked
+/// `#[flatten]` is a row type of its own, read from the same columns.
 macro_rules! row {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            #[flatten] $(#[$imeta:meta])* $ivis:vis $inner:ident : $ity:ty,
+            $($(#[$fmeta:meta])* $fvis:vis $field:ident : $ty:ty),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $(#[$imeta])* $ivis $inner: $ity,
+            $($(#[$fmeta])* $fvis $field: $ty),+
+        }
+
+        impl<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> for $name {
+            fn from_row(row: &'r sqlx::any::AnyRow) -> sqlx::Result<Self> {
+                use sqlx::Row as _;
+                Ok(Self {
+                    $inner: <$ity as sqlx::FromRow<'r, sqlx::any::AnyRow>>::from_row(row)?,
+                    $($field: row.try_get(stringify!($field))?),+
+                })
+            }
+        }
+
+        impl $crate::db::inline::FromSqlite for $name {
+            fn fields(out: &mut Vec<&'static str>) {
+                <$ity as $crate::db::inline::FromSqlite>::fields(out);
+                out.extend_from_slice(&[$(stringify!($field)),+]);
+            }
+
+            fn read(
+                row: &rusqlite::Row<'_>,
+                at: &mut $crate::db::inline::Columns<'_>,
+            ) -> rusqlite::Result<Self> {
+                Ok(Self {
+                    $inner: <$ity as $crate::db::inline::FromSqlite>::read(row, at)?,
+                    $($field: row.get(at.take()?)?),+
+                })
+            }
+        }
+    };
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident {

@@ -3,22 +3,24 @@
 use crate::db::sql::Sql;
 use crate::db::Db;
 
-/// A signed upload: what its URL was made for and, once its bytes came, what they are.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct UploadRow {
-    pub storage_key: String,
-    pub org_id: String,
-    pub kind: String,
-    pub name: String,
-    pub declared_type: String,
-    pub declared_size: i64,
-    pub created_by: String,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub hash: Option<String>,
-    pub content_type: Option<String>,
-    pub size: Option<i64>,
-    pub uploaded_at: Option<i64>,
+crate::db::inline::row! {
+    /// A signed upload: what its URL was made for and, once its bytes came, what they are.
+    #[derive(Debug, Clone)]
+    pub struct UploadRow {
+        pub storage_key: String,
+        pub org_id: String,
+        pub kind: String,
+        pub name: String,
+        pub declared_type: String,
+        pub declared_size: i64,
+        pub created_by: String,
+        pub created_at: i64,
+        pub expires_at: i64,
+        pub hash: Option<String>,
+        pub content_type: Option<String>,
+        pub size: Option<i64>,
+        pub uploaded_at: Option<i64>,
+    }
 }
 
 const UPLOAD_COLUMNS: &str = "storage_key, org_id, kind, name, declared_type, declared_size, \
@@ -151,15 +153,17 @@ pub async fn finish_upload(
     Ok(n > 0)
 }
 
-/// A custom font; `faces` is a JSON array of `{weight, key}`.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct FontRow {
-    pub id: String,
-    pub org_id: String,
-    pub family: String,
-    pub faces: String,
-    pub created_at: i64,
-    pub updated_at: i64,
+crate::db::inline::row! {
+    /// A custom font; `faces` is a JSON array of `{weight, key}`.
+    #[derive(Debug, Clone)]
+    pub struct FontRow {
+        pub id: String,
+        pub org_id: String,
+        pub family: String,
+        pub faces: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
 }
 
 const FONT_COLUMNS: &str = "id, org_id, family, faces, created_at, updated_at";

@@ -31,15 +31,17 @@ pub async fn change_requests(db: &Db, space_id: &str) -> sqlx::Result<Vec<Change
     .await
 }
 
-/// The author and message a revision's commit is made with.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct Identity {
-    pub revision_id: String,
-    /// `Name <address>`.
-    pub author: String,
-    pub message: String,
-    /// The pushed commit, for a revision made by a push (`None`: Quire makes the commit).
-    pub oid: Option<String>,
+crate::db::inline::row! {
+    /// The author and message a revision's commit is made with.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Identity {
+        pub revision_id: String,
+        /// `Name <address>`.
+        pub author: String,
+        pub message: String,
+        /// The pushed commit, for a revision made by a push (`None`: Quire makes the commit).
+        pub oid: Option<String>,
+    }
 }
 
 /// The identities recorded for a space's revisions, by revision id.
@@ -128,31 +130,33 @@ pub async fn branches(db: &Db, space_id: &str) -> sqlx::Result<Vec<(String, Stri
         .await
 }
 
-/// A space's Git Sync: the repository, the branch, what was last in step and the latest
-/// operation (`domain::git::sync`).
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct SyncRow {
-    pub space_id: String,
-    /// May hold credentials: never shown or logged.
-    pub url: String,
-    pub ref_name: String,
-    pub provider: Option<String>,
-    pub tree_url: Option<String>,
-    pub commit_url: Option<String>,
-    pub project_dir: Option<String>,
-    /// 1 once exported: each merge then exports.
-    pub exports: i64,
-    pub configured_by: String,
-    pub synced_commit: Option<String>,
-    pub synced_revision: Option<String>,
-    pub op_direction: Option<String>,
-    pub op_state: Option<String>,
-    pub op_started: Option<i64>,
-    pub op_ended: Option<i64>,
-    pub op_error: Option<String>,
-    /// The sync job running now, if one is.
-    pub running_job: Option<String>,
-    pub updated_at: i64,
+crate::db::inline::row! {
+    /// A space's Git Sync: the repository, the branch, what was last in step and the latest
+    /// operation (`domain::git::sync`).
+    #[derive(Debug, Clone)]
+    pub struct SyncRow {
+        pub space_id: String,
+        /// May hold credentials: never shown or logged.
+        pub url: String,
+        pub ref_name: String,
+        pub provider: Option<String>,
+        pub tree_url: Option<String>,
+        pub commit_url: Option<String>,
+        pub project_dir: Option<String>,
+        /// 1 once exported: each merge then exports.
+        pub exports: i64,
+        pub configured_by: String,
+        pub synced_commit: Option<String>,
+        pub synced_revision: Option<String>,
+        pub op_direction: Option<String>,
+        pub op_state: Option<String>,
+        pub op_started: Option<i64>,
+        pub op_ended: Option<i64>,
+        pub op_error: Option<String>,
+        /// The sync job running now, if one is.
+        pub running_job: Option<String>,
+        pub updated_at: i64,
+    }
 }
 
 const SYNC_COLUMNS: &str = "space_id, url, ref_name, provider, tree_url, commit_url, project_dir, \

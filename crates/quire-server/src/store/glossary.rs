@@ -3,14 +3,16 @@
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
-/// A stored glossary entry; `translations` is a JSON object of language code to term.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct EntryRow {
-    pub id: String,
-    pub org_id: String,
-    pub translations: String,
-    pub created_at: i64,
-    pub updated_at: i64,
+crate::db::inline::row! {
+    /// A stored glossary entry; `translations` is a JSON object of language code to term.
+    #[derive(Debug, Clone)]
+    pub struct EntryRow {
+        pub id: String,
+        pub org_id: String,
+        pub translations: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
 }
 
 const COLUMNS: &str = "id, org_id, translations, created_at, updated_at";

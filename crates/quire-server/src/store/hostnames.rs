@@ -5,13 +5,15 @@ use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::scopes::Scope;
 
-/// A site with an address of its own (a custom hostname or a proxy).
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct HostedSite {
-    pub id: String,
-    pub org_id: String,
-    pub hostname: Option<String>,
-    pub proxy: Option<String>,
+crate::db::inline::row! {
+    /// A site with an address of its own (a custom hostname or a proxy).
+    #[derive(Debug, Clone)]
+    pub struct HostedSite {
+        pub id: String,
+        pub org_id: String,
+        pub hostname: Option<String>,
+        pub proxy: Option<String>,
+    }
 }
 
 /// Every site with a custom hostname or a proxy.
@@ -24,14 +26,16 @@ pub async fn hosted(db: &Db) -> sqlx::Result<Vec<HostedSite>> {
     .await
 }
 
-/// A site of an organization that has a hostname.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct OrgSite {
-    /// The organization's hostname.
-    pub org_hostname: String,
-    pub id: String,
-    pub basename: Option<String>,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// A site of an organization that has a hostname.
+    #[derive(Debug, Clone)]
+    pub struct OrgSite {
+        /// The organization's hostname.
+        pub org_hostname: String,
+        pub id: String,
+        pub basename: Option<String>,
+        pub created_at: i64,
+    }
 }
 
 /// The sites of every organization that has a hostname, oldest first.
@@ -45,14 +49,16 @@ pub async fn org_sites(db: &Db) -> sqlx::Result<Vec<OrgSite>> {
     .await
 }
 
-/// The site holding a custom hostname.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Holder {
-    pub site_id: String,
-    pub org_id: String,
-    pub published: i64,
-    /// The outcome of the latest DNS check (`CustomHostnameStatus`), if any.
-    pub hostname_status: Option<String>,
+crate::db::inline::row! {
+    /// The site holding a custom hostname.
+    #[derive(Debug, Clone)]
+    pub struct Holder {
+        pub site_id: String,
+        pub org_id: String,
+        pub published: i64,
+        /// The outcome of the latest DNS check (`CustomHostnameStatus`), if any.
+        pub hostname_status: Option<String>,
+    }
 }
 
 /// The site whose custom hostname is `host`.

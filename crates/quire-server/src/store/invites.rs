@@ -1,7 +1,5 @@
 //! Invitations: pending e-mail invites, and invite links.
 
-use sqlx::FromRow;
-
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
@@ -105,16 +103,18 @@ pub async fn take_pending(tx: &mut Tx, email: &str) -> sqlx::Result<Vec<PendingI
     Ok(rows)
 }
 
-/// An invite link.
-#[derive(Debug, Clone, FromRow)]
-pub struct InviteLinkRow {
-    pub id: String,
-    pub org_id: String,
-    pub role: Option<String>,
-    /// `organization`, `space` or `collection`.
-    pub target_kind: String,
-    pub target_id: Option<String>,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// An invite link.
+    #[derive(Debug, Clone)]
+    pub struct InviteLinkRow {
+        pub id: String,
+        pub org_id: String,
+        pub role: Option<String>,
+        /// `organization`, `space` or `collection`.
+        pub target_kind: String,
+        pub target_id: Option<String>,
+        pub created_at: i64,
+    }
 }
 
 const COLUMNS: &str = "id, org_id, role, target_kind, target_id, created_at";

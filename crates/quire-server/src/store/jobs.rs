@@ -2,8 +2,6 @@
 //! several server nodes (a job is claimed with a lease; an expired lease is claimed again).
 //! A job given up on keeps its row with `failed_at` set and is never claimed again.
 
-use sqlx::FromRow;
-
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::ids::new_id;
@@ -165,18 +163,20 @@ pub async fn give_up(
     Ok(done == 1)
 }
 
-/// A job given up on, as the operator sees it.
-#[derive(Debug, Clone, FromRow)]
-pub struct FailedJob {
-    pub id: String,
-    pub kind: String,
-    pub payload: String,
-    /// Claims (starts) and runs that ended in an error.
-    pub attempts: i64,
-    pub failures: i64,
-    pub failed_at: i64,
-    /// Why it was given up on.
-    pub reason: Option<String>,
+crate::db::inline::row! {
+    /// A job given up on, as the operator sees it.
+    #[derive(Debug, Clone)]
+    pub struct FailedJob {
+        pub id: String,
+        pub kind: String,
+        pub payload: String,
+        /// Claims (starts) and runs that ended in an error.
+        pub attempts: i64,
+        pub failures: i64,
+        pub failed_at: i64,
+        /// Why it was given up on.
+        pub reason: Option<String>,
+    }
 }
 
 /// The jobs given up on, latest first, at most `limit`.

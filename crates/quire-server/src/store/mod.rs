@@ -33,11 +33,21 @@ pub mod translations;
 pub mod users;
 
 /// A row of a page of a listing, with the count of the whole listing.
-#[derive(sqlx::FromRow)]
 struct Counted<T> {
-    #[sqlx(flatten)]
     row: T,
     total: i64,
+}
+
+impl<'r, T: sqlx::FromRow<'r, sqlx::any::AnyRow>> sqlx::FromRow<'r, sqlx::any::AnyRow>
+    for Counted<T>
+{
+    fn from_row(row: &'r sqlx::any::AnyRow) -> sqlx::Result<Self> {
+        use sqlx::Row as _;
+        Ok(Counted {
+            row: T::from_row(row)?,
+            total: row.try_get("total")?,
+        })
+    }
 }
 
 impl<T: crate::db::inline::FromSqlite> crate::db::inline::FromSqlite for Counted<T> {

@@ -1,7 +1,5 @@
 //! OpenAPI specifications and their versions.
 
-use sqlx::FromRow;
-
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
@@ -28,14 +26,16 @@ crate::db::inline::row! {
 const COLUMNS: &str = "id, org_id, slug, source_url, visibility, processing_state, last_version, \
     last_processed_at, last_error_code, last_errors, created_at, updated_at";
 
-/// A version of a specification.
-#[derive(Debug, Clone, FromRow)]
-pub struct VersionRow {
-    pub id: String,
-    pub spec_id: String,
-    pub hash: String,
-    pub size: i64,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// A version of a specification.
+    #[derive(Debug, Clone)]
+    pub struct VersionRow {
+        pub id: String,
+        pub spec_id: String,
+        pub hash: String,
+        pub size: i64,
+        pub created_at: i64,
+    }
 }
 
 crate::db::inline::row! {

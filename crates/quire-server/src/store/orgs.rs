@@ -1,7 +1,6 @@
 //! Organizations.
 
 use crate::ids::{OrgId, UserId};
-use sqlx::FromRow;
 
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
@@ -33,31 +32,15 @@ impl OrgRow {
     }
 }
 
-/// An organization seen by one user: `member` is false for outsiders, and `role` is `None`
-/// for guests and outsiders.
-#[derive(Debug, Clone, FromRow)]
-pub struct OrgForUser {
-    #[sqlx(flatten)]
-    pub org: OrgRow,
-    pub member_id: Option<String>,
-    pub role: Option<String>,
-}
-
-impl crate::db::inline::FromSqlite for OrgForUser {
-    fn fields(out: &mut Vec<&'static str>) {
-        OrgRow::fields(out);
-        out.extend_from_slice(&["member_id", "role"]);
-    }
-
-    fn read(
-        row: &rusqlite::Row<'_>,
-        at: &mut crate::db::inline::Columns<'_>,
-    ) -> rusqlite::Result<Self> {
-        Ok(Self {
-            org: OrgRow::read(row, at)?,
-            member_id: row.get(at.take()?)?,
-            role: row.get(at.take()?)?,
-        })
+crate::db::inline::row! {
+    /// An organization seen by one user: `member` is false for outsiders, and `role` is
+    /// `None` for guests and outsiders.
+    #[derive(Debug, Clone)]
+    pub struct OrgForUser {
+        #[flatten]
+        pub org: OrgRow,
+        pub member_id: Option<String>,
+        pub role: Option<String>,
     }
 }
 

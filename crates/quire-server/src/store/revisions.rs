@@ -47,17 +47,19 @@ pub async fn root_of(tx: &mut Tx, space_id: &str, id: &str) -> sqlx::Result<Opti
     .await
 }
 
-/// A stored revision.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct RevisionRow {
-    pub id: String,
-    pub space_id: String,
-    /// JSON array of parent revision ids.
-    pub parents: String,
-    pub kind: RevisionType,
-    pub root: String,
-    pub created_by: Option<String>,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// A stored revision.
+    #[derive(Debug, Clone)]
+    pub struct RevisionRow {
+        pub id: String,
+        pub space_id: String,
+        /// JSON array of parent revision ids.
+        pub parents: String,
+        pub kind: RevisionType,
+        pub root: String,
+        pub created_by: Option<String>,
+        pub created_at: i64,
+    }
 }
 
 impl RevisionRow {

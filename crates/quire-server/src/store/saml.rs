@@ -1,24 +1,24 @@
 //! SAML single sign-on: providers, AuthnRequests awaiting their answer, assertion ids already
 //! accepted, and the browser sessions a login opens.
 
-use sqlx::FromRow;
-
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
-/// A stored SAML provider; `''` marks an IdP setting not given yet.
-#[derive(Debug, Clone, FromRow)]
-pub struct ProviderRow {
-    pub id: String,
-    pub org_id: String,
-    pub label: String,
-    pub entity_id: String,
-    pub sso_url: String,
-    pub certificate: String,
-    pub default_team: Option<String>,
-    pub default_role: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
+crate::db::inline::row! {
+    /// A stored SAML provider; `''` marks an IdP setting not given yet.
+    #[derive(Debug, Clone)]
+    pub struct ProviderRow {
+        pub id: String,
+        pub org_id: String,
+        pub label: String,
+        pub entity_id: String,
+        pub sso_url: String,
+        pub certificate: String,
+        pub default_team: Option<String>,
+        pub default_role: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
 }
 
 impl ProviderRow {
@@ -318,18 +318,20 @@ pub async fn purge_expired(db: &Db, now: i64) -> sqlx::Result<()> {
     Ok(())
 }
 
-/// A browser session opened by an SSO login.
-#[derive(Debug, Clone, FromRow)]
-pub struct SessionRow {
-    pub id: String,
-    pub user_id: String,
-    /// The organization whose provider made the session.
-    pub org_id: String,
-    pub provider_id: String,
-    /// The token the session's forms carry.
-    pub csrf: String,
-    pub created_at: i64,
-    pub expires_at: i64,
+crate::db::inline::row! {
+    /// A browser session opened by an SSO login.
+    #[derive(Debug, Clone)]
+    pub struct SessionRow {
+        pub id: String,
+        pub user_id: String,
+        /// The organization whose provider made the session.
+        pub org_id: String,
+        pub provider_id: String,
+        /// The token the session's forms carry.
+        pub csrf: String,
+        pub created_at: i64,
+        pub expires_at: i64,
+    }
 }
 
 /// Opens a session; only the hash of its cookie secret is stored.
@@ -385,15 +387,17 @@ pub async fn delete_session(db: &Db, id: &str) -> sqlx::Result<()> {
     Ok(())
 }
 
-/// An organization of the account page: title, the user's role, whether they are an SSO
-/// member, and whether the organization enforces SSO.
-#[derive(Debug, Clone, FromRow)]
-pub struct AccountOrg {
-    pub id: String,
-    pub title: String,
-    pub role: Option<String>,
-    pub sso_member: i64,
-    pub enforced: i64,
+crate::db::inline::row! {
+    /// An organization of the account page: title, the user's role, whether they are an SSO
+    /// member, and whether the organization enforces SSO.
+    #[derive(Debug, Clone)]
+    pub struct AccountOrg {
+        pub id: String,
+        pub title: String,
+        pub role: Option<String>,
+        pub sso_member: i64,
+        pub enforced: i64,
+    }
 }
 
 /// The organizations a user belongs to (at most `limit`), by title.

@@ -1,7 +1,6 @@
 //! Teams and their members.
 
 use crate::scopes::Scope;
-use sqlx::FromRow;
 
 use crate::db::sql::{like_escape, Sql};
 use crate::db::{Db, Tx};
@@ -101,11 +100,12 @@ pub async fn list(
         q.push(" AND t.id > ").bind(id).push("))");
     }
     q.push(" ORDER BY t.created_at, t.id LIMIT ").bind(limit);
-    #[derive(FromRow)]
-    struct Row {
-        #[sqlx(flatten)]
-        team: TeamRow,
-        member_role: Option<String>,
+    crate::db::inline::row! {
+        struct Row {
+            #[flatten]
+            team: TeamRow,
+            member_role: Option<String>,
+        }
     }
     let rows: Vec<Row> = q.query_as().fetch_all(db.pool()).await?;
     let count: i64 = count_q.query_scalar().fetch_one(db.pool()).await?;
@@ -209,13 +209,15 @@ pub async fn remove_member(tx: &mut Tx, team_id: &str, user_id: &str) -> sqlx::R
     Ok(())
 }
 
-/// A team member: the organization member and the team role.
-#[derive(Debug, Clone, FromRow)]
-pub struct TeamMemberRow {
-    #[sqlx(flatten)]
-    pub member: MemberRow,
-    pub team_role: String,
-    pub added_at: i64,
+crate::db::inline::row! {
+    /// A team member: the organization member and the team role.
+    #[derive(Debug, Clone)]
+    pub struct TeamMemberRow {
+        #[flatten]
+        pub member: MemberRow,
+        pub team_role: String,
+        pub added_at: i64,
+    }
 }
 
 /// A page of a team's members after `(added_at, user id)`, with the total.

@@ -27,12 +27,14 @@ pub async fn create(db: &Db, user_id: &str, now: i64) -> sqlx::Result<String> {
     Ok(token)
 }
 
-/// A token as its owner's account page lists it (never the secret).
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct TokenRow {
-    pub id: String,
-    pub label: Option<String>,
-    pub created_at: i64,
+crate::db::inline::row! {
+    /// A token as its owner's account page lists it (never the secret).
+    #[derive(Debug, Clone)]
+    pub struct TokenRow {
+        pub id: String,
+        pub label: Option<String>,
+        pub created_at: i64,
+    }
 }
 
 /// Creates a labelled token for `user_id`, confined to organization `scope` when given;
@@ -149,27 +151,11 @@ pub struct Bearer {
     pub scope: Option<crate::ids::OrgId>,
 }
 
-#[derive(sqlx::FromRow)]
-struct BearerRow {
-    #[sqlx(flatten)]
-    user: UserRow,
-    org_id: Option<String>,
-}
-
-impl crate::db::inline::FromSqlite for BearerRow {
-    fn fields(out: &mut Vec<&'static str>) {
-        UserRow::fields(out);
-        out.push("org_id");
-    }
-
-    fn read(
-        row: &rusqlite::Row<'_>,
-        at: &mut crate::db::inline::Columns<'_>,
-    ) -> rusqlite::Result<Self> {
-        Ok(Self {
-            user: UserRow::read(row, at)?,
-            org_id: row.get(at.take()?)?,
-        })
+crate::db::inline::row! {
+    struct BearerRow {
+        #[flatten]
+        user: UserRow,
+        org_id: Option<String>,
     }
 }
 
