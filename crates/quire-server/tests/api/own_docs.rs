@@ -55,6 +55,20 @@ fn references(html: &str) -> Vec<&str> {
     found
 }
 
+/// The links of a page's navigation: each title and its address.
+fn sidebar(html: &str) -> HashMap<&str, &str> {
+    let start = html.find("<nav aria-label=\"Pages\">").expect("a navigation");
+    let nav = &html[start..start + html[start..].find("</nav>").unwrap()];
+    nav.split("<a href=\"")
+        .skip(1)
+        .map(|a| {
+            let href = &a[..a.find('"').unwrap()];
+            let text = &a[a.find('>').unwrap() + 1..a.find("</a>").unwrap()];
+            (text, href)
+        })
+        .collect()
+}
+
 /// A plain GET, redirects not followed: status and text.
 async fn fetch(client: &reqwest::Client, url: &Url) -> (u16, String) {
     let res = client.get(url.clone()).send().await.expect("request sent");
@@ -97,16 +111,22 @@ async fn the_documentation_publishes_as_a_site_with_no_broken_link() {
         .build()
         .unwrap();
 
-    // Every page SUMMARY.md lists, at the address its file gives it, with its title.
+    // Every page SUMMARY.md lists is in the site's navigation, and answers with its title.
+    let (status, home) = fetch(&client, &base).await;
+    assert_eq!(status, 200, "{home}");
+    let nav = sidebar(&home);
     let mut pages: BTreeMap<String, String> = BTreeMap::new();
     for (title, file) in &entries {
-        let slug = file.strip_suffix(".md").unwrap();
-        let at = base.join(if slug == "README" { "" } else { slug }).unwrap();
+        let href = nav
+            .get(title.as_str())
+            .unwrap_or_else(|| panic!("{file} ({title}) is not in the navigation: {nav:?}"));
+        let at = base.join(href).unwrap();
         let (status, body) = fetch(&client, &at).await;
         assert_eq!(status, 200, "{file} at {at}: {body}");
         assert!(body.contains(&format!("<h1>{title}</h1>")), "{file}: {body}");
         pages.insert(at.to_string(), body);
     }
+    assert_eq!(pages.len(), entries.len(), "two entries at one address");
 
     // Every reference of every page to the server resolves; an anchor names an element of
     // its page.
