@@ -522,7 +522,11 @@ async fn a_push_to_main_merges_at_once_unless_it_conflicts() {
 }
 
 /// A published site of `space`: its organization, its id and its published URL.
-pub(crate) async fn published_site(app: &TestApp, who: &Persona, space: &str) -> (String, String, String) {
+pub(crate) async fn published_site(
+    app: &TestApp,
+    who: &Persona,
+    space: &str,
+) -> (String, String, String) {
     let org = org_of(app, who, space).await;
     let site = app
         .post(

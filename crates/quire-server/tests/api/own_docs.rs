@@ -57,7 +57,9 @@ fn references(html: &str) -> Vec<&str> {
 
 /// The links of a page's navigation: each title and its address.
 fn sidebar(html: &str) -> HashMap<&str, &str> {
-    let start = html.find("<nav aria-label=\"Pages\">").expect("a navigation");
+    let start = html
+        .find("<nav aria-label=\"Pages\">")
+        .expect("a navigation");
     let nav = &html[start..start + html[start..].find("</nav>").unwrap()];
     nav.split("<a href=\"")
         .skip(1)
@@ -123,7 +125,10 @@ async fn the_documentation_publishes_as_a_site_with_no_broken_link() {
         let at = base.join(href).unwrap();
         let (status, body) = fetch(&client, &at).await;
         assert_eq!(status, 200, "{file} at {at}: {body}");
-        assert!(body.contains(&format!("<h1>{title}</h1>")), "{file}: {body}");
+        assert!(
+            body.contains(&format!("<h1>{title}</h1>")),
+            "{file}: {body}"
+        );
         pages.insert(at.to_string(), body);
     }
     assert_eq!(pages.len(), entries.len(), "two entries at one address");
