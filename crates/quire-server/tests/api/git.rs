@@ -52,7 +52,7 @@ pub(crate) async fn ok(dir: &Path, args: &[&str]) -> String {
 }
 
 /// The repository URL of `space` with `who`'s token as the password.
-fn url(app: &TestApp, who: &Persona, space: &str) -> String {
+pub(crate) fn url(app: &TestApp, who: &Persona, space: &str) -> String {
     let host = app.base.trim_start_matches("http://");
     format!("http://git:{}@{host}/git/{space}.git", who.token)
 }
@@ -337,7 +337,7 @@ async fn org_of(app: &TestApp, who: &Persona, space: &str) -> String {
 }
 
 /// Pushes `args` and returns git's whole output (its `remote:` lines included).
-async fn push(dir: &Path, args: &[&str]) -> (bool, String) {
+pub(crate) async fn push(dir: &Path, args: &[&str]) -> (bool, String) {
     let mut all = vec!["push"];
     all.extend_from_slice(args);
     let out = git(dir, &all).await;
@@ -522,7 +522,11 @@ async fn a_push_to_main_merges_at_once_unless_it_conflicts() {
 }
 
 /// A published site of `space`: its organization, its id and its published URL.
-async fn published_site(app: &TestApp, who: &Persona, space: &str) -> (String, String, String) {
+pub(crate) async fn published_site(
+    app: &TestApp,
+    who: &Persona,
+    space: &str,
+) -> (String, String, String) {
     let org = org_of(app, who, space).await;
     let site = app
         .post(

@@ -39,6 +39,7 @@ mod openapi;
 mod operator;
 mod org_change_requests;
 mod orgs;
+mod own_docs;
 mod pagination;
 mod pdf;
 mod redirects;
