@@ -10,32 +10,59 @@ use super::{SourcePage, MAX_TREE_DEPTH};
 /// The user agent whose robots.txt rules the crawl follows.
 pub const AGENT: &str = "quire";
 
-/// robots.txt rules for the crawl (everything allowed when the file is absent or unreadable).
-pub struct Robots(Option<texting_robots::Robot>);
+/// robots.txt rules for the crawl (everything allowed when the file is absent).
+pub struct Robots {
+    /// The file's text; `None`: no rules.
+    body: Option<String>,
+    sitemaps: Vec<String>,
+}
 
 impl Robots {
     /// Reads a robots.txt body.
     pub fn parse(body: &[u8]) -> Robots {
-        Robots(texting_robots::Robot::new(AGENT, body).ok())
+        let body = String::from_utf8_lossy(body).into_owned();
+        let mut sitemaps = Sitemaps(Vec::new());
+        robotstxt::parse_robotstxt(&body, &mut sitemaps);
+        Robots {
+            body: Some(body),
+            sitemaps: sitemaps.0,
+        }
     }
 
     /// No rules.
     pub fn allow_all() -> Robots {
-        Robots(None)
+        Robots {
+            body: None,
+            sitemaps: Vec::new(),
+        }
     }
 
     /// Whether the crawl may fetch `url`.
     pub fn allowed(&self, url: &str) -> bool {
-        self.0.as_ref().is_none_or(|r| r.allowed(url))
+        self.body.as_deref().is_none_or(|body| {
+            robotstxt::DefaultMatcher::default().one_agent_allowed_by_robots(body, AGENT, url)
+        })
     }
 
     /// Sitemaps the file names.
     pub fn sitemaps(&self) -> Vec<String> {
-        self.0
-            .as_ref()
-            .map(|r| r.sitemaps.clone())
-            .unwrap_or_default()
+        self.sitemaps.clone()
     }
+}
+
+/// Collects the `Sitemap:` lines of a robots.txt.
+struct Sitemaps(Vec<String>);
+
+impl robotstxt::RobotsParseHandler for Sitemaps {
+    fn handle_robots_start(&mut self) {}
+    fn handle_robots_end(&mut self) {}
+    fn handle_user_agent(&mut self, _: u32, _: &str) {}
+    fn handle_allow(&mut self, _: u32, _: &str) {}
+    fn handle_disallow(&mut self, _: u32, _: &str) {}
+    fn handle_sitemap(&mut self, _: u32, value: &str) {
+        self.0.push(value.to_string());
+    }
+    fn handle_unknown_action(&mut self, _: u32, _: &str, _: &str) {}
 }
 
 /// The `<loc>` URLs of a sitemap (or of a sitemap index: then they are sitemaps).
@@ -204,4 +231,23 @@ pub fn nest(pages: Vec<SourcePage>) -> Vec<SourcePage> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod robots_tests {
+    use super::Robots;
+
+    #[test]
+    fn robots_rules_and_sitemaps_are_read() {
+        let robots = Robots::parse(
+            b"User-agent: *\nDisallow: /private/\n\nUser-agent: quire\nDisallow: /drafts/\nAllow: /drafts/public\n\nSitemap: https://example.com/sitemap.xml\n",
+        );
+        // The group naming the crawl's agent applies, not the `*` group.
+        assert!(robots.allowed("https://example.com/private/a"));
+        assert!(!robots.allowed("https://example.com/drafts/a"));
+        assert!(robots.allowed("https://example.com/drafts/public"));
+        assert_eq!(robots.sitemaps(), ["https://example.com/sitemap.xml"]);
+        assert!(Robots::allow_all().allowed("https://example.com/drafts/a"));
+        assert!(!Robots::parse(b"User-agent: *\nDisallow: /\n").allowed("https://example.com/x"));
+    }
 }
