@@ -70,6 +70,8 @@ image() {
   install -d -m 1777 "$root/tmp"
   install -d -m 0750 -o 10001 -g 10001 "$root/data"
 
+  # Docker's format: the OCI image format has no health check.
+  export BUILDAH_FORMAT=docker
   local b=(buildah --root "$store/root" --runroot "$store/run" --storage-driver vfs)
   ctr=$("${b[@]}" from scratch)
   local mnt
@@ -91,10 +93,9 @@ image() {
     --env PATH=/usr/bin --env QUIRE_BIND=0.0.0.0:8080 --env QUIRE_DATA_DIR=/data \
     --user 10001:10001 --workingdir /data --volume /data --port 8080/tcp \
     --stop-signal SIGTERM \
-    --healthcheck 'CMD ["/usr/bin/quire", "health"]' --healthcheck-interval 30s \
+    --healthcheck 'CMD /usr/bin/quire health' --healthcheck-interval 30s \
     --healthcheck-timeout 10s --healthcheck-start-period 30s --healthcheck-retries 3 \
     "$ctr"
-  # Docker's format: the OCI image format has no health check.
   "${b[@]}" commit -q --format docker --rm "$ctr" "quire:$v" >/dev/null
   rm -f "$out"
   "${b[@]}" push -q "quire:$v" "docker-archive:$out:quire:$v"
@@ -105,23 +106,33 @@ deb() {
   build_static
   local v
   v=$(version)
-  # The man page, from the program's own --help (the serve and admin options included).
+  local rel="$target_dir/$triple/release"
+  # The man page, from the program's own --help (the serve and admin options included): each
+  # option a tagged paragraph, the rest plain text that man wraps.
   local inc
   inc=$(mktemp)
   {
     for cmd in serve admin; do
       echo "[${cmd^^} OPTIONS]"
-      echo ".nf"
-      "$bin" "$cmd" --help | sed 's/\\/\\e/g; s/^[.'\'']/\\\&&/'
-      echo ".fi"
+      "$bin" "$cmd" --help | sed 's/\\/\\e/g; s/^[.'\'']/\\\&&/' | awk '
+        /^ *-/ { sub(/^ +/, ""); print ".TP"; print "\\fB" $0 "\\fR"; next }
+        /^ +[a-z-]+  / { sub(/^ +/, ""); name = $1; $1 = ""; print ".TP"; print "\\fB" name "\\fR"; sub(/^ +/, ""); print; next }
+        /^$/ { print ".PP"; next }
+        { sub(/^ +/, ""); print }'
     done
     printf '[FILES]\n.TP\n/etc/default/quire\nSettings of quire.service, as QUIRE_* variables.\n'
     printf '.TP\n/var/lib/quire\nThe service'\''s data (SQLite database and blobs).\n'
   } >"$inc"
   help2man --no-info --no-discard-stderr --include "$inc" \
     --name "self-hostable documentation workspace server speaking the GitBook v1 API" \
-    --version-string "$v" "$bin" | gzip -9n >"$target_dir/$triple/release/quire.1.gz"
+    --version-string "$v" "$bin" | gzip -9n >"$rel/quire.1.gz"
   rm -f "$inc"
+  # Debian wants a changelog; this one names the source it was built from, dated as its commit.
+  local when rev
+  when=$(git log -1 --format=%cD 2>/dev/null || date -R)
+  rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  printf 'quire (%s-1) unstable; urgency=medium\n\n  * Built from Quire %s (commit %s).\n\n -- %s  %s\n' \
+    "$v" "$v" "$rev" "Quire developers <quire@example.org>" "$when" | gzip -9n >"$rel/changelog.Debian.gz"
   cargo deb -p quire --no-build --target "$triple" --output dist/ --deb-revision 1
 }
 
