@@ -46,12 +46,13 @@ copy_with_libs() {
 
 image() {
   build_static
-  local v root store ctr out
+  local v ctr out
   v=$(version)
   out="dist/quire-$v-image.tar"
+  # Global, for the trap: the image's files, and buildah's storage for this build alone.
   root=$(mktemp -d "$target_dir/image-root.XXXXXX")
   store=$(mktemp -d "$target_dir/image-store.XXXXXX")
-  trap 'buildah --root "$store/root" --runroot "$store/run" --storage-driver vfs rm -a >/dev/null 2>&1 || true; rm -rf "$root" "$store"' EXIT
+  trap 'rm -rf "$root" "$store"' EXIT
 
   install -D -m 0755 "$bin" "$root/usr/bin/quire"
   # Git access runs `git` (upload-pack, receive-pack and the pack commands they start, all

@@ -23,7 +23,8 @@ if [ "${1:-}" = __in-netns ]; then
   mapfile -t image_env <"$work/image.env"
   mapfile -t image_cmd <"$work/image.cmd"
   # As the image runs: its user, environment, entrypoint and command.
-  in_image() { env -i "${image_env[@]}" chroot --userspec=10001:10001 "$root" "$@"; }
+  chroot=$(command -v chroot)
+  in_image() { env -i "${image_env[@]}" "$chroot" --userspec=10001:10001 "$root" "$@"; }
 
   # A DNS server for the chroot's resolv.conf: every A query answers 127.0.0.1.
   python3 - <<'EOF' &
@@ -86,11 +87,11 @@ EOF
     GIT_AUTHOR_NAME=Alice GIT_AUTHOR_EMAIL=alice@example.com \
     GIT_COMMITTER_NAME=Alice GIT_COMMITTER_EMAIL=alice@example.com
   url="http://git:$token@127.0.0.1:8080/git/$space.git"
-  git init -q -b main "$work/push"
+  git clone -q "$url" "$work/push" 2>/dev/null
   printf '# Home\n\nFrom git.\n' >"$work/push/README.md"
   git -C "$work/push" add README.md
   git -C "$work/push" commit -q -m "Home"
-  git -C "$work/push" push -q "$url" HEAD:main
+  git -C "$work/push" push -q origin HEAD:main
   git clone -q "$url" "$work/clone"
   grep -q 'From git.' "$work/clone/README.md" || { echo "FAIL: the clone lacks the pushed page" >&2; exit 1; }
   echo "image: git pushed a page to a space and cloned it back"
@@ -155,7 +156,7 @@ for _ in $(seq 100); do "$bin" health --bind "127.0.0.1:$port" 2>/dev/null && br
 "$bin" health --bind "127.0.0.1:$port" || { cat "$work/static.log"; echo "FAIL: the static binary does not serve" >&2; exit 1; }
 echo "static: healthy after $((($(date +%s%N) - started) / 1000000)) ms"
 kill -TERM "$server"
-wait "$server"
+wait "$server" || { cat "$work/static.log"; echo "FAIL: the static binary did not stop cleanly" >&2; exit 1; }
 step "static binary checked"
 
 echo "== container image"
@@ -192,7 +193,6 @@ for k, v in env.items():
     print(f"{k}={v}")
 with open(f"{archive}/../image.cmd", "w") as f:
     f.write("\n".join(config["Entrypoint"] + config["Cmd"]) + "\n")
-print("layers", len(manifest["Layers"]), file=sys.stderr)
 for layer in manifest["Layers"]:
     print(f"{archive}/{layer}", file=open(f"{archive}/layers.txt", "a"))
 EOF
