@@ -25,6 +25,13 @@ enum Command {
     /// Print the route table as JSON: method, path, official operationId and required
     /// access of every API operation.
     Routes,
+    /// Ask the server on this machine for `/healthz`; exit 0 if it answers 200. A container's
+    /// health check, with no other program in the image.
+    Health {
+        /// The server's listen address (an unspecified address is asked on loopback).
+        #[arg(long, env = "QUIRE_BIND", default_value = "127.0.0.1:8080")]
+        bind: SocketAddr,
+    },
 }
 
 /// Where Quire keeps its data.
@@ -313,6 +320,32 @@ fn config(storage: StorageArgs) -> ServerConfig {
     }
 }
 
+/// One `GET /healthz` over plain TCP, with a deadline: a hung server counts as unhealthy.
+fn health(mut addr: SocketAddr) -> anyhow::Result<()> {
+    use std::io::{Read, Write};
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        });
+    }
+    let wait = std::time::Duration::from_secs(5);
+    let mut conn = std::net::TcpStream::connect_timeout(&addr, wait)?;
+    conn.set_read_timeout(Some(wait))?;
+    conn.set_write_timeout(Some(wait))?;
+    conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")?;
+    // The status line: `HTTP/1.1 200 OK`.
+    let mut head = [0u8; 12];
+    conn.read_exact(&mut head)?;
+    anyhow::ensure!(
+        &head[9..12] == b"200",
+        "{addr}/healthz answered {}",
+        String::from_utf8_lossy(&head)
+    );
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
@@ -332,6 +365,7 @@ async fn main() -> anyhow::Result<()> {
         .init();
     }
     match cli.command {
+        Command::Health { bind } => health(bind)?,
         Command::Routes => {
             let routes = quire_server::api::catalog::catalog();
             println!("{}", serde_json::to_string_pretty(&routes)?);
