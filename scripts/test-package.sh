@@ -198,9 +198,14 @@ for layer in manifest["Layers"]:
 EOF
 while read -r layer; do tar -xf "$layer" -C "$work/root"; done <"$work/archive/layers.txt"
 echo "image: configuration checked (user 10001, /data, 8080, health check, OCI labels)"
-# What a container runtime provides: /dev/null, /etc/hosts, /etc/resolv.conf.
+# What a container runtime provides: the standard device nodes, /etc/hosts, /etc/resolv.conf.
+# /dev/urandom and /dev/random matter where the kernel's getrandom call is filtered: the
+# random source then falls back to the device files.
 mkdir -p "$work/root/dev"
-mknod -m 666 "$work/root/dev/null" c 1 3
+for node in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+  IFS=: read -r name major minor <<<"$node"
+  mknod -m 666 "$work/root/dev/$name" c "$major" "$minor"
+done
 printf '127.0.0.1 localhost\n' >"$work/root/etc/hosts"
 printf 'nameserver 127.0.0.1\n' >"$work/root/etc/resolv.conf"
 [ -d conformance/node_modules/@gitbook/api ] || (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
