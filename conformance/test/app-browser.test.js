@@ -775,6 +775,28 @@ test('administration screens: members, teams, a space\'s history, settings, shar
     assert.deepEqual(await texts(tab, 'main ul.structure > li > strong'), ['Handbook site', 'More']);
     assert.deepEqual(await texts(tab, 'main ul.structure > li > ul > li > strong'), ['Handbook guide']);
     await audit(tab, 'site with sections');
+    // A section's settings (opened from its summary), then the group a step up.
+    await tab.click('main ul.structure > li:first-child > div > details > summary');
+    await audit(tab, 'section settings');
+    await tab.type('#section-1-icon', 'book');
+    await tab.type('#section-1-description', 'Where to start');
+    await Promise.all([
+        tab.waitForNavigation(),
+        tab.click('main ul.structure > li:first-child > div > details form button[type=submit]'),
+    ]);
+    await Promise.all([
+        tab.waitForNavigation(),
+        tab.click('form:has(input[name=op][value=move-up]):has(input[name=kind][value=site-section-group]) button'),
+    ]);
+    assert.deepEqual(await texts(tab, 'main ul.structure > li > strong'), ['More', 'Handbook site']);
+    const arranged = check(
+        'getSiteStructure',
+        await owner.api.orgs.getSiteStructure(org.id, sitePath.split('/').pop()),
+        { status: 200 },
+    );
+    assert.deepEqual(arranged.structure.map((s) => s.title), ['More', 'Handbook site']);
+    assert.equal(arranged.structure[1].icon, 'book');
+    assert.equal(arranged.structure[1].description, 'Where to start');
     assert.deepEqual(errors, []);
 });
 
@@ -1020,6 +1042,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'import',
         'site',
         'site with sections',
+        'section settings',
         'editor',
         'editing conflict',
     ]) {

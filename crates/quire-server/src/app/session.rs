@@ -215,6 +215,14 @@ pub struct Form {
     /// A site's section and section group a site form acts on.
     pub section: Option<String>,
     pub group: Option<String>,
+    /// A site structure item a site form moves or changes (a site space, section or group,
+    /// its type in `kind`), and the URL segment, visibility condition and default site
+    /// space a site form sets.
+    pub item: Option<String>,
+    pub path: Option<String>,
+    pub condition: Option<String>,
+    #[serde(rename = "defaultspace")]
+    pub default_space: Option<String>,
     /// A site's customization basics: primary colour (light and dark), theme, font.
     pub light: Option<String>,
     pub dark: Option<String>,

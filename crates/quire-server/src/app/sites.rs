@@ -1,7 +1,8 @@
 //! Docs sites in the app: the sites of an organization, a site's spaces, sections and
 //! groups and its state, and for organization admins the forms that create a site, add
-//! spaces and sections to it, rename, regroup, make default and remove sections, add,
-//! rename and delete groups, change its look (customization basics), publish and
+//! spaces and sections to it, change a section's settings, regroup, make default and
+//! remove sections, change, make default and remove site spaces, add, rename and delete
+//! groups, move any item up or down, change its look (customization basics), publish and
 //! unpublish it, through the domain's site workflows (the API's own: `domain::sites`,
 //! `domain::site_structure`).
 
@@ -20,12 +21,12 @@ use crate::domain::auth::Caller;
 use crate::domain::insights;
 use crate::domain::share_links;
 use crate::domain::site_structure;
-use crate::domain::sites::{self, NewSite, NewSiteSpaces, Top, Urls};
+use crate::domain::sites::{self, Item, NewSite, NewSiteSpaces, Top, Urls};
 use crate::domain::visitor;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
-use crate::store::sites::{SectionRow, Structure};
+use crate::store::sites::{SectionRow, SiteSpaceRow, Structure};
 use crate::store::spaces::SpaceRow;
 use crate::values::SiteVisibility;
 
@@ -249,30 +250,112 @@ pub async fn screen(
 
 /// The site's spaces (a site without sections) or its sections, grouped, each with its
 /// spaces; with `forms` (the action and the signed hidden fields, for admins) the forms
-/// that rename, make default, regroup and remove sections, and rename and delete groups.
+/// that change each item: a section's settings (title, path, icon, description,
+/// condition, default space), its default and its group, a site space's path and
+/// condition, a group's title, moving any of them a step up or down, and removing them.
 fn structure_section(
     site: &store::sites::SiteRow,
     s: &Structure,
     spaces: &[SpaceRow],
     forms: Option<(&str, &str)>,
 ) -> String {
-    let space_list = |section: Option<&str>| {
-        let within = sites::site_spaces_in(s, section);
+    let title_of = |ss: &SiteSpaceRow| {
+        spaces
+            .iter()
+            .find(|x| x.id == ss.space_id)
+            .map_or("A deleted space", |x| x.title.as_str())
+    };
+    // A form of one button acting on `item` of type `kind`.
+    let button = |op: &str, kind: &str, id: &str, label: &str, class: &str| {
+        let (action, hidden) = forms.unwrap_or_default();
+        format!(
+            "<form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}\
+<input type=\"hidden\" name=\"op\" value=\"{op}\"><input type=\"hidden\" name=\"kind\" value=\"{kind}\">\
+<input type=\"hidden\" name=\"item\" value=\"{}\"><button type=\"submit\"{class}>{label}</button></form>",
+            attr(id)
+        )
+    };
+    // "Move up" and "Move down" where the item has a sibling that way.
+    let arrows = |item: Item, title: &str| {
+        let mut out = String::new();
+        for (up, op, label) in [
+            (true, "move-up", "Move up"),
+            (false, "move-down", "Move down"),
+        ] {
+            if matches!(sites::neighbour(s, &item, up), Ok(Some(_))) {
+                let label = format!("{label}<span class=\"sr\"> {}</span>", text(title));
+                out.push_str(&button(op, item.kind(), item_id(&item), &label, ""));
+            }
+        }
+        out
+    };
+    // Numbers for the ids of the site spaces' fields and of the sections'.
+    let mut m = 0;
+    let mut space_list = |section: Option<&SectionRow>| {
+        let within = sites::site_spaces_in(s, section.map(|x| x.id.as_str()));
         if within.is_empty() {
             return "<p class=\"muted\">No space yet.</p>".to_string();
         }
         let mut out = String::from("<ul>");
         for ss in within {
-            let title = spaces
-                .iter()
-                .find(|x| x.id == ss.space_id)
-                .map_or("A deleted space", |x| x.title.as_str());
+            m += 1;
+            let title = title_of(ss);
+            let is_default = sites::is_default_site_space(site, s, ss);
             let _ = write!(
                 out,
-                "<li>{} <span class=\"muted\">/{}</span></li>",
+                "<li>{} <span class=\"muted\">/{}{}{}</span>",
                 text(title),
-                text(&ss.path)
+                text(&ss.path),
+                if is_default { " · default" } else { "" },
+                if ss.condition.is_some() {
+                    " · conditional"
+                } else {
+                    ""
+                },
             );
+            if let Some((action, hidden)) = forms {
+                let _ = write!(
+                    out,
+                    "<div><details><summary>Settings<span class=\"sr\"> of {title}</span></summary>\
+<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"site-space-edit\">\
+<input type=\"hidden\" name=\"item\" value=\"{id}\">\
+<label for=\"ss-{m}-path\">Path</label><input id=\"ss-{m}-path\" name=\"path\" type=\"text\" required maxlength=\"100\" value=\"{path}\">\
+<label for=\"ss-{m}-condition\">Shown when (a condition on the visitor; empty for everyone)</label>\
+<input id=\"ss-{m}-condition\" name=\"condition\" type=\"text\" maxlength=\"1024\" value=\"{condition}\">\
+<button type=\"submit\">Save</button></form></details>",
+                    title = text(title),
+                    id = attr(&ss.id),
+                    path = attr(&ss.path),
+                    condition = attr(ss.condition.as_deref().unwrap_or("")),
+                );
+                if section.is_none() && !is_default {
+                    let label = format!(
+                        "Make it the default<span class=\"sr\"> {}</span>",
+                        text(title)
+                    );
+                    out.push_str(&button(
+                        "site-space-default",
+                        "site-space",
+                        &ss.id,
+                        &label,
+                        "",
+                    ));
+                }
+                out.push_str(&arrows(Item::SiteSpace(ss.id.clone()), title));
+                let label = format!(
+                    "Take off the site<span class=\"sr\"> {}</span>",
+                    text(title)
+                );
+                out.push_str(&button(
+                    "site-space-remove",
+                    "site-space",
+                    &ss.id,
+                    &label,
+                    " class=\"danger\"",
+                ));
+                out.push_str("</div>");
+            }
+            out.push_str("</li>");
         }
         out.push_str("</ul>");
         out
@@ -298,12 +381,35 @@ fn structure_section(
             );
             let _ = write!(
                 out,
-                "<div><form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-rename\">\
-<label class=\"sr\" for=\"section-{n}-title\">New title of {title}</label><input id=\"section-{n}-title\" name=\"subject\" type=\"text\" required minlength=\"2\" maxlength=\"128\" value=\"{value}\">\
-<button type=\"submit\">Rename</button></form>",
-                title = attr(&x.title),
-                value = attr(&x.title)
+                "<div><details><summary>Settings<span class=\"sr\"> of {title}</span></summary>\
+<form method=\"post\" action=\"{action}\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-edit\">\
+<label for=\"section-{n}-title\">Title</label><input id=\"section-{n}-title\" name=\"subject\" type=\"text\" required minlength=\"2\" maxlength=\"128\" value=\"{value}\">\
+<label for=\"section-{n}-path\">Path</label><input id=\"section-{n}-path\" name=\"path\" type=\"text\" required maxlength=\"100\" value=\"{path}\">\
+<label for=\"section-{n}-icon\">Icon (a name such as <code>book</code>; empty for none)</label><input id=\"section-{n}-icon\" name=\"icon\" type=\"text\" maxlength=\"50\" value=\"{icon}\">\
+<label for=\"section-{n}-description\">Description</label><input id=\"section-{n}-description\" name=\"description\" type=\"text\" maxlength=\"256\" value=\"{description}\">\
+<label for=\"section-{n}-condition\">Shown when (a condition on the visitor; empty for everyone)</label><input id=\"section-{n}-condition\" name=\"condition\" type=\"text\" maxlength=\"1024\" value=\"{condition}\">",
+                title = text(&x.title),
+                value = attr(&x.title),
+                path = attr(&x.path),
+                icon = attr(x.icon.as_deref().unwrap_or("")),
+                description = attr(x.description.as_deref().unwrap_or("")),
+                condition = attr(x.condition.as_deref().unwrap_or("")),
             );
+            let within = sites::site_spaces_in(s, Some(&x.id));
+            if !within.is_empty() {
+                let current =
+                    sites::default_site_space(site, s, Some(x)).map_or("", |d| d.id.as_str());
+                let _ = write!(
+                    out,
+                    "<label for=\"section-{n}-default\">Space a visitor lands on</label><select id=\"section-{n}-default\" name=\"defaultspace\">"
+                );
+                out.push_str(&options(
+                    within.iter().map(|ss| (ss.id.as_str(), title_of(ss))),
+                    current,
+                ));
+                out.push_str("</select>");
+            }
+            out.push_str("<button type=\"submit\">Save</button></form></details>");
             if !is_default {
                 let _ = write!(
                     out,
@@ -324,13 +430,15 @@ fn structure_section(
                 ));
                 out.push_str("</select><button type=\"submit\">Move</button></form>");
             }
+            out.push_str(&arrows(Item::Section(x.id.clone()), &x.title));
             let _ = write!(
                 out,
                 "<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-remove\">\
-<button type=\"submit\" class=\"danger\">Remove the section</button></form></div>"
+<button type=\"submit\" class=\"danger\">Remove the section<span class=\"sr\"> {}</span></button></form></div>",
+                text(&x.title)
             );
         }
-        out.push_str(&space_list(Some(&x.id)));
+        out.push_str(&space_list(Some(x)));
         out.push_str("</li>");
         out
     };
@@ -353,11 +461,16 @@ fn structure_section(
                         out,
                         "<div><form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"group-rename\">\
 <label class=\"sr\" for=\"group-{id}-title\">New title of the group {title}</label><input id=\"group-{id}-title\" name=\"subject\" type=\"text\" required maxlength=\"100\" value=\"{title}\">\
-<button type=\"submit\">Rename</button></form>\
-<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"group-delete\">\
-<button type=\"submit\" class=\"danger\">Delete the group (its sections stay)</button></form></div>",
+<button type=\"submit\">Rename</button></form>",
                         id = attr(&g.id),
                         title = attr(&g.title)
+                    );
+                    out.push_str(&arrows(Item::Group(g.id.clone()), &g.title));
+                    let _ = write!(
+                        out,
+                        "<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"group-delete\">\
+<button type=\"submit\" class=\"danger\">Delete the group (its sections stay)<span class=\"sr\"> {}</span></button></form></div>",
+                        text(&g.title)
                     );
                 }
                 out.push_str("<ul>");
@@ -370,6 +483,12 @@ fn structure_section(
     }
     out.push_str("</ul>");
     out
+}
+
+fn item_id(item: &Item) -> &str {
+    match item {
+        Item::SiteSpace(id) | Item::Section(id) | Item::Group(id) => id,
+    }
 }
 
 /// The customization basics, for admins: the title visitors see, the primary colour in
@@ -607,7 +726,8 @@ async fn insights(state: &AppState, site_id: &str) -> ApiResult<String> {
 
 /// `POST /o/{organizationId}/sites` (`op=create`) and `POST /o/{organizationId}/sites/{siteId}`
 /// (`op=publish`, `unpublish`, `add`, `visibility`, `regenerate-key`, `link-…`, `section-…`,
-/// `group-…`, `customize`): a site change, then the site's screen.
+/// `group-…`, `site-space-…`, `move-up`, `move-down`, `customize`): a site change, then the
+/// site's screen.
 pub async fn act(
     State(state): State<AppState>,
     Path(params): Path<Vec<(String, String)>>,
@@ -703,7 +823,12 @@ pub async fn act(
                     sites::add_space(&state, &org, &site, &space, section.as_deref()).await?;
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
-                (op, Some(site)) if op.starts_with("section-") || op.starts_with("group-") => {
+                (op, Some(site))
+                    if op.starts_with("section-")
+                        || op.starts_with("group-")
+                        || op.starts_with("site-space-")
+                        || op.starts_with("move-") =>
+                {
                     structure_change(&state, &org, &site, op, &form).await?;
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
@@ -741,8 +866,8 @@ fn given(field: &Option<String>) -> Option<String> {
         .map(str::to_string)
 }
 
-/// A change of the site's sections or groups (`op` is `section-…` or `group-…`), through
-/// the domain's site structure workflows.
+/// A change of the site's structure (`op` is `section-…`, `group-…`, `site-space-…` or
+/// `move-…`), through the domain's site structure workflows.
 async fn structure_change(
     state: &AppState,
     org: &OrgCtx,
@@ -753,18 +878,45 @@ async fn structure_change(
     let section = form.section.clone().unwrap_or_default();
     let group = form.group.clone().unwrap_or_default();
     let title = form.subject.as_deref().map(str::trim).unwrap_or_default();
+    let item = form.item.clone().unwrap_or_default();
+    // The settings forms send every field; one left blank (which arrives as absent)
+    // clears what it sets.
+    let clearable = |field: &Option<String>| Some(given(field));
     match op {
         "section-add" => {
             let space = form.parent.clone().unwrap_or_default();
             site_structure::add_section(state, org, site, &space, given(&form.subject), None)
                 .await?;
         }
-        "section-rename" => {
+        "section-edit" => {
             let change = site_structure::SectionChange {
-                title: Some(title.to_string()),
-                ..Default::default()
+                title: form.subject.as_ref().map(|_| title.to_string()),
+                path: form.path.as_deref().map(|p| p.trim().to_string()),
+                default_site_space: given(&form.default_space),
+                condition: clearable(&form.condition),
+                icon: clearable(&form.icon),
+                description: clearable(&form.description),
             };
             site_structure::update_section(state, org, site, &section, &change).await?;
+        }
+        "site-space-edit" => {
+            let change = site_structure::SiteSpaceChange {
+                path: form.path.as_deref().map(|p| p.trim().to_string()),
+                condition: clearable(&form.condition),
+                space_id: None,
+            };
+            site_structure::update_site_space(state, org, site, &item, &change).await?;
+        }
+        "site-space-default" => {
+            sites::update(state, org, site, Default::default(), Some(item)).await?;
+        }
+        "site-space-remove" => {
+            site_structure::remove_site_space(state, org, site, &item).await?;
+        }
+        "move-up" | "move-down" => {
+            let kind = form.kind.as_deref().unwrap_or_default();
+            let what = Item::parse(kind, &item, "kind")?;
+            site_structure::step(state, org, site, &what, op == "move-up").await?;
         }
         "section-default" => {
             site_structure::set_default_section(state, org, site, &section).await?;

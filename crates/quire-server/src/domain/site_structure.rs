@@ -209,6 +209,114 @@ pub async fn delete_section(
     .await
 }
 
+/// What `updateSiteSpaceById` changes of a site space: each field given (`Some(None)`
+/// clears the condition).
+#[derive(Default)]
+pub struct SiteSpaceChange {
+    /// One URL segment, unique among the site spaces beside it.
+    pub path: Option<String>,
+    /// A visibility condition.
+    pub condition: Option<Option<String>>,
+    /// Another live space of the organization to publish there.
+    pub space_id: Option<String>,
+}
+
+/// Changes a site space (`updateSiteSpaceById`); 404 when the site has no site space `id`,
+/// 409 when its new path is taken beside it.
+pub async fn update_site_space(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    id: &str,
+    change: &SiteSpaceChange,
+) -> ApiResult<Saved> {
+    org.require_admin("change sites")?;
+    if let Some(path) = &change.path {
+        sites::check_path("path", path)?;
+    }
+    if let Some(Some(condition)) = &change.condition {
+        sites::check_condition("condition", condition)?;
+    }
+    let space = match &change.space_id {
+        Some(space_id) => Some(live_space(state, &org.org.id, "spaceId", space_id).await?),
+        None => None,
+    };
+    let ((), site, after) = edit(state, org, site_id, |_, s| {
+        let at = s
+            .site_spaces
+            .iter()
+            .position(|x| x.id == id)
+            .ok_or_else(|| no_such("site space", id))?;
+        if let Some(path) = &change.path {
+            let section = s.site_spaces[at].section_id.clone();
+            let clash = s
+                .site_spaces
+                .iter()
+                .any(|x| x.id != id && x.section_id == section && &x.path == path);
+            if clash {
+                return Err(ApiError::conflict(format!(
+                    "`path`: another site space beside this one already has the path `{path}`."
+                )));
+            }
+            s.site_spaces[at].path = path.clone();
+        }
+        if let Some(condition) = &change.condition {
+            s.site_spaces[at].condition = condition.clone();
+        }
+        if let Some(space) = &space {
+            s.site_spaces[at].space_id = space.id.clone();
+        }
+        Ok(())
+    })
+    .await?;
+    Ok((site, after))
+}
+
+/// Takes a space off the site (`deleteSiteSpaceById`); nothing when absent.
+pub async fn remove_site_space(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    id: &str,
+) -> ApiResult<Saved> {
+    change(state, org, site_id, |s| {
+        s.site_spaces.retain(|x| x.id != id);
+        Ok(())
+    })
+    .await
+}
+
+/// Moves a site space, section or group to `place` (`sortSiteStructure` and the move
+/// operations before it).
+pub async fn move_item(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    item: &Item,
+    place: &Place,
+) -> ApiResult<Saved> {
+    change(state, org, site_id, |s| sites::move_item(s, item, place)).await
+}
+
+/// Moves an item one step up or down among its siblings (the app's arrows); nothing at
+/// the edge.
+pub async fn step(
+    state: &AppState,
+    org: &OrgCtx,
+    site_id: &str,
+    item: &Item,
+    up: bool,
+) -> ApiResult<Saved> {
+    change(state, org, site_id, |s| {
+        match sites::neighbour(s, item, up)? {
+            Some(other) if up => sites::move_item(s, item, &Place::Before(other)),
+            Some(other) => sites::move_item(s, item, &Place::After(other)),
+            None => Ok(()),
+        }
+    })
+    .await
+}
+
 /// Makes `section_id` the section a visitor lands on (`updateSiteById`'s
 /// `defaultSiteSection`).
 pub async fn set_default_section(

@@ -251,7 +251,22 @@ pub enum Item {
 }
 
 impl Item {
-    fn kind(&self) -> &'static str {
+    /// The item of type `kind` (`site-space`, `site-section`, `site-section-group`) with
+    /// this id; 400 naming `field` for another type.
+    pub fn parse(kind: &str, id: &str, field: &str) -> ApiResult<Item> {
+        let id = id.to_string();
+        match kind {
+            "site-space" => Ok(Item::SiteSpace(id)),
+            "site-section" => Ok(Item::Section(id)),
+            "site-section-group" => Ok(Item::Group(id)),
+            other => Err(ApiError::bad_request(format!(
+                "`{field}`: unknown value `{other}`, expected one of `site-space`, `site-section`, `site-section-group`."
+            ))),
+        }
+    }
+
+    /// Its type, as the API names it.
+    pub fn kind(&self) -> &'static str {
         match self {
             Item::SiteSpace(_) => "site-space",
             Item::Section(_) => "site-section",
@@ -278,14 +293,7 @@ pub struct TypedPointer {
 impl TypedPointer {
     /// The item it names; 400 for an unknown type.
     pub fn item(&self, field: &str) -> ApiResult<Item> {
-        match self.kind.as_str() {
-            "site-space" => Ok(Item::SiteSpace(self.id.clone())),
-            "site-section" => Ok(Item::Section(self.id.clone())),
-            "site-section-group" => Ok(Item::Group(self.id.clone())),
-            other => Err(ApiError::bad_request(format!(
-                "`{field}.type`: unknown value `{other}`, expected one of `site-space`, `site-section`, `site-section-group`."
-            ))),
-        }
+        Item::parse(&self.kind, &self.id, &format!("{field}.type"))
     }
 }
 
@@ -473,6 +481,23 @@ fn renumber(s: &mut Structure, c: &Container, order: &[Item]) {
             }
         }
     }
+}
+
+/// The item just before (`up`) or just after `item` among its siblings, to move it one
+/// step; `None` at the edge, 404 when the site has no such item.
+pub fn neighbour(s: &Structure, item: &Item, up: bool) -> ApiResult<Option<Item>> {
+    let missing =
+        || ApiError::not_found(format!("No {} `{}` in this site.", item.kind(), item.id()));
+    let siblings = members(s, &container_of(s, item).ok_or_else(missing)?);
+    let at = siblings
+        .iter()
+        .position(|i| i == item)
+        .ok_or_else(missing)?;
+    Ok(if up {
+        at.checked_sub(1).map(|p| siblings[p].clone())
+    } else {
+        siblings.get(at + 1).cloned()
+    })
 }
 
 /// The next position at the end of the top level, a section's site spaces or the root's.

@@ -2167,6 +2167,44 @@ async fn admins_create_fill_and_publish_a_site_in_the_app() {
         .await
         .expect(200);
     assert_eq!(spaces["items"].as_array().unwrap().len(), 2, "{spaces}");
+    // On a site without sections, the space a visitor lands on is chosen in the app.
+    let second = spaces["items"][1]["id"].as_str().unwrap().to_string();
+    assert_eq!(spaces["items"][1]["default"], false, "{spaces}");
+    let p = a
+        .post(
+            &site_path,
+            &[
+                ("csrf", &token),
+                ("op", "site-space-default"),
+                ("item", &second),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let spaces = app
+        .get(&alice, &format!("/v1/orgs/{org}/sites/{site}/site-spaces"))
+        .await
+        .expect(200);
+    let default: Vec<&serde_json::Value> = spaces["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["default"] == true)
+        .map(|x| &x["id"])
+        .collect();
+    assert_eq!(default, [&json!(second)], "{spaces}");
+    let first = spaces["items"][0]["id"].as_str().unwrap().to_string();
+    let p = a
+        .post(
+            &site_path,
+            &[
+                ("csrf", &token),
+                ("op", "site-space-default"),
+                ("item", &first),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
     let seen = b.get(&site_path).await;
     assert!(
         seen.html.contains("Open the published site"),
@@ -2450,12 +2488,13 @@ async fn admins_arrange_a_sites_sections_groups_and_look_in_the_app() {
     );
     let log_section = section_id(&s, "Changes <b>log</b>");
 
-    // Rename, make default, group, regroup, ungroup, delete the group, remove a section.
+    // Rename (the title alone sent: nothing else changes), make default, group, regroup,
+    // ungroup, delete the group, remove a section.
     let p = send(
         &mut a,
         &here,
         post(
-            "section-rename",
+            "section-edit",
             vec![
                 ("section", api_section.clone()),
                 ("subject", "Reference".into()),
@@ -2552,18 +2591,184 @@ async fn admins_arrange_a_sites_sections_groups_and_look_in_the_app() {
         "Reference*[Reference,Changes <b>log</b>] Docs[Guide]"
     );
 
-    // The API's rules and messages: a short title, an unknown section.
+    let reference_section = structure().await["structure"][0].clone();
+    assert_eq!(reference_section["path"], "api", "{reference_section}");
+    assert!(
+        reference_section.get("icon").is_none(),
+        "{reference_section}"
+    );
+
+    // A section's settings: path, icon, description, condition and the space a visitor
+    // lands on; a field sent blank clears it.
+    let seen = a.get(&here).await;
+    assert!(seen.html.contains("name=\"defaultspace\""), "{}", seen.html);
+    let site_space = |s: &serde_json::Value, section: usize, i: usize| -> String {
+        s["structure"][section]["siteSpaces"][i]["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let s = structure().await;
+    let log_space = site_space(&s, 0, 1);
+    let settings = |icon: &str, description: &str, condition: &str| {
+        post(
+            "section-edit",
+            vec![
+                ("section", api_section.clone()),
+                ("subject", "Reference".into()),
+                ("path", "reference".into()),
+                ("icon", icon.into()),
+                ("description", description.into()),
+                ("condition", condition.into()),
+                ("defaultspace", log_space.clone()),
+            ],
+        )
+    };
+    let p = send(
+        &mut a,
+        &here,
+        settings("book", "Every <endpoint>", "visitor.claims.pro === true"),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let x = structure().await["structure"][0].clone();
+    assert_eq!(x["path"], "reference", "{x}");
+    assert_eq!(x["icon"], "book", "{x}");
+    assert_eq!(x["description"], "Every <endpoint>", "{x}");
+    assert_eq!(x["condition"], "visitor.claims.pro === true", "{x}");
+    assert_eq!(x["siteSpaces"][1]["id"], json!(log_space), "{x}");
+    assert_eq!(x["siteSpaces"][1]["default"], true, "{x}");
+    let seen = a.get(&here).await;
+    assert!(
+        seen.html.contains("value=\"Every &lt;endpoint&gt;\""),
+        "{}",
+        seen.html
+    );
+    let p = send(&mut a, &here, settings("", " ", "")).await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let x = structure().await["structure"][0].clone();
+    for cleared in ["icon", "description", "condition"] {
+        assert!(x.get(cleared).is_none(), "{cleared}: {x}");
+    }
+    assert_eq!(x["path"], "reference", "{x}");
+
+    // A site space's path and condition, moving it, taking it off the site.
     let p = send(
         &mut a,
         &here,
         post(
-            "section-rename",
+            "site-space-edit",
+            vec![
+                ("item", log_space.clone()),
+                ("path", "changelog".into()),
+                ("condition", "visitor.claims.beta === true".into()),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let x = structure().await["structure"][0]["siteSpaces"][1].clone();
+    assert_eq!(x["path"], "changelog", "{x}");
+    assert_eq!(x["condition"], "visitor.claims.beta === true", "{x}");
+    let moved = |kind: &str, id: &str, up: bool| {
+        post(
+            if up { "move-up" } else { "move-down" },
+            vec![("kind", kind.into()), ("item", id.into())],
+        )
+    };
+    let p = send(&mut a, &here, moved("site-space", &log_space, true)).await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        outline(&structure().await),
+        "Reference*[Changes <b>log</b>,Reference] Docs[Guide]"
+    );
+    // At the edge, nothing moves.
+    let p = send(&mut a, &here, moved("site-space", &log_space, true)).await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let p = send(&mut a, &here, moved("site-section", &docs_section, true)).await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        outline(&structure().await),
+        "Docs[Guide] Reference*[Changes <b>log</b>,Reference]"
+    );
+    let p = send(&mut a, &here, moved("site-section", &docs_section, false)).await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        outline(&structure().await),
+        "Reference*[Changes <b>log</b>,Reference] Docs[Guide]"
+    );
+    // The screen offers a step only where there is one.
+    let seen = a.get(&here).await;
+    assert_eq!(
+        seen.html.matches("name=\"op\" value=\"move-up\"").count(),
+        2,
+        "{}",
+        seen.html
+    );
+    assert_eq!(
+        seen.html.matches("name=\"op\" value=\"move-down\"").count(),
+        2,
+        "{}",
+        seen.html
+    );
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "site-space-remove",
+            vec![("kind", "site-space".into()), ("item", log_space.clone())],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    assert_eq!(
+        outline(&structure().await),
+        "Reference*[Reference] Docs[Guide]"
+    );
+
+    // The API's rules and messages: a short title, a blank path, a path taken, a condition
+    // that does not parse, an unknown type of item, an unknown section.
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "section-edit",
             vec![("section", docs_section.clone()), ("subject", "D".into())],
         ),
     )
     .await;
     assert_eq!(p.status, 400, "{}", p.html);
     assert!(p.html.contains("`title`"), "{}", p.html);
+    for (path, status) in [(" ", 400), ("reference", 409)] {
+        let p = send(
+            &mut a,
+            &here,
+            post(
+                "section-edit",
+                vec![("section", docs_section.clone()), ("path", path.into())],
+            ),
+        )
+        .await;
+        assert_eq!(p.status, status, "{}", p.html);
+        assert!(p.html.contains("`path`"), "{}", p.html);
+    }
+    let p = send(
+        &mut a,
+        &here,
+        post(
+            "section-edit",
+            vec![
+                ("section", docs_section.clone()),
+                ("condition", "visitor.(".into()),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    assert!(p.html.contains("`condition`"), "{}", p.html);
+    let p = send(&mut a, &here, moved("page", &docs_section, true)).await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    assert!(p.html.contains("`kind`"), "{}", p.html);
     let p = send(
         &mut a,
         &here,
@@ -2655,14 +2860,18 @@ async fn admins_arrange_a_sites_sections_groups_and_look_in_the_app() {
         "a refused change changes nothing: {c}"
     );
 
+    let guide_space = site_space(&structure().await, 1, 0);
     // A reader sees the structure without a form, and a forged change is refused.
     let seen = b.get(&here).await;
     assert_eq!(seen.status, 200, "{}", seen.html);
     assert!(seen.html.contains("Sections"), "{}", seen.html);
     assert!(seen.html.contains("Reference"), "{}", seen.html);
     for form in [
-        "section-rename",
+        "section-edit",
         "section-default",
+        "site-space-edit",
+        "move-up",
+        "move-down",
         "group-add",
         "customize",
     ] {
@@ -2674,6 +2883,14 @@ async fn admins_arrange_a_sites_sections_groups_and_look_in_the_app() {
         ("section-remove", vec![("section", docs_section.clone())]),
         ("group-add", vec![("subject", "Mine".to_string())]),
         ("customize", vec![("subject", "Mine".to_string())]),
+        ("site-space-remove", vec![("item", guide_space.clone())]),
+        (
+            "move-up",
+            vec![
+                ("kind", "site-section".to_string()),
+                ("item", docs_section.clone()),
+            ],
+        ),
     ] {
         let mut form = vec![("csrf", bt.clone()), ("op", op.to_string())];
         form.extend(extra);
@@ -2683,7 +2900,7 @@ async fn admins_arrange_a_sites_sections_groups_and_look_in_the_app() {
     }
     assert_eq!(
         outline(&structure().await),
-        "Reference*[Reference,Changes <b>log</b>] Docs[Guide]"
+        "Reference*[Reference] Docs[Guide]"
     );
     let c = app
         .get(&alice, &format!("{api}/customization"))

@@ -475,12 +475,8 @@ pub async fn move_and_describe(
     item: rules::Item,
     place: rules::Place,
 ) -> ApiResult<types::StructureItem> {
-    let (mut tx, site) = crate::domain::sites::locked(state, org, site_id).await?;
-    let before = store::sites::structure_tx(&mut tx, &site.id).await?;
-    let mut after = before.clone();
-    rules::move_item(&mut after, &item, &place)?;
-    store::sites::save_structure(&mut tx, &before, &after).await?;
-    tx.commit().await?;
+    let (site, after) =
+        crate::domain::site_structure::move_item(state, org, site_id, &item, &place).await?;
     let grants = grants_of(state, org, caller).await?;
     let loaded = spaces_of(state, site, after).await?;
     let d = loaded.describe(state, Some(&grants), None);

@@ -20,25 +20,12 @@ use super::types::{self, SiteSection, SiteSectionGroup, SiteSpace};
 use crate::api::views;
 use crate::domain::access::{OrgCtx, SiteCtx};
 use crate::domain::auth::Caller;
-use crate::domain::site_structure::{self, SectionChange};
-use crate::domain::sites::live_space;
+use crate::domain::site_structure::{self, SectionChange, SiteSpaceChange};
 use crate::domain::sites::{self as rules, Item, TypedPointer};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody, OptionalJsonBody, QueryParams};
 use crate::http::pagination::{List, PageRequest};
 use crate::state::AppState;
-use crate::store::sites::{SiteRow, Structure};
-
-/// [`rules::edit`], then the site with the spaces it points to.
-async fn edit<T>(
-    state: &AppState,
-    org: &OrgCtx,
-    site_id: &str,
-    change: impl FnOnce(&SiteRow, &mut Structure) -> ApiResult<T>,
-) -> ApiResult<(T, Loaded)> {
-    let (out, site, after) = rules::edit(state, org, site_id, change).await?;
-    Ok((out, spaces_of(state, site, after).await?))
-}
 
 fn no_such(kind: &str, id: &str) -> ApiError {
     ApiError::not_found(format!("No {kind} `{id}` in this site."))
@@ -161,44 +148,14 @@ pub async fn update_site_space(
     Path((_, _, id)): Path<(String, String, String)>,
     JsonBody(body): JsonBody<UpdateSiteSpace>,
 ) -> ApiResult<Json<SiteSpace>> {
-    if let Some(path) = &body.path {
-        rules::check_path("path", path)?;
-    }
-    if let Some(Some(condition)) = &body.condition {
-        rules::check_condition("condition", condition)?;
-    }
-    let space = match &body.space_id {
-        Some(space_id) => Some(live_space(&state, &org.org.id, "spaceId", space_id).await?),
-        None => None,
+    let change = SiteSpaceChange {
+        path: body.path,
+        condition: body.condition,
+        space_id: body.space_id,
     };
-    let ((), loaded) = edit(&state, &org, &ctx.site.id, |_, s| {
-        let at = s
-            .site_spaces
-            .iter()
-            .position(|x| x.id == id)
-            .ok_or_else(|| no_such("site space", &id))?;
-        if let Some(path) = &body.path {
-            let section = s.site_spaces[at].section_id.clone();
-            let clash = s
-                .site_spaces
-                .iter()
-                .any(|x| x.id != id && x.section_id == section && &x.path == path);
-            if clash {
-                return Err(ApiError::conflict(format!(
-                    "`path`: another site space beside this one already has the path `{path}`."
-                )));
-            }
-            s.site_spaces[at].path = path.clone();
-        }
-        if let Some(condition) = &body.condition {
-            s.site_spaces[at].condition = condition.clone();
-        }
-        if let Some(space) = &space {
-            s.site_spaces[at].space_id = space.id.clone();
-        }
-        Ok(())
-    })
-    .await?;
+    let (site, after) =
+        site_structure::update_site_space(&state, &org, &ctx.site.id, &id, &change).await?;
+    let loaded = spaces_of(&state, site, after).await?;
     describe_site_space(&state, &caller, &org, &loaded, &id).await
 }
 
@@ -229,11 +186,7 @@ pub async fn delete_site_space(
     Path((_, _, id)): Path<(String, String, String)>,
 ) -> ApiResult<StatusCode> {
     if let Some(Extension(ctx)) = ctx {
-        edit(&state, &org, &ctx.site.id, |_, s| {
-            s.site_spaces.retain(|x| x.id != id);
-            Ok(())
-        })
-        .await?;
+        site_structure::remove_site_space(&state, &org, &ctx.site.id, &id).await?;
     }
     Ok(StatusCode::NO_CONTENT)
 }
