@@ -612,6 +612,62 @@ async fn the_renderer_token_reads_only_its_published_content() {
     assert_eq!(res.status, 401, "{}", res.body);
 }
 
+/// An answer kept for a published-content token (`answers`) is never served past the
+/// token's end, even while every lookup it rests on is still fresh in the access cache.
+#[tokio::test]
+async fn answers_kept_for_a_published_token_end_with_the_token() {
+    use base64::Engine;
+    let app = TestApp::start_with(|c| c.access_cache_ms = 600_000).await;
+    let w = world(&app).await;
+    let guide = app.space(&w.admin, &w.org, "Guide", None).await;
+    let cr = app.open_change_request(&w.admin, &guide, "Start").await;
+    app.edit_change_request(
+        &w.admin,
+        &guide,
+        &cr,
+        json!([{ "operation": "insert_page", "title": "Install",
+                 "document": { "markdown": "Run it." } }]),
+    )
+    .await;
+    app.merge_change_request(&w.admin, &guide, &cr).await;
+    let site = site_with(&app, &w, &[&guide]).await;
+    let base = format!("{}/{site}", sites(&w));
+    app.post(&w.admin, &format!("{base}/publish"), json!({}))
+        .await
+        .expect(200);
+    let found = app
+        .post(
+            &w.reader,
+            "/v1/urls/published",
+            json!({ "url": format!("{}/sites/{site}/install", app.base) }),
+        )
+        .await
+        .expect(200);
+    let token = found["apiToken"].as_str().unwrap().to_string();
+    let payload = token.split('.').nth(1).unwrap();
+    let claims: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .unwrap(),
+    )
+    .unwrap();
+    let ends_at = claims["exp"].as_i64().unwrap() * 1000;
+    // Five seconds before the token's end: the read is made, then kept, then served kept.
+    app.clock.advance_ms(ends_at - app.state.now() - 5_000);
+    let path = format!("/v1/spaces/{guide}");
+    let read = || app.call(Method::GET, &path, Some(&token), None);
+    read().await.expect(200);
+    read().await.expect(200);
+    let kept = app.state.answers.counts().0;
+    read().await.expect(200);
+    assert_eq!(app.state.answers.counts().0, kept + 1, "served kept");
+    // Past its end, within the access cache's bound: refused, not served kept.
+    app.clock.advance_ms(10_000);
+    let res = read().await;
+    assert_eq!(res.status, 401, "{}", res.body);
+    assert_eq!(app.state.answers.counts().0, kept + 1);
+}
+
 #[tokio::test]
 async fn page_conditions_must_parse() {
     let app = TestApp::start().await;
