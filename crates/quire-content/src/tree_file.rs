@@ -6,7 +6,7 @@
 //! internally tagged enum, which serde buffers twice per page. This form tags the kind
 //! outside, leaves out what is default (a page's layout, empty fields) and names fields in
 //! one letter: 10,000 pages read back in about a third of the time, from a fifth of the
-//! bytes (BENCHMARKS.md, issue 13).
+//! bytes (measured for issue 13; BENCHMARKS.md in git history).
 
 use serde::{Deserialize, Serialize};
 

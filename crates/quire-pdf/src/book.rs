@@ -76,7 +76,8 @@ pub struct Book {
     pub images: Vec<(String, String)>,
     /// Its size as the typesetter's memory sees it: a block for each paragraph, heading,
     /// list item, table cell, code line, image… and one more for each [`TEXT_PER_BLOCK`]
-    /// bytes of text. Typesetting takes about 10 KiB a block (see BENCHMARKS.md).
+    /// bytes of text. Typesetting took about 10 KiB a block when measured (BENCHMARKS.md's
+    /// git history).
     #[serde(skip)]
     pub blocks: usize,
     /// The [`Selection::max_blocks`] it was built with: past it, the pages were not all
