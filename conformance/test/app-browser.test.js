@@ -884,6 +884,47 @@ test('editor: Edit opens a change request; the insert menu, the live preview, a 
         { status: 200 },
     );
     assert.deepEqual(crFiles.items.map((f) => f.name), ['pixel.png']);
+
+    // The page tree: Usage dragged into Guide, then back after it (the script's drop sends
+    // the tree's form; the arrows beside each page do the same from the keyboard).
+    const topOfTree = async () =>
+        check('listPagesInChangeRequest', await owner.api.spaces.listPagesInChangeRequest(space.id, made.id), {
+            status: 200,
+        }).pages.map((p) => [p.id, p.pages.map((c) => c.id)]);
+    const before = await topOfTree();
+    assert.deepEqual(before.map(([id]) => id).slice(-2), [page.guide, page.usage]);
+    const drag = (from, to, where) =>
+        Promise.all([
+            tab.waitForNavigation(),
+            tab.evaluate(
+                (from, to, where) => {
+                    const row = (id) => document.querySelector(`section.tree li[data-page="${id}"]`);
+                    const source = row(from).querySelector(':scope > a, :scope > span');
+                    const target = row(to).querySelector(':scope > a, :scope > span');
+                    const box = target.getBoundingClientRect();
+                    const y = box.top + box.height * { before: 0.1, into: 0.5, after: 0.9 }[where];
+                    const data = new DataTransfer();
+                    const fire = (el, type) =>
+                        el.dispatchEvent(
+                            new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: data, clientY: y }),
+                        );
+                    fire(source, 'dragstart');
+                    fire(target, 'dragover');
+                    if (!row(to).classList.contains(`drop-${where}`)) throw new Error(`no ${where} mark`);
+                    fire(target, 'drop');
+                },
+                from,
+                to,
+                where,
+            ),
+        ]);
+    assert.equal(await tab.$eval(`section.tree li[data-page="${page.usage}"] > a`, (a) => a.draggable), true);
+    await drag(page.usage, page.guide, 'into');
+    assert.equal(pathOf(tab), crPath);
+    const nested = await topOfTree();
+    assert.ok(nested.find(([id]) => id === page.guide)[1].includes(page.usage), JSON.stringify(nested));
+    await drag(page.usage, page.guide, 'after');
+    assert.deepEqual(await topOfTree(), before);
     assert.deepEqual(errors, []);
     editing.crPath = crPath;
     editing.crId = made.id;

@@ -126,3 +126,73 @@
     (all[to] ?? input).focus();
   });
 })();
+(() => {
+  // The page tree of a change request: a page dragged onto another goes before it (upper
+  // quarter), after it (lower quarter) or into it (between). The drop sends the tree's own
+  // form (op=drop); the arrows beside each page do the same from the keyboard.
+  const tree = document.querySelector("section.tree");
+  const base = tree?.querySelector("form.moves");
+  if (!base) return;
+  let dragged;
+  const rowOf = (e) => e.target instanceof Element && e.target.closest("li[data-page]");
+  const placeOf = (row, y) => {
+    const handle = row.querySelector(":scope > a, :scope > span") ?? row;
+    const r = handle.getBoundingClientRect();
+    const at = (y - r.top) / Math.max(r.height, 1);
+    return at < 0.25 ? "before" : at > 0.75 ? "after" : "into";
+  };
+  const clear = () => {
+    for (const row of tree.querySelectorAll(".drop-before, .drop-after, .drop-into")) {
+      row.classList.remove("drop-before", "drop-after", "drop-into");
+    }
+  };
+  for (const handle of tree.querySelectorAll("li[data-page] > a, li[data-page] > span")) {
+    handle.draggable = true;
+    handle.classList.add("handle");
+  }
+  tree.addEventListener("dragstart", (e) => {
+    const row = rowOf(e);
+    if (!row) return;
+    dragged = row.dataset.page;
+    e.dataTransfer?.setData("text/plain", dragged);
+    if (e.dataTransfer) e.dataTransfer.effectAllowed = "move";
+  });
+  tree.addEventListener("dragover", (e) => {
+    const row = rowOf(e);
+    if (!row || !dragged || row.dataset.page === dragged) return;
+    e.preventDefault();
+    clear();
+    row.classList.add(`drop-${placeOf(row, e.clientY)}`);
+  });
+  tree.addEventListener("dragleave", clear);
+  tree.addEventListener("dragend", () => {
+    clear();
+    dragged = undefined;
+  });
+  tree.addEventListener("drop", (e) => {
+    const row = rowOf(e);
+    if (!row || !dragged || row.dataset.page === dragged) return;
+    e.preventDefault();
+    clear();
+    const form = document.createElement("form");
+    form.method = "post";
+    form.action = base.action;
+    form.hidden = true;
+    const fields = {
+      csrf: base.querySelector("input[name=csrf]").value,
+      op: "drop",
+      page: dragged,
+      item: row.dataset.page,
+      place: placeOf(row, e.clientY),
+    };
+    for (const [name, value] of Object.entries(fields)) {
+      const input = document.createElement("input");
+      input.type = "hidden";
+      input.name = name;
+      input.value = value;
+      form.append(input);
+    }
+    document.body.append(form);
+    form.submit();
+  });
+})();

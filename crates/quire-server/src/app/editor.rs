@@ -57,8 +57,9 @@ pub fn edit_button(ctx: &SpaceCtx, viewer: &Viewer<'_>, page_id: &str) -> String
 
 /// The page tree of a change request, for those who may edit it: each page's editor, and
 /// forms to move it (up, down, into the page above, out of its parent) or delete it, and a
-/// form to add a page. Each is one change of the change request. Forms, not dragging, so
-/// that the keyboard does all of it, with or without script.
+/// form to add a page. Each is one change of the change request. Forms, so that the
+/// keyboard does all of it, with or without script; the app's script adds dragging a page
+/// before, after or into another (`op=drop`).
 pub fn tree_section(
     ctx: &SpaceCtx,
     viewer: &Viewer<'_>,
@@ -225,6 +226,35 @@ fn tree_change(rev: &Revision, form: Form) -> ApiResult<serde_json::Value> {
                 }
                 _ => return Err(ApiError::bad_request("The page cannot move that way.")),
             }
+        }
+        "drop" => {
+            // A page dragged onto another: just before it, just after it, or into it (last).
+            let target = form.item.unwrap_or_default();
+            if target == page {
+                return Err(ApiError::bad_request("A page cannot be dropped on itself."));
+            }
+            let (from_parent, _, from) = place(rev, &page).ok_or_else(not_here)?;
+            let (parent, _, i) = place(rev, &target).ok_or_else(not_here)?;
+            let at = match form.place.as_deref() {
+                Some("into") => {
+                    return Ok(json!({ "operation": "update_page", "page": page, "into": target }))
+                }
+                Some("before") => i,
+                Some("after") => i + 1,
+                _ => {
+                    return Err(ApiError::bad_request(
+                        "`place` must be `before`, `after` or `into`.",
+                    ))
+                }
+            };
+            // The index is the page's once it has left its place: one less beside a page
+            // it was above.
+            let at = if from_parent == parent && from < at {
+                at - 1
+            } else {
+                at
+            };
+            json!({ "operation": "update_page", "page": page, "into": parent, "at": at })
         }
         _ => return Err(ApiError::bad_request("No such change to the pages.")),
     })

@@ -219,6 +219,9 @@ pub struct Form {
     /// its type in `kind`), and the URL segment, visibility condition and default site
     /// space a site form sets.
     pub item: Option<String>,
+    /// Where a page dragged in the page tree goes beside the page in `item`: `before`,
+    /// `after` or `into`.
+    pub place: Option<String>,
     pub path: Option<String>,
     pub condition: Option<String>,
     #[serde(rename = "defaultspace")]

@@ -4294,6 +4294,49 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
         assert_eq!(p.status, 303, "{op}: {}", p.html);
         assert_eq!(tree().await, expected, "after {op}");
     }
+    // Dragged (the app's script sends the drop): before, after or into another page.
+    let drop = |page, target, place| {
+        [
+            ("csrf", token.as_str()),
+            ("op", "drop"),
+            ("page", page),
+            ("item", target),
+            ("place", place),
+        ]
+    };
+    for (page, target, place, expected) in [
+        (two, one, "before", "Two,One[Three]"),
+        (two, one, "after", "One[Three],Two"),
+        (one, two, "after", "Two,One[Three]"),
+        (two, three, "after", "One[Three,Two]"),
+        (two, three, "before", "One[Two,Three]"),
+        (three, two, "into", "One[Two[Three]]"),
+        (three, one, "after", "One[Two],Three"),
+        (two, one, "after", "One,Two,Three"),
+        (two, three, "after", "One,Three,Two"),
+        (two, three, "before", "One,Two,Three"),
+        (three, one, "into", "One[Three],Two"),
+    ] {
+        let p = a.post(&tree_path, &drop(page, target, place)).await;
+        assert_eq!(p.status, 303, "{place}: {}", p.html);
+        assert_eq!(tree().await, expected, "after a drop {place}");
+    }
+    // Not onto itself, not into its own subpage, not to a place that is none.
+    for (page, target, place) in [
+        (one, one, "into"),
+        (one, three, "into"),
+        (one, two, "beside"),
+    ] {
+        let p = a.post(&tree_path, &drop(page, target, place)).await;
+        assert!(
+            p.status == 400 || p.status == 409,
+            "{place}: {} {}",
+            p.status,
+            p.html
+        );
+    }
+    assert_eq!(tree().await, "One[Three],Two");
+
     // The top page cannot move out; a deletion needs its confirmation.
     assert_eq!(a.post(&tree_path, &form("out", two)).await.status, 400);
     let refused = a.post(&tree_path, &form("delete", one)).await;
