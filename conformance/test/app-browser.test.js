@@ -988,6 +988,26 @@ test('two editors at once: edits to other lines merge; the same line shows both 
     md = await pageMarkdown();
     assert.match(md, /^Install Quire beside the walrus, near the sea\.\n/);
     assert.match(md, /says Rita\./);
+
+    // Line by line: both change the first line again, the reviewer the fifth too. The
+    // fifth merges; for the first, the reviewer keeps the line saved meanwhile.
+    await Promise.all([open(A), open(B)]);
+    await setLine(A.tab, 1, 'Install Quire by the sea.');
+    await setLine(B.tab, 1, 'Install Quire on the shore.');
+    await setLine(B.tab, 5, 'A computer and a browser, says Rita.');
+    await follow(A.tab, '#editor button[type=submit]');
+    const again = await follow(B.tab, '#editor button[type=submit]');
+    assert.equal(again.status(), 409);
+    expectFailure(B.errors, 409);
+    assert.deepEqual(await texts(B.tab, '#merge fieldset legend'), ['Place 1 of 1: your lines 1 to 1']);
+    await B.tab.select('#choice-1', 'theirs');
+    await audit(B.tab, 'editing conflict, line by line');
+    await follow(B.tab, '#merge button[type=submit]');
+    assert.equal(pathOf(B.tab), editing.crPath);
+    md = await pageMarkdown();
+    assert.match(md, /^Install Quire by the sea\.\n/);
+    assert.match(md, /\nA computer and a browser, says Rita\.\n/);
+    assert.doesNotMatch(md, /on the shore/);
     assert.deepEqual(A.errors, []);
     assert.deepEqual(B.errors, []);
 });
@@ -1086,6 +1106,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'section settings',
         'editor',
         'editing conflict',
+        'editing conflict, line by line',
     ]) {
         assert.ok(screens.has(screen), `axe looked at ${screen}`);
     }

@@ -1359,15 +1359,49 @@ fn overlaps(a: &Hunk, b: &Hunk) -> bool {
     }
 }
 
+/// A stretch of a three-way merge of texts (see [`merge_regions`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Region {
+    /// Lines both sides agree on, after their edits of different lines are applied.
+    Merged(String),
+    /// Lines both sides changed differently: each side's version of them, and where.
+    Conflict {
+        /// Our version of the lines.
+        ours: String,
+        /// Their version of the lines.
+        theirs: String,
+        /// Where they are in each version.
+        lines: TextConflict,
+    },
+}
+
 /// Line-based three-way merge (diff3): edits of different regions all apply; regions
 /// changed differently by both sides are returned as conflicts. Touching but
 /// non-overlapping edits (say, two adjacent lines) merge cleanly.
 pub fn merge_text(base: &str, ours: &str, theirs: &str) -> Result<String, Vec<TextConflict>> {
+    let mut out = String::with_capacity(ours.len().max(theirs.len()));
+    let mut conflicts = Vec::new();
+    for region in merge_regions(base, ours, theirs) {
+        match region {
+            Region::Merged(text) => out.push_str(&text),
+            Region::Conflict { lines, .. } => conflicts.push(lines),
+        }
+    }
+    if conflicts.is_empty() {
+        Ok(out)
+    } else {
+        Err(conflicts)
+    }
+}
+
+/// The three-way merge of [`merge_text`] as a sequence of merged stretches and
+/// conflicts, for a person to choose each conflict's lines (the app's conflict screen).
+pub fn merge_regions(base: &str, ours: &str, theirs: &str) -> Vec<Region> {
     if ours == theirs || theirs == base {
-        return Ok(ours.to_string());
+        return vec![Region::Merged(ours.to_string())];
     }
     if ours == base {
-        return Ok(theirs.to_string());
+        return vec![Region::Merged(theirs.to_string())];
     }
     let bl: Vec<&str> = base.split_inclusive('\n').collect();
     let ol: Vec<&str> = ours.split_inclusive('\n').collect();
@@ -1392,8 +1426,8 @@ pub fn merge_text(base: &str, ours: &str, theirs: &str) -> Result<String, Vec<Te
         }
     }
 
+    let mut regions = Vec::new();
     let mut out = String::with_capacity(ours.len().max(theirs.len()));
-    let mut conflicts = Vec::new();
     let mut cursor = 0;
     let lines_of = |side: Side| if side == Side::Ours { &ol } else { &tl };
     for g in groups {
@@ -1437,10 +1471,17 @@ pub fn merge_text(base: &str, ours: &str, theirs: &str) -> Result<String, Vec<Te
             if ot == tt {
                 out.push_str(&ot);
             } else {
-                conflicts.push(TextConflict {
-                    base: start..end,
-                    ours: or,
-                    theirs: tr,
+                if !out.is_empty() {
+                    regions.push(Region::Merged(std::mem::take(&mut out)));
+                }
+                regions.push(Region::Conflict {
+                    ours: ot,
+                    theirs: tt,
+                    lines: TextConflict {
+                        base: start..end,
+                        ours: or,
+                        theirs: tr,
+                    },
                 });
             }
         }
@@ -1449,11 +1490,10 @@ pub fn merge_text(base: &str, ours: &str, theirs: &str) -> Result<String, Vec<Te
     for line in &bl[cursor..] {
         out.push_str(line);
     }
-    if conflicts.is_empty() {
-        Ok(out)
-    } else {
-        Err(conflicts)
+    if !out.is_empty() {
+        regions.push(Region::Merged(out));
     }
+    regions
 }
 
 #[cfg(test)]
@@ -1536,6 +1576,34 @@ mod tests {
         );
         // Two different insertions at the same point conflict.
         assert!(merge_text(b, "1\nA\n2\n3\n", "1\nB\n2\n3\n").is_err());
+    }
+
+    #[test]
+    fn text_regions_keep_merged_lines_between_conflicts() {
+        let b = "1\n2\n3\n4\n5\n6\n";
+        let regions = merge_regions(b, "1\nX\n3\n4\nZ\n6\nmine\n", "0\n1\nY\n3\n4\nW\n6\n");
+        let conflict = |ours: &str, theirs: &str, at: usize, o: usize, t: usize| Region::Conflict {
+            ours: ours.into(),
+            theirs: theirs.into(),
+            lines: TextConflict {
+                base: at..at + 1,
+                ours: o..o + 1,
+                theirs: t..t + 1,
+            },
+        };
+        assert_eq!(
+            regions,
+            vec![
+                Region::Merged("0\n1\n".into()),
+                conflict("X\n", "Y\n", 1, 1, 2),
+                Region::Merged("3\n4\n".into()),
+                conflict("Z\n", "W\n", 4, 4, 5),
+                Region::Merged("6\nmine\n".into()),
+            ]
+        );
+        // Without a conflict, one merged stretch: what merge_text answers.
+        let clean = merge_regions(b, "1\nX\n3\n4\n5\n6\n", "1\n2\n3\n4\n5\nY\n");
+        assert_eq!(clean, vec![Region::Merged("1\nX\n3\n4\n5\nY\n".into())]);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use quire_content::html::{escape_attr as attr, escape_text as text};
+use quire_content::merge;
 use quire_content::model::{Page, PageKind, Revision};
 
 use super::session::Form;
@@ -769,9 +770,16 @@ pub async fn save(
     viewer: &Viewer<'_>,
     caller: &Caller,
     (number, page_id): (&str, &str),
-    form: Form,
+    mut form: Form,
 ) -> Response {
     let here = format!("/s/{}/~/changes/{number}/edit/{page_id}", ctx.space.id);
+    if form.op.as_deref() == Some("resolve") {
+        // A conflict resolved line by line: the text made of the lines chosen is saved.
+        match resolved(state, &ctx, page_id, &form).await {
+            Ok(text) => form.body = Some(text),
+            Err(e) => return not_done(viewer, &e, &here, "Back to the editor"),
+        }
+    }
     let layout = match form.settings.is_some().then(|| layout_fields(&form)) {
         Some(Err(e)) => {
             return not_done(
@@ -788,6 +796,7 @@ pub async fn save(
     let markdown = form.body.unwrap_or_default().replace("\r\n", "\n");
     let title = form.subject.unwrap_or_default().trim().to_string();
     let seen = form.parent.filter(|p| !p.is_empty());
+    let seen_at = seen.clone();
     // The settings, when the form sent them (an empty text removes a setting).
     let settings = form.settings.is_some().then(|| {
         serde_json::json!({
@@ -869,7 +878,8 @@ pub async fn save(
     match tokio::spawn(crate::cache::bypassed(run)).await {
         Ok(Ok(to)) => super::shell::see_other(&to),
         Ok(Err(ApiError::Conflict(why))) => {
-            conflict(state, &ctx, viewer, (number, page_id), &why, mine).await
+            let at = (number, page_id, seen_at.as_deref());
+            conflict(state, &ctx, viewer, at, &why, mine).await
         }
         Ok(Err(ApiError::Internal(e))) => failed(e),
         Ok(Err(e)) => not_done(
@@ -882,14 +892,16 @@ pub async fn save(
     }
 }
 
-/// A save whose lines others changed meanwhile: what was saved and what was sent, side by
-/// side, and a form to save the text that should stand (prefilled with the sender's), made
-/// against the change request as it now is. Nothing was changed.
+/// A save whose lines others changed meanwhile: for each stretch both changed, what was
+/// saved and what was sent side by side with a choice of the lines that stand (a form that
+/// saves the page made of the choices, [`resolved`]), and a form to save a text written by
+/// hand (prefilled with the sender's), made against the change request as it now is.
+/// Nothing was changed.
 async fn conflict(
     state: &AppState,
     ctx: &SpaceCtx,
     viewer: &Viewer<'_>,
-    (number, page_id): (&str, &str),
+    (number, page_id, seen): (&str, &str, Option<&str>),
     why: &str,
     (title, mine): (String, String),
 ) -> Response {
@@ -904,17 +916,78 @@ async fn conflict(
     ) {
         return not_done(viewer, &ApiError::conflict(why), &here, back);
     }
-    let rev = match content_of(state, ctx, &c.revision_id).await {
-        Ok(r) => r,
+    let theirs = match markdown_at(state, ctx, &c.revision_id, page_id).await {
+        Ok(t) => t,
         Err(e) => return failed(e),
     };
-    let theirs = match rev.page(page_id).map(|p| &p.kind) {
-        Some(PageKind::Document(d)) => d.markdown.clone(),
-        _ => String::new(),
+    // The text the editor started from, when it is known: the lines each side changed.
+    let base = match seen {
+        Some(seen) => markdown_at(state, ctx, seen, page_id).await.ok(),
+        None => None,
     };
+    let csrf = attr(viewer.csrf);
+    let action = attr(&here);
+    let line_by_line = base
+        .map(|base| merge::merge_regions(&base, &mine, &theirs))
+        .filter(|regions| {
+            regions
+                .iter()
+                .any(|r| matches!(r, merge::Region::Conflict { .. }))
+        })
+        .map(|regions| {
+            let conflicts = regions
+                .iter()
+                .filter(|r| matches!(r, merge::Region::Conflict { .. }))
+                .count();
+            let mut out = format!(
+                "<h2>Line by line</h2><form method=\"post\" action=\"{action}\" id=\"merge\">\
+<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"op\" value=\"resolve\">\
+<input type=\"hidden\" name=\"parent\" value=\"{theirs_at}\"><input type=\"hidden\" name=\"base\" value=\"{base_at}\">\
+<input type=\"hidden\" name=\"subject\" value=\"{t}\"><textarea name=\"body\" hidden aria-hidden=\"true\">\n{mine}</textarea>\
+<p>The lines only one of you changed are merged. For each of the {conflicts} place where you both changed lines, choose the lines that stand.</p>",
+                theirs_at = attr(&c.revision_id),
+                base_at = attr(seen.unwrap_or_default()),
+                t = attr(&title),
+                mine = text(&mine),
+            );
+            let mut n = 0;
+            for region in &regions {
+                match region {
+                    merge::Region::Merged(lines) => {
+                        let _ = write!(
+                            out,
+                            "<pre class=\"merged\" aria-label=\"Merged lines\">{}</pre>",
+                            text(lines)
+                        );
+                    }
+                    merge::Region::Conflict {
+                        ours, theirs, lines, ..
+                    } => {
+                        n += 1;
+                        let _ = write!(
+                            out,
+                            "<fieldset class=\"conflict\"><legend>Place {n} of {conflicts}: your lines {} to {}</legend>\
+<div class=\"panes compare\"><section aria-label=\"Saved meanwhile, place {n}\"><h3>Saved meanwhile</h3><pre>{}</pre></section>\
+<section aria-label=\"Yours, place {n}\"><h3>Yours</h3><pre>{}</pre></section></div>\
+<label for=\"choice-{n}\">Lines that stand</label><select id=\"choice-{n}\" name=\"choice\">\
+<option value=\"mine\">Yours</option><option value=\"theirs\">Saved meanwhile</option>\
+<option value=\"both\">Both: saved meanwhile, then yours</option></select></fieldset>",
+                            lines.ours.start + 1,
+                            lines.ours.end.max(lines.ours.start + 1),
+                            text(theirs),
+                            text(ours),
+                        );
+                    }
+                }
+            }
+            out.push_str("<p><button type=\"submit\">Save the lines chosen</button></p></form>");
+            out
+        })
+        .unwrap_or_default();
     let body = format!(
         "<h1>Your edit of “{t}” conflicts</h1><p role=\"alert\">{why}</p>\
-<p>Someone saved the same lines of this page meanwhile. Compare, then save the text that should stand: it replaces the page's text in change request #{n}.</p>\
+<p>Someone saved the same lines of this page meanwhile. Choose the lines that stand, or compare and write the text that should stand: it replaces the page's text in change request #{n}.</p>\
+{line_by_line}<h2>By hand</h2>\
 <div class=\"panes compare\"><section aria-labelledby=\"theirs-h\"><h2 id=\"theirs-h\">Saved meanwhile</h2><pre>{theirs}</pre></section>\
 <section aria-labelledby=\"mine-h\"><h2 id=\"mine-h\">Yours</h2><pre>{mine_html}</pre></section></div>\
 <form method=\"post\" action=\"{action}\" class=\"editor\" id=\"resolve\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
@@ -926,8 +999,6 @@ async fn conflict(
         n = c.number,
         theirs = text(&theirs),
         mine_html = text(&mine),
-        action = attr(&here),
-        csrf = attr(viewer.csrf),
         seen = attr(&c.revision_id),
         space = attr(&ctx.space.id),
     );
@@ -938,6 +1009,85 @@ async fn conflict(
         "",
         &body,
     )
+}
+
+/// A page's markdown in a revision of the space (empty when it is not a document there).
+async fn markdown_at(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    revision: &str,
+    page_id: &str,
+) -> ApiResult<String> {
+    let rev = content_of(state, ctx, revision).await?;
+    Ok(match rev.page(page_id).map(|p| &p.kind) {
+        Some(PageKind::Document(d)) => d.markdown.clone(),
+        _ => String::new(),
+    })
+}
+
+/// The text a line-by-line resolution makes: the merge of the sender's text (`body`) with
+/// the page as the editor started it (`base`) and as it was saved meanwhile (`parent`),
+/// each conflict's lines as chosen; 400 when the choices do not match the conflicts.
+async fn resolved(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    page_id: &str,
+    form: &Form,
+) -> ApiResult<String> {
+    let revision = |field: &Option<String>, name: &str| {
+        field
+            .as_deref()
+            .filter(|r| !r.is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| ApiError::bad_request(format!("`{name}`: which revision is missing.")))
+    };
+    let base = markdown_at(state, ctx, &revision(&form.base, "base")?, page_id).await?;
+    let theirs = markdown_at(state, ctx, &revision(&form.parent, "parent")?, page_id).await?;
+    let mine = form
+        .body
+        .as_deref()
+        .unwrap_or_default()
+        .replace("\r\n", "\n");
+    check_size(&mine)?;
+    let regions = merge::merge_regions(&base, &mine, &theirs);
+    let conflicts = regions
+        .iter()
+        .filter(|r| matches!(r, merge::Region::Conflict { .. }))
+        .count();
+    if form.choices.len() != conflicts {
+        return Err(ApiError::bad_request(format!(
+            "`choice`: {} given for {conflicts} conflicting places; the page changed meanwhile, so compare again.",
+            form.choices.len()
+        )));
+    }
+    let mut choices = form.choices.iter();
+    let mut out = String::new();
+    for region in regions {
+        match region {
+            merge::Region::Merged(lines) => out.push_str(&lines),
+            merge::Region::Conflict { ours, theirs, .. } => {
+                match choices.next().map(String::as_str) {
+                    Some("mine") => out.push_str(&ours),
+                    Some("theirs") => out.push_str(&theirs),
+                    Some("both") => {
+                        out.push_str(&theirs);
+                        if !theirs.is_empty() && !theirs.ends_with('\n') {
+                            out.push('\n');
+                        }
+                        out.push_str(&ours);
+                    }
+                    other => {
+                        return Err(ApiError::bad_request(format!(
+                            "`choice`: `{}` is none of `mine`, `theirs`, `both`.",
+                            other.unwrap_or_default()
+                        )))
+                    }
+                }
+            }
+        }
+    }
+    check_size(&out)?;
+    Ok(out)
 }
 
 /// `POST /s/{space}/~/changes/{n}/preview` (`body`): the markdown rendered as the page will

@@ -264,6 +264,11 @@ pub struct Form {
     pub layout: Option<String>,
     pub cover: Option<String>,
     pub vars: Option<String>,
+    /// A conflict's line-by-line resolution: the revision the editor started from, and
+    /// for each conflict in order which lines stand (`theirs`, `mine`, `both`).
+    pub base: Option<String>,
+    #[serde(default, rename = "choice")]
+    pub choices: Vec<String>,
     /// The cover's address and the variables as the form showed them: sent back so that a
     /// save changes them only when they were edited.
     #[serde(rename = "coverwas")]

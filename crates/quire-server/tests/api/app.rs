@@ -4053,6 +4053,60 @@ async fn pages_are_edited_in_a_change_request_from_the_app() {
         "First line, by Alice and Bob.\n\nMiddle.\n\nLast line, by Bob.\n"
     );
 
+    // Line by line: Bob saves from the first revision again, changing the first line and
+    // adding one in the middle; only the first line conflicts, and he keeps both versions.
+    let bobs = "First line, by Bob.\n\nMiddle.\n\nMore in the middle.\n\nLast line.\n";
+    let p = save_page(&mut b, &editor_path, &b_token, &seen_revision, bobs).await;
+    assert_eq!(p.status, 409, "{}", p.html);
+    assert!(p.html.contains("Place 1 of 1"), "{}", p.html);
+    assert_eq!(p.html.matches("name=\"choice\"").count(), 1, "{}", p.html);
+    let field = |html: &str, form_id: &str, name: &str| {
+        let form = &html[html.find(&format!("id=\"{form_id}\"")).unwrap()..];
+        let at = form.find(&format!("name=\"{name}\" value=\"")).unwrap() + name.len() + 15;
+        form[at..at + form[at..].find('"').unwrap()].to_string()
+    };
+    let (parent, base) = (
+        field(&p.html, "merge", "parent"),
+        field(&p.html, "merge", "base"),
+    );
+    assert_eq!(base, seen_revision);
+    let token = csrf(&p.html);
+    let resolve = |choices: &[&'static str]| {
+        let mut form = vec![
+            ("csrf", token.clone()),
+            ("op", "resolve".to_string()),
+            ("parent", parent.clone()),
+            ("base", base.clone()),
+            ("subject", "Intro".to_string()),
+            ("body", bobs.replace('\n', "\r\n")),
+        ];
+        form.extend(choices.iter().map(|c| ("choice", c.to_string())));
+        form
+    };
+    for wrong in [&[][..], &["mine", "mine"], &["neither"]] {
+        let form = resolve(wrong);
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let p = b.post(&editor_path, &form).await;
+        assert_eq!(p.status, 400, "{wrong:?}: {}", p.html);
+        assert!(p.html.contains("`choice`"), "{}", p.html);
+    }
+    let form = resolve(&["both"]);
+    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let p = b.post(&editor_path, &form).await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let merged = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{number}/content/page/{page_id}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    // (Both first lines make one paragraph, whose lines the dialect joins.)
+    assert_eq!(
+        merged["markdown"],
+        "First line, by Alice and Bob. First line, by Bob.\n\nMiddle.\n\nMore in the middle.\n\nLast line, by Bob.\n"
+    );
+
     // A locked space: no Edit button, and the editor refuses with the reason.
     app.patch(
         &alice,
