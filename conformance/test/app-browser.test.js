@@ -1008,6 +1008,37 @@ test('two editors at once: edits to other lines merge; the same line shows both 
     assert.match(md, /^Install Quire by the sea\.\n/);
     assert.match(md, /\nA computer and a browser, says Rita\.\n/);
     assert.doesNotMatch(md, /on the shore/);
+
+    // A comment on the page's third block leads into the editor at its line.
+    const doc = check(
+        'getPageInChangeRequestById',
+        await owner.api.spaces.getPageInChangeRequestById(space.id, editing.crId, page.install, { format: 'document' }),
+        { status: 200 },
+    ).document;
+    const lines = md.split('\n');
+    const third = doc.nodes[2];
+    check(
+        'postCommentInChangeRequest',
+        await owner.api.spaces.postCommentInChangeRequest(space.id, editing.crId, {
+            body: { markdown: 'Is this block right?' },
+            page: page.install,
+            node: third.key,
+        }),
+        { status: 200 },
+    );
+    await A.tab.goto(url(editing.crPath));
+    const link = await A.tab.$eval('main .to-editor a', (a) => ({ text: a.textContent, href: a.getAttribute('href') }));
+    const line = Number(link.text.match(/at line (\d+)$/)[1]);
+    assert.equal(link.href, `${editorPath}?line=${line}`);
+    await follow(A.tab, 'main .to-editor a');
+    await A.tab.waitForFunction(() => document.getElementById('editor')?.quireEditor);
+    const selected = await A.tab.evaluate(() => {
+        const view = document.getElementById('editor').quireEditor;
+        const { from, to } = view.state.selection.main;
+        return { line: view.state.doc.lineAt(from).number, text: view.state.sliceDoc(from, to) };
+    });
+    assert.deepEqual(selected, { line, text: lines[line - 1] });
+    assert.ok(lines[line - 1].length > 0, `line ${line} of ${JSON.stringify(md)}`);
     assert.deepEqual(A.errors, []);
     assert.deepEqual(B.errors, []);
 });

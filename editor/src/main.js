@@ -349,6 +349,13 @@ if (form && textarea && title && seen && csrf && preview && status) {
   textarea.labels?.forEach((l) => l.addEventListener("click", () => view.focus()));
   title.addEventListener("input", () => keep(textarea.value));
   if (draft) refresh();
+  // Opened at a line (`?line=N`, from a comment on the page): that line is selected, in view.
+  const wanted = Number(new URL(location.href).searchParams.get("line"));
+  if (Number.isInteger(wanted) && wanted >= 1 && wanted <= view.state.doc.lines) {
+    const line = view.state.doc.line(wanted);
+    view.dispatch({ selection: { anchor: line.from, head: line.to }, scrollIntoView: true });
+    view.focus();
+  }
   // For tests and tools: the editor's view.
   form.quireEditor = view;
 }

@@ -210,6 +210,53 @@ pub fn document_to_markdown(doc: &Document) -> String {
     }
 }
 
+/// The line (1-based) of `markdown` where the top-level block holding the node keyed `key`
+/// starts, with keys given as [`Document::assign_keys`] gives them for `seed`: where a
+/// comment on that node points in the page's text. `None` when no node has that key, or
+/// when the block's place cannot be told.
+pub fn node_line(markdown: &str, seed: &str, key: &str) -> Option<usize> {
+    let mut doc = try_markdown_to_document(markdown).ok()?;
+    doc.assign_keys(seed);
+    let at = doc.nodes.iter().position(|n| holds_key(n, key))?;
+    // The blocks from that one on render as the end of the whole text (blocks are apart);
+    // lines are counted in the text as given only when it is the dialect's own form.
+    let whole = render::render_document(&doc.nodes);
+    if whole != markdown {
+        return None;
+    }
+    let rest = render::render_document(&doc.nodes[at..]);
+    let before = whole.strip_suffix(rest.as_str())?;
+    Some(before.matches('\n').count() + 1)
+}
+
+/// Whether `node` or a node or fragment inside it has `key`. Iterative: documents are
+/// bounded in depth, but no walk here relies on it.
+fn holds_key(node: &Node, key: &str) -> bool {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n {
+            Node::Text(t) => {
+                if t.key.as_deref() == Some(key) {
+                    return true;
+                }
+            }
+            Node::Block(e) | Node::Inline(e) => {
+                if e.key.as_deref() == Some(key) {
+                    return true;
+                }
+                for f in e.fragments.iter().flatten() {
+                    if f.key.as_deref() == Some(key) {
+                        return true;
+                    }
+                    stack.extend(f.nodes.iter());
+                }
+                stack.extend(e.children().iter());
+            }
+        }
+    }
+    false
+}
+
 /// A copy of `nodes` (at `depth`) where every element that would reach deeper than
 /// [`MAX_DEPTH`] is replaced by its plain text. Recursion stops at [`MAX_DEPTH`].
 fn clamp_nodes(nodes: &[Node], depth: usize) -> Vec<Node> {

@@ -212,3 +212,39 @@ fn annotations_are_footnotes() {
         "Missing[^x] note."
     );
 }
+
+#[test]
+fn node_line_finds_the_block_of_a_key() {
+    let md = "## Title\n\nFirst paragraph.\n\n{% hint style=\"info\" %}\nInside the hint.\n{% endhint %}\n\n* one\n* two\n";
+    let mut doc = markdown_to_document(md);
+    doc.assign_keys("page-1");
+    assert_eq!(
+        document_to_markdown(&doc),
+        md,
+        "the text is the dialect's own"
+    );
+    let key = |n: &Node| n.element().unwrap().key.clone().unwrap();
+    let hint = &doc.nodes[2];
+    let inner = key(&hint.element().unwrap().children()[0]);
+    assert_eq!(node_line(md, "page-1", &key(&doc.nodes[0])), Some(1));
+    assert_eq!(node_line(md, "page-1", &key(&doc.nodes[1])), Some(3));
+    assert_eq!(node_line(md, "page-1", &key(hint)), Some(5));
+    assert_eq!(
+        node_line(md, "page-1", &inner),
+        Some(5),
+        "a node inside a block"
+    );
+    assert_eq!(node_line(md, "page-1", &key(&doc.nodes[3])), Some(9));
+    assert_eq!(node_line(md, "page-1", "nope"), None);
+    // Keys depend on the seed: another page's keys are not this one's.
+    assert_eq!(node_line(md, "page-2", &key(hint)), None);
+}
+
+#[test]
+fn node_line_needs_the_dialects_own_text() {
+    let md = "# Title\n\nFirst paragraph.\n";
+    let mut doc = markdown_to_document(md);
+    doc.assign_keys("page-1");
+    let key = doc.nodes[1].element().unwrap().key.clone().unwrap();
+    assert_eq!(node_line(md, "page-1", &key), None);
+}

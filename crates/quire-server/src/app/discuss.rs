@@ -16,7 +16,7 @@ use crate::ids::UserId;
 use crate::state::AppState;
 use crate::store;
 use crate::store::comments::{CommentFilter, ReactionRow};
-use crate::values::CommentStatus;
+use crate::values::{ChangeRequestStatus, CommentStatus};
 
 /// Most comments a discussion shows, and most replies in all.
 const COMMENTS_SHOWN: i64 = 100;
@@ -128,6 +128,9 @@ pub async fn section(
             rendered(&c.body),
             id = attr(&c.id),
         );
+        if let Some(link) = editor_link(state, thread, c).await? {
+            out.push_str(&link);
+        }
         let target = format!("{}/{}", form.base, attr(&c.id));
         out.push_str(&form.reactions(&target, &c.id, &reactions, user, may.reply));
         out.push_str("<div class=\"actions\">");
@@ -189,6 +192,62 @@ pub async fn section(
     }
     out.push_str("</section>");
     Ok(out)
+}
+
+/// For a comment on a page of an open change request, to those who may edit it: a link to
+/// the page in the editor, at the line of the block the comment is about when that can be
+/// told (the block found in the text the comment was made on, its first line then found in
+/// the text as it is now, nearest the same place).
+async fn editor_link(
+    state: &AppState,
+    thread: &Thread,
+    c: &store::comments::CommentRow,
+) -> ApiResult<Option<String>> {
+    let (Some(cr), Some(page)) = (&thread.cr, &c.page_id) else {
+        return Ok(None);
+    };
+    let open = matches!(
+        cr.status,
+        ChangeRequestStatus::Open | ChangeRequestStatus::Draft
+    );
+    if !open || super::editor::why_not(&thread.ctx).is_some() {
+        return Ok(None);
+    }
+    let ctx = &thread.ctx;
+    let Some(now) = super::editor::document_at(state, ctx, &cr.revision_id, page).await? else {
+        return Ok(None);
+    };
+    let then = match &c.node_id {
+        Some(_) => super::editor::document_at(state, ctx, &c.revision_id, page)
+            .await
+            .ok()
+            .flatten(),
+        None => None,
+    };
+    let line = c.node_id.as_deref().zip(then).and_then(|(node, then)| {
+        let at = quire_content::markdown::node_line(&then, page, node)?;
+        let first = then.lines().nth(at - 1)?;
+        now.lines()
+            .enumerate()
+            .filter(|(_, l)| *l == first)
+            .min_by_key(|(i, _)| i.abs_diff(at - 1))
+            .map(|(i, _)| i + 1)
+    });
+    let href = format!(
+        "/s/{}/~/changes/{}/edit/{}{}",
+        ctx.space.id,
+        cr.number,
+        page,
+        line.map(|l| format!("?line={l}")).unwrap_or_default()
+    );
+    let label = match line {
+        Some(l) => format!("Open in the editor at line {l}"),
+        None => "Open the page in the editor".to_string(),
+    };
+    Ok(Some(format!(
+        "<p class=\"to-editor\"><a href=\"{}\">{label}</a></p>",
+        attr(&href)
+    )))
 }
 
 fn rendered(markdown: &str) -> String {

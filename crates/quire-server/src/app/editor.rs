@@ -1018,10 +1018,22 @@ async fn markdown_at(
     revision: &str,
     page_id: &str,
 ) -> ApiResult<String> {
+    Ok(document_at(state, ctx, revision, page_id)
+        .await?
+        .unwrap_or_default())
+}
+
+/// A page's markdown in a revision of the space, when it is a document there.
+pub(super) async fn document_at(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    revision: &str,
+    page_id: &str,
+) -> ApiResult<Option<String>> {
     let rev = content_of(state, ctx, revision).await?;
     Ok(match rev.page(page_id).map(|p| &p.kind) {
-        Some(PageKind::Document(d)) => d.markdown.clone(),
-        _ => String::new(),
+        Some(PageKind::Document(d)) => Some(d.markdown.clone()),
+        _ => None,
     })
 }
 

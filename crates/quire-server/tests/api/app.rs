@@ -4813,3 +4813,92 @@ async fn a_new_slug_keeps_the_old_address_with_a_redirect_from_the_editor() {
     let to = res.headers()["location"].to_str().unwrap();
     assert!(to.ends_with(&format!("/sites/{site}/start")), "{to}");
 }
+
+/// From a comment on a page of an open change request to the editor, at the line of the
+/// block the comment is about, found again after the page changed; a comment on the page
+/// alone opens it; those who may not edit get no link.
+#[tokio::test]
+async fn a_comment_on_a_block_leads_to_its_line_in_the_editor() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let org = app.org(&alice, "Writers").await;
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let cr = app.open_change_request(&alice, &space, "Words").await;
+    let text = "First paragraph.\n\n{% hint style=\"info\" %}\nInside the hint.\n{% endhint %}\n\nLast paragraph.\n";
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "insert_page", "title": "Intro", "document": { "markdown": text } }]),
+    )
+    .await;
+    let content = format!("/v1/spaces/{space}/change-requests/{cr}/content");
+    let pages = app.get(&alice, &content).await.expect(200);
+    let page = pages["pages"][0]["id"].as_str().unwrap().to_string();
+    let document = app
+        .get(&alice, &format!("{content}/page/{page}?format=document"))
+        .await
+        .expect(200);
+    let hint_key = document["document"]["nodes"][1]["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let comments = format!("/v1/spaces/{space}/change-requests/{cr}/comments");
+    for body in [
+        json!({ "body": { "markdown": "About the hint" }, "page": page, "node": hint_key }),
+        json!({ "body": { "markdown": "About the page" }, "page": page }),
+    ] {
+        app.post(&alice, &comments, body).await.expect(200);
+    }
+    let number = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    let screen = format!("/s/{space}/~/changes/{number}");
+    let editor = format!("/s/{space}/~/changes/{number}/edit/{page}");
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+    let mut b = browsers.pop().unwrap();
+    let mut a = browsers.pop().unwrap();
+    let seen = a.get(&screen).await;
+    assert!(
+        seen.html.contains(&format!(
+            "<a href=\"{editor}?line=3\">Open in the editor at line 3</a>"
+        )),
+        "{}",
+        seen.html
+    );
+    assert!(
+        seen.html.contains(&format!(
+            "<a href=\"{editor}\">Open the page in the editor</a>"
+        )),
+        "{}",
+        seen.html
+    );
+    // Two paragraphs written above it: the hint's line is found where it went.
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "update_page", "page": page,
+                 "document": { "markdown": format!("New start.\n\nMore.\n\n{text}") } }]),
+    )
+    .await;
+    let seen = a.get(&screen).await;
+    assert!(
+        seen.html.contains(&format!(
+            "<a href=\"{editor}?line=7\">Open in the editor at line 7</a>"
+        )),
+        "{}",
+        seen.html
+    );
+    // The editor opens there (its script selects the line).
+    assert_eq!(a.get(&format!("{editor}?line=7")).await.status, 200);
+    // A reader sees the comments, and no way into the editor.
+    let seen = b.get(&screen).await;
+    assert!(seen.html.contains("About the hint"), "{}", seen.html);
+    assert!(!seen.html.contains("Open in the editor"), "{}", seen.html);
+}
