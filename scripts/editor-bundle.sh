@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Rebuilds the app editor's script, crates/quire-server/src/app/editor.js (committed, and
 # embedded in the binary: building or running Quire needs no Node.js), from editor/src with
-# the CodeMirror and esbuild versions pinned in editor/package-lock.json.
+# the CodeMirror and esbuild versions pinned in editor/package-lock.json; and the icons the
+# app offers, crates/quire-server/src/app/icons.svg, from editor/icons.txt and the pinned
+# Font Awesome Free package.
 # With --check, rebuilds into a temporary file and fails when it differs from the
 # committed one (the test command runs this).
 set -euo pipefail
@@ -17,10 +19,22 @@ fi
   --legal-comments=eof --charset=utf8 --log-level=warning \
   --banner:js="// Quire's editor: built from editor/src by scripts/editor-bundle.sh; CodeMirror 6 (MIT)." \
   --outfile="$out"
+# The icons the app offers, as one SVG of symbols (icons.txt names them).
+icons=../crates/quire-server/src/app/icons.svg
+icons_out=$icons
+if [ "$out" != "$committed" ]; then
+  icons_out=$(mktemp --suffix=.svg)
+  trap 'rm -f "$out" "$icons_out"' EXIT
+fi
+node icons.mjs "$icons_out"
 if [ "$out" != "$committed" ]; then
   if ! cmp -s "$out" "$committed"; then
     echo "crates/quire-server/src/app/editor.js differs from a build of editor/src: run scripts/editor-bundle.sh and commit the result" >&2
     exit 1
   fi
-  echo "editor.js matches its source"
+  if ! cmp -s "$icons_out" "$icons"; then
+    echo "crates/quire-server/src/app/icons.svg differs from editor/icons.txt: run scripts/editor-bundle.sh and commit the result" >&2
+    exit 1
+  fi
+  echo "editor.js and icons.svg match their sources"
 fi

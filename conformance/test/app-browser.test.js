@@ -858,6 +858,15 @@ test('editor: Edit opens a change request; the insert menu, the live preview, a 
     await audit(tab, 'editor');
     await photograph(tab, 'editor');
 
+    // The icon, picked from the grid of icons in the page settings.
+    await tab.click('details.page-settings > summary');
+    assert.equal(await tab.$eval('.icon-picker', (p) => p.hidden), false, 'the script shows the icons');
+    await tab.click('.icon-picker button[data-icon="rocket"]');
+    assert.equal(await tab.$eval('#page-icon', (i) => i.value), 'rocket');
+    assert.deepEqual(await texts(tab, '.icon-picker button[aria-pressed="true"]'), ['']);
+    assert.equal(await tab.$eval('.icon-picker button[aria-pressed="true"]', (b) => b.dataset.icon), 'rocket');
+    await audit(tab, 'editor with its settings open');
+
     // Saving: back on the change request, whose diff shows the block; the kept text is gone.
     await follow(tab, '#editor button[type=submit]');
     assert.equal(pathOf(tab), crPath);
@@ -877,6 +886,7 @@ test('editor: Edit opens a change request; the insert menu, the live preview, a 
         { status: 200 },
     );
     assert.ok(got.markdown.includes('\n{% hint style="info" %}\nTyped in the browser.\n{% endhint %}\n'), got.markdown);
+    assert.equal(got.icon, 'rocket');
     assert.match(got.markdown, /\n<figure><img src="\/files\/[^"]+" alt="pixel.png"><figcaption><\/figcaption><\/figure>\n$/);
     const crFiles = check(
         'listFilesInChangeRequestById',

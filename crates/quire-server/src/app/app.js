@@ -196,3 +196,25 @@
     form.submit();
   });
 })();
+(() => {
+  // The editor's icon setting: the offered icons as a grid (rendered hidden, for script to
+  // show); a click sets the icon field (again: clears it), the field's value marks its icon.
+  const picker = document.querySelector(".icon-picker");
+  const field = document.getElementById("page-icon");
+  if (!picker || !field) return;
+  const mark = () => {
+    for (const b of picker.querySelectorAll("button[data-icon]")) {
+      b.setAttribute("aria-pressed", String(b.dataset.icon === field.value.trim()));
+    }
+  };
+  picker.hidden = false;
+  mark();
+  picker.addEventListener("click", (e) => {
+    const b = e.target instanceof Element && e.target.closest("button[data-icon]");
+    if (!b) return;
+    field.value = b.getAttribute("aria-pressed") === "true" ? "" : b.dataset.icon;
+    field.dispatchEvent(new Event("input", { bubbles: true }));
+    mark();
+  });
+  field.addEventListener("input", mark);
+})();

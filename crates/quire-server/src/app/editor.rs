@@ -478,6 +478,7 @@ fn settings_html(p: &Page, offer_redirect: bool) -> String {
 <datalist id=\"emoji-list\">{emoji}</datalist>\
 <label for=\"page-icon\">Icon <span class=\"muted\">(a Font Awesome name, instead of an emoji)</span></label><input id=\"page-icon\" name=\"icon\" type=\"text\" maxlength=\"64\" list=\"icon-list\" value=\"{}\">\
 <datalist id=\"icon-list\">{icons}</datalist>\
+<div class=\"icon-picker\" role=\"group\" aria-label=\"Pick an icon\" hidden>{picker}</div>\
 <label for=\"page-slug\">Address in its parent (slug)</label><input id=\"page-slug\" name=\"slug\" type=\"text\" maxlength=\"100\" value=\"{}\">{redirect}\
 <label><input type=\"checkbox\" name=\"hidden\" value=\"yes\"{}> Hidden from the navigation of published sites</label>\
 <label><input type=\"checkbox\" name=\"noindex\" value=\"yes\"{}> Left out of search</label>{layout}</details>",
@@ -492,9 +493,13 @@ fn settings_html(p: &Page, offer_redirect: bool) -> String {
             .iter()
             .map(|(e, name)| format!("<option value=\"{e}\">{name}</option>"))
             .collect::<String>(),
-        icons = ICONS
-            .iter()
-            .map(|i| format!("<option value=\"{i}\"></option>"))
+        icons = icons()
+            .map(|(i, _)| format!("<option value=\"{i}\"></option>"))
+            .collect::<String>(),
+        picker = icons()
+            .map(|(i, svg)| format!(
+                "<button type=\"button\" data-icon=\"{i}\" title=\"{i}\" aria-label=\"{i}\" aria-pressed=\"false\">{svg}</button>"
+            ))
             .collect::<String>(),
     )
 }
@@ -674,42 +679,22 @@ const EMOJI: &[(&str, &str)] = &[
 ];
 
 /// Icons offered for a page (Font Awesome names; any other can be typed).
-const ICONS: &[&str] = &[
-    "book",
-    "book-open",
-    "file",
-    "rocket",
-    "lightbulb",
-    "gear",
-    "wrench",
-    "box",
-    "lock",
-    "key",
-    "circle-check",
-    "triangle-exclamation",
-    "circle-question",
-    "chart-line",
-    "flask",
-    "bug",
-    "bullseye",
-    "bullhorn",
-    "map",
-    "hand-wave",
-    "house",
-    "compass",
-    "plug",
-    "globe",
-    "code",
-    "terminal",
-    "database",
-    "server",
-    "cloud",
-    "user",
-    "users",
-    "shield",
-    "bolt",
-    "star",
-];
+/// The icons the app offers (`icons.svg`, made by `scripts/editor-bundle.sh` from
+/// `editor/icons.txt` and Font Awesome Free): one `<symbol id="icon-{name}" …>` a line.
+const ICONS_SVG: &str = include_str!("icons.svg");
+
+/// Each offered icon: its name, and its symbol as an inline, decorative SVG image.
+fn icons() -> impl Iterator<Item = (&'static str, String)> {
+    ICONS_SVG.lines().filter_map(|line| {
+        let rest = line.strip_prefix("<symbol id=\"icon-")?;
+        let (name, rest) = rest.split_once('"')?;
+        let body = rest.strip_suffix("</symbol>")?;
+        Some((
+            name,
+            format!("<svg aria-hidden=\"true\" focusable=\"false\"{body}</svg>"),
+        ))
+    })
+}
 
 /// `POST /s/{space}/~/edit` (`page`): opens a change request to edit a page of the space,
 /// then its editor.

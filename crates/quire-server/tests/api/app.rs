@@ -4414,6 +4414,24 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
     };
     let editor = a.get(&editor_path).await;
     assert!(editor.html.contains("<summary>Page settings</summary>"));
+    // Every icon of editor/icons.txt is offered, drawn, in the list and in the grid.
+    let offered = include_str!("../../../../editor/icons.txt");
+    for name in offered.lines() {
+        assert!(
+            editor.html.contains(&format!("<option value=\"{name}\">"))
+                && editor.html.contains(&format!(
+                    "data-icon=\"{name}\" title=\"{name}\" aria-label=\"{name}\" aria-pressed=\"false\"><svg aria-hidden=\"true\" focusable=\"false\" viewBox="
+                )),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        editor
+            .html
+            .matches("<button type=\"button\" data-icon=")
+            .count(),
+        offered.lines().count()
+    );
     let seen = {
         let at = editor.html.find("name=\"parent\" value=\"").unwrap() + 21;
         editor.html[at..at + editor.html[at..].find('"').unwrap()].to_string()
