@@ -574,6 +574,30 @@ test('conflict: two change requests edit one line; the second merge is refused n
     assert.equal(pathOf(tab), `/s/${space.id}/~/changes/${cr.evening.number}`);
     assert.match(await tab.$eval('main h1 + p', (p) => p.textContent), /Status: open/);
     assert.match(await markdownOf(page.usage), /every morning/);
+
+    // Update from main: the page's conflict shown line by line; this change request's line
+    // kept, main's merged in, the change request no longer behind.
+    const updating = await follow(tab, 'main form[action$="/update"] button');
+    assert.equal(updating.status(), 409);
+    expectFailure(errors, 409);
+    assert.equal(await h1(tab), 'Updating from main conflicts');
+    assert.deepEqual(await texts(tab, '#merge h2'), ['Usage']);
+    await audit(tab, 'update from main, line by line');
+    await tab.select('#choice-1', `${page.usage}:mine`);
+    await follow(tab, '#merge button[type=submit]');
+    assert.equal(pathOf(tab), `/s/${space.id}/~/changes/${cr.evening.number}`);
+    const updated = check(
+        'getChangeRequestById',
+        await owner.api.spaces.getChangeRequestById(space.id, cr.evening.id),
+        { status: 200 },
+    );
+    assert.equal(updated.outdated, false);
+    const evening = check(
+        'getPageInChangeRequestById',
+        await owner.api.spaces.getPageInChangeRequestById(space.id, cr.evening.id, page.usage, { format: 'markdown' }),
+        { status: 200 },
+    );
+    assert.equal(evening.markdown, 'Use it every evening.\n\nWrite, review, merge.\n');
     assert.deepEqual(errors, []);
 });
 
@@ -1009,7 +1033,7 @@ test('two editors at once: edits to other lines merge; the same line shows both 
     const again = await follow(B.tab, '#editor button[type=submit]');
     assert.equal(again.status(), 409);
     expectFailure(B.errors, 409);
-    assert.deepEqual(await texts(B.tab, '#merge fieldset legend'), ['Place 1 of 1: your lines 1 to 1']);
+    assert.deepEqual(await texts(B.tab, '#merge fieldset legend'), ['Place 1 of 1: lines 1 to 1']);
     await B.tab.select('#choice-1', 'theirs');
     await audit(B.tab, 'editing conflict, line by line');
     await follow(B.tab, '#merge button[type=submit]');
@@ -1148,6 +1172,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'editor',
         'editing conflict',
         'editing conflict, line by line',
+        'update from main, line by line',
     ]) {
         assert.ok(screens.has(screen), `axe looked at ${screen}`);
     }

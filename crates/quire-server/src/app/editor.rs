@@ -936,35 +936,12 @@ async fn conflict(
                 mine = text(&mine),
             );
             let mut n = 0;
-            for region in &regions {
-                match region {
-                    merge::Region::Merged(lines) => {
-                        let _ = write!(
-                            out,
-                            "<pre class=\"merged\" aria-label=\"Merged lines\">{}</pre>",
-                            text(lines)
-                        );
-                    }
-                    merge::Region::Conflict {
-                        ours, theirs, lines, ..
-                    } => {
-                        n += 1;
-                        let _ = write!(
-                            out,
-                            "<fieldset class=\"conflict\"><legend>Place {n} of {conflicts}: your lines {} to {}</legend>\
-<div class=\"panes compare\"><section aria-label=\"Saved meanwhile, place {n}\"><h3>Saved meanwhile</h3><pre>{}</pre></section>\
-<section aria-label=\"Yours, place {n}\"><h3>Yours</h3><pre>{}</pre></section></div>\
-<label for=\"choice-{n}\">Lines that stand</label><select id=\"choice-{n}\" name=\"choice\">\
-<option value=\"mine\">Yours</option><option value=\"theirs\">Saved meanwhile</option>\
-<option value=\"both\">Both: saved meanwhile, then yours</option></select></fieldset>",
-                            lines.ours.start + 1,
-                            lines.ours.end.max(lines.ours.start + 1),
-                            text(theirs),
-                            text(ours),
-                        );
-                    }
-                }
-            }
+            out.push_str(&choices_html(
+                &regions,
+                ("Saved meanwhile", "Yours"),
+                "",
+                &mut n,
+            ));
             out.push_str("<p><button type=\"submit\">Save the lines chosen</button></p></form>");
             out
         })
@@ -1047,44 +1024,214 @@ async fn resolved(
         .replace("\r\n", "\n");
     check_size(&mine)?;
     let regions = merge::merge_regions(&base, &mine, &theirs);
-    let conflicts = regions
-        .iter()
-        .filter(|r| matches!(r, merge::Region::Conflict { .. }))
-        .count();
-    if form.choices.len() != conflicts {
-        return Err(ApiError::bad_request(format!(
-            "`choice`: {} given for {conflicts} conflicting places; the page changed meanwhile, so compare again.",
-            form.choices.len()
-        )));
-    }
-    let mut choices = form.choices.iter();
+    check_choices(&regions, form.choices.len())?;
+    let out = assemble(regions, form.choices.iter().map(String::as_str))?;
+    check_size(&out)?;
+    Ok(out)
+}
+
+/// The text made of merged stretches and, for each conflict in order, the lines chosen:
+/// `mine` (ours), `theirs`, or `both` (theirs, then ours).
+fn assemble<'a>(
+    regions: Vec<merge::Region>,
+    mut choices: impl Iterator<Item = &'a str>,
+) -> ApiResult<String> {
     let mut out = String::new();
     for region in regions {
         match region {
             merge::Region::Merged(lines) => out.push_str(&lines),
-            merge::Region::Conflict { ours, theirs, .. } => {
-                match choices.next().map(String::as_str) {
-                    Some("mine") => out.push_str(&ours),
-                    Some("theirs") => out.push_str(&theirs),
-                    Some("both") => {
-                        out.push_str(&theirs);
-                        if !theirs.is_empty() && !theirs.ends_with('\n') {
-                            out.push('\n');
-                        }
-                        out.push_str(&ours);
+            merge::Region::Conflict { ours, theirs, .. } => match choices.next() {
+                Some("mine") => out.push_str(&ours),
+                Some("theirs") => out.push_str(&theirs),
+                Some("both") => {
+                    out.push_str(&theirs);
+                    if !theirs.is_empty() && !theirs.ends_with('\n') {
+                        out.push('\n');
                     }
-                    other => {
-                        return Err(ApiError::bad_request(format!(
-                            "`choice`: `{}` is none of `mine`, `theirs`, `both`.",
-                            other.unwrap_or_default()
-                        )))
-                    }
+                    out.push_str(&ours);
                 }
+                other => {
+                    return Err(ApiError::bad_request(format!(
+                        "`choice`: `{}` is none of `mine`, `theirs`, `both`.",
+                        other.unwrap_or_default()
+                    )))
+                }
+            },
+        }
+    }
+    Ok(out)
+}
+
+/// The choices of one conflict form, one per conflicting place of `regions`; 400 when
+/// they do not match.
+fn check_choices(regions: &[merge::Region], given: usize) -> ApiResult<()> {
+    let conflicts = regions
+        .iter()
+        .filter(|r| matches!(r, merge::Region::Conflict { .. }))
+        .count();
+    if given != conflicts {
+        return Err(ApiError::bad_request(format!(
+            "`choice`: {given} given for {conflicts} conflicting places; the page changed meanwhile, so compare again."
+        )));
+    }
+    Ok(())
+}
+
+/// The line-by-line choices of `regions` as form fields: each stretch merged shown as it
+/// is, each conflict side by side (`theirs_label` and `ours_label`) with a `choice` select
+/// whose values are prefixed by `prefix`. `n` numbers the conflicts across the form.
+fn choices_html(
+    regions: &[merge::Region],
+    (theirs_label, ours_label): (&str, &str),
+    prefix: &str,
+    n: &mut usize,
+) -> String {
+    let conflicts = regions
+        .iter()
+        .filter(|r| matches!(r, merge::Region::Conflict { .. }))
+        .count();
+    let mut out = String::new();
+    let mut i = 0;
+    for region in regions {
+        match region {
+            merge::Region::Merged(lines) => {
+                let _ = write!(
+                    out,
+                    "<pre class=\"merged\" aria-label=\"Merged lines\">{}</pre>",
+                    text(lines)
+                );
+            }
+            merge::Region::Conflict {
+                ours,
+                theirs,
+                lines,
+            } => {
+                i += 1;
+                *n += 1;
+                let _ = write!(
+                    out,
+                    "<fieldset class=\"conflict\"><legend>Place {i} of {conflicts}: lines {} to {}</legend>\
+<div class=\"panes compare\"><section aria-label=\"{theirs_label}, place {i}\"><h3>{theirs_label}</h3><pre>{}</pre></section>\
+<section aria-label=\"{ours_label}, place {i}\"><h3>{ours_label}</h3><pre>{}</pre></section></div>\
+<label for=\"choice-{n}\">Lines that stand</label><select id=\"choice-{n}\" name=\"choice\">\
+<option value=\"{prefix}mine\">{ours_label}</option><option value=\"{prefix}theirs\">{theirs_label}</option>\
+<option value=\"{prefix}both\">Both: {lower}, then {ours_lower}</option></select></fieldset>",
+                    lines.ours.start + 1,
+                    lines.ours.end.max(lines.ours.start + 1),
+                    text(theirs),
+                    text(ours),
+                    n = *n,
+                    lower = theirs_label.to_lowercase(),
+                    ours_lower = ours_label.to_lowercase(),
+                );
             }
         }
     }
-    check_size(&out)?;
-    Ok(out)
+    out
+}
+
+/// An update from main that conflicts: for each page whose lines both sides changed, the
+/// lines merged and each conflicting place side by side with a choice (a form that updates
+/// with the texts made of the choices, [`update_resolved`]); other conflicts are named, as
+/// no choice of lines solves them. Nothing was changed.
+pub async fn update_conflict(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    number: &str,
+    why: &str,
+) -> Response {
+    let back = format!("/s/{}/~/changes/{number}", ctx.space.id);
+    let found = match crs::update_conflicts(state, ctx, number).await {
+        Ok(Some(found)) if !found.pages.is_empty() && !found.others => found,
+        Ok(_) => {
+            return not_done(
+                viewer,
+                &ApiError::conflict(why),
+                &back,
+                "Back to the change request",
+            )
+        }
+        Err(ApiError::Internal(e)) => return failed(e),
+        Err(e) => return not_done(viewer, &e, &back, "Back to the change request"),
+    };
+    let csrf = attr(viewer.csrf);
+    let mut n = 0;
+    let mut body = format!(
+        "<h1>Updating from main conflicts</h1><p role=\"alert\">{}</p>\
+<p>Main changed the same lines as this change request. The lines only one side changed are merged; for each place both changed, choose the lines that stand.</p>\
+<form method=\"post\" action=\"/s/{space}/~/changes/{number}/update\" id=\"merge\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+<input type=\"hidden\" name=\"op\" value=\"resolve\"><input type=\"hidden\" name=\"parent\" value=\"{cr_at}\">\
+<input type=\"hidden\" name=\"base\" value=\"{main_at}\">",
+        text(why),
+        space = attr(&ctx.space.id),
+        number = attr(number),
+        cr_at = attr(&found.cr_revision),
+        main_at = attr(&found.main_revision),
+    );
+    for (id, title, base, ours, theirs) in &found.pages {
+        let regions = merge::merge_regions(base, ours, theirs);
+        let _ = write!(body, "<h2>{}</h2>", text(title));
+        body.push_str(&choices_html(
+            &regions,
+            ("On main", "In this change request"),
+            &format!("{}:", attr(id)),
+            &mut n,
+        ));
+    }
+    body.push_str("<p><button type=\"submit\">Update with the lines chosen</button></p></form>");
+    let _ = write!(
+        body,
+        "<p><a href=\"{}\">Back to the change request</a></p>",
+        attr(&back)
+    );
+    page(
+        StatusCode::CONFLICT,
+        "Conflicting update",
+        Some(viewer),
+        "",
+        &body,
+    )
+}
+
+/// The resolution an update's conflict form sends: for each page in conflict, the text made
+/// of its choices (`{page}:{choice}`, in order), against the revisions it was made from.
+pub async fn update_resolved(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    number: &str,
+    form: &Form,
+) -> ApiResult<crs::Resolution> {
+    let cr_revision = form.parent.clone().unwrap_or_default();
+    let main_revision = form.base.clone().unwrap_or_default();
+    let found = crs::update_conflicts(state, ctx, number)
+        .await?
+        .filter(|f| f.cr_revision == cr_revision && f.main_revision == main_revision)
+        .ok_or_else(|| {
+            ApiError::conflict(
+                "The change request or main changed since these choices were made; compare again.",
+            )
+        })?;
+    let mut texts = Vec::new();
+    for (id, _, base, ours, theirs) in &found.pages {
+        let mine: Vec<&str> = form
+            .choices
+            .iter()
+            .filter_map(|c| c.split_once(':'))
+            .filter(|(page, _)| page == id)
+            .map(|(_, choice)| choice)
+            .collect();
+        let regions = merge::merge_regions(base, ours, theirs);
+        check_choices(&regions, mine.len())?;
+        let text = assemble(regions, mine.into_iter())?;
+        check_size(&text)?;
+        texts.push((id.clone(), text));
+    }
+    Ok(crs::Resolution {
+        cr_revision,
+        main_revision,
+        texts,
+    })
 }
 
 /// `POST /s/{space}/~/changes/{n}/preview` (`body`): the markdown rendered as the page will

@@ -1465,6 +1465,9 @@ pub async fn space_action(
         }
         _ => return not_found(Some(&viewer), "No action of the space has this address."),
     };
+    if action == "update" {
+        return update_action(&state, ctx, &viewer, &caller, &number, form).await;
+    }
     // As the API's writes: on a task of its own, so that it runs to its end when the browser
     // leaves, with the access cache bypassed for what it reads.
     let run = {
@@ -1484,11 +1487,6 @@ pub async fn space_action(
                 )
                 .await
                 .map(|_| ()),
-                "update" => {
-                    crate::domain::change_requests::update_from_main(&state, &ctx, &user, &number)
-                        .await
-                        .map(|_| ())
-                }
                 "edit" => {
                     let status = match status.as_str() {
                         "draft" => Some(crate::values::ChangeRequestStatus::Draft),
@@ -1525,6 +1523,55 @@ pub async fn space_action(
     let to = back.clone();
     let done = async move { run.await.map(|()| to) };
     run_write(&viewer, &back, "Back to the change request", done).await
+}
+
+/// `POST .../changes/{n}/update`: updates the change request from main, on a task of its
+/// own as every app write; a conflict of page texts opens the screen that resolves it line
+/// by line, whose form (`op=resolve`) sends the choices back here.
+async fn update_action(
+    state: &AppState,
+    ctx: SpaceCtx,
+    viewer: &Viewer<'_>,
+    caller: &Caller,
+    number: &str,
+    form: super::session::Form,
+) -> Response {
+    let back = format!("/s/{}/~/changes/{number}", ctx.space.id);
+    let run = {
+        let (state, ctx, user, number, to) = (
+            state.clone(),
+            ctx.clone(),
+            caller.user.id.clone(),
+            number.to_string(),
+            back.clone(),
+        );
+        async move {
+            let resolution = match form.op.as_deref() {
+                Some("resolve") => {
+                    Some(super::editor::update_resolved(&state, &ctx, &number, &form).await?)
+                }
+                _ => None,
+            };
+            crate::domain::change_requests::update_from_main_resolving(
+                &state,
+                &ctx,
+                &user,
+                &number,
+                resolution.as_ref(),
+            )
+            .await?;
+            Ok::<_, crate::error::ApiError>(to)
+        }
+    };
+    match tokio::spawn(crate::cache::bypassed(run)).await {
+        Ok(Ok(to)) => super::shell::see_other(&to),
+        Ok(Err(crate::error::ApiError::Conflict(why))) => {
+            super::editor::update_conflict(state, &ctx, viewer, number, &why).await
+        }
+        Ok(Err(crate::error::ApiError::Internal(e))) => failed(e),
+        Ok(Err(e)) => not_done(viewer, &e, &back, "Back to the change request"),
+        Err(e) => failed(e),
+    }
 }
 
 /// The discussion of the space, of a change request (`cr`) or of a page (`on`: its id and

@@ -6,7 +6,7 @@
 use crate::cache::Scope;
 use std::sync::Arc;
 
-use quire_content::model::Revision;
+use quire_content::model::{PageKind, Revision};
 
 use crate::db::Tx;
 use crate::domain::access::{Role, SpaceCtx};
@@ -655,6 +655,99 @@ pub async fn update_from_main(
     user: &crate::ids::UserId,
     cr: &str,
 ) -> ApiResult<String> {
+    update_from_main_resolving(state, ctx, user, cr, None).await
+}
+
+/// Pages whose texts conflict in an update from main, as they stand on each side, and
+/// the revisions they were read at: what a person resolves line by line.
+pub struct TextConflicts {
+    /// The change request's revision.
+    pub cr_revision: String,
+    /// The space's revision (main).
+    pub main_revision: String,
+    /// Each page whose text both sides changed on the same lines: id, title, and its text
+    /// at the change request's base, in the change request, on main.
+    pub pages: Vec<(String, String, String, String, String)>,
+    /// Whether other conflicts remain (not of page texts), which no choice of lines solves.
+    pub others: bool,
+}
+
+/// The conflicts an update of change request `cr` from main would meet, for a person to
+/// resolve; `None` when it would merge cleanly (or main has not moved).
+pub async fn update_conflicts(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    cr: &str,
+) -> ApiResult<Option<TextConflicts>> {
+    use quire_content::merge::{ConflictKind, ConflictSubject};
+    let c = load(state, ctx, cr).await?;
+    let main_id = current_revision(state, &ctx.space.id).await?;
+    if main_id == c.revision_base {
+        return Ok(None);
+    }
+    let base = content_of(state, ctx, &c.revision_base).await?;
+    let main = content_of(state, ctx, &main_id).await?;
+    let mine = content_of(state, ctx, &c.revision_id).await?;
+    let (b, m, t) = (base.clone(), mine.clone(), main.clone());
+    let found = tokio::task::spawn_blocking(move || quire_content::merge::merge(&b, &m, &t))
+        .await
+        .map_err(ApiError::internal)?;
+    let Err(conflicts) = found else {
+        return Ok(None);
+    };
+    let text = |rev: &Revision, id: &str| match rev.page(id).map(|p| &p.kind) {
+        Some(PageKind::Document(d)) => Some(d.markdown.clone()),
+        _ => None,
+    };
+    let mut pages = Vec::new();
+    let mut others = false;
+    for conflict in &conflicts {
+        let texts = match (&conflict.subject, &conflict.kind) {
+            (ConflictSubject::Page { id, title }, ConflictKind::Body { .. }) => {
+                match (text(&base, id), text(&mine, id), text(&main, id)) {
+                    (Some(b), Some(o), Some(t)) => Some((id.clone(), title.clone(), b, o, t)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match texts {
+            Some(page) if !pages.iter().any(|p: &(String, _, _, _, _)| p.0 == page.0) => {
+                pages.push(page)
+            }
+            Some(_) => {}
+            None => others = true,
+        }
+    }
+    Ok(Some(TextConflicts {
+        cr_revision: c.revision_id,
+        main_revision: main_id,
+        pages,
+        others,
+    }))
+}
+
+/// A person's resolution of an update's text conflicts: the revisions they compared, and
+/// each page's text as it should stand.
+pub struct Resolution {
+    /// The change request's revision they saw.
+    pub cr_revision: String,
+    /// Main's revision they saw.
+    pub main_revision: String,
+    /// Page id and its resolved text.
+    pub texts: Vec<(String, String)>,
+}
+
+/// [`update_from_main`], with the texts of conflicting pages resolved: each resolved page
+/// merges as if its text on main were its base and the resolved text its change. 409 when
+/// either side moved since the resolution was made (it was made against other texts).
+pub async fn update_from_main_resolving(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    user: &crate::ids::UserId,
+    cr: &str,
+    resolution: Option<&Resolution>,
+) -> ApiResult<String> {
     ctx.require_live()?;
     require_edit(ctx)?;
     let found = load(state, ctx, cr).await?;
@@ -672,9 +765,29 @@ pub async fn update_from_main(
         if main_id == c.revision_base {
             break c.revision_id.clone();
         }
-        let base = content_of(state, ctx, &c.revision_base).await?;
+        let mut base = content_of(state, ctx, &c.revision_base).await?;
         let main = content_of(state, ctx, &main_id).await?;
-        let mine = content_of(state, ctx, &c.revision_id).await?;
+        let mut mine = content_of(state, ctx, &c.revision_id).await?;
+        if let Some(r) = resolution {
+            if r.cr_revision != c.revision_id || r.main_revision != main_id {
+                return Err(ApiError::conflict(
+                    "The change request or main changed since these choices were made; compare again.",
+                ));
+            }
+            let (b, m) = (Arc::make_mut(&mut base), Arc::make_mut(&mut mine));
+            for (page, text) in &r.texts {
+                let main_text = match main.page(page).map(|p| &p.kind) {
+                    Some(PageKind::Document(d)) => d.markdown.clone(),
+                    _ => continue,
+                };
+                if let Some(PageKind::Document(d)) = b.page_mut(page).map(|p| &mut p.kind) {
+                    d.markdown = main_text;
+                }
+                if let Some(PageKind::Document(d)) = m.page_mut(page).map(|p| &mut p.kind) {
+                    d.markdown = text.clone();
+                }
+            }
+        }
         let merged = merge3(base, mine, main).await?;
         let landing = Landing {
             revision: merged,

@@ -4920,3 +4920,144 @@ async fn a_comment_on_a_block_leads_to_its_line_in_the_editor() {
     assert!(seen.html.contains("About the hint"), "{}", seen.html);
     assert!(!seen.html.contains("Open in the editor"), "{}", seen.html);
 }
+
+/// Updating a change request from main when both changed the same lines of a page: the
+/// screen shows each place with a choice of the lines that stand; the update made of the
+/// choices keeps what each side changed elsewhere; stale or mismatched choices are refused.
+#[tokio::test]
+async fn an_update_from_main_that_conflicts_is_resolved_line_by_line() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Writers").await;
+    let space = app.space(&alice, &org, "Guide", None).await;
+    let start = app.open_change_request(&alice, &space, "Start").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &start,
+        json!([{ "operation": "insert_page", "title": "Intro",
+                 "document": { "markdown": "Start.\n\nMiddle.\n\nEnd.\n" } }]),
+    )
+    .await;
+    app.merge_change_request(&alice, &space, &start).await;
+    let pages = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    let page = pages["pages"][0]["id"].as_str().unwrap().to_string();
+    let main_cr = app.open_change_request(&alice, &space, "Main's").await;
+    let mine = app.open_change_request(&alice, &space, "Mine").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &main_cr,
+        json!([{ "operation": "update_page", "page": page,
+                 "document": { "markdown": "Main start.\n\nMiddle.\n\nEnd.\n\nMain end.\n" } }]),
+    )
+    .await;
+    app.merge_change_request(&alice, &space, &main_cr).await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &mine,
+        json!([{ "operation": "update_page", "page": page,
+                 "document": { "markdown": "My start.\n\nMy middle.\n\nEnd.\n" } }]),
+    )
+    .await;
+    let number = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{mine}"),
+        )
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
+    let screen = format!("/s/{space}/~/changes/{number}");
+    let token = csrf(&a.get(&screen).await.html);
+    let update = format!("{screen}/update");
+    let p = a.post(&update, &[("csrf", &token)]).await;
+    assert_eq!(p.status, 409, "{}", p.html);
+    assert!(
+        p.html.contains("Updating from main conflicts"),
+        "{}",
+        p.html
+    );
+    assert!(p.html.contains("<h2>Intro</h2>"), "{}", p.html);
+    assert!(p.html.contains("Place 1 of 1"), "{}", p.html);
+    assert!(
+        p.html
+            .contains(&format!("<option value=\"{page}:theirs\">On main</option>")),
+        "{}",
+        p.html
+    );
+    let field = |html: &str, name: &str| {
+        let at = html.find(&format!("name=\"{name}\" value=\"")).unwrap() + name.len() + 15;
+        html[at..at + html[at..].find('"').unwrap()].to_string()
+    };
+    let (parent, base) = (field(&p.html, "parent"), field(&p.html, "base"));
+    let token = csrf(&p.html);
+    let resolve = |choices: &[String]| {
+        let mut form = vec![
+            ("csrf", token.clone()),
+            ("op", "resolve".to_string()),
+            ("parent", parent.clone()),
+            ("base", base.clone()),
+        ];
+        form.extend(choices.iter().map(|c| ("choice", c.clone())));
+        form
+    };
+    for wrong in [
+        vec![],
+        vec![format!("{page}:theirs"), format!("{page}:mine")],
+    ] {
+        let form = resolve(&wrong);
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let p = a.post(&update, &form).await;
+        assert_eq!(p.status, 400, "{wrong:?}: {}", p.html);
+        assert!(p.html.contains("`choice`"), "{}", p.html);
+    }
+    let text = |cr: String| {
+        let app = &app;
+        let (alice, space, page) = (&alice, &space, &page);
+        async move {
+            app.get(
+                alice,
+                &format!(
+                    "/v1/spaces/{space}/change-requests/{cr}/content/page/{page}?format=markdown"
+                ),
+            )
+            .await
+            .expect(200)["markdown"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    assert_eq!(
+        text(mine.clone()).await,
+        "My start.\n\nMy middle.\n\nEnd.\n"
+    );
+    let form = resolve(&[format!("{page}:theirs")]);
+    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let p = a.post(&update, &form).await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    // Main's start chosen; my middle and main's end merged.
+    assert_eq!(
+        text(mine.clone()).await,
+        "Main start.\n\nMy middle.\n\nEnd.\n\nMain end.\n"
+    );
+    let cr = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{mine}"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(cr["outdated"], false, "{cr}");
+    // The same choices again: made against revisions that are gone.
+    let p = a.post(&update, &form).await;
+    assert_eq!(p.status, 409, "{}", p.html);
+    assert!(p.html.contains("compare again"), "{}", p.html);
+}
