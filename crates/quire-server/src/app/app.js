@@ -1,6 +1,7 @@
 // The Quire app's script: enhancements only, every screen works without it. Search as one
 // types, over results the server renders (this script only swaps them in), and keys to
-// reach them. No inline script, no eval: the app's Content-Security-Policy allows neither.
+// reach them; pages dragged in a change request's page tree; the editor's grid of icons.
+// No inline script, no eval: the app's Content-Security-Policy allows neither.
 "use strict";
 // A save the server confirmed (the editor sends the browser to `#saved:{pageId}` of its
 // change request): the text kept in this browser for it is no longer needed.

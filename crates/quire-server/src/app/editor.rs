@@ -914,16 +914,9 @@ async fn conflict(
     let action = attr(&here);
     let line_by_line = base
         .map(|base| merge::merge_regions(&base, &mine, &theirs))
-        .filter(|regions| {
-            regions
-                .iter()
-                .any(|r| matches!(r, merge::Region::Conflict { .. }))
-        })
+        .filter(|regions| conflicts_in(regions) > 0)
         .map(|regions| {
-            let conflicts = regions
-                .iter()
-                .filter(|r| matches!(r, merge::Region::Conflict { .. }))
-                .count();
+            let conflicts = conflicts_in(&regions);
             let mut out = format!(
                 "<h2>Line by line</h2><form method=\"post\" action=\"{action}\" id=\"merge\">\
 <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"op\" value=\"resolve\">\
@@ -1062,13 +1055,18 @@ fn assemble<'a>(
     Ok(out)
 }
 
+/// How many conflicting places `regions` holds.
+fn conflicts_in(regions: &[merge::Region]) -> usize {
+    regions
+        .iter()
+        .filter(|r| matches!(r, merge::Region::Conflict { .. }))
+        .count()
+}
+
 /// The choices of one conflict form, one per conflicting place of `regions`; 400 when
 /// they do not match.
 fn check_choices(regions: &[merge::Region], given: usize) -> ApiResult<()> {
-    let conflicts = regions
-        .iter()
-        .filter(|r| matches!(r, merge::Region::Conflict { .. }))
-        .count();
+    let conflicts = conflicts_in(regions);
     if given != conflicts {
         return Err(ApiError::bad_request(format!(
             "`choice`: {given} given for {conflicts} conflicting places; the page changed meanwhile, so compare again."
@@ -1086,10 +1084,7 @@ fn choices_html(
     prefix: &str,
     n: &mut usize,
 ) -> String {
-    let conflicts = regions
-        .iter()
-        .filter(|r| matches!(r, merge::Region::Conflict { .. }))
-        .count();
+    let conflicts = conflicts_in(regions);
     let mut out = String::new();
     let mut i = 0;
     for region in regions {

@@ -3203,7 +3203,8 @@ async fn search_answers_the_script_its_results_alone_with_the_screens_access() {
     assert_eq!(js.headers["x-content-type-options"], "nosniff");
     assert_eq!(js.headers["cache-control"], "public, max-age=3600");
     assert!(js.html.contains("X-Quire-Fragment"), "{}", js.html);
-    assert!(js.html.len() < 8 * 1024, "{} bytes", js.html.len());
+    // (Reading and review screens load it alone: well under the 100 KB they may load.)
+    assert!(js.html.len() < 16 * 1024, "{} bytes", js.html.len());
 
     // The screen: the form the script enhances, the count (a live region), the results.
     let path = format!("/s/{space}/~/search?q=smile");
