@@ -583,6 +583,7 @@ test('conflict: two change requests edit one line; the second merge is refused n
     assert.equal(await h1(tab), 'Updating from main conflicts');
     assert.deepEqual(await texts(tab, '#merge h2'), ['Usage']);
     await audit(tab, 'update from main, line by line');
+    await photograph(tab, 'update-from-main-line-by-line');
     await tab.select('#choice-1', `${page.usage}:mine`);
     await follow(tab, '#merge button[type=submit]');
     assert.equal(pathOf(tab), `/s/${space.id}/~/changes/${cr.evening.number}`);
@@ -802,6 +803,7 @@ test('administration screens: members, teams, a space\'s history, settings, shar
     // A section's settings (opened from its summary), then the group a step up.
     await tab.click('main ul.structure > li:first-child > div > details > summary');
     await audit(tab, 'section settings');
+    await photograph(tab, 'section-settings');
     await tab.type('#section-1-icon', 'book');
     await tab.type('#section-1-description', 'Where to start');
     await Promise.all([
@@ -890,6 +892,7 @@ test('editor: Edit opens a change request; the insert menu, the live preview, a 
     assert.deepEqual(await texts(tab, '.icon-picker button[aria-pressed="true"]'), ['']);
     assert.equal(await tab.$eval('.icon-picker button[aria-pressed="true"]', (b) => b.dataset.icon), 'rocket');
     await audit(tab, 'editor with its settings open');
+    await (await tab.$('details.page-settings')).screenshot({ path: join(ARTIFACTS, 'app-page-settings.png') });
 
     // Saving: back on the change request, whose diff shows the block; the kept text is gone.
     await follow(tab, '#editor button[type=submit]');
@@ -1036,6 +1039,7 @@ test('two editors at once: edits to other lines merge; the same line shows both 
     assert.deepEqual(await texts(B.tab, '#merge fieldset legend'), ['Place 1 of 1: lines 1 to 1']);
     await B.tab.select('#choice-1', 'theirs');
     await audit(B.tab, 'editing conflict, line by line');
+    await photograph(B.tab, 'editing-conflict-line-by-line');
     await follow(B.tab, '#merge button[type=submit]');
     assert.equal(pathOf(B.tab), editing.crPath);
     md = await pageMarkdown();
