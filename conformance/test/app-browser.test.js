@@ -1083,6 +1083,8 @@ test('two editors at once: edits to other lines merge; the same line shows both 
 
 test('keyboard: Tab reaches "Skip to content" first, then the way to sign out', { skip }, async () => {
     const { tab, errors } = A;
+    // Keys go to the tab in front: the reviewer's tab came to the front in an earlier test.
+    await tab.bringToFront();
     await tab.goto(url(`/s/${space.id}/guide/install`));
     const focused = () =>
         tab.evaluate(() => {
