@@ -45,10 +45,13 @@ while True:
 EOF
   dns=$!
   pg_dir=$(mktemp -d /tmp/quire-pkg-pg.XXXXXX)
-  trap 'kill $dns 2>/dev/null; scripts/pg-cluster.sh stop "$pg_dir" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
+  server=""
+  trap 'kill $dns $server 2>/dev/null; scripts/pg-cluster.sh stop "$pg_dir" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
 
   started=$(date +%s%N)
-  in_image "${image_cmd[@]}" >"$work/serve.log" 2>&1 &
+  # Not through in_image: a function in the background is a subshell, which SIGTERM would stop
+  # instead of the server.
+  env -i "${image_env[@]}" "$chroot" --userspec=10001:10001 "$root" "${image_cmd[@]}" >"$work/serve.log" 2>&1 &
   server=$!
   # The image's own health check, until it passes.
   for _ in $(seq 100); do
@@ -89,11 +92,16 @@ EOF
   url="http://git:$token@127.0.0.1:8080/git/$space.git"
   git clone -q "$url" "$work/push" 2>/dev/null
   printf '# Home\n\nFrom git.\n' >"$work/push/README.md"
-  git -C "$work/push" add README.md
+  printf '# Table of contents\n\n* [Home](README.md)\n' >"$work/push/SUMMARY.md"
+  git -C "$work/push" add README.md SUMMARY.md
   git -C "$work/push" commit -q -m "Home"
   git -C "$work/push" push -q origin HEAD:main
   git clone -q "$url" "$work/clone"
-  grep -q 'From git.' "$work/clone/README.md" || { echo "FAIL: the clone lacks the pushed page" >&2; exit 1; }
+  grep -rq 'From git.' "$work/clone" || {
+    git -C "$work/clone" log --stat >&2 || true
+    echo "FAIL: the clone lacks the pushed page" >&2
+    exit 1
+  }
   echo "image: git pushed a page to a space and cloned it back"
 
   # PostgreSQL, named through DNS.
@@ -104,7 +112,9 @@ EOF
   echo "image: reached PostgreSQL at db.quire.test (resolved by DNS)"
 
   kill -TERM "$server"
-  wait "$server" || { cat "$work/serve.log"; echo "FAIL: the server did not stop cleanly" >&2; exit 1; }
+  status=0
+  wait "$server" || status=$?
+  [ "$status" = 0 ] || { tail -n 5 "$work/serve.log"; echo "FAIL: the server stopped with status $status" >&2; exit 1; }
   echo "image: stopped cleanly on SIGTERM"
   exit 0
 fi
@@ -198,9 +208,13 @@ for layer in manifest["Layers"]:
 EOF
 while read -r layer; do tar -xf "$layer" -C "$work/root"; done <"$work/archive/layers.txt"
 echo "image: configuration checked (user 10001, /data, 8080, health check, OCI labels)"
-# What a container runtime provides: /dev/null, /etc/hosts, /etc/resolv.conf.
+# What a container runtime provides: the standard devices (the static binary's random
+# numbers come from /dev/urandom), /etc/hosts, /etc/resolv.conf.
 mkdir -p "$work/root/dev"
 mknod -m 666 "$work/root/dev/null" c 1 3
+mknod -m 666 "$work/root/dev/zero" c 1 5
+mknod -m 666 "$work/root/dev/random" c 1 8
+mknod -m 666 "$work/root/dev/urandom" c 1 9
 printf '127.0.0.1 localhost\n' >"$work/root/etc/hosts"
 printf 'nameserver 127.0.0.1\n' >"$work/root/etc/resolv.conf"
 [ -d conformance/node_modules/@gitbook/api ] || (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
@@ -213,7 +227,7 @@ bash scripts/package.sh deb
 step "built the package"
 deb=$(ls dist/quire_"$version"-1_*.deb)
 echo "deb: $(du -h "$deb" | cut -f1) ($deb)"
-lintian --fail-on error --no-tag-display-limit "$deb" || { echo "FAIL: lintian" >&2; exit 1; }
+lintian --fail-on error --tag-display-limit 0 "$deb" || { echo "FAIL: lintian" >&2; exit 1; }
 step "lintian"
 dpkg-deb -c "$deb" >"$work/contents"
 for f in ./usr/bin/quire ./usr/lib/systemd/system/quire.service ./etc/default/quire \
