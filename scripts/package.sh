@@ -31,7 +31,7 @@ version() { "$bin" --version | awk '{print $2}'; }
 
 static() {
   build_static
-  install -m 0755 "$bin" "dist/quire-$(version)-x86_64-linux"
+  install -s -m 0755 "$bin" "dist/quire-$(version)-x86_64-linux"
   echo "dist/quire-$(version)-x86_64-linux"
 }
 
@@ -54,7 +54,7 @@ image() {
   store=$(mktemp -d "$target_dir/image-store.XXXXXX")
   trap 'rm -rf "$root" "$store"' EXIT
 
-  install -D -m 0755 "$bin" "$root/usr/bin/quire"
+  install -D -s -m 0755 "$bin" "$root/usr/bin/quire"
   # Git access runs `git` (upload-pack, receive-pack and the pack commands they start, all
   # built into the one program); the server gives it its whole environment, so no HOME.
   copy_with_libs "$root" /usr/bin/git

@@ -45,10 +45,13 @@ while True:
 EOF
   dns=$!
   pg_dir=$(mktemp -d /tmp/quire-pkg-pg.XXXXXX)
-  trap 'kill $dns 2>/dev/null; scripts/pg-cluster.sh stop "$pg_dir" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
+  server=""
+  trap 'kill $dns $server 2>/dev/null; scripts/pg-cluster.sh stop "$pg_dir" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
 
   started=$(date +%s%N)
-  in_image "${image_cmd[@]}" >"$work/serve.log" 2>&1 &
+  # Not through in_image: a function in the background is a subshell, which SIGTERM would stop
+  # instead of the server.
+  env -i "${image_env[@]}" "$chroot" --userspec=10001:10001 "$root" "${image_cmd[@]}" >"$work/serve.log" 2>&1 &
   server=$!
   # The image's own health check, until it passes.
   for _ in $(seq 100); do
@@ -89,11 +92,16 @@ EOF
   url="http://git:$token@127.0.0.1:8080/git/$space.git"
   git clone -q "$url" "$work/push" 2>/dev/null
   printf '# Home\n\nFrom git.\n' >"$work/push/README.md"
-  git -C "$work/push" add README.md
+  printf '# Table of contents\n\n* [Home](README.md)\n' >"$work/push/SUMMARY.md"
+  git -C "$work/push" add README.md SUMMARY.md
   git -C "$work/push" commit -q -m "Home"
   git -C "$work/push" push -q origin HEAD:main
   git clone -q "$url" "$work/clone"
-  grep -q 'From git.' "$work/clone/README.md" || { echo "FAIL: the clone lacks the pushed page" >&2; exit 1; }
+  grep -rq 'From git.' "$work/clone" || {
+    git -C "$work/clone" log --stat >&2 || true
+    echo "FAIL: the clone lacks the pushed page" >&2
+    exit 1
+  }
   echo "image: git pushed a page to a space and cloned it back"
 
   # PostgreSQL, named through DNS.
@@ -104,7 +112,9 @@ EOF
   echo "image: reached PostgreSQL at db.quire.test (resolved by DNS)"
 
   kill -TERM "$server"
-  wait "$server" || { cat "$work/serve.log"; echo "FAIL: the server did not stop cleanly" >&2; exit 1; }
+  status=0
+  wait "$server" || status=$?
+  [ "$status" = 0 ] || { tail -n 5 "$work/serve.log"; echo "FAIL: the server stopped with status $status" >&2; exit 1; }
   echo "image: stopped cleanly on SIGTERM"
   exit 0
 fi
@@ -146,7 +156,7 @@ step "built the static binary"
 version=$(awk -F'"' '/^version/ {print $2; exit}' Cargo.toml)
 bin=dist/quire-$version-x86_64-linux
 file -L "$bin" | grep -q 'static-pie linked' || { file -L "$bin"; echo "FAIL: not static-pie" >&2; exit 1; }
-echo "static: $(file -L "$bin" | cut -d: -f2 | cut -d, -f1-2), $(du -h "$bin" | cut -f1)"
+echo "static: static-pie linked, $(du -h "$bin" | cut -f1) stripped"
 # Start-up with no environment at all, on a free port.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 started=$(date +%s%N)
@@ -218,7 +228,7 @@ bash scripts/package.sh deb
 step "built the package"
 deb=$(ls dist/quire_"$version"-1_*.deb)
 echo "deb: $(du -h "$deb" | cut -f1) ($deb)"
-lintian --fail-on error --no-tag-display-limit "$deb" || { echo "FAIL: lintian" >&2; exit 1; }
+lintian --fail-on error --tag-display-limit 0 "$deb" || { echo "FAIL: lintian" >&2; exit 1; }
 step "lintian"
 dpkg-deb -c "$deb" >"$work/contents"
 for f in ./usr/bin/quire ./usr/lib/systemd/system/quire.service ./etc/default/quire \

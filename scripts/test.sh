@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of Quire: lints, unit and HTTP integration tests on SQLite, the same
 # integration tests on PostgreSQL, and the conformance suite (official client + official
-# schemas) on both databases, with published sites tested in a headless Chromium.
+# schemas) on both databases, with published sites tested in a headless Chromium, and last
+# the release artefacts and deploy examples (scripts/test-package.sh).
 #
 # PostgreSQL: QUIRE_TEST_DATABASE_URL if set; otherwise a throwaway cluster started from the
 # initdb/pg_ctl on PATH.
