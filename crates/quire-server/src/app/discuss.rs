@@ -110,6 +110,7 @@ pub async fn section(
     if list.is_empty() {
         out.push_str("<p class=\"muted\">No comment yet.</p>");
     }
+    let mut located = Located::default();
     for c in &list {
         let may = thread.may(user, &c.posted_by);
         let resolved = c.status == CommentStatus::Resolved;
@@ -128,7 +129,7 @@ pub async fn section(
             rendered(&c.body),
             id = attr(&c.id),
         );
-        if let Some(link) = editor_link(state, thread, c).await? {
+        if let Some(link) = editor_link(state, thread, c, &mut located).await? {
             out.push_str(&link);
         }
         let target = format!("{}/{}", form.base, attr(&c.id));
@@ -194,14 +195,24 @@ pub async fn section(
     Ok(out)
 }
 
+/// Most comments of one screen whose block is looked for in their page.
+const LOCATED: usize = 20;
+
+/// The lines found for comments' blocks on one screen, by revision, page and node.
+#[derive(Default)]
+struct Located {
+    lines: std::collections::HashMap<(String, String, String), Option<usize>>,
+}
+
 /// For a comment on a page of an open change request, to those who may edit it: a link to
 /// the page in the editor, at the line of the block the comment is about when that can be
 /// told (the block found in the text the comment was made on, its first line then found in
-/// the text as it is now, nearest the same place).
+/// the text as it is now, nearest the same place; for at most [`LOCATED`] blocks a screen).
 async fn editor_link(
     state: &AppState,
     thread: &Thread,
     c: &store::comments::CommentRow,
+    located: &mut Located,
 ) -> ApiResult<Option<String>> {
     let (Some(cr), Some(page)) = (&thread.cr, &c.page_id) else {
         return Ok(None);
@@ -217,22 +228,35 @@ async fn editor_link(
     let Some(now) = super::editor::document_at(state, ctx, &cr.revision_id, page).await? else {
         return Ok(None);
     };
-    let then = match &c.node_id {
-        Some(_) => super::editor::document_at(state, ctx, &c.revision_id, page)
-            .await
-            .ok()
-            .flatten(),
-        None => None,
+    let key = (
+        c.revision_id.clone(),
+        page.clone(),
+        c.node_id.clone().unwrap_or_default(),
+    );
+    let line = match (&c.node_id, located.lines.get(&key)) {
+        (None, _) => None,
+        (Some(_), Some(line)) => *line,
+        // Each lookup reads the page as the comment saw it: a few per screen, not one per
+        // comment of a long discussion.
+        (Some(_), None) if located.lines.len() >= LOCATED => None,
+        (Some(node), None) => {
+            let then = super::editor::document_at(state, ctx, &c.revision_id, page)
+                .await
+                .ok()
+                .flatten();
+            let line = then.and_then(|then| {
+                let at = quire_content::markdown::node_line(&then, page, node)?;
+                let first = then.lines().nth(at - 1)?;
+                now.lines()
+                    .enumerate()
+                    .filter(|(_, l)| *l == first)
+                    .min_by_key(|(i, _)| i.abs_diff(at - 1))
+                    .map(|(i, _)| i + 1)
+            });
+            located.lines.insert(key, line);
+            line
+        }
     };
-    let line = c.node_id.as_deref().zip(then).and_then(|(node, then)| {
-        let at = quire_content::markdown::node_line(&then, page, node)?;
-        let first = then.lines().nth(at - 1)?;
-        now.lines()
-            .enumerate()
-            .filter(|(_, l)| *l == first)
-            .min_by_key(|(i, _)| i.abs_diff(at - 1))
-            .map(|(i, _)| i + 1)
-    });
     let href = format!(
         "/s/{}/~/changes/{}/edit/{}{}",
         ctx.space.id,
