@@ -5,11 +5,9 @@ second after ready; the median and range over --runs runs of each.
 
 Usage: python3 bench/startup.py [--runs 10] BINARY [BINARY ...]
 """
-import argparse, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time, urllib.request
+import argparse, os, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.request
 
-
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+from foundation import free_port, rss_mb
 
 
 def start(binary, data):
@@ -27,14 +25,6 @@ def start(binary, data):
             time.sleep(0.002)
     p.kill()
     raise RuntimeError(f"{binary} did not answer /healthz")
-
-
-def rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def stop(p):

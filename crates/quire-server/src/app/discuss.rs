@@ -198,9 +198,11 @@ pub async fn section(
 /// Most comments of one screen whose block is looked for in their page.
 const LOCATED: usize = 20;
 
-/// The lines found for comments' blocks on one screen, by revision, page and node.
+/// What one screen found for its comments: each page's text in the change request now, and
+/// the lines of comments' blocks, by revision, page and node.
 #[derive(Default)]
 struct Located {
+    now: std::collections::HashMap<String, Option<std::sync::Arc<str>>>,
     lines: std::collections::HashMap<(String, String, String), Option<usize>>,
 }
 
@@ -225,7 +227,17 @@ async fn editor_link(
         return Ok(None);
     }
     let ctx = &thread.ctx;
-    let Some(now) = super::editor::document_at(state, ctx, &cr.revision_id, page).await? else {
+    let now = match located.now.get(page) {
+        Some(now) => now.clone(),
+        None => {
+            let now = super::editor::document_at(state, ctx, &cr.revision_id, page)
+                .await?
+                .map(std::sync::Arc::from);
+            located.now.insert(page.clone(), now.clone());
+            now
+        }
+    };
+    let Some(now) = now else {
         return Ok(None);
     };
     let key = (
