@@ -507,6 +507,7 @@ mod tests {
                 size: 1,
                 dimensions: None,
                 blob: "00".into(),
+                git_oid: None,
             }],
             ..Revision::default()
         }
@@ -594,6 +595,7 @@ mod tests {
             size: 9,
             dimensions: None,
             blob: "11".into(),
+            git_oid: None,
         });
         new.variables.insert("v".into(), VariableValue::Bool(true));
         new.reusable_contents.push(ReusableContent {

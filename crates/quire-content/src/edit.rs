@@ -1338,6 +1338,7 @@ mod tests {
                 size: 3,
                 dimensions: None,
                 blob: "ab".repeat(32),
+                git_oid: None,
             });
         }
         let mut n = 0;

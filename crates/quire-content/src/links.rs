@@ -386,6 +386,7 @@ mod tests {
                 size: 1,
                 dimensions: None,
                 blob: "00".into(),
+                git_oid: None,
             }],
             ..Revision::default()
         }

@@ -1776,6 +1776,7 @@ mod tests {
             size: 1,
             dimensions: None,
             blob: "ab".into(),
+            git_oid: None,
         };
         let mut o = b.clone();
         let mut t = b.clone();

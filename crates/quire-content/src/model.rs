@@ -590,6 +590,10 @@ pub struct File {
     pub dimensions: Option<Dimensions>,
     /// Hex sha-256 of the bytes, naming the blob in the server's blob store.
     pub blob: String,
+    /// Git's id of the bytes as a blob (hex sha-1), as a repository of the space holds
+    /// them; recorded when the file is stored (`None` for files stored before that was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_oid: Option<String>,
 }
 
 /// Pixel dimensions of an image.

@@ -1116,6 +1116,7 @@ mod tests {
                 height: 2,
             }),
             blob: "00".repeat(32),
+            git_oid: None,
         });
         rev.reusable_contents.push(ReusableContent {
             id: "r1".into(),
@@ -1241,6 +1242,7 @@ mod tests {
                 height: 2,
             }),
             blob: "00".into(),
+            git_oid: None,
         };
         let pages: Vec<(ObjectHash, Option<ObjectHash>)> = vec![(h(1), None), (h(2), Some(h(3)))];
         let index: Vec<(&str, ObjectHash)> = keys.iter().map(|k| (*k, h(4))).collect();

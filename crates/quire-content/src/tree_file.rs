@@ -302,6 +302,7 @@ mod tests {
                 height: 2,
             }),
             blob: "ab".repeat(32),
+            git_oid: None,
         });
         rev.reusable_contents.push(ReusableContent {
             id: "rc".into(),

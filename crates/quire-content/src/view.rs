@@ -3,6 +3,9 @@
 
 use serde_json::{json, Map, Value};
 
+use std::collections::HashMap;
+
+use crate::gitsync::Blob;
 use crate::markdown::markdown_to_document;
 use crate::model::{join_path, File, Page, PageKind, Revision};
 
@@ -21,6 +24,8 @@ pub struct ViewOptions<'a> {
     pub body: BodyFormat,
     /// The app URL of a page, given its path.
     pub app_url: &'a dyn Fn(&str) -> String,
+    /// The git blob of each document page (`gitsync::page_blobs`), shown as its `git`.
+    pub git: Option<&'a HashMap<String, Blob>>,
 }
 
 /// The official `RevisionPage` object of one page (with its children, bodies omitted below
@@ -126,6 +131,9 @@ fn view(page: &Page, parent_path: &str, opts: &ViewOptions<'_>, with_body: bool)
                         serde_json::to_value(&d.variables).expect("variables serialise"),
                     );
                 }
+                if let Some(blob) = opts.git.and_then(|g| g.get(&page.id)) {
+                    o.insert("git".into(), json!({"oid": blob.oid, "path": blob.path}));
+                }
                 o.insert("tags".into(), json!([]));
                 // The official page schema requires a body on every document page, listed
                 // or nested too: those carry their stored markdown, which costs no conversion.
@@ -161,8 +169,9 @@ fn view(page: &Page, parent_path: &str, opts: &ViewOptions<'_>, with_body: bool)
     Value::Object(o)
 }
 
-/// The official `RevisionFile` object.
-pub fn file_view(file: &File, download_url: &str) -> Value {
+/// The official `RevisionFile` object; `git_path` is the file's path in the space's
+/// repository (`gitsync::file_paths`), shown with its blob as `git` when its id is known.
+pub fn file_view(file: &File, download_url: &str, git_path: Option<&str>) -> Value {
     let mut o = json!({
         "id": file.id,
         "name": file.name,
@@ -172,6 +181,9 @@ pub fn file_view(file: &File, download_url: &str) -> Value {
     });
     if let Some(d) = file.dimensions {
         o["dimensions"] = json!({"width": d.width, "height": d.height});
+    }
+    if let (Some(oid), Some(path)) = (&file.git_oid, git_path) {
+        o["git"] = json!({"oid": oid, "path": path});
     }
     o
 }
@@ -201,6 +213,7 @@ mod tests {
         let opts = ViewOptions {
             body: BodyFormat::Document,
             app_url: &app,
+            git: None,
         };
         let v = page_view(&rev, "a", &opts).unwrap();
         assert_eq!(v["path"], "guides/a");
@@ -222,8 +235,9 @@ mod tests {
                 height: 1,
             }),
             blob: "00".into(),
+            git_oid: None,
         };
-        let v = file_view(&f, "https://dl/f");
+        let v = file_view(&f, "https://dl/f", None);
         assert_eq!(v["downloadURL"], "https://dl/f");
         assert_eq!(v["dimensions"]["width"], 2);
     }

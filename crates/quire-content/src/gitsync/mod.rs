@@ -369,5 +369,46 @@ fn rewrite_links(md: &str, path: &str, paths: &Paths) -> String {
     document_to_markdown(&doc)
 }
 
+/// A file of the layout as git names it (the official `GitSyncBlob`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blob {
+    /// Path from the repository's root.
+    pub path: String,
+    /// The blob's id (hex sha-1).
+    pub oid: String,
+}
+
+/// The blob of each document page's file in the layout of `rev`, by page id: what the
+/// space's repository holds at the revision's commit. Only those of `under` and its
+/// subpages when it is given (a page's answer shows its subpages).
+pub fn page_blobs(rev: &Revision, under: Option<&str>) -> HashMap<String, Blob> {
+    let paths = paths_of(rev);
+    let mut out = HashMap::new();
+    let mut stack: Vec<&Page> = match under {
+        Some(id) => rev.page(id).into_iter().collect(),
+        None => rev.pages.iter().collect(),
+    };
+    while let Some(p) = stack.pop() {
+        stack.extend(p.pages.iter());
+        if let Some(path) = paths.pages.get(&p.id) {
+            let text = page_file(p, path, &paths);
+            let oid = objects::id_of(objects::Kind::Blob, text.as_bytes()).to_hex();
+            out.insert(
+                p.id.clone(),
+                Blob {
+                    path: path.clone(),
+                    oid,
+                },
+            );
+        }
+    }
+    out
+}
+
+/// The path of each file of `rev` in its layout, by file id.
+pub fn file_paths(rev: &Revision) -> HashMap<String, String> {
+    paths_of(rev).files
+}
+
 #[cfg(test)]
 mod tests;

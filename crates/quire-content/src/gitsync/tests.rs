@@ -41,6 +41,7 @@ fn sample() -> Revision {
         size: 3,
         dimensions: None,
         blob: "ab".repeat(32),
+        git_oid: None,
     });
     rev.files.push(File {
         id: "f2".into(),
@@ -49,6 +50,7 @@ fn sample() -> Revision {
         size: 3,
         dimensions: None,
         blob: "cd".repeat(32),
+        git_oid: None,
     });
     rev.reusable_contents.push(ReusableContent {
         id: "r1".into(),

@@ -39,7 +39,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (26, "translation glossary", GLOSSARY),
     (27, "site insights", SITE_INSIGHTS),
     (28, "sign-in failures", SIGN_IN_FAILURES),
+    (29, "git commit ids", GIT_COMMIT_IDS),
 ];
+
+/// The id of the commit made from each revision (`store::git`), recorded by the node that
+/// first made it, so that the API shows a revision's commit (`Revision.git`) on every node.
+/// Beside `oid`, which names a pushed commit (one whose objects came with a pack).
+const GIT_COMMIT_IDS: &str = r#"
+ALTER TABLE git_commits ADD COLUMN commit_oid TEXT
+"#;
 
 /// Failed sign-ins counted per account and per client address (`store::sessions`), shared
 /// by every node; keys are keyed digests, so no address is kept in the clear, and a row

@@ -309,6 +309,7 @@ pub async fn land(state: &AppState, hold: Hold, landing: Landing<'_>) -> ApiResu
             author: p.author,
             message: p.message,
             oid: Some(p.oid),
+            commit_oid: None,
         };
         store::git::record(&mut tx, &cr.space_id, &[identity]).await?;
     }

@@ -4,6 +4,7 @@
 use base64::Engine;
 use bytes::Bytes;
 use quire_content::edit::{Change, FileUpload};
+use quire_content::gitsync::objects;
 use quire_content::model::{Dimensions, File};
 
 use crate::error::{ApiError, ApiResult};
@@ -105,6 +106,8 @@ pub async fn store_bytes(
         None
     };
     let size = bytes.len() as u64;
+    // The id a space's repository gives these bytes, shown as the file's `git`.
+    let git_oid = objects::id_of(objects::Kind::Blob, &bytes).to_hex();
     let hash = state.blobs.put(bytes).await.map_err(ApiError::internal)?;
     let dims = dimensions.map(|d| (i64::from(d.width), i64::from(d.height)));
     let size_i64 = i64::try_from(size).unwrap_or(i64::MAX);
@@ -124,5 +127,6 @@ pub async fn store_bytes(
         size,
         dimensions,
         blob: hash,
+        git_oid: Some(git_oid),
     })
 }

@@ -41,13 +41,16 @@ crate::db::inline::row! {
         pub message: String,
         /// The pushed commit, for a revision made by a push (`None`: Quire makes the commit).
         pub oid: Option<String>,
+        /// The commit Quire made from the revision, once a node has made it.
+        pub commit_oid: Option<String>,
     }
 }
 
 /// The identities recorded for a space's revisions, by revision id.
 pub async fn identities(db: &Db, space_id: &str) -> sqlx::Result<HashMap<String, Identity>> {
     let rows: Vec<Identity> = sqlx::query_as(
-        "SELECT revision_id, author, message, oid FROM git_commits WHERE space_id = $1",
+        "SELECT revision_id, author, message, oid, commit_oid FROM git_commits \
+         WHERE space_id = $1",
     )
     .bind(space_id)
     .fetch_all(db.pool())
@@ -75,6 +78,44 @@ pub async fn record(tx: &mut Tx, space_id: &str, identities: &[Identity]) -> sql
         .await?;
     }
     Ok(())
+}
+
+/// Records the commits made from revisions, `(revision id, commit id)`, and moves the
+/// space's listing version: answers that show a revision's commit are made again.
+pub async fn record_commit_ids(
+    tx: &mut Tx,
+    space_id: &str,
+    made: &[(String, String)],
+) -> sqlx::Result<()> {
+    for (revision, oid) in made {
+        tx.execute(
+            &Sql::new(
+                "UPDATE git_commits SET commit_oid = $1 \
+                 WHERE revision_id = $2 AND space_id = $3 AND commit_oid IS NULL",
+            )
+            .arg(oid)
+            .arg(revision)
+            .arg(space_id),
+        )
+        .await?;
+    }
+    super::spaces::touch_listings(tx, "$1", space_id).await
+}
+
+/// The recorded identity of a revision's commit (with its id once known).
+pub async fn identity(
+    db: &Db,
+    space_id: &str,
+    revision_id: &str,
+) -> sqlx::Result<Option<Identity>> {
+    sqlx::query_as(
+        "SELECT revision_id, author, message, oid, commit_oid FROM git_commits \
+         WHERE revision_id = $1 AND space_id = $2",
+    )
+    .bind(revision_id)
+    .bind(space_id)
+    .fetch_optional(db.pool())
+    .await
 }
 
 /// Records a pack of pushed objects, kept in blob storage as `blob`.

@@ -1097,3 +1097,114 @@ async fn the_corpus_pushed_through_git_comes_back_byte_for_byte() {
     let listed = ok(&again, &["ls-files"]).await;
     assert_eq!(listed.lines().count(), pushed.len(), "{listed}");
 }
+
+/// `path oid` of every file of `rev` in the clone at `dir`.
+async fn tree_of(dir: &Path, rev: &str) -> std::collections::HashMap<String, String> {
+    ok(dir, &["ls-tree", "-r", "--full-tree", rev])
+        .await
+        .lines()
+        .filter_map(|l| {
+            let (meta, path) = l.split_once('\t')?;
+            Some((path.to_string(), meta.split(' ').nth(2)?.to_string()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn revisions_pages_and_files_carry_their_commit_and_blobs() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let content = format!("/v1/spaces/{space}/content");
+    // No node has made the revision's commit yet: no `git`.
+    let before = app.get(&alice, &content).await.expect(200);
+    assert!(before.get("git").is_none(), "{before}");
+
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    let head = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    let tree = tree_of(&work, "HEAD").await;
+    let rev = app.get(&alice, &content).await.expect(200);
+    assert_eq!(
+        rev["git"],
+        json!({"oid": head, "message": "GITBOOK-1: First pages", "createdByGitBook": true}),
+        "{rev}"
+    );
+    // Every document page's blob is its file at that commit; groups have none.
+    let mut pages: Vec<&serde_json::Value> = rev["pages"].as_array().unwrap().iter().collect();
+    let mut seen = Vec::new();
+    while let Some(p) = pages.pop() {
+        pages.extend(p["pages"].as_array().into_iter().flatten());
+        let path = p["git"]["path"]
+            .as_str()
+            .expect("a document page has its blob");
+        assert_eq!(
+            p["git"]["oid"].as_str(),
+            tree.get(path).map(String::as_str),
+            "{p}"
+        );
+        seen.push(path.to_string());
+    }
+    seen.sort();
+    assert_eq!(seen, ["README.md", "guide/README.md", "guide/setup.md"]);
+    let setup = page_id(&app, &alice, &space, "Setup").await;
+    let page = app
+        .get(&alice, &format!("{content}/page/{setup}"))
+        .await
+        .expect(200);
+    assert_eq!(page["git"]["path"], "guide/setup.md", "{page}");
+    assert_eq!(
+        page["git"]["oid"].as_str(),
+        tree.get("guide/setup.md").map(String::as_str)
+    );
+    let file = &rev["files"][0];
+    assert_eq!(file["git"]["path"], ".gitbook/assets/pixel.png", "{file}");
+    assert_eq!(
+        file["git"]["oid"].as_str(),
+        tree.get(".gitbook/assets/pixel.png").map(String::as_str)
+    );
+    let one = app
+        .get(
+            &alice,
+            &format!("{content}/files/{}", file["id"].as_str().unwrap()),
+        )
+        .await
+        .expect(200);
+    assert_eq!(one["git"], file["git"]);
+    let listed = app
+        .get(&alice, &format!("{content}/files"))
+        .await
+        .expect(200);
+    assert_eq!(listed["items"][0]["git"], file["git"]);
+
+    // A pushed revision's commit is the pushed one, not made by Quire.
+    std::fs::write(work.join("README.md"), "# Home\n\nWelcome,\nreader.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Greet the reader"]).await;
+    let pushed = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/greeting"]).await;
+    assert!(done, "{said}");
+    let cr_rev = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/2/content"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        cr_rev["git"],
+        json!({"oid": pushed, "message": "Greet the reader", "createdByGitBook": false}),
+        "{cr_rev}"
+    );
+    // Its merge is a commit Quire makes: known once a node made it (here, at the fetch).
+    app.merge_change_request(&alice, &space, "2").await;
+    let merged = app.get(&alice, &content).await.expect(200);
+    assert!(merged.get("git").is_none(), "{merged}");
+    ok(&work, &["pull", "-q", "--ff-only", "origin", "main"]).await;
+    let main = ok(&work, &["rev-parse", "origin/main"])
+        .await
+        .trim()
+        .to_string();
+    let merged = app.get(&alice, &content).await.expect(200);
+    assert_eq!(merged["git"]["oid"], main.as_str(), "{merged}");
+    assert_eq!(merged["git"]["message"], "GITBOOK-2: Greet the reader");
+}

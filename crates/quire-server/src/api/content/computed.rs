@@ -59,6 +59,7 @@ pub async fn get_computed_revision(
             &ViewOptions {
                 body: BodyFormat::Markdown,
                 app_url: &app,
+                git: None,
             },
         )
     })

@@ -9,6 +9,7 @@ use axum::Extension;
 
 use crate::http::json::Json;
 use quire_content::edit::ChangeResult;
+use quire_content::gitsync;
 use quire_content::model::{File, PageKind, Revision};
 use quire_content::view::{self, BodyFormat, ViewOptions};
 use serde::Deserialize;
@@ -112,9 +113,10 @@ async fn revision_response(state: &AppState, at: &ReadAt) -> ApiResult<axum::res
         RevisionType::Merge => merged_from(state, &loaded.row).await?,
         _ => None,
     };
+    let git = git_commit(state, &loaded.row).await?;
     let listing = listing_bytes(state, at).await?;
     Ok(crate::http::json::JsonWithMember {
-        head: revision_body(state, &loaded, merged_from, &at.reader)?,
+        head: revision_body(state, &loaded, merged_from, git, &at.reader)?,
         name: "pages",
         value: content::page_tree(&listing)?,
     }
@@ -153,6 +155,7 @@ async fn visitor_revision_response(
                 &ViewOptions {
                     body: BodyFormat::Markdown,
                     app_url: &app,
+                    git: None,
                 },
             )
         }))
@@ -175,7 +178,8 @@ async fn visitor_revision_response(
     .await?;
     let files: std::collections::BTreeSet<String> =
         serde_json::from_slice(&files).map_err(ApiError::internal)?;
-    let mut head = revision_body(state, &loaded, merged_from, &at.reader)?;
+    let git = git_commit(state, &loaded.row).await?;
+    let mut head = revision_body(state, &loaded, merged_from, git, &at.reader)?;
     // Only the files of what this visitor sees are listed (with their download URLs).
     head.files
         .retain(|f| f["id"].as_str().is_some_and(|id| files.contains(id)));
@@ -216,18 +220,46 @@ async fn merged_from(
     Ok(raw)
 }
 
+/// The commit of a revision, serialized, once one is known (made by a node, which records
+/// its id and moves the listing version, or pushed): kept with the listings like
+/// [`merged_from`].
+async fn git_commit(
+    state: &AppState,
+    row: &RevisionRow,
+) -> ApiResult<Option<Box<serde_json::value::RawValue>>> {
+    let key = ["git-commit", &row.space_id[..], &row.id[..]].join("\n");
+    let build = || async {
+        let identity = store::git::identity(&state.db, &row.space_id, &row.id).await?;
+        Ok(identity.and_then(|i| {
+            let pushed = i.oid.is_some();
+            Some(types::GitCommit {
+                oid: i.oid.or(i.commit_oid)?,
+                message: i.message,
+                created_by_quire: !pushed,
+            })
+        }))
+    };
+    let bytes = crate::domain::listings::answer(state, &row.space_id, key, build).await?;
+    serde_json::from_slice(&bytes).map_err(ApiError::internal)
+}
+
 /// A revision's members other than its page tree, which is appended as serialised once.
 fn revision_body(
     state: &AppState,
     loaded: &Loaded,
     merged_from: Option<Box<serde_json::value::RawValue>>,
+    git: Option<Box<serde_json::value::RawValue>>,
     reader: &str,
 ) -> ApiResult<types::Revision> {
+    let paths = gitsync::file_paths(&loaded.rev);
     let files: Vec<Value> = loaded
         .rev
         .files
         .iter()
-        .map(|f| view::file_view(f, &download_url(state, &loaded.row.space_id, reader, f)))
+        .map(|f| {
+            let url = download_url(state, &loaded.row.space_id, reader, f);
+            view::file_view(f, &url, paths.get(&f.id).map(String::as_str))
+        })
         .collect();
     let reusable_contents = loaded
         .rev
@@ -256,6 +288,7 @@ fn revision_body(
             )),
         },
         merged_from,
+        git,
     })
 }
 
@@ -309,12 +342,14 @@ fn body_format(format: Format) -> BodyFormat {
 
 fn page_json(state: &AppState, loaded: &Loaded, page_id: &str, format: Format) -> ApiResult<Value> {
     let app = page_app_url(state, &loaded.row.space_id);
+    let git = gitsync::page_blobs(&loaded.rev, Some(page_id));
     view::page_view(
         &loaded.rev,
         page_id,
         &ViewOptions {
             body: body_format(format),
             app_url: &app,
+            git: Some(&git),
         },
     )
     .ok_or_else(|| ApiError::not_found(format!("Page `{page_id}` not found in this revision.")))
@@ -341,6 +376,7 @@ fn visitor_page_json(
         &ViewOptions {
             body: body_format(format),
             app_url: &app,
+            git: None,
         },
     ))
 }
@@ -381,13 +417,15 @@ fn files_page(
     let mut files: Vec<&File> = loaded.rev.files.iter().collect();
     files.sort_by(|a, b| a.id.cmp(&b.id));
     let count = files.len() as i64;
+    let paths = gitsync::file_paths(&loaded.rev);
     let rows = files
         .into_iter()
         .filter(|f| after.as_ref().is_none_or(|a| &f.id > a))
         .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
         .map(|f| {
             let url = download_url(state, &loaded.row.space_id, reader, f);
-            (view::file_view(f, &url), f.id.clone())
+            let path = paths.get(&f.id).map(String::as_str);
+            (view::file_view(f, &url, path), f.id.clone())
         })
         .collect();
     page.finish(scope, rows, count)
@@ -397,9 +435,11 @@ fn file_json(state: &AppState, loaded: &Loaded, file_id: &str, reader: &str) -> 
     let f = loaded.rev.file(file_id).ok_or_else(|| {
         ApiError::not_found(format!("File `{file_id}` not found in this revision."))
     })?;
+    let paths = gitsync::file_paths(&loaded.rev);
     Ok(view::file_view(
         f,
         &download_url(state, &loaded.row.space_id, reader, f),
+        paths.get(&f.id).map(String::as_str),
     ))
 }
 
@@ -493,11 +533,13 @@ async fn listing_bytes(state: &AppState, at: &ReadAt) -> ApiResult<bytes::Bytes>
     content::listing(state, &at.row.space_id, &at.row.root, async {
         let loaded = at.loaded(state).await?;
         let app = page_app_url(state, &loaded.row.space_id);
+        let git = gitsync::page_blobs(&loaded.rev, None);
         Ok(json!(view::pages_view(
             &loaded.rev,
             &ViewOptions {
                 body: BodyFormat::Markdown,
-                app_url: &app
+                app_url: &app,
+                git: Some(&git),
             }
         )))
     })
@@ -844,7 +886,13 @@ pub async fn update_cr_content(
         .collect();
     let inserted_files = inserted
         .iter()
-        .map(|f| view::file_view(f, &download_url(&state, &ctx.space.id, &caller.user.id, f)))
+        .map(|f| {
+            view::file_view(
+                f,
+                &download_url(&state, &ctx.space.id, &caller.user.id, f),
+                None,
+            )
+        })
         .collect();
     Ok(Json(json!(types::BatchResult {
         change_request: cr_json,

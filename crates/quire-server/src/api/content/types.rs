@@ -55,6 +55,21 @@ pub struct Revision {
     /// serialized as its listings keep it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merged_from: Option<Box<serde_json::value::RawValue>>,
+    /// The revision's commit in the space's repository (an official `GitSyncCommit`),
+    /// once it is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// `git` of a revision: the official `GitSyncCommit`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GitCommit {
+    pub oid: String,
+    pub message: String,
+    /// Quire made the commit from the revision (else it was pushed).
+    #[serde(rename = "createdByGitBook")]
+    pub created_by_quire: bool,
 }
 
 /// `location` of a page a batch created or updated.

@@ -159,6 +159,7 @@ impl Ctx<'_> {
             &ViewOptions {
                 body: BodyFormat::Markdown,
                 app_url: &app,
+                git: None,
             },
         );
         Some(json!({
@@ -187,7 +188,7 @@ impl Ctx<'_> {
             "kind": "file",
             "organization": self.org,
             "space": self.space,
-            "file": view::file_view(f, &url),
+            "file": view::file_view(f, &url, None),
         })
     }
 

@@ -68,12 +68,14 @@ async fn page_at(
     }
     let base = state.url(&format!("/s/{}", space.id));
     let app = move |p: &str| format!("{base}/{p}");
+    let git = quire_content::gitsync::page_blobs(&rev, Some(&id));
     Ok(view::page_view(
         &rev,
         &id,
         &ViewOptions {
             body: BodyFormat::Document,
             app_url: &app,
+            git: Some(&git),
         },
     ))
 }

@@ -146,6 +146,21 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
             commits.insert(row.id.clone(), id.to_hex());
         }
         written = present.written;
+        // Every node makes the same commits; the first to make one records its id, which
+        // the API then shows as the revision's `git` (with those this node's copy made
+        // before ids were recorded).
+        let recorded: Vec<(String, String)> = rows
+            .iter()
+            .filter_map(|r| Some((r, identities.get(&r.id)?)))
+            .filter(|(_, i)| i.oid.is_none() && i.commit_oid.is_none())
+            .filter_map(|(r, _)| Some((r.id.clone(), commits.get(&r.id)?.clone())))
+            .collect();
+        if !recorded.is_empty() {
+            let mut tx = state.db.begin().await?;
+            tx.touches(&[]);
+            store::git::record_commit_ids(&mut tx, space_id, &recorded).await?;
+            tx.commit().await?;
+        }
     }
     let mut refs: Vec<(String, String)> = Vec::new();
     if let Some(main) = commits.get(revision) {
@@ -483,6 +498,7 @@ async fn identities(
                 author,
                 message: message(r, merged.get(r.id.as_str()).copied()),
                 oid: None,
+                commit_oid: None,
             }
         })
         .collect();
