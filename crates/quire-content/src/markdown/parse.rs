@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 
 use super::html::{self, HElement, HNode};
 use super::scan::Scanner;
-use super::{fragment, obj, options, raw_block, ref_json, LinkTarget};
+use super::{fragment, obj, options, raw_block, ref_json, LinkTarget, SOFT_BREAK};
 use crate::document::{Element, Leaf, Mark, Node, Text};
 use crate::model::ContentRef;
 
@@ -863,7 +863,8 @@ impl EventParser<'_, '_> {
             self.unknown = true;
             return None;
         }
-        let blank = |i: &Item| matches!(i, Item::Leaf(t, m) if t.trim().is_empty() && m.is_empty());
+        let blank =
+            |i: &Item| matches!(i, Item::Leaf(t, m) if t.chars().all(is_space) && m.is_empty());
         let only_images = items.iter().any(|i| matches!(i, Item::Image(..)))
             && items
                 .iter()
@@ -958,11 +959,9 @@ impl EventParser<'_, '_> {
                 other => other,
             })
             .collect();
-        Some(Node::block(
-            &format!("heading-{n}"),
-            data,
-            inline_nodes(items, true),
-        ))
+        let mut nodes = inline_nodes(items, true);
+        one_line(&mut nodes);
+        Some(Node::block(&format!("heading-{n}"), data, nodes))
     }
 
     #[inline(never)]
@@ -1216,7 +1215,7 @@ impl EventParser<'_, '_> {
         self.marks = saved;
         ev.next();
         // An image's text is one line (its caption or alt): a break inside it is a space.
-        let alt = items_text(&inner).replace('\n', " ");
+        let alt = items_text(&inner).replace(['\n', SOFT_BREAK], " ");
         match self.scanner.resolve(dest) {
             LinkTarget::Ref(r @ (ContentRef::File { .. } | ContentRef::Url { .. })) => {
                 out.push(Item::Image(r, alt))
@@ -1361,6 +1360,9 @@ impl EventParser<'_, '_> {
                 Some(body) => out.push(Item::Annotation(body.clone())),
                 None => self.unknown = true,
             },
+            Event::SoftBreak if self.scanner.keep_lines => {
+                out.push(Item::Leaf(SOFT_BREAK.into(), marks))
+            }
             Event::SoftBreak => out.push(Item::Leaf(" ".into(), marks)),
             Event::HardBreak => out.push(Item::Leaf("\n".into(), marks)),
             Event::Start(Tag::Emphasis) => self.marks.push(mark("italic")),
@@ -1825,6 +1827,29 @@ fn items_text(items: &[Item]) -> String {
     out
 }
 
+/// Whitespace, or a soft break.
+fn is_space(c: char) -> bool {
+    c.is_whitespace() || c == SOFT_BREAK
+}
+
+/// Soft breaks in `nodes` (and the inline elements in them) as spaces, for content that is
+/// one line (headings, captions).
+pub(super) fn one_line(nodes: &mut [Node]) {
+    for n in nodes {
+        match n {
+            Node::Text(t) => {
+                for l in &mut t.leaves {
+                    if l.text.contains(SOFT_BREAK) {
+                        l.text = l.text.replace(SOFT_BREAK, " ");
+                    }
+                }
+            }
+            Node::Inline(e) => one_line(e.nodes.as_deref_mut().unwrap_or_default()),
+            Node::Block(_) => {}
+        }
+    }
+}
+
 pub(super) fn is_empty_inline(nodes: &[Node]) -> bool {
     nodes.iter().all(|n| match n {
         Node::Text(t) => t.leaves.iter().all(|l| l.text.is_empty()),
@@ -1898,7 +1923,7 @@ pub(super) fn inline_nodes(items: Vec<Item>, top: bool) -> Vec<Node> {
                 // The annotated text is the word just before the reference.
                 let mut word = Leaf::default();
                 if let Some(Piece::Leaf(l, _)) = pieces.last_mut() {
-                    let at = l.text.rfind(char::is_whitespace).map_or(0, |i| {
+                    let at = l.text.rfind(is_space).map_or(0, |i| {
                         i + l.text[i..].chars().next().map_or(1, char::len_utf8)
                     });
                     word = Leaf {
@@ -1933,10 +1958,10 @@ pub(super) fn inline_nodes(items: Vec<Item>, top: bool) -> Vec<Node> {
                 // `&#x20;`); spaces around line breaks are kept as written.
                 let mut t = l.text.clone();
                 if top && i == 0 {
-                    t = t.trim_start_matches([' ', '\t']).to_string();
+                    t = t.trim_start_matches([' ', '\t', SOFT_BREAK]).to_string();
                 }
                 if top && i + 1 == n {
-                    t = t.trim_end_matches([' ', '\t']).to_string();
+                    t = t.trim_end_matches([' ', '\t', SOFT_BREAK]).to_string();
                 }
                 // Line breaks at either end are kept: Git Sync writes them as `<br>`.
                 if t != l.text {
@@ -1948,6 +1973,39 @@ pub(super) fn inline_nodes(items: Vec<Item>, top: bool) -> Vec<Node> {
         pieces.retain(|p| !matches!(p, Piece::Leaf(l, _) if l.text.is_empty()));
         if !changed && pieces.len() == before {
             break;
+        }
+    }
+    // A soft break next to another break cannot be written as a line end of its own (it
+    // would make a blank line, or follow a backslash one): it is the space it reads as.
+    let edge = |p: Option<&Piece>, last: bool| match p {
+        Some(Piece::Leaf(l, _)) if last => l.text.chars().next_back(),
+        Some(Piece::Leaf(l, _)) => l.text.chars().next(),
+        _ => None,
+    };
+    let texts: Vec<(Option<char>, Option<char>)> = (0..pieces.len())
+        .map(|i| {
+            (
+                edge(i.checked_sub(1).and_then(|j| pieces.get(j)), true),
+                edge(pieces.get(i + 1), false),
+            )
+        })
+        .collect();
+    for (piece, (before, after)) in pieces.iter_mut().zip(texts) {
+        if let Piece::Leaf(l, _) = piece {
+            if l.text.contains(SOFT_BREAK) {
+                let chars: Vec<char> = l.text.chars().collect();
+                let is_break = |c: Option<char>| matches!(c, Some('\n' | SOFT_BREAK));
+                l.text = (0..chars.len())
+                    .map(|k| {
+                        let prev = k.checked_sub(1).map(|j| chars[j]).or(before);
+                        let next = chars.get(k + 1).copied().or(after);
+                        match chars[k] {
+                            SOFT_BREAK if is_break(prev) || is_break(next) => ' ',
+                            c => c,
+                        }
+                    })
+                    .collect();
+            }
         }
     }
     // Assemble: merge leaves, put text nodes around elements.
