@@ -477,24 +477,32 @@ fn color_style(m: &Mark) -> String {
     style
 }
 
-/// Writes the space that starts a paragraph or a line after a break, and the one that ends
-/// the paragraph or a line before a soft break, as `&#x20;`: parsing keeps those (plain
-/// spaces there are trimmed).
+/// Writes the space or tab that starts a paragraph or a line after a break, and the one
+/// that ends the paragraph or a line before a soft break, as a character reference:
+/// parsing keeps those (plain ones there are trimmed). A line a hard break ends ends with
+/// its backslash.
 fn encode_edge_spaces(out: &mut String) {
-    if !out.starts_with(' ') && !out.contains("\n ") && !out.contains(" \n") && !out.ends_with(' ')
+    let blank = |c: &char| matches!(c, ' ' | '\t');
+    let entity = |c: char| if c == ' ' { "&#x20;" } else { "&#9;" };
+    if !out
+        .split('\n')
+        .any(|l| l.starts_with([' ', '\t']) || l.ends_with([' ', '\t']))
     {
         return;
     }
-    let mut lines: Vec<String> = out.split('\n').map(str::to_string).collect();
-    for line in &mut lines {
-        if let Some(rest) = line.strip_prefix(' ') {
-            *line = format!("&#x20;{rest}");
-        }
-        // A line a hard break ends ends with its backslash.
-        if let Some(rest) = line.strip_suffix(' ') {
-            *line = format!("{rest}&#x20;");
-        }
-    }
+    let lines: Vec<String> = out
+        .split('\n')
+        .map(|line| {
+            let mut line = line.to_string();
+            if let Some(c) = line.chars().next().filter(blank) {
+                line = format!("{}{}", entity(c), &line[1..]);
+            }
+            if let Some(c) = line.chars().next_back().filter(blank) {
+                line = format!("{}{}", &line[..line.len() - 1], entity(c));
+            }
+            line
+        })
+        .collect();
     *out = lines.join("\n");
 }
 

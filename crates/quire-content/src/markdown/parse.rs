@@ -1827,6 +1827,36 @@ fn items_text(items: &[Item]) -> String {
     out
 }
 
+/// Turns into spaces the soft breaks of merged leaves that could not be written as a line
+/// end: next to another break (that would make a blank line, or follow a backslash break),
+/// or at the edge of marked text (where `**` would not open or close).
+fn writable_soft_breaks(leaves: &mut [Leaf]) {
+    let chars: Vec<Vec<char>> = leaves.iter().map(|l| l.text.chars().collect()).collect();
+    let is_break = |c: Option<&char>| matches!(c.copied(), Some('\n' | SOFT_BREAK));
+    for (i, l) in leaves.iter_mut().enumerate() {
+        let text = &chars[i];
+        if !text.contains(&SOFT_BREAK) {
+            continue;
+        }
+        let edge = |k: usize| !l.marks.is_empty() && (k == 0 || k + 1 == text.len());
+        l.text = (0..text.len())
+            .map(|k| {
+                let prev = match k {
+                    0 => i.checked_sub(1).and_then(|j| chars[j].last()),
+                    _ => text.get(k - 1),
+                };
+                let next = text
+                    .get(k + 1)
+                    .or_else(|| chars.get(i + 1).and_then(|c| c.first()));
+                match text[k] {
+                    SOFT_BREAK if is_break(prev) || is_break(next) || edge(k) => ' ',
+                    c => c,
+                }
+            })
+            .collect();
+    }
+}
+
 /// Whitespace, or a soft break.
 fn is_space(c: char) -> bool {
     c.is_whitespace() || c == SOFT_BREAK
@@ -1975,39 +2005,6 @@ pub(super) fn inline_nodes(items: Vec<Item>, top: bool) -> Vec<Node> {
             break;
         }
     }
-    // A soft break next to another break cannot be written as a line end of its own (it
-    // would make a blank line, or follow a backslash one): it is the space it reads as.
-    let edge = |p: Option<&Piece>, last: bool| match p {
-        Some(Piece::Leaf(l, _)) if last => l.text.chars().next_back(),
-        Some(Piece::Leaf(l, _)) => l.text.chars().next(),
-        _ => None,
-    };
-    let texts: Vec<(Option<char>, Option<char>)> = (0..pieces.len())
-        .map(|i| {
-            (
-                edge(i.checked_sub(1).and_then(|j| pieces.get(j)), true),
-                edge(pieces.get(i + 1), false),
-            )
-        })
-        .collect();
-    for (piece, (before, after)) in pieces.iter_mut().zip(texts) {
-        if let Piece::Leaf(l, _) = piece {
-            if l.text.contains(SOFT_BREAK) {
-                let chars: Vec<char> = l.text.chars().collect();
-                let is_break = |c: Option<char>| matches!(c, Some('\n' | SOFT_BREAK));
-                l.text = (0..chars.len())
-                    .map(|k| {
-                        let prev = k.checked_sub(1).map(|j| chars[j]).or(before);
-                        let next = chars.get(k + 1).copied().or(after);
-                        match chars[k] {
-                            SOFT_BREAK if is_break(prev) || is_break(next) => ' ',
-                            c => c,
-                        }
-                    })
-                    .collect();
-            }
-        }
-    }
     // Assemble: merge leaves, put text nodes around elements.
     let mut nodes: Vec<Node> = Vec::new();
     let mut leaves: Vec<Leaf> = Vec::new();
@@ -2025,6 +2022,7 @@ pub(super) fn inline_nodes(items: Vec<Item>, top: bool) -> Vec<Node> {
         if merged.is_empty() {
             merged.push(Leaf::default());
         }
+        writable_soft_breaks(&mut merged);
         nodes.push(Node::Text(Text {
             key: None,
             leaves: merged,

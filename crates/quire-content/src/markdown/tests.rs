@@ -279,6 +279,15 @@ fn wrapped_paragraphs_keep_their_lines() {
     assert_eq!(roundtrip(md), md);
     // A soft break right after a hard one reads as a space, as before.
     assert_eq!(roundtrip("a<br>\nb\n"), "a\\\n&#x20;b\n");
+    // So is one at the edge of marked text, where `**` would neither open nor close.
+    assert_eq!(roundtrip("a<b>\nb</b>\n"), "a<strong> b</strong>\n");
+    // Spaces and tabs written at a line's ends are kept there.
+    let md = "a&#x20;\n&#9;b&#9;\n&#x20;c\n";
+    assert_eq!(roundtrip(md), md);
+    assert_eq!(
+        json(md)["nodes"][0]["nodes"][0]["leaves"][0]["text"],
+        "a  \tb\t  c"
+    );
     assert_eq!(try_normalize_markdown("one\ntwo\n").unwrap(), "one\ntwo\n");
 }
 
