@@ -84,3 +84,59 @@ fn a_git_sync_repository_comes_back_byte_for_byte() {
         differ.join("\n")
     );
 }
+
+/// Hand-wrapped paragraphs (in lists, quotes and hints too) come back line for line, also
+/// in a page whose links to pages and files are rewritten when it is laid out.
+#[test]
+fn hand_wrapped_pages_come_back_byte_for_byte() {
+    let readme = "# Welcome\n\nThis page is wrapped\nby hand, with a link to [the guide](guide.md)\nand a **bold phrase\nover two lines**.\n\n* An item that is\n  wrapped too\n  * and a nested one\n    as well\n\n1. Numbered\n   and wrapped\n\n> A quote\n> on two lines\n\n{% hint style=\"info\" %}\nA hint\nwrapped by hand.\n{% endhint %}\n\n<figure><img src=\".gitbook/assets/logo.png\" alt=\"\"><figcaption><p>A logo</p></figcaption></figure>\n\nA [file](.gitbook/assets/logo.png) at the\nend.\n";
+    let guide = "# Guide\n\nBack to [the start](README.md),\nline by line.\n";
+    let files: Vec<(String, Vec<u8>)> = vec![
+        ("README.md".into(), readme.into()),
+        ("guide.md".into(), guide.into()),
+        (
+            ".gitbook/assets/logo.png".into(),
+            vec![0x89, b'P', b'N', b'G'],
+        ),
+        (
+            "SUMMARY.md".into(),
+            "# Table of contents\n\n* [Welcome](README.md)\n* [Guide](guide.md)\n".into(),
+        ),
+    ];
+    let mut n = 0;
+    let mut ids = || {
+        n += 1;
+        format!("id{n}")
+    };
+    let mut first = read(files, &Revision::default(), &Limits::default(), &mut ids).unwrap();
+    // The new file, stored.
+    for f in &first.new_files {
+        first.revision.files.push(quire_content::model::File {
+            id: f.id.clone(),
+            name: f.name.clone(),
+            content_type: "image/png".into(),
+            size: f.bytes.len() as u64,
+            dimensions: None,
+            blob: "ab".repeat(32),
+        });
+    }
+    // The stored bodies hold references to the page and the file: the layout rewrites them.
+    let stored = &first.revision.pages[0];
+    let quire_content::model::PageKind::Document(doc) = &stored.kind else {
+        panic!("a document page");
+    };
+    assert!(doc.markdown.contains("](/pages/"), "{}", doc.markdown);
+    assert!(doc.markdown.contains("](/files/"), "{}", doc.markdown);
+    assert!(
+        doc.markdown.contains("is wrapped\nby hand"),
+        "{}",
+        doc.markdown
+    );
+    let written = layout(&first.revision);
+    for (path, text) in [("README.md", readme), ("guide.md", guide)] {
+        match &written.iter().find(|e| e.path == path).unwrap().content {
+            Content::Text(t) => assert_eq!(t, text, "{path}"),
+            Content::Blob(_) => panic!("{path} is a file"),
+        }
+    }
+}

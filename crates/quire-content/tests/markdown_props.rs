@@ -10,7 +10,13 @@ fn check(md: &str) -> Result<(), TestCaseError> {
     prop_assert_eq!(&once, &twice, "input {:?}", md);
     // The document of the normalised form is the document of the input.
     prop_assert_eq!(markdown_to_document(&once), markdown_to_document(&twice));
-    prop_assert_eq!(document_to_markdown(&markdown_to_document(&once)), once);
+    // The document has no soft breaks (hand-wrapped lines are joined): its markdown is
+    // canonical too.
+    let joined = document_to_markdown(&markdown_to_document(&once));
+    prop_assert_eq!(normalize_markdown(&joined), joined.clone());
+    if once.trim_end().lines().count() <= 1 {
+        prop_assert_eq!(joined, once);
+    }
     Ok(())
 }
 
@@ -50,6 +56,47 @@ proptest! {
     #[test]
     fn random_text_round_trips(md in "[a-c \n\t\"'/:<é*_`~#>!&|{}%=+.1()\\[\\]\\\\-]{0,60}") {
         check(&md)?;
+    }
+
+    #[test]
+    fn hand_wrapped_paragraphs_keep_their_lines(
+        lines in prop::collection::vec("[a-z]([a-z ,.]{0,20}[a-z.])?", 1..5),
+        container in 0..5usize,
+    ) {
+        let (first, rest) = [("", ""), ("* ", "  "), ("1. ", "   "), ("> ", "> "), ("", "")][container];
+        let mut md = String::new();
+        for (i, l) in lines.iter().enumerate() {
+            md.push_str(if i == 0 { first } else { rest });
+            md.push_str(l);
+            md.push('\n');
+        }
+        if container == 4 {
+            md = format!("{{% hint style=\"info\" %}}\n{md}{{% endhint %}}\n");
+        }
+        prop_assert_eq!(normalize_markdown(&md), md.clone());
+        check(&md)?;
+    }
+
+    /// Line ends between pieces that start blocks, marks, breaks and spaces: keeping soft
+    /// breaks neither makes normalising unstable nor changes the document where reading
+    /// them as spaces did not.
+    #[test]
+    fn line_ends_change_no_document(pieces in prop::collection::vec(prop_oneof![
+        Just("a"), Just(" "), Just("\t"), Just("&#x20;"), Just("&#9;"), Just("*"), Just("_"),
+        Just("**"), Just("`"), Just("#"), Just(">"), Just("-"), Just("1."), Just("="),
+        Just("\\"), Just("<br>"), Just("<b>"), Just("</b>"), Just("<kbd>"), Just("</kbd>"),
+        Just("["), Just("](x)"), Just("![i](y)"), Just("{%"), Just("|"), Just("\n"),
+        Just("\n"), Just("\n"), Just("\n  "), Just("\n> "), Just("\n* "), Just("  \n"),
+    ], 0..20)) {
+        let md = pieces.concat();
+        let joined = |m: &str| document_to_markdown(&markdown_to_document(m));
+        let once = normalize_markdown(&md);
+        if joined(&md) == joined(&joined(&md)) {
+            prop_assert_eq!(normalize_markdown(&once), once.clone(), "input {:?}", md);
+        }
+        if markdown_to_document(&md) == markdown_to_document(&joined(&md)) {
+            prop_assert_eq!(markdown_to_document(&md), markdown_to_document(&once), "input {:?}", md);
+        }
     }
 
     #[test]

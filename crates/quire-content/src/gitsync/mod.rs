@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::document::Node;
 use crate::frontmatter::page_to_markdown;
-use crate::markdown::{document_to_markdown, ref_href, try_markdown_to_document};
+use crate::markdown::{document_to_markdown, ref_href, try_lines_document_with, DefaultLinks};
 use crate::model::{slugify, ContentRef, Page, PageKind, Revision, VariableValue};
 
 /// What a file of the layout holds.
@@ -336,7 +336,8 @@ fn rewrite_links(md: &str, path: &str, paths: &Paths) -> String {
     if !needs_rewrite(md) {
         return md.to_string();
     }
-    let Ok(mut doc) = try_markdown_to_document(md) else {
+    // Parsed keeping lines, so that hand-wrapped paragraphs stay wrapped in the layout.
+    let Ok(mut doc) = try_lines_document_with(md, &DefaultLinks) else {
         return md.to_string();
     };
     // The parsed document is within the nesting bound, so this walk is too.

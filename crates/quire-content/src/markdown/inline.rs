@@ -12,11 +12,11 @@ use serde_json::Value;
 use super::html;
 use super::parse::{emoji_char, mark_rank};
 use super::scan::Scanner;
-use super::{data_ref, path_label, ref_href, DefaultLinks};
+use super::{data_ref, path_label, ref_href, DefaultLinks, SOFT_BREAK};
 use crate::document::{Element, Leaf, Mark, Node, Text};
 
 /// Where inline content is written: it decides how line breaks and some characters are
-/// written.
+/// written. Only a paragraph has soft breaks (a line end): elsewhere one is a space.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Ctx {
     /// A paragraph: breaks are backslash line ends.
@@ -112,6 +112,8 @@ fn reparse(text: &str, ctx: Ctx) -> Option<Vec<Node>> {
         return Some(vec![Node::Text(Text::default())]);
     }
     let mut scanner = Scanner::standalone(&DefaultLinks);
+    // Only a soft break is written as a bare line end: it must read back as one.
+    scanner.keep_lines = true;
     // Footnote references read back as the annotations written so far.
     for (i, body) in super::render::notes_so_far().into_iter().enumerate() {
         scanner.footnotes.insert((i + 1).to_string(), body);
@@ -185,7 +187,8 @@ impl Writer {
             let p = pending(&leaves[i]);
             let Some(m) = p.first() else {
                 out.push_str(&self.text(&leaves[i].text, at_start));
-                at_start = self.ctx == Ctx::Paragraph && leaves[i].text.ends_with('\n');
+                at_start =
+                    self.ctx == Ctx::Paragraph && leaves[i].text.ends_with(['\n', SOFT_BREAK]);
                 i += 1;
                 continue;
             };
@@ -292,7 +295,7 @@ impl Writer {
     fn text(&self, text: &str, at_start: bool) -> String {
         match self.ctx {
             Ctx::Html => {
-                let escaped = html::escape_text(text);
+                let escaped = html::escape_text(&text.replace(SOFT_BREAK, " "));
                 escaped.replace('\n', "<br>")
             }
             _ if self.style.full => escape_full(text, self.ctx, at_start),
@@ -474,23 +477,32 @@ fn color_style(m: &Mark) -> String {
     style
 }
 
-/// Writes the space that starts a paragraph or a line after a break, and the one that ends
-/// the paragraph, as `&#x20;`: parsing keeps those (plain spaces there are trimmed).
+/// Writes the space or tab that starts a paragraph or a line after a break, and the one
+/// that ends the paragraph or a line before a soft break, as a character reference:
+/// parsing keeps those (plain ones there are trimmed). A line a hard break ends ends with
+/// its backslash.
 fn encode_edge_spaces(out: &mut String) {
-    if !out.starts_with(' ') && !out.contains("\n ") && !out.ends_with(' ') {
+    let blank = |c: &char| matches!(c, ' ' | '\t');
+    let entity = |c: char| if c == ' ' { "&#x20;" } else { "&#9;" };
+    if !out
+        .split('\n')
+        .any(|l| l.starts_with([' ', '\t']) || l.ends_with([' ', '\t']))
+    {
         return;
     }
-    let mut lines: Vec<String> = out.split('\n').map(str::to_string).collect();
-    for line in &mut lines {
-        if let Some(rest) = line.strip_prefix(' ') {
-            *line = format!("&#x20;{rest}");
-        }
-    }
-    if let Some(last) = lines.last_mut() {
-        if let Some(rest) = last.strip_suffix(' ') {
-            *last = format!("{rest}&#x20;");
-        }
-    }
+    let lines: Vec<String> = out
+        .split('\n')
+        .map(|line| {
+            let mut line = line.to_string();
+            if let Some(c) = line.chars().next().filter(blank) {
+                line = format!("{}{}", entity(c), &line[1..]);
+            }
+            if let Some(c) = line.chars().next_back().filter(blank) {
+                line = format!("{}{}", &line[..line.len() - 1], entity(c));
+            }
+            line
+        })
+        .collect();
     *out = lines.join("\n");
 }
 
@@ -554,6 +566,18 @@ fn is_punct(c: char) -> bool {
     c.is_ascii_punctuation()
 }
 
+/// How a line break (`\n`) or a soft break is written in `ctx`, or `None` for another
+/// character.
+fn line_end(c: char, ctx: Ctx) -> Option<&'static str> {
+    match (c, ctx) {
+        ('\n', Ctx::Paragraph) => Some("\\\n"),
+        ('\n', _) => Some("<br>"),
+        (SOFT_BREAK, Ctx::Paragraph) => Some("\n"),
+        (SOFT_BREAK, _) => Some(" "),
+        _ => None,
+    }
+}
+
 /// Escapes only what would start markdown syntax, as GitBook's serializer does.
 fn escape_minimal(text: &str, ctx: Ctx, at_start: bool) -> String {
     let chars: Vec<char> = text.chars().collect();
@@ -564,12 +588,9 @@ fn escape_minimal(text: &str, ctx: Ctx, at_start: bool) -> String {
         let c = chars[i];
         let prev = if i > 0 { Some(chars[i - 1]) } else { None };
         let next = chars.get(i + 1).copied();
-        if c == '\n' {
-            match ctx {
-                Ctx::Paragraph => out.push_str("\\\n"),
-                _ => out.push_str("<br>"),
-            }
-            line_start = true;
+        if let Some(line_end) = line_end(c, ctx) {
+            out.push_str(line_end);
+            line_start = c == '\n' || ctx == Ctx::Paragraph;
             i += 1;
             continue;
         }
@@ -608,7 +629,8 @@ fn escape_minimal(text: &str, ctx: Ctx, at_start: bool) -> String {
         }
         let escape = match c {
             '*' | '`' | '[' | '~' => true,
-            '\\' => next.is_none_or(is_punct),
+            // Before a line end, a backslash would make it a hard break.
+            '\\' => next.is_none_or(|n| is_punct(n) || n == SOFT_BREAK),
             '_' => true,
             '<' => next.is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '!' | '/' | '?')),
             '&' => next.is_some_and(|n| n == '#' || n.is_ascii_alphabetic()),
@@ -634,12 +656,9 @@ fn escape_full(text: &str, ctx: Ctx, at_start: bool) -> String {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        if c == '\n' {
-            match ctx {
-                Ctx::Paragraph => out.push_str("\\\n"),
-                _ => out.push_str("<br>"),
-            }
-            line_start = true;
+        if let Some(line_end) = line_end(c, ctx) {
+            out.push_str(line_end);
+            line_start = c == '\n' || ctx == Ctx::Paragraph;
             i += 1;
             continue;
         }

@@ -174,8 +174,33 @@ pub fn try_markdown_to_document_with(
     md: &str,
     links: &dyn LinkResolver,
 ) -> Result<Document, TooDeep> {
+    parse_document(md, links, false)
+}
+
+/// The soft line break of a paragraph (a line end inside it) in a document parsed
+/// [keeping lines](try_lines_document_with). GitBook's document has no soft break (it is a
+/// space there), but stored pages keep their hand-wrapped lines, so that a page pushed
+/// through Git comes back line for line. NUL never reaches a document otherwise: the
+/// parser reads it as U+FFFD, as CommonMark does.
+const SOFT_BREAK: char = '\0';
+
+/// The document of stored markdown whose paragraphs keep their soft breaks as
+/// [`SOFT_BREAK`], for writing it back as markdown ([`document_to_markdown`]) and never to
+/// be handed out.
+pub(crate) fn try_lines_document_with(
+    md: &str,
+    links: &dyn LinkResolver,
+) -> Result<Document, TooDeep> {
+    parse_document(&md.replace(SOFT_BREAK, "\u{FFFD}"), links, true)
+}
+
+fn parse_document(
+    md: &str,
+    links: &dyn LinkResolver,
+    keep_lines: bool,
+) -> Result<Document, TooDeep> {
     let md = md.replace("\r\n", "\n");
-    let nodes = scan::parse_blocks(&md, links)?;
+    let nodes = scan::parse_blocks(&md, links, keep_lines)?;
     // The parser's guards bound its recursion; this walk states the exact invariant.
     check_nodes(&nodes)?;
     Ok(Document::new(nodes))
@@ -215,7 +240,8 @@ pub fn document_to_markdown(doc: &Document) -> String {
 /// comment on that node points in the page's text. `None` when no node has that key, or
 /// when the block's place cannot be told.
 pub fn node_line(markdown: &str, seed: &str, key: &str) -> Option<usize> {
-    let mut doc = try_markdown_to_document(markdown).ok()?;
+    // Keeping lines changes no key: a soft break is a character of a leaf either way.
+    let mut doc = try_lines_document_with(markdown, &DefaultLinks).ok()?;
     doc.assign_keys(seed);
     let at = doc.nodes.iter().position(|n| holds_key(n, key))?;
     // The blocks from that one on render as the end of the whole text (blocks are apart);
@@ -307,20 +333,24 @@ pub fn try_normalize_markdown(md: &str) -> Result<String, TooDeep> {
 }
 
 /// [`try_normalize_markdown`], resolving links with `links`.
+/// Paragraphs keep their lines (hand-wrapped text stays wrapped).
 pub fn try_normalize_markdown_with(md: &str, links: &dyn LinkResolver) -> Result<String, TooDeep> {
     Ok(render::render_document(
-        &try_markdown_to_document_with(md, links)?.nodes,
+        &try_lines_document_with(md, links)?.nodes,
     ))
 }
 
-/// Puts stored markdown in canonical form: `document_to_markdown(markdown_to_document(md))`.
+/// Puts stored markdown in canonical form: `document_to_markdown(markdown_to_document(md))`,
+/// except that paragraphs keep their lines (hand-wrapped text stays wrapped).
 pub fn normalize_markdown(md: &str) -> String {
-    document_to_markdown(&markdown_to_document(md))
+    normalize_markdown_with(md, &DefaultLinks)
 }
 
 /// [`normalize_markdown`], resolving links with `links`.
 pub fn normalize_markdown_with(md: &str, links: &dyn LinkResolver) -> String {
-    document_to_markdown(&markdown_to_document_with(md, links))
+    let doc = try_lines_document_with(md, links)
+        .unwrap_or_else(|_| Document::new(vec![raw_block(md.trim_end_matches('\n'))]));
+    document_to_markdown(&doc)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 
 use super::html::{self, HElement, HNode};
 use super::scan::Scanner;
-use super::{fragment, obj, options, raw_block, ref_json, LinkTarget};
+use super::{fragment, obj, options, raw_block, ref_json, LinkTarget, SOFT_BREAK};
 use crate::document::{Element, Leaf, Mark, Node, Text};
 use crate::model::ContentRef;
 
@@ -863,7 +863,8 @@ impl EventParser<'_, '_> {
             self.unknown = true;
             return None;
         }
-        let blank = |i: &Item| matches!(i, Item::Leaf(t, m) if t.trim().is_empty() && m.is_empty());
+        let blank =
+            |i: &Item| matches!(i, Item::Leaf(t, m) if t.chars().all(is_space) && m.is_empty());
         let only_images = items.iter().any(|i| matches!(i, Item::Image(..)))
             && items
                 .iter()
@@ -958,11 +959,9 @@ impl EventParser<'_, '_> {
                 other => other,
             })
             .collect();
-        Some(Node::block(
-            &format!("heading-{n}"),
-            data,
-            inline_nodes(items, true),
-        ))
+        let mut nodes = inline_nodes(items, true);
+        one_line(&mut nodes);
+        Some(Node::block(&format!("heading-{n}"), data, nodes))
     }
 
     #[inline(never)]
@@ -1216,7 +1215,7 @@ impl EventParser<'_, '_> {
         self.marks = saved;
         ev.next();
         // An image's text is one line (its caption or alt): a break inside it is a space.
-        let alt = items_text(&inner).replace('\n', " ");
+        let alt = items_text(&inner).replace(['\n', SOFT_BREAK], " ");
         match self.scanner.resolve(dest) {
             LinkTarget::Ref(r @ (ContentRef::File { .. } | ContentRef::Url { .. })) => {
                 out.push(Item::Image(r, alt))
@@ -1361,6 +1360,9 @@ impl EventParser<'_, '_> {
                 Some(body) => out.push(Item::Annotation(body.clone())),
                 None => self.unknown = true,
             },
+            Event::SoftBreak if self.scanner.keep_lines => {
+                out.push(Item::Leaf(SOFT_BREAK.into(), marks))
+            }
             Event::SoftBreak => out.push(Item::Leaf(" ".into(), marks)),
             Event::HardBreak => out.push(Item::Leaf("\n".into(), marks)),
             Event::Start(Tag::Emphasis) => self.marks.push(mark("italic")),
@@ -1825,6 +1827,59 @@ fn items_text(items: &[Item]) -> String {
     out
 }
 
+/// Turns into spaces the soft breaks of merged leaves that could not be written as a line
+/// end: next to another break (that would make a blank line, or follow a backslash break),
+/// or at the edge of marked text (where `**` would not open or close).
+fn writable_soft_breaks(leaves: &mut [Leaf]) {
+    let chars: Vec<Vec<char>> = leaves.iter().map(|l| l.text.chars().collect()).collect();
+    let is_break = |c: Option<&char>| matches!(c.copied(), Some('\n' | SOFT_BREAK));
+    for (i, l) in leaves.iter_mut().enumerate() {
+        let text = &chars[i];
+        if !text.contains(&SOFT_BREAK) {
+            continue;
+        }
+        let edge = |k: usize| !l.marks.is_empty() && (k == 0 || k + 1 == text.len());
+        l.text = (0..text.len())
+            .map(|k| {
+                let prev = match k {
+                    0 => i.checked_sub(1).and_then(|j| chars[j].last()),
+                    _ => text.get(k - 1),
+                };
+                let next = text
+                    .get(k + 1)
+                    .or_else(|| chars.get(i + 1).and_then(|c| c.first()));
+                match text[k] {
+                    SOFT_BREAK if is_break(prev) || is_break(next) || edge(k) => ' ',
+                    c => c,
+                }
+            })
+            .collect();
+    }
+}
+
+/// Whitespace, or a soft break.
+fn is_space(c: char) -> bool {
+    c.is_whitespace() || c == SOFT_BREAK
+}
+
+/// Soft breaks in `nodes` (and the inline elements in them) as spaces, for content that is
+/// one line (headings, captions).
+pub(super) fn one_line(nodes: &mut [Node]) {
+    for n in nodes {
+        match n {
+            Node::Text(t) => {
+                for l in &mut t.leaves {
+                    if l.text.contains(SOFT_BREAK) {
+                        l.text = l.text.replace(SOFT_BREAK, " ");
+                    }
+                }
+            }
+            Node::Inline(e) => one_line(e.nodes.as_deref_mut().unwrap_or_default()),
+            Node::Block(_) => {}
+        }
+    }
+}
+
 pub(super) fn is_empty_inline(nodes: &[Node]) -> bool {
     nodes.iter().all(|n| match n {
         Node::Text(t) => t.leaves.iter().all(|l| l.text.is_empty()),
@@ -1898,7 +1953,7 @@ pub(super) fn inline_nodes(items: Vec<Item>, top: bool) -> Vec<Node> {
                 // The annotated text is the word just before the reference.
                 let mut word = Leaf::default();
                 if let Some(Piece::Leaf(l, _)) = pieces.last_mut() {
-                    let at = l.text.rfind(char::is_whitespace).map_or(0, |i| {
+                    let at = l.text.rfind(is_space).map_or(0, |i| {
                         i + l.text[i..].chars().next().map_or(1, char::len_utf8)
                     });
                     word = Leaf {
@@ -1933,10 +1988,10 @@ pub(super) fn inline_nodes(items: Vec<Item>, top: bool) -> Vec<Node> {
                 // `&#x20;`); spaces around line breaks are kept as written.
                 let mut t = l.text.clone();
                 if top && i == 0 {
-                    t = t.trim_start_matches([' ', '\t']).to_string();
+                    t = t.trim_start_matches([' ', '\t', SOFT_BREAK]).to_string();
                 }
                 if top && i + 1 == n {
-                    t = t.trim_end_matches([' ', '\t']).to_string();
+                    t = t.trim_end_matches([' ', '\t', SOFT_BREAK]).to_string();
                 }
                 // Line breaks at either end are kept: Git Sync writes them as `<br>`.
                 if t != l.text {
@@ -1967,6 +2022,7 @@ pub(super) fn inline_nodes(items: Vec<Item>, top: bool) -> Vec<Node> {
         if merged.is_empty() {
             merged.push(Leaf::default());
         }
+        writable_soft_breaks(&mut merged);
         nodes.push(Node::Text(Text {
             key: None,
             leaves: merged,

@@ -34,6 +34,8 @@ pub(super) struct Scanner<'r> {
     /// The definitions' markdown, added to each piece of text that refers to one, so that
     /// the CommonMark parser sees the references.
     pub definitions: String,
+    /// A paragraph's soft breaks are [`SOFT_BREAK`](super::SOFT_BREAK) rather than spaces.
+    pub keep_lines: bool,
 }
 
 /// The lines of a text with what the scanner needs to know about them.
@@ -44,8 +46,13 @@ pub(super) struct Lines<'a> {
     close: Vec<Option<usize>>,
 }
 
-pub(super) fn parse_blocks(src: &str, links: &dyn LinkResolver) -> Result<Vec<Node>, TooDeep> {
+pub(super) fn parse_blocks(
+    src: &str,
+    links: &dyn LinkResolver,
+    keep_lines: bool,
+) -> Result<Vec<Node>, TooDeep> {
     let mut scanner = Scanner::standalone(links);
+    scanner.keep_lines = keep_lines;
     let text = Lines::new(src);
     let (footnotes, definitions) = footnote_definitions(&scanner, &text);
     scanner.footnotes = footnotes;
@@ -329,6 +336,7 @@ impl<'r> Scanner<'r> {
             too_deep: RefCell::new(None),
             footnotes: HashMap::new(),
             definitions: String::new(),
+            keep_lines: false,
         }
     }
 
@@ -596,7 +604,8 @@ impl<'r> Scanner<'r> {
         if src.trim().is_empty() {
             return Some(None);
         }
-        let nodes = parse::inline_line(self, src.trim(), at.depth + 2)?;
+        let mut nodes = parse::inline_line(self, src.trim(), at.depth + 2)?;
+        parse::one_line(&mut nodes);
         Some((!is_empty_inline(&nodes)).then_some(nodes))
     }
 

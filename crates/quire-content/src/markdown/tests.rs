@@ -248,3 +248,158 @@ fn node_line_needs_the_dialects_own_text() {
     let key = doc.nodes[1].element().unwrap().key.clone().unwrap();
     assert_eq!(node_line(md, "page-1", &key), None);
 }
+
+/// Every text leaf of a JSON document.
+fn leaf_texts(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            if let Some(Value::String(t)) = o.get("text") {
+                out.push(t.clone());
+            }
+            o.values().for_each(|c| leaf_texts(c, out));
+        }
+        Value::Array(a) => a.iter().for_each(|c| leaf_texts(c, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn wrapped_paragraphs_keep_their_lines() {
+    let md = "line 0\nline 1\n";
+    assert_eq!(normalize_markdown(md), md);
+    assert_eq!(
+        roundtrip("line 0\nline 1\nline 2\n"),
+        "line 0\nline 1\nline 2\n"
+    );
+    // Spaces at the ends of lines are not kept; the line end is.
+    assert_eq!(roundtrip("line 0   \n   line 1\n"), "line 0\\\nline 1\n");
+    assert_eq!(roundtrip("line 0 \n   line 1\n"), "line 0\nline 1\n");
+    // Hard breaks keep their form next to soft ones.
+    let md = "a\\\nb\nc\n\nd<br>\n";
+    assert_eq!(roundtrip(md), md);
+    // A soft break right after a hard one reads as a space, as before.
+    assert_eq!(roundtrip("a<br>\nb\n"), "a\\\n&#x20;b\n");
+    // So is one at the edge of marked text, where `**` would neither open nor close.
+    assert_eq!(roundtrip("a<b>\nb</b>\n"), "a<strong> b</strong>\n");
+    // Spaces and tabs written at a line's ends are kept there.
+    let md = "a&#x20;\n&#9;b&#9;\n&#x20;c\n";
+    assert_eq!(roundtrip(md), md);
+    assert_eq!(
+        json(md)["nodes"][0]["nodes"][0]["leaves"][0]["text"],
+        "a  \tb\t  c"
+    );
+    assert_eq!(try_normalize_markdown("one\ntwo\n").unwrap(), "one\ntwo\n");
+}
+
+#[test]
+fn wrapped_list_items_and_quotes_keep_their_lines() {
+    for md in [
+        "* item one\n  wrapped\n* item two\n  * nested\n    wrapped too\n",
+        "1. first\n   wrapped\n2. second\n   1. nested\n      wrapped\n",
+        "* [ ] task\n  wrapped\n",
+        "> quoted\n> wrapped\n>\n> > inner\n> > wrapped\n",
+    ] {
+        assert_eq!(roundtrip(md), md);
+    }
+    // A lazy continuation line takes the prefix.
+    assert_eq!(roundtrip("> a\nb\n"), "> a\n> b\n");
+    assert_eq!(roundtrip("- a\nb\n"), "* a\n  b\n");
+}
+
+#[test]
+fn wrapped_paragraphs_in_containers_keep_their_lines() {
+    let md = "{% hint style=\"info\" %}\nFirst line\nsecond line.\n{% endhint %}\n\n{% tabs %}\n{% tab title=\"One\" %}\nTab text\nwrapped.\n{% endtab %}\n{% endtabs %}\n";
+    assert_eq!(roundtrip(md), md);
+    // Headings and captions are one line.
+    assert_eq!(roundtrip("a\nb\n===\n"), "## a b\n");
+    assert_eq!(
+        roundtrip("[a\nb](https://x.y)\n===\n"),
+        "## [a b](https://x.y)\n"
+    );
+    assert_eq!(
+        roundtrip("{% embed url=\"https://x.y\" %}\ncap\ntion\n{% endembed %}\n"),
+        "{% embed url=\"https://x.y\" %}\ncap tion\n{% endembed %}\n"
+    );
+    // Images on their own lines stay an images block.
+    let v = serde_json::to_value(
+        try_lines_document_with("![](/files/a)\n![](/files/b)\n", &DefaultLinks).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(v["nodes"][0]["type"], "images");
+}
+
+#[test]
+fn continuation_lines_that_would_start_a_block_are_escaped() {
+    for (md, line) in [
+        ("a\n\\- b\n", "\\- b"),
+        ("a\n\\# b\n", "\\# b"),
+        ("a\n1\\. b\n", "1\\. b"),
+        ("a\n\\> b\n", "\\> b"),
+        ("a\n\\+ b\n", "\\+ b"),
+        ("a\n\\{% hint %}\n", "\\{% hint %}"),
+    ] {
+        assert_eq!(roundtrip(md), md);
+        let text = &json(md)["nodes"][0]["nodes"][0]["leaves"][0]["text"];
+        assert_eq!(
+            text.as_str(),
+            Some(format!("a {}", line.replace('\\', "")).as_str())
+        );
+    }
+    // In a list item, too.
+    let md = "* a\n  \\- b\n";
+    assert_eq!(roundtrip(md), md);
+    assert_eq!(json(md)["nodes"][0]["nodes"].as_array().unwrap().len(), 1);
+    // A backslash at the end of a line is not a hard break, nor a space there.
+    let md = "a\\\\\nb&#x20;\nc\n";
+    assert_eq!(roundtrip(md), md);
+    assert_eq!(
+        json(md)["nodes"][0]["nodes"][0]["leaves"][0]["text"],
+        "a\\ b  c"
+    );
+}
+
+#[test]
+fn marks_and_links_may_span_a_soft_break() {
+    let md = "Some **bold\ntext** and [a link\nover lines](https://example.com) _in\nitalic_.\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    let p = &v["nodes"][0]["nodes"];
+    assert_eq!(p[0]["leaves"][1]["text"], "bold text");
+    assert_eq!(p[1]["type"], "link");
+    assert_eq!(p[1]["nodes"][0]["leaves"][0]["text"], "a link over lines");
+    let md = "See [the page](/pages/p1)\nand [the file](/files/f1).\nA note[^1] on\nthis.\n\n[^1]: Wrapped\n    note.\n";
+    assert_eq!(roundtrip(md), md);
+}
+
+#[test]
+fn the_document_of_a_wrapped_paragraph_has_spaces() {
+    let md = "line 0\nline 1\n\n* a\n  b\n\n> c\n> d\n";
+    let doc = markdown_to_document(md);
+    let mut texts = Vec::new();
+    leaf_texts(&serde_json::to_value(&doc).unwrap(), &mut texts);
+    assert_eq!(texts, ["line 0 line 1", "a b", "c d"]);
+    assert!(texts.iter().all(|t| !t.contains(SOFT_BREAK)));
+    let doc = try_markdown_to_document(md).unwrap();
+    assert!(!serde_json::to_string(&doc).unwrap().contains("\\u0000"));
+    assert_eq!(
+        document_to_markdown(&doc),
+        "line 0 line 1\n\n* a b\n\n> c d\n"
+    );
+    // A NUL written in the text is not a soft break.
+    let out = normalize_markdown("a<b>\0</b>b\n");
+    assert_eq!(
+        (out.lines().count(), out.contains('\u{FFFD}')),
+        (1, true),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn node_line_reads_wrapped_pages() {
+    let md = "First\nparagraph.\n\n* one\n  wrapped\n\nLast.\n";
+    let mut doc = markdown_to_document(md);
+    doc.assign_keys("page-1");
+    let key = |i: usize| doc.nodes[i].element().unwrap().key.clone().unwrap();
+    assert_eq!(node_line(md, "page-1", &key(1)), Some(4));
+    assert_eq!(node_line(md, "page-1", &key(2)), Some(7));
+}
