@@ -252,6 +252,18 @@ fn main() {
             time(3, || decode(&full.root, |h| store.get(h).cloned()).unwrap())
         );
     }
+    if on("layout") {
+        // What a clone's commit costs besides decoding: every file of the Git Sync layout,
+        // and the page blobs the API shows (`git` of pages).
+        println!(
+            "gitsync layout (whole):      {}",
+            time(3, || quire_content::gitsync::layout(&rev))
+        );
+        println!(
+            "gitsync page_blobs (whole):  {}",
+            time(3, || quire_content::gitsync::page_blobs(&rev, None))
+        );
+    }
     if on("load_page") {
         println!(
             "load_page (one):             {}",

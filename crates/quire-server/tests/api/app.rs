@@ -4102,10 +4102,10 @@ async fn pages_are_edited_in_a_change_request_from_the_app() {
         )
         .await
         .expect(200);
-    // (Both first lines make one paragraph, whose lines the dialect joins.)
+    // (Both first lines make one paragraph, which keeps its two lines.)
     assert_eq!(
         merged["markdown"],
-        "First line, by Alice and Bob. First line, by Bob.\n\nMiddle.\n\nMore in the middle.\n\nLast line, by Bob.\n"
+        "First line, by Alice and Bob.\nFirst line, by Bob.\n\nMiddle.\n\nMore in the middle.\n\nLast line, by Bob.\n"
     );
 
     // A locked space: no Edit button, and the editor refuses with the reason.

@@ -1207,4 +1207,22 @@ async fn revisions_pages_and_files_carry_their_commit_and_blobs() {
     let merged = app.get(&alice, &content).await.expect(200);
     assert_eq!(merged["git"]["oid"], main.as_str(), "{merged}");
     assert_eq!(merged["git"]["message"], "GITBOOK-2: Greet the reader");
+    // The merge's tree, made by Quire, holds the hand-wrapped page as it was pushed; the
+    // API's JSON document reads the line end as a space.
+    assert_eq!(
+        ok(&work, &["show", "origin/main:README.md"]).await,
+        "# Home\n\nWelcome,\nreader.\n"
+    );
+    let home = page_id(&app, &alice, &space, "Home").await;
+    let md = app
+        .get(&alice, &format!("{content}/page/{home}?format=markdown"))
+        .await
+        .expect(200);
+    assert_eq!(md["markdown"], "Welcome,\nreader.\n", "{md}");
+    let doc = app
+        .get(&alice, &format!("{content}/page/{home}?format=document"))
+        .await
+        .expect(200);
+    let text = doc["document"]["nodes"][0]["nodes"][0]["leaves"][0]["text"].clone();
+    assert_eq!(text, "Welcome, reader.", "{doc}");
 }
