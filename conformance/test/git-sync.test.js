@@ -1,7 +1,8 @@
 // Git Sync through the official client: exportToGitRepository and importGitRepository
 // (204), getSpaceGitInfo (GitSyncState, 404 before any sync), every answer validated against
 // the official schemas, against a bare repository that `git upload-pack` and
-// `git receive-pack` serve over smart HTTP on loopback.
+// `git receive-pack` serve over smart HTTP on loopback; and the git fields of revisions,
+// pages and files, checked against a clone of the space from Quire itself.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -139,4 +140,40 @@ test('exportToGitRepository, then importGitRepository of an edit made in the rep
         { status: 200 },
     );
     assert.equal(page.markdown, 'Welcome from git.\n');
+});
+
+test('getCurrentRevision / getPageById / getFileById: the commit and blobs a clone of the space holds', { skip: !hasGit && 'no git' }, async () => {
+    const cr = await createChangeRequest(admin, space.id, 'A note');
+    await updateContent(server, admin, space.id, cr.id, [
+        { operation: 'insert_files', files: [{ base64: Buffer.from('hello\n').toString('base64'), name: 'note.txt' }] },
+    ]);
+    check('mergeChangeRequest', await admin.api.spaces.mergeChangeRequest(space.id, cr.id), { status: 200 });
+    const clone = join(dir, 'quire-clone');
+    const host = server.url.replace(/^http:\/\//, '');
+    git(dir, 'clone', '-q', `http://git:${admin.token}@${host}/git/${space.id}.git`, clone);
+    const head = git(clone, 'rev-parse', 'HEAD').trim();
+    const tree = Object.fromEntries(
+        git(clone, 'ls-tree', '-r', 'HEAD')
+            .trim()
+            .split('\n')
+            .map((line) => {
+                const [meta, path] = line.split('\t');
+                return [path, meta.split(' ')[2]];
+            }),
+    );
+
+    const rev = check('getCurrentRevision', await admin.api.spaces.getCurrentRevision(space.id), { status: 200 });
+    assert.equal(rev.git.oid, head);
+    assert.equal(rev.git.createdByGitBook, true);
+    assert.match(rev.git.message, /^GITBOOK-\d+: A note$/);
+    const documents = rev.pages.filter((p) => p.type === 'document');
+    assert.ok(documents.length > 0);
+    for (const p of documents) assert.equal(p.git.oid, tree[p.git.path], JSON.stringify(p));
+    const file = rev.files.find((f) => f.name === 'note.txt');
+    assert.deepEqual(file.git, { oid: tree['.gitbook/assets/note.txt'], path: '.gitbook/assets/note.txt' });
+
+    const page = check('getPageById', await admin.api.spaces.getPageById(space.id, documents[0].id), { status: 200 });
+    assert.deepEqual(page.git, documents[0].git);
+    const got = check('getFileById', await admin.api.spaces.getFileById(space.id, file.id), { status: 200 });
+    assert.deepEqual(got.git, file.git);
 });
