@@ -118,6 +118,7 @@ fn hand_wrapped_pages_come_back_byte_for_byte() {
             size: f.bytes.len() as u64,
             dimensions: None,
             blob: "ab".repeat(32),
+            git_oid: None,
         });
     }
     // The stored bodies hold references to the page and the file: the layout rewrites them.
