@@ -26,6 +26,8 @@
 //! lists are, being small). [`encode_missing`] also asks the store only about the objects
 //! reachable through objects it lacks.
 
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::ops::Range;
 
@@ -842,6 +844,55 @@ pub fn encode_missing(rev: &Revision, stored: impl Fn(&ObjectHash) -> bool) -> E
 /// Reads objects back, checking each against its hash.
 struct Reader<'a> {
     get: &'a dyn Fn(&ObjectHash) -> Option<Vec<u8>>,
+    /// What earlier decodings kept, when decoding one revision after another.
+    memo: Option<&'a RefCell<Decoded>>,
+}
+
+/// What decoding a space's revisions one after another keeps between them: the page
+/// records and page lists decoded, by object name. Revisions of one history share almost
+/// all of them (each differs from its parent by a few pages), so with it decoding the next
+/// revision ([`decode_with`]) reads and decodes what changed, not every page again. What
+/// one decoding did not use is dropped at its end, so that it holds about one revision.
+#[derive(Default)]
+pub struct Decoded {
+    records: HashMap<ObjectHash, Page>,
+    /// Each list with the records and lists below it, which a reuse of it uses too.
+    lists: HashMap<ObjectHash, (Vec<Page>, Vec<ObjectHash>)>,
+    /// The records and lists the current decoding used, in order.
+    trail: Vec<ObjectHash>,
+}
+
+impl Decoded {
+    /// The objects the object `bytes` points to that [`decode_with`] will read with what
+    /// this holds: not the id index (decoding does not read it), nor records and lists
+    /// already decoded (and nothing below them).
+    pub fn references(&self, bytes: &[u8]) -> Result<Vec<ObjectHash>, StoreError> {
+        let bad =
+            |e: serde_json::Error| StoreError::Malformed(ObjectHash::of(bytes), e.to_string());
+        if let Some(p) = bytes.strip_prefix(TAG_ROOT) {
+            let r: RootObject = serde_json::from_slice(p).map_err(bad)?;
+            let mut out: Vec<ObjectHash> = Some(r.pages)
+                .filter(|h| !self.lists.contains_key(h))
+                .into_iter()
+                .collect();
+            out.push(r.files);
+            out.extend(r.reusable_contents);
+            return Ok(out);
+        }
+        if let Some(p) = bytes.strip_prefix(TAG_CHUNK) {
+            if let Chunk::Pages { entries } = serde_json::from_slice(p).map_err(bad)? {
+                return Ok(entries
+                    .into_iter()
+                    .flat_map(|(r, c)| {
+                        let record = Some(r).filter(|r| !self.records.contains_key(r));
+                        let list = c.filter(|c| !self.lists.contains_key(c));
+                        record.into_iter().chain(list)
+                    })
+                    .collect());
+            }
+        }
+        references(bytes)
+    }
 }
 
 impl Reader<'_> {
@@ -893,6 +944,29 @@ impl Reader<'_> {
     }
 
     fn pages(&self, hash: &ObjectHash) -> Result<Vec<Page>, StoreError> {
+        let start = match self.memo {
+            Some(memo) => {
+                let mut memo = memo.borrow_mut();
+                if let Some((list, below)) = memo.lists.get(hash).cloned() {
+                    memo.trail.push(*hash);
+                    memo.trail.extend(below);
+                    return Ok(list);
+                }
+                memo.trail.len()
+            }
+            None => 0,
+        };
+        let out = self.pages_read(hash)?;
+        if let Some(memo) = self.memo {
+            let mut memo = memo.borrow_mut();
+            let below = memo.trail[start..].to_vec();
+            memo.lists.insert(*hash, (out.clone(), below));
+            memo.trail.push(*hash);
+        }
+        Ok(out)
+    }
+
+    fn pages_read(&self, hash: &ObjectHash) -> Result<Vec<Page>, StoreError> {
         let mut out = Vec::new();
         self.leaves(hash, &mut |chunk| match chunk {
             Chunk::Pages { entries } => {
@@ -914,6 +988,23 @@ impl Reader<'_> {
     }
 
     fn record(&self, hash: &ObjectHash) -> Result<Page, StoreError> {
+        if let Some(memo) = self.memo {
+            let mut memo = memo.borrow_mut();
+            if let Some(page) = memo.records.get(hash).cloned() {
+                memo.trail.push(*hash);
+                return Ok(page);
+            }
+        }
+        let page = self.record_read(hash)?;
+        if let Some(memo) = self.memo {
+            let mut memo = memo.borrow_mut();
+            memo.records.insert(*hash, page.clone());
+            memo.trail.push(*hash);
+        }
+        Ok(page)
+    }
+
+    fn record_read(&self, hash: &ObjectHash) -> Result<Page, StoreError> {
         let payload = self.raw(hash, TAG_RECORD)?;
         let r: PageRecord = serde_json::from_slice(&payload)
             .map_err(|e| StoreError::Malformed(*hash, e.to_string()))?;
@@ -968,7 +1059,41 @@ pub fn decode(
     root: &ObjectHash,
     get: impl Fn(&ObjectHash) -> Option<Vec<u8>>,
 ) -> Result<Revision, StoreError> {
-    let reader = Reader { get: &get };
+    read_revision(
+        &Reader {
+            get: &get,
+            memo: None,
+        },
+        root,
+    )
+}
+
+/// [`decode`], reusing what `decoded` kept from the revisions decoded before (`get` is
+/// asked only for the objects [`Decoded::references`] names), and keeping what this one
+/// used.
+pub fn decode_with(
+    root: &ObjectHash,
+    get: impl Fn(&ObjectHash) -> Option<Vec<u8>>,
+    decoded: &mut Decoded,
+) -> Result<Revision, StoreError> {
+    let memo = RefCell::new(std::mem::take(decoded));
+    memo.borrow_mut().trail.clear();
+    let rev = read_revision(
+        &Reader {
+            get: &get,
+            memo: Some(&memo),
+        },
+        root,
+    );
+    let mut memo = memo.into_inner();
+    let used: HashSet<ObjectHash> = memo.trail.drain(..).collect();
+    memo.records.retain(|h, _| used.contains(h));
+    memo.lists.retain(|h, _| used.contains(h));
+    *decoded = memo;
+    rev
+}
+
+fn read_revision(reader: &Reader<'_>, root: &ObjectHash) -> Result<Revision, StoreError> {
     let root_obj: RootObject = reader.json(root, TAG_ROOT)?;
     let pages = reader.pages(&root_obj.pages)?;
     let mut files = Vec::new();
@@ -1006,7 +1131,10 @@ pub fn load_page(
     page_id: &str,
     get: impl Fn(&ObjectHash) -> Option<Vec<u8>>,
 ) -> Result<Option<Page>, StoreError> {
-    let reader = Reader { get: &get };
+    let reader = Reader {
+        get: &get,
+        memo: None,
+    };
     let root_obj: RootObject = reader.json(root, TAG_ROOT)?;
     let mut at = root_obj.index;
     loop {
@@ -1220,6 +1348,54 @@ mod tests {
             (delta.root, delta.new_bytes, delta.total_bytes, objects.join(",")),
             (enc.root, 6480, 327024, "0115dfd7,addae991,dc770278,e1db0d82,79319d98,96223d79,23499f85,6855ef11,6667bb95,51099456,e340745b".to_string())
         );
+    }
+
+    #[test]
+    fn decoding_one_revision_after_another_reads_what_changed() {
+        // A history: a body edited, a page moved into another section, a page deleted, a
+        // file added, then the first revision again.
+        let first = big(1000);
+        let mut edited = first.clone();
+        if let PageKind::Document(d) = &mut edited.pages[3].pages[7].kind {
+            d.markdown = "Edited.\n".into();
+        }
+        let mut moved = edited.clone();
+        let page = moved.pages[5].pages.remove(2);
+        moved.pages[6].pages.insert(0, page);
+        let mut deleted = moved.clone();
+        deleted.pages[9].pages.pop();
+        let mut filed = deleted.clone();
+        let mut file = filed.files[0].clone();
+        file.id = "f2".into();
+        filed.files.push(file);
+        let history = [first.clone(), edited, moved, deleted, filed, first];
+
+        let mut store: HashMap<ObjectHash, Vec<u8>> = HashMap::new();
+        let mut decoded = Decoded::default();
+        let mut read = Vec::new();
+        for rev in &history {
+            let enc = encode(rev);
+            store.extend(enc.objects.iter().cloned());
+            // What a walk of the graph fetches with what the decodings before kept.
+            let mut wanted = HashSet::new();
+            let mut todo = vec![enc.root];
+            while let Some(h) = todo.pop() {
+                if wanted.insert(h) {
+                    todo.extend(decoded.references(&store[&h]).unwrap());
+                }
+            }
+            let got = decode_with(
+                &enc.root,
+                |h| wanted.contains(h).then(|| store[h].clone()),
+                &mut decoded,
+            )
+            .unwrap();
+            assert_eq!(&got, rev);
+            read.push(wanted.len());
+        }
+        // The first reads every page's record (bodies repeat); the others what changed.
+        assert!(read[0] > 1000, "{read:?}");
+        assert!(read[1..].iter().all(|&n| n * 8 < read[0]), "{read:?}");
     }
 
     #[test]

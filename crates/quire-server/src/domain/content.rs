@@ -81,13 +81,66 @@ async fn load_walk(
 /// Reads every object of the revision `root` not cached, decodes it and caches it.
 async fn walk(
     state: &AppState,
-    mut tx: Option<&mut Tx>,
+    tx: Option<&mut Tx>,
     space_id: Option<&str>,
     root: &str,
 ) -> ApiResult<Arc<Revision>> {
-    let root_hash = ObjectHash::from_hex(root)
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored root `{root}` is not a hash")))?;
-    // Walk the object graph level by level: one query per level for what is not cached.
+    let root_hash = root_hash(root)?;
+    let collected = fetch(state, tx, space_id, root_hash, &objects::references).await?;
+    state.content.count_decode(false);
+    let rev = tokio::task::spawn_blocking(move || {
+        objects::decode(&root_hash, |h| collected.get(h).map(|b| b.as_ref().clone()))
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?;
+    let rev = Arc::new(rev);
+    state.content.keep_decoded(space_id, root, rev.clone());
+    Ok(rev)
+}
+
+/// The revision `root`, decoded with what `decoded` kept from the revision decoded before
+/// it (see [`objects::Decoded`]): a space's history decoded one revision after another
+/// (its git commits) costs what changed between them. Not kept in the revision cache.
+pub async fn load_next(
+    state: &AppState,
+    root: &str,
+    decoded: objects::Decoded,
+) -> ApiResult<(Revision, objects::Decoded)> {
+    if root.is_empty() {
+        return Ok((Revision::default(), decoded));
+    }
+    let root_hash = root_hash(root)?;
+    let refs = |bytes: &[u8]| decoded.references(bytes);
+    let collected = fetch(state, None, None, root_hash, &refs).await?;
+    let mut decoded = decoded;
+    let (rev, decoded) = tokio::task::spawn_blocking(move || {
+        let get = |h: &ObjectHash| collected.get(h).map(|b| b.as_ref().clone());
+        let rev = objects::decode_with(&root_hash, get, &mut decoded);
+        (rev, decoded)
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    Ok((rev.map_err(ApiError::internal)?, decoded))
+}
+
+fn root_hash(root: &str) -> ApiResult<ObjectHash> {
+    ObjectHash::from_hex(root)
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored root `{root}` is not a hash")))
+}
+
+/// What an object (its bytes) points to that a decoding will read.
+type References<'a> = dyn Fn(&[u8]) -> Result<Vec<ObjectHash>, objects::StoreError> + Sync + 'a;
+
+/// Reads the objects of the revision `root` that `refs` leads to (from the object cache,
+/// else from the database, one query per level of the graph).
+async fn fetch(
+    state: &AppState,
+    mut tx: Option<&mut Tx>,
+    space_id: Option<&str>,
+    root_hash: ObjectHash,
+    refs: &References<'_>,
+) -> ApiResult<HashMap<ObjectHash, Arc<Vec<u8>>>> {
     let mut collected: HashMap<ObjectHash, Arc<Vec<u8>>> = HashMap::new();
     let mut seen: HashSet<ObjectHash> = HashSet::from([root_hash]);
     let mut frontier = vec![root_hash];
@@ -122,7 +175,7 @@ async fn walk(
             let bytes = cached.or_else(|| fetched.remove(&h)).ok_or_else(|| {
                 ApiError::internal(anyhow::anyhow!("content object {h} is missing"))
             })?;
-            for r in objects::references(&bytes).map_err(ApiError::internal)? {
+            for r in refs(&bytes).map_err(ApiError::internal)? {
                 if seen.insert(r) {
                     next.push(r);
                 }
@@ -134,16 +187,7 @@ async fn walk(
         }
         frontier = next;
     }
-    state.content.count_decode(false);
-    let rev = tokio::task::spawn_blocking(move || {
-        objects::decode(&root_hash, |h| collected.get(h).map(|b| b.as_ref().clone()))
-    })
-    .await
-    .map_err(ApiError::internal)?
-    .map_err(ApiError::internal)?;
-    let rev = Arc::new(rev);
-    state.content.keep_decoded(space_id, root, rev.clone());
-    Ok(rev)
+    Ok(collected)
 }
 
 /// Job kind that removes a space's derived bytes (stored page trees, page listings, PDFs)

@@ -99,18 +99,14 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
                 None => true,
             },
         );
-        // The next revision loads while this one's objects are written: loading (reading
-        // and decoding every page) is most of the work (two loads at once gained nothing
-        // on two cores).
-        let load = |root: &str| {
-            let (state, root) = (state.clone(), root.to_string());
-            tokio::spawn(async move { crate::domain::content::load(&state, &root).await })
-        };
-        let mut next = order.first().map(|r| load(&r.root));
-        for (i, row) in order.iter().enumerate() {
-            let loading = next.take().expect("one load per revision");
-            next = order.get(i + 1).map(|r| load(&r.root));
-            let content = loading.await.map_err(ApiError::internal)??;
+        // Each revision is decoded with what the one before it kept: parents come first,
+        // and a revision differs from its parent by a few pages, so loading costs what
+        // changed rather than every page again.
+        let mut decoded = quire_content::store::Decoded::default();
+        for row in &order {
+            let (content, kept) =
+                crate::domain::content::load_next(state, &row.root, decoded).await?;
+            decoded = kept;
             new_files(state, &dir, &content, &mut files, &mut present).await?;
             let identity = identities.get(&row.id).ok_or_else(|| {
                 ApiError::internal(anyhow::anyhow!(
