@@ -884,13 +884,20 @@ pub async fn update_cr_content(
             }
         })
         .collect();
+    // Files are named in the repository's layout as the change request's content has them.
+    let paths = match content::revision_row(&state, &ctx.space.id, &updated.revision_id).await? {
+        Some(row) if !inserted.is_empty() => {
+            gitsync::file_paths(&*content::load(&state, &row.root).await?)
+        }
+        _ => Default::default(),
+    };
     let inserted_files = inserted
         .iter()
         .map(|f| {
             view::file_view(
                 f,
                 &download_url(&state, &ctx.space.id, &caller.user.id, f),
-                None,
+                paths.get(&f.id).map(String::as_str),
             )
         })
         .collect();
