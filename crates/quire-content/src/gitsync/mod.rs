@@ -52,6 +52,87 @@ struct Paths {
 
 /// The repository files of `rev`, in a stable order.
 pub fn layout(rev: &Revision) -> Vec<Entry> {
+    layout_pages(rev, &mut |page, path, paths| {
+        Content::Text(page_file(page, path, paths))
+    })
+}
+
+/// Page files laid out before, by path: the page as it was (without its children) and its
+/// file's blob id.
+#[derive(Default)]
+pub struct PageFiles {
+    pages: HashMap<String, (Page, objects::Oid)>,
+}
+
+/// A file of [`layout_with`]: a file of the layout, or a page file that an earlier layout
+/// made the same, by its blob id.
+pub enum Laid {
+    /// A file of the layout.
+    New(Content),
+    /// The blob id of a page file unchanged since the earlier layout.
+    Same(objects::Oid),
+}
+
+/// [`layout`] of revisions one after another (a history's commits): a page whose file an
+/// earlier layout made from the same page at the same path is given by that file's blob id
+/// instead of being written and hashed again. Pages whose files depend on where other
+/// things are (links to rewrite, a cover) are always written. `files` keeps the pages of
+/// this revision only.
+pub fn layout_with(rev: &Revision, files: &mut PageFiles) -> Vec<(String, Laid)> {
+    let mut now: HashMap<String, (Page, objects::Oid)> = HashMap::new();
+    let mut same: HashMap<String, objects::Oid> = HashMap::new();
+    let entries = layout_pages(rev, &mut |page, path, paths| {
+        let alone = match &page.kind {
+            PageKind::Document(d) => d.cover.is_none() && !needs_rewrite(&d.markdown),
+            _ => false,
+        };
+        if alone {
+            if let Some((before, oid)) = files.pages.get(path) {
+                if same_page(before, page) {
+                    now.insert(path.to_string(), (before.clone(), *oid));
+                    same.insert(path.to_string(), *oid);
+                    return Content::Text(String::new());
+                }
+            }
+        }
+        let text = page_file(page, path, paths);
+        if alone {
+            let oid = objects::id_of(objects::Kind::Blob, text.as_bytes());
+            now.insert(path.to_string(), (page.without_children(), oid));
+        }
+        Content::Text(text)
+    });
+    files.pages = now;
+    entries
+        .into_iter()
+        .map(|e| match same.get(&e.path) {
+            Some(oid) => (e.path, Laid::Same(*oid)),
+            None => (e.path, Laid::New(e.content)),
+        })
+        .collect()
+}
+
+/// Whether two pages' own fields (not their children) are the same; a document shared
+/// between revisions compares by identity first.
+fn same_page(a: &Page, b: &Page) -> bool {
+    a.id == b.id
+        && a.title == b.title
+        && a.slug == b.slug
+        && a.emoji == b.emoji
+        && a.icon == b.icon
+        && a.description == b.description
+        && a.hidden == b.hidden
+        && a.no_index == b.no_index
+        && a.no_robots_index == b.no_robots_index
+        && a.condition == b.condition
+        && a.kind == b.kind
+}
+
+/// The layout, each page's file made by `page_file` (page, path, where everything is).
+fn layout_pages(
+    rev: &Revision,
+    page_file: &mut dyn FnMut(&Page, &str, &Paths) -> Content,
+) -> Vec<Entry> {
     let paths = paths_of(rev);
     let mut out = Vec::new();
     out.push(Entry {
@@ -63,7 +144,7 @@ pub fn layout(rev: &Revision) -> Vec<Entry> {
         if let Some(path) = paths.pages.get(&page.id) {
             out.push(Entry {
                 path: path.clone(),
-                content: Content::Text(page_file(page, path, &paths)),
+                content: page_file(page, path, &paths),
             });
         }
         stack.extend(page.pages.iter().rev());

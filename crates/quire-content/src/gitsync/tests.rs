@@ -3,6 +3,7 @@ use crate::convert::archive::{Content as Held, Entry as Read};
 use crate::convert::tree::from_entries;
 use crate::model::{DocumentPage, File, ReusableContent};
 use std::collections::HashMap;
+use objects::{Kind, Oid};
 
 fn sample() -> Revision {
     let mut intro = Page::document("p1", "Introduction", "introduction", "Welcome.\n");
@@ -334,4 +335,53 @@ fn what_cannot_be_read_is_refused_naming_the_file() {
     latin.push(("guide/latin.md".into(), vec![0xe9, b'\n']));
     let err = read(latin, &rev, &limits, &mut ids()).unwrap_err();
     assert!(err.0.contains("guide/latin.md"), "{}", err.0);
+}
+
+#[test]
+fn layouts_one_after_another_name_the_same_blobs() {
+    // A history: a title changed, a body changed, a page moved (its path changes), the
+    // linked-to page renamed (the linking page's file changes with it).
+    let first = sample();
+    let mut titled = first.clone();
+    titled.pages[0].title = "Start here".into();
+    let mut edited = titled.clone();
+    if let PageKind::Document(d) = &mut edited.pages[2].pages[0].kind {
+        d.markdown = "New text.\n".into();
+    }
+    let mut moved = edited.clone();
+    let api = moved.pages[2].pages.remove(0);
+    moved.pages.push(api);
+    let mut renamed = moved.clone();
+    renamed.pages[1].pages[0].slug = "setup".into();
+    let history = [first, titled, edited, moved, renamed];
+
+    let mut files = PageFiles::default();
+    let mut reused = Vec::new();
+    for rev in &history {
+        let plain: Vec<(String, Oid)> = layout(rev)
+            .into_iter()
+            .filter_map(|e| match e.content {
+                Content::Text(t) => Some((e.path, objects::id_of(Kind::Blob, t.as_bytes()))),
+                Content::Blob(_) => None,
+            })
+            .collect();
+        let mut same = 0;
+        let laid: Vec<(String, Oid)> = layout_with(rev, &mut files)
+            .into_iter()
+            .filter_map(|(path, l)| match l {
+                Laid::Same(oid) => {
+                    same += 1;
+                    Some((path, oid))
+                }
+                Laid::New(Content::Text(t)) => {
+                    Some((path, objects::id_of(Kind::Blob, t.as_bytes())))
+                }
+                Laid::New(Content::Blob(_)) => None,
+            })
+            .collect();
+        assert_eq!(laid, plain);
+        reused.push(same);
+    }
+    // Pages without links are reused where they and their path stayed; linking pages never.
+    assert_eq!(reused, [0, 1, 1, 1, 2]);
 }

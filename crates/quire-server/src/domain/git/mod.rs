@@ -18,7 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use quire_content::gitsync::objects::{self, Kind, Object, Oid, Signature};
-use quire_content::gitsync::{self, Content};
+use quire_content::gitsync::{self, Content, Laid};
 use quire_content::Revision;
 
 use crate::error::{ApiError, ApiResult};
@@ -103,6 +103,7 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
         // and a revision differs from its parent by a few pages, so loading costs what
         // changed rather than every page again.
         let mut decoded = quire_content::store::Decoded::default();
+        let mut page_files = gitsync::PageFiles::default();
         for row in &order {
             let (content, kept) =
                 crate::domain::content::load_next(state, &row.root, decoded).await?;
@@ -130,13 +131,17 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
             let files_now = files.clone();
             let dir_now = dir.clone();
             let mut known = std::mem::take(&mut present);
-            let (made, known) = tokio::task::spawn_blocking(move || {
-                let made = write_commit(&dir_now, &content, &files_now, &about, &mut known);
-                (made, known)
+            let mut laid = std::mem::take(&mut page_files);
+            let (made, known, laid) = tokio::task::spawn_blocking(move || {
+                let made = write_commit(
+                    &dir_now, &content, &files_now, &about, &mut known, &mut laid,
+                );
+                (made, known, laid)
             })
             .await
             .map_err(ApiError::internal)?;
             present = known;
+            page_files = laid;
             let id = made.map_err(ApiError::internal)?;
             append(&dir.join(COMMITS_FILE), &row.id, &id.to_hex()).map_err(ApiError::internal)?;
             commits.insert(row.id.clone(), id.to_hex());
@@ -583,28 +588,33 @@ struct About {
 }
 
 /// Writes the blobs, trees and commit of one revision; returns the commit's id.
+/// `page_files` holds the page files of the revision written before (see
+/// [`gitsync::layout_with`]).
 fn write_commit(
     dir: &Path,
     content: &Revision,
     files: &HashMap<String, String>,
     about: &About,
     present: &mut Present,
+    page_files: &mut gitsync::PageFiles,
 ) -> anyhow::Result<Oid> {
     let seconds = about.seconds;
     let mut blobs: Vec<(String, Oid)> = Vec::new();
-    for entry in gitsync::layout(content) {
-        let id = match entry.content {
-            Content::Text(text) => {
+    for (path, laid) in gitsync::layout_with(content, page_files) {
+        let id = match laid {
+            // Written with the earlier revision's commit.
+            Laid::Same(id) => id,
+            Laid::New(Content::Text(text)) => {
                 let blob = Object::new(Kind::Blob, text.into_bytes());
                 write_object(dir, &blob, present)?;
                 blob.id
             }
-            Content::Blob(sha) => files
+            Laid::New(Content::Blob(sha)) => files
                 .get(&sha)
                 .and_then(|h| Oid::from_hex(h))
                 .ok_or_else(|| anyhow::anyhow!("file blob {sha} was not written"))?,
         };
-        blobs.push((entry.path, id));
+        blobs.push((path, id));
     }
     let (tree, trees) = objects::trees(blobs.iter().map(|(p, id)| (p.as_str(), *id)))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
