@@ -2,8 +2,8 @@ use super::*;
 use crate::convert::archive::{Content as Held, Entry as Read};
 use crate::convert::tree::from_entries;
 use crate::model::{DocumentPage, File, ReusableContent};
-use std::collections::HashMap;
 use objects::{Kind, Oid};
+use std::collections::HashMap;
 
 fn sample() -> Revision {
     let mut intro = Page::document("p1", "Introduction", "introduction", "Welcome.\n");

@@ -101,14 +101,18 @@ async fn walk(
 
 /// The revision `root`, decoded with what `decoded` kept from the revision decoded before
 /// it (see [`objects::Decoded`]): a space's history decoded one revision after another
-/// (its git commits) costs what changed between them. Not kept in the revision cache.
+/// (its git commits) costs what changed between them. Taken from the revision cache when
+/// it holds it (a revision just written), and not kept there otherwise.
 pub async fn load_next(
     state: &AppState,
     root: &str,
     decoded: objects::Decoded,
-) -> ApiResult<(Revision, objects::Decoded)> {
+) -> ApiResult<(Arc<Revision>, objects::Decoded)> {
     if root.is_empty() {
-        return Ok((Revision::default(), decoded));
+        return Ok((Arc::new(Revision::default()), decoded));
+    }
+    if let Some(rev) = state.content.revisions.get(root) {
+        return Ok((rev, decoded));
     }
     let root_hash = root_hash(root)?;
     let refs = |bytes: &[u8]| decoded.references(bytes);
@@ -121,7 +125,7 @@ pub async fn load_next(
     })
     .await
     .map_err(ApiError::internal)?;
-    Ok((rev.map_err(ApiError::internal)?, decoded))
+    Ok((Arc::new(rev.map_err(ApiError::internal)?), decoded))
 }
 
 fn root_hash(root: &str) -> ApiResult<ObjectHash> {
