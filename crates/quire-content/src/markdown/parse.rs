@@ -1831,6 +1831,10 @@ fn items_text(items: &[Item]) -> String {
 /// end: next to another break (that would make a blank line, or follow a backslash break),
 /// or at the edge of marked text (where `**` would not open or close).
 fn writable_soft_breaks(leaves: &mut [Leaf]) {
+    // Every parse merges leaves; only those keeping lines hold a soft break.
+    if !leaves.iter().any(|l| l.text.contains(SOFT_BREAK)) {
+        return;
+    }
     let chars: Vec<Vec<char>> = leaves.iter().map(|l| l.text.chars().collect()).collect();
     let is_break = |c: Option<&char>| matches!(c.copied(), Some('\n' | SOFT_BREAK));
     for (i, l) in leaves.iter_mut().enumerate() {
