@@ -41,7 +41,9 @@ def git(args, cwd):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", type=int, default=10000)
-    ap.add_argument("--profile", help="record the cold clone with perf into this file")
+    ap.add_argument("--profile", help="record one step with perf into this file")
+    ap.add_argument("--profile-step", choices=("clone", "fetch", "push"), default="clone",
+                    help="the step --profile records: the cold clone (default), the fetch or the push")
     ap.add_argument("--keep", action="store_true", help="keep the data folder and say where")
     args = ap.parse_args()
     data = tempfile.mkdtemp(prefix="quire-git-")
@@ -63,16 +65,24 @@ def main():
         space = call("GET", f"{base}/v1/orgs/{org}/spaces", token)["items"][0]["id"]
         url = f"http://git:{token}@127.0.0.1:{port}/git/{space}.git"
         before = rss_kib(server.pid, "VmRSS")
-        profile = None
-        if args.profile:
-            profile = subprocess.Popen(["perf", "record", "-F", "499", "-g", "-p", str(server.pid), "-o",
-                                        args.profile], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        def recording(step):
+            """perf recording the server while `step` runs, when --profile asks for it."""
+            if not args.profile or args.profile_step != step:
+                return None
+            perf = subprocess.Popen(["perf", "record", "-F", "499", "-g", "-p", str(server.pid), "-o",
+                                     args.profile], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
             time.sleep(1)
+            return perf
+
+        def stop(perf):
+            if perf:
+                perf.send_signal(2)
+                perf.wait()
+
+        profile = recording("clone")
         cold = git(["clone", "-q", "--bare", url, "cold.git"], work)
         git(["clone", "-q", url, "cold"], work)
-        if profile:
-            profile.send_signal(2)
-            profile.wait()
+        stop(profile)
         files = int(subprocess.run(["git", "ls-files"], cwd=os.path.join(work, "cold"), env=GIT_ENV,
                                    capture_output=True, text=True, check=True).stdout.count("\n"))
         commits = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=os.path.join(work, "cold"),
@@ -94,7 +104,9 @@ def main():
              {"changes": [{"operation": "update_page", "page": page,
                            "document": {"markdown": "Edited.\n"}}]})
         call("POST", f"{base}/v1/spaces/{space}/change-requests/{cr['id']}/merge", token)
+        profile = recording("fetch")
         fetch = git(["fetch", "-q"], os.path.join(work, "cold"))
+        stop(profile)
         again = git(["fetch", "-q"], os.path.join(work, "warm0"))
         print(f"fetch after a one-page merge: {fetch * 1000:.0f} ms (first), {again * 1000:.0f} ms (next clone)",
               flush=True)
@@ -105,7 +117,9 @@ def main():
         with open(os.path.join(cold, "README.md"), "a") as f:
             f.write("\nOne more line.\n")
         git(["-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-qam", "One page"], cold)
+        profile = recording("push")
         pushed = git(["push", "-q", "origin", "HEAD:refs/heads/one-page"], cold)
+        stop(profile)
         crs = call("GET", f"{base}/v1/spaces/{space}/change-requests", token)["items"]
         assert any(c["subject"] == "One page" for c in crs), crs
         print(f"one-page push to a new branch (change request opened): {pushed * 1000:.0f} ms", flush=True)

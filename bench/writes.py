@@ -14,8 +14,9 @@ as a share of the floor:
 After each row, what was acknowledged is checked against what is stored: every comment
 answered 2xx exists, and every editor's last acknowledged text is its page's text.
 
-Two more rows run only when named with --only: comments_reads (the comments row's reads and
-searches, 78/22, without its posts) and posts (comment posts only).
+Four more rows run only when named with --only: comments_reads (the comments row's reads and
+searches, 78/22, without its posts), posts (comment posts only), edits_reads (the edits
+row's reads without its edits) and page_edits (its page edits only).
 
 Usage: python3 bench/writes.py [--duration 8] [--database-url URL] [--only NAME,...]
 Needs: release builds (cargo build --release -p quire -p quire-server --example floor) and wrk.
@@ -110,6 +111,10 @@ def run_wrk(url, duration, script=None, headers=(), connections=64):
     return res
 
 
+# Rows that break a mixed row into its parts, run only when named with --only.
+ONLY_WHEN_NAMED = ("comments_reads", "posts", "edits_reads", "page_edits")
+
+
 def editors(base, token, space, pages, writers=32, rounds=20):
     """32 threads, each editing its own page of one change request `rounds` times."""
     cr = call("POST", f"{base}/v1/spaces/{space}/change-requests", token, {"subject": "Editors"})["id"]
@@ -175,7 +180,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--duration", type=int, default=8)
     ap.add_argument("--database-url")
-    ap.add_argument("--only", help="comma-separated rows: get_space,comments,edits,editors,comments_reads,posts")
+    ap.add_argument("--only", help="comma-separated rows: get_space,comments,edits,editors,"
+                    "comments_reads,posts,edits_reads,page_edits")
     args = ap.parse_args()
     data = tempfile.mkdtemp(prefix="quire-writes-")
     storage = ["--data-dir", data] + (["--database-url", args.database_url] if args.database_url else [])
@@ -234,9 +240,12 @@ def main():
             # and searches without the posts, and the posts alone.
             ("comments_reads", script("comments_reads", 78, 100, comment_writes, '-'), base + "/"),
             ("posts", script("posts", 0, 0, comment_writes, '{"object":"comment"'), base + "/"),
+            # The same for the edits row: its reads alone, and its page edits alone.
+            ("edits_reads", script("edits_reads", 100, 100, edit_writes, '-'), base + "/"),
+            ("page_edits", script("page_edits", 0, 0, edit_writes, '{"changeRequest"'), base + "/"),
         ]
         for name, lua, path in plans:
-            if (wanted and name not in wanted) or (not wanted and name in ("comments_reads", "posts")):
+            if (wanted and name not in wanted) or (not wanted and name in ONLY_WHEN_NAMED):
                 continue
             url = path if path.startswith("http") else base + path
             counted = name in ("comments", "posts")
