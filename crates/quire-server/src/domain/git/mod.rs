@@ -233,7 +233,7 @@ pub async fn sweep(state: &AppState) -> anyhow::Result<usize> {
 /// The `git` program for the repository in `dir`, sealed: no system or global
 /// configuration, no hooks, no prompts, a fixed environment; stopped if dropped.
 pub fn sealed(dir: &Path) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new("git");
+    let mut cmd = tokio::process::Command::new(git_program());
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -245,6 +245,25 @@ pub fn sealed(dir: &Path) -> tokio::process::Command {
         .args(["-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*"])
         .kill_on_drop(true);
     cmd
+}
+
+/// The `git` program, found once on `PATH` (`git` when it is not there). Named by its path,
+/// it is started with `posix_spawn`; a bare name with `PATH` set for the child makes the
+/// standard library fork the server, copying the page tables of all its memory, for each
+/// of the several commands a fetch or push runs.
+fn git_program() -> &'static Path {
+    static GIT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    GIT.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("git"))
+            .find(|p| {
+                std::fs::metadata(p)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+            .unwrap_or_else(|| PathBuf::from("git"))
+    })
 }
 
 /// Objects a repository holds, and how many this preparation wrote.
