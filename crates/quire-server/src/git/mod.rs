@@ -67,7 +67,7 @@ pub struct Service {
 fn git_available() -> bool {
     static FOUND: OnceLock<bool> = OnceLock::new();
     *FOUND.get_or_init(|| {
-        std::process::Command::new("git")
+        std::process::Command::new(crate::domain::git::program())
             .arg("--version")
             .stdout(Stdio::null())
             .stderr(Stdio::null())

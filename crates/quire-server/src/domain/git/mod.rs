@@ -233,7 +233,7 @@ pub async fn sweep(state: &AppState) -> anyhow::Result<usize> {
 /// The `git` program for the repository in `dir`, sealed: no system or global
 /// configuration, no hooks, no prompts, a fixed environment; stopped if dropped.
 pub fn sealed(dir: &Path) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(git_program());
+    let mut cmd = tokio::process::Command::new(program());
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -251,7 +251,7 @@ pub fn sealed(dir: &Path) -> tokio::process::Command {
 /// it is started with `posix_spawn`; a bare name with `PATH` set for the child makes the
 /// standard library fork the server, copying the page tables of all its memory, for each
 /// of the several commands a fetch or push runs.
-fn git_program() -> &'static Path {
+pub fn program() -> &'static Path {
     static GIT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     GIT.get_or_init(|| {
         use std::os::unix::fs::PermissionsExt;
@@ -693,4 +693,27 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Git is started by its path whenever it is installed: by bare name, with `PATH` set
+    /// for the child, the standard library would fork the server for every command.
+    #[test]
+    fn git_is_started_by_its_path_when_installed() {
+        let installed = std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !installed {
+            eprintln!("git is not installed: nothing to check");
+            return;
+        }
+        let cmd = sealed(Path::new("/nonexistent"));
+        let program = Path::new(cmd.as_std().get_program());
+        assert!(program.is_absolute(), "{}", program.display());
+        assert_eq!(program.file_name().and_then(|n| n.to_str()), Some("git"));
+    }
 }
