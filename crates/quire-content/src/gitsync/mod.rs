@@ -11,7 +11,7 @@
 pub mod objects;
 mod read;
 
-pub use read::{read, GitRedirect, NewFile, Read, MAX_GIT_REDIRECTS};
+pub use read::{read, read_tree, GitRedirect, NewFile, Read, TreeFile, MAX_GIT_REDIRECTS};
 
 use std::collections::{HashMap, HashSet};
 

@@ -64,20 +64,57 @@ fn refuse(path: &str, why: impl std::fmt::Display) -> ConvertError {
     ConvertError::new(format!("`{path}`: {why}"))
 }
 
+/// A file of the tree [`read_tree`] reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TreeFile {
+    /// Its bytes.
+    Bytes(Vec<u8>),
+    /// Byte for byte the file [`layout`] writes at its path for the base revision (as the
+    /// base revision's own commit holds it): the base's page, reusable content, file,
+    /// table of contents or variables are kept without reading the file again. A caller
+    /// that marks files so has compared the whole tree with the base's, so the files it
+    /// gives as bytes are taken as differing from what the layout writes.
+    Unchanged,
+}
+
 /// Reads `files` (path from the repository's root, bytes) as a revision, keeping the
-/// identities `base` gives; `blob_of` gives the sha-256 (hex) of a base file's bytes.
+/// identities `base` gives.
 pub fn read(
     files: Vec<(String, Vec<u8>)>,
     base: &Revision,
     limits: &Limits,
     new_id: &mut dyn FnMut() -> String,
 ) -> Result<Read, ConvertError> {
-    let written: HashMap<String, Content> = layout(base)
+    let files = files
         .into_iter()
-        .map(|e| (e.path, e.content))
+        .map(|(path, bytes)| (path, TreeFile::Bytes(bytes)))
         .collect();
+    read_tree(files, base, limits, new_id)
+}
+
+/// [`read`], where the files the caller knows to be as the base's layout writes them are
+/// marked [`TreeFile::Unchanged`]: what a push did not touch costs neither reading nor
+/// parsing (nor laying the base out to compare with).
+pub fn read_tree(
+    files: Vec<(String, TreeFile)>,
+    base: &Revision,
+    limits: &Limits,
+    new_id: &mut dyn FnMut() -> String,
+) -> Result<Read, ConvertError> {
+    let compared = files.iter().any(|(_, f)| matches!(f, TreeFile::Unchanged));
+    // The base's layout, to find the files given as bytes that are what it writes; not
+    // needed when the caller compared.
+    let written: HashMap<String, Content> = if compared {
+        HashMap::new()
+    } else {
+        layout(base)
+            .into_iter()
+            .map(|e| (e.path, e.content))
+            .collect()
+    };
     let base_paths = paths_of(base);
     let same_text = |path: &str, bytes: &[u8]| matches!(written.get(path), Some(Content::Text(t)) if t.as_bytes() == bytes);
+    let mut unchanged: std::collections::HashSet<String> = std::collections::HashSet::new();
 
     let mut keep = Keep::default();
     for (id, path) in &base_paths.pages {
@@ -87,7 +124,33 @@ pub fn read(
     let mut includes: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut variables = None;
     let mut redirects = Vec::new();
-    for (path, bytes) in files {
+    for (path, file) in files {
+        let bytes = match file {
+            TreeFile::Bytes(bytes) => bytes,
+            // The structure and the variables as the base's layout writes them (cheap to
+            // make again); pages, reusable contents and files are the base's own, below.
+            TreeFile::Unchanged if path == "SUMMARY.md" => {
+                super::summary(base, &base_paths).into_bytes()
+            }
+            TreeFile::Unchanged if path == ".gitbook/vars.yaml" => {
+                variables = Some(base.variables.clone());
+                continue;
+            }
+            TreeFile::Unchanged => {
+                let laid = path.starts_with(&format!("{ASSETS}/"))
+                    || super::super::convert::tree::is_markdown(&path)
+                        && (!path.starts_with(".gitbook/")
+                            || path.starts_with(&format!("{INCLUDES}/")));
+                if !laid {
+                    return Err(refuse(
+                        &path,
+                        "is no file the base revision's layout writes",
+                    ));
+                }
+                unchanged.insert(path.clone());
+                Vec::new()
+            }
+        };
         if path == ".gitbook.yaml" {
             let text = String::from_utf8_lossy(&bytes);
             redirects =
@@ -135,10 +198,16 @@ pub fn read(
             .unwrap_or_else(&mut *new_id);
         keep.includes
             .insert(norm_key(&archive_key(&path)), id.clone());
-        if same_text(&path, &bytes) {
+        if unchanged.contains(&path) || same_text(&path, &bytes) {
             if let Some(r) = base.reusable_contents.iter().find(|r| r.id == id) {
                 reusable.push(r.clone());
                 continue;
+            }
+            if unchanged.contains(&path) {
+                return Err(refuse(
+                    &path,
+                    "is not a reusable content of the base revision",
+                ));
             }
         }
         let text = String::from_utf8(bytes).map_err(|_| refuse(&path, "is not UTF-8 text"))?;
@@ -180,10 +249,17 @@ pub fn read(
         .collect();
     for (i, asset) in bundle.assets.iter().enumerate() {
         let path = key_path(&asset.key);
-        if let (Some(f), Held::Held(bytes)) = (base_files.get(path.as_str()), &asset.content) {
-            if ObjectHash::of(bytes).to_hex() == f.blob {
+        match (base_files.get(path.as_str()), &asset.content) {
+            (Some(f), _) if unchanged.contains(&path) => {
                 keep.files.insert(i, f.id.clone());
             }
+            (None, _) if unchanged.contains(&path) => {
+                return Err(refuse(&path, "is not a file of the base revision"));
+            }
+            (Some(f), Held::Held(bytes)) if ObjectHash::of(bytes).to_hex() == f.blob => {
+                keep.files.insert(i, f.id.clone());
+            }
+            _ => {}
         }
     }
     let assembled = assemble_keeping(&bundle, &[], false, limits, &keep, new_id)?;
@@ -243,11 +319,15 @@ pub fn read(
         if let Some(key) = assembled.keys.get(&page.id) {
             let path = key_path(key);
             if let Some(bytes) = texts.get(&path) {
+                let as_laid = unchanged.contains(&path);
                 match base_pages.get(page.id.as_str()) {
-                    Some(before) if same_text(&path, bytes) => {
+                    Some(before) if as_laid || same_text(&path, bytes) => {
                         let children = std::mem::take(&mut page.pages);
                         *page = before.without_children();
                         page.pages = children;
+                    }
+                    _ if as_laid => {
+                        return Err(refuse(&path, "is not a page of the base revision"));
                     }
                     before => {
                         let text = std::str::from_utf8(bytes).expect("checked above");

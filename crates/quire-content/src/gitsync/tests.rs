@@ -245,16 +245,29 @@ fn ids() -> impl FnMut() -> String {
     }
 }
 
+/// Reads `files` against `rev` twice: every file as bytes, and with the files that are as
+/// the layout writes them marked unchanged; both must read the same.
+fn read_both(files: Vec<(String, Vec<u8>)>, rev: &Revision) -> super::Read {
+    let limits = crate::convert::Limits::default();
+    let written: HashMap<String, Vec<u8>> = files_of(rev, &readable().1).into_iter().collect();
+    let marked: Vec<(String, TreeFile)> = files
+        .iter()
+        .map(|(path, b)| match written.get(path) {
+            Some(w) if w == b => (path.clone(), TreeFile::Unchanged),
+            _ => (path.clone(), TreeFile::Bytes(b.clone())),
+        })
+        .collect();
+    assert!(marked.iter().any(|(_, f)| *f == TreeFile::Unchanged));
+    let whole = read(files, rev, &limits, &mut ids()).unwrap();
+    let compared = read_tree(marked, rev, &limits, &mut ids()).unwrap();
+    assert_eq!(whole, compared);
+    whole
+}
+
 #[test]
 fn what_was_written_reads_back_as_the_same_revision() {
     let (rev, bytes) = readable();
-    let read = read(
-        files_of(&rev, &bytes),
-        &rev,
-        &crate::convert::Limits::default(),
-        &mut ids(),
-    )
-    .unwrap();
+    let read = read_both(files_of(&rev, &bytes), &rev);
     assert_eq!(read.new_files, vec![]);
     assert_eq!(read.revision.pages, rev.pages);
     assert_eq!(read.revision.files, rev.files);
@@ -284,7 +297,7 @@ fn an_edit_changes_only_what_it_touches() {
         b"# Upgrade\n\nSee ![new](../.gitbook/assets/new.png).\n".to_vec(),
     ));
     files.push((".gitbook/assets/new.png".into(), b"new image".to_vec()));
-    let read = read(files, &rev, &crate::convert::Limits::default(), &mut ids()).unwrap();
+    let read = read_both(files, &rev);
     let before = rev.flatten();
     let after = read.revision.flatten();
     let install = after.iter().find(|f| f.page.id == "p3").unwrap().page;
@@ -306,6 +319,28 @@ fn an_edit_changes_only_what_it_touches() {
             assert_eq!(same.page.without_children(), f.page.without_children());
         }
     }
+}
+
+#[test]
+fn only_what_the_layout_writes_can_be_unchanged() {
+    let (rev, bytes) = readable();
+    let mut files: Vec<(String, TreeFile)> = files_of(&rev, &bytes)
+        .into_iter()
+        .map(|(path, b)| (path, TreeFile::Bytes(b)))
+        .collect();
+    files.push((".gitbook.yaml".into(), TreeFile::Unchanged));
+    let err = read_tree(files.clone(), &rev, &Default::default(), &mut ids()).unwrap_err();
+    assert!(err.0.contains(".gitbook.yaml"), "{}", err.0);
+    files.pop();
+    // A page the summary lists that the base has not.
+    for (path, f) in files.iter_mut() {
+        if let (true, TreeFile::Bytes(b)) = (path == "SUMMARY.md", f) {
+            b.extend_from_slice(b"* [Other](guide/other.md)\n");
+        }
+    }
+    files.push(("guide/other.md".into(), TreeFile::Unchanged));
+    let err = read_tree(files, &rev, &Default::default(), &mut ids()).unwrap_err();
+    assert!(err.0.contains("guide/other.md"), "{}", err.0);
 }
 
 #[test]

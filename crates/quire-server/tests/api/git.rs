@@ -772,6 +772,55 @@ async fn pushes_that_cannot_be_read_are_refused_naming_the_file() {
 
 /// Past a few hundred objects the repository is packed (with bitmaps); later commits add
 /// only their new objects, and clones and fetches read both.
+/// Commits made before their ids were recorded (by a node older than the `commit_oid`
+/// column) get their ids recorded the next time the repository is brought up to date.
+#[tokio::test]
+async fn commit_ids_made_before_they_were_recorded_are_recorded_later() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    let head = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    let first = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    let revision = format!(
+        "/v1/spaces/{space}/revisions/{}",
+        first["id"].as_str().unwrap()
+    );
+    assert_eq!(first["git"]["oid"], head.as_str(), "{first}");
+    // As an older node left them: the commits made, their ids not recorded.
+    sqlx::query("UPDATE git_commits SET commit_oid = NULL WHERE space_id = $1")
+        .bind(&space)
+        .execute(app.state.db.pool())
+        .await
+        .unwrap();
+    let cr = app.open_change_request(&alice, &space, "One page").await;
+    let home = page_id(&app, &alice, &space, "Home").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "update_page", "page": home, "document": { "markdown": "Changed.\n" } }]),
+    )
+    .await;
+    app.merge_change_request(&alice, &space, &cr).await;
+    let unrecorded = app.get(&alice, &revision).await.expect(200);
+    assert!(unrecorded.get("git").is_none(), "{unrecorded}");
+    // The fetch makes the new commits and records every id this copy knows.
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    let recorded = app.get(&alice, &revision).await.expect(200);
+    assert_eq!(recorded["git"]["oid"], head.as_str(), "{recorded}");
+    let main = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    let now = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    assert_eq!(now["git"]["oid"], main.as_str(), "{now}");
+}
+
 #[tokio::test]
 async fn a_large_history_is_packed_and_later_commits_add_only_theirs() {
     if !has_git() {

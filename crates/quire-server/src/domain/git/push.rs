@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use quire_content::gitsync::objects::Oid;
+use quire_content::gitsync::TreeFile;
 use quire_content::Revision;
 
 use crate::domain::access::{Role, SpaceCtx};
@@ -315,7 +316,6 @@ async fn branch(
             a
         }
     };
-    let files = files_of(state, dir, env, &new).await?;
 
     // What the branch is: an open change request's, main, or a new one.
     // A change request's branch, by number or by the name it was pushed under.
@@ -371,6 +371,18 @@ async fn branch(
         }
         None => None,
     };
+    // The revision the branch is read against, and its commit's tree when Quire laid that
+    // revision out itself (a pushed commit's tree is the pusher's): files unchanged from it
+    // are the base's own and are neither read nor parsed again.
+    let (base_id, base_commit) = match &existing {
+        Some(c) => (c.revision_id.clone(), command.old.clone()),
+        None => (fork_revision.clone(), fork_commit.clone()),
+    };
+    let laid_out = store::git::identity(&state.db, &ctx.space.id, &base_id)
+        .await
+        .map_err(ApiError::from)?
+        .is_none_or(|i| i.oid.is_none());
+    let files = files_of(state, dir, env, &new, laid_out.then_some(&*base_commit)).await?;
     let to_main = name == "main";
     if to_main {
         ctx.require(Role::Edit, "merge change requests in this space")?;
@@ -392,7 +404,7 @@ async fn branch(
     match existing {
         Some(c) => {
             // Read against the change request as it is: the pushed commit descends from it.
-            let base = revision(state, ctx, &c.revision_id).await?;
+            let base = revision(state, ctx, &base_id).await?;
             let read = read_files(files, base, limits).await?;
             let content = with_new_files(state, &ctx.space.id, read).await?;
             let mut attempts =
@@ -422,7 +434,7 @@ async fn branch(
         None => {
             // A change request from the space as it is now, holding what the branch changed
             // since it left the space's history (three-way, as a merge would).
-            let fork = revision(state, ctx, &fork_revision).await?;
+            let fork = revision(state, ctx, &base_id).await?;
             let read = read_files(files, fork.clone(), limits).await?;
             let redirects = read.redirects.clone();
             let content = Arc::new(with_new_files(state, &ctx.space.id, read).await?);
@@ -535,13 +547,13 @@ pub(super) async fn revision(
 
 /// Reads the files as a revision, off the async workers.
 async fn read_files(
-    files: Vec<(String, Vec<u8>)>,
+    files: Vec<(String, TreeFile)>,
     base: Arc<Revision>,
     limits: quire_content::convert::Limits,
 ) -> Result<quire_content::gitsync::Read, Refusal> {
     tokio::task::spawn_blocking(move || {
         let mut ids = new_id;
-        quire_content::gitsync::read(files, &base, &limits, &mut ids)
+        quire_content::gitsync::read_tree(files, &base, &limits, &mut ids)
     })
     .await
     .map_err(|e| Refusal::from(ApiError::internal(e)))?
@@ -566,37 +578,36 @@ pub(super) async fn with_new_files(
 }
 
 /// The files of commit `new`'s tree, refusing what a space cannot hold: symbolic links,
-/// submodules, more files or bytes than an import may bring.
+/// submodules, more files or bytes than an import may bring. Those at the same path with
+/// the same blob in `laid_out`'s tree (a commit Quire laid out from the base revision) are
+/// [`TreeFile::Unchanged`] and not read.
 async fn files_of(
     state: &AppState,
     dir: &Path,
     env: &Quarantine,
     new: &str,
-) -> Result<Vec<(String, Vec<u8>)>, Refusal> {
+    laid_out: Option<&str>,
+) -> Result<Vec<(String, TreeFile)>, Refusal> {
     let limits = limits(state);
-    let listing = env
-        .git(
-            dir,
-            &["ls-tree", "-r", "-z", "--full-tree", "-l", new],
-            None,
-        )
-        .await?;
-    let mut wanted: Vec<(String, String)> = Vec::new();
+    let tree = ["ls-tree", "-r", "-z", "--full-tree", "-l"];
+    let listing = env.git(dir, &[&tree[..], &[new]].concat(), None).await?;
+    let before: HashMap<String, String> = match laid_out {
+        Some(commit) => listed(&env.git(dir, &[&tree[..], &[commit]].concat(), None).await?)?
+            .into_iter()
+            .map(|(_, oid, _, path)| (path, oid))
+            .collect(),
+        None => HashMap::new(),
+    };
+    // The files in the tree's order, those to read with their place among them.
+    let mut files = Vec::new();
+    let mut wanted: Vec<(usize, String)> = Vec::new();
     let mut total: u64 = 0;
-    for entry in listing.split(|b| *b == 0).filter(|e| !e.is_empty()) {
-        let entry =
-            String::from_utf8(entry.to_vec()).map_err(|_| Refusal("a path is not UTF-8".into()))?;
-        let (meta, path) = entry
-            .split_once('\t')
-            .ok_or_else(|| Refusal("unreadable tree".into()))?;
-        let mut parts = meta.split_whitespace();
-        let (mode, _kind, oid, size) = (parts.next(), parts.next(), parts.next(), parts.next());
-        match mode {
-            Some("120000") => return refuse(format!("`{path}`: symbolic links are not accepted")),
-            Some("160000") => return refuse(format!("`{path}`: submodules are not accepted")),
+    for (mode, oid, size, path) in listed(&listing)? {
+        match mode.as_str() {
+            "120000" => return refuse(format!("`{path}`: symbolic links are not accepted")),
+            "160000" => return refuse(format!("`{path}`: submodules are not accepted")),
             _ => {}
         }
-        let size: u64 = size.and_then(|s| s.parse().ok()).unwrap_or(0);
         if size > limits.max_entry_bytes {
             return refuse(format!(
                 "`{path}` is larger than {} bytes",
@@ -610,19 +621,25 @@ async fn files_of(
                 limits.max_expanded
             ));
         }
-        if wanted.len() >= limits.max_entries {
+        if files.len() >= limits.max_entries {
             return refuse(format!("more than {} files", limits.max_entries));
         }
-        wanted.push((path.to_string(), oid.unwrap_or_default().to_string()));
+        if before.get(&path) != Some(&oid) {
+            wanted.push((files.len(), oid));
+        }
+        files.push((path, TreeFile::Unchanged));
     }
     let input: Vec<u8> = wanted
         .iter()
         .flat_map(|(_, oid)| format!("{oid}\n").into_bytes())
         .collect();
+    if wanted.is_empty() {
+        return Ok(files);
+    }
     let out = env.git(dir, &["cat-file", "--batch"], Some(input)).await?;
-    let mut files = Vec::with_capacity(wanted.len());
     let mut rest = out.as_slice();
-    for (path, _) in wanted {
+    for (at, _) in wanted {
+        let path = &files[at].0;
         let nl = rest
             .iter()
             .position(|b| *b == b'\n')
@@ -636,10 +653,31 @@ async fn files_of(
         let body = rest
             .get(nl + 1..nl + 1 + size)
             .ok_or_else(|| Refusal("unreadable objects".into()))?;
-        files.push((path, body.to_vec()));
+        files[at].1 = TreeFile::Bytes(body.to_vec());
         rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
     }
     Ok(files)
+}
+
+/// The entries of `ls-tree -r -z -l`: mode, object id, size and path.
+fn listed(listing: &[u8]) -> Result<Vec<(String, String, u64, String)>, Refusal> {
+    let mut out = Vec::new();
+    for entry in listing.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+        let entry =
+            String::from_utf8(entry.to_vec()).map_err(|_| Refusal("a path is not UTF-8".into()))?;
+        let (meta, path) = entry
+            .split_once('\t')
+            .ok_or_else(|| Refusal("unreadable tree".into()))?;
+        let mut parts = meta.split_whitespace();
+        let (mode, _kind, oid, size) = (parts.next(), parts.next(), parts.next(), parts.next());
+        out.push((
+            mode.unwrap_or_default().to_string(),
+            oid.unwrap_or_default().to_string(),
+            size.and_then(|s| s.parse().ok()).unwrap_or(0),
+            path.to_string(),
+        ));
+    }
+    Ok(out)
 }
 
 /// Keeps the pushed objects in blob storage (recorded for the space) and moves them out of
