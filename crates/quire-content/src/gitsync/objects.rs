@@ -234,13 +234,25 @@ pub fn commit(
 /// A pack of `objects` (version 2, each object whole: no deltas), as `git index-pack` and
 /// a remote's `git-receive-pack` read it.
 pub fn pack<'a>(objects: impl IntoIterator<Item = &'a Object>) -> Vec<u8> {
-    use std::io::Write;
-    let objects: Vec<&Object> = objects.into_iter().collect();
-    let mut out = Vec::new();
-    out.extend_from_slice(b"PACK");
-    out.extend_from_slice(&2u32.to_be_bytes());
-    out.extend_from_slice(&(objects.len() as u32).to_be_bytes());
+    let mut pack = PackWriter::default();
     for o in objects {
+        pack.add(o);
+    }
+    pack.finish()
+}
+
+/// A pack made one object at a time (see [`pack`]): each object is compressed as it is
+/// added, so what it holds is about the size of the pack.
+#[derive(Default)]
+pub struct PackWriter {
+    entries: Vec<u8>,
+    count: u32,
+}
+
+impl PackWriter {
+    /// Adds an object.
+    pub fn add(&mut self, o: &Object) {
+        use std::io::Write;
         let kind: u8 = match o.kind {
             Kind::Commit => 1,
             Kind::Tree => 2,
@@ -251,19 +263,39 @@ pub fn pack<'a>(objects: impl IntoIterator<Item = &'a Object>) -> Vec<u8> {
         let mut byte = (kind << 4) | (size & 0x0f) as u8;
         size >>= 4;
         while size > 0 {
-            out.push(byte | 0x80);
+            self.entries.push(byte | 0x80);
             byte = (size & 0x7f) as u8;
             size >>= 7;
         }
-        out.push(byte);
-        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        self.entries.push(byte);
+        let mut z = flate2::write::ZlibEncoder::new(&mut self.entries, flate2::Compression::fast());
         // Writing to a Vec cannot fail.
         let _ = z.write_all(&o.body);
-        out.extend_from_slice(&z.finish().unwrap_or_default());
+        let _ = z.finish();
+        self.count += 1;
     }
-    let sum: [u8; 20] = Sha1::digest(&out).into();
-    out.extend_from_slice(&sum);
-    out
+
+    /// How many objects it holds.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The pack's bytes: header, objects, checksum.
+    pub fn finish(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.entries.len() + 32);
+        out.extend_from_slice(b"PACK");
+        out.extend_from_slice(&2u32.to_be_bytes());
+        out.extend_from_slice(&self.count.to_be_bytes());
+        out.extend_from_slice(&self.entries);
+        let sum: [u8; 20] = Sha1::digest(&out).into();
+        out.extend_from_slice(&sum);
+        out
+    }
 }
 
 #[cfg(test)]

@@ -845,6 +845,12 @@ async fn a_large_history_is_packed_and_later_commits_add_only_theirs() {
         .collect();
     assert!(packs.iter().any(|p| p.ends_with(".pack")), "{packs:?}");
     assert!(packs.iter().any(|p| p.ends_with(".bitmap")), "{packs:?}");
+    // The history was written as one pack of whole objects; the repack found the deltas
+    // (the trees of one commit after another are alike), so a clone receives them.
+    let idx = packs.iter().find(|p| p.ends_with(".idx")).unwrap();
+    let idx = repo.join("objects/pack").join(idx);
+    let verified = ok(&repo, &["verify-pack", "-v", idx.to_str().unwrap()]).await;
+    assert!(verified.contains("chain length = 1"), "{verified}");
 
     // A one-page merge writes its few objects loose, not the whole tree again.
     let loose_before = loose_objects(&repo);

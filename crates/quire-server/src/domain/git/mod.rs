@@ -6,9 +6,10 @@
 //! made, so renaming a user or a change request changes no commit id handed out.
 //!
 //! The repository itself is a cache under `{data-dir}/git/{spaceId}.git` that any node
-//! makes (and remakes) from the database: loose objects, `packed-refs` with `main` and one
-//! `change-requests/{number}` branch per open change request. Serving it is the `git`
-//! program's job (`crate::git`); a push becomes a change request ([`push`]).
+//! makes (and remakes) from the database: objects (loose, or a pack when a preparation
+//! writes many), `packed-refs` with `main` and one `change-requests/{number}` branch per
+//! open change request. Serving it is the `git` program's job (`crate::git`); a push
+//! becomes a change request ([`push`]).
 
 pub mod push;
 pub mod sync;
@@ -80,12 +81,14 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
         .filter(|r| !commits.contains_key(&r.id))
         .collect();
     let mut written = 0;
+    let mut packed = false;
     if !missing.is_empty() {
         let identities = identities(state, space_id, &missing, &changes).await?;
         let mut files = read_map(&dir.join(FILES_FILE));
         let mut present = Present {
             ids: objects_in(&dir).await?,
             written: 0,
+            pack: None,
         };
         let mut order = parents_first(&missing);
         // A pushed revision's commit is the one pushed: its objects came with its pack.
@@ -99,6 +102,14 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
                 None => true,
             },
         );
+        // Many commits go into one pack: thousands of loose objects cost a file each, and
+        // a file system that has deleted many files can take longer to make each one than
+        // to make the object. Nothing names the new objects until they are all in place.
+        if order.len() >= PACK_FROM {
+            present.pack = Some(objects::PackWriter::default());
+        }
+        let mut made: Vec<(String, String)> = Vec::new();
+        let mut new_file_ids: Vec<(String, String)> = Vec::new();
         // Each revision is decoded with what the one before it kept: parents come first,
         // and a revision differs from its parent by a few pages, so loading costs what
         // changed rather than every page again.
@@ -108,7 +119,7 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
             let (content, kept) =
                 crate::domain::content::load_next(state, &row.root, decoded).await?;
             decoded = kept;
-            new_files(state, &dir, &content, &mut files, &mut present).await?;
+            new_file_ids.extend(new_files(state, &dir, &content, &mut files, &mut present).await?);
             let identity = identities.get(&row.id).ok_or_else(|| {
                 ApiError::internal(anyhow::anyhow!(
                     "no commit identity for revision {}",
@@ -132,7 +143,7 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
             let dir_now = dir.clone();
             let mut known = std::mem::take(&mut present);
             let mut laid = std::mem::take(&mut page_files);
-            let (made, known, laid) = tokio::task::spawn_blocking(move || {
+            let (made_now, known, laid) = tokio::task::spawn_blocking(move || {
                 let made = write_commit(
                     &dir_now, &content, &files_now, &about, &mut known, &mut laid,
                 );
@@ -142,9 +153,21 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
             .map_err(ApiError::internal)?;
             present = known;
             page_files = laid;
-            let id = made.map_err(ApiError::internal)?;
-            append(&dir.join(COMMITS_FILE), &row.id, &id.to_hex()).map_err(ApiError::internal)?;
+            let id = made_now.map_err(ApiError::internal)?;
+            made.push((row.id.clone(), id.to_hex()));
             commits.insert(row.id.clone(), id.to_hex());
+        }
+        if let Some(pack) = present.pack.take().filter(|p| !p.is_empty()) {
+            packed = true;
+            index_pack(&dir, &pack.finish(), false, &[])
+                .await
+                .map_err(ApiError::internal)?;
+        }
+        for (sha, oid) in &new_file_ids {
+            append(&dir.join(FILES_FILE), sha, oid).map_err(ApiError::internal)?;
+        }
+        for (revision, oid) in &made {
+            append(&dir.join(COMMITS_FILE), revision, oid).map_err(ApiError::internal)?;
         }
         written = present.written;
         // Every node makes the same commits; the first to make one records its id, which
@@ -188,7 +211,7 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
     write_refs(&dir, refs).map_err(ApiError::internal)?;
     // After the branches: packing keeps what they reach.
     if written > 0 {
-        pack_if_many(&dir, written).await;
+        pack_if_many(&dir, written, packed).await;
     }
     Ok(dir)
 }
@@ -266,12 +289,17 @@ pub fn program() -> &'static Path {
     })
 }
 
-/// Objects a repository holds, and how many this preparation wrote.
+/// Objects a repository holds, how many this preparation wrote, and the pack it writes
+/// them to (loose objects without one).
 #[derive(Default)]
 struct Present {
     ids: HashSet<Oid>,
     written: u64,
+    pack: Option<objects::PackWriter>,
 }
+
+/// Revisions a preparation writes from which their objects go into one pack.
+const PACK_FROM: usize = 8;
 
 /// Every object id in the repository, loose or packed.
 async fn objects_in(dir: &Path) -> ApiResult<HashSet<Oid>> {
@@ -307,8 +335,10 @@ const LOOSE_FILE: &str = "quire-loose";
 /// Packs every object into one pack with reachability bitmaps once enough loose ones were
 /// written since the last time: a clone then streams packed objects instead of compressing
 /// each loose one. Nothing is pruned: a closed change request's commits stay, for when it
-/// is reopened.
-async fn pack_if_many(dir: &Path, written: u64) {
+/// is reopened. After a preparation wrote its own pack (`packed`, whole objects only) the
+/// deltas are all looked for again: git keeps packed objects as they are otherwise, and
+/// the pack a clone receives would be about ten times larger.
+async fn pack_if_many(dir: &Path, written: u64, packed: bool) {
     let path = dir.join(LOOSE_FILE);
     let loose = std::fs::read_to_string(&path)
         .ok()
@@ -329,6 +359,7 @@ async fn pack_if_many(dir: &Path, written: u64) {
             "-q",
             "--write-bitmap-index",
         ])
+        .args(packed.then_some("-f"))
         .stdin(std::process::Stdio::null())
         .output();
     match tokio::time::timeout(std::time::Duration::from_secs(600), run).await {
@@ -554,14 +585,16 @@ fn message(row: &RevisionRow, merged: Option<&store::change_requests::ChangeRequ
     .into()
 }
 
-/// Writes the blobs of the revision's files not yet written (their git ids go in `files`).
+/// Writes the blobs of the revision's files not yet written (their git ids go in `files`);
+/// returns them, `(sha-256, git id)`, to be recorded once the objects are in place.
 async fn new_files(
     state: &AppState,
     dir: &Path,
     content: &Revision,
     files: &mut HashMap<String, String>,
     present: &mut Present,
-) -> ApiResult<()> {
+) -> ApiResult<Vec<(String, String)>> {
+    let mut new = Vec::new();
     for f in &content.files {
         if files.contains_key(&f.blob) {
             continue;
@@ -590,10 +623,10 @@ async fn new_files(
         .map_err(ApiError::internal)?;
         *present = known;
         let id = made.map_err(ApiError::internal)?;
-        append(&dir.join(FILES_FILE), &f.blob, &id).map_err(ApiError::internal)?;
+        new.push((f.blob.clone(), id.clone()));
         files.insert(f.blob.clone(), id);
     }
-    Ok(())
+    Ok(new)
 }
 
 /// What a revision's commit says besides its tree.
@@ -659,13 +692,17 @@ fn write_commit(
     Ok(commit.id)
 }
 
-/// Writes a loose object unless the repository holds it already (written whole, then
-/// renamed).
+/// Writes an object unless the repository holds it already: into the preparation's pack,
+/// or loose (written whole, then renamed).
 fn write_object(dir: &Path, object: &Object, present: &mut Present) -> std::io::Result<()> {
     if !present.ids.insert(object.id) {
         return Ok(());
     }
     present.written += 1;
+    if let Some(pack) = present.pack.as_mut() {
+        pack.add(object);
+        return Ok(());
+    }
     let hex = object.id.to_hex();
     let folder = dir.join("objects").join(&hex[..2]);
     let path = folder.join(&hex[2..]);
