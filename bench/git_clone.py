@@ -7,7 +7,7 @@ after a one-page merge; and the server's peak memory while it serves the clone.
 Targets: clone < 10 s cold and < 2 s warm; fetch after a one-page merge < 300 ms; memory
 bounded (streamed) while cloning.
 
-Usage: python3 bench/git_clone.py [--pages 10000]
+Usage: python3 bench/git_clone.py [--pages 10000] [--keep | --reuse DIR]
 Needs: a release build (cargo build --release -p quire) and git.
 """
 import argparse, os, shutil, subprocess, sys, tempfile, time
@@ -45,8 +45,16 @@ def main():
     ap.add_argument("--profile-step", choices=("clone", "fetch", "push"), default="clone",
                     help="the step --profile records: the cold clone (default), the fetch or the push")
     ap.add_argument("--keep", action="store_true", help="keep the data folder and say where")
+    ap.add_argument("--reuse", metavar="DIR",
+                    help="a data folder kept by --keep: no seeding, its repositories removed first "
+                         "(the cold clone then measures making the commits alone); implies --keep")
     args = ap.parse_args()
-    data = tempfile.mkdtemp(prefix="quire-git-")
+    if args.reuse:
+        data = args.reuse
+        args.keep = True
+        shutil.rmtree(os.path.join(data, "git"), ignore_errors=True)
+    else:
+        data = tempfile.mkdtemp(prefix="quire-git-")
     work = tempfile.mkdtemp(prefix="quire-git-clones-")
     storage = ["--data-dir", data]
     env = dict(os.environ, QUIRE_LOG="warn")
@@ -58,9 +66,10 @@ def main():
         wait_ready(f"{base}/healthz")
         token = subprocess.run([QUIRE, "admin", "create-token", "--email", EMAIL] + storage,
                                capture_output=True, text=True, check=True, env=env).stdout.strip()
-        t0 = time.time()
-        seed(base, token, args.pages)
-        print(f"seeded {args.pages} pages in {time.time() - t0:.0f} s", flush=True)
+        if not args.reuse:
+            t0 = time.time()
+            seed(base, token, args.pages)
+            print(f"seeded {args.pages} pages in {time.time() - t0:.0f} s", flush=True)
         org = call("GET", f"{base}/v1/orgs", token)["items"][0]["id"]
         space = call("GET", f"{base}/v1/orgs/{org}/spaces", token)["items"][0]["id"]
         url = f"http://git:{token}@127.0.0.1:{port}/git/{space}.git"
@@ -118,7 +127,7 @@ def main():
             f.write("\nOne more line.\n")
         git(["-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-qam", "One page"], cold)
         profile = recording("push")
-        pushed = git(["push", "-q", "origin", "HEAD:refs/heads/one-page"], cold)
+        pushed = git(["push", "-q", "origin", f"HEAD:refs/heads/one-page-{int(time.time())}"], cold)
         stop(profile)
         crs = call("GET", f"{base}/v1/spaces/{space}/change-requests", token)["items"]
         assert any(c["subject"] == "One page" for c in crs), crs
