@@ -243,10 +243,20 @@ pub fn pack<'a>(objects: impl IntoIterator<Item = &'a Object>) -> Vec<u8> {
 
 /// A pack made one object at a time (see [`pack`]): each object is compressed as it is
 /// added, so what it holds is about the size of the pack.
-#[derive(Default)]
 pub struct PackWriter {
-    entries: Vec<u8>,
+    /// The pack so far, its header's count still to be written.
+    bytes: Vec<u8>,
     count: u32,
+}
+
+impl Default for PackWriter {
+    fn default() -> Self {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(b"PACK");
+        bytes.extend_from_slice(&2u32.to_be_bytes());
+        bytes.extend_from_slice(&0u32.to_be_bytes());
+        PackWriter { bytes, count: 0 }
+    }
 }
 
 impl PackWriter {
@@ -263,12 +273,12 @@ impl PackWriter {
         let mut byte = (kind << 4) | (size & 0x0f) as u8;
         size >>= 4;
         while size > 0 {
-            self.entries.push(byte | 0x80);
+            self.bytes.push(byte | 0x80);
             byte = (size & 0x7f) as u8;
             size >>= 7;
         }
-        self.entries.push(byte);
-        let mut z = flate2::write::ZlibEncoder::new(&mut self.entries, flate2::Compression::fast());
+        self.bytes.push(byte);
+        let mut z = flate2::write::ZlibEncoder::new(&mut self.bytes, flate2::Compression::fast());
         // Writing to a Vec cannot fail.
         let _ = z.write_all(&o.body);
         let _ = z.finish();
@@ -287,11 +297,8 @@ impl PackWriter {
 
     /// The pack's bytes: header, objects, checksum.
     pub fn finish(self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.entries.len() + 32);
-        out.extend_from_slice(b"PACK");
-        out.extend_from_slice(&2u32.to_be_bytes());
-        out.extend_from_slice(&self.count.to_be_bytes());
-        out.extend_from_slice(&self.entries);
+        let mut out = self.bytes;
+        out[8..12].copy_from_slice(&self.count.to_be_bytes());
         let sum: [u8; 20] = Sha1::digest(&out).into();
         out.extend_from_slice(&sum);
         out

@@ -159,7 +159,7 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
         }
         if let Some(pack) = present.pack.take().filter(|p| !p.is_empty()) {
             packed = true;
-            index_pack(&dir, &pack.finish(), false, &[])
+            index_pack(&dir, bytes::Bytes::from(pack.finish()), false, &[])
                 .await
                 .map_err(ApiError::internal)?;
         }
@@ -400,7 +400,7 @@ async fn import_packs(state: &AppState, space_id: &str, dir: &Path) -> ApiResult
                 ApiError::internal(anyhow::anyhow!("the pushed pack {blob} is missing"))
             })?;
         // Checked when it was pushed; what it points to is made afterwards.
-        index_pack(dir, &bytes, false, &[])
+        index_pack(dir, bytes, false, &[])
             .await
             .map_err(ApiError::internal)?;
         append(&dir.join(PACKS_FILE), &blob, "indexed").map_err(ApiError::internal)?;
@@ -413,7 +413,7 @@ async fn import_packs(state: &AppState, space_id: &str, dir: &Path) -> ApiResult
 /// `env` adds to the sealed environment (a quarantine).
 pub async fn index_pack(
     dir: &Path,
-    pack: &[u8],
+    pack: bytes::Bytes,
     strict: bool,
     env: &[(&str, &Path)],
 ) -> anyhow::Result<()> {
@@ -430,10 +430,9 @@ pub async fn index_pack(
     }
     let mut child = cmd.spawn()?;
     let mut stdin = child.stdin.take().expect("piped");
-    let input = pack.to_vec();
     let writer = tokio::spawn(async move {
         use tokio::io::AsyncWriteExt;
-        let _ = stdin.write_all(&input).await;
+        let _ = stdin.write_all(&pack).await;
     });
     let out = tokio::time::timeout(
         std::time::Duration::from_secs(600),

@@ -103,7 +103,7 @@ async fn receive_in(
         alternate: dir.join("objects"),
     };
     if !pack.is_empty() {
-        if let Err(e) = super::index_pack(dir, &pack, true, &env.vars()).await {
+        if let Err(e) = super::index_pack(dir, pack.clone(), true, &env.vars()).await {
             outcome.unpack = Err(e.to_string());
             outcome.refs = commands
                 .into_iter()
