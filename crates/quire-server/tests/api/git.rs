@@ -70,6 +70,26 @@ async fn cloned(
     (tmp, work)
 }
 
+/// Opens a change request titled `subject` that sets `page`'s markdown, and merges it.
+pub(crate) async fn merge_edit(
+    app: &TestApp,
+    who: &Persona,
+    space: &str,
+    subject: &str,
+    page: &str,
+    markdown: &str,
+) {
+    let cr = app.open_change_request(who, space, subject).await;
+    app.edit_change_request(
+        who,
+        space,
+        &cr,
+        json!([{ "operation": "update_page", "page": page, "document": { "markdown": markdown } }]),
+    )
+    .await;
+    app.merge_change_request(who, space, &cr).await;
+}
+
 struct Fixture {
     app: TestApp,
     alice: Persona,
@@ -494,15 +514,7 @@ async fn a_push_to_main_merges_at_once_unless_it_conflicts() {
     ok(&work, &["pull", "-q", "--ff-only"]).await;
 
     // Main moves on the same lines; a push editing them is refused, naming the page.
-    let cr = app.open_change_request(&alice, &space, "Web edit").await;
-    app.edit_change_request(
-        &alice,
-        &space,
-        &cr,
-        json!([{ "operation": "update_page", "page": home, "document": { "markdown": "From the web.\n" } }]),
-    )
-    .await;
-    app.merge_change_request(&alice, &space, &cr).await;
+    merge_edit(&app, &alice, &space, "Web edit", &home, "From the web.\n").await;
     let before = app
         .get(&alice, &format!("/v1/spaces/{space}"))
         .await
@@ -797,16 +809,8 @@ async fn commit_ids_made_before_they_were_recorded_are_recorded_later() {
         .execute(app.state.db.pool())
         .await
         .unwrap();
-    let cr = app.open_change_request(&alice, &space, "One page").await;
     let home = page_id(&app, &alice, &space, "Home").await;
-    app.edit_change_request(
-        &alice,
-        &space,
-        &cr,
-        json!([{ "operation": "update_page", "page": home, "document": { "markdown": "Changed.\n" } }]),
-    )
-    .await;
-    app.merge_change_request(&alice, &space, &cr).await;
+    merge_edit(&app, &alice, &space, "One page", &home, "Changed.\n").await;
     let unrecorded = app.get(&alice, &revision).await.expect(200);
     assert!(unrecorded.get("git").is_none(), "{unrecorded}");
     // The fetch makes the new commits and records every id this copy knows.
@@ -854,16 +858,8 @@ async fn a_large_history_is_packed_and_later_commits_add_only_theirs() {
 
     // A one-page merge writes its few objects loose, not the whole tree again.
     let loose_before = loose_objects(&repo);
-    let cr = app.open_change_request(&alice, &space, "One page").await;
     let home = page_id(&app, &alice, &space, "Home").await;
-    app.edit_change_request(
-        &alice,
-        &space,
-        &cr,
-        json!([{ "operation": "update_page", "page": home, "document": { "markdown": "Changed.\n" } }]),
-    )
-    .await;
-    app.merge_change_request(&alice, &space, &cr).await;
+    merge_edit(&app, &alice, &space, "One page", &home, "Changed.\n").await;
     let objects = |text: String| -> u64 {
         text.lines()
             .filter_map(|l| {

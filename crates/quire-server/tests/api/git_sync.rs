@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::git::{has_git, ok, page_id};
+use crate::git::{has_git, merge_edit, ok, page_id};
 use crate::harness::{Persona, TestApp};
 use crate::loopback::{serve, Reply};
 
@@ -257,17 +257,15 @@ async fn a_space_exports_imports_and_stays_in_sync_with_a_repository() {
 
     // A merge in Quire is exported as a commit on top of the repository's head.
     let home = page_id(&app, &alice, &space, "Home").await;
-    let cr = app
-        .open_change_request(&alice, &space, "Warmer welcome")
-        .await;
-    app.edit_change_request(
+    merge_edit(
+        &app,
         &alice,
         &space,
-        &cr,
-        json!([{ "operation": "update_page", "page": home, "document": { "markdown": "Welcome, reader.\n" } }]),
+        "Warmer welcome",
+        &home,
+        "Welcome, reader.\n",
     )
     .await;
-    app.merge_change_request(&alice, &space, &cr).await;
     let info = settled(&app, &alice, &space).await;
     assert_eq!(info["operation"]["state"], "success", "{info}");
     let log = ok(&bare, &["log", "--format=%s", "main"]).await;
@@ -288,17 +286,15 @@ async fn a_space_exports_imports_and_stays_in_sync_with_a_repository() {
     std::fs::write(work.join("README.md"), "# Home\n\nHello from git.\n").unwrap();
     ok(&work, &["commit", "-qam", "Hello from git"]).await;
     ok(&work, &["push", "-q", "origin", "main"]).await;
-    let cr = app
-        .open_change_request(&alice, &space, "Hello from Quire")
-        .await;
-    app.edit_change_request(
+    merge_edit(
+        &app,
         &alice,
         &space,
-        &cr,
-        json!([{ "operation": "update_page", "page": home, "document": { "markdown": "Hello from Quire.\n" } }]),
+        "Hello from Quire",
+        &home,
+        "Hello from Quire.\n",
     )
     .await;
-    app.merge_change_request(&alice, &space, &cr).await;
     let info = settled(&app, &alice, &space).await;
     assert_eq!(info["operation"]["state"], "failure", "{info}");
     let error = info["operation"]["error"].as_str().unwrap();
