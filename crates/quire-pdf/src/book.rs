@@ -1,13 +1,13 @@
-//! The book: pages of a revision turned into the plain data the fixed template typesets.
+//! The book: pages of a revision turned into plain data (runs of text, code, tables,
+//! images…) for the layout to place.
 //!
-//! Every string from a page stays a JSON string: the template places it as text. Links
-//! are kept only for `http`, `https` and `mailto` URLs and for pages inside the book.
+//! Every string from a page is placed as text, never interpreted. Links are kept only for
+//! `http`, `https` and `mailto` URLs and for pages inside the book.
 
 use std::collections::HashMap;
 
 use quire_content::document::{Element, Node};
 use quire_content::model::{ContentRef, PageKind, Revision};
-use serde::Serialize;
 use serde_json::Value;
 
 /// Deepest nesting of blocks kept as structure; deeper blocks become plain paragraphs.
@@ -16,19 +16,6 @@ const MAX_NEST: usize = 8;
 const MAX_CODE: usize = 64 * 1024;
 /// Most columns a table keeps.
 const MAX_COLUMNS: usize = 24;
-/// Most rows of one typeset table: a longer table is typeset as several, one after the
-/// other, each with the header. Typst lays a table out as one grid across every page it
-/// spans, in time and memory that grow much faster than its rows (a 23,000-row table took
-/// over 20 GB); tables of this size cost in proportion to their rows.
-const TABLE_ROWS: usize = 100;
-/// Most items of one typeset list; a longer list is typeset as several (numbering goes on).
-const LIST_ITEMS: usize = 200;
-/// Most runs of one typeset paragraph; a paragraph of more is typeset as several, since
-/// typst breaks a paragraph into lines as a whole, in time that grows with its runs
-/// times its lines.
-const PARAGRAPH_RUNS: usize = 200;
-/// Most bytes of text of one typeset paragraph (split at a space where there is one).
-const PARAGRAPH_BYTES: usize = 16 * 1024;
 /// Most bytes of a heading's text; the rest is cut with an ellipsis (headings also fill
 /// the table of contents and the PDF's bookmarks).
 const HEADING_BYTES: usize = 1024;
@@ -54,35 +41,29 @@ pub struct Selection<'a> {
 }
 
 /// A book to typeset.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Book {
     /// Title on the title page and in the PDF's metadata.
     pub title: String,
     /// Second line of the title page.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subtitle: Option<String>,
     /// Foot of the title page.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub footer: Option<String>,
     /// Whether a table of contents follows the title page.
     pub toc: bool,
     /// The pages, in navigation order.
     pub pages: Vec<Chapter>,
     /// Pages left out by the page cap.
-    #[serde(skip)]
     pub omitted: usize,
     /// Images the book shows: key → file id of the revision.
-    #[serde(skip)]
     pub images: Vec<(String, String)>,
     /// Its size as the typesetter's memory sees it: a block for each paragraph, heading,
     /// list item, table cell, code line, image… and one more for each [`TEXT_PER_BLOCK`]
     /// bytes of text. Typesetting took about 10 KiB a block when measured (BENCHMARKS.md's
     /// git history).
-    #[serde(skip)]
     pub blocks: usize,
     /// The [`Selection::max_blocks`] it was built with: past it, the pages were not all
     /// read, and the book is not typeset.
-    #[serde(skip)]
     pub max_blocks: usize,
 }
 
@@ -90,7 +71,7 @@ pub struct Book {
 pub const TEXT_PER_BLOCK: usize = 32;
 
 /// One page of the space.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Chapter {
     /// Label of its heading (internal links point to it).
     pub label: String,
@@ -99,15 +80,13 @@ pub struct Chapter {
     /// Depth in the page tree (0 at the root).
     pub depth: usize,
     /// Page description.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Its blocks.
     pub blocks: Vec<Block>,
 }
 
 /// A block of a page.
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "k", rename_all = "lowercase")]
+#[derive(Clone, Debug)]
 pub enum Block {
     /// A heading (level 1–3 within the page).
     H {
@@ -124,7 +103,6 @@ pub enum Block {
     /// A code block.
     Code {
         /// Language, when a plain token.
-        #[serde(skip_serializing_if = "Option::is_none")]
         lang: Option<String>,
         /// The code.
         text: String,
@@ -134,7 +112,6 @@ pub enum Block {
         /// Numbered.
         ordered: bool,
         /// First number.
-        #[serde(skip_serializing_if = "Option::is_none")]
         start: Option<u64>,
         /// Items.
         items: Vec<Item>,
@@ -184,42 +161,31 @@ pub enum Block {
 }
 
 /// A list item.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Item {
     /// Task state, for task lists.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub checked: Option<bool>,
     /// Its blocks.
     pub blocks: Vec<Block>,
 }
 
 /// A run of text with its marks.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default)]
 pub struct Run {
     /// The text.
     pub t: String,
     /// Bold.
-    #[serde(skip_serializing_if = "is_false")]
     pub b: bool,
     /// Italic.
-    #[serde(skip_serializing_if = "is_false")]
     pub i: bool,
     /// Code.
-    #[serde(skip_serializing_if = "is_false")]
     pub c: bool,
     /// Struck through.
-    #[serde(skip_serializing_if = "is_false")]
     pub s: bool,
     /// External link (http, https, mailto only).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub href: Option<String>,
     /// Internal link: the label of a page of the book.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 #[derive(Clone, Copy, Default)]
@@ -263,11 +229,7 @@ pub fn build(rev: &Revision, sel: &Selection<'_>) -> Book {
         let blocks = match &f.page.kind {
             PageKind::Document(doc) => {
                 let d = quire_content::markdown_to_document(&doc.markdown);
-                let mut blocks = Vec::new();
-                for block in b.blocks(&d.nodes, 0) {
-                    split(block, &mut blocks);
-                }
-                blocks
+                b.blocks(&d.nodes, 0)
             }
             _ => Vec::new(),
         };
@@ -335,161 +297,6 @@ impl Block {
     }
 }
 
-impl Book {
-    /// The same book as plain paragraphs: every block's text in order, without marks, links,
-    /// tables, images or boxes. The last resort when the full book does not typeset, so
-    /// that a page's content is still printed rather than refused.
-    pub fn plain(&self) -> Book {
-        let pages = self
-            .pages
-            .iter()
-            .map(|c| {
-                let mut blocks = Vec::new();
-                for b in &c.blocks {
-                    flatten(b, &mut blocks);
-                }
-                Chapter {
-                    blocks,
-                    ..c.clone()
-                }
-            })
-            .collect();
-        Book {
-            pages,
-            images: Vec::new(),
-            ..self.clone()
-        }
-    }
-}
-
-/// Pushes `b` onto `out` in pieces the typesetter lays out in time and memory in
-/// proportion to their size: long tables, lists and paragraphs become several, one after
-/// the other, and long headings are cut. Nesting is bounded by [`MAX_NEST`].
-fn split(b: Block, out: &mut Vec<Block>) {
-    match b {
-        Block::P { runs } => {
-            for runs in split_runs(runs) {
-                out.push(Block::P { runs });
-            }
-        }
-        Block::H { level, runs } => out.push(Block::H {
-            level,
-            runs: cut_runs(runs, HEADING_BYTES),
-        }),
-        Block::Table { cols, header, rows } if rows.len() > TABLE_ROWS => {
-            let mut rows = rows.into_iter().peekable();
-            while rows.peek().is_some() {
-                out.push(Block::Table {
-                    cols,
-                    header: header.clone(),
-                    rows: rows.by_ref().take(TABLE_ROWS).collect(),
-                });
-            }
-        }
-        Block::List {
-            ordered,
-            start,
-            items,
-        } => {
-            let first = start.unwrap_or(1);
-            let mut items = items.into_iter().map(|item| Item {
-                checked: item.checked,
-                blocks: split_all(item.blocks),
-            });
-            let mut at = 0u64;
-            loop {
-                let chunk: Vec<Item> = items.by_ref().take(LIST_ITEMS).collect();
-                if chunk.is_empty() && at > 0 {
-                    break;
-                }
-                let n = chunk.len() as u64;
-                out.push(Block::List {
-                    ordered,
-                    start: if at == 0 {
-                        start
-                    } else {
-                        Some(first.saturating_add(at))
-                    },
-                    items: chunk,
-                });
-                at += n;
-                if n < LIST_ITEMS as u64 {
-                    break;
-                }
-            }
-        }
-        Block::Quote { blocks } => out.push(Block::Quote {
-            blocks: split_all(blocks),
-        }),
-        Block::Hint { style, blocks } => out.push(Block::Hint {
-            style,
-            blocks: split_all(blocks),
-        }),
-        Block::Group { blocks } => out.push(Block::Group {
-            blocks: split_all(blocks),
-        }),
-        other => out.push(other),
-    }
-}
-
-fn split_all(blocks: Vec<Block>) -> Vec<Block> {
-    let mut out = Vec::with_capacity(blocks.len());
-    for b in blocks {
-        split(b, &mut out);
-    }
-    out
-}
-
-/// A paragraph's runs as the runs of several paragraphs, each within [`PARAGRAPH_RUNS`]
-/// and [`PARAGRAPH_BYTES`]; a run longer than that alone is cut at a space (or anywhere,
-/// on a character boundary, in text without one).
-fn split_runs(runs: Vec<Run>) -> Vec<Vec<Run>> {
-    let mut paragraphs = Vec::new();
-    let mut current: Vec<Run> = Vec::new();
-    let mut bytes = 0;
-    for mut run in runs {
-        while bytes + run.t.len() > PARAGRAPH_BYTES {
-            let room = PARAGRAPH_BYTES - bytes;
-            let mut end = room.min(run.t.len());
-            while !run.t.is_char_boundary(end) {
-                end -= 1;
-            }
-            // Cut after the last space that fits, unless that leaves (nearly) nothing.
-            if let Some(space) = run.t[..end].rfind(' ') {
-                if space > room / 2 {
-                    end = space + 1;
-                }
-            }
-            if end == 0 && current.is_empty() {
-                // Not even one character fits an empty paragraph: cannot happen with a
-                // cap far above a character's bytes, but never loop.
-                end = run.t.chars().next().map_or(run.t.len(), char::len_utf8);
-            }
-            if end > 0 {
-                let rest = run.t.split_off(end);
-                current.push(Run {
-                    t: std::mem::replace(&mut run.t, rest),
-                    ..run.clone()
-                });
-            }
-            paragraphs.push(std::mem::take(&mut current));
-            bytes = 0;
-        }
-        if current.len() >= PARAGRAPH_RUNS {
-            paragraphs.push(std::mem::take(&mut current));
-            bytes = 0;
-        }
-        if !run.t.is_empty() {
-            bytes += run.t.len();
-            current.push(run);
-        }
-    }
-    if !current.is_empty() || paragraphs.is_empty() {
-        paragraphs.push(current);
-    }
-    paragraphs
-}
-
 /// The runs with at most `max` bytes of text, an ellipsis after a cut.
 fn cut_runs(runs: Vec<Run>, max: usize) -> Vec<Run> {
     let mut left = max;
@@ -510,62 +317,6 @@ fn cut_runs(runs: Vec<Run>, max: usize) -> Vec<Run> {
         break;
     }
     out
-}
-
-/// One paragraph of plain text.
-fn para(t: String) -> Block {
-    Block::P {
-        runs: vec![Run {
-            t,
-            ..Run::default()
-        }],
-    }
-}
-
-fn text_of(runs: &[Run]) -> String {
-    runs.iter().map(|r| r.t.as_str()).collect()
-}
-
-/// Pushes the plain paragraphs of `b` onto `out` (nesting is bounded by the document's).
-fn flatten(b: &Block, out: &mut Vec<Block>) {
-    match b {
-        Block::H { runs, .. } | Block::P { runs } => out.push(para(text_of(runs))),
-        Block::Code { text, .. } | Block::Math { text } => {
-            out.extend(text.lines().map(|l| para(l.to_string())))
-        }
-        Block::List { items, .. } => {
-            for i in items {
-                for b in &i.blocks {
-                    flatten(b, out);
-                }
-            }
-        }
-        Block::Quote { blocks } | Block::Hint { blocks, .. } | Block::Group { blocks } => {
-            for b in blocks {
-                flatten(b, out);
-            }
-        }
-        Block::Table { header, rows, .. } => {
-            for row in std::iter::once(header)
-                .chain(rows)
-                .filter(|r| !r.is_empty())
-            {
-                let cells: Vec<String> = row.iter().map(|c| text_of(c)).collect();
-                out.push(para(cells.join(" | ")));
-            }
-        }
-        Block::Img { alt, caption, .. } => {
-            let t = if caption.is_empty() {
-                alt.clone()
-            } else {
-                text_of(caption)
-            };
-            if !t.is_empty() {
-                out.push(para(t));
-            }
-        }
-        Block::Hr => {}
-    }
 }
 
 struct Builder<'a> {
@@ -609,9 +360,10 @@ impl Builder<'_> {
             "paragraph" => out.push(Block::P {
                 runs: self.runs(e.children()),
             }),
+            // Headings also fill the bookmarks: a long one is cut.
             k if k.starts_with("heading-") => out.push(Block::H {
                 level: k[8..].parse::<u8>().unwrap_or(1).clamp(1, 3),
-                runs: self.runs(e.children()),
+                runs: cut_runs(self.runs(e.children()), HEADING_BYTES),
             }),
             "list-unordered" | "list-ordered" | "list-tasks" => {
                 let items = e
@@ -1067,56 +819,16 @@ mod tests {
     }
 
     #[test]
-    fn long_tables_lists_and_paragraphs_are_typeset_in_pieces() {
-        let table: String = (0..250).map(|i| format!("| r{i} | x |\n")).collect();
-        let book = blocks_of(&format!("| a | b |\n| --- | --- |\n{table}"));
-        let tables: Vec<(usize, usize)> = book.pages[0]
-            .blocks
-            .iter()
-            .map(|b| match b {
-                Block::Table { header, rows, .. } => (header.len(), rows.len()),
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        assert_eq!(tables, [(2, 100), (2, 100), (2, 50)]);
-
-        let list: String = (0..450).map(|i| format!("{}. item\n", i + 3)).collect();
-        let book = blocks_of(&list);
-        let starts: Vec<(Option<u64>, usize)> = book.pages[0]
-            .blocks
-            .iter()
-            .map(|b| match b {
-                Block::List { start, items, .. } => (*start, items.len()),
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        assert_eq!(starts, [(Some(3), 200), (Some(203), 200), (Some(403), 50)]);
-
+    fn long_headings_are_cut() {
         let words = "word ".repeat(10_000);
-        let book = blocks_of(&format!("# {words}\n\n{words}\n\n{}", "**b** ".repeat(500)));
-        let lens: Vec<(usize, usize)> = book.pages[0]
-            .blocks
-            .iter()
-            .map(|b| match b {
-                Block::P { runs } | Block::H { runs, .. } => {
-                    (runs.len(), runs.iter().map(|r| r.t.len()).sum())
-                }
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        // The heading is cut; 50,000 bytes of text make four paragraphs, cut at spaces;
-        // 1,000 runs of bold and space make five.
-        assert!(lens[0].1 <= HEADING_BYTES + 3, "{lens:?}");
-        // (The paragraph's last space is not text.)
-        assert_eq!(&lens[1..5].iter().map(|l| l.1).sum::<usize>(), &49_999);
-        assert!(
-            lens[1..5].iter().all(|l| l.1 <= PARAGRAPH_BYTES),
-            "{lens:?}"
-        );
-        assert_eq!(lens[5..].len(), 5, "{lens:?}");
-        assert!(lens[5..].iter().all(|l| l.0 <= PARAGRAPH_RUNS), "{lens:?}");
-        if let Block::P { runs } = &book.pages[0].blocks[1] {
-            assert!(runs[0].t.ends_with(' '), "cut at a space");
+        let book = blocks_of(&format!("# {words}\n"));
+        match &book.pages[0].blocks[0] {
+            Block::H { runs, .. } => {
+                let len: usize = runs.iter().map(|r| r.t.len()).sum();
+                assert!(len <= HEADING_BYTES + 3, "{len}");
+                assert!(runs.last().unwrap().t.ends_with('…'));
+            }
+            other => panic!("{other:?}"),
         }
     }
 

@@ -1,35 +1,38 @@
-//! Quire's PDF export: the pages of a revision typeset by typst, used as a library.
+//! Quire's PDF export: the pages of a revision laid out and written as a PDF.
 //!
 //! The page documents are turned into a [`Book`] of plain data (runs of text, code, tables,
-//! images…), passed to one fixed typst template as a JSON file and image bytes; the template
-//! places every string as text, so nothing a page contains is ever parsed as typst markup or
-//! code. Fonts: Libertinus Serif and DejaVu Sans Mono, shipped in `fonts/` (Latin, Greek and
-//! Cyrillic), plus any the caller adds (CJK, Arabic…).
+//! images…), laid out by [`layout`] (line breaking, pages, a table of contents) with the
+//! fonts of [`text`] (shaped by rustybuzz), and written by krilla (fonts subset and
+//! embedded, images, links, bookmarks). Every string of a page is placed as text: nothing
+//! in it is interpreted. Fonts: Libertinus Serif and DejaVu Sans Mono, shipped in `fonts/`
+//! (Latin, Greek and Cyrillic), plus any the caller adds (CJK, Arabic…).
 //!
-//! Pure: no I/O and no async. Typesetting is CPU heavy: callers run it on a blocking thread
+//! Pure: no I/O and no async. Rendering is CPU bound: callers run it on a blocking thread
 //! with the caps of [`Limits`].
 
 #![warn(missing_docs)]
 
 pub mod book;
+mod layout;
+mod text;
 
-use std::sync::{Arc, LazyLock, Mutex};
+use std::collections::HashMap;
 
 pub use book::{build, Book, Selection};
+pub use text::Fonts;
 
-use typst::diag::{FileError, FileResult};
-use typst::foundations::{Bytes, Datetime, Dict, Str, Value};
-use typst::syntax::{FileId, RootedPath, Source, VirtualPath, VirtualRoot};
-use typst::text::{Font, FontBook};
-use typst::utils::LazyHash;
-use typst::{Library, LibraryExt, World};
-use typst_layout::PagedDocument;
+use krilla::action::{Action, LinkAction};
+use krilla::annotation::{Annotation, LinkAnnotation, Target};
+use krilla::destination::{Destination, XyzDestination};
+use krilla::geom::{PathBuilder, Point, Rect, Size, Transform};
+use krilla::image::Image;
+use krilla::outline::{Outline, OutlineNode};
+use krilla::page::PageSettings;
+use layout::{Op, Picture, PAGE_H, PAGE_W};
+use text::Faces;
 
-/// The fixed template (never changed by input).
-const TEMPLATE: &str = include_str!("template.typ");
-
-/// The default [`Selection::max_blocks`]: typesetting takes about 10 KiB a block, so a
-/// book at the cap takes some 500 MiB while it is typeset.
+/// The default [`Selection::max_blocks`]: it bounds the time and memory of one PDF
+/// (BENCHMARKS.md, "PDF").
 pub const DEFAULT_MAX_BLOCKS: usize = 50_000;
 
 /// Bounds of one rendering.
@@ -37,9 +40,9 @@ pub const DEFAULT_MAX_BLOCKS: usize = 50_000;
 pub struct Limits {
     /// Most bytes of images embedded in all; images past it are shown as their alt text.
     pub max_image_bytes: usize,
-    /// Most pixels of one image, read from its header before anything decodes it: the
-    /// typesetter holds every image decoded (up to 8 bytes a pixel) until the PDF is
-    /// written. A larger image is left out with a note in its place.
+    /// Most pixels of one image, read from its header before anything decodes it: an
+    /// image is held decoded (up to 8 bytes a pixel) while the PDF is written. A larger
+    /// image is left out with a note in its place.
     pub max_image_pixels: u64,
     /// Most pixels of all the images of one PDF together; the images past it are left out
     /// with a note in their place.
@@ -59,75 +62,23 @@ impl Default for Limits {
     }
 }
 
-/// Why a book could not be typeset.
+/// Why a book could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum PdfError {
-    /// The typesetter refused the book (its first error).
-    #[error("typesetting failed: {0}")]
+    /// The PDF writer refused the book (an image that does not decode, a font that cannot
+    /// be embedded).
+    #[error("writing the PDF failed: {0}")]
     Typeset(String),
     /// The result was longer than [`Limits::max_output_pages`].
     #[error("the PDF would have {0} pages, more than the {1} allowed")]
     TooLong(usize, usize),
     /// The book was larger than [`Selection::max_blocks`] (at least this many blocks, of
-    /// that many allowed); it was not typeset.
+    /// that many allowed); it was not laid out.
     #[error("the content has at least {0} blocks, more than the {1} a PDF may have")]
     TooLarge(usize, usize),
 }
 
-/// Fonts available to the typesetter: the shipped ones, plus extra ones.
-#[derive(Clone)]
-pub struct Fonts {
-    book: Arc<LazyHash<FontBook>>,
-    fonts: Arc<Vec<Font>>,
-}
-
-impl std::fmt::Debug for Fonts {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Fonts({})", self.fonts.len())
-    }
-}
-
-/// The fonts shipped in `fonts/` (see `fonts/LICENSES.txt`): Libertinus Serif for text
-/// (Latin, Greek, Cyrillic), DejaVu Sans Mono for code.
-const SHIPPED: &[&[u8]] = &[
-    include_bytes!("../fonts/LibertinusSerif-Regular.otf"),
-    include_bytes!("../fonts/LibertinusSerif-Bold.otf"),
-    include_bytes!("../fonts/LibertinusSerif-Italic.otf"),
-    include_bytes!("../fonts/LibertinusSerif-BoldItalic.otf"),
-    include_bytes!("../fonts/DejaVuSansMono.ttf"),
-    include_bytes!("../fonts/DejaVuSansMono-Bold.ttf"),
-];
-
-static EMBEDDED: LazyLock<Vec<Font>> = LazyLock::new(|| {
-    SHIPPED
-        .iter()
-        .flat_map(|data| Font::iter(Bytes::new(*data)))
-        .collect()
-});
-
-impl Fonts {
-    /// The shipped fonts, and the fonts in `extra` (TrueType/OpenType files or collections;
-    /// what cannot be read is skipped).
-    pub fn new(extra: Vec<Vec<u8>>) -> Fonts {
-        let mut fonts: Vec<Font> = EMBEDDED.clone();
-        for data in extra {
-            fonts.extend(Font::iter(Bytes::new(data)));
-        }
-        Fonts {
-            book: Arc::new(LazyHash::new(FontBook::from_fonts(&fonts))),
-            fonts: Arc::new(fonts),
-        }
-    }
-
-    /// Names of the font families available.
-    pub fn families(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.fonts.iter().map(|f| f.info().family.clone()).collect();
-        names.dedup();
-        names
-    }
-}
-
-/// Typesets `book` with `images` (key → bytes, as [`Book::images`] names them) into a PDF.
+/// Renders `book` with `images` (key → bytes, as [`Book::images`] names them) into a PDF.
 /// Images that do not decode are left out (their alt text shows instead); images past the
 /// caps of [`Limits`] are never decoded and show a note saying why they are missing.
 pub fn render(
@@ -140,29 +91,28 @@ pub fn render(
         return Err(PdfError::TooLarge(book.blocks, book.max_blocks));
     }
     let (kept, notes) = admit(images, limits);
-    let first = match typeset(book, &kept, &notes, fonts, limits) {
-        // An image that does not decode fails the whole document: typeset it without images.
-        Err(PdfError::Typeset(_)) if !kept.is_empty() => typeset(book, &[], &notes, fonts, limits),
-        other => other,
-    };
-    match first {
-        // Whatever else the typesetter could not place, the text is still printed.
-        Err(PdfError::Typeset(_)) => typeset(&book.plain(), &[], &Dict::new(), fonts, limits),
+    match write(book, &kept, &notes, fonts, limits) {
+        // An image whose body does not decode fails the whole document (images are
+        // decoded as the PDF is written): write it again without images.
+        Err(PdfError::Typeset(_)) if !kept.is_empty() => write(book, &[], &notes, fonts, limits),
         other => other,
     }
 }
 
+/// Why images were left out, by key.
+type Notes<'a> = HashMap<&'a str, String>;
+
 /// The images within the caps, in order, and a note (key → text) for each one left out.
 /// Sizes come from the images' headers: nothing is decoded here, and an image whose header
-/// cannot be read is left to the typesetter, which shows its alt text when it fails.
+/// cannot be read is left out (its alt text shows).
 fn admit<'a>(
     images: &'a [(String, Vec<u8>)],
     limits: &Limits,
-) -> (Vec<&'a (String, Vec<u8>)>, Dict) {
+) -> (Vec<&'a (String, Vec<u8>)>, Notes<'a>) {
     let mut bytes_left = limits.max_image_bytes;
     let mut pixels_left = limits.max_total_pixels;
     let mut kept = Vec::new();
-    let mut notes = Dict::new();
+    let mut notes = HashMap::new();
     for image in images {
         let (key, bytes) = image;
         let Ok(size) = imagesize::blob_size(bytes) else {
@@ -184,7 +134,7 @@ fn admit<'a>(
         };
         match refused {
             Some(note) => {
-                notes.insert(Str::from(key.as_str()), Value::Str(Str::from(note)));
+                notes.insert(key.as_str(), note);
             }
             None => {
                 pixels_left -= pixels;
@@ -196,115 +146,149 @@ fn admit<'a>(
     (kept, notes)
 }
 
-/// One typesetting run at a time per process: typst's memoisation cache is global, and
-/// emptied after each run so that it never grows with the documents rendered.
-static RUN: Mutex<()> = Mutex::new(());
-
-fn typeset(
+/// Lays the book out and writes the PDF.
+fn write(
     book: &Book,
     images: &[&(String, Vec<u8>)],
-    notes: &Dict,
+    notes: &Notes<'_>,
     fonts: &Fonts,
     limits: &Limits,
 ) -> Result<Vec<u8>, PdfError> {
-    let json = serde_json::to_vec(book).map_err(|e| PdfError::Typeset(e.to_string()))?;
-    let image_dict: Dict = images
-        .iter()
-        .map(|(k, b)| (Str::from(k.as_str()), Value::Bytes(Bytes::new(b.clone()))))
-        .collect();
-    let inputs: Dict = [
-        (Str::from("images"), Value::Dict(image_dict)),
-        (Str::from("notes"), Value::Dict(notes.clone())),
-    ]
-    .into_iter()
-    .collect();
-    let world = BookWorld {
-        library: LazyHash::new(Library::builder().with_inputs(inputs).build()),
-        fonts: fonts.clone(),
-        main: Source::new(*MAIN, TEMPLATE.to_string()),
-        json: Bytes::new(json),
+    let faces = Faces::new(fonts);
+    let mut pictures = HashMap::new();
+    let mut list = Vec::new();
+    for (key, bytes) in images.iter().map(|i| (&i.0, &i.1)) {
+        let data = krilla::Data::from(bytes.clone());
+        // Formats the PDF writer embeds; others (SVG…) show their alt text.
+        let image = match imagesize::image_type(bytes) {
+            Ok(imagesize::ImageType::Png) => Image::from_png(data, true),
+            Ok(imagesize::ImageType::Jpeg) => Image::from_jpeg(data, true),
+            Ok(imagesize::ImageType::Gif) => Image::from_gif(data, true),
+            Ok(imagesize::ImageType::Webp) => Image::from_webp(data, true),
+            _ => continue,
+        };
+        let Ok(image) = image else { continue };
+        let (width, height) = image.size();
+        pictures.insert(
+            key.as_str(),
+            Picture {
+                index: list.len(),
+                width,
+                height,
+            },
+        );
+        list.push(image);
+    }
+    let doc = layout::lay_out(book, &faces, &pictures, notes);
+    if doc.pages.len() > limits.max_output_pages {
+        return Err(PdfError::TooLong(doc.pages.len(), limits.max_output_pages));
+    }
+    let destination = |anchor: usize| {
+        let (page, y) = doc.anchors.get(anchor).copied().unwrap_or((0, 0.0));
+        XyzDestination::new(page, Point::from_xy(0.0, (y - 12.0).max(0.0)))
     };
-    let _guard = RUN.lock().unwrap_or_else(|p| p.into_inner());
-    let result = typst::compile::<PagedDocument>(&world).output;
-    let out = match result {
-        Ok(doc) if doc.pages().len() > limits.max_output_pages => Err(PdfError::TooLong(
-            doc.pages().len(),
-            limits.max_output_pages,
-        )),
-        Ok(doc) => typst_pdf::pdf(&doc, &typst_pdf::PdfOptions::default()).map_err(first_error),
-        Err(errors) => Err(first_error(errors)),
+    let size = Size::from_wh(PAGE_W, PAGE_H).expect("A4 is a size");
+    let mut pdf = krilla::Document::new();
+    for ops in &doc.pages {
+        let mut page = pdf.start_page_with(PageSettings::new(size));
+        let mut links = Vec::new();
+        let mut surface = page.surface();
+        for op in ops {
+            match op {
+                Op::Text {
+                    x,
+                    y,
+                    face,
+                    size,
+                    color,
+                    glyphs,
+                    text,
+                } => {
+                    surface.set_fill(Some(fill(*color)));
+                    surface.draw_glyphs(
+                        Point::from_xy(*x, *y),
+                        glyphs,
+                        faces.pdf(*face),
+                        text,
+                        *size,
+                        false,
+                    );
+                }
+                Op::Rect { x, y, w, h, color } => {
+                    let mut path = PathBuilder::new();
+                    if let Some(rect) = Rect::from_xywh(*x, *y, *w, *h) {
+                        path.push_rect(rect);
+                        if let Some(path) = path.finish() {
+                            surface.set_fill(Some(fill(*color)));
+                            surface.draw_path(&path);
+                        }
+                    }
+                }
+                Op::Image { x, y, w, h, key } => {
+                    if let (Some(image), Some(size)) = (list.get(*key), Size::from_wh(*w, *h)) {
+                        surface.push_transform(&Transform::from_translate(*x, *y));
+                        surface.draw_image(image.clone(), size);
+                        surface.pop();
+                    }
+                }
+                Op::Link { x, y, w, h, to } => {
+                    if let Some(rect) = Rect::from_xywh(*x, *y, *w, *h) {
+                        links.push((rect, *to));
+                    }
+                }
+            }
+        }
+        surface.finish();
+        for (rect, to) in links {
+            let target = match &doc.links[to] {
+                layout::Target::Uri(uri) => {
+                    Target::Action(Action::Link(LinkAction::new(uri.clone())))
+                }
+                layout::Target::Anchor(a) => Target::Destination(Destination::Xyz(destination(*a))),
+            };
+            page.add_annotation(Annotation::new_link(
+                LinkAnnotation::new(rect, target),
+                None,
+            ));
+        }
+        page.finish();
+    }
+    // Bookmarks: the headings, nested by level.
+    let mut outline = Outline::new();
+    let mut stack: Vec<(usize, OutlineNode)> = Vec::new();
+    let close = |stack: &mut Vec<(usize, OutlineNode)>, outline: &mut Outline| {
+        if let Some((_, node)) = stack.pop() {
+            match stack.last_mut() {
+                Some((_, parent)) => parent.push_child(node),
+                None => outline.push_child(node),
+            }
+        }
     };
-    typst::comemo::evict(0);
-    out
-}
-
-fn first_error(errors: impl IntoIterator<Item = typst::diag::SourceDiagnostic>) -> PdfError {
-    PdfError::Typeset(
-        errors
-            .into_iter()
-            .next()
-            .map(|e| e.message.to_string())
-            .unwrap_or_else(|| "unknown error".into()),
-    )
-}
-
-static MAIN: LazyLock<FileId> = LazyLock::new(|| path_id("/main.typ"));
-static JSON: LazyLock<FileId> = LazyLock::new(|| path_id("/book.json"));
-
-fn path_id(path: &str) -> FileId {
-    RootedPath::new(
-        VirtualRoot::Project,
-        VirtualPath::new(path).expect("a fixed, valid path"),
-    )
-    .intern()
-}
-
-/// The typesetter's whole world: the template, the book's JSON, fonts. Nothing else can be
-/// read (no files, no packages), and the date is fixed, so a book always typesets the same.
-struct BookWorld {
-    library: LazyHash<Library>,
-    fonts: Fonts,
-    main: Source,
-    json: Bytes,
-}
-
-impl World for BookWorld {
-    fn library(&self) -> &LazyHash<Library> {
-        &self.library
-    }
-
-    fn book(&self) -> &LazyHash<FontBook> {
-        &self.fonts.book
-    }
-
-    fn main(&self) -> FileId {
-        self.main.id()
-    }
-
-    fn source(&self, id: FileId) -> FileResult<Source> {
-        if id == self.main.id() {
-            Ok(self.main.clone())
-        } else {
-            Err(FileError::AccessDenied)
+    for h in &doc.headings {
+        while stack.last().is_some_and(|(level, _)| *level >= h.level) {
+            close(&mut stack, &mut outline);
         }
+        stack.push((
+            h.level,
+            OutlineNode::new(h.title.clone(), destination(h.anchor)),
+        ));
     }
-
-    fn file(&self, id: FileId) -> FileResult<Bytes> {
-        if id == *JSON {
-            Ok(self.json.clone())
-        } else if id == self.main.id() {
-            Ok(Bytes::from_string(self.main.clone()))
-        } else {
-            Err(FileError::AccessDenied)
-        }
+    while !stack.is_empty() {
+        close(&mut stack, &mut outline);
     }
+    pdf.set_outline(outline);
+    pdf.set_metadata(
+        krilla::metadata::Metadata::new()
+            .title(book.title.clone())
+            .creator("Quire".to_string()),
+    );
+    pdf.finish().map_err(|e| PdfError::Typeset(e.to_string()))
+}
 
-    fn font(&self, index: usize) -> Option<Font> {
-        self.fonts.fonts.get(index).cloned()
-    }
-
-    fn today(&self, _offset: Option<typst::foundations::Duration>) -> Option<Datetime> {
-        Datetime::from_ymd(2000, 1, 1)
+fn fill(color: text::Rgb) -> krilla::paint::Fill {
+    krilla::paint::Fill {
+        paint: krilla::color::rgb::Color::new(color.0, color.1, color.2).into(),
+        ..Default::default()
     }
 }
 
@@ -388,9 +372,8 @@ mod tests {
     }
 
     #[test]
-    fn what_does_not_typeset_is_printed_as_plain_text() {
+    fn a_table_of_no_columns_is_left_out_and_the_rest_prints() {
         let mut b = book(vec![Page::document("a", "A", "a", "Before.\n")]);
-        // A table of no columns, which the template cannot lay out.
         b.pages[0].blocks.push(book::Block::Table {
             cols: 0,
             header: Vec::new(),
@@ -399,19 +382,8 @@ mod tests {
                 ..book::Run::default()
             }]]],
         });
-        let fonts = Fonts::new(Vec::new());
-        assert!(matches!(
-            typeset(&b, &[], &Dict::new(), &fonts, &Limits::default()),
-            Err(PdfError::Typeset(_))
-        ));
-        let pdf = render(&b, &[], &fonts, &Limits::default()).unwrap();
+        let pdf = render(&b, &[], &Fonts::new(Vec::new()), &Limits::default()).unwrap();
         assert!(pdf.starts_with(b"%PDF-"));
-        let plain = serde_json::to_string(&b.plain()).unwrap();
-        assert!(
-            plain.contains("kept cell") && plain.contains("Before."),
-            "{plain}"
-        );
-        assert!(!plain.contains("\"table\""), "{plain}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the PDF holds the title page, the pages in order with their headings, code, tables,
 //! hints, images and non-Latin (Cyrillic) text, read back with poppler's `pdftotext`; a page
 //! is rendered to an image with `pdftoppm` and kept as a test artifact. Page content that
-//! looks like typst markup or code is printed as text, never run.
+//! looks like markup or code is printed as text, never run.
 
 use std::path::PathBuf;
 use std::process::Command;
