@@ -1023,3 +1023,142 @@ fn paginate(elems: Vec<Elem>, anchors: &mut [(usize, f32)]) -> Vec<Vec<Op>> {
     }
     pages
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::book::{build, Selection};
+    use crate::Fonts;
+    use quire_content::model::{Page, Revision};
+
+    fn laid_out(pages: Vec<Page>) -> Document {
+        let book = build(
+            &Revision {
+                pages,
+                ..Revision::default()
+            },
+            &Selection {
+                title: "T",
+                subtitle: None,
+                footer: None,
+                page: None,
+                only: false,
+                max_pages: 100,
+                max_blocks: usize::MAX,
+            },
+        );
+        let fonts = Fonts::new(Vec::new());
+        let faces = Faces::new(&fonts);
+        lay_out(&book, &faces, &HashMap::new(), &HashMap::new())
+    }
+
+    /// The text drawn on a page, piece by piece.
+    fn texts(ops: &[Op]) -> Vec<&str> {
+        ops.iter()
+            .filter_map(|op| match op {
+                Op::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_long_table_repeats_its_header_on_every_page() {
+        let rows: String = (0..300).map(|i| format!("| r{i} | x |\n")).collect();
+        let doc = laid_out(vec![Page::document(
+            "a",
+            "A",
+            "a",
+            &format!("| Heading | B |\n| --- | --- |\n{rows}"),
+        )]);
+        // Title page, then the body (one page: no table of contents).
+        let body = &doc.pages[1..];
+        assert!(body.len() >= 4, "{} pages", body.len());
+        for page in body {
+            assert!(texts(page).contains(&"Heading"), "{:?}", texts(page));
+        }
+        // Every row is there once, in order.
+        let rows: Vec<&str> = body
+            .iter()
+            .flat_map(|p| texts(p))
+            .filter(|t| t.starts_with('r'))
+            .collect();
+        assert_eq!(rows.len(), 300);
+        assert_eq!(rows[299], "r299");
+        // Nothing is drawn past the foot of the page.
+        for page in body {
+            for op in page {
+                if let Op::Rect { y, h, .. } = op {
+                    assert!(y + h <= PAGE_H - MARGIN_Y / 2.0, "{op:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn links_to_pages_lead_to_their_headings() {
+        let filler = "Some text.\n\n".repeat(200);
+        let doc = laid_out(vec![
+            Page::document(
+                "a",
+                "First",
+                "a",
+                &format!("See [second](/pages/b).\n\n{filler}"),
+            ),
+            Page::document("b", "Second", "b", "Here.\n"),
+        ]);
+        // The first link of the body (the table of contents, page 1, has its own).
+        let link = doc.pages[2..]
+            .iter()
+            .flatten()
+            .find_map(|op| match op {
+                Op::Link { to, .. } => Some(*to),
+                _ => None,
+            })
+            .expect("a link");
+        let Target::Anchor(anchor) = doc.links[link] else {
+            panic!("{:?}", doc.links[link]);
+        };
+        let (page, _) = doc.anchors[anchor];
+        assert!(texts(&doc.pages[page]).contains(&"Second"));
+        assert!(
+            page > 3,
+            "after the title, contents and the first chapter: {page}"
+        );
+        // The table of contents (one page, after the title) gives the same page's number:
+        // the body is numbered from 1.
+        let number = (page - 2 + 1).to_string();
+        assert!(
+            texts(&doc.pages[1]).contains(&number.as_str()),
+            "{:?}",
+            texts(&doc.pages[1])
+        );
+    }
+
+    #[test]
+    fn a_word_wider_than_the_line_is_cut_and_right_to_left_text_is_set_from_the_right() {
+        let long = "x".repeat(2_000);
+        let doc = laid_out(vec![Page::document(
+            "a",
+            "A",
+            "a",
+            &format!("{long}\n\nمرحبا بالعالم\n"),
+        )]);
+        let xs: Vec<(f32, &str)> = doc.pages[1]
+            .iter()
+            .filter_map(|op| match op {
+                Op::Text { x, text, .. } => Some((*x, text.as_str())),
+                _ => None,
+            })
+            .collect();
+        let cut: usize = xs
+            .iter()
+            .filter(|(_, t)| t.starts_with('x'))
+            .map(|(_, t)| t.len())
+            .sum();
+        assert_eq!(cut, 2_000);
+        assert!(xs.iter().filter(|(_, t)| t.starts_with('x')).count() > 5);
+        let (x, _) = xs.iter().find(|(_, t)| t.starts_with('م')).unwrap();
+        assert!(*x > PAGE_W / 2.0, "the first word is on the right: {x}");
+    }
+}
