@@ -57,13 +57,13 @@ pub struct Book {
     pub omitted: usize,
     /// Images the book shows: key → file id of the revision.
     pub images: Vec<(String, String)>,
-    /// Its size as the typesetter's memory sees it: a block for each paragraph, heading,
+    /// Its size as the layout's memory sees it: a block for each paragraph, heading,
     /// list item, table cell, code line, image… and one more for each [`TEXT_PER_BLOCK`]
-    /// bytes of text. Typesetting took about 10 KiB a block when measured (BENCHMARKS.md's
-    /// git history).
+    /// bytes of text. Laying out took 2 to 6 KiB a block when measured (BENCHMARKS.md,
+    /// "Hostile inputs").
     pub blocks: usize,
     /// The [`Selection::max_blocks`] it was built with: past it, the pages were not all
-    /// read, and the book is not typeset.
+    /// read, and the book is not laid out.
     pub max_blocks: usize,
 }
 

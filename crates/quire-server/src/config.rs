@@ -46,8 +46,8 @@ pub struct ServerConfig {
     pub pdf_font_dir: Option<PathBuf>,
     /// PDF exports typeset at once on this node; more wait `busy_wait_ms`, then get 503.
     pub max_pdf_exports: usize,
-    /// Most blocks one PDF may have (`quire_pdf::Book::blocks`: the typesetter takes about
-    /// 10 KiB a block); a larger export is refused with 413.
+    /// Most blocks one PDF may have (`quire_pdf::Book::blocks`: laying out takes up to about
+    /// 6 KiB a block); a larger export is refused with 413.
     pub pdf_max_blocks: usize,
     /// Most pixels of one image printed in a PDF, read from its header; a larger image is
     /// left out with a note in its place.

@@ -99,7 +99,7 @@ struct ServeArgs {
     #[arg(long, env = "QUIRE_MAX_PDF_EXPORTS", default_value_t = 1)]
     max_pdf_exports: usize,
     /// Most blocks (paragraphs, headings, list items, table cells, code lines…, and one per
-    /// 32 bytes of text) one PDF may have; typesetting takes about 10 KiB a block. Past it: 413.
+    /// 32 bytes of text) one PDF may have; laying out takes up to about 6 KiB a block. Past it: 413.
     #[arg(long, env = "QUIRE_PDF_MAX_BLOCKS", default_value_t = quire_server::config::DEFAULT_PDF_MAX_BLOCKS)]
     pdf_max_blocks: usize,
     /// Most pixels of one image printed in a PDF (read from its header, before decoding);

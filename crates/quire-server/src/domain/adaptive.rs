@@ -104,21 +104,58 @@ fn describe_claims(props: &mut Map<String, Value>) {
 /// properties are boolean claims, optionally under `unsigned`. 400 names what is wrong.
 pub fn check_schema(schema: &mut Value) -> ApiResult<()> {
     complete(schema);
-    if let Err(e) = jsonschema::draft7::meta::validate(schema) {
+    let mut schemas = boon::Schemas::new();
+    // Compiling checks the schema against the draft-07 meta-schema.
+    compile(&mut schemas, "urn:quire:site-schema", schema.clone()).map_err(|why| {
+        ApiError::bad_request(format!(
+            "`jsonSchema` is not a valid JSON Schema (draft-07): {why}."
+        ))
+    })?;
+    let shape = compile(&mut schemas, "urn:quire:adaptive-shape", shape())
+        .map_err(|why| ApiError::internal(anyhow::anyhow!("adaptive schema shape: {why}")))?;
+    if let Err(e) = schemas.validate(schema, shape) {
+        let (at, what) = innermost(&e);
         return Err(ApiError::bad_request(format!(
-            "`jsonSchema` is not a valid JSON Schema (draft-07): {e} at `{}`.",
-            e.instance_path()
-        )));
-    }
-    let validator = jsonschema::draft7::new(&shape())
-        .map_err(|e| ApiError::internal(anyhow::anyhow!("adaptive schema shape: {e}")))?;
-    if let Some(e) = validator.iter_errors(schema).next() {
-        return Err(ApiError::bad_request(format!(
-            "`jsonSchema{}`: {e}; the schema must describe boolean claims, optionally under `unsigned`.",
-            e.instance_path()
+            "`jsonSchema{at}`: {what}; the schema must describe boolean claims, optionally under `unsigned`."
         )));
     }
     Ok(())
+}
+
+/// Compiles a draft-07 schema that can load nothing: a `$ref` may only point inside it.
+/// The error says what is wrong, and where.
+fn compile(
+    schemas: &mut boon::Schemas,
+    url: &str,
+    schema: Value,
+) -> Result<boon::SchemaIndex, String> {
+    struct Nothing;
+    impl boon::UrlLoader for Nothing {
+        fn load(&self, url: &str) -> Result<Value, Box<dyn std::error::Error>> {
+            Err(format!("`{url}` is outside the schema; references must stay inside it").into())
+        }
+    }
+    let mut compiler = boon::Compiler::new();
+    compiler.set_default_draft(boon::Draft::V7);
+    compiler.use_loader(Box::new(Nothing));
+    let why = |e: boon::CompileError| match e {
+        boon::CompileError::ValidationError { src, .. } => {
+            let (at, what) = innermost(&src);
+            format!("{what} at `{at}`")
+        }
+        other => other.to_string(),
+    };
+    compiler.add_resource(url, schema).map_err(why)?;
+    compiler.compile(url, schemas).map_err(why)
+}
+
+/// The first innermost error (what a person can act on): where, and what.
+fn innermost(e: &boon::ValidationError<'_, '_>) -> (String, String) {
+    let mut e = e;
+    while let Some(cause) = e.causes.first() {
+        e = cause;
+    }
+    (e.instance_location.to_string(), e.kind.to_string())
 }
 
 /// How a claim is read in a condition: `visitor.claims.beta` or `visitor.claims["my-claim"]`.

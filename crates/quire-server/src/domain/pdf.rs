@@ -1,6 +1,6 @@
-//! PDF export: a revision (or one page of it) typeset by `quire_pdf` on a blocking thread,
+//! PDF export: a revision (or one page of it) laid out by `quire_pdf` on a blocking thread,
 //! a few renderings at a time per node (`max_pdf_exports`; others wait `busy_wait_ms`, then
-//! get 503), with caps on pages, blocks (the typesetter's memory), images and time. Each PDF is kept
+//! get 503), with caps on pages, blocks (the layout's memory), images and time. Each PDF is kept
 //! in the blob store's derived folder under a name that depends on everything it shows, so
 //! it is made once per revision and options; it is served through signed, expiring URLs.
 

@@ -430,13 +430,26 @@ async fn adaptive_schemas_hold_boolean_claims() {
         json!({ "type": "object", "properties": { "beta": { "type": 7 } } }),
         json!({ "type": "array" }),
         json!({ "type": "object", "properties": { "unsigned": { "type": "object", "properties": { "x": { "type": "number" } } } } }),
+        // Nothing outside the schema is ever loaded.
+        json!({ "type": "object", "properties": { "beta": { "$ref": "file:///etc/passwd" } } }),
     ] {
         let msg = app
             .put(&w.admin, &url, json!({ "jsonSchema": bad }))
             .await
             .expect_error(400);
         assert!(msg.contains("jsonSchema"), "{msg}");
+        assert!(!msg.contains("root:"), "{msg}");
     }
+    // The message says where the schema is wrong.
+    let msg = app
+        .put(
+            &w.admin,
+            &url,
+            json!({ "jsonSchema": { "type": "object", "properties": { "beta": { "type": 7 } } } }),
+        )
+        .await
+        .expect_error(400);
+    assert!(msg.contains("/properties/beta/type"), "{msg}");
     let stored = app
         .put(
             &w.admin,
