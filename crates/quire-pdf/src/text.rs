@@ -259,11 +259,8 @@ impl<'a> Faces<'a> {
             .zip(out.glyph_positions())
             .map(|(info, pos)| {
                 let start = info.cluster as usize;
-                let end = starts
-                    .iter()
-                    .copied()
-                    .find(|&s| s > start)
-                    .unwrap_or(text.len());
+                let next = starts.partition_point(|&s| s <= start);
+                let end = starts.get(next).copied().unwrap_or(text.len());
                 width += pos.x_advance as f32 / upem * size;
                 KrillaGlyph::new(
                     GlyphId::new(info.glyph_id),
