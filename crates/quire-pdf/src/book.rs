@@ -796,14 +796,15 @@ fn plain_token(s: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use quire_content::model::Page;
 
-    fn blocks_of(markdown: &str) -> Book {
+    /// The book of these pages, titled "T", within `max_blocks`.
+    pub(crate) fn book_of(pages: Vec<Page>, max_blocks: usize) -> Book {
         build(
             &Revision {
-                pages: vec![Page::document("p", "P", "p", markdown)],
+                pages,
                 ..Revision::default()
             },
             &Selection {
@@ -812,10 +813,14 @@ mod tests {
                 footer: None,
                 page: None,
                 only: false,
-                max_pages: 10,
-                max_blocks: usize::MAX,
+                max_pages: 100,
+                max_blocks,
             },
         )
+    }
+
+    fn blocks_of(markdown: &str) -> Book {
+        book_of(vec![Page::document("p", "P", "p", markdown)], usize::MAX)
     }
 
     #[test]
@@ -844,21 +849,7 @@ mod tests {
                 )
             })
             .collect();
-        let book = build(
-            &Revision {
-                pages,
-                ..Revision::default()
-            },
-            &Selection {
-                title: "T",
-                subtitle: None,
-                footer: None,
-                page: None,
-                only: false,
-                max_pages: 100,
-                max_blocks: 250,
-            },
-        );
+        let book = book_of(pages, 250);
         assert!(book.blocks > 250);
         assert_eq!(book.pages.len(), 3);
     }

@@ -198,15 +198,7 @@ pub(crate) fn lay_out(
         let level = (c.depth + 1).min(9);
         flow.heading(level, &[plain(&c.title)], i);
         if let Some(d) = &c.description {
-            let spans = flow.spans(
-                &[plain(d)],
-                Style {
-                    italic: true,
-                    ..Style::default()
-                },
-                TEXT,
-                luma(90),
-            );
+            let spans = flow.spans(&[plain(d)], Style::ITALIC, TEXT, luma(90));
             flow.para(&spans, MARGIN_X, BODY_W, false);
             flow.out.push(Elem::Space(GAP));
         }
@@ -291,17 +283,8 @@ fn title_page(book: &Book, faces: &Faces<'_>) -> Vec<Op> {
     let mut ops = Vec::new();
     let mut y = PAGE_H * 0.3;
     let lines = |text: &str, size: f32, bold: bool, color: Rgb, y: &mut f32, ops: &mut Vec<Op>| {
-        let spans = [Span {
-            text: text.to_string(),
-            style: Style {
-                bold,
-                ..Style::default()
-            },
-            size,
-            color,
-            strike: false,
-            link: None,
-        }];
+        let style = if bold { Style::BOLD } else { Style::default() };
+        let spans = [Span::new(text, style, size, color)];
         // A title that would fill the page is cut: it is printed, not laid out at length.
         for line in faces.lines(&spans, w).into_iter().take(12) {
             *y += size * 1.15;
@@ -393,15 +376,7 @@ impl Flow<'_> {
         });
         self.out.push(Elem::Space(size * 1.1));
         self.out.push(Elem::Anchor(anchor));
-        let spans = self.spans(
-            runs,
-            Style {
-                bold: true,
-                ..Style::default()
-            },
-            size,
-            BLACK,
-        );
+        let spans = self.spans(runs, Style::BOLD, size, BLACK);
         self.para(&spans, MARGIN_X, BODY_W, false);
         if let Some(Elem::Box(b)) = self.out.last_mut() {
             b.keep = true;
@@ -484,15 +459,7 @@ impl Flow<'_> {
                     ..Frame::default()
                 }));
                 self.pad(8.0);
-                let title = self.spans(
-                    &[plain(name)],
-                    Style {
-                        bold: true,
-                        ..Style::default()
-                    },
-                    TEXT,
-                    fg,
-                );
+                let title = self.spans(&[plain(name)], Style::BOLD, TEXT, fg);
                 self.para(&title, x + 11.0, w - 19.0, false);
                 self.blocks(blocks, x + 11.0, w - 19.0, level, list);
                 // The last block's space stands for the padding.
@@ -536,17 +503,7 @@ impl Flow<'_> {
                 self.pad(CODE * LEADING);
                 continue;
             }
-            let spans = [Span {
-                text: line,
-                style: Style {
-                    mono: true,
-                    ..Style::default()
-                },
-                size: CODE,
-                color: BLACK,
-                strike: false,
-                link: None,
-            }];
+            let spans = [Span::new(&line, Style::MONO, CODE, BLACK)];
             self.para(&spans, x, w, false);
         }
     }
@@ -610,14 +567,7 @@ impl Flow<'_> {
     }
 
     fn plain_span(&self, text: &str) -> Span {
-        Span {
-            text: text.to_string(),
-            style: Style::default(),
-            size: TEXT,
-            color: BLACK,
-            strike: false,
-            link: None,
-        }
+        Span::new(text, Style::default(), TEXT, BLACK)
     }
 
     fn table(&mut self, cols: usize, header: &[Vec<Run>], rows: &[Vec<Vec<Run>>], x: f32, w: f32) {
@@ -625,10 +575,7 @@ impl Flow<'_> {
             return;
         }
         let pad = 5.0;
-        let bold = Style {
-            bold: true,
-            ..Style::default()
-        };
+        let bold = Style::BOLD;
         let head: Vec<Vec<Span>> = header
             .iter()
             .map(|c| self.spans(c, bold, TEXT, BLACK))
@@ -735,10 +682,7 @@ impl Flow<'_> {
     }
 
     fn image(&mut self, key: &str, alt: &str, caption: &[Run], x: f32, w: f32) {
-        let grey = Style {
-            italic: true,
-            ..Style::default()
-        };
+        let grey = Style::ITALIC;
         match self.pictures.get(key) {
             Some(p) => {
                 // 96 pixels to the inch, within the column and most of a page.
@@ -777,15 +721,7 @@ impl Flow<'_> {
     /// The table of contents: headings down to level 2, with their page numbers.
     fn contents(&mut self, anchors: &[(usize, f32)]) {
         let title = [plain("Contents")];
-        let spans = self.spans(
-            &title,
-            Style {
-                bold: true,
-                ..Style::default()
-            },
-            20.0,
-            BLACK,
-        );
+        let spans = self.spans(&title, Style::BOLD, 20.0, BLACK);
         self.para(&spans, MARGIN_X, BODY_W, false);
         self.out.push(Elem::Space(10.0));
         let entries: Vec<Heading> = self
@@ -1027,26 +963,11 @@ fn paginate(elems: Vec<Elem>, anchors: &mut [(usize, f32)]) -> Vec<Vec<Op>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::book::{build, Selection};
     use crate::Fonts;
-    use quire_content::model::{Page, Revision};
+    use quire_content::model::Page;
 
     fn laid_out(pages: Vec<Page>) -> Document {
-        let book = build(
-            &Revision {
-                pages,
-                ..Revision::default()
-            },
-            &Selection {
-                title: "T",
-                subtitle: None,
-                footer: None,
-                page: None,
-                only: false,
-                max_pages: 100,
-                max_blocks: usize::MAX,
-            },
-        );
+        let book = crate::book::tests::book_of(pages, usize::MAX);
         let fonts = Fonts::new(Vec::new());
         let faces = Faces::new(&fonts);
         lay_out(&book, &faces, &HashMap::new(), &HashMap::new())

@@ -118,6 +118,25 @@ pub(crate) struct Style {
 }
 
 impl Style {
+    /// Bold serif.
+    pub const BOLD: Style = Style {
+        mono: false,
+        bold: true,
+        italic: false,
+    };
+    /// Italic serif.
+    pub const ITALIC: Style = Style {
+        mono: false,
+        bold: false,
+        italic: true,
+    };
+    /// Monospace.
+    pub const MONO: Style = Style {
+        mono: true,
+        bold: false,
+        italic: false,
+    };
+
     /// Index of its shipped face in [`SHIPPED`] (monospace has no italic).
     fn primary(self) -> usize {
         match (self.mono, self.bold, self.italic) {
@@ -144,6 +163,20 @@ pub(crate) struct Span {
     pub strike: bool,
     /// Index of its link target in the layout's links, if it is a link.
     pub link: Option<usize>,
+}
+
+impl Span {
+    /// Text of one style, neither struck nor linked.
+    pub fn new(text: &str, style: Style, size: f32, color: Rgb) -> Span {
+        Span {
+            text: text.to_string(),
+            style,
+            size,
+            color,
+            strike: false,
+            link: None,
+        }
+    }
 }
 
 /// Shaped text in one face, placed on a line.
