@@ -369,6 +369,45 @@ mod tests {
         )
         .unwrap();
         assert!(pdf.starts_with(b"%PDF-"));
+
+        // A valid header over a body that does not decode: admitted, then the PDF is
+        // written again without images.
+        fn crc32(bytes: &[u8]) -> u32 {
+            let mut crc = !0u32;
+            for &b in bytes {
+                crc ^= b as u32;
+                for _ in 0..8 {
+                    crc = if crc & 1 != 0 {
+                        (crc >> 1) ^ 0xEDB8_8320
+                    } else {
+                        crc >> 1
+                    };
+                }
+            }
+            !crc
+        }
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        for (kind, data) in [
+            (&b"IHDR"[..], &[0, 0, 0, 4, 0, 0, 0, 3, 8, 2, 0, 0, 0][..]),
+            (b"IDAT", b"not deflate"),
+            (b"IEND", b""),
+        ] {
+            png.extend((data.len() as u32).to_be_bytes());
+            let mut body = kind.to_vec();
+            body.extend(data);
+            png.extend(&body);
+            png.extend(crc32(&body).to_be_bytes());
+        }
+        assert!(imagesize::blob_size(&png).is_ok());
+        let fonts = Fonts::new(Vec::new());
+        let kept = [("i0".to_string(), png)];
+        let refs: Vec<&(String, Vec<u8>)> = kept.iter().collect();
+        assert!(matches!(
+            write(&b, &refs, &HashMap::new(), &fonts, &Limits::default()),
+            Err(PdfError::Typeset(_))
+        ));
+        let pdf = render(&b, &kept, &fonts, &Limits::default()).unwrap();
+        assert!(pdf.starts_with(b"%PDF-"));
     }
 
     #[test]
