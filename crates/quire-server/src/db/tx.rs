@@ -12,6 +12,7 @@
 //! On PostgreSQL (and an in-memory SQLite database, which other connections cannot open)
 //! a transaction is sqlx's, on a pooled connection.
 
+use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,18 +24,68 @@ use super::sql::Sql;
 use super::Dialect;
 use crate::scopes::{Generations, Owned, Scope};
 
-/// The one connection that writes to a SQLite file, and the turn to use it.
-pub(super) type Writer = Arc<tokio::sync::Mutex<Connection>>;
+/// The one connection that writes to a SQLite file (held: the turn to use it), and the
+/// thread that checkpoints what it commits.
+#[derive(Clone, Debug)]
+pub(super) struct Writer {
+    conn: Arc<tokio::sync::Mutex<Connection>>,
+    checkpoints: SyncSender<()>,
+}
 
-/// Opens the writing connection of a SQLite file (already created, in WAL mode, migrated).
+/// WAL frames (pages) past which the writing connection checkpoints by itself after a
+/// commit: what bounds the WAL (16 MiB of 4 KiB pages) when the checkpointing thread cannot
+/// finish one between commits. By then that thread has copied nearly every frame, so the
+/// writer copies only the last few and the next write starts the WAL again.
+const WRITER_CHECKPOINT_FRAMES: u32 = 4000;
+
+/// How long the checkpointing thread rests after a checkpoint: the commits of that time are
+/// copied together by the next one.
+const CHECKPOINT_PAUSE: Duration = Duration::from_millis(10);
+
+/// Opens the writing connection of a SQLite file (already created, in WAL mode, migrated),
+/// and starts its checkpointing thread.
 pub(super) fn open_writer(path: &std::path::Path) -> rusqlite::Result<Writer> {
     let conn = Connection::open(path)?;
     // No busy handler: [`Tx::in_place`] waits for the lock without blocking its thread, and
     // once a transaction holds the lock its statements never wait for another connection.
     conn.busy_timeout(Duration::ZERO)?;
     conn.set_prepared_statement_cache_capacity(128);
-    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
-    Ok(Arc::new(tokio::sync::Mutex::new(conn)))
+    conn.execute_batch(&format!(
+        "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
+         PRAGMA wal_autocheckpoint = {WRITER_CHECKPOINT_FRAMES};"
+    ))?;
+    Ok(Writer {
+        conn: Arc::new(tokio::sync::Mutex::new(conn)),
+        checkpoints: start_checkpoints(path)?,
+    })
+}
+
+/// Starts the thread that copies committed WAL frames into the database file, nudged after
+/// each commit through the returned sender; it ends once every sender is gone.
+///
+/// Why: SQLite checkpoints by default in the connection that commits, after its commit,
+/// every 1,000 frames; here that connection holds the process's only turn to write, so one
+/// commit in a hundred or so kept every writer waiting some 15 ms (BENCHMARKS.md, "Writes
+/// beside reads"). A passive checkpoint from another connection runs beside writers and
+/// readers, waiting for neither.
+fn start_checkpoints(path: &std::path::Path) -> rusqlite::Result<SyncSender<()>> {
+    let conn = Connection::open(path)?;
+    // One nudge waiting is enough: the checkpoint after it copies every frame committed.
+    let (nudge, nudged) = std::sync::mpsc::sync_channel::<()>(1);
+    let spawned = std::thread::Builder::new()
+        .name("sqlite-checkpoint".into())
+        .spawn(move || {
+            while nudged.recv().is_ok() {
+                if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                    tracing::warn!(error = %e, "a WAL checkpoint failed");
+                }
+                std::thread::sleep(CHECKPOINT_PAUSE);
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "no checkpointing thread: the writer checkpoints alone");
+    }
+    Ok(nudge)
 }
 
 /// A write transaction; dropping it without `commit` rolls back. Once committed it moves the
@@ -90,6 +141,8 @@ enum Inner {
     InPlace {
         conn: tokio::sync::OwnedMutexGuard<Connection>,
         open: bool,
+        /// Nudges the checkpointing thread once committed.
+        checkpoints: SyncSender<()>,
     },
     /// PostgreSQL or in-memory SQLite: a pooled sqlx transaction, with the process's turn
     /// to write on SQLite.
@@ -124,7 +177,7 @@ impl Tx {
         moves: Moves,
     ) -> Result<Tx, sqlx::Error> {
         let deadline = tokio::time::Instant::now() + wait;
-        let conn = tokio::time::timeout_at(deadline, writer.clone().lock_owned())
+        let conn = tokio::time::timeout_at(deadline, writer.conn.clone().lock_owned())
             .await
             .map_err(|_| sqlx::Error::PoolTimedOut)?;
         // Another process (or, in tests, another handle in this one) may hold the lock. The
@@ -145,7 +198,11 @@ impl Tx {
             }
         }
         Ok(Tx {
-            inner: Inner::InPlace { conn, open: true },
+            inner: Inner::InPlace {
+                conn,
+                open: true,
+                checkpoints: writer.checkpoints.clone(),
+            },
             moves,
         })
     }
@@ -285,7 +342,11 @@ impl Tx {
         // From here its changes may be seen, even if this future is dropped half way.
         self.moves.committing = true;
         match &mut self.inner {
-            Inner::InPlace { conn, open } => {
+            Inner::InPlace {
+                conn,
+                open,
+                checkpoints,
+            } => {
                 *open = false;
                 if let Err(e) = conn.execute_batch("COMMIT") {
                     // A failed COMMIT may leave the transaction open: end it before the
@@ -293,6 +354,8 @@ impl Tx {
                     let _ = conn.execute_batch("ROLLBACK");
                     return Err(error(e));
                 }
+                // Full means a checkpoint is already due.
+                let _ = checkpoints.try_send(());
                 Ok(())
             }
             Inner::Pooled { .. } => match std::mem::replace(&mut self.inner, Inner::Done) {
@@ -306,7 +369,7 @@ impl Tx {
     /// Rolls the transaction back.
     pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
         match &mut self.inner {
-            Inner::InPlace { conn, open } => {
+            Inner::InPlace { conn, open, .. } => {
                 *open = false;
                 conn.execute_batch("ROLLBACK").map_err(error)
             }
@@ -323,7 +386,10 @@ impl Drop for Tx {
     fn drop(&mut self) {
         // A pooled transaction rolls back by itself when dropped; this one must end before
         // the connection is handed to the next writer.
-        if let Inner::InPlace { conn, open: true } = &mut self.inner {
+        if let Inner::InPlace {
+            conn, open: true, ..
+        } = &mut self.inner
+        {
             if let Err(e) = conn.execute_batch("ROLLBACK") {
                 tracing::error!(error = %e, "a dropped write transaction did not roll back");
             }
@@ -420,6 +486,46 @@ impl sqlx::error::DatabaseError for Constraint {
             ffi::SQLITE_CONSTRAINT_NOTNULL => ErrorKind::NotNullViolation,
             ffi::SQLITE_CONSTRAINT_CHECK => ErrorKind::CheckViolation,
             _ => ErrorKind::Other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::db::{Db, Sql};
+
+    #[tokio::test]
+    async fn commits_reach_the_database_file_without_the_writer_checkpointing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let db = Db::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        let before = std::fs::metadata(&path).unwrap().len();
+        let mut tx = db.begin().await.unwrap();
+        tx.touches(&[]);
+        tx.execute(&Sql::new("CREATE TABLE filler (data BLOB)"))
+            .await
+            .unwrap();
+        // About 120 pages: far below the frames at which the writer checkpoints itself.
+        for _ in 0..60 {
+            tx.execute(&Sql::new("INSERT INTO filler VALUES (zeroblob(8000))"))
+                .await
+                .unwrap();
+        }
+        tx.commit().await.unwrap();
+        // Only a checkpoint copies the pages from the WAL into the database file.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let now = std::fs::metadata(&path).unwrap().len();
+            if now >= before + 60 * 8000 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the database file stayed at {now} bytes: nothing was checkpointed"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
 }

@@ -256,6 +256,8 @@ pub struct Pushed {
 pub async fn land(state: &AppState, hold: Hold, landing: Landing<'_>) -> ApiResult<Option<String>> {
     let cr = &hold.cr;
     let now = state.now();
+    // Hashed before the write lock is taken (see [`content::encode`]).
+    let saved = content::encode(state, &cr.space_id, landing.revision).await?;
     let mut tx = match hold.locked {
         Some(tx) => tx,
         None => {
@@ -273,7 +275,7 @@ pub async fn land(state: &AppState, hold: Hold, landing: Landing<'_>) -> ApiResu
             tx
         }
     };
-    let saved = content::save(state, &mut tx, &cr.space_id, landing.revision).await?;
+    content::write(&mut tx, &saved).await?;
     let revision_id = new_id();
     store::revisions::insert(
         &mut tx,

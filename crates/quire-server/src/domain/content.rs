@@ -389,6 +389,16 @@ pub async fn save(
     space_id: &str,
     rev: Revision,
 ) -> ApiResult<Saved> {
+    let saved = encode(state, space_id, rev).await?;
+    write(tx, &saved).await?;
+    Ok(saved)
+}
+
+/// Encodes `rev` as content of `space_id`: the objects that space lacks, hashed off the async
+/// workers. Writers call it before their transaction begins, so that the database's write
+/// lock is not held while a whole revision is hashed; an object stored meanwhile by another
+/// writer is written again harmlessly (objects are named by their hash).
+pub async fn encode(state: &AppState, space_id: &str, rev: Revision) -> ApiResult<Saved> {
     let stored = state.content.stored.clone();
     let space = space_id.to_string();
     let (encoded, rev) = tokio::task::spawn_blocking(move || {
@@ -399,12 +409,6 @@ pub async fn save(
     })
     .await
     .map_err(ApiError::internal)?;
-    let rows: Vec<(String, Vec<u8>)> = encoded
-        .objects
-        .iter()
-        .map(|(h, b)| (h.to_hex(), b.clone()))
-        .collect();
-    store::objects::put_many(tx, space_id, &rows).await?;
     Ok(Saved {
         space_id: space_id.to_string(),
         root: encoded.root.to_hex(),
@@ -412,6 +416,17 @@ pub async fn save(
         revision: Arc::new(rev),
         new_bytes: encoded.new_bytes,
     })
+}
+
+/// Writes the objects of an [`encode`] inside `tx`.
+pub async fn write(tx: &mut Tx, saved: &Saved) -> ApiResult<()> {
+    let rows: Vec<(String, Vec<u8>)> = saved
+        .objects
+        .iter()
+        .map(|(h, b)| (h.to_hex(), b.clone()))
+        .collect();
+    store::objects::put_many(tx, &saved.space_id, &rows).await?;
+    Ok(())
 }
 
 impl Saved {

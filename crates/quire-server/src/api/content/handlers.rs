@@ -850,8 +850,7 @@ pub async fn update_cr_content(
         crate::domain::uploads::resolve_files(&state, &ctx.space.id, &mut changes).await?;
     let applied_results =
         crs::apply_batch(&state, &ctx, &caller.user.id, &cr, changes, None).await?;
-    let found = crs::load(&state, &ctx, &cr).await?;
-    let updated = crs::load(&state, &ctx, &found.id).await?;
+    let updated = crs::load(&state, &ctx, &cr).await?;
     let cr_json = crate::api::views::change_request_json(&state, &ctx, &updated).await?;
     if query.compat {
         return Ok(Json(json!(cr_json)));
@@ -859,7 +858,7 @@ pub async fn update_cr_content(
     let location = |page: &str| {
         state.url(&format!(
             "/v1/spaces/{}/change-requests/{}/content/page/{page}",
-            ctx.space.id, found.id
+            ctx.space.id, updated.id
         ))
     };
     let page_ref = |page: &str| types::PageRef {

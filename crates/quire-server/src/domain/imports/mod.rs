@@ -338,9 +338,10 @@ async fn land_space(
     by: &str,
 ) -> ApiResult<Option<String>> {
     let now = state.now();
+    let saved = content::encode(state, space_id, rev).await?;
     let mut tx = state.db.begin().await?;
     tx.touches(&[crate::cache::Scope::Space(space_id)]);
-    let saved = content::save(state, &mut tx, space_id, rev).await?;
+    content::write(&mut tx, &saved).await?;
     let revision_id = new_id();
     let parents: Vec<String> = if expected.is_empty() {
         Vec::new()
