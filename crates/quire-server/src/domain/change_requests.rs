@@ -256,7 +256,8 @@ pub struct Pushed {
 pub async fn land(state: &AppState, hold: Hold, landing: Landing<'_>) -> ApiResult<Option<String>> {
     let cr = &hold.cr;
     let now = state.now();
-    // Hashed before the write lock is taken (see [`content::encode`]).
+    // Hashed before the write lock is taken (see [`content::encode`]), unless an attempt
+    // after a lost race already holds it.
     let saved = content::encode(state, &cr.space_id, landing.revision).await?;
     let mut tx = match hold.locked {
         Some(tx) => tx,

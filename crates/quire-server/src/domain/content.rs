@@ -371,7 +371,8 @@ pub async fn page_of(state: &AppState, root: &str, page_id: &str) -> ApiResult<O
     )))
 }
 
-/// Objects written by a transaction, to remember once it has committed.
+/// A revision encoded as objects ([`encode`]): written inside a transaction ([`write`]),
+/// remembered once that has committed ([`remember`]).
 pub struct Saved {
     space_id: String,
     /// Root hash of the saved revision.
