@@ -372,20 +372,11 @@ mod tests {
 
         // A valid header over a body that does not decode: admitted, then the PDF is
         // written again without images.
-        fn crc32(bytes: &[u8]) -> u32 {
-            let mut crc = !0u32;
-            for &b in bytes {
-                crc ^= b as u32;
-                for _ in 0..8 {
-                    crc = if crc & 1 != 0 {
-                        (crc >> 1) ^ 0xEDB8_8320
-                    } else {
-                        crc >> 1
-                    };
-                }
-            }
-            !crc
-        }
+        let crc32 = |bytes: &[u8]| {
+            let mut crc = flate2::Crc::new();
+            crc.update(bytes);
+            crc.sum()
+        };
         let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
         for (kind, data) in [
             (&b"IHDR"[..], &[0, 0, 0, 4, 0, 0, 0, 3, 8, 2, 0, 0, 0][..]),

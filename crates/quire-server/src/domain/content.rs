@@ -421,10 +421,10 @@ pub async fn encode(state: &AppState, space_id: &str, rev: Revision) -> ApiResul
 
 /// Writes the objects of an [`encode`] inside `tx`.
 pub async fn write(tx: &mut Tx, saved: &Saved) -> ApiResult<()> {
-    let rows: Vec<(String, Vec<u8>)> = saved
+    let rows: Vec<(String, &[u8])> = saved
         .objects
         .iter()
-        .map(|(h, b)| (h.to_hex(), b.clone()))
+        .map(|(h, b)| (h.to_hex(), b.as_slice()))
         .collect();
     store::objects::put_many(tx, &saved.space_id, &rows).await?;
     Ok(())

@@ -68,7 +68,7 @@ const OBJECTS_PER_INSERT: usize = 200;
 pub async fn put_many(
     tx: &mut Tx,
     space_id: &str,
-    objects: &[(String, Vec<u8>)],
+    objects: &[(String, &[u8])],
 ) -> sqlx::Result<()> {
     for chunk in objects.chunks(OBJECTS_PER_INSERT) {
         let mut text =
@@ -86,7 +86,7 @@ pub async fn put_many(
             q = q
                 .arg(space_id)
                 .arg(hash.as_str())
-                .arg(data.as_slice())
+                .arg(*data)
                 .arg(i64::try_from(data.len()).unwrap_or(i64::MAX));
         }
         tx.execute(&q).await?;
