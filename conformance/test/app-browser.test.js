@@ -1101,7 +1101,9 @@ test('keyboard: Tab reaches "Skip to content" first, then the way to sign out', 
     // The skip link shows when focused, and leads past the top bar and the page tree.
     assert.ok(await tab.$eval('a.skip', (a) => a.getBoundingClientRect().left >= 0), 'the skip link is on screen');
     await tab.keyboard.press('Enter');
-    assert.equal(new URL(tab.url()).hash, '#main');
+    // Following a fragment link lands after the key press returns: wait for it, then check.
+    await tab.waitForFunction(() => location.hash === '#main', { timeout: 5000 }).catch(() => {});
+    assert.equal(await tab.evaluate(() => location.hash), '#main');
     await tab.keyboard.press('Tab');
     assert.ok((await focused()).inMain, `after the skip link: ${JSON.stringify(await focused())}`);
 
