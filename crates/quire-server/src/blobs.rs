@@ -345,8 +345,6 @@ pub fn download_signature(keys: &Keys, link: &FileLink<'_>, expires: i64) -> Str
 pub fn download_url(base: &str, keys: &Keys, link: &FileLink<'_>, now: i64) -> String {
     // Round the expiry so that the same file renders the same URL for a while (cacheable).
     let expires = (now / DOWNLOAD_TTL_MS + 2) * DOWNLOAD_TTL_MS;
-    // A kept answer with this URL would differ from a new one once the period turns.
-    crate::provenance::note_until((now / DOWNLOAD_TTL_MS + 1) * DOWNLOAD_TTL_MS);
     let sig = download_signature(keys, link, expires);
     let enc = |t: &str| url::form_urlencoded::byte_serialize(t.as_bytes()).collect::<String>();
     format!(

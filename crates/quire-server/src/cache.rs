@@ -137,13 +137,7 @@ impl<K: Eq + Hash + Send + Sync + 'static, V: Clone + Send + Sync + 'static> Map
             let fresh = entry.generation == generation
                 && now - entry.stored_at < ttl
                 && now >= entry.stored_at;
-            fresh.then(|| {
-                crate::provenance::note_cached(
-                    entry.stored_at,
-                    scope.map(|s| (s.key(), generation)),
-                );
-                entry.value
-            })
+            fresh.then_some(entry.value)
         });
         let counter = if found.is_some() {
             &self.hits
@@ -291,19 +285,6 @@ impl AccessCache {
     /// The generation of `scope`, to record with a value about to be read from the database.
     pub fn generation_of(&self, scope: Scope<'_>) -> u64 {
         self.generations.current(scope)
-    }
-
-    /// A number that moves whenever any scope does (kept answers, see `crate::answers`,
-    /// rest on everything a write may change).
-    pub fn generation(&self) -> u64 {
-        self.generations.last()
-    }
-
-    /// Whether every scope of `rested` is still at the generation noted.
-    pub fn still(&self, rested: &[crate::provenance::Rested]) -> bool {
-        rested
-            .iter()
-            .all(|(kind, id, at)| self.generations.current_of((*kind, id)) == *at)
     }
 
     /// The cached owner of a token hash.
@@ -529,12 +510,6 @@ impl AccessCache {
                 && now >= l.stored_at
                 && now - l.stored_at < self.ttl_ms
         });
-        if let Some(l) = &found {
-            crate::provenance::note_cached(
-                l.stored_at,
-                Some((Scope::Space(space_id).key(), l.generation)),
-            );
-        }
         let counter = if found.is_some() {
             &listings.hits
         } else {

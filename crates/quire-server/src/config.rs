@@ -20,11 +20,6 @@ pub struct ServerConfig {
     /// How long a node may reuse what requests look up first: tokens, memberships, space
     /// rows, grants, authors (0: never).
     pub access_cache_ms: u64,
-    /// Serves no kept answer (`crate::answers`) unchecked: each is compared with the answer
-    /// its handler gives at that moment, and a difference is answered 500 naming the
-    /// operation. For tests: a reusable operation whose answer rests on something its kept
-    /// answer's key and checks do not cover then fails the test that reads it.
-    pub verify_kept_answers: bool,
     /// Object store for file bytes (`s3://bucket/prefix` or `file:///path`); default: the
     /// `blobs` folder in the data dir.
     pub blob_url: Option<String>,
@@ -184,7 +179,6 @@ impl Default for ServerConfig {
             public_url: None,
             max_body_bytes: 16 * 1024 * 1024,
             access_cache_ms: 1000,
-            verify_kept_answers: false,
             blob_url: None,
             max_connections: 1024,
             header_timeout_ms: 10_000,

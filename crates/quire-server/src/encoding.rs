@@ -31,7 +31,7 @@ pub const INLINE_BYTES: usize = 256 << 10;
 /// How hard to compress.
 #[derive(Clone, Copy, Debug)]
 pub enum Effort {
-    /// For an answer made once and sent many times (a kept answer).
+    /// For an answer made once and sent many times (a published page).
     Kept,
     /// For an answer sent once.
     Once,

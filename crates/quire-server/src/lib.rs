@@ -6,7 +6,6 @@
 //! `blobs`, `cache`, `validate`) sit beside the layers and import none of them above `store`.
 
 pub mod admin;
-pub mod answers;
 pub mod api;
 pub mod app;
 pub mod blobs;
@@ -25,7 +24,6 @@ pub mod ids;
 pub mod keys;
 pub mod metrics;
 pub mod per_thread;
-pub mod provenance;
 pub mod rate;
 pub mod revision_cache;
 pub mod scopes;

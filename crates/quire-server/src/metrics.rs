@@ -19,8 +19,6 @@ use crate::per_thread::PerThread;
 pub struct Answered {
     /// The operationId.
     pub operation: &'static str,
-    /// Whether its answers may be kept and served again (`crate::answers`).
-    pub reusable: bool,
 }
 
 /// Label of answers not made by an API operation (health, files, unknown paths).

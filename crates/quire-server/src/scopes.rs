@@ -75,7 +75,7 @@ pub struct Generations {
 impl std::fmt::Debug for Generations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Generations")
-            .field("last", &self.last())
+            .field("last", &self.last.load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -83,11 +83,7 @@ impl std::fmt::Debug for Generations {
 impl Generations {
     /// The generation `scope` is at.
     pub fn current(&self, scope: Scope<'_>) -> u64 {
-        self.current_of(scope.key())
-    }
-
-    /// The generation of the scope `(kind, id)` (see [`Scope::key`]).
-    pub fn current_of(&self, (kind, id): (u8, &str)) -> u64 {
+        let (kind, id) = scope.key();
         match kind {
             TOKENS => self.tokens.load(Ordering::SeqCst),
             kind => {
@@ -102,11 +98,6 @@ impl Generations {
         }
     }
 
-    /// A number that moves whenever any scope does.
-    pub fn last(&self) -> u64 {
-        self.last.load(Ordering::SeqCst)
-    }
-
     /// A number that moves whenever an organization or a site does.
     pub fn addresses(&self) -> u64 {
         self.addresses.load(Ordering::SeqCst)
@@ -117,7 +108,6 @@ impl Generations {
         for scope in scopes {
             self.advance(scope.key());
         }
-        self.finish();
     }
 
     /// [`Generations::moved`] of owned scopes.
@@ -125,7 +115,6 @@ impl Generations {
         for (kind, id) in scopes {
             self.advance((*kind, id));
         }
-        self.finish();
     }
 
     /// Moves every scope: nothing cached before is served again.
@@ -137,7 +126,6 @@ impl Generations {
             map.write().unwrap_or_else(|e| e.into_inner()).clear();
         }
         self.addresses.fetch_add(1, Ordering::SeqCst);
-        self.finish();
     }
 
     /// Notes a write transaction, begun at `at`, that ended without saying what it changed
@@ -157,13 +145,6 @@ impl Generations {
 
     fn next(&self) -> u64 {
         self.last.fetch_add(1, Ordering::SeqCst) + 1
-    }
-
-    /// Moved once more once every scope of a write has moved: a kept answer found still
-    /// to hold at a generation seen before this (its scopes read before they moved) is
-    /// checked again by every request that sees this one (`answers::Kept::holds`).
-    fn finish(&self) {
-        self.last.fetch_add(1, Ordering::SeqCst);
     }
 
     fn advance(&self, (kind, id): (u8, &str)) {

@@ -56,8 +56,6 @@ pub struct Shared {
     pub mcp_tools: moka::sync::Cache<String, Arc<Vec<serde_json::Value>>>,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
-    /// Answers of reusable reads, kept while what they rest on holds.
-    pub answers: crate::answers::Answers,
     /// The compressed forms of answers sent lately (`crate::encoding`).
     pub compressed: crate::encoding::Recent,
     /// File bytes.
@@ -127,7 +125,6 @@ impl AppState {
                 .max_capacity(1000)
                 .time_to_live(std::time::Duration::from_secs(60))
                 .build(),
-            answers: crate::answers::Answers::new(config.access_cache_ms),
             compressed: Default::default(),
             body_budget: tokio::sync::Semaphore::new(body_budget_kib(&config)),
             document_budget: tokio::sync::Semaphore::new(DOCUMENT_BUDGET_KIB),

@@ -88,16 +88,10 @@ pub fn operations() -> Vec<Operation> {
 pub fn router(state: AppState) -> Edge<Router> {
     let mut router: Router<AppState> = Router::new();
     let operations = operations();
-    state.answers.reusable_paths(
-        operations
-            .iter()
-            .filter(|def| def.reusable)
-            .map(|def| def.path),
-    );
     for def in operations {
         // Innermost first: the body budget is taken only once the caller is authorised, and
         // only by operations that take a body.
-        let access = Enforce::new(state.clone(), def.access, def.operation, def.reusable);
+        let access = Enforce::new(state.clone(), def.access, def.operation);
         let mut handler = if def.method == Method::GET || def.method == Method::DELETE {
             def.handler.route_layer(access)
         } else {
@@ -131,6 +125,5 @@ pub fn router(state: AppState) -> Edge<Router> {
         .merge(crate::git::routes())
         .fallback(fallback)
         .with_state(state.clone());
-    // Around the router, not each route: a kept answer is served before any routing.
     EdgeLayer(state).layer(routes)
 }

@@ -150,7 +150,6 @@ impl Db {
     where
         T: FromSqlite + for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
     {
-        crate::provenance::note_database();
         match &self.reader {
             Some(reader) => reader.rows(q).map_err(driver_error),
             None => q.query_as().fetch_all(&self.pool).await,
@@ -162,7 +161,6 @@ impl Db {
     where
         T: FromSqlite + for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
     {
-        crate::provenance::note_database();
         match &self.reader {
             Some(reader) => reader.row(q).map_err(driver_error),
             None => q.query_as().fetch_optional(&self.pool).await,
@@ -178,7 +176,6 @@ impl Db {
             + Send
             + Unpin,
     {
-        crate::provenance::note_database();
         match &self.reader {
             Some(reader) => reader.scalar(q).map_err(driver_error),
             None => q.query_scalar().fetch_one(&self.pool).await,
@@ -187,7 +184,6 @@ impl Db {
 
     /// The pool, for reads.
     pub fn pool(&self) -> &AnyPool {
-        crate::provenance::note_database();
         &self.pool
     }
 
@@ -215,7 +211,6 @@ impl Db {
     pub fn begin(&self) -> impl std::future::Future<Output = Result<Tx, sqlx::Error>> + Send + '_ {
         let moves = tx::Moves::new(self.generations.clone(), std::panic::Location::caller());
         async move {
-            crate::provenance::note_database();
             if let Some(writer) = &self.in_place {
                 return Tx::in_place(writer, WRITER_WAIT, moves).await;
             }

@@ -50,7 +50,6 @@ where
         .cache
         .generation_of(crate::cache::Scope::Space(space_id));
     let version = self::version(state, space_id).await?;
-    crate::provenance::note_listing(space_id, version);
     let now = state.clock.now_ms();
     if let Some(body) = state.cache.listing(space_id, &key, version, now) {
         return Ok(body);
@@ -70,8 +69,7 @@ where
 /// all while no writes come. Otherwise the listings asking at once share reads
 /// (`cache::Rounds`): one per space at a time instead of one each. On PostgreSQL each read
 /// is a round trip; on SQLite, read on the request's thread, each took its own read
-/// transaction and file locks, about a fifth of a cached listing's time. A kept answer
-/// checks it again before each reuse, so it does not count as the answer's own read.
+/// transaction and file locks, about a fifth of a cached listing's time.
 pub async fn version(state: &AppState, space_id: &str) -> ApiResult<i64> {
     // Taken before the read, so that the version read is no older than the stamp.
     let stamp = state.db.stamp();
@@ -84,7 +82,7 @@ pub async fn version(state: &AppState, space_id: &str) -> ApiResult<i64> {
         let (db, id) = (state.db.clone(), space_id.to_string());
         move || async move { store::spaces::listings_version(&db, &id).await }
     });
-    let version = crate::provenance::validating(read)
+    let version = read
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a listing version: {e:#}")))?;
     if let Some(stamp) = stamp {
@@ -93,15 +91,10 @@ pub async fn version(state: &AppState, space_id: &str) -> ApiResult<i64> {
     Ok(version)
 }
 
-/// The space's listing version when it is known without a read: on SQLite, read since
-/// the database's last commit (see [`version`]).
-pub fn known_version(state: &AppState, space_id: &str) -> Option<i64> {
-    let stamp = state.db.stamp()?;
-    state.cache.stamped_versions.get(&stamp, space_id)
+/// The request's path and query, as a listing's key names them.
+pub fn request_line(uri: &axum::http::Uri) -> &str {
+    uri.path_and_query().map_or("/", |pq| pq.as_str())
 }
-
-/// The request's path and query, as an answer's key names them.
-pub use crate::answers::request_line;
 
 fn serialize<T: Serialize>(value: &T) -> ApiResult<Bytes> {
     let mut buf = Vec::with_capacity(16 * 1024);

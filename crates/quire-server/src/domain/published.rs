@@ -191,12 +191,7 @@ pub fn scope_of(state: &AppState, token: &str) -> Option<String> {
         &validation,
     )
     .ok()?;
-    let valid = data.claims.exp > state.now() / 1000;
-    // An answer kept for this token is not served past the token's end.
-    if valid {
-        crate::provenance::note_until(data.claims.exp.saturating_mul(1000));
-    }
-    valid.then_some(data.claims.sid)
+    (data.claims.exp > state.now() / 1000).then_some(data.claims.sid)
 }
 
 /// The scope named `id` (from [`scope_of`]): from this node's cache, else from the database

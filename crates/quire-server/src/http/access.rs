@@ -42,19 +42,15 @@ pub struct Enforce {
     state: AppState,
     access: Access,
     operation: &'static str,
-    /// Whether the operation's answers may be kept (`crate::answers`).
-    reusable: bool,
 }
 
 impl Enforce {
-    /// The check of `access` for the operation named `operation`, whose answers may be
-    /// kept if `reusable`.
-    pub fn new(state: AppState, access: Access, operation: &'static str, reusable: bool) -> Self {
+    /// The check of `access` for the operation named `operation`.
+    pub fn new(state: AppState, access: Access, operation: &'static str) -> Self {
         Self {
             state,
             access,
             operation,
-            reusable,
         }
     }
 
@@ -92,7 +88,6 @@ impl Enforce {
         } else {
             match check(&self.state, self.access, self.operation, req).await {
                 Ok(req) => match inner.oneshot(req).await {
-                    // Tagged before it may be kept: a kept answer is sent with its tag.
                     Ok(res) => crate::encoding::tag(res).await,
                     Err(never) => match never {},
                 },
@@ -101,7 +96,6 @@ impl Enforce {
         };
         res.extensions_mut().insert(crate::metrics::Answered {
             operation: self.operation,
-            reusable: self.reusable,
         });
         res
     }

@@ -58,31 +58,12 @@ pub struct Operation {
     pub(crate) handler: MethodRouter<AppState>,
     /// A body limit below the server's, for operations whose bodies are small by nature.
     pub body_limit: Option<usize>,
-    /// Whether its answers may be kept and served again (see [`Operation::reusable`]).
-    pub reusable: bool,
 }
 
 impl Operation {
     /// Caps this operation's request body at `bytes` (413 past it).
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = Some(bytes);
-        self
-    }
-
-    /// Lets this read's `200` answers be kept and served again to the same token for the
-    /// same path and query (`crate::answers`). Only for a `GET` whose answer depends on
-    /// nothing but the path and query, the caller, lookups through the access cache,
-    /// immutable content and its space's listing version (read through
-    /// `domain::listings`): not on the clock (but for signed URLs, which note when their
-    /// period ends: `provenance::note_until`), other headers, or a database read made
-    /// every time.
-    pub fn reusable(mut self) -> Self {
-        assert!(
-            self.method == Method::GET,
-            "{}: only reads can be reusable",
-            self.operation
-        );
-        self.reusable = true;
         self
     }
 }
@@ -112,6 +93,5 @@ where
         access,
         handler: on(filter, handler),
         body_limit: None,
-        reusable: false,
     }
 }

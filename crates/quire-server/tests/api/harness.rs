@@ -114,8 +114,6 @@ impl TestApp {
             database_url: database_url(&dir).await,
             public_url: None,
             max_body_bytes: 64 * 1024,
-            // Every kept answer a test reads is compared with its handler's answer.
-            verify_kept_answers: true,
             ..ServerConfig::default()
         };
         configure(&mut config);

@@ -7,7 +7,6 @@ mod loopback;
 
 mod access_cache;
 mod adaptive_views;
-mod answers;
 mod app;
 mod authz;
 mod authz_matrix;

@@ -852,10 +852,15 @@ async fn a_site_search_is_a_read_that_moves_no_cached_answer() {
     for _ in 0..2 {
         app.get(&w.reader, &read).await.expect(200);
     }
-    let kept = || app.state.answers.counts().0;
+    // The space's row, as the node's access cache answers it.
+    let kept = || {
+        let lookups = app.state.cache.lookups();
+        let (_, (hits, _)) = lookups.iter().find(|(name, _)| *name == "spaces").unwrap();
+        *hits
+    };
     let hits = kept();
     app.get(&w.reader, &read).await.expect(200);
-    assert_eq!(kept(), hits + 1, "kept before the search");
+    assert!(kept() > hits, "cached before the search");
     app.post(
         &w.reader,
         &format!("{api}/search"),
@@ -865,11 +870,7 @@ async fn a_site_search_is_a_read_that_moves_no_cached_answer() {
     .expect(200);
     let hits = kept();
     app.get(&w.reader, &read).await.expect(200);
-    assert_eq!(
-        kept(),
-        hits + 1,
-        "a search (sent with POST) changes nothing"
-    );
+    assert!(kept() > hits, "a search (sent with POST) changes nothing");
 }
 
 /// JSON-RPC over MCP's tools call from a site's MCP endpoint: the `result`.

@@ -70,16 +70,14 @@ pub fn operations() -> Vec<Operation> {
             "listChangeRequestsForSpace",
             Space(Role::Read),
             handlers::list_change_requests,
-        )
-        .reusable(),
+        ),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/change-requests/{changeRequestId}",
             "getChangeRequestById",
             Space(Role::Read),
             handlers::get_change_request,
-        )
-        .reusable(),
+        ),
         op(
             Method::PATCH,
             "/v1/spaces/{spaceId}/change-requests/{changeRequestId}",

@@ -17,8 +17,7 @@ const BODY_LIMIT: usize = 1024 * 1024;
 pub fn operations() -> Vec<Operation> {
     use Access::*;
     let operations = vec![
-        op(Method::GET, "/v1/spaces/{spaceId}/comments", "listCommentsInSpace", Space(Role::Read), handlers::list_comments)
-        .reusable(),
+        op(Method::GET, "/v1/spaces/{spaceId}/comments", "listCommentsInSpace", Space(Role::Read), handlers::list_comments),
         op(Method::POST, "/v1/spaces/{spaceId}/comments", "postCommentInSpace", Space(Role::Comment), handlers::post_comment),
         op(Method::GET, "/v1/spaces/{spaceId}/comments/{commentId}", "getCommentInSpace", Space(Role::Read), handlers::get_comment),
         op(Method::PUT, "/v1/spaces/{spaceId}/comments/{commentId}", "updateCommentInSpace", Space(Role::Comment), handlers::update_comment),

@@ -48,16 +48,14 @@ pub fn operations() -> Vec<Operation> {
             "getCurrentRevision",
             Space(Role::Read),
             handlers::get_revision,
-        )
-        .reusable(),
+        ),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/content/pages",
             "listPages",
             Space(Role::Read),
             handlers::list_pages,
-        )
-        .reusable(),
+        ),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/content/files",
@@ -78,16 +76,14 @@ pub fn operations() -> Vec<Operation> {
             "getPageById",
             Space(Role::Read),
             handlers::get_page,
-        )
-        .reusable(),
+        ),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/content/path/{*pagePath}",
             "getPageByPath",
             Space(Role::Read),
             handlers::get_page_by_path,
-        )
-        .reusable(),
+        ),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content",
@@ -136,8 +132,7 @@ pub fn operations() -> Vec<Operation> {
             "getRevisionById",
             Space(Role::Read),
             handlers::get_revision,
-        )
-        .reusable(),
+        ),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/changes",
@@ -151,8 +146,7 @@ pub fn operations() -> Vec<Operation> {
             "listPagesInRevisionById",
             Space(Role::Read),
             handlers::list_pages,
-        )
-        .reusable(),
+        ),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/files",
@@ -173,24 +167,21 @@ pub fn operations() -> Vec<Operation> {
             "getPageInRevisionById",
             Space(Role::Read),
             handlers::get_page,
-        )
-        .reusable(),
+        ),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/document",
             "getPageDocumentInRevisionById",
             Space(Role::Read),
             handlers::get_page_document,
-        )
-        .reusable(),
+        ),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{*pagePath}",
             "getPageInRevisionByPath",
             Space(Role::Read),
             handlers::get_page_by_path,
-        )
-        .reusable(),
+        ),
         op(
             Method::GET,
             "/v1/spaces/{spaceId}/content/reusable-contents/{reusableContentId}",

@@ -80,7 +80,6 @@ pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Respo
             .cache
             .lookups()
             .into_iter()
-            .chain([("kept", state.answers.counts())])
             .map(|(name, (hits, misses))| (name, hits, misses))
             .collect(),
     };

@@ -32,8 +32,7 @@ pub fn operations() -> Vec<Operation> {
             "getSpaceById",
             Space(Role::Read),
             handlers::get_space,
-        )
-        .reusable(),
+        ),
         op(
             Method::PATCH,
             "/v1/spaces/{spaceId}",
