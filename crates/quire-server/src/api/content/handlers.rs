@@ -193,7 +193,7 @@ async fn visitor_revision_response(
 
 /// The change request a merge revision came from, serialized. Like a change request read
 /// by id, it changes only with its space's listing version, so it is kept with the
-/// listings (`domain::listings`) and the revision's answer can be kept too.
+/// listings (`domain::listings`).
 async fn merged_from(
     state: &AppState,
     row: &RevisionRow,
