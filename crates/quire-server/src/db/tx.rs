@@ -495,19 +495,28 @@ impl sqlx::error::DatabaseError for Constraint {
 mod tests {
     use crate::db::{Db, Sql};
 
-    #[tokio::test]
-    async fn commits_reach_the_database_file_without_the_writer_checkpointing() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
+    /// A SQLite database in `dir` holding an empty table `filler`, and the file's path.
+    async fn filler(dir: &std::path::Path) -> (Db, std::path::PathBuf) {
+        let path = dir.join("t.db");
         let db = Db::connect(&format!("sqlite://{}", path.display()))
             .await
             .unwrap();
-        let before = std::fs::metadata(&path).unwrap().len();
         let mut tx = db.begin().await.unwrap();
         tx.touches(&[]);
         tx.execute(&Sql::new("CREATE TABLE filler (data BLOB)"))
             .await
             .unwrap();
+        tx.commit().await.unwrap();
+        (db, path)
+    }
+
+    #[tokio::test]
+    async fn commits_reach_the_database_file_without_the_writer_checkpointing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, path) = filler(dir.path()).await;
+        let before = std::fs::metadata(&path).unwrap().len();
+        let mut tx = db.begin().await.unwrap();
+        tx.touches(&[]);
         // About 120 pages: far below the frames at which the writer checkpoints itself.
         for _ in 0..60 {
             tx.execute(&Sql::new("INSERT INTO filler VALUES (zeroblob(8000))"))
@@ -533,16 +542,7 @@ mod tests {
     #[tokio::test]
     async fn the_wal_stays_bounded_under_continuous_writes() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        let db = Db::connect(&format!("sqlite://{}", path.display()))
-            .await
-            .unwrap();
-        let mut tx = db.begin().await.unwrap();
-        tx.touches(&[]);
-        tx.execute(&Sql::new("CREATE TABLE filler (data BLOB)"))
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
+        let (db, _) = filler(dir.path()).await;
         // About 12,000 pages, three times the writer's own checkpoint threshold, in
         // commits of about 100 pages one after another.
         for _ in 0..120 {

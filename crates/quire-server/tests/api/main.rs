@@ -20,6 +20,7 @@ mod content_urls;
 mod embeds;
 mod errors;
 mod fonts;
+mod freshness;
 mod git;
 mod git_sync;
 mod hardening;

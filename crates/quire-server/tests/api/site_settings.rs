@@ -843,7 +843,7 @@ async fn a_preview_url_opens_the_site_as_a_visitor_with_its_claims() {
 }
 
 #[tokio::test]
-async fn a_site_search_is_a_read_that_moves_no_cached_answer() {
+async fn a_site_search_is_a_read_that_moves_no_cached_lookup() {
     let app = TestApp::start().await;
     let w = world(&app).await;
     let space = app.space(&w.admin, &w.org, "Guide", None).await;
