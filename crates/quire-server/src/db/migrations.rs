@@ -40,7 +40,20 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (27, "site insights", SITE_INSIGHTS),
     (28, "sign-in failures", SIGN_IN_FAILURES),
     (29, "git commit ids", GIT_COMMIT_IDS),
+    (30, "comment totals", COMMENT_TOTALS),
 ];
+
+/// Every comment of a space (outside its change requests) and of each change request,
+/// counted beside the open ones (`store::comments::count`): a listing reads its total
+/// instead of counting the rows, which took time in proportion to them.
+const COMMENT_TOTALS: &str = r#"
+ALTER TABLE spaces ADD COLUMN comments_all BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE change_requests ADD COLUMN comments_all BIGINT NOT NULL DEFAULT 0;
+UPDATE spaces SET comments_all = (SELECT COUNT(*) FROM comments c
+    WHERE c.space_id = spaces.id AND c.change_request_id IS NULL);
+UPDATE change_requests SET comments_all = (SELECT COUNT(*) FROM comments c
+    WHERE c.change_request_id = change_requests.id)
+"#;
 
 /// The id of the commit made from each revision (`store::git`), recorded by the node that
 /// first made it, so that the API shows a revision's commit (`Revision.git`) on every node.

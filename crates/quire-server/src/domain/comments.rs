@@ -405,12 +405,12 @@ pub async fn update(
             c.status = CommentStatus::Resolved;
             c.resolved_at = Some(now);
             c.resolved_by = Some(user.to_string());
-            store::comments::count_open(&mut tx, &c.space_id, counted, -1).await?;
+            store::comments::count(&mut tx, &c.space_id, counted, -1, 0).await?;
         } else if !resolved && !was_open {
             c.status = CommentStatus::Open;
             c.resolved_at = None;
             c.resolved_by = None;
-            store::comments::count_open(&mut tx, &c.space_id, counted, 1).await?;
+            store::comments::count(&mut tx, &c.space_id, counted, 1, 0).await?;
         }
     }
     store::comments::update(&mut tx, &c).await?;
@@ -436,9 +436,10 @@ pub async fn delete(state: &AppState, thread: &Thread, user: &UserId, id: &str) 
             "Only the author or a space admin can delete a comment.",
         ));
     }
-    if store::comments::delete(&mut tx, &c.id).await? && c.status == CommentStatus::Open {
-        store::comments::count_open(&mut tx, &c.space_id, c.change_request_id.as_deref(), -1)
-            .await?;
+    if store::comments::delete(&mut tx, &c.id).await? {
+        let open = -i64::from(c.status == CommentStatus::Open);
+        let cr = c.change_request_id.as_deref();
+        store::comments::count(&mut tx, &c.space_id, cr, open, -1).await?;
     }
     thread.touches(&mut tx);
     tx.commit().await?;

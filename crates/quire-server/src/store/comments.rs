@@ -141,6 +141,21 @@ pub async fn list(
     }
     q.push(&format!(" ORDER BY posted_at {dir}, id {dir} LIMIT "))
         .bind(limit);
+    // Filtered by status alone, the total is read from the counters kept with the space or
+    // change request ([`count`]); counting the rows cost time in proportion to them.
+    if filter.page.is_none() && filter.authors.is_empty() {
+        let counter = match filter.status.as_deref() {
+            None => "comments_all",
+            Some("open") => "comments",
+            Some(_) => "comments_all - comments",
+        };
+        let mut total = Sql::new(format!("SELECT COALESCE(MAX({counter}), 0) FROM "));
+        match cr {
+            Some(cr) => total.push("change_requests WHERE id = ").bind(cr),
+            None => total.push("spaces WHERE id = ").bind(space_id),
+        };
+        return super::page_with_total(db, COLUMNS, "comments", &total, &cond, &q).await;
+    }
     super::counted_page(db, COLUMNS, "comments", &cond, &q).await
 }
 
@@ -180,12 +195,9 @@ pub async fn insert(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
     .arg(c.replies)
     )
     .await?;
-    // Counted open on its space or change request, which moves the space's listing
-    // version in the same statement (on a space); else the version moves alone.
-    match c.status {
-        CommentStatus::Open => count_open(tx, &c.space_id, c.change_request_id.as_deref(), 1).await,
-        _ => super::spaces::touch_listings(tx, "$1", &c.space_id).await,
-    }
+    // Counted on its space or change request, which moves the space's listing version.
+    let open = i64::from(c.status == CommentStatus::Open);
+    count(tx, &c.space_id, c.change_request_id.as_deref(), open, 1).await
 }
 
 /// A comment by id inside a transaction, locked until it ends (for read-modify-write).
@@ -230,35 +242,42 @@ pub async fn delete(tx: &mut Tx, id: &str) -> sqlx::Result<bool> {
     Ok(res > 0)
 }
 
-/// Adds `delta` to the open-comment counter of the space, or of the change request.
-pub async fn count_open(
+/// Adds `open` to the open comments and `all` to every comment counted on the space, or
+/// on the change request, and moves the space's listing version (which shows them).
+pub async fn count(
     tx: &mut Tx,
     space_id: &str,
     cr: Option<&str>,
-    delta: i64,
+    open: i64,
+    all: i64,
 ) -> sqlx::Result<()> {
-    if delta == 0 {
+    if open == 0 && all == 0 {
         return Ok(());
     }
+    const COUNTERS: &str = "comments = comments + $2, comments_all = comments_all + $3";
     match cr {
         Some(cr) => {
             tx.execute(
-                &Sql::new("UPDATE change_requests SET comments = comments + $2 WHERE id = $1")
-                    .arg(cr)
-                    .arg(delta),
+                &Sql::new(format!(
+                    "UPDATE change_requests SET {COUNTERS} WHERE id = $1"
+                ))
+                .arg(cr)
+                .arg(open)
+                .arg(all),
             )
             .await?;
             super::spaces::touch_listings(tx, "$1", space_id).await?;
         }
-        // One statement: the listing version moves with the counter it shows.
+        // One statement: the listing version moves with the counters it shows.
         None => {
             tx.execute(
-                &Sql::new(
-                    "UPDATE spaces SET comments = comments + $2, \
-                 listings_version = listings_version + 1 WHERE id = $1",
-                )
+                &Sql::new(format!(
+                    "UPDATE spaces SET {COUNTERS}, listings_version = listings_version + 1 \
+                     WHERE id = $1"
+                ))
                 .arg(space_id)
-                .arg(delta),
+                .arg(open)
+                .arg(all),
             )
             .await?;
         }

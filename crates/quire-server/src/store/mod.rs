@@ -80,19 +80,33 @@ async fn counted_page<T>(
 where
     T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + crate::db::inline::FromSqlite + Send + Unpin,
 {
+    let mut count = crate::db::sql::Sql::new(format!("SELECT COUNT(*) FROM {table}"));
+    count.append(cond);
+    page_with_total(db, columns, table, &count, cond, page).await
+}
+
+/// One page of `SELECT {columns} FROM {table} {cond} {page}` and the total that the scalar
+/// query `total` reads (a count, or a counter kept with the rows), in one statement.
+async fn page_with_total<T>(
+    db: &crate::db::Db,
+    columns: &str,
+    table: &str,
+    total: &crate::db::sql::Sql,
+    cond: &crate::db::sql::Sql,
+    page: &crate::db::sql::Sql,
+) -> sqlx::Result<(Vec<T>, i64)>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + crate::db::inline::FromSqlite + Send + Unpin,
+{
     use crate::db::sql::Sql;
-    let mut q = Sql::new(format!("SELECT {columns}, (SELECT COUNT(*) FROM {table}"));
-    q.append(cond);
+    let mut q = Sql::new(format!("SELECT {columns}, ("));
+    q.append(total);
     q.push(&format!(") AS total FROM {table}"));
     q.append(cond).append(page);
     let rows: Vec<Counted<T>> = db.rows(&q).await?;
     let total = match rows.first() {
         Some(first) => first.total,
-        None => {
-            let mut count = Sql::new(format!("SELECT COUNT(*) FROM {table}"));
-            count.append(cond);
-            db.scalar(&count).await?
-        }
+        None => db.scalar(total).await?,
     };
     Ok((rows.into_iter().map(|c| c.row).collect(), total))
 }

@@ -550,3 +550,139 @@ async fn change_request_comments_count_on_the_change_request() {
         0
     );
 }
+
+/// The items of a comment listing, walked two at a time, and the `count` each page showed.
+async fn walk(app: &TestApp, who: &Persona, base: &str, status: &str) -> (i64, Vec<i64>) {
+    let (mut items, mut counts, mut cursor) = (0, Vec::new(), None::<String>);
+    loop {
+        let mut url = format!("{base}?status={status}&limit=2");
+        if let Some(c) = &cursor {
+            url.push_str(&format!("&page={c}"));
+        }
+        let res = app.get(who, &url).await.expect(200);
+        items += res["items"].as_array().unwrap().len() as i64;
+        counts.push(res["count"].as_i64().unwrap());
+        match res["next"]["page"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => return (items, counts),
+        }
+    }
+}
+
+/// Checks that each status's listing in `base` shows as its `count`, on every page, the
+/// number of its items, and that these are `(all, open)`.
+async fn assert_totals(app: &TestApp, who: &Persona, base: &str, all: i64, open: i64) {
+    for (status, expected) in [("all", all), ("open", open), ("resolved", all - open)] {
+        let (items, counts) = walk(app, who, base, status).await;
+        assert_eq!(items, expected, "{status} items of {base}");
+        assert!(
+            counts.iter().all(|c| *c == expected),
+            "{status} counts of {base}: {counts:?}, expected {expected}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn listing_totals_follow_posts_resolutions_and_deletions() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let cr = app
+        .post(
+            &w.alice,
+            &format!("/v1/spaces/{}/change-requests", w.space),
+            json!({ "subject": "Totals" }),
+        )
+        .await
+        .expect(201);
+    let cr = cr["id"].as_str().unwrap();
+    for base in [
+        format!("/v1/spaces/{}/comments", w.space),
+        format!("/v1/spaces/{}/change-requests/{cr}/comments", w.space),
+    ] {
+        assert_totals(&app, &w.alice, &base, 0, 0).await;
+        let mut ids = Vec::new();
+        for n in 0..5 {
+            let c = app
+                .post(
+                    &w.bob,
+                    &base,
+                    json!({ "body": { "markdown": format!("Note {n}.") } }),
+                )
+                .await
+                .expect(200);
+            ids.push(c["id"].as_str().unwrap().to_string());
+        }
+        assert_totals(&app, &w.alice, &base, 5, 5).await;
+        for id in &ids[..2] {
+            app.put(&w.bob, &format!("{base}/{id}"), json!({ "resolved": true }))
+                .await
+                .expect(200);
+        }
+        assert_totals(&app, &w.alice, &base, 5, 3).await;
+        app.put(
+            &w.bob,
+            &format!("{base}/{}", ids[0]),
+            json!({ "resolved": false }),
+        )
+        .await
+        .expect(200);
+        assert_totals(&app, &w.alice, &base, 5, 4).await;
+        // A resolved one and an open one deleted; deleting one again changes nothing.
+        for id in [&ids[1], &ids[2], &ids[2]] {
+            app.delete(&w.bob, &format!("{base}/{id}"))
+                .await
+                .expect(204);
+        }
+        assert_totals(&app, &w.alice, &base, 3, 3).await;
+        // Filters beyond the status count their rows.
+        let mine = app
+            .get(&w.alice, &format!("{base}?authors={}", w.bob.id))
+            .await
+            .expect(200);
+        assert_eq!(mine["count"], 3);
+    }
+    // The space's comments and the change request's are counted apart.
+    let space = app
+        .get(&w.alice, &format!("/v1/spaces/{}", w.space))
+        .await
+        .expect(200);
+    assert_eq!(space["comments"], 3);
+}
+
+#[tokio::test]
+async fn the_totals_of_comments_written_before_they_were_kept_are_counted_on_upgrade() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let cr = app.open_change_request(&w.alice, &w.space, "Older").await;
+    let space_base = format!("/v1/spaces/{}/comments", w.space);
+    let cr_base = format!("/v1/spaces/{}/change-requests/{cr}/comments", w.space);
+    for (base, n) in [(&space_base, 3), (&cr_base, 2)] {
+        for i in 0..n {
+            let c = app
+                .post(
+                    &w.bob,
+                    base,
+                    json!({ "body": { "markdown": format!("Old {i}.") } }),
+                )
+                .await
+                .expect(200);
+            if i == 0 {
+                let id = c["id"].as_str().unwrap();
+                app.put(&w.bob, &format!("{base}/{id}"), json!({ "resolved": true }))
+                    .await
+                    .expect(200);
+            }
+        }
+    }
+    // The database as the build before the totals left it: no totals, the migration not run.
+    for sql in [
+        "ALTER TABLE spaces DROP COLUMN comments_all",
+        "ALTER TABLE change_requests DROP COLUMN comments_all",
+        "DELETE FROM quire_migrations WHERE version = 30",
+    ] {
+        sqlx::query(sql).execute(app.state.db.pool()).await.unwrap();
+    }
+    let upgraded = app.another_node().await;
+    assert_totals(&upgraded, &w.alice, &space_base, 3, 2).await;
+    assert_totals(&upgraded, &w.alice, &cr_base, 2, 1).await;
+}
