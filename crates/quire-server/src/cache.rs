@@ -173,6 +173,8 @@ pub struct AccessCache {
     orgs: Map<String, Option<Arc<OrgSeen>>>,
     /// Space rows by id (`None`: known not to exist).
     spaces: Map<String, Option<Arc<SpaceRow>>>,
+    /// Spaces' counts of open comments, by space id.
+    comment_counts: Map<String, i64>,
     /// Users by id, as authors of what listings show (`None`: known not to exist).
     people: Map<String, Option<UserRow>>,
     /// What the domain derives for a user in an organization (their grants), keyed by
@@ -243,6 +245,7 @@ impl AccessCache {
             users: Map::new(),
             orgs: Map::new(),
             spaces: Map::new(),
+            comment_counts: Map::new(),
             people: Map::new(),
             derived: Map::new(),
             sites: Map::new(),
@@ -263,12 +266,13 @@ impl AccessCache {
     }
 
     /// Hits and misses of each of the cache's maps since start, for the operator's metrics.
-    pub fn lookups(&self) -> [(&'static str, (u64, u64)); 8] {
+    pub fn lookups(&self) -> [(&'static str, (u64, u64)); 9] {
         let listings = &self.listings;
         [
             ("tokens", self.users.counts()),
             ("memberships", self.orgs.counts()),
             ("spaces", self.spaces.counts()),
+            ("comment_counts", self.comment_counts.counts()),
             ("people", self.people.counts()),
             ("grants", self.derived.counts()),
             ("sites", self.sites.counts()),
@@ -357,6 +361,28 @@ impl AccessCache {
     pub fn put_space(&self, space_id: &str, row: Option<Arc<SpaceRow>>, now: i64, generation: u64) {
         if self.enabled() {
             self.spaces.put(space_id.to_string(), row, now, generation);
+        }
+    }
+
+    /// The cached count of a space's open comments.
+    pub fn comment_count(&self, space_id: &str, now: i64) -> Option<i64> {
+        if !self.enabled() {
+            return None;
+        }
+        self.comment_counts.get(
+            space_id,
+            now,
+            self.ttl_ms,
+            Some(Scope::Comments(space_id)),
+            &self.generations,
+        )
+    }
+
+    /// Caches the count of a space's open comments, read at `generation`.
+    pub fn put_comment_count(&self, space_id: &str, count: i64, now: i64, generation: u64) {
+        if self.enabled() {
+            self.comment_counts
+                .put(space_id.to_string(), count, now, generation);
         }
     }
 

@@ -25,13 +25,16 @@ pub enum Scope<'a> {
     Space(&'a str),
     /// A published site's row, structure, visitor key and addresses.
     Site(&'a str),
+    /// A space's count of open comments, kept out of its row so that a comment does not
+    /// move what every read of the space rests on.
+    Comments(&'a str),
 }
 
 /// A scope as it is kept: its kind (see [`Scope::key`]) and id.
 pub type Owned = (u8, Box<str>);
 
 /// The kind of [`Scope::Tokens`] in [`Scope::key`].
-const TOKENS: u8 = 4;
+const TOKENS: u8 = 5;
 
 impl<'a> Scope<'a> {
     /// Its kind (a map of [`Generations`], or tokens) and id.
@@ -41,6 +44,7 @@ impl<'a> Scope<'a> {
             Scope::Org(id) => (1, id),
             Scope::Space(id) => (2, id),
             Scope::Site(id) => (3, id),
+            Scope::Comments(id) => (4, id),
             Scope::Tokens => (TOKENS, ""),
         }
     }
@@ -64,8 +68,8 @@ pub struct Generations {
     last: AtomicU64,
     floor: AtomicU64,
     tokens: AtomicU64,
-    /// Users, organizations, spaces, sites.
-    kinds: [RwLock<HashMap<String, u64, foldhash::fast::RandomState>>; 4],
+    /// Users, organizations, spaces, sites, spaces' comment counts.
+    kinds: [RwLock<HashMap<String, u64, foldhash::fast::RandomState>>; 5],
     /// Moved whenever an organization or a site does: what the sites' addresses rest on.
     addresses: AtomicU64,
     /// Write transactions that ended without saying what they changed.

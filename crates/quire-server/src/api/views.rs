@@ -368,8 +368,9 @@ impl Space {
     }
 }
 
-/// `Space`, with `permissions` for a caller holding `role` on it.
-pub fn space(state: &AppState, s: &SpaceRow, role: Role) -> Space {
+/// `Space`, with `permissions` for a caller holding `role` on it, showing `comments` open
+/// comments (kept apart from the row: see `store::spaces::comments`).
+pub fn space(state: &AppState, s: &SpaceRow, comments: i64, role: Role) -> Space {
     let live = s.deleted_at.is_none();
     let editable = live && s.edit_mode == EditMode::Live;
     let admin = role >= Role::Admin;
@@ -390,7 +391,7 @@ pub fn space(state: &AppState, s: &SpaceRow, role: Role) -> Space {
         organization: s.org_id.to_string(),
         revision: s.revision_id.clone(),
         default_level: s.default_level.clone(),
-        comments: s.comments,
+        comments,
         change_requests: s.change_requests,
         change_requests_open: s.change_requests_open,
         change_requests_draft: s.change_requests_draft,
@@ -532,6 +533,7 @@ pub fn visible_page(
     scope: &str,
     grants: &Grants,
     spaces: Vec<SpaceRow>,
+    comments: &std::collections::HashMap<String, i64>,
 ) -> ApiResult<List<Space>> {
     let after = page.after::<(i64, String)>(scope)?;
     let visible: Vec<(SpaceRow, Role)> = spaces
@@ -548,7 +550,8 @@ pub fn visible_page(
         .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
         .map(|(s, role)| {
             let key = (s.position, s.id.clone());
-            (space(state, &s, role), key)
+            let open = comments.get(&s.id).copied().unwrap_or(0);
+            (space(state, &s, open, role), key)
         })
         .collect();
     page.finish(scope, rows, count)

@@ -104,9 +104,14 @@ impl Thread {
         self.ctx.require(Role::Comment, "comment in this space")
     }
 
-    /// Says what a write to the thread changes: its space's counters and listings.
+    /// Says what a write to the thread changes that the access cache keeps: the space's
+    /// count of open comments, for a thread of the space. Everything else a comment changes
+    /// shows in the listings, which the listing version it moves in its transaction guards.
     fn touches(&self, tx: &mut crate::db::Tx) {
-        tx.touches(&[crate::cache::Scope::Space(&self.ctx.space.id)]);
+        match self.cr_id() {
+            None => tx.touches(&[crate::cache::Scope::Comments(&self.ctx.space.id)]),
+            Some(_) => tx.touches(&[]),
+        };
     }
 
     async fn comment(&self, state: &AppState, id: &str) -> ApiResult<CommentRow> {

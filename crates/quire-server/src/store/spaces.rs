@@ -19,7 +19,6 @@ crate::db::inline::row! {
         /// `inherit`, a role, or NULL (no default access).
         pub default_level: Option<String>,
         pub revision_id: String,
-        pub comments: i64,
         pub change_requests: i64,
         pub change_requests_open: i64,
         pub change_requests_draft: i64,
@@ -30,8 +29,10 @@ crate::db::inline::row! {
     }
 }
 
+// Without the count of open comments, which changes with every comment: it is read on its
+// own (`comments`), so that a cached row does not rest on it.
 const COLUMNS: &str = "id, org_id, parent_id, title, emoji, visibility, edit_mode, language, \
-    default_level, revision_id, comments, change_requests, change_requests_open, \
+    default_level, revision_id, change_requests, change_requests_open, \
     change_requests_draft, position, created_at, updated_at, deleted_at";
 
 /// A space by id, deleted or not.
@@ -44,6 +45,38 @@ pub async fn get(db: &Db, id: &str) -> sqlx::Result<Option<SpaceRow>> {
 pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<SpaceRow>> {
     tx.row(&Sql::new(format!("SELECT {COLUMNS} FROM spaces WHERE id = $1")).arg(id))
         .await
+}
+
+/// The count of open comments of each of `ids` (outside their change requests); ids that
+/// name no space are left out.
+pub async fn comments(
+    db: &Db,
+    ids: &[&str],
+) -> sqlx::Result<std::collections::HashMap<String, i64>> {
+    if ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut q = Sql::new("SELECT id, comments FROM spaces WHERE id IN (");
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            q.push(", ");
+        }
+        q.bind(*id);
+    }
+    q.push(")");
+    let rows: Vec<(String, i64)> = db.rows(&q).await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// The count of open comments of each live space of an organization.
+pub async fn comments_in_org(
+    db: &Db,
+    org_id: &str,
+) -> sqlx::Result<std::collections::HashMap<String, i64>> {
+    let q = Sql::new("SELECT id, comments FROM spaces WHERE org_id = $1 AND deleted_at IS NULL")
+        .arg(org_id);
+    let rows: Vec<(String, i64)> = db.rows(&q).await?;
+    Ok(rows.into_iter().collect())
 }
 
 /// Spaces by id, deleted or not; ids that name no space are left out.
@@ -66,8 +99,8 @@ pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceRow>> {
 pub async fn insert(tx: &mut Tx, s: &SpaceRow) -> sqlx::Result<()> {
     tx.execute(
         &Sql::new(format!(
-            "INSERT INTO spaces ({COLUMNS}) VALUES \
-         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
+            "INSERT INTO spaces ({COLUMNS}, comments) VALUES \
+         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 0)"
         ))
         .arg(&s.id)
         .arg(&s.org_id)
@@ -79,7 +112,6 @@ pub async fn insert(tx: &mut Tx, s: &SpaceRow) -> sqlx::Result<()> {
         .arg(&s.language)
         .arg(&s.default_level)
         .arg(&s.revision_id)
-        .arg(s.comments)
         .arg(s.change_requests)
         .arg(s.change_requests_open)
         .arg(s.change_requests_draft)

@@ -140,3 +140,56 @@ async fn signed_urls_are_signed_anew_once_their_period_turns() {
     let res = reqwest::get(&next).await.unwrap();
     assert_eq!(res.status(), 200);
 }
+
+/// The count of open comments, cached apart from the space's row, follows each comment.
+#[tokio::test]
+async fn a_space_shows_a_new_comment_count_at_once_here_and_within_the_bound_elsewhere() {
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    let w = world(&app).await;
+    let space = format!("/v1/spaces/{}", w.space);
+    for node in [&app, &other] {
+        assert_eq!(node.get(&w.reader, &space).await.expect(200)["comments"], 0);
+    }
+    let posted = app
+        .post(
+            &w.admin,
+            &format!("{space}/comments"),
+            json!({ "body": { "markdown": "A question." } }),
+        )
+        .await
+        .expect(200);
+    assert_eq!(app.get(&w.reader, &space).await.expect(200)["comments"], 1);
+    other
+        .clock
+        .advance_ms(other.config.access_cache_ms as i64 + 1);
+    assert_eq!(
+        other.get(&w.reader, &space).await.expect(200)["comments"],
+        1
+    );
+    // Resolved, it is no longer counted open.
+    let id = posted["id"].as_str().unwrap();
+    app.put(
+        &w.admin,
+        &format!("{space}/comments/{id}"),
+        json!({ "resolved": true }),
+    )
+    .await
+    .expect(200);
+    assert_eq!(app.get(&w.reader, &space).await.expect(200)["comments"], 0);
+    // The organization's listing of spaces shows the same count.
+    let org = app.get(&w.reader, &space).await.expect(200)["organization"].clone();
+    let org = org.as_str().unwrap();
+    app.post(
+        &w.admin,
+        &format!("{space}/comments"),
+        json!({ "body": { "markdown": "Another." } }),
+    )
+    .await
+    .expect(200);
+    let listed = app
+        .get(&w.reader, &format!("/v1/orgs/{org}/spaces"))
+        .await
+        .expect(200);
+    assert_eq!(listed["items"][0]["comments"], 1, "{listed}");
+}

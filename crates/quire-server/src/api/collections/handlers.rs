@@ -152,6 +152,7 @@ pub async fn list_collection_spaces(
     let spaces =
         store::spaces::list_live(&state.db, &ctx.collection.org_id, Some(&ctx.collection.id))
             .await?;
+    let comments = store::spaces::comments_in_org(&state.db, &ctx.collection.org_id).await?;
     let scope = format!("collection-spaces:{}", ctx.collection.id);
     Ok(Json(visible_page(
         &state,
@@ -159,6 +160,7 @@ pub async fn list_collection_spaces(
         &scope,
         &ctx.grants,
         spaces,
+        &comments,
     )?))
 }
 

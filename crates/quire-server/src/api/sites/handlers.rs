@@ -40,6 +40,8 @@ pub struct Loaded {
     pub site: SiteRow,
     pub structure: Structure,
     pub spaces: HashMap<String, SpaceRow>,
+    /// Their counts of open comments.
+    pub comments: HashMap<String, i64>,
 }
 
 /// Loads what describing `site` needs.
@@ -60,10 +62,12 @@ pub async fn spaces_of(state: &AppState, site: SiteRow, structure: Structure) ->
         .into_iter()
         .map(|s| (s.id.clone(), s))
         .collect();
+    let comments = store::spaces::comments(&state.db, &ids).await?;
     Ok(Loaded {
         site,
         structure,
         spaces,
+        comments,
     })
 }
 
@@ -80,6 +84,7 @@ impl Loaded {
             site: &self.site,
             structure: &self.structure,
             spaces: &self.spaces,
+            comments: &self.comments,
             grants,
             urls: Urls::new(state, &self.site, share_key),
         }

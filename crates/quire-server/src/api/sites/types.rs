@@ -281,6 +281,8 @@ pub struct Describe<'a> {
     pub structure: &'a Structure,
     /// The spaces the site spaces point to.
     pub spaces: &'a HashMap<String, SpaceRow>,
+    /// Their counts of open comments.
+    pub comments: &'a HashMap<String, i64>,
     /// The reader's grants, for each space's `permissions` (`None`: a read-only visitor).
     pub grants: Option<&'a Grants>,
     /// Published URLs, under a share link when one was resolved.
@@ -306,7 +308,12 @@ impl Describe<'_> {
             id: ss.id.clone(),
             path: ss.path.clone(),
             section: ss.section_id.clone(),
-            space: views::space(self.state, space, role),
+            space: views::space(
+                self.state,
+                space,
+                self.comments.get(&ss.space_id).copied().unwrap_or(0),
+                role,
+            ),
             title: space.title.clone(),
             default: rules::is_default_site_space(self.site, self.structure, ss),
             condition: ss.condition.clone(),

@@ -66,7 +66,7 @@ pub async fn create_space(
     let role = grants.space_role(&space).unwrap_or(Role::Admin);
     Ok(views::created(
         &state.url(&format!("/v1/spaces/{}", space.id)),
-        views::space(&state, &space, role),
+        views::space(&state, &space, 0, role),
     ))
 }
 
@@ -79,8 +79,11 @@ pub async fn list_spaces(
 ) -> ApiResult<Json<List<views::Space>>> {
     let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
     let spaces = store::spaces::list_live(&state.db, &org.org.id, None).await?;
+    let comments = store::spaces::comments_in_org(&state.db, &org.org.id).await?;
     let scope = format!("spaces:{}", org.org.id);
-    Ok(Json(visible_page(&state, &page, &scope, &grants, spaces)?))
+    Ok(Json(visible_page(
+        &state, &page, &scope, &grants, spaces, &comments,
+    )?))
 }
 
 /// Query of `getSpaceById`.
@@ -99,16 +102,27 @@ pub async fn get_space(
 ) -> ApiResult<Response> {
     if let Some(key) = query.share_key.as_deref().filter(|k| !k.is_empty()) {
         let published = crate::domain::sites::shared_space_url(&state, &ctx.space.id, key).await?;
-        let space = views::space(&state, &ctx.space, ctx.role).with_published(published);
+        let space = view(&state, &ctx.space, ctx.role)
+            .await?
+            .with_published(published);
         return Ok(Json(space).into_response());
     }
-    let view = (SPACE_VIEW, ctx.space.id.as_str(), ctx.role.as_str());
-    let body = access::rendered(&state, view, &ctx.space, || {
-        serde_json::to_vec(&views::space(&state, &ctx.space, ctx.role))
+    // Rendered once per row, role and count of open comments (read apart from the row).
+    let comments = access::space_comments(&state, &ctx.space.id).await?;
+    let shown = format!("{}:{comments}", ctx.role.as_str());
+    let key = (SPACE_VIEW, ctx.space.id.as_str(), shown.as_str());
+    let body = access::rendered(&state, key, &ctx.space, || {
+        serde_json::to_vec(&views::space(&state, &ctx.space, comments, ctx.role))
             .map(Into::into)
             .map_err(ApiError::internal)
     })?;
     Ok(JsonBytes(body).into_response())
+}
+
+/// `Space` of `space` for a caller holding `role`, with its count of open comments.
+async fn view(state: &AppState, space: &SpaceRow, role: Role) -> ApiResult<views::Space> {
+    let comments = access::space_comments(state, &space.id).await?;
+    Ok(views::space(state, space, comments, role))
 }
 
 /// What `getSpaceById` renders, as the access cache names it.
@@ -145,7 +159,7 @@ pub async fn update_space(
     };
     let space = spaces::update(&state, &ctx, change).await?;
     let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
-    Ok(Json(views::space(&state, &space, role)))
+    Ok(Json(view(&state, &space, role).await?))
 }
 
 /// `deleteSpaceById`: soft delete, restorable for 7 days, then purged by a durable job;
@@ -167,7 +181,7 @@ pub async fn restore_space(
     Extension(ctx): Extension<SpaceCtx>,
 ) -> ApiResult<Json<views::Space>> {
     let space = spaces::restore(&state, &ctx).await?;
-    Ok(Json(views::space(&state, &space, ctx.role)))
+    Ok(Json(view(&state, &space, ctx.role).await?))
 }
 
 /// `duplicateSpace`: 201 with a new space holding the same metadata and a copy of the
@@ -202,7 +216,6 @@ pub async fn duplicate_space(
         id: new_id(),
         title,
         revision_id: new_id(),
-        comments: 0,
         change_requests: 0,
         change_requests_open: 0,
         change_requests_draft: 0,
@@ -228,7 +241,7 @@ pub async fn duplicate_space(
     let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
     Ok(views::created(
         &state.url(&format!("/v1/spaces/{}", space.id)),
-        views::space(&state, &space, role),
+        views::space(&state, &space, 0, role),
     ))
 }
 
@@ -240,7 +253,7 @@ pub async fn move_space(
 ) -> ApiResult<Json<views::Space>> {
     let space = spaces::move_space(&state, &ctx, &body).await?;
     let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
-    Ok(Json(views::space(&state, &space, role)))
+    Ok(Json(view(&state, &space, role).await?))
 }
 
 /// `transferSpace`: to another organization, collection or both; the caller administers
@@ -275,5 +288,5 @@ pub async fn transfer_space(
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))?;
     let role = grants.space_role(&space).unwrap_or(Role::Admin);
-    Ok(Json(views::space(&state, &space, role)))
+    Ok(Json(view(&state, &space, role).await?))
 }

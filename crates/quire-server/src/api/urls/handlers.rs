@@ -134,7 +134,12 @@ pub async fn get_content_by_url(
                 None => page_at(&state, &ctx.space, rest).await?,
             };
             Ok(Json(Content::Space {
-                space: Box::new(views::space(&state, &ctx.space, ctx.role)),
+                space: Box::new(views::space(
+                    &state,
+                    &ctx.space,
+                    crate::domain::access::space_comments(&state, &ctx.space.id).await?,
+                    ctx.role,
+                )),
                 change_request,
                 page,
             }))

@@ -279,6 +279,24 @@ pub async fn space_row(state: &AppState, space_id: &str) -> ApiResult<Option<Arc
     Ok(found)
 }
 
+/// The count of a space's open comments (0 for a space that is gone), through the access
+/// cache: read apart from the space's row, which a comment does not move.
+pub async fn space_comments(state: &AppState, space_id: &str) -> ApiResult<i64> {
+    let now = state.clock.now_ms();
+    if let Some(found) = state.cache.comment_count(space_id, now) {
+        return Ok(found);
+    }
+    let generation = state.cache.generation_of(Scope::Comments(space_id));
+    let found = store::spaces::comments(&state.db, &[space_id])
+        .await?
+        .remove(space_id)
+        .unwrap_or(0);
+    state
+        .cache
+        .put_comment_count(space_id, found, now, generation);
+    Ok(found)
+}
+
 /// A user by id (an author, a reviewer), through the access cache.
 pub async fn person(state: &AppState, user_id: &str) -> ApiResult<Option<UserRow>> {
     let now = state.clock.now_ms();

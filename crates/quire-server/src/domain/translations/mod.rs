@@ -501,7 +501,6 @@ async fn result_space(
         language: Some(row.language.clone()),
         default_level: Some("inherit".into()),
         revision_id: new_id(),
-        comments: 0,
         change_requests: 0,
         change_requests_open: 0,
         change_requests_draft: 0,
