@@ -532,26 +532,24 @@ pub fn visible_page(
     page: &PageRequest,
     scope: &str,
     grants: &Grants,
-    spaces: Vec<SpaceRow>,
-    comments: &std::collections::HashMap<String, i64>,
+    spaces: Vec<(SpaceRow, i64)>,
 ) -> ApiResult<List<Space>> {
     let after = page.after::<(i64, String)>(scope)?;
-    let visible: Vec<(SpaceRow, Role)> = spaces
+    let visible: Vec<(SpaceRow, i64, Role)> = spaces
         .into_iter()
-        .filter_map(|s| grants.space_role(&s).map(|r| (s, r)))
+        .filter_map(|(s, comments)| grants.space_role(&s).map(|r| (s, comments, r)))
         .collect();
     let count = visible.len() as i64;
     let rows = visible
         .into_iter()
-        .filter(|(s, _)| match &after {
+        .filter(|(s, _, _)| match &after {
             Some((pos, id)) => (s.position, &s.id) > (*pos, id),
             None => true,
         })
         .take(usize::try_from(page.fetch_limit()).unwrap_or(usize::MAX))
-        .map(|(s, role)| {
+        .map(|(s, comments, role)| {
             let key = (s.position, s.id.clone());
-            let open = comments.get(&s.id).copied().unwrap_or(0);
-            (space(state, &s, open, role), key)
+            (space(state, &s, comments, role), key)
         })
         .collect();
     page.finish(scope, rows, count)

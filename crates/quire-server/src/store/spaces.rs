@@ -68,17 +68,6 @@ pub async fn comments(
     Ok(rows.into_iter().collect())
 }
 
-/// The count of open comments of each live space of an organization.
-pub async fn comments_in_org(
-    db: &Db,
-    org_id: &str,
-) -> sqlx::Result<std::collections::HashMap<String, i64>> {
-    let q = Sql::new("SELECT id, comments FROM spaces WHERE org_id = $1 AND deleted_at IS NULL")
-        .arg(org_id);
-    let rows: Vec<(String, i64)> = db.rows(&q).await?;
-    Ok(rows.into_iter().collect())
-}
-
 /// Spaces by id, deleted or not; ids that name no space are left out.
 pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceRow>> {
     if ids.is_empty() {
@@ -250,15 +239,32 @@ pub async fn soft_delete(tx: &mut Tx, id: &str, now: i64) -> sqlx::Result<bool> 
 
 /// Every live space of an organization (optionally under one collection), in list order.
 pub async fn list_live(db: &Db, org_id: &str, parent: Option<&str>) -> sqlx::Result<Vec<SpaceRow>> {
+    db.rows(&live(COLUMNS, org_id, parent)).await
+}
+
+/// [`list_live`], each space with its count of open comments.
+pub async fn list_live_with_comments(
+    db: &Db,
+    org_id: &str,
+    parent: Option<&str>,
+) -> sqlx::Result<Vec<(SpaceRow, i64)>> {
+    // The count rides in the column that a counted listing's total takes.
+    let columns = format!("{COLUMNS}, comments AS total");
+    let rows: Vec<super::Counted<SpaceRow>> = db.rows(&live(&columns, org_id, parent)).await?;
+    Ok(rows.into_iter().map(|c| (c.row, c.total)).collect())
+}
+
+/// The query of [`list_live`], selecting `columns`.
+fn live(columns: &str, org_id: &str, parent: Option<&str>) -> Sql {
     let mut q = Sql::new(format!(
-        "SELECT {COLUMNS} FROM spaces WHERE deleted_at IS NULL AND org_id = "
+        "SELECT {columns} FROM spaces WHERE deleted_at IS NULL AND org_id = "
     ));
     q.bind(org_id);
     if let Some(parent) = parent {
         q.push(" AND parent_id = ").bind(parent);
     }
     q.push(" ORDER BY position, id");
-    db.rows(&q).await
+    q
 }
 
 /// The spaces of an organization deleted at or after `since` (still restorable), most

@@ -149,10 +149,12 @@ pub async fn list_collection_spaces(
     Extension(ctx): Extension<CollectionCtx>,
     page: PageRequest,
 ) -> ApiResult<Json<List<views::Space>>> {
-    let spaces =
-        store::spaces::list_live(&state.db, &ctx.collection.org_id, Some(&ctx.collection.id))
-            .await?;
-    let comments = store::spaces::comments_in_org(&state.db, &ctx.collection.org_id).await?;
+    let spaces = store::spaces::list_live_with_comments(
+        &state.db,
+        &ctx.collection.org_id,
+        Some(&ctx.collection.id),
+    )
+    .await?;
     let scope = format!("collection-spaces:{}", ctx.collection.id);
     Ok(Json(visible_page(
         &state,
@@ -160,7 +162,6 @@ pub async fn list_collection_spaces(
         &scope,
         &ctx.grants,
         spaces,
-        &comments,
     )?))
 }
 

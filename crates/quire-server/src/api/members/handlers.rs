@@ -282,23 +282,17 @@ pub async fn list_member_spaces(
     let mine = Grants::load(&state, &ctx.org.id, &caller.user.id, ctx.role).await?;
     let scope = format!("member-spaces:{}:{user_id}:{:?}", ctx.org.id, query.order);
     let after = page.after::<(i64, String)>(&scope)?;
-    let spaces = store::spaces::list_live(&state.db, &ctx.org.id, None).await?;
-    let comments = store::spaces::comments_in_org(&state.db, &ctx.org.id).await?;
+    let spaces = store::spaces::list_live_with_comments(&state.db, &ctx.org.id, None).await?;
     let mut rows: Vec<(MemberSpace, (i64, String))> = spaces
         .iter()
-        .filter_map(|s| {
+        .filter_map(|(s, comments)| {
             let their_role = theirs.space_role(s)?;
             let my_role = mine.space_role(s)?;
             let key = (s.position, s.id.clone());
             Some((
                 MemberSpace {
                     permission: their_role,
-                    space: views::space(
-                        &state,
-                        s,
-                        comments.get(&s.id).copied().unwrap_or(0),
-                        my_role,
-                    ),
+                    space: views::space(&state, s, *comments, my_role),
                 },
                 key,
             ))

@@ -78,12 +78,9 @@ pub async fn list_spaces(
     page: PageRequest,
 ) -> ApiResult<Json<List<views::Space>>> {
     let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
-    let spaces = store::spaces::list_live(&state.db, &org.org.id, None).await?;
-    let comments = store::spaces::comments_in_org(&state.db, &org.org.id).await?;
+    let spaces = store::spaces::list_live_with_comments(&state.db, &org.org.id, None).await?;
     let scope = format!("spaces:{}", org.org.id);
-    Ok(Json(visible_page(
-        &state, &page, &scope, &grants, spaces, &comments,
-    )?))
+    Ok(Json(visible_page(&state, &page, &scope, &grants, spaces)?))
 }
 
 /// Query of `getSpaceById`.
