@@ -47,25 +47,10 @@ pub async fn get_tx(tx: &mut Tx, id: &str) -> sqlx::Result<Option<SpaceRow>> {
         .await
 }
 
-/// The count of open comments of each of `ids` (outside their change requests); ids that
-/// name no space are left out.
-pub async fn comments(
-    db: &Db,
-    ids: &[&str],
-) -> sqlx::Result<std::collections::HashMap<String, i64>> {
-    if ids.is_empty() {
-        return Ok(Default::default());
-    }
-    let mut q = Sql::new("SELECT id, comments FROM spaces WHERE id IN (");
-    for (i, id) in ids.iter().enumerate() {
-        if i > 0 {
-            q.push(", ");
-        }
-        q.bind(*id);
-    }
-    q.push(")");
-    let rows: Vec<(String, i64)> = db.rows(&q).await?;
-    Ok(rows.into_iter().collect())
+/// The count of open comments of a space (outside its change requests); 0 when it is gone.
+pub async fn comments(db: &Db, id: &str) -> sqlx::Result<i64> {
+    db.scalar(&Sql::new("SELECT COALESCE(MAX(comments), 0) FROM spaces WHERE id = $1").arg(id))
+        .await
 }
 
 /// Spaces by id, deleted or not; ids that name no space are left out.
@@ -73,7 +58,23 @@ pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceRow>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = Sql::new(format!("SELECT {COLUMNS} FROM spaces WHERE id IN ("));
+    db.rows(&by_ids(COLUMNS, ids)).await
+}
+
+/// [`get_many`], each space with its count of open comments.
+pub async fn get_many_with_comments(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<(SpaceRow, i64)>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The count rides in the column that a counted listing's total takes.
+    let columns = format!("{COLUMNS}, comments AS total");
+    let rows: Vec<super::Counted<SpaceRow>> = db.rows(&by_ids(&columns, ids)).await?;
+    Ok(rows.into_iter().map(|c| (c.row, c.total)).collect())
+}
+
+/// The query of [`get_many`], selecting `columns`.
+fn by_ids(columns: &str, ids: &[&str]) -> Sql {
+    let mut q = Sql::new(format!("SELECT {columns} FROM spaces WHERE id IN ("));
     for (i, id) in ids.iter().enumerate() {
         if i > 0 {
             q.push(", ");
@@ -81,7 +82,7 @@ pub async fn get_many(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<SpaceRow>> {
         q.bind(*id);
     }
     q.push(")");
-    db.rows(&q).await
+    q
 }
 
 /// Inserts a space.

@@ -586,15 +586,7 @@ async fn assert_totals(app: &TestApp, who: &Persona, base: &str, all: i64, open:
 async fn listing_totals_follow_posts_resolutions_and_deletions() {
     let app = TestApp::start().await;
     let w = world(&app).await;
-    let cr = app
-        .post(
-            &w.alice,
-            &format!("/v1/spaces/{}/change-requests", w.space),
-            json!({ "subject": "Totals" }),
-        )
-        .await
-        .expect(201);
-    let cr = cr["id"].as_str().unwrap();
+    let cr = app.open_change_request(&w.alice, &w.space, "Totals").await;
     for base in [
         format!("/v1/spaces/{}/comments", w.space),
         format!("/v1/spaces/{}/change-requests/{cr}/comments", w.space),

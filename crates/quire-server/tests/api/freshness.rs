@@ -192,4 +192,32 @@ async fn a_space_shows_a_new_comment_count_at_once_here_and_within_the_bound_els
         .await
         .expect(200);
     assert_eq!(listed["items"][0]["comments"], 1, "{listed}");
+    // So do a member's spaces and a site's spaces.
+    let theirs = app
+        .get(
+            &w.admin,
+            &format!("/v1/orgs/{org}/members/{}/spaces", w.reader.id),
+        )
+        .await
+        .expect(200);
+    assert_eq!(theirs["items"][0]["space"]["comments"], 1, "{theirs}");
+    let site = app
+        .post(
+            &w.admin,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({ "title": "Docs", "spaces": [w.space] }),
+        )
+        .await
+        .expect(201);
+    let published = app
+        .get(
+            &w.admin,
+            &format!(
+                "/v1/orgs/{org}/sites/{}/site-spaces",
+                site["id"].as_str().unwrap()
+            ),
+        )
+        .await
+        .expect(200);
+    assert_eq!(published["items"][0]["space"]["comments"], 1, "{published}");
 }

@@ -57,12 +57,11 @@ pub async fn spaces_of(state: &AppState, site: SiteRow, structure: Structure) ->
         .iter()
         .map(|s| s.space_id.as_str())
         .collect();
-    let spaces = store::spaces::get_many(&state.db, &ids)
-        .await?
-        .into_iter()
-        .map(|s| (s.id.clone(), s))
-        .collect();
-    let comments = store::spaces::comments(&state.db, &ids).await?;
+    let (mut spaces, mut comments) = (HashMap::new(), HashMap::new());
+    for (s, open) in store::spaces::get_many_with_comments(&state.db, &ids).await? {
+        comments.insert(s.id.clone(), open);
+        spaces.insert(s.id.clone(), s);
+    }
     Ok(Loaded {
         site,
         structure,

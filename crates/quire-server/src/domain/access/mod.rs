@@ -287,10 +287,7 @@ pub async fn space_comments(state: &AppState, space_id: &str) -> ApiResult<i64> 
         return Ok(found);
     }
     let generation = state.cache.generation_of(Scope::Comments(space_id));
-    let found = store::spaces::comments(&state.db, &[space_id])
-        .await?
-        .remove(space_id)
-        .unwrap_or(0);
+    let found = store::spaces::comments(&state.db, space_id).await?;
     state
         .cache
         .put_comment_count(space_id, found, now, generation);
