@@ -514,7 +514,7 @@ async fn main() {
         .await
         .unwrap()
         .unwrap();
-    let mut next = (*quire_server::domain::content::load(&state, &row.root)
+    let mut next = (*quire_server::domain::content::load_in(&state, &row.space_id, &row.root)
         .await
         .unwrap())
     .clone();

@@ -983,7 +983,7 @@ impl ContentCache {
     /// Caches a revision this node decoded whole. One heavier than the revisions' share of
     /// the cache cannot stay, and would be read and decoded again for every use: say so
     /// once, since only the operator can fix it (with `--cache-mb`).
-    pub fn keep_decoded(&self, space_id: Option<&str>, root: &str, rev: Arc<Revision>) {
+    pub fn keep_decoded(&self, space_id: &str, root: &str, rev: Arc<Revision>) {
         if self.revisions.insert(root.to_string(), rev.clone()) {
             return;
         }
@@ -991,7 +991,7 @@ impl ContentCache {
             let share = self.revisions.capacity();
             let heavy = Revisions::weight_alone(&rev);
             tracing::warn!(
-                space = space_id.unwrap_or("-"),
+                space = space_id,
                 root,
                 decoded_mib = heavy >> 20,
                 share_mib = share >> 20,
@@ -1060,10 +1060,10 @@ mod tests {
     fn a_revision_heavier_than_its_share_is_reported_once_and_a_light_one_is_kept() {
         // 3 KiB in all: a third, 1 KiB, holds decoded revisions.
         let cache = ContentCache::with_capacity(3 * 1024);
-        cache.keep_decoded(None, "light", revision(100));
+        cache.keep_decoded("space", "light", revision(100));
         assert!(!cache.warned_heavy.load(Ordering::Relaxed));
         assert!(cache.revisions.get("light").is_some());
-        cache.keep_decoded(Some("space"), "heavy", revision(4096));
+        cache.keep_decoded("space", "heavy", revision(4096));
         assert!(cache.warned_heavy.load(Ordering::Relaxed));
     }
 

@@ -41,7 +41,16 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (28, "sign-in failures", SIGN_IN_FAILURES),
     (29, "git commit ids", GIT_COMMIT_IDS),
     (30, "comment totals", COMMENT_TOTALS),
+    (31, "content objects by space only", OBJECTS_BY_SPACE),
 ];
+
+/// Content objects are read by space and hash (`store::objects`), through the table's key:
+/// an index by hash alone served no read, and cost every object written an entry at a
+/// random place in it (a page edit's objects dirtied twice the index pages; BENCHMARKS.md,
+/// "Writes beside reads").
+const OBJECTS_BY_SPACE: &str = r#"
+DROP INDEX IF EXISTS content_objects_hash
+"#;
 
 /// Every comment of a space (outside its change requests) and of each change request,
 /// counted beside the open ones (`store::comments::count`): a listing reads its total

@@ -431,7 +431,7 @@ pub async fn revision_in(
         .ok_or_else(|| {
             ApiError::not_found(format!("Revision `{revision_id}` not found in this space."))
         })?;
-    content::load_tx(state, tx, &root).await
+    content::load_tx(state, tx, space_id, &root).await
 }
 
 /// The 409 of a merge that conflicts, naming what conflicts.

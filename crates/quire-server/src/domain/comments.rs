@@ -61,7 +61,7 @@ impl Thread {
             .await?
             .map(|r| r.root)
             .unwrap_or_default();
-        content::load(state, &root).await
+        content::load_in(state, &self.ctx.space.id, &root).await
     }
 
     /// Whether the discussion takes new words: the space is not deleted and the change

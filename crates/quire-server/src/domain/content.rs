@@ -18,21 +18,22 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::revisions::RevisionRow;
 
-/// The content of a revision of `space_id`: as [`load`], and every object walked is then
-/// known to be stored for that space (so that later saves skip it).
+/// The content of the revision of `space_id` whose root object is `root` (empty root: empty
+/// content); every object walked is then known to be stored for that space (so that later
+/// saves skip it).
 pub async fn load_in(state: &AppState, space_id: &str, root: &str) -> ApiResult<Arc<Revision>> {
-    load_walk(state, None, Some(space_id), root).await
+    load_walk(state, None, space_id, root).await
 }
 
-/// The content of the revision whose root object is `root` (empty root: empty content).
-pub async fn load(state: &AppState, root: &str) -> ApiResult<Arc<Revision>> {
-    load_walk(state, None, None, root).await
-}
-
-/// As [`load`], reading through `tx`: a transaction holding locks reads on its own
+/// As [`load_in`], reading through `tx`: a transaction holding locks reads on its own
 /// connection, never waiting for another from the pool while others wait for it.
-pub async fn load_tx(state: &AppState, tx: &mut Tx, root: &str) -> ApiResult<Arc<Revision>> {
-    load_walk(state, Some(tx), None, root).await
+pub async fn load_tx(
+    state: &AppState,
+    tx: &mut Tx,
+    space_id: &str,
+    root: &str,
+) -> ApiResult<Arc<Revision>> {
+    load_walk(state, Some(tx), space_id, root).await
 }
 
 /// The markdown of the body `document_id` names (a page's or a reusable content's body
@@ -53,7 +54,7 @@ pub async fn document_markdown(
 async fn load_walk(
     state: &AppState,
     tx: Option<&mut Tx>,
-    space_id: Option<&str>,
+    space_id: &str,
     root: &str,
 ) -> ApiResult<Arc<Revision>> {
     if root.is_empty() {
@@ -82,11 +83,11 @@ async fn load_walk(
 async fn walk(
     state: &AppState,
     tx: Option<&mut Tx>,
-    space_id: Option<&str>,
+    space_id: &str,
     root: &str,
 ) -> ApiResult<Arc<Revision>> {
     let root_hash = root_hash(root)?;
-    let collected = fetch(state, tx, space_id, root_hash, &objects::references).await?;
+    let collected = fetch(state, tx, space_id, true, root_hash, &objects::references).await?;
     state.content.count_decode(false);
     let rev = tokio::task::spawn_blocking(move || {
         objects::decode(&root_hash, |h| collected.get(h).map(|b| b.as_ref().clone()))
@@ -105,6 +106,7 @@ async fn walk(
 /// it holds it (a revision just written), and not kept there otherwise.
 pub async fn load_next(
     state: &AppState,
+    space_id: &str,
     root: &str,
     decoded: objects::Decoded,
 ) -> ApiResult<(Arc<Revision>, objects::Decoded)> {
@@ -116,7 +118,8 @@ pub async fn load_next(
     }
     let root_hash = root_hash(root)?;
     let refs = |bytes: &[u8]| decoded.references(bytes);
-    let collected = fetch(state, None, None, root_hash, &refs).await?;
+    // A history walk notes nothing as stored: it would crowd out what saves ask about.
+    let collected = fetch(state, None, space_id, false, root_hash, &refs).await?;
     let mut decoded = decoded;
     let (rev, decoded) = tokio::task::spawn_blocking(move || {
         let get = |h: &ObjectHash| collected.get(h).map(|b| b.as_ref().clone());
@@ -136,12 +139,14 @@ fn root_hash(root: &str) -> ApiResult<ObjectHash> {
 /// What an object (its bytes) points to that a decoding will read.
 type References<'a> = dyn Fn(&[u8]) -> Result<Vec<ObjectHash>, objects::StoreError> + Sync + 'a;
 
-/// Reads the objects of the revision `root` that `refs` leads to (from the object cache,
-/// else from the database, one query per level of the graph).
+/// Reads the objects of the revision `root` of `space_id` that `refs` leads to (from the
+/// object cache, else from the space's objects, one query per level of the graph); with
+/// `note`, each is then known to be stored for the space.
 async fn fetch(
     state: &AppState,
     mut tx: Option<&mut Tx>,
-    space_id: Option<&str>,
+    space_id: &str,
+    note: bool,
     root_hash: ObjectHash,
     refs: &References<'_>,
 ) -> ApiResult<HashMap<ObjectHash, Arc<Vec<u8>>>> {
@@ -163,8 +168,8 @@ async fn fetch(
         let mut fetched: HashMap<ObjectHash, Arc<Vec<u8>>> = HashMap::new();
         if !missing.is_empty() {
             let found = match tx.as_deref_mut() {
-                Some(tx) => store::objects::get_many_tx(tx, &missing).await?,
-                None => store::objects::get_many(&state.db, &missing).await?,
+                Some(tx) => store::objects::get_many_tx(tx, space_id, &missing).await?,
+                None => store::objects::get_many(&state.db, space_id, &missing).await?,
             };
             for (hash, data) in found {
                 if let Some(h) = ObjectHash::from_hex(&hash) {
@@ -184,8 +189,8 @@ async fn fetch(
                     next.push(r);
                 }
             }
-            if let Some(space) = space_id {
-                state.content.stored.insert((space.to_string(), h), ());
+            if note {
+                state.content.stored.insert((space_id.to_string(), h), ());
             }
             collected.insert(h, bytes);
         }
@@ -335,9 +340,14 @@ async fn read_tree(state: &AppState, space_id: &str, root: &str) -> Option<Arc<R
         .flatten()
 }
 
-/// One page of a revision with its body (not its children), read through the revision's id
-/// index: a few objects instead of the whole revision.
-pub async fn page_of(state: &AppState, root: &str, page_id: &str) -> ApiResult<Option<Page>> {
+/// One page of a revision of `space_id` with its body (not its children), read through the
+/// revision's id index: a few objects instead of the whole revision.
+pub async fn page_of(
+    state: &AppState,
+    space_id: &str,
+    root: &str,
+    page_id: &str,
+) -> ApiResult<Option<Page>> {
     let root_hash = ObjectHash::from_hex(root)
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored root `{root}` is not a hash")))?;
     let mut fetched: HashMap<ObjectHash, Arc<Vec<u8>>> = HashMap::new();
@@ -353,7 +363,7 @@ pub async fn page_of(state: &AppState, root: &str, page_id: &str) -> ApiResult<O
         match objects::load_page(&root_hash, page_id, get) {
             Ok(page) => return Ok(page),
             Err(objects::StoreError::Missing(h)) => {
-                let found = store::objects::get_many(&state.db, &[h.to_hex()]).await?;
+                let found = store::objects::get_many(&state.db, space_id, &[h.to_hex()]).await?;
                 let Some((_, data)) = found.into_iter().next() else {
                     return Err(ApiError::internal(anyhow::anyhow!(
                         "content object {h} is missing"

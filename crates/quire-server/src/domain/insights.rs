@@ -479,7 +479,7 @@ pub async fn page_title(
     let Some(row) = content::revision_row(state, space_id, &space.revision_id).await? else {
         return Ok(None);
     };
-    Ok(content::page_of(state, &row.root, page_id)
+    Ok(content::page_of(state, space_id, &row.root, page_id)
         .await?
         .map(|p| p.title))
 }

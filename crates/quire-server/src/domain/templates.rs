@@ -61,7 +61,7 @@ pub async fn apply(
         let root = store::revisions::root_of(&mut tx, &space.id, &space.revision_id)
             .await?
             .unwrap_or_default();
-        let current = content::load_tx(state, &mut tx, &root).await?;
+        let current = content::load_tx(state, &mut tx, &space.id, &root).await?;
         for (name, file) in slots {
             if current.file(file).is_none() {
                 return Err(ApiError::bad_request(format!(

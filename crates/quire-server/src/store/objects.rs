@@ -5,18 +5,21 @@
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
-/// Fetches the objects among `hashes` that exist in any space, as `(hash, bytes)` (an
-/// object's bytes are the same wherever it is stored: its name is their hash).
-pub async fn get_many(db: &Db, hashes: &[String]) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
+/// Fetches the objects among `hashes` that `space_id` stores, as `(hash, bytes)`.
+pub async fn get_many(
+    db: &Db,
+    space_id: &str,
+    hashes: &[String],
+) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
     let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(hashes.len());
-    for q in get_many_queries(hashes) {
+    for q in get_many_queries(space_id, hashes) {
         out.extend(
             q.query_as::<(String, Vec<u8>)>()
                 .fetch_all(db.pool())
                 .await?,
         );
     }
-    Ok(deduplicated(out))
+    Ok(out)
 }
 
 /// The bytes of the object `hash` if `space_id` stores it.
@@ -29,18 +32,25 @@ pub async fn get_in_space(db: &Db, space_id: &str, hash: &str) -> sqlx::Result<O
 
 /// As [`get_many`], through the connection of a transaction under way: a writer holding
 /// locks must not wait for a second connection from the pool.
-pub async fn get_many_tx(tx: &mut Tx, hashes: &[String]) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
+pub async fn get_many_tx(
+    tx: &mut Tx,
+    space_id: &str,
+    hashes: &[String],
+) -> sqlx::Result<Vec<(String, Vec<u8>)>> {
     let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(hashes.len());
-    for q in get_many_queries(hashes) {
+    for q in get_many_queries(space_id, hashes) {
         out.extend(tx.rows::<(String, Vec<u8>)>(&q).await?);
     }
-    Ok(deduplicated(out))
+    Ok(out)
 }
 
-/// The reads of [`get_many`], 500 hashes each.
-fn get_many_queries(hashes: &[String]) -> impl Iterator<Item = Sql> + '_ {
-    hashes.chunks(500).map(|chunk| {
-        let mut q = Sql::new("SELECT hash, data FROM content_objects WHERE hash IN (");
+/// The reads of [`get_many`], 500 hashes each. Always by space: the table's only index is
+/// its key, `(space_id, hash)`, which every object written goes into.
+fn get_many_queries<'a>(space_id: &'a str, hashes: &'a [String]) -> impl Iterator<Item = Sql> + 'a {
+    hashes.chunks(500).map(move |chunk| {
+        let mut q =
+            Sql::new("SELECT hash, data FROM content_objects WHERE space_id = $1 AND hash IN (")
+                .arg(space_id);
         for (i, h) in chunk.iter().enumerate() {
             if i > 0 {
                 q.push(", ");
@@ -50,13 +60,6 @@ fn get_many_queries(hashes: &[String]) -> impl Iterator<Item = Sql> + '_ {
         q.push(")");
         q
     })
-}
-
-/// One `(hash, bytes)` per hash, in hash order (spaces may store the same object).
-fn deduplicated(mut out: Vec<(String, Vec<u8>)>) -> Vec<(String, Vec<u8>)> {
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out.dedup_by(|a, b| a.0 == b.0);
-    out
 }
 
 /// Objects stored per statement by [`put_many`] (4 arguments each: within every database's

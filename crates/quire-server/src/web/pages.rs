@@ -321,7 +321,7 @@ async fn tree_with_page(
     let mut body = None;
     if let Some(id) = named {
         // The tree is a shortcut: a body it cannot give is read with the whole revision.
-        let page = match content::page_of(state, root, &id).await {
+        let page = match content::page_of(state, space_id, root, &id).await {
             Ok(page) => page?,
             Err(err) => {
                 tracing::warn!(error = %err, "page body not read through the id index");

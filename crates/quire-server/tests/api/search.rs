@@ -584,7 +584,7 @@ async fn updates_rewrite_only_changed_pages() {
         .await
         .unwrap()
         .unwrap();
-    let rev = quire_server::domain::content::load(&app.state, &row.root)
+    let rev = quire_server::domain::content::load_in(&app.state, &row.space_id, &row.root)
         .await
         .unwrap();
 

@@ -288,6 +288,76 @@ async fn duplicate_copies_metadata_and_content() {
     );
 }
 
+/// A duplicate's content is its own: content is read by space, so the copy must hold every
+/// object its revisions name, and reads and edits it on a node that has cached nothing
+/// once the original is purged.
+#[tokio::test]
+async fn a_duplicate_keeps_its_content_once_the_original_is_purged() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let pages = [("One", "First words."), ("Two", "Second words.")];
+    let original = app.space_with_pages(&alice, &org, "Original", &pages).await;
+    let copy = app
+        .post(
+            &alice,
+            &format!("/v1/spaces/{original}/duplicate"),
+            json!({}),
+        )
+        .await
+        .expect(201);
+    let copy = copy["id"].as_str().unwrap().to_string();
+    app.delete(&alice, &format!("/v1/spaces/{original}"))
+        .await
+        .expect(204);
+    app.clock.advance_ms(8 * DAY_MS);
+    quire_server::domain::jobs::run_due(&app.state)
+        .await
+        .unwrap();
+    app.get(&alice, &format!("/v1/spaces/{original}"))
+        .await
+        .expect_error(404);
+
+    let cold = app.another_node().await;
+    let listed = cold
+        .get(&alice, &format!("/v1/spaces/{copy}/content/pages"))
+        .await
+        .expect(200);
+    let listed = listed["pages"].as_array().unwrap();
+    assert_eq!(listed.len(), 2);
+    let second = listed[1]["id"].as_str().unwrap();
+    let page = cold
+        .get(
+            &alice,
+            &format!("/v1/spaces/{copy}/content/page/{second}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert!(page["markdown"].as_str().unwrap().contains("Second words."));
+    let cr = cold
+        .open_change_request(&alice, &copy, "Edit the copy")
+        .await;
+    cold.edit_change_request(
+        &alice,
+        &copy,
+        &cr,
+        json!([{ "operation": "update_page", "page": second, "document": { "markdown": "Changed words." } }]),
+    )
+    .await;
+    cold.merge_change_request(&alice, &copy, &cr).await;
+    let page = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{copy}/content/page/{second}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert!(page["markdown"]
+        .as_str()
+        .unwrap()
+        .contains("Changed words."));
+}
+
 fn ids(list: &Value) -> Vec<String> {
     list["items"]
         .as_array()

@@ -886,7 +886,7 @@ pub async fn update_cr_content(
     // Files are named in the repository's layout as the change request's content has them.
     let paths = match content::revision_row(&state, &ctx.space.id, &updated.revision_id).await? {
         Some(row) if !inserted.is_empty() => {
-            gitsync::file_paths(&*content::load(&state, &row.root).await?)
+            gitsync::file_paths(&*content::load_in(&state, &ctx.space.id, &row.root).await?)
         }
         _ => Default::default(),
     };

@@ -117,7 +117,7 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
         let mut page_files = gitsync::PageFiles::default();
         for row in &order {
             let (content, kept) =
-                crate::domain::content::load_next(state, &row.root, decoded).await?;
+                crate::domain::content::load_next(state, space_id, &row.root, decoded).await?;
             decoded = kept;
             new_file_ids.extend(new_files(state, &dir, &content, &mut files, &mut present).await?);
             let identity = identities.get(&row.id).ok_or_else(|| {

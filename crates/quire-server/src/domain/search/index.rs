@@ -76,7 +76,7 @@ pub async fn reindex_with(
             let old_root = store::revisions::root_of(tx, space_id, &ix.revision_id).await?;
             match old_root {
                 Some(root) => {
-                    let old = crate::domain::content::load_tx(state, tx, &root).await?;
+                    let old = crate::domain::content::load_tx(state, tx, space_id, &root).await?;
                     match incremental(state, tx, ix, revision_id, language.clone(), &old, rev)
                         .await?
                     {

@@ -123,7 +123,7 @@ pub async fn sync(state: &AppState, space_id: &str) -> ApiResult<()> {
     let Some(row) = store::revisions::get(&state.db, space_id, &space.revision_id).await? else {
         return Ok(());
     };
-    let rev = crate::domain::content::load(state, &row.root).await?;
+    let rev = crate::domain::content::load_in(state, space_id, &row.root).await?;
     // The space's current revision: its page tree serves first published pages after a restart.
     crate::domain::content::keep_tree(state, space_id, &row.root, &rev);
     let mut tx = state.db.begin().await?;
