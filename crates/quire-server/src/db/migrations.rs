@@ -42,7 +42,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (29, "git commit ids", GIT_COMMIT_IDS),
     (30, "comment totals", COMMENT_TOTALS),
     (31, "content objects by space only", OBJECTS_BY_SPACE),
+    (32, "comment listing versions", COMMENT_VERSIONS),
 ];
+
+/// A space's comments, replies and reactions move a listing version of their own
+/// (`store::spaces::Listing`): a comment no longer makes every node build the space's
+/// change requests' answers again, which show only its counts.
+const COMMENT_VERSIONS: &str = r#"
+ALTER TABLE spaces ADD COLUMN comments_version BIGINT NOT NULL DEFAULT 0
+"#;
 
 /// Content objects are read by space and hash (`store::objects`), through the table's key:
 /// an index by hash alone served no read, and cost every object written an entry at a

@@ -6,9 +6,10 @@
 //! request alone costs one read either way, but answering from memory skips decoding its
 //! row, building and serializing the answer (a third of its cost on SQLite). Correctness:
 //! every write to a space's change requests, comments, replies or reactions moves the
-//! space's listing version in its own transaction (`store::spaces::touch_listings`), and
-//! each listing learns the current version before it answers, so a write on any node is
-//! seen by the next listing on every node (see [`version`]). What else an answer shows
+//! space's listing version of what it changes (change requests, or comments: see
+//! [`Listing`]) in its own transaction (`store::spaces::touch_listings`), and each listing
+//! learns the current version before it answers, so a write on any node is seen by the next
+//! listing on every node (see [`version`]). What else an answer shows
 //! (authors' names, whether a change request is behind the space) is read fresh when it is
 //! built and kept no longer than the access cache keeps those lookups. Access is decided
 //! before, on every request.
@@ -21,9 +22,10 @@ use serde::Serialize;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
+pub use crate::store::spaces::Listing;
 
 /// The serialized answer of a read of `space_id`'s change requests or comments: from
-/// memory when `key` (everything the answer depends on besides the space's listing
+/// memory when `key` (everything the answer depends on besides the space's `listing`
 /// version: the request's path and query, and the caller where it shows) was answered at
 /// the current version, else the answer of the future `build` makes, kept.
 ///
@@ -33,6 +35,7 @@ use crate::store;
 pub async fn answer<T, F, Fut>(
     state: &AppState,
     space_id: &str,
+    listing: Listing,
     key: String,
     build: F,
 ) -> ApiResult<Bytes>
@@ -49,7 +52,7 @@ where
     let generation = state
         .cache
         .generation_of(crate::cache::Scope::Space(space_id));
-    let version = self::version(state, space_id).await?;
+    let version = self::version(state, space_id, listing).await?;
     let now = state.clock.now_ms();
     if let Some(body) = state.cache.listing(space_id, &key, version, now) {
         return Ok(body);
@@ -63,30 +66,39 @@ where
     Ok(body)
 }
 
-/// The space's listing version, as a read made after this call would find it. On SQLite,
+/// The space's `listing` version, as a read made after this call would find it. On SQLite,
 /// a version read since the database's last commit is still the version (nothing was
 /// committed by any connection since: [`crate::db::Db::stamp`]), which costs no read at
 /// all while no writes come. Otherwise the listings asking at once share reads
 /// (`cache::Rounds`): one per space at a time instead of one each. On PostgreSQL each read
 /// is a round trip; on SQLite, read on the request's thread, each took its own read
 /// transaction and file locks, about a fifth of a cached listing's time.
-pub async fn version(state: &AppState, space_id: &str) -> ApiResult<i64> {
+pub async fn version(state: &AppState, space_id: &str, listing: Listing) -> ApiResult<i64> {
+    // The versions of one space are told apart by their keys' ends.
+    let comments_key;
+    let key = match listing {
+        Listing::ChangeRequests => space_id,
+        Listing::Comments => {
+            comments_key = format!("{space_id}\ncomments");
+            &comments_key
+        }
+    };
     // Taken before the read, so that the version read is no older than the stamp.
     let stamp = state.db.stamp();
-    if let Some(version) = stamp.and_then(|s| state.cache.stamped_versions.get(&s, space_id)) {
+    if let Some(version) = stamp.and_then(|s| state.cache.stamped_versions.get(&s, key)) {
         return Ok(version);
     }
     // Others are served meanwhile: wait for them to join (see `cache::Rounds`).
     let gather = state.metrics.in_flight() > 1;
-    let read = state.cache.listing_versions.read(space_id, gather, || {
+    let read = state.cache.listing_versions.read(key, gather, || {
         let (db, id) = (state.db.clone(), space_id.to_string());
-        move || async move { store::spaces::listings_version(&db, &id).await }
+        move || async move { store::spaces::listings_version(&db, &id, listing).await }
     });
     let version = read
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading a listing version: {e:#}")))?;
     if let Some(stamp) = stamp {
-        state.cache.stamped_versions.put(stamp, space_id, version);
+        state.cache.stamped_versions.put(stamp, key, version);
     }
     Ok(version)
 }

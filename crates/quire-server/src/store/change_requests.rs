@@ -74,6 +74,13 @@ pub async fn next_number(tx: &mut Tx, space_id: &str) -> sqlx::Result<i64> {
     Ok(max.unwrap_or(0) + 1)
 }
 
+/// What a change request's writes change: its answers, and its comments' (a merged change
+/// request's comments take no more edits, which their permissions show).
+const CHANGE_REQUESTS: &[super::spaces::Listing] = &[
+    super::spaces::Listing::ChangeRequests,
+    super::spaces::Listing::Comments,
+];
+
 /// The space of the change request `$1`, for [`super::spaces::touch_listings`].
 const OF_CHANGE_REQUEST: &str = "SELECT space_id FROM change_requests WHERE id = $1";
 
@@ -101,7 +108,7 @@ pub async fn insert(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> {
         .arg(c.comments),
     )
     .await?;
-    super::spaces::touch_listings(tx, "$1", &c.space_id).await?;
+    super::spaces::touch_listings(tx, CHANGE_REQUESTS, "$1", &c.space_id).await?;
     Ok(())
 }
 
@@ -117,7 +124,7 @@ pub async fn update_meta(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> 
         .arg(c.updated_at),
     )
     .await?;
-    super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, &c.id).await?;
+    super::spaces::touch_listings(tx, CHANGE_REQUESTS, OF_CHANGE_REQUEST, &c.id).await?;
     Ok(())
 }
 
@@ -145,7 +152,7 @@ pub async fn advance(
     let moved = res == 1;
     // Listings show the change request's revision and time: they change only if it moved.
     if moved {
-        super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
+        super::spaces::touch_listings(tx, CHANGE_REQUESTS, OF_CHANGE_REQUEST, id).await?;
     }
     Ok(moved)
 }
@@ -181,7 +188,7 @@ pub async fn mark_merged(
     .arg(expect.status)
     )
     .await?;
-    super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
+    super::spaces::touch_listings(tx, CHANGE_REQUESTS, OF_CHANGE_REQUEST, id).await?;
     Ok(res == 1)
 }
 
@@ -213,7 +220,7 @@ pub async fn add_contributor(tx: &mut Tx, id: &str, user_id: &str, now: i64) -> 
     )
     .await?;
     if added > 0 {
-        super::spaces::touch_listings(tx, OF_CHANGE_REQUEST, id).await?;
+        super::spaces::touch_listings(tx, CHANGE_REQUESTS, OF_CHANGE_REQUEST, id).await?;
     }
     Ok(())
 }

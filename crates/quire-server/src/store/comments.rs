@@ -1,5 +1,6 @@
 //! Comments, replies and reactions, with the counters that follow them.
 
+use super::spaces::Listing;
 use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 use crate::values::CommentStatus;
@@ -159,6 +160,10 @@ pub async fn list(
     super::counted_page(db, COLUMNS, "comments", &cond, &q).await
 }
 
+/// What writes to comments, replies and reactions change; the counts a change request
+/// shows are moved by [`count`] alone.
+const COMMENTS: &[Listing] = &[Listing::Comments];
+
 /// The space of the comment `$1`, for [`super::spaces::touch_listings`].
 const OF_COMMENT: &str = "SELECT space_id FROM comments WHERE id = $1";
 
@@ -225,13 +230,13 @@ pub async fn update(tx: &mut Tx, c: &CommentRow) -> sqlx::Result<()> {
     .arg(&c.resolved_by)
     )
     .await?;
-    super::spaces::touch_listings(tx, "$1", &c.space_id).await?;
+    super::spaces::touch_listings(tx, COMMENTS, "$1", &c.space_id).await?;
     Ok(())
 }
 
 /// Deletes a comment with its replies and their reactions; returns whether it existed.
 pub async fn delete(tx: &mut Tx, id: &str) -> sqlx::Result<bool> {
-    super::spaces::touch_listings(tx, OF_COMMENT, id).await?;
+    super::spaces::touch_listings(tx, COMMENTS, OF_COMMENT, id).await?;
     tx.execute(&Sql::new("DELETE FROM reactions WHERE target_id = $1 OR target_id IN (SELECT id FROM comment_replies WHERE comment_id = $1)")
         .arg(id)
         )
@@ -243,7 +248,8 @@ pub async fn delete(tx: &mut Tx, id: &str) -> sqlx::Result<bool> {
 }
 
 /// Adds `open` to the open comments and `all` to every comment counted on the space, or
-/// on the change request, and moves the space's listing version (which shows them).
+/// on the change request, and moves the listing versions of what shows them: the space's
+/// comments, and its change requests when a change request's counts changed.
 pub async fn count(
     tx: &mut Tx,
     space_id: &str,
@@ -266,14 +272,15 @@ pub async fn count(
                 .arg(all),
             )
             .await?;
-            super::spaces::touch_listings(tx, "$1", space_id).await?;
+            let shown = [Listing::ChangeRequests, Listing::Comments];
+            super::spaces::touch_listings(tx, &shown, "$1", space_id).await?;
         }
         // One statement: the listing version moves with the counters it shows.
         None => {
             tx.execute(
                 &Sql::new(format!(
-                    "UPDATE spaces SET {COUNTERS}, listings_version = listings_version + 1 \
-                     WHERE id = $1"
+                    "UPDATE spaces SET {COUNTERS}, {} WHERE id = $1",
+                    super::spaces::moves(COMMENTS)
                 ))
                 .arg(space_id)
                 .arg(open)
@@ -293,7 +300,7 @@ pub async fn count_replies(tx: &mut Tx, comment_id: &str, delta: i64) -> sqlx::R
             .arg(delta),
     )
     .await?;
-    super::spaces::touch_listings(tx, OF_COMMENT, comment_id).await?;
+    super::spaces::touch_listings(tx, COMMENTS, OF_COMMENT, comment_id).await?;
     Ok(())
 }
 
@@ -367,7 +374,7 @@ pub async fn insert_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
         .arg(&r.body),
     )
     .await?;
-    super::spaces::touch_listings(tx, OF_COMMENT, &r.comment_id).await?;
+    super::spaces::touch_listings(tx, COMMENTS, OF_COMMENT, &r.comment_id).await?;
     Ok(())
 }
 
@@ -380,13 +387,13 @@ pub async fn update_reply(tx: &mut Tx, r: &ReplyRow) -> sqlx::Result<()> {
             .arg(r.edited_at),
     )
     .await?;
-    super::spaces::touch_listings(tx, OF_REPLY, &r.id).await?;
+    super::spaces::touch_listings(tx, COMMENTS, OF_REPLY, &r.id).await?;
     Ok(())
 }
 
 /// Deletes a reply and its reactions; returns whether it existed.
 pub async fn delete_reply(tx: &mut Tx, comment_id: &str, id: &str) -> sqlx::Result<bool> {
-    super::spaces::touch_listings(tx, OF_COMMENT, comment_id).await?;
+    super::spaces::touch_listings(tx, COMMENTS, OF_COMMENT, comment_id).await?;
     tx.execute(&Sql::new("DELETE FROM reactions WHERE target_id = $1").arg(id))
         .await?;
     let res = tx
@@ -430,7 +437,7 @@ pub async fn react(
         )
         .await?;
     }
-    super::spaces::touch_listings(tx, OF_TARGET, target).await?;
+    super::spaces::touch_listings(tx, COMMENTS, OF_TARGET, target).await?;
     if added.is_empty() {
         return Ok(0);
     }

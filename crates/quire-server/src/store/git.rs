@@ -99,7 +99,13 @@ pub async fn record_commit_ids(
         )
         .await?;
     }
-    super::spaces::touch_listings(tx, "$1", space_id).await
+    super::spaces::touch_listings(
+        tx,
+        &[super::spaces::Listing::ChangeRequests],
+        "$1",
+        space_id,
+    )
+    .await
 }
 
 /// The recorded identity of a revision's commit (with its id once known).

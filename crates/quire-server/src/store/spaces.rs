@@ -397,27 +397,63 @@ pub async fn set_parent(
     Ok(res == 1)
 }
 
-/// The space's listing version (-1 when there is no such space): moved on by every write
-/// to its change requests, comments, replies and reactions.
-pub async fn listings_version(db: &Db, id: &str) -> sqlx::Result<i64> {
+/// Which of a space's listing versions an answer kept in memory rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// Its change requests, one by one and listed (and what revisions show of them).
+    ChangeRequests,
+    /// Its comments and those of its change requests, with their replies and reactions.
+    Comments,
+}
+
+impl Listing {
+    fn column(self) -> &'static str {
+        match self {
+            Listing::ChangeRequests => "listings_version",
+            Listing::Comments => "comments_version",
+        }
+    }
+}
+
+/// The space's `listing` version (-1 when there is no such space): moved on by every write
+/// to what such answers show.
+pub async fn listings_version(db: &Db, id: &str, listing: Listing) -> sqlx::Result<i64> {
+    let column = listing.column();
     db.scalar(
-        &Sql::new("SELECT COALESCE((SELECT listings_version FROM spaces WHERE id = $1), -1)")
-            .arg(id),
+        &Sql::new(format!(
+            "SELECT COALESCE((SELECT {column} FROM spaces WHERE id = $1), -1)"
+        ))
+        .arg(id),
     )
     .await
 }
 
-/// Moves on the listing version of the spaces `spaces_of` names, an SQL expression that
-/// yields space ids from `$1` (`"$1"` when `key` is the space id itself). Called by every
-/// store write that changes what a change-request or comment listing shows, inside its
-/// transaction, so that no node answers such a listing from memory after the commit.
-pub(super) async fn touch_listings(tx: &mut Tx, spaces_of: &str, key: &str) -> sqlx::Result<()> {
+/// Moves on the `listings` versions of the spaces `spaces_of` names, an SQL expression
+/// that yields space ids from `$1` (`"$1"` when `key` is the space id itself). Called by
+/// every store write that changes what such an answer shows, inside its transaction, so
+/// that no node answers from memory what the commit changed.
+pub(super) async fn touch_listings(
+    tx: &mut Tx,
+    listings: &[Listing],
+    spaces_of: &str,
+    key: &str,
+) -> sqlx::Result<()> {
     tx.execute(
         &Sql::new(format!(
-            "UPDATE spaces SET listings_version = listings_version + 1 WHERE id IN ({spaces_of})"
+            "UPDATE spaces SET {} WHERE id IN ({spaces_of})",
+            moves(listings)
         ))
         .arg(key),
     )
     .await?;
     Ok(())
+}
+
+/// The `SET` list that moves on `listings` versions.
+pub(super) fn moves(listings: &[Listing]) -> String {
+    listings
+        .iter()
+        .map(|l| format!("{0} = {0} + 1", l.column()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -182,6 +182,74 @@ async fn listings_from_memory_show_every_write_made_on_another_node() {
     }
 }
 
+/// A comment on the space changes nothing its change requests show: their answers stay in
+/// memory on every node while its comment listing is built again. A comment on a change
+/// request changes that change request's count: its answer is built again too.
+#[tokio::test]
+async fn a_comment_has_built_again_only_the_answers_that_show_it() {
+    let app = TestApp::start_with(|c| c.access_cache_ms = 600_000).await;
+    let other = app.another_node().await;
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let space = app.space(&admin, &org, "Docs", None).await;
+    let cr = app.open_change_request(&admin, &space, "First").await;
+    let crs = format!("/v1/spaces/{space}/change-requests");
+    let comments = format!("/v1/spaces/{space}/comments");
+    let cr_comments = format!("{crs}/{cr}/comments");
+    let of_crs = [crs.clone(), format!("{crs}/{cr}")];
+    let of_comments = [comments.clone(), cr_comments.clone()];
+    list_all(&app, &admin, &of_crs).await;
+    let before = list_all(&app, &admin, &of_comments).await;
+
+    other
+        .post(
+            &admin,
+            &comments,
+            json!({ "body": { "markdown": "On the space" } }),
+        )
+        .await
+        .expect(200);
+    let hits = listing_hits(&app);
+    let cr_answers = list_all(&app, &admin, &of_crs).await;
+    assert_eq!(
+        listing_hits(&app),
+        hits + 2,
+        "the change requests' answers come from memory"
+    );
+    assert_eq!(cr_answers[1]["comments"], 0);
+    let after = list_all(&app, &admin, &of_comments).await;
+    assert_eq!(
+        listing_hits(&app),
+        hits + 2,
+        "the comment listings are built again"
+    );
+    assert_eq!(after[0]["count"], 1);
+    assert_eq!(
+        after[1], before[1],
+        "the change request's thread is unchanged"
+    );
+
+    other
+        .post(
+            &admin,
+            &cr_comments,
+            json!({ "body": { "markdown": "On the change" } }),
+        )
+        .await
+        .expect(200);
+    let hits = listing_hits(&app);
+    let cr_answers = list_all(&app, &admin, &of_crs).await;
+    assert_eq!(
+        listing_hits(&app),
+        hits,
+        "the change requests' answers are built again"
+    );
+    assert_eq!(cr_answers[1]["comments"], 1);
+    assert_eq!(cr_answers[0]["items"][0]["comments"], 1);
+    let after = list_all(&app, &admin, &of_comments).await;
+    assert_eq!(after[1]["count"], 1);
+}
+
 #[tokio::test]
 async fn each_caller_sees_their_own_permissions_in_a_comment_listing() {
     let app = TestApp::start_with(|c| c.access_cache_ms = 600_000).await;

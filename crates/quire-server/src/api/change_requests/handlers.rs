@@ -119,7 +119,9 @@ pub async fn list_change_requests(
             .collect();
         page.finish(&scope, rows, count)
     };
-    Ok(JsonBytes(listings::answer(state, space, key, build).await?))
+    Ok(JsonBytes(
+        listings::answer(state, space, listings::Listing::ChangeRequests, key, build).await?,
+    ))
 }
 
 /// `getChangeRequestById`: by id or by number.
@@ -137,7 +139,14 @@ pub async fn get_change_request(
         render(state_ref, ctx_ref, &c).await
     };
     Ok(JsonBytes(
-        listings::answer(&state, &ctx.space.id, key, build).await?,
+        listings::answer(
+            &state,
+            &ctx.space.id,
+            listings::Listing::ChangeRequests,
+            key,
+            build,
+        )
+        .await?,
     ))
 }
 

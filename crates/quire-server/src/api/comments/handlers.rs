@@ -479,7 +479,14 @@ pub async fn list_comments(
     .join("\n");
     let build = || list_impl(&s, &scope, &caller, q, page);
     Ok(JsonBytes(
-        listings::answer(&s, &scope.thread.ctx.space.id, key, build).await?,
+        listings::answer(
+            &s,
+            &scope.thread.ctx.space.id,
+            listings::Listing::Comments,
+            key,
+            build,
+        )
+        .await?,
     ))
 }
 

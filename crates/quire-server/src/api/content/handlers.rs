@@ -214,7 +214,14 @@ async fn merged_from(
             &space_rev,
         )))
     };
-    let bytes = crate::domain::listings::answer(state, &row.space_id, key, build).await?;
+    let bytes = crate::domain::listings::answer(
+        state,
+        &row.space_id,
+        crate::domain::listings::Listing::ChangeRequests,
+        key,
+        build,
+    )
+    .await?;
     let raw: Option<Box<serde_json::value::RawValue>> =
         serde_json::from_slice(&bytes).map_err(ApiError::internal)?;
     Ok(raw)
@@ -239,7 +246,14 @@ async fn git_commit(
             })
         }))
     };
-    let bytes = crate::domain::listings::answer(state, &row.space_id, key, build).await?;
+    let bytes = crate::domain::listings::answer(
+        state,
+        &row.space_id,
+        crate::domain::listings::Listing::ChangeRequests,
+        key,
+        build,
+    )
+    .await?;
     serde_json::from_slice(&bytes).map_err(ApiError::internal)
 }
 
