@@ -47,7 +47,8 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
 
 /// A space's comments, replies and reactions move a listing version of their own
 /// (`store::spaces::Listing`): a comment no longer makes every node build the space's
-/// change requests' answers again, which show only its counts.
+/// change requests' answers again, which show only its counts, and an edit of a change
+/// request's content no longer has its comments' answers built again.
 const COMMENT_VERSIONS: &str = r#"
 ALTER TABLE spaces ADD COLUMN comments_version BIGINT NOT NULL DEFAULT 0
 "#;

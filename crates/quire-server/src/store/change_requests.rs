@@ -74,9 +74,12 @@ pub async fn next_number(tx: &mut Tx, space_id: &str) -> sqlx::Result<i64> {
     Ok(max.unwrap_or(0) + 1)
 }
 
-/// What a change request's writes change: its answers, and its comments' (a merged change
+/// What a change request's writes change: its answers.
+const CHANGE_REQUESTS: &[super::spaces::Listing] = &[super::spaces::Listing::ChangeRequests];
+
+/// What a change of its status changes too: its comments' answers (a merged change
 /// request's comments take no more edits, which their permissions show).
-const CHANGE_REQUESTS: &[super::spaces::Listing] = &[
+const STATUS: &[super::spaces::Listing] = &[
     super::spaces::Listing::ChangeRequests,
     super::spaces::Listing::Comments,
 ];
@@ -124,7 +127,7 @@ pub async fn update_meta(tx: &mut Tx, c: &ChangeRequestRow) -> sqlx::Result<()> 
         .arg(c.updated_at),
     )
     .await?;
-    super::spaces::touch_listings(tx, CHANGE_REQUESTS, OF_CHANGE_REQUEST, &c.id).await?;
+    super::spaces::touch_listings(tx, STATUS, OF_CHANGE_REQUEST, &c.id).await?;
     Ok(())
 }
 
@@ -188,7 +191,7 @@ pub async fn mark_merged(
     .arg(expect.status)
     )
     .await?;
-    super::spaces::touch_listings(tx, CHANGE_REQUESTS, OF_CHANGE_REQUEST, id).await?;
+    super::spaces::touch_listings(tx, STATUS, OF_CHANGE_REQUEST, id).await?;
     Ok(res == 1)
 }
 

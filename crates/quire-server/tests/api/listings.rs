@@ -184,9 +184,10 @@ async fn listings_from_memory_show_every_write_made_on_another_node() {
 
 /// A comment on the space changes nothing its change requests show: their answers stay in
 /// memory on every node while its comment listing is built again. A comment on a change
-/// request changes that change request's count: its answer is built again too.
+/// request changes that change request's count: its answer is built again too. An edit of
+/// a change request's content changes nothing its comments show.
 #[tokio::test]
-async fn a_comment_has_built_again_only_the_answers_that_show_it() {
+async fn a_write_has_built_again_only_the_answers_that_show_it() {
     let app = TestApp::start_with(|c| c.access_cache_ms = 600_000).await;
     let other = app.another_node().await;
     let admin = app.persona("admin").await;
@@ -248,6 +249,30 @@ async fn a_comment_has_built_again_only_the_answers_that_show_it() {
     assert_eq!(cr_answers[0]["items"][0]["comments"], 1);
     let after = list_all(&app, &admin, &of_comments).await;
     assert_eq!(after[1]["count"], 1);
+
+    other
+        .post(
+            &admin,
+            &format!("{crs}/{cr}/content"),
+            json!({ "changes": [{ "operation": "insert_page", "title": "New",
+                "document": { "markdown": "Text." } }] }),
+        )
+        .await
+        .expect(200);
+    let hits = listing_hits(&app);
+    assert_eq!(list_all(&app, &admin, &of_comments).await, after);
+    assert_eq!(
+        listing_hits(&app),
+        hits + 2,
+        "the comment listings come from memory"
+    );
+    let edited = list_all(&app, &admin, &of_crs).await;
+    assert_eq!(
+        listing_hits(&app),
+        hits + 2,
+        "the change requests' answers are built again"
+    );
+    assert_ne!(edited[1]["revision"], cr_answers[1]["revision"]);
 }
 
 #[tokio::test]
