@@ -368,6 +368,12 @@ impl Space {
     }
 }
 
+/// [`space`] with the space's count of open comments, read through the access cache.
+pub async fn space_counted(state: &AppState, s: &SpaceRow, role: Role) -> ApiResult<Space> {
+    let comments = crate::domain::access::space_comments(state, &s.id).await?;
+    Ok(space(state, s, comments, role))
+}
+
 /// `Space`, with `permissions` for a caller holding `role` on it, showing `comments` open
 /// comments (kept apart from the row: see `store::spaces::comments`).
 pub fn space(state: &AppState, s: &SpaceRow, comments: i64, role: Role) -> Space {

@@ -66,9 +66,17 @@ pub async fn get_many_with_comments(db: &Db, ids: &[&str]) -> sqlx::Result<Vec<(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
+    with_comments(db, |columns| by_ids(columns, ids)).await
+}
+
+/// The rows the query `of(columns)` selects, each with its space's count of open comments.
+async fn with_comments(
+    db: &Db,
+    of: impl FnOnce(&str) -> Sql,
+) -> sqlx::Result<Vec<(SpaceRow, i64)>> {
     // The count rides in the column that a counted listing's total takes.
     let columns = format!("{COLUMNS}, comments AS total");
-    let rows: Vec<super::Counted<SpaceRow>> = db.rows(&by_ids(&columns, ids)).await?;
+    let rows: Vec<super::Counted<SpaceRow>> = db.rows(&of(&columns)).await?;
     Ok(rows.into_iter().map(|c| (c.row, c.total)).collect())
 }
 
@@ -249,10 +257,7 @@ pub async fn list_live_with_comments(
     org_id: &str,
     parent: Option<&str>,
 ) -> sqlx::Result<Vec<(SpaceRow, i64)>> {
-    // The count rides in the column that a counted listing's total takes.
-    let columns = format!("{COLUMNS}, comments AS total");
-    let rows: Vec<super::Counted<SpaceRow>> = db.rows(&live(&columns, org_id, parent)).await?;
-    Ok(rows.into_iter().map(|c| (c.row, c.total)).collect())
+    with_comments(db, |columns| live(columns, org_id, parent)).await
 }
 
 /// The query of [`list_live`], selecting `columns`.
@@ -418,14 +423,16 @@ impl Listing {
 /// The space's `listing` version (-1 when there is no such space): moved on by every write
 /// to what such answers show.
 pub async fn listings_version(db: &Db, id: &str, listing: Listing) -> sqlx::Result<i64> {
-    let column = listing.column();
-    db.scalar(
-        &Sql::new(format!(
-            "SELECT COALESCE((SELECT {column} FROM spaces WHERE id = $1), -1)"
-        ))
-        .arg(id),
-    )
-    .await
+    // Whole texts: a listing asks for its version on every read that is not stamped.
+    let text = match listing {
+        Listing::ChangeRequests => {
+            "SELECT COALESCE((SELECT listings_version FROM spaces WHERE id = $1), -1)"
+        }
+        Listing::Comments => {
+            "SELECT COALESCE((SELECT comments_version FROM spaces WHERE id = $1), -1)"
+        }
+    };
+    db.scalar(&Sql::new(text).arg(id)).await
 }
 
 /// Moves on the `listings` versions of the spaces `spaces_of` names, an SQL expression

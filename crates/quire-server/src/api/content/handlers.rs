@@ -22,6 +22,7 @@ use crate::domain::access::SpaceCtx;
 use crate::domain::auth::Caller;
 use crate::domain::change_requests::{self as crs, require_edit};
 use crate::domain::content;
+use crate::domain::listings::{self, Listing};
 use crate::domain::published;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{scoped_read, JsonBody, PathParams, QueryParams};
@@ -214,14 +215,7 @@ async fn merged_from(
             &space_rev,
         )))
     };
-    let bytes = crate::domain::listings::answer(
-        state,
-        &row.space_id,
-        crate::domain::listings::Listing::ChangeRequests,
-        key,
-        build,
-    )
-    .await?;
+    let bytes = listings::answer(state, &row.space_id, Listing::ChangeRequests, key, build).await?;
     let raw: Option<Box<serde_json::value::RawValue>> =
         serde_json::from_slice(&bytes).map_err(ApiError::internal)?;
     Ok(raw)
@@ -246,14 +240,7 @@ async fn git_commit(
             })
         }))
     };
-    let bytes = crate::domain::listings::answer(
-        state,
-        &row.space_id,
-        crate::domain::listings::Listing::ChangeRequests,
-        key,
-        build,
-    )
-    .await?;
+    let bytes = listings::answer(state, &row.space_id, Listing::ChangeRequests, key, build).await?;
     serde_json::from_slice(&bytes).map_err(ApiError::internal)
 }
 

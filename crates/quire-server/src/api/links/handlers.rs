@@ -238,9 +238,8 @@ async fn ctx<'a>(state: &'a AppState, space: &SpaceCtx, at: &'a At) -> ApiResult
     let rev = content::load_in(state, &at.row.space_id, &at.row.root).await?;
     let org = serde_json::to_value(views::organization(state, &space.org.org, space.org.role)?)
         .map_err(ApiError::internal)?;
-    let comments = crate::domain::access::space_comments(state, &space.space.id).await?;
-    let space_view = serde_json::to_value(views::space(state, &space.space, comments, space.role))
-        .map_err(ApiError::internal)?;
+    let space_view = views::space_counted(state, &space.space, space.role).await?;
+    let space_view = serde_json::to_value(space_view).map_err(ApiError::internal)?;
     Ok(Ctx {
         state,
         at,

@@ -99,7 +99,7 @@ pub async fn get_space(
 ) -> ApiResult<Response> {
     if let Some(key) = query.share_key.as_deref().filter(|k| !k.is_empty()) {
         let published = crate::domain::sites::shared_space_url(&state, &ctx.space.id, key).await?;
-        let space = view(&state, &ctx.space, ctx.role)
+        let space = views::space_counted(&state, &ctx.space, ctx.role)
             .await?
             .with_published(published);
         return Ok(Json(space).into_response());
@@ -114,12 +114,6 @@ pub async fn get_space(
             .map_err(ApiError::internal)
     })?;
     Ok(JsonBytes(body).into_response())
-}
-
-/// `Space` of `space` for a caller holding `role`, with its count of open comments.
-async fn view(state: &AppState, space: &SpaceRow, role: Role) -> ApiResult<views::Space> {
-    let comments = access::space_comments(state, &space.id).await?;
-    Ok(views::space(state, space, comments, role))
 }
 
 /// What `getSpaceById` renders, as the access cache names it.
@@ -156,7 +150,7 @@ pub async fn update_space(
     };
     let space = spaces::update(&state, &ctx, change).await?;
     let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
-    Ok(Json(view(&state, &space, role).await?))
+    Ok(Json(views::space_counted(&state, &space, role).await?))
 }
 
 /// `deleteSpaceById`: soft delete, restorable for 7 days, then purged by a durable job;
@@ -178,7 +172,7 @@ pub async fn restore_space(
     Extension(ctx): Extension<SpaceCtx>,
 ) -> ApiResult<Json<views::Space>> {
     let space = spaces::restore(&state, &ctx).await?;
-    Ok(Json(view(&state, &space, ctx.role).await?))
+    Ok(Json(views::space_counted(&state, &space, ctx.role).await?))
 }
 
 /// `duplicateSpace`: 201 with a new space holding the same metadata and a copy of the
@@ -250,7 +244,7 @@ pub async fn move_space(
 ) -> ApiResult<Json<views::Space>> {
     let space = spaces::move_space(&state, &ctx, &body).await?;
     let role = ctx.grants.space_role(&space).unwrap_or(ctx.role);
-    Ok(Json(view(&state, &space, role).await?))
+    Ok(Json(views::space_counted(&state, &space, role).await?))
 }
 
 /// `transferSpace`: to another organization, collection or both; the caller administers
@@ -285,5 +279,5 @@ pub async fn transfer_space(
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))?;
     let role = grants.space_role(&space).unwrap_or(Role::Admin);
-    Ok(Json(view(&state, &space, role).await?))
+    Ok(Json(views::space_counted(&state, &space, role).await?))
 }

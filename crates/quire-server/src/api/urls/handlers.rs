@@ -134,12 +134,7 @@ pub async fn get_content_by_url(
                 None => page_at(&state, &ctx.space, rest).await?,
             };
             Ok(Json(Content::Space {
-                space: Box::new(views::space(
-                    &state,
-                    &ctx.space,
-                    crate::domain::access::space_comments(&state, &ctx.space.id).await?,
-                    ctx.role,
-                )),
+                space: Box::new(views::space_counted(&state, &ctx.space, ctx.role).await?),
                 change_request,
                 page,
             }))
