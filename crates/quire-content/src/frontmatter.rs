@@ -157,9 +157,13 @@ impl Yaml {
     }
 }
 
-/// Most values that aliases may expand to in one frontmatter: `&a [*b, *b, …]` chains
+/// Most values one frontmatter may build, aliases expanded: `&a [*b, *b, …]` chains
 /// ("billion laughs") would otherwise expand exponentially.
 const MAX_YAML_NODES: usize = 10_000;
+
+/// Most bytes that anchors and aliases may add to what the source itself holds: a long
+/// anchored string repeated by aliases is a few values but gigabytes.
+const MAX_YAML_EXPANSION: usize = 1 << 20;
 
 fn err(line: usize, column: usize, message: impl Into<String>) -> FrontmatterError {
     FrontmatterError {
@@ -169,40 +173,48 @@ fn err(line: usize, column: usize, message: impl Into<String>) -> FrontmatterErr
     }
 }
 
-/// Number of values in a tree. Iterative.
-fn size(v: &Yaml) -> usize {
-    let mut n = 0;
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        n += 1;
-        match v {
-            Yaml::Map(m) => stack.extend(m.iter().map(|(_, v)| v)),
-            Yaml::List(l) => stack.extend(l.iter()),
-            Yaml::Scalar(..) => {}
+/// What values cost once built: how many, and how many bytes of text they hold.
+#[derive(Clone, Copy, Default)]
+struct Cost {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Cost {
+    fn add(self, other: Cost) -> Cost {
+        Cost {
+            nodes: self.nodes.saturating_add(other.nodes),
+            bytes: self.bytes.saturating_add(other.bytes),
         }
     }
-    n
 }
 
 /// Parses YAML into a tree with `saphyr-parser` (a YAML 1.2 parser), iteratively, with the
-/// nesting bounded by [`MAX_DEPTH`](crate::limits::MAX_DEPTH) and alias expansion by
-/// [`MAX_YAML_NODES`]. Keys must be scalars; tags are not interpreted.
+/// nesting bounded by [`MAX_DEPTH`](crate::limits::MAX_DEPTH) and what is built by
+/// [`MAX_YAML_NODES`] values and the source's length plus [`MAX_YAML_EXPANSION`] bytes.
+/// Every copy (an anchor kept, an alias expanded) is counted before it is made, so a bomb
+/// stops at the first copy past a bound. Keys must be scalars; tags are not interpreted.
 fn parse_yaml(src: &str) -> Result<Option<Yaml>, FrontmatterError> {
     use saphyr_parser::{Event, Parser, ScalarStyle};
-    enum Open {
-        Map(Vec<(String, Yaml)>, Option<String>, usize),
-        List(Vec<Yaml>, usize),
-    }
+    let max_bytes = src.len().saturating_add(MAX_YAML_EXPANSION);
     let mut stack: Vec<Open> = Vec::new();
-    let mut anchors: std::collections::HashMap<usize, Yaml> = Default::default();
-    let mut nodes = 0usize;
+    // What was built under each open collection, so an anchored one knows its own cost.
+    let mut sizes: Vec<Cost> = Vec::new();
+    let mut anchors: std::collections::HashMap<usize, (Yaml, Cost)> = Default::default();
+    let mut total = Cost::default();
     let mut root: Option<Yaml> = None;
     let mut documents = 0;
+    let check = |total: Cost, line: usize, col: usize| {
+        if total.nodes > MAX_YAML_NODES || total.bytes > max_bytes {
+            return Err(err(line, col, "too many values (aliases expand too much)"));
+        }
+        Ok(())
+    };
     for item in Parser::new_from_str(src) {
         let (event, span) =
             item.map_err(|e| err(e.marker().line(), e.marker().col() + 1, e.info()))?;
         let (line, col) = (span.start.line(), span.start.col() + 1);
-        let value = match event {
+        let (value, cost, anchor) = match event {
             Event::DocumentStart(_) => {
                 documents += 1;
                 if documents > 1 {
@@ -212,19 +224,19 @@ fn parse_yaml(src: &str) -> Result<Option<Yaml>, FrontmatterError> {
             }
             Event::Scalar(text, style, anchor, _) => {
                 let quoted = !matches!(style, ScalarStyle::Plain);
-                let v = Yaml::Scalar(text.into_owned(), quoted);
-                if anchor > 0 {
-                    anchors.insert(anchor, v.clone());
-                }
-                v
+                let cost = Cost {
+                    nodes: 1,
+                    bytes: text.len(),
+                };
+                (Yaml::Scalar(text.into_owned(), quoted), cost, anchor)
             }
             Event::Alias(id) => {
-                let v = anchors
+                let (v, cost) = anchors
                     .get(&id)
-                    .cloned()
                     .ok_or_else(|| err(line, col, "unknown alias"))?;
-                nodes += size(&v);
-                v
+                // Counted before cloning: an expansion past a bound is never made.
+                check(total.add(*cost), line, col)?;
+                (v.clone(), *cost, 0)
             }
             Event::MappingStart(anchor, _) | Event::SequenceStart(anchor, _) => {
                 if stack.len() >= crate::limits::MAX_DEPTH {
@@ -234,44 +246,78 @@ fn parse_yaml(src: &str) -> Result<Option<Yaml>, FrontmatterError> {
                     Event::MappingStart(..) => Open::Map(Vec::new(), None, anchor),
                     _ => Open::List(Vec::new(), anchor),
                 });
+                sizes.push(Cost::default());
                 continue;
             }
-            Event::MappingEnd | Event::SequenceEnd => match stack.pop() {
-                Some(Open::Map(m, _, anchor)) => {
-                    let v = Yaml::Map(m);
-                    if anchor > 0 {
-                        anchors.insert(anchor, v.clone());
-                    }
-                    v
+            Event::MappingEnd | Event::SequenceEnd => {
+                let (v, anchor) = match stack.pop() {
+                    Some(Open::Map(m, _, anchor)) => (Yaml::Map(m), anchor),
+                    Some(Open::List(l, anchor)) => (Yaml::List(l), anchor),
+                    None => continue,
+                };
+                // Its values were counted as they came; only the collection itself is new.
+                let inner = sizes.pop().unwrap_or_default();
+                let own = Cost { nodes: 1, bytes: 0 };
+                total = total.add(own);
+                check(total, line, col)?;
+                if let Some(parent) = sizes.last_mut() {
+                    *parent = parent.add(inner).add(own);
                 }
-                Some(Open::List(l, anchor)) => {
-                    let v = Yaml::List(l);
-                    if anchor > 0 {
-                        anchors.insert(anchor, v.clone());
-                    }
-                    v
+                if anchor > 0 {
+                    // Keeping a copy costs as much as the values copied: anchors nested in
+                    // anchors would otherwise copy one large value once per level.
+                    let cost = inner.add(own);
+                    total = total.add(cost);
+                    check(total, line, col)?;
+                    anchors.insert(anchor, (v.clone(), cost));
                 }
-                None => continue,
-            },
+                attach(&mut stack, &mut root, v, line, col)?;
+                continue;
+            }
             _ => continue,
         };
-        nodes += 1;
-        if nodes > MAX_YAML_NODES {
-            return Err(err(line, col, "too many values (aliases expand too much)"));
+        total = total.add(cost);
+        check(total, line, col)?;
+        if let Some(parent) = sizes.last_mut() {
+            *parent = parent.add(cost);
         }
-        match stack.last_mut() {
-            None => root = Some(value),
-            Some(Open::List(l, _)) => l.push(value),
-            Some(Open::Map(m, key, _)) => match key.take() {
-                None => match value {
-                    Yaml::Scalar(k, _) => *key = Some(k),
-                    _ => return Err(err(line, col, "keys must be plain values")),
-                },
-                Some(k) => m.push((k, value)),
-            },
+        if anchor > 0 {
+            total = total.add(cost);
+            check(total, line, col)?;
+            anchors.insert(anchor, (value.clone(), cost));
         }
+        attach(&mut stack, &mut root, value, line, col)?;
     }
     Ok(root)
+}
+
+/// A collection being read: a map (with the key waiting for its value) or a list, each
+/// with its anchor id (0: none).
+enum Open {
+    Map(Vec<(String, Yaml)>, Option<String>, usize),
+    List(Vec<Yaml>, usize),
+}
+
+/// Puts a finished value in its parent (or makes it the root).
+fn attach(
+    stack: &mut [Open],
+    root: &mut Option<Yaml>,
+    value: Yaml,
+    line: usize,
+    col: usize,
+) -> Result<(), FrontmatterError> {
+    match stack.last_mut() {
+        None => *root = Some(value),
+        Some(Open::List(l, _)) => l.push(value),
+        Some(Open::Map(m, key, _)) => match key.take() {
+            None => match value {
+                Yaml::Scalar(k, _) => *key = Some(k),
+                _ => return Err(err(line, col, "keys must be plain values")),
+            },
+            Some(k) => m.push((k, value)),
+        },
+    }
+    Ok(())
 }
 
 /// Variables from a YAML map of names to plain values (strings, numbers, booleans).
@@ -664,6 +710,50 @@ mod tests {
         bomb.push_str("---\n");
         let e = split_page_markdown(&bomb).unwrap_err();
         assert!(e.message.contains("aliases"), "{e}");
+        // Few values but many bytes: one long anchored string repeated by aliases.
+        let long = "x".repeat(256 * 1024);
+        let strings = format!(
+            "---
+s: &s {long}
+l: [{}]
+---
+",
+            ["*s"; 3000].join(", ")
+        );
+        let e = split_page_markdown(&strings).unwrap_err();
+        assert!(e.message.contains("aliases"), "{e}");
+        assert_eq!(
+            e.line, 3,
+            "the error names the line of the alias past the bound: {e}"
+        );
+        // Anchors nested in anchors copy the inner value once per level: counted too.
+        let mut nested = format!(
+            "---
+a0: &a0 [{long}]
+"
+        );
+        for i in 1..8 {
+            nested.push_str(&format!(
+                "a{i}: &a{i} [*a{}]
+",
+                i - 1
+            ));
+        }
+        nested.push_str(
+            "---
+",
+        );
+        assert!(split_page_markdown(&nested).is_err());
+        // Ordinary use of anchors stays accepted.
+        let fine = "---
+d: &d Shared text
+title: *d
+description: *d
+---
+Body
+";
+        let page = split_page_markdown(fine).unwrap();
+        assert_eq!(page.frontmatter.description.as_deref(), Some("Shared text"));
         let deep = format!("---\na: {}{}\n---\n", "[".repeat(5000), "]".repeat(5000));
         let r = std::thread::Builder::new()
             .stack_size(256 * 1024)
