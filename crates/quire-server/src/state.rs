@@ -91,6 +91,8 @@ pub struct Shared {
     /// Woken when a job was enqueued to run now, so that this node's worker need not wait
     /// for its next pass.
     pub jobs_due: tokio::sync::Notify,
+    /// Password hashing on this node: a few at once, a bounded queue (sign-in, new passwords).
+    pub hashing: crate::domain::accounts::Hashing,
 }
 
 impl AppState {
@@ -137,6 +139,7 @@ impl AppState {
             git_runs: Arc::new(tokio::sync::Semaphore::new(
                 config.max_git_operations.max(1),
             )),
+            hashing: crate::domain::accounts::Hashing::for_this_machine(),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,
                 config.rate_limit_address,

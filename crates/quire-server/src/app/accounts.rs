@@ -165,7 +165,17 @@ pub async fn act(State(state): State<AppState>, headers: HeaderMap, body: Body) 
         }
     };
     let now = state.now();
-    match accounts::set_password(&state.db, &email, name.as_deref(), &password, holder, now).await {
+    match accounts::set_password(
+        &state.db,
+        &state.hashing,
+        &email,
+        name.as_deref(),
+        &password,
+        holder,
+        now,
+    )
+    .await
+    {
         Ok(user) => {
             tracing::info!(by = %signed.user.id, user = %user.id, op = ?form.op, "account changed by an instance administrator");
             see_other(HERE)
@@ -175,6 +185,7 @@ pub async fn act(State(state): State<AppState>, headers: HeaderMap, body: Body) 
             let why = "`email`: an account with this address exists already.";
             render(&state, &signed, "", Some(why)).await
         }
+        Err(AccountError::Busy) => crate::app::shell::busy(),
         Err(AccountError::Failed(e)) => failed(e),
     }
 }

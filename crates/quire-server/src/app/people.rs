@@ -448,6 +448,7 @@ pub async fn join(
                 )
             ),
         ),
+        Err(AccountError::Busy) => crate::app::shell::busy(),
         Err(AccountError::Failed(e)) => failed(e),
     }
 }
@@ -544,6 +545,7 @@ pub async fn link_join(
             }
             match crate::domain::accounts::set_password(
                 &state.db,
+                &state.hashing,
                 email,
                 name,
                 password,
@@ -557,6 +559,7 @@ pub async fn link_join(
                 Err(AccountError::Exists) => {
                     return refuse("An account with this address exists already: sign in instead.")
                 }
+                Err(AccountError::Busy) => return crate::app::shell::busy(),
                 Err(AccountError::Failed(e)) => return failed(e),
             }
         }

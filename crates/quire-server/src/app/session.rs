@@ -162,10 +162,21 @@ fn set_cookie(state: &AppState, res: &mut Response, secret: Option<&str>) {
     }
 }
 
-/// A local path to return to after sign-in (never another site's).
+/// A local path to return to after sign-in (never another site's). Browsers drop tabs and
+/// line breaks from a URL and read a backslash as a slash, so `/\t/evil.example` would be
+/// `//evil.example` to them: any whitespace, control character or backslash is refused,
+/// as is a second leading slash.
 fn local_next(next: Option<&str>) -> String {
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_string(),
+        Some(n)
+            if n.starts_with('/')
+                && !n.starts_with("//")
+                && !n
+                    .chars()
+                    .any(|c| c == '\\' || c.is_whitespace() || c.is_control()) =>
+        {
+            n.to_string()
+        }
         _ => "/".to_string(),
     }
 }
@@ -470,7 +481,18 @@ pub async fn signin(
             &signin_form(&next, Some(why), false, &email),
         )
     };
-    match accounts::sign_in(&state.db, &state.keys, &email, &password, from, state.now()).await {
+    let now = state.now();
+    match accounts::sign_in(
+        &state.db,
+        &state.keys,
+        &state.hashing,
+        &email,
+        &password,
+        from,
+        now,
+    )
+    .await
+    {
         SignIn::Accepted(user) => open_session(&state, &headers, &user, &next).await,
         SignIn::Refused => again(
             StatusCode::UNAUTHORIZED,
@@ -484,6 +506,10 @@ pub async fn signin(
             StatusCode::FORBIDDEN,
             "Your organization requires its single sign-on: sign in through it.",
         ),
+        SignIn::Busy => crate::app::shell::retry_later(again(
+            StatusCode::SERVICE_UNAVAILABLE,
+            accounts::BUSY_MESSAGE,
+        )),
     }
 }
 
@@ -506,7 +532,18 @@ pub async fn setup(State(state): State<AppState>, headers: HeaderMap, body: Body
     let password = form.password.unwrap_or_default();
     let now = state.now();
     let first = accounts::Holder::First;
-    match accounts::set_password(&state.db, &email, name.as_deref(), &password, first, now).await {
+    let hashing = &state.hashing;
+    match accounts::set_password(
+        &state.db,
+        hashing,
+        &email,
+        name.as_deref(),
+        &password,
+        first,
+        now,
+    )
+    .await
+    {
         Ok(user) => open_session(&state, &headers, &user, &next).await,
         // Someone else set the server up first (or it was set up before this form was sent).
         Err(accounts::AccountError::Exists) => see_other("/signin"),
@@ -517,6 +554,7 @@ pub async fn setup(State(state): State<AppState>, headers: HeaderMap, body: Body
             "",
             &signin_form(&next, Some(&why), true, &email),
         ),
+        Err(accounts::AccountError::Busy) => crate::app::shell::busy(),
         Err(e) => failed(e),
     }
 }
@@ -669,6 +707,14 @@ mod tests {
         assert_eq!(local_next(Some("//evil.example")), "/");
         assert_eq!(local_next(Some("https://evil.example")), "/");
         assert_eq!(local_next(Some("/\\evil.example")), "/");
+        assert_eq!(local_next(Some("/\t/evil.example")), "/");
+        assert_eq!(local_next(Some("/\n/evil.example")), "/");
+        assert_eq!(local_next(Some("/\u{0}/evil.example")), "/");
+        assert_eq!(local_next(Some("/ /evil.example")), "/");
+        assert_eq!(
+            local_next(Some("/o/abc?tab=members#x")),
+            "/o/abc?tab=members#x"
+        );
         assert_eq!(local_next(None), "/");
     }
 }

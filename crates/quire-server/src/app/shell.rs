@@ -171,6 +171,31 @@ pub fn failed(e: impl std::fmt::Display) -> Response {
     )
 }
 
+/// The answer when this node is hashing as many passwords as it may: 503, and when to try
+/// again (`Retry-After`). `res` is the page to show.
+pub fn retry_later(mut res: Response) -> Response {
+    *res.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    res.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(crate::domain::accounts::BUSY_RETRY_SECONDS),
+    );
+    res
+}
+
+/// The page of a node too busy hashing passwords to take another now.
+pub fn busy() -> Response {
+    retry_later(page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Busy",
+        None,
+        "",
+        &format!(
+            "<h1>Busy</h1><p>{}</p>",
+            text(crate::domain::accounts::BUSY_MESSAGE)
+        ),
+    ))
+}
+
 /// The page of a refused action: the reason, and the way back.
 pub fn not_done(
     viewer: &Viewer<'_>,

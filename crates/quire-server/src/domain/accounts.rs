@@ -140,33 +140,102 @@ pub fn password_problem(password: &str, email: &str) -> Option<String> {
     None
 }
 
-/// The argon2id hash of a password (PHC string), computed off the async workers.
-pub async fn hash_password(password: &str) -> anyhow::Result<String> {
-    let password = password.to_string();
-    tokio::task::spawn_blocking(move || {
-        let salt = SaltString::generate(&mut OsRng);
-        Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
-            .map(|h| h.to_string())
-            .map_err(|e| anyhow::anyhow!("cannot hash the password: {e}"))
-    })
-    .await?
+/// Password hashing on one node: each hash holds about 19 MiB for tens of milliseconds, so
+/// only a few run at once and only a bounded number wait; past that, [`Busy`]. Without this,
+/// a flood of sign-ins (no account needed) holds that much memory per request at once.
+#[derive(Debug)]
+pub struct Hashing {
+    slots: tokio::sync::Semaphore,
+    /// Hashes running or waiting for a slot.
+    queued: std::sync::atomic::AtomicUsize,
+    /// Most hashes running or waiting at once.
+    max_queued: usize,
 }
 
-/// Whether `password` matches a stored hash (computed off the async workers).
-pub async fn verify_password(password: &str, stored: &str) -> bool {
+/// The node's password hashing is at its bound: try again in a few seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Busy;
+
+/// Seconds a client refused with [`Busy`] is told to wait (`Retry-After`).
+pub const BUSY_RETRY_SECONDS: u64 = 5;
+
+impl Hashing {
+    /// At most `slots` hashes at once, and `waiting` more waiting for a slot.
+    pub fn new(slots: usize, waiting: usize) -> Self {
+        let slots = slots.max(1);
+        Hashing {
+            slots: tokio::sync::Semaphore::new(slots),
+            queued: std::sync::atomic::AtomicUsize::new(0),
+            max_queued: slots + waiting,
+        }
+    }
+
+    /// A node's hashing: half its cores, at least one and at most four, and sixteen waiting
+    /// for each (each hash takes tens of milliseconds in a release build).
+    pub fn for_this_machine() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        let slots = (cores / 2).clamp(1, 4);
+        Hashing::new(slots, slots * 16)
+    }
+
+    /// Runs `work` in a slot, off the async workers; [`Busy`] at once when too many run or
+    /// wait already.
+    async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Busy> {
+        use std::sync::atomic::Ordering;
+        // Counted before waiting, and given back however this ends (a dropped request too).
+        struct Queued<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for Queued<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        if self.queued.fetch_add(1, Ordering::AcqRel) >= self.max_queued {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            return Err(Busy);
+        }
+        let _queued = Queued(&self.queued);
+        let _slot = self.slots.acquire().await.map_err(|_| Busy)?;
+        tokio::task::spawn_blocking(work).await.map_err(|_| Busy)
+    }
+}
+
+/// The argon2id hash of a password (PHC string), computed in a slot of `hashing`.
+pub async fn hash_password(hashing: &Hashing, password: &str) -> Result<String, AccountError> {
+    let password = password.to_string();
+    hashing
+        .run(move || {
+            let salt = SaltString::generate(&mut OsRng);
+            Argon2::default()
+                .hash_password(password.as_bytes(), &salt)
+                .map(|h| h.to_string())
+                .map_err(|e| anyhow::anyhow!("cannot hash the password: {e}"))
+        })
+        .await
+        .map_err(|Busy| AccountError::Busy)?
+        .map_err(AccountError::Failed)
+}
+
+/// Whether `password` matches a stored hash (computed in a slot of `hashing`).
+pub async fn verify_password(
+    hashing: &Hashing,
+    password: &str,
+    stored: &str,
+) -> Result<bool, Busy> {
     let (password, stored) = (password.to_string(), stored.to_string());
-    tokio::task::spawn_blocking(move || {
-        PasswordHash::new(&stored)
-            .map(|parsed| {
-                Argon2::default()
-                    .verify_password(password.as_bytes(), &parsed)
-                    .is_ok()
-            })
-            .unwrap_or(false)
-    })
-    .await
-    .unwrap_or(false)
+    hashing
+        .run(move || {
+            PasswordHash::new(&stored)
+                .map(|parsed| {
+                    Argon2::default()
+                        .verify_password(password.as_bytes(), &parsed)
+                        .is_ok()
+                })
+                .unwrap_or(false)
+        })
+        .await
 }
 
 /// A hash to verify against when the account does not exist, so that a wrong address takes
@@ -201,6 +270,7 @@ pub enum Holder {
 /// password and its role, and its old sessions ended, all or nothing).
 pub async fn set_password(
     db: &Db,
+    hashing: &Hashing,
     email: &str,
     name: Option<&str>,
     password: &str,
@@ -212,9 +282,7 @@ pub async fn set_password(
     if let Some(problem) = password_problem(password, &email) {
         return Err(AccountError::Invalid(problem));
     }
-    let hash = hash_password(password)
-        .await
-        .map_err(AccountError::Failed)?;
+    let hash = hash_password(hashing, password).await?;
     let mut tx = db.begin().await.map_err(failed)?;
     if holder == Holder::First
         && store::sessions::any_user_locked(&mut tx)
@@ -247,6 +315,8 @@ pub enum AccountError {
     Invalid(String),
     /// The address has an account already (or, for the first account, the server has one).
     Exists,
+    /// Too many passwords are being hashed on this node: try again in a few seconds.
+    Busy,
     /// The server failed.
     Failed(anyhow::Error),
 }
@@ -256,6 +326,7 @@ impl std::fmt::Display for AccountError {
         match self {
             AccountError::Invalid(m) => f.write_str(m),
             AccountError::Exists => f.write_str("An account with this address exists already."),
+            AccountError::Busy => f.write_str(BUSY_MESSAGE),
             AccountError::Failed(e) => write!(f, "{e}"),
         }
     }
@@ -266,6 +337,10 @@ impl std::error::Error for AccountError {}
 fn failed(e: sqlx::Error) -> AccountError {
     AccountError::Failed(e.into())
 }
+
+/// What a person refused with [`Busy`] is told.
+pub const BUSY_MESSAGE: &str =
+    "The server is busy checking other passwords: try again in a few seconds.";
 
 /// The outcome of a sign-in attempt.
 #[derive(Debug)]
@@ -278,6 +353,9 @@ pub enum SignIn {
     Throttled,
     /// The account belongs to an organization that requires its single sign-on.
     SsoRequired,
+    /// This node is hashing as many passwords as it may: try again in a few seconds. The
+    /// attempt was not checked and does not count.
+    Busy,
 }
 
 /// The key failed sign-ins are counted under: keyed by the server's secret, so that no
@@ -286,12 +364,15 @@ fn failure_key(keys: &Keys, kind: &str, value: &str) -> String {
     hex::encode(keys.sign("sign-in failures", format!("{kind}:{value}").as_bytes()))
 }
 
-/// Checks an address and password at `now` (ms). Failed attempts are counted per account
-/// and per client address in the database, so every node counts them together; past the
-/// limits, attempts are refused without being checked.
+/// Checks an address and password at `now` (ms). Attempts are counted per account and per
+/// client address in the database, so every node counts them together, and counted before
+/// the password is checked, so attempts sent at once cannot all slip under the limits; past
+/// them, attempts are refused without being checked. An attempt whose password was right,
+/// or that was never checked, is taken back: the counts are of failures.
 pub async fn sign_in(
     db: &Db,
     keys: &Keys,
+    hashing: &Hashing,
     email: &str,
     password: &str,
     from: Option<IpAddr>,
@@ -301,24 +382,27 @@ pub async fn sign_in(
     let window_start = now - i64::try_from(FAILURE_WINDOW.as_millis()).unwrap_or(i64::MAX);
     let account_key = failure_key(keys, "a", &email);
     let address_key = from.map(|a| failure_key(keys, "i", &a.to_string()));
-    let counted = async {
-        let account = store::sessions::failures(db, &account_key, window_start).await?;
-        let address = match &address_key {
-            Some(k) => store::sessions::failures(db, k, window_start).await?,
-            None => 0,
-        };
-        Ok::<_, sqlx::Error>((account, address))
-    };
-    match counted.await {
-        Ok((account, address))
-            if account < i64::from(FAILURES_PER_ACCOUNT)
-                && address < i64::from(FAILURES_PER_ADDRESS) => {}
+    let keys: Vec<&str> = std::iter::once(account_key.as_str())
+        .chain(address_key.as_deref())
+        .collect();
+    let limits = [FAILURES_PER_ACCOUNT, FAILURES_PER_ADDRESS];
+    match store::sessions::note_attempt(db, &keys, now, window_start).await {
+        Ok(counts)
+            if counts
+                .iter()
+                .zip(limits)
+                .all(|(n, limit)| *n <= i64::from(limit)) => {}
         Ok(_) => return SignIn::Throttled,
         Err(e) => {
-            tracing::error!(error = %e, "sign-in lookup failed");
+            tracing::error!(error = %e, "a sign-in attempt could not be counted");
             return SignIn::Refused;
         }
     }
+    let forget = || async {
+        if let Err(e) = store::sessions::forget_attempt(db, &keys).await {
+            tracing::error!(error = %e, "a sign-in attempt could not be taken back");
+        }
+    };
     let found = match find(db, &email).await {
         Ok(found) => found,
         Err(e) => {
@@ -330,9 +414,13 @@ pub async fn sign_in(
         .as_ref()
         .and_then(|(_, hash)| hash.clone())
         .unwrap_or_else(|| decoy().to_string());
-    let matches = verify_password(password, &stored).await;
+    let Ok(matches) = verify_password(hashing, password, &stored).await else {
+        forget().await;
+        return SignIn::Busy;
+    };
     match found {
         Some((user, Some(_))) if matches => {
+            forget().await;
             match store::orgs::sso_enforced_for(db, user.id.as_str()).await {
                 Ok(false) => SignIn::Accepted(user),
                 Ok(true) => SignIn::SsoRequired,
@@ -342,15 +430,7 @@ pub async fn sign_in(
                 }
             }
         }
-        _ => {
-            let keys: Vec<&str> = std::iter::once(account_key.as_str())
-                .chain(address_key.as_deref())
-                .collect();
-            if let Err(e) = store::sessions::note_failure(db, &keys, now, window_start).await {
-                tracing::error!(error = %e, "a failed sign-in could not be counted");
-            }
-            SignIn::Refused
-        }
+        _ => SignIn::Refused,
     }
 }
 
@@ -379,10 +459,53 @@ mod tests {
 
     #[tokio::test]
     async fn hashes_are_argon2id_and_verify() {
-        let hash = hash_password("a long enough secret").await.unwrap();
+        let h = Hashing::new(1, 0);
+        let hash = hash_password(&h, "a long enough secret").await.unwrap();
         assert!(hash.starts_with("$argon2id$"), "{hash}");
-        assert!(verify_password("a long enough secret", &hash).await);
-        assert!(!verify_password("another secret here", &hash).await);
-        assert!(!verify_password("anything", "not a hash").await);
+        assert_eq!(
+            verify_password(&h, "a long enough secret", &hash).await,
+            Ok(true)
+        );
+        assert_eq!(
+            verify_password(&h, "another secret here", &hash).await,
+            Ok(false)
+        );
+        assert_eq!(
+            verify_password(&h, "anything", "not a hash").await,
+            Ok(false)
+        );
+    }
+
+    #[tokio::test]
+    async fn hashing_runs_a_few_at_once_and_refuses_past_its_queue() {
+        let h = std::sync::Arc::new(Hashing::new(1, 2));
+        let (started, mut running) = tokio::sync::mpsc::unbounded_channel();
+        // Each run waits until `release` is dropped.
+        let (release, gate) = std::sync::mpsc::channel::<()>();
+        let gate = std::sync::Arc::new(std::sync::Mutex::new(gate));
+        // One runs (held at the gate), two wait for its slot: the bound.
+        let mut tasks = Vec::new();
+        for _ in 0..3 {
+            let (h, gate, started) = (h.clone(), gate.clone(), started.clone());
+            tasks.push(tokio::spawn(async move {
+                h.run(move || {
+                    let _ = started.send(());
+                    let _ = gate.lock().unwrap().recv();
+                })
+                .await
+            }));
+        }
+        running.recv().await.unwrap();
+        while h.queued.load(std::sync::atomic::Ordering::Acquire) < 3 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(h.run(|| ()).await, Err(Busy), "a fourth is refused at once");
+        drop(release);
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), Ok(()));
+        }
+        // A waiter that gives up gives its place back.
+        assert_eq!(h.queued.load(std::sync::atomic::Ordering::Acquire), 0);
+        assert_eq!(h.run(|| 7).await, Ok(7));
     }
 }

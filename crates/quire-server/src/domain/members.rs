@@ -207,6 +207,7 @@ pub async fn accept(
     };
     let user = accounts::set_password(
         &state.db,
+        &state.hashing,
         &invite.email,
         name,
         password,

@@ -175,33 +175,47 @@ pub async fn any_user_locked(tx: &mut Tx) -> sqlx::Result<bool> {
         .is_some())
 }
 
-/// Failed sign-ins counted under `key` since `after` (ms).
-pub async fn failures(db: &Db, key: &str, after: i64) -> sqlx::Result<i64> {
-    Ok(db
-        .row::<(i64,)>(
-            &Sql::new("SELECT failures FROM sign_in_failures WHERE key = $1 AND since > $2")
-                .arg(key)
-                .arg(after),
-        )
-        .await?
-        .map_or(0, |(n,)| n))
-}
-
-/// Counts a failed sign-in under each of `keys` at `now`: a key whose window began at or
-/// before `after` starts a new one. Windows that ended are deleted on the way.
-pub async fn note_failure(db: &Db, keys: &[&str], now: i64, after: i64) -> sqlx::Result<()> {
+/// Counts a sign-in attempt under each of `keys` at `now`, before its password is checked,
+/// and returns each key's count with it, in the order of `keys`. A key whose window began at
+/// or before `after` starts a new one; windows that ended are deleted on the way. Each count
+/// is one atomic increment, so attempts racing each other all see distinct counts and no
+/// more than a limit of them pass it.
+pub async fn note_attempt(db: &Db, keys: &[&str], now: i64, after: i64) -> sqlx::Result<Vec<i64>> {
     let mut tx = db.begin().await?;
     tx.touches(&[]);
     tx.execute(&Sql::new("DELETE FROM sign_in_failures WHERE since <= $1").arg(after))
         .await?;
+    let mut counts = Vec::with_capacity(keys.len());
+    for key in keys {
+        counts.push(
+            tx.scalar::<i64>(
+                &Sql::new(
+                    "INSERT INTO sign_in_failures (key, failures, since) VALUES ($1, 1, $2) \
+                     ON CONFLICT (key) DO UPDATE SET failures = sign_in_failures.failures + 1 \
+                     RETURNING failures",
+                )
+                .arg(*key)
+                .arg(now),
+            )
+            .await?,
+        );
+    }
+    tx.commit().await?;
+    Ok(counts)
+}
+
+/// Takes back an attempt [`note_attempt`] counted under each of `keys`: its password was
+/// right, or it was never checked.
+pub async fn forget_attempt(db: &Db, keys: &[&str]) -> sqlx::Result<()> {
+    let mut tx = db.begin().await?;
+    tx.touches(&[]);
     for key in keys {
         tx.execute(
             &Sql::new(
-                "INSERT INTO sign_in_failures (key, failures, since) VALUES ($1, 1, $2) \
-                 ON CONFLICT (key) DO UPDATE SET failures = sign_in_failures.failures + 1",
+                "UPDATE sign_in_failures SET failures = failures - 1 \
+                 WHERE key = $1 AND failures > 0",
             )
-            .arg(*key)
-            .arg(now),
+            .arg(*key),
         )
         .await?;
     }

@@ -526,6 +526,80 @@ async fn sign_in_attempts_are_limited_per_account() {
 }
 
 #[tokio::test]
+async fn sign_in_attempts_sent_at_once_are_counted_before_any_is_checked() {
+    let app = TestApp::start().await;
+    quire_server::admin::set_password(
+        &app.config,
+        "di@example.com",
+        Some("Di"),
+        "a fine passphrase",
+        false,
+    )
+    .await
+    .unwrap();
+    let attempts = (0..60).map(|i| {
+        let mut b = Browser::new(&app);
+        async move {
+            let wrong = format!("guessing wrong {i}");
+            let p = b
+                .post(
+                    "/signin",
+                    &[("email", "di@example.com"), ("password", &wrong)],
+                )
+                .await;
+            p.status
+        }
+    });
+    let statuses = futures_util::future::join_all(attempts).await;
+    let checked = statuses.iter().filter(|s| **s == 401).count();
+    let held = statuses.iter().filter(|s| **s == 429).count();
+    // The limit is ten failures an account: no more than ten passwords were checked.
+    assert_eq!((checked, held), (10, 50), "{statuses:?}");
+    let p = Browser::new(&app)
+        .post(
+            "/signin",
+            &[
+                ("email", "di@example.com"),
+                ("password", "a fine passphrase"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 429);
+}
+
+#[tokio::test]
+async fn sign_in_sends_the_browser_back_only_to_a_path_of_this_server() {
+    let app = TestApp::start().await;
+    let mut b = signed_in(&app, &["ed"]).await.remove(0);
+    for (next, to) in [
+        ("/o/abc", "/o/abc"),
+        ("%2F%09%2Fevil.example", "/"),
+        ("%2F%0A%2Fevil.example", "/"),
+        ("%2F%0D%2Fevil.example", "/"),
+        ("%2F%5Cevil.example", "/"),
+        ("%2F%2Fevil.example", "/"),
+        ("https%3A%2F%2Fevil.example", "/"),
+    ] {
+        let p = b.get(&format!("/signin?next={next}")).await;
+        assert_eq!(p.status, 303, "{next}");
+        assert_eq!(p.location.as_deref(), Some(to), "{next}");
+    }
+    // The form carries it through a sign-in too.
+    let mut fresh = Browser::new(&app);
+    let p = fresh
+        .post(
+            "/signin",
+            &[
+                ("email", "ed@example.com"),
+                ("password", "a fine passphrase"),
+                ("next", "/\t/evil.example"),
+            ],
+        )
+        .await;
+    assert_eq!(p.location.as_deref(), Some("/"));
+}
+
+#[tokio::test]
 async fn every_app_url_opens_its_screen_for_those_who_may_see_it() {
     let app = TestApp::start().await;
     let alice = app.persona("alice").await;
