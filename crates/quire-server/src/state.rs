@@ -88,6 +88,8 @@ pub struct Shared {
     /// Git operations running at once on this node (`max_git_operations`): each runs a
     /// `git` process and streams a pack.
     pub git_runs: Arc<tokio::sync::Semaphore>,
+    /// Spaces whose repository this node checked since it started (`domain::git::prepare`).
+    pub git_checked: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Woken when a job was enqueued to run now, so that this node's worker need not wait
     /// for its next pass.
     pub jobs_due: tokio::sync::Notify,
@@ -139,6 +141,7 @@ impl AppState {
             git_runs: Arc::new(tokio::sync::Semaphore::new(
                 config.max_git_operations.max(1),
             )),
+            git_checked: Default::default(),
             hashing: crate::domain::accounts::Hashing::for_this_machine(),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,

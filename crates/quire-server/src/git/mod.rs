@@ -294,6 +294,10 @@ async fn receive_refs(state: &AppState, headers: &HeaderMap, repo: &str) -> Resp
 /// `POST /git/{repo}/git-receive-pack`: a push. Each branch becomes or updates a change
 /// request (`domain::git::push`); the answer is git's status report, with the change
 /// requests' addresses and any refusal's reason on the side band.
+///
+/// The push takes its turn among the node's git operations before its body is read: one
+/// waiting holds no more than what the connection buffers. The body is then streamed, its
+/// pack straight to a file in the push's quarantine, never held whole in memory.
 pub async fn receive_pack(
     State(state): State<AppState>,
     Path(repo): Path<String>,
@@ -307,18 +311,22 @@ pub async fn receive_pack(
         Ok(found) => found,
         Err(res) => return res,
     };
+    let _turn = match crate::domain::heavy::take(&state, &state.git_runs, "git operations").await {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let incoming = match crate::domain::git::push::Incoming::open(&state, &ctx).await {
+        Ok(i) => i,
+        Err(e) => return e.into_response(),
+    };
     let max = state.config.max_import_bytes;
-    let request = match read_push(&headers, body, max).await {
-        Ok(Pushed::Whole(r)) => r,
+    let commands = match read_push(&headers, body, max, incoming.pack_path()).await {
+        Ok(Pushed::Whole(commands)) => commands,
         Ok(Pushed::Oversized(start)) => return oversized(&start, max),
         Err(e) => return e.into_response(),
     };
-    let (commands, capabilities, pack) = match parse_push(&request) {
+    let (commands, capabilities) = match parse_push(&commands) {
         Ok(parsed) => parsed,
-        Err(e) => return e.into_response(),
-    };
-    let _turn = match crate::domain::heavy::take(&state, &state.git_runs, "git operations").await {
-        Ok(t) => t,
         Err(e) => return e.into_response(),
     };
     let author = format!("{} <{}>", caller.user.display_name, caller.user.email);
@@ -328,7 +336,7 @@ pub async fn receive_pack(
         &caller.user.id,
         &author,
         commands,
-        pack,
+        incoming,
     )
     .await
     {
@@ -339,61 +347,171 @@ pub async fn receive_pack(
     git_response("application/x-git-receive-pack-result", Body::from(body))
 }
 
-/// A push's body: whole, or past the cap (then its first bytes, which hold its commands;
-/// the rest was read and dropped, so that the client reads the answer).
+/// A push's body: its commands (the pack went to its file), or, past the cap, its first
+/// bytes, which hold its commands (the rest was read and dropped, so that the client
+/// reads the answer).
 enum Pushed {
     Whole(Bytes),
     Oversized(Bytes),
 }
 
-/// The first bytes of an oversized push kept to read its commands.
+/// The most bytes a push's commands may take (64 branches at most, each a line).
 const PUSH_START_BYTES: usize = 64 * 1024;
 
-/// A push's body within `max` bytes. Past it, the rest is read and dropped (nothing kept,
-/// up to eight times `max` in all), so that the client gets a status report it shows
-/// rather than a closed connection. A gzipped body is read whole as other requests are.
-async fn read_push(headers: &HeaderMap, body: Body, max: usize) -> ApiResult<Pushed> {
-    use http_body_util::BodyExt;
-    if headers.contains_key(header::CONTENT_ENCODING) {
-        return read_body(headers, body, max).await.map(Pushed::Whole);
+/// Where a push's body goes as it is read: its commands kept, its pack written to a file,
+/// at most `max` bytes in all.
+struct PushSink {
+    commands: Vec<u8>,
+    /// Whether the commands' flush line was read (what follows is the pack).
+    ended: bool,
+    file: tokio::fs::File,
+    read: usize,
+    max: usize,
+    over: bool,
+}
+
+impl PushSink {
+    /// Takes the next bytes of the body (after any decompression).
+    async fn feed(&mut self, mut data: &[u8]) -> ApiResult<()> {
+        use tokio::io::AsyncWriteExt;
+        self.read = self.read.saturating_add(data.len());
+        if self.read > self.max && !self.over {
+            self.over = true;
+            if !self.ended {
+                let room = PUSH_START_BYTES.saturating_sub(self.commands.len());
+                self.commands
+                    .extend_from_slice(&data[..room.min(data.len())]);
+            }
+        }
+        if self.over {
+            return Ok(());
+        }
+        if !self.ended {
+            let before = self.commands.len();
+            self.commands.extend_from_slice(data);
+            match commands_end(&self.commands) {
+                Ok(Some(end)) => {
+                    self.ended = true;
+                    self.commands.truncate(end);
+                    data = &data[end - before..];
+                }
+                Ok(None) if self.commands.len() > PUSH_START_BYTES => {
+                    return Err(ApiError::bad_request(
+                        "Malformed push: its commands take more than 64 KiB.",
+                    ))
+                }
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        self.file.write_all(data).await.map_err(ApiError::internal)
     }
+}
+
+/// Where a push's commands end (after their flush line), once the bytes read hold them.
+fn commands_end(data: &[u8]) -> ApiResult<Option<usize>> {
+    let mut at = 0usize;
+    loop {
+        let Some(head) = data.get(at..at + 4) else {
+            return Ok(None);
+        };
+        let len = std::str::from_utf8(head)
+            .ok()
+            .and_then(|h| usize::from_str_radix(h, 16).ok())
+            .ok_or_else(|| ApiError::bad_request("Malformed push: not a pkt-line."))?;
+        if len == 0 {
+            return Ok(Some(at + 4));
+        }
+        if len < 4 {
+            return Err(ApiError::bad_request("Malformed push: not a pkt-line."));
+        }
+        at += len;
+    }
+}
+
+/// Reads a push's body: its commands, its pack written to `pack` (within `max` bytes in
+/// all). Past `max`, the rest is read and dropped (nothing kept, up to eight times `max`
+/// in all), so that the client gets a status report it shows rather than a closed
+/// connection. A gzipped body is inflated as it is read, a few KiB at a time.
+async fn read_push(
+    headers: &HeaderMap,
+    body: Body,
+    max: usize,
+    pack: &std::path::Path,
+) -> ApiResult<Pushed> {
+    use http_body_util::BodyExt;
+    use std::io::Write;
+    let gzipped = match headers.get(header::CONTENT_ENCODING) {
+        None => false,
+        Some(v) if v.as_bytes().eq_ignore_ascii_case(b"gzip") => true,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "A push's body may be gzipped or sent as it is.",
+            ))
+        }
+    };
+    let file = tokio::fs::File::create(pack)
+        .await
+        .map_err(ApiError::internal)?;
+    let mut sink = PushSink {
+        commands: Vec::new(),
+        ended: false,
+        file,
+        read: 0,
+        max,
+        over: false,
+    };
+    let mut inflate = gzipped.then(|| flate2::write::GzDecoder::new(Vec::new()));
+    let not_gzip = || ApiError::bad_request("The request body is not valid gzip.");
+    let mut raw = 0usize;
     let mut body = body;
-    let mut held = bytes::BytesMut::new();
-    let mut over = false;
-    let mut read = 0usize;
     while let Some(frame) = body.frame().await {
         let frame =
             frame.map_err(|_| ApiError::bad_request("The push was cut off before its end."))?;
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        read = read.saturating_add(data.len());
-        if over {
-            if read > max.saturating_mul(8) {
+        raw = raw.saturating_add(data.len());
+        if sink.over {
+            if raw > max.saturating_mul(8) {
                 break;
             }
             continue;
         }
-        if held.len() + data.len() > max {
-            over = true;
-            let room = PUSH_START_BYTES.saturating_sub(held.len());
-            held.extend_from_slice(&data[..room.min(data.len())]);
-            held.truncate(PUSH_START_BYTES);
-            continue;
+        match inflate.as_mut() {
+            None => sink.feed(&data).await?,
+            Some(z) => {
+                // A few KiB in at a time: what comes out of each stays small.
+                for piece in data.chunks(4096) {
+                    z.write_all(piece).map_err(|_| not_gzip())?;
+                    let out = std::mem::take(z.get_mut());
+                    sink.feed(&out).await?;
+                    if sink.over {
+                        break;
+                    }
+                }
+            }
         }
-        held.extend_from_slice(&data);
     }
-    Ok(if over {
-        Pushed::Oversized(held.freeze())
+    if let Some(z) = inflate.take().filter(|_| !sink.over) {
+        let rest = z.finish().map_err(|_| not_gzip())?;
+        sink.feed(&rest).await?;
+    }
+    use tokio::io::AsyncWriteExt;
+    sink.file.flush().await.map_err(ApiError::internal)?;
+    Ok(if sink.over {
+        Pushed::Oversized(sink.commands.into())
+    } else if !sink.ended {
+        return Err(ApiError::bad_request("Malformed push: truncated commands."));
     } else {
-        Pushed::Whole(held.freeze())
+        Pushed::Whole(sink.commands.into())
     })
 }
 
 /// The answer to a push past `max` bytes: every ref refused, with the reason the client
 /// prints (`remote:` and its status report).
 fn oversized(start: &[u8], max: usize) -> Response {
-    let Ok((commands, capabilities, _)) = parse_push(start) else {
+    let Ok((commands, capabilities)) = parse_push(start) else {
         return ApiError::PayloadTooLarge(format!(
             "A git push may hold at most {max} bytes (`--max-import-bytes`)."
         ))
@@ -458,10 +576,9 @@ fn one_line(text: &str) -> String {
     text.replace(['\n', '\r'], " ")
 }
 
-/// A push's commands, the capabilities its first command asks for, and its pack.
-fn parse_push(
-    data: &[u8],
-) -> ApiResult<(Vec<crate::domain::git::push::Command>, Vec<String>, Bytes)> {
+/// A push's commands and the capabilities its first command asks for (what follows their
+/// flush line, the pack, is not read here).
+fn parse_push(data: &[u8]) -> ApiResult<(Vec<crate::domain::git::push::Command>, Vec<String>)> {
     let bad = |why: &str| ApiError::bad_request(format!("Malformed push: {why}."));
     let mut commands = Vec::new();
     let mut capabilities = Vec::new();
@@ -475,7 +592,6 @@ fn parse_push(
             .and_then(|h| usize::from_str_radix(h, 16).ok())
             .ok_or_else(|| bad("not a pkt-line"))?;
         if len == 0 {
-            at += 4;
             break;
         }
         if len < 4 {
@@ -512,7 +628,7 @@ fn parse_push(
             name: name.to_string(),
         });
     }
-    Ok((commands, capabilities, Bytes::copy_from_slice(&data[at..])))
+    Ok((commands, capabilities))
 }
 
 fn git_response(content_type: &'static str, body: Body) -> Response {

@@ -1277,3 +1277,301 @@ async fn revisions_pages_and_files_carry_their_commit_and_blobs() {
     let text = doc["document"]["nodes"][0]["nodes"][0]["leaves"][0]["text"].clone();
     assert_eq!(text, "Welcome, reader.", "{doc}");
 }
+
+/// This node's copy of `space`'s repository.
+fn repo_of(app: &TestApp, space: &str) -> std::path::PathBuf {
+    app.config.data_dir.join("git").join(format!("{space}.git"))
+}
+
+/// A fresh clone of `space` from `node` works, holds `main` at `head`, and both it and the
+/// node's copy pass `git fsck`.
+async fn clones_whole(node: &TestApp, who: &Persona, space: &str, head: &str) {
+    let (_tmp, work) = cloned(node, who, space).await;
+    assert_eq!(ok(&work, &["rev-parse", "HEAD"]).await.trim(), head);
+    ok(&work, &["fsck", "--strict", "--no-dangling"]).await;
+    ok(&repo_of(node, space), &["fsck", "--no-dangling"]).await;
+}
+
+/// A commit recorded while its object is missing (what a crash could leave) is found at the
+/// first preparation after a restart, and the repository is made again from the database:
+/// the same commits, a clone that works.
+#[tokio::test]
+async fn a_recorded_commit_whose_object_is_missing_is_made_again_after_a_restart() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    let head = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    let object = repo_of(&app, &space)
+        .join("objects")
+        .join(&head[..2])
+        .join(&head[2..]);
+    std::fs::remove_file(&object).unwrap();
+    // Restarted (a node with a fresh memory of what it checked).
+    let restarted = app.another_node().await;
+    clones_whole(&restarted, &alice, &space, &head).await;
+}
+
+/// A map file whose last line a crash cut short is found and the repository made again.
+#[tokio::test]
+async fn a_commits_map_cut_short_is_repaired_after_a_restart() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    let head = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    let map = repo_of(&app, &space).join("quire-commits");
+    let text = std::fs::read_to_string(&map).unwrap();
+    let (main, others): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| l.ends_with(&head));
+    assert_eq!(main.len(), 1, "{text}");
+    let mut torn: String = others.iter().map(|l| format!("{l}\n")).collect();
+    torn.push_str(&main[0][..main[0].len() - 20]);
+    std::fs::write(&map, torn).unwrap();
+    let restarted = app.another_node().await;
+    clones_whole(&restarted, &alice, &space, &head).await;
+}
+
+/// A pushed pack recorded as imported while its files were still in the push's quarantine
+/// (a crash between the two, as an older node ordered them) leaves the pushed commit
+/// missing: the check after a restart finds it and imports the pack from blob storage.
+#[tokio::test]
+async fn a_pushed_pack_left_in_quarantine_is_imported_again_after_a_restart() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    std::fs::write(work.join("README.md"), "# Home\n\nPushed.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Pushed"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/pushed"]).await;
+    assert!(done, "{said}");
+    app.merge_change_request(&alice, &space, "2").await;
+    ok(&work, &["pull", "-q", "--ff-only", "origin", "main"]).await;
+    let head = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    let repo = repo_of(&app, &space);
+    let quarantine = repo.join("quire-incoming-0").join("pack");
+    std::fs::create_dir_all(&quarantine).unwrap();
+    let mut moved = 0;
+    for entry in std::fs::read_dir(repo.join("objects/pack")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::rename(entry.path(), quarantine.join(entry.file_name())).unwrap();
+        moved += 1;
+    }
+    assert!(moved >= 2, "the pushed pack and its index");
+    let restarted = app.another_node().await;
+    clones_whole(&restarted, &alice, &space, &head).await;
+}
+
+/// A commit pushed to a branch (its change request open) and then pushed to main, which
+/// lacks it, is merged into main as any push to main is.
+#[tokio::test]
+async fn a_commit_pushed_to_a_branch_then_to_main_is_merged() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    std::fs::write(work.join("README.md"), "# Home\n\nBranch first.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Branch first"]).await;
+    let pushed = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/feature"]).await;
+    assert!(done, "{said}");
+    assert!(said.contains("Change request #2 opened"), "{said}");
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+    assert!(
+        said.contains("Merged into main as change request #3"),
+        "{said}"
+    );
+    let home = page_id(&app, &alice, &space, "Home").await;
+    let md = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/content/page/{home}?format=markdown"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(md["markdown"], "Branch first.\n");
+    ok(&work, &["pull", "-q", "--ff-only", "origin", "main"]).await;
+    ok(&work, &["merge-base", "--is-ancestor", &pushed, "HEAD"]).await;
+    let head = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    clones_whole(&app, &alice, &space, &head).await;
+    // Pushed to a new branch, a commit the space has is nothing new.
+    let (done, said) = push(&work, &["origin", &format!("{pushed}:refs/heads/again")]).await;
+    assert!(!done, "{said}");
+    assert!(said.contains("nothing new to push"), "{said}");
+}
+
+/// A pack of two objects, a 64 KiB blob and a delta on it that declares and makes a blob
+/// of `target` bytes by copying the base again and again: a few hundred bytes that would
+/// make `git index-pack` fill `target` bytes of memory.
+async fn delta_bomb(target: u64) -> Vec<u8> {
+    use quire_content::gitsync::objects::{Kind, Object};
+    fn header(out: &mut Vec<u8>, kind: u8, size: usize) {
+        let mut byte = (kind << 4) | (size & 0x0f) as u8;
+        let mut rest = size >> 4;
+        while rest > 0 {
+            out.push(byte | 0x80);
+            byte = (rest & 0x7f) as u8;
+            rest >>= 7;
+        }
+        out.push(byte);
+    }
+    fn varint(out: &mut Vec<u8>, mut n: u64) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            out.push(if n > 0 { byte | 0x80 } else { byte });
+            if n == 0 {
+                break;
+            }
+        }
+    }
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(data).unwrap();
+        z.finish().unwrap()
+    }
+    let base = vec![b'a'; 1 << 16];
+    let base_id = Object::new(Kind::Blob, base.clone()).id;
+    let mut delta = Vec::new();
+    varint(&mut delta, base.len() as u64);
+    varint(&mut delta, target);
+    // A copy with no offset or size bytes: 64 KiB from offset 0.
+    delta.extend(std::iter::repeat_n(0x80u8, (target >> 16) as usize));
+    let mut pack = b"PACK".to_vec();
+    pack.extend(2u32.to_be_bytes());
+    pack.extend(2u32.to_be_bytes());
+    header(&mut pack, 3, base.len());
+    pack.extend(zlib(&base));
+    header(&mut pack, 7, delta.len());
+    pack.extend(base_id.0);
+    pack.extend(zlib(&delta));
+    // The trailer: the SHA-1 of all before it.
+    let mut sum = tokio::process::Command::new("sha1sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha1sum runs");
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = sum.stdin.take().unwrap();
+        stdin.write_all(&pack).await.unwrap();
+    }
+    let out = sum.wait_with_output().await.unwrap();
+    let hex = String::from_utf8(out.stdout).unwrap();
+    let trailer = quire_content::gitsync::objects::Oid::from_hex(&hex[..40]).unwrap();
+    pack.extend(trailer.0);
+    pack
+}
+
+/// A push's body: one command creating `branch` at `new`, then `pack`.
+fn push_body(branch: &str, new: &str, pack: &[u8]) -> Vec<u8> {
+    let command = format!(
+        "{} {new} refs/heads/{branch}\0report-status side-band-64k\n",
+        "0".repeat(40)
+    );
+    let mut body = format!("{:04x}", command.len() + 4).into_bytes();
+    body.extend(command.as_bytes());
+    body.extend(b"0000");
+    body.extend(pack);
+    body
+}
+
+/// A delta bomb (a pack of a few hundred bytes whose delta expands to 2 GiB) is refused at
+/// once, saying why, within the memory a git child may use; the server serves on.
+#[tokio::test]
+async fn a_delta_bomb_is_refused_at_once_and_the_server_serves_on() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let pack = delta_bomb(2 << 30).await;
+    assert!(pack.len() < 4096, "{} bytes", pack.len());
+    let started = std::time::Instant::now();
+    let res = reqwest::Client::new()
+        .post(format!("{}/git/{space}.git/git-receive-pack", app.base))
+        .basic_auth("git", Some(&alice.token))
+        .header("content-type", "application/x-git-receive-pack-request")
+        .body(push_body("bomb", &"1".repeat(40), &pack))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    let answer = String::from_utf8_lossy(&res.bytes().await.unwrap()).into_owned();
+    let took = started.elapsed();
+    assert!(
+        answer.contains("unpack the pack was refused: its objects expand to more than"),
+        "{answer}"
+    );
+    assert!(answer.contains("ng refs/heads/bomb"), "{answer}");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    // Nothing changed, and the repository serves on.
+    assert_eq!(open_count(&app, &alice, &space).await, json!(0));
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    ok(&work, &["fsck", "--strict"]).await;
+}
+
+/// A push waiting for its turn among the node's git operations has not read its body: the
+/// client could send no more than the connection buffers hold. Once the turn comes, the
+/// body is read (and its junk pack refused).
+#[tokio::test]
+async fn a_push_waiting_for_its_turn_has_not_read_its_body() {
+    if !has_git() {
+        return;
+    }
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Fixture { app, alice, space } = fixture_with(|c| {
+        c.max_git_operations = 1;
+        c.busy_wait_ms = 120_000;
+    })
+    .await;
+    let held = app.state.git_runs.clone().acquire_owned().await.unwrap();
+    let total = 48usize << 20;
+    let body = push_body("junk", &"1".repeat(40), &vec![7u8; total]);
+    let body_len = body.len();
+    let addr = app.base.trim_start_matches("http://").to_string();
+    use base64::Engine;
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("git:{}", alice.token));
+    let head = format!(
+        "POST /git/{space}.git/git-receive-pack HTTP/1.1\r\nHost: {addr}\r\n\
+         Authorization: Basic {auth}\r\nContent-Type: application/x-git-receive-pack-request\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let sent = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = sent.clone();
+    let client = tokio::spawn(async move {
+        let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        for chunk in body.chunks(64 * 1024) {
+            stream.write_all(chunk).await.unwrap();
+            counted.fetch_add(chunk.len(), Ordering::SeqCst);
+        }
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        String::from_utf8_lossy(&answer).into_owned()
+    });
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let waiting = sent.load(Ordering::SeqCst);
+    assert!(
+        waiting < total / 2,
+        "{waiting} of {total} bytes were taken while the push waited for its turn"
+    );
+    drop(held);
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(60), client)
+        .await
+        .expect("the push is answered once it has its turn")
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("ng refs/heads/junk"), "{answer}");
+    assert_eq!(
+        sent.load(Ordering::SeqCst),
+        body_len,
+        "the whole body was read"
+    );
+}

@@ -55,8 +55,9 @@ pub fn repo_dir(state: &AppState, space_id: &str) -> PathBuf {
 pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiResult<PathBuf> {
     let dir = repo_dir(state, space_id);
     let _turn = state.turns.take(&format!("git:{space_id}")).await;
+    check_once(state, space_id, &dir).await?;
     skeleton(&dir).map_err(ApiError::internal)?;
-    import_packs(state, space_id, &dir).await?;
+    import_packs(state, space_id, &dir, false).await?;
     let mut commits = read_map(&dir.join(COMMITS_FILE));
     let changes = store::git::change_requests(&state.db, space_id).await?;
     // When every branch's revision has its commit, so has everything they reach (each
@@ -91,17 +92,41 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
             pack: None,
         };
         let mut order = parents_first(&missing);
-        // A pushed revision's commit is the one pushed: its objects came with its pack.
-        order.retain(
-            |row| match identities.get(&row.id).and_then(|i| i.oid.as_ref()) {
-                Some(oid) => {
-                    let _ = append(&dir.join(COMMITS_FILE), &row.id, oid);
-                    commits.insert(row.id.clone(), oid.clone());
-                    false
-                }
-                None => true,
-            },
-        );
+        // A pushed revision's commit is the one pushed: its objects came with its pack,
+        // which another node may have received after this preparation imported packs (or
+        // whose import a crash left unfinished): those are imported again before the
+        // commit is recorded, never recorded without their objects.
+        let pushed_oid = |row: &RevisionRow| {
+            identities
+                .get(&row.id)
+                .and_then(|i| i.oid.as_deref())
+                .and_then(Oid::from_hex)
+        };
+        if order
+            .iter()
+            .filter_map(|row| pushed_oid(row))
+            .any(|oid| !present.ids.contains(&oid))
+        {
+            import_packs(state, space_id, &dir, true).await?;
+            present.ids = objects_in(&dir).await?;
+        }
+        let mut pushed_lines = String::new();
+        order.retain(|row| match pushed_oid(row) {
+            Some(oid) if present.ids.contains(&oid) => {
+                pushed_lines.push_str(&format!("{} {}\n", row.id, oid.to_hex()));
+                commits.insert(row.id.clone(), oid.to_hex());
+                false
+            }
+            Some(oid) => {
+                // Its pack is lost: Quire's own commit of the revision keeps the
+                // repository whole.
+                tracing::error!(space = %space_id, revision = %row.id, commit = %oid.to_hex(),
+                    "a pushed commit's objects are in no stored pack; the revision gets a commit made by Quire");
+                true
+            }
+            None => true,
+        });
+        append_lines(&dir.join(COMMITS_FILE), &pushed_lines).map_err(ApiError::internal)?;
         // Many commits go into one pack: thousands of loose objects cost a file each, and
         // a file system that has deleted many files can take longer to make each one than
         // to make the object. Nothing names the new objects until they are all in place.
@@ -159,16 +184,21 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
         }
         if let Some(pack) = present.pack.take().filter(|p| !p.is_empty()) {
             packed = true;
-            index_pack(&dir, bytes::Bytes::from(pack.finish()), false, &[])
+            index_pack(&dir, PackInput::Bytes(pack.finish().into()), None, &[])
                 .await
                 .map_err(ApiError::internal)?;
         }
-        for (sha, oid) in &new_file_ids {
-            append(&dir.join(FILES_FILE), sha, oid).map_err(ApiError::internal)?;
-        }
-        for (revision, oid) in &made {
-            append(&dir.join(COMMITS_FILE), revision, oid).map_err(ApiError::internal)?;
-        }
+        // Recorded only now that every object they name is in place (the pack indexed,
+        // loose objects renamed into their folders): a crash before leaves objects that
+        // nothing names, never a name without its object.
+        let lines = |pairs: &[(String, String)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| format!("{k} {v}\n"))
+                .collect::<String>()
+        };
+        append_lines(&dir.join(FILES_FILE), &lines(&new_file_ids)).map_err(ApiError::internal)?;
+        append_lines(&dir.join(COMMITS_FILE), &lines(&made)).map_err(ApiError::internal)?;
         written = present.written;
         // Every node makes the same commits; the first to make one records its id, which
         // the API then shows as the revision's `git` (with those this node's copy made
@@ -216,6 +246,150 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
     Ok(dir)
 }
 
+/// Checks a space's repository at its first preparation on this node (after a restart, the
+/// copy may be what a crash left): every id its files record must name an object it holds,
+/// as must every pushed commit the database records, and every line of those files must be
+/// whole. A damaged copy is set aside and made again from the database, the source of all
+/// it holds; a sound one loses only the folders of pushes that died midway.
+async fn check_once(state: &AppState, space_id: &str, dir: &Path) -> ApiResult<()> {
+    let checked = || state.git_checked.lock().unwrap_or_else(|e| e.into_inner());
+    if checked().contains(space_id) {
+        return Ok(());
+    }
+    if dir.join("HEAD").exists() {
+        match damage(state, space_id, dir).await? {
+            Some(why) => {
+                tracing::warn!(space = %space_id, reason = %why,
+                    "a space's repository was damaged (by a crash?): it is made again from the database");
+                set_aside(dir).map_err(ApiError::internal)?;
+            }
+            None => remove_stale_quarantines(dir),
+        }
+    }
+    checked().insert(space_id.to_string());
+    Ok(())
+}
+
+/// Why the repository in `dir` cannot be served as it is, if it cannot.
+async fn damage(state: &AppState, space_id: &str, dir: &Path) -> ApiResult<Option<String>> {
+    // The pushed commits are read before the packs are imported: a push records its pack
+    // before its commit, so every commit read here has its pack among those imported next.
+    let mut ids: Vec<String> = store::git::identities(&state.db, space_id)
+        .await?
+        .into_values()
+        .filter_map(|i| i.oid)
+        .collect();
+    import_packs(state, space_id, dir, false).await?;
+    for name in [COMMITS_FILE, FILES_FILE, PACKS_FILE] {
+        let text = match std::fs::read_to_string(dir.join(name)) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Ok(Some(format!("`{name}` cannot be read: {e}"))),
+        };
+        if !text.is_empty() && !text.ends_with('\n') {
+            return Ok(Some(format!("`{name}` ends in a line cut short")));
+        }
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some((key, value)) if line_ok(key, value) => {
+                    if value != "indexed" {
+                        ids.push(value.to_string());
+                    }
+                }
+                _ => return Ok(Some(format!("`{name}` holds a line that is not whole"))),
+            }
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    let out = match run_with_input(dir, &["cat-file", "--batch-check"], input.into_bytes()).await {
+        Ok(out) => out,
+        Err(e) => return Ok(Some(format!("its objects cannot be read: {e}"))),
+    };
+    let missing = String::from_utf8_lossy(&out)
+        .lines()
+        .filter(|l| l.ends_with(" missing"))
+        .count();
+    Ok((missing > 0).then(|| format!("{missing} recorded objects are missing")))
+}
+
+/// Runs `git` on the repository in `dir` with `input` on its standard input; its standard
+/// output, or why it failed.
+async fn run_with_input(dir: &Path, args: &[&str], input: Vec<u8>) -> anyhow::Result<Vec<u8>> {
+    let mut child = sealed(dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let writer = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        let _ = stdin.write_all(&input).await;
+    });
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        child.wait_with_output(),
+    )
+    .await
+    .map_err(|_| anyhow::anyhow!("git {} took too long", args.join(" ")))??;
+    let _ = writer.await;
+    if !out.status.success() {
+        anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(out.stdout)
+}
+
+/// Moves a damaged repository out of the way (the next preparation makes a new one) and
+/// removes it in the background.
+fn set_aside(dir: &Path) -> std::io::Result<()> {
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("repository")
+        .trim_end_matches(".git");
+    // Not ending in `.git`: the sweeper never takes it for a space's repository.
+    let aside = dir.with_file_name(format!("{name}.damaged-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::rename(dir, &aside)?;
+    std::thread::spawn(move || {
+        if let Err(err) = std::fs::remove_dir_all(&aside) {
+            tracing::warn!(error = %err, path = %aside.display(), "a damaged repository stays");
+        }
+    });
+    Ok(())
+}
+
+/// A push's quarantine older than this belongs to a push that died with its process.
+const STALE_QUARANTINE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes the quarantines of pushes that died midway (see `push::receive`).
+fn remove_stale_quarantines(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > STALE_QUARANTINE));
+        if stale
+            && entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(QUARANTINE_PREFIX)
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The name every push's quarantine folder starts with.
+pub(crate) const QUARANTINE_PREFIX: &str = "quire-incoming-";
+
 /// Removes this node's copy of a purged space's repository.
 pub fn forget(state: &AppState, space_id: &str) {
     let dir = repo_dir(state, space_id);
@@ -253,9 +427,40 @@ pub async fn sweep(state: &AppState) -> anyhow::Result<usize> {
     Ok(removed)
 }
 
+/// The address space a git child may map: a pack crafted to expand (a "delta bomb") makes
+/// `git` ask for gigabytes, and is refused at once instead. Git's own caches are set below
+/// it (see [`LIMITS`]), so that honest work of a space of any size fits.
+pub const MAX_CHILD_MEMORY: u64 = 512 << 20;
+/// CPU seconds a git child may use: the wall-clock caps of its callers do not stop work
+/// that a small pack makes expensive.
+const MAX_CHILD_CPU: u64 = 600;
+/// CPU seconds `index-pack` may use on a pushed pack: an honest one of the largest size a
+/// push may have is indexed in a few seconds.
+pub const MAX_PUSH_CPU: u64 = 60;
+
+/// Git's memory settings for every child, within [`MAX_CHILD_MEMORY`]: packs mapped in
+/// small windows, small delta caches, two threads (each thread's allocator arena and stack
+/// count against the address space), large blobs streamed rather than held whole.
+const LIMITS: [&str; 8] = [
+    "core.packedGitWindowSize=32m",
+    "core.packedGitLimit=128m",
+    "core.deltaBaseCacheLimit=32m",
+    "core.bigFileThreshold=32m",
+    "pack.windowMemory=64m",
+    "pack.deltaCacheSize=32m",
+    "pack.deltaCacheLimit=1000",
+    "pack.threads=2",
+];
+
 /// The `git` program for the repository in `dir`, sealed: no system or global
-/// configuration, no hooks, no prompts, a fixed environment; stopped if dropped.
+/// configuration, no hooks, no prompts, a fixed environment, memory and CPU limits
+/// ([`MAX_CHILD_MEMORY`], a CPU cap); stopped if dropped.
 pub fn sealed(dir: &Path) -> tokio::process::Command {
+    sealed_with(dir, MAX_CHILD_CPU)
+}
+
+/// [`sealed`], with at most `cpu_seconds` of CPU.
+pub fn sealed_with(dir: &Path, cpu_seconds: u64) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(program());
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -265,15 +470,39 @@ pub fn sealed(dir: &Path) -> tokio::process::Command {
         .env("GIT_DIR", dir)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_NO_REPLACE_OBJECTS", "1")
+        // One arena per thread would reserve 64 MiB of address space each.
+        .env("MALLOC_ARENA_MAX", "2")
         .args(["-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*"])
         .kill_on_drop(true);
+    for setting in LIMITS {
+        cmd.args(["-c", setting]);
+    }
+    let memory = MAX_CHILD_MEMORY as libc::rlim_t;
+    let cpu = cpu_seconds as libc::rlim_t;
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // `setrlimit`, which is async-signal-safe; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = |value: libc::rlim_t, hard: libc::rlim_t| libc::rlimit {
+                rlim_cur: value,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit(memory, memory)) != 0
+                // The soft limit sends SIGXCPU; the hard one, a little later, SIGKILL.
+                || libc::setrlimit(libc::RLIMIT_CPU, &limit(cpu, cpu + 5)) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     cmd
 }
 
-/// The `git` program, found once on `PATH` (`git` when it is not there). Named by its path,
-/// it is started with `posix_spawn`; a bare name with `PATH` set for the child makes the
-/// standard library fork the server, copying the page tables of all its memory, for each
-/// of the several commands a fetch or push runs.
+/// The `git` program, found once on `PATH` (`git` when it is not there), named by its path
+/// so that the child needs no search of `PATH`. (The limits [`sealed`] sets in the child
+/// make the standard library fork rather than `posix_spawn`: the price of a cap that holds
+/// from the first instruction git runs.)
 pub fn program() -> &'static Path {
     static GIT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     GIT.get_or_init(|| {
@@ -384,11 +613,13 @@ pub fn commits_of(state: &AppState, space_id: &str) -> HashMap<String, String> {
 const PACKS_FILE: &str = "quire-packs";
 
 /// Adds to this node's copy the packs of pushed objects that another node (or an earlier
-/// copy) received: each is kept in blob storage and recorded in the database.
-async fn import_packs(state: &AppState, space_id: &str, dir: &Path) -> ApiResult<()> {
+/// copy) received: each is kept in blob storage and recorded in the database. `again`
+/// indexes every pack, those marked imported too (indexing a pack the repository holds
+/// changes nothing).
+async fn import_packs(state: &AppState, space_id: &str, dir: &Path, again: bool) -> ApiResult<()> {
     let known = read_map(&dir.join(PACKS_FILE));
     for blob in store::git::packs(&state.db, space_id).await? {
-        if known.contains_key(&blob) {
+        if known.contains_key(&blob) && !again {
             continue;
         }
         let bytes = state
@@ -400,7 +631,7 @@ async fn import_packs(state: &AppState, space_id: &str, dir: &Path) -> ApiResult
                 ApiError::internal(anyhow::anyhow!("the pushed pack {blob} is missing"))
             })?;
         // Checked when it was pushed; what it points to is made afterwards.
-        index_pack(dir, bytes, false, &[])
+        index_pack(dir, PackInput::Bytes(bytes), None, &[])
             .await
             .map_err(ApiError::internal)?;
         append(&dir.join(PACKS_FILE), &blob, "indexed").map_err(ApiError::internal)?;
@@ -408,41 +639,99 @@ async fn import_packs(state: &AppState, space_id: &str, dir: &Path) -> ApiResult
     Ok(())
 }
 
+/// A pack to index: bytes in memory, or a file (a push's, as it was received).
+pub enum PackInput {
+    /// The pack's bytes.
+    Bytes(bytes::Bytes),
+    /// A file holding the pack.
+    File(PathBuf),
+}
+
 /// Stores a pack into the repository in `dir` with `git index-pack`, completing a thin pack
-/// from the repository; `strict` checks every object and that what they point to exists.
-/// `env` adds to the sealed environment (a quarantine).
+/// from the repository. `pushed` (a push's pack, of at most that many bytes) checks every
+/// object and that what they point to exists, under the tighter CPU cap of a push
+/// ([`MAX_PUSH_CPU`]). `env` adds to the sealed environment (a quarantine). A pack refused
+/// by the limits says so in its error.
 pub async fn index_pack(
     dir: &Path,
-    pack: bytes::Bytes,
-    strict: bool,
+    pack: PackInput,
+    pushed: Option<u64>,
     env: &[(&str, &Path)],
 ) -> anyhow::Result<()> {
-    let mut cmd = sealed(dir);
-    cmd.args(["index-pack", "--stdin", "--fix-thin"]);
-    if strict {
-        cmd.arg("--strict");
-    }
-    cmd.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
+    let mut cmd = match pushed {
+        Some(max) => {
+            let mut cmd = sealed_with(dir, MAX_PUSH_CPU);
+            cmd.args([
+                "index-pack",
+                "--stdin",
+                "--fix-thin",
+                "--strict",
+                &format!("--max-input-size={max}"),
+            ]);
+            cmd
+        }
+        None => {
+            let mut cmd = sealed(dir);
+            cmd.args(["index-pack", "--stdin", "--fix-thin"]);
+            cmd
+        }
+    };
+    cmd.stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn()?;
-    let mut stdin = child.stdin.take().expect("piped");
-    let writer = tokio::spawn(async move {
-        use tokio::io::AsyncWriteExt;
-        let _ = stdin.write_all(&pack).await;
+    let (mut child, writer) = match pack {
+        PackInput::Bytes(pack) => {
+            cmd.stdin(std::process::Stdio::piped());
+            let mut child = cmd.spawn()?;
+            let mut stdin = child.stdin.take().expect("piped");
+            let writer = tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                let _ = stdin.write_all(&pack).await;
+            });
+            (child, Some(writer))
+        }
+        PackInput::File(path) => {
+            cmd.stdin(std::fs::File::open(&path)?);
+            (cmd.spawn()?, None)
+        }
+    };
+    let stderr = child.stderr.take().expect("piped");
+    let said = tokio::spawn(async move {
+        use tokio::io::AsyncReadExt;
+        // Enough to say why; the rest is read and dropped.
+        let mut text = Vec::new();
+        let mut stderr = stderr;
+        let _ = (&mut stderr).take(16 * 1024).read_to_end(&mut text).await;
+        let _ = tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await;
+        text
     });
-    let out = tokio::time::timeout(
-        std::time::Duration::from_secs(600),
-        child.wait_with_output(),
-    )
-    .await
-    .map_err(|_| anyhow::anyhow!("indexing the pack took too long"))??;
-    let _ = writer.await;
-    if !out.status.success() {
-        anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+    let status = tokio::time::timeout(std::time::Duration::from_secs(600), child.wait())
+        .await
+        .map_err(|_| anyhow::anyhow!("indexing the pack took too long"))??;
+    if let Some(w) = writer {
+        let _ = w.await;
+    }
+    let said = String::from_utf8_lossy(&said.await.unwrap_or_default())
+        .trim()
+        .to_string();
+    if !status.success() {
+        use std::os::unix::process::ExitStatusExt;
+        let cpu = pushed.map_or(MAX_CHILD_CPU, |_| MAX_PUSH_CPU);
+        if matches!(status.signal(), Some(libc::SIGXCPU) | Some(libc::SIGKILL)) {
+            anyhow::bail!(
+                "the pack was refused: unpacking it took more than {cpu} s of processing"
+            );
+        }
+        if said.contains("Out of memory") || said.contains("mmap failed") {
+            anyhow::bail!(
+                "the pack was refused: its objects expand to more than the {} MiB this server \
+                 unpacks a pack within",
+                MAX_CHILD_MEMORY >> 20
+            );
+        }
+        anyhow::bail!("{said}");
     }
     Ok(())
 }
@@ -462,22 +751,45 @@ fn skeleton(dir: &Path) -> std::io::Result<()> {
     write_atomic(&dir.join("HEAD"), b"ref: refs/heads/main\n")
 }
 
-/// Lines of `key value` from a file of this module (a missing file is empty).
+/// Lines of `key value` from a file of this module (a missing file is empty). A line that
+/// is not whole (a write cut short) is left out: what it recorded is made again.
 fn read_map(path: &Path) -> HashMap<String, String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    // The text after the last newline is a line cut short, or nothing.
+    lines.pop();
+    lines
+        .into_iter()
         .filter_map(|l| l.split_once(' '))
+        .filter(|(k, v)| line_ok(k, v))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
 
+/// Whether a map line is one this module writes: a key of plain characters and a git id
+/// (or `indexed`, for a pack).
+fn line_ok(key: &str, value: &str) -> bool {
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && (value == "indexed" || Oid::from_hex(value).is_some_and(|o| o.to_hex() == value))
+}
+
 fn append(path: &Path, key: &str, value: &str) -> std::io::Result<()> {
+    append_lines(path, &format!("{key} {value}\n"))
+}
+
+/// Appends whole lines in one write (nothing when `text` is empty).
+fn append_lines(path: &Path, text: &str) -> std::io::Result<()> {
+    if text.is_empty() {
+        return Ok(());
+    }
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)?;
-    f.write_all(format!("{key} {value}\n").as_bytes())
+    f.write_all(text.as_bytes())
 }
 
 /// The revisions in an order where every parent comes before its children.
@@ -709,7 +1021,13 @@ fn write_object(dir: &Path, object: &Object, present: &mut Present) -> std::io::
     let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
     z.write_all(format!("{} {}\0", object.kind.as_str(), object.body.len()).as_bytes())?;
     z.write_all(&object.body)?;
-    write_atomic(&path, &z.finish()?)
+    // Named as git names its own temporary objects, so that one a crash leaves is no
+    // "bad sha1 file" to `git fsck` and is pruned as git's are.
+    let tmp = folder.join(format!("tmp_obj_{}", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&tmp, z.finish()?)?;
+    std::fs::rename(&tmp, &path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 /// Replaces the repository's branches with `refs` (in `packed-refs`, written whole).

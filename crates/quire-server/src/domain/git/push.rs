@@ -57,22 +57,61 @@ const ZERO: &str = "0000000000000000000000000000000000000000";
 /// Most commits walked back from a pushed commit to find where it left the space's history.
 const MAX_WALK: usize = 10_000;
 
-/// Receives a push to the space: `commands` and the `pack` of objects they need.
+/// Where a push's objects arrive: a quarantine folder in the space's repository, up to date,
+/// holding the pack as it was received (`pack_path`) and what `git index-pack` makes of it.
+/// Removed when dropped.
+pub struct Incoming {
+    dir: PathBuf,
+    quarantine: PathBuf,
+    pack: PathBuf,
+}
+
+impl Incoming {
+    /// Brings the space's repository up to date and opens a quarantine in it.
+    pub async fn open(state: &AppState, ctx: &SpaceCtx) -> ApiResult<Incoming> {
+        ctx.require_live()?;
+        ctx.require(Role::Edit, "push to this space")?;
+        let dir = super::prepare(state, &ctx.space.id, &ctx.space.revision_id).await?;
+        let quarantine = dir.join(format!(
+            "{}{}",
+            super::QUARANTINE_PREFIX,
+            uuid::Uuid::new_v4().simple()
+        ));
+        std::fs::create_dir_all(quarantine.join("pack")).map_err(ApiError::internal)?;
+        let pack = quarantine.join("received.pack");
+        Ok(Incoming {
+            dir,
+            quarantine,
+            pack,
+        })
+    }
+
+    /// The file the push's pack is written to as it is read.
+    pub fn pack_path(&self) -> &Path {
+        &self.pack
+    }
+}
+
+impl Drop for Incoming {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.quarantine);
+    }
+}
+
+/// Receives a push to the space: `commands`, and the pack of objects they need in
+/// `incoming`.
 pub async fn receive(
     state: &AppState,
     ctx: &SpaceCtx,
     by: &crate::ids::UserId,
     author: &str,
     commands: Vec<Command>,
-    pack: Bytes,
+    incoming: Incoming,
 ) -> ApiResult<Outcome> {
     ctx.require_live()?;
     ctx.require(Role::Edit, "push to this space")?;
-    let dir = super::prepare(state, &ctx.space.id, &ctx.space.revision_id).await?;
-    let quarantine = dir.join(format!("quire-incoming-{}", uuid::Uuid::new_v4().simple()));
-    std::fs::create_dir_all(quarantine.join("pack")).map_err(ApiError::internal)?;
-    let outcome = receive_in(state, ctx, by, author, &dir, &quarantine, commands, pack).await;
-    let _ = std::fs::remove_dir_all(&quarantine);
+    let outcome = receive_in(state, ctx, by, author, &incoming, commands).await;
+    drop(incoming);
     let outcome = outcome?;
     // The branches as they now are.
     let space = crate::domain::access::space_row(state, &ctx.space.id)
@@ -82,28 +121,29 @@ pub async fn receive(
     Ok(outcome)
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn receive_in(
     state: &AppState,
     ctx: &SpaceCtx,
     by: &crate::ids::UserId,
     author: &str,
-    dir: &Path,
-    quarantine: &Path,
+    incoming: &Incoming,
     commands: Vec<Command>,
-    pack: Bytes,
 ) -> ApiResult<Outcome> {
     let mut outcome = Outcome {
         unpack: Ok(()),
         refs: Vec::new(),
         messages: Vec::new(),
     };
+    let dir = incoming.dir.as_path();
     let env = Quarantine {
-        objects: quarantine.to_path_buf(),
+        objects: incoming.quarantine.clone(),
         alternate: dir.join("objects"),
     };
-    if !pack.is_empty() {
-        if let Err(e) = super::index_pack(dir, pack.clone(), true, &env.vars()).await {
+    let has_pack = std::fs::metadata(&incoming.pack).is_ok_and(|m| m.len() > 0);
+    if has_pack {
+        let max = state.config.max_import_bytes as u64;
+        let input = super::PackInput::File(incoming.pack.clone());
+        if let Err(e) = super::index_pack(dir, input, Some(max), &env.vars()).await {
             outcome.unpack = Err(e.to_string());
             outcome.refs = commands
                 .into_iter()
@@ -115,7 +155,7 @@ async fn receive_in(
     let mut kept = false;
     for command in commands {
         let result = branch(
-            state, ctx, by, author, dir, &env, &pack, &mut kept, &command,
+            state, ctx, by, author, dir, &env, has_pack, &mut kept, &command,
         )
         .await;
         let result = match result {
@@ -243,7 +283,7 @@ async fn branch(
     author: &str,
     dir: &Path,
     env: &Quarantine,
-    pack: &Bytes,
+    has_pack: bool,
     kept: &mut bool,
     command: &Command,
 ) -> Result<Vec<String>, Refusal> {
@@ -281,8 +321,21 @@ async fn branch(
         )
         .await?;
     let walked = String::from_utf8_lossy(&walked).into_owned();
+    // A commit the space already has (a change request's head, pushed before) that main
+    // lacks is new to main: pushed there, it is read against the commit it came from, as
+    // any push to main is.
+    let known_elsewhere = name == "main"
+        && revision_of.contains_key(new.as_str())
+        && match commits.get(&ctx.space.revision_id) {
+            Some(main) => env
+                .git(dir, &["merge-base", "--is-ancestor", &new, main], None)
+                .await
+                .is_err(),
+            None => true,
+        };
     let fork = walked
         .lines()
+        .filter(|c| !(known_elsewhere && *c == new))
         .find_map(|c| revision_of.get(c).map(|r| (c.to_string(), r.to_string())));
     let Some((fork_commit, fork_revision)) = fork else {
         return refuse(
@@ -390,7 +443,7 @@ async fn branch(
     let limits = limits(state);
 
     // Objects go where every node finds them before anything points at them.
-    if !*kept && !pack.is_empty() {
+    if !*kept && has_pack {
         keep_pack(state, &ctx.space.id, dir, env).await?;
         *kept = true;
     }
@@ -680,10 +733,15 @@ fn listed(listing: &[u8]) -> Result<Vec<(String, String, u64, String)>, Refusal>
     Ok(out)
 }
 
-/// Keeps the pushed objects in blob storage (recorded for the space) and moves them out of
-/// the quarantine into the repository. What is kept is the pack as `index-pack --fix-thin`
-/// completed it: a pushed pack may hold deltas against objects only this repository has,
-/// and another node must read it without them.
+/// Moves the pushed objects out of the quarantine into the repository, then keeps them in
+/// blob storage, recorded for the space. What is kept is the pack as `index-pack
+/// --fix-thin` completed it: a pushed pack may hold deltas against objects only this
+/// repository has, and another node must read it without them.
+///
+/// The order survives a crash at any point: the pack is on disk (synced) in the repository
+/// before anything records it, and recorded in the database before the push's commits are
+/// (`change_requests::land`, after this), so no record ever names objects that are not in
+/// place; a crash between leaves objects nothing names yet.
 async fn keep_pack(
     state: &AppState,
     space_id: &str,
@@ -691,12 +749,15 @@ async fn keep_pack(
     env: &Quarantine,
 ) -> ApiResult<()> {
     let into = dir.join("objects").join("pack");
-    std::fs::create_dir_all(&into).map_err(ApiError::internal)?;
-    let mut names: Vec<PathBuf> = std::fs::read_dir(env.objects.join("pack"))
-        .map_err(ApiError::internal)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    for pack in names
+    let moved = {
+        let from = env.objects.join("pack");
+        let into = into.clone();
+        tokio::task::spawn_blocking(move || move_packs(&from, &into))
+            .await
+            .map_err(ApiError::internal)?
+            .map_err(ApiError::internal)?
+    };
+    for pack in moved
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "pack"))
     {
@@ -711,13 +772,32 @@ async fn keep_pack(
         super::append(&dir.join(super::PACKS_FILE), &blob, "indexed")
             .map_err(ApiError::internal)?;
     }
-    // The index last: git finds a pack through it.
-    names.sort_by_key(|p| p.extension().is_some_and(|e| e == "idx"));
-    for path in names {
-        let name = path.file_name().map(|n| n.to_owned()).unwrap_or_default();
-        std::fs::rename(&path, into.join(name)).map_err(ApiError::internal)?;
-    }
     Ok(())
+}
+
+/// Moves the files of the packs in `from` into the repository's `into`, each synced first
+/// and its index last (git finds a pack through its index), then the folder synced; the
+/// packs' new paths.
+fn move_packs(from: &Path, into: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(into)?;
+    let mut names: Vec<PathBuf> = std::fs::read_dir(from)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("pack-"))
+        })
+        .collect();
+    names.sort_by_key(|p| p.extension().is_some_and(|e| e == "idx"));
+    let mut moved = Vec::new();
+    for path in names {
+        std::fs::File::open(&path)?.sync_all()?;
+        let to = into.join(path.file_name().unwrap_or_default());
+        std::fs::rename(&path, &to)?;
+        moved.push(to);
+    }
+    std::fs::File::open(into)?.sync_all()?;
+    Ok(moved)
 }
 
 #[cfg(test)]
