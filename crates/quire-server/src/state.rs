@@ -11,6 +11,8 @@ use crate::db::Db;
 use crate::fetch::Fetcher;
 use crate::keys::Keys;
 
+pub mod fair;
+
 /// What every handler can reach; cheap to clone (one reference count), since axum clones
 /// it for every request.
 #[derive(Clone, Debug)]
@@ -90,6 +92,9 @@ pub struct Shared {
     pub git_runs: Arc<tokio::sync::Semaphore>,
     /// Spaces whose repository this node checked since it started (`domain::git::prepare`).
     pub git_checked: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Published pages rendering at once on this node, in turns by organization
+    /// (`web/pages.rs`, [`render_slots`]).
+    pub renders: fair::FairSlots,
     /// Woken when a job was enqueued to run now, so that this node's worker need not wait
     /// for its next pass.
     pub jobs_due: tokio::sync::Notify,
@@ -135,6 +140,7 @@ impl AppState {
             metrics: crate::metrics::Metrics::new(),
             turns: Default::default(),
             jobs_due: tokio::sync::Notify::new(),
+            renders: render_slots(),
             pdf_fonts: std::sync::OnceLock::new(),
             pdf_runs: Arc::new(tokio::sync::Semaphore::new(config.max_pdf_exports.max(1))),
             imports: Arc::new(tokio::sync::Semaphore::new(config.max_imports.max(1))),
@@ -185,4 +191,14 @@ pub const SMALL_BODY_BYTES: usize = 256 * 1024;
 /// The body budget: room for one maximal body beside one maximal batch of documents (4 MiB).
 fn body_budget_kib(config: &ServerConfig) -> usize {
     (config.max_body_bytes + 4 * 1024 * 1024) / 1024
+}
+
+/// Render slots: half the cores (two at least), one organization holding all but one of
+/// them, so that a flood of one organization's renders keeps to its share and another's page
+/// never waits for a render of that flood in progress. Each organization may have 64
+/// renders waiting per slot of its share; more are told the site is busy.
+fn render_slots() -> fair::FairSlots {
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    let total = (cores / 2).max(2);
+    fair::FairSlots::new(total, total - 1, 64 * (total - 1))
 }

@@ -117,16 +117,6 @@ enum Rendered {
 /// How long a page waits for a rendering slot before its visitor is told to try again.
 const RENDER_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// The pages this node renders at once: half its cores (at least one), so that renders,
-/// whoever asks for them, always leave the other half to the API.
-fn render_slots() -> &'static Arc<tokio::sync::Semaphore> {
-    static SLOTS: OnceLock<Arc<tokio::sync::Semaphore>> = OnceLock::new();
-    SLOTS.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-        Arc::new(tokio::sync::Semaphore::new((cores / 2).max(1)))
-    })
-}
-
 /// Bumped when the rendering changes, so that cached pages and ETags of an older build
 /// are never reused.
 const RENDER_FORMAT: u32 = 6;
@@ -1704,21 +1694,27 @@ impl<'a> Site<'a> {
         out
     }
 
-    /// Renders page `page_id` on the blocking pool, at most [`render_slots`] at a time on
-    /// this node: a render takes milliseconds of CPU (more for a large page or tree), which
-    /// the async workers, serving every other request, must not spend. A render waiting for
-    /// its turn first looks again for what another one kept meanwhile under `key`. `None`
-    /// when the visitor has no such page.
+    /// Renders page `page_id` on the blocking pool, in the node's render slots, which
+    /// organizations take in turns (`AppState::renders`): a render takes milliseconds of CPU
+    /// (more for a large page or tree), which the async workers, serving every other
+    /// request, must not spend. One waiting past [`RENDER_WAIT`], or past its organization's
+    /// queue, is told to try again. A render waiting for its turn first looks again for what
+    /// another one kept meanwhile under `key`. `None` when the visitor has no such page.
     async fn render_off_workers(
         &self,
         key: &str,
         page_id: String,
         variants: String,
     ) -> ApiResult<Option<Rendered>> {
-        let permit = tokio::time::timeout(RENDER_WAIT, render_slots().clone().acquire_owned())
+        // Turns by organization: a flood of one organization's renders (new values of a
+        // claim its pages read) waits behind itself, not in front of other organizations'.
+        fn busy<E>(_: E) -> ApiError {
+            ApiError::RequestTimeout("The site is busy; try again.".into())
+        }
+        let turn = self.state.renders.take(&self.r.site.org_id).map_err(busy)?;
+        let permit = tokio::time::timeout(RENDER_WAIT, turn)
             .await
-            .map_err(|_| ApiError::RequestTimeout("The site is busy; try again.".into()))?
-            .map_err(ApiError::internal)?;
+            .map_err(busy)?;
         if let Some(kept) = self.state.content.pages.get(key) {
             return Ok(Some(Rendered::Kept(kept)));
         }

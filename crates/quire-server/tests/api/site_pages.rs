@@ -1285,3 +1285,118 @@ async fn pruning_keeps_the_current_revisions_tree_and_listing() {
     let root = stored_tree_of(&other, &w, &space).await.0;
     assert!(!root.is_empty());
 }
+
+/// Renders of one organization's pages waiting for their turn: `n` requests of its page
+/// `path`, each with a new value of a claim the page reads (so each is a render of its own).
+fn flood(app: &TestApp, path: &str, n: usize) -> Vec<tokio::task::JoinHandle<(u16, String)>> {
+    (0..n)
+        .map(|i| {
+            let (base, path) = (app.base.clone(), path.to_string());
+            tokio::spawn(async move {
+                let res = reqwest::get(format!("{base}{path}?visitor.lang=v{i}"))
+                    .await
+                    .expect("request sent");
+                (res.status().as_u16(), res.text().await.unwrap())
+            })
+        })
+        .collect()
+}
+
+/// Waits until `org` has `n` renders waiting (a bound on the wait only guards the suite
+/// against a hang; nothing here is timed).
+async fn until_waiting(app: &TestApp, org: &str, n: usize) {
+    for _ in 0..6000 {
+        if app.state.renders.waiting_for(org) == n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!(
+        "{} renders of {org} waiting, not {n}",
+        app.state.renders.waiting_for(org)
+    );
+}
+
+/// `f`'s answer, or a failure rather than a suite that hangs when it never comes.
+async fn unless_stuck<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(std::time::Duration::from_secs(60), f)
+        .await
+        .expect("answered while the flood waits")
+}
+
+#[tokio::test]
+async fn a_flood_of_renders_on_one_organization_leaves_others_their_turn() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    // Organization `Acme` publishes a page each new value of `lang` renders anew.
+    let space = app.space(&w.admin, &w.org, "Reference", None).await;
+    write(
+        &app,
+        &w,
+        &space,
+        json!([{ "operation": "insert_page", "title": "Reference", "document": { "markdown":
+            "Reference.\n\n{% if visitor.claims.unsigned.lang == \"fr\" %}\nFrançais.\n{% endif %}\n" } }]),
+    )
+    .await;
+    let (_, flooded) = site(&app, &w, &[&space], "public").await;
+    let flooded = format!("{flooded}reference");
+    // Another organization publishes the guide.
+    let other = World {
+        admin: w.admin.clone(),
+        org: app.org(&w.admin, "Neighbour").await,
+    };
+    let guide = guide(&app, &other, "Guide").await;
+    let (_, neighbour) = site(&app, &other, &[&guide], "public").await;
+    // Each site read once, so that what follows waits for render slots only.
+    for path in [flooded.clone(), format!("{neighbour}intro")] {
+        assert_eq!(fetch(&app, &path, &[]).await.0, 200);
+    }
+    let renders = &app.state.renders;
+    let free = renders.free();
+    assert!(free >= 2, "{free} render slots");
+
+    // The flood's renders under way: `Acme` holds its share, and 16 more of its renders wait.
+    let held: Vec<_> = (0..renders.per_key())
+        .map(|_| renders.take(&w.org).expect("a slot"))
+        .collect();
+    let mut held = futures_util::future::join_all(held).await;
+    let waiting = flood(&app, &flooded, 16);
+    until_waiting(&app, &w.org, 16).await;
+
+    // Another organization's first render takes the slot left free, ahead of the queue.
+    let (status, _, body) = unless_stuck(fetch(&app, &format!("{neighbour}usage"), &[])).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("Use it."), "{body}");
+    assert_eq!(renders.waiting_for(&w.org), 16);
+
+    // Every slot busy: the next one that frees goes to the other organization's page, not
+    // to the flood queued before it.
+    let busy = (0..renders.free())
+        .map(|i| renders.take(&format!("elsewhere{i}")).expect("a slot"))
+        .collect::<Vec<_>>();
+    let mut busy = futures_util::future::join_all(busy).await;
+    assert_eq!(renders.free(), 0);
+    let late = {
+        let url = format!("{}{neighbour}intro/install", app.base);
+        tokio::spawn(async move {
+            let res = reqwest::get(url).await.expect("request sent");
+            (res.status().as_u16(), res.text().await.unwrap())
+        })
+    };
+    until_waiting(&app, &other.org, 1).await;
+    busy.pop();
+    let (status, body) = unless_stuck(late).await.unwrap();
+    assert_eq!(status, 200);
+    assert!(body.contains("Install it."), "{body}");
+    assert_eq!(renders.waiting_for(&w.org), 16);
+    assert!(waiting.iter().all(|t| !t.is_finished()));
+
+    // The flood drains once its slots are let go, and every slot comes back.
+    held.clear();
+    for t in waiting {
+        let (status, body) = t.await.unwrap();
+        assert_eq!(status, 200);
+        assert!(body.contains("Reference."), "{body}");
+    }
+    assert_eq!((renders.free(), renders.held(&w.org)), (free, 0));
+}
