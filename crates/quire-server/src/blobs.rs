@@ -351,7 +351,12 @@ pub fn download_url(base: &str, keys: &Keys, link: &FileLink<'_>, now: i64) -> S
         "{base}/files/{}/{}/{}?hash={}&type={}&reader={}&expires={expires}&signature={sig}",
         enc(link.space),
         enc(link.file),
-        enc(link.name),
+        // A URL reads `.` and `..` as folders: such a name (stored before names were
+        // checked) is carried as another; the signature does not cover the name.
+        enc(match link.name {
+            "" | "." | ".." => "download",
+            name => name,
+        }),
         enc(link.hash),
         enc(link.content_type),
         enc(link.reader),

@@ -74,6 +74,35 @@ pub fn url(field: &str, value: &str) -> ApiResult<()> {
     }
 }
 
+/// `name` without control characters or the invisible marks that reorder text (a name could
+/// otherwise read as another: `photo<U+202E>gpj.exe` shows as `photoexe.jpg`), trimmed.
+pub fn shown_name(name: &str) -> String {
+    name.chars()
+        .filter(|c| {
+            !c.is_control()
+                && !matches!(
+                    c,
+                    '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+                )
+        })
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+/// A file's name as given, made [`shown_name`]; refused when nothing is left or it is `.` or
+/// `..`, which no download link can carry (a URL reads them as "this folder", "the one above").
+pub fn file_name(field: &str, name: &str) -> ApiResult<String> {
+    let shown = shown_name(name);
+    if matches!(shown.as_str(), "" | "." | "..") {
+        return Err(ApiError::bad_request(format!(
+            "`{field}` must name a file: not empty, `.` or `..` (once control characters and \
+             marks that reorder text are left out)."
+        )));
+    }
+    Ok(shown)
+}
+
 /// Deserializes a field that distinguishes absent (`None`) from `null` (`Some(None)`);
 /// use with `#[serde(default, deserialize_with = "nullable")]`.
 pub fn nullable<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
@@ -82,4 +111,20 @@ where
     T: serde::Deserialize<'de>,
 {
     <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_lose_what_hides_or_reorders_text_and_dots_alone_are_refused() {
+        assert_eq!(shown_name("photo\u{202E}gpj.exe"), "photogpj.exe");
+        assert_eq!(shown_name(" a\u{2066}b\u{2069}\r\n.png "), "ab.png");
+        assert_eq!(file_name("f", "diagram.svg").unwrap(), "diagram.svg");
+        for bad in ["", " ", ".", "..", "\u{202E}..", "\n"] {
+            let e = file_name("changes[0].files[0].name", bad).unwrap_err();
+            assert!(e.to_string().contains("changes[0].files[0].name"), "{e}");
+        }
+    }
 }

@@ -1302,10 +1302,7 @@ pub async fn upload(
         .filter(|c| !c.is_control() && !matches!(c, '/' | '\\'))
         .take(200)
         .collect();
-    let name = match name.trim() {
-        "" => "file".to_string(),
-        n => n.to_string(),
-    };
+    let name = crate::validate::file_name("name", &name).unwrap_or_else(|_| "file".to_string());
     // A large file is held in memory until stored, as an import's download is: it takes an
     // import turn first, so that many at once cannot add up without bound. Small ones (as
     // small as the bodies that never wait for the body budget) go straight in.

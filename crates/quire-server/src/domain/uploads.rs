@@ -30,6 +30,7 @@ pub async fn resolve_files(
         }
         for (j, upload) in insert.files.iter_mut().enumerate() {
             let field = format!("changes[{i}].files[{j}]");
+            upload.name = crate::validate::file_name(&format!("{field}.name"), &upload.name)?;
             let (bytes, fetched_type) = read_upload(state, upload, &field).await?;
             let file = store_file(state, upload, bytes, fetched_type).await?;
             crate::store::objects::add_blob_ref(&state.db, space_id, &file.blob).await?;

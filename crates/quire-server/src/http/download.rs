@@ -26,7 +26,7 @@ pub fn sandboxed(
 ) -> Response {
     let mut res = (StatusCode::OK, bytes.into()).into_response();
     let h = res.headers_mut();
-    h.insert(header::CONTENT_TYPE, content_type);
+    h.insert(header::CONTENT_TYPE, inert(content_type));
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -36,9 +36,9 @@ pub fn sandboxed(
         HeaderValue::from_static("default-src 'none'; sandbox"),
     );
     if let Some((disposition, name)) = file {
-        let safe: String = name
+        let safe: String = crate::validate::shown_name(name)
             .chars()
-            .filter(|c| !c.is_control() && *c != '"' && *c != '\\')
+            .filter(|c| *c != '"' && *c != '\\')
             .collect();
         let kind = match disposition {
             Disposition::Inline => "inline",
@@ -49,6 +49,30 @@ pub fn sandboxed(
         }
     }
     res
+}
+
+/// `content_type`, unless a page could load bytes of that type as a script, a style sheet,
+/// a WebAssembly module or an XSL transform: those are sent as `application/octet-stream`,
+/// which `nosniff` makes a browser refuse for all of them. A download's disposition and
+/// the sandbox bind only when the bytes are opened as a page; a `<script src>` ignores both.
+fn inert(content_type: HeaderValue) -> HeaderValue {
+    let essence = content_type
+        .to_str()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let runnable = ["javascript", "ecmascript", "jscript", "livescript", "xsl"]
+        .iter()
+        .any(|word| essence.contains(word))
+        || matches!(essence.as_str(), "text/css" | "application/wasm");
+    if runnable {
+        HeaderValue::from_static("application/octet-stream")
+    } else {
+        content_type
+    }
 }
 
 /// Content types a browser may show inline: raster images, which cannot run script.
@@ -122,6 +146,39 @@ mod tests {
         );
         assert!(inline.headers().get(header::CONTENT_DISPOSITION).is_none());
         assert_eq!(inline.headers()[header::CONTENT_TYPE], "application/pdf");
+    }
+
+    #[test]
+    fn what_a_page_could_load_to_run_or_style_goes_out_as_bytes() {
+        let served = |content_type: &'static str| {
+            sandboxed(Vec::new(), HeaderValue::from_static(content_type), None).headers()
+                [header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .to_string()
+        };
+        for runnable in [
+            "text/javascript",
+            "Application/JavaScript; charset=utf-8",
+            "application/x-javascript",
+            "text/ecmascript",
+            "text/jscript",
+            "text/css",
+            "application/wasm",
+            "text/xsl",
+            "application/xslt+xml",
+        ] {
+            assert_eq!(served(runnable), "application/octet-stream", "{runnable}");
+        }
+        for kept in [
+            "text/plain",
+            "image/png",
+            "application/pdf",
+            "font/woff2",
+            "text/html",
+        ] {
+            assert_eq!(served(kept), kept);
+        }
     }
 
     #[test]

@@ -240,6 +240,56 @@ async fn files_cannot_run_and_keep_their_own_type() {
         .unwrap();
     assert_eq!(a.headers()["content-type"], "text/html");
     assert_eq!(b.headers()["content-type"], "text/plain");
+    // A script or a style sheet comes back as bytes: `nosniff` then keeps a page of this
+    // origin from loading it with `<script src>` or `<link rel=stylesheet>`.
+    for (name, ct) in [
+        ("x.js", "text/javascript"),
+        ("x.mjs", "application/javascript"),
+        ("x.css", "text/css"),
+    ] {
+        let file = insert_base64(&app, &s.alice, &s.space, &s.cr, name, ct, b"alert(1)").await;
+        let res = reqwest::get(file["downloadURL"].as_str().unwrap())
+            .await
+            .unwrap();
+        let h = res.headers();
+        assert_eq!(h["content-type"], "application/octet-stream", "{name}");
+        assert_eq!(h["x-content-type-options"], "nosniff");
+        assert!(h["content-disposition"]
+            .to_str()
+            .unwrap()
+            .starts_with("attachment"));
+        // The file itself keeps the type it was given.
+        assert_eq!(file["contentType"], json!(ct), "{file}");
+    }
+    // A name that is only dots cannot be a link's last segment: refused, naming the field.
+    for bad in ["..", ".", "\u{202E}.."] {
+        use base64::Engine;
+        let message = app
+            .post(
+                &s.alice,
+                &format!(
+                    "/v1/spaces/{}/change-requests/{}/content?compat=false",
+                    s.space, s.cr
+                ),
+                json!({ "changes": [{ "operation": "insert_files", "files": [{
+                    "base64": base64::engine::general_purpose::STANDARD.encode(b"x"),
+                    "name": bad, "contentType": "text/plain" }] }] }),
+            )
+            .await
+            .expect_error(400);
+        assert!(message.contains("changes[0].files[0].name"), "{message}");
+    }
+    // Marks that reorder text are left out of the name it keeps and the name it downloads as.
+    let spoof = "invoice\u{202E}fdp.exe";
+    let file = insert_base64(&app, &s.alice, &s.space, &s.cr, spoof, "text/plain", b"x").await;
+    assert_eq!(file["name"], json!("invoicefdp.exe"));
+    let res = reqwest::get(file["downloadURL"].as_str().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        res.headers()["content-disposition"],
+        "attachment; filename=\"invoicefdp.exe\""
+    );
 }
 
 /// A download URL is bound to its space, file and reader: it stops working when the space is

@@ -166,7 +166,10 @@ pub async fn import(
         .map_err(ApiError::internal)?
         .map_err(|e| ApiError::bad_request(format!("`url`: the source {}.", e.0)))?;
         let asset = &bundle.assets[index];
-        let file = crate::domain::uploads::store_bytes(state, &asset.name, bytes, None).await?;
+        // A name from another system: shown as people can read it, never `.` or `..`.
+        let name = crate::validate::file_name("name", &asset.name)
+            .unwrap_or_else(|_| format!("file-{}", index + 1));
+        let file = crate::domain::uploads::store_bytes(state, &name, bytes, None).await?;
         crate::store::objects::add_blob_ref(&state.db, &ctx.space.id, &file.blob).await?;
         stored.insert(index, file);
     }
