@@ -264,3 +264,40 @@ async fn content_at_the_bound_is_accepted_and_read_back() {
         .as_str()
         .is_some_and(|m| m.contains("deep")));
 }
+
+/// A long anchored string repeated by aliases in a page's frontmatter: a few hundred values
+/// but tens of megabytes once expanded (megabytes of pages made gigabytes before the
+/// expansion was counted in bytes). Refused with 400; nothing of the batch is applied.
+#[tokio::test]
+async fn frontmatter_aliases_that_expand_past_the_bound_are_refused() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let path = format!(
+        "/v1/spaces/{}/change-requests/{}/content?compat=false",
+        w.space, w.cr
+    );
+    let long = "x".repeat(32 * 1024);
+    let bomb = format!(
+        "---\ndescription: &s {long}\nlist: [{}]\n---\n\n# Bomb\n\nBody.\n",
+        ["*s"; 800].join(", ")
+    );
+    let message = app
+        .post(
+            &w.bob,
+            &path,
+            json!({ "changes": [{ "operation": "insert_page", "title": "Bomb", "document": { "markdown": bomb } }] }),
+        )
+        .await
+        .expect_error(400);
+    assert!(message.contains("aliases"), "{message}");
+    still_answers(&app, &w).await;
+    // An anchor used as intended is read as before.
+    let fine = "---\ndescription: &d Shared words\nicon: *d\n---\n\n# Fine\n\nBody.\n";
+    app.post(
+        &w.bob,
+        &path,
+        json!({ "changes": [{ "operation": "insert_page", "title": "Fine", "document": { "markdown": fine } }] }),
+    )
+    .await
+    .expect(200);
+}
