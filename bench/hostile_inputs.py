@@ -13,6 +13,11 @@ Cases:
               POST SPACE/content/import by --clients clients at once (each into its own
               space), the zip served on loopback; the RSS is sampled again up to --settle
               seconds after the last answer
+  frontmatter a page whose frontmatter anchors a string of --string-kib KiB and repeats it
+              by --aliases aliases, inserted with POST CR/content by --clients clients at once
+  signin      --clients sign-ins at once (POST /signin, wrong passwords for random
+              addresses), each from its own client address (X-Forwarded-For, so the server
+              runs with --trust-forwarded-for): the per-address limit holds none of them
 
 Usage: python3 bench/hostile_inputs.py CASE [--quire target/release/quire] [--clients 12]
        [--database-url URL] [--mem-limit-mb N]
@@ -135,7 +140,7 @@ def call(port, method, path, token, body=None, timeout=600):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["pdf-images", "pdf-page", "zip"])
+    ap.add_argument("case", choices=["pdf-images", "pdf-page", "zip", "frontmatter", "signin"])
     ap.add_argument("--quire", default=QUIRE)
     ap.add_argument("--clients", type=int, default=1)
     ap.add_argument("--shape", default="paragraphs")
@@ -145,6 +150,8 @@ def main():
     ap.add_argument("--image-side", type=int, default=20000, help="pixels of each square PNG's side")
     ap.add_argument("--zip-entries", type=int, default=240, help="files of 2 MB in the zip")
     ap.add_argument("--settle", type=float, default=30)
+    ap.add_argument("--string-kib", type=int, default=1024, help="frontmatter: the anchored string")
+    ap.add_argument("--aliases", type=int, default=3000, help="frontmatter: aliases repeating it")
     ap.add_argument("--database-url")
     ap.add_argument("--mem-limit-mb", type=int)
     ap.add_argument("--extra", default="", help="more `quire serve` flags, space-separated")
@@ -159,6 +166,8 @@ def main():
                            capture_output=True, text=True, check=True, env=env).stdout.strip()
     cmd = [args.quire, "serve", "--bind", f"127.0.0.1:{port}", "--fetch-allow", "127.0.0.1/32",
            "--rate-limit-token", "0", "--rate-limit-address", "0"] + storage + args.extra.split()
+    if args.case == "signin":
+        cmd.append("--trust-forwarded-for")
     if args.wrap:
         cmd = args.wrap.split() + cmd
     if args.mem_limit_mb:
@@ -206,6 +215,57 @@ def main():
             idle = status_of(pid, "VmRSS")
             threading.Thread(target=sample, daemon=True).start()
             results.append(call(port, "GET", f"/v1/spaces/{space}/pdf", token))
+        elif args.case == "frontmatter":
+            md = ("---\ndescription: &s " + "x" * (args.string_kib * 1024) + "\nlist: ["
+                  + ", ".join(["*s"] * args.aliases) + "]\n---\n\n# Bomb\n\nBody.\n")
+            expanded = args.string_kib * 1024 * args.aliases
+            label += f" ({len(md)} bytes, {expanded} once expanded, {args.clients} at once)"
+            idle = status_of(pid, "VmRSS")
+            threading.Thread(target=sample, daemon=True).start()
+            lock = threading.Lock()
+
+            def one(s):
+                c = request("POST", f"{base}/v1/spaces/{s}/change-requests", token, {"subject": "bomb"})["id"]
+                r = call(port, "POST", f"/v1/spaces/{s}/change-requests/{c}/content?compat=false", token,
+                         {"changes": [{"operation": "insert_page", "title": "Bomb", "document": {"markdown": md}}]})
+                with lock:
+                    results.append(r)
+
+            threads = [threading.Thread(target=one, args=(s,)) for s in spaces[:args.clients]]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        elif args.case == "signin":
+            from urllib.parse import urlencode
+            label += f" ({args.clients} at once, each from its own address)"
+            idle = status_of(pid, "VmRSS")
+            threading.Thread(target=sample, daemon=True).start()
+            lock = threading.Lock()
+
+            def one(n):
+                form = urlencode({"email": f"nobody{n}@example.com", "password": f"guess number {n}"})
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+                t = time.perf_counter()
+                try:
+                    conn.request("POST", "/signin", body=form, headers={
+                        "Content-Type": "application/x-www-form-urlencoded", "Origin": base,
+                        "X-Forwarded-For": f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}"})
+                    res = conn.getresponse()
+                    res.read()
+                    r = (res.status, "", res.getheader("Retry-After"), time.perf_counter() - t)
+                except (ConnectionError, http.client.HTTPException, OSError) as e:
+                    r = ("dropped", str(e)[:200], None, time.perf_counter() - t)
+                finally:
+                    conn.close()
+                with lock:
+                    results.append(r)
+
+            threads = [threading.Thread(target=one, args=(n,)) for n in range(args.clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
         else:
             payload = bomb_zip(args.zip_kind, args.zip_entries)
             Serve.payload = payload
