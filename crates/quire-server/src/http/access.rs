@@ -279,7 +279,9 @@ async fn check(
 
 /// What a published-content token may do: read the published site it was issued for, and
 /// the space, revision, pages (by id or path, as document or markdown), page documents,
-/// reusable contents and documents by id of the site space it resolved, while the grounds
+/// reusable contents and documents by id of the site space it resolved, and the previews of
+/// the links its pages embed (as any reader may: public pages, through the safe fetcher,
+/// kept once made), while the grounds
 /// it was issued on still hold (see [`published::still_open`]; read through the access
 /// cache). Anything else is refused.
 async fn check_published(
@@ -309,7 +311,10 @@ async fn check_published(
         }
         // The page reads by id and path are how the renderer gets a page's markdown (its
         // `.md` route and `llms-full.txt`) and looks up a path its tree lacks.
+        // A renderer draws a page's embedded links from their previews.
+        "getEmbedByUrl" => {}
         "getSpaceById"
+        | "getEmbedByUrlInSpace"
         | "getRevisionById"
         | "getPageDocumentInRevisionById"
         | "getPageInRevisionById"

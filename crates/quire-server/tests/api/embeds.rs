@@ -138,3 +138,64 @@ async fn previews_read_only_so_many_pages_at_once() {
     assert_eq!(got["title"], json!("Walrus guide"));
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
+
+/// GitBook's renderer draws a page's embedded links with the token that
+/// `resolvePublishedContentByUrl` hands it: that token reads their previews, in its own space
+/// only.
+#[tokio::test]
+async fn the_published_content_token_reads_the_previews_of_links() {
+    let base = loopback::serve(|req| match req.path.as_str() {
+        "/guide" => Reply::ok("text/html; charset=utf-8", PAGE),
+        _ => Reply::not_found(),
+    })
+    .await;
+    let app = TestApp::start_with(|c| c.fetch_allow = vec!["127.0.0.0/8".parse().unwrap()]).await;
+    let admin = app.persona("admin").await;
+    let org = app.org(&admin, "Acme").await;
+    let space = app.space(&admin, &org, "Guide", None).await;
+    let other = app.space(&admin, &org, "Other", None).await;
+    let sites = format!("/v1/orgs/{org}/sites");
+    let site = app
+        .post(
+            &admin,
+            &sites,
+            json!({ "title": "Docs", "spaces": [space] }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let published = app
+        .post(&admin, &format!("{sites}/{site}/publish"), json!({}))
+        .await
+        .expect(200);
+    let url = published["urls"]["published"].as_str().unwrap();
+    let token = app
+        .post(&admin, "/v1/urls/published", json!({ "url": url }))
+        .await
+        .expect(200)["apiToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let q = |url: &str| url::form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>();
+    let guide = q(&format!("{base}/guide"));
+    for path in [
+        format!("/v1/urls/embed?url={guide}"),
+        format!("/v1/spaces/{space}/embed?url={guide}"),
+    ] {
+        let got = app
+            .call(reqwest::Method::GET, &path, Some(&token), None)
+            .await
+            .expect(200);
+        assert_eq!(got["title"], "Walrus guide", "{path}: {got}");
+    }
+    app.call(
+        reqwest::Method::GET,
+        &format!("/v1/spaces/{other}/embed?url={guide}"),
+        Some(&token),
+        None,
+    )
+    .await
+    .expect_error(403);
+}
