@@ -205,8 +205,18 @@ fn parse_yaml(src: &str) -> Result<Option<Yaml>, FrontmatterError> {
     let mut root: Option<Yaml> = None;
     let mut documents = 0;
     let check = |total: Cost, line: usize, col: usize| {
-        if total.nodes > MAX_YAML_NODES || total.bytes > max_bytes {
+        if total.nodes > MAX_YAML_NODES {
             return Err(err(line, col, "too many values (aliases expand too much)"));
+        }
+        if total.bytes > max_bytes {
+            return Err(err(
+                line,
+                col,
+                format!(
+                    "aliases expand the values past {} KiB more than the frontmatter holds",
+                    MAX_YAML_EXPANSION / 1024
+                ),
+            ));
         }
         Ok(())
     };
