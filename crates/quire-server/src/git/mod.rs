@@ -329,6 +329,24 @@ pub async fn receive_pack(
         Ok(parsed) => parsed,
         Err(e) => return e.into_response(),
     };
+    // Reading a push's files into a revision holds them in memory as a content import does:
+    // that part takes turns with imports (`max_imports`). It waits rather than answering
+    // 503, its body being on disk already.
+    let reading = tokio::time::timeout(
+        Duration::from_secs(MAX_SECONDS),
+        state.imports.clone().acquire_owned(),
+    );
+    let _reading = match reading.await {
+        Ok(Ok(turn)) => turn,
+        Ok(Err(closed)) => return ApiError::internal(closed).into_response(),
+        Err(_) => {
+            return ApiError::Busy(
+                "This server is busy with other imports and pushes; push again later.".into(),
+                60,
+            )
+            .into_response()
+        }
+    };
     let author = format!("{} <{}>", caller.user.display_name, caller.user.email);
     let outcome = match crate::domain::git::push::receive(
         &state,
