@@ -71,29 +71,43 @@ pub struct Scope {
 pub struct Reading(pub Arc<Scope>);
 
 /// What a published-content token holds: when it expires and which stored scope it names.
-/// No more, so that the token stays short (renderers use it in file names).
+/// No more, so that the token stays short: renderers put it in the names of the files they
+/// cache pages in, which may be at most 255 bytes long.
 #[derive(Serialize, Deserialize)]
 struct Claims {
     exp: i64,
     sid: String,
 }
 
-/// The key that signs published-content tokens: derived from the server's secret for this
-/// use alone, so that no other token of Quire's (signed with the secret itself) passes as one.
-fn signing_key(state: &AppState) -> [u8; 32] {
-    use sha2::Digest;
-    let mut h = sha2::Sha256::new();
-    h.update(b"quire published-content token\n");
-    h.update(state.keys.jwt_secret());
-    h.finalize().into()
+/// What [`Keys::sign`](crate::keys::Keys::sign) is told a published-content token is for, so
+/// that no other signature of Quire's passes as one.
+const TOKEN_PURPOSE: &str = "published-content token";
+
+/// The header of every published-content token, `{"alg":"HS256"}` in base64url.
+const TOKEN_HEADER: &str = "eyJhbGciOiJIUzI1NiJ9";
+
+/// Bytes of the HMAC-SHA256 a token carries: 128 bits, in 22 characters.
+const TOKEN_MAC_BYTES: usize = 16;
+
+/// The name of a scope: a digest of its JSON keyed by the server's secret, in 12 base64url
+/// characters (72 bits). Short, for the token; keyed, so that no one outside can look for
+/// two scopes of one name (and [`issue`] refuses a name that another scope holds).
+fn scope_id(state: &AppState, json: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(&state.keys.sign("published-content scope", json.as_bytes())[..9])
 }
 
-/// The name of a scope: a hash of its JSON, in 22 base64url characters (128 bits).
-fn scope_id(json: &str) -> String {
+/// A token for `claims`: shaped as a JWT (header, claims and signature in base64url, so
+/// that a renderer can read its `exp`), with the HMAC cut to [`TOKEN_MAC_BYTES`]. 96
+/// characters until the year 2286.
+fn sign_token(state: &AppState, claims: &Claims) -> ApiResult<String> {
     use base64::Engine;
-    use sha2::Digest;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(&sha2::Sha256::digest(json.as_bytes())[..16])
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let payload = serde_json::to_vec(claims).map_err(ApiError::internal)?;
+    let signed = format!("{TOKEN_HEADER}.{}", b64.encode(payload));
+    let mac = state.keys.sign(TOKEN_PURPOSE, signed.as_bytes());
+    Ok(format!("{signed}.{}", b64.encode(&mac[..TOKEN_MAC_BYTES])))
 }
 
 /// A digest of a site's visitor-signing key, as a scope records it.
@@ -109,7 +123,7 @@ fn cached_scope(id: &str) -> String {
 
 /// Signs a token for `scope` (stored first, once per scope, on `caller`'s account), valid
 /// for [`TOKEN_SECONDS`] but never past the visitor token that opened the site: a JWT of
-/// about 130 characters whose payload holds its `exp` and the stored scope's name, which
+/// 96 characters whose payload holds its `exp` and the stored scope's name, which
 /// any node sharing the database reads back.
 pub async fn issue(state: &AppState, caller: &str, scope: &Scope) -> ApiResult<String> {
     let now = state.now() / 1000;
@@ -124,7 +138,7 @@ pub async fn issue(state: &AppState, caller: &str, scope: &Scope) -> ApiResult<S
             MAX_SCOPE_BYTES / 1024
         )));
     }
-    let id = scope_id(&json);
+    let id = scope_id(state, &json);
     let known = state
         .content
         .pages
@@ -133,6 +147,13 @@ pub async fn issue(state: &AppState, caller: &str, scope: &Scope) -> ApiResult<S
     if known.is_none_or(|until| until < exp) {
         let stored = store::published::get(&state.db, &id).await?;
         match stored {
+            // Two scopes of one name (72 bits: never by chance, and only the server can
+            // compute names): refused rather than handing one's token to the other.
+            Some((stored_json, _)) if stored_json != json => {
+                return Err(ApiError::internal(anyhow::anyhow!(
+                    "published-content scope {id} names another scope"
+                )));
+            }
             Some((_, until)) if until >= exp => {
                 keep_cached(state, &id, until, &json);
             }
@@ -150,14 +171,7 @@ pub async fn issue(state: &AppState, caller: &str, scope: &Scope) -> ApiResult<S
             }
         }
     }
-    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
-    header.typ = None;
-    jsonwebtoken::encode(
-        &header,
-        &Claims { exp, sid: id },
-        &jsonwebtoken::EncodingKey::from_secret(&signing_key(state)),
-    )
-    .map_err(ApiError::internal)
+    sign_token(state, &Claims { exp, sid: id })
 }
 
 /// Keeps a stored scope in this node's content cache, with its row's expiry: it never
@@ -178,20 +192,20 @@ fn stored_until(cached: &[u8]) -> Option<i64> {
 /// The name of the stored scope of a bearer token, when it is a valid, unexpired
 /// published-content token.
 pub fn scope_of(state: &AppState, token: &str) -> Option<String> {
-    if token.len() > 512 || token.matches('.').count() != 2 {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    if token.len() > 128 {
         return None;
     }
-    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
-    // Expiry is checked against the server's clock below, not the system's.
-    validation.validate_exp = false;
-    validation.required_spec_claims.clear();
-    let data = jsonwebtoken::decode::<Claims>(
-        token,
-        &jsonwebtoken::DecodingKey::from_secret(&signing_key(state)),
-        &validation,
-    )
-    .ok()?;
-    (data.claims.exp > state.now() / 1000).then_some(data.claims.sid)
+    let (signed, mac) = token.rsplit_once('.')?;
+    let payload = signed.strip_prefix(TOKEN_HEADER)?.strip_prefix('.')?;
+    let mac = b64.decode(mac).ok()?;
+    if mac.len() != TOKEN_MAC_BYTES || !state.keys.verify(TOKEN_PURPOSE, signed.as_bytes(), &mac) {
+        return None;
+    }
+    let claims: Claims = serde_json::from_slice(&b64.decode(payload).ok()?).ok()?;
+    // Expiry is checked against the server's clock, not the system's.
+    (claims.exp > state.now() / 1000).then_some(claims.sid)
 }
 
 /// The scope named `id` (from [`scope_of`]): from this node's cache, else from the database

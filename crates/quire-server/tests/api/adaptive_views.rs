@@ -584,9 +584,10 @@ async fn the_renderer_token_is_short_and_any_node_reads_it() {
     .await
     .expect(200);
     let token = found["apiToken"].as_str().unwrap();
-    // A JWT (three base64url parts, HS256) under 150 characters, whose payload holds its
-    // expiry, however many claims the visitor brought.
-    assert!(token.len() < 150, "{} characters: {token}", token.len());
+    // Shaped as a JWT (three base64url parts, HS256) of at most 96 characters, whose payload
+    // holds its expiry, however many claims the visitor brought: renderers put it in the
+    // names of the files they cache pages in.
+    assert!(token.len() <= 96, "{} characters: {token}", token.len());
     let parts: Vec<&str> = token.split('.').collect();
     assert_eq!(parts.len(), 3, "{token}");
     use base64::Engine;
@@ -597,6 +598,30 @@ async fn the_renderer_token_is_short_and_any_node_reads_it() {
     let exp = payload["exp"].as_i64().unwrap();
     let now = app.state.now() / 1000;
     assert!(exp > now && exp <= now + 3600, "{payload}");
+    // Nothing of it can be changed: not its expiry, not its scope, not its signature.
+    let later = b64
+        .encode(serde_json::to_vec(&json!({ "exp": exp + 3600, "sid": payload["sid"] })).unwrap());
+    let mut flipped = parts[2].as_bytes().to_vec();
+    flipped[0] = if flipped[0] == b'A' { b'B' } else { b'A' };
+    for forged in [
+        format!("{}.{later}.{}", parts[0], parts[2]),
+        format!(
+            "{}.{}.{}",
+            parts[0],
+            parts[1],
+            String::from_utf8(flipped).unwrap()
+        ),
+        format!("{}.{}.", parts[0], parts[1]),
+    ] {
+        app.call(
+            reqwest::Method::GET,
+            &format!("/v1/spaces/{space}"),
+            Some(&forged),
+            None,
+        )
+        .await
+        .expect_error(401);
+    }
 
     // Another node sharing the database reads it, and shows the same visitor's view.
     let other = app.another_node().await;
