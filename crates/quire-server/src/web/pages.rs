@@ -1708,6 +1708,7 @@ impl<'a> Site<'a> {
     ) -> ApiResult<Option<Rendered>> {
         // Turns by organization: a flood of one organization's renders (new values of a
         // claim its pages read) waits behind itself, not in front of other organizations'.
+        // Not by site: an organization makes sites at will, and would get a share for each.
         fn busy<E>(_: E) -> ApiError {
             ApiError::RequestTimeout("The site is busy; try again.".into())
         }
