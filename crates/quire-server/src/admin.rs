@@ -45,7 +45,7 @@ pub async fn set_password(
     let db = open(config).await?;
     let now = SystemClock.now_ms();
     // The command's own process: one hash, nothing else waiting.
-    let hashing = crate::domain::accounts::Hashing::new(1, 0);
+    let hashing = crate::passwords::Hashing::new(1, 0);
     let done = crate::domain::accounts::set_password(
         &db,
         &hashing,

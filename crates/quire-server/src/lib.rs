@@ -23,6 +23,7 @@ pub mod http;
 pub mod ids;
 pub mod keys;
 pub mod metrics;
+pub mod passwords;
 pub mod per_thread;
 pub mod rate;
 pub mod revision_cache;

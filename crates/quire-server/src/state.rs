@@ -99,7 +99,7 @@ pub struct Shared {
     /// for its next pass.
     pub jobs_due: tokio::sync::Notify,
     /// Password hashing on this node: a few at once, a bounded queue (sign-in, new passwords).
-    pub hashing: crate::domain::accounts::Hashing,
+    pub hashing: crate::passwords::Hashing,
 }
 
 impl AppState {
@@ -148,7 +148,7 @@ impl AppState {
                 config.max_git_operations.max(1),
             )),
             git_checked: Default::default(),
-            hashing: crate::domain::accounts::Hashing::for_this_machine(),
+            hashing: crate::passwords::Hashing::for_this_machine(),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,
                 config.rate_limit_address,

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("rate", 0),
     ("revision_cache", 0),
     ("turns", 0),
+    ("passwords", 0),
     ("provenance", 0),
     ("scopes", 0),
     ("validate", 1),

@@ -177,7 +177,7 @@ pub fn retry_later(mut res: Response) -> Response {
     *res.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
     res.headers_mut().insert(
         header::RETRY_AFTER,
-        HeaderValue::from(crate::domain::accounts::BUSY_RETRY_SECONDS),
+        HeaderValue::from(crate::passwords::BUSY_RETRY_SECONDS),
     );
     res
 }
