@@ -1404,6 +1404,100 @@ async fn a_commit_pushed_to_a_branch_then_to_main_is_merged() {
     assert!(said.contains("nothing new to push"), "{said}");
 }
 
+/// The space's revision and the commit `main` has in a fresh clone.
+async fn main_now(app: &TestApp, who: &Persona, space: &str) -> (serde_json::Value, String) {
+    let revision = app
+        .get(who, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200)["revision"]
+        .clone();
+    let tmp = tempfile::tempdir().unwrap();
+    ok(
+        tmp.path(),
+        &["clone", "-q", "--bare", &url(app, who, space), "fresh.git"],
+    )
+    .await;
+    let head = ok(&tmp.path().join("fresh.git"), &["rev-parse", "main"]).await;
+    (revision, head.trim().to_string())
+}
+
+#[tokio::test]
+async fn a_force_push_that_is_not_a_fast_forward_is_refused() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    std::fs::write(work.join("README.md"), "# Home\n\nKept.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Kept"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+    ok(&work, &["pull", "-q", "--ff-only", "origin", "main"]).await;
+    let before = main_now(&app, &alice, &space).await;
+    assert_eq!(before.1, ok(&work, &["rev-parse", "HEAD"]).await.trim());
+
+    // Main rewritten: its last commit dropped, another in its place.
+    ok(&work, &["reset", "-q", "--hard", "HEAD~1"]).await;
+    std::fs::write(work.join("guide/README.md"), "# Guide\n\nRewritten.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Instead"]).await;
+    let (done, said) = push(&work, &["--force", "origin", "HEAD:main"]).await;
+    assert!(!done, "{said}");
+    assert!(said.contains("non-fast-forward"), "{said}");
+    assert!(said.contains("remote: main: not a fast-forward"), "{said}");
+    assert!(
+        said.contains("fetch, merge or rebase onto `main`"),
+        "{said}"
+    );
+    assert_eq!(main_now(&app, &alice, &space).await, before);
+
+    // Main moved on the web since the clone fetched: a commit on what it had is refused
+    // too, forced or not, and nothing is merged.
+    let guide = page_id(&app, &alice, &space, "Guide").await;
+    merge_edit(&app, &alice, &space, "Web edit", &guide, "From the web.\n").await;
+    let moved = main_now(&app, &alice, &space).await;
+    assert_ne!(moved, before);
+    let (done, said) = push(&work, &["--force", "origin", "HEAD:main"]).await;
+    assert!(!done, "{said}");
+    assert!(said.contains("non-fast-forward"), "{said}");
+    assert_eq!(main_now(&app, &alice, &space).await, moved);
+
+    // A change request's branch: the same.
+    ok(&work, &["fetch", "-q", "origin"]).await;
+    ok(&work, &["reset", "-q", "--hard", "origin/main"]).await;
+    std::fs::write(work.join("README.md"), "# Home\n\nOn a branch.\n").unwrap();
+    ok(&work, &["commit", "-qam", "On a branch"]).await;
+    std::fs::write(work.join("README.md"), "# Home\n\nOn a branch, twice.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Twice"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:refs/heads/feature"]).await;
+    assert!(done, "{said}");
+    let number = said
+        .split("Change request #")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .to_string();
+    let cr = format!("/v1/spaces/{space}/change-requests/{number}");
+    let at = app.get(&alice, &cr).await.expect(200)["revision"].clone();
+    ok(&work, &["reset", "-q", "--hard", "HEAD~1"]).await;
+    std::fs::write(
+        work.join("README.md"),
+        "# Home\n\nOn a branch, otherwise.\n",
+    )
+    .unwrap();
+    ok(&work, &["commit", "-qam", "Otherwise"]).await;
+    for branch in ["feature".to_string(), format!("change-requests/{number}")] {
+        let (done, said) = push(&work, &["--force", "origin", &format!("HEAD:{branch}")]).await;
+        assert!(!done, "{said}");
+        assert!(said.contains("non-fast-forward"), "{said}");
+        assert!(
+            said.contains(&format!("remote: {branch}: not a fast-forward")),
+            "{said}"
+        );
+        assert_eq!(app.get(&alice, &cr).await.expect(200)["revision"], at);
+    }
+    assert_eq!(main_now(&app, &alice, &space).await, moved);
+}
+
 /// A pack of two objects, a 64 KiB blob and a delta on it that declares and makes a blob
 /// of `target` bytes by copying the base again and again: a few hundred bytes that would
 /// make `git index-pack` fill `target` bytes of memory.

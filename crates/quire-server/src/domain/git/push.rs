@@ -6,7 +6,9 @@
 //! - a new branch opens a change request (its subject the commit's subject);
 //! - `change-requests/{number}` updates that change request, fast-forward only;
 //! - `main` opens a change request and merges it at once (three-way, as a merge is), for
-//!   those who may merge.
+//!   those who may merge, fast-forward only: a commit that does not descend from main's
+//!   is refused (`non-fast-forward`) rather than merged, since a force push means to drop
+//!   what main holds and a merge would keep it.
 //!
 //! The pushed commit becomes the new revision's own commit (its objects kept in blob storage
 //! for every node), so that after a merge the pusher's commit is an ancestor of `main`.
@@ -163,10 +165,11 @@ async fn receive_in(
                 outcome.messages.extend(message);
                 Ok(())
             }
-            Err(Refusal(reason)) => {
+            Err(Refusal { reason, explained }) => {
+                let said = explained.as_deref().unwrap_or(&reason);
                 outcome
                     .messages
-                    .push(format!("{}: {reason}", short(&command.name)));
+                    .push(format!("{}: {said}", short(&command.name)));
                 Err(reason)
             }
         };
@@ -175,23 +178,59 @@ async fn receive_in(
     Ok(outcome)
 }
 
-/// Why a branch of a push was refused (shown to the person pushing).
-struct Refusal(String);
+/// Why a branch of a push was refused (shown to the person pushing): the reason in the
+/// status report and, when that reason is one of git's own words that its client knows
+/// (`non-fast-forward`), the fuller explanation shown on the side band.
+struct Refusal {
+    reason: String,
+    explained: Option<String>,
+}
+
+impl Refusal {
+    fn new(reason: impl Into<String>) -> Refusal {
+        Refusal {
+            reason: reason.into(),
+            explained: None,
+        }
+    }
+}
 
 impl From<ApiError> for Refusal {
     fn from(e: ApiError) -> Self {
         match e {
             ApiError::Internal(cause) => {
                 tracing::error!(error = ?cause, "a push failed");
-                Refusal("internal error; see the server log".into())
+                Refusal::new("internal error; see the server log")
             }
-            other => Refusal(other.to_string()),
+            other => Refusal::new(other.to_string()),
         }
     }
 }
 
 fn refuse<T>(why: impl Into<String>) -> Result<T, Refusal> {
-    Err(Refusal(why.into()))
+    Err(Refusal::new(why))
+}
+
+/// Whether commit `new` descends from `from` (or is it).
+async fn descends(dir: &Path, env: &Quarantine, from: &str, new: &str) -> bool {
+    env.git(dir, &["merge-base", "--is-ancestor", from, new], None)
+        .await
+        .is_ok()
+}
+
+/// The refusal of a commit that does not descend from the branch's commit `at`: git's own
+/// `non-fast-forward` in the status report, which the client shows as a rejected push, and
+/// why on the side band. Nothing is merged: what a force push meant to drop would stay.
+fn not_fast_forward<T>(branch: &str, at: &str) -> Result<T, Refusal> {
+    Err(Refusal {
+        reason: "non-fast-forward".into(),
+        explained: Some(format!(
+            "not a fast-forward: `{branch}` is at {} and the pushed commit does not descend \
+             from it (the branch moved since you fetched, or the push drops commits from it). \
+             A force push is refused: fetch, merge or rebase onto `{branch}`, then push again",
+            at.get(..10).unwrap_or(at)
+        )),
+    })
 }
 
 /// Whether a branch name is one Quire writes among its branches: plain characters, no
@@ -300,8 +339,29 @@ async fn branch(
         return refuse("branches cannot be deleted: close the change request in Quire");
     }
     let new = Oid::from_hex(&command.new)
-        .ok_or_else(|| Refusal("not a commit id".into()))?
+        .ok_or_else(|| Refusal::new("not a commit id"))?
         .to_hex();
+    // Main takes only a commit that descends from its own, as a git server's branch does:
+    // a force push would otherwise be read against where it left main and merged, keeping
+    // what it meant to drop. Main as it is now, its commit made if it moved since the push
+    // began.
+    let main_commit = if name == "main" {
+        let current = store::spaces::get(&state.db, &ctx.space.id)
+            .await
+            .map_err(ApiError::from)?
+            .ok_or_else(|| ApiError::not_found("Space not found."))?
+            .revision_id;
+        super::prepare(state, &ctx.space.id, &current).await?;
+        let Some(at) = super::commits_of(state, &ctx.space.id).remove(&current) else {
+            return Err(ApiError::internal(anyhow::anyhow!("main's commit was not made")).into());
+        };
+        if !descends(dir, env, &at, &new).await {
+            return not_fast_forward("main", &at);
+        }
+        Some(at)
+    } else {
+        None
+    };
     // Where the pushed commit left the space's history.
     let commits = super::commits_of(state, &ctx.space.id);
     let revision_of: HashMap<&str, &str> = commits
@@ -324,15 +384,8 @@ async fn branch(
     // A commit the space already has (a change request's head, pushed before) that main
     // lacks is new to main: pushed there, it is read against the commit it came from, as
     // any push to main is.
-    let known_elsewhere = name == "main"
-        && revision_of.contains_key(new.as_str())
-        && match commits.get(&ctx.space.revision_id) {
-            Some(main) => env
-                .git(dir, &["merge-base", "--is-ancestor", &new, main], None)
-                .await
-                .is_err(),
-            None => true,
-        };
+    let known_elsewhere = revision_of.contains_key(new.as_str())
+        && main_commit.as_deref().is_some_and(|main| main != new);
     let fork = walked
         .lines()
         .filter(|c| !(known_elsewhere && *c == new))
@@ -396,7 +449,7 @@ async fn branch(
     let existing = match cr_number {
         Some(n) => {
             let c = crs::load(state, ctx, n).await.map_err(|_| {
-                Refusal(format!("change request #{n} does not exist in this space"))
+                Refusal::new(format!("change request #{n} does not exist in this space"))
             })?;
             if !matches!(
                 c.status,
@@ -412,13 +465,8 @@ async fn branch(
             if command.old != head {
                 return refuse("the change request moved since you fetched: pull, then push again");
             }
-            let ancestor = env
-                .git(dir, &["merge-base", "--is-ancestor", &head, &new], None)
-                .await;
-            if ancestor.is_err() {
-                return refuse(
-                    "not a fast-forward: a force push is refused; pull, then push again",
-                );
+            if !descends(dir, env, &head, &new).await {
+                return not_fast_forward(name, &head);
             }
             Some(c)
         }
@@ -610,7 +658,7 @@ async fn read_files(
     })
     .await
     .map_err(|e| Refusal::from(ApiError::internal(e)))?
-    .map_err(|e| Refusal(e.0))
+    .map_err(|e| Refusal::new(e.0))
 }
 
 /// The revision with the files it brought stored and added.
@@ -696,16 +744,16 @@ async fn files_of(
         let nl = rest
             .iter()
             .position(|b| *b == b'\n')
-            .ok_or_else(|| Refusal("unreadable objects".into()))?;
+            .ok_or_else(|| Refusal::new("unreadable objects"))?;
         let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
         let size: usize = header
             .rsplit(' ')
             .next()
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| Refusal(format!("`{path}` could not be read")))?;
+            .ok_or_else(|| Refusal::new(format!("`{path}` could not be read")))?;
         let body = rest
             .get(nl + 1..nl + 1 + size)
-            .ok_or_else(|| Refusal("unreadable objects".into()))?;
+            .ok_or_else(|| Refusal::new("unreadable objects"))?;
         files[at].1 = TreeFile::Bytes(body.to_vec());
         rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
     }
@@ -717,10 +765,10 @@ fn listed(listing: &[u8]) -> Result<Vec<(String, String, u64, String)>, Refusal>
     let mut out = Vec::new();
     for entry in listing.split(|b| *b == 0).filter(|e| !e.is_empty()) {
         let entry =
-            String::from_utf8(entry.to_vec()).map_err(|_| Refusal("a path is not UTF-8".into()))?;
+            String::from_utf8(entry.to_vec()).map_err(|_| Refusal::new("a path is not UTF-8"))?;
         let (meta, path) = entry
             .split_once('\t')
-            .ok_or_else(|| Refusal("unreadable tree".into()))?;
+            .ok_or_else(|| Refusal::new("unreadable tree"))?;
         let mut parts = meta.split_whitespace();
         let (mode, _kind, oid, size) = (parts.next(), parts.next(), parts.next(), parts.next());
         out.push((
