@@ -15,7 +15,7 @@ pub use read::{read, read_tree, GitRedirect, NewFile, Read, TreeFile, MAX_GIT_RE
 
 use std::collections::{HashMap, HashSet};
 
-use crate::document::Node;
+use crate::document::{Element, Node};
 use crate::frontmatter::page_to_markdown;
 use crate::markdown::{document_to_markdown, ref_href, try_lines_document_with, DefaultLinks};
 use crate::model::{slugify, ContentRef, Page, PageKind, Revision, VariableValue};
@@ -427,6 +427,9 @@ fn rewrite_links(md: &str, path: &str, paths: &Paths) -> String {
         let (Node::Block(e) | Node::Inline(e)) = node else {
             continue;
         };
+        if e.kind == "table" {
+            cells_by_label(e);
+        }
         for key in ["ref", "refDark"] {
             let Some(value) = e.data.get_mut(key) else {
                 continue;
@@ -449,6 +452,36 @@ fn rewrite_links(md: &str, path: &str, paths: &Paths) -> String {
         }
     }
     document_to_markdown(&doc)
+}
+
+/// Points a table's typed link cells (content references, covers, files) at their label
+/// fragments, whose links are then written relative like any other: the values cannot hold
+/// a relative path, and the fragment is how the cell is written anyway.
+fn cells_by_label(table: &mut Element) {
+    let labels: HashSet<String> = table
+        .fragments
+        .iter()
+        .flatten()
+        .filter_map(|f| f.fragment.clone())
+        .collect();
+    let Some(records) = table
+        .data
+        .get_mut("records")
+        .and_then(|r| r.as_object_mut())
+    else {
+        return;
+    };
+    for (rid, record) in records.iter_mut() {
+        let Some(values) = record.get_mut("values").and_then(|v| v.as_object_mut()) else {
+            continue;
+        };
+        for (column, value) in values.iter_mut() {
+            let key = format!("{rid}-{column}");
+            if (value.is_object() || value.is_array()) && labels.contains(&key) {
+                *value = serde_json::Value::String(key);
+            }
+        }
+    }
 }
 
 /// A file of the layout as git names it (the official `GitSyncBlob`).

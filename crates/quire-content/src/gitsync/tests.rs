@@ -420,3 +420,16 @@ fn layouts_one_after_another_name_the_same_blobs() {
     // Pages without links are reused where they and their path stayed; linking pages never.
     assert_eq!(reused, [0, 1, 1, 1, 2]);
 }
+
+#[test]
+fn card_targets_and_covers_are_written_relative() {
+    let mut rev = sample();
+    let cards = "<table data-view=\"cards\"><thead><tr><th></th><th data-hidden data-card-target data-type=\"content-ref\"></th><th data-hidden data-card-cover data-type=\"files\"></th></tr></thead><tbody><tr><td>Install</td><td><a href=\"/pages/p3\">install.md</a></td><td><a href=\"/files/f1\">logo.png</a></td></tr></tbody></table>\n";
+    rev.pages[0] = Page::document("p1", "Introduction", "introduction", cards);
+    let entries = layout(&rev);
+    let intro = text(&entries, "README.md");
+    assert!(
+        intro.contains("<td><a href=\"guide/install.md\">install.md</a></td><td><a href=\".gitbook/assets/logo.png\">logo.png</a></td>"),
+        "{intro}"
+    );
+}

@@ -12,8 +12,9 @@ use super::html::{self, HElement, HNode};
 use super::inline::{render_inline, Ctx};
 use super::parse::{html_items, inline_nodes, EventParser, Events};
 use super::scan::Scanner;
-use super::{obj, order_index, raw_text};
+use super::{obj, order_index, raw_text, ref_json, LinkTarget};
 use crate::document::{Element, Fragment, Node};
+use crate::model::ContentRef;
 
 /// Column ids in order.
 fn column_ids(n: usize) -> Vec<String> {
@@ -180,6 +181,141 @@ fn cell_blocks(td: &HElement, scanner: &Scanner<'_>, depth: usize) -> Option<Vec
     Some(out)
 }
 
+/// A number as GitBook writes it in a table (`3`, `2.5`), only in the form it is written
+/// back in, so that the cell survives byte for byte.
+fn number(text: &str) -> Option<Value> {
+    let n: serde_json::Number = match text.parse::<i64>() {
+        Ok(i) => i.into(),
+        Err(_) => serde_json::Number::from_f64(text.parse::<f64>().ok()?)?,
+    };
+    (super::render::number_text(&n) == text).then_some(Value::Number(n))
+}
+
+/// The options of a select column, `<select [multiple]><option value label color>…`, and
+/// whether a cell takes several of them.
+fn select_options(sel: &HElement) -> Option<(bool, Vec<Value>)> {
+    let multiple = match sel.attrs.as_slice() {
+        [] => false,
+        [(k, None)] if k == "multiple" => true,
+        _ => return None,
+    };
+    let mut options = Vec::new();
+    for o in elements(&sel.children)? {
+        let [(v, Some(value)), (l, Some(label)), (c, Some(color))] = o.attrs.as_slice() else {
+            return None;
+        };
+        if o.name != "option"
+            || !o.children.is_empty()
+            || (v.as_str(), l.as_str(), c.as_str()) != ("value", "label", "color")
+        {
+            return None;
+        }
+        options.push(json!({"value": value, "label": label, "color": color}));
+    }
+    Some((multiple, options))
+}
+
+/// The text of a cell that holds only text.
+fn only_text(td: &HElement) -> Option<String> {
+    td.children
+        .iter()
+        .map(|n| match n {
+            HNode::Text(t) => Some(t.as_str()),
+            HNode::El(_) => None,
+        })
+        .collect()
+}
+
+/// The references of a cell made of links with plain labels and nothing else (the form of
+/// content-ref, image and files columns).
+fn cell_links(td: &HElement, scanner: &Scanner<'_>) -> Option<Vec<ContentRef>> {
+    let mut out = Vec::new();
+    for n in &td.children {
+        let HNode::El(a) = n else {
+            return None;
+        };
+        if a.name != "a" || a.attr_names().ne(["href"]) || only_text(a).is_none() {
+            return None;
+        }
+        match scanner.resolve(a.attr("href")?) {
+            LinkTarget::Ref(r) => out.push(r),
+            LinkTarget::Text => return None,
+        }
+    }
+    Some(out)
+}
+
+/// The typed value of a cell of a column other than text, and whether its blocks are kept
+/// as the cell's label (the text of its links, which the value cannot hold); `None` when
+/// the cell is not in its column's form, which keeps the table raw.
+fn typed_cell(
+    kind: &str,
+    def: &Map<String, Value>,
+    td: &HElement,
+    scanner: &Scanner<'_>,
+) -> Option<(Value, bool)> {
+    match kind {
+        "number" | "rating" => Some((number(&only_text(td)?)?, false)),
+        "checkbox" => match only_text(td)?.as_str() {
+            "true" => Some((json!(true), false)),
+            "false" => Some((json!(false), false)),
+            _ => None,
+        },
+        "content-ref" => match cell_links(td, scanner)?.as_slice() {
+            [r] => Some((ref_json(r), true)),
+            _ => None,
+        },
+        "image" => match cell_links(td, scanner)?.as_slice() {
+            [r @ (ContentRef::File { .. } | ContentRef::Url { .. })] => Some((ref_json(r), true)),
+            _ => None,
+        },
+        // A link that is not one of the space's files has no place in a files column.
+        "files" => {
+            let ids = cell_links(td, scanner)?
+                .into_iter()
+                .map(|r| match r {
+                    ContentRef::File { file } => Some(Value::String(file)),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some((Value::Array(ids), true))
+        }
+        "select" => {
+            let multiple = def.get("multiple").and_then(Value::as_bool)?;
+            let spans = elements(&td.children)?;
+            if spans.len() > 1 && !multiple || spans.len() != td.children.len() {
+                return None;
+            }
+            let mut ids = Vec::new();
+            for (i, span) in spans.iter().enumerate() {
+                let id = span.attr("data-option")?;
+                if span.name != "span" || span.attrs.len() != 1 {
+                    return None;
+                }
+                let label = option_label(def, id)?;
+                let sep = if i + 1 < spans.len() { ", " } else { "" };
+                if only_text(span)? != format!("{label}{sep}") {
+                    return None;
+                }
+                ids.push(json!(id));
+            }
+            Some((Value::Array(ids), false))
+        }
+        // Users are not written in a form this reader knows.
+        _ => None,
+    }
+}
+
+/// The label of a select column's option.
+fn option_label<'a>(def: &'a Map<String, Value>, id: &str) -> Option<&'a str> {
+    def.get("options")?
+        .as_array()?
+        .iter()
+        .find(|o| o.get("value").and_then(Value::as_str) == Some(id))?
+        .get("label")?
+        .as_str()
+}
+
 /// An HTML table GitBook wrote (column widths, alignments, hidden columns, cards…); `None`
 /// keeps it raw.
 pub(super) fn html_table(el: &HElement, scanner: &Scanner<'_>, depth: usize) -> Option<Node> {
@@ -222,11 +358,24 @@ pub(super) fn html_table(el: &HElement, scanner: &Scanner<'_>, depth: usize) -> 
     let mut aligns = Vec::new();
     let mut valigns = Vec::new();
     for (th, col) in ths.iter().zip(&columns) {
-        if th.name != "th" || th.children.iter().any(|c| matches!(c, HNode::El(_))) {
+        // A select column's options follow its title.
+        let (title, select) = match th.children.split_last() {
+            Some((HNode::El(s), rest)) if s.name == "select" => (rest, Some(s)),
+            _ => (th.children.as_slice(), None),
+        };
+        if th.name != "th" || title.iter().any(|c| matches!(c, HNode::El(_))) {
             return None;
         }
-        let mut def = obj([("id", json!(col)), ("title", json!(th.text()))]);
+        let title: String = title
+            .iter()
+            .map(|n| match n {
+                HNode::Text(t) => t.as_str(),
+                HNode::El(_) => "",
+            })
+            .collect();
+        let mut def = obj([("id", json!(col)), ("title", json!(title))]);
         let mut kind = "text";
+        let mut max = None;
         let (mut align, mut valign, mut hidden) = ("left", None, false);
         for (k, v) in &th.attrs {
             let v = v.as_deref().unwrap_or("");
@@ -250,11 +399,29 @@ pub(super) fn html_table(el: &HElement, scanner: &Scanner<'_>, depth: usize) -> 
                 "data-card-cover-dark" if v.is_empty() => {
                     view.insert("coverDefinitionDark".into(), json!(col));
                 }
-                "data-type" if COLUMN_TYPES.contains(&v) => {
+                // A select column is known by its options, never by its type.
+                "data-type" if COLUMN_TYPES.contains(&v) && v != "select" => {
                     kind = COLUMN_TYPES.iter().find(|t| **t == v)?
                 }
+                "data-max" => max = Some(number(v)?),
                 _ => return None,
             }
+        }
+        if let Some(sel) = select {
+            if kind != "text" {
+                return None;
+            }
+            kind = "select";
+            let (multiple, options) = select_options(sel)?;
+            def.insert("multiple".into(), json!(multiple));
+            def.insert("options".into(), Value::Array(options));
+        }
+        match max {
+            Some(m) if kind == "rating" => {
+                def.insert("max".into(), m);
+            }
+            Some(_) => return None,
+            None => {}
         }
         def.insert("type".into(), json!(kind));
         if kind == "text" {
@@ -305,13 +472,22 @@ pub(super) fn html_table(el: &HElement, scanner: &Scanner<'_>, depth: usize) -> 
                 continue;
             }
             let key = format!("{rid}-{}", columns[c]);
-            values.insert(columns[c].clone(), json!(key));
-            fragments.push(Fragment {
-                key: None,
-                fragment: Some(key),
-                kind: None,
-                nodes: cell_blocks(td, scanner, depth)?,
-            });
+            let def = definition.get(&columns[c]).and_then(Value::as_object)?;
+            let kind = def.get("type").and_then(Value::as_str).unwrap_or("text");
+            let (value, label) = if kind == "text" {
+                (json!(key), true)
+            } else {
+                typed_cell(kind, def, td, scanner)?
+            };
+            values.insert(columns[c].clone(), value);
+            if label {
+                fragments.push(Fragment {
+                    key: None,
+                    fragment: Some(key),
+                    kind: None,
+                    nodes: cell_blocks(td, scanner, depth)?,
+                });
+            }
         }
         records.insert(rid, json!({"orderIndex": order_index(r), "values": values}));
     }
@@ -437,6 +613,104 @@ fn html_cell(nodes: &[Node]) -> String {
         .collect()
 }
 
+/// The references a typed cell value links to: a content reference, an image (its
+/// reference, or the `ref` of an image record) or files.
+fn value_refs(v: &Value) -> Option<Vec<ContentRef>> {
+    match v {
+        Value::Array(ids) => ids
+            .iter()
+            .map(|id| {
+                Some(ContentRef::File {
+                    file: id.as_str()?.to_string(),
+                })
+            })
+            .collect(),
+        Value::Object(o) => {
+            let r = o
+                .get("ref")
+                .filter(|_| !o.contains_key("kind"))
+                .unwrap_or(v);
+            Some(vec![serde_json::from_value(r.clone()).ok()?])
+        }
+        _ => None,
+    }
+}
+
+/// The references of a label fragment: one paragraph holding links and nothing else.
+fn label_refs(f: &Fragment) -> Option<Vec<ContentRef>> {
+    let [Node::Block(p)] = f.nodes.as_slice() else {
+        return None;
+    };
+    if p.kind != "paragraph" {
+        return None;
+    }
+    let mut out = Vec::new();
+    for n in p.children() {
+        match n {
+            Node::Inline(l) if l.kind == "link" => out.push(super::data_ref(l, "ref")?),
+            Node::Text(t) if t.leaves.iter().all(|l| l.text.is_empty()) => {}
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// A typed cell value as GitBook writes it in an HTML table: numbers and checkboxes as
+/// text, a select's options as labelled spans, links (content references, images, files)
+/// with the label the cell was read with while it still names the same targets.
+fn typed_html(
+    v: &Value,
+    column: Option<&Map<String, Value>>,
+    label: Option<&Fragment>,
+) -> Option<String> {
+    let kind = column
+        .and_then(|d| d.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("text");
+    match v {
+        Value::Number(n) => return Some(super::render::number_text(n)),
+        Value::Bool(b) => return Some(b.to_string()),
+        Value::Array(ids) if kind == "select" => {
+            let mut out = String::new();
+            for (i, id) in ids.iter().enumerate() {
+                let id = id.as_str()?;
+                let name = column.and_then(|d| option_label(d, id)).unwrap_or(id);
+                let sep = if i + 1 < ids.len() { ", " } else { "" };
+                out.push_str(&format!(
+                    "<span data-option=\"{}\">{}{sep}</span>",
+                    html::escape_attr(id),
+                    html::escape_text(name)
+                ));
+            }
+            return Some(out);
+        }
+        _ => {}
+    }
+    let refs = match (kind, v) {
+        ("files", Value::Array(_)) | (_, Value::Object(_)) => value_refs(v)?,
+        _ => return None,
+    };
+    if let Some(f) = label.filter(|f| label_refs(f).as_ref() == Some(&refs)) {
+        return Some(html_cell(&f.nodes));
+    }
+    Some(
+        refs.iter()
+            .map(|r| {
+                let href = super::ref_href(r);
+                let text = match r {
+                    ContentRef::Url { url } => url.clone(),
+                    _ => super::path_label(&href),
+                };
+                format!(
+                    "<a href=\"{}\">{}</a>",
+                    html::escape_attr(&href),
+                    html::escape_text(&text)
+                )
+            })
+            .collect(),
+    )
+}
+
 /// A table as HTML, the way GitBook writes tables with options.
 fn render_html_table(e: &Element, columns: &[String]) -> String {
     let view = e.data.get("view").cloned().unwrap_or(Value::Null);
@@ -511,16 +785,43 @@ fn render_html_table(e: &Element, columns: &[String]) -> String {
                 attrs.push_str(attr);
             }
         }
-        if let Some(t) = field(c, "type").filter(|t| t != "text") {
-            attrs.push_str(&format!(" data-type=\"{}\"", html::escape_attr(&t)));
+        let column = def.and_then(|d| d.get(c.as_str()));
+        let kind = field(c, "type").unwrap_or_default();
+        if !kind.is_empty() && kind != "text" && kind != "select" {
+            attrs.push_str(&format!(" data-type=\"{}\"", html::escape_attr(&kind)));
+        }
+        if let Some(Value::Number(m)) = column.and_then(|d| d.get("max")) {
+            attrs.push_str(&format!(" data-max=\"{}\"", super::render::number_text(m)));
+        }
+        let mut options = String::new();
+        if kind == "select" {
+            let multiple = column.and_then(|d| d.get("multiple")) == Some(&Value::Bool(true));
+            options.push_str(if multiple {
+                "<select multiple>"
+            } else {
+                "<select>"
+            });
+            let list = column
+                .and_then(|d| d.get("options"))
+                .and_then(Value::as_array);
+            for o in list.into_iter().flatten() {
+                let f = |k: &str| html::escape_attr(o.get(k).and_then(Value::as_str).unwrap_or(""));
+                options.push_str(&format!(
+                    "<option value=\"{}\" label=\"{}\" color=\"{}\"></option>",
+                    f("value"),
+                    f("label"),
+                    f("color")
+                ));
+            }
+            options.push_str("</select>");
         }
         head.push_str(&format!(
-            "<th{attrs}>{}</th>",
+            "<th{attrs}>{}{options}</th>",
             html::escape_text(&field(c, "title").unwrap_or_default())
         ));
     }
     let mut body = String::new();
-    for (_, rec) in sorted_records(e) {
+    for (rid, rec) in sorted_records(e) {
         body.push_str("<tr>");
         for c in columns {
             let mut attrs = String::new();
@@ -530,16 +831,25 @@ fn render_html_table(e: &Element, columns: &[String]) -> String {
             if let Some(va) = field(c, "verticalAlignment") {
                 attrs.push_str(&format!(" valign=\"{}\"", html::escape_attr(&va)));
             }
-            let content = match rec.get("values").and_then(|v| v.get(c.as_str())) {
-                Some(Value::String(key)) => e
-                    .fragments
+            let fragment = |key: &str| {
+                e.fragments
                     .iter()
                     .flatten()
                     .find(|f| f.fragment.as_deref() == Some(key))
+            };
+            let value = rec.get("values").and_then(|v| v.get(c.as_str()));
+            let column = def
+                .and_then(|d| d.get(c.as_str()))
+                .and_then(Value::as_object);
+            let content = match value {
+                Some(Value::String(key)) => fragment(key)
                     .map(|f| html_cell(&f.nodes))
                     .unwrap_or_else(|| html::escape_text(key)),
                 Some(Value::Null) | None => String::new(),
-                Some(other) => html::escape_text(&other.to_string()),
+                Some(v) => match typed_html(v, column, fragment(&format!("{rid}-{c}"))) {
+                    Some(html) => html,
+                    None => html::escape_text(&v.to_string()),
+                },
             };
             body.push_str(&format!("<td{attrs}>{content}</td>"));
         }

@@ -403,3 +403,168 @@ fn node_line_reads_wrapped_pages() {
     assert_eq!(node_line(md, "page-1", &key(1)), Some(4));
     assert_eq!(node_line(md, "page-1", &key(2)), Some(7));
 }
+
+/// The record value and definition of column `c` of the first row of the first table.
+fn cell(v: &Value, c: &str) -> (Value, Value) {
+    let t = &v["nodes"][0]["data"];
+    let rec = t["records"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .clone();
+    (rec["values"][c].clone(), t["definition"][c].clone())
+}
+
+#[test]
+fn content_ref_columns_hold_references() {
+    for (href, expected) in [
+        (
+            "/pages/abc",
+            serde_json::json!({"kind": "page", "page": "abc"}),
+        ),
+        (
+            "/pages/abc#part",
+            serde_json::json!({"kind": "anchor", "anchor": "part", "page": "abc"}),
+        ),
+        (
+            "other-page.md",
+            serde_json::json!({"kind": "url", "url": "other-page.md"}),
+        ),
+        (
+            "https://example.com/x",
+            serde_json::json!({"kind": "url", "url": "https://example.com/x"}),
+        ),
+    ] {
+        let md = format!("<table data-view=\"cards\"><thead><tr><th>Name</th><th data-hidden data-card-target data-type=\"content-ref\"></th></tr></thead><tbody><tr><td>One</td><td><a href=\"{href}\">A label &#x26; more</a></td></tr><tr><td>Two</td><td></td></tr></tbody></table>\n");
+        assert_eq!(roundtrip(&md), md);
+        let v = json(&md);
+        let (value, def) = cell(&v, "c1");
+        assert_eq!(value, expected, "{href}");
+        assert!(value["kind"].is_string());
+        assert_eq!(def["type"], "content-ref");
+        assert_eq!(v["nodes"][0]["data"]["view"]["targetDefinition"], "c1");
+    }
+}
+
+#[test]
+fn content_ref_values_written_without_their_label() {
+    // A value set through the API (no label fragment, or one naming another target) is
+    // written with the label derived from its destination.
+    let md = "<table data-view=\"cards\"><thead><tr><th>Name</th><th data-hidden data-card-target data-type=\"content-ref\"></th></tr></thead><tbody><tr><td>One</td><td><a href=\"/pages/abc\">Old</a></td></tr></tbody></table>\n";
+    let mut doc = markdown_to_document(md);
+    let Node::Block(t) = &mut doc.nodes[0] else {
+        panic!()
+    };
+    let rec = t.data["records"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .next()
+        .unwrap();
+    rec["values"]["c1"] = serde_json::json!({"kind": "url", "url": "https://example.com/"});
+    let out = document_to_markdown(&doc);
+    assert!(
+        out.contains("<td><a href=\"https://example.com/\">https://example.com/</a></td>"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cover_columns_hold_files_and_images() {
+    let md = "<table data-view=\"cards\"><thead><tr><th>Name</th><th data-hidden data-card-cover data-type=\"files\"></th><th data-hidden data-card-cover-dark data-type=\"image\"></th></tr></thead><tbody><tr><td>One</td><td><a href=\"/files/f1\">cover.png</a></td><td><a href=\"https://example.com/dark.png\">dark.png</a></td></tr></tbody></table>\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    assert_eq!(cell(&v, "c1").0, serde_json::json!(["f1"]));
+    assert_eq!(cell(&v, "c1").1["type"], "files");
+    assert_eq!(
+        cell(&v, "c2").0,
+        serde_json::json!({"kind": "url", "url": "https://example.com/dark.png"})
+    );
+    let image = "<table data-view=\"cards\"><thead><tr><th>Name</th><th data-hidden data-card-cover data-type=\"image\"></th></tr></thead><tbody><tr><td>One</td><td><a href=\"/files/f1\">cover.png</a></td></tr></tbody></table>\n";
+    assert_eq!(roundtrip(image), image);
+    assert_eq!(
+        cell(&json(image), "c1").0,
+        serde_json::json!({"kind": "file", "file": "f1"})
+    );
+    // Several files in one cell.
+    let two = "<table><thead><tr><th>Name</th><th data-type=\"files\">Files</th></tr></thead><tbody><tr><td>One</td><td><a href=\"/files/f1\">a.pdf</a><a href=\"/files/f2\">b.pdf</a></td></tr></tbody></table>\n";
+    assert_eq!(roundtrip(two), two);
+    assert_eq!(cell(&json(two), "c1").0, serde_json::json!(["f1", "f2"]));
+}
+
+#[test]
+fn unknown_files_keep_the_table_raw() {
+    // A files column names files by id: a link elsewhere cannot be one.
+    let md = "<table data-view=\"cards\"><thead><tr><th>Name</th><th data-hidden data-card-cover data-type=\"files\"></th></tr></thead><tbody><tr><td>One</td><td><a href=\".gitbook/assets/missing.png\">missing.png</a></td></tr></tbody></table>\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    assert_eq!(v["nodes"][0]["type"], "paragraph");
+    assert_eq!(v["nodes"][0]["meta"]["raw"], true);
+}
+
+#[test]
+fn number_checkbox_and_rating_columns() {
+    let md = "<table><thead><tr><th>Name</th><th data-type=\"number\">Count</th><th data-type=\"checkbox\">On</th><th data-type=\"rating\" data-max=\"5\">Stars</th></tr></thead><tbody><tr><td>One</td><td>42</td><td>true</td><td>3</td></tr><tr><td>Two</td><td>-2.5</td><td>false</td><td></td></tr></tbody></table>\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    assert_eq!(
+        cell(&v, "c1"),
+        (
+            serde_json::json!(42),
+            serde_json::json!({"id": "c1", "title": "Count", "type": "number"})
+        )
+    );
+    assert_eq!(cell(&v, "c2").0, serde_json::json!(true));
+    assert_eq!(cell(&v, "c3").0, serde_json::json!(3));
+    assert_eq!(cell(&v, "c3").1["max"], serde_json::json!(5));
+    let t = &v["nodes"][0];
+    assert_eq!(t["fragments"].as_array().unwrap().len(), 2, "{t}");
+    // Cells not in their column's form keep the table raw, never lose their text.
+    for bad in [
+        "<td>1.50</td>",
+        "<td>many</td>",
+        "<td><strong>4</strong></td>",
+    ] {
+        let md = format!("<table><thead><tr><th data-type=\"number\">N</th></tr></thead><tbody><tr>{bad}</tr></tbody></table>\n");
+        assert_eq!(roundtrip(&md), md);
+        assert_eq!(json(&md)["nodes"][0]["meta"]["raw"], true, "{bad}");
+    }
+    let md = "<table><thead><tr><th data-type=\"checkbox\">N</th></tr></thead><tbody><tr><td>yes</td></tr></tbody></table>\n";
+    assert_eq!(json(md)["nodes"][0]["meta"]["raw"], true);
+}
+
+#[test]
+fn select_columns() {
+    let md = "<table><thead><tr><th width=\"120\">Name</th><th>Status<select><option value=\"o1\" label=\"Done &#x26; shipped\" color=\"blue\"></option><option value=\"o2\" label=\"Open\" color=\"green\"></option></select></th><th>Tags<select multiple><option value=\"t1\" label=\"API\" color=\"blue\"></option><option value=\"t2\" label=\"UI\" color=\"red\"></option></select></th></tr></thead><tbody><tr><td>One</td><td><span data-option=\"o1\">Done &#x26; shipped</span></td><td><span data-option=\"t1\">API, </span><span data-option=\"t2\">UI</span></td></tr><tr><td>Two</td><td></td><td><span data-option=\"t2\">UI</span></td></tr></tbody></table>\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    let (value, def) = cell(&v, "c1");
+    assert_eq!(value, serde_json::json!(["o1"]));
+    assert_eq!(def["type"], "select");
+    assert_eq!(def["multiple"], false);
+    assert_eq!(
+        def["options"][0],
+        serde_json::json!({"value": "o1", "label": "Done & shipped", "color": "blue"})
+    );
+    assert_eq!(cell(&v, "c2").0, serde_json::json!(["t1", "t2"]));
+    assert_eq!(cell(&v, "c2").1["multiple"], true);
+    // An option that is not the column's, or a label that is not its own: raw.
+    for bad in [
+        "<span data-option=\"zz\">X</span>",
+        "<span data-option=\"o2\">Closed</span>",
+        "<span data-option=\"o1\">Done &#x26; shipped, </span><span data-option=\"o2\">Open</span>",
+    ] {
+        let md = format!("<table><thead><tr><th>S<select><option value=\"o1\" label=\"Done &#x26; shipped\" color=\"blue\"></option><option value=\"o2\" label=\"Open\" color=\"green\"></option></select></th></tr></thead><tbody><tr><td>{bad}</td></tr></tbody></table>\n");
+        assert_eq!(roundtrip(&md), md);
+        assert_eq!(json(&md)["nodes"][0]["meta"]["raw"], true, "{bad}");
+    }
+}
+
+#[test]
+fn users_cells_keep_the_table_raw() {
+    let md = "<table><thead><tr><th data-type=\"users\">Who</th></tr></thead><tbody><tr><td><a href=\"/users/u1\">u1</a></td></tr></tbody></table>\n";
+    assert_eq!(roundtrip(md), md);
+    assert_eq!(json(md)["nodes"][0]["meta"]["raw"], true);
+}
