@@ -8,18 +8,21 @@ import http from 'node:http';
 import { startServer } from '../lib/server.js';
 import { check, expectApiError, newUser, setupOrg } from '../lib/client.js';
 import { createChangeRequest, updateContent } from '../lib/content.js';
+import { hostnameRecord, proveHostname, startDns } from '../lib/hostnames.js';
 
 const DOMAIN = 'docs.conformance.test';
 /** The organization's hostname, of this run alone (one organization holds it). */
 const ORG_HOST = `h${Date.now().toString(36)}`;
 
 let server;
+let dns;
 let admin;
 let reader;
 let org;
 let site;
 before(async () => {
-    server = await startServer({ args: ['--sites-domain', DOMAIN] });
+    dns = await startDns();
+    server = await startServer({ args: ['--sites-domain', DOMAIN, '--dns-server', dns.address] });
     [admin, reader] = await Promise.all(['admin', 'reader'].map((label) => newUser(server, label)));
     org = await setupOrg(server, admin, 'Hostnames Org', [{ user: reader, role: 'read' }]);
     const space = check('createSpace', await admin.api.orgs.createSpace(org.id, { title: 'Guide' }), { status: 201 });
@@ -36,6 +39,7 @@ before(async () => {
 });
 after(async () => {
     await server?.stop();
+    await dns?.stop();
 });
 
 /** A GET of `path` on the server sent to `host`: status, content type and text. */
@@ -53,7 +57,7 @@ function fetchAs(host, path) {
     });
 }
 
-test('a custom hostname serves its site and is administered by its organization', async () => {
+test('a custom hostname serves its site once its control is proven and is administered by its organization', async () => {
     // An IP literal (the DNS check asks no server), of this run alone: a hostname belongs to
     // one site on the whole server, and a suite's database may be shared between runs.
     // Two digits at least: the official pattern wants a last label of two characters or more.
@@ -65,6 +69,25 @@ test('a custom hostname serves its site and is administered by its organization'
         { status: 200 },
     );
     assert.equal(updated.urls.published, `http://${host}/`);
+
+    // Not served until its control is proven: a plain page says so.
+    const unproven = await fetchAs(host, '/install');
+    assert.equal(unproven.status, 404);
+    assert.match(unproven.type, /^text\/plain/);
+    assert.match(unproven.text, /not verified/);
+    const pending = check('getCustomHostname', await admin.api.customHostnames.getCustomHostname(host), {
+        status: 200,
+    });
+    assert.equal(pending.isActive, false);
+    // A record holding another value proves nothing.
+    const { name } = await hostnameRecord(server, admin, org.id, site.id);
+    assert.equal(name, `_quire-challenge.${host}`);
+    dns.publish(name, 'quire-verification=00000000000000000000000000000000');
+    check('dnsRevalidateCustomHostname', await admin.api.customHostnames.dnsRevalidateCustomHostname(host), {
+        status: 204,
+    });
+    assert.equal((await fetchAs(host, '/install')).status, 404);
+    await proveHostname(server, dns, admin, org.id, site.id, host);
 
     const page = await fetchAs(host, '/install');
     assert.equal(page.status, 200);

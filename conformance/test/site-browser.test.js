@@ -13,12 +13,14 @@ import { deflateSync } from 'node:zlib';
 import { startServer } from '../lib/server.js';
 import { check, newUser, raw, setupOrg } from '../lib/client.js';
 import { updateContent } from '../lib/content.js';
+import { proveHostname, startDns } from '../lib/hostnames.js';
 import { ARTIFACTS, follow, freshPage as newPage, launchBrowser, seriousViolations, skip } from '../lib/browser.js';
 
 /** The domain whose names the browser resolves to this machine. */
 const CUSTOM_DOMAIN = 'handbook.test';
 
 let server;
+let dns; // the DNS server Quire asks for the proofs of custom hostnames
 let browser;
 let admin;
 let org;
@@ -237,7 +239,11 @@ before(async () => {
     if (skip) return;
     // Names under `.handbook.test` reach this machine: a site on its custom hostname.
     const resolver = `--host-resolver-rules=MAP *.${CUSTOM_DOMAIN} 127.0.0.1`;
-    [server, browser] = await Promise.all([startServer(), launchBrowser({ args: [resolver] })]);
+    dns = await startDns();
+    [server, browser] = await Promise.all([
+        startServer({ args: ['--dns-server', dns.address] }),
+        launchBrowser({ args: [resolver] }),
+    ]);
     admin = await newUser(server, 'admin');
     org = await setupOrg(server, admin, 'Browser Org');
 
@@ -316,6 +322,7 @@ before(async () => {
 after(async () => {
     await browser?.close();
     await server?.stop();
+    await dns?.stop();
 });
 
 /** A fresh browser context (its own cookies) and a page in it; `close()` ends both. */
@@ -513,6 +520,7 @@ test('custom hostname: the site at the root of its own name, links and assets on
         await admin.api.orgs.updateSiteById(org.id, own.id, { hostname: host }),
         { status: 200 },
     );
+    await proveHostname(server, dns, admin, org.id, own.id, host);
     const port = new URL(server.url).port;
     assert.equal(patched.urls.published, `http://${host}/`);
     const { tab, errors, close } = await freshPage();
@@ -570,6 +578,7 @@ test('custom hostname: opening pages there records their views, read back by agg
     check('updateSiteById', await admin.api.orgs.updateSiteById(org.id, counted.id, { hostname: host }), {
         status: 200,
     });
+    await proveHostname(server, dns, admin, org.id, counted.id, host);
     const port = new URL(server.url).port;
     const { tab, errors, close } = await freshPage();
     const sent = [];

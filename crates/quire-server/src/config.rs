@@ -82,6 +82,11 @@ pub struct ServerConfig {
     /// The domain whose subdomains are organizations' hostnames (`{hostname}.{domain}`
     /// serves that organization's sites); none by default.
     pub sites_domain: Option<String>,
+    /// The DNS server asked for the TXT records that prove control of a custom hostname
+    /// (`_quire-challenge.{hostname}`); none: the first `nameserver` of `/etc/resolv.conf`.
+    pub dns_server: Option<SocketAddr>,
+    /// How long the link of an invitation by address lets its person in, in milliseconds.
+    pub invite_ttl_ms: u64,
     /// The machine-translation provider of `ORG/translations` runs, if any.
     pub translation: TranslationConfig,
 }
@@ -167,6 +172,10 @@ impl Default for TranslationConfig {
 /// `--deleted-space-retention-ms`: GitBook's seven days.
 pub const DEFAULT_RETENTION_MS: u64 = 7 * 24 * 3600 * 1000;
 
+/// How long an invitation by address stays valid unless the operator sets
+/// `--invite-ttl-ms`: fourteen days.
+pub const DEFAULT_INVITE_TTL_MS: u64 = 14 * 24 * 3600 * 1000;
+
 /// Most blocks of one PDF unless the operator sets `--pdf-max-blocks`.
 pub const DEFAULT_PDF_MAX_BLOCKS: usize = quire_pdf::DEFAULT_MAX_BLOCKS;
 
@@ -205,6 +214,8 @@ impl Default for ServerConfig {
             trust_forwarded_for: false,
             trust_forwarded_host: false,
             sites_domain: None,
+            dns_server: None,
+            invite_ttl_ms: DEFAULT_INVITE_TTL_MS,
             translation: TranslationConfig::default(),
         }
     }

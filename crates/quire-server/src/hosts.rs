@@ -1,6 +1,8 @@
 //! Which site a request's host serves. A site is always published at
 //! `{public-url}/sites/{siteId}/`; it is also served
-//! - at `/` of its custom hostname (`hostname`, one site per hostname on the server);
+//! - at `/` of its custom hostname (`hostname`, one site per hostname on the server), once
+//!   its control is proven (`domain::hostnames`); before that the hostname answers a page
+//!   saying so;
 //! - under its proxy's path (`proxy`, `example.com/docs`: a proxy in front of Quire sends
 //!   `example.com/docs/...` here, path unchanged);
 //! - at `/{basename}/` of its organization's hostname under `--sites-domain`
@@ -11,7 +13,7 @@
 //! access cache's bound (`--access-cache-ms`) or as soon as this node writes to a site or an
 //! organization, so another node's change is seen within that bound.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
 use axum::http::{header, HeaderMap, Uri};
@@ -22,8 +24,10 @@ use crate::store;
 /// The addresses of the sites served on hosts other than Quire's own.
 #[derive(Debug, Default)]
 pub struct HostMap {
-    /// Custom hostname → site.
+    /// Custom hostname → site, for the hostnames whose control is proven.
     hostnames: HashMap<String, String>,
+    /// Custom hostnames of sites whose control is not proven yet: they serve nothing.
+    unproven: HashSet<String>,
     /// Proxy host → (its path with a trailing `/`, site), longest path first.
     proxies: HashMap<String, Vec<(String, String)>>,
     /// Organization hostname → (basename, site), oldest site first.
@@ -81,12 +85,23 @@ impl HostMap {
             })
     }
 
+    /// Whether `host` is a site's custom hostname whose control is not proven yet.
+    pub fn unproven(&self, host: &str) -> bool {
+        self.unproven.contains(host)
+    }
+
     /// Reads the addresses from the database.
     async fn load(db: &Db, with_orgs: bool) -> sqlx::Result<Self> {
         let mut map = HostMap::default();
         for site in store::hostnames::hosted(db).await? {
-            if let Some(host) = site.hostname {
-                map.hostnames.insert(host, site.id.clone());
+            match (site.hostname, site.hostname_verified_at) {
+                (Some(host), Some(_)) => {
+                    map.hostnames.insert(host, site.id.clone());
+                }
+                (Some(host), None) => {
+                    map.unproven.insert(host);
+                }
+                (None, _) => {}
             }
             if let Some((host, path)) = site.proxy.as_deref().and_then(|p| p.split_once('/')) {
                 map.proxies
@@ -156,6 +171,30 @@ pub struct Hosted {
     pub root: String,
     /// The absolute URL of that root: `scheme://host[:port]{root}`.
     pub url_root: String,
+}
+
+/// The answer on a custom hostname whose control is not proven yet: 404, plain text, and
+/// nothing of the site that names it.
+pub fn unproven_answer() -> axum::response::Response {
+    let mut res = axum::response::Response::new(axum::body::Body::from(
+        "This hostname is not verified yet: the site naming it is served here once its \
+         administrators prove they control it (a DNS TXT record; see the site's settings).\n",
+    ));
+    *res.status_mut() = axum::http::StatusCode::NOT_FOUND;
+    let headers = res.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    res
 }
 
 /// Set on a request once its host was looked up (routed or not), so that it is not again.

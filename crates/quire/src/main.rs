@@ -162,6 +162,18 @@ struct ServeArgs {
     /// pointing at Quire), as `/{site basename}/`.
     #[arg(long, env = "QUIRE_SITES_DOMAIN")]
     sites_domain: Option<String>,
+    /// The DNS server (`address:port`) asked for the TXT record that proves control of a
+    /// custom hostname; default: the first `nameserver` of `/etc/resolv.conf`.
+    #[arg(long, env = "QUIRE_DNS_SERVER")]
+    dns_server: Option<std::net::SocketAddr>,
+    /// How long (ms) the link of an invitation by address lets its person in; an expired
+    /// invitation lets no one in and is deleted by a background job.
+    #[arg(
+        long,
+        env = "QUIRE_INVITE_TTL_MS",
+        default_value_t = quire_server::config::DEFAULT_INVITE_TTL_MS
+    )]
+    invite_ttl_ms: u64,
     #[command(flatten)]
     translation: TranslationArgs,
     #[command(flatten)]
@@ -403,6 +415,8 @@ async fn main() -> anyhow::Result<()> {
                 sites_domain: args
                     .sites_domain
                     .map(|d| d.trim_matches('.').to_ascii_lowercase()),
+                dns_server: args.dns_server,
+                invite_ttl_ms: args.invite_ttl_ms,
                 translation: args.translation.config(),
                 ..config(args.storage)
             };

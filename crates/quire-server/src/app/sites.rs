@@ -4,7 +4,8 @@
 //! remove sections, change, make default and remove site spaces, add, rename and delete
 //! groups, move any item up or down, change its look (customization basics), publish and
 //! unpublish it, through the domain's site workflows (the API's own: `domain::sites`,
-//! `domain::site_structure`).
+//! `domain::site_structure`); and its custom hostname's state, with the DNS record that
+//! proves its control (which the API's `CustomHostname` has no field for) and a check.
 
 use std::fmt::Write as _;
 
@@ -18,6 +19,7 @@ use super::session;
 use super::shell::{failed, not_found, options, org_for, page, run_write, Viewer};
 use crate::domain::access::OrgCtx;
 use crate::domain::auth::Caller;
+use crate::domain::hostnames;
 use crate::domain::insights;
 use crate::domain::share_links;
 use crate::domain::site_structure;
@@ -226,6 +228,10 @@ pub async fn screen(
 <input id=\"group-title\" name=\"subject\" type=\"text\" required maxlength=\"100\">\
 <button type=\"submit\">Add the group</button></form>"
             );
+        }
+        match address_section(&state, &site, &action, &hidden).await {
+            Ok(section) => body.push_str(&section),
+            Err(e) => return failed(e),
         }
         match customization_form(&site, &action, &hidden) {
             Ok(section) => body.push_str(&section),
@@ -630,6 +636,48 @@ with this key.</p><details><summary>Show the key</summary><code>{}</code></detai
     Ok(o)
 }
 
+/// The site's custom hostname, if it has one: whether it is served, its latest check, the
+/// TXT record that proves its control until it is proven, and the button that checks.
+async fn address_section(
+    state: &AppState,
+    site: &store::sites::SiteRow,
+    action: &str,
+    hidden: &str,
+) -> ApiResult<String> {
+    let Some(host) = &site.hostname else {
+        return Ok(String::new());
+    };
+    let held = store::hostnames::holder(&state.db, host).await?;
+    let (status, proven) = held
+        .filter(|h| h.site_id == site.id)
+        .map(|h| (h.hostname_status, h.hostname_verified_at.is_some()))
+        .unwrap_or_default();
+    let mut o = format!(
+        "<h2>Custom hostname</h2><dl><dt>Hostname</dt><dd><code>{}</code></dd><dt>Served there</dt><dd>{}</dd><dt>Latest check</dt><dd>{}</dd></dl>",
+        text(host),
+        if proven {
+            "Yes: its control is proven"
+        } else {
+            "Not yet: prove that you control it"
+        },
+        text(status.as_deref().unwrap_or("not checked yet"))
+    );
+    if !proven {
+        let c = hostnames::challenge(state, &site.id, host);
+        let _ = write!(
+            o,
+            "<p>Add this TXT record to the hostname's DNS, then check. The site is served on the hostname once the record is found; the record may be removed afterwards.</p><dl class=\"hostname-challenge\"><dt>Name</dt><dd><code>{}</code></dd><dt>Value</dt><dd><code>{}</code></dd></dl>",
+            text(&c.name),
+            text(&c.value)
+        );
+    }
+    let _ = write!(
+        o,
+        "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"hostname-check\"><button type=\"submit\">Check the hostname now</button></form>"
+    );
+    Ok(o)
+}
+
 /// The site's insights: page views per day over the last 30 days, its top pages and its
 /// top searches (`domain::insights`, as `aggregateSiteEvents` answers them).
 async fn insights(state: &AppState, site_id: &str) -> ApiResult<String> {
@@ -814,6 +862,14 @@ pub async fn act(
                             let active = Some(on_off == Some("link-on"));
                             share_links::update(&state, &site, &link, None, active).await?;
                         }
+                    }
+                    Ok(format!("/o/{oid}/sites/{site}"))
+                }
+                ("hostname-check", Some(site)) => {
+                    org.require_admin("check a site's hostname")?;
+                    let row = sites::reload(&state, &oid, &site).await?;
+                    if let Some(host) = &row.hostname {
+                        hostnames::revalidate(&state, &caller, host).await?;
                     }
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }

@@ -43,7 +43,18 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (30, "comment totals", COMMENT_TOTALS),
     (31, "content objects by space only", OBJECTS_BY_SPACE),
     (32, "comment listing versions", COMMENT_VERSIONS),
+    (33, "hostname proofs and invitation expiry", HOSTNAME_PROOFS),
 ];
+
+/// A custom hostname serves its site once its control is proven (`domain::hostnames`):
+/// when it was. The hostnames held before are taken as proven: they were being served, and
+/// an upgrade should not take every site's address offline until its admins act. Invitations
+/// by address expire (`--invite-ttl-ms`), and the expired ones are found by age.
+const HOSTNAME_PROOFS: &str = r#"
+ALTER TABLE sites ADD COLUMN hostname_verified_at BIGINT;
+UPDATE sites SET hostname_verified_at = updated_at WHERE hostname IS NOT NULL;
+CREATE INDEX pending_invites_created ON pending_invites (created_at)
+"#;
 
 /// A space's comments, replies and reactions move a listing version of their own
 /// (`store::spaces::Listing`): a comment no longer makes every node build the space's

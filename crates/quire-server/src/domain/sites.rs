@@ -804,7 +804,7 @@ pub async fn patch_site(
 /// Writes `patch` to a site (organization admins) under the rules of its structure:
 /// `default_section` must be one of its sections; `default_site_space` (set apart from
 /// `patch`) a site space of the root, or of the default section, whose default it becomes. A
-/// new hostname's DNS check starts again. Answers the site as stored.
+/// new hostname's DNS check and proof of control start again. Answers the site as stored.
 pub async fn update(
     state: &AppState,
     org: &OrgCtx,
@@ -857,7 +857,7 @@ pub async fn update(
     let new_hostname = patch.hostname.as_ref().is_some_and(|h| *h != site.hostname);
     store::sites::patch(&mut tx, &site.id, &patch, state.now()).await?;
     if new_hostname {
-        // The DNS check was of the hostname before.
+        // The DNS check and the proof were of the hostname before.
         store::hostnames::reset_status(&mut tx, &site.id).await?;
     }
     tx.commit().await?;

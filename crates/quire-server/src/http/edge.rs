@@ -106,8 +106,13 @@ impl<S> Edge<S> {
     }
 }
 
-/// Routes a request sent to `host` to the site served there, if any.
-async fn route_host<B>(state: &AppState, req: &mut Request<B>, host: crate::hosts::RequestHost) {
+/// Routes a request sent to `host` to the site served there, if any; answers at once on a
+/// custom hostname whose control is not proven (`crate::hosts::unproven_answer`).
+async fn route_host<B>(
+    state: &AppState,
+    req: &mut Request<B>,
+    host: crate::hosts::RequestHost,
+) -> Option<Response> {
     req.extensions_mut().insert(crate::hosts::Looked);
     let domain = state.config.sites_domain.as_deref();
     let map = match state
@@ -119,11 +124,11 @@ async fn route_host<B>(state: &AppState, req: &mut Request<B>, host: crate::host
         Err(err) => {
             // Served as a request to Quire's own host; the next one looks again.
             tracing::error!(error = %err, "reading the sites' addresses failed");
-            return;
+            return None;
         }
     };
     let Some(routed) = map.route(&host.host, req.uri().path(), domain) else {
-        return;
+        return map.unproven(&host.host).then(crate::hosts::unproven_answer);
     };
     if let Some(uri) = crate::hosts::rewrite(req.uri(), &routed) {
         *req.uri_mut() = uri;
@@ -132,6 +137,7 @@ async fn route_host<B>(state: &AppState, req: &mut Request<B>, host: crate::host
             root: routed.root,
         });
     }
+    None
 }
 
 impl<S, B> Service<Request<B>> for Edge<S>
@@ -161,7 +167,9 @@ where
             // then served as any request (`crate::hosts`).
             let mut edge = self.clone();
             return Either::Right(Box::pin(async move {
-                route_host(&edge.0.state, &mut req, host).await;
+                if let Some(answer) = route_host(&edge.0.state, &mut req, host).await {
+                    return Ok(answer);
+                }
                 edge.call(req).await
             }));
         }

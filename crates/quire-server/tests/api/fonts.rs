@@ -174,6 +174,7 @@ async fn a_font_is_uploaded_created_served_and_used_by_a_published_site() {
     )
     .await
     .expect(200);
+    crate::dns::prove(&app, &w.admin, &site, "docs.example.com").await;
     let mut definition = font.clone();
     definition.as_object_mut().unwrap().remove("permissions");
     app.put(

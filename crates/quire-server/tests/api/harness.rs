@@ -114,6 +114,9 @@ impl TestApp {
             database_url: database_url(&dir).await,
             public_url: None,
             max_body_bytes: 64 * 1024,
+            // The hostnames' proofs are asked of the tests' own DNS server, never the
+            // system's.
+            dns_server: Some(crate::dns::server()),
             ..ServerConfig::default()
         };
         configure(&mut config);

@@ -41,6 +41,13 @@ async fn site(app: &TestApp, w: &World, settings: Value) -> String {
     site
 }
 
+/// A published site on custom hostname `host`, its control proven; its id.
+async fn proven_site(app: &TestApp, w: &World, host: &str) -> String {
+    let site = site(app, w, json!({ "hostname": host })).await;
+    crate::dns::prove(app, &w.admin, &site, host).await;
+    site
+}
+
 /// A GET of `path` on the server with these headers (`Host` among them): status, headers
 /// and text.
 async fn fetch(app: &TestApp, path: &str, headers: &[(&str, &str)]) -> (u16, HeaderMap, String) {
@@ -62,7 +69,7 @@ async fn fetch(app: &TestApp, path: &str, headers: &[(&str, &str)]) -> (u16, Hea
 async fn a_site_is_served_at_the_root_of_its_custom_hostname() {
     let app = TestApp::start().await;
     let w = world(&app).await;
-    let site = site(&app, &w, json!({ "hostname": "docs.example.com" })).await;
+    let site = proven_site(&app, &w, "docs.example.com").await;
     let got = app
         .get(&w.admin, &format!("/v1/orgs/{}/sites/{site}", w.org))
         .await
@@ -249,7 +256,7 @@ async fn custom_hostnames_are_administered_by_their_site_s_organization() {
     assert_eq!(got["object"], json!("custom-hostname"));
     assert_eq!(got["hostname"], json!(here));
     assert_eq!(got["target"], json!({ "type": "site", "site": site }));
-    assert_eq!(got["isActive"], json!(true));
+    assert_eq!(got["isActive"], json!(false), "its control is not proven");
     assert!(got.get("status").is_none(), "not checked yet: {got}");
     assert!(got["urls"]["location"].as_str().unwrap().ends_with(&path));
     app.get(&reader, &path).await.expect_error(404);
@@ -258,11 +265,17 @@ async fn custom_hostnames_are_administered_by_their_site_s_organization() {
         .await
         .expect_error(404);
 
-    // The DNS check: pointing at this server, or elsewhere.
+    // The DNS check: pointing at this server (live once its control is proven), or
+    // elsewhere.
     app.patch(&reader, &path, json!({})).await.expect_error(404);
     app.patch(&w.admin, &path, json!({})).await.expect(204);
     let got = app.get(&w.admin, &path).await.expect(200);
+    assert_eq!(got["status"], json!("dns_passed"));
+    assert_eq!(got["isActive"], json!(false));
+    crate::dns::prove(&app, &w.admin, &site, here).await;
+    let got = app.get(&w.admin, &path).await.expect(200);
     assert_eq!(got["status"], json!("live"));
+    assert_eq!(got["isActive"], json!(true));
     let other_path = format!("/v1/custom-hostnames/{elsewhere}");
     app.patch(&w.admin, &other_path, json!({}))
         .await
@@ -404,7 +417,7 @@ async fn another_node_serves_a_new_hostname_within_the_bound() {
     // The other node looks the host up once: no site is there yet.
     let (status, _, _) = fetch(&other, "/v1/user", &host).await;
     assert_eq!(status, 401);
-    site(&app, &w, json!({ "hostname": "docs.example.com" })).await;
+    proven_site(&app, &w, "docs.example.com").await;
     // Written on the first node, seen by the other once its snapshot is older than the
     // access cache's bound (`--access-cache-ms`).
     let bound = app.config.access_cache_ms;
@@ -421,4 +434,172 @@ async fn another_node_serves_a_new_hostname_within_the_bound() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+/// A session of persona `name` in the app: its cookie.
+async fn signed_in(app: &TestApp, name: &str) -> String {
+    let email = format!("{name}@example.com");
+    quire_server::admin::set_password(&app.config, &email, Some(name), "a fine passphrase", false)
+        .await
+        .unwrap();
+    let res = no_redirects()
+        .post(format!("{}/signin", app.base))
+        .header("origin", &app.base)
+        .form(&[("email", email.as_str()), ("password", "a fine passphrase")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 303);
+    let cookie = res.headers()["set-cookie"].to_str().unwrap();
+    cookie.split(';').next().unwrap().to_string()
+}
+
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// An app screen as the session `cookie` sees it.
+async fn screen(app: &TestApp, cookie: &str, path: &str) -> String {
+    let res = no_redirects()
+        .get(format!("{}{path}", app.base))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    res.text().await.unwrap()
+}
+
+/// The text of `html` between `before` and the next `after`.
+fn between(html: &str, before: &str, after: &str) -> String {
+    let at = html
+        .find(before)
+        .unwrap_or_else(|| panic!("{before} in {html}"))
+        + before.len();
+    html[at..at + html[at..].find(after).unwrap()].to_string()
+}
+
+/// The TXT record a site's screen tells its admins to publish: name and value.
+fn record_on(html: &str) -> (String, String) {
+    let shown = between(html, "<dl class=\"hostname-challenge\">", "</dl>");
+    let name = between(&shown, "<dt>Name</dt><dd><code>", "</code>");
+    let value = between(&shown, "<dt>Value</dt><dd><code>", "</code>");
+    (name, value)
+}
+
+#[tokio::test]
+async fn a_custom_hostname_serves_its_site_only_once_its_control_is_proven() {
+    let app = TestApp::start().await;
+    let w = world(&app).await;
+    let reader = app.persona("reader").await;
+    app.add_member(&w.admin, &w.org, &reader, json!("read"))
+        .await;
+    // Someone else's hostname, which any site of a shared server could name.
+    let host = "docs.example.com";
+    let site = site(&app, &w, json!({ "hostname": host })).await;
+    let hosted = [("host", host)];
+
+    // Not served: a plain page says why; neither the site nor Quire's own API answers there.
+    let (status, h, body) = fetch(&app, "/install", &hosted).await;
+    assert_eq!(status, 404);
+    assert!(h["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    assert!(body.contains("not verified"), "{body}");
+    assert!(!body.contains("Install it."), "{body}");
+    let (status, _, _) = fetch(&app, "/v1/user", &hosted).await;
+    assert_eq!(status, 404);
+    // Nor does its address resolve for renderers.
+    let url = json!({ "url": format!("http://{host}/install") });
+    app.post(&w.admin, "/v1/urls/published", url.clone())
+        .await
+        .expect_error(404);
+
+    // A check without the proof leaves it so (a hostname resolving here would be
+    // `dns_passed`, never `live`: `custom_hostnames_are_administered_by_...`).
+    let path = format!("/v1/custom-hostnames/{host}");
+    app.patch(&w.admin, &path, json!({})).await.expect(204);
+    let got = app.get(&w.admin, &path).await.expect(200);
+    assert_ne!(got["status"], json!("live"));
+    assert_eq!(got["isActive"], json!(false));
+    assert_eq!(fetch(&app, "/install", &hosted).await.0, 404);
+
+    // The site's screen tells its admins the record to publish; a reader sees none.
+    let admin = signed_in(&app, "admin").await;
+    let page = screen(&app, &admin, &format!("/o/{}/sites/{site}", w.org)).await;
+    let (name, value) = record_on(&page);
+    assert_eq!(name, format!("_quire-challenge.{host}"));
+    assert!(value.starts_with("quire-verification="), "{value}");
+    let read = signed_in(&app, "reader").await;
+    let seen = screen(&app, &read, &format!("/o/{}/sites/{site}", w.org)).await;
+    assert!(!seen.contains("_quire-challenge"), "{seen}");
+    assert!(!seen.contains(&value), "{seen}");
+
+    // A record holding anything else proves nothing.
+    crate::dns::publish(&name, "quire-verification=00000000000000000000000000000000");
+    app.patch(&w.admin, &path, json!({})).await.expect(204);
+    assert_eq!(
+        app.get(&w.admin, &path).await.expect(200)["isActive"],
+        json!(false)
+    );
+    assert_eq!(fetch(&app, "/install", &hosted).await.0, 404);
+
+    // The record published, the admin checks from the app: the site is served there.
+    crate::dns::publish(&name, &value);
+    let csrf = between(&page, "name=\"csrf\" value=\"", "\"");
+    let res = no_redirects()
+        .post(format!("{}/o/{}/sites/{site}", app.base, w.org))
+        .header("cookie", &admin)
+        .header("origin", &app.base)
+        .form(&[("csrf", csrf.as_str()), ("op", "hostname-check")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 303, "{}", res.text().await.unwrap());
+    let got = app.get(&w.admin, &path).await.expect(200);
+    assert_eq!(got["isActive"], json!(true));
+    let (status, _, body) = fetch(&app, "/install", &hosted).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Install it."));
+    app.post(&w.admin, "/v1/urls/published", url)
+        .await
+        .expect(200);
+    let page = screen(&app, &admin, &format!("/o/{}/sites/{site}", w.org)).await;
+    assert!(!page.contains("hostname-challenge"), "proven: {page}");
+
+    // The proof stays once the record is gone.
+    crate::dns::withdraw(&name, &value);
+    app.patch(&w.admin, &path, json!({})).await.expect(204);
+    assert_eq!(
+        app.get(&w.admin, &path).await.expect(200)["isActive"],
+        json!(true)
+    );
+    assert_eq!(fetch(&app, "/install", &hosted).await.0, 200);
+
+    // On another site, the hostname needs a proof of its own: the first site's record
+    // proves nothing for it.
+    crate::dns::publish(&name, &value);
+    app.patch(
+        &w.admin,
+        &format!("/v1/orgs/{}/sites/{site}", w.org),
+        json!({ "hostname": null }),
+    )
+    .await
+    .expect(200);
+    let second = site_with(&app, &w, host).await;
+    let page = screen(&app, &admin, &format!("/o/{}/sites/{second}", w.org)).await;
+    let (_, second_value) = record_on(&page);
+    assert_ne!(second_value, value);
+    app.patch(&w.admin, &path, json!({})).await.expect(204);
+    let got = app.get(&w.admin, &path).await.expect(200);
+    assert_eq!(got["isActive"], json!(false));
+    assert_eq!(got["target"]["site"], json!(second));
+    let (status, _, body) = fetch(&app, "/", &hosted).await;
+    assert_eq!(status, 404);
+    assert!(body.contains("not verified"), "{body}");
+    crate::dns::withdraw(&name, &value);
 }

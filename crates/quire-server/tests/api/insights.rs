@@ -45,9 +45,12 @@ async fn world(app: &TestApp, settings: Value) -> World {
         )
         .await
         .expect(201));
-    app.patch(&admin, &format!("{sites}/{site}"), settings)
+    app.patch(&admin, &format!("{sites}/{site}"), settings.clone())
         .await
         .expect(200);
+    if let Some(host) = settings["hostname"].as_str() {
+        crate::dns::prove(app, &admin, &site, host).await;
+    }
     app.post(&admin, &format!("{sites}/{site}/publish"), json!({}))
         .await
         .expect(200);

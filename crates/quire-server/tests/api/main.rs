@@ -2,6 +2,7 @@
 //! SQLite by default, PostgreSQL when `QUIRE_TEST_DATABASE_URL` is set — and drives it
 //! over real HTTP.
 
+mod dns;
 mod harness;
 mod loopback;
 

@@ -42,8 +42,9 @@ pub struct Urls {
     location: String,
 }
 
-/// `getCustomHostname`: the site holding it, served while the site is published; its
-/// status is the latest DNS check's (none before the first).
+/// `getCustomHostname`: the site holding it, active (served) while the site is published
+/// and the hostname's control is proven; its status is the latest check's (none before the
+/// first, never `live` before the proof).
 pub async fn get_custom_hostname(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -62,12 +63,13 @@ pub async fn get_custom_hostname(
             organization: None,
             site: Some(holder.site_id),
         },
-        is_active: holder.published != 0,
+        is_active: holder.published != 0 && holder.hostname_verified_at.is_some(),
         status: holder.hostname_status,
     }))
 }
 
-/// `dnsRevalidateCustomHostname`: checks the name's DNS now; `getCustomHostname` reports it.
+/// `dnsRevalidateCustomHostname`: checks the name's DNS and the proof of its control now;
+/// `getCustomHostname` reports it.
 pub async fn revalidate_custom_hostname(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
