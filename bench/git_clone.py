@@ -120,6 +120,15 @@ def main():
         print(f"fetch after a one-page merge: {fetch * 1000:.0f} ms (first), {again * 1000:.0f} ms (next clone)",
               flush=True)
 
+        # Small requests in a row: each starts git children on the server (their start-up
+        # is the cost that shows).
+        def median(xs):
+            return sorted(xs)[len(xs) // 2]
+        listed = median([git(["ls-remote", url], work) for _ in range(20)])
+        idle = median([git(["fetch", "-q"], os.path.join(work, "warm0")) for _ in range(20)])
+        print(f"20 in a row, median: ls-remote {listed * 1000:.0f} ms, fetch with nothing new "
+              f"{idle * 1000:.0f} ms", flush=True)
+
         # A one-page push to a new branch: answered once its change request exists.
         cold = os.path.join(work, "cold")
         git(["pull", "-q", "--ff-only"], cold)
