@@ -1070,13 +1070,26 @@ impl<'a> Renderer<'a> {
             }
             parts.push(html("<tbody>"));
         }
-        for (_, record) in records {
+        let view_column = |k: &str| view.get(k).and_then(Value::as_str).filter(|_| cards);
+        let (target, cover, cover_dark) = (
+            view_column("targetDefinition"),
+            view_column("coverDefinition"),
+            view_column("coverDefinitionDark"),
+        );
+        for (rid, record) in records {
             let values = record.get("values").and_then(Value::as_object);
-            parts.push(html(if cards {
-                "<article class=\"card\">"
+            let value_of = |c: Option<&str>| values.and_then(|v| v.get(c?));
+            if cards {
+                let mut open = String::from("<article class=\"card\">");
+                if let Some(img) =
+                    value_of(cover).and_then(|v| self.card_cover(v, value_of(cover_dark)))
+                {
+                    open.push_str(&img);
+                }
+                parts.push(html(open));
             } else {
-                "<tr>"
-            }));
+                parts.push(html("<tr>"));
+            }
             for c in &columns {
                 parts.push(html(if cards {
                     "<div class=\"card-cell\">".to_string()
@@ -1084,20 +1097,37 @@ impl<'a> Renderer<'a> {
                     format!("<td{}>", align(c))
                 }));
                 let value = values.and_then(|v| v.get(*c));
+                let kind = column_def(c)
+                    .and_then(|d| d.get("type"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("text");
+                // A link cell shows the label it was written with.
+                let label = value
+                    .filter(|_| matches!(kind, "content-ref" | "files"))
+                    .and_then(|v| crate::markdown::cell_label(e, rid, c, v))
+                    .and_then(|f| fragments.get_key_value(f.fragment.as_deref()?));
                 let fragment = value
                     .and_then(Value::as_str)
-                    .and_then(|k| fragments.get_key_value(k));
+                    .and_then(|k| fragments.get_key_value(k))
+                    .or(label);
                 if let Some((key, f)) = fragment {
                     // A fragment named by several cells is written for the first only.
                     if used.insert(*key) {
                         parts.push(Task::Nodes(&f.nodes, depth + 1));
                     }
                 } else if let Some(v) = value {
-                    parts.push(html(self.cell_value(v)));
+                    parts.push(html(self.cell_value(v, column_def(c))));
                 }
                 parts.push(html(if cards { "</div>" } else { "</td>" }));
             }
-            parts.push(html(if cards { "</article>" } else { "</tr>" }));
+            if cards {
+                if let Some(link) = value_of(target).and_then(|v| self.card_target(v)) {
+                    parts.push(html(link));
+                }
+                parts.push(html("</article>"));
+            } else {
+                parts.push(html("</tr>"));
+            }
         }
         parts.push(html(if cards {
             "</div>"
@@ -1107,19 +1137,64 @@ impl<'a> Renderer<'a> {
         parts
     }
 
-    /// A cell value that is not a fragment: a number, a checkbox, text, references.
-    fn cell_value(&self, v: &Value) -> String {
+    /// A cell value that is not a fragment: a number, a rating, a checkbox, a select's
+    /// options, files, an image, a reference. Arrays hold only strings: nothing nests.
+    fn cell_value(&self, v: &Value, def: Option<&Map<String, Value>>) -> String {
+        let kind = def
+            .and_then(|d| d.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or("text");
+        let strings = |items: &[Value]| -> Vec<String> {
+            items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect()
+        };
         match v {
             Value::Bool(b) => format!(
                 "<input type=\"checkbox\" disabled{}>",
                 if *b { " checked" } else { "" }
             ),
+            Value::Number(n) if kind == "rating" => {
+                let max = def.and_then(|d| d.get("max")).and_then(Value::as_f64);
+                rating(n.as_f64().unwrap_or(0.0), max)
+            }
             Value::Number(n) => escape_text(&n.to_string()),
             Value::String(s) => escape_text(s),
-            Value::Array(items) => {
-                let parts: Vec<String> = items.iter().map(|i| self.cell_value(i)).collect();
-                parts.join(", ")
+            Value::Array(items) if kind == "select" => {
+                let options = def.and_then(|d| d.get("options")).and_then(Value::as_array);
+                strings(items)
+                    .iter()
+                    .map(|id| {
+                        let label = options
+                            .into_iter()
+                            .flatten()
+                            .find(|o| o.get("value").and_then(Value::as_str) == Some(id))
+                            .and_then(|o| o.get("label").and_then(Value::as_str))
+                            .unwrap_or(id);
+                        format!("<span class=\"option\">{}</span>", escape_text(label))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
             }
+            Value::Array(items) if kind == "files" => strings(items)
+                .iter()
+                .filter_map(|id| self.resolve.file(id))
+                .map(|f| match safe_url(&f.url) {
+                    Some(url) => format!(
+                        "<a class=\"file-link\" download href=\"{}\">{}</a>",
+                        escape_attr(url),
+                        escape_text(&f.name)
+                    ),
+                    None => escape_text(&f.name),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            Value::Array(items) => escape_text(&strings(items).join(", ")),
+            Value::Object(_) if kind == "image" => self
+                .card_image(v, "cell-image")
+                .map(|(img, _)| img)
+                .unwrap_or_default(),
             Value::Object(_) => match serde_json::from_value::<ContentRef>(v.clone()) {
                 Ok(r) => {
                     let label = self.resolve.title(&r).unwrap_or_default();
@@ -1135,6 +1210,69 @@ impl<'a> Renderer<'a> {
             },
             Value::Null => String::new(),
         }
+    }
+
+    /// The URL of an image cell's value (the first of files, a file or URL reference, or
+    /// the `ref` of an image record) with its alternative text, when it is safe to show.
+    fn image_url(&self, v: &Value) -> Option<(String, String)> {
+        let (r, alt) = match v {
+            Value::Array(ids) => (
+                ContentRef::File {
+                    file: ids.first()?.as_str()?.to_string(),
+                },
+                "",
+            ),
+            Value::Object(o) if !o.contains_key("kind") => (
+                serde_json::from_value(o.get("ref")?.clone()).ok()?,
+                o.get("alt").and_then(Value::as_str).unwrap_or(""),
+            ),
+            Value::Object(_) => (serde_json::from_value(v.clone()).ok()?, ""),
+            _ => return None,
+        };
+        let url = match &r {
+            ContentRef::File { file } => self.resolve.file(file)?.url,
+            ContentRef::Url { url } => url.clone(),
+            _ => return None,
+        };
+        Some((safe_url(&url)?.to_string(), alt.to_string()))
+    }
+
+    /// An `<img>` of an image cell's value, with its URL.
+    fn card_image(&self, v: &Value, class: &str) -> Option<(String, String)> {
+        let (url, alt) = self.image_url(v)?;
+        Some((
+            format!(
+                "<img class=\"{class}\" src=\"{}\" alt=\"{}\" loading=\"lazy\">",
+                escape_attr(&url),
+                escape_attr(&alt)
+            ),
+            url,
+        ))
+    }
+
+    /// A card's cover, with its dark variant when there is one.
+    fn card_cover(&self, v: &Value, dark: Option<&Value>) -> Option<String> {
+        let (img, _) = self.card_image(v, "card-cover")?;
+        // A `srcset` is a list: only a plain URL can be one.
+        match dark.and_then(|d| self.image_url(d)) {
+            Some((d, _)) if !d.contains([' ', ',']) => Some(format!(
+                "<picture><source srcset=\"{}\" media=\"(prefers-color-scheme: dark)\">{img}</picture>",
+                escape_attr(&d)
+            )),
+            _ => Some(img),
+        }
+    }
+
+    /// A card's link to its target: a page through the caller's [`Resolve`], or a URL.
+    fn card_target(&self, v: &Value) -> Option<String> {
+        let r: ContentRef = serde_json::from_value(v.clone()).ok()?;
+        let url = self.ref_url(&r)?;
+        let title = self.resolve.title(&r).unwrap_or_else(|| url.clone());
+        Some(format!(
+            "{}{}</a>",
+            Self::open_link(&url, Some("card-target")),
+            escape_text(&title)
+        ))
     }
 
     /// Annotations' bodies as numbered notes after the document. A note's own annotations
@@ -1238,6 +1376,26 @@ fn openapi(e: &Element) -> String {
     escape_text_into(&mut out, &target);
     out.push_str("</code></div>");
     out
+}
+
+/// A rating as stars out of its maximum (at most ten stars; past that, as a fraction).
+fn rating(n: f64, max: Option<f64>) -> String {
+    let max = max.filter(|m| m.is_finite() && *m >= 1.0).unwrap_or(5.0);
+    let n = if n.is_finite() {
+        n.clamp(0.0, max)
+    } else {
+        0.0
+    };
+    let label = format!("{} / {}", n, max);
+    if max > 10.0 {
+        return format!("<span class=\"rating\">{}</span>", escape_text(&label));
+    }
+    let full = (n.round() as usize).min(max as usize);
+    let stars = "\u{2605}".repeat(full) + &"\u{2606}".repeat(max as usize - full);
+    format!(
+        "<span class=\"rating\" role=\"img\" aria-label=\"{}\">{stars}</span>",
+        escape_attr(&label)
+    )
 }
 
 /// The reference in `data[key]`.

@@ -359,7 +359,70 @@ fn card_tables() {
     let doc = markdown_to_document(md);
     assert_eq!(doc.nodes[0].element().unwrap().kind, "table", "{doc:?}");
     let html = render_document(&doc, &Site).html;
-    assert!(html.starts_with("<div class=\"cards\"><article class=\"card\"><div class=\"card-cell\"><p><strong>Guide</strong></p></div></article></div>"), "{html}");
+    assert!(html.starts_with("<div class=\"cards\"><article class=\"card\"><div class=\"card-cell\"><p><strong>Guide</strong></p></div><a href=\"/docs/guide\" class=\"card-target\">The guide</a></article></div>"), "{html}");
+}
+
+#[test]
+fn cards_link_to_their_target_and_show_their_cover() {
+    let md = "<table data-view=\"cards\"><thead><tr><th></th><th data-hidden data-card-target data-type=\"content-ref\"></th><th data-hidden data-card-cover data-type=\"files\"></th><th data-hidden data-card-cover-dark data-type=\"image\"></th></tr></thead><tbody>\
+        <tr><td>Page</td><td><a href=\"/pages/p1#setup\">setup</a></td><td><a href=\"/files/f1\">cat.png</a></td><td><a href=\"https://cdn.example.com/dark.png\">dark.png</a></td></tr>\
+        <tr><td>Web</td><td><a href=\"https://example.com/a?b=1&#x26;c=&#x3C;\">x</a></td><td></td><td></td></tr>\
+        <tr><td>Unknown</td><td><a href=\"/pages/nope\">nope</a></td><td><a href=\"/files/zz\">zz.png</a></td><td></td></tr>\
+        <tr><td>Script</td><td><a href=\"javascript:alert(1)\">x</a></td><td></td><td><a href=\"javascript:alert(2)\">x</a></td></tr>\
+        </tbody></table>\n";
+    let doc = markdown_to_document(md);
+    assert_eq!(doc.nodes[0].element().unwrap().kind, "table", "{doc:?}");
+    let html = render_document(&doc, &Site).html;
+    assert_inert(&html);
+    // A page target through the resolver, its cover a file with a dark variant.
+    assert!(html.contains("<article class=\"card\"><picture><source srcset=\"https://cdn.example.com/dark.png\" media=\"(prefers-color-scheme: dark)\"><img class=\"card-cover\" src=\"/files/f1/cat.png\" alt=\"\" loading=\"lazy\"></picture><div class=\"card-cell\"><p>Page</p></div><a href=\"/docs/getting-started#setup\" class=\"card-target\">/docs/getting-started#setup</a></article>"), "{html}");
+    // A URL target, escaped.
+    assert!(html.contains("<a href=\"https://example.com/a?b=1&amp;c=&lt;\" class=\"card-target\" rel=\"noopener noreferrer\">"), "{html}");
+    // What cannot be resolved, or is not a safe URL, is no link and no image.
+    assert!(
+        html.contains(
+            "<article class=\"card\"><div class=\"card-cell\"><p>Unknown</p></div></article>"
+        ),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            "<article class=\"card\"><div class=\"card-cell\"><p>Script</p></div></article>"
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("javascript"), "{html}");
+}
+
+#[test]
+fn typed_columns_are_shown() {
+    let md = "<table><thead><tr><th>Name</th><th data-type=\"number\">N</th><th data-type=\"checkbox\">On</th><th data-type=\"rating\" data-max=\"5\">Stars</th><th>Status<select multiple><option value=\"o1\" label=\"&#x3C;b>Done\" color=\"blue\"></option><option value=\"o2\" label=\"Open\" color=\"green\"></option></select></th><th data-type=\"content-ref\">Link</th><th data-type=\"files\">Files</th></tr></thead><tbody><tr><td>One</td><td>42</td><td>true</td><td>3</td><td><span data-option=\"o1\">&#x3C;b>Done, </span><span data-option=\"o2\">Open</span></td><td><a href=\"/pages/p2\">the label</a></td><td><a href=\"/files/f2\">manual.pdf</a></td></tr></tbody></table>\n";
+    let doc = markdown_to_document(md);
+    assert_eq!(doc.nodes[0].element().unwrap().kind, "table", "{doc:?}");
+    let html = render_document(&doc, &Site).html;
+    assert_inert(&html);
+    assert!(
+        html.contains("<td>42</td><td><input type=\"checkbox\" disabled checked></td>"),
+        "{html}"
+    );
+    assert!(html.contains("<td><span class=\"rating\" role=\"img\" aria-label=\"3 / 5\">\u{2605}\u{2605}\u{2605}\u{2606}\u{2606}</span></td>"), "{html}");
+    assert!(html.contains("<td><span class=\"option\">&lt;b&gt;Done</span> <span class=\"option\">Open</span></td>"), "{html}");
+    // A link cell keeps its label; its target goes through the resolver.
+    assert!(
+        html.contains("<a href=\"/docs/guide\">the label</a>"),
+        "{html}"
+    );
+    assert!(html.contains("/files/f2/manual.pdf"), "{html}");
+}
+
+#[test]
+fn ratings_stay_small() {
+    assert_eq!(
+        rating(2.0, Some(1e12)),
+        "<span class=\"rating\">2 / 1000000000000</span>"
+    );
+    assert_eq!(rating(9.0, Some(2.0)).matches('\u{2605}').count(), 2);
+    assert_eq!(rating(f64::NAN, None).matches('\u{2606}').count(), 5);
 }
 
 #[test]

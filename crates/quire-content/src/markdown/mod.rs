@@ -26,7 +26,7 @@ mod scan;
 mod table;
 
 pub(crate) use render::plain_text_raw;
-pub(crate) use table::sorted_records;
+pub(crate) use table::{cell_label, sorted_records};
 
 use pulldown_cmark::Options;
 use serde_json::{Map, Value};

@@ -655,6 +655,23 @@ fn label_refs(f: &Fragment) -> Option<Vec<ContentRef>> {
     Some(out)
 }
 
+/// The label fragment of a typed link cell (`{record}-{column}`), while it still links to
+/// what the cell's value names.
+pub(crate) fn cell_label<'a>(
+    e: &'a Element,
+    record: &str,
+    column: &str,
+    value: &Value,
+) -> Option<&'a Fragment> {
+    let key = format!("{record}-{column}");
+    let f = e
+        .fragments
+        .iter()
+        .flatten()
+        .find(|f| f.fragment.as_deref() == Some(key.as_str()))?;
+    (value_refs(value).is_some() && label_refs(f) == value_refs(value)).then_some(f)
+}
+
 /// A typed cell value as GitBook writes it in an HTML table: numbers and checkboxes as
 /// text, a select's options as labelled spans, links (content references, images, files)
 /// with the label the cell was read with while it still names the same targets.
