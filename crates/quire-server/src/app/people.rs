@@ -16,7 +16,7 @@ use super::shell::{failed, no_org, not_found, org_for, page, run_write, see_othe
 use crate::domain::access::{OrgCtx, Role};
 use crate::domain::accounts::AccountError;
 use crate::domain::auth::Caller;
-use crate::domain::members;
+use crate::domain::members::{self, Invitation};
 use crate::error::ApiError;
 use crate::ids::{OrgId, UserId};
 use crate::state::AppState;
@@ -172,16 +172,22 @@ async fn members_html(
     if !pending.is_empty() {
         body.push_str("<h3>Waiting for their account</h3><ul>");
         for p in &pending {
+            let until = members::expires_at(state, p.created_at);
+            let validity = match members::expired(state, p.created_at) {
+                true => format!("expired {}", crate::clock::iso(until)),
+                false => format!("expires {}", crate::clock::iso(until)),
+            };
             let _ = write!(
                 body,
-                "<li>{} <span class=\"muted\">{} · invited {}</span> <form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"withdraw\"><input type=\"hidden\" name=\"email\" value=\"{}\"><button type=\"submit\">Withdraw</button></form></li>",
+                "<li>{} <span class=\"muted\">{} · invited {} · {}</span> <form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"withdraw\"><input type=\"hidden\" name=\"email\" value=\"{}\"><button type=\"submit\">Withdraw</button></form></li>",
                 text(&p.email),
                 text(p.role.as_deref().unwrap_or("guest")),
                 text(&crate::clock::iso(p.created_at)),
+                text(&validity),
                 attr(&p.email)
             );
         }
-        body.push_str("</ul><p class=\"muted\">Quire sends no e-mail: invite an address again for a new link to hand over.</p>");
+        body.push_str("</ul><p class=\"muted\">Quire sends no e-mail: invite an address again for a new link to hand over. A link lets its person in until the invitation expires.</p>");
     }
     // Invite links.
     body.push_str("<h2>Invite links</h2>");
@@ -299,8 +305,11 @@ async fn run(
                 done.joined.len()
             );
             if !done.links.is_empty() {
-                notice.push_str(
-                    "<p>These addresses have no account yet. Hand each person their link (shown only now): it lets them create their account and join.</p><ul>",
+                let until = crate::clock::iso(members::expires_at(state, state.now()));
+                let _ = write!(
+                    notice,
+                    "<p>These addresses have no account yet. Hand each person their link (shown only now): it lets them create their account and join, until {}.</p><ul>",
+                    text(&until)
                 );
                 for (email, secret) in &done.links {
                     let _ = write!(
@@ -381,7 +390,7 @@ fn account_form(
 /// account.
 pub async fn join_page(State(state): State<AppState>, Path(secret): Path<String>) -> Response {
     match members::invitation(&state, &secret).await {
-        Ok(Some(invite)) => {
+        Ok(Invitation::Open(invite)) => {
             let org = store::orgs::get(&state.db, &OrgId::new(invite.org_id.clone()))
                 .await
                 .ok()
@@ -395,12 +404,21 @@ pub async fn join_page(State(state): State<AppState>, Path(secret): Path<String>
             );
             page(StatusCode::OK, "Join", None, "", &body)
         }
-        Ok(None) => not_found(
-            None,
-            "This invitation is no longer valid: ask for a new one.",
-        ),
+        Ok(Invitation::Expired(invite)) => expired(&state, &invite),
+        Ok(Invitation::Unknown) => not_found(None, members::UNKNOWN_MESSAGE),
         Err(e) => failed(e),
     }
+}
+
+/// The page of an expired invitation's link: 410, saying so and since when.
+fn expired(state: &AppState, invite: &store::invites::PendingLink) -> Response {
+    let since = crate::clock::iso(members::expires_at(state, invite.created_at));
+    let body = format!(
+        "<h1>Invitation expired</h1><p>{}</p><p class=\"muted\">It expired on {}.</p>",
+        text(members::EXPIRED_MESSAGE),
+        text(&since)
+    );
+    page(StatusCode::GONE, "Invitation expired", None, "", &body)
 }
 
 /// `POST /join/{secret}`: creates the invited address's account, which joins every
@@ -418,13 +436,9 @@ pub async fn join(
     let name = form.name.as_deref().filter(|n| !n.trim().is_empty());
     let password = form.password.as_deref().unwrap_or("");
     let invite = match members::invitation(&state, &secret).await {
-        Ok(Some(i)) => i,
-        Ok(None) => {
-            return not_found(
-                None,
-                "This invitation is no longer valid: ask for a new one.",
-            )
-        }
+        Ok(Invitation::Open(i)) => i,
+        Ok(Invitation::Expired(i)) => return expired(&state, &i),
+        Ok(Invitation::Unknown) => return not_found(None, members::UNKNOWN_MESSAGE),
         Err(e) => return failed(e),
     };
     match members::accept(&state, &secret, name, password).await {

@@ -88,13 +88,15 @@ pub async fn authenticate_token(state: &AppState, token: &str) -> ApiResult<Call
 }
 
 /// On a user's first authenticated request, the invitations waiting for their e-mail
-/// turn into memberships.
+/// turn into memberships, unless they expired.
 pub async fn first_authentication(state: &AppState, user: &UserRow) -> ApiResult<()> {
     let now = state.clock.now_ms();
     let mut tx = state.db.begin().await?;
     tx.touches(&[crate::cache::Scope::Tokens]);
     if store::users::claim_first_auth(&mut tx, &user.id, now).await? {
-        for invite in store::invites::take_pending(&mut tx, &user.email).await? {
+        // Expired invitations let no one in (`members`).
+        let since = now.saturating_sub(crate::domain::members::invite_ttl_ms(state));
+        for invite in store::invites::take_pending(&mut tx, &user.email, since).await? {
             tx.touches(&[crate::cache::Scope::Org(&invite.org_id)]);
             store::members::insert(
                 &mut tx,

@@ -216,6 +216,7 @@ async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
             crate::domain::git::sync::run(state, &job.id, &job.payload).await
         }
         crate::domain::insights::PRUNE_JOB => crate::domain::insights::prune(state).await.map(drop),
+        crate::domain::members::PRUNE_JOB => crate::domain::members::prune(state).await.map(drop),
         other => anyhow::bail!("unknown job kind {other}"),
     }
 }

@@ -1,6 +1,12 @@
 //! Membership workflows, shared by the API and the app: inviting by address, changing a
 //! member's role, removing a member, joining through an invite link, and accepting an
 //! address's invitation by creating the account.
+//!
+//! An invitation by address lets its person in for `--invite-ttl-ms` (14 days by default)
+//! after it was made, by its link or by the address's first authentication: a link handed
+//! over and forgotten should not open the organization for ever. An expired invitation is
+//! kept [`EXPIRED_KEPT_MS`] more, so that its link says it expired, then [`PRUNE_JOB`]
+//! deletes it.
 
 use crate::domain::access::{OrgCtx, Role};
 use crate::domain::accounts::{self, AccountError};
@@ -12,6 +18,28 @@ use crate::state::AppState;
 use crate::store;
 use crate::store::users::UserRow;
 use crate::validate;
+
+/// Job kind that deletes the invitations by address expired for [`EXPIRED_KEPT_MS`].
+pub const PRUNE_JOB: &str = "prune-invitations";
+
+/// How long an expired invitation is kept, so that its link says it expired rather than
+/// that it is unknown: a week.
+pub const EXPIRED_KEPT_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// How long an invitation by address lets its person in, as this node is set.
+pub fn invite_ttl_ms(state: &AppState) -> i64 {
+    i64::try_from(state.config.invite_ttl_ms).unwrap_or(i64::MAX / 4)
+}
+
+/// When an invitation made at `created_at` stops letting anyone in.
+pub fn expires_at(state: &AppState, created_at: i64) -> i64 {
+    created_at.saturating_add(invite_ttl_ms(state))
+}
+
+/// Whether an invitation made at `created_at` has expired.
+pub fn expired(state: &AppState, created_at: i64) -> bool {
+    state.now() >= expires_at(state, created_at)
+}
 
 /// The outcome of an invitation by address.
 pub struct Invited {
@@ -73,8 +101,33 @@ pub async fn invite(
             }
         }
     }
+    if !out.links.is_empty() {
+        // Deleted a while after they expire (a job already due earlier enqueues the next
+        // one when it runs).
+        let at = expires_at(state, now).saturating_add(EXPIRED_KEPT_MS);
+        store::jobs::enqueue_once(&mut tx, PRUNE_JOB, "", at, now).await?;
+    }
     tx.commit().await?;
     Ok(out)
+}
+
+/// Deletes the invitations by address expired for [`EXPIRED_KEPT_MS`], and enqueues the
+/// next run for when the oldest left will be; how many were deleted.
+pub async fn prune(state: &AppState) -> anyhow::Result<u64> {
+    let keep = invite_ttl_ms(state).saturating_add(EXPIRED_KEPT_MS);
+    let now = state.now();
+    let deleted = store::invites::prune_pending(&state.db, now.saturating_sub(keep)).await?;
+    let mut tx = state.db.begin().await?;
+    tx.touches(&[]);
+    if let Some(oldest) = store::invites::oldest_pending(&mut tx).await? {
+        let at = oldest.saturating_add(keep).max(now);
+        store::jobs::enqueue_once(&mut tx, PRUNE_JOB, "", at, now).await?;
+    }
+    tx.commit().await?;
+    if deleted > 0 {
+        tracing::info!(deleted, "expired invitations deleted");
+    }
+    Ok(deleted)
 }
 
 fn not_a_member(user_id: &str) -> ApiError {
@@ -180,13 +233,33 @@ pub async fn join_with_link(
     Ok(())
 }
 
-/// The address and organization of the invitation whose link carries `secret`.
-pub async fn invitation(
-    state: &AppState,
-    secret: &str,
-) -> ApiResult<Option<store::invites::PendingLink>> {
-    Ok(store::invites::pending_by_secret(&state.db, &hash_token(secret)).await?)
+/// An invitation as its link finds it.
+pub enum Invitation {
+    /// Valid: its address and organization.
+    Open(store::invites::PendingLink),
+    /// Expired: it lets no one in.
+    Expired(store::invites::PendingLink),
+    /// No invitation has this link (withdrawn, accepted, replaced or pruned).
+    Unknown,
 }
+
+/// The invitation whose link carries `secret`.
+pub async fn invitation(state: &AppState, secret: &str) -> ApiResult<Invitation> {
+    Ok(
+        match store::invites::pending_by_secret(&state.db, &hash_token(secret)).await? {
+            Some(found) if expired(state, found.created_at) => Invitation::Expired(found),
+            Some(found) => Invitation::Open(found),
+            None => Invitation::Unknown,
+        },
+    )
+}
+
+/// What the link of an expired invitation says.
+pub const EXPIRED_MESSAGE: &str =
+    "This invitation has expired: ask the organization's admins to invite you again.";
+
+/// What a link that leads to no invitation says.
+pub const UNKNOWN_MESSAGE: &str = "This invitation is no longer valid: ask for a new one.";
 
 /// Accepts the invitation whose link carries `secret`: creates the invited address's
 /// account with `password`, and every invitation waiting for the address becomes a
@@ -200,10 +273,10 @@ pub async fn accept(
     let found = invitation(state, secret)
         .await
         .map_err(|e| AccountError::Failed(anyhow::anyhow!("{e}")))?;
-    let Some(invite) = found else {
-        return Err(AccountError::Invalid(
-            "This invitation is no longer valid: ask for a new one.".into(),
-        ));
+    let invite = match found {
+        Invitation::Open(invite) => invite,
+        Invitation::Expired(_) => return Err(AccountError::Invalid(EXPIRED_MESSAGE.into())),
+        Invitation::Unknown => return Err(AccountError::Invalid(UNKNOWN_MESSAGE.into())),
     };
     let user = accounts::set_password(
         &state.db,

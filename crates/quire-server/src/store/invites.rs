@@ -4,7 +4,8 @@ use crate::db::sql::Sql;
 use crate::db::{Db, Tx};
 
 /// Records (or refreshes) an invite for an e-mail that has no user yet, with the hash of
-/// its link's secret (a new invite of the same address replaces the old link).
+/// its link's secret (a new invite of the same address replaces the old link, and its
+/// validity starts again).
 pub async fn add_pending(
     tx: &mut Tx,
     org_id: &str,
@@ -15,7 +16,8 @@ pub async fn add_pending(
 ) -> sqlx::Result<()> {
     tx.execute(&Sql::new(
         "INSERT INTO pending_invites (org_id, email, role, sso, created_at, secret_hash) VALUES ($1, $2, $3, $4, $5, $6) \
-         ON CONFLICT (org_id, email) DO UPDATE SET role = $3, sso = $4, secret_hash = $6",
+         ON CONFLICT (org_id, email) DO UPDATE SET role = $3, sso = $4, created_at = $5, \
+         secret_hash = $6",
     )
     .arg(org_id)
     .arg(email)
@@ -34,15 +36,34 @@ crate::db::inline::row! {
     pub struct PendingLink {
         pub org_id: String,
         pub email: String,
+        /// When the invitation (its link) was made.
+        pub created_at: i64,
     }
 }
 
 /// The pending invite whose link secret hashes to `secret_hash`.
 pub async fn pending_by_secret(db: &Db, secret_hash: &str) -> sqlx::Result<Option<PendingLink>> {
     db.row(
-        &Sql::new("SELECT org_id, email FROM pending_invites WHERE secret_hash = $1")
+        &Sql::new("SELECT org_id, email, created_at FROM pending_invites WHERE secret_hash = $1")
             .arg(secret_hash),
     )
+    .await
+}
+
+/// Deletes the pending invites made before `before`; how many.
+pub async fn prune_pending(db: &Db, before: i64) -> sqlx::Result<u64> {
+    db.execute(
+        &Sql::new("DELETE FROM pending_invites WHERE created_at < $1").arg(before),
+        &[],
+    )
+    .await
+}
+
+/// When the oldest pending invite was made, if any is left.
+pub async fn oldest_pending(tx: &mut Tx) -> sqlx::Result<Option<i64>> {
+    tx.scalar_opt(&Sql::new(
+        "SELECT created_at FROM pending_invites ORDER BY created_at LIMIT 1",
+    ))
     .await
 }
 
@@ -91,11 +112,20 @@ crate::db::inline::row! {
     }
 }
 
-/// Removes and returns every pending invite for `email`.
-pub async fn take_pending(tx: &mut Tx, email: &str) -> sqlx::Result<Vec<PendingInvite>> {
+/// Removes every pending invite for `email`; returns those made at or after `since` (the
+/// others expired).
+pub async fn take_pending(
+    tx: &mut Tx,
+    email: &str,
+    since: i64,
+) -> sqlx::Result<Vec<PendingInvite>> {
     let rows: Vec<PendingInvite> = tx
         .rows(
-            &Sql::new("SELECT org_id, role, sso FROM pending_invites WHERE email = $1").arg(email),
+            &Sql::new(
+                "SELECT org_id, role, sso FROM pending_invites WHERE email = $1 AND created_at >= $2",
+            )
+            .arg(email)
+            .arg(since),
         )
         .await?;
     tx.execute(&Sql::new("DELETE FROM pending_invites WHERE email = $1").arg(email))
