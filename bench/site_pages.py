@@ -12,14 +12,15 @@ Targets (issue 13): throughput >= 40% of the floor's, p99 < 10 ms, first render 
 restart < 50 ms.
 
 Usage: python3 bench/site_pages.py [--duration 8] [--pages 10000] [--database-url URL]
-       [--hostname docs.example.com]  (also the page on the site's custom hostname)
+       [--hostname docs.example.com]  (also the page on the site's custom hostname, its
+       control proven through a DNS server of the bench's own, as the site's admin would)
 (QUIRE_BENCH_PERF=<file> records the server's profile during the first render with perf,
 QUIRE_BENCH_PERF_LOAD=<file> during the measured run.)
 Needs: release builds (cargo build --release -p quire, and
 cargo build --release -p quire-server --example floor) and wrk.
 """
-import argparse, json, os, shutil, signal, subprocess, sys, tempfile, time
-import urllib.request
+import argparse, http.client, json, os, re, shutil, signal, socket, subprocess, sys, tempfile, threading, time
+import urllib.parse, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUIRE = os.environ.get("QUIRE_BIN") or os.path.join(ROOT, "target/release/quire")
@@ -118,6 +119,52 @@ def first_get(url):
     return (time.perf_counter() - t) * 1000, status, len(body)
 
 
+def dns_server(records):
+    """A DNS server on loopback answering TXT questions from `records` (name -> texts), which
+    Quire asks for the record proving a custom hostname's control; its `address:port`."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+
+    def serve():
+        while True:
+            q, peer = sock.recvfrom(1500)
+            at, labels = 12, []
+            while q[at]:
+                labels.append(q[at + 1:at + 1 + q[at]].decode("latin1").lower())
+                at += 1 + q[at]
+            texts = records.get(".".join(labels), []) if q[at + 1:at + 3] == b"\x00\x10" else []
+            head = bytearray(q[:at + 5])
+            head[2:4] = b"\x81\x80" if texts else b"\x81\x83"
+            head[6:12] = len(texts).to_bytes(2, "big") + bytes(4)
+            for t in texts:
+                t = t.encode("latin1")
+                head += b"\xc0\x0c\x00\x10\x00\x01\x00\x00\x00\x3c" + (len(t) + 1).to_bytes(2, "big") + bytes([len(t)]) + t
+            sock.sendto(bytes(head), peer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return "127.0.0.1:%d" % sock.getsockname()[1]
+
+
+def prove_hostname(port, token, storage, env, records, org, site, hostname):
+    """Proves control of `hostname` for the site as its admin does: the record read from the
+    site's screen in the app, published, then checked (dnsRevalidateCustomHostname)."""
+    email, password = "bench@example.com", "a bench passphrase"
+    subprocess.run([QUIRE, "admin", "set-password", "--email", email] + storage, input=password + "\n",
+                   text=True, check=True, env=env, stderr=subprocess.DEVNULL)
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    conn.request("POST", "/signin", body=urllib.parse.urlencode({"email": email, "password": password}),
+                 headers={"Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{port}"})
+    res = conn.getresponse()
+    res.read()
+    cookie = (res.getheader("Set-Cookie") or "").split(";")[0]
+    conn.request("GET", f"/o/{org}/sites/{site}", headers={"Cookie": cookie})
+    page = conn.getresponse().read().decode()
+    name, value = re.search(r'<dl class="hostname-challenge"><dt>Name</dt><dd><code>([^<]*)</code></dd>'
+                            r'<dt>Value</dt><dd><code>([^<]*)</code>', page).groups()
+    records.setdefault(name, []).append(value)
+    call("PATCH", f"http://127.0.0.1:{port}/v1/custom-hostnames/{hostname}", token, {})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--duration", type=int, default=8)
@@ -130,9 +177,11 @@ def main():
     storage = ["--data-dir", data] + (["--database-url", args.database_url] if args.database_url else [])
     env = dict(os.environ, QUIRE_LOG="warn")
     procs = []
+    records = {}
+    dns = ["--dns-server", dns_server(records)]
 
     def start(port):
-        server = subprocess.Popen([QUIRE, "serve", "--bind", f"127.0.0.1:{port}"] + storage, env=env,
+        server = subprocess.Popen([QUIRE, "serve", "--bind", f"127.0.0.1:{port}"] + storage + dns, env=env,
                                   stderr=subprocess.DEVNULL)
         procs.append(server)
         wait_ready(f"http://127.0.0.1:{port}/healthz")
@@ -203,8 +252,9 @@ def main():
             # The same page on the site's custom hostname: routed by the request's host.
             site_id, page_path = path.split("/sites/", 1)[1].split("/", 1)
             orgs = call("GET", f"{base}/v1/orgs", token)
-            call("PATCH", f"{base}/v1/orgs/{orgs['items'][0]['id']}/sites/{site_id}", token,
-                 {"hostname": args.hostname})
+            org_id = orgs['items'][0]['id']
+            call("PATCH", f"{base}/v1/orgs/{org_id}/sites/{site_id}", token, {"hostname": args.hostname})
+            prove_hostname(port, token, storage, env, records, org_id, site_id, args.hostname)
             host = [f"Host: {args.hostname}"]
             wrk(f"{base}/{page_path}", 2, host)  # warm-up
             before = wrk(floor_url, args.duration)
