@@ -150,7 +150,8 @@ fn skip_name(msg: &[u8], mut at: usize) -> std::io::Result<usize> {
 
 /// The TXT records of an answer to question `id`.
 fn parse(msg: &[u8], id: u16) -> std::io::Result<Vec<String>> {
-    if u16_at(msg, 0)? != id || msg[2] & 0x80 == 0 {
+    // A header is 12 bytes: anything shorter is no answer (and must not be indexed).
+    if msg.len() < 12 || u16_at(msg, 0)? != id || msg[2] & 0x80 == 0 {
         return Err(malformed());
     }
     match msg[3] & 0x0F {
@@ -227,5 +228,8 @@ mod tests {
         msg[3] = 0x80;
         msg.truncate(msg.len() - 3);
         assert!(parse(&msg, 7).is_err(), "cut short");
+        for short in [&[0u8, 7][..], &[0, 7, 0x81], &[0, 7, 0x81, 0x80]] {
+            assert!(parse(short, 7).is_err(), "a header cut short: {short:?}");
+        }
     }
 }
