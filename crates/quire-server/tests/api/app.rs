@@ -567,6 +567,68 @@ async fn sign_in_attempts_sent_at_once_are_counted_before_any_is_checked() {
     assert_eq!(p.status, 429);
 }
 
+/// While the node hashes as many passwords as it may, a sign-in is answered 503 with
+/// `Retry-After`, at once and without being counted; once hashing frees, it goes through.
+#[tokio::test]
+async fn sign_in_waits_its_turn_at_hashing_and_is_told_to_retry_past_the_queue() {
+    let app = TestApp::start().await;
+    quire_server::admin::set_password(
+        &app.config,
+        "fay@example.com",
+        Some("Fay"),
+        "a fine passphrase",
+        false,
+    )
+    .await
+    .unwrap();
+    // Every slot and every place in the queue taken by work held at a gate (more than any
+    // node's bound: those past it are refused at once).
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let gate = std::sync::Arc::new(std::sync::Mutex::new(gate));
+    let refused = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut held = Vec::new();
+    for _ in 0..200 {
+        let (state, gate, refused) = (app.state.clone(), gate.clone(), refused.clone());
+        held.push(tokio::spawn(async move {
+            let ran = state
+                .hashing
+                .run(move || {
+                    let _ = gate.lock().unwrap().recv();
+                })
+                .await;
+            if ran.is_err() {
+                refused.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }));
+    }
+    // One refused: every place is taken, by work that waits at the gate.
+    while refused.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    let form = [
+        ("email", "fay@example.com"),
+        ("password", "a fine passphrase"),
+    ];
+    let p = Browser::new(&app).post("/signin", &form).await;
+    assert_eq!(p.status, 503, "{}", p.html);
+    assert_eq!(
+        p.headers.get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("5")
+    );
+    assert!(p.html.contains("try again in a few seconds"), "{}", p.html);
+    drop(release);
+    for h in held {
+        h.await.unwrap();
+    }
+    // Not counted as a failure: ten wrong passwords still pass the limit before it holds.
+    for _ in 0..10 {
+        let wrong = [("email", "fay@example.com"), ("password", "guessing wrong")];
+        assert_eq!(Browser::new(&app).post("/signin", &wrong).await.status, 401);
+    }
+    let p = Browser::new(&app).post("/signin", &form).await;
+    assert_eq!(p.status, 429);
+}
+
 #[tokio::test]
 async fn sign_in_sends_the_browser_back_only_to_a_path_of_this_server() {
     let app = TestApp::start().await;
