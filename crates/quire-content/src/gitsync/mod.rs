@@ -8,6 +8,7 @@
 //!
 //! [`objects`] makes the git objects of such a tree.
 
+pub mod carry;
 pub mod objects;
 mod read;
 
@@ -159,31 +160,33 @@ fn layout_pages(
     }
     for r in &rev.reusable_contents {
         if let Some(path) = paths.includes.get(&r.id) {
-            let body = rewrite_links(&r.markdown, path, &paths);
-            let mut text = format!("---\ntitle: {}\n---\n\n", yaml_line(&r.title));
-            text.push_str(&body);
             out.push(Entry {
                 path: path.clone(),
-                content: Content::Text(text),
+                content: Content::Text(carry::include_file(r, path, &paths)),
             });
         }
     }
     if !rev.variables.is_empty() {
-        let mut text = String::new();
-        for (k, v) in &rev.variables {
-            let v = match v {
-                VariableValue::String(s) => yaml_line(s),
-                VariableValue::Bool(b) => b.to_string(),
-                VariableValue::Number(n) => n.to_string(),
-            };
-            text.push_str(&format!("{}: {v}\n", yaml_line(k)));
-        }
         out.push(Entry {
             path: ".gitbook/vars.yaml".into(),
-            content: Content::Text(text),
+            content: Content::Text(vars_text(rev)),
         });
     }
     out
+}
+
+/// `.gitbook/vars.yaml`: the space's variables, one a line.
+fn vars_text(rev: &Revision) -> String {
+    let mut text = String::new();
+    for (k, v) in &rev.variables {
+        let v = match v {
+            VariableValue::String(s) => yaml_line(s),
+            VariableValue::Bool(b) => b.to_string(),
+            VariableValue::Number(n) => n.to_string(),
+        };
+        text.push_str(&format!("{}: {v}\n", yaml_line(k)));
+    }
+    text
 }
 
 /// A string as one YAML scalar (quoted when plain style would read differently).

@@ -114,7 +114,7 @@ impl fmt::Display for BadPath {
 /// One level of a tree being built: files and sub-folders by name.
 #[derive(Default)]
 struct Folder {
-    files: BTreeMap<String, Oid>,
+    files: BTreeMap<String, (Oid, bool)>,
     folders: BTreeMap<String, Folder>,
 }
 
@@ -125,8 +125,15 @@ struct Folder {
 pub fn trees<'a>(
     files: impl IntoIterator<Item = (&'a str, Oid)>,
 ) -> Result<(Oid, Vec<Object>), BadPath> {
+    trees_with_modes(files.into_iter().map(|(p, id)| (p, id, false)))
+}
+
+/// [`trees`] of files each marked executable (mode `100755`) or not.
+pub fn trees_with_modes<'a>(
+    files: impl IntoIterator<Item = (&'a str, Oid, bool)>,
+) -> Result<(Oid, Vec<Object>), BadPath> {
     let mut root = Folder::default();
-    for (path, id) in files {
+    for (path, id, executable) in files {
         let segments: Vec<&str> = path.split('/').collect();
         let bad = || BadPath(path.to_string());
         if segments.len() > MAX_TREE_DEPTH
@@ -144,7 +151,12 @@ pub fn trees<'a>(
             }
             at = at.folders.entry((*d).to_string()).or_default();
         }
-        if at.folders.contains_key(*name) || at.files.insert((*name).to_string(), id).is_some() {
+        if at.folders.contains_key(*name)
+            || at
+                .files
+                .insert((*name).to_string(), (id, executable))
+                .is_some()
+        {
             return Err(bad());
         }
     }
@@ -157,8 +169,9 @@ pub fn trees<'a>(
 fn write_folder(folder: Folder, out: &mut Vec<Object>) -> Oid {
     // Git orders entries by name, a folder's name compared as if it ended with `/`.
     let mut entries: Vec<(Vec<u8>, &'static str, String, Oid)> = Vec::new();
-    for (name, id) in folder.files {
-        entries.push((name.as_bytes().to_vec(), "100644", name, id));
+    for (name, (id, executable)) in folder.files {
+        let mode = if executable { "100755" } else { "100644" };
+        entries.push((name.as_bytes().to_vec(), mode, name, id));
     }
     for (name, sub) in folder.folders {
         let id = write_folder(sub, out);

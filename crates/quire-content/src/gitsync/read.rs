@@ -43,6 +43,8 @@ pub struct Read {
     pub new_files: Vec<NewFile>,
     /// The redirects `.gitbook.yaml` lists, in its order.
     pub redirects: Vec<GitRedirect>,
+    /// Where the revision's pages, files and reusable contents were read from.
+    pub placement: super::carry::Placement,
 }
 
 /// A redirect of `.gitbook.yaml`: from an old path of the space's published site to the page
@@ -191,6 +193,7 @@ pub fn read_tree(
         .map(|(id, p)| (p.as_str(), id.as_str()))
         .collect();
     let mut reusable = Vec::new();
+    let mut placement = super::carry::Placement::default();
     for (path, bytes) in includes {
         let id = by_path
             .get(path.as_str())
@@ -198,6 +201,7 @@ pub fn read_tree(
             .unwrap_or_else(&mut *new_id);
         keep.includes
             .insert(norm_key(&archive_key(&path)), id.clone());
+        placement.includes.insert(id.clone(), path.clone());
         if unchanged.contains(&path) || same_text(&path, &bytes) {
             if let Some(r) = base.reusable_contents.iter().find(|r| r.id == id) {
                 reusable.push(r.clone());
@@ -318,6 +322,9 @@ pub fn read_tree(
         }
         if let Some(key) = assembled.keys.get(&page.id) {
             let path = key_path(key);
+            if matches!(page.kind, PageKind::Document(_)) {
+                placement.pages.insert(page.id.clone(), path.clone());
+            }
             if let Some(bytes) = texts.get(&path) {
                 let as_laid = unchanged.contains(&path);
                 match base_pages.get(page.id.as_str()) {
@@ -358,6 +365,9 @@ pub fn read_tree(
         }
     }
     for (index, id) in listed {
+        placement
+            .files
+            .insert(id.clone(), key_path(&bundle.assets[index].key));
         match base.files.iter().find(|f| f.id == id) {
             Some(f) if keep.files.get(&index) == Some(&id) => files.push(f.clone()),
             _ => {
@@ -380,6 +390,7 @@ pub fn read_tree(
         },
         new_files,
         redirects,
+        placement,
     })
 }
 

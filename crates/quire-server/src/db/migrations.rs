@@ -44,7 +44,19 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (31, "content objects by space only", OBJECTS_BY_SPACE),
     (32, "comment listing versions", COMMENT_VERSIONS),
     (33, "hostname proofs and invitation expiry", HOSTNAME_PROOFS),
+    (34, "git trees carried from parents", GIT_CARRIED),
 ];
+
+/// A revision's commit is made from its parents' trees, keeping what it did not change
+/// (`domain::git`): where its pages, files and reusable contents are in that tree when it
+/// is not where Quire's own layout puts them (`placed`, a blob of JSON), and whether it is
+/// made so (`carried`). Commits recorded before were laid out whole and stay so, so that
+/// every node rebuilds the ids already handed out.
+const GIT_CARRIED: &str = r#"
+ALTER TABLE git_commits ADD COLUMN placed TEXT;
+ALTER TABLE git_commits ADD COLUMN carried BIGINT NOT NULL DEFAULT 1;
+UPDATE git_commits SET carried = 0
+"#;
 
 /// A custom hostname serves its site once its control is proven (`domain::hostnames`):
 /// when it was. The hostnames held before are taken as proven: they were being served, and

@@ -247,6 +247,9 @@ pub struct Pushed {
     pub author: String,
     /// Its message.
     pub message: String,
+    /// Where its tree holds the revision's content, when not where Quire's layout puts it
+    /// (a blob of `gitsync::carry::Placement`).
+    pub placed: Option<String>,
 }
 
 /// Saves the revision and moves the change request to it in one transaction, only if the
@@ -313,6 +316,8 @@ pub async fn land(state: &AppState, hold: Hold, landing: Landing<'_>) -> ApiResu
             message: p.message,
             oid: Some(p.oid),
             commit_oid: None,
+            placed: p.placed,
+            carried: 1,
         };
         store::git::record(&mut tx, &cr.space_id, &[identity]).await?;
     }
@@ -563,6 +568,27 @@ pub async fn merge(
         .await?;
         crate::domain::search::reindex(state, &mut tx, &space.id, &revision_id, saved.revision())
             .await?;
+        // A change request whose head is a pushed commit, merged onto the main it started
+        // from, moves main to that commit (a fast-forward): what was pushed is main as pushed.
+        // Only a head read exactly as pushed (its placement recorded) straight on that main
+        // is one: its commit then descends from main's, and its tree is the content.
+        if space.revision_id == c.revision_base {
+            let head = store::git::identity_tx(&mut tx, &space.id, &c.revision_id).await?;
+            let on_main = store::revisions::get(&state.db, &space.id, &c.revision_id)
+                .await?
+                .and_then(|r| r.parent_ids().ok())
+                .is_some_and(|p| p == [space.revision_id.clone()]);
+            if let Some(head) = head.filter(|_| on_main) {
+                if head.oid.is_some() && head.placed.is_some() {
+                    let identity = store::git::Identity {
+                        revision_id: revision_id.clone(),
+                        commit_oid: None,
+                        ..head
+                    };
+                    store::git::record(&mut tx, &space.id, &[identity]).await?;
+                }
+            }
+        }
         // A space kept in sync with a repository exports each merge.
         let subject = match c.subject.trim() {
             "" => "No subject",

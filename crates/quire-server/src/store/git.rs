@@ -43,13 +43,19 @@ crate::db::inline::row! {
         pub oid: Option<String>,
         /// The commit Quire made from the revision, once a node has made it.
         pub commit_oid: Option<String>,
+        /// The blob of where its content is in its commit's tree, when not where Quire's
+        /// layout puts it (`gitsync::carry::Placement` as JSON).
+        pub placed: Option<String>,
+        /// Whether its commit is made from its parents' trees (`0`: laid out whole, as
+        /// commits recorded before were).
+        pub carried: i64,
     }
 }
 
 /// The identities recorded for a space's revisions, by revision id.
 pub async fn identities(db: &Db, space_id: &str) -> sqlx::Result<HashMap<String, Identity>> {
     let rows: Vec<Identity> = sqlx::query_as(
-        "SELECT revision_id, author, message, oid, commit_oid FROM git_commits \
+        "SELECT revision_id, author, message, oid, commit_oid, placed, carried FROM git_commits \
          WHERE space_id = $1",
     )
     .bind(space_id)
@@ -66,14 +72,15 @@ pub async fn record(tx: &mut Tx, space_id: &str, identities: &[Identity]) -> sql
     for i in identities {
         tx.execute(
             &Sql::new(
-                "INSERT INTO git_commits (revision_id, space_id, author, message, oid) \
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (revision_id) DO NOTHING",
+                "INSERT INTO git_commits (revision_id, space_id, author, message, oid, placed) \
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (revision_id) DO NOTHING",
             )
             .arg(&i.revision_id)
             .arg(space_id)
             .arg(&i.author)
             .arg(&i.message)
-            .arg(i.oid.as_deref()),
+            .arg(i.oid.as_deref())
+            .arg(i.placed.as_deref()),
         )
         .await?;
     }
@@ -108,6 +115,29 @@ pub async fn record_commit_ids(
     .await
 }
 
+/// Records where a revision's content is in its commit's tree (a node that recorded it
+/// first keeps it: every node makes the same).
+pub async fn record_placed(
+    db: &Db,
+    space_id: &str,
+    placed: &[(String, String)],
+) -> sqlx::Result<()> {
+    for (revision, blob) in placed {
+        db.execute(
+            &Sql::new(
+                "UPDATE git_commits SET placed = $1 \
+                 WHERE revision_id = $2 AND space_id = $3 AND placed IS NULL",
+            )
+            .arg(blob)
+            .arg(revision)
+            .arg(space_id),
+            &[],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// The recorded identity of a revision's commit (with its id once known).
 pub async fn identity(
     db: &Db,
@@ -115,12 +145,29 @@ pub async fn identity(
     revision_id: &str,
 ) -> sqlx::Result<Option<Identity>> {
     sqlx::query_as(
-        "SELECT revision_id, author, message, oid, commit_oid FROM git_commits \
+        "SELECT revision_id, author, message, oid, commit_oid, placed, carried FROM git_commits \
          WHERE revision_id = $1 AND space_id = $2",
     )
     .bind(revision_id)
     .bind(space_id)
     .fetch_optional(db.pool())
+    .await
+}
+
+/// [`identity`], in a transaction.
+pub async fn identity_tx(
+    tx: &mut Tx,
+    space_id: &str,
+    revision_id: &str,
+) -> sqlx::Result<Option<Identity>> {
+    tx.row(
+        &Sql::new(
+            "SELECT revision_id, author, message, oid, commit_oid, placed, carried \
+             FROM git_commits WHERE revision_id = $1 AND space_id = $2",
+        )
+        .arg(revision_id)
+        .arg(space_id),
+    )
     .await
 }
 

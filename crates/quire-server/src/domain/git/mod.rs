@@ -17,7 +17,9 @@ pub mod sync;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use quire_content::gitsync::carry::{Leaf, Placement, Tree};
 use quire_content::gitsync::objects::{self, Kind, Object, Oid, Signature};
 use quire_content::gitsync::{self, Content, Laid};
 use quire_content::Revision;
@@ -140,6 +142,10 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
         // changed rather than every page again.
         let mut decoded = quire_content::store::Decoded::default();
         let mut page_files = gitsync::PageFiles::default();
+        // What a commit made here gives its children (see [`Carry`]), kept until the last
+        // of them in this preparation is made.
+        let mut carry = Carry::new(&rows, &order);
+        let mut placed: Vec<(String, String)> = Vec::new();
         for row in &order {
             let (content, kept) =
                 crate::domain::content::load_next(state, space_id, &row.root, decoded).await?;
@@ -164,24 +170,78 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
                 message: identity.message.clone(),
                 seconds: row.created_at.div_euclid(1000),
             };
+            // A commit made from its parents' trees, where they give one (see [`Carry`]).
+            let parents = match identity.carried != 0 {
+                true => {
+                    carry
+                        .parents(state, space_id, &dir, row, &identities, &commits)
+                        .await?
+                }
+                false => None,
+            };
+            let planned = match parents {
+                Some(parents) => {
+                    let content_now = content.clone();
+                    let (plan, parents) = tokio::task::spawn_blocking(move || {
+                        let plan = gitsync::carry::plan(&listed(&parents), &content_now);
+                        (plan, parents)
+                    })
+                    .await
+                    .map_err(ApiError::internal)?;
+                    let (old, flushed) = read_blobs(&dir, &plan.needs(), &mut present).await?;
+                    packed |= flushed;
+                    Some((plan, parents, old))
+                }
+                None => None,
+            };
             let files_now = files.clone();
             let dir_now = dir.clone();
             let mut known = std::mem::take(&mut present);
             let mut laid = std::mem::take(&mut page_files);
+            let content_now = content.clone();
             let (made_now, known, laid) = tokio::task::spawn_blocking(move || {
-                let made = write_commit(
-                    &dir_now, &content, &files_now, &about, &mut known, &mut laid,
-                );
-                (made, known, laid)
+                let parts = match planned {
+                    Some((plan, parents, old)) => {
+                        let list = listed(&parents);
+                        let placement = plan.placement().clone();
+                        let parts = plan
+                            .lay(&list, &content_now, &old)
+                            .into_iter()
+                            .map(|(path, made)| match made {
+                                gitsync::carry::Made::Same(leaf) => {
+                                    (path, Part::Same(leaf.oid, leaf.executable))
+                                }
+                                gitsync::carry::Made::Text(t) => (path, Part::Text(t)),
+                                gitsync::carry::Made::Blob(sha) => (path, Part::Blob(sha)),
+                            })
+                            .collect();
+                        (parts, Some(placement))
+                    }
+                    None => (laid_whole(&content_now, &mut laid), None),
+                };
+                let made = write_commit(&dir_now, parts.0, &files_now, &about, &mut known);
+                (made.map(|(id, tree)| (id, tree, parts.1)), known, laid)
             })
             .await
             .map_err(ApiError::internal)?;
             present = known;
             page_files = laid;
-            let id = made_now.map_err(ApiError::internal)?;
+            let (id, tree, placement) = made_now.map_err(ApiError::internal)?;
+            let placement = match placement {
+                Some(p) => {
+                    // Recorded where it is not Quire's own layout, before the commit is.
+                    if p != gitsync::carry::Placement::of(&content) {
+                        placed.push((row.id.clone(), carry_blob(state, space_id, &p).await?));
+                    }
+                    p
+                }
+                None => gitsync::carry::Placement::of(&content),
+            };
+            carry.made(&row.id, content, placement, tree);
             made.push((row.id.clone(), id.to_hex()));
             commits.insert(row.id.clone(), id.to_hex());
         }
+        store::git::record_placed(&state.db, space_id, &placed).await?;
         if let Some(pack) = present.pack.take().filter(|p| !p.is_empty()) {
             packed = true;
             index_pack(&dir, PackInput::Bytes(pack.finish().into()), None, &[])
@@ -901,6 +961,8 @@ async fn identities(
                 message: message(r, merged.get(r.id.as_str()).copied()),
                 oid: None,
                 commit_oid: None,
+                placed: None,
+                carried: 1,
             }
         })
         .collect();
@@ -990,37 +1052,294 @@ struct About {
     seconds: i64,
 }
 
-/// Writes the blobs, trees and commit of one revision; returns the commit's id.
-/// `page_files` holds the page files of the revision written before (see
-/// [`gitsync::layout_with`]).
+/// What a parent gives a commit made from its tree: its content, where that content is in
+/// its tree, and the tree.
+struct Given {
+    revision: Arc<Revision>,
+    placement: Arc<Placement>,
+    tree: Arc<Tree>,
+}
+
+/// The parents as the content engine takes them.
+fn listed(parents: &[Arc<Given>]) -> Vec<gitsync::carry::Parent<'_>> {
+    parents
+        .iter()
+        .map(|p| gitsync::carry::Parent {
+            revision: &p.revision,
+            placement: &p.placement,
+            tree: &p.tree,
+        })
+        .collect()
+}
+
+/// The parents of the commits a preparation makes: a commit is made from its parents' trees
+/// (`gitsync::carry`), keeping what the revision did not change. What a commit made in the
+/// preparation gives is kept until the last of its children in it is made; the others' are
+/// read from the repository and the database.
+struct Carry<'a> {
+    rows: HashMap<&'a str, &'a RevisionRow>,
+    /// Children still to be made, by revision.
+    waiting: HashMap<String, usize>,
+    kept: HashMap<String, Arc<Given>>,
+}
+
+impl<'a> Carry<'a> {
+    fn new(rows: &'a [RevisionRow], order: &[&RevisionRow]) -> Carry<'a> {
+        let mut waiting: HashMap<String, usize> = HashMap::new();
+        for row in order {
+            for p in row.parent_ids().unwrap_or_default() {
+                *waiting.entry(p).or_default() += 1;
+            }
+        }
+        Carry {
+            rows: rows.iter().map(|r| (r.id.as_str(), r)).collect(),
+            waiting,
+            kept: HashMap::new(),
+        }
+    }
+
+    /// Keeps what the commit just made gives its children still to be made.
+    fn made(&mut self, id: &str, revision: Arc<Revision>, placement: Placement, tree: Arc<Tree>) {
+        if self.waiting.get(id).is_some_and(|n| *n > 0) {
+            let given = Given {
+                revision,
+                placement: Arc::new(placement),
+                tree,
+            };
+            self.kept.insert(id.to_string(), Arc::new(given));
+        }
+    }
+
+    /// What the parents of `row` give, the one on main's side first (the first parent, or
+    /// the last of an update from main: its files Quire does not model are kept); `None`
+    /// when that one gives nothing to carry (no commit, or a pushed tree read before where
+    /// its content is in it was kept) and the revision is laid out whole.
+    async fn parents(
+        &mut self,
+        state: &AppState,
+        space_id: &str,
+        dir: &Path,
+        row: &RevisionRow,
+        identities: &HashMap<String, Identity>,
+        commits: &HashMap<String, String>,
+    ) -> ApiResult<Option<Vec<Arc<Given>>>> {
+        let mut ids = row.parent_ids().map_err(ApiError::internal)?;
+        if row.kind == RevisionType::Update {
+            ids.reverse();
+        }
+        let mut out = Vec::new();
+        for (k, id) in ids.iter().enumerate() {
+            match self
+                .given(state, space_id, dir, id, identities, commits)
+                .await?
+            {
+                Some(g) => out.push(g),
+                None if k == 0 => break,
+                None => {}
+            }
+        }
+        for id in &ids {
+            if let Some(n) = self.waiting.get_mut(id) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.kept.remove(id);
+                }
+            }
+        }
+        // Empty when the first one gave nothing.
+        Ok((!out.is_empty()).then_some(out))
+    }
+
+    async fn given(
+        &self,
+        state: &AppState,
+        space_id: &str,
+        dir: &Path,
+        id: &str,
+        identities: &HashMap<String, Identity>,
+        commits: &HashMap<String, String>,
+    ) -> ApiResult<Option<Arc<Given>>> {
+        if let Some(g) = self.kept.get(id) {
+            return Ok(Some(g.clone()));
+        }
+        let (Some(commit), Some(identity), Some(row)) =
+            (commits.get(id), identities.get(id), self.rows.get(id))
+        else {
+            return Ok(None);
+        };
+        let revision = crate::domain::content::load_in(state, space_id, &row.root).await?;
+        let placement = match (&identity.placed, &identity.oid) {
+            (Some(blob), _) => {
+                let bytes = state
+                    .blobs
+                    .get(blob)
+                    .await
+                    .map_err(ApiError::internal)?
+                    .ok_or_else(|| {
+                        ApiError::internal(anyhow::anyhow!("the placement blob {blob} is missing"))
+                    })?;
+                serde_json::from_slice(&bytes).map_err(ApiError::internal)?
+            }
+            // A pushed tree whose placement was not kept (pushed before it was).
+            (None, Some(_)) => return Ok(None),
+            (None, None) => Placement::of(&revision),
+        };
+        let tree = tree_of(dir, commit).await?;
+        Ok(Some(Arc::new(Given {
+            revision,
+            placement: Arc::new(placement),
+            tree: Arc::new(tree),
+        })))
+    }
+}
+
+/// Keeps a placement in blob storage for the space; its blob.
+async fn carry_blob(state: &AppState, space_id: &str, placement: &Placement) -> ApiResult<String> {
+    let json = serde_json::to_vec(placement).map_err(ApiError::internal)?;
+    let blob = state
+        .blobs
+        .put(bytes::Bytes::from(json))
+        .await
+        .map_err(ApiError::internal)?;
+    store::objects::add_blob_ref(&state.db, space_id, &blob).await?;
+    Ok(blob)
+}
+
+/// The files of a commit of the repository.
+async fn tree_of(dir: &Path, commit: &str) -> ApiResult<Tree> {
+    let out = run_with_input(
+        dir,
+        &["ls-tree", "-r", "-z", "--full-tree", commit],
+        Vec::new(),
+    )
+    .await
+    .map_err(ApiError::internal)?;
+    let mut tree = Tree::new();
+    for entry in out.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+        let entry = String::from_utf8_lossy(entry);
+        let Some((meta, path)) = entry.split_once('\t') else {
+            continue;
+        };
+        let mut parts = meta.split(' ');
+        let (mode, kind, oid) = (parts.next(), parts.next(), parts.next());
+        if kind != Some("blob") {
+            continue;
+        }
+        if let Some(oid) = oid.and_then(Oid::from_hex) {
+            let executable = mode == Some("100755");
+            tree.insert(path.to_string(), Leaf { oid, executable });
+        }
+    }
+    Ok(tree)
+}
+
+/// The bytes of blobs of the repository. Objects this preparation is putting into its pack
+/// cannot be read until the pack is in place: when one is asked for, the pack is put in
+/// place first (the second value says so). A blob that cannot be read is left out.
+async fn read_blobs(
+    dir: &Path,
+    oids: &[Oid],
+    present: &mut Present,
+) -> ApiResult<(HashMap<Oid, Vec<u8>>, bool)> {
+    if oids.is_empty() {
+        return Ok((HashMap::new(), false));
+    }
+    let mut flushed = false;
+    let pending = present.pack.as_ref().is_some_and(|p| !p.is_empty());
+    if pending {
+        if let Some(pack) = present.pack.replace(objects::PackWriter::default()) {
+            index_pack(dir, PackInput::Bytes(pack.finish().into()), None, &[])
+                .await
+                .map_err(ApiError::internal)?;
+            flushed = true;
+        }
+    }
+    let input: String = oids.iter().map(|o| format!("{}\n", o.to_hex())).collect();
+    let out = run_with_input(dir, &["cat-file", "--batch"], input.into_bytes())
+        .await
+        .map_err(ApiError::internal)?;
+    let mut found = HashMap::new();
+    let mut rest = out.as_slice();
+    while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
+        let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
+        let mut parts = header.split(' ');
+        let (oid, kind, size) = (parts.next(), parts.next(), parts.next());
+        let size: Option<usize> = size.and_then(|s| s.parse().ok());
+        match (oid.and_then(Oid::from_hex), kind, size) {
+            (Some(oid), Some(_), Some(size)) => {
+                let Some(body) = rest.get(nl + 1..nl + 1 + size) else {
+                    break;
+                };
+                found.insert(oid, body.to_vec());
+                rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
+            }
+            // `<oid> missing`
+            _ => rest = &rest[nl + 1..],
+        }
+    }
+    Ok((found, flushed))
+}
+
+/// What one path of a commit's tree holds.
+enum Part {
+    /// A blob the repository holds, and whether it is executable.
+    Same(Oid, bool),
+    /// New text.
+    Text(String),
+    /// A file of the revision, by the sha-256 of its bytes.
+    Blob(String),
+}
+
+/// The revision laid out whole in Git Sync's layout (the commits of revisions whose
+/// parents give nothing to carry). `page_files` holds the page files of the revision laid
+/// out before (see [`gitsync::layout_with`]).
+fn laid_whole(content: &Revision, page_files: &mut gitsync::PageFiles) -> Vec<(String, Part)> {
+    gitsync::layout_with(content, page_files)
+        .into_iter()
+        .map(|(path, laid)| match laid {
+            // Written with the earlier revision's commit.
+            Laid::Same(id) => (path, Part::Same(id, false)),
+            Laid::New(Content::Text(text)) => (path, Part::Text(text)),
+            Laid::New(Content::Blob(sha)) => (path, Part::Blob(sha)),
+        })
+        .collect()
+}
+
+/// Writes the blobs, trees and commit of one revision; returns the commit's id and its
+/// files.
 fn write_commit(
     dir: &Path,
-    content: &Revision,
+    parts: Vec<(String, Part)>,
     files: &HashMap<String, String>,
     about: &About,
     present: &mut Present,
-    page_files: &mut gitsync::PageFiles,
-) -> anyhow::Result<Oid> {
+) -> anyhow::Result<(Oid, Arc<Tree>)> {
     let seconds = about.seconds;
-    let mut blobs: Vec<(String, Oid)> = Vec::new();
-    for (path, laid) in gitsync::layout_with(content, page_files) {
-        let id = match laid {
-            // Written with the earlier revision's commit.
-            Laid::Same(id) => id,
-            Laid::New(Content::Text(text)) => {
+    let mut blobs = Tree::new();
+    for (path, part) in parts {
+        let leaf = match part {
+            Part::Same(oid, executable) => Leaf { oid, executable },
+            Part::Text(text) => {
                 let blob = Object::new(Kind::Blob, text.into_bytes());
                 write_object(dir, &blob, present)?;
-                blob.id
+                Leaf {
+                    oid: blob.id,
+                    executable: false,
+                }
             }
-            Laid::New(Content::Blob(sha)) => files
-                .get(&sha)
-                .and_then(|h| Oid::from_hex(h))
-                .ok_or_else(|| anyhow::anyhow!("file blob {sha} was not written"))?,
+            Part::Blob(sha) => Leaf {
+                oid: files
+                    .get(&sha)
+                    .and_then(|h| Oid::from_hex(h))
+                    .ok_or_else(|| anyhow::anyhow!("file blob {sha} was not written"))?,
+                executable: false,
+            },
         };
-        blobs.push((path, id));
+        blobs.insert(path, leaf);
     }
-    let (tree, trees) = objects::trees(blobs.iter().map(|(p, id)| (p.as_str(), *id)))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (tree, trees) =
+        objects::trees_with_modes(blobs.iter().map(|(p, l)| (p.as_str(), l.oid, l.executable)))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     for t in &trees {
         write_object(dir, t, present)?;
     }
@@ -1040,7 +1359,7 @@ fn write_commit(
     };
     let commit = objects::commit(tree, &about.parents, &author, &committer, &about.message);
     write_object(dir, &commit, present)?;
-    Ok(commit.id)
+    Ok((commit.id, Arc::new(blobs)))
 }
 
 /// Writes an object unless the repository holds it already: into the preparation's pack,

@@ -495,10 +495,11 @@ async fn branch(
         keep_pack(state, &ctx.space.id, dir, env).await?;
         *kept = true;
     }
-    let pushed = |author: &str| Pushed {
+    let pushed = |author: &str, placed: Option<String>| Pushed {
         oid: new.clone(),
         author: author.to_string(),
         message: message.clone(),
+        placed,
     };
     let url = |number: i64| state.url(&format!("/s/{}/~/changes/{number}", ctx.space.id));
 
@@ -507,6 +508,8 @@ async fn branch(
             // Read against the change request as it is: the pushed commit descends from it.
             let base = revision(state, ctx, &base_id).await?;
             let read = read_files(files, base, limits).await?;
+            // Read against the change request's head: the revision is the tree as pushed.
+            let placed = Some(keep_placement(state, &ctx.space.id, &read.placement).await?);
             let content = with_new_files(state, &ctx.space.id, read).await?;
             let mut attempts =
                 Attempts::begin(state, "the push", &[crs::Target::ChangeRequest(&c.id)]).await;
@@ -521,7 +524,7 @@ async fn branch(
                 new_base: None,
                 by,
                 contributes: true,
-                pushed: Some(pushed(&pushed_author)),
+                pushed: Some(pushed(&pushed_author, placed)),
             };
             if crs::land(state, hold, landing).await?.is_none() {
                 return refuse("the change request moved meanwhile: pull, then push again");
@@ -538,6 +541,7 @@ async fn branch(
             let fork = revision(state, ctx, &base_id).await?;
             let read = read_files(files, fork.clone(), limits).await?;
             let redirects = read.redirects.clone();
+            let placement = read.placement.clone();
             let content = Arc::new(with_new_files(state, &ctx.space.id, read).await?);
             // Conflicts refuse the push before anything is opened.
             let main_id = crate::domain::access::current_revision(state, &ctx.space.id).await?;
@@ -553,6 +557,12 @@ async fn branch(
             let mut attempts =
                 Attempts::begin(state, "the push", &[crs::Target::ChangeRequest(&c.id)]).await;
             let hold = attempts.next(state, ctx, &c.id).await?;
+            // Read against the main the change request starts from, the revision is the tree
+            // as pushed; otherwise it also holds what main gained since the fork.
+            let placed = match base_id == c.revision_id {
+                true => Some(keep_placement(state, &ctx.space.id, &placement).await?),
+                false => None,
+            };
             let landing = Landing {
                 revision: merged,
                 kind: RevisionType::Edits,
@@ -560,7 +570,7 @@ async fn branch(
                 new_base: None,
                 by,
                 contributes: true,
-                pushed: Some(pushed(&pushed_author)),
+                pushed: Some(pushed(&pushed_author, placed)),
             };
             if crs::land(state, hold, landing).await?.is_none() {
                 return refuse("the change request moved meanwhile: push again");
@@ -659,6 +669,23 @@ async fn read_files(
     .await
     .map_err(|e| Refusal::from(ApiError::internal(e)))?
     .map_err(|e| Refusal::new(e.0))
+}
+
+/// Keeps where a pushed tree holds its revision's content (for the commits made on top of
+/// it: `super::carry_from`); its blob.
+async fn keep_placement(
+    state: &AppState,
+    space_id: &str,
+    placement: &quire_content::gitsync::carry::Placement,
+) -> ApiResult<String> {
+    let json = serde_json::to_vec(placement).map_err(ApiError::internal)?;
+    let blob = state
+        .blobs
+        .put(Bytes::from(json))
+        .await
+        .map_err(ApiError::internal)?;
+    store::objects::add_blob_ref(&state.db, space_id, &blob).await?;
+    Ok(blob)
 }
 
 /// The revision with the files it brought stored and added.
