@@ -277,6 +277,7 @@ pub fn plan(parents: &[Parent<'_>], after: &Revision) -> Plan {
     }
 
     // Pages, parents before children.
+    let mut first = true;
     let mut stack: Vec<(&Page, Option<String>)> =
         after.pages.iter().rev().map(|p| (p, None)).collect();
     while let Some((page, parent_path)) = stack.pop() {
@@ -288,8 +289,11 @@ pub fn plan(parents: &[Parent<'_>], after: &Revision) -> Plan {
                 .find_map(|(i, p)| Some((i, p.placement.pages.get(&page.id)?.clone())));
             let path = match &kept {
                 Some((_, path)) => path.clone(),
+                // The first page opens the repository, as in Quire's own layout.
+                None if first && taken.insert("readme.md".into()) => "README.md".into(),
                 None => new_page_path(page, parent_path.as_deref(), &mut taken),
             };
+            first = false;
             placement.pages.insert(page.id.clone(), path.clone());
             here = Some(path.clone());
             if !paths.contains_key(&path) {

@@ -487,6 +487,19 @@ pub async fn merge(
     user: &crate::ids::UserId,
     cr: &str,
 ) -> ApiResult<String> {
+    merge_as(state, ctx, user, cr, false).await
+}
+
+/// [`merge`]; `pushed_to_main`: the change request a push to main opened, whose head, when
+/// it is the pushed tree read exactly on main as it is, becomes main's commit as pushed (a
+/// fast-forward) rather than a merge commit.
+pub async fn merge_as(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    user: &crate::ids::UserId,
+    cr: &str,
+    pushed_to_main: bool,
+) -> ApiResult<String> {
     ctx.require_live()?;
     ctx.require(Role::Edit, "merge change requests in this space")?;
     let found = load(state, ctx, cr).await?;
@@ -568,11 +581,11 @@ pub async fn merge(
         .await?;
         crate::domain::search::reindex(state, &mut tx, &space.id, &revision_id, saved.revision())
             .await?;
-        // A change request whose head is a pushed commit, merged onto the main it started
-        // from, moves main to that commit (a fast-forward): what was pushed is main as pushed.
-        // Only a head read exactly as pushed (its placement recorded) straight on that main
-        // is one: its commit then descends from main's, and its tree is the content.
-        if space.revision_id == c.revision_base {
+        // A push to main moves main to the pushed commit (a fast-forward): what was pushed is
+        // main as pushed. Only a head read exactly as pushed (its placement recorded)
+        // straight on main as it is: its commit then descends from main's, and its tree is
+        // the content.
+        if pushed_to_main && space.revision_id == c.revision_base {
             let head = store::git::identity_tx(&mut tx, &space.id, &c.revision_id).await?;
             let on_main = store::revisions::get(&state.db, &space.id, &c.revision_id)
                 .await?

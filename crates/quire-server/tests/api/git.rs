@@ -511,7 +511,23 @@ async fn a_push_to_main_merges_at_once_unless_it_conflicts() {
         .await
         .expect(200);
     assert_eq!(md["markdown"], "From git.\n");
-    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    // Main is the pushed commit itself: nothing to pull, and the revision says so.
+    let pushed = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    ok(&work, &["fetch", "-q"]).await;
+    assert_eq!(
+        ok(&work, &["rev-parse", "origin/main"]).await.trim(),
+        pushed
+    );
+    let main = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    assert_eq!(
+        main["git"],
+        json!({"oid": pushed, "message": "Straight to main", "createdByGitBook": false}),
+        "{main}"
+    );
+    assert_eq!(main["type"], "merge", "{main}");
 
     // Main moves on the same lines; a push editing them is refused, naming the page.
     merge_edit(&app, &alice, &space, "Web edit", &home, "From the web.\n").await;

@@ -582,7 +582,7 @@ async fn branch(
                     .map_err(ApiError::from)?;
             }
             if to_main {
-                crs::merge(state, ctx, by, &c.id).await?;
+                crs::merge_as(state, ctx, by, &c.id, true).await?;
                 let mut said = vec![format!(
                     "Merged into main as change request #{}: {}",
                     c.number,
