@@ -2,9 +2,10 @@
 //!
 //! Every block and inline of the GitBook dialect renders (unknown types render their
 //! children), and every input is treated as hostile: all text and attribute values are
-//! escaped, no HTML from a document ever passes through (raw paragraphs are shown as
-//! text), URLs are limited to `http:`, `https:`, `mailto:`, `tel:`, relative paths and
-//! anchors, and no `style`, event attribute or iframe is ever written. Links to pages and
+//! escaped, the HTML of raw paragraphs (content the parser kept verbatim) is written again
+//! from a browser's parse of it through a strict allowlist (module `sanitize`), URLs are
+//! limited to `http:`, `https:`, `mailto:`, `tel:`, relative paths and anchors, and no
+//! `style`, event attribute or iframe is ever written. Links to pages and
 //! files go through the caller's [`Resolve`]; what it cannot resolve is written as text.
 //!
 //! The walk uses an explicit stack, never recursion, so no document can exhaust the
@@ -16,6 +17,7 @@
 //! (Git Sync's `##`): the page title is the page's `<h1>`, written by the page layout.
 
 mod highlight;
+mod sanitize;
 #[cfg(test)]
 mod tests;
 mod text_diff;
@@ -388,6 +390,12 @@ impl<'a> Renderer<'a> {
         safe_url(&url).map(str::to_string)
     }
 
+    /// The URL a destination written in raw content resolves to (as a reference of the
+    /// dialect: `/pages/…`, `/files/…`, a URL…), when it is safe.
+    fn raw_url(&self, href: &str) -> Option<String> {
+        self.ref_url(&crate::markdown::default_ref(href.trim()))
+    }
+
     /// `<a href="…" …>` for a safe URL.
     fn open_link(url: &str, class: Option<&str>) -> String {
         let mut a = String::from("<a href=\"");
@@ -592,7 +600,12 @@ impl<'a> Renderer<'a> {
 
     fn paragraph(&mut self, e: &'a Element, depth: usize) -> Vec<Task<'a>> {
         if let Some(raw) = crate::markdown::raw_text(e) {
-            // Markdown the parser kept verbatim (unknown HTML, tags): shown as text.
+            // Markdown the parser kept verbatim (unknown tags, HTML that has no node):
+            // rendered, its HTML through the allowlist, its destinations resolved.
+            if let Some(body) = sanitize::raw_html(&raw, depth, &|href| self.raw_url(href)) {
+                return vec![html(format!("<div class=\"raw\">{body}</div>"))];
+            }
+            // Too deeply nested to read: shown as text.
             let mut p = String::from("<p class=\"raw\">");
             for (i, line) in raw.split('\n').enumerate() {
                 if i > 0 {

@@ -595,10 +595,20 @@ fn deep_documents_do_not_overflow() {
     let html = handle.join().unwrap();
     assert_eq!(html.matches("<blockquote>").count(), MAX_DEPTH);
     assert!(html.contains("deep"));
-    // Deep markdown comes back as one raw paragraph: shown as text.
+    // Deep markdown comes back as one raw paragraph, rendered within the same bound.
     let md = "> ".repeat(MAX_DEPTH * 2) + "x";
     let html = render(&md);
-    assert!(html.starts_with("<p"), "{html}");
+    assert!(html.starts_with("<div class=\"raw\">"), "{html}");
+    assert_eq!(
+        html.matches("<blockquote>").count(),
+        MAX_DEPTH - 1,
+        "{html}"
+    );
+    assert!(html.contains('x'));
+    // Raw HTML nested deeper than can be read in bounded time is shown as text.
+    let md = "<div>".repeat(MAX_DEPTH * 8) + "x";
+    let html = render(&md);
+    assert!(html.starts_with("<p class=\"raw\">&lt;div&gt;"), "{html}");
 }
 
 #[test]
@@ -956,4 +966,91 @@ fn colours_are_made_legible() {
     assert!(super::highlight::contrast([byte(1), byte(3), byte(5)], white[0]) >= 4.5);
     assert_eq!(legible_hex("red", &white, 0), None);
     assert_eq!(legible_hex("#12345", &white, 0), None);
+}
+
+#[test]
+fn raw_html_passes_through_the_allowlist() {
+    // HTML the dialect has no node for is kept raw and shown as elements, never as text.
+    let md = "<div align=\"center\"><p>A <mark style=\"color:red;\">red</mark> <kbd>Ctrl</kbd> <i class=\"fa-github\">:github:</i><br>line</p><a href=\"https://x.y/a\" class=\"button secondary\" data-extra=\"1\">Go</a></div>\n";
+    let doc = markdown_to_document(md);
+    assert!(crate::markdown::raw_text(doc.nodes[0].element().unwrap()).is_some());
+    let html = render(md);
+    assert_inert(&html);
+    assert_eq!(
+        html,
+        "<div class=\"raw\"><div class=\"align-center\"><p>A <mark class=\"color-red\">red</mark> <kbd>Ctrl</kbd> <span class=\"icon\" data-icon=\"github\" aria-hidden=\"true\"></span><br>line</p><a href=\"https://x.y/a\" class=\"button button-secondary\" rel=\"noopener noreferrer\">Go</a></div></div>"
+    );
+    // Markdown kept raw is rendered as markdown; references resolve as elsewhere.
+    let html = render("* a [link](/pages/p1) ![cat](/files/f1)\n*   b\n\n    <div data-gb-custom-block data-tag=\"hint\" data-style=\"success\" class=\"hint hint-success\"><p><strong>Tip</strong></p></div>\n");
+    assert_inert(&html);
+    assert!(
+        html.contains("<a href=\"/docs/getting-started\">link</a>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<img src=\"/files/f1/cat.png\" alt=\"cat\" loading=\"lazy\">"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<div class=\"hint hint-success\"><p><strong>Tip</strong></p></div>"),
+        "{html}"
+    );
+    assert!(!html.contains("&lt;"), "{html}");
+}
+
+#[test]
+fn raw_html_is_inert() {
+    let hostile = [
+        "<div><script>alert(1)</script><p>ok</p></div>",
+        "<div><img src=x onerror=alert(1)><img src=\"javascript:alert(1)\" alt=\"\"></div>",
+        "<div><a href=\"javascript:alert(1)\" onclick=\"x()\">a</a><a href=\"java&#9;script:alert(1)\">b</a></div>",
+        "<div style=\"background:url(javascript:x)\"><iframe src=\"https://x.y\"></iframe><object data=\"x\"></object></div>",
+        "<div><picture><source srcset=\"javascript:alert(1)\" media=\"(prefers-color-scheme: dark)\"><source srcset=\"a.png 1x, javascript:x 2x\" media=\"all\"><img src=\"data:image/png;base64,AA\" alt=\"\"></picture></div>",
+        "<div><svg><script>alert(1)</script></svg><math><mi>x</mi></math><style>*{}</style><template><p>t</p></template></div>",
+        "<div><!-- <script>alert(1)</script> --><p id=\"main\" class=\"evil\" title=\"&quot;><script>\">x</p></div>",
+        "<div><form action=\"https://x.y\"><input value=\"x\"><button formaction=\"javascript:x\">b</button></form></div>",
+        "<div><a href=\"data:text/html,x\">d</a><a href=\"vbscript:x\">v</a></div><noscript><p>n</p></noscript>",
+        "<table><tr><td onmouseover=\"x\" colspan=\"2\" style=\"x\">c</td></tr></table><textarea><script>x</script></textarea>",
+    ];
+    for md in hostile {
+        let html = render(md);
+        assert_inert(&html);
+        assert!(html.starts_with("<div class=\"raw\">"), "{md}: {html}");
+        for bad in [
+            "<script",
+            "<iframe",
+            "<object",
+            "<svg",
+            "<math",
+            "<style",
+            "<template",
+            "<form",
+            "<input",
+            "<textarea",
+            "<noscript",
+            "onerror",
+            "onclick",
+            "onmouseover",
+            "style=",
+            "javascript:",
+            "data:",
+            "vbscript:",
+            " id=",
+            "evil",
+            "formaction",
+            "<!--",
+        ] {
+            assert!(!html.contains(bad), "{md}: {bad} in {html}");
+        }
+    }
+    // What is kept of them.
+    assert_eq!(
+        render(hostile[0]),
+        "<div class=\"raw\"><div><p>ok</p></div></div>"
+    );
+    assert_eq!(
+        render(hostile[8]),
+        "<div class=\"raw\"><div><a>d</a><a>v</a></div></div>"
+    );
+    assert!(render(hostile[9]).contains("<td colspan=\"2\">c</td>"));
 }

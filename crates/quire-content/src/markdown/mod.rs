@@ -367,6 +367,11 @@ fn options() -> Options {
         | Options::ENABLE_FOOTNOTES
 }
 
+/// The `pulldown-cmark` options of the dialect, for readers of raw content.
+pub(crate) fn cmark_options() -> Options {
+    options()
+}
+
 /// A paragraph holding `text` verbatim: content the parser does not understand, written
 /// back exactly as it came.
 pub(crate) fn raw_block(text: &str) -> Node {
