@@ -487,3 +487,164 @@ fn unique(name: String, taken: &mut HashSet<String>, folder: &str) -> String {
     }
     candidate
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::Limits;
+    use crate::gitsync::objects::{id_of, Kind};
+
+    /// A pushed tree read as a revision: the revision, where it is, the tree, the bytes.
+    fn pushed(files: &[(&str, &str)]) -> (Revision, Placement, Tree, HashMap<Oid, Vec<u8>>) {
+        let given: Vec<(String, Vec<u8>)> = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+            .collect();
+        let mut n = 0;
+        let mut ids = || {
+            n += 1;
+            format!("id{n}")
+        };
+        let read =
+            super::super::read(given, &Revision::default(), &Limits::default(), &mut ids).unwrap();
+        let mut tree = Tree::new();
+        let mut bytes = HashMap::new();
+        for (p, t) in files {
+            let oid = id_of(Kind::Blob, t.as_bytes());
+            tree.insert(
+                p.to_string(),
+                Leaf {
+                    oid,
+                    executable: p.ends_with(".sh"),
+                },
+            );
+            bytes.insert(oid, t.as_bytes().to_vec());
+        }
+        (read.revision, read.placement, tree, bytes)
+    }
+
+    const SUMMARY: &str = "# Contents\n\n* [Welcome](README.md)\n* [Getting started](getting-started/README.md)\n  * [Install](getting-started/install.md)\n";
+    const INSTALL: &str = "---\ndescription: >-\n  How to install,\n  folded.\nunknown: kept\n---\n\n# Install\n\nA paragraph\nwrapped by hand.\n\nRun it.\n";
+
+    fn files() -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("SUMMARY.md", SUMMARY),
+            ("README.md", "# Welcome\n\nHello.\n"),
+            (
+                "getting-started/README.md",
+                "# Getting started\n\nStart here.\n",
+            ),
+            ("getting-started/install.md", INSTALL),
+            ("LICENSE", "Some license.\n"),
+            ("scripts/build.sh", "#!/bin/sh\n"),
+            ("unlisted.md", "# Not in the summary\n"),
+        ]
+    }
+
+    fn laid(
+        parent: (&Revision, &Placement, &Tree),
+        after: &Revision,
+        bytes: &HashMap<Oid, Vec<u8>>,
+    ) -> (BTreeMap<String, Made>, Placement) {
+        let parents = [Parent {
+            revision: parent.0,
+            placement: parent.1,
+            tree: parent.2,
+        }];
+        let plan = plan(&parents, after);
+        let old: HashMap<Oid, Vec<u8>> = plan
+            .needs()
+            .into_iter()
+            .map(|o| (o, bytes[&o].clone()))
+            .collect();
+        let placement = plan.placement().clone();
+        (
+            plan.lay(&parents, after, &old).into_iter().collect(),
+            placement,
+        )
+    }
+
+    #[test]
+    fn nothing_changed_is_the_pushed_tree() {
+        let (rev, placement, tree, bytes) = pushed(&files());
+        let (made, again) = laid((&rev, &placement, &tree), &rev, &bytes);
+        assert_eq!(again, placement);
+        let same: Tree = made
+            .into_iter()
+            .map(|(p, m)| match m {
+                Made::Same(leaf) => (p, leaf),
+                other => panic!("{p} was made again: {other:?}"),
+            })
+            .collect();
+        assert_eq!(same, tree);
+    }
+
+    #[test]
+    fn an_edit_rewrites_only_its_lines_of_its_file() {
+        let (rev, placement, tree, bytes) = pushed(&files());
+        let id = placement
+            .pages
+            .iter()
+            .find(|(_, p)| *p == "getting-started/install.md")
+            .map(|(id, _)| id.clone())
+            .unwrap();
+        let mut after = rev.clone();
+        if let PageKind::Document(d) = &mut after.page_mut(&id).unwrap().kind {
+            d.markdown = d.markdown.replace("Run it.", "Run it twice.");
+        }
+        let (made, _) = laid((&rev, &placement, &tree), &after, &bytes);
+        for (path, m) in &made {
+            match (path.as_str(), m) {
+                ("getting-started/install.md", Made::Text(t)) => {
+                    assert_eq!(t, &INSTALL.replace("Run it.", "Run it twice."))
+                }
+                (_, Made::Same(leaf)) => assert_eq!(tree[path], *leaf, "{path}"),
+                (_, other) => panic!("{path} was made again: {other:?}"),
+            }
+        }
+        assert_eq!(made.len(), tree.len());
+        assert!(tree["scripts/build.sh"].executable);
+    }
+
+    #[test]
+    fn a_new_page_goes_beside_its_parent_and_a_deleted_one_goes() {
+        let (rev, placement, tree, bytes) = pushed(&files());
+        let start = placement
+            .pages
+            .iter()
+            .find(|(_, p)| *p == "getting-started/README.md")
+            .map(|(id, _)| id.clone())
+            .unwrap();
+        let install = placement
+            .pages
+            .iter()
+            .find(|(_, p)| *p == "getting-started/install.md")
+            .map(|(id, _)| id.clone())
+            .unwrap();
+        let mut after = rev.clone();
+        let parent = after.page_mut(&start).unwrap();
+        parent.pages.retain(|p| p.id != install);
+        parent
+            .pages
+            .push(Page::document("new", "Upgrade", "upgrade", "Upgrade it.\n"));
+        let (made, now) = laid((&rev, &placement, &tree), &after, &bytes);
+        assert_eq!(now.pages["new"], "getting-started/upgrade.md");
+        assert!(!made.contains_key("getting-started/install.md"));
+        assert!(
+            matches!(&made["getting-started/upgrade.md"], Made::Text(t) if t.contains("Upgrade it."))
+        );
+        let Made::Text(summary) = &made["SUMMARY.md"] else {
+            panic!("the table of contents is unchanged");
+        };
+        assert_eq!(
+            summary,
+            &SUMMARY.replace(
+                "[Install](getting-started/install.md)",
+                "[Upgrade](getting-started/upgrade.md)"
+            )
+        );
+        for kept in ["LICENSE", "unlisted.md", "README.md", "scripts/build.sh"] {
+            assert_eq!(made[kept], Made::Same(tree[kept]), "{kept}");
+        }
+    }
+}
