@@ -83,12 +83,16 @@ fn outside_code(html: &str) -> String {
 }
 
 /// Prints the text of every raw paragraph (content kept verbatim) under `nodes`.
-fn print_raw(nodes: &[quire_content::document::Node]) {
+fn print_raw(nodes: &[quire_content::document::Node], print: bool) -> usize {
+    let mut n_raw = 0;
     use quire_content::document::Node;
     for n in nodes {
         if let Node::Block(e) | Node::Inline(e) = n {
             let raw = e.meta.as_ref().and_then(|m| m.get("raw")).is_some();
             if raw {
+                n_raw += 1;
+            }
+            if raw && print {
                 let t = n.plain_text();
                 let end = (0..=t.len().min(400))
                     .rev()
@@ -96,12 +100,13 @@ fn print_raw(nodes: &[quire_content::document::Node]) {
                     .unwrap();
                 println!("  RAW: {}", &t[..end]);
             }
-            print_raw(e.children());
+            n_raw += print_raw(e.children(), print);
             for f in e.fragments.iter().flatten() {
-                print_raw(&f.nodes);
+                n_raw += print_raw(&f.nodes, print);
             }
         }
     }
+    n_raw
 }
 
 fn main() {
@@ -110,6 +115,7 @@ fn main() {
     pages(Path::new(&dir), &mut files);
     let mut bad = 0;
     let mut lossy = 0;
+    let mut raw_pages = 0;
     for f in &files {
         let md = std::fs::read_to_string(f).expect("readable");
         let body = match split_page_markdown(&md) {
@@ -130,6 +136,14 @@ fn main() {
         let html = render_document(&doc, &NoLinks).html;
         if std::env::var("SHOW").is_ok_and(|w| f.display().to_string().contains(&w)) {
             println!("{html}");
+        }
+        let n_raw = print_raw(&doc.nodes, false);
+        if n_raw > 0 {
+            raw_pages += 1;
+            println!("{}: {n_raw} raw blocks", f.display());
+            if std::env::var("RAW").is_ok() {
+                print_raw(&doc.nodes, true);
+            }
         }
         let text = outside_code(&html);
         let mut hits = Vec::new();
@@ -153,9 +167,6 @@ fn main() {
         if !hits.is_empty() {
             bad += 1;
             println!("{} ({} hits)", f.display(), hits.len());
-            if std::env::var("RAW").is_ok() {
-                print_raw(&doc.nodes);
-            }
             for h in hits.iter().take(if std::env::var("ALL").is_ok() {
                 1000
             } else {
@@ -166,6 +177,7 @@ fn main() {
         }
     }
     println!("{lossy} of {} pages change in the round trip", files.len());
+    println!("{raw_pages} of {} pages hold raw blocks", files.len());
     println!(
         "{bad} of {} pages show escaped tags outside code",
         files.len()

@@ -919,7 +919,17 @@ impl<'a> Renderer<'a> {
         let Some(r) = data_ref(e, "ref") else {
             return Vec::new();
         };
-        let Some(title) = self.resolve.title(&r) else {
+        // The title of what it mentions; else the label it was written with; else, for a
+        // URL, the URL.
+        let title = self
+            .resolve
+            .title(&r)
+            .or_else(|| crate::markdown::mention_label(e).map(str::to_string))
+            .or_else(|| match &r {
+                ContentRef::Url { url } => Some(url.clone()),
+                _ => None,
+            });
+        let Some(title) = title else {
             return Vec::new();
         };
         match self.ref_url(&r) {

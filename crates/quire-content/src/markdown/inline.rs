@@ -317,16 +317,24 @@ impl Writer {
                 None => self.nodes(e.children()),
             },
             "mention" => match href() {
-                Some(h) if self.ctx != Ctx::Html => format!(
-                    "[{}]({} \"mention\")",
-                    self.plain_label(&path_label(&h)),
-                    link_dest(&h)
-                ),
-                Some(h) => format!(
-                    "<a data-mention href=\"{}\">{}</a>",
-                    html::escape_attr(&h),
-                    html::escape_text(&path_label(&h))
-                ),
+                Some(h) => {
+                    let label = super::mention_label(e)
+                        .map(str::to_string)
+                        .unwrap_or_else(|| path_label(&h));
+                    if self.ctx != Ctx::Html {
+                        format!(
+                            "[{}]({} \"mention\")",
+                            self.plain_label(&label),
+                            link_dest(&h)
+                        )
+                    } else {
+                        format!(
+                            "<a data-mention href=\"{}\">{}</a>",
+                            html::escape_attr(&h),
+                            html::escape_text(&label)
+                        )
+                    }
+                }
                 None => String::new(),
             },
             "emoji" => {
@@ -449,11 +457,14 @@ fn button(e: &Element) -> String {
             html::escape_attr(name)
         );
     }
-    let href = data_ref(e, "ref").map(|r| ref_href(&r)).unwrap_or_default();
-    format!(
-        "<a href=\"{}\" class=\"button {kind}\"{icon}>{label}</a>",
-        html::escape_attr(&href)
-    )
+    match data_ref(e, "ref").map(|r| ref_href(&r)) {
+        Some(href) => format!(
+            "<a href=\"{}\" class=\"button {kind}\"{icon}>{label}</a>",
+            html::escape_attr(&href)
+        ),
+        // A button that leads nowhere.
+        None => format!("<a class=\"button {kind}\"{icon}>{label}</a>"),
+    }
 }
 
 /// The `style` of a `<mark>` for a colour mark: only the colours that are not `default`.

@@ -507,6 +507,24 @@ fn path_label(href: &str) -> String {
     }
 }
 
+/// A mention of `r`, written `label` at `href`. Git Sync writes the label it derives from
+/// the destination ([`path_label`]), or for a page it cannot link by path (another
+/// space's, by its URL) that page's title: such a label is kept in the mention's `meta`
+/// (the document's mention has no label), so that it is written back as it came and shown
+/// when the title cannot be resolved.
+fn mention(r: ContentRef, label: &str, href: &str) -> Element {
+    let mut el = Element::void("mention", obj([("ref", ref_json(&r))]));
+    if label != path_label(href) {
+        el.meta = Some(obj([("label", Value::String(label.to_string()))]));
+    }
+    el
+}
+
+/// The label a mention was written with, when it is not the one its destination gives.
+pub(crate) fn mention_label(e: &Element) -> Option<&str> {
+    e.meta.as_ref()?.get("label")?.as_str()
+}
+
 /// A fragment named `name` holding `nodes`.
 fn fragment(name: &str, nodes: Vec<Node>) -> Fragment {
     Fragment {

@@ -145,11 +145,8 @@ fn html_inline_element(el: &HElement, scanner: &Scanner<'_>) -> Option<Item> {
             let LinkTarget::Ref(r) = resolve(scanner, el.attr("href")?) else {
                 return None;
             };
-            let mut data = Map::new();
-            data.insert("ref".into(), ref_json(&r));
-            // The label is the one Git Sync derives from the destination.
-            (el.text() == super::path_label(el.attr("href")?))
-                .then(|| Item::El(Element::void("mention", data)))
+            only_text(el)
+                .then(|| Item::El(super::mention(r, &el.text(), el.attr("href").unwrap_or(""))))
         }
         "a" if names.first() == Some(&"href") && names.get(1) == Some(&"class") => {
             let kind = button_kind(el.attr("class")?)?;
@@ -165,6 +162,15 @@ fn html_inline_element(el: &HElement, scanner: &Scanner<'_>) -> Option<Item> {
                 data.insert("icon".into(), json!(icon));
             }
             data.insert("ref".into(), ref_json(&r));
+            only_text(el).then(|| Item::El(Element::void("button", data)))
+        }
+        // A button that leads nowhere (GitBook's inactive button).
+        "a" if names == ["class"] || names == ["class", "data-icon"] => {
+            let kind = button_kind(el.attr("class")?)?;
+            let mut data = obj([("label", json!(el.text())), ("kind", json!(kind))]);
+            if let Some(icon) = el.attr("data-icon") {
+                data.insert("icon".into(), json!(icon));
+            }
             only_text(el).then(|| Item::El(Element::void("button", data)))
         }
         "a" if names == ["href", "id"] => {
@@ -1190,14 +1196,12 @@ impl EventParser<'_, '_> {
             ("", LinkTarget::Ref(r)) => out.push(Item::Link(r, inner)),
             ("", LinkTarget::Text) => out.extend(inner),
             ("mention", LinkTarget::Ref(r)) => {
-                // The label is the one Git Sync derives from the destination.
                 let plain = inner
                     .iter()
                     .all(|i| matches!(i, Item::Leaf(_, m) | Item::Entity(_, m) if m.is_empty()));
-                if plain && items_text(&inner) == super::path_label(dest) {
-                    let mut data = Map::new();
-                    data.insert("ref".into(), ref_json(&r));
-                    out.push(Item::El(Element::void("mention", data)));
+                let label = items_text(&inner);
+                if plain && !label.contains(['\n', SOFT_BREAK]) {
+                    out.push(Item::El(super::mention(r, &label, dest)));
                 } else {
                     self.unknown = true;
                 }

@@ -568,3 +568,37 @@ fn users_cells_keep_the_table_raw() {
     assert_eq!(roundtrip(md), md);
     assert_eq!(json(md)["nodes"][0]["meta"]["raw"], true);
 }
+
+#[test]
+fn inactive_buttons_and_mentions_with_titles() {
+    // A button that leads nowhere, and mentions labelled with the title of what they name
+    // (another space's page, by its URL), in text and in a cards table.
+    let md = "Show a button that’s intentionally inactive:<a class=\"button primary\">Inactive button</a> <a class=\"button secondary\" data-icon=\"bolt\">Soon</a>\n\nSee [API reference](https://app.gitbook.com/s/abc/gitbook-api/api-reference \"mention\").\n\n<table data-view=\"cards\"><thead><tr><th></th><th></th></tr></thead><tbody><tr><td><h4><i class=\"fa-code\">:code:</i></h4></td><td><a data-mention href=\"https://app.gitbook.com/s/abc/gitbook-api/api-reference\">API reference</a></td></tr></tbody></table>\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    let p = &v["nodes"][0]["nodes"];
+    assert_eq!(p[1]["type"], "button");
+    assert_eq!(p[1]["data"]["label"], "Inactive button");
+    assert_eq!(p[1]["data"]["kind"], "primary");
+    assert!(p[1]["data"].get("ref").is_none());
+    assert_eq!(p[3]["data"]["icon"], "bolt");
+    let m = &v["nodes"][1]["nodes"][1];
+    assert_eq!(m["type"], "mention");
+    assert_eq!(m["data"]["ref"]["kind"], "url");
+    assert_eq!(m["meta"]["label"], "API reference");
+    assert_eq!(v["nodes"][2]["type"], "table");
+    // A label derived from the destination is not kept.
+    let v = json("[guide](/pages/abc/guide \"mention\")\n");
+    assert!(v["nodes"][0]["nodes"][1].get("meta").is_none(), "{v}");
+    let html = crate::html::render_document(&markdown_to_document(md), &crate::html::NoLinks).html;
+    assert!(
+        html.contains("<span class=\"button button-primary\">Inactive button</span>"),
+        "{html}"
+    );
+    assert!(html.contains(">API reference</a>"), "{html}");
+    assert!(
+        html.contains("<span class=\"icon\" data-icon=\"code\""),
+        "{html}"
+    );
+    assert!(!html.contains("&lt;"), "{html}");
+}
