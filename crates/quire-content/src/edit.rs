@@ -421,8 +421,12 @@ fn apply_fields(index: usize, page: &mut Page, f: &PageFields) -> Result<(), Edi
         if !matches!(l.width.as_str(), "default" | "wide") {
             return Err(fail(index, "layout.width", "must be `default` or `wide`"));
         }
-        if !matches!(l.cover_size.as_str(), "hero" | "full") {
-            return Err(fail(index, "layout.coverSize", "must be `hero` or `full`"));
+        if !matches!(l.cover_size.as_str(), "hero" | "full" | "background") {
+            return Err(fail(
+                index,
+                "layout.coverSize",
+                "must be `hero`, `full` or `background`",
+            ));
         }
         if !matches!(l.cover_mask.as_str(), "none" | "radial") {
             return Err(fail(

@@ -426,11 +426,17 @@ fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
             .and_then(|c| c.get("size"))
             .and_then(Yaml::str)
         {
-            l.cover_size = if size == "full" {
-                "full".into()
-            } else {
-                "hero".into()
+            l.cover_size = match size {
+                "full" | "background" => size.into(),
+                _ => "hero".into(),
             };
+        }
+        if let Some(mask) = layout
+            .get("cover")
+            .and_then(|c| c.get("mask"))
+            .and_then(Yaml::str)
+        {
+            l.cover_mask = if mask == "radial" { "radial" } else { "none" }.into();
         }
         for (key, field) in [
             ("cover", &mut l.cover),
@@ -459,6 +465,9 @@ fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
             reference: Some(reference),
             ref_dark: None,
             y_pos: s("coverY").and_then(|y| y.parse().ok()).unwrap_or(0),
+            height: s("coverHeight")
+                .and_then(|h| h.parse::<f64>().ok())
+                .map(|h| (h.round() as i64).clamp(10, 700)),
         });
     }
     Ok(fm)
@@ -517,6 +526,9 @@ pub fn render_frontmatter(page: &Page) -> String {
             if let Some(r) = &cover.reference {
                 lines.push(format!("cover: {}", yaml_str(&ref_href(r))));
                 lines.push(format!("coverY: {}", cover.y_pos));
+                if let Some(h) = cover.height {
+                    lines.push(format!("coverHeight: {h}"));
+                }
             }
         }
         if !doc.variables.is_empty() {
@@ -538,6 +550,9 @@ pub fn render_frontmatter(page: &Page) -> String {
                 "  cover:\n    visible: {}\n    size: {}",
                 l.cover, l.cover_size
             ));
+            if l.cover_mask != "none" {
+                lines.push(format!("    mask: {}", l.cover_mask));
+            }
             for (k, v) in [
                 ("title", l.title),
                 ("description", l.description),
@@ -645,6 +660,29 @@ mod tests {
         assert!(layout.outline);
         assert_eq!(src.heading.as_deref(), Some("Getting started"));
         assert_eq!(src.body, "Body text.\n");
+    }
+
+    #[test]
+    fn cover_size_mask_and_height_are_read_and_written_back() {
+        let md = "---\ncover: .gitbook/assets/hero.png\ncoverY: 0\ncoverHeight: 461\nlayout:\n  width: wide\n  cover:\n    visible: true\n    size: background\n    mask: radial\n---\n\n# Home\n";
+        let src = split_page_markdown(md).unwrap();
+        let layout = src.frontmatter.layout.clone().unwrap();
+        assert_eq!(layout.cover_size, "background");
+        assert_eq!(layout.cover_mask, "radial");
+        assert_eq!(src.frontmatter.cover.as_ref().unwrap().height, Some(461));
+        let mut page = Page::document("p", "Home", "home", "");
+        apply_frontmatter(&mut page, &src.frontmatter);
+        let written = render_frontmatter(&page);
+        for line in [
+            "coverHeight: 461",
+            "    size: background",
+            "    mask: radial",
+        ] {
+            assert!(written.contains(line), "{line} in {written}");
+        }
+        let again = split_page_markdown(&written).unwrap();
+        assert_eq!(again.frontmatter.layout, src.frontmatter.layout);
+        assert_eq!(again.frontmatter.cover, src.frontmatter.cover);
     }
 
     #[test]

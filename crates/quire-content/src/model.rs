@@ -450,7 +450,7 @@ pub struct PageLayout {
     pub width: String,
     /// Whether the cover is visible.
     pub cover: bool,
-    /// `hero` or `full`.
+    /// `hero`, `full` or `background`.
     pub cover_size: String,
     /// `none` or `radial`.
     pub cover_mask: String,
@@ -507,6 +507,9 @@ pub struct PageCover {
     /// Vertical position of the image.
     #[serde(default)]
     pub y_pos: i64,
+    /// Height of the image in pixels (10 to 700), when not the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<i64>,
 }
 
 /// Official `ContentRef`: what a link, an image or a link page points at.

@@ -1281,6 +1281,7 @@ mod tests {
                     url: "https://x.y/dark.png".into(),
                 }),
                 y_pos: -12,
+                height: None,
             });
             d.variables
                 .insert("n".into(), VariableValue::Number(42.into()));

@@ -263,6 +263,7 @@ mod tests {
             }),
             ref_dark: None,
             y_pos: 12,
+            height: None,
         });
         wide.variables
             .insert("tier".into(), VariableValue::String("gold".into()));

@@ -1796,17 +1796,58 @@ impl<'a> Site<'a> {
             "<li><span aria-current=\"page\">{}</span></li></ol></nav>",
             text(&page.title)
         );
-        if let Some(cover) = doc.cover.as_ref().and_then(|c| c.reference.as_ref()) {
-            if let Some(url) = links.ref_url(cover) {
-                let _ = writeln!(
+        // The cover as the page's layout sets it: its size and mask as classes, its height
+        // as the image's own (the site's CSP allows no inline style), a dark variant for dark
+        // schemes.
+        let layout = &doc.layout;
+        let cover = doc.cover.as_ref().filter(|_| layout.cover);
+        if let Some((c, url)) = cover.and_then(|c| Some((c, links.ref_url(c.reference.as_ref()?)?)))
+        {
+            let size = match layout.cover_size.as_str() {
+                "full" | "background" => layout.cover_size.as_str(),
+                _ => "hero",
+            };
+            let mask = if layout.cover_mask == "radial" {
+                " cover-mask-radial"
+            } else {
+                ""
+            };
+            let height = c
+                .height
+                .map(|h| format!(" height=\"{}\"", h.clamp(10, 700)))
+                .unwrap_or_default();
+            let dark = c.ref_dark.as_ref().and_then(|r| links.ref_url(r));
+            if let Some(dark) = &dark {
+                let _ = write!(
                     main,
-                    "<img class=\"cover\" src=\"{}\" alt=\"\">",
-                    attr(&url)
+                    "<picture><source srcset=\"{}\" media=\"(prefers-color-scheme: dark)\">",
+                    attr(dark)
                 );
             }
+            let _ = write!(
+                main,
+                "<img class=\"cover cover-{size}{mask}\" src=\"{}\" alt=\"\"{height}>",
+                attr(&url)
+            );
+            let _ = writeln!(main, "{}", if dark.is_some() { "</picture>" } else { "" });
         }
-        let _ = writeln!(main, "<h1>{}{}</h1>", emoji(page), text(&page.title));
-        if let Some(d) = page.description.as_deref().filter(|d| !d.is_empty()) {
+        // A title the layout hides stays for screen readers and the outline.
+        let hidden = if layout.title {
+            ""
+        } else {
+            " class=\"visually-hidden\""
+        };
+        let _ = writeln!(
+            main,
+            "<h1{hidden}>{}{}</h1>",
+            emoji(page),
+            text(&page.title)
+        );
+        if let Some(d) = page
+            .description
+            .as_deref()
+            .filter(|d| !d.is_empty() && layout.description)
+        {
             let _ = writeln!(main, "<p class=\"lead\">{}</p>", text(d));
         }
         let _ = writeln!(main, "<div class=\"content\">{body_html}</div>");

@@ -1685,3 +1685,61 @@ async fn a_push_waiting_for_its_turn_has_not_read_its_body() {
         "the whole body was read"
     );
 }
+
+/// A pushed page's cover as GitBook writes it (size, mask, height; title and description
+/// hidden) reads into the page's layout and cover, and the published page draws it so.
+#[tokio::test]
+async fn a_pushed_cover_keeps_its_size_mask_and_height() {
+    if !has_git() {
+        return;
+    }
+    use base64::Engine;
+    let Fixture { app, alice, space } = fixture().await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    std::fs::create_dir_all(work.join(".gitbook/assets")).unwrap();
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(PNG)
+        .unwrap();
+    std::fs::write(work.join(".gitbook/assets/hero.png"), png).unwrap();
+    std::fs::write(
+        work.join("README.md"),
+        "---\ndescription: Start here.\ncover: .gitbook/assets/hero.png\ncoverY: 0\ncoverHeight: 461\n\
+         layout:\n  width: wide\n  cover:\n    visible: true\n    size: background\n    mask: radial\n\
+         \x20 title:\n    visible: false\n  description:\n    visible: false\n---\n\n# Home\n\nWelcome.\n",
+    )
+    .unwrap();
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "A cover"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+
+    let home = page_id(&app, &alice, &space, "Home").await;
+    let page = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/page/{home}"))
+        .await
+        .expect(200);
+    assert_eq!(page["layout"]["coverSize"], "background", "{page}");
+    assert_eq!(page["layout"]["coverMask"], "radial", "{page}");
+    assert_eq!(page["cover"]["height"], 461, "{page}");
+
+    let (_, _, published) = published_site(&app, &alice, &space).await;
+    let html = reqwest::get(&published)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("class=\"cover cover-background cover-mask-radial\"")
+            && html.contains("height=\"461\""),
+        "{html}"
+    );
+    assert!(
+        html.contains("<h1 class=\"visually-hidden\">Home</h1>"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("<p class=\"lead\">Start here.</p>"),
+        "{html}"
+    );
+}
