@@ -501,6 +501,9 @@ pub(super) struct EventParser<'s, 'r> {
     task: Option<bool>,
     /// Something in the current top-level block is not understood: keep it raw.
     unknown: bool,
+    /// The blocks being read are a list item's: HTML figures are images there (Git Sync
+    /// writes a list item's images so), markdown images stay inline.
+    in_item: bool,
 }
 
 fn is_inline(e: &Event<'_>) -> bool {
@@ -600,6 +603,7 @@ pub(super) fn cmark_between(
         marks: Vec::new(),
         task: None,
         unknown: false,
+        in_item: false,
     };
     p.top(&mut ev, images, depth, siblings)
 }
@@ -972,7 +976,9 @@ impl EventParser<'_, '_> {
 
     #[inline(never)]
     fn blockquote(&mut self, ev: &mut Events<'_>, depth: usize) -> Node {
+        let in_item = std::mem::replace(&mut self.in_item, false);
         let mut nodes = self.blocks(ev, false, depth + 1, "blockquote");
+        self.in_item = in_item;
         nodes.retain(|c| !is_empty_paragraph(c));
         ev.next();
         Node::block("blockquote", Map::new(), non_empty(nodes))
@@ -1035,7 +1041,9 @@ impl EventParser<'_, '_> {
                         return None;
                     }
                     let outer = self.task.take();
+                    let in_item = std::mem::replace(&mut self.in_item, true);
                     let nodes = non_empty(self.blocks(ev, false, depth + 2, "list"));
+                    self.in_item = in_item;
                     ev.next();
                     let checked = std::mem::replace(&mut self.task, outer);
                     tasks |= checked.is_some();
@@ -1103,7 +1111,9 @@ impl EventParser<'_, '_> {
         };
         let names: Vec<&str> = el.attr_names().collect();
         match el.name.as_str() {
-            "figure" | "div" if images && self.scanner.enter(depth + 1, "images") => {
+            "figure" | "div"
+                if (images || self.in_item) && self.scanner.enter(depth + 1, "images") =>
+            {
                 images_html(el, self.scanner, depth)
             }
             "img" if names == ["src", "alt", "class"] => {

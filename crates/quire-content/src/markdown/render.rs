@@ -271,7 +271,18 @@ fn render_list(e: &Element, prev_list: Option<char>) -> Option<(String, char)> {
         } else {
             ""
         };
-        let body = render_blocks_in(item.children(), true);
+        // An item whose blocks are apart (any block after the first but a nested list) is
+        // written as Git Sync writes a spread item: its content at the next tab stop
+        // (`1.  `, `*   `) and every block after a blank line.
+        let spread = item.children().iter().skip(1).any(
+            |b| !matches!(b.element().map(|e| e.kind.as_str()), Some(k) if k.starts_with("list-")),
+        );
+        let prefix = if spread {
+            format!("{prefix:<width$}", width = prefix.len().div_ceil(4) * 4)
+        } else {
+            prefix
+        };
+        let body = render_blocks_in(item.children(), !spread);
         let first_kind = item
             .children()
             .first()

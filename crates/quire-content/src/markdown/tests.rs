@@ -602,3 +602,24 @@ fn inactive_buttons_and_mentions_with_titles() {
     );
     assert!(!html.contains("&lt;"), "{html}");
 }
+
+#[test]
+fn list_items_with_figures_and_spread_items() {
+    // Git Sync writes an item whose blocks are apart at the next tab stop, its images as
+    // figures; items of one block keep one space.
+    let md = "1. Sign in.\n2.  Click **Install on this site**.<br>\n\n    <figure><img src=\"/files/f1\" alt=\"\"><figcaption></figcaption></figure>\n3. Done.\n\n*   **Full width**\n\n    Change the style.\n\n    1. Hover over the cover.\n    2. Click.\n*   Text\n\n    ```yaml\n    a: 1\n    ```\n* a\n  * nested\n";
+    assert_eq!(roundtrip(md), md);
+    let v = json(md);
+    let item = &v["nodes"][0]["nodes"][1]["nodes"];
+    assert_eq!(item[0]["type"], "paragraph");
+    assert_eq!(item[1]["type"], "images");
+    assert_eq!(item[1]["nodes"][0]["data"]["ref"]["kind"], "file");
+    assert!(v["nodes"][0].get("meta").is_none());
+    // A markdown image in an item stays inline.
+    let v = json("* ![a](/files/f1)\n");
+    assert_eq!(v["nodes"][0]["nodes"][0]["nodes"][0]["type"], "paragraph");
+    // Figures in quotes are not images.
+    let v =
+        json("* > <figure><img src=\"/files/f1\" alt=\"\"><figcaption></figcaption></figure>\n");
+    assert_eq!(v["nodes"][0]["meta"]["raw"], true);
+}
