@@ -238,6 +238,12 @@ pub fn safe_url(url: &str) -> Option<&str> {
     }
 }
 
+/// A URL as the one candidate of a `srcset`, which is a list split at commas and spaces:
+/// those are written as percent escapes (`a (1).png` is `a%20(1).png`), the same URL.
+pub(crate) fn srcset_url(url: &str) -> String {
+    url.replace(' ', "%20").replace(',', "%2C")
+}
+
 /// Whether a safe URL leaves the site (it then gets `rel="noopener noreferrer"`).
 fn is_external(url: &str) -> bool {
     let lower = |n: usize| url.get(..n).map(str::to_ascii_lowercase);
@@ -880,18 +886,16 @@ impl<'a> Renderer<'a> {
             img.push_str(&format!(" height=\"{h}\""));
         }
         img.push_str(" loading=\"lazy\">");
-        // A dark variant, when it is one plain URL (a `srcset` is a list).
+        // A dark variant.
         let dark = data_ref(e, "refDark").and_then(|d| match &d {
             ContentRef::File { file } => self.resolve.file(file).map(|f| f.url),
             other => self.ref_url(other),
         });
         if let Some(d) = dark.as_deref().and_then(safe_url) {
-            if !d.contains([' ', ',']) {
-                img = format!(
-                    "<picture><source srcset=\"{}\" media=\"(prefers-color-scheme: dark)\">{img}</picture>",
-                    escape_attr(d)
-                );
-            }
+            img = format!(
+                "<picture><source srcset=\"{}\" media=\"(prefers-color-scheme: dark)\">{img}</picture>",
+                escape_attr(&srcset_url(d))
+            );
         }
         Some(img)
     }
@@ -1276,11 +1280,10 @@ impl<'a> Renderer<'a> {
     /// A card's cover, with its dark variant when there is one.
     fn card_cover(&self, v: &Value, dark: Option<&Value>) -> Option<String> {
         let (img, _) = self.card_image(v, "card-cover")?;
-        // A `srcset` is a list: only a plain URL can be one.
         match dark.and_then(|d| self.image_url(d)) {
-            Some((d, _)) if !d.contains([' ', ',']) => Some(format!(
+            Some((d, _)) => Some(format!(
                 "<picture><source srcset=\"{}\" media=\"(prefers-color-scheme: dark)\">{img}</picture>",
-                escape_attr(&d)
+                escape_attr(&srcset_url(&d))
             )),
             _ => Some(img),
         }

@@ -414,12 +414,9 @@ fn open_tag(
             }
         }
         "source" => {
-            // One plain URL: a `srcset` list is not read.
+            // GitBook writes one URL, as it is (spaces included): it is read so.
             let set = attr("srcset")?.trim();
-            if set.contains([' ', ',']) {
-                return None;
-            }
-            push_attr(&mut tag, "srcset", &url(set)?);
+            push_attr(&mut tag, "srcset", &super::srcset_url(&url(set)?));
             let media = attr("media")?.trim();
             if !matches!(
                 media,
