@@ -130,7 +130,7 @@ enum KindIn {
         #[serde(rename = "l", default)]
         layout: Option<PageLayout>,
         #[serde(rename = "c", default)]
-        cover: Option<PageCover>,
+        cover: Option<Box<PageCover>>,
         #[serde(rename = "v", default)]
         variables: Variables,
     },
@@ -161,7 +161,7 @@ impl From<PageFields> for PageIn {
                 } => PageKind::Document(SharedDocument::new(DocumentPage {
                     markdown: String::new(),
                     layout: layout.unwrap_or_default(),
-                    cover,
+                    cover: cover.map(|c| *c),
                     variables,
                 })),
                 KindIn::Group => PageKind::Group,

@@ -296,7 +296,7 @@ pub fn plan(parents: &[Parent<'_>], after: &Revision) -> Plan {
             first = false;
             placement.pages.insert(page.id.clone(), path.clone());
             here = Some(path.clone());
-            if !paths.contains_key(&path) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = paths.entry(path.clone()) {
                 // A parent holding the same page at the same path gives its file as it is.
                 let same = parents.iter().find_map(|p| {
                     let before = p.revision.page(&page.id)?;
@@ -305,7 +305,7 @@ pub fn plan(parents: &[Parent<'_>], after: &Revision) -> Plan {
                 });
                 match same {
                     Some(Some(leaf)) => {
-                        paths.insert(path, Source::Same(leaf));
+                        slot.insert(Source::Same(leaf));
                     }
                     // Listed, but no file was pushed for it: none is made while it is as it was.
                     Some(None) => {}
@@ -315,13 +315,10 @@ pub fn plan(parents: &[Parent<'_>], after: &Revision) -> Plan {
                                 .then(|| p.tree.get(&path).map(|l| (i, l.oid)))
                                 .flatten()
                         });
-                        paths.insert(
-                            path,
-                            Source::Page {
-                                id: page.id.clone(),
-                                old,
-                            },
-                        );
+                        slot.insert(Source::Page {
+                            id: page.id.clone(),
+                            old,
+                        });
                     }
                 }
             }
