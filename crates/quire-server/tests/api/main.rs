@@ -24,6 +24,7 @@ mod fonts;
 mod freshness;
 mod git;
 mod git_sync;
+mod gitsync_repos;
 mod hardening;
 mod hardening_depth;
 mod hardening_fetch;
