@@ -373,6 +373,23 @@ pub fn assemble_keeping(
             };
             let title: String = p.title.chars().take(100).collect();
             let kind = match &p.body {
+                // A link to a file of the tree (a page listed again) points at that page.
+                Some(_) | None if p.link.as_deref().is_some_and(|l| !l.contains("://")) => {
+                    let link = p.link.clone().unwrap_or_default();
+                    let resolver = Resolver {
+                        base: Url::parse(&archive_key("SUMMARY.md")).ok(),
+                        pages: &page_keys,
+                        assets: &asset_keys,
+                        files: &files,
+                        includes: &includes,
+                        used: &used,
+                    };
+                    let target = match resolver.resolve(&link) {
+                        Some(LinkTarget::Ref(r)) => r,
+                        _ => ContentRef::Url { url: link },
+                    };
+                    PageKind::Link(crate::model::LinkPage { target })
+                }
                 _ if p.link.is_some() => PageKind::Link(crate::model::LinkPage {
                     target: ContentRef::Url {
                         url: p.link.clone().unwrap_or_default(),

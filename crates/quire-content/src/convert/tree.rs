@@ -171,6 +171,8 @@ fn from_summary(summary: &str, docs: &BTreeMap<String, String>) -> Vec<SourcePag
     let mut items: Vec<Item> = Vec::new();
     let mut heading: Option<String> = None;
     let mut in_link = false;
+    // Files listed so far: a file listed again is a link page to it.
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for event in Parser::new_ext(summary, pulldown_cmark::Options::empty()) {
         match event {
             Event::Start(Tag::Heading { level, .. }) if level != HeadingLevel::H1 => {
@@ -218,12 +220,20 @@ fn from_summary(summary: &str, docs: &BTreeMap<String, String>) -> Vec<SourcePag
             Event::End(TagEnd::Item) => {
                 let Some(item) = items.pop() else { continue };
                 let title = item.text.trim().to_string();
+                let listed_before = item.href.as_deref().is_some_and(|href| {
+                    let path = href.split('#').next().unwrap_or(href);
+                    !href.contains("://")
+                        && !seen.insert(super::percent_decode(path.trim_start_matches("./")))
+                });
                 let mut page = match item.href.as_deref() {
-                    Some(href) if !href.contains("://") => {
+                    Some(href) if !href.contains("://") && !listed_before => {
                         let path = href.split('#').next().unwrap_or(href);
                         let path = super::percent_decode(path.trim_start_matches("./"));
                         page_for(&path, Some(&title), docs)
                     }
+                    // A page listed again (often at one of its headings) is a link to it:
+                    // one page, one file, as GitBook writes it.
+                    // An item linking elsewhere is a link page.
                     // An item linking elsewhere is a link page.
                     other => SourcePage {
                         title: if title.is_empty() {

@@ -54,7 +54,7 @@ impl Placement {
         }
     }
 
-    fn paths(&self) -> Paths {
+    pub(super) fn paths(&self) -> Paths {
         let map = |m: &BTreeMap<String, String>| m.clone().into_iter().collect::<HashMap<_, _>>();
         Paths {
             pages: map(&self.pages),

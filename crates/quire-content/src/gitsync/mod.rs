@@ -12,7 +12,9 @@ pub mod carry;
 pub mod objects;
 mod read;
 
-pub use read::{read, read_tree, GitRedirect, NewFile, Read, TreeFile, MAX_GIT_REDIRECTS};
+pub use read::{
+    read, read_tree, read_tree_placed, GitRedirect, NewFile, Read, TreeFile, MAX_GIT_REDIRECTS,
+};
 
 use std::collections::{HashMap, HashSet};
 

@@ -103,6 +103,20 @@ pub fn read_tree(
     limits: &Limits,
     new_id: &mut dyn FnMut() -> String,
 ) -> Result<Read, ConvertError> {
+    read_tree_placed(files, base, None, limits, new_id)
+}
+
+/// [`read_tree`] against a base whose commit's tree holds its content where `placement`
+/// says (a tree carried from a push: `super::carry`) rather than where Quire's layout puts
+/// it; a file marked [`TreeFile::Unchanged`] is then one with the same blob as that tree
+/// holds at that path, which the placement names.
+pub fn read_tree_placed(
+    files: Vec<(String, TreeFile)>,
+    base: &Revision,
+    placement: Option<&super::carry::Placement>,
+    limits: &Limits,
+    new_id: &mut dyn FnMut() -> String,
+) -> Result<Read, ConvertError> {
     let compared = files.iter().any(|(_, f)| matches!(f, TreeFile::Unchanged));
     // The base's layout, to find the files given as bytes that are what it writes; not
     // needed when the caller compared.
@@ -114,9 +128,21 @@ pub fn read_tree(
             .map(|e| (e.path, e.content))
             .collect()
     };
-    let base_paths = paths_of(base);
+    let base_paths = match placement {
+        Some(p) => p.paths(),
+        None => paths_of(base),
+    };
     let same_text = |path: &str, bytes: &[u8]| matches!(written.get(path), Some(Content::Text(t)) if t.as_bytes() == bytes);
     let mut unchanged: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // The paths a placement names: the only ones that can be unchanged against it.
+    let placed: Option<std::collections::HashSet<&str>> = placement.map(|p| {
+        p.pages
+            .values()
+            .chain(p.files.values())
+            .chain(p.includes.values())
+            .map(String::as_str)
+            .collect()
+    });
 
     let mut keep = Keep::default();
     for (id, path) in &base_paths.pages {
@@ -139,10 +165,15 @@ pub fn read_tree(
                 continue;
             }
             TreeFile::Unchanged => {
-                let laid = path.starts_with(&format!("{ASSETS}/"))
-                    || super::super::convert::tree::is_markdown(&path)
-                        && (!path.starts_with(".gitbook/")
-                            || path.starts_with(&format!("{INCLUDES}/")));
+                let laid = match &placed {
+                    Some(named) => named.contains(path.as_str()),
+                    None => {
+                        path.starts_with(&format!("{ASSETS}/"))
+                            || super::super::convert::tree::is_markdown(&path)
+                                && (!path.starts_with(".gitbook/")
+                                    || path.starts_with(&format!("{INCLUDES}/")))
+                    }
+                };
                 if !laid {
                     return Err(refuse(
                         &path,
@@ -355,11 +386,14 @@ pub fn read_tree(
 
     let mut files = Vec::new();
     let mut new_files = Vec::new();
-    // Every file under `.gitbook/assets` is the space's, used by a page or not.
+    // Every file under `.gitbook/assets` is the space's, used by a page or not, and so is
+    // every file of the base left as it was (the pages using it were not read again).
     let mut listed = assembled.files;
+    let listed_now: std::collections::HashSet<usize> = listed.iter().map(|(i, _)| *i).collect();
     for (i, asset) in bundle.assets.iter().enumerate() {
-        let in_assets = key_path(&asset.key).starts_with(&format!("{ASSETS}/"));
-        if in_assets && !listed.iter().any(|(index, _)| *index == i) {
+        let path = key_path(&asset.key);
+        let kept = path.starts_with(&format!("{ASSETS}/")) || unchanged.contains(&path);
+        if kept && !listed_now.contains(&i) {
             let id = keep.files.get(&i).cloned().unwrap_or_else(&mut *new_id);
             listed.push((i, id));
         }

@@ -756,11 +756,6 @@ async fn pushes_that_cannot_be_read_are_refused_naming_the_file() {
             "`README.md`",
         ),
         ("symlink", "ln -s README.md link.md", "symbolic links"),
-        (
-            "twice",
-            "printf '* [Again](README.md)\\n' >> SUMMARY.md",
-            "twice",
-        ),
     ] {
         ok(&work, &["checkout", "-q", "-B", what, "origin/main"]).await;
         let out = tokio::process::Command::new("sh")
@@ -1742,4 +1737,52 @@ async fn a_pushed_cover_keeps_its_size_mask_and_height() {
         !html.contains("<p class=\"lead\">Start here.</p>"),
         "{html}"
     );
+}
+
+/// A page listed twice in `SUMMARY.md` (GitBook lists a page again at its headings) is one
+/// page and one file, the later listings links to it; pushed again, it reads the same.
+#[tokio::test]
+async fn a_page_listed_twice_is_one_page_and_a_link_to_it() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    let summary = std::fs::read_to_string(work.join("SUMMARY.md")).unwrap();
+    std::fs::write(
+        work.join("SUMMARY.md"),
+        format!("{summary}* [Steps](guide/setup.md#steps)\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        work.join("guide/setup.md"),
+        "# Setup\n\n## Steps\n\nBack to [the guide](README.md).\n",
+    )
+    .unwrap();
+    ok(&work, &["commit", "-qam", "Steps listed"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+    let setup = page_id(&app, &alice, &space, "Setup").await;
+    let listing = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    let link = listing["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["title"] == "Steps")
+        .unwrap_or_else(|| panic!("{listing}"));
+    assert_eq!(link["type"], "link", "{link}");
+    assert_eq!(
+        link["target"],
+        json!({"kind": "anchor", "page": setup, "anchor": "steps"}),
+        "{link}"
+    );
+    // Pushed again with another change, the listing reads the same.
+    std::fs::write(work.join("README.md"), "# Home\n\nWelcome back.\n").unwrap();
+    ok(&work, &["commit", "-qam", "Again"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+    assert_eq!(page_id(&app, &alice, &space, "Setup").await, setup);
 }

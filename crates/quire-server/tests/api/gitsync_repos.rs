@@ -331,6 +331,74 @@ async fn round_trip(name: &str) {
         changed[0]
     );
 
+    // A second push on top of Quire's commit (another page and a file Quire does not model
+    // changed) is read against it: accepted, main is that commit, the space keeps its files.
+    let files_before = app
+        .get(&alice, &format!("{content}/files"))
+        .await
+        .expect(200)["items"]
+        .as_array()
+        .map_or(0, |a| a.len());
+    ok(&work, &["pull", "-q", "--ff-only", "origin", "main"]).await;
+    // A page the table of contents lists, in a folder.
+    let summary = String::from_utf8_lossy(&pushed["SUMMARY.md"]).into_owned();
+    let other = summary
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split([')', '#']).next())
+        .map(|p| p.replace("%20", " "))
+        .find(|p| p.contains('/') && pushed.contains_key(p) && *p != changed[0])
+        .unwrap_or_else(|| panic!("{name}: no listed page in a folder"));
+    let mut text = std::fs::read_to_string(work.join(&other)).unwrap();
+    text.push_str("\nA line pushed again.\n");
+    std::fs::write(work.join(&other), &text).unwrap();
+    std::fs::write(work.join("NOTES.txt"), "Not a page.\n").unwrap();
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "Pushed again"]).await;
+    let again_commit = ok(&work, &["rev-parse", "HEAD"]).await.trim().to_string();
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{name}: the second push: {said}");
+    let (again, head) = clone_files(&app, &alice, &space, tmp.path()).await;
+    assert_eq!(
+        head, again_commit,
+        "{name}: main is not the second pushed commit"
+    );
+    let (changed_again, missing, added) = compare(&files_of(&work), &again);
+    assert!(
+        changed_again.is_empty() && missing.is_empty() && added.is_empty(),
+        "{name}: rewritten {changed_again:?}, deleted {missing:?}, added {added:?}"
+    );
+    let files_after = app
+        .get(&alice, &format!("{content}/files"))
+        .await
+        .expect(200)["items"]
+        .as_array()
+        .map_or(0, |a| a.len());
+    assert_eq!(files_before, files_after, "{name}: the space's files");
+    let page = pages_of(&app.get(&alice, &content).await.expect(200))
+        .into_iter()
+        .map(|(id, _, _)| id)
+        .collect::<Vec<_>>();
+    let mut found = false;
+    for id in page {
+        let md = app
+            .get(&alice, &format!("{content}/page/{id}?format=markdown"))
+            .await
+            .expect(200);
+        if md["markdown"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("A line pushed again.")
+        {
+            found = true;
+            break;
+        }
+    }
+    assert!(
+        found,
+        "{name}: the second push's line is in no page ({other})"
+    );
+
     // Every page renders on the published site: no HTML source shown as text, every image
     // of its markdown shown.
     let (_, _, published) = published_site(&app, &alice, &space).await;

@@ -1168,21 +1168,8 @@ impl<'a> Carry<'a> {
             return Ok(None);
         };
         let revision = crate::domain::content::load_in(state, space_id, &row.root).await?;
-        let placement = match (&identity.placed, &identity.oid) {
-            (Some(blob), _) => {
-                let bytes = state
-                    .blobs
-                    .get(blob)
-                    .await
-                    .map_err(ApiError::internal)?
-                    .ok_or_else(|| {
-                        ApiError::internal(anyhow::anyhow!("the placement blob {blob} is missing"))
-                    })?;
-                serde_json::from_slice(&bytes).map_err(ApiError::internal)?
-            }
-            // A pushed tree whose placement was not kept (pushed before it was).
-            (None, Some(_)) => return Ok(None),
-            (None, None) => Placement::of(&revision),
+        let Some(placement) = placement_of(state, Some(identity), &revision).await? else {
+            return Ok(None);
         };
         let tree = tree_of(dir, commit).await?;
         Ok(Some(Arc::new(Given {
@@ -1190,6 +1177,33 @@ impl<'a> Carry<'a> {
             placement: Arc::new(placement),
             tree: Arc::new(tree),
         })))
+    }
+}
+
+/// Where a revision's content is in its commit's tree: as recorded, or where Quire's layout
+/// puts it for a commit Quire made; `None` for a pushed tree whose placement was not kept
+/// (pushed before it was, or read against another revision than its own).
+pub(super) async fn placement_of(
+    state: &AppState,
+    identity: Option<&Identity>,
+    revision: &Revision,
+) -> ApiResult<Option<Placement>> {
+    match identity.map(|i| (&i.placed, &i.oid)) {
+        Some((Some(blob), _)) => {
+            let bytes = state
+                .blobs
+                .get(blob)
+                .await
+                .map_err(ApiError::internal)?
+                .ok_or_else(|| {
+                    ApiError::internal(anyhow::anyhow!("the placement blob {blob} is missing"))
+                })?;
+            Ok(Some(
+                serde_json::from_slice(&bytes).map_err(ApiError::internal)?,
+            ))
+        }
+        Some((None, Some(_))) => Ok(None),
+        _ => Ok(Some(Placement::of(revision))),
     }
 }
 

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use quire_content::gitsync::objects::Oid;
+use quire_content::gitsync::carry::Placement;
 use quire_content::gitsync::TreeFile;
 use quire_content::Revision;
 
@@ -479,11 +480,20 @@ async fn branch(
         Some(c) => (c.revision_id.clone(), command.old.clone()),
         None => (fork_revision.clone(), fork_commit.clone()),
     };
-    let laid_out = store::git::identity(&state.db, &ctx.space.id, &base_id)
+    let base_identity = store::git::identity(&state.db, &ctx.space.id, &base_id)
         .await
-        .map_err(ApiError::from)?
-        .is_none_or(|i| i.oid.is_none());
-    let files = files_of(state, dir, env, &new, laid_out.then_some(&*base_commit)).await?;
+        .map_err(ApiError::from)?;
+    let base_revision = revision(state, ctx, &base_id).await?;
+    let placement =
+        super::placement_of(state, base_identity.as_ref(), &base_revision).await?;
+    let files = files_of(
+        state,
+        dir,
+        env,
+        &new,
+        placement.as_ref().map(|p| (&*base_commit, p)),
+    )
+    .await?;
     let to_main = name == "main";
     if to_main {
         ctx.require(Role::Edit, "merge change requests in this space")?;
@@ -506,8 +516,7 @@ async fn branch(
     match existing {
         Some(c) => {
             // Read against the change request as it is: the pushed commit descends from it.
-            let base = revision(state, ctx, &base_id).await?;
-            let read = read_files(files, base, limits).await?;
+            let read = read_files(files, base_revision, placement, limits).await?;
             // Read against the change request's head: the revision is the tree as pushed.
             let placed = Some(keep_placement(state, &ctx.space.id, &read.placement).await?);
             let content = with_new_files(state, &ctx.space.id, read).await?;
@@ -538,8 +547,8 @@ async fn branch(
         None => {
             // A change request from the space as it is now, holding what the branch changed
             // since it left the space's history (three-way, as a merge would).
-            let fork = revision(state, ctx, &base_id).await?;
-            let read = read_files(files, fork.clone(), limits).await?;
+            let fork = base_revision;
+            let read = read_files(files, fork.clone(), placement, limits).await?;
             let redirects = read.redirects.clone();
             let placement = read.placement.clone();
             let content = Arc::new(with_new_files(state, &ctx.space.id, read).await?);
@@ -660,11 +669,18 @@ pub(super) async fn revision(
 async fn read_files(
     files: Vec<(String, TreeFile)>,
     base: Arc<Revision>,
+    placement: Option<Placement>,
     limits: quire_content::convert::Limits,
 ) -> Result<quire_content::gitsync::Read, Refusal> {
     tokio::task::spawn_blocking(move || {
         let mut ids = new_id;
-        quire_content::gitsync::read_tree(files, &base, &limits, &mut ids)
+        quire_content::gitsync::read_tree_placed(
+            files,
+            &base,
+            placement.as_ref(),
+            &limits,
+            &mut ids,
+        )
     })
     .await
     .map_err(|e| Refusal::from(ApiError::internal(e)))?
@@ -706,24 +722,36 @@ pub(super) async fn with_new_files(
 }
 
 /// The files of commit `new`'s tree, refusing what a space cannot hold: symbolic links,
-/// submodules, more files or bytes than an import may bring. Those at the same path with
-/// the same blob in `laid_out`'s tree (a commit Quire laid out from the base revision) are
+/// submodules, more files or bytes than an import may bring. Those at a path the base
+/// revision's placement names (or its table of contents and variables) with the same blob
+/// in the base's commit's tree (`base`: that commit and the placement) are
 /// [`TreeFile::Unchanged`] and not read.
 async fn files_of(
     state: &AppState,
     dir: &Path,
     env: &Quarantine,
     new: &str,
-    laid_out: Option<&str>,
+    base: Option<(&str, &Placement)>,
 ) -> Result<Vec<(String, TreeFile)>, Refusal> {
     let limits = limits(state);
     let tree = ["ls-tree", "-r", "-z", "--full-tree", "-l"];
     let listing = env.git(dir, &[&tree[..], &[new]].concat(), None).await?;
-    let before: HashMap<String, String> = match laid_out {
-        Some(commit) => listed(&env.git(dir, &[&tree[..], &[commit]].concat(), None).await?)?
-            .into_iter()
-            .map(|(_, oid, _, path)| (path, oid))
-            .collect(),
+    let before: HashMap<String, String> = match base {
+        Some((commit, placement)) => {
+            let named: std::collections::HashSet<&str> = placement
+                .pages
+                .values()
+                .chain(placement.files.values())
+                .chain(placement.includes.values())
+                .map(String::as_str)
+                .chain(["SUMMARY.md", ".gitbook/vars.yaml"])
+                .collect();
+            listed(&env.git(dir, &[&tree[..], &[commit]].concat(), None).await?)?
+                .into_iter()
+                .filter(|(_, _, _, path)| named.contains(path.as_str()))
+                .map(|(_, oid, _, path)| (path, oid))
+                .collect()
+        }
         None => HashMap::new(),
     };
     // The files in the tree's order, those to read with their place among them.
