@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use quire_content::gitsync::objects::Oid;
 use quire_content::gitsync::carry::Placement;
+use quire_content::gitsync::objects::Oid;
 use quire_content::gitsync::TreeFile;
 use quire_content::Revision;
 
@@ -484,8 +484,7 @@ async fn branch(
         .await
         .map_err(ApiError::from)?;
     let base_revision = revision(state, ctx, &base_id).await?;
-    let placement =
-        super::placement_of(state, base_identity.as_ref(), &base_revision).await?;
+    let placement = super::placement_of(state, base_identity.as_ref(), &base_revision).await?;
     let files = files_of(
         state,
         dir,
