@@ -14,12 +14,21 @@
 #   QUIRE_RENDERER_DATA_DIR  keep Quire's data (and its token and ports) there instead of a
 #                            temporary folder, so that a second run reuses the renderer's build
 #   QUIRE_BIN                a Quire binary to use (default: target/debug/quire, built here)
+#   QUIRE_RENDERER_FIXTURES  Git Sync fixtures to check too, space-separated names of
+#                            crates/quire-server/tests/fixtures/gitsync/<name>.tar.gz (e.g.
+#                            "gitbook-docs beefree axon"): each is pushed with git to a space of
+#                            its own, published as a site, and every document page of it is
+#                            requested in both modes; any page not answering 200 fails the run
+#                            (the renderer's log lines and the body of each are reported)
 #
 # The renderer's code is not changed. Its checkout gets the `@gitbook/api` catalog pin moved
 # to a version the npm registry has (0.195.0 is not published) and build-time settings: no
 # type check in `next build` (see below), the API's URL and token, the renderer's own URL. Of
 # its build steps, the font download (from Google Fonts) is left out: fonts are files the
 # browser loads, not part of the HTML checked here, and the machine may not reach Google.
+# Its icons step copies every icon style of the installed Font Awesome kit, not only its
+# custom icons: GitBook serves the others from its icon CDN (GITBOOK_ICONS_URL), and without
+# them the renderer retries each icon of a page four times with back-off (seconds a page).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -33,6 +42,11 @@ BUN_VERSION=1.3.7
 # always asks for https, so Quire's public URL is this (never resolved: the renderer talks
 # to Quire at GITBOOK_API_URL).
 SITE_HOST=docs.quire.test
+
+FIXTURE_DIR=$ROOT/crates/quire-server/tests/fixtures/gitsync
+for name in ${QUIRE_RENDERER_FIXTURES:-}; do
+  [ -f "$FIXTURE_DIR/$name.tar.gz" ] || { echo "no Git Sync fixture $FIXTURE_DIR/$name.tar.gz" >&2; exit 2; }
+done
 
 export TURBO_TELEMETRY_DISABLED=1 NEXT_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
 mkdir -p "$WORK"
@@ -72,7 +86,9 @@ fi
 if ! git -C "$R" cat-file -e "$COMMIT^{commit}" 2>/dev/null; then
   git -C "$R" fetch -q "$SRC" "$COMMIT" || git -C "$R" fetch -q "$SRC"
 fi
-if [ "$(git -C "$R" rev-parse HEAD 2>/dev/null)" != "$COMMIT" ]; then
+# (A clone of a local directory whose HEAD is the commit has HEAD right but nothing checked
+# out.)
+if [ "$(git -C "$R" rev-parse HEAD 2>/dev/null)" != "$COMMIT" ] || [ ! -f "$R/package.json" ]; then
   git -C "$R" checkout -q -f "$COMMIT"
 fi
 # The pin (bun.lock follows it) and one build setting: Next's type check is skipped, as the
@@ -93,7 +109,7 @@ log "generating the renderer's assets and types (all but the font download)"
 (cd "$R/packages/gitbook" \
   && bun ./scripts/generate-mermaid-runtime.ts >/dev/null \
   && bun ./scripts/generate-scalar-runtime.ts >/dev/null \
-  && bunx gitbook-icons ./public/~gitbook/static/icons custom-icons >/dev/null \
+  && bunx gitbook-icons ./public/~gitbook/static/icons >/dev/null \
   && bunx gitbook-math ./public/~gitbook/static/math >/dev/null \
   && rm -rf ./public/~gitbook/static/embed \
   && cp -r ../embed/standalone/ ./public/~gitbook/static/embed \
@@ -156,4 +172,5 @@ done
 # --- the pages, in both modes
 log "requesting the site's pages from the renderer"
 mkdir -p "$WORK/failed-pages"
-RENDERER_E2E_DUMP=$WORK/failed-pages node scripts/renderer-e2e.mjs check "$RENDERER" "$WORK/state.json"
+RENDERER_E2E_DUMP=$WORK/failed-pages RENDERER_E2E_LOG=$WORK/renderer.log \
+  node scripts/renderer-e2e.mjs check "$RENDERER" "$WORK/state.json"
