@@ -376,6 +376,11 @@ async function logSince(from) {
  */
 function problemOf(line) {
     if (!/failed with|error|⨯|warn|failed to/i.test(line)) return null;
+    // Traces of calls that went well, and the fields of an error printed below it.
+    if (/ succeeded in /.test(line) || /^\s*(path|syscall|code|errno):/.test(line)) return null;
+    // The renderer's file cache of a page, named by the page's whole context: one kind.
+    const cache = line.match(/^Failed to update prerender cache for .* Error: (\w+)/);
+    if (cache) return `Failed to update prerender cache for <page> Error: ${cache[1]}`;
     return line
         .replace(/%\{[^}]*\}%/g, '')
         .replace(/\(apiToken:[^)]*\)/g, '(…)')
