@@ -399,6 +399,22 @@ async fn round_trip(name: &str) {
         "{name}: the second push's line is in no page ({other})"
     );
 
+    // Every commit is made again from the database alone, the same: the repository removed,
+    // another node clones the same history and tree.
+    let repo = app.config.data_dir.join("git").join(format!("{space}.git"));
+    std::fs::remove_dir_all(&repo).unwrap();
+    let node = app.another_node().await;
+    let (remade, head) = clone_files(&node, &alice, &space, tmp.path()).await;
+    assert_eq!(
+        head, again_commit,
+        "{name}: main made again is another commit"
+    );
+    assert_eq!(remade, again, "{name}: the tree made again");
+    ok(&work, &["fetch", "-q", &url(&node, &alice, &space)]).await;
+    let log = ok(&work, &["log", "--format=%H", "FETCH_HEAD"]).await;
+    let mine = ok(&work, &["log", "--format=%H", "HEAD"]).await;
+    assert_eq!(log, mine, "{name}: the history made again");
+
     // Every page renders on the published site: no HTML source shown as text, every image
     // of its markdown shown.
     let (_, _, published) = published_site(&app, &alice, &space).await;
