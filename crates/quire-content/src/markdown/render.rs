@@ -605,6 +605,13 @@ fn render_openapi(e: &Element) -> String {
     }
     let inner = if e.kind == "openapi-schemas" {
         e.data_str("title").unwrap_or("").to_string()
+    } else if e
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("specLink"))
+        .is_some_and(|v| v == "broken")
+    {
+        super::scan::BROKEN_SPEC.to_string()
     } else {
         e.data_str("specUrl")
             .map(|u| format!("[OpenAPI {}]({u})", escape_label(&spec)))

@@ -24,6 +24,10 @@ use crate::document::{Element, Node};
 use crate::limits::{TooDeep, MAX_DEPTH};
 use crate::model::ContentRef;
 
+/// The body GitBook writes in an OpenAPI block whose specification link it could not
+/// resolve.
+pub(super) const BROKEN_SPEC: &str = "[Broken link](broken-reference)";
+
 /// Parses container tags line by line and hands the text between them to `pulldown-cmark`.
 pub(super) struct Scanner<'r> {
     links: &'r dyn LinkResolver,
@@ -716,7 +720,7 @@ impl<'r> Scanner<'r> {
     }
 
     /// The OpenAPI blocks of a specification of the organization: operations, schemas and
-    /// webhooks.
+    /// webhooks. Their body is the specification's link, or [`BROKEN_SPEC`].
     #[inline(never)]
     fn openapi(&self, at: &TagAt<'_, '_>, name: &str) -> Option<(Vec<Node>, usize)> {
         let end = at.close()?;
@@ -755,6 +759,12 @@ impl<'r> Scanner<'r> {
                 }
                 data.insert("title".into(), json!(inner));
             }
+        } else if inner == BROKEN_SPEC {
+            // The specification's link as GitBook writes one it could not resolve: kept to
+            // be written back, the block read all the same.
+            let mut node = Element::void(kind, data);
+            node.meta = Some(obj([("specLink", json!("broken"))]));
+            return Some((vec![Node::Block(node)], end + 1));
         } else if !inner.is_empty() {
             // `[OpenAPI <spec>](<url of the specification>)`.
             let prefix = format!("[OpenAPI {}](", super::inline::escape_label(spec));

@@ -623,3 +623,14 @@ fn list_items_with_figures_and_spread_items() {
         json("* > <figure><img src=\"/files/f1\" alt=\"\"><figcaption></figcaption></figure>\n");
     assert_eq!(v["nodes"][0]["meta"]["raw"], true);
 }
+
+#[test]
+fn an_openapi_block_with_a_broken_spec_link_is_read_and_written_back() {
+    let md = "{% openapi-operation spec=\"merge-index\" path=\"/v1/{collection}/merge/index\" method=\"post\" %}\n[Broken link](broken-reference)\n{% endopenapi-operation %}\n";
+    assert_eq!(roundtrip(md), md);
+    let doc = json(md);
+    let block = &doc["nodes"][0];
+    assert_eq!(block["type"], "openapi-operation", "{doc}");
+    assert_eq!(block["data"]["ref"]["spec"], "merge-index", "{doc}");
+    assert_eq!(block["data"]["method"], "post", "{doc}");
+}

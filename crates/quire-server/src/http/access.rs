@@ -313,6 +313,13 @@ async fn check_published(
         // `.md` route and `llms-full.txt`) and looks up a path its tree lacks.
         // A renderer draws a page's embedded links from their previews.
         "getEmbedByUrl" => {}
+        // A page's OpenAPI blocks read a specification of the site's organization (a
+        // missing one answers 404, which the renderer draws as a missing block).
+        "getLatestOpenAPISpecVersionContent" | "getOpenAPISpecVersionContentById" => {
+            if !matches("organizationId", &scope.org) {
+                return Err(refused());
+            }
+        }
         "getSpaceById"
         | "getEmbedByUrlInSpace"
         | "getRevisionById"
@@ -346,6 +353,8 @@ async fn check_published(
             .ok_or_else(closed)?;
         parts.extensions.insert(SiteCtx { site });
         parts.extensions.insert(published::Reading(scope));
+    } else if operation.starts_with("get") && operation.contains("OpenAPISpecVersionContent") {
+        // The organization's context alone, below.
     } else {
         let space = crate::domain::access::space_row(state, &scope.space)
             .await?

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::harness::{Persona, TestApp};
 
-const PETS_30_YAML: &str = "openapi: 3.0.3
+pub(crate) const PETS_30_YAML: &str = "openapi: 3.0.3
 info:
   title: Pets
   version: '1.0'
@@ -54,7 +54,7 @@ fn pets_31_json() -> String {
 }
 
 /// Runs due jobs, then waits until the spec is processed; returns it.
-async fn processed(app: &TestApp, who: &Persona, path: &str) -> Value {
+pub(crate) async fn processed(app: &TestApp, who: &Persona, path: &str) -> Value {
     for _ in 0..200 {
         quire_server::domain::jobs::run_due(&app.state)
             .await

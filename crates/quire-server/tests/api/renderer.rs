@@ -389,3 +389,58 @@ async fn a_resolution_is_complete_only_when_no_site_segment_can_follow() {
         (true, "reference".into())
     );
 }
+
+/// A page's OpenAPI block makes the renderer read a specification of the site's
+/// organization with the site's token: the specification's content, 404 for one that does
+/// not exist (drawn as a missing block), and nothing of another organization.
+#[tokio::test]
+async fn the_renderer_token_reads_the_sites_organizations_specifications() {
+    let app = TestApp::start().await;
+    let admin = app.persona("admin").await;
+    let (url, _) = site(&app, &admin).await;
+    let found = app
+        .post(&admin, "/v1/urls/published", json!({ "url": url }))
+        .await
+        .expect(200);
+    let token = found["apiToken"].as_str().unwrap();
+    let org = found["organization"].as_str().unwrap();
+    let specs = format!("/v1/orgs/{org}/openapi");
+    app.post(
+        &admin,
+        &specs,
+        json!({ "slug": "pets", "source": { "text": crate::openapi::PETS_30_YAML } }),
+    )
+    .await
+    .expect(201);
+    crate::openapi::processed(&app, &admin, &format!("{specs}/pets")).await;
+    let content = read(
+        &app,
+        token,
+        &format!("{specs}/pets/versions/latest/content"),
+    )
+    .await
+    .expect(200);
+    assert!(
+        content["spec"].is_object() || content.is_object(),
+        "{content}"
+    );
+    read(
+        &app,
+        token,
+        &format!("{specs}/missing/versions/latest/content"),
+    )
+    .await
+    .expect(404);
+    let other = app.org(&admin, "Elsewhere").await;
+    read(
+        &app,
+        token,
+        &format!("/v1/orgs/{other}/openapi/pets/versions/latest/content"),
+    )
+    .await
+    .expect(403);
+    // The rest of the organization's specifications stays out of reach.
+    read(&app, token, &format!("{specs}/pets"))
+        .await
+        .expect(403);
+}
