@@ -92,6 +92,7 @@ pub async fn prepare(state: &AppState, space_id: &str, revision: &str) -> ApiRes
             ids: objects_in(&dir).await?,
             written: 0,
             pack: None,
+            texts: HashMap::new(),
         };
         let mut order = parents_first(&missing);
         // A pushed revision's commit is the one pushed: its objects came with its pack,
@@ -625,6 +626,9 @@ struct Present {
     ids: HashSet<Oid>,
     written: u64,
     pack: Option<objects::PackWriter>,
+    /// The text blobs put into `pack`, which git cannot read until the pack is in place: a
+    /// commit carried from one made earlier in the preparation reads its files here.
+    texts: HashMap<Oid, Arc<[u8]>>,
 }
 
 /// Revisions a preparation writes from which their objects go into one pack.
@@ -1247,48 +1251,62 @@ async fn tree_of(dir: &Path, commit: &str) -> ApiResult<Tree> {
     Ok(tree)
 }
 
-/// The bytes of blobs of the repository. Objects this preparation is putting into its pack
-/// cannot be read until the pack is in place: when one is asked for, the pack is put in
-/// place first (the second value says so). A blob that cannot be read is left out.
+/// The bytes of blobs of the repository: the texts this preparation wrote are at hand,
+/// the rest is read with git. Objects this preparation is putting into its pack cannot be
+/// read until the pack is in place: when git misses one, the pack is put in place first and
+/// git asked again (the second value says so). A blob that cannot be read is left out.
 async fn read_blobs(
     dir: &Path,
     oids: &[Oid],
     present: &mut Present,
 ) -> ApiResult<(HashMap<Oid, Vec<u8>>, bool)> {
-    if oids.is_empty() {
-        return Ok((HashMap::new(), false));
-    }
+    let mut found: HashMap<Oid, Vec<u8>> = oids
+        .iter()
+        .filter_map(|o| Some((*o, present.texts.get(o)?.to_vec())))
+        .collect();
     let mut flushed = false;
-    let pending = present.pack.as_ref().is_some_and(|p| !p.is_empty());
-    if pending {
-        if let Some(pack) = present.pack.replace(objects::PackWriter::default()) {
-            index_pack(dir, PackInput::Bytes(pack.finish().into()), None, &[])
-                .await
-                .map_err(ApiError::internal)?;
-            flushed = true;
+    for attempt in 0..2 {
+        let wanted: Vec<Oid> = oids
+            .iter()
+            .filter(|o| !found.contains_key(o))
+            .copied()
+            .collect();
+        if wanted.is_empty() {
+            break;
         }
-    }
-    let input: String = oids.iter().map(|o| format!("{}\n", o.to_hex())).collect();
-    let out = run_with_input(dir, &["cat-file", "--batch"], input.into_bytes())
-        .await
-        .map_err(ApiError::internal)?;
-    let mut found = HashMap::new();
-    let mut rest = out.as_slice();
-    while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
-        let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
-        let mut parts = header.split(' ');
-        let (oid, kind, size) = (parts.next(), parts.next(), parts.next());
-        let size: Option<usize> = size.and_then(|s| s.parse().ok());
-        match (oid.and_then(Oid::from_hex), kind, size) {
-            (Some(oid), Some(_), Some(size)) => {
-                let Some(body) = rest.get(nl + 1..nl + 1 + size) else {
-                    break;
-                };
-                found.insert(oid, body.to_vec());
-                rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
+        if attempt == 1 {
+            match present.pack.as_mut().filter(|p| !p.is_empty()) {
+                Some(pack) => {
+                    let pack = std::mem::take(pack);
+                    index_pack(dir, PackInput::Bytes(pack.finish().into()), None, &[])
+                        .await
+                        .map_err(ApiError::internal)?;
+                    flushed = true;
+                }
+                None => break,
             }
-            // `<oid> missing`
-            _ => rest = &rest[nl + 1..],
+        }
+        let input: String = wanted.iter().map(|o| format!("{}\n", o.to_hex())).collect();
+        let out = run_with_input(dir, &["cat-file", "--batch"], input.into_bytes())
+            .await
+            .map_err(ApiError::internal)?;
+        let mut rest = out.as_slice();
+        while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
+            let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
+            let mut parts = header.split(' ');
+            let (oid, kind, size) = (parts.next(), parts.next(), parts.next());
+            let size: Option<usize> = size.and_then(|s| s.parse().ok());
+            match (oid.and_then(Oid::from_hex), kind, size) {
+                (Some(oid), Some(_), Some(size)) => {
+                    let Some(body) = rest.get(nl + 1..nl + 1 + size) else {
+                        break;
+                    };
+                    found.insert(oid, body.to_vec());
+                    rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
+                }
+                // `<oid> missing`
+                _ => rest = &rest[nl + 1..],
+            }
         }
     }
     Ok((found, flushed))
@@ -1336,6 +1354,12 @@ fn write_commit(
             Part::Text(text) => {
                 let blob = Object::new(Kind::Blob, text.into_bytes());
                 write_object(dir, &blob, present)?;
+                if present.pack.is_some() {
+                    present
+                        .texts
+                        .entry(blob.id)
+                        .or_insert_with(|| Arc::from(blob.body.as_slice()));
+                }
                 Leaf {
                     oid: blob.id,
                     executable: false,
