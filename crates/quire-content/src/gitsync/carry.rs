@@ -276,6 +276,17 @@ pub fn plan(parents: &[Parent<'_>], after: &Revision) -> Plan {
         taken.extend(p.placement.all().map(|p| p.to_ascii_lowercase()));
     }
 
+    // Each parent's pages by id (a lookup in the tree is a walk of it).
+    let by_id: Vec<HashMap<&str, &Page>> = parents
+        .iter()
+        .map(|p| {
+            p.revision
+                .flatten()
+                .into_iter()
+                .map(|f| (f.page.id.as_str(), f.page))
+                .collect()
+        })
+        .collect();
     // Pages, parents before children.
     let mut first = true;
     let mut stack: Vec<(&Page, Option<String>)> =
@@ -298,8 +309,8 @@ pub fn plan(parents: &[Parent<'_>], after: &Revision) -> Plan {
             here = Some(path.clone());
             if let std::collections::btree_map::Entry::Vacant(slot) = paths.entry(path.clone()) {
                 // A parent holding the same page at the same path gives its file as it is.
-                let same = parents.iter().find_map(|p| {
-                    let before = p.revision.page(&page.id)?;
+                let same = parents.iter().zip(&by_id).find_map(|(p, pages)| {
+                    let before = *pages.get(page.id.as_str())?;
                     (p.placement.pages.get(&page.id) == Some(&path) && same_page(before, page))
                         .then(|| p.tree.get(&path).copied())
                 });
@@ -327,10 +338,21 @@ pub fn plan(parents: &[Parent<'_>], after: &Revision) -> Plan {
     }
 
     // Files: where a parent had them; new ones in the assets folder.
+    let blobs: Vec<HashMap<&str, &str>> = parents
+        .iter()
+        .map(|p| {
+            p.revision
+                .files
+                .iter()
+                .map(|f| (f.id.as_str(), f.blob.as_str()))
+                .collect()
+        })
+        .collect();
     for f in &after.files {
         let kept = parents
             .iter()
-            .find_map(|p| Some((p, p.placement.files.get(&f.id)?.clone())));
+            .enumerate()
+            .find_map(|(i, p)| Some((i, p.placement.files.get(&f.id)?.clone())));
         let path = match &kept {
             Some((_, path)) => path.clone(),
             None => {
@@ -339,10 +361,10 @@ pub fn plan(parents: &[Parent<'_>], after: &Revision) -> Plan {
             }
         };
         placement.files.insert(f.id.clone(), path.clone());
-        let same = kept.and_then(|(p, _)| {
-            let before = p.revision.files.iter().find(|b| b.id == f.id)?;
-            (before.blob == f.blob)
-                .then(|| p.tree.get(&path).copied())
+        let same = kept.and_then(|(i, _)| {
+            let before = blobs[i].get(f.id.as_str())?;
+            (*before == f.blob)
+                .then(|| parents[i].tree.get(&path).copied())
                 .flatten()
         });
         paths.insert(
