@@ -33,6 +33,8 @@ pub struct Frontmatter {
     pub cover: Option<PageCover>,
     /// `vars`: the page's variables.
     pub vars: Option<Variables>,
+    /// `tags`: the slugs of the tags the page carries.
+    pub tags: Option<Vec<String>>,
 }
 
 /// A page's markdown split into its parts.
@@ -361,6 +363,31 @@ pub fn parse_space_variables(yaml: &str) -> Result<Variables, FrontmatterError> 
     }
 }
 
+/// Git Sync's `.gitbook/tags.yaml`: a list of tags, each `tag` (its slug), `label`, and
+/// optionally `icon` and `color`.
+pub fn parse_tags(yaml: &str) -> Result<Vec<crate::model::Tag>, FrontmatterError> {
+    let items = match parse_yaml(yaml)? {
+        None => return Ok(Vec::new()),
+        Some(Yaml::List(items)) => items,
+        Some(_) => return Err(err(1, 1, "must be a list of tags")),
+    };
+    items
+        .iter()
+        .map(|item| {
+            let field = |k: &str| item.get(k).and_then(Yaml::str).map(str::to_string);
+            let slug = field("tag")
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| err(1, 1, "every tag needs its `tag` (slug)"))?;
+            Ok(crate::model::Tag {
+                label: field("label").unwrap_or_else(|| slug.clone()),
+                slug,
+                icon: field("icon"),
+                color: field("color"),
+            })
+        })
+        .collect()
+}
+
 /// The `redirects:` of Git Sync's `.gitbook.yaml`: `(old path, file)` pairs, in order, from a
 /// map of old paths to the markdown files now at them. Other keys are not read.
 pub fn parse_git_redirects(yaml: &str) -> Result<Vec<(String, String)>, FrontmatterError> {
@@ -402,7 +429,22 @@ fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
         layout: None,
         cover: None,
         vars: None,
+        tags: None,
     };
+    // Each tag as GitBook writes it (`- tag: new`, with `primary`) or as a plain slug; an
+    // entry of another shape is left to the file, which keeps it.
+    if let Some(tags) = root.get("tags") {
+        let slug = |t: &Yaml| {
+            t.str()
+                .or_else(|| t.get("tag").and_then(Yaml::str))
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        fm.tags = Some(match tags {
+            Yaml::List(items) => items.iter().filter_map(slug).collect(),
+            other => slug(other).into_iter().collect(),
+        });
+    }
     if let Some(vars) = root.get("vars") {
         fm.vars = Some(variables(vars)?);
     }
@@ -521,6 +563,12 @@ pub fn render_frontmatter(page: &Page) -> String {
     if let Some(c) = &page.condition {
         lines.push(format!("if: {}", yaml_str(c)));
     }
+    if !page.tags.is_empty() {
+        lines.push("tags:".into());
+        for t in &page.tags {
+            lines.push(format!("  - tag: {}", yaml_str(t)));
+        }
+    }
     if let PageKind::Document(doc) = &page.kind {
         if let Some(cover) = &doc.cover {
             if let Some(r) = &cover.reference {
@@ -625,6 +673,9 @@ pub fn apply_frontmatter(page: &mut Page, fm: &Frontmatter) {
     if let Some(v) = fm.no_robots_index {
         page.no_robots_index = v;
     }
+    if let Some(tags) = &fm.tags {
+        page.tags = tags.clone();
+    }
     if let PageKind::Document(doc) = &mut page.kind {
         // Only touch the document when there is something to set: changing it copies it
         // if other revisions share it.
@@ -683,6 +734,33 @@ mod tests {
         let again = split_page_markdown(&written).unwrap();
         assert_eq!(again.frontmatter.layout, src.frontmatter.layout);
         assert_eq!(again.frontmatter.cover, src.frontmatter.cover);
+    }
+
+    #[test]
+    fn tags_are_read_and_written_back() {
+        let src = split_page_markdown("---\ntags:\n  - beta\n  - add-on\n---\n\n# Home\n").unwrap();
+        assert_eq!(
+            src.frontmatter.tags,
+            Some(vec!["beta".into(), "add-on".into()])
+        );
+        let mut page = Page::document("p", "Home", "home", "");
+        apply_frontmatter(&mut page, &src.frontmatter);
+        assert_eq!(page.tags, ["beta", "add-on"]);
+        let again = split_page_markdown(&render_frontmatter(&page)).unwrap();
+        assert_eq!(again.frontmatter.tags, src.frontmatter.tags);
+        let tags = parse_tags(
+            "- tag: new\n  label: New\n  icon: sparkles\n  color: $primary\n- tag: beta\n",
+        )
+        .unwrap();
+        assert_eq!(tags[0].label, "New");
+        assert_eq!(tags[0].color.as_deref(), Some("$primary"));
+        assert_eq!(tags[1].label, "beta");
+        assert!(parse_tags("tag: one\n").is_err());
+        // GitBook's own form, with a primary tag.
+        let src =
+            split_page_markdown("---\ntags:\n  - tag: new\n    primary: true\n---\nx\n").unwrap();
+        assert_eq!(src.frontmatter.tags, Some(vec!["new".into()]));
+        assert!(render_frontmatter(&page).contains("tags:\n  - tag: beta\n  - tag: add-on\n"));
     }
 
     #[test]

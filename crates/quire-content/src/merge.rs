@@ -540,6 +540,12 @@ impl<'a> Keyed<'a> {
             files,
             reusable_contents,
             variables,
+            // Tag definitions come with pushes only: the side that changed them.
+            tags: if theirs.tags != base.tags {
+                theirs.tags.clone()
+            } else {
+                ours.tags.clone()
+            },
         };
         finish(rev, true)
     }
@@ -854,6 +860,12 @@ fn merge_by_ids(
         files,
         reusable_contents,
         variables,
+        // Tag definitions come with pushes only: the side that changed them.
+        tags: if theirs.tags != base.tags {
+            theirs.tags.clone()
+        } else {
+            ours.tags.clone()
+        },
     };
     finish(rev, false)
 }
@@ -937,6 +949,7 @@ fn same_fields(a: &Page, b: &Page) -> bool {
         && same_opt(&a.icon, &b.icon)
         && same_opt(&a.description, &b.description)
         && same_opt(&a.condition, &b.condition)
+        && a.tags == b.tags
         && a.kind == b.kind
 }
 
@@ -1048,6 +1061,7 @@ fn merge_page(b: &Page, o: &Page, t: &Page, conflicts: &mut Vec<ConflictKind>) -
             "condition",
             conflicts,
         ),
+        tags: merge_field(&b.tags, &o.tags, &t.tags, "tags", conflicts),
         kind,
         pages: Vec::new(),
     }

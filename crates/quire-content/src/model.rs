@@ -44,6 +44,26 @@ pub struct Revision {
     /// Space-level variables.
     #[serde(default)]
     pub variables: Variables,
+    /// The tags pages may carry (Git Sync's `.gitbook/tags.yaml`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<Tag>,
+}
+
+/// A tag pages carry (the official `RevisionTag`): its slug, which pages name, and how it
+/// shows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tag {
+    /// Its identifier.
+    pub slug: String,
+    /// What it shows.
+    pub label: String,
+    /// Its icon's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+    /// Its colour (`$primary`, a name or a hex value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
 }
 
 /// A page of the tree: a document, a group or a link, with its nested children.
@@ -78,6 +98,9 @@ pub struct Page {
     /// Adaptive-content condition deciding whether the page is shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
+    /// The slugs of the revision's tags the page carries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// What kind of page this is, with the fields particular to that kind.
     #[serde(flatten)]
     pub kind: PageKind,
@@ -655,6 +678,7 @@ impl Page {
             hidden: false,
             no_index: false,
             no_robots_index: false,
+            tags: Vec::new(),
             condition: None,
             kind: PageKind::Document(
                 DocumentPage {
@@ -713,6 +737,7 @@ impl Page {
             no_index: self.no_index,
             no_robots_index: self.no_robots_index,
             condition: self.condition.clone(),
+            tags: self.tags.clone(),
             kind: self.kind.clone(),
             pages: Vec::new(),
         }

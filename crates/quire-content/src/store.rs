@@ -158,6 +158,8 @@ struct PageRecord {
     no_index: bool,
     no_robots_index: bool,
     condition: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
     kind: RecordKind,
 }
 
@@ -205,6 +207,8 @@ struct RootObject {
     files: ObjectHash,
     reusable_contents: Vec<ObjectHash>,
     variables: Variables,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<crate::model::Tag>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -228,6 +232,8 @@ struct PageRecordOut<'a> {
     no_index: bool,
     no_robots_index: bool,
     condition: &'a Option<String>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    tags: &'a [String],
     kind: RecordKindOut<'a>,
 }
 
@@ -272,6 +278,7 @@ impl<'a> PageRecordOut<'a> {
             no_index: page.no_index,
             no_robots_index: page.no_robots_index,
             condition: &page.condition,
+            tags: &page.tags,
             kind,
         }
     }
@@ -763,6 +770,7 @@ fn encode_objects(rev: &Revision) -> (Sink<'_>, Obj) {
         files: files.hash,
         reusable_contents: reusable_contents.iter().map(|r| r.hash).collect(),
         variables: rev.variables.clone(),
+        tags: rev.tags.clone(),
     };
     let root = sink.add_json(TAG_ROOT, &root, &refs);
     (sink, root)
@@ -1041,6 +1049,7 @@ impl Reader<'_> {
             no_index: r.no_index,
             no_robots_index: r.no_robots_index,
             condition: r.condition,
+            tags: r.tags,
             kind,
             pages: Vec::new(),
         };
@@ -1121,6 +1130,7 @@ fn read_revision(reader: &Reader<'_>, root: &ObjectHash) -> Result<Revision, Sto
         files,
         reusable_contents,
         variables: root_obj.variables,
+        tags: root_obj.tags,
     })
 }
 

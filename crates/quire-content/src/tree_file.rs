@@ -29,6 +29,8 @@ struct TreeOut<'a> {
     reusable_contents: &'a [ReusableContent],
     #[serde(rename = "v", skip_serializing_if = "Variables::is_empty")]
     variables: &'a Variables,
+    #[serde(rename = "t", skip_serializing_if = "<[crate::model::Tag]>::is_empty")]
+    tags: &'a [crate::model::Tag],
 }
 
 #[derive(Serialize)]
@@ -53,6 +55,8 @@ struct PageOut<'a> {
     no_robots_index: bool,
     #[serde(rename = "c", skip_serializing_if = "Option::is_none")]
     condition: Option<&'a str>,
+    #[serde(rename = "g", skip_serializing_if = "<[String]>::is_empty")]
+    tags: &'a [String],
     #[serde(rename = "k")]
     kind: KindOut<'a>,
     #[serde(rename = "p", skip_serializing_if = "Vec::is_empty")]
@@ -87,6 +91,8 @@ struct TreeIn {
     reusable_contents: Vec<ReusableContent>,
     #[serde(rename = "v", default)]
     variables: Variables,
+    #[serde(rename = "t", default)]
+    tags: Vec<crate::model::Tag>,
 }
 
 /// A page read back: the page itself, built as soon as its fields are read.
@@ -116,6 +122,8 @@ struct PageFields {
     no_robots_index: bool,
     #[serde(rename = "c", default)]
     condition: Option<String>,
+    #[serde(rename = "g", default)]
+    tags: Vec<String>,
     #[serde(rename = "k")]
     kind: KindIn,
     #[serde(rename = "p", default)]
@@ -153,6 +161,7 @@ impl From<PageFields> for PageIn {
             no_index: p.no_index,
             no_robots_index: p.no_robots_index,
             condition: p.condition,
+            tags: p.tags,
             kind: match p.kind {
                 KindIn::Document {
                     layout,
@@ -185,6 +194,7 @@ pub fn encode_tree(rev: &Revision) -> Result<Vec<u8>, serde_json::Error> {
         files: &rev.files,
         reusable_contents: &rev.reusable_contents,
         variables: &rev.variables,
+        tags: &rev.tags,
     };
     serde_json::to_vec(&tree)
 }
@@ -198,6 +208,7 @@ pub fn decode_tree(bytes: &[u8]) -> Result<Revision, serde_json::Error> {
         files: tree.files,
         reusable_contents: tree.reusable_contents,
         variables: tree.variables,
+        tags: tree.tags,
     })
 }
 
@@ -214,6 +225,7 @@ fn page_out<'a>(p: &'a Page, default: &PageLayout) -> PageOut<'a> {
         no_index: p.no_index,
         no_robots_index: p.no_robots_index,
         condition: p.condition.as_deref(),
+        tags: &p.tags,
         kind: match &p.kind {
             PageKind::Document(doc) => {
                 let doc: &'a DocumentPage = doc;

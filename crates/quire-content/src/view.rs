@@ -134,7 +134,13 @@ fn view(page: &Page, parent_path: &str, opts: &ViewOptions<'_>, with_body: bool)
                 if let Some(blob) = opts.git.and_then(|g| g.get(&page.id)) {
                     o.insert("git".into(), json!({"oid": blob.oid, "path": blob.path}));
                 }
-                o.insert("tags".into(), json!([]));
+                // The official `RevisionPageTag`: a reference to a tag of the revision.
+                let tags: Vec<Value> = page
+                    .tags
+                    .iter()
+                    .map(|t| json!({ "tag": { "kind": "tag", "tag": t } }))
+                    .collect();
+                o.insert("tags".into(), Value::Array(tags));
                 // The official page schema requires a body on every document page, listed
                 // or nested too: those carry their stored markdown, which costs no conversion.
                 let body = if with_body {

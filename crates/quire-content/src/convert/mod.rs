@@ -438,6 +438,7 @@ pub fn assemble_keeping(
                 no_index: false,
                 no_robots_index: false,
                 condition: None,
+                tags: Vec::new(),
                 kind,
                 pages: Vec::new(),
             })

@@ -128,6 +128,7 @@ fn same_page(a: &Page, b: &Page) -> bool {
         && a.no_index == b.no_index
         && a.no_robots_index == b.no_robots_index
         && a.condition == b.condition
+        && a.tags == b.tags
         && a.kind == b.kind
 }
 
@@ -174,7 +175,32 @@ fn layout_pages(
             content: Content::Text(vars_text(rev)),
         });
     }
+    if !rev.tags.is_empty() {
+        out.push(Entry {
+            path: ".gitbook/tags.yaml".into(),
+            content: Content::Text(tags_text(rev)),
+        });
+    }
     out
+}
+
+/// `.gitbook/tags.yaml`: the revision's tags, in order.
+fn tags_text(rev: &Revision) -> String {
+    let mut text = String::new();
+    for t in &rev.tags {
+        text.push_str(&format!(
+            "- tag: {}\n  label: {}\n",
+            yaml_line(&t.slug),
+            yaml_line(&t.label)
+        ));
+        if let Some(icon) = &t.icon {
+            text.push_str(&format!("  icon: {}\n", yaml_line(icon)));
+        }
+        if let Some(color) = &t.color {
+            text.push_str(&format!("  color: {}\n", yaml_line(color)));
+        }
+    }
+    text
 }
 
 /// `.gitbook/vars.yaml`: the space's variables, one a line.

@@ -151,6 +151,7 @@ pub fn read_tree_placed(
     let mut entries = Vec::new();
     let mut includes: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut variables = None;
+    let mut tags = Vec::new();
     let mut redirects = Vec::new();
     for (path, file) in files {
         let bytes = match file {
@@ -195,7 +196,10 @@ pub fn read_tree_placed(
                 ));
             }
         }
-        if path == ".gitbook/vars.yaml" {
+        if path == ".gitbook/tags.yaml" {
+            let text = String::from_utf8(bytes).map_err(|_| refuse(&path, "is not UTF-8 text"))?;
+            tags = crate::frontmatter::parse_tags(&text).map_err(|e| refuse(&path, e))?;
+        } else if path == ".gitbook/vars.yaml" {
             let text = String::from_utf8(bytes).map_err(|_| refuse(&path, "is not UTF-8 text"))?;
             variables = Some(parse_space_variables(&text).map_err(|e| refuse(&path, e))?);
         } else if let Some(name) = path.strip_prefix(&format!("{INCLUDES}/")) {
@@ -421,6 +425,7 @@ pub fn read_tree_placed(
             files,
             reusable_contents: reusable,
             variables: variables.unwrap_or_default(),
+            tags,
         },
         new_files,
         redirects,

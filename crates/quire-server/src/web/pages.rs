@@ -1850,6 +1850,20 @@ impl<'a> Site<'a> {
         {
             let _ = writeln!(main, "<p class=\"lead\">{}</p>", text(d));
         }
+        // The page's tags, by their labels (the slug for a tag the revision does not define).
+        if layout.tags && !page.tags.is_empty() {
+            main.push_str("<ul class=\"page-tags\" aria-label=\"Tags\">");
+            for slug in &page.tags {
+                let label = self
+                    .rev
+                    .tags
+                    .iter()
+                    .find(|t| t.slug == *slug)
+                    .map_or(slug.as_str(), |t| t.label.as_str());
+                let _ = write!(main, "<li>{}</li>", text(label));
+            }
+            main.push_str("</ul>\n");
+        }
         let _ = writeln!(main, "<div class=\"content\">{body_html}</div>");
         let updated = iso(self.row.created_at);
         let _ = writeln!(

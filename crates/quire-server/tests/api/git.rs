@@ -1786,3 +1786,59 @@ async fn a_page_listed_twice_is_one_page_and_a_link_to_it() {
     assert!(done, "{said}");
     assert_eq!(page_id(&app, &alice, &space, "Setup").await, setup);
 }
+
+/// Tags as Git Sync writes them (`.gitbook/tags.yaml`, a page's `tags:`) read into the
+/// page's official tags and show on the published page by their labels; the files come
+/// back as pushed.
+#[tokio::test]
+async fn pushed_tags_reach_the_page_and_its_published_site() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    let tags = "- tag: beta\n  label: Beta\n  icon: flask\n- tag: add-on\n  label: Add-on\n  color: $primary\n";
+    std::fs::write(work.join(".gitbook/tags.yaml"), tags).unwrap();
+    let home = "---\ntags:\n  - beta\n  - add-on\n---\n\n# Home\n\nWelcome.\n";
+    std::fs::write(work.join("README.md"), home).unwrap();
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "Tags"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+
+    let id = page_id(&app, &alice, &space, "Home").await;
+    let page = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/page/{id}"))
+        .await
+        .expect(200);
+    assert_eq!(
+        page["tags"],
+        json!([{ "tag": { "kind": "tag", "tag": "beta" } }, { "tag": { "kind": "tag", "tag": "add-on" } }]),
+        "{page}"
+    );
+    let (_, _, published) = published_site(&app, &alice, &space).await;
+    let html = reqwest::get(&published)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains(
+            "<ul class=\"page-tags\" aria-label=\"Tags\"><li>Beta</li><li>Add-on</li></ul>"
+        ),
+        "{html}"
+    );
+    // An edit elsewhere keeps both files as pushed.
+    let guide = page_id(&app, &alice, &space, "Guide").await;
+    merge_edit(&app, &alice, &space, "Edit", &guide, "Read on, now.\n").await;
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    assert_eq!(
+        std::fs::read_to_string(work.join(".gitbook/tags.yaml")).unwrap(),
+        tags
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("README.md")).unwrap(),
+        home
+    );
+}
