@@ -63,6 +63,11 @@ impl Placement {
         }
     }
 
+    /// Every path it names, as a set.
+    pub fn named(&self) -> HashSet<&str> {
+        self.all().map(String::as_str).collect()
+    }
+
     /// Every path it names.
     fn all(&self) -> impl Iterator<Item = &String> {
         self.pages

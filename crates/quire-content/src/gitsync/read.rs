@@ -135,14 +135,7 @@ pub fn read_tree_placed(
     let same_text = |path: &str, bytes: &[u8]| matches!(written.get(path), Some(Content::Text(t)) if t.as_bytes() == bytes);
     let mut unchanged: std::collections::HashSet<String> = std::collections::HashSet::new();
     // The paths a placement names: the only ones that can be unchanged against it.
-    let placed: Option<std::collections::HashSet<&str>> = placement.map(|p| {
-        p.pages
-            .values()
-            .chain(p.files.values())
-            .chain(p.includes.values())
-            .map(String::as_str)
-            .collect()
-    });
+    let placed: Option<std::collections::HashSet<&str>> = placement.map(|p| p.named());
 
     let mut keep = Keep::default();
     for (id, path) in &base_paths.pages {

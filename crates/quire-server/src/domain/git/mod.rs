@@ -1211,8 +1211,13 @@ pub(super) async fn placement_of(
     }
 }
 
-/// Keeps a placement in blob storage for the space; its blob.
-async fn carry_blob(state: &AppState, space_id: &str, placement: &Placement) -> ApiResult<String> {
+/// Keeps a placement in blob storage for the space (a push's, or a carried commit's); its
+/// blob.
+pub(super) async fn carry_blob(
+    state: &AppState,
+    space_id: &str,
+    placement: &Placement,
+) -> ApiResult<String> {
     let json = serde_json::to_vec(placement).map_err(ApiError::internal)?;
     let blob = state
         .blobs
@@ -1290,26 +1295,41 @@ async fn read_blobs(
         let out = run_with_input(dir, &["cat-file", "--batch"], input.into_bytes())
             .await
             .map_err(ApiError::internal)?;
-        let mut rest = out.as_slice();
-        while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
-            let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
-            let mut parts = header.split(' ');
-            let (oid, kind, size) = (parts.next(), parts.next(), parts.next());
-            let size: Option<usize> = size.and_then(|s| s.parse().ok());
-            match (oid.and_then(Oid::from_hex), kind, size) {
-                (Some(oid), Some(_), Some(size)) => {
-                    let Some(body) = rest.get(nl + 1..nl + 1 + size) else {
-                        break;
-                    };
-                    found.insert(oid, body.to_vec());
-                    rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
-                }
-                // `<oid> missing`
-                _ => rest = &rest[nl + 1..],
+        for (oid, body) in batch_answers(&out) {
+            if let (Some(oid), Some(body)) = (Oid::from_hex(oid), body) {
+                found.insert(oid, body.to_vec());
             }
         }
     }
     Ok((found, flushed))
+}
+
+/// The answers of `git cat-file --batch`, in the order asked: each object's id and its
+/// bytes (`None` for one git reports missing). Stops at an answer cut short.
+pub(super) fn batch_answers(out: &[u8]) -> Vec<(&str, Option<&[u8]>)> {
+    let mut answers = Vec::new();
+    let mut rest = out;
+    while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
+        let header = std::str::from_utf8(&rest[..nl]).unwrap_or("");
+        let mut parts = header.split(' ');
+        let oid = parts.next().unwrap_or("");
+        let size: Option<usize> = parts.nth(1).and_then(|s| s.parse().ok());
+        match size {
+            Some(size) => {
+                let Some(body) = rest.get(nl + 1..nl + 1 + size) else {
+                    break;
+                };
+                answers.push((oid, Some(body)));
+                rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
+            }
+            // `<oid> missing`
+            None => {
+                answers.push((oid, None));
+                rest = &rest[nl + 1..];
+            }
+        }
+    }
+    answers
 }
 
 /// What one path of a commit's tree holds.
@@ -1449,6 +1469,22 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `cat-file --batch` answers in order: bodies holding newlines, a missing object, and
+    /// an answer cut short ends the list.
+    #[test]
+    fn batch_answers_are_read_in_order() {
+        let out = b"aa blob 3\na\nb\nbb missing\ncc blob 1\nx\ndd blob 9\nshort";
+        let answers = batch_answers(out);
+        assert_eq!(
+            answers,
+            [
+                ("aa", Some(b"a\nb".as_slice())),
+                ("bb", None),
+                ("cc", Some(b"x".as_slice()))
+            ]
+        );
+    }
 
     /// Git is started by its path whenever it is installed: by bare name, with `PATH` set
     /// for the child, the standard library would fork the server for every command; so it

@@ -517,7 +517,7 @@ async fn branch(
             // Read against the change request as it is: the pushed commit descends from it.
             let read = read_files(files, base_revision, placement, limits).await?;
             // Read against the change request's head: the revision is the tree as pushed.
-            let placed = Some(keep_placement(state, &ctx.space.id, &read.placement).await?);
+            let placed = Some(super::carry_blob(state, &ctx.space.id, &read.placement).await?);
             let content = with_new_files(state, &ctx.space.id, read).await?;
             let mut attempts =
                 Attempts::begin(state, "the push", &[crs::Target::ChangeRequest(&c.id)]).await;
@@ -568,7 +568,7 @@ async fn branch(
             // Read against the main the change request starts from, the revision is the tree
             // as pushed; otherwise it also holds what main gained since the fork.
             let placed = match base_id == c.revision_id {
-                true => Some(keep_placement(state, &ctx.space.id, &placement).await?),
+                true => Some(super::carry_blob(state, &ctx.space.id, &placement).await?),
                 false => None,
             };
             let landing = Landing {
@@ -686,23 +686,6 @@ async fn read_files(
     .map_err(|e| Refusal::new(e.0))
 }
 
-/// Keeps where a pushed tree holds its revision's content (for the commits made on top of
-/// it: `super::carry_from`); its blob.
-async fn keep_placement(
-    state: &AppState,
-    space_id: &str,
-    placement: &quire_content::gitsync::carry::Placement,
-) -> ApiResult<String> {
-    let json = serde_json::to_vec(placement).map_err(ApiError::internal)?;
-    let blob = state
-        .blobs
-        .put(Bytes::from(json))
-        .await
-        .map_err(ApiError::internal)?;
-    store::objects::add_blob_ref(&state.db, space_id, &blob).await?;
-    Ok(blob)
-}
-
 /// The revision with the files it brought stored and added.
 pub(super) async fn with_new_files(
     state: &AppState,
@@ -737,14 +720,8 @@ async fn files_of(
     let listing = env.git(dir, &[&tree[..], &[new]].concat(), None).await?;
     let before: HashMap<String, String> = match base {
         Some((commit, placement)) => {
-            let named: std::collections::HashSet<&str> = placement
-                .pages
-                .values()
-                .chain(placement.files.values())
-                .chain(placement.includes.values())
-                .map(String::as_str)
-                .chain(["SUMMARY.md", ".gitbook/vars.yaml"])
-                .collect();
+            let mut named = placement.named();
+            named.extend(["SUMMARY.md", ".gitbook/vars.yaml"]);
             listed(&env.git(dir, &[&tree[..], &[commit]].concat(), None).await?)?
                 .into_iter()
                 .filter(|(_, _, _, path)| named.contains(path.as_str()))
@@ -792,24 +769,14 @@ async fn files_of(
         return Ok(files);
     }
     let out = env.git(dir, &["cat-file", "--batch"], Some(input)).await?;
-    let mut rest = out.as_slice();
+    let mut answers = super::batch_answers(&out).into_iter();
     for (at, _) in wanted {
         let path = &files[at].0;
-        let nl = rest
-            .iter()
-            .position(|b| *b == b'\n')
-            .ok_or_else(|| Refusal::new("unreadable objects"))?;
-        let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
-        let size: usize = header
-            .rsplit(' ')
+        let (_, body) = answers
             .next()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| Refusal::new(format!("`{path}` could not be read")))?;
-        let body = rest
-            .get(nl + 1..nl + 1 + size)
             .ok_or_else(|| Refusal::new("unreadable objects"))?;
+        let body = body.ok_or_else(|| Refusal::new(format!("`{path}` could not be read")))?;
         files[at].1 = TreeFile::Bytes(body.to_vec());
-        rest = rest.get(nl + 2 + size..).unwrap_or(&[]);
     }
     Ok(files)
 }
