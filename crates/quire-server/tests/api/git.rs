@@ -1842,3 +1842,59 @@ async fn pushed_tags_reach_the_page_and_its_published_site() {
         home
     );
 }
+
+/// A change request updated from main, then merged: the pushed files nobody edited, and a
+/// file Quire does not model, come back as pushed; each edited page's file changes by its
+/// edit alone.
+#[tokio::test]
+async fn an_update_from_main_and_its_merge_keep_what_was_pushed() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    let license = "Some license.\n";
+    let home = "---\ndescription: >-\n  Folded\n  by hand.\n---\n\n# Home\n\nWelcome,\nreader.\n";
+    std::fs::write(work.join("LICENSE"), license).unwrap();
+    std::fs::write(work.join("README.md"), home).unwrap();
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "Pushed"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+    let guide_before = std::fs::read_to_string(work.join("guide/README.md")).unwrap();
+
+    // A change request edits the guide; meanwhile main's home page gains a line.
+    let guide = page_id(&app, &alice, &space, "Guide").await;
+    let cr = app.open_change_request(&alice, &space, "Guide").await;
+    app.edit_change_request(
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "update_page", "page": guide, "document": { "markdown": "Read on.\n\nMore.\n" } }]),
+    )
+    .await;
+    let home_id = page_id(&app, &alice, &space, "Home").await;
+    merge_edit(
+        &app,
+        &alice,
+        &space,
+        "Home",
+        &home_id,
+        "Welcome,\nreader.\n\nNews.\n",
+    )
+    .await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/change-requests/{cr}/update"),
+        json!({}),
+    )
+    .await
+    .expect(200);
+    app.merge_change_request(&alice, &space, &cr).await;
+
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    let read = |p: &str| std::fs::read_to_string(work.join(p)).unwrap();
+    assert_eq!(read("LICENSE"), license);
+    assert_eq!(read("README.md"), format!("{home}\nNews.\n"));
+    assert_eq!(read("guide/README.md"), format!("{guide_before}\nMore.\n"));
+}
