@@ -540,6 +540,36 @@ pub fn files_of(
     commit: &str,
     limits: &Limits,
 ) -> Result<Vec<Entry>, ConvertError> {
+    Ok(leaves_of(objects, commit, limits)?
+        .into_iter()
+        .filter_map(|leaf| {
+            let b = objects.get(&leaf.blob).filter(|o| o.kind == 3)?;
+            Some(Entry {
+                path: leaf.path,
+                content: Content::Held(b.data.clone()),
+            })
+        })
+        .collect())
+}
+
+/// A file of a commit's tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeLeaf {
+    /// Its path from the tree's root.
+    pub path: String,
+    /// Its blob's id (hex).
+    pub blob: String,
+    /// Mode `100755` rather than `100644`.
+    pub executable: bool,
+}
+
+/// The files `commit`'s tree names, in path order (symbolic links and submodules left out),
+/// whether or not `objects` holds their blobs.
+pub fn leaves_of(
+    objects: &HashMap<String, Object>,
+    commit: &str,
+    limits: &Limits,
+) -> Result<Vec<TreeLeaf>, ConvertError> {
     let c = objects
         .get(commit)
         .filter(|o| o.kind == 1)
@@ -590,12 +620,11 @@ pub fn files_of(
                             limits.max_entries
                         )));
                     }
-                    if let Some(b) = objects.get(&sha).filter(|o| o.kind == 3) {
-                        out.push(Entry {
-                            path,
-                            content: Content::Held(b.data.clone()),
-                        });
-                    }
+                    out.push(TreeLeaf {
+                        path,
+                        blob: sha,
+                        executable: mode == "100755",
+                    });
                 }
                 _ => {}
             }

@@ -45,7 +45,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (32, "comment listing versions", COMMENT_VERSIONS),
     (33, "hostname proofs and invitation expiry", HOSTNAME_PROOFS),
     (34, "git trees carried from parents", GIT_CARRIED),
+    (35, "git sync placement", GIT_SYNC_PLACED),
 ];
+
+/// Where the content of the revision in step with a synced branch is in that branch's tree
+/// (`domain::git::sync`): an import reads the branch against it, keeping pages' identities
+/// at the repository's own paths, and an export lays out only what changed over it.
+const GIT_SYNC_PLACED: &str = r#"
+ALTER TABLE git_sync ADD COLUMN synced_placed TEXT
+"#;
 
 /// A revision's commit is made from its parents' trees, keeping what it did not change
 /// (`domain::git`): where its pages, files and reusable contents are in that tree when it

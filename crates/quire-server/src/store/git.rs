@@ -242,6 +242,9 @@ crate::db::inline::row! {
         pub configured_by: String,
         pub synced_commit: Option<String>,
         pub synced_revision: Option<String>,
+        /// Blob of where `synced_revision`'s content is in the branch's tree
+        /// (`gitsync::carry::Placement` as JSON, paths inside the project folder).
+        pub synced_placed: Option<String>,
         pub op_direction: Option<String>,
         pub op_state: Option<String>,
         pub op_started: Option<i64>,
@@ -254,7 +257,7 @@ crate::db::inline::row! {
 }
 
 const SYNC_COLUMNS: &str = "space_id, url, ref_name, provider, tree_url, commit_url, project_dir, \
-     exports, configured_by, synced_commit, synced_revision, op_direction, op_state, op_started, \
+     exports, configured_by, synced_commit, synced_revision, synced_placed, op_direction, op_state, op_started, \
      op_ended, op_error, running_job, updated_at";
 
 /// A space's Git Sync, if it has one.
@@ -288,6 +291,8 @@ pub async fn configure(tx: &mut Tx, row: &SyncRow) -> sqlx::Result<()> {
                THEN git_sync.synced_commit END, \
              synced_revision = CASE WHEN git_sync.url = $2 AND git_sync.ref_name = $3 \
                THEN git_sync.synced_revision END, \
+             synced_placed = CASE WHEN git_sync.url = $2 AND git_sync.ref_name = $3 \
+               AND git_sync.project_dir IS NOT DISTINCT FROM $7 THEN git_sync.synced_placed END, \
              url = $2, ref_name = $3, provider = COALESCE($4, git_sync.provider), \
              tree_url = COALESCE($5, git_sync.tree_url), \
              commit_url = COALESCE($6, git_sync.commit_url), project_dir = $7, exports = CASE WHEN git_sync.exports = 1 THEN 1 ELSE $8 END, \
@@ -338,20 +343,30 @@ pub async fn sync_claim(
     Ok(n == 1)
 }
 
-/// Ends the running operation: `error` when it failed; `synced` (commit, revision) when the
-/// repository's branch and that revision now hold the same content.
+/// What a sync operation left in step: the branch's commit, the revision holding the same
+/// content, and the blob of where that content is in the commit's tree.
+pub struct Synced<'a> {
+    pub commit: &'a str,
+    pub revision: &'a str,
+    pub placed: Option<&'a str>,
+}
+
+/// Ends the running operation: `error` when it failed; `synced` when the repository's branch
+/// and a revision now hold the same content.
 pub async fn sync_ended(
     db: &Db,
     space_id: &str,
     error: Option<&str>,
-    synced: Option<(&str, &str)>,
+    synced: Option<Synced<'_>>,
     now: i64,
 ) -> sqlx::Result<()> {
     db.execute(
         &Sql::new(
             "UPDATE git_sync SET op_state = $2, op_error = $3, op_ended = $4, \
              running_job = NULL, synced_commit = COALESCE($5, synced_commit), \
-             synced_revision = COALESCE($6, synced_revision) WHERE space_id = $1",
+             synced_revision = COALESCE($6, synced_revision), \
+             synced_placed = CASE WHEN $5 IS NULL THEN synced_placed ELSE $7 END \
+             WHERE space_id = $1",
         )
         .arg(space_id)
         .arg(if error.is_some() {
@@ -361,8 +376,9 @@ pub async fn sync_ended(
         })
         .arg(error)
         .arg(now)
-        .arg(synced.map(|s| s.0))
-        .arg(synced.map(|s| s.1)),
+        .arg(synced.as_ref().map(|s| s.commit))
+        .arg(synced.as_ref().map(|s| s.revision))
+        .arg(synced.as_ref().and_then(|s| s.placed)),
         &[],
     )
     .await?;

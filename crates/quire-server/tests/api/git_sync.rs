@@ -388,3 +388,136 @@ async fn git_sync_needs_an_admin() {
         .await
         .expect_error(404);
 }
+
+/// A repository GitBook synced, imported and then exported to after an edit: the export's
+/// commit changes the edited page's file by the edit's lines alone; every other file (ones
+/// Quire does not model, the repository's own paths, frontmatter style, wrapped lines,
+/// executable bits) stays as the repository holds it.
+#[tokio::test]
+async fn an_export_changes_only_the_files_an_edit_changed() {
+    if !has_git() {
+        return;
+    }
+    let app = TestApp::start_with(|c| c.fetch_allow = vec!["127.0.0.1/32".parse().unwrap()]).await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let space = app.space(&alice, &org, "Docs", None).await;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let bare = tmp.path().join("docs.git");
+    ok(
+        tmp.path(),
+        &["init", "-q", "--bare", "-b", "main", "docs.git"],
+    )
+    .await;
+    let url = remote(bare.clone()).await;
+    let work = tmp.path().join("work");
+    checkout(&bare, &work).await;
+    let files: &[(&str, &str)] = &[
+        ("LICENSE", "MIT License\n\nCopyright (c) the team\n"),
+        (".github/workflows/docs.yml", "on: push\njobs: {}\n"),
+        ("scripts/check.sh", "#!/bin/sh\nexit 0\n"),
+        (
+            "SUMMARY.md",
+            "# Table of contents\n\n* [Welcome](start/welcome.md)\n* [Setting up](start/set-up.md)\n",
+        ),
+        (
+            "start/welcome.md",
+            "---\ndescription: >-\n  Where it all\n  begins.\nlayout:\n  title:\n    visible: true\n---\n\n# Welcome\n\nA first paragraph, wrapped\nat a short width, as the team\nwrites it.\n",
+        ),
+        (
+            "start/set-up.md",
+            "---\nicon: gear\n---\n\n# Setting up\n\nInstall the tool,\nthen run it.\n\nAsk the team\nwhen stuck.\n",
+        ),
+    ];
+    for (path, text) in files {
+        let at = work.join(path);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(at, text).unwrap();
+    }
+    ok(&work, &["add", "."]).await;
+    ok(&work, &["update-index", "--chmod=+x", "scripts/check.sh"]).await;
+    ok(&work, &["commit", "-qm", "The docs"]).await;
+    ok(&work, &["push", "-q", "origin", "main"]).await;
+
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/git/import"),
+        json!({ "url": url, "ref": "refs/heads/main" }),
+    )
+    .await
+    .expect(204);
+    let info = settled(&app, &alice, &space).await;
+    assert_eq!(info["operation"]["state"], "success", "{info}");
+
+    // An edit of one paragraph, merged, then exported.
+    let page = page_id(&app, &alice, &space, "Setting up").await;
+    let before = markdown(&app, &alice, &space, &page).await;
+    let after = before.replace("when stuck.", "when you are stuck.");
+    assert_ne!(before, after, "{before}");
+    merge_edit(&app, &alice, &space, "Kinder", &page, &after).await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/git/export"),
+        json!({ "url": url, "ref": "refs/heads/main", "commitMessage": "Kinder" }),
+    )
+    .await
+    .expect(204);
+    let info = settled(&app, &alice, &space).await;
+    assert_eq!(info["operation"]["state"], "success", "{info}");
+    ok(&bare, &["fsck", "--strict"]).await;
+
+    assert_eq!(
+        ok(&bare, &["log", "--format=%s", "main"]).await,
+        "Kinder\nThe docs\n"
+    );
+    assert_eq!(
+        ok(&bare, &["diff", "--name-status", "main~1", "main"]).await,
+        "M\tstart/set-up.md\n"
+    );
+    assert_eq!(
+        ok(&bare, &["show", "main:start/set-up.md"]).await,
+        "---\nicon: gear\n---\n\n# Setting up\n\nInstall the tool,\nthen run it.\n\nAsk the team\nwhen you are stuck.\n"
+    );
+    let modes = ok(&bare, &["ls-tree", "-r", "main", "scripts"]).await;
+    assert!(modes.starts_with("100755 "), "{modes}");
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    for (path, text) in files.iter().filter(|(p, _)| *p != "start/set-up.md") {
+        assert_eq!(
+            std::fs::read_to_string(work.join(path)).unwrap(),
+            *text,
+            "{path}"
+        );
+    }
+
+    // An edit in the repository comes back onto the same page, read at the repository's
+    // own path: the page keeps its identity.
+    let welcome = page_id(&app, &alice, &space, "Welcome").await;
+    std::fs::write(
+        work.join("start/welcome.md"),
+        files[4]
+            .1
+            .replace("as the team\nwrites it.", "as the team\nwrites it, always."),
+    )
+    .unwrap();
+    ok(&work, &["commit", "-qam", "Always"]).await;
+    ok(&work, &["push", "-q", "origin", "main"]).await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/git/import"),
+        json!({ "url": url, "ref": "refs/heads/main" }),
+    )
+    .await
+    .expect(204);
+    let info = settled(&app, &alice, &space).await;
+    assert_eq!(info["operation"]["state"], "success", "{info}");
+    assert_eq!(page_id(&app, &alice, &space, "Welcome").await, welcome);
+    assert!(markdown(&app, &alice, &space, &welcome)
+        .await
+        .contains("writes it, always."));
+    assert_eq!(
+        ok(&bare, &["log", "-1", "--format=%s", "main"]).await,
+        "Always\n",
+        "in step: nothing new exported"
+    );
+}

@@ -1193,22 +1193,23 @@ pub(super) async fn placement_of(
     revision: &Revision,
 ) -> ApiResult<Option<Placement>> {
     match identity.map(|i| (&i.placed, &i.oid)) {
-        Some((Some(blob), _)) => {
-            let bytes = state
-                .blobs
-                .get(blob)
-                .await
-                .map_err(ApiError::internal)?
-                .ok_or_else(|| {
-                    ApiError::internal(anyhow::anyhow!("the placement blob {blob} is missing"))
-                })?;
-            Ok(Some(
-                serde_json::from_slice(&bytes).map_err(ApiError::internal)?,
-            ))
-        }
+        Some((Some(blob), _)) => Ok(Some(load_placement(state, blob).await?)),
         Some((None, Some(_))) => Ok(None),
         _ => Ok(Some(Placement::of(revision))),
     }
+}
+
+/// A placement kept by [`carry_blob`].
+pub(super) async fn load_placement(state: &AppState, blob: &str) -> ApiResult<Placement> {
+    let bytes = state
+        .blobs
+        .get(blob)
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(|| {
+            ApiError::internal(anyhow::anyhow!("the placement blob {blob} is missing"))
+        })?;
+    serde_json::from_slice(&bytes).map_err(ApiError::internal)
 }
 
 /// Keeps a placement in blob storage for the space (a push's, or a carried commit's); its

@@ -7,14 +7,17 @@
 //!
 //! The sync keeps one pair in step: the branch's commit and the space's revision that hold
 //! the same content (`synced_commit`, `synced_revision`).
-//! - **Export** lays out the space's main content as Git Sync does and commits it on top of
-//!   the branch's head (only the objects the repository lacks are sent). A branch that moved
-//!   since the last sync is not overwritten: import first, or export with `force` (a new
-//!   commit on top; no history is ever rewritten).
+//! - **Export** commits the space's main content on top of the branch's head, carried from
+//!   the head's tree (`gitsync::carry`): only the files of what main changed are written,
+//!   by their changed lines, and every other file stays as the branch holds it (an empty
+//!   branch gets Git Sync's layout). Only the objects the repository lacks are sent. A
+//!   branch that moved since the last sync is not overwritten: import first, or export with
+//!   `force` (a new commit on top; no history is ever rewritten).
 //! - **Import** reads the branch's head (that commit alone) with Git Sync's rules against
-//!   the revision last in step, as a change request from that revision, merged at once with
-//!   the three-way merge unless `standalone`. A conflict leaves the change request open and
-//!   is reported; nothing is forced.
+//!   the revision last in step and where its content is in the branch's tree
+//!   (`synced_placed`), as a change request from that revision, merged at once with the
+//!   three-way merge unless `standalone`. A conflict leaves the change request open and is
+//!   reported; nothing is forced.
 //! - Once a space was exported, each merge into main exports a commit (a job enqueued in
 //!   the merge's transaction).
 
@@ -23,8 +26,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quire_content::convert::git::{self as wire, Advertisement};
+use quire_content::gitsync::carry::{Leaf, Placement, Tree};
 use quire_content::gitsync::objects::{self, Kind, Object, Oid, Signature};
 use quire_content::gitsync::{self, Content};
+use quire_content::model::Revision;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
@@ -193,6 +198,7 @@ pub async fn start(
         configured_by: by.to_string(),
         synced_commit: None,
         synced_revision: None,
+        synced_placed: None,
         op_direction: Some(direction.as_str().to_string()),
         op_state: None,
         op_started: None,
@@ -285,7 +291,15 @@ pub async fn run(state: &AppState, job: &str, payload: &str) -> anyhow::Result<(
     let now = state.now();
     match outcome {
         Ok(synced) => {
-            let synced = synced.as_ref().map(|(c, r)| (c.as_str(), r.as_str()));
+            let placed = match synced.as_ref().and_then(|s| s.placement.as_ref()) {
+                Some(p) => Some(super::carry_blob(state, &row.space_id, p).await?),
+                None => None,
+            };
+            let synced = synced.as_ref().map(|s| store::git::Synced {
+                commit: &s.commit,
+                revision: &s.revision,
+                placed: placed.as_deref(),
+            });
             store::git::sync_ended(&state.db, &row.space_id, None, synced, now).await?;
         }
         Err(why) => {
@@ -298,6 +312,25 @@ pub async fn run(state: &AppState, job: &str, payload: &str) -> anyhow::Result<(
 
 /// What failed, as the person who set up the sync reads it.
 type Failed = String;
+
+/// What an operation left in step: the branch's commit, the revision with the same content,
+/// and where that content is in the commit's tree (paths inside the project folder).
+struct InStep {
+    commit: String,
+    revision: String,
+    placement: Option<Placement>,
+}
+
+/// Where the revision last in step is in the branch's tree, when it was kept (syncs set up
+/// before it was are read as Quire's own layout).
+async fn synced_placement(state: &AppState, row: &SyncRow) -> Result<Option<Placement>, Failed> {
+    match &row.synced_placed {
+        Some(blob) => Ok(Some(
+            super::load_placement(state, blob).await.map_err(failed)?,
+        )),
+        None => Ok(None),
+    }
+}
 
 fn failed(e: impl std::fmt::Display) -> Failed {
     e.to_string()
@@ -383,12 +416,8 @@ fn branch(row: &SyncRow) -> &str {
         .unwrap_or(&row.ref_name)
 }
 
-/// Imports the branch's head; the commit and revision now in step.
-async fn import(
-    state: &AppState,
-    row: &SyncRow,
-    p: &Payload,
-) -> Result<Option<(String, String)>, Failed> {
+/// Imports the branch's head; what is now in step.
+async fn import(state: &AppState, row: &SyncRow, p: &Payload) -> Result<Option<InStep>, Failed> {
     let (ctx, user) = space_for(state, row).await?;
     let by = user.id.as_str();
     ctx.require(Role::Edit, "import into this space")
@@ -438,16 +467,16 @@ async fn import(
     let main_id = crate::domain::access::current_revision(state, &ctx.space.id)
         .await
         .map_err(failed)?;
-    let base_id = match &row.synced_revision {
+    let (base_id, placement) = match &row.synced_revision {
         Some(r)
             if store::revisions::get(&state.db, &ctx.space.id, r)
                 .await
                 .map_err(failed)?
                 .is_some() =>
         {
-            r.clone()
+            (r.clone(), synced_placement(state, row).await?)
         }
-        _ => main_id,
+        _ => (main_id, None),
     };
     let base = super::push::revision(state, &ctx, &base_id)
         .await
@@ -456,18 +485,27 @@ async fn import(
         let base = base.clone();
         tokio::task::spawn_blocking(move || {
             let mut ids = crate::ids::new_id;
-            gitsync::read(files, &base, &limits, &mut ids)
+            let files = files
+                .into_iter()
+                .map(|(path, bytes)| (path, gitsync::TreeFile::Bytes(bytes)))
+                .collect();
+            gitsync::read_tree_placed(files, &base, placement.as_ref(), &limits, &mut ids)
         })
         .await
         .map_err(failed)?
         .map_err(|e| e.0)?
     };
+    let placement = Some(read.placement.clone());
     let content = super::push::with_new_files(state, &ctx.space.id, read)
         .await
         .map_err(failed)?;
     if *base == content {
         // Nothing changed since the last sync: in step already.
-        return Ok(Some((head, base_id)));
+        return Ok(Some(InStep {
+            commit: head,
+            revision: base_id,
+            placement,
+        }));
     }
     let short: String = head.chars().take(7).collect();
     let mut title = format!("Import {short} from git");
@@ -508,15 +546,15 @@ async fn import(
                 state.url(&format!("/s/{}/~/changes/{}", ctx.space.id, c.number))
             )
         })?;
-    Ok(Some((head, imported)))
+    Ok(Some(InStep {
+        commit: head,
+        revision: imported,
+        placement,
+    }))
 }
 
-/// Exports main; the commit and revision now in step.
-async fn export(
-    state: &AppState,
-    row: &SyncRow,
-    p: &Payload,
-) -> Result<Option<(String, String)>, Failed> {
+/// Exports main; what is now in step.
+async fn export(state: &AppState, row: &SyncRow, p: &Payload) -> Result<Option<InStep>, Failed> {
     let (ctx, user) = space_for(state, row).await?;
     let main_id = crate::domain::access::current_revision(state, &ctx.space.id)
         .await
@@ -539,22 +577,74 @@ async fn export(
     }
     // What the repository holds at its head: sent objects leave those out, and a project
     // folder is put in the tree around it.
-    let remote = match &head {
+    let remote = Arc::new(match &head {
         Some(h) => {
             let up = advertised(state, &row.url, "git-upload-pack").await?;
             fetch_commit(state, &row.url, &up, h).await?
         }
         None => HashMap::new(),
-    };
+    });
     let content = super::push::revision(state, &ctx, &main_id)
         .await
         .map_err(failed)?;
+    // The branch's files, carried: only what main changed since is laid out (see
+    // [`remote_parent`]); with nothing to carry from, main is laid out whole.
+    let parent = match &head {
+        Some(h) => remote_parent(state, &ctx, row, &remote, h).await?,
+        None => None,
+    };
+    let (laid, placement): (Vec<(String, Carried)>, Placement) = match parent {
+        Some((revision, placement, tree)) => {
+            let content = content.clone();
+            let from = remote.clone();
+            tokio::task::spawn_blocking(move || {
+                let parents = [gitsync::carry::Parent {
+                    revision: &revision,
+                    placement: &placement,
+                    tree: &tree,
+                }];
+                let plan = gitsync::carry::plan(&parents, &content);
+                let old: HashMap<Oid, Vec<u8>> = plan
+                    .needs()
+                    .into_iter()
+                    .filter_map(|id| Some((id, from.get(&id.to_hex())?.data.clone())))
+                    .collect();
+                let placement = plan.placement().clone();
+                let laid = plan
+                    .lay(&parents, &content, &old)
+                    .into_iter()
+                    .map(|(path, made)| match made {
+                        gitsync::carry::Made::Same(leaf) => (path, Carried::Same(leaf)),
+                        gitsync::carry::Made::Text(t) => (path, Carried::Text(t)),
+                        gitsync::carry::Made::Blob(sha) => (path, Carried::Blob(sha)),
+                    })
+                    .collect();
+                (laid, placement)
+            })
+            .await
+            .map_err(failed)?
+        }
+        None => (
+            gitsync::layout(&content)
+                .into_iter()
+                .map(|e| match e.content {
+                    Content::Text(t) => (e.path, Carried::Text(t)),
+                    Content::Blob(sha) => (e.path, Carried::Blob(sha)),
+                })
+                .collect(),
+            Placement::of(&content),
+        ),
+    };
     let mut made: Vec<Object> = Vec::new();
-    let mut blobs: Vec<(String, Oid)> = Vec::new();
-    for entry in gitsync::layout(&content) {
-        let bytes = match entry.content {
-            Content::Text(text) => text.into_bytes(),
-            Content::Blob(sha) => state
+    let mut blobs: Vec<(String, Oid, bool)> = Vec::new();
+    for (path, carried) in laid {
+        let bytes = match carried {
+            Carried::Same(leaf) => {
+                blobs.push((path, leaf.oid, leaf.executable));
+                continue;
+            }
+            Carried::Text(text) => text.into_bytes(),
+            Carried::Blob(sha) => state
                 .blobs
                 .get(&sha)
                 .await
@@ -563,11 +653,12 @@ async fn export(
                 .to_vec(),
         };
         let blob = Object::new(Kind::Blob, bytes);
-        blobs.push((entry.path, blob.id));
+        blobs.push((path, blob.id, false));
         made.push(blob);
     }
     let (mut tree, trees) =
-        objects::trees(blobs.iter().map(|(p, id)| (p.as_str(), *id))).map_err(failed)?;
+        objects::trees_with_modes(blobs.iter().map(|(p, id, x)| (p.as_str(), *id, *x)))
+            .map_err(failed)?;
     made.extend(trees);
     if let Some(dir) = &row.project_dir {
         let outer = head.as_deref().and_then(|h| tree_of(&remote, h));
@@ -578,7 +669,11 @@ async fn export(
     let remote_tree = head.as_deref().and_then(|h| tree_of(&remote, h));
     if remote_tree.as_deref() == Some(tree.to_hex().as_str()) {
         // The branch already holds this content.
-        return Ok(head.map(|h| (h, main_id)));
+        return Ok(head.map(|h| InStep {
+            commit: h,
+            revision: main_id,
+            placement: Some(placement),
+        }));
     }
     let name = Some(user.display_name.clone())
         .filter(|n| !n.trim().is_empty())
@@ -634,7 +729,82 @@ async fn export(
         .await
         .map_err(|e| format!("the repository could not be written: {e}"))?;
     wire::parse_report(&answer.bytes, &ad)?;
-    Ok(Some((commit.id.to_hex(), main_id)))
+    Ok(Some(InStep {
+        commit: commit.id.to_hex(),
+        revision: main_id,
+        placement: Some(placement),
+    }))
+}
+
+/// Where an exported file's bytes come from.
+enum Carried {
+    /// A blob the branch already holds.
+    Same(Leaf),
+    /// New text.
+    Text(String),
+    /// A file of the space (sha-256).
+    Blob(String),
+}
+
+/// The branch's head as the parent an export is carried from: its files (in the project
+/// folder) read as a revision against the one last in step, where that content is in its
+/// tree, and the tree. Only what main differs by from what the branch holds is then laid
+/// out, so the branch's own paths, formatting and files Quire does not model stay. `None`
+/// (main laid out whole) when the branch cannot be read as content.
+async fn remote_parent(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    row: &SyncRow,
+    remote: &Arc<HashMap<String, wire::Object>>,
+    head: &str,
+) -> Result<Option<(Arc<Revision>, Placement, Tree)>, Failed> {
+    let (base_id, placement) = match &row.synced_revision {
+        Some(r) => (r.clone(), synced_placement(state, row).await?),
+        None => (
+            crate::domain::access::current_revision(state, &ctx.space.id)
+                .await
+                .map_err(failed)?,
+            None,
+        ),
+    };
+    let base = match super::push::revision(state, ctx, &base_id).await {
+        Ok(b) => b,
+        Err(_) => return Ok(None),
+    };
+    let limits = super::push::limits(state);
+    let (remote, head, dir) = (remote.clone(), head.to_string(), row.project_dir.clone());
+    let read = tokio::task::spawn_blocking(move || {
+        let leaves = wire::leaves_of(&remote, &head, &limits).ok()?;
+        let mut tree = Tree::new();
+        let mut files = Vec::new();
+        for leaf in leaves {
+            let path = match &dir {
+                Some(d) => leaf.path.strip_prefix(&format!("{d}/"))?.to_string(),
+                None => leaf.path,
+            };
+            let oid = Oid::from_hex(&leaf.blob)?;
+            let bytes = remote.get(&leaf.blob).filter(|o| o.kind == 3)?.data.clone();
+            files.push((path.clone(), gitsync::TreeFile::Bytes(bytes)));
+            tree.insert(
+                path,
+                Leaf {
+                    oid,
+                    executable: leaf.executable,
+                },
+            );
+        }
+        let mut ids = crate::ids::new_id;
+        let read =
+            gitsync::read_tree_placed(files, &base, placement.as_ref(), &limits, &mut ids).ok()?;
+        // Files the branch added are its own: kept as they are, not Quire's to place.
+        let mut placement = read.placement;
+        let known: HashSet<&str> = read.revision.files.iter().map(|f| f.id.as_str()).collect();
+        placement.files.retain(|id, _| known.contains(id.as_str()));
+        Some((Arc::new(read.revision), placement, tree))
+    })
+    .await
+    .map_err(failed)?;
+    Ok(read)
 }
 
 /// Puts `inner` at `dir` in the tree `outer` (from `objects`; none: an empty one); the new
