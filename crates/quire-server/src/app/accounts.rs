@@ -1,7 +1,8 @@
-//! The server's accounts, for its instance administrators (`/admin/accounts`): every
-//! account, a new account with its password, and a new password for an account, as
-//! `quire admin set-password` does from the shell. Quire sends no e-mail, so this is how an
-//! administrator lets someone in without a shell on the server.
+//! The server's accounts and settings, for its instance administrators (`/admin/accounts`):
+//! every account, a new account with its password, and a new password for an account, as
+//! `quire admin set-password` does from the shell (Quire sends no e-mail, so this is how an
+//! administrator lets someone in without a shell on the server); and who may create
+//! organizations (`POST /admin/settings`).
 
 use axum::body::Body;
 use axum::extract::{Query, State};
@@ -10,9 +11,10 @@ use axum::response::Response;
 use quire_content::html::{escape_attr as attr, escape_text as text};
 use serde::Deserialize;
 
-use super::session::{read_form, require, Signed};
+use super::session::{read_form, read_typed, require, Signed};
 use super::shell::{failed, not_found, page, see_other};
 use crate::domain::accounts::{self, AccountError, Holder};
+use crate::domain::orgs::Creators;
 use crate::state::AppState;
 use crate::store;
 
@@ -118,6 +120,11 @@ async fn render(state: &AppState, signed: &Signed, after: &str, problem: Option<
 <label>Password <input name=\"password\" type=\"password\" required minlength=\"8\" autocomplete=\"new-password\"></label>\
 <button type=\"submit\">Set the password</button></form>"
     ));
+    let creators = match crate::domain::orgs::creators(state).await {
+        Ok(c) => c,
+        Err(e) => return failed(e),
+    };
+    body.push_str(&settings_form(&signed.session.csrf, creators).into_string());
     let status = if problem.is_some() {
         StatusCode::BAD_REQUEST
     } else {
@@ -187,5 +194,57 @@ pub async fn act(State(state): State<AppState>, headers: HeaderMap, body: Body) 
         }
         Err(AccountError::Busy) => crate::app::shell::busy(),
         Err(AccountError::Failed(e)) => failed(e),
+    }
+}
+
+/// The server settings' form.
+fn settings_form(csrf: &str, creators: Creators) -> maud::Markup {
+    maud::html! {
+        h2 #settings { "Settings" }
+        form method="post" action="/admin/settings" {
+            input type="hidden" name="csrf" value=(csrf);
+            fieldset {
+                legend { "Who may create organizations" }
+                @for (value, label) in [
+                    (Creators::Everyone, "Everyone with an account"),
+                    (Creators::Admins, "Only the server's administrators"),
+                ] {
+                    label {
+                        input type="radio" name="creators" value=(value.as_str()) checked[value == creators];
+                        " " (label)
+                    }
+                }
+            }
+            button type="submit" { "Save the settings" }
+        }
+    }
+}
+
+/// The form of `POST /admin/settings`.
+#[derive(Deserialize)]
+pub struct Settings {
+    creators: String,
+}
+
+/// `POST /admin/settings`: who may create organizations.
+pub async fn settings(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let signed = match require_admin(&state, &headers).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let form: Settings = match read_typed(&state, &headers, &signed.session, body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let Some(creators) = Creators::parse(&form.creators) else {
+        let why = "`creators` must be `everyone` or `admins`.";
+        return render(&state, &signed, "", Some(why)).await;
+    };
+    match crate::domain::orgs::set_creators(&state, creators).await {
+        Ok(()) => {
+            tracing::info!(by = %signed.user.id, creators = creators.as_str(), "who may create organizations changed");
+            see_other(HERE)
+        }
+        Err(e) => failed(e),
     }
 }

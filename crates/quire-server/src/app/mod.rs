@@ -15,11 +15,13 @@
 //! the session's CSRF token. The one script (`/-/app.js`) only enhances: search as you type,
 //! over the same server-rendered results, and keys to reach them.
 
+mod account;
 mod accounts;
 mod create;
 mod discuss;
 mod editor;
 mod history;
+mod home;
 mod import;
 mod people;
 mod screens;
@@ -41,7 +43,14 @@ use crate::state::AppState;
 /// The app's routes, mounted beside the API's.
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/", get(screens::home))
+        .route("/", get(home::home))
+        .route("/orgs", post(home::create_org))
+        .route("/account", get(account::show))
+        .route("/account/tokens", post(account::create_token))
+        .route(
+            "/account/tokens/{tokenId}/revoke",
+            post(account::revoke_token),
+        )
         .route("/setup", post(session::setup))
         .route("/signin", get(session::signin_page).post(session::signin))
         .route("/signout", post(session::signout))
@@ -52,6 +61,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/account/sessions/end-all", post(session::end_all))
         .route("/admin/accounts", get(accounts::screen).post(accounts::act))
+        .route("/admin/settings", post(accounts::settings))
         .route("/-/app.css", get(shell::stylesheet))
         .route("/-/app.js", get(shell::script))
         .route("/-/editor.js", get(shell::editor_script))

@@ -54,7 +54,6 @@ impl Signed {
             name: &self.user.display_name,
             csrf: &self.session.csrf,
             user: self.user.id.as_str(),
-            sso: self.scope.is_some(),
         }
     }
 
@@ -325,6 +324,40 @@ pub async fn read_form(
         }
     }
     Ok(form)
+}
+
+/// Reads a form of type `T` sent from this server's pages by the holder of `session`: origin
+/// and CSRF token checked first (403), then the fields (400 naming what is wrong).
+pub async fn read_typed<T: serde::de::DeserializeOwned>(
+    state: &AppState,
+    headers: &HeaderMap,
+    session: &SessionRow,
+    body: Body,
+) -> Result<T, Response> {
+    #[derive(Deserialize)]
+    struct Csrf {
+        csrf: Option<String>,
+    }
+    if !same_origin(state, headers) {
+        return Err(refused("This form must be sent from Quire's own pages."));
+    }
+    let Ok(bytes) = axum::body::to_bytes(body, FORM_BYTES).await else {
+        return Err(refused("The form is too large."));
+    };
+    let csrf = serde_html_form::from_bytes::<Csrf>(&bytes)
+        .ok()
+        .and_then(|c| c.csrf)
+        .unwrap_or_default();
+    if Sha256::digest(csrf.as_bytes()) != Sha256::digest(session.csrf.as_bytes()) {
+        return Err(refused(
+            "The form has expired: reload the page and try again.",
+        ));
+    }
+    serde_html_form::from_bytes::<T>(&bytes).map_err(|e| {
+        let mut res = refused(&format!("The form is not complete: {e}."));
+        *res.status_mut() = StatusCode::BAD_REQUEST;
+        res
+    })
 }
 
 /// The signed-in user of a request from this server's pages whose body is not a form (the
@@ -644,7 +677,7 @@ action=\"/account/sessions/{}/end\"><input type=\"hidden\" name=\"csrf\" value=\
     body.push_str(&format!(
         "</tbody></table><form method=\"post\" action=\"/account/sessions/end-all\">\
 <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><button type=\"submit\">Sign out everywhere</button></form>\
-<p class=\"muted\">API tokens are listed on the <a href=\"/account\">account page</a> of single sign-on sessions, and made with <code>quire admin create-token</code>.</p>"
+<p class=\"muted\">API tokens are made and revoked on <a href=\"/account\">your account page</a>.</p>"
     ));
     page(
         StatusCode::OK,

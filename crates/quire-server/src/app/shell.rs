@@ -61,8 +61,6 @@ pub struct Viewer<'a> {
     pub csrf: &'a str,
     /// The signed-in user's id.
     pub user: &'a str,
-    /// Signed in by an organization's single sign-on (its account page holds the tokens).
-    pub sso: bool,
 }
 
 /// A whole page: `nav` (already escaped HTML, or empty) beside `body` (already escaped).
@@ -78,7 +76,7 @@ pub fn page(
         top.push_str(&format!(
             "<div><a href=\"{}\">{}</a> · <form method=\"post\" action=\"/signout\">\
 <input type=\"hidden\" name=\"csrf\" value=\"{}\"><button class=\"link\" type=\"submit\">Sign out</button></form></div>",
-            if v.sso { "/account" } else { "/account/sessions" },
+            "/account",
             text(v.name),
             attr(v.csrf)
         ));

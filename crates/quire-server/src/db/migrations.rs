@@ -46,7 +46,18 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (33, "hostname proofs and invitation expiry", HOSTNAME_PROOFS),
     (34, "git trees carried from parents", GIT_CARRIED),
     (35, "git sync placement", GIT_SYNC_PLACED),
+    (36, "server settings", SERVER_SETTINGS),
 ];
+
+/// Settings of the whole server that its administrators change in the app
+/// (`store::settings`): who may create organizations, to start with.
+const SERVER_SETTINGS: &str = r#"
+CREATE TABLE server_settings (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+)
+"#;
 
 /// Where the content of the revision in step with a synced branch is in that branch's tree
 /// (`domain::git::sync`): an import reads the branch against it, keeping pages' identities

@@ -23,6 +23,7 @@ pub mod listings;
 pub mod mcp_servers;
 pub mod members;
 pub mod openapi;
+pub mod orgs;
 pub mod pdf;
 pub mod permissions;
 pub mod placement;

@@ -24,6 +24,7 @@ pub mod revisions;
 pub mod saml;
 pub mod search;
 pub mod sessions;
+pub mod settings;
 pub mod site_settings;
 pub mod sites;
 pub mod spaces;

@@ -1,30 +1,23 @@
-//! Quire's account page, for people signed in through SSO: `GET /account` shows the
-//! organization whose single sign-on opened the session and the API tokens made for it;
-//! forms create (`POST /account/tokens`) and revoke (`POST /account/tokens/{tokenId}/revoke`)
-//! such tokens, link another provider to the account (`POST /account/link`) and sign out
-//! (`POST /account/logout`). A session acts only within its organization: its tokens are
-//! confined to it, and the page shows nothing of the account beyond it. Every form carries
-//! the session's CSRF token and must come from Quire's own origin; the pages are escaped
-//! HTML with no script.
+//! The single sign-on session's own forms beside the app's account screen
+//! (`app::account`): link another provider to the account (`POST /account/link`) and end
+//! the session (`POST /account/logout`); and the pages of a refused sign-in. Every form
+//! carries the session's CSRF token and must come from Quire's own origin; the pages are
+//! escaped HTML with no script.
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use quire_content::html::escape_text as text;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::pages::CSP;
-use crate::clock::iso;
 use crate::domain::saml::login::{session, session_cookie};
 use crate::domain::saml::Refusal;
 use crate::state::AppState;
 use crate::store;
 use crate::store::saml::SessionRow;
-
-/// Most tokens and organizations the page lists.
-const LIST_LIMIT: i64 = 200;
 
 /// An HTML page: escaped by the caller, no script, never cached.
 pub fn page(status: StatusCode, title: &str, body: String) -> Response {
@@ -83,7 +76,6 @@ async fn current(state: &AppState, headers: &HeaderMap) -> Result<SessionRow, Re
 #[derive(Deserialize, Default)]
 struct Form {
     csrf: Option<String>,
-    label: Option<String>,
     provider: Option<String>,
 }
 
@@ -122,170 +114,6 @@ async fn form(
         ));
     }
     Ok(form)
-}
-
-/// `GET /account`.
-pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let session = match current(&state, &headers).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    match render(&state, &session, None).await {
-        Ok(res) => res,
-        Err(e) => internal(e),
-    }
-}
-
-async fn render(
-    state: &AppState,
-    session: &SessionRow,
-    new_token: Option<&str>,
-) -> sqlx::Result<Response> {
-    let user = store::users::get(&state.db, &session.user_id).await?;
-    let mut orgs = store::saml::account_orgs(&state.db, &session.user_id, LIST_LIMIT).await?;
-    orgs.retain(|o| o.id == session.org_id);
-    let tokens = store::tokens::list_live(
-        &state.db,
-        &session.user_id,
-        Some(&session.org_id),
-        LIST_LIMIT,
-    )
-    .await?;
-    let csrf = attr(&session.csrf);
-    let mut body = String::new();
-    if let Some(user) = &user {
-        body.push_str(&format!(
-            "<p>Signed in as <strong>{}</strong> ({}).</p>\n",
-            text(&user.display_name),
-            text(&user.email)
-        ));
-    }
-    if let Some(token) = new_token {
-        body.push_str(&format!(
-            "<section><h2>New API token</h2><p>Copy it now: Quire shows it only once.</p>\
-<p><code id=\"new-token\">{}</code></p></section>\n",
-            text(token)
-        ));
-    }
-    body.push_str("<section><h2>Organization</h2>\n<p>This session was opened by the organization's single sign-on: it and its tokens act only within it.</p>\n<ul>\n");
-    for org in &orgs {
-        body.push_str(&format!(
-            "<li data-org=\"{}\">{} — {}{}{}</li>\n",
-            attr(&org.id),
-            text(&org.title),
-            text(org.role.as_deref().unwrap_or("guest")),
-            if org.sso_member != 0 {
-                ", SSO member"
-            } else {
-                ""
-            },
-            if org.enforced != 0 {
-                ", SSO enforced"
-            } else {
-                ""
-            },
-        ));
-    }
-    body.push_str("</ul></section>\n<section><h2>API tokens</h2>\n<ul>\n");
-    for token in &tokens {
-        body.push_str(&format!(
-            "<li data-token=\"{id}\">{label} (created {created}) \
-<form method=\"post\" action=\"/account/tokens/{id}/revoke\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><button type=\"submit\">Revoke</button></form></li>\n",
-            id = attr(&token.id),
-            label = text(token.label.as_deref().unwrap_or("(unnamed)")),
-            created = text(&iso(token.created_at)),
-        ));
-    }
-    body.push_str(&format!(
-        "</ul>\n<form method=\"post\" action=\"/account/tokens\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<label>Label <input name=\"label\" required maxlength=\"64\"></label> \
-<button type=\"submit\">Create a token</button></form></section>\n\
-<section><h2>Single sign-on</h2><p>Link another organization's SAML provider to this account: \
-you will sign in there, as this account's address.</p>\
-<form method=\"post\" action=\"/account/link\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<label>Provider id <input name=\"provider\" required maxlength=\"64\"></label> \
-<button type=\"submit\">Link</button></form></section>\n\
-<form method=\"post\" action=\"/account/logout\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<button type=\"submit\">Sign out</button></form>\n"
-    ));
-    Ok(page(StatusCode::OK, "Your account", body))
-}
-
-/// `POST /account/tokens`: a new personal API token, shown once.
-pub async fn create_token(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    let session = match current(&state, &headers).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    let form = match form(&state, &headers, &session, body).await {
-        Ok(f) => f,
-        Err(res) => return res,
-    };
-    let label = form.label.unwrap_or_default().trim().to_string();
-    if label.is_empty() || label.chars().count() > 64 {
-        return page(
-            StatusCode::BAD_REQUEST,
-            "Token not created",
-            "<p>A token needs a label of 1 to 64 characters.</p>\n".into(),
-        );
-    }
-    let created = store::tokens::create_labelled(
-        &state.db,
-        &session.user_id,
-        &label,
-        Some(&session.org_id),
-        state.now(),
-    )
-    .await;
-    match created {
-        Ok((id, token)) => {
-            tracing::info!(user = %session.user_id, token = %id, "API token created from the account page");
-            render(&state, &session, Some(&token))
-                .await
-                .unwrap_or_else(internal)
-        }
-        Err(e) => internal(e),
-    }
-}
-
-/// `POST /account/tokens/{tokenId}/revoke`.
-pub async fn revoke_token(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    let session = match current(&state, &headers).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    if let Err(res) = form(&state, &headers, &session, body).await {
-        return res;
-    }
-    let revoked = store::tokens::revoke_by_id(
-        &state.db,
-        &session.user_id,
-        Some(&session.org_id),
-        &id,
-        state.now(),
-    )
-    .await;
-    match revoked {
-        Ok(revoked) => {
-            if revoked {
-                tracing::info!(user = %session.user_id, token = %id, "API token revoked from the account page");
-            }
-            see_other("/account", None)
-        }
-        Err(e) => internal(e),
-    }
 }
 
 /// `POST /account/link`: off to the provider named in the form, to link it to the account.

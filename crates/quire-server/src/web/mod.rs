@@ -32,12 +32,6 @@ pub fn routes() -> Router<AppState> {
         .route("/saml/{samlProviderId}/start", get(sso::start))
         .route("/saml/{samlProviderId}/acs", post(sso::acs))
         .route("/saml/{samlProviderId}/link", post(sso::link))
-        .route("/account", get(account::show))
-        .route("/account/tokens", post(account::create_token))
-        .route(
-            "/account/tokens/{tokenId}/revoke",
-            post(account::revoke_token),
-        )
         .route("/account/link", post(account::link))
         .route("/account/logout", post(account::logout))
 }

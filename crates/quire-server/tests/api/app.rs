@@ -271,6 +271,182 @@ async fn the_first_account_is_made_on_the_home_page_and_signs_in_and_out() {
     assert_eq!(b.get("/account/sessions").await.status, 303);
 }
 
+/// From an empty server, in the browser alone: the first account, an organization, an API
+/// token that works and is shown once, revoked; and a server administrator who keeps the
+/// creation of organizations to administrators, in the app and through the API alike.
+#[tokio::test]
+async fn a_newcomer_makes_an_organization_and_an_api_token_in_the_app() {
+    use reqwest::Method;
+    let app = TestApp::start().await;
+    let mut ada = Browser::new(&app);
+    let made = ada
+        .post(
+            "/setup",
+            &[
+                ("name", "Ada"),
+                ("email", "ada@example.com"),
+                ("password", "correct horse battery"),
+            ],
+        )
+        .await;
+    assert_eq!(made.status, 303, "{}", made.html);
+    let home = ada.get("/").await;
+    assert!(
+        home.html.contains("not a member of any organization"),
+        "{}",
+        home.html
+    );
+    assert!(home.html.contains("action=\"/orgs\""), "{}", home.html);
+    assert!(!home.html.contains("through the API"), "{}", home.html);
+    let token = csrf(&home.html);
+
+    // An organization: named, or refused saying why.
+    let short = ada
+        .post("/orgs", &[("csrf", &token), ("title", " A ")])
+        .await;
+    assert_eq!(short.status, 400, "{}", short.html);
+    assert!(short.html.contains("`title`"), "{}", short.html);
+    let missing = ada.post("/orgs", &[("csrf", &token)]).await;
+    assert_eq!(missing.status, 400, "{}", missing.html);
+    let forged = ada
+        .post("/orgs", &[("csrf", "forged"), ("title", "Acme Docs")])
+        .await;
+    assert_eq!(forged.status, 403);
+    let created = ada
+        .post("/orgs", &[("csrf", &token), ("title", "  Acme <Docs>  ")])
+        .await;
+    assert_eq!(created.status, 303, "{}", created.html);
+    let org_path = created.location.unwrap();
+    assert!(org_path.starts_with("/o/"), "{org_path}");
+    let org_page = ada.get(&org_path).await;
+    assert_eq!(org_page.status, 200, "{}", org_page.html);
+    assert!(
+        org_page.html.contains("Acme &lt;Docs&gt;"),
+        "{}",
+        org_page.html
+    );
+    let home = ada.get("/").await;
+    assert!(
+        home.html.contains(&format!("href=\"{org_path}\"")),
+        "{}",
+        home.html
+    );
+
+    // A token, shown once, that reaches the organization through the API.
+    let account = ada.get("/account").await;
+    assert_eq!(account.status, 200, "{}", account.html);
+    assert!(account.html.contains("No tokens yet"), "{}", account.html);
+    let empty = ada
+        .post("/account/tokens", &[("csrf", &token), ("label", "   ")])
+        .await;
+    assert_eq!(empty.status, 400, "{}", empty.html);
+    let made = ada
+        .post(
+            "/account/tokens",
+            &[("csrf", &token), ("label", "laptop <b>")],
+        )
+        .await;
+    assert_eq!(made.status, 200, "{}", made.html);
+    assert!(made.html.contains("laptop &lt;b&gt;"), "{}", made.html);
+    let secret = made
+        .html
+        .split("<code id=\"new-token\">")
+        .nth(1)
+        .and_then(|s| s.split('<').next())
+        .expect("the new token")
+        .to_string();
+    let orgs = app
+        .call(Method::GET, "/v1/orgs", Some(&secret), None)
+        .await
+        .expect(200);
+    assert_eq!(orgs["items"][0]["title"], "Acme <Docs>", "{orgs}");
+    assert_eq!(orgs["items"][0]["id"], org_path.trim_start_matches("/o/"));
+    let again = ada.get("/account").await;
+    assert!(!again.html.contains(&secret), "shown once");
+    let id = again
+        .html
+        .split("data-token=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("the token listed")
+        .to_string();
+    let revoked = ada
+        .post(&format!("/account/tokens/{id}/revoke"), &[("csrf", &token)])
+        .await;
+    assert_eq!(revoked.status, 303);
+    app.call(Method::GET, "/v1/orgs", Some(&secret), None)
+        .await
+        .expect_error(401);
+    assert!(ada.get("/account").await.html.contains("No tokens yet"));
+
+    // Only administrators create organizations once the server says so.
+    let bob = app.persona("bob").await;
+    let mut browsers = signed_in(&app, &["bob"]).await;
+    let bob_browser = &mut browsers[0];
+    let bob_csrf = csrf(&bob_browser.get("/account").await.html);
+    assert_eq!(
+        bob_browser
+            .post(
+                "/admin/settings",
+                &[("csrf", &bob_csrf), ("creators", "admins")]
+            )
+            .await
+            .status,
+        404,
+        "not an administrator"
+    );
+    let settings = ada.get("/admin/accounts").await;
+    assert!(
+        settings.html.contains("value=\"everyone\" checked"),
+        "{}",
+        settings.html
+    );
+    let bad = ada
+        .post(
+            "/admin/settings",
+            &[("csrf", &token), ("creators", "nobody")],
+        )
+        .await;
+    assert_eq!(bad.status, 400, "{}", bad.html);
+    let set = ada
+        .post(
+            "/admin/settings",
+            &[("csrf", &token), ("creators", "admins")],
+        )
+        .await;
+    assert_eq!(set.status, 303, "{}", set.html);
+    assert!(ada
+        .get("/admin/accounts")
+        .await
+        .html
+        .contains("value=\"admins\" checked"));
+    let bob_home = bob_browser.get("/").await;
+    assert!(
+        !bob_home.html.contains("action=\"/orgs\""),
+        "{}",
+        bob_home.html
+    );
+    assert!(bob_home
+        .html
+        .contains("An administrator of one can invite you"));
+    let refused = bob_browser
+        .post("/orgs", &[("csrf", &bob_csrf), ("title", "Bob's")])
+        .await;
+    assert_eq!(refused.status, 403, "{}", refused.html);
+    assert!(refused.html.contains("administrators"), "{}", refused.html);
+    let res = app
+        .post(&bob, "/v1/orgs", json!({ "title": "Bob's" }))
+        .await
+        .expect_error(403);
+    assert!(res.contains("administrators"), "{res}");
+    assert_eq!(
+        ada.post("/orgs", &[("csrf", &token), ("title", "Second")])
+            .await
+            .status,
+        303
+    );
+}
+
 #[tokio::test]
 async fn the_first_run_makes_one_account_however_many_ask_at_once() {
     let app = TestApp::start().await;

@@ -13,7 +13,6 @@ use crate::domain::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{nullable, JsonBody};
 use crate::http::pagination::{List, PageRequest};
-use crate::ids::new_id;
 use crate::state::AppState;
 use crate::store;
 use crate::store::orgs::OrgRow;
@@ -72,63 +71,18 @@ pub async fn create_organization(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody<CreateOrganization>,
 ) -> ApiResult<axum::response::Response> {
-    caller.require_unscoped("create organizations")?;
-    validate::length("title", &body.title, 2, 255)?;
-    let domains = check_domains(body.email_domains.unwrap_or_default(), &caller, &[])?;
-    let now = state.now();
-    let org = OrgRow {
-        id: crate::ids::OrgId::new(new_id()),
-        title: body.title,
-        hostname: None,
-        email_domains: json!(domains).to_string(),
-        default_role: Some(Role::Read.as_str().to_string()),
-        default_content: None,
-        logo_url: None,
-        sso: 0,
-        ai: 0,
-        invite_links: 1,
-        created_at: now,
-    };
-    let mut tx = state.db.begin().await?;
-    tx.touches(&[crate::cache::Scope::Org(org.id.as_str())]);
-    store::orgs::insert(&mut tx, &org).await?;
-    store::members::insert(&mut tx, &org.id, &caller.user.id, Some("admin"), false, now).await?;
-    tx.commit().await?;
+    let org = crate::domain::orgs::create(
+        &state,
+        &caller,
+        body.title,
+        body.email_domains.unwrap_or_default(),
+    )
+    .await?;
     let location = state.url(&format!("/v1/orgs/{}", org.id));
     Ok(views::created(
         &location,
         views::organization(&state, &org, Some(Role::Admin))?,
     ))
-}
-
-/// Checks the e-mail domains an organization claims. A domain not already claimed must be the
-/// domain of the caller's own e-mail address (the one address Quire knows to be theirs):
-/// otherwise anyone could claim `gmail.com` and be offered to its users.
-fn check_domains(
-    domains: Vec<String>,
-    caller: &Caller,
-    already: &[String],
-) -> ApiResult<Vec<String>> {
-    let own = caller
-        .user
-        .email
-        .rsplit_once('@')
-        .map(|(_, d)| d.to_lowercase());
-    let mut out = Vec::with_capacity(domains.len());
-    for (i, d) in domains.into_iter().enumerate() {
-        let d = d.trim().to_lowercase();
-        let field = format!("emailDomains[{i}]");
-        validate::domain(&field, &d)?;
-        if !already.contains(&d) && own.as_deref() != Some(d.as_str()) {
-            return Err(ApiError::forbidden(format!(
-                "`{field}`: you can only claim the domain of your own e-mail address."
-            )));
-        }
-        if !out.contains(&d) {
-            out.push(d);
-        }
-    }
-    Ok(out)
 }
 
 /// `getOrganizationById`.
@@ -199,7 +153,7 @@ pub async fn update_organization(
         org.hostname = Some(hostname);
     }
     if let Some(domains) = body.email_domains {
-        org.email_domains = json!(check_domains(
+        org.email_domains = json!(crate::domain::orgs::check_domains(
             domains,
             &caller,
             &ctx.org.domains().map_err(ApiError::internal)?
