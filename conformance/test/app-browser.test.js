@@ -1133,16 +1133,32 @@ test('keyboard: Tab reaches "Skip to content" first, then the way to sign out', 
     await tab.keyboard.press('Tab');
     assert.ok((await focused()).inMain, `after the skip link: ${JSON.stringify(await focused())}`);
 
+    // Ctrl+K from any screen opens the quick find, ready for typing; its results follow.
+    await tab.keyboard.down('Control');
+    const [found] = await Promise.all([tab.waitForNavigation(), tab.keyboard.press('k')]);
+    await tab.keyboard.up('Control');
+    assert.equal(found.status(), 200);
+    assert.equal(pathOf(tab), '/find');
+    // The page just read heads the recent pages.
+    assert.equal((await texts(tab, 'main ul.recent a'))[0], 'Install');
+    await tab.waitForFunction(() => document.activeElement?.id === 'q', { timeout: 5000 });
+    await tab.keyboard.type('walrus');
+    await tab.waitForFunction(
+        () => document.querySelector('#search-results ol.results a[href$="/guide/install"]'),
+        { timeout: 5000 },
+    );
+    await audit(tab, 'find');
+
     // From the top again: the sign-out button comes within a few Tabs, visibly focused.
     await tab.goto(url(`/s/${space.id}/guide/install`));
     const order = [];
-    for (let i = 0; i < 6 && order.at(-1)?.text !== 'Sign out'; i++) {
+    for (let i = 0; i < 7 && order.at(-1)?.text !== 'Sign out'; i++) {
         await tab.keyboard.press('Tab');
         order.push(await focused());
     }
     assert.deepEqual(
         order.map((f) => f.text),
-        ['Skip to content', 'Quire', owner.name, 'Sign out'],
+        ['Skip to content', 'Quire', 'Find', owner.name, 'Sign out'],
     );
     assert.equal(order.at(-1).tag, 'BUTTON');
     assert.equal(order.at(-1).outline, 'solid', 'focus is visible');
@@ -1193,6 +1209,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'page (reader)',
         'sessions',
         'account',
+        'find',
         'accounts',
         'members',
         'teams',

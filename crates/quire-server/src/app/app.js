@@ -1,6 +1,6 @@
 // The Quire app's script: enhancements only, every screen works without it. Search as one
 // types, over results the server renders (this script only swaps them in), and keys to
-// reach them; pages dragged in a change request's page tree; the editor's grid of icons.
+// reach them; Ctrl+K to the quick find; pages dragged in a change request's page tree; the editor's grid of icons.
 // No inline script, no eval: the app's Content-Security-Policy allows neither.
 "use strict";
 // A save the server confirmed (the editor sends the browser to `#saved:{pageId}` of its
@@ -22,6 +22,19 @@
   for (const box of document.querySelectorAll("input[type=search]")) {
     box.setAttribute("aria-keyshortcuts", "/");
   }
+  // The quick find opens ready for typing.
+  if (location.pathname === "/find" && !new URLSearchParams(location.search).get("q")) searchBox()?.focus();
+  // Ctrl+K (⌘K) anywhere opens the quick find, or focuses its box when already there.
+  document.addEventListener("keydown", (e) => {
+    if (e.key.toLowerCase() !== "k" || !(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey) return;
+    if (e.defaultPrevented) return;
+    e.preventDefault();
+    if (location.pathname === "/find") {
+      searchBox()?.focus();
+    } else {
+      location.assign("/find");
+    }
+  });
   document.addEventListener("keydown", (e) => {
     if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
     const t = e.target;

@@ -53,6 +53,10 @@ pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response
     let may_create = crate::domain::orgs::may_create(&state, &signed.caller())
         .await
         .is_ok();
+    let recent = match super::find::recent(&state, &signed, super::find::RECENT).await {
+        Ok(r) => r,
+        Err(e) => return failed(e),
+    };
     let body = html! {
         h1 { "Your organizations" }
         @if orgs.is_empty() {
@@ -74,6 +78,16 @@ pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response
                     }
                 }
             }
+        }
+        @if !recent.is_empty() {
+            section aria-labelledby="recent" {
+                h2 #recent { "Recent pages" }
+                (super::find::recent_list(&recent))
+            }
+        }
+        p.muted {
+            a href="/find" { "Find" } " a page, a space or an organization from anywhere: "
+            kbd { "Ctrl" } "+" kbd { "K" } "."
         }
         @if may_create {
             section aria-labelledby="new-org" {

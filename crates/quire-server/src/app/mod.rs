@@ -20,6 +20,7 @@ mod accounts;
 mod create;
 mod discuss;
 mod editor;
+mod find;
 mod history;
 mod home;
 mod import;
@@ -45,6 +46,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(home::home))
         .route("/orgs", post(home::create_org))
+        .route("/find", get(find::screen))
         .route("/account", get(account::show))
         .route("/account/tokens", post(account::create_token))
         .route(

@@ -27,7 +27,7 @@ use crate::store::spaces::SpaceRow;
 const LIST_LIMIT: i64 = 500;
 
 /// The spaces of an organization the user may read, in the API's order.
-async fn visible_spaces(
+pub(super) async fn visible_spaces(
     state: &AppState,
     org_id: &OrgId,
     grants: &Grants,
@@ -491,6 +491,11 @@ async fn space(
     };
     let mut body = page_body(&ctx, &rev, &entries, entry);
     if matches!(entry.page.kind, PageKind::Document(_)) {
+        // For the person's recent pages; a page shows even when this note fails.
+        let (user, now) = (signed.user.id.as_str(), state.now());
+        if let Err(e) = store::recent::seen(&state.db, user, space_id, &entry.page.id, now).await {
+            tracing::warn!(error = %e, "a recent page was not noted");
+        }
         body.insert_str(
             0,
             &super::editor::edit_button(&ctx, &viewer, &entry.page.id),
@@ -511,7 +516,7 @@ async fn space(
 }
 
 /// The content of the space's current revision.
-async fn current_content(
+pub(super) async fn current_content(
     state: &AppState,
     ctx: &SpaceCtx,
 ) -> crate::error::ApiResult<std::sync::Arc<Revision>> {

@@ -59,21 +59,21 @@ pub fn form(action: &str, q: &str, label: &str) -> String {
 /// What a search screen shows under its form, and all that its fragment answer holds: the
 /// count, a live region that the script keeps and refills (so that screen readers hear each
 /// new count), and the results. The script matches the parts to the page's by their ids.
-fn region(status: &str, results: &str) -> String {
+pub(super) fn region(status: &str, results: &str) -> String {
     format!(
         "<p id=\"search-status\" role=\"status\">{status}</p><div id=\"search-results\">{results}</div>"
     )
 }
 
 /// What was asked: nothing, too much, or words to find.
-enum Asked<'a> {
+pub(super) enum Asked<'a> {
     Nothing,
     TooLong,
     Words(&'a str),
 }
 
 /// What `q` asks, trimmed.
-fn asked(q: &str) -> Asked<'_> {
+pub(super) fn asked(q: &str) -> Asked<'_> {
     let q = q.trim();
     if q.is_empty() {
         Asked::Nothing
@@ -85,14 +85,18 @@ fn asked(q: &str) -> Asked<'_> {
 }
 
 /// The region of a query too long.
-fn too_long() -> String {
+pub(super) fn too_long() -> String {
     region("", "<p class=\"error\">The query is too long.</p>")
 }
 
 /// A search screen's answer: its page, or its region alone when the script asks. Either
 /// way the app's headers (CSP, nosniff, no-store), and `Vary` naming the header that
 /// chooses.
-fn answer(fragment: bool, found: String, page: impl FnOnce(String) -> Response) -> Response {
+pub(super) fn answer(
+    fragment: bool,
+    found: String,
+    page: impl FnOnce(String) -> Response,
+) -> Response {
     let mut res = if fragment {
         let mut res = with_headers(found.into_response());
         res.headers_mut().insert(
@@ -149,6 +153,16 @@ fn marked(s: &str, words: &[String]) -> String {
 
 /// The region for `q` over the spaces whose ids are given (all readable by the viewer).
 async fn results(state: &AppState, space_ids: &[&str], q: &str) -> crate::error::ApiResult<String> {
+    let (count, list) = result_parts(state, space_ids, q).await?;
+    Ok(region(&count, &list))
+}
+
+/// The count and the list of the pages of `space_ids` that `q` finds, best first.
+pub(super) async fn result_parts(
+    state: &AppState,
+    space_ids: &[&str],
+    q: &str,
+) -> crate::error::ApiResult<(String, String)> {
     let states = search::fresh_states(state, space_ids).await?;
     let parsed = query::parse(q);
     let words: Vec<String> = parsed
@@ -195,7 +209,7 @@ async fn results(state: &AppState, space_ids: &[&str], q: &str) -> crate::error:
         out.push_str("</li>");
     }
     out.push_str("</ol>");
-    Ok(region(&count, &out))
+    Ok((count, out))
 }
 
 /// A space's search screen (`~/search`), inside the space's layout; its region alone when

@@ -74,7 +74,7 @@ pub fn page(
     let mut top = String::from("<header class=\"top\"><a class=\"brand\" href=\"/\">Quire</a>");
     if let Some(v) = viewer {
         top.push_str(&format!(
-            "<div><a href=\"{}\">{}</a> · <form method=\"post\" action=\"/signout\">\
+            "<div><a href=\"/find\" aria-keyshortcuts=\"Control+K Meta+K\">Find</a> · <a href=\"{}\">{}</a> · <form method=\"post\" action=\"/signout\">\
 <input type=\"hidden\" name=\"csrf\" value=\"{}\"><button class=\"link\" type=\"submit\">Sign out</button></form></div>",
             "/account",
             text(v.name),

@@ -47,7 +47,21 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (34, "git trees carried from parents", GIT_CARRIED),
     (35, "git sync placement", GIT_SYNC_PLACED),
     (36, "server settings", SERVER_SETTINGS),
+    (37, "recent pages", RECENT_PAGES),
 ];
+
+/// The pages each person opened last in the app (`store::recent`), for their home and the
+/// quick find; a few dozen a person, the oldest dropped.
+const RECENT_PAGES: &str = r#"
+CREATE TABLE recent_pages (
+    user_id TEXT NOT NULL,
+    space_id TEXT NOT NULL,
+    page_id TEXT NOT NULL,
+    seen_at BIGINT NOT NULL,
+    PRIMARY KEY (user_id, space_id, page_id)
+);
+CREATE INDEX recent_pages_by_user ON recent_pages (user_id, seen_at)
+"#;
 
 /// Settings of the whole server that its administrators change in the app
 /// (`store::settings`): who may create organizations, to start with.

@@ -18,6 +18,7 @@ pub mod ordering;
 pub mod orgs;
 pub mod permissions;
 pub mod published;
+pub mod recent;
 pub mod redirects;
 pub mod reviews;
 pub mod revisions;

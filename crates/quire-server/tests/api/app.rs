@@ -447,6 +447,118 @@ async fn a_newcomer_makes_an_organization_and_an_api_token_in_the_app() {
     );
 }
 
+/// The quick find: with no words, the person's recent pages and every organization and
+/// space they may read; with words, the places whose names hold them and the pages the
+/// search finds in all of them, from anywhere, for that person alone.
+#[tokio::test]
+async fn quick_find_reaches_pages_spaces_and_organizations_and_lists_recent_pages() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Walrus Works").await;
+    let space = app
+        .space_with_pages(
+            &alice,
+            &org,
+            "Field Manual",
+            &[
+                ("Welcome", "Read this first.\n"),
+                ("Install the tusk", "Unpack it, then tighten the bolts.\n"),
+            ],
+        )
+        .await;
+    let other = app.org(&alice, "Another Org").await;
+    let hidden = app.space(&alice, &other, "Hidden Plans", None).await;
+    let bob = app.persona("bob").await;
+    let bobs = app.org(&bob, "Bob's Place").await;
+    let mut browsers = signed_in(&app, &["alice", "bob"]).await;
+
+    // No words: every place, and no recent page yet.
+    let find = browsers[0].get("/find").await;
+    assert_eq!(find.status, 200, "{}", find.html);
+    for link in [
+        format!("href=\"/o/{org}\""),
+        format!("href=\"/s/{space}\""),
+        format!("href=\"/o/{other}\""),
+        format!("href=\"/s/{hidden}\""),
+    ] {
+        assert!(find.html.contains(&link), "{link}: {}", find.html);
+    }
+    assert!(!find.html.contains(&bobs), "{}", find.html);
+    assert!(!find.html.contains("Recent pages"), "{}", find.html);
+    assert!(find.html.contains("aria-keyshortcuts=\"Control+K Meta+K\""));
+
+    // A page read is a recent page, on the home screen and in the quick find.
+    assert_eq!(
+        browsers[0]
+            .get(&format!("/s/{space}/install-the-tusk"))
+            .await
+            .status,
+        200
+    );
+    let home = browsers[0].get("/").await;
+    assert!(home.html.contains("Recent pages"), "{}", home.html);
+    assert!(
+        home.html.contains(&format!(
+            "<a href=\"/s/{space}/install-the-tusk\">Install the tusk</a>"
+        )),
+        "{}",
+        home.html
+    );
+    assert!(browsers[0]
+        .get("/find")
+        .await
+        .html
+        .contains("Install the tusk"));
+
+    // Words: the places whose names hold them, and the pages found in every space.
+    let found = browsers[0].get("/find?q=tusk").await;
+    assert!(found.html.contains("1 page matches"), "{}", found.html);
+    assert!(
+        found
+            .html
+            .contains(&format!("/s/{space}/install-the-tusk\"")),
+        "{}",
+        found.html
+    );
+    assert!(
+        !found.html.contains(&format!("href=\"/s/{hidden}\"")),
+        "{}",
+        found.html
+    );
+    let places = browsers[0].get("/find?q=plans").await;
+    assert!(
+        places.html.contains(&format!("href=\"/s/{hidden}\"")),
+        "{}",
+        places.html
+    );
+    assert!(
+        !places.html.contains(&format!("href=\"/s/{space}\"")),
+        "{}",
+        places.html
+    );
+    // As the script asks while one types: the results region alone.
+    let fragment = browsers[0].fragment("/find?q=tusk").await;
+    assert_eq!(fragment.headers["x-quire-fragment"], "results");
+    assert!(
+        fragment.html.starts_with("<p id=\"search-status\""),
+        "{}",
+        fragment.html
+    );
+
+    // Another person finds only their own.
+    let theirs = browsers[1].get("/find?q=tusk").await;
+    assert!(theirs.html.contains("0 pages match"), "{}", theirs.html);
+    assert!(!theirs.html.contains(&org), "{}", theirs.html);
+    let theirs = browsers[1].get("/find").await;
+    assert!(
+        theirs.html.contains(&format!("href=\"/o/{bobs}\"")),
+        "{}",
+        theirs.html
+    );
+    assert!(!theirs.html.contains("Install the tusk"), "{}", theirs.html);
+    let _ = bob;
+}
+
 #[tokio::test]
 async fn the_first_run_makes_one_account_however_many_ask_at_once() {
     let app = TestApp::start().await;
