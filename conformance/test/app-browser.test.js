@@ -981,9 +981,13 @@ test('editor: Edit opens a change request; the insert menu, the live preview, a 
                 where,
             ),
         ]);
+    // The tree is a screen of its own, reached from the change request.
+    await follow(tab, `main a[href="${crPath}/tree"]`);
+    assert.equal(await h1(tab), 'Arrange pages');
+    await audit(tab, 'arrange pages');
     assert.equal(await tab.$eval(`section.tree li[data-page="${page.usage}"] > a`, (a) => a.draggable), true);
     await drag(page.usage, page.guide, 'into');
-    assert.equal(pathOf(tab), crPath);
+    assert.equal(pathOf(tab), `${crPath}/tree`);
     const nested = await topOfTree();
     assert.ok(nested.find(([id]) => id === page.guide)[1].includes(page.usage), JSON.stringify(nested));
     await drag(page.usage, page.guide, 'after');
@@ -1210,6 +1214,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'sessions',
         'account',
         'find',
+        'arrange pages',
         'accounts',
         'members',
         'teams',

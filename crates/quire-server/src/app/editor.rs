@@ -262,7 +262,7 @@ fn tree_change(rev: &Revision, form: Form) -> ApiResult<serde_json::Value> {
 }
 
 /// `POST /s/{space}/~/changes/{n}/tree`: adds, moves or deletes a page (`op`), as one
-/// change of the change request; then back to it (to the editor of a page added).
+/// change of the change request; then back to its page tree (to the editor of a page added).
 pub async fn tree_action(
     state: &AppState,
     ctx: SpaceCtx,
@@ -271,7 +271,7 @@ pub async fn tree_action(
     number: &str,
     form: Form,
 ) -> Response {
-    let back = format!("/s/{}/~/changes/{number}", ctx.space.id);
+    let back = format!("/s/{}/~/changes/{number}/tree", ctx.space.id);
     let run = {
         let (state, user, number) = (state.clone(), caller.user.id.clone(), number.to_string());
         async move {
@@ -298,7 +298,7 @@ pub async fn tree_action(
             });
             Ok(match added.filter(|_| document) {
                 Some(id) => format!("/s/{}/~/changes/{}/edit/{id}", ctx.space.id, c.number),
-                None => format!("/s/{}/~/changes/{}#tree-h", ctx.space.id, c.number),
+                None => format!("/s/{}/~/changes/{}/tree#tree-h", ctx.space.id, c.number),
             })
         }
     };

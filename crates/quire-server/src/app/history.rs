@@ -164,7 +164,7 @@ pub async fn revision(
         text(&crate::clock::iso(row.created_at)),
         text(&row.id)
     );
-    match super::screens::changes_html(state, ctx, (&parent, &row.id)).await {
+    match super::screens::changes_html(state, ctx, (&parent, &row.id), "~", None).await {
         Ok(html) => body.push_str(&html),
         Err(e) => return failed(e),
     }

@@ -875,6 +875,7 @@ async fn tilde(
         ["changes", number, "edit", page_id] => {
             super::editor::screen(state, ctx, viewer, &nav, number, page_id).await
         }
+        ["changes", number, "tree"] => arrange(state, ctx, viewer, &nav, number).await,
         ["changes", number, ..] => change_request(state, ctx, viewer, &nav, number).await,
         ["revisions"] => super::history::list(state, ctx, viewer, &nav).await,
         ["revisions", _, ..] => {
@@ -1034,22 +1035,30 @@ async fn change_request(
         crate::values::ChangeRequestStatus::Open | crate::values::ChangeRequestStatus::Draft
     );
     if open && super::editor::why_not(ctx).is_none() {
-        match content::revision_row(state, &ctx.space.id, &c.revision_id).await {
-            Ok(Some(row)) => match content::load_in(state, &ctx.space.id, &row.root).await {
-                Ok(rev) => body.push_str(&super::editor::tree_section(
-                    ctx, viewer, c.number, &rev, open,
-                )),
-                Err(e) => return failed(e),
-            },
-            Ok(None) => {}
-            Err(e) => return failed(e),
-        }
+        let _ = write!(
+            body,
+            "<p><a href=\"/s/{}/~/changes/{}/tree\">Arrange pages</a>: add, move and delete \
+             pages of this change request.</p>",
+            attr(&ctx.space.id),
+            c.number
+        );
     }
-    match review_html(state, ctx, viewer, &c).await {
+    // What changed first, then its reviews and its discussion.
+    let files_at = format!("~/changes/{}", c.number);
+    let edit_at = (open && super::editor::why_not(ctx).is_none())
+        .then(|| format!("/s/{}/~/changes/{}/edit/", ctx.space.id, c.number));
+    let changes = changes_html(
+        state,
+        ctx,
+        (&c.revision_base, &c.revision_id),
+        &files_at,
+        edit_at,
+    );
+    match changes.await {
         Ok(html) => body.push_str(&html),
         Err(e) => return failed(e),
     }
-    match changes_html(state, ctx, (&c.revision_base, &c.revision_id)).await {
+    match review_html(state, ctx, viewer, &c).await {
         Ok(html) => body.push_str(&html),
         Err(e) => return failed(e),
     }
@@ -1058,6 +1067,62 @@ async fn change_request(
         Err(e) => return failed(e),
     }
     page(StatusCode::OK, "Change request", Some(viewer), nav, &body)
+}
+
+/// `~/changes/{number}/tree`: a change request's page tree, to add, move and delete pages
+/// (for those who may edit it while it is open).
+async fn arrange(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    nav: &str,
+    number: &str,
+) -> Response {
+    let missing = "No open change request of this space has this number.";
+    let found = match number.parse::<i64>() {
+        Ok(_) => store::change_requests::get(&state.db, &ctx.space.id, number).await,
+        Err(_) => Ok(None),
+    };
+    let c = match found {
+        Ok(Some(c))
+            if matches!(
+                c.status,
+                crate::values::ChangeRequestStatus::Open
+                    | crate::values::ChangeRequestStatus::Draft
+            ) =>
+        {
+            c
+        }
+        Ok(_) => return not_found(Some(viewer), missing),
+        Err(e) => return failed(e),
+    };
+    if let Some(why) = super::editor::why_not(ctx) {
+        return not_done(
+            viewer,
+            &crate::error::ApiError::forbidden(why),
+            &format!("/s/{}/~/changes/{}", ctx.space.id, c.number),
+            "Back to the change request",
+        );
+    }
+    let rev = match content::revision_row(state, &ctx.space.id, &c.revision_id).await {
+        Ok(Some(row)) => match content::load_in(state, &ctx.space.id, &row.root).await {
+            Ok(rev) => rev,
+            Err(e) => return failed(e),
+        },
+        Ok(None) => return not_found(Some(viewer), missing),
+        Err(e) => return failed(e),
+    };
+    let mut body = format!(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{0}/~/changes\">Change requests</a></li>\
+<li><a href=\"/s/{0}/~/changes/{1}\">{2} #{1}</a></li></ol></nav><h1>Arrange pages</h1>",
+        attr(&ctx.space.id),
+        c.number,
+        text(if c.subject.is_empty() { "Untitled" } else { &c.subject }),
+    );
+    body.push_str(&super::editor::tree_section(
+        ctx, viewer, c.number, &rev, true,
+    ));
+    page(StatusCode::OK, "Arrange pages", Some(viewer), nav, &body)
 }
 
 /// Largest number of edited pages whose markdown diff a change request's screen shows.
@@ -1069,6 +1134,8 @@ pub(super) async fn changes_html(
     state: &AppState,
     ctx: &SpaceCtx,
     (base, head): (&str, &str),
+    head_files: &str,
+    edit_at: Option<String>,
 ) -> crate::error::ApiResult<String> {
     use quire_content::diff::SemanticChange;
     let load = |revision: String| async move {
@@ -1085,6 +1152,8 @@ pub(super) async fn changes_html(
         load(base.to_string()).await?
     };
     let mine = load(head.to_string()).await?;
+    let space_id = ctx.space.id.clone();
+    let head_files = head_files.to_string();
     // Diffing and rendering are CPU work bounded by the content: off the async workers.
     tokio::task::spawn_blocking(move || {
         let changes = quire_content::diff::diff(&base, &mine, &|_| String::new());
@@ -1117,19 +1186,62 @@ pub(super) async fn changes_html(
                 what.to_lowercase(),
                 text(&page.title)
             );
+            // A page the change request still holds opens in its editor.
+            let document = after
+                .iter()
+                .any(|e| e.page.id == page.id && matches!(e.page.kind, PageKind::Document(_)));
+            if let Some(at) = edit_at.as_deref().filter(|_| document) {
+                let _ = write!(
+                    out,
+                    " <a href=\"{}{}\" aria-label=\"Edit {}\">Edit</a>",
+                    attr(at),
+                    attr(&page.id),
+                    attr(&page.title)
+                );
+            }
             let shows_body = matches!(
                 change,
                 SemanticChange::PageEdited { attributes, .. } if attributes.document.is_some()
             ) || matches!(change, SemanticChange::PageCreated { .. });
             if shows_body && diffs < DIFFS_SHOWN {
                 diffs += 1;
-                let old = markdown(&before, &page.id).unwrap_or_default();
+                let old = markdown(&before, &page.id);
                 let new = markdown(&after, &page.id).unwrap_or_default();
-                let lines = quire_content::html::markdown_diff(&old, &new);
+                // The page as readers will see it, beside what it was.
+                let shown = |rev: &Revision, entries: &[Entry<'_>], md: &str, files_at: &str| {
+                    let links = Links {
+                        space_id: &space_id,
+                        rev,
+                        entries,
+                        files_at,
+                    };
+                    let document = quire_content::markdown::markdown_to_document(md);
+                    render_document(&document, &links).html
+                };
+                out.push_str("<div class=\"side-by-side\">");
+                if let Some(old) = &old {
+                    let _ = write!(
+                        out,
+                        "<section class=\"before\" aria-label=\"{} before\"><p class=\"muted\">Before</p>\
+<article class=\"content\">{}</article></section>",
+                        attr(&page.title),
+                        shown(&base, &before, old, "~")
+                    );
+                }
+                let _ = write!(
+                    out,
+                    "<section class=\"after\" aria-label=\"{} after\"><p class=\"muted\">After</p>\
+<article class=\"content\">{}</article></section></div>",
+                    attr(&page.title),
+                    shown(&mine, &after, &new, &head_files)
+                );
+                let lines =
+                    quire_content::html::markdown_diff(old.as_deref().unwrap_or_default(), &new);
                 if !lines.is_empty() {
                     let _ = write!(
                         out,
-                        "<table class=\"diff\" aria-label=\"Changes to {}\"><tbody>{lines}</tbody></table>",
+                        "<details class=\"source\"><summary>Source diff</summary>\
+<table class=\"diff\" aria-label=\"Changes to {}\"><tbody>{lines}</tbody></table></details>",
                         attr(&page.title)
                     );
                 }

@@ -4420,6 +4420,19 @@ async fn pages_are_edited_in_a_change_request_from_the_app() {
     assert!(screen
         .html
         .contains(&format!("/~/changes/{number}/edit/{page_id}")));
+    // Rendered as readers will see it, before and after, with the source diff a click away.
+    assert!(
+        screen.html.contains("<section class=\"after\"")
+            && screen.html.contains("<p>First line, by Alice.</p>")
+            && screen
+                .html
+                .contains("<details class=\"source\"><summary>Source diff</summary>"),
+        "{}",
+        screen.html
+    );
+    let changes = screen.html.find("<h2>Changes</h2>").expect("the changes");
+    let reviews = screen.html.find("<h2>Reviews</h2>").expect("the reviews");
+    assert!(changes < reviews, "what changed comes first");
 
     // Bob saves the first line again from the revision he first saw: the same line changed
     // on both sides is refused, naming the page, and nothing changes.
@@ -4726,14 +4739,30 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
         }
     };
     let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
-    let screen = a.get(&format!("/s/{space}/~/changes/{number}")).await;
+    // The change request's screen opens on its changes and leads to its page tree, a
+    // screen of its own.
+    let tree_path = format!("/s/{space}/~/changes/{number}/tree");
+    let cr_screen = a.get(&format!("/s/{space}/~/changes/{number}")).await;
+    assert!(
+        !cr_screen.html.contains("id=\"tree-h\""),
+        "{}",
+        cr_screen.html
+    );
+    assert!(
+        cr_screen
+            .html
+            .contains(&format!("<a href=\"{tree_path}\">Arrange pages</a>")),
+        "{}",
+        cr_screen.html
+    );
+    let screen = a.get(&tree_path).await;
+    assert_eq!(screen.status, 200, "{}", screen.html);
     assert!(
         screen.html.contains("<h2 id=\"tree-h\">Pages</h2>"),
         "{}",
         screen.html
     );
     let token = csrf(&screen.html);
-    let tree_path = format!("/s/{space}/~/changes/{number}/tree");
 
     // Added at the top: then its editor.
     let p = a
@@ -4977,7 +5006,7 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
     assert_eq!(p.status, 303, "{}", p.html);
     assert_eq!(
         p.location.as_deref(),
-        Some(format!("/s/{space}/~/changes/{number}#tree-h").as_str())
+        Some(format!("/s/{space}/~/changes/{number}/tree#tree-h").as_str())
     );
     let p = a
         .post(
