@@ -678,21 +678,26 @@ async fn address_section(
     Ok(o)
 }
 
-/// The site's insights: page views per day over the last 30 days, its top pages and its
-/// top searches (`domain::insights`, as `aggregateSiteEvents` answers them).
+/// The site's insights: page views and searches per day over the last 30 days, its top pages
+/// and its top searches (`domain::insights`, as `aggregateSiteEvents` answers them), drawn
+/// as charts made here (SVG, no script), each with its numbers in a table or list that
+/// screen readers read.
 async fn insights(state: &AppState, site_id: &str) -> ApiResult<String> {
     let ask = |q: serde_json::Value| async move { insights::aggregate(state, site_id, &q).await };
-    let views = serde_json::json!([{ "column": "eventType", "values": ["page_view"] }]);
-    let per_day = ask(serde_json::json!({
-        "range": "last30Days",
-        "groupBy": [{ "column": "datetime", "interval": "day" }],
-        "where": views,
-    }))
-    .await?;
+    let of_type = |ty: &str| serde_json::json!([{ "column": "eventType", "values": [ty] }]);
+    let per_day = |ty: &str| {
+        serde_json::json!({
+            "range": "last30Days",
+            "groupBy": [{ "column": "datetime", "interval": "day" }],
+            "where": of_type(ty),
+        })
+    };
+    let views = ask(per_day("page_view")).await?;
+    let searched = ask(per_day("search_type_query")).await?;
     let pages = ask(serde_json::json!({
         "range": "last30Days",
         "groupBy": [{ "column": "page" }],
-        "where": views,
+        "where": of_type("page_view"),
         "limit": 10,
     }))
     .await?;
@@ -703,73 +708,126 @@ async fn insights(state: &AppState, site_id: &str) -> ApiResult<String> {
     }))
     .await?;
     let col = |a: &insights::Aggregation, i: usize| a.columns[i].values.clone();
-    let mut out = String::from("<h2>Insights</h2>");
-    // Every day of the last 30, those without a view too.
-    let counted: std::collections::HashMap<String, i64> = col(&per_day, 0)
-        .iter()
-        .zip(col(&per_day, 1))
-        .filter_map(|(d, n)| Some((d.as_str()?.to_string(), n.as_i64()?)))
-        .collect();
+    // Every day of the last 30, those without an event too.
     let today = state.now().div_euclid(86_400_000);
-    let days: Vec<(String, i64)> = (0..30)
-        .rev()
-        .map(|back| {
-            let day = crate::clock::iso((today - back) * 86_400_000);
-            let n = counted.get(&day).copied().unwrap_or(0);
-            (day, n)
+    let days = |a: &insights::Aggregation| -> Vec<(String, i64)> {
+        let counted: std::collections::HashMap<String, i64> = col(a, 0)
+            .iter()
+            .zip(col(a, 1))
+            .filter_map(|(d, n)| Some((d.as_str()?.get(..10)?.to_string(), n.as_i64()?)))
+            .collect();
+        (0..30)
+            .rev()
+            .map(|back| {
+                let day = crate::clock::iso((today - back) * 86_400_000)[..10].to_string();
+                let n = counted.get(&day).copied().unwrap_or(0);
+                (day, n)
+            })
+            .collect()
+    };
+    let mut top_pages = Vec::new();
+    for (p, n) in col(&pages, 0).iter().zip(col(&pages, 1)) {
+        let title = match (p["space"].as_str(), p["page"].as_str()) {
+            (Some(space), Some(page)) => insights::page_title(state, space, page)
+                .await?
+                .unwrap_or_else(|| "A removed page".into()),
+            _ => "Other pages".into(),
+        };
+        top_pages.push((title, n.as_i64().unwrap_or(0)));
+    }
+    let top_searches: Vec<(String, i64)> = col(&searches, 0)
+        .iter()
+        .zip(col(&searches, 1))
+        .map(|(q, n)| {
+            (
+                q.as_str().unwrap_or("").to_string(),
+                n.as_i64().unwrap_or(0),
+            )
         })
         .collect();
+    let html = maud::html! {
+        h2 { "Insights" }
+        (daily_chart("views", "Page views per day", ("page view", "page views"), &days(&views)))
+        (daily_chart("searches", "Searches per day", ("search", "searches"), &days(&searched)))
+        (ranking("Top pages", "No page view yet.", ("view", "views"), &top_pages))
+        (ranking("Top searches", "No search yet.", ("search", "searches"), &top_searches))
+    };
+    Ok(html.into_string())
+}
+
+/// Width and height of a daily chart's drawing, in its own units.
+const CHART_W: i64 = 600;
+const CHART_H: i64 = 120;
+
+/// A bar chart of 30 days (`days`: ISO date and count, oldest first), with its numbers in a
+/// table a click away (and always to screen readers, which the drawing names).
+fn daily_chart(id: &str, title: &str, what: (&str, &str), days: &[(String, i64)]) -> maud::Markup {
     let total: i64 = days.iter().map(|(_, n)| n).sum();
     let most = days.iter().map(|(_, n)| *n).max().unwrap_or(0).max(1);
-    let _ = write!(
-        out,
-        "<h3>Page views per day</h3><p>{total} page views in the last 30 days.</p><table class=\"insights\"><thead><tr><th scope=\"col\">Day</th><th scope=\"col\">Views</th><th scope=\"col\"><span class=\"skip\">Share</span></th></tr></thead><tbody>"
+    let slot = CHART_W / days.len().max(1) as i64;
+    let summary = format!(
+        "{} in the last 30 days, at most {most} in a day.",
+        counted(total, what)
     );
-    for (day, n) in &days {
-        let _ = write!(
-            out,
-            "<tr><td>{day}</td><td>{n}</td><td><meter min=\"0\" max=\"{most}\" value=\"{n}\" \
-             aria-label=\"{day}: {n} of {most}\"></meter></td></tr>",
-            day = text(&day[..10])
-        );
-    }
-    out.push_str("</tbody></table><h3>Top pages</h3>");
-    let top = col(&pages, 0);
-    if top.is_empty() {
-        out.push_str("<p class=\"muted\">No page view yet.</p>");
-    } else {
-        out.push_str("<ol class=\"insights\">");
-        for (p, n) in top.iter().zip(col(&pages, 1)) {
-            let title = match (p["space"].as_str(), p["page"].as_str()) {
-                (Some(space), Some(page)) => insights::page_title(state, space, page)
-                    .await?
-                    .unwrap_or_else(|| "A removed page".into()),
-                _ => "Other pages".into(),
-            };
-            let _ = write!(
-                out,
-                "<li>{} <span class=\"muted\">{n}</span></li>",
-                text(&title)
-            );
+    maud::html! {
+        section.chart aria-labelledby={ "chart-" (id) } {
+            h3 id={ "chart-" (id) } { (title) }
+            p { (counted(total, what)) " in the last 30 days." }
+            svg.bars role="img" viewBox={ "0 0 " (CHART_W) " " (CHART_H + 16) }
+                aria-labelledby={ "chart-" (id) "-title" } {
+                title id={ "chart-" (id) "-title" } { (title) ": " (summary) }
+                line.axis x1="0" y1=(CHART_H) x2=(CHART_W) y2=(CHART_H) {}
+                @for (i, (day, n)) in days.iter().enumerate() {
+                    @let h = n * (CHART_H - 4) / most;
+                    rect x=(i as i64 * slot + 2) y=(CHART_H - h) width=(slot - 4) height=(h) {
+                        title { (day) ": " (counted(*n, what)) }
+                    }
+                }
+                text.label x="0" y=(CHART_H + 14) { (days.first().map_or("", |d| d.0.as_str())) }
+                text.label x=(CHART_W) y=(CHART_H + 14) text-anchor="end" { (days.last().map_or("", |d| d.0.as_str())) }
+            }
+            details {
+                summary { "The numbers" }
+                table {
+                    thead { tr { th scope="col" { "Day" } th scope="col" { (what.1) } } }
+                    tbody {
+                        @for (day, n) in days {
+                            tr { td { (day) } td { (n) } }
+                        }
+                    }
+                }
+            }
         }
-        out.push_str("</ol>");
     }
-    out.push_str("<h3>Top searches</h3>");
-    let queries = col(&searches, 0);
-    if queries.is_empty() {
-        out.push_str("<p class=\"muted\">No search yet.</p>");
-    } else {
-        out.push_str("<ol class=\"insights\">");
-        for (q, n) in queries.iter().zip(col(&searches, 1)) {
-            let _ = write!(
-                out,
-                "<li>{} <span class=\"muted\">{n}</span></li>",
-                text(q.as_str().unwrap_or(""))
-            );
+}
+
+/// `n` with its noun (`what`: singular, plural).
+fn counted(n: i64, what: (&str, &str)) -> String {
+    format!("{n} {}", if n == 1 { what.0 } else { what.1 })
+}
+
+/// A ranked list (label, count) with a bar beside each, drawn to scale with the first.
+fn ranking(title: &str, empty: &str, what: (&str, &str), items: &[(String, i64)]) -> maud::Markup {
+    let most = items.iter().map(|(_, n)| *n).max().unwrap_or(0).max(1);
+    maud::html! {
+        h3 { (title) }
+        @if items.is_empty() {
+            p.muted { (empty) }
+        } @else {
+            ol.ranking {
+                @for (label, n) in items {
+                    li {
+                        span.name { (label) }
+                        " "
+                        span.count { (counted(*n, what)) }
+                        svg.bar aria-hidden="true" viewBox="0 0 100 8" preserveAspectRatio="none" {
+                            rect x="0" y="0" height="8" width=(n * 100 / most) {}
+                        }
+                    }
+                }
+            }
         }
-        out.push_str("</ol>");
     }
-    Ok(out)
 }
 
 /// `POST /o/{organizationId}/sites` (`op=create`) and `POST /o/{organizationId}/sites/{siteId}`

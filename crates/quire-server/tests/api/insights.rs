@@ -721,15 +721,33 @@ async fn the_apps_site_screen_shows_views_per_day_top_pages_and_searches() {
         .unwrap();
     assert!(html.contains("<h2>Insights</h2>"), "{html}");
     assert!(html.contains("4 page views in the last 30 days."), "{html}");
-    let today = quire_server::clock::iso(app.state.now());
-    assert!(
-        html.contains(&format!("<tr><td>{}</td><td>4</td>", &today[..10])),
+    let today = &quire_server::clock::iso(app.state.now())[..10];
+    // Page views and searches per day as charts drawn on the server, each named for screen
+    // readers, today's bar holding its count, and the numbers in a table.
+    assert_eq!(
+        html.matches("<svg class=\"bars\" role=\"img\"").count(),
+        2,
         "{html}"
     );
-    // Top pages by title, most viewed first; searches escaped.
-    let install = html.find("<li>Install <span class=\"muted\">3</span></li>");
-    let intro = html.find("<li>Intro <span class=\"muted\">1</span></li>");
+    assert!(
+        html.contains(&format!("<title>{today}: 4 page views</title>")),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!("<tr><td>{today}</td><td>4</td></tr>")),
+        "{html}"
+    );
+    assert!(html.contains("1 search in the last 30 days."), "{html}");
+    // Top pages by title, most viewed first, each with a decorative bar; searches escaped.
+    let install =
+        html.find("<span class=\"name\">Install</span> <span class=\"count\">3 views</span>");
+    let intro = html.find("<span class=\"name\">Intro</span> <span class=\"count\">1 view</span>");
     assert!(install.is_some() && install < intro, "{html}");
+    assert!(
+        html.contains("<svg class=\"bar\" aria-hidden=\"true\""),
+        "{html}"
+    );
+    assert!(!html.contains("<meter"), "{html}");
     assert!(html.contains("&lt;b&gt;walrus&lt;/b&gt;"), "{html}");
     assert!(!html.contains("<b>walrus"), "{html}");
 }
