@@ -56,6 +56,9 @@ pub struct Shared {
     /// The tool lists of sites' outside MCP servers (`domain::mcp_servers`), by server and
     /// what it is (address, headers), for a minute; a server that failed lists none.
     pub mcp_tools: moka::sync::Cache<String, Arc<Vec<serde_json::Value>>>,
+    /// The app's recent pages noted lately on this node (person, space, page), so that a
+    /// page read again within a minute costs no write (`domain::recent`).
+    pub recent_noted: moka::sync::Cache<String, ()>,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
     /// The compressed forms of answers sent lately (`crate::encoding`).
@@ -132,6 +135,10 @@ impl AppState {
             embed_reads: tokio::sync::Semaphore::new(16),
             mcp_tools: moka::sync::Cache::builder()
                 .max_capacity(1000)
+                .time_to_live(std::time::Duration::from_secs(60))
+                .build(),
+            recent_noted: moka::sync::Cache::builder()
+                .max_capacity(100_000)
                 .time_to_live(std::time::Duration::from_secs(60))
                 .build(),
             compressed: Default::default(),

@@ -492,8 +492,8 @@ async fn space(
     let mut body = page_body(&ctx, &rev, &entries, entry);
     if matches!(entry.page.kind, PageKind::Document(_)) {
         // For the person's recent pages; a page shows even when this note fails.
-        let (user, now) = (signed.user.id.as_str(), state.now());
-        if let Err(e) = store::recent::seen(&state.db, user, space_id, &entry.page.id, now).await {
+        let user = signed.user.id.as_str();
+        if let Err(e) = crate::domain::recent::seen(state, user, space_id, &entry.page.id).await {
             tracing::warn!(error = %e, "a recent page was not noted");
         }
         body.insert_str(

@@ -28,6 +28,7 @@ pub mod pdf;
 pub mod permissions;
 pub mod placement;
 pub mod published;
+pub mod recent;
 pub mod redirects;
 pub mod saml;
 pub mod search;
