@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""App benchmark (issue 43): a page screen of the app, with its sidebar, on the space of
-10,000 pages that bench/site_pages.py builds, at 16 concurrent signed-in sessions; and the
-screen of a change request with 100 edited pages, first and warm.
+"""App benchmark (issues 43 and 68): a page screen of the app, with its sidebar, on the space
+of 10,000 pages that bench/site_pages.py builds, at 16 concurrent signed-in sessions; the
+home (with recent pages), the quick find and the account page; and the screen of a change
+request with 100 edited pages (each rendered before and after), first and warm.
 
 Targets: page screen p50 < 20 ms and p99 < 50 ms at 16 sessions; the changes of a change
 request with 100 edited pages open in < 300 ms; the app's script on reading and review
@@ -92,6 +93,16 @@ def main():
         r = wrk(f"{base}{path}", args.duration, cookie, 16)
         print(f"page screen, 16 sessions: {r['rps']:.0f} req/s  p50 {r['p50_ms']:.2f} ms  "
               f"p99 {r['p99_ms']:.2f} ms  non-2xx {r['non2xx']}", flush=True)
+
+        # The newcomer's and everyday screens (issue 68): the home with its recent pages,
+        # the quick find with no words and with a word, the account page.
+        for label, screen in [("home, with recent pages", "/"), ("quick find, no words", "/find"),
+                              ("quick find, a title's words", "/find?q=Page+4242"),
+                              ("account", "/account")]:
+            timed_get("127.0.0.1", port, screen, cookie)
+            r = wrk(f"{base}{screen}", args.duration, cookie, 16)
+            print(f"{label}, 16 sessions: {r['rps']:.0f} req/s  p50 {r['p50_ms']:.2f} ms  "
+                  f"p99 {r['p99_ms']:.2f} ms  non-2xx {r['non2xx']}", flush=True)
 
         # A change request editing 100 pages.
         pages = [p for p in call("GET", f"{base}/v1/spaces/{space}/content/pages", token)["pages"]]
