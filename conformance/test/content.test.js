@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from '../lib/server.js';
-import { check, expectApiError, newUser, setupOrg, listAll } from '../lib/client.js';
+import { check, expectApiError, newUser, setupOrg, listAll, raw } from '../lib/client.js';
 import {
     updateContent,
     updateContentError,
@@ -674,6 +674,17 @@ test('the merge revision by id: files and pages', async () => {
         404,
         'getRevisionById',
     );
+});
+
+test('a page of the merge revision: listRevisionPageMetaLinks (0.202.0)', async () => {
+    // No translation links the space: no meta links. Validated against 0.202.0 by `raw`.
+    const at = `/v1/spaces/${space.id}/revisions/${mergeRevision}/page`;
+    const links = await raw(server, 'GET', `${at}/${page.details}/meta-links`, { token: reader.token });
+    assert.equal(links.status, 200);
+    assert.deepEqual(links.body, {});
+    const missing = await raw(server, 'GET', `${at}/nosuchpage0000000000/meta-links`, { token: admin.token });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.error.code, 404);
 });
 
 test('the merge revision by id: getRevisionById / listPagesInRevisionById', async () => {

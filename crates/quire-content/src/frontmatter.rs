@@ -35,6 +35,8 @@ pub struct Frontmatter {
     pub vars: Option<Variables>,
     /// `tags`: the slugs of the tags the page carries.
     pub tags: Option<Vec<String>>,
+    /// The first of `tags` written with `primary: true`; read only with `tags`.
+    pub primary_tag: Option<String>,
 }
 
 /// A page's markdown split into its parts.
@@ -430,6 +432,7 @@ fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
         cover: None,
         vars: None,
         tags: None,
+        primary_tag: None,
     };
     // Each tag as GitBook writes it (`- tag: new`, with `primary`) or as a plain slug; an
     // entry of another shape is left to the file, which keeps it.
@@ -440,10 +443,15 @@ fn parse_frontmatter(yaml: &str) -> Result<Frontmatter, FrontmatterError> {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };
-        fm.tags = Some(match tags {
-            Yaml::List(items) => items.iter().filter_map(slug).collect(),
-            other => slug(other).into_iter().collect(),
-        });
+        let items = match tags {
+            Yaml::List(items) => items.iter().collect(),
+            other => vec![other],
+        };
+        fm.primary_tag = items
+            .iter()
+            .find(|t| t.get("primary").and_then(Yaml::bool) == Some(true))
+            .and_then(|t| slug(t));
+        fm.tags = Some(items.into_iter().filter_map(slug).collect());
     }
     if let Some(vars) = root.get("vars") {
         fm.vars = Some(variables(vars)?);
@@ -567,6 +575,9 @@ pub fn render_frontmatter(page: &Page) -> String {
         lines.push("tags:".into());
         for t in &page.tags {
             lines.push(format!("  - tag: {}", yaml_str(t)));
+            if page.primary_tag.as_ref() == Some(t) {
+                lines.push("    primary: true".into());
+            }
         }
     }
     if let PageKind::Document(doc) = &page.kind {
@@ -675,6 +686,7 @@ pub fn apply_frontmatter(page: &mut Page, fm: &Frontmatter) {
     }
     if let Some(tags) = &fm.tags {
         page.tags = tags.clone();
+        page.primary_tag = fm.primary_tag.clone();
     }
     if let PageKind::Document(doc) = &mut page.kind {
         // Only touch the document when there is something to set: changing it copies it
@@ -761,6 +773,47 @@ mod tests {
             split_page_markdown("---\ntags:\n  - tag: new\n    primary: true\n---\nx\n").unwrap();
         assert_eq!(src.frontmatter.tags, Some(vec!["new".into()]));
         assert!(render_frontmatter(&page).contains("tags:\n  - tag: beta\n  - tag: add-on\n"));
+    }
+
+    #[test]
+    fn a_primary_tag_is_read_and_written_back() {
+        let md = "---\ntags:\n  - tag: beta\n  - tag: new\n    primary: true\n  - tag: add-on\n    primary: true\n---\n\n# Home\n";
+        let src = split_page_markdown(md).unwrap();
+        assert_eq!(
+            src.frontmatter.tags,
+            Some(vec!["beta".into(), "new".into(), "add-on".into()])
+        );
+        // The first entry marked primary is the page's primary tag.
+        assert_eq!(src.frontmatter.primary_tag.as_deref(), Some("new"));
+        let mut page = Page::document("p", "Home", "home", "");
+        apply_frontmatter(&mut page, &src.frontmatter);
+        assert_eq!(page.tags, ["beta", "new", "add-on"]);
+        assert_eq!(page.primary_tag.as_deref(), Some("new"));
+        let written = render_frontmatter(&page);
+        assert!(
+            written.contains(
+                "tags:\n  - tag: beta\n  - tag: new\n    primary: true\n  - tag: add-on\n"
+            ),
+            "{written}"
+        );
+        let again = split_page_markdown(&written).unwrap();
+        assert_eq!(again.frontmatter.tags, src.frontmatter.tags);
+        assert_eq!(again.frontmatter.primary_tag, src.frontmatter.primary_tag);
+        // `primary: false`, or none: no primary tag; new tags replace the primary one too.
+        let src =
+            split_page_markdown("---\ntags:\n  - tag: beta\n    primary: false\n---\nx\n").unwrap();
+        assert_eq!(src.frontmatter.primary_tag, None);
+        apply_frontmatter(&mut page, &src.frontmatter);
+        assert_eq!(
+            (&page.tags[..], &page.primary_tag),
+            (&["beta".to_string()][..], &None)
+        );
+        assert!(!render_frontmatter(&page).contains("primary"));
+        // Frontmatter without `tags` leaves both as they were.
+        page.primary_tag = Some("beta".into());
+        let src = split_page_markdown("---\nhidden: true\n---\nx\n").unwrap();
+        apply_frontmatter(&mut page, &src.frontmatter);
+        assert_eq!(page.primary_tag.as_deref(), Some("beta"));
     }
 
     #[test]

@@ -950,6 +950,7 @@ fn same_fields(a: &Page, b: &Page) -> bool {
         && same_opt(&a.description, &b.description)
         && same_opt(&a.condition, &b.condition)
         && a.tags == b.tags
+        && a.primary_tag == b.primary_tag
         && a.kind == b.kind
 }
 
@@ -1032,7 +1033,7 @@ fn merge_page(b: &Page, o: &Page, t: &Page, conflicts: &mut Vec<ConflictKind>) -
         }),
         (bk, ok, tk) => merge_field(bk, ok, tk, "type", conflicts),
     };
-    Page {
+    let mut page = Page {
         id: o.id.clone(),
         title: merge_field(&b.title, &o.title, &t.title, "title", conflicts),
         slug: merge_field(&b.slug, &o.slug, &t.slug, "slug", conflicts),
@@ -1061,10 +1062,23 @@ fn merge_page(b: &Page, o: &Page, t: &Page, conflicts: &mut Vec<ConflictKind>) -
             "condition",
             conflicts,
         ),
-        tags: merge_field(&b.tags, &o.tags, &t.tags, "tags", conflicts),
+        tags: Vec::new(),
+        primary_tag: None,
         kind,
         pages: Vec::new(),
-    }
+    };
+    // A page's tags and which of them is primary merge as one value, so that a merge never
+    // marks primary a tag the page no longer carries.
+    let (tags, primary_tag) = merge_field(
+        &(&b.tags, &b.primary_tag),
+        &(&o.tags, &o.primary_tag),
+        &(&t.tags, &t.primary_tag),
+        "tags",
+        conflicts,
+    );
+    page.tags = tags.clone();
+    page.primary_tag = primary_tag.clone();
+    page
 }
 
 /// Merges variables key by key; returns the names changed differently on both sides.
@@ -1726,6 +1740,35 @@ mod tests {
             .any(|(id, k)| *id == "a" && matches!(k, ConflictKind::Body { .. })));
         let json = serde_json::to_value(&err[0]).unwrap();
         assert!(json["subject"]["title"].is_string());
+    }
+
+    #[test]
+    fn a_page_s_tags_and_primary_tag_merge_as_one() {
+        let mut b = base();
+        b.page_mut("c").unwrap().tags = vec!["beta".into(), "new".into()];
+        // One side marks a tag primary, the other edits the body: both land.
+        let mut o = b.clone();
+        let mut t = b.clone();
+        o.page_mut("c").unwrap().primary_tag = Some("new".into());
+        *body(&mut t, "c") = "c changed\n".into();
+        for (x, y) in [(&o, &t), (&t, &o)] {
+            let m = merge(&b, x, y).unwrap();
+            let c = m.page("c").unwrap();
+            assert_eq!(c.primary_tag.as_deref(), Some("new"));
+            assert_eq!(c.markdown(), Some("c changed\n"));
+        }
+        // One side drops the tag the other marks primary: a conflict on `tags`, never a
+        // primary tag the page does not carry.
+        let mut t = b.clone();
+        t.page_mut("c").unwrap().tags = vec!["beta".into()];
+        let err = merge(&b, &o, &t).unwrap_err();
+        assert!(err.iter().any(|c| c.kind
+            == ConflictKind::Property {
+                field: "tags".into()
+            }));
+        // The same change on both sides merges.
+        let m = merge(&b, &o, &o.clone()).unwrap();
+        assert_eq!(m.page("c").unwrap().primary_tag.as_deref(), Some("new"));
     }
 
     #[test]

@@ -101,6 +101,10 @@ pub struct Page {
     /// The slugs of the revision's tags the page carries.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// The one of `tags` marked primary (GitBook's `primary: true`: the tag shown in the
+    /// table of contents); kept apart from `tags` so that pages stored before it read alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_tag: Option<String>,
     /// What kind of page this is, with the fields particular to that kind.
     #[serde(flatten)]
     pub kind: PageKind,
@@ -190,6 +194,9 @@ pub(crate) struct RecordKey {
     ends: [u32; 7],
     /// Which optional ones are present, and the flags (see [`RecordKey::bits`]).
     bits: u8,
+    /// The page's tags and its primary tag, when it has either (most pages have none, and
+    /// then this costs a pointer's check).
+    tags: Option<Box<(Vec<String>, Option<String>)>>,
 }
 
 /// String equality without a call to the C library's `memcmp`, whose setup costs more than
@@ -267,11 +274,25 @@ impl RecordKey {
             });
         }
         let text = fields.concat().into_boxed_str();
-        RecordKey { text, ends, bits }
+        let tags = (!p.tags.is_empty() || p.primary_tag.is_some())
+            .then(|| Box::new((p.tags.clone(), p.primary_tag.clone())));
+        RecordKey {
+            text,
+            ends,
+            bits,
+            tags,
+        }
     }
 
     pub(crate) fn matches(&self, p: &Page) -> bool {
         if self.bits != RecordKey::bits(p) {
+            return false;
+        }
+        let same_tags = match &self.tags {
+            None => p.tags.is_empty() && p.primary_tag.is_none(),
+            Some(t) => t.0 == p.tags && t.1 == p.primary_tag,
+        };
+        if !same_tags {
             return false;
         }
         let mut start = 0;
@@ -679,6 +700,7 @@ impl Page {
             no_index: false,
             no_robots_index: false,
             tags: Vec::new(),
+            primary_tag: None,
             condition: None,
             kind: PageKind::Document(
                 DocumentPage {
@@ -738,6 +760,7 @@ impl Page {
             no_robots_index: self.no_robots_index,
             condition: self.condition.clone(),
             tags: self.tags.clone(),
+            primary_tag: self.primary_tag.clone(),
             kind: self.kind.clone(),
             pages: Vec::new(),
         }
@@ -1226,12 +1249,30 @@ mod tests {
             |p| p.hidden = true,
             |p| p.no_index = true,
             |p| p.no_robots_index = true,
+            |p| p.tags = vec!["beta".into()],
+            |p| p.primary_tag = Some("beta".into()),
         ];
         for edit in edits {
             let mut other = page.clone();
             edit(&mut other);
             assert!(!key.matches(&other), "{other:?}");
             assert!(RecordKey::of(&other).matches(&other));
+        }
+        // Tags tell apart by their order and by which is primary.
+        let mut tagged = page.clone();
+        tagged.tags = vec!["a".into(), "b".into()];
+        tagged.primary_tag = Some("a".into());
+        let key = RecordKey::of(&tagged);
+        assert!(key.matches(&tagged));
+        let edits: [fn(&mut Page); 3] = [
+            |p| p.tags.reverse(),
+            |p| p.primary_tag = Some("b".into()),
+            |p| p.primary_tag = None,
+        ];
+        for edit in edits {
+            let mut other = tagged.clone();
+            edit(&mut other);
+            assert!(!key.matches(&other), "{other:?}");
         }
     }
 

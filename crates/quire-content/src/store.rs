@@ -160,6 +160,10 @@ struct PageRecord {
     condition: Option<String>,
     #[serde(default)]
     tags: Vec<String>,
+    /// Absent from records written before pages kept a primary tag (and from those of
+    /// pages without one): such records keep their names.
+    #[serde(default)]
+    primary_tag: Option<String>,
     kind: RecordKind,
 }
 
@@ -234,6 +238,8 @@ struct PageRecordOut<'a> {
     condition: &'a Option<String>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     tags: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    primary_tag: &'a Option<String>,
     kind: RecordKindOut<'a>,
 }
 
@@ -279,6 +285,7 @@ impl<'a> PageRecordOut<'a> {
             no_robots_index: page.no_robots_index,
             condition: &page.condition,
             tags: &page.tags,
+            primary_tag: &page.primary_tag,
             kind,
         }
     }
@@ -1050,6 +1057,7 @@ impl Reader<'_> {
             no_robots_index: r.no_robots_index,
             condition: r.condition,
             tags: r.tags,
+            primary_tag: r.primary_tag,
             kind,
             pages: Vec::new(),
         };
@@ -1644,6 +1652,44 @@ mod tests {
         let back = decode(&enc.root, |h| store.get(h).cloned()).unwrap();
         assert_eq!(back, rev);
         assert_eq!(enc.new_bytes, enc.total_bytes);
+    }
+
+    #[test]
+    fn tags_and_the_primary_tag_round_trip() {
+        let mut rev = big(20);
+        rev.pages[0].tags = vec!["beta".into(), "new".into()];
+        rev.pages[0].primary_tag = Some("new".into());
+        rev.pages[0].pages[1].tags = vec!["beta".into()];
+        let enc = encode(&rev);
+        let store = store_of(&enc);
+        let back = decode(&enc.root, |h| store.get(h).cloned()).unwrap();
+        assert_eq!(back, rev);
+        // Only a page with a primary tag writes it: the others' records (and so the names
+        // of every revision stored before) are as they were.
+        let records: Vec<String> = enc
+            .objects
+            .iter()
+            .filter_map(|(_, bytes)| bytes.strip_prefix(TAG_RECORD))
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .filter(|r| r.contains("\"tags\":["))
+            .collect();
+        assert_eq!(records.len(), 2, "{records:?}");
+        assert_eq!(
+            records
+                .iter()
+                .filter(|r| r.contains("\"primaryTag\":\"new\""))
+                .count(),
+            1,
+            "{records:?}"
+        );
+        // Changing only which tag is primary makes a new revision.
+        let mut again = back.clone();
+        again.pages[0].primary_tag = Some("beta".into());
+        let enc2 = encode(&again);
+        assert_ne!(enc2.root, enc.root);
+        let store2 = store_of(&enc2);
+        let back2 = decode(&enc2.root, |h| store2.get(h).cloned()).unwrap();
+        assert_eq!(back2.pages[0].primary_tag.as_deref(), Some("beta"));
     }
 
     #[test]

@@ -57,6 +57,8 @@ struct PageOut<'a> {
     condition: Option<&'a str>,
     #[serde(rename = "g", skip_serializing_if = "<[String]>::is_empty")]
     tags: &'a [String],
+    #[serde(rename = "q", skip_serializing_if = "Option::is_none")]
+    primary_tag: Option<&'a str>,
     #[serde(rename = "k")]
     kind: KindOut<'a>,
     #[serde(rename = "p", skip_serializing_if = "Vec::is_empty")]
@@ -124,6 +126,8 @@ struct PageFields {
     condition: Option<String>,
     #[serde(rename = "g", default)]
     tags: Vec<String>,
+    #[serde(rename = "q", default)]
+    primary_tag: Option<String>,
     #[serde(rename = "k")]
     kind: KindIn,
     #[serde(rename = "p", default)]
@@ -162,6 +166,7 @@ impl From<PageFields> for PageIn {
             no_robots_index: p.no_robots_index,
             condition: p.condition,
             tags: p.tags,
+            primary_tag: p.primary_tag,
             kind: match p.kind {
                 KindIn::Document {
                     layout,
@@ -226,6 +231,7 @@ fn page_out<'a>(p: &'a Page, default: &PageLayout) -> PageOut<'a> {
         no_robots_index: p.no_robots_index,
         condition: p.condition.as_deref(),
         tags: &p.tags,
+        primary_tag: p.primary_tag.as_deref(),
         kind: match &p.kind {
             PageKind::Document(doc) => {
                 let doc: &'a DocumentPage = doc;
@@ -287,6 +293,8 @@ mod tests {
         special.no_index = true;
         special.no_robots_index = true;
         special.condition = Some("visitor.claims.plan == \"pro\"".into());
+        special.tags = vec!["beta".into(), "new".into()];
+        special.primary_tag = Some("new".into());
         let link = page(
             "out",
             PageKind::Link(LinkPage {
@@ -346,6 +354,14 @@ mod tests {
         assert_eq!(back, expected);
         // Nothing but the bodies is left out.
         assert_ne!(back, rev);
+    }
+
+    #[test]
+    fn a_tree_stored_before_primary_tags_reads_back() {
+        let stored = br#"{"p":[{"i":"a","t":"A","s":"a","g":["beta"],"k":{"d":{}}}]}"#;
+        let rev = decode_tree(stored).unwrap();
+        assert_eq!(rev.pages[0].tags, ["beta"]);
+        assert_eq!(rev.pages[0].primary_tag, None);
     }
 
     #[test]

@@ -134,11 +134,19 @@ fn view(page: &Page, parent_path: &str, opts: &ViewOptions<'_>, with_body: bool)
                 if let Some(blob) = opts.git.and_then(|g| g.get(&page.id)) {
                     o.insert("git".into(), json!({"oid": blob.oid, "path": blob.path}));
                 }
-                // The official `RevisionPageTag`: a reference to a tag of the revision.
+                // The official `RevisionPageTag`: a reference to a tag of the revision, and
+                // `primary` on the page's primary tag (the flag is optional: left out on
+                // the others).
                 let tags: Vec<Value> = page
                     .tags
                     .iter()
-                    .map(|t| json!({ "tag": { "kind": "tag", "tag": t } }))
+                    .map(|t| {
+                        if page.primary_tag.as_ref() == Some(t) {
+                            json!({ "tag": { "kind": "tag", "tag": t }, "primary": true })
+                        } else {
+                            json!({ "tag": { "kind": "tag", "tag": t } })
+                        }
+                    })
                     .collect();
                 o.insert("tags".into(), Value::Array(tags));
                 // The official page schema requires a body on every document page, listed

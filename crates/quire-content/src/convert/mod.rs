@@ -439,6 +439,7 @@ pub fn assemble_keeping(
                 no_robots_index: false,
                 condition: None,
                 tags: Vec::new(),
+                primary_tag: None,
                 kind,
                 pages: Vec::new(),
             })

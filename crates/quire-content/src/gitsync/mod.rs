@@ -129,6 +129,7 @@ fn same_page(a: &Page, b: &Page) -> bool {
         && a.no_robots_index == b.no_robots_index
         && a.condition == b.condition
         && a.tags == b.tags
+        && a.primary_tag == b.primary_tag
         && a.kind == b.kind
 }
 

@@ -443,3 +443,60 @@ fn card_targets_and_covers_are_written_relative() {
         "{intro}"
     );
 }
+
+/// A page's tags and its primary tag, and the revision's tag definitions, are written in
+/// the Git Sync layout (the page's frontmatter, `.gitbook/tags.yaml`) and read back from it.
+#[test]
+fn tags_and_a_primary_tag_are_written_and_read_back() {
+    let (mut rev, bytes) = readable();
+    rev.tags = vec![
+        crate::model::Tag {
+            slug: "beta".into(),
+            label: "Beta".into(),
+            icon: Some("flask".into()),
+            color: Some("orange".into()),
+        },
+        crate::model::Tag {
+            slug: "new".into(),
+            label: "New".into(),
+            icon: Some("🎉".into()),
+            color: None,
+        },
+    ];
+    rev.pages[1].tags = vec!["beta".into(), "new".into()];
+    rev.pages[1].primary_tag = Some("new".into());
+    let files = files_of(&rev, &bytes);
+    let file = |path: &str| {
+        let (_, b) = files.iter().find(|(p, _)| p == path).unwrap();
+        String::from_utf8(b.clone()).unwrap()
+    };
+    assert!(
+        file("guide/README.md")
+            .starts_with("---\ntags:\n  - tag: beta\n  - tag: new\n    primary: true\n---\n"),
+        "{}",
+        file("guide/README.md")
+    );
+    assert_eq!(
+        file(".gitbook/tags.yaml"),
+        "- tag: beta\n  label: Beta\n  icon: flask\n  color: orange\n- tag: new\n  label: New\n  icon: 🎉\n"
+    );
+    // Read as a new space (nothing to keep), then against the revision it was laid from.
+    let limits = crate::convert::Limits::default();
+    let fresh = read(files.clone(), &Revision::default(), &limits, &mut ids()).unwrap();
+    let guide = fresh
+        .revision
+        .flatten()
+        .into_iter()
+        .find(|f| f.page.title == "Guide")
+        .unwrap()
+        .page
+        .clone();
+    assert_eq!(guide.tags, ["beta", "new"]);
+    assert_eq!(guide.primary_tag.as_deref(), Some("new"));
+    assert_eq!(fresh.revision.tags, rev.tags);
+    // (Every file as bytes: a caller marks unchanged only pages, files, includes, the
+    // table of contents and the variables.)
+    let again = read(files, &rev, &limits, &mut ids()).unwrap();
+    assert_eq!(again.revision.pages, rev.pages);
+    assert_eq!(again.revision.tags, rev.tags);
+}

@@ -25,6 +25,7 @@ mod render;
 mod scan;
 mod table;
 
+pub use parse::COLORS as TEXT_COLORS;
 pub(crate) use render::plain_text_raw;
 pub(crate) use table::{cell_label, sorted_records};
 

@@ -75,8 +75,9 @@ pub(super) fn canonical_marks(marks: &[Mark]) -> Vec<Mark> {
     out
 }
 
-/// Colours a `color` mark and an icon may take (official `DocumentTextColor`).
-pub(super) const COLORS: [&str; 16] = [
+/// Colours a `color` mark, an icon and a revision's tag may take (official
+/// `DocumentTextColor`).
+pub const COLORS: [&str; 16] = [
     "default", "green", "blue", "red", "orange", "yellow", "purple", "pink", "violet", "cyan",
     "$primary", "$info", "$success", "$warning", "$danger", "$tint",
 ];

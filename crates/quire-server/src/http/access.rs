@@ -325,6 +325,7 @@ async fn check_published(
         | "getRevisionById"
         | "getPageDocumentInRevisionById"
         | "getPageInRevisionById"
+        | "listRevisionPageMetaLinks"
         | "getPageInRevisionByPath"
         | "getReusableContentInRevisionById"
         | "getReusableContentDocumentInRevisionById"

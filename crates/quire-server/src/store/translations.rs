@@ -260,6 +260,30 @@ pub async fn complete(
     Ok(res == 1)
 }
 
+/// Most translations of one source [`language_group`] reads.
+const MAX_GROUP: i64 = 200;
+
+/// The translations, with a result space, of the source `space_id` is (itself, or the
+/// source of a translation whose result it is): `(source, result)` pairs, in the order they
+/// were made.
+pub async fn language_group(
+    db: &Db,
+    org_id: &str,
+    space_id: &str,
+) -> sqlx::Result<Vec<(String, String)>> {
+    sqlx::query_as(
+        "SELECT source_space, result_space FROM translations \
+         WHERE org_id = $1 AND result_space IS NOT NULL AND (source_space = $2 OR source_space IN \
+         (SELECT source_space FROM translations WHERE org_id = $1 AND result_space = $2)) \
+         ORDER BY created_at, id LIMIT $3",
+    )
+    .bind(org_id)
+    .bind(space_id)
+    .bind(MAX_GROUP)
+    .fetch_all(db.pool())
+    .await
+}
+
 /// The hash last translated for each page of a translation.
 pub async fn page_hashes(db: &Db, id: &str) -> sqlx::Result<Vec<(String, String)>> {
     sqlx::query_as("SELECT page_id, hash FROM translation_pages WHERE translation_id = $1")

@@ -170,6 +170,7 @@ const EXPECTED: &[(&str, [u16; 9])] = &[
     ("getPageInRevisionById",                 [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPageInRevisionByPath",               [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getPageDocumentInRevisionById",         [200, 200, 200, 200, 200, 200, 200, 404, 401]),
+    ("listRevisionPageMetaLinks",             [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getReusableContentById",                [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getReusableContentInChangeRequestById", [200, 200, 200, 200, 200, 200, 200, 404, 401]),
     ("getReusableContentInRevisionById",      [200, 200, 200, 200, 200, 200, 200, 404, 401]),

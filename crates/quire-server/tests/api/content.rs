@@ -1046,3 +1046,75 @@ async fn a_space_waiting_to_be_pruned_is_queued_once() {
     assert_eq!(added, [true, false, true, true]);
     assert_eq!(jobs::count(&app.state.db, PRUNE_JOB).await.unwrap(), 3);
 }
+
+/// `listRevisionPageMetaLinks`: a page of a space no translation links answers no meta
+/// links (`{}`: Quire keeps no canonical address of a page); an unknown page, revision or
+/// space answers 404 with the official error body.
+#[tokio::test]
+async fn a_page_s_meta_links_in_a_revision() {
+    let app = TestApp::start().await;
+    let (alice, space) = setup(&app).await;
+    let page = seed(&app, &alice, &space, "Some text.\n").await;
+    let revision = app
+        .get(&alice, &format!("/v1/spaces/{}", space.id))
+        .await
+        .expect(200)["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let at = format!("/v1/spaces/{}/revisions/{revision}", space.id);
+    let links = app
+        .get(&alice, &format!("{at}/page/{page}/meta-links"))
+        .await
+        .expect(200);
+    assert_eq!(links, json!({}));
+    // A later revision without the page answers 404 for it; the older one still has it.
+    let cr = open_cr(&app, &alice, &space, "Remove").await;
+    batch(
+        &app,
+        &alice,
+        &space,
+        &cr,
+        json!([{ "operation": "delete_page", "page": page }]),
+    )
+    .await
+    .expect(200);
+    merge(&app, &alice, &space, &cr).await;
+    let later = app
+        .get(&alice, &format!("/v1/spaces/{}", space.id))
+        .await
+        .expect(200)["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.get(
+        &alice,
+        &format!(
+            "/v1/spaces/{}/revisions/{later}/page/{page}/meta-links",
+            space.id
+        ),
+    )
+    .await
+    .expect_error(404);
+    app.get(&alice, &format!("{at}/page/{page}/meta-links"))
+        .await
+        .expect(200);
+    app.get(&alice, &format!("{at}/page/nosuchpage/meta-links"))
+        .await
+        .expect_error(404);
+    app.get(
+        &alice,
+        &format!(
+            "/v1/spaces/{}/revisions/nosuchrev/page/{page}/meta-links",
+            space.id
+        ),
+    )
+    .await
+    .expect_error(404);
+    app.get(
+        &alice,
+        &format!("/v1/spaces/nosuchspace/revisions/{revision}/page/{page}/meta-links"),
+    )
+    .await
+    .expect_error(404);
+}

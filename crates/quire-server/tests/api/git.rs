@@ -1843,6 +1843,119 @@ async fn pushed_tags_reach_the_page_and_its_published_site() {
     );
 }
 
+/// The tags `.gitbook/tags.yaml` defines are the official `tags` of every revision the API
+/// answers (a colour outside `DocumentTextColor`, or none, as `default`; an `icon` that is
+/// an emoji as `emoji`, in code points), and the page tag pushed with `primary: true`
+/// answers `primary`. Both files come back as pushed; a primary tag changed through the API
+/// is written back in the page's frontmatter.
+#[tokio::test]
+async fn pushed_tag_definitions_and_a_primary_tag_reach_the_revision_and_the_page() {
+    if !has_git() {
+        return;
+    }
+    let Fixture { app, alice, space } = fixture().await;
+    // A revision with no tags says so.
+    let before = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    assert_eq!(before["tags"], json!([]), "{before}");
+
+    let (_tmp, work) = cloned(&app, &alice, &space).await;
+    let tags = "- tag: beta\n  label: Beta\n  icon: flask\n  color: orange\n- tag: new\n  label: New\n  icon: 🎉\n  color: \"#ff0000\"\n- tag: plain\n  label: Plain\n";
+    std::fs::write(work.join(".gitbook/tags.yaml"), tags).unwrap();
+    let home =
+        "---\ntags:\n  - tag: beta\n  - tag: new\n    primary: true\n---\n\n# Home\n\nWelcome.\n";
+    std::fs::write(work.join("README.md"), home).unwrap();
+    ok(&work, &["add", "-A"]).await;
+    ok(&work, &["commit", "-qm", "Tags"]).await;
+    let (done, said) = push(&work, &["origin", "HEAD:main"]).await;
+    assert!(done, "{said}");
+
+    let defined = json!([
+        { "slug": "beta", "label": "Beta", "color": "orange", "icon": "flask" },
+        { "slug": "new", "label": "New", "color": "default", "emoji": "1f389" },
+        { "slug": "plain", "label": "Plain", "color": "default" }
+    ]);
+    let current = app
+        .get(&alice, &format!("/v1/spaces/{space}/content"))
+        .await
+        .expect(200);
+    assert_eq!(current["tags"], defined, "{current}");
+    let revision = current["id"].as_str().unwrap().to_string();
+    let by_id = app
+        .get(&alice, &format!("/v1/spaces/{space}/revisions/{revision}"))
+        .await
+        .expect(200);
+    assert_eq!(by_id["tags"], defined, "{by_id}");
+    // The revision before the push still has none.
+    let older = before["id"].as_str().unwrap();
+    let older = app
+        .get(&alice, &format!("/v1/spaces/{space}/revisions/{older}"))
+        .await
+        .expect(200);
+    assert_eq!(older["tags"], json!([]), "{older}");
+
+    let id = page_id(&app, &alice, &space, "Home").await;
+    let tagged = json!([
+        { "tag": { "kind": "tag", "tag": "beta" } },
+        { "tag": { "kind": "tag", "tag": "new" }, "primary": true }
+    ]);
+    for path in [
+        format!("/v1/spaces/{space}/content/page/{id}"),
+        format!("/v1/spaces/{space}/revisions/{revision}/page/{id}"),
+    ] {
+        let page = app.get(&alice, &path).await.expect(200);
+        assert_eq!(page["tags"], tagged, "{path}: {page}");
+    }
+    // The page tree of the revision says the same.
+    let home_in_tree = current["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id.as_str())
+        .unwrap();
+    assert_eq!(home_in_tree["tags"], tagged, "{home_in_tree}");
+
+    // An edit elsewhere keeps both files as pushed.
+    let guide = page_id(&app, &alice, &space, "Guide").await;
+    merge_edit(&app, &alice, &space, "Edit", &guide, "Read on, now.\n").await;
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    let read = |p: &str| std::fs::read_to_string(work.join(p)).unwrap();
+    assert_eq!(read(".gitbook/tags.yaml"), tags);
+    assert_eq!(read("README.md"), home);
+
+    // The primary tag moved through the API is written back in the page's frontmatter.
+    merge_edit(
+        &app,
+        &alice,
+        &space,
+        "Primary",
+        &id,
+        "---\ntags:\n  - tag: beta\n    primary: true\n  - tag: new\n---\n\n# Home\n\nWelcome.\n",
+    )
+    .await;
+    let page = app
+        .get(&alice, &format!("/v1/spaces/{space}/content/page/{id}"))
+        .await
+        .expect(200);
+    assert_eq!(
+        page["tags"],
+        json!([
+            { "tag": { "kind": "tag", "tag": "beta" }, "primary": true },
+            { "tag": { "kind": "tag", "tag": "new" } }
+        ]),
+        "{page}"
+    );
+    ok(&work, &["pull", "-q", "--ff-only"]).await;
+    let home = read("README.md");
+    assert!(
+        home.starts_with("---\ntags:\n  - tag: beta\n    primary: true\n  - tag: new\n---\n"),
+        "{home}"
+    );
+    assert_eq!(read(".gitbook/tags.yaml"), tags);
+}
+
 /// A change request updated from main, then merged: the pushed files nobody edited, and a
 /// file Quire does not model, come back as pushed; each edited page's file changes by its
 /// edit alone.

@@ -162,6 +162,22 @@ async fn the_renderer_token_reads_a_page_s_markdown_and_a_page_by_path_as_its_vi
         .expect(200);
     assert_eq!(seen["id"], corner.as_str(), "{seen}");
 
+    // A page's meta links (`listRevisionPageMetaLinks`): none, the token reading its own
+    // space alone; 404 for a page its visitor may not read.
+    let links = read(&app, &plain, &format!("{at}/page/{plans}/meta-links"))
+        .await
+        .expect(200);
+    assert_eq!(links, json!({}));
+    read(&app, &plain, &format!("{at}/page/{corner}/meta-links"))
+        .await
+        .expect(404);
+    read(&app, &beta, &format!("{at}/page/{corner}/meta-links"))
+        .await
+        .expect(200);
+    read(&app, &plain, &format!("{at}/page/nope/meta-links"))
+        .await
+        .expect(404);
+
     // Still nothing of another space, nor another revision of this one.
     let org_of = app
         .get(&admin, &format!("/v1/spaces/{space}"))
@@ -189,6 +205,13 @@ async fn the_renderer_token_reads_a_page_s_markdown_and_a_page_by_path_as_its_vi
         &app,
         &plain,
         &format!("/v1/spaces/{space}/content/path/plans"),
+    )
+    .await
+    .expect(403);
+    read(
+        &app,
+        &plain,
+        &format!("/v1/spaces/{other}/revisions/{other_rev}/page/{plans}/meta-links"),
     )
     .await
     .expect(403);

@@ -801,3 +801,96 @@ async fn run_again(app: &TestApp, w: &World, id: &str) -> Value {
     .expect(204);
     settle(app, w, id).await
 }
+
+/// `listRevisionPageMetaLinks`: a translated page's alternates are the same page (same id)
+/// in the other languages a translation links its space with, those the caller may read
+/// and that hold it; a page no translation has yet has none.
+#[tokio::test]
+async fn a_translated_page_s_alternates_are_its_other_languages() {
+    let (app, _provider) = start(Kind::Libre).await;
+    let w = world(&app).await;
+    let fr = create(&app, &w, None).await;
+    let fr = settle(&app, &w, fr["id"].as_str().unwrap()).await["result"]["space"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let de = app
+        .post(
+            &w.admin,
+            &format!("/v1/orgs/{}/translations", w.org),
+            json!({ "source": { "space": w.space, "language": "en" }, "language": "de" }),
+        )
+        .await
+        .expect(201);
+    let de = settle(&app, &w, de["id"].as_str().unwrap()).await["result"]["space"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let guide = pages(&app, &w.admin, &w.space).await[0].1.clone();
+    // A page's meta links in the current revision of `space` (as the admin reads it).
+    let meta_links = |who: &Persona, space: &str, page: &str| {
+        let (app, admin) = (&app, &w.admin);
+        let (who, space, page) = (who.clone(), space.to_string(), page.to_string());
+        async move {
+            let revision = app
+                .get(admin, &format!("/v1/spaces/{space}"))
+                .await
+                .expect(200)["revision"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            app.get(
+                &who,
+                &format!("/v1/spaces/{space}/revisions/{revision}/page/{page}/meta-links"),
+            )
+            .await
+        }
+    };
+    let to = |space: &str| json!({ "kind": "page", "page": guide, "space": space });
+    // From the source: both translations, in the order they were made.
+    let links = meta_links(&w.admin, &w.space, &guide).await.expect(200);
+    assert_eq!(links, json!({ "alternates": [to(&fr), to(&de)] }));
+    // From a translation: the source and the other translation.
+    let links = meta_links(&w.admin, &fr, &guide).await.expect(200);
+    assert_eq!(links, json!({ "alternates": [to(&w.space), to(&de)] }));
+
+    // A page added to the source since the runs is in no other language yet.
+    let cr = open_cr(&app, &w.admin, &w.space).await;
+    app.post(
+        &w.admin,
+        &format!("/v1/spaces/{}/change-requests/{cr}/content?compat=false", w.space),
+        json!({ "changes": [{ "operation": "insert_page", "title": "Fresh", "document": { "markdown": "New.\n" } }] }),
+    )
+    .await
+    .expect(200);
+    merge(&app, &w.admin, &w.space, &cr).await;
+    let fresh = pages(&app, &w.admin, &w.space)
+        .await
+        .into_iter()
+        .find(|(title, _, _)| title == "Fresh")
+        .unwrap()
+        .1;
+    let links = meta_links(&w.admin, &w.space, &fresh).await.expect(200);
+    assert_eq!(links, json!({}));
+
+    // A guest who reads the source alone sees no alternates.
+    let guest = app.persona("guest").await;
+    app.add_member(&w.admin, &w.org, &guest, Value::Null).await;
+    app.post(
+        &w.admin,
+        &format!("/v1/spaces/{}/permissions", w.space),
+        json!({ "role": "read", "users": [guest.id] }),
+    )
+    .await
+    .expect(204);
+    let links = meta_links(&guest, &w.space, &guide).await.expect(200);
+    assert_eq!(links, json!({}));
+    meta_links(&guest, &fr, &guide).await.expect_error(404);
+
+    // A deleted translation space is no alternate.
+    app.delete(&w.admin, &format!("/v1/spaces/{de}"))
+        .await
+        .expect(204);
+    let links = meta_links(&w.admin, &w.space, &guide).await.expect(200);
+    assert_eq!(links, json!({ "alternates": [to(&fr)] }));
+}

@@ -10,7 +10,7 @@ use axum::Extension;
 use crate::http::json::Json;
 use quire_content::edit::ChangeResult;
 use quire_content::gitsync;
-use quire_content::model::{File, PageKind, Revision};
+use quire_content::model::{ContentRef, File, PageKind, Revision};
 use quire_content::view::{self, BodyFormat, ViewOptions};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -24,6 +24,7 @@ use crate::domain::change_requests::{self as crs, require_edit};
 use crate::domain::content;
 use crate::domain::listings::{self, Listing};
 use crate::domain::published;
+use crate::domain::translations;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::{scoped_read, JsonBody, PathParams, QueryParams};
 use crate::http::pagination::{List, PageRequest};
@@ -288,6 +289,12 @@ fn revision_body(
                 loaded.row.space_id, loaded.row.id
             )),
         },
+        tags: loaded
+            .rev
+            .tags
+            .iter()
+            .map(types::RevisionTag::new)
+            .collect(),
         merged_from,
         git,
     })
@@ -586,6 +593,42 @@ pub async fn get_page(
 ) -> ApiResult<axum::response::Response> {
     let visitor = reading.as_ref().map(|Extension(r)| &r.0.visitor);
     page_bytes(&state, &at, at.param("pageId")?, q.format, visitor).await
+}
+
+/// `listRevisionPageMetaLinks`: a page's meta links. Quire has no canonical address of a
+/// page; its alternates are the same page (same id) in the spaces translations link this
+/// one with, those the caller may read ([`translations::page_alternates`]). 404 for a page
+/// the revision lacks. Read with a published-content token: 404 for a page its visitor may
+/// not read, and no alternates (the token reads its own space alone).
+pub async fn get_page_meta_links(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<SpaceCtx>,
+    at: ReadAt,
+    reading: Option<Extension<published::Reading>>,
+) -> ApiResult<Json<types::PageMetaLinks>> {
+    let page_id = at.param("pageId")?;
+    let loaded = at.loaded(&state).await?;
+    let missing = || ApiError::not_found(format!("Page `{page_id}` not found in this revision."));
+    let alternates = match &reading {
+        Some(Extension(published::Reading(scope))) => {
+            published::visitor_page(&loaded.rev.pages, page_id, &scope.visitor)
+                .ok_or_else(missing)?;
+            Vec::new()
+        }
+        None => {
+            loaded.rev.page(page_id).ok_or_else(missing)?;
+            translations::page_alternates(&state, &ctx, page_id).await?
+        }
+    };
+    Ok(Json(types::PageMetaLinks {
+        alternates: alternates
+            .into_iter()
+            .map(|space| ContentRef::Page {
+                page: page_id.to_string(),
+                space: Some(space),
+            })
+            .collect(),
+    }))
 }
 
 /// `getPageDocumentInRevisionById`: the official JSON document of a page; 404 for pages

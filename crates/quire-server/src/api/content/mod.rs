@@ -177,6 +177,13 @@ pub fn operations() -> Vec<Operation> {
         ),
         op(
             Method::GET,
+            "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/meta-links",
+            "listRevisionPageMetaLinks",
+            Space(Role::Read),
+            handlers::get_page_meta_links,
+        ),
+        op(
+            Method::GET,
             "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{*pagePath}",
             "getPageInRevisionByPath",
             Space(Role::Read),

@@ -51,6 +51,9 @@ pub struct Revision {
     #[serde(rename = "type")]
     pub kind: RevisionType,
     pub urls: RevisionUrls,
+    /// The tags its pages may carry (Git Sync's `.gitbook/tags.yaml`): always there, empty
+    /// when it defines none, as 0.202.0's `RevisionBase` requires it (0.137.0 lacks it).
+    pub tags: Vec<RevisionTag>,
     /// The change request a merge revision came from (an official `ChangeRequest`,
     /// serialized as its listings keep it).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,6 +62,69 @@ pub struct Revision {
     /// once it is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub git: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// The official `RevisionTag`: a tag of a revision, which pages name by its slug.
+#[derive(Serialize)]
+pub struct RevisionTag {
+    pub slug: String,
+    pub label: String,
+    /// A `DocumentTextColor` (required).
+    pub color: &'static str,
+    /// An `icon` of `.gitbook/tags.yaml` that is an emoji, as the API writes emojis (its
+    /// code points in hex, joined by `-`). (0.202.0's schema cannot validate it: its second
+    /// `oneOf` branch, `icon` optional, matches a tag with `emoji` too; the client's type,
+    /// `{emoji} | {icon?}`, allows it.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    /// Any other `icon`: an icon's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+}
+
+/// The longest `Emoji` and `Icon` the official schemas allow.
+const MAX_ICON: usize = 50;
+
+impl RevisionTag {
+    pub fn new(tag: &quire_content::model::Tag) -> RevisionTag {
+        // A colour outside the official `DocumentTextColor` (a hex value, a name GitBook
+        // does not know) or none at all shows as `default`: the enum's neutral colour,
+        // the one GitBook gives text that has no colour of its own.
+        let color = tag
+            .color
+            .as_deref()
+            .and_then(|c| {
+                quire_content::markdown::TEXT_COLORS
+                    .iter()
+                    .find(|known| **known == c)
+            })
+            .copied()
+            .unwrap_or("default");
+        // `tags.yaml` has one `icon`: an emoji (anything not ASCII) or an icon's name.
+        let (emoji, icon) = match tag.icon.as_deref().map(str::trim) {
+            None | Some("") => (None, None),
+            Some(i) if !i.is_ascii() => (Some(emoji_code(i)), None),
+            Some(i) => (None, Some(i.to_string())),
+        };
+        RevisionTag {
+            slug: tag.slug.clone(),
+            label: tag.label.clone(),
+            color,
+            emoji: emoji.filter(|e| e.len() <= MAX_ICON),
+            icon: icon.filter(|i| i.len() <= MAX_ICON),
+        }
+    }
+}
+
+/// An emoji as the API writes emojis (a space's, a page's): its code points in hex joined
+/// by `-`, without the variation selector U+FE0F (`🎉` is `1f389`).
+fn emoji_code(emoji: &str) -> String {
+    emoji
+        .chars()
+        .filter(|c| *c != '\u{fe0f}')
+        .map(|c| format!("{:x}", c as u32))
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// `git` of a revision: the official `GitSyncCommit`.
@@ -70,6 +136,15 @@ pub struct GitCommit {
     /// Quire made the commit from the revision (else it was pushed).
     #[serde(rename = "createdByGitBook")]
     pub created_by_quire: bool,
+}
+
+/// `RevisionPageMetaLinks`: a page's canonical and alternate addresses. Quire keeps no
+/// canonical address of its own for a page, so `canonical` is never there; `alternates`
+/// holds the same page in other languages (`ContentRefPage`s), left out when there is none.
+#[derive(Serialize)]
+pub struct PageMetaLinks {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alternates: Vec<quire_content::model::ContentRef>,
 }
 
 /// `location` of a page a batch created or updated.

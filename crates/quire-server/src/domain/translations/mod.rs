@@ -23,7 +23,7 @@ use quire_content::translate::{is_prose, word_count, Segmented};
 use sha2::Digest;
 
 use crate::db::Tx;
-use crate::domain::access::{require_role, OrgCtx, Role};
+use crate::domain::access::{require_role, OrgCtx, Role, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::content;
 use crate::error::{ApiError, ApiResult};
@@ -572,6 +572,50 @@ pub fn check_language(field: &str, value: &str) -> ApiResult<()> {
             LANGUAGES.join(", ")
         )))
     }
+}
+
+/// The same page in the other languages of `ctx`'s space: the spaces translations link it
+/// with (its own translations, or its source and the source's other translations), live,
+/// readable by `ctx`'s caller, whose current content holds a page of id `page_id` (a run
+/// writes the source's pages under their ids). In the order the translations were made.
+pub async fn page_alternates(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    page_id: &str,
+) -> ApiResult<Vec<String>> {
+    let org_id = ctx.space.org_id.as_str();
+    let pairs = store::translations::language_group(&state.db, org_id, &ctx.space.id).await?;
+    let mut seen = std::collections::HashSet::from([ctx.space.id.clone()]);
+    let mut found = Vec::new();
+    for id in pairs
+        .into_iter()
+        .flat_map(|(source, result)| [source, result])
+    {
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        let Some(space) = crate::domain::access::space_row(state, &id).await? else {
+            continue;
+        };
+        if space.deleted_at.is_some()
+            || space.org_id.as_str() != org_id
+            || ctx.grants.space_role(&space).is_none()
+        {
+            continue;
+        }
+        let Some(row) = content::revision_row(state, &space.id, &space.revision_id).await? else {
+            continue;
+        };
+        // An empty revision has no root, and no page.
+        if !row.root.is_empty()
+            && content::page_of(state, &space.id, &row.root, page_id)
+                .await?
+                .is_some()
+        {
+            found.push(id);
+        }
+    }
+    Ok(found)
 }
 
 /// A translation to make: of `space` from `source_language` into `language`, with the
