@@ -56,9 +56,9 @@ pub struct Shared {
     /// The tool lists of sites' outside MCP servers (`domain::mcp_servers`), by server and
     /// what it is (address, headers), for a minute; a server that failed lists none.
     pub mcp_tools: moka::sync::Cache<String, Arc<Vec<serde_json::Value>>>,
-    /// The app's recent pages noted lately on this node (person, space, page), so that a
-    /// page read again within a minute costs no write (`domain::recent`).
-    pub recent_noted: moka::sync::Cache<String, ()>,
+    /// The page each person's last recent-page note on this node was about, for a minute,
+    /// so that reading the same page again costs no write (`domain::recent`).
+    pub recent_noted: moka::sync::Cache<String, String>,
     /// Per-node cache of token and membership lookups.
     pub cache: Arc<AccessCache>,
     /// The compressed forms of answers sent lately (`crate::encoding`).

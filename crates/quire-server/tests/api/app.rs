@@ -509,6 +509,15 @@ async fn quick_find_reaches_pages_spaces_and_organizations_and_lists_recent_page
         .await
         .html
         .contains("Install the tusk"));
+    // Read again after another page, a page heads the list again.
+    for path in ["welcome", "install-the-tusk"] {
+        let read = browsers[0].get(&format!("/s/{space}/{path}")).await;
+        assert_eq!(read.status, 200);
+    }
+    let home = browsers[0].get("/").await;
+    let install = home.html.find(">Install the tusk</a>").expect("listed");
+    let welcome = home.html.find(">Welcome</a>").expect("listed");
+    assert!(install < welcome, "{}", home.html);
 
     // Words: the places whose names hold them, and the pages found in every space.
     let found = browsers[0].get("/find?q=tusk").await;
