@@ -8,7 +8,7 @@
 //   or a lost connection loses nothing.
 // No inline script, no eval (the app's Content-Security-Policy); CodeMirror's styles are
 // constructed style sheets, which that policy allows.
-import { EditorState } from "@codemirror/state";
+import { EditorState, Prec } from "@codemirror/state";
 import {
   Decoration,
   EditorView,
@@ -20,13 +20,15 @@ import {
   lineNumbers,
 } from "@codemirror/view";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
-import { markdown } from "@codemirror/lang-markdown";
+import { commonmarkLanguage, markdownKeymap, pasteURLAsLink } from "@codemirror/lang-markdown";
 import {
+  LanguageSupport,
   bracketMatching,
   foldGutter,
   foldKeymap,
   foldService,
   syntaxHighlighting,
+  syntaxTree,
 } from "@codemirror/language";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { autocompletion, completionKeymap } from "@codemirror/autocomplete";
@@ -145,6 +147,35 @@ const blockFolding = foldService.of((state, lineStart) => {
   }
   return null;
 });
+
+// The markdown language as `markdown()` of @codemirror/lang-markdown makes it (CommonMark,
+// its keymap, a URL pasted over a selection made a link, a heading folding its section),
+// built from its parts: `markdown()` also parses HTML in markdown with @codemirror/lang-html,
+// which bundles the HTML, CSS and JavaScript grammars (most of the editor's bytes) for what
+// the dialect writes as `{% %}` blocks, and offers HTML tags to complete, which the
+// completion override below never asks for. HTML and fenced code stay unhighlighted.
+const headingLevel = (node) => {
+  const m = /^(?:ATX|Setext)Heading(\d)$/.exec(node.name);
+  return m ? Number(m[1]) : null;
+};
+const headingFolding = foldService.of((state, start, end) => {
+  for (let node = syntaxTree(state).resolveInner(end, -1); node; node = node.parent) {
+    if (node.from < start) break;
+    const level = headingLevel(node);
+    if (level == null) continue;
+    // The section runs to the next heading of the same level or above.
+    let last = node;
+    for (let next = last.nextSibling; next; next = next.nextSibling) {
+      const heading = headingLevel(next);
+      if (heading != null && heading <= level) break;
+      last = next;
+    }
+    if (last.to > end) return { from: end, to: last.to };
+  }
+  return null;
+});
+const markdownSupport = () =>
+  new LanguageSupport(commonmarkLanguage, [headingFolding, pasteURLAsLink, Prec.high(keymap.of(markdownKeymap))]);
 
 /** Pages of the change request, for links: [{ id, title }]. */
 function pages() {
@@ -304,7 +335,7 @@ if (form && textarea && title && seen && csrf && preview && status) {
         highlightActiveLine(),
         bracketMatching(),
         highlightSelectionMatches(),
-        markdown(),
+        markdownSupport(),
         // Tokens get `tok-*` classes, coloured by the app's stylesheet for light and dark.
         syntaxHighlighting(classHighlighter),
         dialect,
