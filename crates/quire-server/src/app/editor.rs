@@ -430,7 +430,8 @@ data-pages=\"{pages}\" data-nonce=\"{nonce}\" data-upload=\"/s/{space}/~/upload/
 <article class=\"content\" id=\"preview\">{preview}</article></section></div>\
 {settings}<p id=\"draft-status\" class=\"muted\" role=\"status\"></p>\
 <p><button type=\"submit\">Save</button> <a href=\"{back}\">Cancel</a></p></form>\
-<script src=\"/-/editor.js\" defer></script>",
+<script src=\"{editor_js}\" defer></script>",
+        editor_js = super::shell::Asset::Editor.url(),
         n = c.number,
         page = attr(page_id),
         back = attr(&back),

@@ -12,8 +12,9 @@
 //! engine's sanitising renderer (the one published sites use); every answer carries a
 //! Content-Security-Policy without inline script or style (`frame-ancestors 'none'`), and
 //! every state-changing form must come from Quire's own origin and, once signed in, carry
-//! the session's CSRF token. The one script (`/-/app.js`) only enhances: search as you type,
-//! over the same server-rendered results, and keys to reach them.
+//! the session's CSRF token. The one script (`app.js`, at the hashed name
+//! `shell::Asset::Js.url()` gives) only enhances: search as you type, over the same
+//! server-rendered results, and keys to reach them.
 
 mod account;
 mod accounts;
@@ -64,9 +65,7 @@ pub fn routes() -> Router<AppState> {
         .route("/account/sessions/end-all", post(session::end_all))
         .route("/admin/accounts", get(accounts::screen).post(accounts::act))
         .route("/admin/settings", post(accounts::settings))
-        .route("/-/app.css", get(shell::stylesheet))
-        .route("/-/app.js", get(shell::script))
-        .route("/-/editor.js", get(shell::editor_script))
+        .merge(shell::asset_routes())
         .route("/o/{organizationId}", get(screens::org).post(create::act))
         .route("/o/{organizationId}/search", get(search::org))
         .route("/o/{organizationId}/sites", post(sites::act))

@@ -1,9 +1,16 @@
 //! The app's page shell: the HTML around every screen, its headers, its stylesheet and its
 //! script.
 
+use std::sync::LazyLock;
+
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
 use quire_content::html::{escape_attr as attr, escape_text as text};
+use sha2::{Digest, Sha256};
+
+use crate::state::AppState;
 
 /// Only Quire's own script (no inline script, no eval), which may fetch only from Quire; no
 /// inline style, no framing; images may come from anywhere a page's own content names (as
@@ -22,29 +29,117 @@ const JS: &str = include_str!("app.js");
 /// editing screen alone.
 const EDITOR_JS: &str = include_str!("editor.js");
 
-/// `GET /-/editor.js`.
-pub async fn editor_script() -> Response {
-    asset(EDITOR_JS, "text/javascript; charset=utf-8")
+/// The app's files, embedded in the binary. Each is served at a name carrying a hash of
+/// its content (`/-/app.3f2a9c1d.css`), which browsers keep for a year without asking
+/// again: a new build changes the name of what it changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asset {
+    /// `app.css`, the stylesheet.
+    Css,
+    /// `app.js`, the script every screen loads.
+    Js,
+    /// `editor.js`, the editor's script.
+    Editor,
 }
 
-/// `GET /-/app.css`.
-pub async fn stylesheet() -> Response {
-    asset(CSS, "text/css; charset=utf-8")
+impl Asset {
+    /// Every asset, in the order of [`Asset::index`].
+    pub const ALL: [Asset; 3] = [Asset::Css, Asset::Js, Asset::Editor];
+
+    fn index(self) -> usize {
+        match self {
+            Asset::Css => 0,
+            Asset::Js => 1,
+            Asset::Editor => 2,
+        }
+    }
+
+    /// Its name without the hash, and its extension.
+    fn name(self) -> (&'static str, &'static str) {
+        match self {
+            Asset::Css => ("app", "css"),
+            Asset::Js => ("app", "js"),
+            Asset::Editor => ("editor", "js"),
+        }
+    }
+
+    fn body(self) -> &'static str {
+        match self {
+            Asset::Css => CSS,
+            Asset::Js => JS,
+            Asset::Editor => EDITOR_JS,
+        }
+    }
+
+    fn content_type(self) -> &'static str {
+        match self {
+            Asset::Css => "text/css; charset=utf-8",
+            Asset::Js | Asset::Editor => "text/javascript; charset=utf-8",
+        }
+    }
+
+    /// The URL pages load it from: `/-/{name}.{hash}.{ext}`, the hash the first 8 hex
+    /// digits of the SHA-256 of its content. Every screen links assets through this alone.
+    pub fn url(self) -> &'static str {
+        static URLS: LazyLock<[String; 3]> = LazyLock::new(|| {
+            Asset::ALL.map(|a| {
+                let (name, ext) = a.name();
+                let digest = Sha256::digest(a.body().as_bytes());
+                let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+                format!("/-/{name}.{hash}.{ext}")
+            })
+        });
+        &URLS[self.index()]
+    }
+
+    /// The URL it had before names carried hashes: `/-/app.css`, `/-/app.js`,
+    /// `/-/editor.js`.
+    pub fn unhashed_url(self) -> &'static str {
+        match self {
+            Asset::Css => "/-/app.css",
+            Asset::Js => "/-/app.js",
+            Asset::Editor => "/-/editor.js",
+        }
+    }
+
+    /// `GET` of [`Asset::url`]: kept for a year, never revalidated (a name with another
+    /// hash is no route: a 404).
+    pub fn serve(self) -> Response {
+        asset(
+            self.body(),
+            self.content_type(),
+            "public, max-age=31536000, immutable",
+        )
+    }
+
+    /// `GET` of [`Asset::unhashed_url`]. Pages no longer name these, but a page a browser
+    /// cached before an upgrade still may: they keep answering, with the current content,
+    /// revalidated on every use so that they never pin an old file.
+    pub fn serve_unhashed(self) -> Response {
+        asset(self.body(), self.content_type(), "no-cache")
+    }
 }
 
-/// `GET /-/app.js`.
-pub async fn script() -> Response {
-    asset(JS, "text/javascript; charset=utf-8")
+/// The assets' routes: each at its hashed name and at its old one.
+pub fn asset_routes() -> Router<AppState> {
+    Asset::ALL.into_iter().fold(Router::new(), |router, a| {
+        router
+            .route(a.url(), get(move || async move { a.serve() }))
+            .route(
+                a.unhashed_url(),
+                get(move || async move { a.serve_unhashed() }),
+            )
+    })
 }
 
-/// An embedded asset: kept an hour by browsers, never sniffed as another type.
-fn asset(body: &'static str, content_type: &'static str) -> Response {
+/// An embedded asset, never sniffed as another type.
+fn asset(body: &'static str, content_type: &'static str, cache_control: &'static str) -> Response {
     let mut res = body.into_response();
     let h = res.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(
         header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=3600"),
+        HeaderValue::from_static(cache_control),
     );
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -97,11 +192,13 @@ pub fn page(
     let html = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<title>{} · Quire</title><link rel=\"stylesheet\" href=\"/-/app.css\">\
-<script src=\"/-/app.js\" defer></script></head><body>\
+<title>{} · Quire</title><link rel=\"stylesheet\" href=\"{css}\">\
+<script src=\"{js}\" defer></script></head><body>\
 <a class=\"skip\" href=\"#main\">Skip to content</a>{top}{layout_open}{nav}\
 <main id=\"main\"{main_class}>{body}</main></div></body></html>\n",
-        text(title)
+        text(title),
+        css = Asset::Css.url(),
+        js = Asset::Js.url(),
     );
     with_headers((status, html).into_response())
 }

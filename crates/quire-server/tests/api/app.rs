@@ -151,6 +151,69 @@ fn csrf(html: &str) -> String {
     html[at..at + html[at..].find('"').unwrap()].to_string()
 }
 
+/// The URL of the asset a page links to where `from` (up to the file's name) stands, up to
+/// the quote that ends it: `/-/app.{hash}.js` after `<script src="/-/app.`.
+fn asset_url(html: &str, from: &str) -> String {
+    let at = html
+        .find(from)
+        .unwrap_or_else(|| panic!("{from} in {html}"));
+    let start = at + html[at..].find("/-/").unwrap();
+    html[start..start + html[start..].find('"').unwrap()].to_string()
+}
+
+#[tokio::test]
+async fn the_app_s_files_are_named_by_a_hash_of_their_content_and_kept_a_year() {
+    let app = TestApp::start().await;
+    let mut browser = Browser::new(&app);
+    let home = browser.get("/").await;
+    assert_eq!(home.status, 200);
+    let css = asset_url(&home.html, "<link rel=\"stylesheet\" href=\"/-/app.");
+    let js = asset_url(&home.html, "<script src=\"/-/app.");
+    for (url, old, content_type, sample) in [
+        (&css, "/-/app.css", "text/css; charset=utf-8", ":root"),
+        (
+            &js,
+            "/-/app.js",
+            "text/javascript; charset=utf-8",
+            "X-Quire-Fragment",
+        ),
+    ] {
+        // `/-/app.` then 8 hex digits of the hash, then the extension.
+        let hash = &url["/-/app.".len()..url.rfind('.').unwrap()];
+        assert_eq!(hash.len(), 8, "{url}");
+        assert!(hash.bytes().all(|b| b.is_ascii_hexdigit()), "{url}");
+        let file = browser.get(url).await;
+        assert_eq!(file.status, 200, "{url}");
+        assert_eq!(file.headers["content-type"], content_type);
+        assert_eq!(
+            file.headers["cache-control"],
+            "public, max-age=31536000, immutable"
+        );
+        assert_eq!(file.headers["x-content-type-options"], "nosniff");
+        assert!(file.html.contains(sample), "{url}");
+        // Another hash is no file.
+        let other = if hash == "00000000" {
+            "11111111"
+        } else {
+            "00000000"
+        };
+        let wrong = url.replace(hash, other);
+        assert_eq!(browser.get(&wrong).await.status, 404, "{wrong}");
+        // The name without a hash, which a page cached before may still ask for, still
+        // answers the same file, asked again on every use.
+        let unhashed = browser.get(old).await;
+        assert_eq!(unhashed.status, 200, "{old}");
+        assert_eq!(unhashed.headers["content-type"], content_type);
+        assert_eq!(unhashed.headers["cache-control"], "no-cache");
+        assert_eq!(unhashed.headers["x-content-type-options"], "nosniff");
+        assert_eq!(unhashed.html, file.html);
+    }
+    let editor = browser.get("/-/editor.js").await;
+    assert_eq!(editor.status, 200);
+    assert_eq!(editor.headers["cache-control"], "no-cache");
+    assert!(editor.html.starts_with("// Quire's editor"));
+}
+
 #[tokio::test]
 async fn the_first_account_is_made_on_the_home_page_and_signs_in_and_out() {
     let app = TestApp::start().await;
@@ -161,9 +224,10 @@ async fn the_first_account_is_made_on_the_home_page_and_signs_in_and_out() {
     assert_eq!(home.csp.as_deref(), Some(APP_CSP));
     // One script, the app's own file: nothing inline.
     assert_eq!(home.html.matches("<script").count(), 1, "{}", home.html);
+    let js = asset_url(&home.html, "<script src=\"/-/app.");
     assert!(home
         .html
-        .contains("<script src=\"/-/app.js\" defer></script></head>"));
+        .contains(&format!("<script src=\"{js}\" defer></script></head>")));
 
     // A form from another site is refused.
     let form = [
@@ -3630,11 +3694,18 @@ async fn search_answers_the_script_its_results_alone_with_the_screens_access() {
     let mut a = browsers.pop().unwrap();
 
     // The script: its type, never sniffed, cached like the stylesheet, small.
-    let js = Browser::new(&app).get("/-/app.js").await;
+    let mut anyone = Browser::new(&app);
+    let signin = anyone.get("/signin").await;
+    let js = anyone
+        .get(&asset_url(&signin.html, "<script src=\"/-/app."))
+        .await;
     assert_eq!(js.status, 200);
     assert_eq!(js.headers["content-type"], "text/javascript; charset=utf-8");
     assert_eq!(js.headers["x-content-type-options"], "nosniff");
-    assert_eq!(js.headers["cache-control"], "public, max-age=3600");
+    assert_eq!(
+        js.headers["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
     assert!(js.html.contains("X-Quire-Fragment"), "{}", js.html);
     // (Reading and review screens load it alone: well under the 100 KB they may load.)
     assert!(js.html.len() < 16 * 1024, "{} bytes", js.html.len());
@@ -4351,7 +4422,20 @@ async fn pages_are_edited_in_a_change_request_from_the_app() {
         "{}",
         editor.html
     );
-    assert!(editor.html.contains("src=\"/-/editor.js\""));
+    // Its script, at a name carrying a hash of its content, kept a year.
+    let script = a
+        .get(&asset_url(&editor.html, "<script src=\"/-/editor."))
+        .await;
+    assert_eq!(script.status, 200);
+    assert_eq!(
+        script.headers["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    assert_eq!(
+        script.headers["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert!(script.html.starts_with("// Quire's editor"));
     let seen_revision = {
         let at = editor.html.find("name=\"parent\" value=\"").unwrap() + 21;
         editor.html[at..at + editor.html[at..].find('"').unwrap()].to_string()
