@@ -1,10 +1,12 @@
 //! The Quire app: the workspace in a browser, server-rendered from the same domain code as
 //! the API, on the same port. `/` is the home (the first-run page while no account exists),
-//! `/signin` and `/signout` the local sign-in, and every `urls.app` the API hands out opens
+//! `/signin` and `/signout` the local sign-in, `/account` the person's account and API
+//! tokens, `/find` the quick find, and every `urls.app` the API hands out opens
 //! its screen: `/o/{organizationId}` (and its `sites/{siteId}` and `openapi/{specSlug}`),
 //! `/c/{collectionId}`, `/s/{spaceId}` and the pages of
 //! a space below it (`/s/{spaceId}/{path}`), its change requests
-//! (`/s/{spaceId}/~/changes/{number}`) and revisions (`/s/{spaceId}/~/revisions/{id}`).
+//! (`/s/{spaceId}/~/changes/{number}`, their page trees at `.../tree`) and revisions
+//! (`/s/{spaceId}/~/revisions/{id}`).
 //! Anyone not signed in is sent to sign in, and back afterwards; a screen the user may not
 //! see answers as a missing one.
 //!
