@@ -353,6 +353,42 @@ async fn a_space_exports_imports_and_stays_in_sync_with_a_repository() {
         "docs/content/README.md\ndocs/content/SUMMARY.md\ndocs/content/guide.md\ndocs/old.md\nindex.html\n"
     );
 
+    // A file the repository keeps in the project folder, then an edit in Quire exported:
+    // only the edited page's file changes, inside the folder and out.
+    ok(&work, &["pull", "-q", "origin", "site"]).await;
+    std::fs::write(work.join("docs/content/ship.sh"), "#!/bin/sh\n").unwrap();
+    ok(&work, &["add", "."]).await;
+    ok(&work, &["commit", "-qm", "Ship"]).await;
+    ok(&work, &["push", "-q", "origin", "site"]).await;
+    app.post(
+        &alice,
+        &format!("/v1/spaces/{space}/git/import"),
+        json!({ "url": url, "ref": "refs/heads/site", "repoProjectDirectory": "docs/content" }),
+    )
+    .await
+    .expect(204);
+    let info = settled(&app, &alice, &space).await;
+    assert_eq!(info["operation"]["state"], "success", "{info}");
+    merge_edit(
+        &app,
+        &alice,
+        &space,
+        "Guide, again",
+        &guide,
+        "Read on, again.\n",
+    )
+    .await;
+    let info = settled(&app, &alice, &space).await;
+    assert_eq!(info["operation"]["state"], "success", "{info}");
+    assert_eq!(
+        ok(&bare, &["diff", "--name-status", "site~1", "site"]).await,
+        "M\tdocs/content/guide.md\n"
+    );
+    assert_eq!(
+        ok(&bare, &["show", "site:docs/content/ship.sh"]).await,
+        "#!/bin/sh\n"
+    );
+
     // Wrong credentials: a failure that does not echo them.
     let wrong = url.replace(SECRET, "not-it");
     app.post(

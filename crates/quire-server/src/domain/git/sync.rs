@@ -440,44 +440,9 @@ async fn import(state: &AppState, row: &SyncRow, p: &Payload) -> Result<Option<I
                 .and_then(|(_, m)| m.lines().next().map(str::to_string))
         })
         .unwrap_or_default();
-    let dir = row.project_dir.clone();
-    let files = {
-        let head = head.clone();
-        let limits = limits.clone();
-        tokio::task::spawn_blocking(move || wire::files_of(&objects, &head, &limits))
-            .await
-            .map_err(failed)?
-            .map_err(|e| format!("the repository {}", e.0))?
-    };
-    let files: Vec<(String, Vec<u8>)> = files
-        .into_iter()
-        .filter_map(|e| {
-            let path = match &dir {
-                Some(d) => e.path.strip_prefix(&format!("{d}/"))?.to_string(),
-                None => e.path,
-            };
-            match e.content {
-                quire_content::convert::archive::Content::Held(bytes) => Some((path, bytes)),
-                _ => None,
-            }
-        })
-        .collect();
-    // Read against the revision last in step (the remote's edits since then are what it
-    // brings), else against main.
-    let main_id = crate::domain::access::current_revision(state, &ctx.space.id)
-        .await
-        .map_err(failed)?;
-    let (base_id, placement) = match &row.synced_revision {
-        Some(r)
-            if store::revisions::get(&state.db, &ctx.space.id, r)
-                .await
-                .map_err(failed)?
-                .is_some() =>
-        {
-            (r.clone(), synced_placement(state, row).await?)
-        }
-        _ => (main_id, None),
-    };
+    let objects = Arc::new(objects);
+    let (files, _) = branch_files(&objects, &head, row.project_dir.as_deref(), &limits).await?;
+    let (base_id, placement) = in_step_base(state, &ctx, row).await?;
     let base = super::push::revision(state, &ctx, &base_id)
         .await
         .map_err(failed)?;
@@ -485,10 +450,6 @@ async fn import(state: &AppState, row: &SyncRow, p: &Payload) -> Result<Option<I
         let base = base.clone();
         tokio::task::spawn_blocking(move || {
             let mut ids = crate::ids::new_id;
-            let files = files
-                .into_iter()
-                .map(|(path, bytes)| (path, gitsync::TreeFile::Bytes(bytes)))
-                .collect();
             gitsync::read_tree_placed(files, &base, placement.as_ref(), &limits, &mut ids)
         })
         .await
@@ -590,7 +551,7 @@ async fn export(state: &AppState, row: &SyncRow, p: &Payload) -> Result<Option<I
     // The branch's files, carried: only what main changed since is laid out (see
     // [`remote_parent`]); with nothing to carry from, main is laid out whole.
     let parent = match &head {
-        Some(h) => remote_parent(state, &ctx, row, &remote, h).await?,
+        Some(h) => Some(remote_parent(state, &ctx, row, &remote, h).await?),
         None => None,
     };
     let (laid, placement): (Vec<(String, Carried)>, Placement) = match parent {
@@ -746,65 +707,101 @@ enum Carried {
     Blob(String),
 }
 
+/// The revision a branch is read against: the one last in step with it, with where its
+/// content is in the branch's tree (the remote's edits since are what the branch brings),
+/// else main as Quire lays it out.
+async fn in_step_base(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    row: &SyncRow,
+) -> Result<(String, Option<Placement>), Failed> {
+    if let Some(r) = &row.synced_revision {
+        if store::revisions::get(&state.db, &ctx.space.id, r)
+            .await
+            .map_err(failed)?
+            .is_some()
+        {
+            return Ok((r.clone(), synced_placement(state, row).await?));
+        }
+    }
+    let main = crate::domain::access::current_revision(state, &ctx.space.id)
+        .await
+        .map_err(failed)?;
+    Ok((main, None))
+}
+
+/// The files of `head` inside the project folder `dir` (paths from that folder; files
+/// outside it are the repository's, not the space's), and the same as a tree of blob ids.
+async fn branch_files(
+    objects: &Arc<HashMap<String, wire::Object>>,
+    head: &str,
+    dir: Option<&str>,
+    limits: &quire_content::convert::Limits,
+) -> Result<(Vec<(String, gitsync::TreeFile)>, Tree), Failed> {
+    let (objects, head, limits) = (objects.clone(), head.to_string(), limits.clone());
+    let prefix = dir.map(|d| format!("{d}/"));
+    tokio::task::spawn_blocking(move || {
+        let leaves = wire::leaves_of(&objects, &head, &limits)
+            .map_err(|e| format!("the repository {}", e.0))?;
+        let mut tree = Tree::new();
+        let mut files = Vec::new();
+        for leaf in leaves {
+            let path = match &prefix {
+                Some(p) => match leaf.path.strip_prefix(p.as_str()) {
+                    Some(rest) => rest.to_string(),
+                    None => continue,
+                },
+                None => leaf.path,
+            };
+            let (Some(oid), Some(blob)) = (
+                Oid::from_hex(&leaf.blob),
+                objects.get(&leaf.blob).filter(|o| o.kind == 3),
+            ) else {
+                return Err(format!("the repository's answer lacks the file `{path}`"));
+            };
+            files.push((path.clone(), gitsync::TreeFile::Bytes(blob.data.clone())));
+            let executable = leaf.executable;
+            tree.insert(path, Leaf { oid, executable });
+        }
+        Ok((files, tree))
+    })
+    .await
+    .map_err(failed)?
+}
+
 /// The branch's head as the parent an export is carried from: its files (in the project
 /// folder) read as a revision against the one last in step, where that content is in its
 /// tree, and the tree. Only what main differs by from what the branch holds is then laid
-/// out, so the branch's own paths, formatting and files Quire does not model stay. `None`
-/// (main laid out whole) when the branch cannot be read as content.
+/// out, so the branch's own paths, formatting and files Quire does not model stay. A branch
+/// that cannot be read as content fails the export, saying why: laying main out whole
+/// instead would rewrite every file of it.
 async fn remote_parent(
     state: &AppState,
     ctx: &SpaceCtx,
     row: &SyncRow,
     remote: &Arc<HashMap<String, wire::Object>>,
     head: &str,
-) -> Result<Option<(Arc<Revision>, Placement, Tree)>, Failed> {
-    let (base_id, placement) = match &row.synced_revision {
-        Some(r) => (r.clone(), synced_placement(state, row).await?),
-        None => (
-            crate::domain::access::current_revision(state, &ctx.space.id)
-                .await
-                .map_err(failed)?,
-            None,
-        ),
-    };
-    let base = match super::push::revision(state, ctx, &base_id).await {
-        Ok(b) => b,
-        Err(_) => return Ok(None),
-    };
+) -> Result<(Arc<Revision>, Placement, Tree), Failed> {
     let limits = super::push::limits(state);
-    let (remote, head, dir) = (remote.clone(), head.to_string(), row.project_dir.clone());
-    let read = tokio::task::spawn_blocking(move || {
-        let leaves = wire::leaves_of(&remote, &head, &limits).ok()?;
-        let mut tree = Tree::new();
-        let mut files = Vec::new();
-        for leaf in leaves {
-            let path = match &dir {
-                Some(d) => leaf.path.strip_prefix(&format!("{d}/"))?.to_string(),
-                None => leaf.path,
-            };
-            let oid = Oid::from_hex(&leaf.blob)?;
-            let bytes = remote.get(&leaf.blob).filter(|o| o.kind == 3)?.data.clone();
-            files.push((path.clone(), gitsync::TreeFile::Bytes(bytes)));
-            tree.insert(
-                path,
-                Leaf {
-                    oid,
-                    executable: leaf.executable,
-                },
-            );
-        }
+    let (files, tree) = branch_files(remote, head, row.project_dir.as_deref(), &limits).await?;
+    let (base_id, placement) = in_step_base(state, ctx, row).await?;
+    let base = super::push::revision(state, ctx, &base_id)
+        .await
+        .map_err(failed)?;
+    tokio::task::spawn_blocking(move || {
         let mut ids = crate::ids::new_id;
-        let read =
-            gitsync::read_tree_placed(files, &base, placement.as_ref(), &limits, &mut ids).ok()?;
+        let read = gitsync::read_tree_placed(files, &base, placement.as_ref(), &limits, &mut ids)
+            .map_err(|e| {
+            format!("the branch cannot be read as the space's content: {}", e.0)
+        })?;
         // Files the branch added are its own: kept as they are, not Quire's to place.
         let mut placement = read.placement;
         let known: HashSet<&str> = read.revision.files.iter().map(|f| f.id.as_str()).collect();
         placement.files.retain(|id, _| known.contains(id.as_str()));
-        Some((Arc::new(read.revision), placement, tree))
+        Ok((Arc::new(read.revision), placement, tree))
     })
     .await
-    .map_err(failed)?;
-    Ok(read)
+    .map_err(failed)?
 }
 
 /// Puts `inner` at `dir` in the tree `outer` (from `objects`; none: an empty one); the new
