@@ -2,7 +2,7 @@
 //! personal API tokens (made with a label and shown once, listed, revoked), and the way to
 //! their sessions. A session opened by an organization's single sign-on acts only within that
 //! organization: the screen shows it, its tokens are confined to it, and it can link
-//! another provider (`/account/link`) or end the session (`/account/logout`).
+//! another provider (`/account/link`).
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -138,10 +138,6 @@ async fn render(
                     button type="submit" { "Link" }
                 }
             }
-            form method="post" action="/account/logout" {
-                input type="hidden" name="csrf" value=(csrf);
-                button type="submit" { "Sign out" }
-            }
         }
     };
     page(
@@ -217,4 +213,44 @@ pub async fn revoke_token(
         }
         Err(e) => failed(e),
     }
+}
+
+/// The form of `POST /account/link`.
+#[derive(Deserialize)]
+pub struct Link {
+    provider: String,
+}
+
+/// `POST /account/link`: off to the SAML provider named in the form, to link it to the
+/// account (its login must assert the account's own address).
+pub async fn link(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let signed = match require(&state, &headers, HERE).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let form: Link = match read_typed(&state, &headers, &signed.session, body).await {
+        Ok(f) => f,
+        Err(res) => return res,
+    };
+    let id = form.provider.trim();
+    use crate::domain::saml::{LoginError, Refusal};
+    let refusal = match crate::domain::saml::link(&state, id, signed.user.id.as_str()).await {
+        Ok(url) if url.parse::<axum::http::HeaderValue>().is_ok() => return see_other(&url),
+        Ok(_) => Refusal::new(409, "The provider's sign-in URL is not usable."),
+        Err(LoginError::Refused(r)) => r,
+        Err(LoginError::Internal(e)) => return failed(e),
+    };
+    tracing::warn!(provider = %id, status = refusal.status, reason = %refusal.reason, "SAML link refused");
+    let body = html! {
+        h1 { "Not linked" }
+        p.error role="alert" { (refusal.reason) }
+        p { a href=(HERE) { "Back to your account" } }
+    };
+    page(
+        StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::FORBIDDEN),
+        "Not linked",
+        Some(&signed.viewer()),
+        "",
+        &body.into_string(),
+    )
 }

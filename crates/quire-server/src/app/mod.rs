@@ -1,7 +1,7 @@
 //! The Quire app: the workspace in a browser, server-rendered from the same domain code as
 //! the API, on the same port. `/` is the home (the first-run page while no account exists),
-//! `/signin` and `/signout` the local sign-in, `/account` the person's account and API
-//! tokens, `/find` the quick find, and every `urls.app` the API hands out opens
+//! `/signin` and `/signout` the local sign-in, `/saml/{id}/…` an organization's single
+//! sign-on (`saml`), `/account` the person's account and API tokens, `/find` the quick find, and every `urls.app` the API hands out opens
 //! its screen: `/o/{organizationId}` (and its `sites/{siteId}` and `openapi/{specSlug}`),
 //! `/c/{collectionId}`, `/s/{spaceId}` and the pages of
 //! a space below it (`/s/{spaceId}/{path}`), its change requests
@@ -28,6 +28,7 @@ mod history;
 mod home;
 mod import;
 mod people;
+mod saml;
 mod screens;
 mod search;
 mod session;
@@ -52,6 +53,7 @@ pub fn routes() -> Router<AppState> {
         .route("/find", get(find::screen))
         .route("/account", get(account::show))
         .route("/account/tokens", post(account::create_token))
+        .route("/account/link", post(account::link))
         .route(
             "/account/tokens/{tokenId}/revoke",
             post(account::revoke_token),
@@ -67,6 +69,10 @@ pub fn routes() -> Router<AppState> {
         .route("/account/sessions/end-all", post(session::end_all))
         .route("/admin/accounts", get(accounts::screen).post(accounts::act))
         .route("/admin/settings", post(accounts::settings))
+        .route("/saml/{samlProviderId}/metadata", get(saml::metadata))
+        .route("/saml/{samlProviderId}/start", get(saml::start))
+        .route("/saml/{samlProviderId}/acs", post(saml::acs))
+        .route("/saml/{samlProviderId}/link", post(saml::link))
         .merge(shell::asset_routes())
         .route("/o/{organizationId}", get(screens::org).post(create::act))
         .route("/o/{organizationId}/search", get(search::org))

@@ -3,14 +3,16 @@
 //! A session is a random secret in an `HttpOnly`, `SameSite=Lax` cookie (`Secure` when the
 //! public URL is https), stored server-side as a hash (`app_sessions`, shared by every
 //! node). It ends after [`IDLE_MS`] unused or [`ABSOLUTE_MS`] after sign-in, whichever
-//! comes first, or when ended from the account's sessions page.
+//! comes first, or when ended from the account's sessions page. A single sign-on login
+//! opens its session in the same table, under the same cookie, confined to the
+//! organization of its provider (`domain::saml::login`).
 
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Extension;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::html;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -18,6 +20,7 @@ use super::shell::{failed, page, see_other, with_headers, Viewer};
 use crate::clock::iso;
 use crate::domain::accounts::{self, SignIn};
 use crate::domain::auth::Caller;
+use crate::http::cookies;
 use crate::http::edge::ClientAddress;
 use crate::ids::OrgId;
 use crate::keys::hash_token;
@@ -26,8 +29,6 @@ use crate::store;
 use crate::store::sessions::SessionRow;
 use crate::store::users::UserRow;
 
-/// The app's session cookie.
-pub const COOKIE: &str = "quire_app";
 /// A session unused this long ends.
 pub const IDLE_MS: i64 = 7 * 24 * 3600 * 1000;
 /// A session ends this long after sign-in, used or not.
@@ -67,11 +68,12 @@ impl Signed {
     }
 }
 
-/// The session of a request, if it carries a live one: the app's own, or one opened by an
-/// organization's SAML login (confined to that organization, as its API tokens are).
+/// The session of a request, if it carries a live one: one the app's sign-in opened, or one
+/// an organization's single sign-on opened (confined to that organization, as its API
+/// tokens are).
 pub async fn current(state: &AppState, headers: &HeaderMap) -> sqlx::Result<Option<Signed>> {
-    let Some(secret) = cookie(headers) else {
-        return sso_session(state, headers).await;
+    let Some(secret) = cookies::read(headers, cookies::SESSION, 128) else {
+        return Ok(None);
     };
     let now = state.now();
     let Some(session) =
@@ -85,34 +87,11 @@ pub async fn current(state: &AppState, headers: &HeaderMap) -> sqlx::Result<Opti
     if now - session.seen_at > TOUCH_EVERY_MS {
         store::sessions::touch(&state.db, &session.id, now).await?;
     }
+    let scope = session.org_id.clone().map(OrgId::new);
     Ok(Some(Signed {
         session,
         user,
-        scope: None,
-    }))
-}
-
-/// The SAML login's session, as the app sees it.
-async fn sso_session(state: &AppState, headers: &HeaderMap) -> sqlx::Result<Option<Signed>> {
-    let Some(sso) = crate::domain::saml::login::session(state, headers).await? else {
-        return Ok(None);
-    };
-    let Some(user) = store::users::get(&state.db, &sso.user_id).await? else {
-        return Ok(None);
-    };
-    let session = SessionRow {
-        id: sso.id,
-        user_id: sso.user_id,
-        csrf: sso.csrf,
-        agent: String::new(),
-        created_at: sso.created_at,
-        seen_at: sso.created_at,
-        expires_at: sso.expires_at,
-    };
-    Ok(Some(Signed {
-        session,
-        user,
-        scope: Some(OrgId::new(sso.org_id)),
+        scope,
     }))
 }
 
@@ -132,33 +111,15 @@ pub async fn require(
     }
 }
 
-fn cookie(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|c| c.trim().strip_prefix(COOKIE)?.strip_prefix('='))
-        .find(|v| !v.is_empty() && v.len() <= 128)
-        .map(str::to_string)
-}
-
 fn set_cookie(state: &AppState, res: &mut Response, secret: Option<&str>) {
-    let secure = if state.public_url.starts_with("https:") {
-        "; Secure"
-    } else {
-        ""
-    };
-    let value = match secret {
-        Some(secret) => format!(
-            "{COOKIE}={secret}; Path=/; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
-            ABSOLUTE_MS / 1000
-        ),
-        None => format!("{COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
-    };
-    if let Ok(v) = header::HeaderValue::from_str(&value) {
-        res.headers_mut().append(header::SET_COOKIE, v);
-    }
+    cookies::set(
+        res.headers_mut(),
+        &state.public_url,
+        cookies::SESSION,
+        "/",
+        secret,
+        Some(ABSOLUTE_MS / 1000),
+    );
 }
 
 /// A local path to return to after sign-in (never another site's). Browsers drop tabs and
@@ -202,10 +163,12 @@ fn refused(why: &str) -> Response {
         "Request refused",
         None,
         "",
-        &format!(
-            "<h1>Request refused</h1><p>{}</p><p><a href=\"/\">Back to the home page</a></p>",
-            text(why)
-        ),
+        &html! {
+            h1 { "Request refused" }
+            p { (why) }
+            p { a href="/" { "Back to the home page" } }
+        }
+        .into_string(),
     )
 }
 
@@ -383,52 +346,41 @@ pub async fn signed_script(
 
 /// The sign-in (or first-run) form.
 pub fn signin_form(next: &str, error: Option<&str>, first_run: bool, email: &str) -> String {
-    let mut body = String::new();
-    if first_run {
-        body.push_str(
-            "<h1>Welcome to Quire</h1><p>No account exists yet. Create the first one: it \
-             administers this Quire server.</p>",
-        );
-    } else {
-        body.push_str("<h1>Sign in</h1>");
-    }
-    if let Some(e) = error {
-        body.push_str(&format!(
-            "<p class=\"error\" role=\"alert\">{}</p>",
-            text(e)
-        ));
-    }
     let (action, button, autocomplete) = if first_run {
         ("/setup", "Create account", "new-password")
     } else {
         ("/signin", "Sign in", "current-password")
     };
-    body.push_str(&format!(
-        "<form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"next\" value=\"{}\">",
-        attr(next)
-    ));
-    if first_run {
-        body.push_str(
-            "<label for=\"name\">Your name</label><input id=\"name\" name=\"name\" type=\"text\" \
-             autocomplete=\"name\" required maxlength=\"255\">",
-        );
+    html! {
+        @if first_run {
+            h1 { "Welcome to Quire" }
+            p { "No account exists yet. Create the first one: it administers this Quire server." }
+        } @else {
+            h1 { "Sign in" }
+        }
+        @if let Some(e) = error {
+            p.error role="alert" { (e) }
+        }
+        form method="post" action=(action) {
+            input type="hidden" name="next" value=(next);
+            @if first_run {
+                label for="name" { "Your name" }
+                input #name name="name" type="text" autocomplete="name" required maxlength="255";
+            }
+            label for="email" { "E-mail" }
+            input #email name="email" type="email" autocomplete="username" required value=(email);
+            label for="password" { "Password" }
+            input #password name="password" type="password" autocomplete=(autocomplete) required
+                minlength=(accounts::MIN_PASSWORD);
+            @if first_run {
+                p.muted {
+                    "At least " (accounts::MIN_PASSWORD) " characters; a phrase of several words is best."
+                }
+            }
+            button type="submit" { (button) }
+        }
     }
-    body.push_str(&format!(
-        "<label for=\"email\">E-mail</label><input id=\"email\" name=\"email\" type=\"email\" \
-         autocomplete=\"username\" required value=\"{}\">\
-         <label for=\"password\">Password</label><input id=\"password\" name=\"password\" \
-         type=\"password\" autocomplete=\"{autocomplete}\" required minlength=\"{}\">",
-        attr(email),
-        accounts::MIN_PASSWORD
-    ));
-    if first_run {
-        body.push_str(&format!(
-            "<p class=\"muted\">At least {} characters; a phrase of several words is best.</p>",
-            accounts::MIN_PASSWORD
-        ));
-    }
-    body.push_str(&format!("<button type=\"submit\">{button}</button></form>"));
-    body
+    .into_string()
 }
 
 /// Query of the sign-in page.
@@ -480,6 +432,10 @@ pub async fn open_session(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let now = state.now();
+    // Old rows of every node are forgotten as new sessions open.
+    if let Err(e) = store::sessions::purge_expired(&state.db, now).await {
+        return failed(e);
+    }
     match store::sessions::open(&state.db, user.id.as_str(), agent, now, now + ABSOLUTE_MS).await {
         Ok((_, secret)) => {
             let mut res = see_other(next);
@@ -603,17 +559,6 @@ pub async fn signout(State(state): State<AppState>, headers: HeaderMap, body: Bo
         return res;
     }
     let mut res = see_other("/signin");
-    if signed.scope.is_some() {
-        // A single sign-on session ends as the account page ends it.
-        if let Err(e) = store::saml::delete_session(&state.db, &signed.session.id).await {
-            return failed(e);
-        }
-        let cookie = crate::domain::saml::login::session_cookie(&state, None);
-        if let Ok(v) = axum::http::HeaderValue::from_str(&cookie) {
-            res.headers_mut().append(header::SET_COOKIE, v);
-        }
-        return res;
-    }
     if let Err(e) =
         store::sessions::close(&state.db, signed.user.id.as_str(), &signed.session.id).await
     {
@@ -645,46 +590,57 @@ pub async fn sessions(State(state): State<AppState>, headers: HeaderMap) -> Resp
             Ok(l) => l,
             Err(e) => return failed(e),
         };
-    let csrf = attr(&signed.session.csrf);
-    let mut body = format!(
-        "<h1>Your sessions</h1><p>Signed in as <strong>{}</strong> ({}).</p>\
-<table><thead><tr><th scope=\"col\">Browser</th><th scope=\"col\">Signed in</th><th scope=\"col\">Last used</th><th scope=\"col\"><span class=\"skip\">Action</span></th></tr></thead><tbody>",
-        text(&signed.user.display_name),
-        text(&signed.user.email)
-    );
-    for s in &list {
-        let this = s.id == signed.session.id;
-        body.push_str(&format!(
-            "<tr data-session=\"{}\"><td>{}{}</td><td>{}</td><td>{}</td><td><form method=\"post\" \
-action=\"/account/sessions/{}/end\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<button class=\"link\" type=\"submit\">End</button></form></td></tr>",
-            attr(&s.id),
-            text(if s.agent.is_empty() {
-                "Unknown browser"
-            } else {
-                &s.agent
-            }),
-            if this {
-                " <span class=\"muted\">(this one)</span>"
-            } else {
-                ""
-            },
-            text(&iso(s.created_at)),
-            text(&iso(s.seen_at)),
-            attr(&s.id),
-        ));
-    }
-    body.push_str(&format!(
-        "</tbody></table><form method=\"post\" action=\"/account/sessions/end-all\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><button type=\"submit\">Sign out everywhere</button></form>\
-<p class=\"muted\">API tokens are made and revoked on <a href=\"/account\">your account page</a>.</p>"
-    ));
+    let csrf = signed.session.csrf.as_str();
+    let body = html! {
+        h1 { "Your sessions" }
+        p { "Signed in as " strong { (signed.user.display_name) } " (" (signed.user.email) ")." }
+        table {
+            thead {
+                tr {
+                    th scope="col" { "Browser" }
+                    th scope="col" { "Signed in" }
+                    th scope="col" { "Last used" }
+                    th scope="col" { span.skip { "Action" } }
+                }
+            }
+            tbody {
+                @for s in &list {
+                    tr data-session=(s.id) {
+                        td {
+                            (if s.agent.is_empty() { "Unknown browser" } else { &s.agent })
+                            @if s.org_id.is_some() {
+                                " " span.muted { "(single sign-on)" }
+                            }
+                            @if s.id == signed.session.id {
+                                " " span.muted { "(this one)" }
+                            }
+                        }
+                        td { (iso(s.created_at)) }
+                        td { (iso(s.seen_at)) }
+                        td {
+                            form method="post" action={ "/account/sessions/" (s.id) "/end" } {
+                                input type="hidden" name="csrf" value=(csrf);
+                                button.link type="submit" { "End" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        form method="post" action="/account/sessions/end-all" {
+            input type="hidden" name="csrf" value=(csrf);
+            button type="submit" { "Sign out everywhere" }
+        }
+        p.muted {
+            "API tokens are made and revoked on " a href="/account" { "your account page" } "."
+        }
+    };
     page(
         StatusCode::OK,
         "Your sessions",
         Some(&signed.viewer()),
         "",
-        &body,
+        &body.into_string(),
     )
 }
 

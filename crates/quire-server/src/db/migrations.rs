@@ -48,7 +48,19 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (35, "git sync placement", GIT_SYNC_PLACED),
     (36, "server settings", SERVER_SETTINGS),
     (37, "recent pages", RECENT_PAGES),
+    (38, "one session table", ONE_SESSION_TABLE),
 ];
+
+/// Single sign-on sessions join the app's own (`app_sessions`), confined to the
+/// organization of the provider that opened them: one table, one cookie, one sessions
+/// page. Sessions a single sign-on opened before (at most eight hours old, under the
+/// cookie this build no longer reads) end; the next login opens one in the new table.
+const ONE_SESSION_TABLE: &str = r#"
+ALTER TABLE app_sessions ADD COLUMN org_id TEXT;
+ALTER TABLE app_sessions ADD COLUMN provider_id TEXT;
+CREATE INDEX app_sessions_provider ON app_sessions (provider_id);
+DROP TABLE browser_sessions
+"#;
 
 /// The pages each person opened last in the app (`store::recent`), for their home and the
 /// quick find; a few dozen a person, the oldest dropped.

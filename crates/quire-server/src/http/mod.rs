@@ -3,6 +3,7 @@
 //! budget, the fallback). `api::router` assembles them with the families' operations.
 
 pub mod access;
+pub mod cookies;
 pub mod download;
 pub mod edge;
 pub mod extract;

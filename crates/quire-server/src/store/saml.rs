@@ -171,7 +171,7 @@ pub async fn delete(db: &Db, org_id: &str, id: &str) -> sqlx::Result<bool> {
         crate::scopes::Scope::Org(org_id),
         crate::scopes::Scope::Tokens,
     ]);
-    for table in ["saml_requests", "browser_sessions", "sso_identities"] {
+    for table in ["saml_requests", "app_sessions", "sso_identities"] {
         tx.execute(
             &Sql::new(format!(
                 "DELETE FROM {table} WHERE provider_id = $1 AND EXISTS \
@@ -306,84 +306,15 @@ pub async fn use_assertion(
     Ok(res > 0)
 }
 
-/// Forgets requests, assertion ids and sessions past their expiry.
+/// Forgets requests and assertion ids past their expiry.
 pub async fn purge_expired(db: &Db, now: i64) -> sqlx::Result<()> {
-    for table in ["saml_requests", "saml_assertions", "browser_sessions"] {
+    for table in ["saml_requests", "saml_assertions"] {
         db.execute(
             &Sql::new(format!("DELETE FROM {table} WHERE expires_at <= $1")).arg(now),
             &[],
         )
         .await?;
     }
-    Ok(())
-}
-
-crate::db::inline::row! {
-    /// A browser session opened by an SSO login.
-    #[derive(Debug, Clone)]
-    pub struct SessionRow {
-        pub id: String,
-        pub user_id: String,
-        /// The organization whose provider made the session.
-        pub org_id: String,
-        pub provider_id: String,
-        /// The token the session's forms carry.
-        pub csrf: String,
-        pub created_at: i64,
-        pub expires_at: i64,
-    }
-}
-
-/// Opens a session; only the hash of its cookie secret is stored.
-#[allow(clippy::too_many_arguments)]
-pub async fn insert_session(
-    tx: &mut Tx,
-    id: &str,
-    secret_hash: &str,
-    user_id: &str,
-    org_id: &str,
-    provider_id: &str,
-    csrf: &str,
-    now: i64,
-    expires_at: i64,
-) -> sqlx::Result<()> {
-    tx.execute(
-        &Sql::new(
-            "INSERT INTO browser_sessions (id, secret_hash, user_id, org_id, provider_id, csrf, \
-         created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .arg(id)
-        .arg(secret_hash)
-        .arg(user_id)
-        .arg(org_id)
-        .arg(provider_id)
-        .arg(csrf)
-        .arg(now)
-        .arg(expires_at),
-    )
-    .await?;
-    Ok(())
-}
-
-/// The live session whose cookie secret hashes to `secret_hash`.
-pub async fn session(db: &Db, secret_hash: &str, now: i64) -> sqlx::Result<Option<SessionRow>> {
-    sqlx::query_as(
-        "SELECT id, user_id, org_id, provider_id, csrf, created_at, expires_at \
-         FROM browser_sessions WHERE secret_hash = $1 AND expires_at > $2",
-    )
-    .bind(secret_hash)
-    .bind(now)
-    .fetch_optional(db.pool())
-    .await
-}
-
-/// Ends a session.
-pub async fn delete_session(db: &Db, id: &str) -> sqlx::Result<()> {
-    db.execute(
-        &Sql::new("DELETE FROM browser_sessions WHERE id = $1").arg(id),
-        &[],
-    )
-    .await?;
     Ok(())
 }
 

@@ -17,13 +17,26 @@ crate::db::inline::row! {
         pub created_at: i64,
         pub seen_at: i64,
         pub expires_at: i64,
+        /// The organization whose single sign-on opened the session, the only one it may
+        /// act in (`None`: a password session, with the account's whole reach).
+        pub org_id: Option<String>,
+        /// The provider of that sign-on.
+        pub provider_id: Option<String>,
     }
 }
 
-const COLUMNS: &str = "id, user_id, csrf, agent, created_at, seen_at, expires_at";
+const COLUMNS: &str =
+    "id, user_id, csrf, agent, created_at, seen_at, expires_at, org_id, provider_id";
 
-/// Opens a session for `user_id`; returns it with its secret (the cookie's value), which is
-/// stored only as a hash.
+/// Where a single sign-on session comes from: the organization it is confined to and the
+/// provider that signed it in.
+pub struct SsoOrigin<'a> {
+    pub org_id: &'a str,
+    pub provider_id: &'a str,
+}
+
+/// Opens a password session for `user_id`; returns it with its secret (the cookie's
+/// value), which is stored only as a hash.
 pub async fn open(
     db: &Db,
     user_id: &str,
@@ -31,7 +44,33 @@ pub async fn open(
     now: i64,
     expires_at: i64,
 ) -> sqlx::Result<(SessionRow, String)> {
-    let secret = random_string(48);
+    let (row, secret) = new_row(user_id, agent, now, expires_at, None);
+    db.execute(&insert(&row, &secret), &[]).await?;
+    Ok((row, secret))
+}
+
+/// Opens a session in `tx` (a single sign-on's login, which commits the session with the
+/// membership it makes); as [`open`].
+pub async fn open_in(
+    tx: &mut Tx,
+    user_id: &str,
+    agent: &str,
+    now: i64,
+    expires_at: i64,
+    sso: SsoOrigin<'_>,
+) -> sqlx::Result<(SessionRow, String)> {
+    let (row, secret) = new_row(user_id, agent, now, expires_at, Some(sso));
+    tx.execute(&insert(&row, &secret)).await?;
+    Ok((row, secret))
+}
+
+fn new_row(
+    user_id: &str,
+    agent: &str,
+    now: i64,
+    expires_at: i64,
+    sso: Option<SsoOrigin<'_>>,
+) -> (SessionRow, String) {
     let row = SessionRow {
         id: new_id(),
         user_id: user_id.to_string(),
@@ -40,22 +79,27 @@ pub async fn open(
         created_at: now,
         seen_at: now,
         expires_at,
+        org_id: sso.as_ref().map(|s| s.org_id.to_string()),
+        provider_id: sso.as_ref().map(|s| s.provider_id.to_string()),
     };
-    db.execute(
-        &Sql::new(
-            "INSERT INTO app_sessions (id, secret_hash, user_id, csrf, agent, created_at, seen_at, \
-             expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .arg(&row.id)
-        .arg(hash_token(&secret))
-        .arg(&row.user_id)
-        .arg(&row.csrf)
-        .arg(&row.agent)
-        .arg(now)
-        .arg(now)
-        .arg(expires_at), &[])
-    .await?;
-    Ok((row, secret))
+    (row, random_string(48))
+}
+
+fn insert(row: &SessionRow, secret: &str) -> Sql {
+    Sql::new(
+        "INSERT INTO app_sessions (id, secret_hash, user_id, csrf, agent, created_at, seen_at, \
+         expires_at, org_id, provider_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .arg(&row.id)
+    .arg(hash_token(secret))
+    .arg(&row.user_id)
+    .arg(&row.csrf)
+    .arg(&row.agent)
+    .arg(row.created_at)
+    .arg(row.seen_at)
+    .arg(row.expires_at)
+    .arg(&row.org_id)
+    .arg(&row.provider_id)
 }
 
 /// The live session whose secret hashes to `secret_hash`: not past its absolute expiry, and
@@ -115,6 +159,16 @@ pub async fn close(db: &Db, user_id: &str, id: &str) -> sqlx::Result<bool> {
         )
         .await?
         > 0)
+}
+
+/// Forgets the sessions past their absolute expiry (idle ones end when read).
+pub async fn purge_expired(db: &Db, now: i64) -> sqlx::Result<()> {
+    db.execute(
+        &Sql::new("DELETE FROM app_sessions WHERE expires_at <= $1").arg(now),
+        &[],
+    )
+    .await?;
+    Ok(())
 }
 
 /// Ends every session of a user ("sign out everywhere", a password change).

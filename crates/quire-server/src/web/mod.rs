@@ -4,36 +4,26 @@
 //! embedded in the binary, and each site space's MCP server for agents (`mcp`). Not `/v1`
 //! operations: no bearer token, the audience decides.
 
-pub mod account;
 pub mod assets;
 pub mod insights;
 pub mod layout;
 pub mod mcp;
 pub mod pages;
 pub mod search;
-pub mod sso;
 
 use axum::extract::{Request, State};
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::Router;
 
 use crate::state::AppState;
 
-/// The routes of published sites, SAML logins and the account page, mounted beside the
-/// API's.
+/// The routes of published sites, mounted beside the API's.
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/sites/{*rest}",
-            get(pages::serve).post(site_post).delete(mcp::serve),
-        )
-        .route("/saml/{samlProviderId}/metadata", get(sso::metadata))
-        .route("/saml/{samlProviderId}/start", get(sso::start))
-        .route("/saml/{samlProviderId}/acs", post(sso::acs))
-        .route("/saml/{samlProviderId}/link", post(sso::link))
-        .route("/account/link", post(account::link))
-        .route("/account/logout", post(account::logout))
+    Router::new().route(
+        "/sites/{*rest}",
+        get(pages::serve).post(site_post).delete(mcp::serve),
+    )
 }
 
 /// `POST` under `/sites/`: a site's events (`~insights`), else its MCP server.

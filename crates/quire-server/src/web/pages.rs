@@ -94,18 +94,6 @@ fn unsigned_claims(query: Option<&str>) -> Option<Value> {
     (!claims.is_empty()).then_some(Value::Object(claims))
 }
 
-/// A cookie's value.
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|c| c.trim().strip_prefix(name)?.strip_prefix('='))
-        .find(|v| !v.is_empty() && v.len() <= 8192)
-        .map(str::to_string)
-}
-
 /// A page's HTML, as [`Site::render_off_workers`] found it.
 enum Rendered {
     /// Kept meanwhile by another request (embedded operations in place).
@@ -212,7 +200,7 @@ pub(super) async fn open(
     let token_in_url = query_param(query, "jwt_token");
     let token = token_in_url
         .clone()
-        .or_else(|| cookie(headers, VISITOR_COOKIE));
+        .or_else(|| crate::http::cookies::read(headers, VISITOR_COOKIE, 8192));
     let unsigned = unsigned_claims(query);
     let who = published::Visitor {
         jwt_token: token.as_deref(),
@@ -400,11 +388,25 @@ async fn answer(
     if let (Some(token), Some(until)) = (&token_in_url, r.visitor_until) {
         // The token opened the site: keep it for the site's other pages, until it expires.
         let max_age = (until - state.now() / 1000).max(0);
-        set_site_cookie(state, h, &r.site_path, VISITOR_COOKIE, token, Some(max_age));
+        crate::http::cookies::set(
+            h,
+            &state.public_url,
+            VISITOR_COOKIE,
+            &r.site_path,
+            Some(token),
+            Some(max_age),
+        );
     }
     if keyed_in_url {
         if let Some(key) = &r.share_key {
-            set_site_cookie(state, h, &r.site_path, SHARE_COOKIE, key, None);
+            crate::http::cookies::set(
+                h,
+                &state.public_url,
+                SHARE_COOKIE,
+                &r.site_path,
+                Some(key),
+                None,
+            );
         }
     }
     drop(site);
@@ -460,31 +462,9 @@ async fn redirected(
     }))
 }
 
-/// Adds an HttpOnly cookie scoped to one site's pages (under `path`; `Secure` when Quire is
-/// served over HTTPS); `max_age` in seconds, or for the browser session.
-fn set_site_cookie(
-    state: &AppState,
-    h: &mut HeaderMap,
-    path: &str,
-    name: &str,
-    value: &str,
-    max_age: Option<i64>,
-) {
-    let secure = if state.public_url.starts_with("https:") {
-        "; Secure"
-    } else {
-        ""
-    };
-    let max_age = max_age.map_or(String::new(), |s| format!("; Max-Age={s}"));
-    let cookie = format!("{name}={value}; Path={path}{max_age}; HttpOnly; SameSite=Lax{secure}");
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
-        h.append(header::SET_COOKIE, v);
-    }
-}
-
 /// The share key the visitor's cookie holds, when it is a plausible key.
 fn share_cookie(headers: &HeaderMap) -> Option<String> {
-    cookie(headers, SHARE_COOKIE).filter(|k| {
+    crate::http::cookies::read(headers, SHARE_COOKIE, 8192).filter(|k| {
         k.len() <= 128
             && k.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')

@@ -804,8 +804,9 @@ async fn a_login_opens_a_session_that_makes_tokens() {
 
     // Signing out ends the session.
     let res = browser()
-        .post(format!("{}/account/logout", s.app.base))
+        .post(format!("{}/signout", s.app.base))
         .header("cookie", &cookie)
+        .header("origin", s.app.state.public_url.to_string())
         .form(&[("csrf", csrf.as_str())])
         .send()
         .await
@@ -814,7 +815,7 @@ async fn a_login_opens_a_session_that_makes_tokens() {
     // Signed out, the account screen sends the browser to sign in.
     let (status, _) = account(&s.app, &cookie).await;
     assert_eq!(status, 303);
-    let (status, _) = account(&s.app, "quire_session=made-up").await;
+    let (status, _) = account(&s.app, "quire_app=made-up").await;
     assert_eq!(status, 303);
 }
 
@@ -945,7 +946,7 @@ async fn refused_replayed_assertion() {
     assert_eq!(again.status, 403, "{}", again.text);
     assert!(again.text.contains("already used"), "{}", again.text);
     assert!(again.headers.get(SET_COOKIE).is_none());
-    let sessions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM browser_sessions")
+    let sessions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM app_sessions")
         .fetch_one(s.app.state.db.pool())
         .await
         .unwrap();
@@ -1094,7 +1095,7 @@ async fn an_outsiders_provider_cannot_sign_in_as_an_account_of_its_own() {
     assert!(answer.headers.get(SET_COOKIE).is_none(), "no session");
     let sessions = count(
         &s.app,
-        "SELECT COUNT(*) FROM browser_sessions WHERE user_id = $1",
+        "SELECT COUNT(*) FROM app_sessions WHERE user_id = $1",
         &victim.id,
     )
     .await;
@@ -1398,6 +1399,7 @@ async fn the_account_page_links_another_provider_within_its_session() {
     let res = browser()
         .post(format!("{}/account/link", s.app.base))
         .header("cookie", &cookie)
+        .header("origin", s.app.state.public_url.to_string())
         .form(&[("csrf", "wrong"), ("provider", s2.id())])
         .send()
         .await
@@ -1406,6 +1408,7 @@ async fn the_account_page_links_another_provider_within_its_session() {
     let res = browser()
         .post(format!("{}/account/link", s.app.base))
         .header("cookie", &cookie)
+        .header("origin", s.app.state.public_url.to_string())
         .form(&[("csrf", csrf.as_str()), ("provider", s2.id())])
         .send()
         .await

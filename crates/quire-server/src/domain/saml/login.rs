@@ -2,20 +2,13 @@
 //! session, in one transaction that also consumes the request it answers and records the
 //! assertion as used, so that a refused or replayed assertion leaves nothing behind.
 
-use axum::http::{header, HeaderMap};
-
 use super::verify::Verified;
 use super::{LoginError, Refusal, SESSION_TTL_MS};
 use crate::db::Tx;
-use crate::ids::{new_id, random_string};
-use crate::keys::hash_token;
 use crate::state::AppState;
 use crate::store;
-use crate::store::saml::{ProviderRow, SessionRow};
+use crate::store::saml::ProviderRow;
 use crate::store::users::{normalize_email, UserRow};
-
-/// Name of the session cookie.
-pub const SESSION_COOKIE: &str = "quire_session";
 
 /// A session just opened: the cookie's secret (only its hash is stored).
 #[derive(Debug)]
@@ -33,6 +26,7 @@ pub async fn complete(
     state: &AppState,
     provider: &ProviderRow,
     verified: &Verified,
+    agent: &str,
 ) -> Result<Opened, LoginError> {
     let now = state.now();
     let mut tx = state.db.begin().await?;
@@ -101,17 +95,16 @@ pub async fn complete(
     } else {
         store::members::set_sso_tx(&mut tx, &provider.org_id, user.id.as_str()).await?;
     }
-    let secret = random_string(48);
-    store::saml::insert_session(
+    let (_, secret) = store::sessions::open_in(
         &mut tx,
-        &new_id(),
-        &hash_token(&secret),
         user.id.as_str(),
-        &provider.org_id,
-        &provider.id,
-        &random_string(32),
+        agent,
         now,
         now + SESSION_TTL_MS,
+        store::sessions::SsoOrigin {
+            org_id: &provider.org_id,
+            provider_id: &provider.id,
+        },
     )
     .await?;
     tx.commit().await?;
@@ -197,40 +190,4 @@ async fn account(
     };
     store::saml::link_identity(tx, &provider.id, &subject, user.id.as_str(), now).await?;
     Ok(user)
-}
-
-/// The live session a request's cookie names, if any.
-pub async fn session(state: &AppState, headers: &HeaderMap) -> sqlx::Result<Option<SessionRow>> {
-    let Some(secret) = cookie(headers, SESSION_COOKIE) else {
-        return Ok(None);
-    };
-    store::saml::session(&state.db, &hash_token(&secret), state.now()).await
-}
-
-/// The `Set-Cookie` value of a session (HttpOnly, SameSite=Lax, Secure over https);
-/// `None` clears it.
-pub fn session_cookie(state: &AppState, secret: Option<&str>) -> String {
-    let secure = if state.public_url.starts_with("https:") {
-        "; Secure"
-    } else {
-        ""
-    };
-    match secret {
-        Some(secret) => format!(
-            "{SESSION_COOKIE}={secret}; Path=/; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
-            SESSION_TTL_MS / 1000
-        ),
-        None => format!("{SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
-    }
-}
-
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|c| c.trim().strip_prefix(name)?.strip_prefix('='))
-        .find(|v| !v.is_empty() && v.len() <= 256)
-        .map(str::to_string)
 }

@@ -179,6 +179,7 @@ pub async fn start(
     .await?;
     // Old rows of every node are forgotten as new logins start.
     store::saml::purge_expired(&state.db, now).await?;
+    store::sessions::purge_expired(&state.db, now).await?;
     let urls = service_urls(state, &provider.id);
     let xml = authn_request(provider, &urls, &request_id, now);
     redirect_url(&provider.sso_url, &xml, relay_state).map_err(LoginError::Internal)

@@ -3,18 +3,20 @@
 //! AuthnRequest) and `POST /saml/{id}/acs` (the identity provider's signed response, which
 //! opens a session and lands in the app, at the organization; the session is the app's too,
 //! confined to that organization, and the account page holds its API tokens). Every refusal
-//! is an HTML page with a 4xx status and a log line.
+//! is a page of the app's shell with a 4xx status and a log line.
 
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use serde::Deserialize;
 
-use super::account::{page, refused};
+use maud::html;
+
+use super::shell;
 use crate::domain::auth::authenticate;
-use crate::domain::saml::login::{complete, session_cookie};
+use crate::domain::saml::login::complete;
 use crate::domain::saml::verify::{verify, Expected};
 use crate::domain::saml::{
     self, parse_certificate, service_urls, LoginError, Refusal, MAX_RESPONSE_BYTES, SKEW_MS,
@@ -42,12 +44,32 @@ async fn provider(state: &AppState, id: &str) -> Result<ProviderRow, Response> {
     }
 }
 
+/// A page of the app's shell, never cached (a login's answers are one person's).
+fn page(status: StatusCode, title: &str, why: &str) -> Response {
+    let body = html! {
+        h1 { (title) }
+        p.error role="alert" { (why) }
+        p { a href="/" { "Back to the home page" } }
+    };
+    let mut res = shell::page(status, title, None, "", &body.into_string());
+    res.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+/// The page of a refused sign-in, and its log line.
+fn refused(provider: &str, r: &Refusal) -> Response {
+    tracing::warn!(provider = %provider, status = r.status, reason = %r.reason, "SAML login refused");
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::FORBIDDEN);
+    page(status, "Sign-in refused", &r.reason)
+}
+
 fn internal(e: anyhow::Error) -> Response {
     tracing::error!(error = %e, "SAML login failed inside Quire");
     page(
         StatusCode::INTERNAL_SERVER_ERROR,
         "Sign-in failed",
-        "<p>Quire could not complete the sign-in. Try again later.</p>".into(),
+        "Quire could not complete the sign-in. Try again later.",
     )
 }
 
@@ -132,7 +154,12 @@ struct AcsForm {
 }
 
 /// `POST /saml/{id}/acs`: checks the identity provider's response, then signs the user in.
-pub async fn acs(State(state): State<AppState>, Path(id): Path<String>, body: Body) -> Response {
+pub async fn acs(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let p = match provider(&state, &id).await {
         Ok(p) => p,
         Err(res) => return res,
@@ -206,7 +233,12 @@ pub async fn acs(State(state): State<AppState>, Path(id): Path<String>, body: Bo
     // The login runs to its end even if the browser leaves (see `http::access`).
     let finished = {
         let (state, p) = (state.clone(), p.clone());
-        tokio::spawn(async move { complete(&state, &p, &verified).await }).await
+        let agent = headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        tokio::spawn(async move { complete(&state, &p, &verified, &agent).await }).await
     };
     let opened = match finished {
         Ok(opened) => opened,
@@ -223,9 +255,14 @@ pub async fn acs(State(state): State<AppState>, Path(id): Path<String>, body: Bo
                 h.insert(header::LOCATION, v);
             }
             h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            if let Ok(v) = HeaderValue::from_str(&session_cookie(&state, Some(&opened.secret))) {
-                h.insert(header::SET_COOKIE, v);
-            }
+            crate::http::cookies::set(
+                h,
+                &state.public_url,
+                crate::http::cookies::SESSION,
+                "/",
+                Some(&opened.secret),
+                Some(saml::SESSION_TTL_MS / 1000),
+            );
             res
         }
         Err(e) => failed(&id, e),
