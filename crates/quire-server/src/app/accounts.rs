@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::html;
 use serde::Deserialize;
 
 use super::session::{read_form, read_typed, require, Signed};
@@ -65,72 +65,84 @@ async fn render(state: &AppState, signed: &Signed, after: &str, problem: Option<
         Ok(list) => list,
         Err(e) => return failed(e),
     };
-    let csrf = attr(&signed.session.csrf);
-    let mut body = String::from("<h1>Accounts</h1>");
-    if let Some(problem) = problem {
-        body.push_str(&format!(
-            "<p class=\"error\" role=\"alert\">{}</p>",
-            text(problem)
-        ));
-    }
-    body.push_str(
-        "<table><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">Address</th>\
-<th scope=\"col\">Signs in with</th></tr></thead><tbody>",
-    );
-    for a in &list {
-        body.push_str(&format!(
-            "<tr data-account=\"{}\"><td>{}{}</td><td>{}</td><td>{}</td></tr>",
-            attr(&a.id),
-            text(&a.display_name),
-            if a.instance_admin == 1 {
-                " <span class=\"muted\">(administers the server)</span>"
-            } else {
-                ""
-            },
-            text(&a.email),
-            if a.has_password == 1 {
-                "a password"
-            } else {
-                "API tokens or single sign-on"
-            },
-        ));
-    }
-    body.push_str("</tbody></table>");
-    if list.len() as i64 == PAGE {
-        if let Some(last) = list.last() {
-            let next: String =
-                url::form_urlencoded::byte_serialize(last.email.as_bytes()).collect();
-            body.push_str(&format!(
-                "<p><a href=\"{HERE}?after={}\">Next accounts</a></p>",
-                attr(&next)
-            ));
-        }
-    }
-    body.push_str(&format!(
-        "<h2>New account</h2><form method=\"post\" action=\"{HERE}\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"op\" value=\"create\">\
-<label>Name <input name=\"name\" autocomplete=\"off\"></label>\
-<label>Address <input name=\"email\" type=\"email\" required autocomplete=\"off\"></label>\
-<label>Password <input name=\"password\" type=\"password\" required minlength=\"8\" autocomplete=\"new-password\"></label>\
-<button type=\"submit\">Create the account</button></form>\
-<h2>New password</h2><p class=\"muted\">The account's sessions end; tell its owner the new password.</p>\
-<form method=\"post\" action=\"{HERE}\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"op\" value=\"reset\">\
-<label>Address <input name=\"email\" type=\"email\" required autocomplete=\"off\"></label>\
-<label>Password <input name=\"password\" type=\"password\" required minlength=\"8\" autocomplete=\"new-password\"></label>\
-<button type=\"submit\">Set the password</button></form>"
-    ));
     let creators = match crate::domain::orgs::creators(state).await {
         Ok(c) => c,
         Err(e) => return failed(e),
     };
-    body.push_str(&settings_form(&signed.session.csrf, creators).into_string());
+    let csrf = signed.session.csrf.as_str();
+    // The next page starts after the last address listed, when the page is full.
+    let next = (list.len() as i64 == PAGE)
+        .then(|| list.last())
+        .flatten()
+        .map(|last| {
+            format!(
+                "{HERE}?after={}",
+                url::form_urlencoded::byte_serialize(last.email.as_bytes()).collect::<String>()
+            )
+        });
+    let body = html! {
+        h1 { "Accounts" }
+        @if let Some(problem) = problem {
+            p.error role="alert" { (problem) }
+        }
+        table {
+            thead {
+                tr {
+                    th scope="col" { "Name" }
+                    th scope="col" { "Address" }
+                    th scope="col" { "Signs in with" }
+                }
+            }
+            tbody {
+                @for a in &list {
+                    tr data-account=(a.id) {
+                        td {
+                            (a.display_name)
+                            @if a.instance_admin == 1 {
+                                " " span.muted { "(administers the server)" }
+                            }
+                        }
+                        td { (a.email) }
+                        td { (if a.has_password == 1 { "a password" } else { "API tokens or single sign-on" }) }
+                    }
+                }
+            }
+        }
+        @if let Some(next) = next {
+            p { a href=(next) { "Next accounts" } }
+        }
+        h2 { "New account" }
+        form method="post" action=(HERE) {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="op" value="create";
+            label { "Name " input name="name" autocomplete="off"; }
+            label { "Address " input name="email" type="email" required autocomplete="off"; }
+            label { "Password " input name="password" type="password" required minlength="8" autocomplete="new-password"; }
+            button type="submit" { "Create the account" }
+        }
+        h2 { "New password" }
+        p.muted { "The account's sessions end; tell its owner the new password." }
+        form method="post" action=(HERE) {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="op" value="reset";
+            label { "Address " input name="email" type="email" required autocomplete="off"; }
+            label { "Password " input name="password" type="password" required minlength="8" autocomplete="new-password"; }
+            button type="submit" { "Set the password" }
+        }
+        (settings_form(csrf, creators))
+    };
     let status = if problem.is_some() {
         StatusCode::BAD_REQUEST
     } else {
         StatusCode::OK
     };
-    page(status, "Accounts", Some(&signed.viewer()), "", &body)
+    page(
+        status,
+        "Accounts",
+        Some(&signed.viewer()),
+        "",
+        &body.into_string(),
+    )
 }
 
 /// `POST /admin/accounts`: `op` `create` (name, email, password) or `reset` (email,

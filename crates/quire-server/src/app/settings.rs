@@ -2,11 +2,9 @@
 //! space and restoring it within the retention. The forms run the domain's space
 //! workflows, the API's own; each field is offered only to the roles that may change it.
 
-use std::fmt::Write as _;
-
 use axum::http::StatusCode;
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::{html, PreEscaped};
 
 use super::session::Form;
 use super::shell::options;
@@ -20,91 +18,82 @@ use crate::values::{EditMode, Visibility};
 
 /// The settings screen of a space (`nav`: its sidebar; empty for a deleted space).
 pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
-    let id = attr(&ctx.space.id);
-    let csrf = attr(viewer.csrf);
-    let action = format!("/s/{id}/~/settings");
-    let hidden = format!("<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">");
-    let mut body = format!("<h1>Settings of {}</h1>", text(&ctx.space.title));
-    if ctx.space.deleted_at.is_some() {
-        let _ = write!(
-            body,
-            "<p class=\"notice\">This space is deleted. It can be restored until it is purged.</p>\
-<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"restore\"><button type=\"submit\">Restore the space</button></form>"
-        );
-        return page(StatusCode::OK, "Settings", Some(viewer), nav, &body);
-    }
-    if ctx.role < Role::Edit {
-        body.push_str("<p>Changing a space's settings needs the edit role on it.</p>");
-        return page(StatusCode::OK, "Settings", Some(viewer), nav, &body);
-    }
+    let space = &ctx.space;
+    let action = format!("/s/{}/~/settings", space.id);
+    let csrf = html! { input type="hidden" name="csrf" value=(viewer.csrf); };
     let admin = ctx.role >= Role::Admin;
-    let _ = write!(
-        body,
-        "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"save\">\
-<label for=\"title\">Title</label><input id=\"title\" name=\"subject\" type=\"text\" maxlength=\"50\" value=\"{}\">\
-<label for=\"emoji\">Emoji</label><input id=\"emoji\" name=\"emoji\" type=\"text\" maxlength=\"50\" value=\"{}\">",
-        attr(&ctx.space.title),
-        attr(&ctx.space.emoji.as_deref().map(super::screens::emoji).unwrap_or_default())
-    );
-    if admin {
-        body.push_str("<label for=\"mode\">Editing</label><select id=\"mode\" name=\"status\">");
-        for (mode, label) in [
-            (EditMode::Live, "Live: change requests and live edits"),
-            (EditMode::Locked, "Locked: nothing is merged"),
-        ] {
-            let _ = write!(
-                body,
-                "<option value=\"{}\"{}>{label}</option>",
-                mode.as_str(),
-                if ctx.space.edit_mode == mode {
-                    " selected"
-                } else {
-                    ""
-                }
-            );
-        }
-        body.push_str("</select><label for=\"visibility\">Visibility</label><select id=\"visibility\" name=\"role\">");
-        for v in Visibility::ALL {
-            if *v == Visibility::InCollection && ctx.space.parent_id.is_none() {
-                continue;
+    let body = html! {
+        h1 { "Settings of " (space.title) }
+        @if space.deleted_at.is_some() {
+            p.notice { "This space is deleted. It can be restored until it is purged." }
+            form method="post" action=(action) {
+                (csrf)
+                input type="hidden" name="op" value="restore";
+                button type="submit" { "Restore the space" }
             }
-            let _ = write!(
-                body,
-                "<option value=\"{}\"{}>{}</option>",
-                v.as_str(),
-                if ctx.space.visibility == *v {
-                    " selected"
-                } else {
-                    ""
-                },
-                v.as_str()
-            );
+        } @else if ctx.role < Role::Edit {
+            p { "Changing a space's settings needs the edit role on it." }
+        } @else {
+            form method="post" action=(action) {
+                (csrf)
+                input type="hidden" name="op" value="save";
+                label for="title" { "Title" }
+                input #title name="subject" type="text" maxlength="50" value=(space.title);
+                label for="emoji" { "Emoji" }
+                input #emoji name="emoji" type="text" maxlength="50"
+                    value=(space.emoji.as_deref().map(super::screens::emoji).unwrap_or_default());
+                @if admin {
+                    label for="mode" { "Editing" }
+                    select #mode name="status" {
+                        @for (mode, label) in [
+                            (EditMode::Live, "Live: change requests and live edits"),
+                            (EditMode::Locked, "Locked: nothing is merged"),
+                        ] {
+                            option value=(mode.as_str()) selected[space.edit_mode == mode] { (label) }
+                        }
+                    }
+                    label for="visibility" { "Visibility" }
+                    select #visibility name="role" {
+                        @for v in Visibility::ALL {
+                            @if *v != Visibility::InCollection || space.parent_id.is_some() {
+                                option value=(v.as_str()) selected[space.visibility == *v] { (v.as_str()) }
+                            }
+                        }
+                    }
+                }
+                button type="submit" { "Save" }
+            }
+            @if admin {
+                h2 { "Collection" }
+                (PreEscaped(place_form(
+                    &ctx.grants,
+                    None,
+                    space.parent_id.as_deref().unwrap_or(""),
+                    (&action, &csrf.0),
+                    "parent",
+                )))
+                h2 { "Delete" }
+                p { "A deleted space can be restored by an admin until it is purged." }
+                form method="post" action=(action) {
+                    (csrf)
+                    input type="hidden" name="op" value="delete";
+                    p {
+                        input #confirm name="confirm" type="checkbox" value="yes" required;
+                        " "
+                        label.plain for="confirm" { "Yes, delete " (space.title) }
+                    }
+                    button.danger type="submit" { "Delete the space" }
+                }
+            }
         }
-        body.push_str("</select>");
-    }
-    body.push_str("<button type=\"submit\">Save</button></form>");
-    if admin {
-        let current = ctx.space.parent_id.as_deref().unwrap_or("");
-        body.push_str("<h2>Collection</h2>");
-        body.push_str(&place_form(
-            &ctx.grants,
-            None,
-            current,
-            (&action, &hidden),
-            "parent",
-        ));
-    }
-    if admin {
-        let _ = write!(
-            body,
-            "<h2>Delete</h2><p>A deleted space can be restored by an admin until it is purged.</p>\
-<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"delete\">\
-<p><input id=\"confirm\" name=\"confirm\" type=\"checkbox\" value=\"yes\" required> <label for=\"confirm\" class=\"plain\">Yes, delete {}</label></p>\
-<button type=\"submit\" class=\"danger\">Delete the space</button></form>",
-            text(&ctx.space.title)
-        );
-    }
-    page(StatusCode::OK, "Settings", Some(viewer), nav, &body)
+    };
+    page(
+        StatusCode::OK,
+        "Settings",
+        Some(viewer),
+        nav,
+        &body.into_string(),
+    )
 }
 
 /// `POST /s/{spaceId}/~/settings`: saves, deletes (confirmed) or restores, through the
@@ -215,12 +204,17 @@ pub(super) fn place_form(
         .map(|c| (c.id.as_str(), c.title.as_str()))
         .collect();
     places.sort_by(|a, b| a.1.cmp(b.1));
-    format!(
-        "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"move\">\
-<label for=\"{id}\">In</label><select id=\"{id}\" name=\"parent\">{}</select><button type=\"submit\">Move</button></form>",
-        options(
-            std::iter::once(("", "The organization")).chain(places),
-            current
-        )
-    )
+    html! {
+        form method="post" action=(action) {
+            // The caller's hidden fields, from its template.
+            (PreEscaped(hidden))
+            input type="hidden" name="op" value="move";
+            label for=(id) { "In" }
+            select #(id) name="parent" {
+                (PreEscaped(options(std::iter::once(("", "The organization")).chain(places), current)))
+            }
+            button type="submit" { "Move" }
+        }
+    }
+    .into_string()
 }

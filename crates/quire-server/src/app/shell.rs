@@ -7,7 +7,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::{html, PreEscaped, DOCTYPE};
 use sha2::{Digest, Sha256};
 
 use crate::state::AppState;
@@ -158,7 +158,8 @@ pub struct Viewer<'a> {
     pub user: &'a str,
 }
 
-/// A whole page: `nav` (already escaped HTML, or empty) beside `body` (already escaped).
+/// A whole page: `nav` (HTML from a template, or empty) beside `body` (HTML from a
+/// template).
 pub fn page(
     status: StatusCode,
     title: &str,
@@ -166,41 +167,43 @@ pub fn page(
     nav: &str,
     body: &str,
 ) -> Response {
-    let mut top = String::from("<header class=\"top\"><a class=\"brand\" href=\"/\">Quire</a>");
-    if let Some(v) = viewer {
-        top.push_str(&format!(
-            "<div><a href=\"/find\" aria-keyshortcuts=\"Control+K Meta+K\">Find</a> · <a href=\"{}\">{}</a> · <form method=\"post\" action=\"/signout\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{}\"><button class=\"link\" type=\"submit\">Sign out</button></form></div>",
-            "/account",
-            text(v.name),
-            attr(v.csrf)
-        ));
-    }
-    top.push_str("</header>");
-    let (layout_open, main_class) = if nav.is_empty() {
-        (
-            "<div>",
-            if viewer.is_some() {
-                ""
-            } else {
-                " class=\"narrow\""
-            },
-        )
-    } else {
-        ("<div class=\"layout\">", "")
+    let main_class = (nav.is_empty() && viewer.is_none()).then_some("narrow");
+    let html = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · Quire" }
+                link rel="stylesheet" href=(Asset::Css.url());
+                script src=(Asset::Js.url()) defer {}
+            }
+            body {
+                a.skip href="#main" { "Skip to content" }
+                header.top {
+                    a.brand href="/" { "Quire" }
+                    @if let Some(v) = viewer {
+                        div {
+                            a href="/find" aria-keyshortcuts="Control+K Meta+K" { "Find" }
+                            " · "
+                            a href="/account" { (v.name) }
+                            " · "
+                            form method="post" action="/signout" {
+                                input type="hidden" name="csrf" value=(v.csrf);
+                                button.link type="submit" { "Sign out" }
+                            }
+                        }
+                    }
+                }
+                div class=[(!nav.is_empty()).then_some("layout")] {
+                    // Both come from templates, which escaped what they hold.
+                    (PreEscaped(nav))
+                    main #main class=[main_class] { (PreEscaped(body)) }
+                }
+            }
+        }
     };
-    let html = format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<title>{} · Quire</title><link rel=\"stylesheet\" href=\"{css}\">\
-<script src=\"{js}\" defer></script></head><body>\
-<a class=\"skip\" href=\"#main\">Skip to content</a>{top}{layout_open}{nav}\
-<main id=\"main\"{main_class}>{body}</main></div></body></html>\n",
-        text(title),
-        css = Asset::Css.url(),
-        js = Asset::Js.url(),
-    );
-    with_headers((status, html).into_response())
+    with_headers((status, html.into_string()).into_response())
 }
 
 /// The app's headers on an answer.
@@ -227,10 +230,12 @@ pub fn not_found(viewer: Option<&Viewer<'_>>, what: &str) -> Response {
         "Not found",
         viewer,
         "",
-        &format!(
-            "<h1>Not found</h1><p>{}</p><p><a href=\"/\">Back to the home page</a></p>",
-            text(what)
-        ),
+        &html! {
+            h1 { "Not found" }
+            p { (what) }
+            p { a href="/" { "Back to the home page" } }
+        }
+        .into_string(),
     )
 }
 
@@ -262,7 +267,11 @@ pub fn failed(e: impl std::fmt::Display) -> Response {
         "Something went wrong",
         None,
         "",
-        "<h1>Something went wrong</h1><p>Quire could not answer. Try again later.</p>",
+        &html! {
+            h1 { "Something went wrong" }
+            p { "Quire could not answer. Try again later." }
+        }
+        .into_string(),
     )
 }
 
@@ -284,10 +293,11 @@ pub fn busy() -> Response {
         "Busy",
         None,
         "",
-        &format!(
-            "<h1>Busy</h1><p>{}</p>",
-            text(crate::domain::accounts::BUSY_MESSAGE)
-        ),
+        &html! {
+            h1 { "Busy" }
+            p { (crate::domain::accounts::BUSY_MESSAGE) }
+        }
+        .into_string(),
     ))
 }
 
@@ -303,11 +313,12 @@ pub fn not_done(
         "Not done",
         Some(viewer),
         "",
-        &format!(
-            "<h1>Not done</h1><p class=\"error\" role=\"alert\">{}</p><p><a href=\"{}\">{label}</a></p>",
-            text(&e.to_string()),
-            attr(back)
-        ),
+        &html! {
+            h1 { "Not done" }
+            p.error role="alert" { (e) }
+            p { a href=(back) { (label) } }
+        }
+        .into_string(),
     )
 }
 
@@ -326,16 +337,12 @@ where
     }
 }
 
-/// `<option>`s of `(value, label)` pairs, escaped, the one whose value is `selected` marked.
+/// `<option>`s of `(value, label)` pairs, the one whose value is `selected` marked.
 pub fn options<'a>(items: impl IntoIterator<Item = (&'a str, &'a str)>, selected: &str) -> String {
-    let mut out = String::new();
-    for (value, label) in items {
-        out.push_str(&format!(
-            "<option value=\"{}\"{}>{}</option>",
-            attr(value),
-            if value == selected { " selected" } else { "" },
-            text(label)
-        ));
+    html! {
+        @for (value, label) in items {
+            option value=(value) selected[value == selected] { (label) }
+        }
     }
-    out
+    .into_string()
 }

@@ -3,13 +3,12 @@
 //! and the forms that add and remove providers, through the domain's provider workflows
 //! (the API's own).
 
-use std::fmt::Write as _;
-
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::html;
+use serde::Deserialize;
 
 use super::session;
 use super::shell::{failed, no_org, not_found, org_for, page, run_write};
@@ -50,45 +49,80 @@ pub async fn screen(
         Ok(l) => l,
         Err(e) => return failed(e),
     };
-    let oid = attr(org.org.id.as_str());
-    let hidden = format!(
-        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        attr(viewer.csrf)
-    );
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{oid}\">{}</a></li></ol></nav><h1>Single sign-on</h1>",
-        text(&org.org.title)
-    );
-    if list.is_empty() {
-        body.push_str("<p class=\"muted\">No SAML provider yet.</p>");
-    }
-    for p in &list {
-        let urls = service_urls(&state, &p.id);
-        let _ = write!(
-            body,
-            "<section class=\"provider\" aria-labelledby=\"p-{pid}\"><h2 id=\"p-{pid}\">{} <span class=\"muted\">{}</span></h2>\
-<dl><dt>Quire's metadata (entity ID)</dt><dd><code>{}</code></dd><dt>Sign-in response address (ACS)</dt><dd><code>{}</code></dd>\
-<dt>Where members sign in</dt><dd><code>{}</code></dd><dt>Identity provider</dt><dd>{}</dd></dl>\
-<form method=\"post\" action=\"/o/{oid}/sso\">{hidden}<input type=\"hidden\" name=\"op\" value=\"delete\"><input type=\"hidden\" name=\"invite\" value=\"{pid}\"><button type=\"submit\" class=\"danger\">Remove this provider</button></form></section>",
-            text(&p.label),
-            if p.is_active() { "active" } else { "pending: needs its entity ID and certificate" },
-            text(&urls.entity_id),
-            text(&urls.acs),
-            text(&urls.start),
-            text(if p.entity_id.is_empty() { "not set" } else { &p.entity_id }),
-            pid = attr(&p.id),
-        );
-    }
-    let _ = write!(
-        body,
-        "<h2>Add a SAML provider</h2><form method=\"post\" action=\"/o/{oid}/sso\">{hidden}<input type=\"hidden\" name=\"op\" value=\"create\">\
-<label for=\"sso-label\">Name shown to members</label><input id=\"sso-label\" name=\"subject\" type=\"text\" required maxlength=\"30\">\
-<label for=\"sso-url\">The identity provider's sign-in URL</label><input id=\"sso-url\" name=\"emoji\" type=\"url\" required>\
-<label for=\"sso-entity\">Its entity ID</label><input id=\"sso-entity\" name=\"parent\" type=\"text\">\
-<label for=\"sso-cert\">Its signing certificate (PEM)</label><textarea id=\"sso-cert\" name=\"body\" rows=\"5\"></textarea>\
-<button type=\"submit\">Add</button></form>"
-    );
-    page(StatusCode::OK, "Single sign-on", Some(&viewer), "", &body)
+    let oid = org.org.id.as_str();
+    let csrf = html! { input type="hidden" name="csrf" value=(viewer.csrf); };
+    let body = html! {
+        nav.crumbs aria-label="Breadcrumb" {
+            ol { li { a href={ "/o/" (oid) } { (org.org.title) } } }
+        }
+        h1 { "Single sign-on" }
+        @if list.is_empty() {
+            p.muted { "No SAML provider yet." }
+        }
+        @for p in &list {
+            @let urls = service_urls(&state, &p.id);
+            section.provider aria-labelledby={ "p-" (p.id) } {
+                h2 id={ "p-" (p.id) } {
+                    (p.label) " "
+                    span.muted {
+                        (if p.is_active() { "active" } else { "pending: needs its entity ID and certificate" })
+                    }
+                }
+                dl {
+                    dt { "Quire's metadata (entity ID)" }
+                    dd { code { (urls.entity_id) } }
+                    dt { "Sign-in response address (ACS)" }
+                    dd { code { (urls.acs) } }
+                    dt { "Where members sign in" }
+                    dd { code { (urls.start) } }
+                    dt { "Identity provider" }
+                    dd { (if p.entity_id.is_empty() { "not set" } else { &p.entity_id }) }
+                }
+                form method="post" action={ "/o/" (oid) "/sso" } {
+                    (csrf)
+                    input type="hidden" name="op" value="delete";
+                    input type="hidden" name="provider" value=(p.id);
+                    button.danger type="submit" { "Remove this provider" }
+                }
+            }
+        }
+        h2 { "Add a SAML provider" }
+        form method="post" action={ "/o/" (oid) "/sso" } {
+            (csrf)
+            input type="hidden" name="op" value="create";
+            label for="sso-label" { "Name shown to members" }
+            input #sso-label name="label" type="text" required maxlength="30";
+            label for="sso-url" { "The identity provider's sign-in URL" }
+            input #sso-url name="ssoURL" type="url" required;
+            label for="sso-entity" { "Its entity ID" }
+            input #sso-entity name="entityID" type="text";
+            label for="sso-cert" { "Its signing certificate (PEM)" }
+            textarea #sso-cert name="certificate" rows="5" {}
+            button type="submit" { "Add" }
+        }
+    };
+    page(
+        StatusCode::OK,
+        "Single sign-on",
+        Some(&viewer),
+        "",
+        &body.into_string(),
+    )
+}
+
+/// The form of `POST /o/{organizationId}/sso`, named as the API's provider fields.
+#[derive(Deserialize)]
+pub struct ProviderForm {
+    op: String,
+    #[serde(default)]
+    label: String,
+    #[serde(rename = "ssoURL")]
+    sso_url: Option<String>,
+    #[serde(rename = "entityID")]
+    entity_id: Option<String>,
+    certificate: Option<String>,
+    /// The provider `op=delete` removes.
+    provider: Option<String>,
 }
 
 /// `POST /o/{organizationId}/sso`: `op=create` or `op=delete` (admins).
@@ -99,10 +133,15 @@ pub async fn act(
     body: Body,
 ) -> Response {
     let here = format!("/o/{org_id}/sso");
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
+    let signed = match session::require(&state, &headers, &here).await {
+        Ok(s) => s,
         Err(res) => return res,
     };
+    let form: ProviderForm =
+        match session::read_typed(&state, &headers, &signed.session, body).await {
+            Ok(f) => f,
+            Err(res) => return res,
+        };
     let viewer = signed.viewer();
     let caller = signed.caller();
     let Some(org) = org_for(&state, &caller, &org_id).await else {
@@ -116,20 +155,20 @@ pub async fn act(
     let run = {
         let state = state.clone();
         async move {
-            match form.op.as_deref().unwrap_or("") {
+            match form.op.as_str() {
                 "create" => {
                     let new = NewProvider {
-                        label: form.subject.clone().unwrap_or_default().trim().to_string(),
-                        sso_url: given(&form.emoji),
-                        entity_id: given(&form.parent),
-                        certificate: given(&form.body),
+                        label: form.label.trim().to_string(),
+                        sso_url: given(&form.sso_url),
+                        entity_id: given(&form.entity_id),
+                        certificate: given(&form.certificate),
                         default_team: None,
                         default_role: None,
                     };
                     providers::create(&state, &org, new).await.map(|_| ())
                 }
                 "delete" => {
-                    let id = form.invite.clone().unwrap_or_default();
+                    let id = form.provider.clone().unwrap_or_default();
                     providers::delete(&state, &org, &id).await
                 }
                 other => Err(ApiError::bad_request(format!(

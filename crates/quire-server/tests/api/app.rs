@@ -4243,8 +4243,8 @@ async fn admins_add_and_remove_saml_providers_in_the_app() {
             &[
                 ("csrf", &bt),
                 ("op", "create"),
-                ("subject", "Okta"),
-                ("emoji", "https://idp.example/sso"),
+                ("label", "Okta"),
+                ("ssoURL", "https://idp.example/sso"),
             ],
         )
         .await;
@@ -4259,8 +4259,8 @@ async fn admins_add_and_remove_saml_providers_in_the_app() {
             &[
                 ("csrf", &token),
                 ("op", "create"),
-                ("subject", "Okta"),
-                ("emoji", "not a url"),
+                ("label", "Okta"),
+                ("ssoURL", "not a url"),
             ],
         )
         .await;
@@ -4272,8 +4272,8 @@ async fn admins_add_and_remove_saml_providers_in_the_app() {
             &[
                 ("csrf", &token),
                 ("op", "create"),
-                ("subject", "Okta"),
-                ("emoji", "https://idp.example/sso"),
+                ("label", "Okta"),
+                ("ssoURL", "https://idp.example/sso"),
             ],
         )
         .await;
@@ -4292,7 +4292,10 @@ async fn admins_add_and_remove_saml_providers_in_the_app() {
         seen.html
     );
     let p = a
-        .post(&sso, &[("csrf", &token), ("op", "delete"), ("invite", &id)])
+        .post(
+            &sso,
+            &[("csrf", &token), ("op", "delete"), ("provider", &id)],
+        )
         .await;
     assert_eq!(p.status, 303);
     let listed = app
