@@ -121,7 +121,7 @@ pub fn router(state: AppState) -> Edge<Router> {
             get(openapi::handlers::download),
         )
         .merge(crate::web::routes())
-        .merge(crate::app::routes())
+        .merge(crate::app::routes(&state))
         .merge(crate::git::routes())
         .fallback(fallback)
         .with_state(state.clone());

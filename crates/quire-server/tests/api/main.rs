@@ -9,6 +9,7 @@ mod loopback;
 mod access_cache;
 mod adaptive_views;
 mod app;
+mod app_routes;
 mod authz;
 mod authz_matrix;
 mod backup;

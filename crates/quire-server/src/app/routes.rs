@@ -1,0 +1,308 @@
+//! The app's route table: every screen and action, its method, path and who may reach it,
+//! declared once. The router is built from it, and each route's access is checked before
+//! its handler runs ([`guard`]), as the API's operations are; the matrix test
+//! (`tests/api/app_routes.rs`) requests every route as every persona and compares the
+//! answer with the declaration.
+//!
+//! The access is the least a route needs. A handler may refuse more (an action the
+//! person's role does not allow answers the domain's 403), never less.
+
+use axum::extract::{FromRequestParts, Path, Request, State};
+use axum::http::Method;
+use axum::middleware::{from_fn_with_state, Next};
+use axum::response::Response;
+use axum::routing::{get, post, MethodRouter};
+use axum::Router;
+use std::collections::HashMap;
+
+use super::shell::{failed, not_found};
+use super::{
+    account, accounts, create, editor, find, home, people, saml, screens, search, session, sites,
+    specs, sso, translations,
+};
+use crate::domain::access::{self, Role};
+use crate::ids::OrgId;
+use crate::state::AppState;
+
+/// Who may reach a route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone, signed in or not: signing in, the first run, single sign-on's endpoints, a
+    /// join link (which says what signing in will do).
+    Anyone,
+    /// A signed-in person.
+    SignedIn,
+    /// A password session of an administrator of the server.
+    ServerAdmin,
+    /// Anyone the organization `{organizationId}` is visible to: its members, and guests
+    /// who were given one of its spaces or collections.
+    Org,
+    /// A member of the organization `{organizationId}`, at any role.
+    OrgMember,
+    /// An administrator of the organization `{organizationId}`.
+    OrgAdmin,
+    /// Anyone who sees the collection `{collectionId}`.
+    Collection,
+    /// Anyone with at least this role on the space `{spaceId}` (deleted or not: a deleted
+    /// space's admins restore it from its settings).
+    Space(Role),
+}
+
+/// One screen or action of the app.
+pub struct Route {
+    /// `GET` (a screen) or `POST` (an action).
+    pub method: Method,
+    /// Its path, with `{name}` parameters as the router reads them.
+    pub path: &'static str,
+    /// Who may reach it.
+    pub access: Access,
+    /// Its handler, as the router mounts it.
+    handler: fn() -> MethodRouter<AppState>,
+}
+
+const fn route(
+    method: Method,
+    path: &'static str,
+    access: Access,
+    handler: fn() -> MethodRouter<AppState>,
+) -> Route {
+    Route {
+        method,
+        path,
+        access,
+        handler,
+    }
+}
+
+const GET: Method = Method::GET;
+const POST: Method = Method::POST;
+use Access::*;
+
+/// Every route of the app, but its embedded files (`shell::asset_routes`, public).
+pub const ROUTES: &[Route] = &[
+    route(GET, "/", Anyone, || get(home::home)),
+    route(POST, "/orgs", SignedIn, || post(home::create_org)),
+    route(GET, "/find", SignedIn, || get(find::screen)),
+    route(GET, "/account", SignedIn, || get(account::show)),
+    route(POST, "/account/tokens", SignedIn, || {
+        post(account::create_token)
+    }),
+    route(POST, "/account/tokens/{tokenId}/revoke", SignedIn, || {
+        post(account::revoke_token)
+    }),
+    route(POST, "/account/link", SignedIn, || post(account::link)),
+    route(GET, "/account/sessions", SignedIn, || {
+        get(session::sessions)
+    }),
+    route(POST, "/account/sessions/{sessionId}/end", SignedIn, || {
+        post(session::end_session)
+    }),
+    route(POST, "/account/sessions/end-all", SignedIn, || {
+        post(session::end_all)
+    }),
+    route(POST, "/setup", Anyone, || post(session::setup)),
+    route(GET, "/signin", Anyone, || get(session::signin_page)),
+    route(POST, "/signin", Anyone, || post(session::signin)),
+    route(POST, "/signout", Anyone, || post(session::signout)),
+    route(GET, "/admin/accounts", ServerAdmin, || {
+        get(accounts::screen)
+    }),
+    route(POST, "/admin/accounts", ServerAdmin, || post(accounts::act)),
+    route(POST, "/admin/settings", ServerAdmin, || {
+        post(accounts::settings)
+    }),
+    route(GET, "/saml/{samlProviderId}/metadata", Anyone, || {
+        get(saml::metadata)
+    }),
+    route(GET, "/saml/{samlProviderId}/start", Anyone, || {
+        get(saml::start)
+    }),
+    route(POST, "/saml/{samlProviderId}/acs", Anyone, || {
+        post(saml::acs)
+    }),
+    // Answers a JSON error to a caller without a token: an API-style call of the account.
+    route(POST, "/saml/{samlProviderId}/link", Anyone, || {
+        post(saml::link)
+    }),
+    route(GET, "/o/{organizationId}", Org, || get(screens::org)),
+    route(POST, "/o/{organizationId}", Org, || post(create::act)),
+    route(GET, "/o/{organizationId}/search", Org, || get(search::org)),
+    route(POST, "/o/{organizationId}/sites", Org, || post(sites::act)),
+    route(GET, "/o/{organizationId}/sites/{siteId}", Org, || {
+        get(sites::screen)
+    }),
+    route(POST, "/o/{organizationId}/sites/{siteId}", Org, || {
+        post(sites::act)
+    }),
+    route(POST, "/o/{organizationId}/openapi", Org, || {
+        post(specs::act)
+    }),
+    route(GET, "/o/{organizationId}/openapi/{specSlug}", Org, || {
+        get(screens::openapi_spec)
+    }),
+    route(POST, "/o/{organizationId}/openapi/{specSlug}", Org, || {
+        post(specs::update)
+    }),
+    route(GET, "/o/{organizationId}/sso", OrgAdmin, || {
+        get(sso::screen)
+    }),
+    route(POST, "/o/{organizationId}/sso", OrgAdmin, || post(sso::act)),
+    route(GET, "/o/{organizationId}/translations", Org, || {
+        get(translations::screen)
+    }),
+    route(POST, "/o/{organizationId}/translations", Org, || {
+        post(translations::act)
+    }),
+    route(GET, "/o/{organizationId}/members", OrgMember, || {
+        get(people::members_page)
+    }),
+    route(POST, "/o/{organizationId}/members", OrgMember, || {
+        post(people::members_action)
+    }),
+    route(GET, "/o/{organizationId}/teams", OrgMember, || {
+        get(people::teams_page)
+    }),
+    route(POST, "/o/{organizationId}/teams", OrgMember, || {
+        post(people::teams_action)
+    }),
+    route(GET, "/join/{secret}", Anyone, || get(people::join_page)),
+    route(POST, "/join/{secret}", Anyone, || post(people::join)),
+    route(GET, "/invite/{organizationId}/{inviteId}", Anyone, || {
+        get(people::link_page)
+    }),
+    route(POST, "/invite/{organizationId}/{inviteId}", Anyone, || {
+        post(people::link_join)
+    }),
+    route(GET, "/c/{collectionId}", Collection, || {
+        get(screens::collection)
+    }),
+    route(POST, "/c/{collectionId}", Collection, || {
+        post(screens::collection_act)
+    }),
+    route(GET, "/c/{collectionId}/~/share", Collection, || {
+        get(screens::collection_share)
+    }),
+    route(POST, "/c/{collectionId}/~/share", Collection, || {
+        post(screens::collection_share_act)
+    }),
+    route(GET, "/s/{spaceId}", Space(Role::Read), || {
+        get(screens::space_home)
+    }),
+    route(
+        POST,
+        "/s/{spaceId}/~/upload/{number}",
+        Space(Role::Edit),
+        || post(editor::upload),
+    ),
+    // A page, or one of the space's screens under `~/` (its search, change requests,
+    // revisions, settings, sharing, import, editor).
+    route(GET, "/s/{spaceId}/{*path}", Space(Role::Read), || {
+        get(screens::space_path)
+    }),
+    // An action under `~/`; each decides the role it needs through its workflow (a comment
+    // needs the comment role, a merge the merge rules, a setting the admin role).
+    route(POST, "/s/{spaceId}/{*path}", Space(Role::Read), || {
+        post(screens::space_action)
+    }),
+];
+
+/// The app's router: every route of [`ROUTES`] behind its access check, and the embedded
+/// files.
+pub fn router(state: &AppState) -> Router<AppState> {
+    ROUTES
+        .iter()
+        .fold(super::shell::asset_routes(), |router, r| {
+            let access = r.access;
+            let checked = (r.handler)().route_layer(from_fn_with_state(
+                state.clone(),
+                move |state: State<AppState>, req: Request, next: Next| {
+                    guard(state, req, next, access)
+                },
+            ));
+            router.route(r.path, checked)
+        })
+}
+
+/// Lets a request through to its handler when its session has `access`; otherwise sends it
+/// to sign in (no session) or answers as a missing screen would.
+async fn guard(
+    State(state): State<AppState>,
+    req: Request,
+    next: Next,
+    access: Access,
+) -> Response {
+    if access == Anyone {
+        return next.run(req).await;
+    }
+    let (mut parts, body) = req.into_parts();
+    let params = Path::<HashMap<String, String>>::from_request_parts(&mut parts, &state)
+        .await
+        .map(|Path(p)| p)
+        .unwrap_or_default();
+    let req = Request::from_parts(parts, body);
+    let here = req
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_string();
+    let signed = match session::require(&state, req.headers(), &here).await {
+        Ok(s) => s,
+        Err(res) => return res,
+    };
+    let caller = signed.caller();
+    let param = |name: &str| params.get(name).cloned().unwrap_or_default();
+    let allowed = match access {
+        Anyone | SignedIn => true,
+        ServerAdmin => {
+            signed.scope.is_none()
+                && match crate::store::sessions::is_instance_admin(
+                    &state.db,
+                    signed.user.id.as_str(),
+                )
+                .await
+                {
+                    Ok(admin) => admin,
+                    Err(e) => return failed(e),
+                }
+        }
+        Org | OrgMember | OrgAdmin => {
+            let id = OrgId::new(param("organizationId"));
+            match seen(access::load_org(&state, &caller, &id).await) {
+                Ok(org) => org.is_some_and(|org| match access {
+                    OrgMember => org.role.is_some(),
+                    OrgAdmin => org.is_admin(),
+                    _ => true,
+                }),
+                Err(e) => return failed(e),
+            }
+        }
+        Collection => {
+            match seen(access::load_collection(&state, &caller, &param("collectionId")).await) {
+                Ok(c) => c.is_some(),
+                Err(e) => return failed(e),
+            }
+        }
+        Space(role) => match seen(access::load_space(&state, &caller, &param("spaceId")).await) {
+            Ok(ctx) => ctx.is_some_and(|ctx| ctx.role >= role),
+            Err(e) => return failed(e),
+        },
+    };
+    if allowed {
+        next.run(req).await
+    } else {
+        not_found(
+            Some(&signed.viewer()),
+            "This page does not exist, or you may not see it.",
+        )
+    }
+}
+
+/// What the caller sees: `None` for anything the domain refuses (missing, or not theirs to
+/// see, one answer for both); a failure of the server's own stays one.
+fn seen<T>(loaded: crate::error::ApiResult<T>) -> crate::error::ApiResult<Option<T>> {
+    match loaded {
+        Ok(v) => Ok(Some(v)),
+        Err(e @ crate::error::ApiError::Internal(_)) => Err(e),
+        Err(_) => Ok(None),
+    }
+}

@@ -1,0 +1,241 @@
+//! Every route the app declares (`quire_server::app::routes::ROUTES`), requested as every
+//! persona: the answer must be what the route's declared access says. A route added to the
+//! table is in this matrix without a line here, unless it names a parameter the matrix has
+//! no value for (the test then says which).
+
+use quire_server::app::routes::{Access, ROUTES};
+use quire_server::domain::access::Role;
+use serde_json::json;
+
+use crate::app::{signed_in, Browser, Page};
+use crate::harness::TestApp;
+
+/// Who asks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Who {
+    Anonymous,
+    /// Signed in, in no organization.
+    Outsider,
+    /// The organization's reader.
+    Reader,
+    /// The organization's editor.
+    Editor,
+    /// The organization's admin.
+    OrgAdmin,
+    /// An administrator of the server, not in the organization.
+    ServerAdmin,
+}
+
+/// Whether the declaration lets `who` through.
+fn allowed(access: Access, who: Who) -> bool {
+    use Who::*;
+    let role = match who {
+        Reader => Some(Role::Read),
+        Editor => Some(Role::Edit),
+        OrgAdmin => Some(Role::Admin),
+        _ => None,
+    };
+    match access {
+        Access::Anyone => true,
+        Access::SignedIn => who != Anonymous,
+        Access::ServerAdmin => who == ServerAdmin,
+        Access::Org | Access::OrgMember | Access::Collection => role.is_some(),
+        Access::OrgAdmin => role == Some(Role::Admin),
+        Access::Space(needed) => role.is_some_and(|r| r >= needed),
+    }
+}
+
+/// The guard's answer to a signed-in person the route is not for.
+const HIDDEN: &str = "This page does not exist, or you may not see it.";
+
+#[tokio::test]
+async fn every_screen_and_action_answers_every_persona_as_its_route_declares() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let bob = app.persona("bob").await;
+    let carol = app.persona("carol").await;
+    app.persona("dave").await;
+    let org = app.org(&alice, "Matrix").await;
+    app.add_member(&alice, &org, &bob, json!("read")).await;
+    app.add_member(&alice, &org, &carol, json!("edit")).await;
+    let space = app.space(&alice, &org, "Docs", None).await;
+    let cr = app.open_change_request(&alice, &space, "A change").await;
+    let cr = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200)["number"]
+        .to_string();
+    let collection = app
+        .post(
+            &alice,
+            &format!("/v1/orgs/{org}/collections"),
+            json!({ "title": "Product" }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let site = app
+        .post(
+            &alice,
+            &format!("/v1/orgs/{org}/sites"),
+            json!({ "title": "Public docs", "spaces": [space] }),
+        )
+        .await
+        .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.post(
+        &alice,
+        &format!("/v1/orgs/{org}/openapi"),
+        json!({ "slug": "pets", "source": { "text": "openapi: 3.0.3\ninfo: {title: Pets, version: '1'}\npaths: {}\n" } }),
+    )
+    .await
+    .expect(201);
+
+    // A value for every parameter a route may name.
+    let value = |name: &str| -> String {
+        match name {
+            "organizationId" => org.clone(),
+            "spaceId" => space.clone(),
+            "collectionId" => collection.clone(),
+            "siteId" => site.clone(),
+            "specSlug" => "pets".into(),
+            "number" => cr.clone(),
+            "tokenId" | "sessionId" | "samlProviderId" | "secret" | "inviteId" => {
+                "not-there".into()
+            }
+            other => panic!("the matrix has no value for the route parameter `{other}`: add one"),
+        }
+    };
+    // The screens and actions a space's catch-all reaches.
+    let under_space = [
+        "~/changes".to_string(),
+        format!("~/changes/{cr}"),
+        "~/revisions".into(),
+        "~/settings".into(),
+        "~/share".into(),
+        "~/search".into(),
+    ];
+
+    let mut browsers = signed_in(&app, &["alice", "bob", "carol", "dave"]).await;
+    quire_server::admin::set_password(
+        &app.config,
+        "root@example.com",
+        Some("root"),
+        "a fine passphrase",
+        true,
+    )
+    .await
+    .unwrap();
+    let mut root = Browser::new(&app);
+    let p = root
+        .post(
+            "/signin",
+            &[
+                ("email", "root@example.com"),
+                ("password", "a fine passphrase"),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let dave = browsers.pop().unwrap();
+    let carol = browsers.pop().unwrap();
+    let bob = browsers.pop().unwrap();
+    let alice = browsers.pop().unwrap();
+    let mut personas = [
+        (Who::Anonymous, Browser::new(&app)),
+        (Who::Outsider, dave),
+        (Who::Reader, bob),
+        (Who::Editor, carol),
+        (Who::OrgAdmin, alice),
+        (Who::ServerAdmin, root),
+    ];
+
+    let mut wrong = Vec::new();
+    let requests = ROUTES.iter().flat_map(|route| {
+        let fill = |rest: &str| {
+            route
+                .path
+                .split('/')
+                .map(
+                    |seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                        Some("*path") => rest.to_string(),
+                        Some(name) => value(name),
+                        None => seg.to_string(),
+                    },
+                )
+                .collect::<Vec<_>>()
+                .join("/")
+        };
+        let paths: Vec<String> = if route.path.ends_with("{*path}") {
+            under_space.iter().map(|rest| fill(rest)).collect()
+        } else {
+            vec![fill("")]
+        };
+        paths.into_iter().map(move |p| (route, p))
+    });
+    for (route, path) in requests {
+        for (who, browser) in personas.iter_mut() {
+            let who = *who;
+            // Forms carry a token no session has: an action the person may reach is
+            // refused by its own CSRF check, so nothing is changed (not even a sign-out).
+            let page = if route.method == "GET" {
+                browser.get(&path).await
+            } else {
+                browser.post(&path, &[("csrf", "not-the-session-s")]).await
+            };
+            let to_signin = page.status == 303
+                && page
+                    .location
+                    .as_deref()
+                    .is_some_and(|l| l.starts_with("/signin"));
+            let hidden = page.status == 404 && page.html.contains(HIDDEN);
+            let expected = allowed(route.access, who);
+            let ok = match (expected, who) {
+                _ if page.status >= 500 => false,
+                (false, Who::Anonymous) => to_signin,
+                (false, _) => hidden,
+                // A screen the person may see shows (or leads on to another of its own).
+                (true, Who::Anonymous) => !hidden,
+                (true, _) if route.access == Access::Anyone => !hidden,
+                (true, _) if route.method == "GET" => {
+                    page.status == 200 || (page.status == 303 && !to_signin)
+                }
+                (true, _) => !hidden && !to_signin,
+            };
+            if !ok {
+                wrong.push(format!(
+                    "{} {path} ({:?}) as {who:?}: {} {}",
+                    route.method,
+                    route.access,
+                    page.status,
+                    summary(&page)
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// What an answer was, in a line: where it leads, or its page's first heading.
+fn summary(page: &Page) -> String {
+    if let Some(l) = &page.location {
+        return format!("to {l}");
+    }
+    let h1 = page
+        .html
+        .split("<h1>")
+        .nth(1)
+        .and_then(|h| h.split("</h1>").next())
+        .unwrap_or("");
+    let alert = page
+        .html
+        .split("role=\"alert\">")
+        .nth(1)
+        .and_then(|h| h.split('<').next())
+        .unwrap_or("");
+    format!("{h1}: {alert}")
+}
