@@ -6,8 +6,8 @@ use crate::db::Db;
 /// Pages kept a person.
 pub const KEPT: i64 = 30;
 
-/// Notes that `user_id` opened page `page_id` of space `space_id`; drops their oldest past
-/// [`KEPT`].
+/// Notes that `user_id` opened page `page_id` of space `space_id` at `now` (or just after
+/// the last page they opened, if that is later); drops their oldest past [`KEPT`].
 pub async fn seen(
     db: &Db,
     user_id: &str,
@@ -17,8 +17,12 @@ pub async fn seen(
 ) -> sqlx::Result<()> {
     db.execute(
         &Sql::new(
-            "INSERT INTO recent_pages (user_id, space_id, page_id, seen_at) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (user_id, space_id, page_id) DO UPDATE SET seen_at = $4",
+            // After every page the person read before, even in the same millisecond: the
+            // last page opened is always first.
+            "INSERT INTO recent_pages (user_id, space_id, page_id, seen_at) \
+             SELECT $1, $2, $3, CASE WHEN COALESCE(MAX(seen_at), 0) >= $4 THEN MAX(seen_at) + 1 \
+             ELSE $4 END FROM recent_pages WHERE user_id = $1 \
+             ON CONFLICT (user_id, space_id, page_id) DO UPDATE SET seen_at = excluded.seen_at",
         )
         .arg(user_id)
         .arg(space_id)
