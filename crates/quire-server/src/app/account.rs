@@ -11,7 +11,7 @@ use axum::response::Response;
 use maud::html;
 use serde::Deserialize;
 
-use super::session::{read_typed, require, Signed};
+use super::session::{read_typed, Signed};
 use super::shell::{failed, page, see_other};
 use crate::clock::iso;
 use crate::state::AppState;
@@ -26,11 +26,8 @@ const LIST_LIMIT: i64 = 200;
 const LABEL_CHARS: usize = 64;
 
 /// `GET /account`.
-pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    match require(&state, &headers, HERE).await {
-        Ok(signed) => render(&state, &signed, StatusCode::OK, None, None).await,
-        Err(res) => res,
-    }
+pub async fn show(State(state): State<AppState>, signed: Signed) -> Response {
+    render(&state, &signed, StatusCode::OK, None, None).await
 }
 
 /// The screen, with a token just made (shown once) or a problem at its top.
@@ -160,12 +157,9 @@ pub struct NewToken {
 pub async fn create_token(
     State(state): State<AppState>,
     headers: HeaderMap,
+    signed: Signed,
     body: Body,
 ) -> Response {
-    let signed = match require(&state, &headers, HERE).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     let form: NewToken = match read_typed(&state, &headers, &signed.session, body).await {
         Ok(f) => f,
         Err(res) => return res,
@@ -191,14 +185,11 @@ pub async fn revoke_token(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
+    signed: Signed,
     body: Body,
 ) -> Response {
     #[derive(Deserialize)]
     struct Revoke {}
-    let signed = match require(&state, &headers, HERE).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     if let Err(res) = read_typed::<Revoke>(&state, &headers, &signed.session, body).await {
         return res;
     }
@@ -223,11 +214,12 @@ pub struct Link {
 
 /// `POST /account/link`: off to the SAML provider named in the form, to link it to the
 /// account (its login must assert the account's own address).
-pub async fn link(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let signed = match require(&state, &headers, HERE).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+pub async fn link(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    signed: Signed,
+    body: Body,
+) -> Response {
     let form: Link = match read_typed(&state, &headers, &signed.session, body).await {
         Ok(f) => f,
         Err(res) => return res,

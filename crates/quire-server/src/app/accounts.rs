@@ -11,8 +11,8 @@ use axum::response::Response;
 use maud::html;
 use serde::Deserialize;
 
-use super::session::{read_form, read_typed, require, Signed};
-use super::shell::{failed, not_found, page, see_other};
+use super::session::{read_form, read_typed, Signed};
+use super::shell::{failed, page, see_other};
 use crate::domain::accounts::{self, AccountError, Holder};
 use crate::domain::orgs::Creators;
 use crate::state::AppState;
@@ -30,33 +30,13 @@ pub struct At {
     after: Option<String>,
 }
 
-/// The signed-in instance administrator, on a password session (a single sign-on session
-/// reaches one organization, not the server); anyone else finds nothing here.
-async fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<Signed, Response> {
-    let signed = require(state, headers, HERE).await?;
-    let admin = signed.scope.is_none()
-        && store::sessions::is_instance_admin(&state.db, signed.user.id.as_str())
-            .await
-            .map_err(failed)?;
-    if !admin {
-        return Err(not_found(
-            Some(&signed.viewer()),
-            "This page does not exist, or you may not see it.",
-        ));
-    }
-    Ok(signed)
-}
-
 /// `GET /admin/accounts`.
 pub async fn screen(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    signed: Signed,
     Query(at): Query<At>,
 ) -> Response {
-    match require_admin(&state, &headers).await {
-        Ok(signed) => render(&state, &signed, at.after.as_deref().unwrap_or(""), None).await,
-        Err(res) => res,
-    }
+    render(&state, &signed, at.after.as_deref().unwrap_or(""), None).await
 }
 
 /// The screen, from the account after `after`, with a refusal at its top.
@@ -147,11 +127,12 @@ async fn render(state: &AppState, signed: &Signed, after: &str, problem: Option<
 
 /// `POST /admin/accounts`: `op` `create` (name, email, password) or `reset` (email,
 /// password).
-pub async fn act(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let signed = match require_admin(&state, &headers).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+pub async fn act(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    signed: Signed,
+    body: Body,
+) -> Response {
     let form = match read_form(&state, &headers, Some(&signed.session), body).await {
         Ok(f) => f,
         Err(res) => return res,
@@ -239,11 +220,12 @@ pub struct Settings {
 }
 
 /// `POST /admin/settings`: who may create organizations.
-pub async fn settings(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let signed = match require_admin(&state, &headers).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+pub async fn settings(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    signed: Signed,
+    body: Body,
+) -> Response {
     let form: Settings = match read_typed(&state, &headers, &signed.session, body).await {
         Ok(f) => f,
         Err(res) => return res,

@@ -11,7 +11,7 @@ use maud::{html, Markup, PreEscaped};
 
 use super::screens::{current_content, visible_spaces};
 use super::search::{self, answer, asked, form, region, result_parts, too_long, Asked};
-use super::session::{self, Signed};
+use super::session::Signed;
 use super::shell::{failed, page};
 use crate::domain::access::{self, grants::Grants};
 use crate::domain::search::analyze::fold;
@@ -111,11 +111,8 @@ pub async fn screen(
     State(state): State<AppState>,
     Query(query): Query<search::SearchQuery>,
     headers: HeaderMap,
+    signed: Signed,
 ) -> Response {
-    let signed = match session::require(&state, &headers, "/find").await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     let q = query.q.unwrap_or_default();
     let places = match places(&state, &signed).await {
         Ok(p) => p,

@@ -9,7 +9,7 @@ use axum::response::Response;
 use maud::html;
 use serde::Deserialize;
 
-use super::session::{self, read_typed, require};
+use super::session::{self, read_typed, Signed};
 use super::shell::{failed, page, run_write, see_other};
 use crate::state::AppState;
 use crate::store;
@@ -124,11 +124,12 @@ pub struct NewOrg {
 }
 
 /// `POST /orgs`: creates an organization the signed-in person administers, then opens it.
-pub async fn create_org(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let signed = match require(&state, &headers, "/").await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+pub async fn create_org(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    signed: Signed,
+    body: Body,
+) -> Response {
     let form: NewOrg = match read_typed(&state, &headers, &signed.session, body).await {
         Ok(f) => f,
         Err(res) => return res,

@@ -5,7 +5,9 @@
 //! answer with the declaration.
 //!
 //! The access is the least a route needs. A handler may refuse more (an action the
-//! person's role does not allow answers the domain's 403), never less.
+//! person's role does not allow answers the domain's 403), never less. What the check
+//! loaded (the session, the organization, collection or space with the person's role) is
+//! handed to the handler, which takes it as an argument (`session::Signed`, [`InOrg`]).
 
 use axum::extract::{FromRequestParts, Path, Request, State};
 use axum::http::Method;
@@ -251,6 +253,7 @@ async fn guard(
     };
     let caller = signed.caller();
     let param = |name: &str| params.get(name).cloned().unwrap_or_default();
+    let mut req = req;
     let allowed = match access {
         Anyone | SignedIn => true,
         ServerAdmin => {
@@ -268,26 +271,43 @@ async fn guard(
         Org | OrgMember | OrgAdmin => {
             let id = OrgId::new(param("organizationId"));
             match seen(access::load_org(&state, &caller, &id).await) {
-                Ok(org) => org.is_some_and(|org| match access {
-                    OrgMember => org.role.is_some(),
-                    OrgAdmin => org.is_admin(),
-                    _ => true,
-                }),
+                Ok(Some(org)) => {
+                    let ok = match access {
+                        OrgMember => org.role.is_some(),
+                        OrgAdmin => org.is_admin(),
+                        _ => true,
+                    };
+                    req.extensions_mut().insert(org);
+                    ok
+                }
+                Ok(None) => false,
                 Err(e) => return failed(e),
             }
         }
         Collection => {
             match seen(access::load_collection(&state, &caller, &param("collectionId")).await) {
-                Ok(c) => c.is_some(),
+                Ok(Some(c)) => {
+                    req.extensions_mut().insert(c);
+                    true
+                }
+                Ok(None) => false,
                 Err(e) => return failed(e),
             }
         }
         Space(role) => match seen(access::load_space(&state, &caller, &param("spaceId")).await) {
-            Ok(ctx) => ctx.is_some_and(|ctx| ctx.role >= role),
+            Ok(Some(ctx)) => {
+                let ok = ctx.role >= role;
+                req.extensions_mut().insert(ctx);
+                ok
+            }
+            Ok(None) => false,
             Err(e) => return failed(e),
         },
     };
     if allowed {
+        // The handler takes what was loaded here (`session::Signed`, `access::OrgCtx`, …)
+        // instead of reading it again.
+        req.extensions_mut().insert(signed);
         next.run(req).await
     } else {
         not_found(
@@ -305,4 +325,33 @@ fn seen<T>(loaded: crate::error::ApiResult<T>) -> crate::error::ApiResult<Option
         Err(e @ crate::error::ApiError::Internal(_)) => Err(e),
         Err(_) => Ok(None),
     }
+}
+
+/// The organization of the path as the signed-in person sees it, loaded by the route's
+/// access check (routes declared [`Access::Org`], [`Access::OrgMember`], [`Access::OrgAdmin`]).
+pub struct InOrg(pub access::OrgCtx);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for InOrg {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Response> {
+        loaded(parts).await.map(InOrg)
+    }
+}
+
+/// What the route's access check put on the request; missing only when a handler asks for
+/// more than its route declares (a failure the route matrix test meets).
+pub(super) async fn loaded<T: Clone + Send + Sync + 'static>(
+    parts: &axum::http::request::Parts,
+) -> Result<T, Response> {
+    parts.extensions.get::<T>().cloned().ok_or_else(|| {
+        failed(format!(
+            "the route {} declares no access that loads a {}",
+            parts.uri.path(),
+            std::any::type_name::<T>()
+        ))
+    })
 }

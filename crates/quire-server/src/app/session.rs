@@ -39,13 +39,26 @@ const TOUCH_EVERY_MS: i64 = 5 * 60 * 1000;
 /// accepts (2 MiB), percent-encoded.
 const FORM_BYTES: usize = 6 * 1024 * 1024;
 
-/// A signed-in user and their session.
+/// A signed-in user and their session. A handler of a route that needs a session takes it
+/// as an argument: the route's access check loaded it.
+#[derive(Clone)]
 pub struct Signed {
     pub session: SessionRow,
     pub user: UserRow,
     /// The one organization a single sign-on session may act in (`None`: a password
     /// session, with the account's whole reach).
     pub scope: Option<OrgId>,
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Signed {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Response> {
+        super::routes::loaded(parts).await
+    }
 }
 
 impl Signed {
@@ -571,20 +584,15 @@ pub async fn signout(State(state): State<AppState>, headers: HeaderMap, body: Bo
 /// The signed-in user of a password session, the only kind that may see and end the
 /// account's sessions: a single sign-on session reaches one organization, not the account,
 /// and is sent to its own account page.
-async fn require_account(state: &AppState, headers: &HeaderMap) -> Result<Signed, Response> {
-    let signed = require(state, headers, "/account/sessions").await?;
-    if signed.scope.is_some() {
-        return Err(see_other("/account"));
-    }
-    Ok(signed)
+fn not_the_account(signed: &Signed) -> Option<Response> {
+    signed.scope.as_ref().map(|_| see_other("/account"))
 }
 
 /// `GET /account/sessions`: the account's live sessions, each of which can be ended.
-pub async fn sessions(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let signed = match require_account(&state, &headers).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+pub async fn sessions(State(state): State<AppState>, signed: Signed) -> Response {
+    if let Some(res) = not_the_account(&signed) {
+        return res;
+    }
     let list =
         match store::sessions::list(&state.db, signed.user.id.as_str(), state.now(), 100).await {
             Ok(l) => l,
@@ -649,12 +657,12 @@ pub async fn end_session(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
+    signed: Signed,
     body: Body,
 ) -> Response {
-    let signed = match require_account(&state, &headers).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+    if let Some(res) = not_the_account(&signed) {
+        return res;
+    }
     if let Err(res) = read_form(&state, &headers, Some(&signed.session), body).await {
         return res;
     }
@@ -670,11 +678,15 @@ pub async fn end_session(
 }
 
 /// `POST /account/sessions/end-all`: "sign out everywhere".
-pub async fn end_all(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let signed = match require_account(&state, &headers).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+pub async fn end_all(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    signed: Signed,
+    body: Body,
+) -> Response {
+    if let Some(res) = not_the_account(&signed) {
+        return res;
+    }
     if let Err(res) = read_form(&state, &headers, Some(&signed.session), body).await {
         return res;
     }

@@ -4,47 +4,24 @@
 //! (the API's own).
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::html;
 use serde::Deserialize;
 
-use super::session;
-use super::shell::{failed, no_org, not_found, org_for, page, run_write};
-use crate::domain::access::{self, OrgCtx};
+use super::routes::InOrg;
+use super::session::{self, Signed};
+use super::shell::{failed, page, run_write};
 use crate::domain::saml::providers::{self, NewProvider, MAX_PROVIDERS};
 use crate::domain::saml::service_urls;
 use crate::error::ApiError;
-use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
 
-async fn admin_org(state: &AppState, signed: &session::Signed, org_id: &str) -> Option<OrgCtx> {
-    let org = access::load_org(state, &signed.caller(), &OrgId::new(org_id.to_string()))
-        .await
-        .ok()?;
-    org.is_admin().then_some(org)
-}
-
 /// `GET /o/{organizationId}/sso` (admins).
-pub async fn screen(
-    State(state): State<AppState>,
-    Path(org_id): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    let here = format!("/o/{org_id}/sso");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+pub async fn screen(State(state): State<AppState>, signed: Signed, InOrg(org): InOrg) -> Response {
     let viewer = signed.viewer();
-    let Some(org) = admin_org(&state, &signed, &org_id).await else {
-        return not_found(
-            Some(&viewer),
-            "Single sign-on is configured by the organization's admins.",
-        );
-    };
     let list = match store::saml::list_all(&state.db, org.org.id.as_str(), MAX_PROVIDERS).await {
         Ok(l) => l,
         Err(e) => return failed(e),
@@ -128,25 +105,18 @@ pub struct ProviderForm {
 /// `POST /o/{organizationId}/sso`: `op=create` or `op=delete` (admins).
 pub async fn act(
     State(state): State<AppState>,
-    Path(org_id): Path<String>,
     headers: HeaderMap,
+    signed: Signed,
+    InOrg(org): InOrg,
     body: Body,
 ) -> Response {
-    let here = format!("/o/{org_id}/sso");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+    let here = format!("/o/{}/sso", org.org.id);
     let form: ProviderForm =
         match session::read_typed(&state, &headers, &signed.session, body).await {
             Ok(f) => f,
             Err(res) => return res,
         };
     let viewer = signed.viewer();
-    let caller = signed.caller();
-    let Some(org) = org_for(&state, &caller, &org_id).await else {
-        return no_org(&viewer);
-    };
     let given = |v: &Option<String>| {
         v.clone()
             .map(|t| t.trim().to_string())
