@@ -3,12 +3,11 @@
 //! (`domain::access`): a screen shows what the same user's token would read, and a space
 //! the user may not read answers as a missing one.
 
-use std::fmt::Write as _;
-
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text, render_document, FileRef};
+use maud::{html, Markup, PreEscaped};
+use quire_content::html::{render_document, FileRef};
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
 
 use super::session::{self, Signed};
@@ -40,16 +39,15 @@ pub(super) async fn visible_spaces(
         .collect())
 }
 
-fn space_item(s: &SpaceRow) -> String {
-    format!(
-        "<li><a href=\"/s/{}\">{}{}</a></li>",
-        attr(&s.id),
-        s.emoji
-            .as_deref()
-            .map(|e| format!("{} ", text(&emoji(e))))
-            .unwrap_or_default(),
-        text(&s.title)
-    )
+fn space_item(s: &SpaceRow) -> Markup {
+    html! {
+        li {
+            a href={ "/s/" (s.id) } {
+                @if let Some(e) = s.emoji.as_deref() { (emoji(e)) " " }
+                (s.title)
+            }
+        }
+    }
 }
 
 /// An emoji code point (`1f4d8`) as its character; anything else as given.
@@ -85,23 +83,6 @@ pub async fn org(
         Ok(s) => s,
         Err(e) => return failed(e),
     };
-    let mut body = format!(
-        "<h1>{}</h1><p><a href=\"/o/{id}/search\">Search this organization</a>{}</p>",
-        text(&org.org.title),
-        if org.role.is_some() {
-            format!(
-                " · <a href=\"/o/{id}/members\">Members</a> · <a href=\"/o/{id}/teams\">Teams</a> · <a href=\"/o/{id}/translations\">Translations</a>{}",
-                if org.is_admin() {
-                    format!(" · <a href=\"/o/{id}/sso\">Single sign-on</a>")
-                } else {
-                    String::new()
-                }
-            )
-        } else {
-            String::new()
-        },
-        id = attr(org.org.id.as_str())
-    );
     let mut collections: Vec<_> = grants
         .collections()
         .values()
@@ -109,60 +90,76 @@ pub async fn org(
         .collect();
     collections.sort_by(|a, b| (a.position, &a.id).cmp(&(b.position, &b.id)));
     let top: Vec<&SpaceRow> = spaces.iter().filter(|s| s.parent_id.is_none()).collect();
-    body.push_str("<h2>Spaces</h2>");
-    if top.is_empty() && collections.is_empty() {
-        body.push_str("<p>No space you can read yet.</p>");
-    }
-    body.push_str("<ul class=\"spaces\">");
-    for s in &top {
-        body.push_str(&space_item(s));
-    }
-    body.push_str("</ul>");
-    for c in collections {
-        let inside: Vec<&SpaceRow> = spaces
-            .iter()
-            .filter(|s| s.parent_id.as_deref() == Some(c.id.as_str()))
-            .collect();
-        let _ = write!(
-            body,
-            "<h3><a href=\"/c/{}\">{}</a></h3><ul class=\"spaces\">",
-            attr(&c.id),
-            text(&c.title)
-        );
-        for s in inside {
-            body.push_str(&space_item(s));
-        }
-        body.push_str("</ul>");
-    }
-    body.push_str(&super::create::forms(&org, &grants, &viewer, None));
-    match super::sites::section(&state, &org, &viewer, &spaces).await {
-        Ok(html) => body.push_str(&html),
+    let create = super::create::forms(&org, &grants, &viewer, None);
+    let sites = match super::sites::section(&state, &org, &viewer, &spaces).await {
+        Ok(html) => html,
         Err(e) => return failed(e),
-    }
-    match super::specs::section(&state, &org, &viewer).await {
-        Ok(html) => body.push_str(&html),
+    };
+    let specs = match super::specs::section(&state, &org, &viewer).await {
+        Ok(html) => html,
         Err(e) => return failed(e),
-    }
-    if org.is_admin() {
+    };
+    let deleted = if org.is_admin() {
         let since = state.now() - crate::domain::jobs::retention_ms(&state);
         match store::spaces::list_deleted(&state.db, id.as_str(), since).await {
-            Ok(deleted) if !deleted.is_empty() => {
-                body.push_str("<h2>Recently deleted</h2><ul class=\"spaces\">");
-                for s in &deleted {
-                    let _ = write!(
-                        body,
-                        "<li>{} <a href=\"/s/{}/~/settings\">Restore…</a></li>",
-                        text(&s.title),
-                        attr(&s.id)
-                    );
-                }
-                body.push_str("</ul>");
-            }
-            Ok(_) => {}
+            Ok(deleted) => deleted,
             Err(e) => return failed(e),
         }
-    }
-    page(StatusCode::OK, &org.org.title, Some(&viewer), "", &body)
+    } else {
+        Vec::new()
+    };
+    let org_id = org.org.id.as_str();
+    let body = html! {
+        h1 { (org.org.title) }
+        p {
+            a href={ "/o/" (org_id) "/search" } { "Search this organization" }
+            @if org.role.is_some() {
+                " · "
+                a href={ "/o/" (org_id) "/members" } { "Members" }
+                " · "
+                a href={ "/o/" (org_id) "/teams" } { "Teams" }
+                " · "
+                a href={ "/o/" (org_id) "/translations" } { "Translations" }
+                @if org.is_admin() {
+                    " · "
+                    a href={ "/o/" (org_id) "/sso" } { "Single sign-on" }
+                }
+            }
+        }
+        h2 { "Spaces" }
+        @if top.is_empty() && collections.is_empty() {
+            p { "No space you can read yet." }
+        }
+        ul.spaces {
+            @for s in &top { (space_item(s)) }
+        }
+        @for c in &collections {
+            h3 { a href={ "/c/" (c.id) } { (c.title) } }
+            ul.spaces {
+                @for s in spaces.iter().filter(|s| s.parent_id.as_deref() == Some(c.id.as_str())) {
+                    (space_item(s))
+                }
+            }
+        }
+        (PreEscaped(create))
+        (PreEscaped(sites))
+        (PreEscaped(specs))
+        @if !deleted.is_empty() {
+            h2 { "Recently deleted" }
+            ul.spaces {
+                @for s in &deleted {
+                    li { (s.title) " " a href={ "/s/" (s.id) "/~/settings" } { "Restore…" } }
+                }
+            }
+        }
+    };
+    page(
+        StatusCode::OK,
+        &org.org.title,
+        Some(&viewer),
+        "",
+        &body.into_string(),
+    )
 }
 
 /// `GET /c/{collectionId}`: a collection's spaces the user may read.
@@ -188,72 +185,75 @@ pub async fn collection(
         Ok(s) => s,
         Err(e) => return failed(e),
     };
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{}\">{}</a></li></ol></nav><h1>{}</h1><ul class=\"spaces\">",
-        attr(org_id.as_str()),
-        text(&ctx.org.org.title),
-        text(&ctx.collection.title)
-    );
-    let mut any = false;
-    for s in spaces.iter().filter(|s| {
-        s.parent_id
-            .as_deref()
-            .is_some_and(|p| ctx.grants.is_within(p, &collection_id))
-    }) {
-        any = true;
-        body.push_str(&space_item(s));
-    }
-    body.push_str("</ul>");
-    if !any {
-        body.push_str("<p>No space you can read in this collection.</p>");
-    }
-    body.push_str(&super::create::forms(
-        &ctx.org,
-        &ctx.grants,
-        &viewer,
-        Some(&collection_id),
-    ));
-    if ctx.org.role.is_some() {
-        let _ = write!(
-            body,
-            "<p><a href=\"/c/{}/~/share\">Who may access this collection</a></p>",
-            attr(&ctx.collection.id)
-        );
-    }
-    if ctx.role >= access::Role::Admin {
-        let action = format!("/c/{}", attr(&ctx.collection.id));
-        let hidden = format!(
-            "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-            attr(viewer.csrf)
-        );
+    let inside: Vec<&SpaceRow> = spaces
+        .iter()
+        .filter(|s| {
+            s.parent_id
+                .as_deref()
+                .is_some_and(|p| ctx.grants.is_within(p, &collection_id))
+        })
+        .collect();
+    let create = super::create::forms(&ctx.org, &ctx.grants, &viewer, Some(&collection_id));
+    let hidden = html! { input type="hidden" name="csrf" value=(viewer.csrf); };
+    let admin = (ctx.role >= access::Role::Admin).then(|| {
+        // The place form writes its action as given: escaped here.
+        let action = html! { "/c/" (ctx.collection.id) }.into_string();
         let current = ctx.collection.parent_id.as_deref().unwrap_or("");
-        body.push_str("<h2>Place</h2>");
-        body.push_str(&super::settings::place_form(
+        super::settings::place_form(
             &ctx.grants,
             Some(&ctx.collection.id),
             current,
-            (&action, &hidden),
+            (&action, &hidden.0),
             "collection-parent",
-        ));
-        let _ = write!(
-            body,
-            "<h2>Settings</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"settings\">\
-<label for=\"collection-title\">Title</label><input id=\"collection-title\" name=\"subject\" maxlength=\"50\" required value=\"{}\">\
-<label for=\"collection-description\">Description</label><input id=\"collection-description\" name=\"description\" maxlength=\"100\" value=\"{}\">\
-<button type=\"submit\">Save</button></form>\
-<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"delete\">\
-<label><input type=\"checkbox\" name=\"confirm\" value=\"yes\" required> Delete this collection (its spaces and collections move up, nothing is lost)</label>\
-<button type=\"submit\">Delete</button></form>",
-            attr(&ctx.collection.title),
-            attr(ctx.collection.description.as_deref().unwrap_or(""))
-        );
-    }
+        )
+    });
+    let body = html! {
+        nav.crumbs aria-label="Breadcrumb" {
+            ol { li { a href={ "/o/" (org_id.as_str()) } { (ctx.org.org.title) } } }
+        }
+        h1 { (ctx.collection.title) }
+        ul.spaces {
+            @for s in &inside { (space_item(s)) }
+        }
+        @if inside.is_empty() {
+            p { "No space you can read in this collection." }
+        }
+        (PreEscaped(create))
+        @if ctx.org.role.is_some() {
+            p {
+                a href={ "/c/" (ctx.collection.id) "/~/share" } { "Who may access this collection" }
+            }
+        }
+        @if let Some(place) = admin {
+            h2 { "Place" }
+            (PreEscaped(place))
+            h2 { "Settings" }
+            form method="post" action={ "/c/" (ctx.collection.id) } {
+                (hidden)
+                input type="hidden" name="op" value="settings";
+                label for="collection-title" { "Title" }
+                input id="collection-title" name="subject" maxlength="50" required value=(ctx.collection.title);
+                label for="collection-description" { "Description" }
+                input id="collection-description" name="description" maxlength="100" value=(ctx.collection.description.as_deref().unwrap_or(""));
+                button type="submit" { "Save" }
+            }
+            form method="post" action={ "/c/" (ctx.collection.id) } {
+                (hidden)
+                input type="hidden" name="op" value="delete";
+                label {
+                    input type="checkbox" name="confirm" value="yes" required;
+                    " Delete this collection (its spaces and collections move up, nothing is lost)"
+                }
+                button type="submit" { "Delete" }
+            }
+        }
+    };
     page(
         StatusCode::OK,
         &ctx.collection.title,
         Some(&viewer),
         "",
-        &body,
+        &body.into_string(),
     )
 }
 
@@ -441,7 +441,7 @@ async fn space(
     };
     if let Some(rest) = path.strip_prefix("~/") {
         if rest == "search" {
-            let nav = sidebar(&ctx.space, &rev.pages, &[], false);
+            let nav = sidebar(&ctx.space, &rev.pages, &[], false).into_string();
             let q = query.q.as_deref().unwrap_or("");
             return super::search::space(state, &ctx, &viewer, &nav, q, false).await;
         }
@@ -472,46 +472,59 @@ async fn space(
                 .collect()
         })
         .unwrap_or_default();
-    let nav = sidebar(&ctx.space, &rev.pages, &open, true);
+    let nav = sidebar(&ctx.space, &rev.pages, &open, true).into_string();
     let Some(entry) = found else {
         if path.is_empty() {
-            let body = format!(
-                "<h1>{}</h1><p>This space has no page yet.</p>",
-                text(&ctx.space.title)
+            let body = html! {
+                h1 { (ctx.space.title) }
+                p { "This space has no page yet." }
+            };
+            return page(
+                StatusCode::OK,
+                &ctx.space.title,
+                Some(&viewer),
+                &nav,
+                &body.into_string(),
             );
-            return page(StatusCode::OK, &ctx.space.title, Some(&viewer), &nav, &body);
         }
+        let body = html! {
+            h1 { "Page not found" }
+            p { "No page of this space has this address." }
+        };
         return page(
             StatusCode::NOT_FOUND,
             "Page not found",
             Some(&viewer),
             &nav,
-            "<h1>Page not found</h1><p>No page of this space has this address.</p>",
+            &body.into_string(),
         );
     };
-    let mut body = page_body(&ctx, &rev, &entries, entry);
+    let shown = page_body(&ctx, &rev, &entries, entry);
+    let mut edit = None;
     if matches!(entry.page.kind, PageKind::Document(_)) {
         // For the person's recent pages; a page shows even when this note fails.
         let user = signed.user.id.as_str();
         if let Err(e) = crate::domain::recent::seen(state, user, space_id, &entry.page.id).await {
             tracing::warn!(error = %e, "a recent page was not noted");
         }
-        body.insert_str(
-            0,
-            &super::editor::edit_button(&ctx, &viewer, &entry.page.id),
-        );
+        edit = Some(super::editor::edit_button(&ctx, &viewer, &entry.page.id));
     }
     let on = (entry.page.id.as_str(), here.as_str());
-    match discussion(state, &ctx, &viewer, None, Some(on)).await {
-        Ok(html) => body.push_str(&html),
+    let discussed = match discussion(state, &ctx, &viewer, None, Some(on)).await {
+        Ok(html) => html,
         Err(e) => return failed(e),
-    }
+    };
+    let body = html! {
+        @if let Some(edit) = edit { (PreEscaped(edit)) }
+        (shown)
+        (PreEscaped(discussed))
+    };
     page(
         StatusCode::OK,
         &entry.page.title,
         Some(&viewer),
         &nav,
-        &body,
+        &body.into_string(),
     )
 }
 
@@ -571,93 +584,117 @@ fn flatten(pages: &[Page]) -> Vec<Entry<'_>> {
 /// its ancestors, the current one last), so that a large space sends its outline, not every
 /// page: the others open when their page is opened. With `search`, a search box on top (the
 /// search screen has its own).
-fn sidebar(space: &SpaceRow, pages: &[Page], open: &[&str], search: bool) -> String {
+fn sidebar(space: &SpaceRow, pages: &[Page], open: &[&str], search: bool) -> Markup {
     let current = open.last().copied();
-    let search = if search {
-        format!(
-            "<form method=\"get\" action=\"/s/{}/~/search\" role=\"search\">\
-<label class=\"sr\" for=\"side-q\">Search this space</label>\
-<input id=\"side-q\" name=\"q\" type=\"search\" placeholder=\"Search this space\" maxlength=\"{}\" autocomplete=\"off\"></form>",
-            attr(&space.id),
-            super::search::MAX_QUERY
-        )
-    } else {
-        String::new()
-    };
-    let mut out = format!(
-        "<nav class=\"side\" aria-label=\"Pages of the space\"><p><strong><a href=\"/s/{id}\">{}</a></strong></p>{search}\
-<p class=\"muted\"><a href=\"/s/{id}/~/search\">Search</a> · <a href=\"/s/{id}/~/comments\">Discussion</a> · <a href=\"/s/{id}/~/changes\">Change requests</a> · <a href=\"/s/{id}/~/revisions\">History</a> · <a href=\"/s/{id}/~/files\">Files</a> · <a href=\"/s/{id}/~/import\">Import</a> · <a href=\"/s/{id}/~/pdf\">PDF</a> · <a href=\"/s/{id}/~/share\">Share</a> · <a href=\"/s/{id}/~/settings\">Settings</a></p><ul>",
-        text(&space.title),
-        id = attr(&space.id),
-    );
-    // Depth-first with explicit open/close markers, so that nesting needs no recursion.
-    enum Step<'a> {
-        Open(&'a Page, String),
-        Close,
-    }
-    let mut stack: Vec<Step<'_>> = pages
-        .iter()
-        .rev()
-        .map(|p| Step::Open(p, String::new()))
-        .collect();
-    while let Some(step) = stack.pop() {
-        match step {
-            Step::Close => out.push_str("</ul></li>"),
-            Step::Open(p, prefix) => {
-                let path = if p.slug.is_empty() {
-                    prefix.clone()
-                } else if prefix.is_empty() {
-                    p.slug.clone()
-                } else {
-                    format!("{prefix}/{}", p.slug)
-                };
-                let hidden = if p.hidden {
-                    " <span class=\"hidden-mark\">(hidden)</span>"
-                } else {
-                    ""
-                };
-                match &p.kind {
-                    PageKind::Group => {
-                        let _ = write!(out, "<li><div class=\"group\">{}</div>", text(&p.title));
-                    }
+    // A page's item; `children` are the items of its pages when its branch is open.
+    let item = |p: &Page, path: &str, children: Option<Vec<Markup>>| {
+        html! {
+            li {
+                @match &p.kind {
+                    PageKind::Group => div.group { (p.title) },
                     PageKind::Link(_) => {
-                        let _ = write!(out, "<li><span>{}</span>{hidden}", text(&p.title));
+                        span { (p.title) }
+                        @if p.hidden { " " span.hidden-mark { "(hidden)" } }
                     }
                     PageKind::Document(_) => {
-                        let mark = if Some(p.id.as_str()) == current {
-                            " aria-current=\"page\""
-                        } else {
-                            ""
-                        };
-                        let _ = write!(
-                            out,
-                            "<li><a href=\"/s/{}/{}\"{mark}>{}</a>{hidden}",
-                            attr(&space.id),
-                            attr(&path),
-                            text(&p.title)
-                        );
+                        a href={ "/s/" (space.id) "/" (path) }
+                            aria-current=[(Some(p.id.as_str()) == current).then_some("page")] { (p.title) }
+                        @if p.hidden { " " span.hidden-mark { "(hidden)" } }
                     }
                 }
-                let expanded = matches!(p.kind, PageKind::Group) || open.contains(&p.id.as_str());
-                if p.pages.is_empty() {
-                    out.push_str("</li>");
-                } else if !expanded {
-                    let n = p.pages.len();
-                    let _ = write!(
-                        out,
-                        " <span class=\"muted\" aria-label=\"{n} {} inside\">+{n}</span></li>",
-                        if n == 1 { "page" } else { "pages" }
-                    );
-                } else {
-                    out.push_str("<ul>");
-                    stack.push(Step::Close);
-                    stack.extend(p.pages.iter().rev().map(|c| Step::Open(c, path.clone())));
+                @if let Some(children) = &children {
+                    ul { @for c in children { (c) } }
+                } @else if !p.pages.is_empty() {
+                    @let n = p.pages.len();
+                    " "
+                    span.muted aria-label={ (n) " " (if n == 1 { "page" } else { "pages" }) " inside" } {
+                        "+" (n)
+                    }
                 }
             }
         }
+    };
+    // Depth first with an explicit stack of open branches, so that nesting needs no
+    // recursion: a branch's item is made once all its pages' items are.
+    struct Branch<'a> {
+        page: Option<&'a Page>,
+        path: String,
+        pages: &'a [Page],
+        next: usize,
+        items: Vec<Markup>,
     }
-    out.push_str("</ul></nav>");
-    out
+    let mut stack = vec![Branch {
+        page: None,
+        path: String::new(),
+        pages,
+        next: 0,
+        items: Vec::new(),
+    }];
+    let items = loop {
+        let Some(top) = stack.last_mut() else {
+            break Vec::new();
+        };
+        if let Some(p) = top.pages.get(top.next) {
+            top.next += 1;
+            let path = if p.slug.is_empty() {
+                top.path.clone()
+            } else if top.path.is_empty() {
+                p.slug.clone()
+            } else {
+                format!("{}/{}", top.path, p.slug)
+            };
+            let expanded = matches!(p.kind, PageKind::Group) || open.contains(&p.id.as_str());
+            if expanded && !p.pages.is_empty() {
+                stack.push(Branch {
+                    page: Some(p),
+                    path,
+                    pages: &p.pages,
+                    next: 0,
+                    items: Vec::new(),
+                });
+            } else {
+                top.items.push(item(p, &path, None));
+            }
+            continue;
+        }
+        let Some(done) = stack.pop() else {
+            break Vec::new();
+        };
+        match (done.page, stack.last_mut()) {
+            (Some(p), Some(parent)) => parent.items.push(item(p, &done.path, Some(done.items))),
+            _ => break done.items,
+        }
+    };
+    let links = [
+        ("search", "Search"),
+        ("comments", "Discussion"),
+        ("changes", "Change requests"),
+        ("revisions", "History"),
+        ("files", "Files"),
+        ("import", "Import"),
+        ("pdf", "PDF"),
+        ("share", "Share"),
+        ("settings", "Settings"),
+    ];
+    html! {
+        nav.side aria-label="Pages of the space" {
+            p { strong { a href={ "/s/" (space.id) } { (space.title) } } }
+            @if search {
+                form method="get" action={ "/s/" (space.id) "/~/search" } role="search" {
+                    label.sr for="side-q" { "Search this space" }
+                    input id="side-q" name="q" type="search" placeholder="Search this space"
+                        maxlength=(super::search::MAX_QUERY) autocomplete="off";
+                }
+            }
+            p.muted {
+                @for (i, (at, label)) in links.iter().enumerate() {
+                    @if i > 0 { " · " }
+                    a href={ "/s/" (space.id) "/~/" (at) } { (label) }
+                }
+            }
+            ul { @for i in &items { (i) } }
+        }
+    }
 }
 
 /// Links and files of a revision as the app serves them.
@@ -742,67 +779,57 @@ pub(super) fn render_markdown(
 }
 
 /// A page: breadcrumbs, title, description, the rendered document and its outline.
-fn page_body(ctx: &SpaceCtx, rev: &Revision, entries: &[Entry<'_>], entry: &Entry<'_>) -> String {
-    let mut out = String::from("<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol>");
-    let _ = write!(
-        out,
-        "<li><a href=\"/o/{}\">{}</a></li><li><a href=\"/s/{}\">{}</a></li>",
-        attr(ctx.org.org.id.as_str()),
-        text(&ctx.org.org.title),
-        attr(&ctx.space.id),
-        text(&ctx.space.title)
-    );
-    for &i in &entry.ancestors {
-        let a = &entries[i];
-        match a.page.kind {
-            PageKind::Document(_) => {
-                let _ = write!(
-                    out,
-                    "<li><a href=\"/s/{}/{}\">{}</a></li>",
-                    attr(&ctx.space.id),
-                    attr(&a.path),
-                    text(&a.page.title)
-                );
-            }
-            _ => {
-                let _ = write!(out, "<li>{}</li>", text(&a.page.title));
+fn page_body(ctx: &SpaceCtx, rev: &Revision, entries: &[Entry<'_>], entry: &Entry<'_>) -> Markup {
+    let rendered = match &entry.page.kind {
+        PageKind::Document(doc) => {
+            let links = Links {
+                space_id: &ctx.space.id,
+                rev,
+                entries,
+                files_at: "~",
+            };
+            let document = quire_content::markdown::markdown_to_document(&doc.markdown);
+            Some(render_document(&document, &links))
+        }
+        _ => None,
+    };
+    html! {
+        nav.crumbs aria-label="Breadcrumb" {
+            ol {
+                li { a href={ "/o/" (ctx.org.org.id.as_str()) } { (ctx.org.org.title) } }
+                li { a href={ "/s/" (ctx.space.id) } { (ctx.space.title) } }
+                @for &i in &entry.ancestors {
+                    @let a = &entries[i];
+                    @if matches!(a.page.kind, PageKind::Document(_)) {
+                        li { a href={ "/s/" (ctx.space.id) "/" (a.path) } { (a.page.title) } }
+                    } @else {
+                        li { (a.page.title) }
+                    }
+                }
             }
         }
-    }
-    out.push_str("</ol></nav>");
-    let _ = write!(out, "<h1>{}</h1>", text(&entry.page.title));
-    if entry.page.hidden {
-        out.push_str("<p class=\"hidden-mark\">Hidden from the navigation of published sites.</p>");
-    }
-    if let Some(d) = &entry.page.description {
-        let _ = write!(out, "<p class=\"muted\">{}</p>", text(d));
-    }
-    if let PageKind::Document(doc) = &entry.page.kind {
-        let links = Links {
-            space_id: &ctx.space.id,
-            rev,
-            entries,
-            files_at: "~",
-        };
-        let document = quire_content::markdown::markdown_to_document(&doc.markdown);
-        let rendered = render_document(&document, &links);
-        if rendered.outline.len() > 1 {
-            out.push_str("<nav class=\"outline\" aria-label=\"On this page\"><p><strong>On this page</strong></p><ul>");
-            for h in &rendered.outline {
-                let _ = write!(
-                    out,
-                    "<li><a href=\"#{}\">{}</a></li>",
-                    attr(&h.anchor),
-                    text(&h.text)
-                );
-            }
-            out.push_str("</ul></nav>");
+        h1 { (entry.page.title) }
+        @if entry.page.hidden {
+            p.hidden-mark { "Hidden from the navigation of published sites." }
         }
-        out.push_str("<article class=\"content\">");
-        out.push_str(&rendered.html);
-        out.push_str("</article>");
+        @if let Some(d) = &entry.page.description {
+            p.muted { (d) }
+        }
+        @if let Some(rendered) = &rendered {
+            @if rendered.outline.len() > 1 {
+                nav.outline aria-label="On this page" {
+                    p { strong { "On this page" } }
+                    ul {
+                        @for h in &rendered.outline {
+                            li { a href={ "#" (h.anchor) } { (h.text) } }
+                        }
+                    }
+                }
+            }
+            // why: the page's markdown as the content renderer made it, already HTML.
+            article.content { (PreEscaped(&rendered.html)) }
+        }
     }
-    out
 }
 
 /// The `~/` screens of a space: files, change requests, revisions.
@@ -813,7 +840,7 @@ async fn tilde(
     viewer: &Viewer<'_>,
     (rest, by): (&str, Option<&str>),
 ) -> Response {
-    let nav = sidebar(&ctx.space, &rev.pages, &[], true);
+    let nav = sidebar(&ctx.space, &rev.pages, &[], true).into_string();
     let parts: Vec<&str> = rest.split('/').collect();
     match parts.as_slice() {
         ["files", id, ..] => {
@@ -832,35 +859,46 @@ async fn tilde(
             }
         }
         ["files"] => {
-            let mut body = format!("<h1>Files of {}</h1>", text(&ctx.space.title));
-            if rev.files.is_empty() {
-                body.push_str("<p>No file yet.</p>");
-            } else {
-                body.push_str("<ul>");
-                for f in &rev.files {
-                    let name: String =
-                        url::form_urlencoded::byte_serialize(f.name.as_bytes()).collect();
-                    let _ = write!(
-                        body,
-                        "<li><a href=\"/s/{}/~/files/{}/{name}\">{}</a> <span class=\"muted\">{}</span></li>",
-                        attr(&ctx.space.id),
-                        attr(&f.id),
-                        text(&f.name),
-                        text(&f.content_type)
-                    );
+            let body = html! {
+                h1 { "Files of " (ctx.space.title) }
+                @if rev.files.is_empty() {
+                    p { "No file yet." }
+                } @else {
+                    ul {
+                        @for f in &rev.files {
+                            @let name: String =
+                                url::form_urlencoded::byte_serialize(f.name.as_bytes()).collect();
+                            li {
+                                a href={ "/s/" (ctx.space.id) "/~/files/" (f.id) "/" (name) } { (f.name) }
+                                " "
+                                span.muted { (f.content_type) }
+                            }
+                        }
+                    }
                 }
-                body.push_str("</ul>");
-            }
-            page(StatusCode::OK, "Files", Some(viewer), &nav, &body)
-        }
-        ["comments"] => match discussion(state, ctx, viewer, None, None).await {
-            Ok(html) => page(
+            };
+            page(
                 StatusCode::OK,
-                "Discussion",
+                "Files",
                 Some(viewer),
                 &nav,
-                &format!("<h1>Discussion of {}</h1>{html}", text(&ctx.space.title)),
-            ),
+                &body.into_string(),
+            )
+        }
+        ["comments"] => match discussion(state, ctx, viewer, None, None).await {
+            Ok(discussed) => {
+                let body = html! {
+                    h1 { "Discussion of " (ctx.space.title) }
+                    (PreEscaped(discussed))
+                };
+                page(
+                    StatusCode::OK,
+                    "Discussion",
+                    Some(viewer),
+                    &nav,
+                    &body.into_string(),
+                )
+            }
             Err(e) => failed(e),
         },
         ["settings"] => super::settings::screen(ctx, viewer, &nav),
@@ -894,21 +932,7 @@ async fn change_requests(
     by: Option<&str>,
 ) -> Response {
     let by = by.filter(|b| !b.is_empty());
-    let base = format!("/s/{}/~/changes", attr(&ctx.space.id));
-    let mut body = format!(
-        "<h1>Change requests of {}</h1><p>Show: {} · {}</p>",
-        text(&ctx.space.title),
-        if by.is_none() {
-            "<strong>all</strong>".to_string()
-        } else {
-            format!("<a href=\"{base}\">all</a>")
-        },
-        if by == Some(viewer.user) {
-            "<strong>mine</strong>".to_string()
-        } else {
-            format!("<a href=\"{base}?by={}\">mine</a>", attr(viewer.user))
-        }
-    );
+    let mut sections = Vec::new();
     for (status, heading) in [
         ("open", "Open"),
         ("draft", "Drafts"),
@@ -928,29 +952,51 @@ async fn change_requests(
             Ok(l) => l,
             Err(e) => return failed(e),
         };
-        let _ = write!(
-            body,
-            "<section data-status=\"{status}\"><h2>{heading} <span class=\"muted\">{total}</span></h2>"
-        );
-        if list.is_empty() {
-            body.push_str("<p class=\"muted\">None.</p></section>");
-            continue;
-        }
-        body.push_str("<ul>");
-        for c in &list {
-            let _ = write!(
-                body,
-                "<li><a href=\"/s/{}/~/changes/{}\">{}</a> <span class=\"muted\">#{} · updated {}</span></li>",
-                attr(&ctx.space.id),
-                c.number,
-                text(if c.subject.is_empty() { "Untitled" } else { &c.subject }),
-                c.number,
-                text(&crate::clock::iso(c.updated_at))
-            );
-        }
-        body.push_str("</ul></section>");
+        sections.push((status, heading, list, total));
     }
-    page(StatusCode::OK, "Change requests", Some(viewer), nav, &body)
+    let base = format!("/s/{}/~/changes", ctx.space.id);
+    let body = html! {
+        h1 { "Change requests of " (ctx.space.title) }
+        p {
+            "Show: "
+            @if by.is_none() { strong { "all" } } @else { a href=(base) { "all" } }
+            " · "
+            @if by == Some(viewer.user) {
+                strong { "mine" }
+            } @else {
+                a href={ (base) "?by=" (viewer.user) } { "mine" }
+            }
+        }
+        @for (status, heading, list, total) in &sections {
+            section data-status=(status) {
+                h2 { (heading) " " span.muted { (total) } }
+                @if list.is_empty() {
+                    p.muted { "None." }
+                } @else {
+                    ul {
+                        @for c in list {
+                            li {
+                                a href={ (base) "/" (c.number) } {
+                                    @if c.subject.is_empty() { "Untitled" } @else { (c.subject) }
+                                }
+                                " "
+                                span.muted {
+                                    "#" (c.number) " · updated " (crate::clock::iso(c.updated_at))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    page(
+        StatusCode::OK,
+        "Change requests",
+        Some(viewer),
+        nav,
+        &body.into_string(),
+    )
 }
 
 async fn change_request(
@@ -976,77 +1022,16 @@ async fn change_request(
             "No change request of this space has this number.",
         );
     };
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{}/~/changes\">Change requests</a></li></ol></nav>\
-<h1>{} <span class=\"muted\">#{}</span></h1><p>Status: <strong>{}</strong>. Updated {}. <a href=\"/s/{0}/~/changes/{2}/pdf\">PDF</a></p>",
-        attr(&ctx.space.id),
-        text(if c.subject.is_empty() { "Untitled" } else { &c.subject }),
-        c.number,
-        text(c.status.as_str()),
-        text(&crate::clock::iso(c.updated_at))
-    );
-    if c.status.as_str() != "merged" && ctx.role >= crate::domain::access::Role::Edit {
-        let option = |value: &str, label: &str| {
-            format!(
-                "<option value=\"{value}\"{}>{label}</option>",
-                if c.status.as_str() == value {
-                    " selected"
-                } else {
-                    ""
-                }
-            )
-        };
-        let _ = write!(
-            body,
-            "<details><summary>Edit subject and status</summary><form method=\"post\" action=\"/s/{}/~/changes/{}/edit\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{}\"><label for=\"subject\">Subject</label>\
-<input id=\"subject\" name=\"subject\" type=\"text\" maxlength=\"100\" value=\"{}\">\
-<label for=\"status\">Status</label><select id=\"status\" name=\"status\">{}{}{}</select>\
-<button type=\"submit\">Save</button></form></details>",
-            attr(&ctx.space.id),
-            c.number,
-            attr(viewer.csrf),
-            attr(&c.subject),
-            option("draft", "Draft"),
-            option("open", "Open"),
-            option("archived", "Archived")
-        );
-    }
-    if c.status.as_str() != "merged" && c.revision_base != ctx.space.revision_id {
-        let _ = write!(
-            body,
-            "<div class=\"notice\" role=\"status\"><p>This change request is behind the space's main \
-             content: it is compared with the content it was based on.</p>{}</div>",
-            if ctx.role >= crate::domain::access::Role::Edit {
-                format!(
-                    "<form method=\"post\" action=\"/s/{}/~/changes/{}/update\"><input type=\"hidden\" \
-                     name=\"csrf\" value=\"{}\"><button type=\"submit\">Update from main</button></form>",
-                    attr(&ctx.space.id),
-                    c.number,
-                    attr(viewer.csrf)
-                )
-            } else {
-                String::new()
-            }
-        );
-    }
+    let base = format!("/s/{}/~/changes/{}", ctx.space.id, c.number);
+    let may_edit = ctx.role >= crate::domain::access::Role::Edit;
     let open = matches!(
         c.status,
         crate::values::ChangeRequestStatus::Open | crate::values::ChangeRequestStatus::Draft
     );
-    if open && super::editor::why_not(ctx).is_none() {
-        let _ = write!(
-            body,
-            "<p><a href=\"/s/{}/~/changes/{}/tree\">Arrange pages</a>: add, move and delete \
-             pages of this change request.</p>",
-            attr(&ctx.space.id),
-            c.number
-        );
-    }
+    let arranges = open && super::editor::why_not(ctx).is_none();
     // What changed first, then its reviews and its discussion.
     let files_at = format!("~/changes/{}", c.number);
-    let edit_at = (open && super::editor::why_not(ctx).is_none())
-        .then(|| format!("/s/{}/~/changes/{}/edit/", ctx.space.id, c.number));
+    let edit_at = arranges.then(|| format!("{base}/edit/"));
     let changes = changes_html(
         state,
         ctx,
@@ -1054,19 +1039,80 @@ async fn change_request(
         &files_at,
         edit_at,
     );
-    match changes.await {
-        Ok(html) => body.push_str(&html),
+    let changes = match changes.await {
+        Ok(html) => html,
         Err(e) => return failed(e),
-    }
-    match review_html(state, ctx, viewer, &c).await {
-        Ok(html) => body.push_str(&html),
+    };
+    let reviews = match review_html(state, ctx, viewer, &c).await {
+        Ok(html) => html,
         Err(e) => return failed(e),
-    }
-    match discussion(state, ctx, viewer, Some(&c), None).await {
-        Ok(html) => body.push_str(&html),
+    };
+    let discussed = match discussion(state, ctx, viewer, Some(&c), None).await {
+        Ok(html) => html,
         Err(e) => return failed(e),
-    }
-    page(StatusCode::OK, "Change request", Some(viewer), nav, &body)
+    };
+    let body = html! {
+        nav.crumbs aria-label="Breadcrumb" {
+            ol { li { a href={ "/s/" (ctx.space.id) "/~/changes" } { "Change requests" } } }
+        }
+        h1 {
+            @if c.subject.is_empty() { "Untitled" } @else { (c.subject) }
+            " "
+            span.muted { "#" (c.number) }
+        }
+        p {
+            "Status: " strong { (c.status.as_str()) } ". Updated "
+            (crate::clock::iso(c.updated_at)) ". "
+            a href={ (base) "/pdf" } { "PDF" }
+        }
+        @if c.status.as_str() != "merged" && may_edit {
+            details {
+                summary { "Edit subject and status" }
+                form method="post" action={ (base) "/edit" } {
+                    input type="hidden" name="csrf" value=(viewer.csrf);
+                    label for="subject" { "Subject" }
+                    input id="subject" name="subject" type="text" maxlength="100" value=(c.subject);
+                    label for="status" { "Status" }
+                    select id="status" name="status" {
+                        @for (value, label) in [("draft", "Draft"), ("open", "Open"), ("archived", "Archived")] {
+                            option value=(value) selected[c.status.as_str() == value] { (label) }
+                        }
+                    }
+                    button type="submit" { "Save" }
+                }
+            }
+        }
+        @if c.status.as_str() != "merged" && c.revision_base != ctx.space.revision_id {
+            div.notice role="status" {
+                p {
+                    "This change request is behind the space's main content: it is compared with \
+                     the content it was based on."
+                }
+                @if may_edit {
+                    form method="post" action={ (base) "/update" } {
+                        input type="hidden" name="csrf" value=(viewer.csrf);
+                        button type="submit" { "Update from main" }
+                    }
+                }
+            }
+        }
+        @if arranges {
+            p {
+                a href={ (base) "/tree" } { "Arrange pages" }
+                ": add, move and delete pages of this change request."
+            }
+        }
+        (PreEscaped(changes))
+        (reviews)
+        (PreEscaped(discussed))
+    };
+    page(
+        StatusCode::OK,
+        "Change request",
+        Some(viewer),
+        nav,
+        &body.into_string(),
+    )
 }
 
 /// `~/changes/{number}/tree`: a change request's page tree, to add, move and delete pages
@@ -1112,17 +1158,29 @@ async fn arrange(
         Ok(None) => return not_found(Some(viewer), missing),
         Err(e) => return failed(e),
     };
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{0}/~/changes\">Change requests</a></li>\
-<li><a href=\"/s/{0}/~/changes/{1}\">{2} #{1}</a></li></ol></nav><h1>Arrange pages</h1>",
-        attr(&ctx.space.id),
-        c.number,
-        text(if c.subject.is_empty() { "Untitled" } else { &c.subject }),
-    );
-    body.push_str(&super::editor::tree_section(
-        ctx, viewer, c.number, &rev, true,
-    ));
-    page(StatusCode::OK, "Arrange pages", Some(viewer), nav, &body)
+    let tree = super::editor::tree_section(ctx, viewer, c.number, &rev, true);
+    let body = html! {
+        nav.crumbs aria-label="Breadcrumb" {
+            ol {
+                li { a href={ "/s/" (ctx.space.id) "/~/changes" } { "Change requests" } }
+                li {
+                    a href={ "/s/" (ctx.space.id) "/~/changes/" (c.number) } {
+                        @if c.subject.is_empty() { "Untitled" } @else { (c.subject) }
+                        " #" (c.number)
+                    }
+                }
+            }
+        }
+        h1 { "Arrange pages" }
+        (PreEscaped(tree))
+    };
+    page(
+        StatusCode::OK,
+        "Arrange pages",
+        Some(viewer),
+        nav,
+        &body.into_string(),
+    )
 }
 
 /// Largest number of edited pages whose markdown diff a change request's screen shows.
@@ -1157,21 +1215,43 @@ pub(super) async fn changes_html(
     // Diffing and rendering are CPU work bounded by the content: off the async workers.
     tokio::task::spawn_blocking(move || {
         let changes = quire_content::diff::diff(&base, &mine, &|_| String::new());
-        let mut out = String::from("<h2>Changes</h2>");
         if changes.is_empty() {
-            out.push_str("<p>No change yet.</p>");
-            return out;
+            return html! {
+                h2 { "Changes" }
+                p { "No change yet." }
+            }
+            .into_string();
         }
         let before = flatten(&base.pages);
         let after = flatten(&mine.pages);
         let markdown = |entries: &[Entry<'_>], id: &str| {
-            entries.iter().find(|e| e.page.id == id).and_then(|e| match &e.page.kind {
-                PageKind::Document(d) => Some(d.markdown.clone()),
-                _ => None,
-            })
+            entries
+                .iter()
+                .find(|e| e.page.id == id)
+                .and_then(|e| match &e.page.kind {
+                    PageKind::Document(d) => Some(d.markdown.clone()),
+                    _ => None,
+                })
         };
+        // The page as readers will see it, beside what it was.
+        let shown = |rev: &Revision, entries: &[Entry<'_>], md: &str, files_at: &str| {
+            let links = Links {
+                space_id: &space_id,
+                rev,
+                entries,
+                files_at,
+            };
+            let document = quire_content::markdown::markdown_to_document(md);
+            render_document(&document, &links).html
+        };
+        /// An edited or added page's body: before (if it was), after, and the markdown diff.
+        struct Body {
+            before: Option<String>,
+            after: String,
+            lines: String,
+        }
         let mut diffs = 0;
-        out.push_str("<ul class=\"changes\">");
+        let mut items = Vec::new();
         for change in &changes {
             let (what, page) = match change {
                 SemanticChange::PageCreated { page } => ("Added", page),
@@ -1180,82 +1260,73 @@ pub(super) async fn changes_html(
                 SemanticChange::PageEdited { page, .. } => ("Edited", page),
                 _ => continue,
             };
-            let _ = write!(
-                out,
-                "<li data-change=\"{}\"><strong>{what}</strong> {}",
-                what.to_lowercase(),
-                text(&page.title)
-            );
             // A page the change request still holds opens in its editor.
             let document = after
                 .iter()
                 .any(|e| e.page.id == page.id && matches!(e.page.kind, PageKind::Document(_)));
-            if let Some(at) = edit_at.as_deref().filter(|_| document) {
-                let _ = write!(
-                    out,
-                    " <a href=\"{}{}\" aria-label=\"Edit {}\">Edit</a>",
-                    attr(at),
-                    attr(&page.id),
-                    attr(&page.title)
-                );
-            }
+            let edit = edit_at.as_deref().filter(|_| document);
             let shows_body = matches!(
                 change,
                 SemanticChange::PageEdited { attributes, .. } if attributes.document.is_some()
             ) || matches!(change, SemanticChange::PageCreated { .. });
-            if shows_body && diffs < DIFFS_SHOWN {
+            let body = (shows_body && diffs < DIFFS_SHOWN).then(|| {
                 diffs += 1;
                 let old = markdown(&before, &page.id);
                 let new = markdown(&after, &page.id).unwrap_or_default();
-                // The page as readers will see it, beside what it was.
-                let shown = |rev: &Revision, entries: &[Entry<'_>], md: &str, files_at: &str| {
-                    let links = Links {
-                        space_id: &space_id,
-                        rev,
-                        entries,
-                        files_at,
-                    };
-                    let document = quire_content::markdown::markdown_to_document(md);
-                    render_document(&document, &links).html
-                };
-                out.push_str("<div class=\"side-by-side\">");
-                if let Some(old) = &old {
-                    let _ = write!(
-                        out,
-                        "<section class=\"before\" aria-label=\"{} before\"><p class=\"muted\">Before</p>\
-<article class=\"content\">{}</article></section>",
-                        attr(&page.title),
-                        shown(&base, &before, old, "~")
-                    );
+                Body {
+                    before: old.as_ref().map(|old| shown(&base, &before, old, "~")),
+                    after: shown(&mine, &after, &new, &head_files),
+                    lines: quire_content::html::markdown_diff(
+                        old.as_deref().unwrap_or_default(),
+                        &new,
+                    ),
                 }
-                let _ = write!(
-                    out,
-                    "<section class=\"after\" aria-label=\"{} after\"><p class=\"muted\">After</p>\
-<article class=\"content\">{}</article></section></div>",
-                    attr(&page.title),
-                    shown(&mine, &after, &new, &head_files)
-                );
-                let lines =
-                    quire_content::html::markdown_diff(old.as_deref().unwrap_or_default(), &new);
-                if !lines.is_empty() {
-                    let _ = write!(
-                        out,
-                        "<details class=\"source\"><summary>Source diff</summary>\
-<table class=\"diff\" aria-label=\"Changes to {}\"><tbody>{lines}</tbody></table></details>",
-                        attr(&page.title)
-                    );
+            });
+            items.push((what, page, edit, body));
+        }
+        html! {
+            h2 { "Changes" }
+            ul.changes {
+                @for (what, page, edit, body) in &items {
+                    li data-change=(what.to_lowercase()) {
+                        strong { (what) } " " (page.title)
+                        @if let Some(at) = edit {
+                            " "
+                            a href={ (at) (page.id) } aria-label={ "Edit " (page.title) } { "Edit" }
+                        }
+                        @if let Some(body) = body {
+                            div.side-by-side {
+                                @if let Some(old) = &body.before {
+                                    section.before aria-label={ (page.title) " before" } {
+                                        p.muted { "Before" }
+                                        // why: the page as the content renderer made it, already HTML.
+                                        article.content { (PreEscaped(old)) }
+                                    }
+                                }
+                                section.after aria-label={ (page.title) " after" } {
+                                    p.muted { "After" }
+                                    // why: the page as the content renderer made it, already HTML.
+                                    article.content { (PreEscaped(&body.after)) }
+                                }
+                            }
+                            @if !body.lines.is_empty() {
+                                details.source {
+                                    summary { "Source diff" }
+                                    table.diff aria-label={ "Changes to " (page.title) } {
+                                        // why: the diff's rows as the content crate rendered them.
+                                        tbody { (PreEscaped(&body.lines)) }
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
             }
-            out.push_str("</li>");
+            @if diffs == DIFFS_SHOWN {
+                p.muted { "The markdown of the first " (DIFFS_SHOWN) " pages is shown." }
+            }
         }
-        out.push_str("</ul>");
-        if diffs == DIFFS_SHOWN {
-            let _ = write!(
-                out,
-                "<p class=\"muted\">The markdown of the first {DIFFS_SHOWN} pages is shown.</p>"
-            );
-        }
-        out
+        .into_string()
     })
     .await
     .map_err(crate::error::ApiError::internal)
@@ -1295,34 +1366,40 @@ pub async fn openapi_spec(
         Ok((v, _)) => v,
         Err(e) => return failed(e),
     };
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{}\">{}</a></li></ol></nav>\
-<h1>{}</h1><dl><dt>Processing</dt><dd>{}</dd><dt>Latest version</dt><dd>{}</dd></dl><h2>Versions</h2><ul>",
-        attr(org.org.id.as_str()),
-        text(&org.org.title),
-        text(&spec.slug),
-        text(&spec.processing_state),
-        text(spec.last_version.as_deref().unwrap_or("none yet"))
-    );
-    for v in &versions {
-        let _ = write!(
-            body,
-            "<li>{} <span class=\"muted\">{}</span></li>",
-            text(&v.id),
-            text(&crate::clock::iso(v.created_at))
-        );
-    }
-    body.push_str("</ul>");
     let errors = crate::domain::openapi::last_errors(&spec);
-    if !errors.is_empty() {
-        body.push_str("<h2>Problems of the last processing</h2><ul class=\"error\">");
-        for e in &errors {
-            let _ = write!(body, "<li>{}</li>", text(&e.message));
+    let update = super::specs::update_form(&org, &viewer, &spec.slug);
+    let body = html! {
+        nav.crumbs aria-label="Breadcrumb" {
+            ol { li { a href={ "/o/" (org.org.id.as_str()) } { (org.org.title) } } }
         }
-        body.push_str("</ul>");
-    }
-    body.push_str(&super::specs::update_form(&org, &viewer, &spec.slug));
-    page(StatusCode::OK, &spec.slug, Some(&viewer), "", &body)
+        h1 { (spec.slug) }
+        dl {
+            dt { "Processing" }
+            dd { (spec.processing_state) }
+            dt { "Latest version" }
+            dd { (spec.last_version.as_deref().unwrap_or("none yet")) }
+        }
+        h2 { "Versions" }
+        ul {
+            @for v in &versions {
+                li { (v.id) " " span.muted { (crate::clock::iso(v.created_at)) } }
+            }
+        }
+        @if !errors.is_empty() {
+            h2 { "Problems of the last processing" }
+            ul.error {
+                @for e in &errors { li { (e.message) } }
+            }
+        }
+        (PreEscaped(update))
+    };
+    page(
+        StatusCode::OK,
+        &spec.slug,
+        Some(&viewer),
+        "",
+        &body.into_string(),
+    )
 }
 
 /// A change request's reviews and the actions the viewer may take: review it, and merge it
@@ -1332,7 +1409,7 @@ async fn review_html(
     ctx: &SpaceCtx,
     viewer: &Viewer<'_>,
     c: &store::change_requests::ChangeRequestRow,
-) -> crate::error::ApiResult<String> {
+) -> crate::error::ApiResult<Markup> {
     use crate::domain::access::Role;
     use crate::values::{ChangeRequestStatus, EditMode};
     let (reviews, _) = store::reviews::list(&state.db, &c.id, None, 50).await?;
@@ -1351,105 +1428,98 @@ async fn review_html(
             .map(|u| u.display_name.clone())
             .unwrap_or_else(|| id.to_string())
     };
-    let mut out = String::from("<section class=\"reviews\"><h2>Reviews</h2>");
-    if reviews.is_empty() && requested.is_empty() {
-        out.push_str("<p class=\"muted\">No review yet.</p>");
-    }
-    if !requested.is_empty() {
-        out.push_str("<p>Waiting for: ");
-        let names: Vec<String> = requested.iter().map(|r| text(&name(&r.user_id))).collect();
-        out.push_str(&names.join(", "));
-        out.push_str("</p>");
-    }
-    if !reviews.is_empty() {
-        out.push_str("<ul>");
-        for r in &reviews {
-            let verdict = if r.status == "approved" {
-                "approved"
-            } else {
-                "requested changes"
-            };
-            let _ = write!(
-                out,
-                "<li data-review=\"{}\">{} {verdict} <span class=\"muted\">{}{}</span></li>",
-                attr(&r.status),
-                text(&name(&r.reviewer_id)),
-                text(&crate::clock::iso(r.created_at)),
-                if r.revision_id == c.revision_id {
-                    ""
-                } else {
-                    " · on an earlier revision"
-                }
-            );
-        }
-        out.push_str("</ul>");
-    }
     let open = !matches!(
         c.status,
         ChangeRequestStatus::Merged | ChangeRequestStatus::Archived
     );
-    let base = format!("/s/{}/~/changes/{}", attr(&ctx.space.id), c.number);
-    let csrf = attr(viewer.csrf);
-    if open && ctx.role >= Role::Review {
-        let _ = write!(
-            out,
-            "<form method=\"post\" action=\"{base}/review\" class=\"inline\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<button type=\"submit\" name=\"status\" value=\"approved\">Approve</button> \
-<button type=\"submit\" name=\"status\" value=\"changes-requested\">Request changes</button></form>"
-        );
-    }
     // Guests do not see the organization's people, as in the API: no reviewer list.
-    if open && ctx.role >= Role::Edit && ctx.org.role.is_some() {
+    let members = if open && ctx.role >= Role::Edit && ctx.org.role.is_some() {
         let filter = store::members::MemberFilter {
             ascending: true,
             ..Default::default()
         };
         let (members, _) =
             store::members::list(&state.db, &ctx.space.org_id, &filter, None, 500).await?;
-        let _ = write!(
-            out,
-            "<form method=\"post\" action=\"{base}/request\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<label for=\"reviewer\">Ask for a review</label><select id=\"reviewer\" name=\"user\">"
-        );
-        for m in members.iter().filter(|m| m.user_id != viewer.user) {
-            let _ = write!(
-                out,
-                "<option value=\"{}\">{}</option>",
-                attr(m.user_id.as_str()),
-                text(&m.display_name)
-            );
-        }
-        out.push_str("</select> <button type=\"submit\">Request</button></form>");
-    }
-    out.push_str("</section><section class=\"merge\"><h2>Merge</h2>");
-    let why_not = if c.status == ChangeRequestStatus::Merged {
-        Some("This change request is merged.".to_string())
-    } else if ctx.role < Role::Edit {
-        Some("You may not merge: merging needs the edit role on this space.".to_string())
-    } else if ctx.space.edit_mode == EditMode::Locked {
-        Some("The space is locked: nothing can be merged into it.".to_string())
+        Some(members)
     } else {
         None
     };
-    match why_not {
-        Some(why) => {
-            let _ = write!(
-                out,
-                "<p id=\"merge-why\">{}</p><button type=\"button\" disabled aria-describedby=\"merge-why\">Merge</button>",
-                text(&why)
-            );
+    let why_not = if c.status == ChangeRequestStatus::Merged {
+        Some("This change request is merged.")
+    } else if ctx.role < Role::Edit {
+        Some("You may not merge: merging needs the edit role on this space.")
+    } else if ctx.space.edit_mode == EditMode::Locked {
+        Some("The space is locked: nothing can be merged into it.")
+    } else {
+        None
+    };
+    let base = format!("/s/{}/~/changes/{}", ctx.space.id, c.number);
+    let csrf = html! { input type="hidden" name="csrf" value=(viewer.csrf); };
+    Ok(html! {
+        section.reviews {
+            h2 { "Reviews" }
+            @if reviews.is_empty() && requested.is_empty() {
+                p.muted { "No review yet." }
+            }
+            @if !requested.is_empty() {
+                p {
+                    "Waiting for: "
+                    @for (i, r) in requested.iter().enumerate() {
+                        @if i > 0 { ", " }
+                        (name(&r.user_id))
+                    }
+                }
+            }
+            @if !reviews.is_empty() {
+                ul {
+                    @for r in &reviews {
+                        li data-review=(r.status) {
+                            (name(&r.reviewer_id)) " "
+                            @if r.status == "approved" { "approved" } @else { "requested changes" }
+                            " "
+                            span.muted {
+                                (crate::clock::iso(r.created_at))
+                                @if r.revision_id != c.revision_id { " · on an earlier revision" }
+                            }
+                        }
+                    }
+                }
+            }
+            @if open && ctx.role >= Role::Review {
+                form method="post" action={ (base) "/review" } class="inline" {
+                    (csrf)
+                    button type="submit" name="status" value="approved" { "Approve" }
+                    " "
+                    button type="submit" name="status" value="changes-requested" { "Request changes" }
+                }
+            }
+            @if let Some(members) = &members {
+                form method="post" action={ (base) "/request" } {
+                    (csrf)
+                    label for="reviewer" { "Ask for a review" }
+                    select id="reviewer" name="user" {
+                        @for m in members.iter().filter(|m| m.user_id != viewer.user) {
+                            option value=(m.user_id.as_str()) { (m.display_name) }
+                        }
+                    }
+                    " "
+                    button type="submit" { "Request" }
+                }
+            }
         }
-        None => {
-            let _ = write!(
-                out,
-                "<form method=\"post\" action=\"{base}/merge\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<button type=\"submit\">Merge into the space</button></form>"
-            );
+        section.merge {
+            h2 { "Merge" }
+            @if let Some(why) = why_not {
+                p id="merge-why" { (why) }
+                button type="button" disabled aria-describedby="merge-why" { "Merge" }
+            } @else {
+                form method="post" action={ (base) "/merge" } {
+                    (csrf)
+                    button type="submit" { "Merge into the space" }
+                }
+            }
         }
-    }
-    out.push_str("</section>");
-    Ok(out)
+    })
 }
 
 /// `POST /s/{spaceId}/~/changes/{number}/review` and `.../merge`: the change request
