@@ -196,16 +196,176 @@ pub const ROUTES: &[Route] = &[
         Space(Role::Edit),
         || post(editor::upload),
     ),
-    // A page, or one of the space's screens under `~/` (its search, change requests,
-    // revisions, settings, sharing, import, editor).
-    route(GET, "/s/{spaceId}/{*path}", Space(Role::Read), || {
+    // The space's screens under `~/`, then its pages (any other path).
+    route(GET, "/s/{spaceId}/~/search", Space(Role::Read), || {
         get(screens::space_path)
     }),
-    // An action under `~/`; each decides the role it needs through its workflow (a comment
-    // needs the comment role, a merge the merge rules, a setting the admin role).
-    route(POST, "/s/{spaceId}/{*path}", Space(Role::Read), || {
+    route(GET, "/s/{spaceId}/~/files", Space(Role::Read), || {
+        get(screens::space_path)
+    }),
+    route(
+        GET,
+        "/s/{spaceId}/~/files/{fileId}",
+        Space(Role::Read),
+        || get(screens::space_path),
+    ),
+    route(
+        GET,
+        "/s/{spaceId}/~/files/{fileId}/{*name}",
+        Space(Role::Read),
+        || get(screens::space_path),
+    ),
+    route(GET, "/s/{spaceId}/~/comments", Space(Role::Read), || {
+        get(screens::space_path)
+    }),
+    route(GET, "/s/{spaceId}/~/settings", Space(Role::Read), || {
+        get(screens::space_path)
+    }),
+    route(GET, "/s/{spaceId}/~/share", Space(Role::Read), || {
+        get(screens::space_path)
+    }),
+    route(GET, "/s/{spaceId}/~/import", Space(Role::Read), || {
+        get(screens::space_path)
+    }),
+    route(GET, "/s/{spaceId}/~/pdf", Space(Role::Read), || {
+        get(screens::space_path)
+    }),
+    route(GET, "/s/{spaceId}/~/changes", Space(Role::Read), || {
+        get(screens::space_path)
+    }),
+    route(
+        GET,
+        "/s/{spaceId}/~/changes/{number}",
+        Space(Role::Read),
+        || get(screens::space_path),
+    ),
+    route(
+        GET,
+        "/s/{spaceId}/~/changes/{number}/pdf",
+        Space(Role::Read),
+        || get(screens::space_path),
+    ),
+    route(
+        GET,
+        "/s/{spaceId}/~/changes/{number}/files/{fileId}",
+        Space(Role::Read),
+        || get(screens::space_path),
+    ),
+    route(
+        GET,
+        "/s/{spaceId}/~/changes/{number}/files/{fileId}/{*name}",
+        Space(Role::Read),
+        || get(screens::space_path),
+    ),
+    route(
+        GET,
+        "/s/{spaceId}/~/changes/{number}/edit/{pageId}",
+        Space(Role::Edit),
+        || get(screens::space_path),
+    ),
+    route(
+        GET,
+        "/s/{spaceId}/~/changes/{number}/tree",
+        Space(Role::Edit),
+        || get(screens::space_path),
+    ),
+    route(GET, "/s/{spaceId}/~/revisions", Space(Role::Read), || {
+        get(screens::space_path)
+    }),
+    route(
+        GET,
+        "/s/{spaceId}/~/revisions/{*revision}",
+        Space(Role::Read),
+        || get(screens::space_path),
+    ),
+    route(GET, screens::PAGE_ROUTE, Space(Role::Read), || {
+        get(screens::space_path)
+    }),
+    // The space's actions.
+    route(POST, "/s/{spaceId}/~/settings", Space(Role::Edit), || {
         post(screens::space_action)
     }),
+    // Sharing decides by what is shared.
+    route(POST, "/s/{spaceId}/~/share", Space(Role::Read), || {
+        post(screens::space_action)
+    }),
+    route(POST, "/s/{spaceId}/~/import", Space(Role::Edit), || {
+        post(screens::space_action)
+    }),
+    route(POST, "/s/{spaceId}/~/edit", Space(Role::Edit), || {
+        post(screens::space_action)
+    }),
+    // Each comment action decides: posting needs the comment role, deleting is the author's.
+    route(POST, "/s/{spaceId}/~/comments", Space(Role::Read), || {
+        post(screens::space_action)
+    }),
+    route(
+        POST,
+        "/s/{spaceId}/~/comments/{*action}",
+        Space(Role::Read),
+        || post(screens::space_action),
+    ),
+    route(
+        POST,
+        "/s/{spaceId}/~/changes/{number}/comments",
+        Space(Role::Read),
+        || post(screens::space_action),
+    ),
+    route(
+        POST,
+        "/s/{spaceId}/~/changes/{number}/comments/{*action}",
+        Space(Role::Read),
+        || post(screens::space_action),
+    ),
+    route(
+        POST,
+        "/s/{spaceId}/~/changes/{number}/edit/{pageId}",
+        Space(Role::Edit),
+        || post(screens::space_action),
+    ),
+    route(
+        POST,
+        "/s/{spaceId}/~/changes/{number}/preview",
+        Space(Role::Edit),
+        || post(screens::space_action),
+    ),
+    route(
+        POST,
+        "/s/{spaceId}/~/changes/{number}/tree",
+        Space(Role::Edit),
+        || post(screens::space_action),
+    ),
+    route(
+        POST,
+        "/s/{spaceId}/~/changes/{number}/review",
+        Space(Role::Review),
+        || post(screens::space_action),
+    ),
+    // The merge rules decide the rest.
+    route(
+        POST,
+        "/s/{spaceId}/~/changes/{number}/merge",
+        Space(Role::Edit),
+        || post(screens::space_action),
+    ),
+    route(
+        POST,
+        "/s/{spaceId}/~/changes/{number}/update",
+        Space(Role::Edit),
+        || post(screens::space_action),
+    ),
+    route(
+        POST,
+        "/s/{spaceId}/~/changes/{number}/edit",
+        Space(Role::Edit),
+        || post(screens::space_action),
+    ),
+    route(
+        POST,
+        "/s/{spaceId}/~/changes/{number}/request",
+        Space(Role::Edit),
+        || post(screens::space_action),
+    ),
 ];
 
 /// The app's router: every route of [`ROUTES`] behind its access check, and the embedded

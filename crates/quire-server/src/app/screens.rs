@@ -3,7 +3,9 @@
 //! (`domain::access`): a screen shows what the same user's token would read, and a space
 //! the user may not read answers as a missing one.
 
-use axum::extract::{Path, State};
+use std::collections::HashMap;
+
+use axum::extract::{MatchedPath, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{html, Markup, PreEscaped};
@@ -382,14 +384,49 @@ pub async fn space_home(
     space(&state, &headers, &space_id, "", &Default::default()).await
 }
 
-/// `GET /s/{spaceId}/{path}`: a page by its path, or one of the space's `~/` screens.
+/// `GET /s/{spaceId}/{path}`: a page by its path, or one of the space's `~/` screens, each
+/// at a route of its own (`routes::ROUTES`).
 pub async fn space_path(
     State(state): State<AppState>,
-    Path((space_id, path)): Path<(String, String)>,
+    matched: MatchedPath,
+    Path(params): Path<HashMap<String, String>>,
     axum::extract::Query(query): axum::extract::Query<super::search::SearchQuery>,
     headers: HeaderMap,
 ) -> Response {
-    space(&state, &headers, &space_id, &path, &query).await
+    let path = below_space(matched.as_str(), &params);
+    // A page's path never starts with `~`: an address there that no screen's route
+    // declares is no page either.
+    if matched.as_str() == PAGE_ROUTE && path.starts_with('~') {
+        return match session::require(&state, &headers, "/").await {
+            Ok(signed) => not_found(
+                Some(&signed.viewer()),
+                "No screen of the space has this address.",
+            ),
+            Err(res) => res,
+        };
+    }
+    space(&state, &headers, &params["spaceId"], &path, &query).await
+}
+
+/// The route of a space's pages.
+pub const PAGE_ROUTE: &str = "/s/{spaceId}/{*path}";
+
+/// The path below `/s/{spaceId}/` that the route `matched` matched, its parameters decoded.
+fn below_space(matched: &str, params: &HashMap<String, String>) -> String {
+    matched
+        .split('/')
+        .skip(3)
+        .map(
+            |seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) => params
+                    .get(name.trim_start_matches('*'))
+                    .cloned()
+                    .unwrap_or_default(),
+                None => seg.to_string(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 async fn space(
@@ -1527,10 +1564,13 @@ async fn review_html(
 /// pages) is shown on a page with the way back.
 pub async fn space_action(
     State(state): State<AppState>,
-    Path((space_id, path)): Path<(String, String)>,
+    matched: MatchedPath,
+    Path(params): Path<HashMap<String, String>>,
     headers: HeaderMap,
     body: axum::body::Body,
 ) -> Response {
+    let path = below_space(matched.as_str(), &params);
+    let space_id = &params["spaceId"];
     let here = format!("/s/{space_id}/{path}");
     let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
         Ok(signed_form) => signed_form,
