@@ -1139,6 +1139,7 @@ async fn change_request(
                 ": add, move and delete pages of this change request."
             }
         }
+        // changes_html stays a String: history.rs renders it too.
         (PreEscaped(changes))
         (reviews)
         (PreEscaped(discussed))
