@@ -386,7 +386,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
 }
 
 /// Lets a request through to its handler when its session has `access`; otherwise sends it
-/// to sign in (no session) or answers as a missing screen would.
+/// to sign in (no session), answers as a missing screen would (what the person may not see
+/// at all), or refuses with 403 naming the role it needs (what they see, at a lower role).
 async fn guard(
     State(state): State<AppState>,
     req: Request,
@@ -414,10 +415,12 @@ async fn guard(
     let caller = signed.caller();
     let param = |name: &str| params.get(name).cloned().unwrap_or_default();
     let mut req = req;
-    let allowed = match access {
-        Anyone | SignedIn => true,
+    // `Err(None)`: not the person's to see (answered as missing); `Err(Some(why))`: seen,
+    // but the role falls short.
+    let verdict: Result<(), Option<String>> = match access {
+        Anyone | SignedIn => Ok(()),
         ServerAdmin => {
-            signed.scope.is_none()
+            let admin = signed.scope.is_none()
                 && match crate::store::sessions::is_instance_admin(
                     &state.db,
                     signed.user.id.as_str(),
@@ -426,21 +429,30 @@ async fn guard(
                 {
                     Ok(admin) => admin,
                     Err(e) => return failed(e),
-                }
+                };
+            if admin {
+                Ok(())
+            } else {
+                Err(None)
+            }
         }
         Org | OrgMember | OrgAdmin => {
             let id = OrgId::new(param("organizationId"));
             match seen(access::load_org(&state, &caller, &id).await) {
                 Ok(Some(org)) => {
-                    let ok = match access {
-                        OrgMember => org.role.is_some(),
-                        OrgAdmin => org.is_admin(),
-                        _ => true,
+                    let verdict = match access {
+                        OrgMember if org.role.is_none() => {
+                            Err(Some("This is for the organization's members.".to_string()))
+                        }
+                        OrgAdmin if !org.is_admin() => {
+                            Err(Some("This is for the organization's admins.".to_string()))
+                        }
+                        _ => Ok(()),
                     };
                     req.extensions_mut().insert(org);
-                    ok
+                    verdict
                 }
-                Ok(None) => false,
+                Ok(None) => Err(None),
                 Err(e) => return failed(e),
             }
         }
@@ -448,32 +460,55 @@ async fn guard(
             match seen(access::load_collection(&state, &caller, &param("collectionId")).await) {
                 Ok(Some(c)) => {
                     req.extensions_mut().insert(c);
-                    true
+                    Ok(())
                 }
-                Ok(None) => false,
+                Ok(None) => Err(None),
                 Err(e) => return failed(e),
             }
         }
         Space(role) => match seen(access::load_space(&state, &caller, &param("spaceId")).await) {
             Ok(Some(ctx)) => {
-                let ok = ctx.role >= role;
+                let verdict = if ctx.role >= role {
+                    Ok(())
+                } else {
+                    Err(Some(format!(
+                        "This needs the {} role on this space; yours is {}.",
+                        role.as_str(),
+                        ctx.role.as_str()
+                    )))
+                };
                 req.extensions_mut().insert(ctx);
-                ok
+                verdict
             }
-            Ok(None) => false,
+            Ok(None) => Err(None),
             Err(e) => return failed(e),
         },
     };
-    if allowed {
-        // The handler takes what was loaded here (`session::Signed`, `access::OrgCtx`, …)
-        // instead of reading it again.
-        req.extensions_mut().insert(signed);
-        next.run(req).await
-    } else {
-        not_found(
+    match verdict {
+        Ok(()) => {
+            // The handler takes what was loaded here (`session::Signed`, `access::OrgCtx`,
+            // …) instead of reading it again.
+            req.extensions_mut().insert(signed);
+            next.run(req).await
+        }
+        Err(None) => not_found(
             Some(&signed.viewer()),
             "This page does not exist, or you may not see it.",
-        )
+        ),
+        Err(Some(why)) => {
+            let body = maud::html! {
+                h1 { "Not allowed" }
+                p.error role="alert" { (why) }
+                p { a href="/" { "Back to the home page" } }
+            };
+            super::shell::page(
+                axum::http::StatusCode::FORBIDDEN,
+                "Not allowed",
+                Some(&signed.viewer()),
+                "",
+                &body.into_string(),
+            )
+        }
     }
 }
 

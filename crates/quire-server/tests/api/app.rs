@@ -4230,7 +4230,8 @@ async fn admins_add_and_remove_saml_providers_in_the_app() {
     let mut b = browsers.pop().unwrap();
     let mut a = browsers.pop().unwrap();
     let sso = format!("/o/{org}/sso");
-    assert_eq!(b.get(&sso).await.status, 404);
+    // The admins' screen: a member of another role is told so.
+    assert_eq!(b.get(&sso).await.status, 403);
     assert!(!b
         .get(&format!("/o/{org}"))
         .await
@@ -4248,8 +4249,7 @@ async fn admins_add_and_remove_saml_providers_in_the_app() {
             ],
         )
         .await;
-    // The screen is the admins': to anyone else, its actions are as missing as it is.
-    assert_eq!(p.status, 404, "{}", p.html);
+    assert_eq!(p.status, 403, "{}", p.html);
 
     let seen = a.get(&sso).await;
     assert_eq!(seen.status, 200, "{}", seen.html);

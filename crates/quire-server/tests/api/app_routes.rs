@@ -45,6 +45,13 @@ fn allowed(access: Access, who: Who) -> bool {
     }
 }
 
+/// Whether `who` sees what the route is about (its organization, collection or space), if
+/// not at the role it needs: refused with 403 then, rather than answered as missing.
+fn sees(access: Access, who: Who) -> bool {
+    !matches!(access, Access::ServerAdmin)
+        && matches!(who, Who::Reader | Who::Editor | Who::OrgAdmin)
+}
+
 /// The guard's answer to a signed-in person the route is not for.
 const HIDDEN: &str = "This page does not exist, or you may not see it.";
 
@@ -159,13 +166,15 @@ async fn every_screen_and_action_answers_every_persona_as_its_route_declares() {
         let path = route
             .path
             .split('/')
-            .map(|seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-                Some(name) => value(name.trim_start_matches('*')).unwrap_or_else(|| {
-                    real = false;
-                    "not-there".into()
-                }),
-                None => seg.to_string(),
-            })
+            .map(
+                |seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    Some(name) => value(name.trim_start_matches('*')).unwrap_or_else(|| {
+                        real = false;
+                        "not-there".into()
+                    }),
+                    None => seg.to_string(),
+                },
+            )
             .collect::<Vec<_>>()
             .join("/");
         for (who, browser) in personas.iter_mut() {
@@ -183,18 +192,20 @@ async fn every_screen_and_action_answers_every_persona_as_its_route_declares() {
                     .as_deref()
                     .is_some_and(|l| l.starts_with("/signin"));
             let hidden = page.status == 404 && page.html.contains(HIDDEN);
+            let refused = page.status == 403 && page.html.contains("<h1>Not allowed</h1>");
             let expected = allowed(route.access, who);
             let ok = match (expected, who) {
                 _ if page.status >= 500 => false,
                 (false, Who::Anonymous) => to_signin,
+                (false, _) if sees(route.access, who) => refused,
                 (false, _) => hidden,
                 // A screen the person may see shows (or leads on to another of its own).
-                (true, Who::Anonymous) => !hidden,
-                (true, _) if route.access == Access::Anyone => !hidden,
+                (true, Who::Anonymous) => !hidden && !refused,
+                (true, _) if route.access == Access::Anyone => !hidden && !refused,
                 (true, _) if route.method == "GET" && real => {
                     page.status == 200 || (page.status == 303 && !to_signin)
                 }
-                (true, _) => !hidden && !to_signin,
+                (true, _) => !hidden && !refused && !to_signin,
             };
             if !ok {
                 wrong.push(format!(
