@@ -74,7 +74,7 @@ pub async fn screen(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: 
         h1 { "Import into " (ctx.space.title) }
         p {
             "The content found at the address becomes pages and files of the space, or of a \
-change request to review first, in one new revision."
+    change request to review first, in one new revision."
         }
         form method="post" action=(action) {
             input type="hidden" name="csrf" value=(viewer.csrf);
