@@ -1,13 +1,11 @@
 //! Making spaces and collections in the app: the forms on the organization and collection
 //! screens, and `POST /o/{organizationId}` that runs the domain's workflows (the API's own).
 
-use std::fmt::Write as _;
-
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::html;
 
 use super::session;
 use super::shell::{no_org, org_for, run_write, Viewer};
@@ -37,49 +35,44 @@ pub fn forms(org: &OrgCtx, grants: &Grants, viewer: &Viewer<'_>, inside: Option<
     } else if !at_root && places.is_empty() {
         return String::new();
     }
-    let action = format!("/o/{}", attr(org.org.id.as_str()));
-    let hidden = format!(
-        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        attr(viewer.csrf)
-    );
-    let mut out = format!(
-        "<h2>New space</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"space\">\
-<label for=\"new-space\">Title</label><input id=\"new-space\" name=\"subject\" type=\"text\" required maxlength=\"50\">"
-    );
-    match inside {
-        Some(id) => {
-            let _ = write!(
-                out,
-                "<input type=\"hidden\" name=\"parent\" value=\"{}\">",
-                attr(id)
-            );
+    let action = format!("/o/{}", org.org.id.as_str());
+    html! {
+        h2 { "New space" }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(viewer.csrf);
+            input type="hidden" name="op" value="space";
+            label for="new-space" { "Title" }
+            input id="new-space" name="subject" type="text" required maxlength="50";
+            @match inside {
+                Some(id) => {
+                    input type="hidden" name="parent" value=(id);
+                }
+                None => {
+                    label for="new-space-in" { "In" }
+                    select id="new-space-in" name="parent" {
+                        @if at_root {
+                            option value="" { "The organization" }
+                        }
+                        @for (id, title) in &places {
+                            option value=(id) { (title) }
+                        }
+                    }
+                }
+            }
+            button type="submit" { "Create the space" }
         }
-        None => {
-            out.push_str("<label for=\"new-space-in\">In</label><select id=\"new-space-in\" name=\"parent\">");
-            if at_root {
-                out.push_str("<option value=\"\">The organization</option>");
+        @if at_root && inside.is_none() {
+            h2 { "New collection" }
+            form method="post" action=(action) {
+                input type="hidden" name="csrf" value=(viewer.csrf);
+                input type="hidden" name="op" value="collection";
+                label for="new-collection" { "Title" }
+                input id="new-collection" name="subject" type="text" required maxlength="50";
+                button type="submit" { "Create the collection" }
             }
-            for (id, title) in &places {
-                let _ = write!(
-                    out,
-                    "<option value=\"{}\">{}</option>",
-                    attr(id),
-                    text(title)
-                );
-            }
-            out.push_str("</select>");
         }
     }
-    out.push_str("<button type=\"submit\">Create the space</button></form>");
-    if at_root && inside.is_none() {
-        let _ = write!(
-            out,
-            "<h2>New collection</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"collection\">\
-<label for=\"new-collection\">Title</label><input id=\"new-collection\" name=\"subject\" type=\"text\" required maxlength=\"50\">\
-<button type=\"submit\">Create the collection</button></form>"
-        );
-    }
-    out
+    .into_string()
 }
 
 /// `POST /o/{organizationId}`: makes a space (`op=space`, `parent` optional) or a

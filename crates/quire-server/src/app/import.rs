@@ -3,11 +3,9 @@
 //! converted, and written as one new revision of the space; or a built-in template's
 //! pages (the API's `applyTemplateToSpace`).
 
-use std::fmt::Write as _;
-
 use axum::http::StatusCode;
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::html;
 
 use super::session::Form;
 use super::shell::{failed, page, Viewer};
@@ -39,10 +37,18 @@ fn label(source: &str) -> &'static str {
 
 /// `GET /s/{spaceId}/~/import`.
 pub async fn screen(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
-    let mut body = format!("<h1>Import into {}</h1>", text(&ctx.space.title));
     if ctx.role < Role::Edit {
-        body.push_str("<p>Importing needs the edit role on this space.</p>");
-        return page(StatusCode::OK, "Import", Some(viewer), nav, &body);
+        let body = html! {
+            h1 { "Import into " (ctx.space.title) }
+            p { "Importing needs the edit role on this space." }
+        };
+        return page(
+            StatusCode::OK,
+            "Import",
+            Some(viewer),
+            nav,
+            &body.into_string(),
+        );
     }
     // Into the space, or into one of its open change requests, to review it there first.
     let open = match store::change_requests::list(
@@ -58,68 +64,65 @@ pub async fn screen(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: 
         Ok((rows, _)) => rows,
         Err(e) => return failed(e),
     };
-    let _ = write!(
-        body,
-        "<p>The content found at the address becomes pages and files of the space, or of a \
-change request to review first, in one new revision.</p>\
-<form method=\"post\" action=\"/s/{}/~/import\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
-<label for=\"import-url\">Address</label><input id=\"import-url\" name=\"subject\" type=\"url\" required placeholder=\"https://\">\
-<label for=\"import-source\">What it is</label><select id=\"import-source\" name=\"status\">",
-        attr(&ctx.space.id),
-        attr(viewer.csrf)
-    );
-    for (name, _) in Source::ALL {
-        let _ = write!(body, "<option value=\"{name}\">{}</option>", label(name));
-    }
-    body.push_str(
-        "</select><label for=\"import-into\">Into</label><select id=\"import-into\" name=\"parent\">\
-<option value=\"\">The space itself</option>",
-    );
-    for c in &open {
-        let _ = write!(
-            body,
-            "<option value=\"{}\">Change request #{}: {}</option>",
-            c.number,
-            c.number,
-            text(&c.subject)
-        );
-    }
-    body.push_str("</select><button type=\"submit\">Import</button></form>");
-    let _ = write!(
-        body,
-        "<h2>Or start from a template</h2><p>Its pages are added after the space's own.</p>\
-<form method=\"post\" action=\"/s/{}/~/import\"><input type=\"hidden\" name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"op\" value=\"template\">\
-<label for=\"template\">Template</label><select id=\"template\" name=\"invite\">",
-        attr(&ctx.space.id),
-        attr(viewer.csrf)
-    );
-    for t in quire_content::templates::TEMPLATES {
-        let _ = write!(
-            body,
-            "<option value=\"{}\">{}</option>",
-            attr(t.id),
-            text(t.title)
-        );
-    }
     // A template shows an image of the space in its slot (a logo, a cover): one of its files.
     let images: Vec<(String, String)> = match space_images(state, ctx).await {
         Ok(found) => found,
         Err(e) => return failed(e),
     };
-    body.push_str(
-        "</select><label for=\"template-image\">Its logo or cover</label>\
-<select id=\"template-image\" name=\"page\"><option value=\"\">None</option>",
-    );
-    for (id, name) in &images {
-        let _ = write!(
-            body,
-            "<option value=\"{}\">{}</option>",
-            attr(id),
-            text(name)
-        );
-    }
-    body.push_str("</select><button type=\"submit\">Add its pages</button></form>");
-    page(StatusCode::OK, "Import", Some(viewer), nav, &body)
+    let action = format!("/s/{}/~/import", ctx.space.id);
+    let body = html! {
+        h1 { "Import into " (ctx.space.title) }
+        p {
+            "The content found at the address becomes pages and files of the space, or of a \
+    change request to review first, in one new revision."
+        }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(viewer.csrf);
+            label for="import-url" { "Address" }
+            input id="import-url" name="subject" type="url" required placeholder="https://";
+            label for="import-source" { "What it is" }
+            select id="import-source" name="status" {
+                @for (name, _) in Source::ALL {
+                    option value=(name) { (label(name)) }
+                }
+            }
+            label for="import-into" { "Into" }
+            select id="import-into" name="parent" {
+                option value="" { "The space itself" }
+                @for c in &open {
+                    option value=(c.number) { "Change request #" (c.number) ": " (c.subject) }
+                }
+            }
+            button type="submit" { "Import" }
+        }
+        h2 { "Or start from a template" }
+        p { "Its pages are added after the space's own." }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(viewer.csrf);
+            input type="hidden" name="op" value="template";
+            label for="template" { "Template" }
+            select id="template" name="invite" {
+                @for t in quire_content::templates::TEMPLATES {
+                    option value=(t.id) { (t.title) }
+                }
+            }
+            label for="template-image" { "Its logo or cover" }
+            select id="template-image" name="page" {
+                option value="" { "None" }
+                @for (id, name) in &images {
+                    option value=(id) { (name) }
+                }
+            }
+            button type="submit" { "Add its pages" }
+        }
+    };
+    page(
+        StatusCode::OK,
+        "Import",
+        Some(viewer),
+        nav,
+        &body.into_string(),
+    )
 }
 
 /// `POST /s/{spaceId}/~/import`: runs the import on a task of its own and shows what it
@@ -164,34 +167,37 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
             imports::import(&state, &ctx, &user, source, &url, target, None).await
         }
     };
-    let id = attr(&ctx.space.id);
-    let (into_text, open) = match &into {
-        Some(n) => (
-            format!("change request #{}", text(n)),
-            format!(
-                "<a href=\"/s/{id}/~/changes/{}\">Open the change request</a>",
-                attr(n)
-            ),
-        ),
-        None => (
-            "space".to_string(),
-            format!("<a href=\"/s/{id}\">Open the space</a>"),
-        ),
-    };
+    let id = ctx.space.id.as_str();
     match tokio::spawn(crate::cache::bypassed(run)).await {
-        Ok(Ok(done)) => page(
-            StatusCode::OK,
-            "Imported",
-            Some(viewer),
-            "",
-            &format!(
-                "<h1>Imported</h1><p role=\"status\">{} of {} pages and files found were imported into the {into_text}.</p>\
-<p>{open} · <a href=\"/s/{id}/~/revisions/{}\">See the changes</a></p>",
-                done.imported,
-                done.total,
-                attr(&done.revision),
-            ),
-        ),
+        Ok(Ok(done)) => {
+            let body = html! {
+                h1 { "Imported" }
+                p role="status" {
+                    (done.imported) " of " (done.total)
+                    " pages and files found were imported into the "
+                    @match &into {
+                        Some(n) => { "change request #" (n) }
+                        None => { "space" }
+                    }
+                    "."
+                }
+                p {
+                    @match &into {
+                        Some(n) => a href={ "/s/" (id) "/~/changes/" (n) } { "Open the change request" },
+                        None => a href={ "/s/" (id) } { "Open the space" },
+                    }
+                    " · "
+                    a href={ "/s/" (id) "/~/revisions/" (done.revision) } { "See the changes" }
+                }
+            };
+            page(
+                StatusCode::OK,
+                "Imported",
+                Some(viewer),
+                "",
+                &body.into_string(),
+            )
+        }
         Ok(Err(ApiError::Internal(e))) => failed(e),
         Ok(Err(e)) => super::shell::not_done(viewer, &e, &here, "Back to the import"),
         Err(e) => failed(e),

@@ -3,13 +3,11 @@
 //! person joins, creating their account when they have none. Every change runs the
 //! domain's membership workflows, the API's own.
 
-use std::fmt::Write as _;
-
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::{html, Markup};
 
 use super::session::{self, Signed};
 use super::shell::{failed, no_org, not_found, org_for, page, run_write, see_other, Viewer};
@@ -36,20 +34,16 @@ const ROLES: [(&str, &str); 7] = [
     ("guest", "Guest"),
 ];
 
-fn role_select(name: &str, id: &str, current: Option<&str>, label: &str) -> String {
-    let mut out = format!(
-        "<label for=\"{id}\" class=\"sr\">{label}</label><select id=\"{id}\" name=\"{name}\">"
-    );
-    for (value, shown) in ROLES {
-        let selected = current.unwrap_or("guest") == value;
-        let _ = write!(
-            out,
-            "<option value=\"{value}\"{}>{shown}</option>",
-            if selected { " selected" } else { "" }
-        );
+fn role_select(name: &str, id: &str, current: Option<&str>, label: &str) -> Markup {
+    let current = current.unwrap_or("guest");
+    html! {
+        label for=(id) class="sr" { (label) }
+        select id=(id) name=(name) {
+            @for (value, shown) in ROLES {
+                option value=(value) selected[current == value] { (shown) }
+            }
+        }
     }
-    out.push_str("</select>");
-    out
 }
 
 /// A role as sent by a form: `guest` is none; anything else unknown is refused.
@@ -91,7 +85,13 @@ pub async fn members_page(
         );
     }
     match members_html(&state, &org, &viewer, None).await {
-        Ok(body) => page(StatusCode::OK, "Members", Some(&viewer), "", &body),
+        Ok(body) => page(
+            StatusCode::OK,
+            "Members",
+            Some(&viewer),
+            "",
+            &body.into_string(),
+        ),
         Err(e) => failed(e),
     }
 }
@@ -100,124 +100,158 @@ async fn members_html(
     state: &AppState,
     org: &OrgCtx,
     viewer: &Viewer<'_>,
-    notice: Option<&str>,
-) -> crate::error::ApiResult<String> {
+    notice: Option<Markup>,
+) -> crate::error::ApiResult<Markup> {
     let admin = org.is_admin();
-    let id = attr(org.org.id.as_str());
-    let csrf = attr(viewer.csrf);
+    let id = org.org.id.as_str();
+    let csrf = viewer.csrf;
     let action = format!("/o/{id}/members");
-    let hidden = format!("<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">");
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{id}\">{}</a></li></ol></nav><h1>Members</h1>",
-        text(&org.org.title)
-    );
-    if let Some(n) = notice {
-        body.push_str(n);
-    }
     let filter = store::members::MemberFilter {
         ascending: true,
         ..Default::default()
     };
     let (list, total) =
         store::members::list(&state.db, &org.org.id, &filter, None, LIST_LIMIT).await?;
-    let _ = write!(
-        body,
-        "<p class=\"muted\">{total} member{}</p><table><thead><tr><th scope=\"col\">Name</th>{}<th scope=\"col\">Role</th><th scope=\"col\">Joined</th>{}</tr></thead><tbody>",
-        if total == 1 { "" } else { "s" },
-        if admin { "<th scope=\"col\">E-mail</th>" } else { "" },
-        if admin { "<th scope=\"col\">Actions</th>" } else { "" }
-    );
-    for m in &list {
-        let uid = attr(m.user_id.as_str());
-        let _ = write!(
-            body,
-            "<tr data-member=\"{uid}\"><td>{}</td>{}<td>{}</td><td>{}</td>",
-            text(&m.display_name),
-            if admin {
-                format!("<td>{}</td>", text(&m.email))
-            } else {
-                String::new()
-            },
-            text(m.role.as_deref().unwrap_or("guest")),
-            text(&crate::clock::iso(m.joined_at)),
-        );
-        if admin {
-            let _ = write!(
-                body,
-                "<td><form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"role\"><input type=\"hidden\" name=\"user\" value=\"{uid}\">{}<button type=\"submit\">Change</button></form>\
-<form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"remove\"><input type=\"hidden\" name=\"user\" value=\"{uid}\"><button type=\"submit\">Remove</button></form></td>",
-                role_select("role", &format!("role-{uid}"), m.role.as_deref(), &format!("Role of {}", text(&m.display_name)))
-            );
+    let members = html! {
+        nav class="crumbs" aria-label="Breadcrumb" {
+            ol { li { a href={ "/o/" (id) } { (org.org.title) } } }
         }
-        body.push_str("</tr>");
-    }
-    body.push_str("</tbody></table>");
+        h1 { "Members" }
+        @if let Some(n) = notice {
+            (n)
+        }
+        p.muted { (total) " member" @if total != 1 { "s" } }
+        table {
+            thead {
+                tr {
+                    th scope="col" { "Name" }
+                    @if admin { th scope="col" { "E-mail" } }
+                    th scope="col" { "Role" }
+                    th scope="col" { "Joined" }
+                    @if admin { th scope="col" { "Actions" } }
+                }
+            }
+            tbody {
+                @for m in &list {
+                    @let uid = m.user_id.as_str();
+                    tr data-member=(uid) {
+                        td { (m.display_name) }
+                        @if admin { td { (m.email) } }
+                        td { (m.role.as_deref().unwrap_or("guest")) }
+                        td { (crate::clock::iso(m.joined_at)) }
+                        @if admin {
+                            td {
+                                form method="post" action=(action) class="inline" {
+                                    input type="hidden" name="csrf" value=(csrf);
+                                    input type="hidden" name="op" value="role";
+                                    input type="hidden" name="user" value=(uid);
+                                    (role_select("role", &format!("role-{uid}"), m.role.as_deref(), &format!("Role of {}", m.display_name)))
+                                    button type="submit" { "Change" }
+                                }
+                                form method="post" action=(action) class="inline" {
+                                    input type="hidden" name="csrf" value=(csrf);
+                                    input type="hidden" name="op" value="remove";
+                                    input type="hidden" name="user" value=(uid);
+                                    button type="submit" { "Remove" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
     if !admin {
-        let _ = write!(
-            body,
-            "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"remove\"><input type=\"hidden\" name=\"user\" value=\"{}\"><button type=\"submit\">Leave the organization</button></form>",
-            attr(viewer.user)
-        );
-        return Ok(body);
+        return Ok(html! {
+            (members)
+            form method="post" action=(action) {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="op" value="remove";
+                input type="hidden" name="user" value=(viewer.user);
+                button type="submit" { "Leave the organization" }
+            }
+        });
     }
-    // Invitations by address.
-    let _ = write!(
-        body,
-        "<h2>Invite people</h2><form method=\"post\" action=\"{action}\" class=\"write\">{hidden}<input type=\"hidden\" name=\"op\" value=\"invite\">\
-<label for=\"emails\">E-mail addresses, one per line</label><textarea id=\"emails\" name=\"emails\" rows=\"3\" required></textarea>{}\
-<button type=\"submit\">Invite</button></form>",
-        role_select("role", "invite-role", org.org.default_role.as_deref().or(Some("read")), "Role")
-    );
     let pending = store::invites::list_pending(&state.db, &org.org.id, LIST_LIMIT).await?;
-    if !pending.is_empty() {
-        body.push_str("<h3>Waiting for their account</h3><ul>");
-        for p in &pending {
-            let until = members::expires_at(state, p.created_at);
-            let validity = match members::expired(state, p.created_at) {
-                true => format!("expired {}", crate::clock::iso(until)),
-                false => format!("expires {}", crate::clock::iso(until)),
-            };
-            let _ = write!(
-                body,
-                "<li>{} <span class=\"muted\">{} · invited {} · {}</span> <form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"withdraw\"><input type=\"hidden\" name=\"email\" value=\"{}\"><button type=\"submit\">Withdraw</button></form></li>",
-                text(&p.email),
-                text(p.role.as_deref().unwrap_or("guest")),
-                text(&crate::clock::iso(p.created_at)),
-                text(&validity),
-                attr(&p.email)
-            );
+    // Invitations by address.
+    let invitations = html! {
+        h2 { "Invite people" }
+        form method="post" action=(action) class="write" {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="op" value="invite";
+            label for="emails" { "E-mail addresses, one per line" }
+            textarea id="emails" name="emails" rows="3" required {}
+            (role_select("role", "invite-role", org.org.default_role.as_deref().or(Some("read")), "Role"))
+            button type="submit" { "Invite" }
         }
-        body.push_str("</ul><p class=\"muted\">Quire sends no e-mail: invite an address again for a new link to hand over. A link lets its person in until the invitation expires.</p>");
-    }
-    // Invite links.
-    body.push_str("<h2>Invite links</h2>");
+        @if !pending.is_empty() {
+            h3 { "Waiting for their account" }
+            ul {
+                @for p in &pending {
+                    @let until = crate::clock::iso(members::expires_at(state, p.created_at));
+                    li {
+                        (p.email)
+                        " "
+                        span.muted {
+                            (p.role.as_deref().unwrap_or("guest"))
+                            " · invited " (crate::clock::iso(p.created_at))
+                            " · "
+                            @if members::expired(state, p.created_at) { "expired " } @else { "expires " }
+                            (until)
+                        }
+                        " "
+                        form method="post" action=(action) class="inline" {
+                            input type="hidden" name="csrf" value=(csrf);
+                            input type="hidden" name="op" value="withdraw";
+                            input type="hidden" name="email" value=(p.email);
+                            button type="submit" { "Withdraw" }
+                        }
+                    }
+                }
+            }
+            p.muted { "Quire sends no e-mail: invite an address again for a new link to hand over. A link lets its person in until the invitation expires." }
+        }
+        // Invite links.
+        h2 { "Invite links" }
+    };
     if org.org.invite_links == 0 {
-        body.push_str("<p class=\"muted\">Invite links are disabled in this organization.</p>");
-        return Ok(body);
+        return Ok(html! {
+            (members)
+            (invitations)
+            p.muted { "Invite links are disabled in this organization." }
+        });
     }
     let (links, _) = store::invites::list_links(&state.db, &org.org.id, None, LIST_LIMIT).await?;
-    if links.is_empty() {
-        body.push_str("<p class=\"muted\">No invite link.</p>");
-    } else {
-        body.push_str("<ul>");
-        for l in &links {
-            let url = state.url(&format!("/invite/{}/{}", org.org.id, l.id));
-            let _ = write!(
-                body,
-                "<li><code>{}</code> <span class=\"muted\">joins as {}</span> <form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"unlink\"><input type=\"hidden\" name=\"invite\" value=\"{}\"><button type=\"submit\">Delete</button></form></li>",
-                text(&url),
-                text(l.role.as_deref().unwrap_or("guest")),
-                attr(&l.id)
-            );
+    Ok(html! {
+        (members)
+        (invitations)
+        @if links.is_empty() {
+            p.muted { "No invite link." }
+        } @else {
+            ul {
+                @for l in &links {
+                    li {
+                        code { (state.url(&format!("/invite/{}/{}", org.org.id, l.id))) }
+                        " "
+                        span.muted { "joins as " (l.role.as_deref().unwrap_or("guest")) }
+                        " "
+                        form method="post" action=(action) class="inline" {
+                            input type="hidden" name="csrf" value=(csrf);
+                            input type="hidden" name="op" value="unlink";
+                            input type="hidden" name="invite" value=(l.id);
+                            button type="submit" { "Delete" }
+                        }
+                    }
+                }
+            }
         }
-        body.push_str("</ul>");
-    }
-    let _ = write!(
-        body,
-        "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"link\">{}<button type=\"submit\">Create an invite link</button></form>",
-        role_select("role", "link-role", Some("read"), "Role of who joins")
-    );
-    Ok(body)
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="op" value="link";
+            (role_select("role", "link-role", Some("read"), "Role of who joins"))
+            button type="submit" { "Create an invite link" }
+        }
+    })
 }
 
 /// `POST /o/{organizationId}/members`: one membership change (`op`: `role`, `remove`,
@@ -257,8 +291,14 @@ pub async fn members_action(
         Ok(Some(notice)) => {
             let fresh = org_of(&state, &signed, &org_id).await.map(|(_, o)| o);
             let org = fresh.unwrap_or(org);
-            match members_html(&state, &org, &viewer, Some(&notice)).await {
-                Ok(body) => page(StatusCode::OK, "Members", Some(&viewer), "", &body),
+            match members_html(&state, &org, &viewer, Some(notice)).await {
+                Ok(body) => page(
+                    StatusCode::OK,
+                    "Members",
+                    Some(&viewer),
+                    "",
+                    &body.into_string(),
+                ),
                 Err(e) => failed(e),
             }
         }
@@ -275,7 +315,7 @@ async fn run(
     caller: &Caller,
     op: &str,
     form: session::Form,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<Markup>, ApiError> {
     let user = || UserId::new(form.user.clone().unwrap_or_default());
     match op {
         "role" => {
@@ -299,29 +339,26 @@ async fn run(
                 .map(|e| (e.to_string(), None))
                 .collect();
             let done = members::invite(state, org, emails, Some(role), false).await?;
-            let mut notice = format!(
-                "<div class=\"notice\" role=\"status\"><p>{} invited; {} joined at once.</p>",
-                done.invited,
-                done.joined.len()
-            );
-            if !done.links.is_empty() {
-                let until = crate::clock::iso(members::expires_at(state, state.now()));
-                let _ = write!(
-                    notice,
-                    "<p>These addresses have no account yet. Hand each person their link (shown only now): it lets them create their account and join, until {}.</p><ul>",
-                    text(&until)
-                );
-                for (email, secret) in &done.links {
-                    let _ = write!(
-                        notice,
-                        "<li>{}: <code class=\"invite-link\">{}</code></li>",
-                        text(email),
-                        text(&state.url(&format!("/join/{secret}")))
-                    );
+            let until = crate::clock::iso(members::expires_at(state, state.now()));
+            let notice = html! {
+                div class="notice" role="status" {
+                    p { (done.invited) " invited; " (done.joined.len()) " joined at once." }
+                    @if !done.links.is_empty() {
+                        p {
+                            "These addresses have no account yet. Hand each person their link (shown only now): it lets them create their account and join, until "
+                            (until) "."
+                        }
+                        ul {
+                            @for (email, secret) in &done.links {
+                                li {
+                                    (email) ": "
+                                    code class="invite-link" { (state.url(&format!("/join/{secret}"))) }
+                                }
+                            }
+                        }
+                    }
                 }
-                notice.push_str("</ul>");
-            }
-            notice.push_str("</div>");
+            };
             Ok(Some(notice))
         }
         "withdraw" => {
@@ -352,38 +389,30 @@ fn account_form(
     csrf: Option<&str>,
     email: Option<&str>,
     error: Option<&str>,
-) -> String {
-    let mut out = String::new();
-    if let Some(e) = error {
-        let _ = write!(out, "<p class=\"error\" role=\"alert\">{}</p>", text(e));
-    }
-    let _ = write!(
-        out,
-        "<form method=\"post\" action=\"{}\">{}<input type=\"hidden\" name=\"op\" value=\"create\">\
-<label for=\"name\">Your name</label><input id=\"name\" name=\"name\" type=\"text\" autocomplete=\"name\" required maxlength=\"255\">",
-        attr(action),
-        csrf.map(|c| format!("<input type=\"hidden\" name=\"csrf\" value=\"{}\">", attr(c)))
-            .unwrap_or_default()
-    );
-    match email {
-        Some(e) => {
-            let _ = write!(
-                out,
-                "<label for=\"email\">E-mail</label><input id=\"email\" type=\"email\" value=\"{}\" readonly>",
-                attr(e)
-            );
+) -> Markup {
+    let min = crate::domain::accounts::MIN_PASSWORD;
+    html! {
+        @if let Some(e) = error {
+            p class="error" role="alert" { (e) }
         }
-        None => out.push_str(
-            "<label for=\"email\">E-mail</label><input id=\"email\" name=\"email\" type=\"email\" autocomplete=\"username\" required>",
-        ),
+        form method="post" action=(action) {
+            @if let Some(c) = csrf {
+                input type="hidden" name="csrf" value=(c);
+            }
+            input type="hidden" name="op" value="create";
+            label for="name" { "Your name" }
+            input id="name" name="name" type="text" autocomplete="name" required maxlength="255";
+            label for="email" { "E-mail" }
+            @match email {
+                Some(e) => { input id="email" type="email" value=(e) readonly; }
+                None => { input id="email" name="email" type="email" autocomplete="username" required; }
+            }
+            label for="password" { "Password" }
+            input id="password" name="password" type="password" autocomplete="new-password" required minlength=(min);
+            p.muted { "At least " (min) " characters; a phrase of several words is best." }
+            button type="submit" { "Create my account and join" }
+        }
     }
-    let _ = write!(
-        out,
-        "<label for=\"password\">Password</label><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"new-password\" required minlength=\"{min}\">\
-<p class=\"muted\">At least {min} characters; a phrase of several words is best.</p><button type=\"submit\">Create my account and join</button></form>",
-        min = crate::domain::accounts::MIN_PASSWORD
-    );
-    out
 }
 
 /// `GET /join/{secret}`: an address's invitation, where the invited person creates their
@@ -396,13 +425,12 @@ pub async fn join_page(State(state): State<AppState>, Path(secret): Path<String>
                 .ok()
                 .flatten();
             let title = org.map(|o| o.title.clone()).unwrap_or_default();
-            let body = format!(
-                "<h1>Join {}</h1><p>You were invited as {}.</p>{}",
-                text(&title),
-                text(&invite.email),
-                account_form(&format!("/join/{secret}"), None, Some(&invite.email), None)
-            );
-            page(StatusCode::OK, "Join", None, "", &body)
+            let body = html! {
+                h1 { "Join " (title) }
+                p { "You were invited as " (invite.email) "." }
+                (account_form(&format!("/join/{secret}"), None, Some(&invite.email), None))
+            };
+            page(StatusCode::OK, "Join", None, "", &body.into_string())
         }
         Ok(Invitation::Expired(invite)) => expired(&state, &invite),
         Ok(Invitation::Unknown) => not_found(None, members::UNKNOWN_MESSAGE),
@@ -413,12 +441,18 @@ pub async fn join_page(State(state): State<AppState>, Path(secret): Path<String>
 /// The page of an expired invitation's link: 410, saying so and since when.
 fn expired(state: &AppState, invite: &store::invites::PendingLink) -> Response {
     let since = crate::clock::iso(members::expires_at(state, invite.created_at));
-    let body = format!(
-        "<h1>Invitation expired</h1><p>{}</p><p class=\"muted\">It expired on {}.</p>",
-        text(members::EXPIRED_MESSAGE),
-        text(&since)
-    );
-    page(StatusCode::GONE, "Invitation expired", None, "", &body)
+    let body = html! {
+        h1 { "Invitation expired" }
+        p { (members::EXPIRED_MESSAGE) }
+        p.muted { "It expired on " (since) "." }
+    };
+    page(
+        StatusCode::GONE,
+        "Invitation expired",
+        None,
+        "",
+        &body.into_string(),
+    )
 }
 
 /// `POST /join/{secret}`: creates the invited address's account, which joins every
@@ -452,15 +486,11 @@ pub async fn join(
             "Join",
             None,
             "",
-            &format!(
-                "<h1>Join</h1>{}",
-                account_form(
-                    &format!("/join/{secret}"),
-                    None,
-                    Some(&invite.email),
-                    Some(&why)
-                )
-            ),
+            &html! {
+                h1 { "Join" }
+                (account_form(&format!("/join/{secret}"), None, Some(&invite.email), Some(&why)))
+            }
+            .into_string(),
         ),
         Err(AccountError::Busy) => crate::app::shell::busy(),
         Err(AccountError::Failed(e)) => failed(e),
@@ -485,29 +515,40 @@ pub async fn link_page(
         Ok(_) => return not_found(None, "This invite link does not exist."),
         Err(e) => return failed(e),
     };
-    let heading = format!(
-        "<h1>Join {}</h1><p>This link lets you join as {}.</p>",
-        text(&org.title),
-        text(link.role.as_deref().unwrap_or("guest"))
-    );
+    let heading = html! {
+        h1 { "Join " (org.title) }
+        p { "This link lets you join as " (link.role.as_deref().unwrap_or("guest")) "." }
+    };
     match session::current(&state, &headers).await {
         Ok(Some(signed)) => {
             let viewer = signed.viewer();
-            let body = format!(
-                "{heading}<form method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"op\" value=\"join\"><button type=\"submit\">Join as {}</button></form>",
-                attr(&here),
-                attr(viewer.csrf),
-                text(&signed.user.display_name)
-            );
-            page(StatusCode::OK, "Join", Some(&viewer), "", &body)
+            let body = html! {
+                (heading)
+                form method="post" action=(here) {
+                    input type="hidden" name="csrf" value=(viewer.csrf);
+                    input type="hidden" name="op" value="join";
+                    button type="submit" { "Join as " (signed.user.display_name) }
+                }
+            };
+            page(
+                StatusCode::OK,
+                "Join",
+                Some(&viewer),
+                "",
+                &body.into_string(),
+            )
         }
         Ok(None) => {
             let next: String = url::form_urlencoded::byte_serialize(here.as_bytes()).collect();
-            let body = format!(
-                "{heading}<p><a href=\"/signin?next={next}\">Sign in</a> if you have an account, or create one:</p>{}",
-                account_form(&here, None, None, None)
-            );
-            page(StatusCode::OK, "Join", None, "", &body)
+            let body = html! {
+                (heading)
+                p {
+                    a href={ "/signin?next=" (next) } { "Sign in" }
+                    " if you have an account, or create one:"
+                }
+                (account_form(&here, None, None, None))
+            };
+            page(StatusCode::OK, "Join", None, "", &body.into_string())
         }
         Err(e) => failed(e),
     }
@@ -544,10 +585,11 @@ pub async fn link_join(
                     "Join",
                     None,
                     "",
-                    &format!(
-                        "<h1>Join</h1>{}",
-                        account_form(&here, None, None, Some(why))
-                    ),
+                    &html! {
+                        h1 { "Join" }
+                        (account_form(&here, None, None, Some(why)))
+                    }
+                    .into_string(),
                 )
             };
             match store::users::by_email(&state.db, &store::users::normalize_email(email)).await {
@@ -597,10 +639,11 @@ pub async fn link_join(
             "Not joined",
             None,
             "",
-            &format!(
-                "<h1>Not joined</h1><p class=\"error\" role=\"alert\">{}</p>",
-                text(&e.to_string())
-            ),
+            &html! {
+                h1 { "Not joined" }
+                p class="error" role="alert" { (e.to_string()) }
+            }
+            .into_string(),
         ),
     }
 }
@@ -631,7 +674,13 @@ pub async fn teams_page(
         );
     }
     match teams_html(&state, &org, &caller, &viewer).await {
-        Ok(body) => page(StatusCode::OK, "Teams", Some(&viewer), "", &body),
+        Ok(body) => page(
+            StatusCode::OK,
+            "Teams",
+            Some(&viewer),
+            "",
+            &body.into_string(),
+        ),
         Err(e) => failed(e),
     }
 }
@@ -641,18 +690,11 @@ async fn teams_html(
     org: &OrgCtx,
     caller: &Caller,
     viewer: &Viewer<'_>,
-) -> crate::error::ApiResult<String> {
+) -> crate::error::ApiResult<Markup> {
     let manage = crate::domain::teams::owned_teams(state, org, caller).await?;
-    let id = attr(org.org.id.as_str());
+    let id = org.org.id.as_str();
+    let csrf = viewer.csrf;
     let action = format!("/o/{id}/teams");
-    let hidden = format!(
-        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        attr(viewer.csrf)
-    );
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{id}\">{}</a></li></ol></nav><h1>Teams</h1>",
-        text(&org.org.title)
-    );
     let (teams, total) = store::teams::list(
         &state.db,
         &org.org.id,
@@ -661,9 +703,6 @@ async fn teams_html(
         TEAMS_SHOWN,
     )
     .await?;
-    if total == 0 {
-        body.push_str("<p class=\"muted\">No team yet.</p>");
-    }
     let (members, _) = if teams.iter().any(|(t, _)| manage.can_manage(&t.id)) {
         let filter = store::members::MemberFilter {
             ascending: true,
@@ -673,71 +712,89 @@ async fn teams_html(
     } else {
         (Vec::new(), 0)
     };
+    // Each team's members.
+    let mut lists = Vec::with_capacity(teams.len());
     for (t, _) in &teams {
-        let tid = attr(&t.id);
-        let _ = write!(
-            body,
-            "<section class=\"team\" data-team=\"{tid}\" aria-labelledby=\"team-{tid}\"><h2 id=\"team-{tid}\">{} <span class=\"muted\">{} member{}</span></h2>",
-            text(&t.title),
-            t.members,
-            if t.members == 1 { "" } else { "s" }
-        );
         let (list, _) = store::teams::list_members(&state.db, &t.id, None, TEAMS_SHOWN).await?;
-        let can = manage.can_manage(&t.id);
-        body.push_str("<ul>");
-        for m in &list {
-            let _ = write!(
-                body,
-                "<li>{} <span class=\"muted\">{}</span>",
-                text(&m.member.display_name),
-                text(&m.team_role)
-            );
-            if can {
-                let _ = write!(
-                    body,
-                    " <form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"leave\"><input type=\"hidden\" name=\"invite\" value=\"{tid}\"><input type=\"hidden\" name=\"user\" value=\"{}\"><button type=\"submit\">Remove</button></form>",
-                    attr(m.member.user_id.as_str())
-                );
-            }
-            body.push_str("</li>");
-        }
-        body.push_str("</ul>");
-        if can {
-            let _ = write!(
-                body,
-                "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"join\"><input type=\"hidden\" name=\"invite\" value=\"{tid}\">\
-<label for=\"add-{tid}\">Add a member</label><select id=\"add-{tid}\" name=\"user\">"
-            );
-            for m in &members {
-                let _ = write!(
-                    body,
-                    "<option value=\"{}\">{}</option>",
-                    attr(m.user_id.as_str()),
-                    text(&m.display_name)
-                );
-            }
-            body.push_str("</select> <label for=\"owner-");
-            let _ = write!(
-                body,
-                "{tid}\" class=\"plain\"><input id=\"owner-{tid}\" type=\"checkbox\" name=\"role\" value=\"owner\"> as an owner</label> <button type=\"submit\">Add</button></form>"
-            );
-        }
-        if org.is_admin() {
-            let _ = write!(
-                body,
-                "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"delete\"><input type=\"hidden\" name=\"invite\" value=\"{tid}\"><button type=\"submit\" class=\"danger\">Delete the team</button></form>"
-            );
-        }
-        body.push_str("</section>");
+        lists.push(list);
     }
-    if org.is_admin() {
-        let _ = write!(
-            body,
-            "<h2>New team</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"create\">\
-<label for=\"team-title\">Name</label><input id=\"team-title\" name=\"subject\" type=\"text\" required maxlength=\"64\"><button type=\"submit\">Create the team</button></form>"
-        );
-    }
-    Ok(body)
+    Ok(html! {
+        nav class="crumbs" aria-label="Breadcrumb" {
+            ol { li { a href={ "/o/" (id) } { (org.org.title) } } }
+        }
+        h1 { "Teams" }
+        @if total == 0 {
+            p.muted { "No team yet." }
+        }
+        @for ((t, _), list) in teams.iter().zip(&lists) {
+            @let tid = t.id.as_str();
+            @let can = manage.can_manage(&t.id);
+            section class="team" data-team=(tid) aria-labelledby={ "team-" (tid) } {
+                h2 id={ "team-" (tid) } {
+                    (t.title)
+                    " "
+                    span.muted { (t.members) " member" @if t.members != 1 { "s" } }
+                }
+                ul {
+                    @for m in list {
+                        li {
+                            (m.member.display_name)
+                            " "
+                            span.muted { (m.team_role) }
+                            @if can {
+                                " "
+                                form method="post" action=(action) class="inline" {
+                                    input type="hidden" name="csrf" value=(csrf);
+                                    input type="hidden" name="op" value="leave";
+                                    input type="hidden" name="invite" value=(tid);
+                                    input type="hidden" name="user" value=(m.member.user_id.as_str());
+                                    button type="submit" { "Remove" }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if can {
+                    form method="post" action=(action) {
+                        input type="hidden" name="csrf" value=(csrf);
+                        input type="hidden" name="op" value="join";
+                        input type="hidden" name="invite" value=(tid);
+                        label for={ "add-" (tid) } { "Add a member" }
+                        select id={ "add-" (tid) } name="user" {
+                            @for m in &members {
+                                option value=(m.user_id.as_str()) { (m.display_name) }
+                            }
+                        }
+                        " "
+                        label for={ "owner-" (tid) } class="plain" {
+                            input id={ "owner-" (tid) } type="checkbox" name="role" value="owner";
+                            " as an owner"
+                        }
+                        " "
+                        button type="submit" { "Add" }
+                    }
+                }
+                @if org.is_admin() {
+                    form method="post" action=(action) {
+                        input type="hidden" name="csrf" value=(csrf);
+                        input type="hidden" name="op" value="delete";
+                        input type="hidden" name="invite" value=(tid);
+                        button type="submit" class="danger" { "Delete the team" }
+                    }
+                }
+            }
+        }
+        @if org.is_admin() {
+            h2 { "New team" }
+            form method="post" action=(action) {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="op" value="create";
+                label for="team-title" { "Name" }
+                input id="team-title" name="subject" type="text" required maxlength="64";
+                button type="submit" { "Create the team" }
+            }
+        }
+    })
 }
 
 /// `POST /o/{organizationId}/teams`: `create` and `delete` a team (admins), `join` (add)

@@ -2,11 +2,9 @@
 //! and teams, and for its admins the forms that grant, change and take them away, through
 //! the domain's permission workflows (the API's own).
 
-use std::fmt::Write as _;
-
 use axum::http::StatusCode;
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::{html, Markup};
 
 use super::session::Form;
 use super::shell::{failed, page, run_write, Viewer};
@@ -22,20 +20,15 @@ const OFFERED: i64 = 500;
 /// Roles a permission may give, strongest first.
 const ROLES: [&str; 6] = ["admin", "create", "edit", "review", "comment", "read"];
 
-fn role_select(id: &str, current: &str, label: &str) -> String {
-    let mut out = format!(
-        "<label for=\"{id}\" class=\"sr\">{}</label><select id=\"{id}\" name=\"role\">",
-        text(label)
-    );
-    for r in ROLES {
-        let _ = write!(
-            out,
-            "<option value=\"{r}\"{}>{r}</option>",
-            if r == current { " selected" } else { "" }
-        );
+fn role_select(id: &str, current: &str, label: &str) -> Markup {
+    html! {
+        label for=(id) class="sr" { (label) }
+        select id=(id) name="role" {
+            @for r in ROLES {
+                option value=(r) selected[r == current] { (r) }
+            }
+        }
     }
-    out.push_str("</select>");
-    out
 }
 
 /// What the sharing screen shows: the content, its title, a line about who reads it
@@ -43,7 +36,7 @@ fn role_select(id: &str, current: &str, label: &str) -> String {
 struct Shared<'a> {
     target: Content,
     title: &'a str,
-    note: String,
+    note: Markup,
     action: String,
 }
 
@@ -52,11 +45,8 @@ impl<'a> Shared<'a> {
         Shared {
             target: Content::space(ctx),
             title: &ctx.space.title,
-            note: format!(
-                " Visibility: <strong>{}</strong>.",
-                text(ctx.space.visibility.as_str())
-            ),
-            action: format!("/s/{}/~/share", attr(&ctx.space.id)),
+            note: html! { " Visibility: " strong { (ctx.space.visibility.as_str()) } "." },
+            action: format!("/s/{}/~/share", ctx.space.id),
         }
     }
 
@@ -64,8 +54,8 @@ impl<'a> Shared<'a> {
         Shared {
             target: Content::collection(ctx),
             title: &ctx.collection.title,
-            note: " Its spaces inherit these permissions unless they say otherwise.".into(),
-            action: format!("/c/{}/~/share", attr(&ctx.collection.id)),
+            note: html! { " Its spaces inherit these permissions unless they say otherwise." },
+            action: format!("/c/{}/~/share", ctx.collection.id),
         }
     }
 }
@@ -85,30 +75,33 @@ pub async fn collection_screen(
 }
 
 async fn shown(state: &AppState, shared: &Shared<'_>, viewer: &Viewer<'_>, nav: &str) -> Response {
-    match html(state, shared, viewer).await {
-        Ok(body) => page(StatusCode::OK, "Share", Some(viewer), nav, &body),
+    match content(state, shared, viewer).await {
+        Ok(body) => page(
+            StatusCode::OK,
+            "Share",
+            Some(viewer),
+            nav,
+            &body.into_string(),
+        ),
         Err(ApiError::Internal(e)) => failed(e),
         Err(e) => page(
             e.status(),
             "Share",
             Some(viewer),
             nav,
-            &format!("<h1>Share</h1><p>{}</p>", text(&e.to_string())),
+            &html! { h1 { "Share" } p { (e.to_string()) } }.into_string(),
         ),
     }
 }
 
-async fn html(state: &AppState, shared: &Shared<'_>, viewer: &Viewer<'_>) -> ApiResult<String> {
+async fn content(state: &AppState, shared: &Shared<'_>, viewer: &Viewer<'_>) -> ApiResult<Markup> {
     let target = &shared.target;
     // As the API's listings: guests do not see who else has access.
     target.org.require_non_guest("see who has access")?;
     let admin = target.role >= Role::Admin;
-    let action = &shared.action;
+    let action = shared.action.as_str();
     let org_id = target.org_id.as_str();
-    let hidden = format!(
-        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        attr(viewer.csrf)
-    );
+    let csrf = viewer.csrf;
     let grants = store::permissions::on_target(&state.db, target.kind, &target.id).await?;
     let user_ids: Vec<&str> = grants
         .iter()
@@ -122,21 +115,10 @@ async fn html(state: &AppState, shared: &Shared<'_>, viewer: &Viewer<'_>) -> Api
         .collect();
     let users = store::users::get_many(&state.db, &user_ids).await?;
     let teams = store::teams::get_many(&state.db, org_id, &team_ids).await?;
-    let mut body = format!(
-        "<h1>Who may access {}</h1><p>Members of the organization have their organization role here unless a permission below says more.{}</p>",
-        text(shared.title),
-        shared.note
-    );
-    body.push_str("<h2>Permissions</h2>");
-    if grants.is_empty() {
-        let _ = write!(
-            body,
-            "<p class=\"muted\">No permission given on this {} alone.</p>",
-            target.kind
-        );
-    } else {
-        body.push_str("<table><thead><tr><th scope=\"col\">Who</th><th scope=\"col\">Role</th></tr></thead><tbody>");
-        for g in &grants {
+    // Each permission's holder, named, and its kind.
+    let named: Vec<(String, &str)> = grants
+        .iter()
+        .map(|g| {
             let (name, kind) = if g.principal_kind == "user" {
                 let name = users
                     .iter()
@@ -150,77 +132,93 @@ async fn html(state: &AppState, shared: &Shared<'_>, viewer: &Viewer<'_>) -> Api
                     .map(|t| format!("{} (team)", t.title));
                 (name, "team")
             };
-            let name = name.unwrap_or_else(|| g.principal_id.clone());
-            let _ = write!(
-                body,
-                "<tr data-grant=\"{}\"><td>{}</td><td>",
-                attr(&g.principal_id),
-                text(&name)
-            );
-            if admin {
-                let pid = attr(&g.principal_id);
-                let _ = write!(
-                    body,
-                    "<form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"set-{kind}\"><input type=\"hidden\" name=\"user\" value=\"{pid}\">{}<button type=\"submit\">Change</button></form>\
-<form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}<input type=\"hidden\" name=\"op\" value=\"remove-{kind}\"><input type=\"hidden\" name=\"user\" value=\"{pid}\"><button type=\"submit\">Remove</button></form>",
-                    role_select(&format!("role-{pid}"), &g.role, &format!("Role of {name}"))
-                );
-            } else {
-                body.push_str(&text(&g.role));
-            }
-            body.push_str("</td></tr>");
+            (name.unwrap_or_else(|| g.principal_id.clone()), kind)
+        })
+        .collect();
+    let permissions = html! {
+        h1 { "Who may access " (shared.title) }
+        p {
+            "Members of the organization have their organization role here unless a permission below says more."
+            (shared.note)
         }
-        body.push_str("</tbody></table>");
-    }
+        h2 { "Permissions" }
+        @if grants.is_empty() {
+            p.muted { "No permission given on this " (target.kind) " alone." }
+        } @else {
+            table {
+                thead { tr { th scope="col" { "Who" } th scope="col" { "Role" } } }
+                tbody {
+                    @for (g, (name, kind)) in grants.iter().zip(&named) {
+                        @let pid = g.principal_id.as_str();
+                        tr data-grant=(pid) {
+                            td { (name) }
+                            td {
+                                @if admin {
+                                    form method="post" action=(action) class="inline" {
+                                        input type="hidden" name="csrf" value=(csrf);
+                                        input type="hidden" name="op" value={ "set-" (kind) };
+                                        input type="hidden" name="user" value=(pid);
+                                        (role_select(&format!("role-{pid}"), &g.role, &format!("Role of {name}")))
+                                        button type="submit" { "Change" }
+                                    }
+                                    form method="post" action=(action) class="inline" {
+                                        input type="hidden" name="csrf" value=(csrf);
+                                        input type="hidden" name="op" value={ "remove-" (kind) };
+                                        input type="hidden" name="user" value=(pid);
+                                        button type="submit" { "Remove" }
+                                    }
+                                } @else {
+                                    (g.role)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
     if !admin {
-        return Ok(body);
+        return Ok(permissions);
     }
     let filter = store::members::MemberFilter {
         ascending: true,
         ..Default::default()
     };
     let (members, _) = store::members::list(&state.db, org_id, &filter, None, OFFERED).await?;
-    let _ = write!(
-        body,
-        "<h2>Give access</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"grant-user\">\
-<label for=\"grant-user\">Member</label><select id=\"grant-user\" name=\"user\">"
-    );
-    for m in &members {
-        let _ = write!(
-            body,
-            "<option value=\"{}\">{}</option>",
-            attr(m.user_id.as_str()),
-            text(&m.display_name)
-        );
-    }
-    let _ = write!(
-        body,
-        "</select> {}<button type=\"submit\">Give access</button></form>",
-        role_select("grant-user-role", "read", "Role")
-    );
     let (all_teams, _) =
         store::teams::list(&state.db, org_id, &Default::default(), None, OFFERED).await?;
-    if !all_teams.is_empty() {
-        let _ = write!(
-            body,
-            "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"grant-team\">\
-<label for=\"grant-team\">Team</label><select id=\"grant-team\" name=\"user\">"
-        );
-        for (t, _) in &all_teams {
-            let _ = write!(
-                body,
-                "<option value=\"{}\">{}</option>",
-                attr(&t.id),
-                text(&t.title)
-            );
+    Ok(html! {
+        (permissions)
+        h2 { "Give access" }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="op" value="grant-user";
+            label for="grant-user" { "Member" }
+            select id="grant-user" name="user" {
+                @for m in &members {
+                    option value=(m.user_id.as_str()) { (m.display_name) }
+                }
+            }
+            " "
+            (role_select("grant-user-role", "read", "Role"))
+            button type="submit" { "Give access" }
         }
-        let _ = write!(
-            body,
-            "</select> {}<button type=\"submit\">Give access</button></form>",
-            role_select("grant-team-role", "read", "Role")
-        );
-    }
-    Ok(body)
+        @if !all_teams.is_empty() {
+            form method="post" action=(action) {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="op" value="grant-team";
+                label for="grant-team" { "Team" }
+                select id="grant-team" name="user" {
+                    @for (t, _) in &all_teams {
+                        option value=(t.id) { (t.title) }
+                    }
+                }
+                " "
+                (role_select("grant-team-role", "read", "Role"))
+                button type="submit" { "Give access" }
+            }
+        }
+    })
 }
 
 /// `POST /s/{spaceId}/~/share`: grants (`grant-user`, `grant-team`), changes (`set-…`) or

@@ -7,13 +7,11 @@
 //! `domain::site_structure`); and its custom hostname's state, with the DNS record that
 //! proves its control (which the API's `CustomHostname` has no field for) and a check.
 
-use std::fmt::Write as _;
-
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::{html, Markup, PreEscaped};
 
 use super::session;
 use super::shell::{failed, not_found, options, org_for, page, run_write, Viewer};
@@ -46,53 +44,50 @@ pub async fn section(
     if org.role.is_none() {
         return Ok(String::new());
     }
-    let id = attr(org.org.id.as_str());
+    let id = org.org.id.as_str();
     let (list, _) =
         store::sites::list(&state.db, &org.org.id, &Default::default(), None, SHOWN).await?;
-    let mut out = String::from("<h2>Sites</h2>");
-    if list.is_empty() {
-        out.push_str("<p class=\"muted\">No docs site yet.</p>");
-    } else {
-        out.push_str("<ul class=\"sites\">");
-        for s in &list {
-            let _ = write!(
-                out,
-                "<li><a href=\"/o/{id}/sites/{}\">{}</a> <span class=\"muted\">{}</span></li>",
-                attr(&s.id),
-                text(&s.title),
-                if s.published != 0 {
-                    "published"
-                } else {
-                    "not published"
+    let out = html! {
+        h2 { "Sites" }
+        @if list.is_empty() {
+            p.muted { "No docs site yet." }
+        } @else {
+            ul.sites {
+                @for s in &list {
+                    li {
+                        a href={ "/o/" (id) "/sites/" (s.id) } { (s.title) }
+                        " "
+                        span.muted {
+                            @if s.published != 0 { "published" } @else { "not published" }
+                        }
+                    }
                 }
-            );
+            }
         }
-        out.push_str("</ul>");
-    }
-    if !org.is_admin() {
-        return Ok(out);
-    }
-    let _ = write!(
-        out,
-        "<form method=\"post\" action=\"/o/{id}/sites\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
-<input type=\"hidden\" name=\"op\" value=\"create\"><h3>New site</h3>\
-<label for=\"site-title\">Title</label><input id=\"site-title\" name=\"subject\" type=\"text\" required minlength=\"2\" maxlength=\"128\">",
-        attr(viewer.csrf)
-    );
-    if !spaces.is_empty() {
-        out.push_str("<fieldset><legend>Spaces to publish</legend>");
-        for (i, s) in spaces.iter().enumerate() {
-            let _ = write!(
-                out,
-                "<p><input id=\"site-space-{i}\" type=\"checkbox\" name=\"spaces\" value=\"{}\"> <label for=\"site-space-{i}\" class=\"plain\">{}</label></p>",
-                attr(&s.id),
-                text(&s.title)
-            );
+        @if org.is_admin() {
+            form method="post" action={ "/o/" (id) "/sites" } {
+                input type="hidden" name="csrf" value=(viewer.csrf);
+                input type="hidden" name="op" value="create";
+                h3 { "New site" }
+                label for="site-title" { "Title" }
+                input id="site-title" name="subject" type="text" required minlength="2" maxlength="128";
+                @if !spaces.is_empty() {
+                    fieldset {
+                        legend { "Spaces to publish" }
+                        @for (i, s) in spaces.iter().enumerate() {
+                            p {
+                                input id={ "site-space-" (i) } type="checkbox" name="spaces" value=(s.id);
+                                " "
+                                label for={ "site-space-" (i) } class="plain" { (s.title) }
+                            }
+                        }
+                    }
+                }
+                button type="submit" { "Create the site" }
+            }
         }
-        out.push_str("</fieldset>");
-    }
-    out.push_str("<button type=\"submit\">Create the site</button></form>");
-    Ok(out)
+    };
+    Ok(out.into_string())
 }
 
 async fn org_of(state: &AppState, caller: &Caller, org_id: &str) -> Option<OrgCtx> {
@@ -139,42 +134,16 @@ pub async fn screen(
         Err(e) => return failed(e),
     };
     let url = Urls::new(&state, &site, None).site();
-    let oid = attr(org.org.id.as_str());
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{oid}\">{}</a></li></ol></nav>\
-<h1>{}</h1><dl><dt>Visibility</dt><dd>{}</dd><dt>State</dt><dd>{}</dd></dl>",
-        text(&org.org.title),
-        text(&site.title),
-        text(site.visibility.as_str()),
-        if site.published != 0 { "Published" } else { "Not published" }
-    );
-    if site.published != 0 {
-        let _ = write!(
-            body,
-            "<p><a href=\"{}\">Open the published site</a></p>",
-            attr(&url)
-        );
-    }
-    let oid_site = format!("/o/{oid}/sites/{}", attr(&site.id));
-    let hidden = format!(
-        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        attr(viewer.csrf)
-    );
-    let forms = org
-        .is_admin()
-        .then_some((oid_site.as_str(), hidden.as_str()));
-    body.push_str(&structure_section(
-        &site,
-        &structure,
-        &published_spaces,
-        forms,
-    ));
-    match insights(&state, &site.id).await {
-        Ok(section) => body.push_str(&section),
+    let oid = org.org.id.as_str();
+    let action = format!("/o/{oid}/sites/{}", site.id);
+    let csrf = viewer.csrf;
+    let forms = org.is_admin().then_some((action.as_str(), csrf));
+    let structure_html = structure_section(&site, &structure, &published_spaces, forms);
+    let insights_html = match insights(&state, &site.id).await {
+        Ok(section) => section,
         Err(e) => return failed(e),
-    }
-    if org.is_admin() {
-        let action = oid_site;
+    };
+    let admin_html = if org.is_admin() {
         let candidates = match store::spaces::list_live(&state.db, org.org.id.as_str(), None).await
         {
             Ok(s) => s,
@@ -188,74 +157,107 @@ pub async fn screen(
                 .map(|s| (s.id.as_str(), s.title.as_str())),
             "",
         );
-        let _ = write!(
-            body,
-            "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"add\">\
-<label for=\"add-space\">Add a space</label><select id=\"add-space\" name=\"parent\">"
-        );
-        body.push_str(&spaces_offered);
-        body.push_str("</select>");
-        if !structure.sections.is_empty() {
-            body.push_str(
-                "<label for=\"add-space-section\">In the section</label><select id=\"add-space-section\" name=\"section\"><option value=\"\">The default section</option>",
-            );
-            let sections = sites::ordered_sections(&structure);
-            body.push_str(&options(
-                sections.iter().map(|x| (x.id.as_str(), x.title.as_str())),
-                "",
-            ));
-            body.push_str("</select>");
-        }
-        body.push_str("<button type=\"submit\">Add</button></form>");
-        let _ = write!(
-            body,
-            "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"section-add\">\
-<h3>New section</h3><p class=\"muted\">A section holds a space of its own; the spaces already published move into a first section.</p>\
-<label for=\"section-space\">Space</label><select id=\"section-space\" name=\"parent\">"
-        );
-        body.push_str(&spaces_offered);
-        let _ = write!(
-            body,
-            "</select><label for=\"section-title\">Title (the space's when empty)</label>\
-<input id=\"section-title\" name=\"subject\" type=\"text\" maxlength=\"128\">\
-<button type=\"submit\">Add the section</button></form>"
-        );
-        if !structure.sections.is_empty() {
-            let _ = write!(
-                body,
-                "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"group-add\">\
-<h3>New section group</h3><label for=\"group-title\">Title</label>\
-<input id=\"group-title\" name=\"subject\" type=\"text\" required maxlength=\"100\">\
-<button type=\"submit\">Add the group</button></form>"
-            );
-        }
-        match address_section(&state, &site, &action, &hidden).await {
-            Ok(section) => body.push_str(&section),
+        let address = match address_section(&state, &site, &action, csrf).await {
+            Ok(section) => section,
             Err(e) => return failed(e),
-        }
-        match customization_form(&site, &action, &hidden) {
-            Ok(section) => body.push_str(&section),
+        };
+        let look = match customization_form(&site, &action, csrf) {
+            Ok(section) => section,
             Err(e) => return failed(e),
-        }
-        match access_section(&state, &site, &action, &hidden).await {
-            Ok(section) => body.push_str(&section),
+        };
+        let access = match access_section(&state, &site, &action, csrf).await {
+            Ok(section) => section,
             Err(e) => return failed(e),
-        }
+        };
         let (op, label) = if site.published != 0 {
             ("unpublish", "Unpublish the site")
         } else {
             ("publish", "Publish the site")
         };
-        let _ = write!(
-            body,
-            "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"{op}\"><button type=\"submit\">{label}</button></form>"
-        );
-    }
-    page(StatusCode::OK, &site.title, Some(&viewer), "", &body)
+        Some(html! {
+            form method="post" action=(action) {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="op" value="add";
+                label for="add-space" { "Add a space" }
+                select id="add-space" name="parent" { (PreEscaped(spaces_offered.as_str())) }
+                @if !structure.sections.is_empty() {
+                    label for="add-space-section" { "In the section" }
+                    select id="add-space-section" name="section" {
+                        option value="" { "The default section" }
+                        (PreEscaped(options(
+                            sites::ordered_sections(&structure)
+                                .iter()
+                                .map(|x| (x.id.as_str(), x.title.as_str())),
+                            "",
+                        )))
+                    }
+                }
+                button type="submit" { "Add" }
+            }
+            form method="post" action=(action) {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="op" value="section-add";
+                h3 { "New section" }
+                p.muted { "A section holds a space of its own; the spaces already published move into a first section." }
+                label for="section-space" { "Space" }
+                select id="section-space" name="parent" { (PreEscaped(spaces_offered.as_str())) }
+                label for="section-title" { "Title (the space's when empty)" }
+                input id="section-title" name="subject" type="text" maxlength="128";
+                button type="submit" { "Add the section" }
+            }
+            @if !structure.sections.is_empty() {
+                form method="post" action=(action) {
+                    input type="hidden" name="csrf" value=(csrf);
+                    input type="hidden" name="op" value="group-add";
+                    h3 { "New section group" }
+                    label for="group-title" { "Title" }
+                    input id="group-title" name="subject" type="text" required maxlength="100";
+                    button type="submit" { "Add the group" }
+                }
+            }
+            (address)
+            (look)
+            (access)
+            form method="post" action=(action) {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="op" value=(op);
+                button type="submit" { (label) }
+            }
+        })
+    } else {
+        None
+    };
+    let body = html! {
+        nav class="crumbs" aria-label="Breadcrumb" {
+            ol { li { a href={ "/o/" (oid) } { (org.org.title) } } }
+        }
+        h1 { (site.title) }
+        dl {
+            dt { "Visibility" }
+            dd { (site.visibility.as_str()) }
+            dt { "State" }
+            dd { @if site.published != 0 { "Published" } @else { "Not published" } }
+        }
+        @if site.published != 0 {
+            p { a href=(url) { "Open the published site" } }
+        }
+        (structure_html)
+        (insights_html)
+        @if let Some(admin) = admin_html {
+            (admin)
+        }
+    };
+    page(
+        StatusCode::OK,
+        &site.title,
+        Some(&viewer),
+        "",
+        &body.into_string(),
+    )
 }
 
 /// The site's spaces (a site without sections) or its sections, grouped, each with its
-/// spaces; with `forms` (the action and the signed hidden fields, for admins) the forms
+/// spaces; with `forms` (the action and the session's CSRF token, for admins) the forms
 /// that change each item: a section's settings (title, path, icon, description,
 /// condition, default space), its default and its group, a site space's path and
 /// condition, a group's title, moving any of them a step up or down, and removing them.
@@ -264,7 +266,7 @@ fn structure_section(
     s: &Structure,
     spaces: &[SpaceRow],
     forms: Option<(&str, &str)>,
-) -> String {
+) -> Markup {
     let title_of = |ss: &SiteSpaceRow| {
         spaces
             .iter()
@@ -272,223 +274,222 @@ fn structure_section(
             .map_or("A deleted space", |x| x.title.as_str())
     };
     // A form of one button acting on `item` of type `kind`.
-    let button = |op: &str, kind: &str, id: &str, label: &str, class: &str| {
-        let (action, hidden) = forms.unwrap_or_default();
-        format!(
-            "<form method=\"post\" action=\"{action}\" class=\"inline\">{hidden}\
-<input type=\"hidden\" name=\"op\" value=\"{op}\"><input type=\"hidden\" name=\"kind\" value=\"{kind}\">\
-<input type=\"hidden\" name=\"item\" value=\"{}\"><button type=\"submit\"{class}>{label}</button></form>",
-            attr(id)
-        )
+    let button = |op: &str, kind: &str, id: &str, label: Markup, class: Option<&str>| {
+        let (action, csrf) = forms.unwrap_or_default();
+        html! {
+            form method="post" action=(action) class="inline" {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="op" value=(op);
+                input type="hidden" name="kind" value=(kind);
+                input type="hidden" name="item" value=(id);
+                button type="submit" class=[class] { (label) }
+            }
+        }
     };
     // "Move up" and "Move down" where the item has a sibling that way.
     let arrows = |item: Item, title: &str| {
-        let mut out = String::new();
-        for (up, op, label) in [
-            (true, "move-up", "Move up"),
-            (false, "move-down", "Move down"),
-        ] {
-            if matches!(sites::neighbour(s, &item, up), Ok(Some(_))) {
-                let label = format!("{label}<span class=\"sr\"> {}</span>", text(title));
-                out.push_str(&button(op, item.kind(), item_id(&item), &label, ""));
+        html! {
+            @for (up, op, label) in [
+                (true, "move-up", "Move up"),
+                (false, "move-down", "Move down"),
+            ] {
+                @if matches!(sites::neighbour(s, &item, up), Ok(Some(_))) {
+                    (button(op, item.kind(), item_id(&item), html! { (label) span.sr { " " (title) } }, None))
+                }
             }
         }
-        out
     };
     // Numbers for the ids of the site spaces' fields and of the sections'.
     let mut m = 0;
     let mut space_list = |section: Option<&SectionRow>| {
         let within = sites::site_spaces_in(s, section.map(|x| x.id.as_str()));
-        if within.is_empty() {
-            return "<p class=\"muted\">No space yet.</p>".to_string();
-        }
-        let mut out = String::from("<ul>");
-        for ss in within {
-            m += 1;
-            let title = title_of(ss);
-            let is_default = sites::is_default_site_space(site, s, ss);
-            let _ = write!(
-                out,
-                "<li>{} <span class=\"muted\">/{}{}{}</span>",
-                text(title),
-                text(&ss.path),
-                if is_default { " · default" } else { "" },
-                if ss.condition.is_some() {
-                    " · conditional"
-                } else {
-                    ""
-                },
-            );
-            if let Some((action, hidden)) = forms {
-                let _ = write!(
-                    out,
-                    "<div><details><summary>Settings<span class=\"sr\"> of {title}</span></summary>\
-<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"site-space-edit\">\
-<input type=\"hidden\" name=\"item\" value=\"{id}\">\
-<label for=\"ss-{m}-path\">Path</label><input id=\"ss-{m}-path\" name=\"path\" type=\"text\" required maxlength=\"100\" value=\"{path}\">\
-<label for=\"ss-{m}-condition\">Shown when (a condition on the visitor; empty for everyone)</label>\
-<input id=\"ss-{m}-condition\" name=\"condition\" type=\"text\" maxlength=\"1024\" value=\"{condition}\">\
-<button type=\"submit\">Save</button></form></details>",
-                    title = text(title),
-                    id = attr(&ss.id),
-                    path = attr(&ss.path),
-                    condition = attr(ss.condition.as_deref().unwrap_or("")),
-                );
-                if section.is_none() && !is_default {
-                    let label = format!(
-                        "Make it the default<span class=\"sr\"> {}</span>",
-                        text(title)
-                    );
-                    out.push_str(&button(
-                        "site-space-default",
-                        "site-space",
-                        &ss.id,
-                        &label,
-                        "",
-                    ));
+        let first = m + 1;
+        m += within.len();
+        html! {
+            @if within.is_empty() {
+                p.muted { "No space yet." }
+            } @else {
+                ul {
+                    @for (m, ss) in (first..).zip(&within) {
+                        @let title = title_of(ss);
+                        @let is_default = sites::is_default_site_space(site, s, ss);
+                        li {
+                            (title)
+                            " "
+                            span.muted {
+                                "/" (ss.path)
+                                @if is_default { " · default" }
+                                @if ss.condition.is_some() { " · conditional" }
+                            }
+                            @if let Some((action, csrf)) = forms {
+                                div {
+                                    details {
+                                        summary { "Settings" span.sr { " of " (title) } }
+                                        form method="post" action=(action) {
+                                            input type="hidden" name="csrf" value=(csrf);
+                                            input type="hidden" name="op" value="site-space-edit";
+                                            input type="hidden" name="item" value=(ss.id);
+                                            label for={ "ss-" (m) "-path" } { "Path" }
+                                            input id={ "ss-" (m) "-path" } name="path" type="text" required maxlength="100" value=(ss.path);
+                                            label for={ "ss-" (m) "-condition" } { "Shown when (a condition on the visitor; empty for everyone)" }
+                                            input id={ "ss-" (m) "-condition" } name="condition" type="text" maxlength="1024" value=(ss.condition.as_deref().unwrap_or(""));
+                                            button type="submit" { "Save" }
+                                        }
+                                    }
+                                    @if section.is_none() && !is_default {
+                                        (button(
+                                            "site-space-default",
+                                            "site-space",
+                                            &ss.id,
+                                            html! { "Make it the default" span.sr { " " (title) } },
+                                            None,
+                                        ))
+                                    }
+                                    (arrows(Item::SiteSpace(ss.id.clone()), title))
+                                    (button(
+                                        "site-space-remove",
+                                        "site-space",
+                                        &ss.id,
+                                        html! { "Take off the site" span.sr { " " (title) } },
+                                        Some("danger"),
+                                    ))
+                                }
+                            }
+                        }
+                    }
                 }
-                out.push_str(&arrows(Item::SiteSpace(ss.id.clone()), title));
-                let label = format!(
-                    "Take off the site<span class=\"sr\"> {}</span>",
-                    text(title)
-                );
-                out.push_str(&button(
-                    "site-space-remove",
-                    "site-space",
-                    &ss.id,
-                    &label,
-                    " class=\"danger\"",
-                ));
-                out.push_str("</div>");
             }
-            out.push_str("</li>");
         }
-        out.push_str("</ul>");
-        out
     };
     if s.sections.is_empty() {
-        return format!("<h2>Spaces</h2>{}", space_list(None));
+        return html! {
+            h2 { "Spaces" }
+            (space_list(None))
+        };
     }
     let default = sites::default_section(site, s).map(|x| x.id.clone());
     let mut n = 0;
     let mut section_item = |x: &SectionRow| {
         n += 1;
         let is_default = default.as_deref() == Some(x.id.as_str());
-        let mut out = format!(
-            "<li><strong>{}</strong> <span class=\"muted\">/{}{}</span>",
-            text(&x.title),
-            text(&x.path),
-            if is_default { " · default" } else { "" }
-        );
-        if let Some((action, hidden)) = forms {
-            let fields = format!(
-                "{hidden}<input type=\"hidden\" name=\"section\" value=\"{}\">",
-                attr(&x.id)
-            );
-            let _ = write!(
-                out,
-                "<div><details><summary>Settings<span class=\"sr\"> of {title}</span></summary>\
-<form method=\"post\" action=\"{action}\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-edit\">\
-<label for=\"section-{n}-title\">Title</label><input id=\"section-{n}-title\" name=\"subject\" type=\"text\" required minlength=\"2\" maxlength=\"128\" value=\"{value}\">\
-<label for=\"section-{n}-path\">Path</label><input id=\"section-{n}-path\" name=\"path\" type=\"text\" required maxlength=\"100\" value=\"{path}\">\
-<label for=\"section-{n}-icon\">Icon (a name such as <code>book</code>; empty for none)</label><input id=\"section-{n}-icon\" name=\"icon\" type=\"text\" maxlength=\"50\" value=\"{icon}\">\
-<label for=\"section-{n}-description\">Description</label><input id=\"section-{n}-description\" name=\"description\" type=\"text\" maxlength=\"256\" value=\"{description}\">\
-<label for=\"section-{n}-condition\">Shown when (a condition on the visitor; empty for everyone)</label><input id=\"section-{n}-condition\" name=\"condition\" type=\"text\" maxlength=\"1024\" value=\"{condition}\">",
-                title = text(&x.title),
-                value = attr(&x.title),
-                path = attr(&x.path),
-                icon = attr(x.icon.as_deref().unwrap_or("")),
-                description = attr(x.description.as_deref().unwrap_or("")),
-                condition = attr(x.condition.as_deref().unwrap_or("")),
-            );
-            let within = sites::site_spaces_in(s, Some(&x.id));
-            if !within.is_empty() {
-                let current =
-                    sites::default_site_space(site, s, Some(x)).map_or("", |d| d.id.as_str());
-                let _ = write!(
-                    out,
-                    "<label for=\"section-{n}-default\">Space a visitor lands on</label><select id=\"section-{n}-default\" name=\"defaultspace\">"
-                );
-                out.push_str(&options(
-                    within.iter().map(|ss| (ss.id.as_str(), title_of(ss))),
-                    current,
-                ));
-                out.push_str("</select>");
+        // The fields every form of the section sends.
+        let fields = |csrf: &str| {
+            html! {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="section" value=(x.id);
             }
-            out.push_str("<button type=\"submit\">Save</button></form></details>");
-            if !is_default {
-                let _ = write!(
-                    out,
-                    "<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-default\">\
-<button type=\"submit\">Make it the default</button></form>"
-                );
+        };
+        html! {
+            li {
+                strong { (x.title) }
+                " "
+                span.muted { "/" (x.path) @if is_default { " · default" } }
+                @if let Some((action, csrf)) = forms {
+                    div {
+                        details {
+                            summary { "Settings" span.sr { " of " (x.title) } }
+                            form method="post" action=(action) {
+                                (fields(csrf))
+                                input type="hidden" name="op" value="section-edit";
+                                label for={ "section-" (n) "-title" } { "Title" }
+                                input id={ "section-" (n) "-title" } name="subject" type="text" required minlength="2" maxlength="128" value=(x.title);
+                                label for={ "section-" (n) "-path" } { "Path" }
+                                input id={ "section-" (n) "-path" } name="path" type="text" required maxlength="100" value=(x.path);
+                                label for={ "section-" (n) "-icon" } { "Icon (a name such as " code { "book" } "; empty for none)" }
+                                input id={ "section-" (n) "-icon" } name="icon" type="text" maxlength="50" value=(x.icon.as_deref().unwrap_or(""));
+                                label for={ "section-" (n) "-description" } { "Description" }
+                                input id={ "section-" (n) "-description" } name="description" type="text" maxlength="256" value=(x.description.as_deref().unwrap_or(""));
+                                label for={ "section-" (n) "-condition" } { "Shown when (a condition on the visitor; empty for everyone)" }
+                                input id={ "section-" (n) "-condition" } name="condition" type="text" maxlength="1024" value=(x.condition.as_deref().unwrap_or(""));
+                                @let within = sites::site_spaces_in(s, Some(&x.id));
+                                @if !within.is_empty() {
+                                    @let current = sites::default_site_space(site, s, Some(x)).map_or("", |d| d.id.as_str());
+                                    label for={ "section-" (n) "-default" } { "Space a visitor lands on" }
+                                    select id={ "section-" (n) "-default" } name="defaultspace" {
+                                        (PreEscaped(options(
+                                            within.iter().map(|ss| (ss.id.as_str(), title_of(ss))),
+                                            current,
+                                        )))
+                                    }
+                                }
+                                button type="submit" { "Save" }
+                            }
+                        }
+                        @if !is_default {
+                            form method="post" action=(action) class="inline" {
+                                (fields(csrf))
+                                input type="hidden" name="op" value="section-default";
+                                button type="submit" { "Make it the default" }
+                            }
+                        }
+                        @if !s.groups.is_empty() {
+                            form method="post" action=(action) class="inline" {
+                                (fields(csrf))
+                                input type="hidden" name="op" value="section-group";
+                                label.sr for={ "section-" (n) "-group" } { "Group of " (x.title) }
+                                select id={ "section-" (n) "-group" } name="group" {
+                                    option value="" { "No group" }
+                                    (PreEscaped(options(
+                                        s.groups.iter().map(|g| (g.id.as_str(), g.title.as_str())),
+                                        x.group_id.as_deref().unwrap_or(""),
+                                    )))
+                                }
+                                button type="submit" { "Move" }
+                            }
+                        }
+                        (arrows(Item::Section(x.id.clone()), &x.title))
+                        form method="post" action=(action) class="inline" {
+                            (fields(csrf))
+                            input type="hidden" name="op" value="section-remove";
+                            button type="submit" class="danger" { "Remove the section" span.sr { " " (x.title) } }
+                        }
+                    }
+                }
+                (space_list(Some(x)))
             }
-            if !s.groups.is_empty() {
-                let _ = write!(
-                    out,
-                    "<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-group\">\
-<label class=\"sr\" for=\"section-{n}-group\">Group of {}</label><select id=\"section-{n}-group\" name=\"group\"><option value=\"\">No group</option>",
-                    attr(&x.title)
-                );
-                out.push_str(&options(
-                    s.groups.iter().map(|g| (g.id.as_str(), g.title.as_str())),
-                    x.group_id.as_deref().unwrap_or(""),
-                ));
-                out.push_str("</select><button type=\"submit\">Move</button></form>");
-            }
-            out.push_str(&arrows(Item::Section(x.id.clone()), &x.title));
-            let _ = write!(
-                out,
-                "<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"section-remove\">\
-<button type=\"submit\" class=\"danger\">Remove the section<span class=\"sr\"> {}</span></button></form></div>",
-                text(&x.title)
-            );
         }
-        out.push_str(&space_list(Some(x)));
-        out.push_str("</li>");
-        out
     };
-    let mut out = String::from("<h2>Sections</h2><ul class=\"structure\">");
-    for item in sites::top_level(s) {
-        match item {
-            Top::Section(x) => out.push_str(&section_item(x)),
-            Top::Group(g) => {
-                let _ = write!(
-                    out,
-                    "<li><strong>{}</strong> <span class=\"muted\">group</span>",
-                    text(&g.title)
-                );
-                if let Some((action, hidden)) = forms {
-                    let fields = format!(
-                        "{hidden}<input type=\"hidden\" name=\"group\" value=\"{}\">",
-                        attr(&g.id)
-                    );
-                    let _ = write!(
-                        out,
-                        "<div><form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"group-rename\">\
-<label class=\"sr\" for=\"group-{id}-title\">New title of the group {title}</label><input id=\"group-{id}-title\" name=\"subject\" type=\"text\" required maxlength=\"100\" value=\"{title}\">\
-<button type=\"submit\">Rename</button></form>",
-                        id = attr(&g.id),
-                        title = attr(&g.title)
-                    );
-                    out.push_str(&arrows(Item::Group(g.id.clone()), &g.title));
-                    let _ = write!(
-                        out,
-                        "<form method=\"post\" action=\"{action}\" class=\"inline\">{fields}<input type=\"hidden\" name=\"op\" value=\"group-delete\">\
-<button type=\"submit\" class=\"danger\">Delete the group (its sections stay)<span class=\"sr\"> {}</span></button></form></div>",
-                        text(&g.title)
-                    );
+    html! {
+        h2 { "Sections" }
+        ul.structure {
+            @for item in sites::top_level(s) {
+                @match item {
+                    Top::Section(x) => (section_item(x)),
+                    Top::Group(g) => {
+                        li {
+                            strong { (g.title) }
+                            " "
+                            span.muted { "group" }
+                            @if let Some((action, csrf)) = forms {
+                                div {
+                                    form method="post" action=(action) class="inline" {
+                                        input type="hidden" name="csrf" value=(csrf);
+                                        input type="hidden" name="group" value=(g.id);
+                                        input type="hidden" name="op" value="group-rename";
+                                        label.sr for={ "group-" (g.id) "-title" } { "New title of the group " (g.title) }
+                                        input id={ "group-" (g.id) "-title" } name="subject" type="text" required maxlength="100" value=(g.title);
+                                        button type="submit" { "Rename" }
+                                    }
+                                    (arrows(Item::Group(g.id.clone()), &g.title))
+                                    form method="post" action=(action) class="inline" {
+                                        input type="hidden" name="csrf" value=(csrf);
+                                        input type="hidden" name="group" value=(g.id);
+                                        input type="hidden" name="op" value="group-delete";
+                                        button type="submit" class="danger" { "Delete the group (its sections stay)" span.sr { " " (g.title) } }
+                                    }
+                                }
+                            }
+                            ul {
+                                @for x in sites::group_sections(s, &g.id) {
+                                    (section_item(x))
+                                }
+                            }
+                        }
+                    }
                 }
-                out.push_str("<ul>");
-                for x in sites::group_sections(s, &g.id) {
-                    out.push_str(&section_item(x));
-                }
-                out.push_str("</ul></li>");
             }
         }
     }
-    out.push_str("</ul>");
-    out
 }
 
 fn item_id(item: &Item) -> &str {
@@ -499,11 +500,7 @@ fn item_id(item: &Item) -> &str {
 
 /// The customization basics, for admins: the title visitors see, the primary colour in
 /// each theme, the theme a visitor starts in, and the font.
-fn customization_form(
-    site: &store::sites::SiteRow,
-    action: &str,
-    hidden: &str,
-) -> ApiResult<String> {
+fn customization_form(site: &store::sites::SiteRow, action: &str, csrf: &str) -> ApiResult<Markup> {
     let c = sites::customization_of(site)?;
     let styling = &c["styling"];
     let color = |mode: &str| {
@@ -512,50 +509,41 @@ fn customization_form(
             .unwrap_or("#346DDB")
             .to_ascii_lowercase()
     };
-    let mut o = format!(
-        "<h2>Look</h2><form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"customize\">\
-<label for=\"custom-title\">Title visitors see</label><input id=\"custom-title\" name=\"subject\" type=\"text\" required minlength=\"2\" maxlength=\"128\" value=\"{}\">\
-<fieldset><legend>Primary colour</legend>\
-<label for=\"custom-light\">In the light theme</label><input id=\"custom-light\" name=\"light\" type=\"color\" value=\"{}\">\
-<label for=\"custom-dark\">In the dark theme</label><input id=\"custom-dark\" name=\"dark\" type=\"color\" value=\"{}\"></fieldset>\
-<label for=\"custom-theme\">Theme visitors start in</label><select id=\"custom-theme\" name=\"theme\">",
-        attr(c["title"].as_str().unwrap_or(&site.title)),
-        attr(&color("light")),
-        attr(&color("dark")),
-    );
     let theme = c["themes"]["default"].as_str().unwrap_or("light");
-    for mode in site_structure::THEME_MODES {
-        let _ = write!(
-            o,
-            "<option value=\"{mode}\"{}>{mode}</option>",
-            if mode == theme { " selected" } else { "" }
-        );
-    }
-    o.push_str(
-        "</select><label for=\"custom-font\">Font</label><select id=\"custom-font\" name=\"font\">",
-    );
     let font = &styling["font"];
-    if let Some(family) = font.get("fontFamily").and_then(|f| f.as_str()) {
-        // A custom font (set through the API) stays unless another is chosen.
-        let _ = write!(
-            o,
-            "<option value=\"\" selected>{} (custom)</option>",
-            text(family)
-        );
-    }
-    for name in crate::domain::fonts::DEFAULT_FONTS {
-        let _ = write!(
-            o,
-            "<option value=\"{name}\"{}>{name}</option>",
-            if font.as_str() == Some(name) {
-                " selected"
-            } else {
-                ""
+    Ok(html! {
+        h2 { "Look" }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="op" value="customize";
+            label for="custom-title" { "Title visitors see" }
+            input id="custom-title" name="subject" type="text" required minlength="2" maxlength="128" value=(c["title"].as_str().unwrap_or(&site.title));
+            fieldset {
+                legend { "Primary colour" }
+                label for="custom-light" { "In the light theme" }
+                input id="custom-light" name="light" type="color" value=(color("light"));
+                label for="custom-dark" { "In the dark theme" }
+                input id="custom-dark" name="dark" type="color" value=(color("dark"));
             }
-        );
-    }
-    o.push_str("</select><button type=\"submit\">Save the look</button></form>");
-    Ok(o)
+            label for="custom-theme" { "Theme visitors start in" }
+            select id="custom-theme" name="theme" {
+                @for mode in site_structure::THEME_MODES {
+                    option value=(mode) selected[mode == theme] { (mode) }
+                }
+            }
+            label for="custom-font" { "Font" }
+            select id="custom-font" name="font" {
+                @if let Some(family) = font.get("fontFamily").and_then(|f| f.as_str()) {
+                    // A custom font (set through the API) stays unless another is chosen.
+                    option value="" selected { (family) " (custom)" }
+                }
+                @for name in crate::domain::fonts::DEFAULT_FONTS {
+                    option value=(name) selected[font.as_str() == Some(name)] { (name) }
+                }
+            }
+            button type="submit" { "Save the look" }
+        }
+    })
 }
 
 /// Who reads the site, for its admins: its visibility, the key that signs its visitor tokens
@@ -565,75 +553,82 @@ async fn access_section(
     state: &AppState,
     site: &store::sites::SiteRow,
     action: &str,
-    hidden: &str,
-) -> ApiResult<String> {
-    let mut o = format!(
-        "<h2>Who reads it</h2><form method=\"post\" action=\"{action}\">{hidden}\
-<input type=\"hidden\" name=\"op\" value=\"visibility\"><label for=\"site-visibility\">Visibility</label>\
-<select id=\"site-visibility\" name=\"visibility\">"
-    );
-    for v in SiteVisibility::ALL {
-        let _ = write!(
-            o,
-            "<option value=\"{0}\"{1}>{0}</option>",
-            v.as_str(),
-            if *v == site.visibility {
-                " selected"
-            } else {
-                ""
-            }
-        );
-    }
-    o.push_str("</select><button type=\"submit\">Save</button></form>");
-    if site.visibility == SiteVisibility::VisitorAuth {
-        // The key signs visitor tokens: shown on demand to the admins alone.
-        let auth = visitor::settings(state, &site.id).await?;
-        let _ = write!(
-            o,
-            "<h3>Visitor key</h3><p class=\"muted\">Your sign-in service signs visitor tokens (HS256) \
-with this key.</p><details><summary>Show the key</summary><code>{}</code></details>\
-<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"regenerate-key\">\
-<button type=\"submit\">Make a new key (tokens signed with this one stop working)</button></form>",
-            text(&auth.private_key)
-        );
-    }
-    o.push_str("<h3>Share links</h3>");
-    let (links, _) = store::sites::list_share_links(&state.db, &site.id, None, 100).await?;
-    if links.is_empty() {
-        o.push_str("<p class=\"muted\">No share link yet.</p>");
+    csrf: &str,
+) -> ApiResult<Markup> {
+    // The key signs visitor tokens: shown on demand to the admins alone.
+    let key = if site.visibility == SiteVisibility::VisitorAuth {
+        Some(visitor::settings(state, &site.id).await?.private_key)
     } else {
-        o.push_str("<ul>");
-        for l in &links {
-            let url = Urls::new(state, site, Some(&l.share_key)).site();
-            let (op, label) = if l.active != 0 {
-                ("link-off", "Turn off")
-            } else {
-                ("link-on", "Turn on")
-            };
-            let link = format!(
-                "{hidden}<input type=\"hidden\" name=\"link\" value=\"{}\">",
-                attr(&l.id)
-            );
-            let _ = write!(
-                o,
-                "<li>{} <span class=\"muted\">{}</span> <input readonly aria-label=\"Address of {}\" value=\"{}\">\
-<form method=\"post\" action=\"{action}\">{link}<input type=\"hidden\" name=\"op\" value=\"{op}\"><button type=\"submit\">{label}</button></form>\
-<form method=\"post\" action=\"{action}\">{link}<input type=\"hidden\" name=\"op\" value=\"link-delete\"><button type=\"submit\">Delete</button></form></li>",
-                text(if l.name.is_empty() { "Unnamed link" } else { &l.name }),
-                if l.active != 0 { "on" } else { "off" },
-                attr(&l.name),
-                attr(&url),
-            );
+        None
+    };
+    let (links, _) = store::sites::list_share_links(&state.db, &site.id, None, 100).await?;
+    Ok(html! {
+        h2 { "Who reads it" }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="op" value="visibility";
+            label for="site-visibility" { "Visibility" }
+            select id="site-visibility" name="visibility" {
+                @for v in SiteVisibility::ALL {
+                    option value=(v.as_str()) selected[*v == site.visibility] { (v.as_str()) }
+                }
+            }
+            button type="submit" { "Save" }
         }
-        o.push_str("</ul>");
-    }
-    let _ = write!(
-        o,
-        "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"link-create\">\
-<label for=\"link-name\">New share link</label><input id=\"link-name\" name=\"subject\" maxlength=\"50\" placeholder=\"Partners\">\
-<button type=\"submit\">Create</button></form>"
-    );
-    Ok(o)
+        @if let Some(key) = key {
+            h3 { "Visitor key" }
+            p.muted { "Your sign-in service signs visitor tokens (HS256) with this key." }
+            details {
+                summary { "Show the key" }
+                code { (key) }
+            }
+            form method="post" action=(action) {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="op" value="regenerate-key";
+                button type="submit" { "Make a new key (tokens signed with this one stop working)" }
+            }
+        }
+        h3 { "Share links" }
+        @if links.is_empty() {
+            p.muted { "No share link yet." }
+        } @else {
+            ul {
+                @for l in &links {
+                    @let (op, label) = if l.active != 0 {
+                        ("link-off", "Turn off")
+                    } else {
+                        ("link-on", "Turn on")
+                    };
+                    li {
+                        (if l.name.is_empty() { "Unnamed link" } else { &l.name })
+                        " "
+                        span.muted { @if l.active != 0 { "on" } @else { "off" } }
+                        " "
+                        input readonly aria-label={ "Address of " (l.name) } value=(Urls::new(state, site, Some(&l.share_key)).site());
+                        form method="post" action=(action) {
+                            input type="hidden" name="csrf" value=(csrf);
+                            input type="hidden" name="link" value=(l.id);
+                            input type="hidden" name="op" value=(op);
+                            button type="submit" { (label) }
+                        }
+                        form method="post" action=(action) {
+                            input type="hidden" name="csrf" value=(csrf);
+                            input type="hidden" name="link" value=(l.id);
+                            input type="hidden" name="op" value="link-delete";
+                            button type="submit" { "Delete" }
+                        }
+                    }
+                }
+            }
+        }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="op" value="link-create";
+            label for="link-name" { "New share link" }
+            input id="link-name" name="subject" maxlength="50" placeholder="Partners";
+            button type="submit" { "Create" }
+        }
+    })
 }
 
 /// The site's custom hostname, if it has one: whether it is served, its latest check, the
@@ -642,47 +637,55 @@ async fn address_section(
     state: &AppState,
     site: &store::sites::SiteRow,
     action: &str,
-    hidden: &str,
-) -> ApiResult<String> {
+    csrf: &str,
+) -> ApiResult<Markup> {
     let Some(host) = &site.hostname else {
-        return Ok(String::new());
+        return Ok(html! {});
     };
     let held = store::hostnames::holder(&state.db, host).await?;
     let (status, proven) = held
         .filter(|h| h.site_id == site.id)
         .map(|h| (h.hostname_status, h.hostname_verified_at.is_some()))
         .unwrap_or_default();
-    let mut o = format!(
-        "<h2>Custom hostname</h2><dl><dt>Hostname</dt><dd><code>{}</code></dd><dt>Served there</dt><dd>{}</dd><dt>Latest check</dt><dd>{}</dd></dl>",
-        text(host),
-        if proven {
-            "Yes: its control is proven"
-        } else {
-            "Not yet: prove that you control it"
-        },
-        text(status.as_deref().unwrap_or("not checked yet"))
-    );
-    if !proven {
-        let c = hostnames::challenge(state, &site.id, host);
-        let _ = write!(
-            o,
-            "<p>Add this TXT record to the hostname's DNS, then check. The site is served on the hostname once the record is found; the record may be removed afterwards.</p><dl class=\"hostname-challenge\"><dt>Name</dt><dd><code>{}</code></dd><dt>Value</dt><dd><code>{}</code></dd></dl>",
-            text(&c.name),
-            text(&c.value)
-        );
-    }
-    let _ = write!(
-        o,
-        "<form method=\"post\" action=\"{action}\">{hidden}<input type=\"hidden\" name=\"op\" value=\"hostname-check\"><button type=\"submit\">Check the hostname now</button></form>"
-    );
-    Ok(o)
+    Ok(html! {
+        h2 { "Custom hostname" }
+        dl {
+            dt { "Hostname" }
+            dd { code { (host) } }
+            dt { "Served there" }
+            dd {
+                @if proven {
+                    "Yes: its control is proven"
+                } @else {
+                    "Not yet: prove that you control it"
+                }
+            }
+            dt { "Latest check" }
+            dd { (status.as_deref().unwrap_or("not checked yet")) }
+        }
+        @if !proven {
+            @let c = hostnames::challenge(state, &site.id, host);
+            p { "Add this TXT record to the hostname's DNS, then check. The site is served on the hostname once the record is found; the record may be removed afterwards." }
+            dl.hostname-challenge {
+                dt { "Name" }
+                dd { code { (c.name) } }
+                dt { "Value" }
+                dd { code { (c.value) } }
+            }
+        }
+        form method="post" action=(action) {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="op" value="hostname-check";
+            button type="submit" { "Check the hostname now" }
+        }
+    })
 }
 
 /// The site's insights: page views and searches per day over the last 30 days, its top pages
 /// and its top searches (`domain::insights`, as `aggregateSiteEvents` answers them), drawn
 /// as charts made here (SVG, no script), each with its numbers in a table or list that
 /// screen readers read.
-async fn insights(state: &AppState, site_id: &str) -> ApiResult<String> {
+async fn insights(state: &AppState, site_id: &str) -> ApiResult<Markup> {
     let ask = |q: serde_json::Value| async move { insights::aggregate(state, site_id, &q).await };
     let of_type = |ty: &str| serde_json::json!([{ "column": "eventType", "values": [ty] }]);
     let per_day = |ty: &str| {
@@ -745,14 +748,13 @@ async fn insights(state: &AppState, site_id: &str) -> ApiResult<String> {
             )
         })
         .collect();
-    let html = maud::html! {
+    Ok(html! {
         h2 { "Insights" }
         (daily_chart("views", "Page views per day", ("page view", "page views"), &days(&views)))
         (daily_chart("searches", "Searches per day", ("search", "searches"), &days(&searched)))
         (ranking("Top pages", "No page view yet.", ("view", "views"), &top_pages))
         (ranking("Top searches", "No search yet.", ("search", "searches"), &top_searches))
-    };
-    Ok(html.into_string())
+    })
 }
 
 /// Width and height of a daily chart's drawing, in its own units.
@@ -761,7 +763,7 @@ const CHART_H: i64 = 120;
 
 /// A bar chart of 30 days (`days`: ISO date and count, oldest first), with its numbers in a
 /// table a click away (and always to screen readers, which the drawing names).
-fn daily_chart(id: &str, title: &str, what: (&str, &str), days: &[(String, i64)]) -> maud::Markup {
+fn daily_chart(id: &str, title: &str, what: (&str, &str), days: &[(String, i64)]) -> Markup {
     let total: i64 = days.iter().map(|(_, n)| n).sum();
     let most = days.iter().map(|(_, n)| *n).max().unwrap_or(0).max(1);
     let slot = CHART_W / days.len().max(1) as i64;
@@ -769,7 +771,7 @@ fn daily_chart(id: &str, title: &str, what: (&str, &str), days: &[(String, i64)]
         "{} in the last 30 days, at most {most} in a day.",
         counted(total, what)
     );
-    maud::html! {
+    html! {
         section.chart aria-labelledby={ "chart-" (id) } {
             h3 id={ "chart-" (id) } { (title) }
             p { (counted(total, what)) " in the last 30 days." }
@@ -807,9 +809,9 @@ fn counted(n: i64, what: (&str, &str)) -> String {
 }
 
 /// A ranked list (label, count) with a bar beside each, drawn to scale with the first.
-fn ranking(title: &str, empty: &str, what: (&str, &str), items: &[(String, i64)]) -> maud::Markup {
+fn ranking(title: &str, empty: &str, what: (&str, &str), items: &[(String, i64)]) -> Markup {
     let most = items.iter().map(|(_, n)| *n).max().unwrap_or(0).max(1);
-    maud::html! {
+    html! {
         h3 { (title) }
         @if items.is_empty() {
             p.muted { (empty) }

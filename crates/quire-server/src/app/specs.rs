@@ -3,13 +3,11 @@
 //! through the domain's workflow (the API's `createOpenAPISpec`); Quire then fetches and
 //! processes it in a background job.
 
-use std::fmt::Write as _;
-
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::html;
 
 use super::session;
 use super::shell::{no_org, org_for, run_write, Viewer};
@@ -28,39 +26,39 @@ pub async fn section(state: &AppState, org: &OrgCtx, viewer: &Viewer<'_>) -> Api
     if org.role.is_none() {
         return Ok(String::new());
     }
-    let id = attr(org.org.id.as_str());
+    let id = org.org.id.as_str();
     let (list, _) = store::openapi::list(&state.db, &org.org.id, None, SHOWN).await?;
-    let mut out = String::from("<h2>OpenAPI specifications</h2>");
-    if list.is_empty() {
-        out.push_str("<p class=\"muted\">No specification yet.</p>");
-    } else {
-        out.push_str("<ul class=\"specs\">");
-        for s in &list {
-            let _ = write!(
-                out,
-                "<li><a href=\"/o/{id}/openapi/{}\">{}</a> <span class=\"muted\">{}</span></li>",
-                attr(&s.slug),
-                text(&s.slug),
-                text(&s.processing_state)
-            );
+    let may_add = org.role.is_some_and(|r| r >= Role::Create);
+    let out = html! {
+        h2 { "OpenAPI specifications" }
+        @if list.is_empty() {
+            p.muted { "No specification yet." }
+        } @else {
+            ul.specs {
+                @for s in &list {
+                    li {
+                        a href={ "/o/" (id) "/openapi/" (s.slug) } { (s.slug) }
+                        " "
+                        span.muted { (s.processing_state) }
+                    }
+                }
+            }
         }
-        out.push_str("</ul>");
-    }
-    if org.role.is_none_or(|r| r < Role::Create) {
-        return Ok(out);
-    }
-    let _ = write!(
-        out,
-        "<form method=\"post\" action=\"/o/{id}/openapi\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
-<h3>Add a specification</h3>\
-<label for=\"spec-slug\">Name in addresses (lower-case letters, digits, hyphens)</label>\
-<input id=\"spec-slug\" name=\"subject\" type=\"text\" required maxlength=\"100\" pattern=\"[a-z0-9]+(-[a-z0-9]+)*\">\
-<label for=\"spec-url\">Its address</label><input id=\"spec-url\" name=\"emoji\" type=\"url\" placeholder=\"https://\">\
-<label for=\"spec-text\">Or its text (YAML or JSON)</label><textarea id=\"spec-text\" name=\"body\" rows=\"4\"></textarea>\
-<button type=\"submit\">Add</button></form>",
-        attr(viewer.csrf)
-    );
-    Ok(out)
+        @if may_add {
+            form method="post" action={ "/o/" (id) "/openapi" } {
+                input type="hidden" name="csrf" value=(viewer.csrf);
+                h3 { "Add a specification" }
+                label for="spec-slug" { "Name in addresses (lower-case letters, digits, hyphens)" }
+                input id="spec-slug" name="subject" type="text" required maxlength="100" pattern="[a-z0-9]+(-[a-z0-9]+)*";
+                label for="spec-url" { "Its address" }
+                input id="spec-url" name="emoji" type="url" placeholder="https://";
+                label for="spec-text" { "Or its text (YAML or JSON)" }
+                textarea id="spec-text" name="body" rows="4" {}
+                button type="submit" { "Add" }
+            }
+        }
+    };
+    Ok(out.into_string())
 }
 
 /// `POST /o/{organizationId}/openapi`: adds a specification from the address or the text
@@ -104,15 +102,18 @@ pub fn update_form(org: &OrgCtx, viewer: &Viewer<'_>, slug: &str) -> String {
     if org.role.is_none_or(|r| r < Role::Create) {
         return String::new();
     }
-    format!(
-        "<form method=\"post\" action=\"/o/{}/openapi/{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
-<h2>Update it</h2><label for=\"spec-url\">Its new address</label><input id=\"spec-url\" name=\"emoji\" type=\"url\" placeholder=\"https://\">\
-<label for=\"spec-text\">Or its new text (YAML or JSON)</label><textarea id=\"spec-text\" name=\"body\" rows=\"6\"></textarea>\
-<button type=\"submit\">Update</button></form>",
-        attr(org.org.id.as_str()),
-        attr(slug),
-        attr(viewer.csrf)
-    )
+    html! {
+        form method="post" action={ "/o/" (org.org.id.as_str()) "/openapi/" (slug) } {
+            input type="hidden" name="csrf" value=(viewer.csrf);
+            h2 { "Update it" }
+            label for="spec-url" { "Its new address" }
+            input id="spec-url" name="emoji" type="url" placeholder="https://";
+            label for="spec-text" { "Or its new text (YAML or JSON)" }
+            textarea id="spec-text" name="body" rows="6" {}
+            button type="submit" { "Update" }
+        }
+    }
+    .into_string()
 }
 
 /// `POST /o/{organizationId}/openapi/{specSlug}`: the specification's new source (the
