@@ -1579,7 +1579,7 @@ pub async fn space_action(
     };
     let viewer = signed.viewer();
     let caller = signed.caller();
-    let ctx = match access::load_space(&state, &caller, &space_id).await {
+    let ctx = match access::load_space(&state, &caller, space_id).await {
         Ok(c) if path == "~/settings" => {
             return super::settings::act(&state, c, &viewer, form).await
         }
