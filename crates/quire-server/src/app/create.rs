@@ -5,7 +5,7 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use maud::html;
+use maud::{html, Markup};
 
 use super::session;
 use super::shell::{no_org, org_for, run_write, Viewer};
@@ -18,7 +18,7 @@ use crate::state::AppState;
 /// The forms that make a space (in the organization, or in one of the collections the
 /// viewer may create in) and a collection; empty when the viewer may create nowhere.
 /// `inside` fixes the collection (the collection screen's form).
-pub fn forms(org: &OrgCtx, grants: &Grants, viewer: &Viewer<'_>, inside: Option<&str>) -> String {
+pub fn forms(org: &OrgCtx, grants: &Grants, viewer: &Viewer<'_>, inside: Option<&str>) -> Markup {
     let at_root = org.role.is_some_and(|r| r >= Role::Create);
     let mut places: Vec<(&str, &str)> = grants
         .collections()
@@ -30,10 +30,10 @@ pub fn forms(org: &OrgCtx, grants: &Grants, viewer: &Viewer<'_>, inside: Option<
     if let Some(id) = inside {
         places.retain(|(c, _)| *c == id);
         if places.is_empty() {
-            return String::new();
+            return Markup::default();
         }
     } else if !at_root && places.is_empty() {
-        return String::new();
+        return Markup::default();
     }
     let action = format!("/o/{}", org.org.id.as_str());
     html! {
@@ -72,7 +72,6 @@ pub fn forms(org: &OrgCtx, grants: &Grants, viewer: &Viewer<'_>, inside: Option<
             }
         }
     }
-    .into_string()
 }
 
 /// `POST /o/{organizationId}`: makes a space (`op=space`, `parent` optional) or a

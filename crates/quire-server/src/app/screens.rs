@@ -143,9 +143,9 @@ pub async fn org(
                 }
             }
         }
-        (PreEscaped(create))
-        (PreEscaped(sites))
-        (PreEscaped(specs))
+        (create)
+        (sites)
+        (specs)
         @if !deleted.is_empty() {
             h2 { "Recently deleted" }
             ul.spaces {
@@ -198,14 +198,13 @@ pub async fn collection(
     let create = super::create::forms(&ctx.org, &ctx.grants, &viewer, Some(&collection_id));
     let hidden = html! { input type="hidden" name="csrf" value=(viewer.csrf); };
     let admin = (ctx.role >= access::Role::Admin).then(|| {
-        // The place form writes its action as given: escaped here.
-        let action = html! { "/c/" (ctx.collection.id) }.into_string();
+        let action = format!("/c/{}", ctx.collection.id);
         let current = ctx.collection.parent_id.as_deref().unwrap_or("");
         super::settings::place_form(
             &ctx.grants,
             Some(&ctx.collection.id),
             current,
-            (&action, &hidden.0),
+            (&action, viewer.csrf),
             "collection-parent",
         )
     });
@@ -220,7 +219,7 @@ pub async fn collection(
         @if inside.is_empty() {
             p { "No space you can read in this collection." }
         }
-        (PreEscaped(create))
+        (create)
         @if ctx.org.role.is_some() {
             p {
                 a href={ "/c/" (ctx.collection.id) "/~/share" } { "Who may access this collection" }
@@ -228,7 +227,7 @@ pub async fn collection(
         }
         @if let Some(place) = admin {
             h2 { "Place" }
-            (PreEscaped(place))
+            (place)
             h2 { "Settings" }
             form method="post" action={ "/c/" (ctx.collection.id) } {
                 (hidden)
@@ -1429,7 +1428,7 @@ pub async fn openapi_spec(
                 @for e in &errors { li { (e.message) } }
             }
         }
-        (PreEscaped(update))
+        (update)
     };
     page(
         StatusCode::OK,

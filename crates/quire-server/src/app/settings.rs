@@ -4,7 +4,7 @@
 
 use axum::http::StatusCode;
 use axum::response::Response;
-use maud::{html, PreEscaped};
+use maud::{html, Markup};
 
 use super::session::Form;
 use super::shell::options;
@@ -65,13 +65,13 @@ pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
             }
             @if admin {
                 h2 { "Collection" }
-                (PreEscaped(place_form(
+                (place_form(
                     &ctx.grants,
                     None,
                     space.parent_id.as_deref().unwrap_or(""),
-                    (&action, &csrf.0),
+                    (&action, viewer.csrf),
                     "parent",
-                )))
+                ))
                 h2 { "Delete" }
                 p { "A deleted space can be restored by an admin until it is purged." }
                 form method="post" action=(action) {
@@ -187,15 +187,15 @@ fn emoji_code(typed: &str) -> Option<String> {
 
 /// The form that moves a space or a collection (`op` `move`, `parent`): into the
 /// organization or a collection the user creates in, but not into `moving` (a collection)
-/// or anything below it; `current` is selected. Posted to `action` with the `hidden` fields;
-/// `id` names its select.
+/// or anything below it; `current` is selected. Posted to `action` with the session's
+/// `csrf`; `id` names its select.
 pub(super) fn place_form(
     grants: &Grants,
     moving: Option<&str>,
     current: &str,
-    (action, hidden): (&str, &str),
+    (action, csrf): (&str, &str),
     id: &str,
-) -> String {
+) -> Markup {
     let mut places: Vec<(&str, &str)> = grants
         .collections()
         .values()
@@ -206,15 +206,13 @@ pub(super) fn place_form(
     places.sort_by(|a, b| a.1.cmp(b.1));
     html! {
         form method="post" action=(action) {
-            // The caller's hidden fields, from its template.
-            (PreEscaped(hidden))
+            input type="hidden" name="csrf" value=(csrf);
             input type="hidden" name="op" value="move";
             label for=(id) { "In" }
             select #(id) name="parent" {
-                (PreEscaped(options(std::iter::once(("", "The organization")).chain(places), current)))
+                (options(std::iter::once(("", "The organization")).chain(places), current))
             }
             button type="submit" { "Move" }
         }
     }
-    .into_string()
 }

@@ -7,7 +7,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use maud::{html, PreEscaped, DOCTYPE};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use sha2::{Digest, Sha256};
 
 use crate::state::AppState;
@@ -338,11 +338,10 @@ where
 }
 
 /// `<option>`s of `(value, label)` pairs, the one whose value is `selected` marked.
-pub fn options<'a>(items: impl IntoIterator<Item = (&'a str, &'a str)>, selected: &str) -> String {
+pub fn options<'a>(items: impl IntoIterator<Item = (&'a str, &'a str)>, selected: &str) -> Markup {
     html! {
         @for (value, label) in items {
             option value=(value) selected[value == selected] { (label) }
         }
     }
-    .into_string()
 }

@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use maud::{html, Markup, PreEscaped};
+use maud::{html, Markup};
 
 use super::session;
 use super::shell::{failed, not_found, options, org_for, page, run_write, Viewer};
@@ -40,9 +40,9 @@ pub async fn section(
     org: &OrgCtx,
     viewer: &Viewer<'_>,
     spaces: &[SpaceRow],
-) -> ApiResult<String> {
+) -> ApiResult<Markup> {
     if org.role.is_none() {
-        return Ok(String::new());
+        return Ok(Markup::default());
     }
     let id = org.org.id.as_str();
     let (list, _) =
@@ -87,7 +87,7 @@ pub async fn section(
             }
         }
     };
-    Ok(out.into_string())
+    Ok(out)
 }
 
 async fn org_of(state: &AppState, caller: &Caller, org_id: &str) -> Option<OrgCtx> {
@@ -179,17 +179,17 @@ pub async fn screen(
                 input type="hidden" name="csrf" value=(csrf);
                 input type="hidden" name="op" value="add";
                 label for="add-space" { "Add a space" }
-                select id="add-space" name="parent" { (PreEscaped(spaces_offered.as_str())) }
+                select id="add-space" name="parent" { (spaces_offered) }
                 @if !structure.sections.is_empty() {
                     label for="add-space-section" { "In the section" }
                     select id="add-space-section" name="section" {
                         option value="" { "The default section" }
-                        (PreEscaped(options(
+                        (options(
                             sites::ordered_sections(&structure)
                                 .iter()
                                 .map(|x| (x.id.as_str(), x.title.as_str())),
                             "",
-                        )))
+                        ))
                     }
                 }
                 button type="submit" { "Add" }
@@ -200,7 +200,7 @@ pub async fn screen(
                 h3 { "New section" }
                 p.muted { "A section holds a space of its own; the spaces already published move into a first section." }
                 label for="section-space" { "Space" }
-                select id="section-space" name="parent" { (PreEscaped(spaces_offered.as_str())) }
+                select id="section-space" name="parent" { (spaces_offered) }
                 label for="section-title" { "Title (the space's when empty)" }
                 input id="section-title" name="subject" type="text" maxlength="128";
                 button type="submit" { "Add the section" }
@@ -406,10 +406,10 @@ fn structure_section(
                                     @let current = sites::default_site_space(site, s, Some(x)).map_or("", |d| d.id.as_str());
                                     label for={ "section-" (n) "-default" } { "Space a visitor lands on" }
                                     select id={ "section-" (n) "-default" } name="defaultspace" {
-                                        (PreEscaped(options(
+                                        (options(
                                             within.iter().map(|ss| (ss.id.as_str(), title_of(ss))),
                                             current,
-                                        )))
+                                        ))
                                     }
                                 }
                                 button type="submit" { "Save" }
@@ -429,10 +429,10 @@ fn structure_section(
                                 label.sr for={ "section-" (n) "-group" } { "Group of " (x.title) }
                                 select id={ "section-" (n) "-group" } name="group" {
                                     option value="" { "No group" }
-                                    (PreEscaped(options(
+                                    (options(
                                         s.groups.iter().map(|g| (g.id.as_str(), g.title.as_str())),
                                         x.group_id.as_deref().unwrap_or(""),
-                                    )))
+                                    ))
                                 }
                                 button type="submit" { "Move" }
                             }

@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use maud::html;
+use maud::{html, Markup};
 
 use super::session;
 use super::shell::{no_org, org_for, run_write, Viewer};
@@ -22,9 +22,9 @@ const SHOWN: i64 = 100;
 
 /// The specifications section of the organization screen (non-guests), with the form
 /// that adds one for members who may create.
-pub async fn section(state: &AppState, org: &OrgCtx, viewer: &Viewer<'_>) -> ApiResult<String> {
+pub async fn section(state: &AppState, org: &OrgCtx, viewer: &Viewer<'_>) -> ApiResult<Markup> {
     if org.role.is_none() {
-        return Ok(String::new());
+        return Ok(Markup::default());
     }
     let id = org.org.id.as_str();
     let (list, _) = store::openapi::list(&state.db, &org.org.id, None, SHOWN).await?;
@@ -58,7 +58,7 @@ pub async fn section(state: &AppState, org: &OrgCtx, viewer: &Viewer<'_>) -> Api
             }
         }
     };
-    Ok(out.into_string())
+    Ok(out)
 }
 
 /// `POST /o/{organizationId}/openapi`: adds a specification from the address or the text
@@ -98,9 +98,9 @@ pub async fn act(
 
 /// The form that gives an existing specification a new source (members who may create),
 /// for its screen.
-pub fn update_form(org: &OrgCtx, viewer: &Viewer<'_>, slug: &str) -> String {
+pub fn update_form(org: &OrgCtx, viewer: &Viewer<'_>, slug: &str) -> Markup {
     if org.role.is_none_or(|r| r < Role::Create) {
-        return String::new();
+        return Markup::default();
     }
     html! {
         form method="post" action={ "/o/" (org.org.id.as_str()) "/openapi/" (slug) } {
@@ -113,7 +113,6 @@ pub fn update_form(org: &OrgCtx, viewer: &Viewer<'_>, slug: &str) -> String {
             button type="submit" { "Update" }
         }
     }
-    .into_string()
 }
 
 /// `POST /o/{organizationId}/openapi/{specSlug}`: the specification's new source (the
