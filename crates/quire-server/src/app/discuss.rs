@@ -3,9 +3,8 @@
 //! reopen, edit, react and delete. Every action runs the domain's comment workflows, the
 //! API's own; a form is offered only where the workflow would allow it.
 
-use std::fmt::Write as _;
-
-use quire_content::html::{escape_attr as attr, escape_text as text, render_document, FileRef};
+use maud::{html, Markup, PreEscaped};
+use quire_content::html::{render_document, FileRef};
 use quire_content::model::ContentRef;
 
 use super::shell::Viewer;
@@ -104,95 +103,94 @@ pub async fn section(
     } else {
         "Discussion"
     };
-    let mut out = format!(
-        "<section class=\"discussion\" aria-labelledby=\"discussion\"><h2 id=\"discussion\">{heading} <span class=\"muted\">{total}</span></h2>"
-    );
-    if list.is_empty() {
-        out.push_str("<p class=\"muted\">No comment yet.</p>");
-    }
+    // The editor links first: finding a comment's line reads its page.
     let mut located = Located::default();
+    let mut links = Vec::with_capacity(list.len());
     for c in &list {
-        let may = thread.may(user, &c.posted_by);
-        let resolved = c.status == CommentStatus::Resolved;
-        let _ = write!(
-            out,
-            "<article class=\"comment{}\" id=\"comment-{id}\" data-comment=\"{id}\"><p><strong>{}</strong> <span class=\"muted\">{}{}{}{}</span></p><div class=\"content\">{}</div>",
-            if resolved { " resolved" } else { "" },
-            text(&name(&c.posted_by)),
-            text(&crate::clock::iso(c.posted_at)),
-            if c.edited_at.is_some() { " · edited" } else { "" },
-            match (&c.page_title, page) {
-                (Some(t), None) => format!(" · on {}", text(t)),
-                _ => String::new(),
-            },
-            if resolved { " · resolved" } else { "" },
-            rendered(&c.body),
-            id = attr(&c.id),
-        );
-        if let Some(link) = editor_link(state, thread, c, &mut located).await? {
-            out.push_str(&link);
-        }
-        let target = format!("{}/{}", form.base, attr(&c.id));
-        out.push_str(&form.reactions(&target, &c.id, &reactions, user, may.reply));
-        out.push_str("<div class=\"actions\">");
-        if may.reply {
-            let (verb, label) = if resolved {
-                ("reopen", "Reopen")
-            } else {
-                ("resolve", "Resolve")
-            };
-            out.push_str(&form.button(&format!("{target}/{verb}"), label));
-        }
-        if may.delete {
-            out.push_str(&form.button(&format!("{target}/delete"), "Delete"));
-        }
-        out.push_str("</div>");
-        if may.edit {
-            out.push_str(&form.edit(&format!("{target}/edit"), &c.body));
-        }
-        let mine: Vec<_> = replies.iter().filter(|r| r.comment_id == c.id).collect();
-        if !mine.is_empty() {
-            out.push_str("<ol class=\"replies\">");
-            for r in mine {
-                let may_r = thread.may(user, &r.posted_by);
-                let rt = format!("{target}/replies/{}", attr(&r.id));
-                let _ = write!(
-                    out,
-                    "<li class=\"reply\" id=\"reply-{}\"><p><strong>{}</strong> <span class=\"muted\">{}{}</span></p><div class=\"content\">{}</div>",
-                    attr(&r.id),
-                    text(&name(&r.posted_by)),
-                    text(&crate::clock::iso(r.posted_at)),
-                    if r.edited_at.is_some() { " · edited" } else { "" },
-                    rendered(&r.body)
-                );
-                out.push_str(&form.reactions(&rt, &r.id, &reactions, user, may_r.reply));
-                if may_r.delete {
-                    out.push_str("<div class=\"actions\">");
-                    out.push_str(&form.button(&format!("{rt}/delete"), "Delete"));
-                    out.push_str("</div>");
-                }
-                if may_r.edit {
-                    out.push_str(&form.edit(&format!("{rt}/edit"), &r.body));
-                }
-                out.push_str("</li>");
+        links.push(editor_link(state, thread, c, &mut located).await?);
+    }
+    let out = html! {
+        section class="discussion" aria-labelledby="discussion" {
+            h2 id="discussion" { (heading) " " span class="muted" { (total) } }
+            @if list.is_empty() {
+                p class="muted" { "No comment yet." }
             }
-            out.push_str("</ol>");
+            @for (c, link) in list.iter().zip(&links) {
+                @let may = thread.may(user, &c.posted_by);
+                @let resolved = c.status == CommentStatus::Resolved;
+                @let target = format!("{}/{}", form.base, c.id);
+                article class={ "comment" @if resolved { " resolved" } } id={ "comment-" (c.id) } data-comment=(c.id) {
+                    p {
+                        strong { (name(&c.posted_by)) }
+                        " "
+                        span class="muted" {
+                            (crate::clock::iso(c.posted_at))
+                            @if c.edited_at.is_some() { " · edited" }
+                            @if let (Some(t), None) = (&c.page_title, page) { " · on " (t) }
+                            @if resolved { " · resolved" }
+                        }
+                    }
+                    // why: the comment's markdown as the content renderer renders it.
+                    div class="content" { (PreEscaped(rendered(&c.body))) }
+                    @if let Some(link) = link { (link) }
+                    (form.reactions(&target, &c.id, &reactions, user, may.reply))
+                    div class="actions" {
+                        @if may.reply {
+                            @if resolved {
+                                (form.button(&format!("{target}/reopen"), "Reopen"))
+                            } @else {
+                                (form.button(&format!("{target}/resolve"), "Resolve"))
+                            }
+                        }
+                        @if may.delete {
+                            (form.button(&format!("{target}/delete"), "Delete"))
+                        }
+                    }
+                    @if may.edit {
+                        (form.edit(&format!("{target}/edit"), &c.body))
+                    }
+                    @let mine: Vec<_> = replies.iter().filter(|r| r.comment_id == c.id).collect();
+                    @if !mine.is_empty() {
+                        ol class="replies" {
+                            @for r in mine {
+                                @let may_r = thread.may(user, &r.posted_by);
+                                @let rt = format!("{target}/replies/{}", r.id);
+                                li class="reply" id={ "reply-" (r.id) } {
+                                    p {
+                                        strong { (name(&r.posted_by)) }
+                                        " "
+                                        span class="muted" {
+                                            (crate::clock::iso(r.posted_at))
+                                            @if r.edited_at.is_some() { " · edited" }
+                                        }
+                                    }
+                                    // why: the reply's markdown as the content renderer renders it.
+                                    div class="content" { (PreEscaped(rendered(&r.body))) }
+                                    (form.reactions(&rt, &r.id, &reactions, user, may_r.reply))
+                                    @if may_r.delete {
+                                        div class="actions" {
+                                            (form.button(&format!("{rt}/delete"), "Delete"))
+                                        }
+                                    }
+                                    @if may_r.edit {
+                                        (form.edit(&format!("{rt}/edit"), &r.body))
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    @if may.reply {
+                        (form.write(&format!("{target}/reply"), "Reply", "Reply", None))
+                    }
+                }
+            }
+            @if thread.live() && thread.ctx.role >= Role::Comment {
+                @let label = if page.is_some() { "Comment on this page" } else { "New comment" };
+                (form.write(&form.base, label, "Comment", page))
+            }
         }
-        if may.reply {
-            out.push_str(&form.write(&format!("{target}/reply"), "Reply", "Reply", None));
-        }
-        out.push_str("</article>");
-    }
-    if thread.live() && thread.ctx.role >= Role::Comment {
-        let label = if page.is_some() {
-            "Comment on this page"
-        } else {
-            "New comment"
-        };
-        out.push_str(&form.write(&form.base, label, "Comment", page));
-    }
-    out.push_str("</section>");
-    Ok(out)
+    };
+    Ok(out.into_string())
 }
 
 /// Most comments of one screen whose block is looked for in their page.
@@ -215,7 +213,7 @@ async fn editor_link(
     thread: &Thread,
     c: &store::comments::CommentRow,
     located: &mut Located,
-) -> ApiResult<Option<String>> {
+) -> ApiResult<Option<Markup>> {
     let (Some(cr), Some(page)) = (&thread.cr, &c.page_id) else {
         return Ok(None);
     };
@@ -280,10 +278,9 @@ async fn editor_link(
         Some(l) => format!("Open in the editor at line {l}"),
         None => "Open the page in the editor".to_string(),
     };
-    Ok(Some(format!(
-        "<p class=\"to-editor\"><a href=\"{}\">{label}</a></p>",
-        attr(&href)
-    )))
+    Ok(Some(html! {
+        p class="to-editor" { a href=(href) { (label) } }
+    }))
 }
 
 fn rendered(markdown: &str) -> String {
@@ -299,48 +296,48 @@ struct Forms<'a> {
 }
 
 impl Forms<'_> {
-    fn hidden(&self) -> String {
-        format!(
-            "<input type=\"hidden\" name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"back\" value=\"{}\">",
-            attr(self.csrf),
-            attr(self.back)
-        )
+    fn hidden(&self) -> Markup {
+        html! {
+            input type="hidden" name="csrf" value=(self.csrf);
+            input type="hidden" name="back" value=(self.back);
+        }
     }
 
-    fn button(&self, action: &str, label: &str) -> String {
-        format!(
-            "<form method=\"post\" action=\"{action}\" class=\"inline\">{}<button type=\"submit\">{label}</button></form>",
-            self.hidden()
-        )
+    fn button(&self, action: &str, label: &str) -> Markup {
+        html! {
+            form method="post" action=(action) class="inline" {
+                (self.hidden())
+                button type="submit" { (label) }
+            }
+        }
     }
 
     /// A text area that posts markdown to `action`.
-    fn write(&self, action: &str, label: &str, submit: &str, page: Option<&str>) -> String {
-        let page = page
-            .map(|p| {
-                format!(
-                    "<input type=\"hidden\" name=\"page\" value=\"{}\">",
-                    attr(p)
-                )
-            })
-            .unwrap_or_default();
-        format!(
-            "<form method=\"post\" action=\"{action}\" class=\"write\">{}{page}\
-<label>{label}<textarea name=\"body\" rows=\"3\" required maxlength=\"65536\"></textarea></label>\
-<button type=\"submit\">{submit}</button></form>",
-            self.hidden()
-        )
+    fn write(&self, action: &str, label: &str, submit: &str, page: Option<&str>) -> Markup {
+        html! {
+            form method="post" action=(action) class="write" {
+                (self.hidden())
+                @if let Some(p) = page {
+                    input type="hidden" name="page" value=(p);
+                }
+                label { (label) textarea name="body" rows="3" required maxlength="65536" {} }
+                button type="submit" { (submit) }
+            }
+        }
     }
 
     /// The author's edit form, folded.
-    fn edit(&self, action: &str, markdown: &str) -> String {
-        format!(
-            "<details class=\"edit\"><summary>Edit</summary><form method=\"post\" action=\"{action}\" class=\"write\">{}\
-<label>Markdown<textarea name=\"body\" rows=\"4\" required maxlength=\"65536\">{}</textarea></label>\
-<button type=\"submit\">Save</button></form></details>",
-            self.hidden(),
-            text(markdown)
-        )
+    fn edit(&self, action: &str, markdown: &str) -> Markup {
+        html! {
+            details class="edit" {
+                summary { "Edit" }
+                form method="post" action=(action) class="write" {
+                    (self.hidden())
+                    label { "Markdown" textarea name="body" rows="4" required maxlength="65536" { (markdown) } }
+                    button type="submit" { "Save" }
+                }
+            }
+        }
     }
 
     /// The reactions on `id`: each left emoji with its count (pressed when the user left
@@ -353,7 +350,7 @@ impl Forms<'_> {
         all: &[ReactionRow],
         user: &str,
         may: bool,
-    ) -> String {
+    ) -> Markup {
         let mut counts: Vec<(&str, usize, bool)> = Vec::new();
         for r in all.iter().filter(|r| r.target_id == id) {
             match counts.iter_mut().find(|(e, _, _)| *e == r.emoji) {
@@ -365,43 +362,36 @@ impl Forms<'_> {
             }
         }
         if counts.is_empty() && !may {
-            return String::new();
+            return html! {};
         }
-        let mut out = String::from("<div class=\"reactions\">");
         // Emojis no one left are offered only to who may react.
         let offered = OFFERED
             .iter()
             .filter(|e| may && !counts.iter().any(|(c, _, _)| c == *e))
             .map(|e| (*e, 0, false));
         let shown: Vec<_> = counts.iter().copied().chain(offered).collect();
-        for (emoji, n, pressed) in shown {
-            let count = if n > 0 {
-                format!(" {n}")
-            } else {
-                String::new()
-            };
-            if !may {
-                let _ = write!(
-                    out,
-                    "<span class=\"reaction\">{}{count}</span> ",
-                    text(emoji)
-                );
-                continue;
+        html! {
+            div class="reactions" {
+                @for (emoji, n, pressed) in shown {
+                    @let count = if n > 0 { format!(" {n}") } else { String::new() };
+                    @if !may {
+                        span class="reaction" { (emoji) (count) }
+                        " "
+                    } @else {
+                        form method="post" action={ (target) "/react" } class="inline" {
+                            (self.hidden())
+                            input type="hidden" name="emoji" value=(emoji);
+                            input type="hidden" name="op" value=(if pressed { "remove" } else { "add" });
+                            button type="submit" class="reaction" aria-pressed=(pressed)
+                                aria-label={ (if pressed { "Take back" } else { "React with" }) " " (emoji) (count) } {
+                                (emoji) (count)
+                            }
+                        }
+                        " "
+                    }
+                }
             }
-            let _ = write!(
-                out,
-                "<form method=\"post\" action=\"{target}/react\" class=\"inline\">{}<input type=\"hidden\" name=\"emoji\" value=\"{}\">\
-<input type=\"hidden\" name=\"op\" value=\"{}\"><button type=\"submit\" class=\"reaction\" aria-pressed=\"{pressed}\" aria-label=\"{} {}{count}\">{}{count}</button></form> ",
-                self.hidden(),
-                attr(emoji),
-                if pressed { "remove" } else { "add" },
-                if pressed { "Take back" } else { "React with" },
-                attr(emoji),
-                text(emoji)
-            );
         }
-        out.push_str("</div>");
-        out
     }
 }
 

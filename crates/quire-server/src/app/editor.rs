@@ -9,11 +9,9 @@
 //! merged three-way, and the same lines changed on both sides are refused naming the page,
 //! with nothing changed (the text stays in the browser).
 
-use std::fmt::Write as _;
-
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::{html, Markup, PreEscaped};
 use quire_content::merge;
 use quire_content::model::{Page, PageKind, Revision};
 
@@ -40,20 +38,20 @@ pub fn why_not(ctx: &SpaceCtx) -> Option<&'static str> {
 
 /// The "Edit" button of a page of the space: it opens a change request for the edit.
 pub fn edit_button(ctx: &SpaceCtx, viewer: &Viewer<'_>, page_id: &str) -> String {
-    match why_not(ctx) {
-        Some(why) if ctx.role >= Role::Edit => {
-            format!("<p class=\"muted\" id=\"edit-why\">{}</p>", text(why))
-        }
-        Some(_) => String::new(),
-        None => format!(
-            "<form method=\"post\" action=\"/s/{}/~/edit\" class=\"inline\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"page\" value=\"{}\">\
-<button type=\"submit\">Edit</button></form>",
-            attr(&ctx.space.id),
-            attr(viewer.csrf),
-            attr(page_id)
-        ),
-    }
+    let markup = match why_not(ctx) {
+        Some(why) if ctx.role >= Role::Edit => html! {
+            p class="muted" id="edit-why" { (why) }
+        },
+        Some(_) => html! {},
+        None => html! {
+            form method="post" action={ "/s/" (ctx.space.id) "/~/edit" } class="inline" {
+                input type="hidden" name="csrf" value=(viewer.csrf);
+                input type="hidden" name="page" value=(page_id);
+                button type="submit" { "Edit" }
+            }
+        },
+    };
+    markup.into_string()
 }
 
 /// The page tree of a change request, for those who may edit it: each page's editor, and
@@ -71,86 +69,116 @@ pub fn tree_section(
     if !open || why_not(ctx).is_some() {
         return String::new();
     }
-    let space = attr(&ctx.space.id);
+    let space = ctx.space.id.as_str();
     let action = format!("/s/{space}/~/changes/{number}/tree");
-    let csrf = attr(viewer.csrf);
-    let mut out = String::from(
-        "<section class=\"tree\" aria-labelledby=\"tree-h\"><h2 id=\"tree-h\">Pages</h2><ul>",
-    );
-    let mut parents = String::from("<option value=\"\">At the top</option>");
-    /// Depth first without recursion: a page at its depth, or the end of a list.
-    enum Step<'a> {
-        Page(&'a Page, usize),
-        Close,
+    let csrf = viewer.csrf;
+    // The pages, depth first, for the list of where a new page goes.
+    let mut documents: Vec<(&Page, usize)> = Vec::new();
+    let mut stack: Vec<(&Page, usize)> = rev.pages.iter().rev().map(|p| (p, 0)).collect();
+    while let Some((p, depth)) = stack.pop() {
+        if matches!(p.kind, PageKind::Document(_)) {
+            documents.push((p, depth));
+        }
+        stack.extend(p.pages.iter().rev().map(|c| (c, depth + 1)));
     }
-    let mut stack: Vec<Step<'_>> = rev.pages.iter().rev().map(|p| Step::Page(p, 0)).collect();
+    /// Depth first without recursion: a page met, or left once its subpages are made.
+    enum Step<'a> {
+        Enter(&'a Page),
+        Leave(&'a Page),
+    }
+    // Each page's item is made once its subpages' are: they wait on `made`, in order.
+    let mut made: Vec<Markup> = Vec::new();
+    let mut stack: Vec<Step<'_>> = rev.pages.iter().rev().map(Step::Enter).collect();
     while let Some(step) = stack.pop() {
-        let (p, depth) = match step {
-            Step::Close => {
-                out.push_str("</ul></li>");
+        let p = match step {
+            Step::Enter(p) => {
+                stack.push(Step::Leave(p));
+                stack.extend(p.pages.iter().rev().map(Step::Enter));
                 continue;
             }
-            Step::Page(p, depth) => (p, depth),
+            Step::Leave(p) => p,
         };
-        let title = text(&p.title);
-        let id = attr(&p.id);
-        let _ = write!(out, "<li data-page=\"{id}\">");
-        match p.kind {
-            PageKind::Document(_) => {
-                let _ = write!(
-                    out,
-                    "<a href=\"/s/{space}/~/changes/{number}/edit/{id}\">{title}</a>"
-                );
-                let _ = write!(
-                    parents,
-                    "<option value=\"{id}\">{}{title}</option>",
-                    "\u{2003}".repeat(depth)
-                );
+        let subpages = made.split_off(made.len() - p.pages.len());
+        let item = tree_item(p, (space, number), (&action, csrf), &subpages);
+        made.push(item);
+    }
+    html! {
+        section class="tree" aria-labelledby="tree-h" {
+            h2 id="tree-h" { "Pages" }
+            ul { @for item in &made { (item) } }
+            form method="post" action=(action) class="add-page" {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="op" value="add";
+                label for="new-title" { "New page" }
+                input id="new-title" name="subject" type="text" required maxlength="512";
+                label for="new-kind" { "Kind" }
+                select id="new-kind" name="kind" {
+                    option value="document" { "A page" }
+                    option value="group" { "A group (at the top)" }
+                    option value="link" { "A link" }
+                }
+                label for="new-href" { "Address " span class="muted" { "(of a link)" } }
+                input id="new-href" name="href" type="url" maxlength="2048";
+                label for="new-parent" { "Inside" }
+                select id="new-parent" name="parent" {
+                    option value="" { "At the top" }
+                    @for (p, depth) in &documents {
+                        option value=(p.id) { ("\u{2003}".repeat(*depth)) (p.title) }
+                    }
+                }
+                button type="submit" { "Add" }
             }
-            _ => {
-                let _ = write!(out, "<span>{title}</span>");
-            }
-        }
-        let subpages = if p.pages.is_empty() {
-            String::new()
-        } else {
-            format!(" and its {} subpage(s)", count(&p.pages))
-        };
-        let _ = write!(
-            out,
-            " <form method=\"post\" action=\"{action}\" class=\"inline moves\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<input type=\"hidden\" name=\"page\" value=\"{id}\">\
-<button type=\"submit\" name=\"op\" value=\"up\" aria-label=\"Move {title} up\">↑</button>\
-<button type=\"submit\" name=\"op\" value=\"down\" aria-label=\"Move {title} down\">↓</button>\
-<button type=\"submit\" name=\"op\" value=\"in\" aria-label=\"Move {title} into the page above\">→</button>\
-<button type=\"submit\" name=\"op\" value=\"out\" aria-label=\"Move {title} out of its parent\">←</button></form> \
-<details class=\"inline\"><summary>Delete<span class=\"skip\"> {title}</span></summary>\
-<form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<input type=\"hidden\" name=\"page\" value=\"{id}\"><input type=\"hidden\" name=\"op\" value=\"delete\">\
-<label><input type=\"checkbox\" name=\"confirm\" value=\"yes\" required> Delete {title}{subpages}</label> \
-<button type=\"submit\">Delete</button></form></details>"
-        );
-        if p.pages.is_empty() {
-            out.push_str("</li>");
-        } else {
-            out.push_str("<ul>");
-            stack.push(Step::Close);
-            stack.extend(p.pages.iter().rev().map(|c| Step::Page(c, depth + 1)));
         }
     }
-    let _ = write!(
-        out,
-        "</ul><form method=\"post\" action=\"{action}\" class=\"add-page\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<input type=\"hidden\" name=\"op\" value=\"add\"><label for=\"new-title\">New page</label>\
-<input id=\"new-title\" name=\"subject\" type=\"text\" required maxlength=\"512\">\
-<label for=\"new-kind\">Kind</label><select id=\"new-kind\" name=\"kind\">\
-<option value=\"document\">A page</option><option value=\"group\">A group (at the top)</option>\
-<option value=\"link\">A link</option></select>\
-<label for=\"new-href\">Address <span class=\"muted\">(of a link)</span></label><input id=\"new-href\" name=\"href\" type=\"url\" maxlength=\"2048\">\
-<label for=\"new-parent\">Inside</label><select id=\"new-parent\" name=\"parent\">{parents}</select>\
-<button type=\"submit\">Add</button></form></section>"
-    );
-    out
+    .into_string()
+}
+
+/// One page of the page tree, with its forms and its subpages' items.
+fn tree_item(
+    p: &Page,
+    (space, number): (&str, i64),
+    (action, csrf): (&str, &str),
+    subpages: &[Markup],
+) -> Markup {
+    let title = p.title.as_str();
+    let counted = if p.pages.is_empty() {
+        String::new()
+    } else {
+        format!(" and its {} subpage(s)", count(&p.pages))
+    };
+    html! {
+        li data-page=(p.id) {
+            @if matches!(p.kind, PageKind::Document(_)) {
+                a href={ "/s/" (space) "/~/changes/" (number) "/edit/" (p.id) } { (title) }
+            } @else {
+                span { (title) }
+            }
+            " "
+            form method="post" action=(action) class="inline moves" {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="page" value=(p.id);
+                button type="submit" name="op" value="up" aria-label={ "Move " (title) " up" } { "↑" }
+                button type="submit" name="op" value="down" aria-label={ "Move " (title) " down" } { "↓" }
+                button type="submit" name="op" value="in" aria-label={ "Move " (title) " into the page above" } { "→" }
+                button type="submit" name="op" value="out" aria-label={ "Move " (title) " out of its parent" } { "←" }
+            }
+            " "
+            details class="inline" {
+                summary { "Delete" span class="skip" { " " (title) } }
+                form method="post" action=(action) {
+                    input type="hidden" name="csrf" value=(csrf);
+                    input type="hidden" name="page" value=(p.id);
+                    input type="hidden" name="op" value="delete";
+                    label { input type="checkbox" name="confirm" value="yes" required; " Delete " (title) (counted) }
+                    " "
+                    button type="submit" { "Delete" }
+                }
+            }
+            @if !subpages.is_empty() {
+                ul { @for item in subpages { (item) } }
+            }
+        }
+    }
 }
 
 /// How many pages a list holds, its pages' pages included.
@@ -406,48 +434,47 @@ pub async fn screen(
     }
     let pages = serde_json::to_string(&pages).unwrap_or_else(|_| "[]".into());
     let nonce = uuid::Uuid::new_v4().simple().to_string();
-    let space = attr(&ctx.space.id);
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{space}/~/changes\">Change requests</a></li>\
-<li><a href=\"{}\">#{} {}</a></li></ol></nav><h1>Edit “{}”</h1>\
-<p class=\"muted\">Saving adds one revision to change request #{}; it merges with what others saved meanwhile.</p>",
-        attr(&back),
-        c.number,
-        text(if c.subject.is_empty() { "Untitled" } else { &c.subject }),
-        text(&title),
-        c.number
-    );
-    let _ = write!(
-        body,
-        "<form method=\"post\" action=\"/s/{space}/~/changes/{n}/edit/{page}\" class=\"editor\" id=\"editor\" \
-data-draft=\"quire-draft:{space}:{n}:{page}\" data-preview=\"/s/{space}/~/changes/{n}/preview\" \
-data-pages=\"{pages}\" data-nonce=\"{nonce}\" data-upload=\"/s/{space}/~/upload/{n}\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"parent\" value=\"{seen}\">\
-<label for=\"page-title\">Title</label><input id=\"page-title\" name=\"subject\" type=\"text\" required maxlength=\"512\" value=\"{title}\">\
-<div class=\"panes\"><div class=\"source\"><label for=\"markdown\">Markdown</label>\
-<textarea id=\"markdown\" name=\"body\" rows=\"24\" spellcheck=\"false\" autocapitalize=\"off\">\n{md}</textarea></div>\
-<section class=\"preview\" aria-label=\"Preview\" aria-live=\"polite\"><h2 class=\"muted\">Preview</h2>\
-<article class=\"content\" id=\"preview\">{preview}</article></section></div>\
-{settings}<p id=\"draft-status\" class=\"muted\" role=\"status\"></p>\
-<p><button type=\"submit\">Save</button> <a href=\"{back}\">Cancel</a></p></form>\
-<script src=\"{editor_js}\" defer></script>",
-        editor_js = super::shell::Asset::Editor.url(),
-        n = c.number,
-        page = attr(page_id),
-        back = attr(&back),
-        csrf = attr(viewer.csrf),
-        seen = attr(&c.revision_id),
-        title = attr(&title),
-        md = text(&markdown),
-        pages = attr(&pages),
-        settings = settings_html(page_found, offer_redirect),
-    );
+    let space = ctx.space.id.as_str();
+    let n = c.number;
+    let body = html! {
+        nav class="crumbs" aria-label="Breadcrumb" {
+            ol {
+                li { a href={ "/s/" (space) "/~/changes" } { "Change requests" } }
+                li { a href=(back) { "#" (n) " " (if c.subject.is_empty() { "Untitled" } else { &c.subject }) } }
+            }
+        }
+        h1 { "Edit “" (title) "”" }
+        p class="muted" { "Saving adds one revision to change request #" (n) "; it merges with what others saved meanwhile." }
+        form method="post" action={ "/s/" (space) "/~/changes/" (n) "/edit/" (page_id) } class="editor" id="editor"
+            data-draft={ "quire-draft:" (space) ":" (n) ":" (page_id) } data-preview={ "/s/" (space) "/~/changes/" (n) "/preview" }
+            data-pages=(pages) data-nonce=(nonce) data-upload={ "/s/" (space) "/~/upload/" (n) } {
+            input type="hidden" name="csrf" value=(viewer.csrf);
+            input type="hidden" name="parent" value=(c.revision_id);
+            label for="page-title" { "Title" }
+            input id="page-title" name="subject" type="text" required maxlength="512" value=(title);
+            div class="panes" {
+                div class="source" {
+                    label for="markdown" { "Markdown" }
+                    textarea id="markdown" name="body" rows="24" spellcheck="false" autocapitalize="off" { "\n" (markdown) }
+                }
+                section class="preview" aria-label="Preview" aria-live="polite" {
+                    h2 class="muted" { "Preview" }
+                    // why: the page's markdown as the content renderer renders it.
+                    article class="content" id="preview" { (PreEscaped(preview)) }
+                }
+            }
+            (settings_html(page_found, offer_redirect))
+            p id="draft-status" class="muted" role="status" {}
+            p { button type="submit" { "Save" } " " a href=(back) { "Cancel" } }
+        }
+        script src=(super::shell::Asset::Editor.url()) defer {}
+    };
     let mut res = page(
         StatusCode::OK,
         &format!("Edit {title}"),
         Some(viewer),
         nav,
-        &body,
+        &body.into_string(),
     );
     // The source editor's own styles are a style element: this screen's policy allows the
     // one carrying this response's nonce, and nothing else inline.
@@ -465,44 +492,38 @@ data-pages=\"{pages}\" data-nonce=\"{nonce}\" data-upload=\"/s/{space}/~/upload/
 /// The page's settings in the editor's form: description, emoji, icon, slug (with, when
 /// `offer_redirect`, a redirect from the old address), and whether it is hidden from the
 /// navigation and from search.
-fn settings_html(p: &Page, offer_redirect: bool) -> String {
-    let checked = |on: bool| if on { " checked" } else { "" };
-    let redirect = if offer_redirect {
-        "<label><input type=\"checkbox\" name=\"redirect\" value=\"yes\"> When the slug changes, add a redirect from the old address on the sites that publish this space</label>"
-    } else {
-        ""
-    };
-    format!(
-        "<details class=\"page-settings\"><summary>Page settings</summary><input type=\"hidden\" name=\"settings\" value=\"1\">\
-<label for=\"page-description\">Description</label><input id=\"page-description\" name=\"description\" type=\"text\" maxlength=\"1000\" value=\"{}\">\
-<label for=\"page-emoji\">Emoji</label><input id=\"page-emoji\" name=\"emoji\" type=\"text\" maxlength=\"32\" list=\"emoji-list\" value=\"{}\">\
-<datalist id=\"emoji-list\">{emoji}</datalist>\
-<label for=\"page-icon\">Icon <span class=\"muted\">(a Font Awesome name, instead of an emoji)</span></label><input id=\"page-icon\" name=\"icon\" type=\"text\" maxlength=\"64\" list=\"icon-list\" value=\"{}\">\
-<datalist id=\"icon-list\">{icons}</datalist>\
-<div class=\"icon-picker\" role=\"group\" aria-label=\"Pick an icon\" hidden>{picker}</div>\
-<label for=\"page-slug\">Address in its parent (slug)</label><input id=\"page-slug\" name=\"slug\" type=\"text\" maxlength=\"100\" value=\"{}\">{redirect}\
-<label><input type=\"checkbox\" name=\"hidden\" value=\"yes\"{}> Hidden from the navigation of published sites</label>\
-<label><input type=\"checkbox\" name=\"noindex\" value=\"yes\"{}> Left out of search</label>{layout}</details>",
-        attr(p.description.as_deref().unwrap_or("")),
-        attr(p.emoji.as_deref().unwrap_or("")),
-        attr(p.icon.as_deref().unwrap_or("")),
-        attr(&p.slug),
-        checked(p.hidden),
-        checked(p.no_index),
-        layout = layout_html(p),
-        emoji = EMOJI
-            .iter()
-            .map(|(e, name)| format!("<option value=\"{e}\">{name}</option>"))
-            .collect::<String>(),
-        icons = icons()
-            .map(|(i, _)| format!("<option value=\"{i}\"></option>"))
-            .collect::<String>(),
-        picker = icons()
-            .map(|(i, svg)| format!(
-                "<button type=\"button\" data-icon=\"{i}\" title=\"{i}\" aria-label=\"{i}\" aria-pressed=\"false\">{svg}</button>"
-            ))
-            .collect::<String>(),
-    )
+fn settings_html(p: &Page, offer_redirect: bool) -> Markup {
+    html! {
+        details class="page-settings" {
+            summary { "Page settings" }
+            input type="hidden" name="settings" value="1";
+            label for="page-description" { "Description" }
+            input id="page-description" name="description" type="text" maxlength="1000" value=(p.description.as_deref().unwrap_or(""));
+            label for="page-emoji" { "Emoji" }
+            input id="page-emoji" name="emoji" type="text" maxlength="32" list="emoji-list" value=(p.emoji.as_deref().unwrap_or(""));
+            datalist id="emoji-list" {
+                @for (e, name) in EMOJI { option value=(e) { (name) } }
+            }
+            label for="page-icon" { "Icon " span class="muted" { "(a Font Awesome name, instead of an emoji)" } }
+            input id="page-icon" name="icon" type="text" maxlength="64" list="icon-list" value=(p.icon.as_deref().unwrap_or(""));
+            datalist id="icon-list" {
+                @for (i, _) in icons() { option value=(i) {} }
+            }
+            div class="icon-picker" role="group" aria-label="Pick an icon" hidden {
+                @for (i, svg) in icons() {
+                    button type="button" data-icon=(i) title=(i) aria-label=(i) aria-pressed="false" { (svg) }
+                }
+            }
+            label for="page-slug" { "Address in its parent (slug)" }
+            input id="page-slug" name="slug" type="text" maxlength="100" value=(p.slug);
+            @if offer_redirect {
+                label { input type="checkbox" name="redirect" value="yes"; " When the slug changes, add a redirect from the old address on the sites that publish this space" }
+            }
+            label { input type="checkbox" name="hidden" value="yes" checked[p.hidden]; " Hidden from the navigation of published sites" }
+            label { input type="checkbox" name="noindex" value="yes" checked[p.no_index]; " Left out of search" }
+            (layout_html(p))
+        }
+    }
 }
 
 /// The parts of a page's layout the settings show and hide, with their labels.
@@ -517,9 +538,9 @@ const SHOWN: [(&str, &str); 6] = [
 
 /// A document page's layout, cover image and variables in the settings form. The layout's
 /// other fields travel as they are, so that a save keeps them.
-fn layout_html(p: &Page) -> String {
+fn layout_html(p: &Page) -> Markup {
     let PageKind::Document(doc) = &p.kind else {
-        return String::new();
+        return html! {};
     };
     let l = &doc.layout;
     let shown = |name: &str| match name {
@@ -530,18 +551,7 @@ fn layout_html(p: &Page) -> String {
         "outline" => l.outline,
         _ => l.pagination,
     };
-    let mut out = format!(
-        "<fieldset><legend>Layout</legend><label for=\"page-width\">Width</label><select id=\"page-width\" name=\"width\">\
-<option value=\"default\"{}>Default</option><option value=\"wide\"{}>Wide</option></select>",
-        if l.width == "wide" { "" } else { " selected" },
-        if l.width == "wide" { " selected" } else { "" },
-    );
-    for (name, label) in SHOWN {
-        out.push_str(&format!(
-            "<label><input type=\"checkbox\" name=\"show\" value=\"{name}\"{}> {label}</label>",
-            if shown(name) { " checked" } else { "" }
-        ));
-    }
+    let wide = l.width == "wide";
     let kept = serde_json::json!({
         "coverSize": l.cover_size, "coverMask": l.cover_mask, "metadata": l.metadata,
         "tags": l.tags, "actions": l.actions, "anchors": l.anchors,
@@ -564,27 +574,33 @@ fn layout_html(p: &Page) -> String {
             format!("{k}: {v}\n")
         })
         .collect();
-    out.push_str(&format!(
-        "<input type=\"hidden\" name=\"layout\" value=\"{}\"></fieldset>",
-        attr(&kept.to_string())
-    ));
-    match cover {
-        Some(cover) => out.push_str(&format!(
-            "<label for=\"page-cover\">Cover image <span class=\"muted\">(an https address; empty for none)</span></label>\
-<input id=\"page-cover\" name=\"cover\" type=\"url\" maxlength=\"2048\" value=\"{0}\">\
-<input type=\"hidden\" name=\"coverwas\" value=\"{0}\">",
-            attr(&cover)
-        )),
-        None => out.push_str("<p class=\"muted\">The cover image is a file of the space.</p>"),
+    html! {
+        fieldset {
+            legend { "Layout" }
+            label for="page-width" { "Width" }
+            select id="page-width" name="width" {
+                option value="default" selected[!wide] { "Default" }
+                option value="wide" selected[wide] { "Wide" }
+            }
+            @for (name, label) in SHOWN {
+                label { input type="checkbox" name="show" value=(name) checked[shown(name)]; " " (label) }
+            }
+            input type="hidden" name="layout" value=(kept.to_string());
+        }
+        @match &cover {
+            Some(cover) => {
+                label for="page-cover" { "Cover image " span class="muted" { "(an https address; empty for none)" } }
+                input id="page-cover" name="cover" type="url" maxlength="2048" value=(cover);
+                input type="hidden" name="coverwas" value=(cover);
+            }
+            None => {
+                p class="muted" { "The cover image is a file of the space." }
+            }
+        }
+        label for="page-vars" { "Page variables " span class="muted" { "(one " code { "name: value" } " a line)" } }
+        textarea id="page-vars" name="vars" rows="3" { (vars) }
+        input type="hidden" name="varswas" value=(vars);
     }
-    out.push_str(&format!(
-        "<label for=\"page-vars\">Page variables <span class=\"muted\">(one <code>name: value</code> a line)</span></label>\
-<textarea id=\"page-vars\" name=\"vars\" rows=\"3\">{0}</textarea>\
-<input type=\"hidden\" name=\"varswas\" value=\"{1}\">",
-        text(&vars),
-        attr(&vars),
-    ));
-    out
 }
 
 /// The layout, cover and variables of a document page's settings form, as `update_page`
@@ -684,17 +700,31 @@ const EMOJI: &[(&str, &str)] = &[
 /// `editor/icons.txt` and Font Awesome Free): one `<symbol id="icon-{name}" …>` a line.
 const ICONS_SVG: &str = include_str!("icons.svg");
 
-/// Each offered icon: its name, and its symbol as an inline, decorative SVG image.
-fn icons() -> impl Iterator<Item = (&'static str, String)> {
+/// Each offered icon: its name, and its symbol as an inline, decorative SVG image. A symbol
+/// is one path (`<symbol id="icon-{name}" viewBox="…"><path fill="currentColor" d="…"/></symbol>`).
+fn icons() -> impl Iterator<Item = (&'static str, Markup)> {
     ICONS_SVG.lines().filter_map(|line| {
-        let rest = line.strip_prefix("<symbol id=\"icon-")?;
-        let (name, rest) = rest.split_once('"')?;
-        let body = rest.strip_suffix("</symbol>")?;
+        let (name, view_box, d) = icon_parts(line)?;
         Some((
             name,
-            format!("<svg aria-hidden=\"true\" focusable=\"false\"{body}</svg>"),
+            html! {
+                svg aria-hidden="true" focusable="false" viewBox=(view_box) {
+                    path fill="currentColor" d=(d) {}
+                }
+            },
         ))
     })
+}
+
+/// A symbol line's name, view box and path.
+fn icon_parts(line: &str) -> Option<(&str, &str, &str)> {
+    let rest = line.strip_prefix("<symbol id=\"icon-")?;
+    let (name, rest) = rest.split_once('"')?;
+    let (view_box, rest) = rest.strip_prefix(" viewBox=\"")?.split_once('"')?;
+    let (d, rest) = rest
+        .strip_prefix("><path fill=\"currentColor\" d=\"")?
+        .split_once('"')?;
+    (rest == "/></symbol>").then_some((name, view_box, d))
 }
 
 /// `POST /s/{space}/~/edit` (`page`): opens a change request to edit a page of the space,
@@ -911,59 +941,73 @@ async fn conflict(
         Some(seen) => markdown_at(state, ctx, seen, page_id).await.ok(),
         None => None,
     };
-    let csrf = attr(viewer.csrf);
-    let action = attr(&here);
+    let csrf = viewer.csrf;
+    let action = here.as_str();
     let line_by_line = base
         .map(|base| merge::merge_regions(&base, &mine, &theirs))
         .filter(|regions| conflicts_in(regions) > 0)
         .map(|regions| {
             let conflicts = conflicts_in(&regions);
-            let mut out = format!(
-                "<h2>Line by line</h2><form method=\"post\" action=\"{action}\" id=\"merge\">\
-<input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"op\" value=\"resolve\">\
-<input type=\"hidden\" name=\"parent\" value=\"{theirs_at}\"><input type=\"hidden\" name=\"base\" value=\"{base_at}\">\
-<input type=\"hidden\" name=\"subject\" value=\"{t}\"><textarea name=\"body\" hidden aria-hidden=\"true\">\n{mine}</textarea>\
-<p>The lines only one of you changed are merged. For each of the {conflicts} place where you both changed lines, choose the lines that stand.</p>",
-                theirs_at = attr(&c.revision_id),
-                base_at = attr(seen.unwrap_or_default()),
-                t = attr(&title),
-                mine = text(&mine),
-            );
             let mut n = 0;
-            out.push_str(&choices_html(
-                &regions,
-                ("Saved meanwhile", "Yours"),
-                "",
-                &mut n,
-            ));
-            out.push_str("<p><button type=\"submit\">Save the lines chosen</button></p></form>");
-            out
-        })
-        .unwrap_or_default();
-    let body = format!(
-        "<h1>Your edit of “{t}” conflicts</h1><p role=\"alert\">{why}</p>\
-<p>Someone saved the same lines of this page meanwhile. Choose the lines that stand, or compare and write the text that should stand: it replaces the page's text in change request #{n}.</p>\
-{line_by_line}<h2>By hand</h2>\
-<div class=\"panes compare\"><section aria-labelledby=\"theirs-h\"><h2 id=\"theirs-h\">Saved meanwhile</h2><pre>{theirs}</pre></section>\
-<section aria-labelledby=\"mine-h\"><h2 id=\"mine-h\">Yours</h2><pre>{mine_html}</pre></section></div>\
-<form method=\"post\" action=\"{action}\" class=\"editor\" id=\"resolve\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<input type=\"hidden\" name=\"parent\" value=\"{seen}\"><input type=\"hidden\" name=\"subject\" value=\"{t}\">\
-<label for=\"markdown\">The text to save</label><textarea id=\"markdown\" name=\"body\" rows=\"20\" spellcheck=\"false\">\n{mine_html}</textarea>\
-<p><button type=\"submit\">Save this text</button> <a href=\"/s/{space}/~/changes/{n}\">Keep what was saved meanwhile</a></p></form>",
-        t = attr(&title),
-        why = text(why),
-        n = c.number,
-        theirs = text(&theirs),
-        mine_html = text(&mine),
-        seen = attr(&c.revision_id),
-        space = attr(&ctx.space.id),
-    );
+            let choices = choices_html(&regions, ("Saved meanwhile", "Yours"), "", &mut n);
+            html! {
+                h2 { "Line by line" }
+                form method="post" action=(action) id="merge" {
+                    input type="hidden" name="csrf" value=(csrf);
+                    input type="hidden" name="op" value="resolve";
+                    input type="hidden" name="parent" value=(c.revision_id);
+                    input type="hidden" name="base" value=(seen.unwrap_or_default());
+                    input type="hidden" name="subject" value=(title);
+                    textarea name="body" hidden aria-hidden="true" { "\n" (mine) }
+                    p {
+                        "The lines only one of you changed are merged. For each of the "
+                        (conflicts)
+                        " place where you both changed lines, choose the lines that stand."
+                    }
+                    (choices)
+                    p { button type="submit" { "Save the lines chosen" } }
+                }
+            }
+        });
+    let n = c.number;
+    let body = html! {
+        h1 { "Your edit of “" (title) "” conflicts" }
+        p role="alert" { (why) }
+        p {
+            "Someone saved the same lines of this page meanwhile. Choose the lines that stand, or compare and write the text that should stand: it replaces the page's text in change request #"
+            (n) "."
+        }
+        @if let Some(line_by_line) = line_by_line { (line_by_line) }
+        h2 { "By hand" }
+        div class="panes compare" {
+            section aria-labelledby="theirs-h" {
+                h2 id="theirs-h" { "Saved meanwhile" }
+                pre { (theirs) }
+            }
+            section aria-labelledby="mine-h" {
+                h2 id="mine-h" { "Yours" }
+                pre { (mine) }
+            }
+        }
+        form method="post" action=(action) class="editor" id="resolve" {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="parent" value=(c.revision_id);
+            input type="hidden" name="subject" value=(title);
+            label for="markdown" { "The text to save" }
+            textarea id="markdown" name="body" rows="20" spellcheck="false" { "\n" (mine) }
+            p {
+                button type="submit" { "Save this text" }
+                " "
+                a href={ "/s/" (ctx.space.id) "/~/changes/" (n) } { "Keep what was saved meanwhile" }
+            }
+        }
+    };
     page(
         StatusCode::CONFLICT,
         "Conflicting edit",
         Some(viewer),
         "",
-        &body,
+        &body.into_string(),
     )
 }
 
@@ -1084,46 +1128,52 @@ fn choices_html(
     (theirs_label, ours_label): (&str, &str),
     prefix: &str,
     n: &mut usize,
-) -> String {
+) -> Markup {
     let conflicts = conflicts_in(regions);
-    let mut out = String::new();
+    // Each conflict with its place among this text's (`i`) and among the form's (`n`).
+    let mut numbered = Vec::with_capacity(regions.len());
     let mut i = 0;
     for region in regions {
-        match region {
-            merge::Region::Merged(lines) => {
-                let _ = write!(
-                    out,
-                    "<pre class=\"merged\" aria-label=\"Merged lines\">{}</pre>",
-                    text(lines)
-                );
-            }
-            merge::Region::Conflict {
-                ours,
-                theirs,
-                lines,
-            } => {
-                i += 1;
-                *n += 1;
-                let _ = write!(
-                    out,
-                    "<fieldset class=\"conflict\"><legend>Place {i} of {conflicts}: lines {} to {}</legend>\
-<div class=\"panes compare\"><section aria-label=\"{theirs_label}, place {i}\"><h3>{theirs_label}</h3><pre>{}</pre></section>\
-<section aria-label=\"{ours_label}, place {i}\"><h3>{ours_label}</h3><pre>{}</pre></section></div>\
-<label for=\"choice-{n}\">Lines that stand</label><select id=\"choice-{n}\" name=\"choice\">\
-<option value=\"{prefix}mine\">{ours_label}</option><option value=\"{prefix}theirs\">{theirs_label}</option>\
-<option value=\"{prefix}both\">Both: {lower}, then {ours_lower}</option></select></fieldset>",
-                    lines.ours.start + 1,
-                    lines.ours.end.max(lines.ours.start + 1),
-                    text(theirs),
-                    text(ours),
-                    n = *n,
-                    lower = theirs_label.to_lowercase(),
-                    ours_lower = ours_label.to_lowercase(),
-                );
+        if matches!(region, merge::Region::Conflict { .. }) {
+            i += 1;
+            *n += 1;
+        }
+        numbered.push((region, i, *n));
+    }
+    let (theirs_lower, ours_lower) = (theirs_label.to_lowercase(), ours_label.to_lowercase());
+    html! {
+        @for (region, i, n) in numbered {
+            @match region {
+                merge::Region::Merged(lines) => {
+                    pre class="merged" aria-label="Merged lines" { (lines) }
+                }
+                merge::Region::Conflict { ours, theirs, lines } => {
+                    fieldset class="conflict" {
+                        legend {
+                            "Place " (i) " of " (conflicts) ": lines " (lines.ours.start + 1)
+                            " to " (lines.ours.end.max(lines.ours.start + 1))
+                        }
+                        div class="panes compare" {
+                            section aria-label={ (theirs_label) ", place " (i) } {
+                                h3 { (theirs_label) }
+                                pre { (theirs) }
+                            }
+                            section aria-label={ (ours_label) ", place " (i) } {
+                                h3 { (ours_label) }
+                                pre { (ours) }
+                            }
+                        }
+                        label for={ "choice-" (n) } { "Lines that stand" }
+                        select id={ "choice-" (n) } name="choice" {
+                            option value={ (prefix) "mine" } { (ours_label) }
+                            option value={ (prefix) "theirs" } { (theirs_label) }
+                            option value={ (prefix) "both" } { "Both: " (theirs_lower) ", then " (ours_lower) }
+                        }
+                    }
+                }
             }
         }
     }
-    out
 }
 
 /// An update from main that conflicts: for each page whose lines both sides changed, the
@@ -1151,42 +1201,44 @@ pub async fn update_conflict(
         Err(ApiError::Internal(e)) => return failed(e),
         Err(e) => return not_done(viewer, &e, &back, "Back to the change request"),
     };
-    let csrf = attr(viewer.csrf);
     let mut n = 0;
-    let mut body = format!(
-        "<h1>Updating from main conflicts</h1><p role=\"alert\">{}</p>\
-<p>Main changed the same lines as this change request. The lines only one side changed are merged; for each place both changed, choose the lines that stand.</p>\
-<form method=\"post\" action=\"/s/{space}/~/changes/{number}/update\" id=\"merge\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-<input type=\"hidden\" name=\"op\" value=\"resolve\"><input type=\"hidden\" name=\"parent\" value=\"{cr_at}\">\
-<input type=\"hidden\" name=\"base\" value=\"{main_at}\">",
-        text(why),
-        space = attr(&ctx.space.id),
-        number = attr(number),
-        cr_at = attr(&found.cr_revision),
-        main_at = attr(&found.main_revision),
-    );
-    for (id, title, base, ours, theirs) in &found.pages {
-        let regions = merge::merge_regions(base, ours, theirs);
-        let _ = write!(body, "<h2>{}</h2>", text(title));
-        body.push_str(&choices_html(
-            &regions,
-            ("On main", "In this change request"),
-            &format!("{}:", attr(id)),
-            &mut n,
-        ));
-    }
-    body.push_str("<p><button type=\"submit\">Update with the lines chosen</button></p></form>");
-    let _ = write!(
-        body,
-        "<p><a href=\"{}\">Back to the change request</a></p>",
-        attr(&back)
-    );
+    let pages: Vec<(&str, Markup)> = found
+        .pages
+        .iter()
+        .map(|(id, title, base, ours, theirs)| {
+            let regions = merge::merge_regions(base, ours, theirs);
+            let choices = choices_html(
+                &regions,
+                ("On main", "In this change request"),
+                &format!("{id}:"),
+                &mut n,
+            );
+            (title.as_str(), choices)
+        })
+        .collect();
+    let body = html! {
+        h1 { "Updating from main conflicts" }
+        p role="alert" { (why) }
+        p { "Main changed the same lines as this change request. The lines only one side changed are merged; for each place both changed, choose the lines that stand." }
+        form method="post" action={ "/s/" (ctx.space.id) "/~/changes/" (number) "/update" } id="merge" {
+            input type="hidden" name="csrf" value=(viewer.csrf);
+            input type="hidden" name="op" value="resolve";
+            input type="hidden" name="parent" value=(found.cr_revision);
+            input type="hidden" name="base" value=(found.main_revision);
+            @for (title, choices) in &pages {
+                h2 { (title) }
+                (choices)
+            }
+            p { button type="submit" { "Update with the lines chosen" } }
+        }
+        p { a href=(back) { "Back to the change request" } }
+    };
     page(
         StatusCode::CONFLICT,
         "Conflicting update",
         Some(viewer),
         "",
-        &body,
+        &body.into_string(),
     )
 }
 
@@ -1341,11 +1393,13 @@ pub async fn upload(
             let file = crate::domain::uploads::store_bytes(&state, &name, bytes, None).await?;
             crate::store::objects::add_blob_ref(&state.db, &ctx.space.id, &file.blob).await?;
             let snippet = if file.content_type.starts_with("image/") {
-                format!(
-                    "<figure><img src=\"/files/{}\" alt=\"{}\"><figcaption></figcaption></figure>\n",
-                    file.id,
-                    attr(&name)
-                )
+                let figure = html! {
+                    figure {
+                        img src={ "/files/" (file.id) } alt=(name);
+                        figcaption {}
+                    }
+                };
+                figure.into_string() + "\n"
             } else {
                 format!("{{% file src=\"/files/{}\" %}}\n{{% endfile %}}\n", file.id)
             };
@@ -1401,5 +1455,26 @@ pub async fn change_request_file(
         Ok(Some(bytes)) => crate::http::download::uploaded_file(bytes, &f.content_type, &f.name),
         Ok(None) => not_found(Some(viewer), "This file's bytes are missing."),
         Err(e) => failed(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{icon_parts, icons, ICONS_SVG};
+
+    #[test]
+    fn every_icon_symbol_is_drawn() {
+        let symbols = ICONS_SVG
+            .lines()
+            .filter(|l| l.starts_with("<symbol"))
+            .count();
+        assert!(symbols > 0);
+        assert_eq!(icons().count(), symbols);
+        let line = r#"<symbol id="icon-x" viewBox="0 0 1 2"><path fill="currentColor" d="M0 0z"/></symbol>"#;
+        assert_eq!(icon_parts(line), Some(("x", "0 0 1 2", "M0 0z")));
+        let (_, svg) = icons().next().unwrap();
+        let svg = svg.into_string();
+        assert!(svg.starts_with("<svg aria-hidden=\"true\" focusable=\"false\" viewBox=\""));
+        assert!(svg.ends_with("\"></path></svg>"), "{svg}");
     }
 }

@@ -2,11 +2,9 @@
 //! update that moved the space), newest first, with who and when; and one revision with
 //! its changes against the one before it.
 
-use std::fmt::Write as _;
-
 use axum::http::StatusCode;
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::{html, PreEscaped};
 
 use super::shell::{failed, not_found, page, Viewer};
 use crate::domain::access::{self, SpaceCtx};
@@ -82,45 +80,47 @@ async fn list_from(
         Ok(p) => p,
         Err(e) => return failed(e),
     };
-    let id = attr(&ctx.space.id);
-    let mut body = format!("<h1>History of {}</h1>", text(&ctx.space.title));
-    // The same history as a repository: every revision is a commit (`crate::git`).
-    let _ = write!(
-        body,
-        "<p class=\"muted\">Clone it with git, an API token as the password: \
-<code>git clone {}</code></p>",
-        text(&state.url(&format!("/git/{}.git", ctx.space.id)))
-    );
-    if rows.is_empty() {
-        body.push_str("<p>No revision yet.</p>");
-    }
-    body.push_str("<ol class=\"history\">");
-    for r in &rows {
-        let who = r
-            .created_by
+    let id = ctx.space.id.as_str();
+    let who = |r: &RevisionRow| {
+        r.created_by
             .as_deref()
             .and_then(|u| people.get(u))
             .map(|u| u.display_name.clone())
-            .unwrap_or_else(|| "Quire".into());
-        let _ = write!(
-            body,
-            "<li><a href=\"/s/{id}/~/revisions/{}\">{}</a> <span class=\"muted\">by {} · {}{}</span></li>",
-            attr(&r.id),
-            what(r.kind),
-            text(&who),
-            text(&crate::clock::iso(r.created_at)),
-            if r.id == ctx.space.revision_id { " · current" } else { "" }
-        );
-    }
-    body.push_str("</ol>");
-    if let Some(older) = more {
-        let _ = write!(
-            body,
-            "<p><a href=\"/s/{id}/~/revisions/{}/older\">Older revisions</a></p>",
-            attr(&older)
-        );
-    }
-    page(StatusCode::OK, "History", Some(viewer), nav, &body)
+            .unwrap_or_else(|| "Quire".into())
+    };
+    let body = html! {
+        h1 { "History of " (ctx.space.title) }
+        // The same history as a repository: every revision is a commit (`crate::git`).
+        p class="muted" {
+            "Clone it with git, an API token as the password: "
+            code { "git clone " (state.url(&format!("/git/{}.git", ctx.space.id))) }
+        }
+        @if rows.is_empty() {
+            p { "No revision yet." }
+        }
+        ol class="history" {
+            @for r in &rows {
+                li {
+                    a href={ "/s/" (id) "/~/revisions/" (r.id) } { (what(r.kind)) }
+                    " "
+                    span class="muted" {
+                        "by " (who(r)) " · " (crate::clock::iso(r.created_at))
+                        @if r.id == ctx.space.revision_id { " · current" }
+                    }
+                }
+            }
+        }
+        @if let Some(older) = more {
+            p { a href={ "/s/" (id) "/~/revisions/" (older) "/older" } { "Older revisions" } }
+        }
+    };
+    page(
+        StatusCode::OK,
+        "History",
+        Some(viewer),
+        nav,
+        &body.into_string(),
+    )
 }
 
 /// `GET /s/{spaceId}/~/revisions/{revisionId}`: who made it, when, and what changed
@@ -155,18 +155,28 @@ pub async fn revision(
         Ok(p) => p.into_iter().next().unwrap_or_default(),
         Err(e) => return failed(e),
     };
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/s/{}/~/revisions\">History</a></li></ol></nav>\
-<h1>{}</h1><p>By {} on {}. Revision <code>{}</code>.</p>",
-        attr(&ctx.space.id),
-        what(row.kind),
-        text(who.as_deref().unwrap_or("Quire")),
-        text(&crate::clock::iso(row.created_at)),
-        text(&row.id)
-    );
-    match super::screens::changes_html(state, ctx, (&parent, &row.id), "~", None).await {
-        Ok(html) => body.push_str(&html),
-        Err(e) => return failed(e),
-    }
-    page(StatusCode::OK, "Revision", Some(viewer), nav, &body)
+    let changes =
+        match super::screens::changes_html(state, ctx, (&parent, &row.id), "~", None).await {
+            Ok(html) => html,
+            Err(e) => return failed(e),
+        };
+    let body = html! {
+        nav class="crumbs" aria-label="Breadcrumb" {
+            ol { li { a href={ "/s/" (ctx.space.id) "/~/revisions" } { "History" } } }
+        }
+        h1 { (what(row.kind)) }
+        p {
+            "By " (who.as_deref().unwrap_or("Quire")) " on " (crate::clock::iso(row.created_at))
+            ". Revision " code { (row.id) } "."
+        }
+        // The diff comes rendered from `screens::changes_html` (the content renderer's).
+        (PreEscaped(changes))
+    };
+    page(
+        StatusCode::OK,
+        "Revision",
+        Some(viewer),
+        nav,
+        &body.into_string(),
+    )
 }

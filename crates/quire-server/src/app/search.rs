@@ -5,12 +5,10 @@
 //! screen, with the same session and access, for its results region only (the [`FRAGMENT`]
 //! header), rendered here as on the page, and swaps it in.
 
-use std::fmt::Write as _;
-
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
 
 use super::session;
@@ -46,23 +44,32 @@ pub fn wants_fragment(headers: &HeaderMap) -> bool {
 
 /// The search form, filled with `q`; `data-live` tells the script to search as one types.
 pub fn form(action: &str, q: &str, label: &str) -> String {
-    format!(
-        "<form method=\"get\" action=\"{}\" role=\"search\" data-live><label for=\"q\">{}</label>\
-<input id=\"q\" name=\"q\" type=\"search\" value=\"{}\" maxlength=\"{MAX_QUERY}\" autocomplete=\"off\">\
-<button type=\"submit\">Search</button></form>",
-        attr(action),
-        text(label),
-        attr(q)
-    )
+    search_form(action, q, label).into_string()
+}
+
+fn search_form(action: &str, q: &str, label: &str) -> Markup {
+    html! {
+        form method="get" action=(action) role="search" data-live {
+            label for="q" { (label) }
+            input id="q" name="q" type="search" value=(q) maxlength=(MAX_QUERY) autocomplete="off";
+            button type="submit" { "Search" }
+        }
+    }
 }
 
 /// What a search screen shows under its form, and all that its fragment answer holds: the
 /// count, a live region that the script keeps and refills (so that screen readers hear each
 /// new count), and the results. The script matches the parts to the page's by their ids.
 pub(super) fn region(status: &str, results: &str) -> String {
-    format!(
-        "<p id=\"search-status\" role=\"status\">{status}</p><div id=\"search-results\">{results}</div>"
-    )
+    // why: the quick find (`find.rs`) hands its results over as the HTML String it made.
+    results_region(status, PreEscaped(results)).into_string()
+}
+
+fn results_region(status: &str, results: impl maud::Render) -> Markup {
+    html! {
+        p id="search-status" role="status" { (status) }
+        div id="search-results" { (results) }
+    }
 }
 
 /// What was asked: nothing, too much, or words to find.
@@ -86,7 +93,11 @@ pub(super) fn asked(q: &str) -> Asked<'_> {
 
 /// The region of a query too long.
 pub(super) fn too_long() -> String {
-    region("", "<p class=\"error\">The query is too long.</p>")
+    too_long_region().into_string()
+}
+
+fn too_long_region() -> Markup {
+    results_region("", html! { p class="error" { "The query is too long." } })
 }
 
 /// A search screen's answer: its page, or its region alone when the script asks. Either
@@ -97,8 +108,15 @@ pub(super) fn answer(
     found: String,
     page: impl FnOnce(String) -> Response,
 ) -> Response {
+    // why: the quick find (`find.rs`) hands its region over as the HTML String it made.
+    answer_markup(fragment, PreEscaped(found), |found| {
+        page(found.into_string())
+    })
+}
+
+fn answer_markup(fragment: bool, found: Markup, page: impl FnOnce(Markup) -> Response) -> Response {
     let mut res = if fragment {
-        let mut res = with_headers(found.into_response());
+        let mut res = with_headers(found.into_string().into_response());
         res.headers_mut().insert(
             HeaderName::from_static(FRAGMENT),
             HeaderValue::from_static("results"),
@@ -113,12 +131,12 @@ pub(super) fn answer(
 }
 
 /// `text` escaped, with each of `words` marked where it occurs (case-insensitively).
-fn marked(s: &str, words: &[String]) -> String {
+fn marked(s: &str, words: &[String]) -> Markup {
     let lower = s.to_lowercase();
     // Positions are found in the lower-cased text: only when lower-casing keeps every byte
     // where it was (almost all text) can they be used in the original.
     if lower.len() != s.len() || words.is_empty() {
-        return text(s);
+        return html! { (s) };
     }
     let mut spans: Vec<(usize, usize)> = Vec::new();
     for w in words {
@@ -137,24 +155,29 @@ fn marked(s: &str, words: &[String]) -> String {
         }
     }
     spans.sort_unstable();
-    let mut out = String::new();
+    // The text in pieces, each marked or not.
+    let mut pieces: Vec<(&str, bool)> = Vec::new();
     let mut at = 0;
     for (start, end) in spans {
         if start < at {
             continue;
         }
-        out.push_str(&text(&s[at..start]));
-        let _ = write!(out, "<mark>{}</mark>", text(&s[start..end]));
+        pieces.push((&s[at..start], false));
+        pieces.push((&s[start..end], true));
         at = end;
     }
-    out.push_str(&text(&s[at..]));
-    out
+    pieces.push((&s[at..], false));
+    html! {
+        @for (piece, hit) in pieces {
+            @if hit { mark { (piece) } } @else { (piece) }
+        }
+    }
 }
 
 /// The region for `q` over the spaces whose ids are given (all readable by the viewer).
-async fn results(state: &AppState, space_ids: &[&str], q: &str) -> crate::error::ApiResult<String> {
-    let (count, list) = result_parts(state, space_ids, q).await?;
-    Ok(region(&count, &list))
+async fn results(state: &AppState, space_ids: &[&str], q: &str) -> crate::error::ApiResult<Markup> {
+    let (count, list) = result_list(state, space_ids, q).await?;
+    Ok(results_region(&count, list))
 }
 
 /// The count and the list of the pages of `space_ids` that `q` finds, best first.
@@ -163,6 +186,15 @@ pub(super) async fn result_parts(
     space_ids: &[&str],
     q: &str,
 ) -> crate::error::ApiResult<(String, String)> {
+    let (count, list) = result_list(state, space_ids, q).await?;
+    Ok((count, list.into_string()))
+}
+
+async fn result_list(
+    state: &AppState,
+    space_ids: &[&str],
+    q: &str,
+) -> crate::error::ApiResult<(String, Markup)> {
     let states = search::fresh_states(state, space_ids).await?;
     let parsed = query::parse(q);
     let words: Vec<String> = parsed
@@ -182,34 +214,27 @@ pub(super) async fn result_parts(
             "pages match"
         }
     );
-    let mut out = String::from("<ol class=\"results\">");
-    for p in &found {
-        let _ = write!(
-            out,
-            "<li><a href=\"{}\">{}</a>",
-            attr(&p.url),
-            marked(&p.title, &words)
-        );
-        if !p.ancestors.is_empty() {
-            let _ = write!(
-                out,
-                " <span class=\"muted\">{}</span>",
-                text(&p.ancestors.join(" / "))
-            );
+    let list = html! {
+        ol class="results" {
+            @for p in &found {
+                li {
+                    a href=(p.url) { (marked(&p.title, &words)) }
+                    @if !p.ancestors.is_empty() {
+                        " "
+                        span class="muted" { (p.ancestors.join(" / ")) }
+                    }
+                    @for s in p.sections.iter().take(2) {
+                        p class="excerpt" {
+                            a href=(s.url) { (marked(&s.title, &words)) }
+                            ": "
+                            (marked(&s.body, &words))
+                        }
+                    }
+                }
+            }
         }
-        for s in p.sections.iter().take(2) {
-            let _ = write!(
-                out,
-                "<p class=\"excerpt\"><a href=\"{}\">{}</a>: {}</p>",
-                attr(&s.url),
-                marked(&s.title, &words),
-                marked(&s.body, &words)
-            );
-        }
-        out.push_str("</li>");
-    }
-    out.push_str("</ol>");
-    Ok((count, out))
+    };
+    Ok((count, list))
 }
 
 /// A space's search screen (`~/search`), inside the space's layout; its region alone when
@@ -223,19 +248,27 @@ pub async fn space(
     fragment: bool,
 ) -> Response {
     let found = match asked(q) {
-        Asked::Nothing => region("", ""),
-        Asked::TooLong => too_long(),
+        Asked::Nothing => results_region("", ""),
+        Asked::TooLong => too_long_region(),
         Asked::Words(q) => match results(state, &[ctx.space.id.as_str()], q).await {
             Ok(html) => html,
             Err(e) => return failed(e),
         },
     };
-    answer(fragment, found, |found| {
+    answer_markup(fragment, found, |found| {
         let action = format!("/s/{}/~/search", ctx.space.id);
-        let mut body = format!("<h1>Search {}</h1>", text(&ctx.space.title));
-        body.push_str(&form(&action, q, "Words to find in this space"));
-        body.push_str(&found);
-        page(StatusCode::OK, "Search", Some(viewer), nav, &body)
+        let body = html! {
+            h1 { "Search " (ctx.space.title) }
+            (search_form(&action, q, "Words to find in this space"))
+            (found)
+        };
+        page(
+            StatusCode::OK,
+            "Search",
+            Some(viewer),
+            nav,
+            &body.into_string(),
+        )
     })
 }
 
@@ -258,8 +291,8 @@ pub async fn org(
     };
     let q = query.q.unwrap_or_default();
     let found = match asked(&q) {
-        Asked::Nothing => region("", ""),
-        Asked::TooLong => too_long(),
+        Asked::Nothing => results_region("", ""),
+        Asked::TooLong => too_long_region(),
         Asked::Words(q) => {
             let grants = match Grants::load(&state, &id, &caller.user.id, org.role).await {
                 Ok(g) => g,
@@ -280,15 +313,23 @@ pub async fn org(
             }
         }
     };
-    answer(wants_fragment(&headers), found, |found| {
-        let mut body = format!("<h1>Search {}</h1>", text(&org.org.title));
-        body.push_str(&form(
-            &format!("/o/{}/search", id.as_str()),
-            &q,
-            "Words to find in the organization's spaces",
-        ));
-        body.push_str(&found);
-        page(StatusCode::OK, "Search", Some(&viewer), "", &body)
+    answer_markup(wants_fragment(&headers), found, |found| {
+        let body = html! {
+            h1 { "Search " (org.org.title) }
+            (search_form(
+                &format!("/o/{}/search", id.as_str()),
+                &q,
+                "Words to find in the organization's spaces",
+            ))
+            (found)
+        };
+        page(
+            StatusCode::OK,
+            "Search",
+            Some(&viewer),
+            "",
+            &body.into_string(),
+        )
     })
 }
 
@@ -298,11 +339,11 @@ mod tests {
 
     #[test]
     fn words_are_marked_case_insensitively_and_everything_is_escaped() {
-        let got = marked("Install <it> then INSTALL more", &["install".into()]);
+        let got = marked("Install <it> then INSTALL more", &["install".into()]).into_string();
         assert_eq!(
             got,
             "<mark>Install</mark> &lt;it&gt; then <mark>INSTALL</mark> more"
         );
-        assert_eq!(marked("a <b>", &[]), "a &lt;b&gt;");
+        assert_eq!(marked("a <b>", &[]).into_string(), "a &lt;b&gt;");
     }
 }

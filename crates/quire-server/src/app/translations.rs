@@ -2,13 +2,11 @@
 //! and for members with the create role the forms that start one and run it again, through
 //! the domain's translation workflow (the API's own); runs happen in background jobs.
 
-use std::fmt::Write as _;
-
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::{html, Markup};
 
 use super::session;
 use super::shell::{failed, no_org, org_for, page, run_write};
@@ -30,17 +28,14 @@ async fn org_of(state: &AppState, caller: &Caller, org_id: &str) -> Option<OrgCt
         .filter(|o| o.role.is_some())
 }
 
-fn language_select(id: &str, name: &str, selected: &str) -> String {
-    let mut out = format!("<select id=\"{id}\" name=\"{name}\">");
-    for l in translations::LANGUAGES {
-        let _ = write!(
-            out,
-            "<option value=\"{l}\"{}>{l}</option>",
-            if *l == selected { " selected" } else { "" }
-        );
+fn language_select(id: &str, name: &str, selected: &str) -> Markup {
+    html! {
+        select id=(id) name=(name) {
+            @for l in translations::LANGUAGES {
+                option value=(l) selected[*l == selected] { (l) }
+            }
+        }
     }
-    out.push_str("</select>");
-    out
 }
 
 /// `GET /o/{organizationId}/translations`.
@@ -78,72 +73,86 @@ pub async fn screen(
             .map(|s| s.title.clone())
             .unwrap_or_else(|| "A space you may not read".into())
     };
-    let oid = attr(org.org.id.as_str());
-    let csrf = attr(viewer.csrf);
+    let oid = org.org.id.as_str();
+    let csrf = viewer.csrf;
     let may = org.role.is_some_and(|r| r >= Role::Create);
-    let mut body = format!(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol><li><a href=\"/o/{oid}\">{}</a></li></ol></nav><h1>Translations</h1>",
-        text(&org.org.title)
-    );
-    if list.is_empty() {
-        body.push_str("<p class=\"muted\">No translation yet.</p>");
-    } else {
-        body.push_str("<table><thead><tr><th scope=\"col\">Space</th><th scope=\"col\">Languages</th><th scope=\"col\">State</th><th scope=\"col\">Result</th></tr></thead><tbody>");
-        for t in &list {
-            let result = match &t.result_space {
-                Some(s) => format!("<a href=\"/s/{}\">{}</a>", attr(s), text(&title_of(s))),
-                None => "<span class=\"muted\">none yet</span>".into(),
-            };
-            let _ = write!(
-                body,
-                "<tr data-translation=\"{}\"><td>{}</td><td>{} → {}</td><td>{}{}</td><td>{result}",
-                attr(&t.id),
-                text(&title_of(&t.source_space)),
-                text(&t.source_language),
-                text(&t.language),
-                text(&t.status),
-                t.failure
-                    .as_deref()
-                    .map(|f| format!("<br><span class=\"error-text\">{}</span>", text(f)))
-                    .unwrap_or_default()
-            );
-            if may {
-                let _ = write!(
-                    body,
-                    " <form method=\"post\" action=\"/o/{oid}/translations\" class=\"inline\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"op\" value=\"run\"><input type=\"hidden\" name=\"invite\" value=\"{}\"><button type=\"submit\">Run again</button></form>",
-                    attr(&t.id)
-                );
+    let readable: Vec<_> = spaces
+        .iter()
+        .filter(|s| grants.space_role(s).is_some())
+        .collect();
+    let body = html! {
+        nav class="crumbs" aria-label="Breadcrumb" {
+            ol { li { a href={ "/o/" (oid) } { (org.org.title) } } }
+        }
+        h1 { "Translations" }
+        @if list.is_empty() {
+            p class="muted" { "No translation yet." }
+        } @else {
+            table {
+                thead { tr {
+                    th scope="col" { "Space" }
+                    th scope="col" { "Languages" }
+                    th scope="col" { "State" }
+                    th scope="col" { "Result" }
+                } }
+                tbody {
+                    @for t in &list {
+                        tr data-translation=(t.id) {
+                            td { (title_of(&t.source_space)) }
+                            td { (t.source_language) " → " (t.language) }
+                            td {
+                                (t.status)
+                                @if let Some(f) = &t.failure {
+                                    br;
+                                    span class="error-text" { (f) }
+                                }
+                            }
+                            td {
+                                @match &t.result_space {
+                                    Some(s) => { a href={ "/s/" (s) } { (title_of(s)) } }
+                                    None => { span class="muted" { "none yet" } }
+                                }
+                                @if may {
+                                    " "
+                                    form method="post" action={ "/o/" (oid) "/translations" } class="inline" {
+                                        input type="hidden" name="csrf" value=(csrf);
+                                        input type="hidden" name="op" value="run";
+                                        input type="hidden" name="invite" value=(t.id);
+                                        button type="submit" { "Run again" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
             }
-            body.push_str("</td></tr>");
         }
-        body.push_str("</tbody></table>");
-    }
-    if may {
-        let readable: Vec<_> = spaces
-            .iter()
-            .filter(|s| grants.space_role(s).is_some())
-            .collect();
-        let _ = write!(
-            body,
-            "<h2>New translation</h2><form method=\"post\" action=\"/o/{oid}/translations\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"op\" value=\"create\">\
-<label for=\"tr-space\">Space</label><select id=\"tr-space\" name=\"parent\">"
-        );
-        for s in readable {
-            let _ = write!(
-                body,
-                "<option value=\"{}\">{}</option>",
-                attr(&s.id),
-                text(&s.title)
-            );
+        @if may {
+            h2 { "New translation" }
+            form method="post" action={ "/o/" (oid) "/translations" } {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="op" value="create";
+                label for="tr-space" { "Space" }
+                select id="tr-space" name="parent" {
+                    @for s in &readable {
+                        option value=(s.id) { (s.title) }
+                    }
+                }
+                label for="tr-from" { "From" }
+                (language_select("tr-from", "status", "en"))
+                label for="tr-to" { "Into" }
+                (language_select("tr-to", "role", "fr"))
+                button type="submit" { "Translate" }
+            }
         }
-        let _ = write!(
-            body,
-            "</select><label for=\"tr-from\">From</label>{}<label for=\"tr-to\">Into</label>{}<button type=\"submit\">Translate</button></form>",
-            language_select("tr-from", "status", "en"),
-            language_select("tr-to", "role", "fr")
-        );
-    }
-    page(StatusCode::OK, "Translations", Some(&viewer), "", &body)
+    };
+    page(
+        StatusCode::OK,
+        "Translations",
+        Some(&viewer),
+        "",
+        &body.into_string(),
+    )
 }
 
 /// `POST /o/{organizationId}/translations`: `op=create` (space, from, into) or `op=run`.
