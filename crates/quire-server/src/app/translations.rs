@@ -76,10 +76,6 @@ pub async fn screen(
     let oid = org.org.id.as_str();
     let csrf = viewer.csrf;
     let may = org.role.is_some_and(|r| r >= Role::Create);
-    let readable: Vec<_> = spaces
-        .iter()
-        .filter(|s| grants.space_role(s).is_some())
-        .collect();
     let body = html! {
         nav class="crumbs" aria-label="Breadcrumb" {
             ol { li { a href={ "/o/" (oid) } { (org.org.title) } } }
@@ -134,7 +130,7 @@ pub async fn screen(
                 input type="hidden" name="op" value="create";
                 label for="tr-space" { "Space" }
                 select id="tr-space" name="parent" {
-                    @for s in &readable {
+                    @for s in spaces.iter().filter(|s| grants.space_role(s).is_some()) {
                         option value=(s.id) { (s.title) }
                     }
                 }
