@@ -7,10 +7,12 @@
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use maud::{html, Markup, PreEscaped};
+use maud::{html, Markup};
 
 use super::screens::{current_content, visible_spaces};
-use super::search::{self, answer, asked, form, region, result_parts, too_long, Asked};
+use super::search::{
+    self, answer_markup, asked, result_list, results_region, search_form, too_long_region, Asked,
+};
 use super::session::Signed;
 use super::shell::{failed, page};
 use crate::domain::access::{self, grants::Grants};
@@ -119,7 +121,7 @@ pub async fn screen(
         Err(e) => return failed(e),
     };
     let found = match asked(&q) {
-        Asked::TooLong => too_long(),
+        Asked::TooLong => too_long_region(),
         Asked::Nothing => {
             let recent = match recent(&state, &signed, RECENT).await {
                 Ok(r) => r,
@@ -133,31 +135,31 @@ pub async fn screen(
                 h2 { "Your organizations and spaces" }
                 (switcher(&places, None))
             };
-            region("", &list.into_string())
+            results_region("", list)
         }
         Asked::Words(words) => {
             let ids: Vec<&str> = places
                 .iter()
                 .flat_map(|p| p.spaces.iter().map(|s| s.id.as_str()))
                 .collect();
-            let (count, pages) = match result_parts(&state, &ids, words).await {
+            let (count, pages) = match result_list(&state, &ids, words).await {
                 Ok(r) => r,
                 Err(e) => return failed(e),
             };
             let list = html! {
                 (switcher(&places, Some(&key(words))))
                 h2 { "Pages" }
-                (PreEscaped(pages))
+                (pages)
             };
-            region(&count, &list.into_string())
+            results_region(&count, list)
         }
     };
     let viewer = signed.viewer();
-    answer(search::wants_fragment(&headers), found, |found| {
+    answer_markup(search::wants_fragment(&headers), found, |found| {
         let body = html! {
             h1 { "Find" }
-            (PreEscaped(form("/find", &q, "A page, a space or an organization")))
-            (PreEscaped(found))
+            (search_form("/find", &q, "A page, a space or an organization"))
+            (found)
         };
         page(
             StatusCode::OK,

@@ -8,7 +8,7 @@
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use maud::{html, Markup, PreEscaped};
+use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::session;
@@ -43,11 +43,7 @@ pub fn wants_fragment(headers: &HeaderMap) -> bool {
 }
 
 /// The search form, filled with `q`; `data-live` tells the script to search as one types.
-pub fn form(action: &str, q: &str, label: &str) -> String {
-    search_form(action, q, label).into_string()
-}
-
-fn search_form(action: &str, q: &str, label: &str) -> Markup {
+pub(super) fn search_form(action: &str, q: &str, label: &str) -> Markup {
     html! {
         form method="get" action=(action) role="search" data-live {
             label for="q" { (label) }
@@ -60,12 +56,7 @@ fn search_form(action: &str, q: &str, label: &str) -> Markup {
 /// What a search screen shows under its form, and all that its fragment answer holds: the
 /// count, a live region that the script keeps and refills (so that screen readers hear each
 /// new count), and the results. The script matches the parts to the page's by their ids.
-pub(super) fn region(status: &str, results: &str) -> String {
-    // why: the quick find (`find.rs`) hands its results over as the HTML String it made.
-    results_region(status, PreEscaped(results)).into_string()
-}
-
-fn results_region(status: &str, results: impl maud::Render) -> Markup {
+pub(super) fn results_region(status: &str, results: impl maud::Render) -> Markup {
     html! {
         p id="search-status" role="status" { (status) }
         div id="search-results" { (results) }
@@ -92,29 +83,18 @@ pub(super) fn asked(q: &str) -> Asked<'_> {
 }
 
 /// The region of a query too long.
-pub(super) fn too_long() -> String {
-    too_long_region().into_string()
-}
-
-fn too_long_region() -> Markup {
+pub(super) fn too_long_region() -> Markup {
     results_region("", html! { p class="error" { "The query is too long." } })
 }
 
 /// A search screen's answer: its page, or its region alone when the script asks. Either
 /// way the app's headers (CSP, nosniff, no-store), and `Vary` naming the header that
 /// chooses.
-pub(super) fn answer(
+pub(super) fn answer_markup(
     fragment: bool,
-    found: String,
-    page: impl FnOnce(String) -> Response,
+    found: Markup,
+    page: impl FnOnce(Markup) -> Response,
 ) -> Response {
-    // why: the quick find (`find.rs`) hands its region over as the HTML String it made.
-    answer_markup(fragment, PreEscaped(found), |found| {
-        page(found.into_string())
-    })
-}
-
-fn answer_markup(fragment: bool, found: Markup, page: impl FnOnce(Markup) -> Response) -> Response {
     let mut res = if fragment {
         let mut res = with_headers(found.into_string().into_response());
         res.headers_mut().insert(
@@ -181,16 +161,7 @@ async fn results(state: &AppState, space_ids: &[&str], q: &str) -> crate::error:
 }
 
 /// The count and the list of the pages of `space_ids` that `q` finds, best first.
-pub(super) async fn result_parts(
-    state: &AppState,
-    space_ids: &[&str],
-    q: &str,
-) -> crate::error::ApiResult<(String, String)> {
-    let (count, list) = result_list(state, space_ids, q).await?;
-    Ok((count, list.into_string()))
-}
-
-async fn result_list(
+pub(super) async fn result_list(
     state: &AppState,
     space_ids: &[&str],
     q: &str,
