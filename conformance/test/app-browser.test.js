@@ -884,6 +884,90 @@ test('editor: Edit opens a change request; the insert menu, the live preview, a 
     // The block's tags are marked in the source.
     assert.ok((await texts(tab, '#editor .cm-gb-tag')).includes('{% hint style="info" %}'));
 
+    // The menu by keyboard and mouse, as a listbox the editor's content points into: `/`
+    // offers every block (alphabetical), ArrowDown/ArrowUp move the choice (wrapping),
+    // typing filters, Enter writes the chosen block; Escape closes it; `](` offers the pages
+    // to link to, filtered by title, and a click writes one. The text is put back after.
+    const menu = () =>
+        tab.evaluate(() => {
+            const list = document.querySelector('#editor .cm-tooltip-autocomplete ul[role=listbox]');
+            const content = document.querySelector('#editor .cm-content');
+            if (!list) return { open: false, haspopup: content.getAttribute('aria-haspopup') };
+            const options = [...list.querySelectorAll('li[role=option]')];
+            const chosen = options.filter((o) => o.getAttribute('aria-selected') === 'true');
+            const view = document.getElementById('editor').quireEditor;
+            const at = view.coordsAtPos(view.state.doc.lineAt(view.state.selection.main.head).from);
+            const box = list.parentElement.getBoundingClientRect();
+            return {
+                open: true,
+                labels: options.map((o) => o.querySelector('.cm-completionLabel').textContent),
+                details: options.map((o) => o.querySelector('.cm-completionDetail')?.textContent),
+                chosen: chosen.map((o) => o.querySelector('.cm-completionLabel').textContent),
+                points: content.getAttribute('aria-activedescendant') === chosen[0]?.id,
+                controls: content.getAttribute('aria-controls') === list.id,
+                // At the start of the line, just below it or just above it.
+                placed: Math.abs(box.left - at.left) < 2 && (Math.abs(box.top - at.bottom) < 2 || Math.abs(box.bottom - at.top) < 2),
+            };
+        });
+    const kept = await tab.$eval('#markdown', (t) => t.value);
+    await tab.keyboard.down('Control');
+    await tab.keyboard.press('End');
+    await tab.keyboard.up('Control');
+    await tab.keyboard.type('/');
+    await tab.waitForSelector('.cm-tooltip-autocomplete li[aria-selected]');
+    let shown = await menu();
+    assert.deepEqual(shown.labels.slice(0, 3), ['/code', '/columns', '/condition']);
+    assert.equal(shown.labels.length, 15);
+    assert.equal(shown.details[0], 'Code');
+    assert.deepEqual(shown.chosen, ['/code']);
+    assert.ok(shown.points && shown.controls && shown.placed, JSON.stringify(shown));
+    // axe takes the whole list, which scrolls, for a scrollable region out of the keyboard's
+    // reach (its options are reached with the arrow keys, the focus staying in the editor, a
+    // pattern axe knows only from a role=combobox; CodeMirror's own list was taken the same
+    // way): it looks at a list that fits.
+    await tab.keyboard.type('co');
+    assert.deepEqual((await menu()).labels, ['/code', '/columns', '/condition']);
+    await audit(tab, 'editor with its insert menu open');
+    await tab.keyboard.press('Backspace');
+    await tab.keyboard.press('Backspace');
+    assert.equal((await menu()).labels.length, 15);
+    await new Promise((r) => setTimeout(r, 150));
+    await tab.keyboard.press('ArrowDown');
+    shown = await menu();
+    assert.deepEqual(shown.chosen, ['/columns']);
+    assert.ok(shown.points, 'aria-activedescendant follows the choice');
+    await tab.keyboard.press('ArrowUp');
+    await tab.keyboard.press('ArrowUp');
+    assert.deepEqual((await menu()).chosen, ['/updates']);
+    await tab.keyboard.type('div');
+    shown = await menu();
+    assert.deepEqual(shown.labels, ['/divider'], 'typing filters');
+    assert.deepEqual(shown.chosen, ['/divider']);
+    await tab.keyboard.press('Enter');
+    assert.equal((await menu()).open, false);
+    assert.ok((await tab.$eval('#markdown', (t) => t.value)).endsWith('{% endhint %}\n***\n'));
+    await tab.keyboard.type('/');
+    await tab.waitForSelector('.cm-tooltip-autocomplete li[aria-selected]');
+    await tab.keyboard.press('Escape');
+    assert.deepEqual(await menu(), { open: false, haspopup: null }, 'Escape closes the menu');
+    await tab.keyboard.press('Backspace');
+    await tab.keyboard.type('See [the install page](');
+    await tab.waitForSelector('.cm-tooltip-autocomplete li[aria-selected]');
+    assert.deepEqual((await menu()).details, ['Guide', 'Install', 'Usage']);
+    await tab.keyboard.type('inst');
+    await tab.waitForFunction(() => document.querySelectorAll('.cm-tooltip-autocomplete li').length === 1);
+    assert.deepEqual((await menu()).details, ['Install']);
+    await tab.click('.cm-tooltip-autocomplete li');
+    assert.equal((await menu()).open, false);
+    assert.ok(
+        (await tab.$eval('#markdown', (t) => t.value)).endsWith(`***\nSee [the install page](/pages/${page.install}`),
+        'a click writes the page\'s address in place of what was typed',
+    );
+    await tab.evaluate((text) => {
+        const view = document.getElementById('editor').quireEditor;
+        view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+    }, kept);
+
     // An image pasted into the editor becomes a file of the change request, shown where
     // it was pasted.
     await tab.evaluate(() => {
@@ -1227,6 +1311,7 @@ test('axe: no serious or critical violation on any screen visited, light and dar
         'site with sections',
         'section settings',
         'editor',
+        'editor with its insert menu open',
         'editing conflict',
         'editing conflict, line by line',
         'update from main, line by line',

@@ -31,8 +31,8 @@ import {
   syntaxTree,
 } from "@codemirror/language";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
-import { autocompletion, completionKeymap } from "@codemirror/autocomplete";
 import { classHighlighter } from "@lezer/highlight";
+import { completion, match } from "./complete.js";
 
 const form = document.getElementById("editor");
 const textarea = document.getElementById("markdown");
@@ -152,8 +152,8 @@ const blockFolding = foldService.of((state, lineStart) => {
 // its keymap, a URL pasted over a selection made a link, a heading folding its section),
 // built from its parts: `markdown()` also parses HTML in markdown with @codemirror/lang-html,
 // which bundles the HTML, CSS and JavaScript grammars (most of the editor's bytes) for what
-// the dialect writes as `{% %}` blocks, and offers HTML tags to complete, which the
-// completion override below never asks for. HTML and fenced code stay unhighlighted.
+// the dialect writes as `{% %}` blocks, and offers HTML tags to complete, which the editor's
+// completion never asks for. HTML and fenced code stay unhighlighted.
 const headingLevel = (node) => {
   const m = /^(?:ATX|Setext)Heading(\d)$/.exec(node.name);
   return m ? Number(m[1]) : null;
@@ -186,28 +186,39 @@ function pages() {
   }
 }
 
-// `/` at the start of a line offers the blocks; `](` offers the pages to link to.
-function completions(context) {
-  const line = context.state.doc.lineAt(context.pos);
-  const before = line.text.slice(0, context.pos - line.from);
-  const slash = /^\/(\w*)$/.exec(before);
-  if (slash) {
-    return {
-      from: line.from,
-      options: BLOCKS.map(([label, template]) => ({
-        label: `/${label.toLowerCase()}`,
-        detail: label,
-        apply: (view, _completion, from, to) => insertBlock(view, template, { from, to }),
-      })),
-    };
+// `/` at the start of a line offers the blocks, best match of what follows first (then in
+// alphabetical order); `](` offers the pages to link to, in the space's order, those whose
+// address or title holds what follows.
+function completions(state, pos) {
+  const line = state.doc.lineAt(pos);
+  const before = line.text.slice(0, pos - line.from);
+  if (/^\/\w*$/.test(before)) {
+    const options = [];
+    for (const [name, template] of BLOCKS) {
+      const label = `/${name.toLowerCase()}`;
+      const found = match(label, before, true);
+      if (found)
+        options.push({
+          label,
+          detail: name,
+          score: found[0],
+          marks: found[1],
+          apply: (view, from, to) => insertBlock(view, template, { from, to }),
+        });
+    }
+    options.sort((a, b) => b.score - a.score || a.label.localeCompare(b.label));
+    return { from: line.from, options };
   }
   const link = /\]\(([^()\s]*)$/.exec(before);
   if (link) {
-    return {
-      from: context.pos - link[1].length,
-      options: pages().map((p) => ({ label: `/pages/${p.id}`, detail: p.title, type: "text" })),
-      filter: false,
-    };
+    const typed = link[1];
+    const options = [];
+    for (const p of pages()) {
+      const label = `/pages/${p.id}`;
+      const found = match(label, typed);
+      if (found || match(p.title ?? "", typed)) options.push({ label, detail: p.title, type: "text", marks: found?.[1] });
+    }
+    return { from: pos - typed.length, options };
   }
   return null;
 }
@@ -341,7 +352,7 @@ if (form && textarea && title && seen && csrf && preview && status) {
         dialect,
         frontmatter,
         blockFolding,
-        autocompletion({ override: [completions], activateOnTyping: true }),
+        completion(completions),
         EditorView.domEventHandlers({
           paste(event, view) {
             const files = [...(event.clipboardData?.files ?? [])];
@@ -363,7 +374,7 @@ if (form && textarea && title && seen && csrf && preview && status) {
         // The screen's Content-Security-Policy allows the editor's style element by nonce.
         EditorView.cspNonce.of(form.dataset.nonce ?? ""),
         EditorView.contentAttributes.of({ "aria-label": "Markdown of the page", "aria-describedby": "draft-status" }),
-        keymap.of([...completionKeymap, ...defaultKeymap, ...historyKeymap, ...foldKeymap, ...searchKeymap, indentWithTab]),
+        keymap.of([...defaultKeymap, ...historyKeymap, ...foldKeymap, ...searchKeymap, indentWithTab]),
         EditorView.updateListener.of((u) => {
           if (!u.docChanged) return;
           const text = u.state.doc.toString();
