@@ -13,7 +13,7 @@ use quire_content::html::{render_document, FileRef};
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
 
 use super::session::{self, Signed};
-use super::shell::{failed, no_org, not_done, not_found, page, run_write, see_other, Viewer};
+use super::shell::{failed, not_done, not_found, page, run_write, see_other, Viewer};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, SpaceCtx};
 use crate::domain::auth::Caller;
@@ -64,19 +64,12 @@ pub(super) fn emoji(code: &str) -> String {
 /// `GET /o/{organizationId}`: the organization's collections and spaces the user may read.
 pub async fn org(
     State(state): State<AppState>,
-    Path(org_id): Path<String>,
-    headers: HeaderMap,
+    signed: Signed,
+    super::routes::InOrg(org): super::routes::InOrg,
 ) -> Response {
-    let signed = match session::require(&state, &headers, &format!("/o/{org_id}")).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
     let caller = signed.caller();
-    let id = OrgId::new(org_id);
-    let Ok(org) = access::load_org(&state, &caller, &id).await else {
-        return no_org(&viewer);
-    };
+    let id = org.org.id.clone();
     let grants = match Grants::load(&state, &id, &caller.user.id, org.role).await {
         Ok(g) => g,
         Err(e) => return failed(e),
