@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use axum::extract::{MatchedPath, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use axum::Extension;
 use maud::{html, Markup, PreEscaped};
 use quire_content::html::{render_document, FileRef};
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
@@ -370,10 +371,11 @@ pub async fn collection_act(
 /// `GET /s/{spaceId}`: the space's first page.
 pub async fn space_home(
     State(state): State<AppState>,
-    Path(space_id): Path<String>,
     headers: HeaderMap,
+    signed: Signed,
+    Extension(ctx): Extension<SpaceCtx>,
 ) -> Response {
-    space(&state, &headers, &space_id, "", &Default::default()).await
+    space(&state, &headers, &signed, ctx, "", &Default::default()).await
 }
 
 /// `GET /s/{spaceId}/{path}`: a page by its path, or one of the space's `~/` screens, each
@@ -384,20 +386,19 @@ pub async fn space_path(
     Path(params): Path<HashMap<String, String>>,
     axum::extract::Query(query): axum::extract::Query<super::search::SearchQuery>,
     headers: HeaderMap,
+    signed: Signed,
+    Extension(ctx): Extension<SpaceCtx>,
 ) -> Response {
     let path = below_space(matched.as_str(), &params);
     // A page's path never starts with `~`: an address there that no screen's route
     // declares is no page either.
     if matched.as_str() == PAGE_ROUTE && path.starts_with('~') {
-        return match session::require(&state, &headers, "/").await {
-            Ok(signed) => not_found(
-                Some(&signed.viewer()),
-                "No screen of the space has this address.",
-            ),
-            Err(res) => res,
-        };
+        return not_found(
+            Some(&signed.viewer()),
+            "No screen of the space has this address.",
+        );
     }
-    space(&state, &headers, &params["spaceId"], &path, &query).await
+    space(&state, &headers, &signed, ctx, &path, &query).await
 }
 
 /// The route of a space's pages.
@@ -421,28 +422,27 @@ fn below_space(matched: &str, params: &HashMap<String, String>) -> String {
         .join("/")
 }
 
+/// A screen of the space, with the session and the space its route's check loaded.
 async fn space(
     state: &AppState,
     headers: &HeaderMap,
-    space_id: &str,
+    signed: &Signed,
+    ctx: SpaceCtx,
     path: &str,
     query: &super::search::SearchQuery,
 ) -> Response {
+    let space_id = ctx.space.id.clone();
+    let space_id = space_id.as_str();
     let here = if path.is_empty() {
         format!("/s/{space_id}")
     } else {
         format!("/s/{space_id}/{path}")
     };
-    let signed = match session::require(state, headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
-    let caller = signed.caller();
-    let ctx = match access::load_space(state, &caller, space_id).await {
-        Ok(c) if c.space.deleted_at.is_none() => c,
+    let ctx = match ctx {
+        c if c.space.deleted_at.is_none() => c,
         // A deleted space shows its admins only its settings, to restore it.
-        Ok(c) if path == "~/settings" && c.role >= access::Role::Admin => {
+        c if path == "~/settings" && c.role >= access::Role::Admin => {
             return super::settings::screen(&c, &viewer, "");
         }
         _ => {
