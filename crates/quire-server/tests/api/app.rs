@@ -119,27 +119,27 @@ impl Browser {
 pub(crate) async fn signed_in(app: &TestApp, names: &[&str]) -> Vec<Browser> {
     let mut browsers = Vec::new();
     for name in names {
-        let email = format!("{name}@example.com");
-        quire_server::admin::set_password(
-            &app.config,
-            &email,
-            Some(name),
-            "a fine passphrase",
-            false,
-        )
-        .await
-        .unwrap();
-        let mut b = Browser::new(app);
-        let p = b
-            .post(
-                "/signin",
-                &[("email", &email), ("password", "a fine passphrase")],
-            )
-            .await;
-        assert_eq!(p.status, 303, "{}", p.html);
-        browsers.push(b);
+        browsers.push(sign_in(app, name, false).await);
     }
     browsers
+}
+
+/// Gives `name@example.com` a password (and the server's administration when `admin`),
+/// and a browser signed in with it.
+pub(crate) async fn sign_in(app: &TestApp, name: &str, admin: bool) -> Browser {
+    let email = format!("{name}@example.com");
+    quire_server::admin::set_password(&app.config, &email, Some(name), "a fine passphrase", admin)
+        .await
+        .unwrap();
+    let mut b = Browser::new(app);
+    let p = b
+        .post(
+            "/signin",
+            &[("email", &email), ("password", "a fine passphrase")],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    b
 }
 
 /// The CSRF token of the forms of a page.

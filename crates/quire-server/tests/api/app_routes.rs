@@ -7,7 +7,7 @@ use quire_server::app::routes::{Access, ROUTES};
 use quire_server::domain::access::Role;
 use serde_json::json;
 
-use crate::app::{signed_in, Browser, Page};
+use crate::app::{sign_in, signed_in, Browser, Page};
 use crate::harness::TestApp;
 
 /// Who asks.
@@ -127,26 +127,7 @@ async fn every_screen_and_action_answers_every_persona_as_its_route_declares() {
     };
 
     let mut browsers = signed_in(&app, &["alice", "bob", "carol", "dave"]).await;
-    quire_server::admin::set_password(
-        &app.config,
-        "root@example.com",
-        Some("root"),
-        "a fine passphrase",
-        true,
-    )
-    .await
-    .unwrap();
-    let mut root = Browser::new(&app);
-    let p = root
-        .post(
-            "/signin",
-            &[
-                ("email", "root@example.com"),
-                ("password", "a fine passphrase"),
-            ],
-        )
-        .await;
-    assert_eq!(p.status, 303, "{}", p.html);
+    let root = sign_in(&app, "root", true).await;
     let dave = browsers.pop().unwrap();
     let carol = browsers.pop().unwrap();
     let bob = browsers.pop().unwrap();
