@@ -137,13 +137,7 @@ async fn render(
             }
         }
     };
-    page(
-        status,
-        "Your account",
-        Some(&signed.viewer()),
-        "",
-        &body.into_string(),
-    )
+    page(status, "Your account", Some(&signed.viewer()), None, body)
 }
 
 /// The form of `POST /account/tokens`.
@@ -242,7 +236,7 @@ pub async fn link(
         StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::FORBIDDEN),
         "Not linked",
         Some(&signed.viewer()),
-        "",
-        &body.into_string(),
+        None,
+        body,
     )
 }

@@ -116,13 +116,7 @@ async fn render(state: &AppState, signed: &Signed, after: &str, problem: Option<
     } else {
         StatusCode::OK
     };
-    page(
-        status,
-        "Accounts",
-        Some(&signed.viewer()),
-        "",
-        &body.into_string(),
-    )
+    page(status, "Accounts", Some(&signed.viewer()), None, body)
 }
 
 /// `POST /admin/accounts`: `op` `create` (name, email, password) or `reset` (email,

@@ -62,7 +62,7 @@ pub async fn section(
     viewer: &Viewer<'_>,
     page: Option<&str>,
     back: &str,
-) -> ApiResult<String> {
+) -> ApiResult<Markup> {
     let user = viewer.user;
     let filter = CommentFilter {
         ascending: true,
@@ -190,7 +190,7 @@ pub async fn section(
             }
         }
     };
-    Ok(out.into_string())
+    Ok(out)
 }
 
 /// Most comments of one screen whose block is looked for in their page.

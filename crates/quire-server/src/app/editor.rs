@@ -37,8 +37,8 @@ pub fn why_not(ctx: &SpaceCtx) -> Option<&'static str> {
 }
 
 /// The "Edit" button of a page of the space: it opens a change request for the edit.
-pub fn edit_button(ctx: &SpaceCtx, viewer: &Viewer<'_>, page_id: &str) -> String {
-    let markup = match why_not(ctx) {
+pub fn edit_button(ctx: &SpaceCtx, viewer: &Viewer<'_>, page_id: &str) -> Markup {
+    match why_not(ctx) {
         Some(why) if ctx.role >= Role::Edit => html! {
             p class="muted" id="edit-why" { (why) }
         },
@@ -50,8 +50,7 @@ pub fn edit_button(ctx: &SpaceCtx, viewer: &Viewer<'_>, page_id: &str) -> String
                 button type="submit" { "Edit" }
             }
         },
-    };
-    markup.into_string()
+    }
 }
 
 /// The page tree of a change request, for those who may edit it: each page's editor, and
@@ -65,9 +64,9 @@ pub fn tree_section(
     number: i64,
     rev: &Revision,
     open: bool,
-) -> String {
+) -> Markup {
     if !open || why_not(ctx).is_some() {
-        return String::new();
+        return html! {};
     }
     let space = ctx.space.id.as_str();
     let action = format!("/s/{space}/~/changes/{number}/tree");
@@ -130,7 +129,6 @@ pub fn tree_section(
             }
         }
     }
-    .into_string()
 }
 
 /// One page of the page tree, with its forms and its subpages' items.
@@ -350,7 +348,7 @@ pub async fn screen(
     state: &AppState,
     ctx: &SpaceCtx,
     viewer: &Viewer<'_>,
-    nav: &str,
+    nav: Option<&Markup>,
     number: &str,
     page_id: &str,
 ) -> Response {
@@ -474,7 +472,7 @@ pub async fn screen(
         &format!("Edit {title}"),
         Some(viewer),
         nav,
-        &body.into_string(),
+        body,
     );
     // The source editor's own styles are a style element: this screen's policy allows the
     // one carrying this response's nonce, and nothing else inline.
@@ -1006,8 +1004,8 @@ async fn conflict(
         StatusCode::CONFLICT,
         "Conflicting edit",
         Some(viewer),
-        "",
-        &body.into_string(),
+        None,
+        body,
     )
 }
 
@@ -1237,8 +1235,8 @@ pub async fn update_conflict(
         StatusCode::CONFLICT,
         "Conflicting update",
         Some(viewer),
-        "",
-        &body.into_string(),
+        None,
+        body,
     )
 }
 

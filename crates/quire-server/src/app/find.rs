@@ -161,13 +161,7 @@ pub async fn screen(
             (search_form("/find", &q, "A page, a space or an organization"))
             (found)
         };
-        page(
-            StatusCode::OK,
-            "Find",
-            Some(&viewer),
-            "",
-            &body.into_string(),
-        )
+        page(StatusCode::OK, "Find", Some(&viewer), None, body)
     })
 }
 

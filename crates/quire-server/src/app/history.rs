@@ -4,7 +4,7 @@
 
 use axum::http::StatusCode;
 use axum::response::Response;
-use maud::{html, PreEscaped};
+use maud::{html, Markup};
 
 use super::shell::{failed, not_found, page, Viewer};
 use crate::domain::access::{self, SpaceCtx};
@@ -57,7 +57,12 @@ async fn main_line(
 }
 
 /// `GET /s/{spaceId}/~/revisions`: the main line from the current revision.
-pub async fn list(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
+pub async fn list(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    nav: Option<&Markup>,
+) -> Response {
     list_from(state, ctx, viewer, nav, &ctx.space.revision_id).await
 }
 
@@ -65,7 +70,7 @@ async fn list_from(
     state: &AppState,
     ctx: &SpaceCtx,
     viewer: &Viewer<'_>,
-    nav: &str,
+    nav: Option<&Markup>,
     from: &str,
 ) -> Response {
     let (rows, more) = match main_line(state, ctx, from).await {
@@ -114,13 +119,7 @@ async fn list_from(
             p { a href={ "/s/" (id) "/~/revisions/" (older) "/older" } { "Older revisions" } }
         }
     };
-    page(
-        StatusCode::OK,
-        "History",
-        Some(viewer),
-        nav,
-        &body.into_string(),
-    )
+    page(StatusCode::OK, "History", Some(viewer), nav, body)
 }
 
 /// `GET /s/{spaceId}/~/revisions/{revisionId}`: who made it, when, and what changed
@@ -129,7 +128,7 @@ pub async fn revision(
     state: &AppState,
     ctx: &SpaceCtx,
     viewer: &Viewer<'_>,
-    nav: &str,
+    nav: Option<&Markup>,
     rest: &str,
 ) -> Response {
     let (rev_id, older) = match rest.strip_suffix("/older") {
@@ -169,14 +168,7 @@ pub async fn revision(
             "By " (who.as_deref().unwrap_or("Quire")) " on " (crate::clock::iso(row.created_at))
             ". Revision " code { (row.id) } "."
         }
-        // The diff comes rendered from `screens::changes_html` (the content renderer's).
-        (PreEscaped(changes))
+        (changes)
     };
-    page(
-        StatusCode::OK,
-        "Revision",
-        Some(viewer),
-        nav,
-        &body.into_string(),
-    )
+    page(StatusCode::OK, "Revision", Some(viewer), nav, body)
 }

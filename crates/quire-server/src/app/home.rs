@@ -28,8 +28,8 @@ pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response
                     StatusCode::OK,
                     "Welcome to Quire",
                     None,
-                    "",
-                    &session::signin_form("/", None, true, ""),
+                    None,
+                    session::signin_form("/", None, true, ""),
                 ),
                 Ok(_) => see_other("/signin"),
                 Err(e) => failed(e),
@@ -112,8 +112,8 @@ pub async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response
         StatusCode::OK,
         "Your organizations",
         Some(&signed.viewer()),
-        "",
-        &body.into_string(),
+        None,
+        body,
     )
 }
 

@@ -5,7 +5,7 @@
 
 use axum::http::StatusCode;
 use axum::response::Response;
-use maud::html;
+use maud::{html, Markup};
 
 use super::session::Form;
 use super::shell::{failed, page, Viewer};
@@ -36,19 +36,18 @@ fn label(source: &str) -> &'static str {
 }
 
 /// `GET /s/{spaceId}/~/import`.
-pub async fn screen(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
+pub async fn screen(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    nav: Option<&Markup>,
+) -> Response {
     if ctx.role < Role::Edit {
         let body = html! {
             h1 { "Import into " (ctx.space.title) }
             p { "Importing needs the edit role on this space." }
         };
-        return page(
-            StatusCode::OK,
-            "Import",
-            Some(viewer),
-            nav,
-            &body.into_string(),
-        );
+        return page(StatusCode::OK, "Import", Some(viewer), nav, body);
     }
     // Into the space, or into one of its open change requests, to review it there first.
     let open = match store::change_requests::list(
@@ -116,13 +115,7 @@ pub async fn screen(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: 
             button type="submit" { "Add its pages" }
         }
     };
-    page(
-        StatusCode::OK,
-        "Import",
-        Some(viewer),
-        nav,
-        &body.into_string(),
-    )
+    page(StatusCode::OK, "Import", Some(viewer), nav, body)
 }
 
 /// `POST /s/{spaceId}/~/import`: runs the import on a task of its own and shows what it
@@ -190,13 +183,7 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
                     a href={ "/s/" (id) "/~/revisions/" (done.revision) } { "See the changes" }
                 }
             };
-            page(
-                StatusCode::OK,
-                "Imported",
-                Some(viewer),
-                "",
-                &body.into_string(),
-            )
+            page(StatusCode::OK, "Imported", Some(viewer), None, body)
         }
         Ok(Err(ApiError::Internal(e))) => failed(e),
         Ok(Err(e)) => super::shell::not_done(viewer, &e, &here, "Back to the import"),

@@ -85,13 +85,7 @@ pub async fn members_page(
         );
     }
     match members_html(&state, &org, &viewer, None).await {
-        Ok(body) => page(
-            StatusCode::OK,
-            "Members",
-            Some(&viewer),
-            "",
-            &body.into_string(),
-        ),
+        Ok(body) => page(StatusCode::OK, "Members", Some(&viewer), None, body),
         Err(e) => failed(e),
     }
 }
@@ -292,13 +286,7 @@ pub async fn members_action(
             let fresh = org_of(&state, &signed, &org_id).await.map(|(_, o)| o);
             let org = fresh.unwrap_or(org);
             match members_html(&state, &org, &viewer, Some(notice)).await {
-                Ok(body) => page(
-                    StatusCode::OK,
-                    "Members",
-                    Some(&viewer),
-                    "",
-                    &body.into_string(),
-                ),
+                Ok(body) => page(StatusCode::OK, "Members", Some(&viewer), None, body),
                 Err(e) => failed(e),
             }
         }
@@ -430,7 +418,7 @@ pub async fn join_page(State(state): State<AppState>, Path(secret): Path<String>
                 p { "You were invited as " (invite.email) "." }
                 (account_form(&format!("/join/{secret}"), None, Some(&invite.email), None))
             };
-            page(StatusCode::OK, "Join", None, "", &body.into_string())
+            page(StatusCode::OK, "Join", None, None, body)
         }
         Ok(Invitation::Expired(invite)) => expired(&state, &invite),
         Ok(Invitation::Unknown) => not_found(None, members::UNKNOWN_MESSAGE),
@@ -446,13 +434,7 @@ fn expired(state: &AppState, invite: &store::invites::PendingLink) -> Response {
         p { (members::EXPIRED_MESSAGE) }
         p.muted { "It expired on " (since) "." }
     };
-    page(
-        StatusCode::GONE,
-        "Invitation expired",
-        None,
-        "",
-        &body.into_string(),
-    )
+    page(StatusCode::GONE, "Invitation expired", None, None, body)
 }
 
 /// `POST /join/{secret}`: creates the invited address's account, which joins every
@@ -485,12 +467,11 @@ pub async fn join(
             StatusCode::BAD_REQUEST,
             "Join",
             None,
-            "",
-            &html! {
+            None,
+            html! {
                 h1 { "Join" }
                 (account_form(&format!("/join/{secret}"), None, Some(&invite.email), Some(&why)))
-            }
-            .into_string(),
+            },
         ),
         Err(AccountError::Busy) => crate::app::shell::busy(),
         Err(AccountError::Failed(e)) => failed(e),
@@ -530,13 +511,7 @@ pub async fn link_page(
                     button type="submit" { "Join as " (signed.user.display_name) }
                 }
             };
-            page(
-                StatusCode::OK,
-                "Join",
-                Some(&viewer),
-                "",
-                &body.into_string(),
-            )
+            page(StatusCode::OK, "Join", Some(&viewer), None, body)
         }
         Ok(None) => {
             let next: String = url::form_urlencoded::byte_serialize(here.as_bytes()).collect();
@@ -548,7 +523,7 @@ pub async fn link_page(
                 }
                 (account_form(&here, None, None, None))
             };
-            page(StatusCode::OK, "Join", None, "", &body.into_string())
+            page(StatusCode::OK, "Join", None, None, body)
         }
         Err(e) => failed(e),
     }
@@ -584,12 +559,11 @@ pub async fn link_join(
                     StatusCode::BAD_REQUEST,
                     "Join",
                     None,
-                    "",
-                    &html! {
+                    None,
+                    html! {
                         h1 { "Join" }
                         (account_form(&here, None, None, Some(why)))
-                    }
-                    .into_string(),
+                    },
                 )
             };
             match store::users::by_email(&state.db, &store::users::normalize_email(email)).await {
@@ -638,12 +612,11 @@ pub async fn link_join(
             e.status(),
             "Not joined",
             None,
-            "",
-            &html! {
+            None,
+            html! {
                 h1 { "Not joined" }
                 p class="error" role="alert" { (e.to_string()) }
-            }
-            .into_string(),
+            },
         ),
     }
 }
@@ -674,13 +647,7 @@ pub async fn teams_page(
         );
     }
     match teams_html(&state, &org, &caller, &viewer).await {
-        Ok(body) => page(
-            StatusCode::OK,
-            "Teams",
-            Some(&viewer),
-            "",
-            &body.into_string(),
-        ),
+        Ok(body) => page(StatusCode::OK, "Teams", Some(&viewer), None, body),
         Err(e) => failed(e),
     }
 }

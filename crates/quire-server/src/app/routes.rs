@@ -505,8 +505,8 @@ async fn guard(
                 axum::http::StatusCode::FORBIDDEN,
                 "Not allowed",
                 Some(&signed.viewer()),
-                "",
-                &body.into_string(),
+                None,
+                body,
             )
         }
     }

@@ -51,7 +51,7 @@ fn page(status: StatusCode, title: &str, why: &str) -> Response {
         p.error role="alert" { (why) }
         p { a href="/" { "Back to the home page" } }
     };
-    let mut res = shell::page(status, title, None, "", &body.into_string());
+    let mut res = shell::page(status, title, None, None, body);
     res.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res

@@ -149,13 +149,7 @@ pub async fn org(
             }
         }
     };
-    page(
-        StatusCode::OK,
-        &org.org.title,
-        Some(&viewer),
-        "",
-        &body.into_string(),
-    )
+    page(StatusCode::OK, &org.org.title, Some(&viewer), None, body)
 }
 
 /// `GET /c/{collectionId}`: a collection's spaces the user may read.
@@ -247,8 +241,8 @@ pub async fn collection(
         StatusCode::OK,
         &ctx.collection.title,
         Some(&viewer),
-        "",
-        &body.into_string(),
+        None,
+        body,
     )
 }
 
@@ -443,7 +437,7 @@ async fn space(
         c if c.space.deleted_at.is_none() => c,
         // A deleted space shows its admins only its settings, to restore it.
         c if path == "~/settings" && c.role >= access::Role::Admin => {
-            return super::settings::screen(&c, &viewer, "");
+            return super::settings::screen(&c, &viewer, None);
         }
         _ => {
             return not_found(
@@ -458,7 +452,7 @@ async fn space(
             state,
             &ctx,
             &viewer,
-            "",
+            None,
             query.q.as_deref().unwrap_or(""),
             true,
         )
@@ -470,9 +464,9 @@ async fn space(
     };
     if let Some(rest) = path.strip_prefix("~/") {
         if rest == "search" {
-            let nav = sidebar(&ctx.space, &rev.pages, &[], false).into_string();
+            let nav = sidebar(&ctx.space, &rev.pages, &[], false);
             let q = query.q.as_deref().unwrap_or("");
-            return super::search::space(state, &ctx, &viewer, &nav, q, false).await;
+            return super::search::space(state, &ctx, &viewer, Some(&nav), q, false).await;
         }
         return tilde(state, &ctx, &rev, &viewer, (rest, query.by.as_deref())).await;
     }
@@ -501,7 +495,7 @@ async fn space(
                 .collect()
         })
         .unwrap_or_default();
-    let nav = sidebar(&ctx.space, &rev.pages, &open, true).into_string();
+    let nav = sidebar(&ctx.space, &rev.pages, &open, true);
     let Some(entry) = found else {
         if path.is_empty() {
             let body = html! {
@@ -512,8 +506,8 @@ async fn space(
                 StatusCode::OK,
                 &ctx.space.title,
                 Some(&viewer),
-                &nav,
-                &body.into_string(),
+                Some(&nav),
+                body,
             );
         }
         let body = html! {
@@ -524,8 +518,8 @@ async fn space(
             StatusCode::NOT_FOUND,
             "Page not found",
             Some(&viewer),
-            &nav,
-            &body.into_string(),
+            Some(&nav),
+            body,
         );
     };
     let shown = page_body(&ctx, &rev, &entries, entry);
@@ -544,16 +538,16 @@ async fn space(
         Err(e) => return failed(e),
     };
     let body = html! {
-        @if let Some(edit) = edit { (PreEscaped(edit)) }
+        @if let Some(edit) = edit { (edit) }
         (shown)
-        (PreEscaped(discussed))
+        (discussed)
     };
     page(
         StatusCode::OK,
         &entry.page.title,
         Some(&viewer),
-        &nav,
-        &body.into_string(),
+        Some(&nav),
+        body,
     )
 }
 
@@ -869,7 +863,7 @@ async fn tilde(
     viewer: &Viewer<'_>,
     (rest, by): (&str, Option<&str>),
 ) -> Response {
-    let nav = sidebar(&ctx.space, &rev.pages, &[], true).into_string();
+    let nav = sidebar(&ctx.space, &rev.pages, &[], true);
     let parts: Vec<&str> = rest.split('/').collect();
     match parts.as_slice() {
         ["files", id, ..] => {
@@ -906,48 +900,36 @@ async fn tilde(
                     }
                 }
             };
-            page(
-                StatusCode::OK,
-                "Files",
-                Some(viewer),
-                &nav,
-                &body.into_string(),
-            )
+            page(StatusCode::OK, "Files", Some(viewer), Some(&nav), body)
         }
         ["comments"] => match discussion(state, ctx, viewer, None, None).await {
             Ok(discussed) => {
                 let body = html! {
                     h1 { "Discussion of " (ctx.space.title) }
-                    (PreEscaped(discussed))
+                    (discussed)
                 };
-                page(
-                    StatusCode::OK,
-                    "Discussion",
-                    Some(viewer),
-                    &nav,
-                    &body.into_string(),
-                )
+                page(StatusCode::OK, "Discussion", Some(viewer), Some(&nav), body)
             }
             Err(e) => failed(e),
         },
-        ["settings"] => super::settings::screen(ctx, viewer, &nav),
-        ["share"] => super::share::screen(state, ctx, viewer, &nav).await,
-        ["import"] => super::import::screen(state, ctx, viewer, &nav).await,
+        ["settings"] => super::settings::screen(ctx, viewer, Some(&nav)),
+        ["share"] => super::share::screen(state, ctx, viewer, Some(&nav)).await,
+        ["import"] => super::import::screen(state, ctx, viewer, Some(&nav)).await,
         ["pdf"] => pdf(state, ctx, viewer, None).await,
         ["changes", n, "pdf"] => pdf(state, ctx, viewer, Some(n)).await,
         ["changes", n, "files", id, ..] => {
             super::editor::change_request_file(state, ctx, viewer, n, id).await
         }
-        ["changes"] => change_requests(state, ctx, viewer, &nav, by).await,
+        ["changes"] => change_requests(state, ctx, viewer, Some(&nav), by).await,
         ["changes", number, "edit", page_id] => {
-            super::editor::screen(state, ctx, viewer, &nav, number, page_id).await
+            super::editor::screen(state, ctx, viewer, Some(&nav), number, page_id).await
         }
-        ["changes", number, "tree"] => arrange(state, ctx, viewer, &nav, number).await,
-        ["changes", number, ..] => change_request(state, ctx, viewer, &nav, number).await,
-        ["revisions"] => super::history::list(state, ctx, viewer, &nav).await,
+        ["changes", number, "tree"] => arrange(state, ctx, viewer, Some(&nav), number).await,
+        ["changes", number, ..] => change_request(state, ctx, viewer, Some(&nav), number).await,
+        ["revisions"] => super::history::list(state, ctx, viewer, Some(&nav)).await,
         ["revisions", _, ..] => {
             let rest = &rest["revisions/".len()..];
-            super::history::revision(state, ctx, viewer, &nav, rest).await
+            super::history::revision(state, ctx, viewer, Some(&nav), rest).await
         }
         _ => not_found(Some(viewer), "No screen of the space has this address."),
     }
@@ -957,7 +939,7 @@ async fn change_requests(
     state: &AppState,
     ctx: &SpaceCtx,
     viewer: &Viewer<'_>,
-    nav: &str,
+    nav: Option<&Markup>,
     by: Option<&str>,
 ) -> Response {
     let by = by.filter(|b| !b.is_empty());
@@ -1019,20 +1001,14 @@ async fn change_requests(
             }
         }
     };
-    page(
-        StatusCode::OK,
-        "Change requests",
-        Some(viewer),
-        nav,
-        &body.into_string(),
-    )
+    page(StatusCode::OK, "Change requests", Some(viewer), nav, body)
 }
 
 async fn change_request(
     state: &AppState,
     ctx: &SpaceCtx,
     viewer: &Viewer<'_>,
-    nav: &str,
+    nav: Option<&Markup>,
     number: &str,
 ) -> Response {
     if number.parse::<i64>().is_err() {
@@ -1131,18 +1107,11 @@ async fn change_request(
                 ": add, move and delete pages of this change request."
             }
         }
-        // changes_html stays a String: history.rs renders it too.
-        (PreEscaped(changes))
+        (changes)
         (reviews)
-        (PreEscaped(discussed))
+        (discussed)
     };
-    page(
-        StatusCode::OK,
-        "Change request",
-        Some(viewer),
-        nav,
-        &body.into_string(),
-    )
+    page(StatusCode::OK, "Change request", Some(viewer), nav, body)
 }
 
 /// `~/changes/{number}/tree`: a change request's page tree, to add, move and delete pages
@@ -1151,7 +1120,7 @@ async fn arrange(
     state: &AppState,
     ctx: &SpaceCtx,
     viewer: &Viewer<'_>,
-    nav: &str,
+    nav: Option<&Markup>,
     number: &str,
 ) -> Response {
     let missing = "No open change request of this space has this number.";
@@ -1202,15 +1171,9 @@ async fn arrange(
             }
         }
         h1 { "Arrange pages" }
-        (PreEscaped(tree))
+        (tree)
     };
-    page(
-        StatusCode::OK,
-        "Arrange pages",
-        Some(viewer),
-        nav,
-        &body.into_string(),
-    )
+    page(StatusCode::OK, "Arrange pages", Some(viewer), nav, body)
 }
 
 /// Largest number of edited pages whose markdown diff a change request's screen shows.
@@ -1224,7 +1187,7 @@ pub(super) async fn changes_html(
     (base, head): (&str, &str),
     head_files: &str,
     edit_at: Option<String>,
-) -> crate::error::ApiResult<String> {
+) -> crate::error::ApiResult<Markup> {
     use quire_content::diff::SemanticChange;
     let load = |revision: String| async move {
         let row = content::revision_row(state, &ctx.space.id, &revision)
@@ -1249,8 +1212,7 @@ pub(super) async fn changes_html(
             return html! {
                 h2 { "Changes" }
                 p { "No change yet." }
-            }
-            .into_string();
+            };
         }
         let before = flatten(&base.pages);
         let after = flatten(&mine.pages);
@@ -1356,7 +1318,6 @@ pub(super) async fn changes_html(
                 p.muted { "The markdown of the first " (DIFFS_SHOWN) " pages is shown." }
             }
         }
-        .into_string()
     })
     .await
     .map_err(crate::error::ApiError::internal)
@@ -1423,13 +1384,7 @@ pub async fn openapi_spec(
         }
         (update)
     };
-    page(
-        StatusCode::OK,
-        &spec.slug,
-        Some(&viewer),
-        "",
-        &body.into_string(),
-    )
+    page(StatusCode::OK, &spec.slug, Some(&viewer), None, body)
 }
 
 /// A change request's reviews and the actions the viewer may take: review it, and merge it
@@ -1736,7 +1691,7 @@ async fn discussion(
     viewer: &Viewer<'_>,
     cr: Option<&store::change_requests::ChangeRequestRow>,
     on: Option<(&str, &str)>,
-) -> crate::error::ApiResult<String> {
+) -> crate::error::ApiResult<Markup> {
     let thread = Thread {
         ctx: ctx.clone(),
         cr: cr.cloned(),

@@ -214,7 +214,7 @@ pub async fn space(
     state: &AppState,
     ctx: &SpaceCtx,
     viewer: &super::shell::Viewer<'_>,
-    nav: &str,
+    nav: Option<&Markup>,
     q: &str,
     fragment: bool,
 ) -> Response {
@@ -233,13 +233,7 @@ pub async fn space(
             (search_form(&action, q, "Words to find in this space"))
             (found)
         };
-        page(
-            StatusCode::OK,
-            "Search",
-            Some(viewer),
-            nav,
-            &body.into_string(),
-        )
+        page(StatusCode::OK, "Search", Some(viewer), nav, body)
     })
 }
 
@@ -294,13 +288,7 @@ pub async fn org(
             ))
             (found)
         };
-        page(
-            StatusCode::OK,
-            "Search",
-            Some(&viewer),
-            "",
-            &body.into_string(),
-        )
+        page(StatusCode::OK, "Search", Some(&viewer), None, body)
     })
 }
 

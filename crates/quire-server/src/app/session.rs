@@ -12,7 +12,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Extension;
-use maud::html;
+use maud::{html, Markup};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -175,13 +175,12 @@ fn refused(why: &str) -> Response {
         StatusCode::FORBIDDEN,
         "Request refused",
         None,
-        "",
-        &html! {
+        None,
+        html! {
             h1 { "Request refused" }
             p { (why) }
             p { a href="/" { "Back to the home page" } }
-        }
-        .into_string(),
+        },
     )
 }
 
@@ -358,7 +357,7 @@ pub async fn signed_script(
 }
 
 /// The sign-in (or first-run) form.
-pub fn signin_form(next: &str, error: Option<&str>, first_run: bool, email: &str) -> String {
+pub fn signin_form(next: &str, error: Option<&str>, first_run: bool, email: &str) -> Markup {
     let (action, button, autocomplete) = if first_run {
         ("/setup", "Create account", "new-password")
     } else {
@@ -393,7 +392,6 @@ pub fn signin_form(next: &str, error: Option<&str>, first_run: bool, email: &str
             button type="submit" { (button) }
         }
     }
-    .into_string()
 }
 
 /// Query of the sign-in page.
@@ -422,8 +420,8 @@ pub async fn signin_page(
         StatusCode::OK,
         "Sign in",
         None,
-        "",
-        &signin_form(&next, None, first_run, ""),
+        None,
+        signin_form(&next, None, first_run, ""),
     )
 }
 
@@ -479,8 +477,8 @@ pub async fn signin(
             status,
             "Sign in",
             None,
-            "",
-            &signin_form(&next, Some(why), false, &email),
+            None,
+            signin_form(&next, Some(why), false, &email),
         )
     };
     let now = state.now();
@@ -553,8 +551,8 @@ pub async fn setup(State(state): State<AppState>, headers: HeaderMap, body: Body
             StatusCode::BAD_REQUEST,
             "Welcome to Quire",
             None,
-            "",
-            &signin_form(&next, Some(&why), true, &email),
+            None,
+            signin_form(&next, Some(&why), true, &email),
         ),
         Err(accounts::AccountError::Busy) => crate::app::shell::busy(),
         Err(e) => failed(e),
@@ -647,8 +645,8 @@ pub async fn sessions(State(state): State<AppState>, signed: Signed) -> Response
         StatusCode::OK,
         "Your sessions",
         Some(&signed.viewer()),
-        "",
-        &body.into_string(),
+        None,
+        body,
     )
 }
 

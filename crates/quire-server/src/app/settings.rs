@@ -17,7 +17,7 @@ use crate::state::AppState;
 use crate::values::{EditMode, Visibility};
 
 /// The settings screen of a space (`nav`: its sidebar; empty for a deleted space).
-pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
+pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: Option<&Markup>) -> Response {
     let space = &ctx.space;
     let action = format!("/s/{}/~/settings", space.id);
     let csrf = html! { input type="hidden" name="csrf" value=(viewer.csrf); };
@@ -87,13 +87,7 @@ pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
             }
         }
     };
-    page(
-        StatusCode::OK,
-        "Settings",
-        Some(viewer),
-        nav,
-        &body.into_string(),
-    )
+    page(StatusCode::OK, "Settings", Some(viewer), nav, body)
 }
 
 /// `POST /s/{spaceId}/~/settings`: saves, deletes (confirmed) or restores, through the

@@ -61,7 +61,12 @@ impl<'a> Shared<'a> {
 }
 
 /// `GET /s/{spaceId}/~/share`.
-pub async fn screen(state: &AppState, ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: &str) -> Response {
+pub async fn screen(
+    state: &AppState,
+    ctx: &SpaceCtx,
+    viewer: &Viewer<'_>,
+    nav: Option<&Markup>,
+) -> Response {
     shown(state, &Shared::space(ctx), viewer, nav).await
 }
 
@@ -71,25 +76,24 @@ pub async fn collection_screen(
     ctx: &CollectionCtx,
     viewer: &Viewer<'_>,
 ) -> Response {
-    shown(state, &Shared::collection(ctx), viewer, "").await
+    shown(state, &Shared::collection(ctx), viewer, None).await
 }
 
-async fn shown(state: &AppState, shared: &Shared<'_>, viewer: &Viewer<'_>, nav: &str) -> Response {
+async fn shown(
+    state: &AppState,
+    shared: &Shared<'_>,
+    viewer: &Viewer<'_>,
+    nav: Option<&Markup>,
+) -> Response {
     match content(state, shared, viewer).await {
-        Ok(body) => page(
-            StatusCode::OK,
-            "Share",
-            Some(viewer),
-            nav,
-            &body.into_string(),
-        ),
+        Ok(body) => page(StatusCode::OK, "Share", Some(viewer), nav, body),
         Err(ApiError::Internal(e)) => failed(e),
         Err(e) => page(
             e.status(),
             "Share",
             Some(viewer),
             nav,
-            &html! { h1 { "Share" } p { (e.to_string()) } }.into_string(),
+            html! { h1 { "Share" } p { (e.to_string()) } },
         ),
     }
 }

@@ -7,7 +7,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use maud::{html, Markup, PreEscaped, DOCTYPE};
+use maud::{html, Markup, DOCTYPE};
 use sha2::{Digest, Sha256};
 
 use crate::state::AppState;
@@ -158,16 +158,15 @@ pub struct Viewer<'a> {
     pub user: &'a str,
 }
 
-/// A whole page: `nav` (HTML from a template, or empty) beside `body` (HTML from a
-/// template).
+/// A whole page: `body` beside the sidebar `nav`, when the screen has one.
 pub fn page(
     status: StatusCode,
     title: &str,
     viewer: Option<&Viewer<'_>>,
-    nav: &str,
-    body: &str,
+    nav: Option<&Markup>,
+    body: Markup,
 ) -> Response {
-    let main_class = (nav.is_empty() && viewer.is_none()).then_some("narrow");
+    let main_class = (nav.is_none() && viewer.is_none()).then_some("narrow");
     let html = html! {
         (DOCTYPE)
         html lang="en" {
@@ -195,10 +194,9 @@ pub fn page(
                         }
                     }
                 }
-                div class=[(!nav.is_empty()).then_some("layout")] {
-                    // Both come from templates, which escaped what they hold.
-                    (PreEscaped(nav))
-                    main #main class=[main_class] { (PreEscaped(body)) }
+                div class=[nav.is_some().then_some("layout")] {
+                    @if let Some(nav) = nav { (nav) }
+                    main #main class=[main_class] { (body) }
                 }
             }
         }
@@ -229,13 +227,12 @@ pub fn not_found(viewer: Option<&Viewer<'_>>, what: &str) -> Response {
         StatusCode::NOT_FOUND,
         "Not found",
         viewer,
-        "",
-        &html! {
+        None,
+        html! {
             h1 { "Not found" }
             p { (what) }
             p { a href="/" { "Back to the home page" } }
-        }
-        .into_string(),
+        },
     )
 }
 
@@ -266,12 +263,11 @@ pub fn failed(e: impl std::fmt::Display) -> Response {
         StatusCode::INTERNAL_SERVER_ERROR,
         "Something went wrong",
         None,
-        "",
-        &html! {
+        None,
+        html! {
             h1 { "Something went wrong" }
             p { "Quire could not answer. Try again later." }
-        }
-        .into_string(),
+        },
     )
 }
 
@@ -292,12 +288,11 @@ pub fn busy() -> Response {
         StatusCode::SERVICE_UNAVAILABLE,
         "Busy",
         None,
-        "",
-        &html! {
+        None,
+        html! {
             h1 { "Busy" }
             p { (crate::domain::accounts::BUSY_MESSAGE) }
-        }
-        .into_string(),
+        },
     ))
 }
 
@@ -312,13 +307,12 @@ pub fn not_done(
         e.status(),
         "Not done",
         Some(viewer),
-        "",
-        &html! {
+        None,
+        html! {
             h1 { "Not done" }
             p.error role="alert" { (e) }
             p { a href=(back) { (label) } }
-        }
-        .into_string(),
+        },
     )
 }
 

@@ -247,13 +247,7 @@ pub async fn screen(
             (admin)
         }
     };
-    page(
-        StatusCode::OK,
-        &site.title,
-        Some(&viewer),
-        "",
-        &body.into_string(),
-    )
+    page(StatusCode::OK, &site.title, Some(&viewer), None, body)
 }
 
 /// The site's spaces (a site without sections) or its sections, grouped, each with its

@@ -78,13 +78,7 @@ pub async fn screen(State(state): State<AppState>, signed: Signed, InOrg(org): I
             button type="submit" { "Add" }
         }
     };
-    page(
-        StatusCode::OK,
-        "Single sign-on",
-        Some(&viewer),
-        "",
-        &body.into_string(),
-    )
+    page(StatusCode::OK, "Single sign-on", Some(&viewer), None, body)
 }
 
 /// The form of `POST /o/{organizationId}/sso`, named as the API's provider fields.

@@ -142,13 +142,7 @@ pub async fn screen(
             }
         }
     };
-    page(
-        StatusCode::OK,
-        "Translations",
-        Some(&viewer),
-        "",
-        &body.into_string(),
-    )
+    page(StatusCode::OK, "Translations", Some(&viewer), None, body)
 }
 
 /// `POST /o/{organizationId}/translations`: `op=create` (space, from, into) or `op=run`.
