@@ -537,6 +537,36 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for InOrg {
     }
 }
 
+/// The space of the path with the person's role on it, loaded by the route's access check
+/// (routes declared [`Access::Space`]).
+pub struct InSpace(pub access::SpaceCtx);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for InSpace {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Response> {
+        loaded(parts).await.map(InSpace)
+    }
+}
+
+/// The collection of the path as the person sees it, loaded by the route's access check
+/// (routes declared [`Access::Collection`]).
+pub struct InCollection(pub access::CollectionCtx);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for InCollection {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Response> {
+        loaded(parts).await.map(InCollection)
+    }
+}
+
 /// What the route's access check put on the request; missing only when a handler asks for
 /// more than its route declares (a failure the route matrix test meets).
 pub(super) async fn loaded<T: Clone + Send + Sync + 'static>(

@@ -335,6 +335,23 @@ pub async fn read_typed<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// A form of type `T` sent by the signed-in person from this server's pages, as
+/// [`read_typed`] reads it: origin and CSRF token checked (403), then the fields (400
+/// naming what is wrong). The last argument of an action's handler.
+pub struct Posted<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned> axum::extract::FromRequest<AppState> for Posted<T> {
+    type Rejection = Response;
+
+    async fn from_request(req: axum::extract::Request, state: &AppState) -> Result<Self, Response> {
+        let (parts, body) = req.into_parts();
+        let signed: Signed = super::routes::loaded(&parts).await?;
+        read_typed(state, &parts.headers, &signed.session, body)
+            .await
+            .map(Posted)
+    }
+}
+
 /// The signed-in user of a request from this server's pages whose body is not a form (the
 /// editor's file uploads): origin checked, the CSRF token in `X-Quire-CSRF`.
 pub async fn signed_script(
