@@ -4,14 +4,13 @@
 //! organization: the screen shows it, its tokens are confined to it, and it can link
 //! another provider (`/account/link`).
 
-use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use maud::html;
 use serde::Deserialize;
 
-use super::session::{read_typed, Signed};
+use super::session::{NoFields, Posted, Signed};
 use super::shell::{failed, page, see_other};
 use crate::clock::iso;
 use crate::state::AppState;
@@ -150,14 +149,9 @@ pub struct NewToken {
 /// for a single sign-on session), shown once.
 pub async fn create_token(
     State(state): State<AppState>,
-    headers: HeaderMap,
     signed: Signed,
-    body: Body,
+    Posted(form): Posted<NewToken>,
 ) -> Response {
-    let form: NewToken = match read_typed(&state, &headers, &signed.session, body).await {
-        Ok(f) => f,
-        Err(res) => return res,
-    };
     let label = form.label.trim();
     if label.is_empty() || label.chars().count() > LABEL_CHARS {
         let why = format!("`label`: a token needs a label of 1 to {LABEL_CHARS} characters.");
@@ -178,15 +172,9 @@ pub async fn create_token(
 pub async fn revoke_token(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    headers: HeaderMap,
     signed: Signed,
-    body: Body,
+    Posted(_): Posted<NoFields>,
 ) -> Response {
-    #[derive(Deserialize)]
-    struct Revoke {}
-    if let Err(res) = read_typed::<Revoke>(&state, &headers, &signed.session, body).await {
-        return res;
-    }
     let user = signed.user.id.as_str();
     let scope = signed.scope.as_ref().map(|o| o.as_str());
     match store::tokens::revoke_by_id(&state.db, user, scope, &id, state.now()).await {
@@ -210,14 +198,9 @@ pub struct Link {
 /// account (its login must assert the account's own address).
 pub async fn link(
     State(state): State<AppState>,
-    headers: HeaderMap,
     signed: Signed,
-    body: Body,
+    Posted(form): Posted<Link>,
 ) -> Response {
-    let form: Link = match read_typed(&state, &headers, &signed.session, body).await {
-        Ok(f) => f,
-        Err(res) => return res,
-    };
     let id = form.provider.trim();
     use crate::domain::saml::{LoginError, Refusal};
     let refusal = match crate::domain::saml::link(&state, id, signed.user.id.as_str()).await {

@@ -4,14 +4,13 @@
 //! administrator lets someone in without a shell on the server); and who may create
 //! organizations (`POST /admin/settings`).
 
-use axum::body::Body;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use maud::html;
 use serde::Deserialize;
 
-use super::session::{read_form, read_typed, Signed};
+use super::session::{Posted, Signed};
 use super::shell::{failed, page, see_other};
 use crate::domain::accounts::{self, AccountError, Holder};
 use crate::domain::orgs::Creators;
@@ -119,24 +118,43 @@ async fn render(state: &AppState, signed: &Signed, after: &str, problem: Option<
     page(status, "Accounts", Some(&signed.viewer()), None, body)
 }
 
+/// What the accounts form does.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccountOp {
+    /// A new account.
+    Create,
+    /// A new password for an existing account.
+    Reset,
+}
+
+/// The form of `POST /admin/accounts`.
+#[derive(Deserialize)]
+pub struct AccountForm {
+    op: AccountOp,
+    email: String,
+    password: String,
+    /// The new account's name.
+    name: Option<String>,
+}
+
 /// `POST /admin/accounts`: `op` `create` (name, email, password) or `reset` (email,
 /// password).
 pub async fn act(
     State(state): State<AppState>,
-    headers: HeaderMap,
     signed: Signed,
-    body: Body,
+    Posted(form): Posted<AccountForm>,
 ) -> Response {
-    let form = match read_form(&state, &headers, Some(&signed.session), body).await {
-        Ok(f) => f,
-        Err(res) => return res,
-    };
-    let email = form.email.unwrap_or_default();
-    let password = form.password.unwrap_or_default();
-    let name = form.name.filter(|n| !n.trim().is_empty());
-    let holder = match form.op.as_deref() {
-        Some("create") => Holder::New,
-        Some("reset") => {
+    let AccountForm {
+        op,
+        email,
+        password,
+        name,
+    } = form;
+    let name = name.filter(|n| !n.trim().is_empty());
+    let holder = match op {
+        AccountOp::Create => Holder::New,
+        AccountOp::Reset => {
             let known =
                 store::users::by_email(&state.db, &store::users::normalize_email(&email)).await;
             match known {
@@ -147,15 +165,6 @@ pub async fn act(
                 }
                 Err(e) => return failed(e),
             }
-        }
-        _ => {
-            return render(
-                &state,
-                &signed,
-                "",
-                Some("`op` must be `create` or `reset`."),
-            )
-            .await
         }
     };
     let now = state.now();
@@ -171,7 +180,7 @@ pub async fn act(
     .await
     {
         Ok(user) => {
-            tracing::info!(by = %signed.user.id, user = %user.id, op = ?form.op, "account changed by an instance administrator");
+            tracing::info!(by = %signed.user.id, user = %user.id, op = ?op, "account changed by an instance administrator");
             see_other(HERE)
         }
         Err(AccountError::Invalid(why)) => render(&state, &signed, "", Some(&why)).await,
@@ -216,14 +225,9 @@ pub struct Settings {
 /// `POST /admin/settings`: who may create organizations.
 pub async fn settings(
     State(state): State<AppState>,
-    headers: HeaderMap,
     signed: Signed,
-    body: Body,
+    Posted(form): Posted<Settings>,
 ) -> Response {
-    let form: Settings = match read_typed(&state, &headers, &signed.session, body).await {
-        Ok(f) => f,
-        Err(res) => return res,
-    };
     let Some(creators) = Creators::parse(&form.creators) else {
         let why = "`creators` must be `everyone` or `admins`.";
         return render(&state, &signed, "", Some(why)).await;

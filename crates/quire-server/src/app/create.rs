@@ -1,18 +1,17 @@
 //! Making spaces and collections in the app: the forms on the organization and collection
 //! screens, and `POST /o/{organizationId}` that runs the domain's workflows (the API's own).
 
-use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::HeaderMap;
+use axum::extract::State;
 use axum::response::Response;
 use maud::{html, Markup};
+use serde::Deserialize;
 
-use super::session;
-use super::shell::{no_org, org_for, run_write, Viewer};
+use super::routes::InOrg;
+use super::session::{Posted, Signed};
+use super::shell::{run_write, Viewer};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{OrgCtx, Role};
 use crate::domain::{collections, spaces};
-use crate::error::ApiError;
 use crate::state::AppState;
 
 /// The forms that make a space (in the organization, or in one of the collections the
@@ -74,31 +73,42 @@ pub fn forms(org: &OrgCtx, grants: &Grants, viewer: &Viewer<'_>, inside: Option<
     }
 }
 
+/// What the organization's create forms make.
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Made {
+    Space,
+    Collection,
+}
+
+/// The form of `POST /o/{organizationId}`.
+#[derive(Deserialize)]
+pub struct NewForm {
+    op: Made,
+    /// The title.
+    subject: String,
+    /// The collection it goes in (empty or absent: the organization).
+    parent: Option<String>,
+}
+
 /// `POST /o/{organizationId}`: makes a space (`op=space`, `parent` optional) or a
 /// collection (`op=collection`), then opens it.
 pub async fn act(
     State(state): State<AppState>,
-    Path(org_id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    signed: Signed,
+    InOrg(org): InOrg,
+    Posted(form): Posted<NewForm>,
 ) -> Response {
-    let here = format!("/o/{org_id}");
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
     let caller = signed.caller();
-    let Some(org) = org_for(&state, &caller, &org_id).await else {
-        return no_org(&viewer);
-    };
+    let here = format!("/o/{}", org.org.id.as_str());
     let run = {
         let state = state.clone();
         async move {
-            let title = form.subject.clone().unwrap_or_default().trim().to_string();
-            let parent = form.parent.clone().filter(|p| !p.is_empty());
-            match form.op.as_deref().unwrap_or("") {
-                "space" => {
+            let title = form.subject.trim().to_string();
+            let parent = form.parent.filter(|p| !p.is_empty());
+            match form.op {
+                Made::Space => {
                     let new = spaces::NewSpace {
                         title,
                         parent,
@@ -107,14 +117,11 @@ pub async fn act(
                     let (space, _) = spaces::create_in(&state, &org, &caller, new).await?;
                     Ok(format!("/s/{}", space.id))
                 }
-                "collection" => {
+                Made::Collection => {
                     let (c, _) =
                         collections::create(&state, &org, &caller, title, None, parent).await?;
                     Ok(format!("/c/{}", c.id))
                 }
-                other => Err(ApiError::bad_request(format!(
-                    "`op`: nothing to create named `{other}`."
-                ))),
             }
         }
     };

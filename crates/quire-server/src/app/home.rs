@@ -2,14 +2,13 @@
 //! person's organizations and the form that creates one (`POST /orgs`), where the server
 //! lets them.
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::html;
 use serde::Deserialize;
 
-use super::session::{self, read_typed, Signed};
+use super::session::{self, Posted, Signed};
 use super::shell::{failed, page, run_write, see_other};
 use crate::state::AppState;
 use crate::store;
@@ -126,14 +125,9 @@ pub struct NewOrg {
 /// `POST /orgs`: creates an organization the signed-in person administers, then opens it.
 pub async fn create_org(
     State(state): State<AppState>,
-    headers: HeaderMap,
     signed: Signed,
-    body: Body,
+    Posted(form): Posted<NewOrg>,
 ) -> Response {
-    let form: NewOrg = match read_typed(&state, &headers, &signed.session, body).await {
-        Ok(f) => f,
-        Err(res) => return res,
-    };
     let caller = signed.caller();
     let viewer = signed.viewer();
     run_write(&viewer, "/", "Back to your organizations", async move {

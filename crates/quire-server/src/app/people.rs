@@ -8,9 +8,11 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{html, Markup};
+use serde::Deserialize;
 
-use super::session::{self, Signed};
-use super::shell::{failed, no_org, not_found, org_for, page, run_write, see_other, Viewer};
+use super::routes::InOrg;
+use super::session::{self, ByOp, Posted, Signed};
+use super::shell::{failed, not_found, org_for, page, run_write, see_other, Viewer};
 use crate::domain::access::{OrgCtx, Role};
 use crate::domain::accounts::AccountError;
 use crate::domain::auth::Caller;
@@ -47,8 +49,8 @@ fn role_select(name: &str, id: &str, current: Option<&str>, label: &str) -> Mark
 }
 
 /// A role as sent by a form: `guest` is none; anything else unknown is refused.
-fn parse_role(value: Option<&str>) -> Result<Option<Role>, ApiError> {
-    match value.unwrap_or("") {
+fn parse_role(value: &str) -> Result<Option<Role>, ApiError> {
+    match value {
         "guest" => Ok(None),
         other => Role::parse(other)
             .map(Some)
@@ -56,34 +58,15 @@ fn parse_role(value: Option<&str>) -> Result<Option<Role>, ApiError> {
     }
 }
 
-async fn org_of(state: &AppState, signed: &Signed, org_id: &str) -> Result<(Caller, OrgCtx), ()> {
-    let caller = signed.caller();
-    let org = org_for(state, &caller, org_id).await.ok_or(())?;
-    Ok((caller, org))
-}
-
-/// `GET /o/{organizationId}/members`: the members (guests see no one, as in the API), and
-/// for admins the forms that invite, change roles, remove, and manage invite links.
+/// `GET /o/{organizationId}/members`: the members (for members: guests see no one, as in
+/// the API), and for admins the forms that invite, change roles, remove, and manage invite
+/// links.
 pub async fn members_page(
     State(state): State<AppState>,
-    Path(org_id): Path<String>,
-    headers: HeaderMap,
+    signed: Signed,
+    InOrg(org): InOrg,
 ) -> Response {
-    let here = format!("/o/{org_id}/members");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
-    let Ok((_, org)) = org_of(&state, &signed, &org_id).await else {
-        return no_org(&viewer);
-    };
-    if org.role.is_none() {
-        return not_found(
-            Some(&viewer),
-            "Guests do not see the organization's people.",
-        );
-    }
     match members_html(&state, &org, &viewer, None).await {
         Ok(body) => page(StatusCode::OK, "Members", Some(&viewer), None, body),
         Err(e) => failed(e),
@@ -232,7 +215,7 @@ async fn members_html(
                         form method="post" action=(action) class="inline" {
                             input type="hidden" name="csrf" value=(csrf);
                             input type="hidden" name="op" value="unlink";
-                            input type="hidden" name="invite" value=(l.id);
+                            input type="hidden" name="link" value=(l.id);
                             button type="submit" { "Delete" }
                         }
                     }
@@ -248,27 +231,39 @@ async fn members_html(
     })
 }
 
-/// `POST /o/{organizationId}/members`: one membership change (`op`: `role`, `remove`,
-/// `invite`, `withdraw`, `link`, `unlink`), then the members screen again.
+/// The forms of `POST /o/{organizationId}/members`, by their `op`.
+#[derive(Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum MemberForm {
+    /// A member's new role (`guest`: none).
+    Role { user: String, role: String },
+    /// Removes a member (or the person leaves).
+    Remove { user: String },
+    /// Invites addresses (one per line, or separated by commas) at a role.
+    Invite { emails: String, role: String },
+    /// Withdraws the invitation of an address.
+    Withdraw { email: String },
+    /// Makes an invite link that joins at a role.
+    Link { role: String },
+    /// Deletes an invite link.
+    Unlink { link: String },
+}
+
+/// `POST /o/{organizationId}/members`: one membership change, then the members screen
+/// again.
 pub async fn members_action(
     State(state): State<AppState>,
-    Path(org_id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    signed: Signed,
+    InOrg(org): InOrg,
+    Posted(ByOp(form)): Posted<ByOp<MemberForm>>,
 ) -> Response {
-    let here = format!("/o/{org_id}/members");
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
-    let Ok((caller, org)) = org_of(&state, &signed, &org_id).await else {
-        return no_org(&viewer);
-    };
-    let op = form.op.clone().unwrap_or_default();
+    let caller = signed.caller();
+    let org_id = org.org.id.as_str().to_string();
+    let here = format!("/o/{org_id}/members");
     let run = {
         let (state, org, caller) = (state.clone(), org.clone(), caller.clone());
-        async move { run(&state, &org, &caller, &op, form).await }
+        async move { run(&state, &org, &caller, form).await }
     };
     let done = match tokio::spawn(crate::cache::bypassed(run)).await {
         Ok(done) => done,
@@ -277,13 +272,13 @@ pub async fn members_action(
     match done {
         Ok(None) => {
             // Leaving the organization: its screens are no longer the user's.
-            match org_of(&state, &signed, &org_id).await {
-                Ok(_) => see_other(&here),
-                Err(()) => see_other("/"),
+            match org_for(&state, &caller, &org_id).await {
+                Some(_) => see_other(&here),
+                None => see_other("/"),
             }
         }
         Ok(Some(notice)) => {
-            let fresh = org_of(&state, &signed, &org_id).await.map(|(_, o)| o);
+            let fresh = org_for(&state, &caller, &org_id).await;
             let org = fresh.unwrap_or(org);
             match members_html(&state, &org, &viewer, Some(notice)).await {
                 Ok(body) => page(StatusCode::OK, "Members", Some(&viewer), None, body),
@@ -301,25 +296,20 @@ async fn run(
     state: &AppState,
     org: &OrgCtx,
     caller: &Caller,
-    op: &str,
-    form: session::Form,
+    form: MemberForm,
 ) -> Result<Option<Markup>, ApiError> {
-    let user = || UserId::new(form.user.clone().unwrap_or_default());
-    match op {
-        "role" => {
-            members::set_role(state, org, &user(), parse_role(form.role.as_deref())?).await?;
+    match form {
+        MemberForm::Role { user, role } => {
+            members::set_role(state, org, &UserId::new(user), parse_role(&role)?).await?;
             Ok(None)
         }
-        "remove" => {
-            members::remove(state, org, caller, &user()).await?;
+        MemberForm::Remove { user } => {
+            members::remove(state, org, caller, &UserId::new(user)).await?;
             Ok(None)
         }
-        "invite" => {
-            let role = parse_role(form.role.as_deref())?;
-            let emails: Vec<(String, Option<Option<Role>>)> = form
-                .emails
-                .as_deref()
-                .unwrap_or("")
+        MemberForm::Invite { emails, role } => {
+            let role = parse_role(&role)?;
+            let emails: Vec<(String, Option<Option<Role>>)> = emails
                 .split(['\n', ',', ';'])
                 .map(str::trim)
                 .filter(|e| !e.is_empty())
@@ -349,26 +339,31 @@ async fn run(
             };
             Ok(Some(notice))
         }
-        "withdraw" => {
+        MemberForm::Withdraw { email } => {
             org.require_admin("withdraw invitations")?;
-            let email = form.email.clone().unwrap_or_default();
             store::invites::remove_pending(&state.db, &org.org.id, &email).await?;
             Ok(None)
         }
-        "link" => {
-            members::create_link(state, org, parse_role(form.role.as_deref())?).await?;
+        MemberForm::Link { role } => {
+            members::create_link(state, org, parse_role(&role)?).await?;
             Ok(None)
         }
-        "unlink" => {
+        MemberForm::Unlink { link } => {
             org.require_admin("delete invite links")?;
-            let invite = form.invite.clone().unwrap_or_default();
-            store::invites::delete_link(&state.db, &org.org.id, &invite).await?;
+            store::invites::delete_link(&state.db, &org.org.id, &link).await?;
             Ok(None)
         }
-        other => Err(ApiError::bad_request(format!(
-            "`op`: no membership change `{other}`."
-        ))),
     }
+}
+
+/// The fields of the invitation screens' forms: the account an invited person creates (an
+/// invitation by address knows the address), or nothing but the CSRF token when a
+/// signed-in person joins through a link.
+#[derive(Deserialize)]
+pub struct AccountForm {
+    name: Option<String>,
+    email: Option<String>,
+    password: Option<String>,
 }
 
 /// The form that creates an account from an invitation.
@@ -387,7 +382,6 @@ fn account_form(
             @if let Some(c) = csrf {
                 input type="hidden" name="csrf" value=(c);
             }
-            input type="hidden" name="op" value="create";
             label for="name" { "Your name" }
             input id="name" name="name" type="text" autocomplete="name" required maxlength="255";
             label for="email" { "E-mail" }
@@ -445,7 +439,7 @@ pub async fn join(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let form = match session::read_form(&state, &headers, None, body).await {
+    let form: AccountForm = match session::read_typed(&state, &headers, None, body).await {
         Ok(f) => f,
         Err(res) => return res,
     };
@@ -507,7 +501,6 @@ pub async fn link_page(
                 (heading)
                 form method="post" action=(here) {
                     input type="hidden" name="csrf" value=(viewer.csrf);
-                    input type="hidden" name="op" value="join";
                     button type="submit" { "Join as " (signed.user.display_name) }
                 }
             };
@@ -542,9 +535,8 @@ pub async fn link_join(
         Ok(s) => s,
         Err(e) => return failed(e),
     };
-    let form = match session::read_form(&state, &headers, signed.as_ref().map(|s| &s.session), body)
-        .await
-    {
+    let session = signed.as_ref().map(|s| &s.session);
+    let form: AccountForm = match session::read_typed(&state, &headers, session, body).await {
         Ok(f) => f,
         Err(res) => return res,
     };
@@ -624,28 +616,15 @@ pub async fn link_join(
 /// Most teams, and members of each, the teams screen lists.
 const TEAMS_SHOWN: i64 = 200;
 
-/// `GET /o/{organizationId}/teams`: the teams and their members; admins create and delete
-/// teams, admins and a team's owners change its members.
+/// `GET /o/{organizationId}/teams`: the teams and their members (for members); admins
+/// create and delete teams, admins and a team's owners change its members.
 pub async fn teams_page(
     State(state): State<AppState>,
-    Path(org_id): Path<String>,
-    headers: HeaderMap,
+    signed: Signed,
+    InOrg(org): InOrg,
 ) -> Response {
-    let here = format!("/o/{org_id}/teams");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
-    let Ok((caller, org)) = org_of(&state, &signed, &org_id).await else {
-        return no_org(&viewer);
-    };
-    if org.role.is_none() {
-        return not_found(
-            Some(&viewer),
-            "Guests do not see the organization's people.",
-        );
-    }
+    let caller = signed.caller();
     match teams_html(&state, &org, &caller, &viewer).await {
         Ok(body) => page(StatusCode::OK, "Teams", Some(&viewer), None, body),
         Err(e) => failed(e),
@@ -713,7 +692,7 @@ async fn teams_html(
                                 form method="post" action=(action) class="inline" {
                                     input type="hidden" name="csrf" value=(csrf);
                                     input type="hidden" name="op" value="leave";
-                                    input type="hidden" name="invite" value=(tid);
+                                    input type="hidden" name="team" value=(tid);
                                     input type="hidden" name="user" value=(m.member.user_id.as_str());
                                     button type="submit" { "Remove" }
                                 }
@@ -725,7 +704,7 @@ async fn teams_html(
                     form method="post" action=(action) {
                         input type="hidden" name="csrf" value=(csrf);
                         input type="hidden" name="op" value="join";
-                        input type="hidden" name="invite" value=(tid);
+                        input type="hidden" name="team" value=(tid);
                         label for={ "add-" (tid) } { "Add a member" }
                         select id={ "add-" (tid) } name="user" {
                             @for m in &members {
@@ -734,7 +713,7 @@ async fn teams_html(
                         }
                         " "
                         label for={ "owner-" (tid) } class="plain" {
-                            input id={ "owner-" (tid) } type="checkbox" name="role" value="owner";
+                            input id={ "owner-" (tid) } type="checkbox" name="owner" value="yes";
                             " as an owner"
                         }
                         " "
@@ -745,7 +724,7 @@ async fn teams_html(
                     form method="post" action=(action) {
                         input type="hidden" name="csrf" value=(csrf);
                         input type="hidden" name="op" value="delete";
-                        input type="hidden" name="invite" value=(tid);
+                        input type="hidden" name="team" value=(tid);
                         button type="submit" class="danger" { "Delete the team" }
                     }
                 }
@@ -757,49 +736,58 @@ async fn teams_html(
                 input type="hidden" name="csrf" value=(csrf);
                 input type="hidden" name="op" value="create";
                 label for="team-title" { "Name" }
-                input id="team-title" name="subject" type="text" required maxlength="64";
+                input id="team-title" name="title" type="text" required maxlength="64";
                 button type="submit" { "Create the team" }
             }
         }
     })
 }
 
+/// The forms of `POST /o/{organizationId}/teams`, by their `op`.
+#[derive(Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum TeamForm {
+    /// A new team.
+    Create { title: String },
+    /// Deletes a team.
+    Delete { team: String },
+    /// Adds a member to a team, as an owner when `owner` is sent.
+    Join {
+        team: String,
+        user: String,
+        owner: Option<String>,
+    },
+    /// Removes a member from a team.
+    Leave { team: String, user: String },
+}
+
 /// `POST /o/{organizationId}/teams`: `create` and `delete` a team (admins), `join` (add)
 /// and `leave` (remove) a member (admins and the team's owners).
 pub async fn teams_action(
     State(state): State<AppState>,
-    Path(org_id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    signed: Signed,
+    InOrg(org): InOrg,
+    Posted(ByOp(form)): Posted<ByOp<TeamForm>>,
 ) -> Response {
-    let here = format!("/o/{org_id}/teams");
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
-    let Ok((caller, org)) = org_of(&state, &signed, &org_id).await else {
-        return no_org(&viewer);
-    };
+    let caller = signed.caller();
+    let here = format!("/o/{}/teams", org.org.id.as_str());
     let run = {
         let state = state.clone();
         async move {
             use crate::domain::teams;
-            let team = form.invite.clone().unwrap_or_default();
-            let user = form.user.clone().unwrap_or_default();
-            match form.op.as_deref().unwrap_or("") {
-                "create" => teams::create(&state, &org, form.subject.as_deref().unwrap_or(""), &[])
-                    .await
-                    .map(|_| ()),
-                "delete" => teams::delete(&state, &org, &team).await,
-                "join" => {
-                    let role = form.role.as_deref().filter(|r| *r == "owner");
+            match form {
+                TeamForm::Create { title } => {
+                    teams::create(&state, &org, &title, &[]).await.map(|_| ())
+                }
+                TeamForm::Delete { team } => teams::delete(&state, &org, &team).await,
+                TeamForm::Join { team, user, owner } => {
+                    let role = owner.is_some().then_some("owner");
                     teams::add_member(&state, &org, &caller, &team, (&user, "user"), role).await
                 }
-                "leave" => teams::remove_member(&state, &org, &caller, &team, &user).await,
-                other => Err(ApiError::bad_request(format!(
-                    "`op`: no team change `{other}`."
-                ))),
+                TeamForm::Leave { team, user } => {
+                    teams::remove_member(&state, &org, &caller, &team, &user).await
+                }
             }
         }
     };

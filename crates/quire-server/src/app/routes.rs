@@ -129,30 +129,41 @@ pub const ROUTES: &[Route] = &[
     route(GET, "/o/{organizationId}", Org, || get(screens::org)),
     route(POST, "/o/{organizationId}", Org, || post(create::act)),
     route(GET, "/o/{organizationId}/search", Org, || get(search::org)),
-    route(POST, "/o/{organizationId}/sites", Org, || post(sites::act)),
-    route(GET, "/o/{organizationId}/sites/{siteId}", Org, || {
+    route(POST, "/o/{organizationId}/sites", OrgMember, || {
+        post(sites::create)
+    }),
+    route(GET, "/o/{organizationId}/sites/{siteId}", OrgMember, || {
         get(sites::screen)
     }),
-    route(POST, "/o/{organizationId}/sites/{siteId}", Org, || {
-        post(sites::act)
-    }),
-    route(POST, "/o/{organizationId}/openapi", Org, || {
+    route(
+        POST,
+        "/o/{organizationId}/sites/{siteId}",
+        OrgMember,
+        || post(sites::act),
+    ),
+    route(POST, "/o/{organizationId}/openapi", OrgMember, || {
         post(specs::act)
     }),
-    route(GET, "/o/{organizationId}/openapi/{specSlug}", Org, || {
-        get(screens::openapi_spec)
-    }),
-    route(POST, "/o/{organizationId}/openapi/{specSlug}", Org, || {
-        post(specs::update)
-    }),
+    route(
+        GET,
+        "/o/{organizationId}/openapi/{specSlug}",
+        OrgMember,
+        || get(screens::openapi_spec),
+    ),
+    route(
+        POST,
+        "/o/{organizationId}/openapi/{specSlug}",
+        OrgMember,
+        || post(specs::update),
+    ),
     route(GET, "/o/{organizationId}/sso", OrgAdmin, || {
         get(sso::screen)
     }),
     route(POST, "/o/{organizationId}/sso", OrgAdmin, || post(sso::act)),
-    route(GET, "/o/{organizationId}/translations", Org, || {
+    route(GET, "/o/{organizationId}/translations", OrgMember, || {
         get(translations::screen)
     }),
-    route(POST, "/o/{organizationId}/translations", Org, || {
+    route(POST, "/o/{organizationId}/translations", OrgMember, || {
         post(translations::act)
     }),
     route(GET, "/o/{organizationId}/members", OrgMember, || {

@@ -12,8 +12,10 @@ use axum::Extension;
 use maud::{html, Markup, PreEscaped};
 use quire_content::html::{render_document, FileRef};
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
+use serde::Deserialize;
 
-use super::session::{self, Signed};
+use super::routes::{InCollection, InOrg};
+use super::session::{self, ByOp, Posted, Signed};
 use super::shell::{failed, not_done, not_found, page, run_write, see_other, Viewer};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, SpaceCtx};
@@ -155,21 +157,11 @@ pub async fn org(
 /// `GET /c/{collectionId}`: a collection's spaces the user may read.
 pub async fn collection(
     State(state): State<AppState>,
-    Path(collection_id): Path<String>,
-    headers: HeaderMap,
+    signed: Signed,
+    InCollection(ctx): InCollection,
 ) -> Response {
-    let signed = match session::require(&state, &headers, &format!("/c/{collection_id}")).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
-    let caller = signed.caller();
-    let Ok(ctx) = access::load_collection(&state, &caller, &collection_id).await else {
-        return not_found(
-            Some(&viewer),
-            "This collection does not exist, or you may not see it.",
-        );
-    };
+    let collection_id = ctx.collection.id.clone();
     let org_id = OrgId::new(ctx.collection.org_id.clone());
     let spaces = match visible_spaces(&state, &org_id, &ctx.grants).await {
         Ok(s) => s,
@@ -221,7 +213,7 @@ pub async fn collection(
                 (hidden)
                 input type="hidden" name="op" value="settings";
                 label for="collection-title" { "Title" }
-                input id="collection-title" name="subject" maxlength="50" required value=(ctx.collection.title);
+                input id="collection-title" name="title" maxlength="50" required value=(ctx.collection.title);
                 label for="collection-description" { "Description" }
                 input id="collection-description" name="description" maxlength="100" value=(ctx.collection.description.as_deref().unwrap_or(""));
                 button type="submit" { "Save" }
@@ -249,22 +241,10 @@ pub async fn collection(
 /// `GET /c/{collectionId}/~/share`: who may access the collection.
 pub async fn collection_share(
     State(state): State<AppState>,
-    Path(collection_id): Path<String>,
-    headers: HeaderMap,
+    signed: Signed,
+    InCollection(ctx): InCollection,
 ) -> Response {
-    let here = format!("/c/{collection_id}/~/share");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
-    let viewer = signed.viewer();
-    match access::load_collection(&state, &signed.caller(), &collection_id).await {
-        Ok(ctx) => super::share::collection_screen(&state, &ctx, &viewer).await,
-        Err(_) => not_found(
-            Some(&viewer),
-            "This collection does not exist, or you may not see it.",
-        ),
-    }
+    super::share::collection_screen(&state, &ctx, &signed.viewer()).await
 }
 
 /// `POST /c/{collectionId}/~/share`: its admins give, change and take permissions.
@@ -289,27 +269,31 @@ pub async fn collection_share_act(
     }
 }
 
+/// The forms of `POST /c/{collectionId}`, by their `op`.
+#[derive(Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum CollectionForm {
+    /// Its title and description.
+    Settings {
+        title: String,
+        description: Option<String>,
+    },
+    /// Into another collection (`parent`), or to the organization's top (empty).
+    Move { parent: Option<String> },
+    /// Deletes it, when `confirm` is `yes`.
+    Delete { confirm: Option<String> },
+}
+
 /// `POST /c/{collectionId}`: its admins rename it, describe it, move it, or delete it (its
 /// spaces and collections move up to its parent).
 pub async fn collection_act(
     State(state): State<AppState>,
-    Path(collection_id): Path<String>,
-    headers: HeaderMap,
-    body: axum::body::Body,
+    signed: Signed,
+    InCollection(ctx): InCollection,
+    Posted(ByOp(form)): Posted<ByOp<CollectionForm>>,
 ) -> Response {
-    let here = format!("/c/{collection_id}");
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
-    let caller = signed.caller();
-    let Ok(ctx) = access::load_collection(&state, &caller, &collection_id).await else {
-        return not_found(
-            Some(&viewer),
-            "This collection does not exist, or you may not see it.",
-        );
-    };
+    let here = format!("/c/{}", ctx.collection.id);
     let run = {
         let state = state.clone();
         async move {
@@ -318,44 +302,34 @@ pub async fn collection_act(
                     "Only the collection's admins may change or delete it.",
                 ));
             }
-            match form.op.as_deref() {
-                Some("settings") => {
+            match form {
+                CollectionForm::Settings { title, description } => {
                     let patch = store::collections::CollectionPatch {
-                        title: Some(form.subject.clone().unwrap_or_default().trim().to_string()),
-                        description: Some(
-                            form.description
-                                .clone()
-                                .unwrap_or_default()
-                                .trim()
-                                .to_string(),
-                        ),
+                        title: Some(title.trim().to_string()),
+                        description: Some(description.unwrap_or_default().trim().to_string()),
                         ..Default::default()
                     };
                     crate::domain::collections::update(&state, &ctx.collection, patch).await?;
                     Ok(format!("/c/{}", ctx.collection.id))
                 }
-                Some("move") => {
+                CollectionForm::Move { parent } => {
                     let body = crate::domain::placement::MoveBody {
-                        parent: Some(form.parent.clone().filter(|p| !p.is_empty())),
+                        parent: Some(parent.filter(|p| !p.is_empty())),
                         position: None,
                     };
                     crate::domain::collections::move_collection(&state, &ctx, &body).await?;
                     Ok(format!("/c/{}", ctx.collection.id))
                 }
-                Some("delete") if form.confirm.as_deref() == Some("yes") => {
+                CollectionForm::Delete { confirm } if confirm.as_deref() == Some("yes") => {
                     crate::domain::collections::delete(&state, &ctx.collection).await?;
                     Ok(match &ctx.collection.parent_id {
                         Some(parent) => format!("/c/{parent}"),
                         None => format!("/o/{}", ctx.collection.org_id),
                     })
                 }
-                Some("delete") => Err(crate::error::ApiError::bad_request(
+                CollectionForm::Delete { .. } => Err(crate::error::ApiError::bad_request(
                     "`confirm`: tick the box to delete the collection.",
                 )),
-                other => Err(crate::error::ApiError::bad_request(format!(
-                    "`op`: no collection change `{}` here.",
-                    other.unwrap_or("")
-                ))),
             }
         }
     };
@@ -1323,31 +1297,16 @@ pub(super) async fn changes_html(
     .map_err(crate::error::ApiError::internal)
 }
 
-/// The organization of an organization screen, for a member who is not a guest (as the
-/// API's site and specification reads require).
-async fn member_org(state: &AppState, signed: &Signed, org_id: &str) -> Option<access::OrgCtx> {
-    let org = access::load_org(state, &signed.caller(), &OrgId::new(org_id.to_string()))
-        .await
-        .ok()?;
-    org.role.is_some().then_some(org)
-}
-
-/// `GET /o/{organizationId}/openapi/{specSlug}`: an OpenAPI specification and its versions.
+/// `GET /o/{organizationId}/openapi/{specSlug}`: an OpenAPI specification and its versions
+/// (for members: as in the API, guests do not read specifications).
 pub async fn openapi_spec(
     State(state): State<AppState>,
-    Path((org_id, slug)): Path<(String, String)>,
-    headers: HeaderMap,
+    Path((_, slug)): Path<(String, String)>,
+    signed: Signed,
+    InOrg(org): InOrg,
 ) -> Response {
-    let here = format!("/o/{org_id}/openapi/{slug}");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
     let missing = "This specification does not exist, or you may not see it.";
-    let Some(org) = member_org(&state, &signed, &org_id).await else {
-        return not_found(Some(&viewer), missing);
-    };
     let spec = match store::openapi::get(&state.db, org.org.id.as_str(), &slug).await {
         Ok(Some(s)) => s,
         Ok(None) => return not_found(Some(&viewer), missing),

@@ -5,18 +5,18 @@
 //! screen, with the same session and access, for its results region only (the [`FRAGMENT`]
 //! header), rendered here as on the page, and swaps it in.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup};
 use serde::Deserialize;
 
-use super::session;
-use super::shell::{failed, no_org, page, with_headers};
+use super::routes::InOrg;
+use super::session::Signed;
+use super::shell::{failed, page, with_headers};
 use crate::domain::access::grants::Grants;
-use crate::domain::access::{self, SpaceCtx};
+use crate::domain::access::SpaceCtx;
 use crate::domain::search::{self, query};
-use crate::ids::OrgId;
 use crate::state::AppState;
 use crate::store;
 
@@ -240,20 +240,14 @@ pub async fn space(
 /// `GET /o/{organizationId}/search?q=`: every space of the organization the viewer may read.
 pub async fn org(
     State(state): State<AppState>,
-    Path(org_id): Path<String>,
     Query(query): Query<SearchQuery>,
     headers: HeaderMap,
+    signed: Signed,
+    InOrg(org): InOrg,
 ) -> Response {
-    let signed = match session::require(&state, &headers, &format!("/o/{org_id}/search")).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
     let caller = signed.caller();
-    let id = OrgId::new(org_id);
-    let Ok(org) = access::load_org(&state, &caller, &id).await else {
-        return no_org(&viewer);
-    };
+    let id = org.org.id.clone();
     let q = query.q.unwrap_or_default();
     let found = match asked(&q) {
         Asked::Nothing => results_region("", ""),

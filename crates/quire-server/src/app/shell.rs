@@ -248,14 +248,6 @@ pub async fn org_for(
         .ok()
 }
 
-/// The page of an organization that does not exist or that the viewer is not in.
-pub fn no_org(viewer: &Viewer<'_>) -> Response {
-    not_found(
-        Some(viewer),
-        "This organization does not exist, or you are not one of its members.",
-    )
-}
-
 /// The page of a failure of the server (logged).
 pub fn failed(e: impl std::fmt::Display) -> Response {
     tracing::error!(error = %e, "app screen failed");

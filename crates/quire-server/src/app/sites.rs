@@ -7,16 +7,16 @@
 //! `domain::site_structure`); and its custom hostname's state, with the DNS record that
 //! proves its control (which the API's `CustomHostname` has no field for) and a check.
 
-use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{html, Markup};
+use serde::Deserialize;
 
-use super::session;
-use super::shell::{failed, not_found, options, org_for, page, run_write, Viewer};
+use super::routes::InOrg;
+use super::session::{Posted, Signed};
+use super::shell::{failed, not_found, options, page, run_write, Viewer};
 use crate::domain::access::OrgCtx;
-use crate::domain::auth::Caller;
 use crate::domain::hostnames;
 use crate::domain::insights;
 use crate::domain::share_links;
@@ -67,7 +67,6 @@ pub async fn section(
         @if org.is_admin() {
             form method="post" action={ "/o/" (id) "/sites" } {
                 input type="hidden" name="csrf" value=(viewer.csrf);
-                input type="hidden" name="op" value="create";
                 h3 { "New site" }
                 label for="site-title" { "Title" }
                 input id="site-title" name="subject" type="text" required minlength="2" maxlength="128";
@@ -90,31 +89,17 @@ pub async fn section(
     Ok(out)
 }
 
-async fn org_of(state: &AppState, caller: &Caller, org_id: &str) -> Option<OrgCtx> {
-    // As the API: guests do not read sites.
-    org_for(state, caller, org_id)
-        .await
-        .filter(|o| o.role.is_some())
-}
-
 /// `GET /o/{organizationId}/sites/{siteId}`: a docs site, its state, address, spaces and
-/// sections; for admins, the forms that change them, its look and who reads it.
+/// sections; for admins, the forms that change them, its look and who reads it. For
+/// members: as in the API, guests do not read sites.
 pub async fn screen(
     State(state): State<AppState>,
-    Path((org_id, site_id)): Path<(String, String)>,
-    headers: HeaderMap,
+    Path((_, site_id)): Path<(String, String)>,
+    signed: Signed,
+    InOrg(org): InOrg,
 ) -> Response {
-    let here = format!("/o/{org_id}/sites/{site_id}");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
-    let caller = signed.caller();
     let missing = "This site does not exist, or you may not see it.";
-    let Some(org) = org_of(&state, &caller, &org_id).await else {
-        return not_found(Some(&viewer), missing);
-    };
     let site = match store::sites::get(&state.db, org.org.id.as_str(), &site_id).await {
         Ok(Some(s)) => s,
         Ok(None) => return not_found(Some(&viewer), missing),
@@ -826,60 +811,94 @@ fn ranking(title: &str, empty: &str, what: (&str, &str), items: &[(String, i64)]
     }
 }
 
-/// `POST /o/{organizationId}/sites` (`op=create`) and `POST /o/{organizationId}/sites/{siteId}`
-/// (`op=publish`, `unpublish`, `add`, `visibility`, `regenerate-key`, `link-…`, `section-…`,
-/// `group-…`, `site-space-…`, `move-up`, `move-down`, `customize`): a site change, then the
-/// site's screen.
-pub async fn act(
+/// The new-site form of `POST /o/{organizationId}/sites`.
+#[derive(Deserialize)]
+pub struct NewSiteForm {
+    /// The title.
+    subject: Option<String>,
+    /// The spaces it publishes.
+    #[serde(default)]
+    spaces: Vec<String>,
+}
+
+/// `POST /o/{organizationId}/sites`: creates a site, then opens its screen.
+pub async fn create(
     State(state): State<AppState>,
-    Path(params): Path<Vec<(String, String)>>,
-    headers: HeaderMap,
-    body: Body,
+    signed: Signed,
+    InOrg(org): InOrg,
+    Posted(form): Posted<NewSiteForm>,
 ) -> Response {
-    let param = |name: &str| {
-        params
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
-    let org_id = param("organizationId").unwrap_or_default();
-    let site_id = param("siteId");
-    let here = match &site_id {
-        Some(s) => format!("/o/{org_id}/sites/{s}"),
-        None => format!("/o/{org_id}"),
-    };
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
     let caller = signed.caller();
-    let Some(org) = org_of(&state, &caller, &org_id).await else {
-        return not_found(
-            Some(&viewer),
-            "This site does not exist, or you may not see it.",
-        );
+    let here = format!("/o/{}", org.org.id.as_str());
+    let run = {
+        let state = state.clone();
+        async move {
+            let new = NewSite {
+                title: form.subject,
+                spaces: Some(NewSiteSpaces::Ids(form.spaces)),
+                ..Default::default()
+            };
+            let site = sites::create(&state, &org, &caller, new).await?;
+            Ok(format!("/o/{}/sites/{}", org.org.id.as_str(), site.id))
+        }
     };
+    run_write(&viewer, &here, "Back", run).await
+}
+
+/// The forms of a site's screen: which change (`op`) and the fields it reads.
+#[derive(Deserialize)]
+pub struct SiteForm {
+    op: String,
+    /// A title: the site's, a section's, a group's, a share link's name.
+    subject: Option<String>,
+    visibility: Option<String>,
+    /// The share link acted on.
+    link: Option<String>,
+    /// The space added to the site or as a section.
+    parent: Option<String>,
+    section: Option<String>,
+    group: Option<String>,
+    /// The structure item acted on (a site space, section or group), its type in `kind`.
+    item: Option<String>,
+    kind: Option<String>,
+    path: Option<String>,
+    condition: Option<String>,
+    #[serde(rename = "defaultspace")]
+    default_space: Option<String>,
+    icon: Option<String>,
+    description: Option<String>,
+    /// The customization basics: primary colour (light and dark), theme, font.
+    light: Option<String>,
+    dark: Option<String>,
+    theme: Option<String>,
+    font: Option<String>,
+}
+
+/// `POST /o/{organizationId}/sites/{siteId}` (`op=publish`, `unpublish`, `add`,
+/// `visibility`, `regenerate-key`, `link-…`, `section-…`, `group-…`, `site-space-…`,
+/// `move-up`, `move-down`, `customize`): a site change, then the site's screen.
+pub async fn act(
+    State(state): State<AppState>,
+    Path((_, site)): Path<(String, String)>,
+    signed: Signed,
+    InOrg(org): InOrg,
+    Posted(form): Posted<SiteForm>,
+) -> Response {
+    let viewer = signed.viewer();
+    let caller = signed.caller();
+    let here = format!("/o/{}/sites/{site}", org.org.id.as_str());
     let run = {
         let state = state.clone();
         async move {
             let oid = org.org.id.to_string();
-            match (form.op.as_deref().unwrap_or(""), site_id) {
-                ("create", None) => {
-                    let new = NewSite {
-                        title: form.subject.clone(),
-                        spaces: Some(NewSiteSpaces::Ids(form.spaces.clone())),
-                        ..Default::default()
-                    };
-                    let site = sites::create(&state, &org, &caller, new).await?;
-                    Ok(format!("/o/{oid}/sites/{}", site.id))
-                }
-                ("publish" | "unpublish", Some(site)) => {
-                    let publish = form.op.as_deref() == Some("publish");
+            match form.op.as_str() {
+                "publish" | "unpublish" => {
+                    let publish = form.op == "publish";
                     sites::set_published(&state, &org, &site, publish).await?;
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
-                ("visibility", Some(site)) => {
+                "visibility" => {
                     org.require_admin("change who reads a site")?;
                     let wanted = form.visibility.as_deref().unwrap_or("");
                     let visibility = SiteVisibility::parse(wanted).ok_or_else(|| {
@@ -896,30 +915,30 @@ pub async fn act(
                     sites::patch_site(&state, &org, &site, &patch).await?;
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
-                ("regenerate-key", Some(site)) => {
+                "regenerate-key" => {
                     org.require_admin("replace a site's visitor key")?;
                     let row = sites::reload(&state, &oid, &site).await?;
                     visitor::regenerate(&state, &row).await?;
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
-                ("link-create" | "link-on" | "link-off" | "link-delete", Some(site)) => {
+                "link-create" | "link-on" | "link-off" | "link-delete" => {
                     org.require_admin("manage a site's share links")?;
                     sites::reload(&state, &oid, &site).await?;
                     let link = form.link.clone().unwrap_or_default();
-                    match form.op.as_deref() {
-                        Some("link-create") => {
+                    match form.op.as_str() {
+                        "link-create" => {
                             let name = form.subject.clone().unwrap_or_default();
                             share_links::create(&state, &site, name.trim().to_string()).await?;
                         }
-                        Some("link-delete") => share_links::delete(&state, &site, &link).await?,
+                        "link-delete" => share_links::delete(&state, &site, &link).await?,
                         on_off => {
-                            let active = Some(on_off == Some("link-on"));
+                            let active = Some(on_off == "link-on");
                             share_links::update(&state, &site, &link, None, active).await?;
                         }
                     }
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
-                ("hostname-check", Some(site)) => {
+                "hostname-check" => {
                     org.require_admin("check a site's hostname")?;
                     let row = sites::reload(&state, &oid, &site).await?;
                     if let Some(host) = &row.hostname {
@@ -927,22 +946,21 @@ pub async fn act(
                     }
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
-                ("add", Some(site)) => {
+                "add" => {
                     let space = form.parent.clone().unwrap_or_default();
                     let section = given(&form.section);
                     sites::add_space(&state, &org, &site, &space, section.as_deref()).await?;
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
-                (op, Some(site))
-                    if op.starts_with("section-")
-                        || op.starts_with("group-")
-                        || op.starts_with("site-space-")
-                        || op.starts_with("move-") =>
+                op if op.starts_with("section-")
+                    || op.starts_with("group-")
+                    || op.starts_with("site-space-")
+                    || op.starts_with("move-") =>
                 {
                     structure_change(&state, &org, &site, op, &form).await?;
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
-                ("customize", Some(site)) => {
+                "customize" => {
                     let primary_color = match (given(&form.light), given(&form.dark)) {
                         (None, None) => None,
                         (light, dark) => {
@@ -958,7 +976,7 @@ pub async fn act(
                     site_structure::customize_basics(&state, &org, &site, basics).await?;
                     Ok(format!("/o/{oid}/sites/{site}"))
                 }
-                (other, _) => Err(ApiError::bad_request(format!(
+                other => Err(ApiError::bad_request(format!(
                     "`op`: no site change `{other}` here."
                 ))),
             }
@@ -983,7 +1001,7 @@ async fn structure_change(
     org: &OrgCtx,
     site: &str,
     op: &str,
-    form: &session::Form,
+    form: &SiteForm,
 ) -> ApiResult<()> {
     let section = form.section.clone().unwrap_or_default();
     let group = form.group.clone().unwrap_or_default();

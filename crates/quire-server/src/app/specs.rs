@@ -3,14 +3,14 @@
 //! through the domain's workflow (the API's `createOpenAPISpec`); Quire then fetches and
 //! processes it in a background job.
 
-use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
 use axum::response::Response;
 use maud::{html, Markup};
+use serde::Deserialize;
 
-use super::session;
-use super::shell::{no_org, org_for, run_write, Viewer};
+use super::routes::InOrg;
+use super::session::{Posted, Signed};
+use super::shell::{run_write, Viewer};
 use crate::domain::access::{OrgCtx, Role};
 use crate::domain::openapi;
 use crate::error::ApiResult;
@@ -49,11 +49,11 @@ pub async fn section(state: &AppState, org: &OrgCtx, viewer: &Viewer<'_>) -> Api
                 input type="hidden" name="csrf" value=(viewer.csrf);
                 h3 { "Add a specification" }
                 label for="spec-slug" { "Name in addresses (lower-case letters, digits, hyphens)" }
-                input id="spec-slug" name="subject" type="text" required maxlength="100" pattern="[a-z0-9]+(-[a-z0-9]+)*";
+                input id="spec-slug" name="slug" type="text" required maxlength="100" pattern="[a-z0-9]+(-[a-z0-9]+)*";
                 label for="spec-url" { "Its address" }
-                input id="spec-url" name="emoji" type="url" placeholder="https://";
+                input id="spec-url" name="url" type="url" placeholder="https://";
                 label for="spec-text" { "Or its text (YAML or JSON)" }
-                textarea id="spec-text" name="body" rows="4" {}
+                textarea id="spec-text" name="text" rows="4" {}
                 button type="submit" { "Add" }
             }
         }
@@ -61,30 +61,46 @@ pub async fn section(state: &AppState, org: &OrgCtx, viewer: &Viewer<'_>) -> Api
     Ok(out)
 }
 
+/// A specification's source as a form gives it: its address or its text (exactly one is
+/// expected; the domain names the fault otherwise).
+#[derive(Deserialize)]
+pub struct SourceForm {
+    url: Option<String>,
+    text: Option<String>,
+}
+
+impl SourceForm {
+    /// The address and the text, each when given.
+    fn source(self) -> (Option<String>, Option<String>) {
+        let given = |v: Option<String>| v.filter(|t| !t.trim().is_empty());
+        (
+            given(self.url).map(|u| u.trim().to_string()),
+            given(self.text),
+        )
+    }
+}
+
+/// The form of `POST /o/{organizationId}/openapi`.
+#[derive(Deserialize)]
+pub struct NewSpecForm {
+    slug: String,
+    #[serde(flatten)]
+    source: SourceForm,
+}
+
 /// `POST /o/{organizationId}/openapi`: adds a specification from the address or the text
 /// given (exactly one), then opens its screen.
 pub async fn act(
     State(state): State<AppState>,
-    Path(org_id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    signed: Signed,
+    InOrg(org): InOrg,
+    Posted(form): Posted<NewSpecForm>,
 ) -> Response {
-    let here = format!("/o/{org_id}");
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
-    let caller = signed.caller();
-    let Some(org) = org_for(&state, &caller, &org_id).await else {
-        return no_org(&viewer);
-    };
-    let slug = form.subject.clone().unwrap_or_default().trim().to_string();
-    let given = |v: &Option<String>| v.clone().filter(|t| !t.trim().is_empty());
-    let source = (
-        given(&form.emoji).map(|u| u.trim().to_string()),
-        given(&form.body),
-    );
+    let org_id = org.org.id.as_str().to_string();
+    let here = format!("/o/{org_id}");
+    let slug = form.slug.trim().to_string();
+    let source = form.source.source();
     let run = {
         let (state, slug) = (state.clone(), slug.clone());
         async move { openapi::create(&state, &org, &slug, source).await }
@@ -107,9 +123,9 @@ pub fn update_form(org: &OrgCtx, viewer: &Viewer<'_>, slug: &str) -> Markup {
             input type="hidden" name="csrf" value=(viewer.csrf);
             h2 { "Update it" }
             label for="spec-url" { "Its new address" }
-            input id="spec-url" name="emoji" type="url" placeholder="https://";
+            input id="spec-url" name="url" type="url" placeholder="https://";
             label for="spec-text" { "Or its new text (YAML or JSON)" }
-            textarea id="spec-text" name="body" rows="6" {}
+            textarea id="spec-text" name="text" rows="6" {}
             button type="submit" { "Update" }
         }
     }
@@ -119,25 +135,14 @@ pub fn update_form(org: &OrgCtx, viewer: &Viewer<'_>, slug: &str) -> Markup {
 /// address or the text given, exactly one), processed into a new version if it changed.
 pub async fn update(
     State(state): State<AppState>,
-    Path((org_id, slug)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Body,
+    Path((_, slug)): Path<(String, String)>,
+    signed: Signed,
+    InOrg(org): InOrg,
+    Posted(form): Posted<SourceForm>,
 ) -> Response {
-    let here = format!("/o/{org_id}/openapi/{slug}");
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
-    let caller = signed.caller();
-    let Some(org) = org_for(&state, &caller, &org_id).await else {
-        return no_org(&viewer);
-    };
-    let given = |v: &Option<String>| v.clone().filter(|t| !t.trim().is_empty());
-    let source = (
-        given(&form.emoji).map(|u| u.trim().to_string()),
-        given(&form.body),
-    );
+    let here = format!("/o/{}/openapi/{slug}", org.org.id.as_str());
+    let source = form.source();
     let run = {
         let (state, slug, to) = (state.clone(), slug.clone(), here.clone());
         async move {

@@ -3,15 +3,14 @@
 //! and the forms that add and remove providers, through the domain's provider workflows
 //! (the API's own).
 
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use maud::html;
 use serde::Deserialize;
 
 use super::routes::InOrg;
-use super::session::{self, Signed};
+use super::session::{Posted, Signed};
 use super::shell::{failed, page, run_write};
 use crate::domain::saml::providers::{self, NewProvider, MAX_PROVIDERS};
 use crate::domain::saml::service_urls;
@@ -99,17 +98,11 @@ pub struct ProviderForm {
 /// `POST /o/{organizationId}/sso`: `op=create` or `op=delete` (admins).
 pub async fn act(
     State(state): State<AppState>,
-    headers: HeaderMap,
     signed: Signed,
     InOrg(org): InOrg,
-    body: Body,
+    Posted(form): Posted<ProviderForm>,
 ) -> Response {
     let here = format!("/o/{}/sso", org.org.id);
-    let form: ProviderForm =
-        match session::read_typed(&state, &headers, &signed.session, body).await {
-            Ok(f) => f,
-            Err(res) => return res,
-        };
     let viewer = signed.viewer();
     let given = |v: &Option<String>| {
         v.clone()

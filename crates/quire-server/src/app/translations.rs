@@ -2,31 +2,23 @@
 //! and for members with the create role the forms that start one and run it again, through
 //! the domain's translation workflow (the API's own); runs happen in background jobs.
 
-use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{html, Markup};
+use serde::Deserialize;
 
-use super::session;
-use super::shell::{failed, no_org, org_for, page, run_write};
+use super::routes::InOrg;
+use super::session::{ByOp, Posted, Signed};
+use super::shell::{failed, page, run_write};
 use crate::domain::access::grants::Grants;
-use crate::domain::access::{OrgCtx, Role};
-use crate::domain::auth::Caller;
+use crate::domain::access::Role;
 use crate::domain::translations;
-use crate::error::ApiError;
 use crate::state::AppState;
 use crate::store;
 
 /// Most translations the screen lists.
 const SHOWN: i64 = 200;
-
-async fn org_of(state: &AppState, caller: &Caller, org_id: &str) -> Option<OrgCtx> {
-    // As the API: guests do not read translations.
-    org_for(state, caller, org_id)
-        .await
-        .filter(|o| o.role.is_some())
-}
 
 fn language_select(id: &str, name: &str, selected: &str) -> Markup {
     html! {
@@ -38,22 +30,11 @@ fn language_select(id: &str, name: &str, selected: &str) -> Markup {
     }
 }
 
-/// `GET /o/{organizationId}/translations`.
-pub async fn screen(
-    State(state): State<AppState>,
-    Path(org_id): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    let here = format!("/o/{org_id}/translations");
-    let signed = match session::require(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+/// `GET /o/{organizationId}/translations` (members: as in the API, guests do not read
+/// translations).
+pub async fn screen(State(state): State<AppState>, signed: Signed, InOrg(org): InOrg) -> Response {
     let viewer = signed.viewer();
     let caller = signed.caller();
-    let Some(org) = org_of(&state, &caller, &org_id).await else {
-        return no_org(&viewer);
-    };
     let (list, _) = match store::translations::list(&state.db, &org.org.id, None, SHOWN).await {
         Ok(l) => l,
         Err(e) => return failed(e),
@@ -113,7 +94,7 @@ pub async fn screen(
                                     form method="post" action={ "/o/" (oid) "/translations" } class="inline" {
                                         input type="hidden" name="csrf" value=(csrf);
                                         input type="hidden" name="op" value="run";
-                                        input type="hidden" name="invite" value=(t.id);
+                                        input type="hidden" name="translation" value=(t.id);
                                         button type="submit" { "Run again" }
                                     }
                                 }
@@ -129,15 +110,15 @@ pub async fn screen(
                 input type="hidden" name="csrf" value=(csrf);
                 input type="hidden" name="op" value="create";
                 label for="tr-space" { "Space" }
-                select id="tr-space" name="parent" {
+                select id="tr-space" name="space" {
                     @for s in spaces.iter().filter(|s| grants.space_role(s).is_some()) {
                         option value=(s.id) { (s.title) }
                     }
                 }
                 label for="tr-from" { "From" }
-                (language_select("tr-from", "status", "en"))
+                (language_select("tr-from", "from", "en"))
                 label for="tr-to" { "Into" }
-                (language_select("tr-to", "role", "fr"))
+                (language_select("tr-to", "into", "fr"))
                 button type="submit" { "Translate" }
             }
         }
@@ -145,45 +126,48 @@ pub async fn screen(
     page(StatusCode::OK, "Translations", Some(&viewer), None, body)
 }
 
+/// The forms of `POST /o/{organizationId}/translations`, by their `op`.
+#[derive(Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum TranslationForm {
+    /// Translates the space `space` from the language `from` into `into`.
+    Create {
+        space: String,
+        from: String,
+        into: String,
+    },
+    /// Runs the translation again.
+    Run { translation: String },
+}
+
 /// `POST /o/{organizationId}/translations`: `op=create` (space, from, into) or `op=run`.
 pub async fn act(
     State(state): State<AppState>,
-    Path(org_id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    signed: Signed,
+    InOrg(org): InOrg,
+    Posted(ByOp(form)): Posted<ByOp<TranslationForm>>,
 ) -> Response {
-    let here = format!("/o/{org_id}/translations");
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
-        Err(res) => return res,
-    };
     let viewer = signed.viewer();
     let caller = signed.caller();
-    let Some(org) = org_of(&state, &caller, &org_id).await else {
-        return no_org(&viewer);
-    };
+    let here = format!("/o/{}/translations", org.org.id.as_str());
     let run = {
         let state = state.clone();
         async move {
-            match form.op.as_deref().unwrap_or("") {
-                "create" => {
+            match form {
+                TranslationForm::Create { space, from, into } => {
                     let new = translations::New {
-                        space: form.parent.clone().unwrap_or_default(),
-                        source_language: form.status.clone().unwrap_or_default(),
-                        language: form.role.clone().unwrap_or_default(),
+                        space,
+                        source_language: from,
+                        language: into,
                         instructions: translations::NO_INSTRUCTIONS.to_string(),
                     };
                     translations::create(&state, &org, &caller, new)
                         .await
                         .map(|_| ())
                 }
-                "run" => {
-                    let id = form.invite.clone().unwrap_or_default();
-                    translations::run_again(&state, &org, &id).await
+                TranslationForm::Run { translation } => {
+                    translations::run_again(&state, &org, &translation).await
                 }
-                other => Err(ApiError::bad_request(format!(
-                    "`op`: no translation change `{other}`."
-                ))),
             }
         }
     };

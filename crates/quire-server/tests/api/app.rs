@@ -2233,7 +2233,7 @@ async fn teams_are_made_and_staffed_in_the_app() {
     let p = a
         .post(
             &teams,
-            &[("csrf", &token), ("op", "create"), ("subject", "Editors")],
+            &[("csrf", &token), ("op", "create"), ("title", "Editors")],
         )
         .await;
     assert_eq!(p.status, 303, "{}", p.html);
@@ -2255,7 +2255,7 @@ async fn teams_are_made_and_staffed_in_the_app() {
             &[
                 ("csrf", &bt),
                 ("op", "join"),
-                ("invite", &team),
+                ("team", &team),
                 ("user", bob.id.as_str()),
             ],
         )
@@ -2269,9 +2269,9 @@ async fn teams_are_made_and_staffed_in_the_app() {
             &[
                 ("csrf", &token),
                 ("op", "join"),
-                ("invite", &team),
+                ("team", &team),
                 ("user", bob.id.as_str()),
-                ("role", "owner"),
+                ("owner", "yes"),
             ],
         )
         .await;
@@ -2288,7 +2288,7 @@ async fn teams_are_made_and_staffed_in_the_app() {
             &[
                 ("csrf", &bt),
                 ("op", "leave"),
-                ("invite", &team),
+                ("team", &team),
                 ("user", bob.id.as_str()),
             ],
         )
@@ -2296,16 +2296,13 @@ async fn teams_are_made_and_staffed_in_the_app() {
     assert_eq!(p.status, 303, "{}", p.html);
     // Deleting is for admins.
     let p = b
-        .post(
-            &teams,
-            &[("csrf", &bt), ("op", "delete"), ("invite", &team)],
-        )
+        .post(&teams, &[("csrf", &bt), ("op", "delete"), ("team", &team)])
         .await;
     assert_eq!(p.status, 403);
     let p = a
         .post(
             &teams,
-            &[("csrf", &token), ("op", "delete"), ("invite", &team)],
+            &[("csrf", &token), ("op", "delete"), ("team", &team)],
         )
         .await;
     assert_eq!(p.status, 303);
@@ -2542,7 +2539,7 @@ async fn spaces_and_collections_are_made_and_moved_in_the_app() {
     let p = b
         .post(
             &coll_path,
-            &[("csrf", &bt), ("op", "settings"), ("subject", "Mine")],
+            &[("csrf", &bt), ("op", "settings"), ("title", "Mine")],
         )
         .await;
     assert_eq!(p.status, 403, "{}", p.html);
@@ -2552,7 +2549,7 @@ async fn spaces_and_collections_are_made_and_moved_in_the_app() {
             &[
                 ("csrf", &token),
                 ("op", "settings"),
-                ("subject", "Handbooks"),
+                ("title", "Handbooks"),
                 ("description", "How we work"),
             ],
         )
@@ -3829,7 +3826,7 @@ async fn an_openapi_specification_is_added_from_the_app() {
     let p = b
         .post(
             &format!("{home}/openapi"),
-            &[("csrf", &bt), ("subject", "pets"), ("body", spec)],
+            &[("csrf", &bt), ("slug", "pets"), ("text", spec)],
         )
         .await;
     assert_eq!(p.status, 403, "{}", p.html);
@@ -3840,7 +3837,7 @@ async fn an_openapi_specification_is_added_from_the_app() {
     let p = a
         .post(
             &format!("{home}/openapi"),
-            &[("csrf", &token), ("subject", "Pets!"), ("body", spec)],
+            &[("csrf", &token), ("slug", "Pets!"), ("text", spec)],
         )
         .await;
     assert_eq!(p.status, 400);
@@ -3848,7 +3845,7 @@ async fn an_openapi_specification_is_added_from_the_app() {
     let p = a
         .post(
             &format!("{home}/openapi"),
-            &[("csrf", &token), ("subject", "pets")],
+            &[("csrf", &token), ("slug", "pets")],
         )
         .await;
     assert_eq!(p.status, 400);
@@ -3856,7 +3853,7 @@ async fn an_openapi_specification_is_added_from_the_app() {
     let p = a
         .post(
             &format!("{home}/openapi"),
-            &[("csrf", &token), ("subject", "pets"), ("body", spec)],
+            &[("csrf", &token), ("slug", "pets"), ("text", spec)],
         )
         .await;
     assert_eq!(p.status, 303, "{}", p.html);
@@ -3875,7 +3872,7 @@ async fn an_openapi_specification_is_added_from_the_app() {
     let p = a
         .post(
             &format!("{home}/openapi"),
-            &[("csrf", &token), ("subject", "pets"), ("body", spec)],
+            &[("csrf", &token), ("slug", "pets"), ("text", spec)],
         )
         .await;
     assert_eq!(p.status, 409, "{}", p.html);
@@ -3902,12 +3899,12 @@ async fn an_openapi_specification_is_added_from_the_app() {
     let seen = a.get(&screen).await;
     assert!(seen.html.contains("Update it"), "{}", seen.html);
     assert!(!b.get(&screen).await.html.contains("Update it"));
-    let p = b.post(&screen, &[("csrf", &bt), ("body", spec)]).await;
+    let p = b.post(&screen, &[("csrf", &bt), ("text", spec)]).await;
     assert_eq!(p.status, 403, "{}", p.html);
     let p = a.post(&screen, &[("csrf", &token)]).await;
     assert_eq!(p.status, 400, "{}", p.html);
     let newer = spec.replace("version: '1'", "version: '2'");
-    let p = a.post(&screen, &[("csrf", &token), ("body", &newer)]).await;
+    let p = a.post(&screen, &[("csrf", &token), ("text", &newer)]).await;
     assert_eq!(p.status, 303, "{}", p.html);
     let second = run_jobs().await["lastVersion"].clone();
     assert_ne!(first, second, "a new version");
@@ -3915,7 +3912,7 @@ async fn an_openapi_specification_is_added_from_the_app() {
     let p = a
         .post(
             &format!("/o/{org}/openapi/ghost"),
-            &[("csrf", &token), ("body", spec)],
+            &[("csrf", &token), ("text", spec)],
         )
         .await;
     assert_eq!(p.status, 404, "{}", p.html);
@@ -3944,9 +3941,9 @@ async fn a_translation_is_started_and_run_again_from_the_app() {
             &[
                 ("csrf", &bt),
                 ("op", "create"),
-                ("parent", &space),
-                ("status", "en"),
-                ("role", "fr"),
+                ("space", &space),
+                ("from", "en"),
+                ("into", "fr"),
             ],
         )
         .await;
@@ -3961,9 +3958,9 @@ async fn a_translation_is_started_and_run_again_from_the_app() {
             &[
                 ("csrf", &token),
                 ("op", "create"),
-                ("parent", &space),
-                ("status", "en"),
-                ("role", "en"),
+                ("space", &space),
+                ("from", "en"),
+                ("into", "en"),
             ],
         )
         .await;
@@ -3975,9 +3972,9 @@ async fn a_translation_is_started_and_run_again_from_the_app() {
             &[
                 ("csrf", &token),
                 ("op", "create"),
-                ("parent", &space),
-                ("status", "en"),
-                ("role", "fr"),
+                ("space", &space),
+                ("from", "en"),
+                ("into", "fr"),
             ],
         )
         .await;
@@ -3992,16 +3989,28 @@ async fn a_translation_is_started_and_run_again_from_the_app() {
     let seen = a.get(&screen).await;
     assert!(seen.html.contains("en → fr"), "{}", seen.html);
     let p = a
-        .post(&screen, &[("csrf", &token), ("op", "run"), ("invite", &id)])
+        .post(
+            &screen,
+            &[("csrf", &token), ("op", "run"), ("translation", &id)],
+        )
         .await;
     assert_eq!(p.status, 303, "{}", p.html);
     let p = a
         .post(
             &screen,
-            &[("csrf", &token), ("op", "run"), ("invite", "nope")],
+            &[("csrf", &token), ("op", "run"), ("translation", "nope")],
         )
         .await;
     assert_eq!(p.status, 404);
+    // A form without what its `op` needs is refused, naming the field.
+    let p = a
+        .post(
+            &screen,
+            &[("csrf", &token), ("op", "create"), ("space", &space)],
+        )
+        .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    assert!(p.html.contains("`from`"), "{}", p.html);
 }
 
 #[tokio::test]
