@@ -49,7 +49,14 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (36, "server settings", SERVER_SETTINGS),
     (37, "recent pages", RECENT_PAGES),
     (38, "one session table", ONE_SESSION_TABLE),
+    (39, "sessions by expiry", SESSIONS_BY_EXPIRY),
 ];
+
+/// Ended sessions are purged at every sign-in (`store::sessions::purge_expired`): by
+/// their end, not by reading the whole table.
+const SESSIONS_BY_EXPIRY: &str = r#"
+CREATE INDEX app_sessions_expires ON app_sessions (expires_at)
+"#;
 
 /// Single sign-on sessions join the app's own (`app_sessions`), confined to the
 /// organization of the provider that opened them: one table, one cookie, one sessions
