@@ -31,8 +31,12 @@ export function match(label, query, fuzzy) {
   return [-2, marks];
 }
 
-/** At most this many options are in the list at once (a window around the chosen one). */
-const SHOWN = 100;
+/**
+ * At most this many options are in the list at once: a window that follows the chosen one,
+ * so that the list never scrolls (a scrolling region the keyboard cannot focus, as the
+ * focus stays in the editor); each option says its place among all (`aria-posinset`).
+ */
+const SHOWN = 8;
 
 /**
  * The popup for `source(state, pos)`: null, or `{ from, options }` where each option is
@@ -105,7 +109,10 @@ export function completion(source) {
   // options of it, around the chosen one), its chosen option marked and scrolled to.
   const popup = ViewPlugin.define((view) => {
     const list = elt("ul", { id, role: "listbox", "aria-expanded": "true", "aria-label": "Completions" });
-    const dom = elt("div", { class: "cm-tooltip cm-tooltip-autocomplete" }, list);
+    // Where the window is among all the options, for the eye (the options say it to
+    // assistive technology).
+    const count = elt("div", { class: "cm-completionCount", "aria-hidden": "true" });
+    const dom = elt("div", { class: "cm-tooltip cm-tooltip-autocomplete" }, list, count);
     let shown;
     let first;
     // Like a tooltip of @codemirror/view: at the start of the text it completes, below its
@@ -132,8 +139,9 @@ export function completion(source) {
       const { options, selected } = open;
       if (!dom.isConnected) view.dom.append(dom);
       if (options !== shown || selected < first || selected >= first + SHOWN) {
+        first = options !== shown ? Math.max(0, Math.min(selected, options.length - SHOWN)) : selected < first ? selected : selected - SHOWN + 1;
         shown = options;
-        first = selected - (selected % SHOWN);
+        count.textContent = options.length > SHOWN ? `${first + 1}–${Math.min(first + SHOWN, options.length)} of ${options.length}` : "";
         list.replaceChildren(
           ...options.slice(first, first + SHOWN).map((o, n) => {
             const { label, marks = [] } = o;
@@ -144,7 +152,7 @@ export function completion(source) {
             parts.push(label.slice(at));
             return elt(
               "li",
-              { id: `${id}-${first + n}`, role: "option" },
+              { id: `${id}-${first + n}`, role: "option", "aria-posinset": String(first + n + 1), "aria-setsize": String(options.length) },
               elt("div", { class: o.type ? `cm-completionIcon cm-completionIcon-${o.type}` : "cm-completionIcon", "aria-hidden": "true" }),
               elt("span", { class: "cm-completionLabel" }, parts),
               o.detail ? elt("span", { class: "cm-completionDetail" }, o.detail) : null,
@@ -152,16 +160,9 @@ export function completion(source) {
           }),
         );
       }
-      for (const item of list.children) {
+      for (const item of list.children)
         if (item.id !== `${id}-${selected}`) item.removeAttribute("aria-selected");
-        else {
-          item.setAttribute("aria-selected", "true");
-          // Scrolled within the list, never the page.
-          const [box, at] = [list, item].map((e) => e.getBoundingClientRect());
-          if (at.top < box.top) list.scrollTop -= box.top - at.top;
-          else if (at.bottom > box.bottom) list.scrollTop += at.bottom - box.bottom;
-        }
-      }
+        else item.setAttribute("aria-selected", "true");
       view.requestMeasure(place);
     };
     // A click chooses; the editor keeps the focus.
@@ -230,16 +231,17 @@ export function completion(source) {
       ".cm-tooltip-autocomplete > ul": {
         fontFamily: "monospace",
         whiteSpace: "nowrap",
-        overflow: "hidden auto",
+        overflow: "hidden",
         maxWidth: "min(700px, 95vw)",
         minWidth: "250px",
-        maxHeight: "10em",
         listStyle: "none",
         margin: 0,
         padding: 0,
         "& > li": { padding: "1px 3px", lineHeight: 1.2, overflowX: "hidden", textOverflow: "ellipsis", cursor: "pointer" },
       },
       ".cm-completionMatchedText": { textDecoration: "underline" },
+      ".cm-completionCount": { fontSize: "80%", padding: "0 3px", opacity: 0.7 },
+      ".cm-completionCount:empty": { display: "none" },
       ".cm-completionDetail": { marginLeft: "0.5em", fontStyle: "italic" },
       ".cm-completionIcon": {
         fontSize: "90%",
