@@ -15,7 +15,8 @@
 //! what a user wrote as content is rendered by the content engine's sanitising renderer (the
 //! one published sites use); every answer carries a Content-Security-Policy without inline
 //! script or style (`frame-ancestors 'none'`), and every state-changing form must come from
-//! Quire's own origin and, once signed in, carry the session's CSRF token. The one script
+//! Quire's own origin and, once signed in, carry the session's CSRF token. Each action reads
+//! its own form type (`session::Posted`), never a catch-all of every field. The one script
 //! (`app.js`, at the hashed name `shell::Asset::Js.url()` gives) only enhances: search as
 //! you type, over the same server-rendered results, and keys to reach them.
 
