@@ -9,16 +9,19 @@
 //! merged three-way, and the same lines changed on both sides are refused naming the page,
 //! with nothing changed (the text stays in the browser).
 
+use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup, PreEscaped};
 use quire_content::merge;
 use quire_content::model::{Page, PageKind, Revision};
+use serde::Deserialize;
 
-use super::session::Form;
+use super::routes::InSpace;
+use super::screens::deleted;
+use super::session::{Posted, Signed};
 use super::shell::{failed, not_done, not_found, page, run_write, with_headers, Viewer};
 use crate::domain::access::{Role, SpaceCtx};
-use crate::domain::auth::Caller;
 use crate::domain::change_requests as crs;
 use crate::domain::content;
 use crate::error::{ApiError, ApiResult};
@@ -202,14 +205,61 @@ fn place<'a>(rev: &'a Revision, page_id: &str) -> Option<(Option<&'a str>, &'a [
     None
 }
 
+/// What a form of the page tree does.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum TreeOp {
+    /// Add a page (`subject`, `kind`, `href`, inside `parent`).
+    Add,
+    /// Delete `page` (with `confirm=yes`).
+    Delete,
+    /// Move `page` one place up or down among its siblings.
+    Up,
+    Down,
+    /// Move `page` into the page above it, or out of its parent.
+    In,
+    Out,
+    /// `page` dragged `place` the page `item` (the app's script).
+    Drop,
+}
+
+/// Where a page dragged onto another goes.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+pub enum Place {
+    Before,
+    After,
+    Into,
+}
+
+/// A form of the page tree: the add form, a page's move and delete buttons, and the drop
+/// the app's script sends (`op=drop`, `page`, `item`, `place`).
+#[derive(Deserialize)]
+pub struct TreeForm {
+    op: TreeOp,
+    /// The page moved or deleted.
+    page: Option<String>,
+    /// A new page's title, kind (`document`, `group`, `link`), a link's address, and the
+    /// page it goes in.
+    subject: Option<String>,
+    kind: Option<String>,
+    href: Option<String>,
+    parent: Option<String>,
+    /// `yes`: a deletion is confirmed.
+    confirm: Option<String>,
+    /// The page another is dropped on, and where beside it.
+    item: Option<String>,
+    place: Option<Place>,
+}
+
 /// The change a tree form asks for, as the API's batch writes it.
-fn tree_change(rev: &Revision, form: Form) -> ApiResult<serde_json::Value> {
+fn tree_change(rev: &Revision, form: TreeForm) -> ApiResult<serde_json::Value> {
     use serde_json::json;
     let page = form.page.unwrap_or_default();
-    let op = form.op.unwrap_or_default();
+    let op = form.op;
     let not_here = || ApiError::not_found("No page of this change request has this id.");
-    Ok(match op.as_str() {
-        "add" => {
+    Ok(match op {
+        TreeOp::Add => {
             let title = form.subject.unwrap_or_default().trim().to_string();
             if title.is_empty() {
                 return Err(ApiError::bad_request("The new page needs a title."));
@@ -227,7 +277,7 @@ fn tree_change(rev: &Revision, form: Form) -> ApiResult<serde_json::Value> {
             }
             change
         }
-        "delete" => {
+        TreeOp::Delete => {
             if form.confirm.as_deref() != Some("yes") {
                 return Err(ApiError::bad_request(
                     "Tick the box to confirm the deletion.",
@@ -235,17 +285,19 @@ fn tree_change(rev: &Revision, form: Form) -> ApiResult<serde_json::Value> {
             }
             json!({ "operation": "delete_page", "page": page })
         }
-        "up" | "down" | "in" | "out" => {
+        TreeOp::Up | TreeOp::Down | TreeOp::In | TreeOp::Out => {
             let (parent, siblings, i) = place(rev, &page).ok_or_else(not_here)?;
-            match op.as_str() {
-                "up" if i > 0 => json!({ "operation": "update_page", "page": page, "at": i - 1 }),
-                "down" if i + 1 < siblings.len() => {
+            match op {
+                TreeOp::Up if i > 0 => {
+                    json!({ "operation": "update_page", "page": page, "at": i - 1 })
+                }
+                TreeOp::Down if i + 1 < siblings.len() => {
                     json!({ "operation": "update_page", "page": page, "at": i + 1 })
                 }
-                "in" if i > 0 => {
+                TreeOp::In if i > 0 => {
                     json!({ "operation": "update_page", "page": page, "into": siblings[i - 1].id })
                 }
-                "out" => {
+                TreeOp::Out => {
                     let parent = parent
                         .ok_or_else(|| ApiError::bad_request("This page is already at the top."))?;
                     let (grand, _, at) = place(rev, parent).ok_or_else(not_here)?;
@@ -254,7 +306,7 @@ fn tree_change(rev: &Revision, form: Form) -> ApiResult<serde_json::Value> {
                 _ => return Err(ApiError::bad_request("The page cannot move that way.")),
             }
         }
-        "drop" => {
+        TreeOp::Drop => {
             // A page dragged onto another: just before it, just after it, or into it (last).
             let target = form.item.unwrap_or_default();
             if target == page {
@@ -262,13 +314,13 @@ fn tree_change(rev: &Revision, form: Form) -> ApiResult<serde_json::Value> {
             }
             let (from_parent, _, from) = place(rev, &page).ok_or_else(not_here)?;
             let (parent, _, i) = place(rev, &target).ok_or_else(not_here)?;
-            let at = match form.place.as_deref() {
-                Some("into") => {
+            let at = match form.place {
+                Some(Place::Into) => {
                     return Ok(json!({ "operation": "update_page", "page": page, "into": target }))
                 }
-                Some("before") => i,
-                Some("after") => i + 1,
-                _ => {
+                Some(Place::Before) => i,
+                Some(Place::After) => i + 1,
+                None => {
                     return Err(ApiError::bad_request(
                         "`place` must be `before`, `after` or `into`.",
                     ))
@@ -283,23 +335,25 @@ fn tree_change(rev: &Revision, form: Form) -> ApiResult<serde_json::Value> {
             };
             json!({ "operation": "update_page", "page": page, "into": parent, "at": at })
         }
-        _ => return Err(ApiError::bad_request("No such change to the pages.")),
     })
 }
 
 /// `POST /s/{space}/~/changes/{n}/tree`: adds, moves or deletes a page (`op`), as one
 /// change of the change request; then back to its page tree (to the editor of a page added).
 pub async fn tree_action(
-    state: &AppState,
-    ctx: SpaceCtx,
-    viewer: &Viewer<'_>,
-    caller: &Caller,
-    number: &str,
-    form: Form,
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Path((_, number)): Path<(String, String)>,
+    Posted(form): Posted<TreeForm>,
 ) -> Response {
+    let viewer = signed.viewer();
+    if let Some(res) = deleted(&ctx, &viewer) {
+        return res;
+    }
     let back = format!("/s/{}/~/changes/{number}/tree", ctx.space.id);
     let run = {
-        let (state, user, number) = (state.clone(), caller.user.id.clone(), number.to_string());
+        let (state, user) = (state.clone(), signed.user.id.clone());
         async move {
             if let Some(why) = why_not(&ctx) {
                 return Err(ApiError::forbidden(why));
@@ -328,7 +382,7 @@ pub async fn tree_action(
             })
         }
     };
-    run_write(viewer, &back, "Back to the change request", run).await
+    run_write(&viewer, &back, "Back to the change request", run).await
 }
 
 /// The content of a change request's current revision.
@@ -605,7 +659,7 @@ fn layout_html(p: &Page) -> Markup {
 /// takes them (the cover and the variables only when they changed, so that what the form
 /// cannot show, a cover's dark image and position, or a variable's type, is kept); `None`
 /// for a form without them (a page of another kind).
-fn layout_fields(form: &Form) -> ApiResult<Option<serde_json::Value>> {
+fn layout_fields(form: &SaveForm) -> ApiResult<Option<serde_json::Value>> {
     let Some(kept) = form.layout.as_deref() else {
         return Ok(None);
     };
@@ -725,15 +779,24 @@ fn icon_parts(line: &str) -> Option<(&str, &str, &str)> {
     (rest == "/></symbol>").then_some((name, view_box, d))
 }
 
+/// The "Edit" button of a page: the page to edit.
+#[derive(Deserialize)]
+pub struct StartForm {
+    page: String,
+}
+
 /// `POST /s/{space}/~/edit` (`page`): opens a change request to edit a page of the space,
 /// then its editor.
 pub async fn start(
-    state: &AppState,
-    ctx: SpaceCtx,
-    viewer: &Viewer<'_>,
-    caller: &Caller,
-    form: Form,
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Posted(form): Posted<StartForm>,
 ) -> Response {
+    let viewer = &signed.viewer();
+    if let Some(res) = deleted(&ctx, viewer) {
+        return res;
+    }
     let back = format!("/s/{}", ctx.space.id);
     if let Some(why) = why_not(&ctx) {
         return not_done(
@@ -743,9 +806,9 @@ pub async fn start(
             "Back to the space",
         );
     }
-    let page_id = form.page.unwrap_or_default();
+    let page_id = form.page;
     let run = {
-        let (state, user) = (state.clone(), caller.user.id.clone());
+        let (state, user) = (state.clone(), signed.user.id.clone());
         async move {
             let main = content_of(&state, &ctx, &ctx.space.revision_id).await?;
             let title = main
@@ -777,20 +840,72 @@ fn check_size(markdown: &str) -> ApiResult<()> {
     Ok(())
 }
 
+/// What a form resolving a conflict asks for.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConflictOp {
+    /// Save (or update with) the text made of the lines chosen (`choice`).
+    Resolve,
+}
+
+/// The editor's form, and the forms of a save's conflict: the page's title and markdown,
+/// the revision the editor was opened on (`parent`), the page's settings when the form
+/// holds them (`settings` sent), and for a conflict resolved line by line (`op=resolve`)
+/// the revision the editor started from (`base`) and each conflict's lines (`choice`).
+#[derive(Deserialize)]
+pub struct SaveForm {
+    subject: String,
+    body: String,
+    parent: Option<String>,
+    op: Option<ConflictOp>,
+    base: Option<String>,
+    #[serde(default, rename = "choice")]
+    choices: Vec<String>,
+    /// Present when the form holds the page's settings.
+    settings: Option<String>,
+    description: Option<String>,
+    emoji: Option<String>,
+    icon: Option<String>,
+    slug: Option<String>,
+    /// `yes`: add a redirect from the old address when the slug changes.
+    redirect: Option<String>,
+    hidden: Option<String>,
+    noindex: Option<String>,
+    /// A document's layout: its width, the parts shown, the fields kept as they are
+    /// (JSON), the cover image's address and the variables (`name: value` lines).
+    width: Option<String>,
+    #[serde(default)]
+    show: Vec<String>,
+    layout: Option<String>,
+    cover: Option<String>,
+    vars: Option<String>,
+    /// The cover's address and the variables as the form showed them: a save changes them
+    /// only when they were edited.
+    #[serde(rename = "coverwas")]
+    cover_was: Option<String>,
+    #[serde(rename = "varswas")]
+    vars_was: Option<String>,
+}
+
 /// `POST /s/{space}/~/changes/{n}/edit/{page}`: saves the page's title and markdown.
 pub async fn save(
-    state: &AppState,
-    ctx: SpaceCtx,
-    viewer: &Viewer<'_>,
-    caller: &Caller,
-    (number, page_id): (&str, &str),
-    mut form: Form,
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Path((_, number, page_id)): Path<(String, String, String)>,
+    Posted(mut form): Posted<SaveForm>,
 ) -> Response {
+    let viewer = &signed.viewer();
+    if let Some(res) = deleted(&ctx, viewer) {
+        return res;
+    }
+    let state = &state;
+    let (number, page_id) = (number.as_str(), page_id.as_str());
     let here = format!("/s/{}/~/changes/{number}/edit/{page_id}", ctx.space.id);
-    if form.op.as_deref() == Some("resolve") {
+    if form.op == Some(ConflictOp::Resolve) {
         // A conflict resolved line by line: the text made of the lines chosen is saved.
         match resolved(state, &ctx, page_id, &form).await {
-            Ok(text) => form.body = Some(text),
+            Ok(text) => form.body = text,
             Err(e) => return not_done(viewer, &e, &here, "Back to the editor"),
         }
     }
@@ -807,8 +922,8 @@ pub async fn save(
         None => None,
     };
     // Browsers send a text area's lines ended by CR LF: the page keeps LF.
-    let markdown = form.body.unwrap_or_default().replace("\r\n", "\n");
-    let title = form.subject.unwrap_or_default().trim().to_string();
+    let markdown = form.body.replace("\r\n", "\n");
+    let title = form.subject.trim().to_string();
     let seen = form.parent.filter(|p| !p.is_empty());
     let seen_at = seen.clone();
     // The settings, when the form sent them (an empty text removes a setting).
@@ -834,7 +949,7 @@ pub async fn save(
         let (state, ctx, user, number, page_id) = (
             state.clone(),
             ctx.clone(),
-            caller.user.id.clone(),
+            signed.user.id.clone(),
             number.to_string(),
             page_id.to_string(),
         );
@@ -1042,7 +1157,7 @@ async fn resolved(
     state: &AppState,
     ctx: &SpaceCtx,
     page_id: &str,
-    form: &Form,
+    form: &SaveForm,
 ) -> ApiResult<String> {
     let revision = |field: &Option<String>, name: &str| {
         field
@@ -1053,11 +1168,7 @@ async fn resolved(
     };
     let base = markdown_at(state, ctx, &revision(&form.base, "base")?, page_id).await?;
     let theirs = markdown_at(state, ctx, &revision(&form.parent, "parent")?, page_id).await?;
-    let mine = form
-        .body
-        .as_deref()
-        .unwrap_or_default()
-        .replace("\r\n", "\n");
+    let mine = form.body.replace("\r\n", "\n");
     check_size(&mine)?;
     let regions = merge::merge_regions(&base, &mine, &theirs);
     check_choices(&regions, form.choices.len())?;
@@ -1246,7 +1357,7 @@ pub async fn update_resolved(
     state: &AppState,
     ctx: &SpaceCtx,
     number: &str,
-    form: &Form,
+    form: &super::screens::UpdateForm,
 ) -> ApiResult<crs::Resolution> {
     let cr_revision = form.parent.clone().unwrap_or_default();
     let main_revision = form.base.clone().unwrap_or_default();
@@ -1280,9 +1391,25 @@ pub async fn update_resolved(
     })
 }
 
+/// The editor script's preview: the markdown to render.
+#[derive(Deserialize)]
+pub struct PreviewForm {
+    body: String,
+}
+
 /// `POST /s/{space}/~/changes/{n}/preview` (`body`): the markdown rendered as the page will
 /// show it, alone (for `editor.js`).
-pub async fn preview(state: &AppState, ctx: &SpaceCtx, number: &str, form: Form) -> Response {
+pub async fn preview(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Path((_, number)): Path<(String, String)>,
+    Posted(form): Posted<PreviewForm>,
+) -> Response {
+    if let Some(res) = deleted(&ctx, &signed.viewer()) {
+        return res;
+    }
+    let (state, ctx, number) = (&state, &ctx, number.as_str());
     let c = match crs::load(state, ctx, number).await {
         Ok(c) => c,
         Err(e) => return e.into_response(),
@@ -1291,7 +1418,7 @@ pub async fn preview(state: &AppState, ctx: &SpaceCtx, number: &str, form: Form)
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    let markdown = form.body.unwrap_or_default().replace("\r\n", "\n");
+    let markdown = form.body.replace("\r\n", "\n");
     if let Err(e) = check_size(&markdown) {
         return e.into_response();
     }
@@ -1328,24 +1455,21 @@ pub struct UploadQuery {
 /// `--max-import-bytes`.
 pub async fn upload(
     axum::extract::State(state): axum::extract::State<AppState>,
-    axum::extract::Path((space_id, number)): axum::extract::Path<(String, String)>,
+    axum::extract::Path((_, number)): axum::extract::Path<(String, String)>,
     axum::extract::Query(q): axum::extract::Query<UploadQuery>,
+    signed: super::session::Signed,
+    super::routes::InSpace(ctx): super::routes::InSpace,
     headers: axum::http::HeaderMap,
     body: axum::body::Body,
 ) -> Response {
-    let here = format!("/s/{space_id}/~/changes/{number}");
-    let signed = match super::session::signed_script(&state, &headers, &here).await {
-        Ok(s) => s,
-        Err(res) => return res,
-    };
+    if let Err(res) = super::session::from_script(&state, &headers, &signed) {
+        return res;
+    }
     let caller = signed.caller();
-    let ctx = match crate::domain::access::load_space(&state, &caller, &space_id).await {
-        Ok(c) if c.space.deleted_at.is_none() => c,
-        _ => {
-            return ApiError::not_found("This space does not exist, or you may not read it.")
-                .into_response()
-        }
-    };
+    if ctx.space.deleted_at.is_some() {
+        return ApiError::not_found("This space does not exist, or you may not read it.")
+            .into_response();
+    }
     let name: String = q
         .name
         .unwrap_or_default()

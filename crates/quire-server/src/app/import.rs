@@ -3,11 +3,14 @@
 //! converted, and written as one new revision of the space; or a built-in template's
 //! pages (the API's `applyTemplateToSpace`).
 
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{html, Markup};
+use serde::Deserialize;
 
-use super::session::Form;
+use super::routes::InSpace;
+use super::session::{Posted, Signed};
 use super::shell::{failed, page, Viewer};
 use crate::domain::access::{Role, SpaceCtx};
 use crate::domain::imports::{self, Source, Target};
@@ -118,15 +121,39 @@ pub async fn screen(
     page(StatusCode::OK, "Import", Some(viewer), nav, body)
 }
 
+/// The import screen's two forms: an address to import (`subject`, its kind of source in
+/// `status`, into the space or the change request numbered `parent`), or a template to
+/// apply (`op=template`, the template's id in `invite`, the image filling its slot in
+/// `page`).
+#[derive(Deserialize)]
+pub struct ImportForm {
+    op: Option<String>,
+    subject: Option<String>,
+    status: Option<String>,
+    parent: Option<String>,
+    invite: Option<String>,
+    page: Option<String>,
+}
+
 /// `POST /s/{spaceId}/~/import`: runs the import on a task of its own and shows what it
 /// did, or why it did nothing.
-pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: Form) -> Response {
+pub async fn act(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Posted(form): Posted<ImportForm>,
+) -> Response {
+    let viewer = &signed.viewer();
+    if let Some(res) = super::screens::deleted(&ctx, viewer) {
+        return res;
+    }
+    let state = &state;
     let here = format!("/s/{}/~/import", ctx.space.id);
     if form.op.as_deref() == Some("template") {
-        let template = form.invite.clone().unwrap_or_default();
+        let template = form.invite.unwrap_or_default();
         let run = {
             let (state, ctx, user) = (state.clone(), ctx.clone(), viewer.user.to_string());
-            let image = form.page.clone().filter(|f| !f.is_empty());
+            let image = form.page.filter(|f| !f.is_empty());
             async move {
                 // The image chosen fills the template's slot.
                 let mut slots = std::collections::BTreeMap::new();
@@ -143,8 +170,8 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
         let done = async move { run.await.map(|()| to) };
         return super::shell::run_write(viewer, &here, "Back to the import", done).await;
     }
-    let url = form.subject.clone().unwrap_or_default().trim().to_string();
-    let into = form.parent.clone().filter(|n| !n.is_empty());
+    let url = form.subject.unwrap_or_default().trim().to_string();
+    let into = form.parent.filter(|n| !n.is_empty());
     let run = {
         let (state, ctx, user) = (state.clone(), ctx.clone(), viewer.user.to_string());
         let into = into.clone();

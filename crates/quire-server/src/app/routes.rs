@@ -19,8 +19,8 @@ use std::collections::HashMap;
 
 use super::shell::{failed, not_found};
 use super::{
-    account, accounts, create, editor, find, home, people, saml, screens, search, session, sites,
-    specs, sso, translations,
+    account, accounts, create, editor, find, home, import, people, saml, screens, search, session,
+    settings, share, sites, specs, sso, translations,
 };
 use crate::domain::access::{self, Role};
 use crate::ids::OrgId;
@@ -196,7 +196,7 @@ pub const ROUTES: &[Route] = &[
         get(screens::collection_share)
     }),
     route(POST, "/c/{collectionId}/~/share", Collection, || {
-        post(screens::collection_share_act)
+        post(share::collection_act)
     }),
     route(GET, "/s/{spaceId}", Space(Role::Read), || {
         get(screens::space_home)
@@ -294,88 +294,88 @@ pub const ROUTES: &[Route] = &[
     }),
     // The space's actions.
     route(POST, "/s/{spaceId}/~/settings", Space(Role::Edit), || {
-        post(screens::space_action)
+        post(settings::act)
     }),
     // Sharing decides by what is shared.
     route(POST, "/s/{spaceId}/~/share", Space(Role::Read), || {
-        post(screens::space_action)
+        post(share::act)
     }),
     route(POST, "/s/{spaceId}/~/import", Space(Role::Edit), || {
-        post(screens::space_action)
+        post(import::act)
     }),
     route(POST, "/s/{spaceId}/~/edit", Space(Role::Edit), || {
-        post(screens::space_action)
+        post(editor::start)
     }),
     // Each comment action decides: posting needs the comment role, deleting is the author's.
     route(POST, "/s/{spaceId}/~/comments", Space(Role::Read), || {
-        post(screens::space_action)
+        post(screens::comment)
     }),
     route(
         POST,
         "/s/{spaceId}/~/comments/{*action}",
         Space(Role::Read),
-        || post(screens::space_action),
+        || post(screens::comment),
     ),
     route(
         POST,
         "/s/{spaceId}/~/changes/{number}/comments",
         Space(Role::Read),
-        || post(screens::space_action),
+        || post(screens::change_request_comment),
     ),
     route(
         POST,
         "/s/{spaceId}/~/changes/{number}/comments/{*action}",
         Space(Role::Read),
-        || post(screens::space_action),
+        || post(screens::change_request_comment),
     ),
     route(
         POST,
         "/s/{spaceId}/~/changes/{number}/edit/{pageId}",
         Space(Role::Edit),
-        || post(screens::space_action),
+        || post(editor::save),
     ),
     route(
         POST,
         "/s/{spaceId}/~/changes/{number}/preview",
         Space(Role::Edit),
-        || post(screens::space_action),
+        || post(editor::preview),
     ),
     route(
         POST,
         "/s/{spaceId}/~/changes/{number}/tree",
         Space(Role::Edit),
-        || post(screens::space_action),
+        || post(editor::tree_action),
     ),
     route(
         POST,
         "/s/{spaceId}/~/changes/{number}/review",
         Space(Role::Review),
-        || post(screens::space_action),
+        || post(screens::review),
     ),
     // The merge rules decide the rest.
     route(
         POST,
         "/s/{spaceId}/~/changes/{number}/merge",
         Space(Role::Edit),
-        || post(screens::space_action),
+        || post(screens::merge),
     ),
     route(
         POST,
         "/s/{spaceId}/~/changes/{number}/update",
         Space(Role::Edit),
-        || post(screens::space_action),
+        || post(screens::update),
     ),
     route(
         POST,
         "/s/{spaceId}/~/changes/{number}/edit",
         Space(Role::Edit),
-        || post(screens::space_action),
+        || post(screens::edit_change_request),
     ),
     route(
         POST,
         "/s/{spaceId}/~/changes/{number}/request",
         Space(Role::Edit),
-        || post(screens::space_action),
+        || post(screens::request_review),
     ),
 ];
 

@@ -14,12 +14,11 @@ use quire_content::html::{render_document, FileRef};
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
 use serde::Deserialize;
 
-use super::routes::{InCollection, InOrg};
-use super::session::{self, ByOp, Posted, Signed};
+use super::routes::{InCollection, InOrg, InSpace};
+use super::session::{ByOp, Posted, Signed};
 use super::shell::{failed, not_done, not_found, page, run_write, see_other, Viewer};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, SpaceCtx};
-use crate::domain::auth::Caller;
 use crate::domain::comments::Thread;
 use crate::domain::content;
 use crate::ids::OrgId;
@@ -245,28 +244,6 @@ pub async fn collection_share(
     InCollection(ctx): InCollection,
 ) -> Response {
     super::share::collection_screen(&state, &ctx, &signed.viewer()).await
-}
-
-/// `POST /c/{collectionId}/~/share`: its admins give, change and take permissions.
-pub async fn collection_share_act(
-    State(state): State<AppState>,
-    Path(collection_id): Path<String>,
-    headers: HeaderMap,
-    body: axum::body::Body,
-) -> Response {
-    let here = format!("/c/{collection_id}/~/share");
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
-        Err(res) => return res,
-    };
-    let viewer = signed.viewer();
-    match access::load_collection(&state, &signed.caller(), &collection_id).await {
-        Ok(ctx) => super::share::collection_act(&state, &ctx, &viewer, form).await,
-        Err(_) => not_found(
-            Some(&viewer),
-            "This collection does not exist, or you may not see it.",
-        ),
-    }
 }
 
 /// The forms of `POST /c/{collectionId}`, by their `op`.
@@ -1466,159 +1443,214 @@ async fn review_html(
     })
 }
 
-/// `POST /s/{spaceId}/~/changes/{number}/review` and `.../merge`: the change request
-/// actions, through the same domain workflows as the API; a refusal (a conflict names its
-/// pages) is shown on a page with the way back.
-pub async fn space_action(
-    State(state): State<AppState>,
-    matched: MatchedPath,
-    Path(params): Path<HashMap<String, String>>,
-    headers: HeaderMap,
-    body: axum::body::Body,
-) -> Response {
-    let path = below_space(matched.as_str(), &params);
-    let space_id = &params["spaceId"];
-    let here = format!("/s/{space_id}/{path}");
-    let (signed, form) = match session::signed_form(&state, &headers, &here, body).await {
-        Ok(signed_form) => signed_form,
-        Err(res) => return res,
-    };
-    let viewer = signed.viewer();
-    let caller = signed.caller();
-    let ctx = match access::load_space(&state, &caller, space_id).await {
-        Ok(c) if path == "~/settings" => {
-            return super::settings::act(&state, c, &viewer, form).await
-        }
-        Ok(c) if c.space.deleted_at.is_none() => c,
-        _ => {
-            return not_found(
-                Some(&viewer),
-                "This space does not exist, or you may not read it.",
-            )
-        }
-    };
-    if path == "~/share" {
-        return super::share::act(&state, ctx, &viewer, form).await;
-    }
-    if path == "~/import" {
-        return super::import::act(&state, ctx, &viewer, form).await;
-    }
-    if path == "~/edit" {
-        return super::editor::start(&state, ctx, &viewer, &caller, form).await;
-    }
-    let parts: Vec<&str> = path.split('/').collect();
-    match parts.as_slice() {
-        ["~", "changes", n, "edit", page_id] => {
-            return super::editor::save(&state, ctx, &viewer, &caller, (n, page_id), form).await
-        }
-        ["~", "changes", n, "preview"] => {
-            return super::editor::preview(&state, &ctx, n, form).await
-        }
-        ["~", "changes", n, "tree"] => {
-            return super::editor::tree_action(&state, ctx, &viewer, &caller, n, form).await
-        }
-        _ => {}
-    }
-    let discussion = match parts.as_slice() {
-        ["~", "comments", rest @ ..] => Some((None, rest)),
-        ["~", "changes", n, "comments", rest @ ..] => Some((Some(*n), rest)),
-        _ => None,
-    };
-    if let Some((cr, rest)) = discussion {
-        return discuss_action(&state, ctx, &viewer, &caller, cr, rest, form).await;
-    }
-    let (number, action) = match parts.as_slice() {
-        ["~", "changes", n, a @ ("review" | "merge" | "update" | "edit" | "request")] => {
-            (n.to_string(), a.to_string())
-        }
-        _ => return not_found(Some(&viewer), "No action of the space has this address."),
-    };
-    if action == "update" {
-        return update_action(&state, ctx, &viewer, &caller, &number, form).await;
-    }
-    // As the API's writes: on a task of its own, so that it runs to its end when the browser
-    // leaves, with the access cache bypassed for what it reads.
-    let run = {
-        let (state, ctx, user, number) = (
-            state.clone(),
-            ctx.clone(),
-            caller.user.id.clone(),
-            number.clone(),
-        );
-        let status = form.status.unwrap_or_default();
-        let subject = form.subject;
-        let reviewer = form.user.unwrap_or_default();
-        async move {
-            match action.as_str() {
-                "review" => crate::domain::change_requests::review(
-                    &state, &ctx, &user, &number, &status, None,
-                )
-                .await
-                .map(|_| ()),
-                "edit" => {
-                    let status = match status.as_str() {
-                        "draft" => Some(crate::values::ChangeRequestStatus::Draft),
-                        "open" => Some(crate::values::ChangeRequestStatus::Open),
-                        "archived" => Some(crate::values::ChangeRequestStatus::Archived),
-                        _ => None,
-                    };
-                    crate::domain::change_requests::update_meta(
-                        &state, &ctx, &number, subject, status,
-                    )
-                    .await
-                    .map(|_| ())
-                }
-                "request" => crate::domain::change_requests::request_reviewers(
-                    &state,
-                    &ctx,
-                    &user,
-                    &number,
-                    &[reviewer],
-                    None,
-                )
-                .await
-                .map(|_| ()),
-                "merge" => crate::domain::change_requests::merge(&state, &ctx, &user, &number)
-                    .await
-                    .map(|_| ()),
-                other => Err(crate::error::ApiError::not_found(format!(
-                    "No change request action `{other}`."
-                ))),
-            }
-        }
-    };
-    let back = format!("/s/{}/~/changes/{number}", ctx.space.id);
+/// A space's action on a deleted space: answered as missing (a deleted space shows only its
+/// settings, to its admins, to restore it). `None` for a space that is not deleted.
+pub(super) fn deleted(ctx: &SpaceCtx, viewer: &Viewer<'_>) -> Option<Response> {
+    ctx.space.deleted_at.is_some().then(|| {
+        not_found(
+            Some(viewer),
+            "This space does not exist, or you may not read it.",
+        )
+    })
+}
+
+/// Runs a change request's action (`run`), through the same domain workflows as the API, on
+/// a task of its own so that it runs to its end when the browser leaves, with the access
+/// cache bypassed for what it reads (as the API's writes); then back to the change request,
+/// or a refusal's page (a conflict names its pages) with the way back.
+async fn change_request_write<F>(viewer: &Viewer<'_>, space: &str, number: &str, run: F) -> Response
+where
+    F: std::future::Future<Output = crate::error::ApiResult<()>> + Send + 'static,
+{
+    let back = format!("/s/{space}/~/changes/{number}");
     let to = back.clone();
     let done = async move { run.await.map(|()| to) };
-    run_write(&viewer, &back, "Back to the change request", done).await
+    run_write(viewer, &back, "Back to the change request", done).await
+}
+
+/// A review's verdict.
+#[derive(serde::Deserialize, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Approved,
+    ChangesRequested,
+}
+
+/// The review form: its verdict (the button pressed).
+#[derive(serde::Deserialize)]
+pub struct ReviewForm {
+    status: Verdict,
+}
+
+/// `POST /s/{spaceId}/~/changes/{number}/review`: approves it or requests changes.
+pub async fn review(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Path((_, number)): Path<(String, String)>,
+    Posted(form): Posted<ReviewForm>,
+) -> Response {
+    let viewer = signed.viewer();
+    if let Some(res) = deleted(&ctx, &viewer) {
+        return res;
+    }
+    let status = match form.status {
+        Verdict::Approved => "approved",
+        Verdict::ChangesRequested => "changes-requested",
+    };
+    let (space, user, n) = (ctx.space.id.clone(), signed.user.id.clone(), number.clone());
+    let run = async move {
+        crate::domain::change_requests::review(&state, &ctx, &user, &n, status, None)
+            .await
+            .map(|_| ())
+    };
+    change_request_write(&viewer, &space, &number, run).await
+}
+
+/// The merge button's form: nothing but the session's token.
+#[derive(serde::Deserialize)]
+pub struct MergeForm {}
+
+/// `POST /s/{spaceId}/~/changes/{number}/merge`: merges it into the space, as the merge
+/// rules allow.
+pub async fn merge(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Path((_, number)): Path<(String, String)>,
+    Posted(MergeForm {}): Posted<MergeForm>,
+) -> Response {
+    let viewer = signed.viewer();
+    if let Some(res) = deleted(&ctx, &viewer) {
+        return res;
+    }
+    let (space, user, n) = (ctx.space.id.clone(), signed.user.id.clone(), number.clone());
+    let run = async move {
+        crate::domain::change_requests::merge(&state, &ctx, &user, &n)
+            .await
+            .map(|_| ())
+    };
+    change_request_write(&viewer, &space, &number, run).await
+}
+
+/// A status a change request is given from its screen.
+#[derive(serde::Deserialize, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+pub enum SetStatus {
+    Draft,
+    Open,
+    Archived,
+}
+
+/// The form editing a change request's subject and status.
+#[derive(serde::Deserialize)]
+pub struct EditChangeRequestForm {
+    subject: Option<String>,
+    status: Option<SetStatus>,
+}
+
+/// `POST /s/{spaceId}/~/changes/{number}/edit`: sets its subject and status.
+pub async fn edit_change_request(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Path((_, number)): Path<(String, String)>,
+    Posted(form): Posted<EditChangeRequestForm>,
+) -> Response {
+    use crate::values::ChangeRequestStatus;
+    let viewer = signed.viewer();
+    if let Some(res) = deleted(&ctx, &viewer) {
+        return res;
+    }
+    let status = form.status.map(|s| match s {
+        SetStatus::Draft => ChangeRequestStatus::Draft,
+        SetStatus::Open => ChangeRequestStatus::Open,
+        SetStatus::Archived => ChangeRequestStatus::Archived,
+    });
+    let (space, n) = (ctx.space.id.clone(), number.clone());
+    let run = async move {
+        crate::domain::change_requests::update_meta(&state, &ctx, &n, form.subject, status)
+            .await
+            .map(|_| ())
+    };
+    change_request_write(&viewer, &space, &number, run).await
+}
+
+/// The form asking a member for a review: whom (`user`).
+#[derive(serde::Deserialize)]
+pub struct RequestReviewForm {
+    user: String,
+}
+
+/// `POST /s/{spaceId}/~/changes/{number}/request`: asks a member for a review.
+pub async fn request_review(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Path((_, number)): Path<(String, String)>,
+    Posted(form): Posted<RequestReviewForm>,
+) -> Response {
+    let viewer = signed.viewer();
+    if let Some(res) = deleted(&ctx, &viewer) {
+        return res;
+    }
+    let (space, user, n) = (ctx.space.id.clone(), signed.user.id.clone(), number.clone());
+    let run = async move {
+        crate::domain::change_requests::request_reviewers(
+            &state,
+            &ctx,
+            &user,
+            &n,
+            &[form.user],
+            None,
+        )
+        .await
+        .map(|_| ())
+    };
+    change_request_write(&viewer, &space, &number, run).await
+}
+
+/// The "Update from main" form (nothing but the session's token), or its conflict's form
+/// (`op=resolve`): the revisions the choices were made against (the change request's in
+/// `parent`, main's in `base`) and each conflict's lines (`choice`, `{page}:{choice}`).
+#[derive(serde::Deserialize)]
+pub struct UpdateForm {
+    pub(super) op: Option<super::editor::ConflictOp>,
+    pub(super) parent: Option<String>,
+    pub(super) base: Option<String>,
+    #[serde(default, rename = "choice")]
+    pub(super) choices: Vec<String>,
 }
 
 /// `POST .../changes/{n}/update`: updates the change request from main, on a task of its
 /// own as every app write; a conflict of page texts opens the screen that resolves it line
 /// by line, whose form (`op=resolve`) sends the choices back here.
-async fn update_action(
-    state: &AppState,
-    ctx: SpaceCtx,
-    viewer: &Viewer<'_>,
-    caller: &Caller,
-    number: &str,
-    form: super::session::Form,
+pub async fn update(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Path((_, number)): Path<(String, String)>,
+    Posted(form): Posted<UpdateForm>,
 ) -> Response {
+    let viewer = &signed.viewer();
+    if let Some(res) = deleted(&ctx, viewer) {
+        return res;
+    }
     let back = format!("/s/{}/~/changes/{number}", ctx.space.id);
     let run = {
         let (state, ctx, user, number, to) = (
             state.clone(),
             ctx.clone(),
-            caller.user.id.clone(),
-            number.to_string(),
+            signed.user.id.clone(),
+            number.clone(),
             back.clone(),
         );
         async move {
-            let resolution = match form.op.as_deref() {
-                Some("resolve") => {
+            let resolution = match form.op {
+                Some(super::editor::ConflictOp::Resolve) => {
                     Some(super::editor::update_resolved(&state, &ctx, &number, &form).await?)
                 }
-                _ => None,
+                None => None,
             };
             crate::domain::change_requests::update_from_main_resolving(
                 &state,
@@ -1634,7 +1666,7 @@ async fn update_action(
     match tokio::spawn(crate::cache::bypassed(run)).await {
         Ok(Ok(to)) => super::shell::see_other(&to),
         Ok(Err(crate::error::ApiError::Conflict(why))) => {
-            super::editor::update_conflict(state, &ctx, viewer, number, &why).await
+            super::editor::update_conflict(&state, &ctx, viewer, &number, &why).await
         }
         Ok(Err(crate::error::ApiError::Internal(e))) => failed(e),
         Ok(Err(e)) => not_done(viewer, &e, &back, "Back to the change request"),
@@ -1664,20 +1696,84 @@ async fn discussion(
     super::discuss::section(state, &thread, viewer, page, &back).await
 }
 
-/// `POST .../comments[/...]` of a space or a change request: a discussion form, run on a
-/// task of its own with the access cache bypassed (as every app write), then back to where
-/// the form was, at the comment.
+/// Whether a reaction form adds its emoji or takes it back.
+#[derive(serde::Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reacting {
+    Add,
+    Remove,
+}
+
+/// A discussion's forms (which one, the path says): a comment's or reply's markdown
+/// (`body`), the page a new comment is about (`page`), a reaction (`emoji`, `op`), and the
+/// screen of the space to return to (`back`).
+#[derive(serde::Deserialize)]
+pub struct CommentForm {
+    body: Option<String>,
+    page: Option<String>,
+    emoji: Option<String>,
+    op: Option<Reacting>,
+    back: Option<String>,
+}
+
+/// Where a comment action of the space is: the comment and what is done to it, after
+/// `comments/` (none: a new comment).
+#[derive(serde::Deserialize)]
+pub struct SpaceComment {
+    action: Option<String>,
+}
+
+/// Where a comment action of a change request is: its number, and the comment and what is
+/// done to it, after `comments/` (none: a new comment).
+#[derive(serde::Deserialize)]
+pub struct ChangeRequestComment {
+    number: String,
+    action: Option<String>,
+}
+
+/// `POST /s/{spaceId}/~/comments[/...]`: a form of the space's discussion (or of one of
+/// its pages').
+pub async fn comment(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Path(at): Path<SpaceComment>,
+    Posted(form): Posted<CommentForm>,
+) -> Response {
+    discuss_action(&state, &signed, ctx, None, at.action.as_deref(), form).await
+}
+
+/// `POST /s/{spaceId}/~/changes/{number}/comments[/...]`: a form of a change request's
+/// discussion.
+pub async fn change_request_comment(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Path(at): Path<ChangeRequestComment>,
+    Posted(form): Posted<CommentForm>,
+) -> Response {
+    let cr = Some(at.number.as_str());
+    discuss_action(&state, &signed, ctx, cr, at.action.as_deref(), form).await
+}
+
+/// A discussion form of the space or of a change request (`cr`), its act named by the path
+/// after `comments/` (`action`), run on a task of its own with the access cache bypassed
+/// (as every app write), then back to where the form was, at the comment.
 async fn discuss_action(
     state: &AppState,
+    signed: &Signed,
     ctx: SpaceCtx,
-    viewer: &Viewer<'_>,
-    caller: &Caller,
     cr: Option<&str>,
-    rest: &[&str],
-    form: session::Form,
+    action: Option<&str>,
+    form: CommentForm,
 ) -> Response {
     use super::discuss::{self, Act, Sent};
-    let Some(act) = Act::parse(rest) else {
+    let viewer = &signed.viewer();
+    if let Some(res) = deleted(&ctx, viewer) {
+        return res;
+    }
+    let rest: Vec<&str> = action.map(|a| a.split('/').collect()).unwrap_or_default();
+    let Some(act) = Act::parse(&rest) else {
         return not_found(Some(viewer), "No action of the space has this address.");
     };
     let space = ctx.space.id.clone();
@@ -1706,12 +1802,10 @@ async fn discuss_action(
     let sent = Sent {
         body: form.body,
         page: form.page,
-        emoji: form
-            .emoji
-            .map(|e| (e, form.op.as_deref() != Some("remove"))),
+        emoji: form.emoji.map(|e| (e, form.op != Some(Reacting::Remove))),
     };
     let run = {
-        let (state, user, thread) = (state.clone(), caller.user.id.clone(), thread.clone());
+        let (state, user, thread) = (state.clone(), signed.user.id.clone(), thread.clone());
         async move { discuss::run(&state, &thread, &user, act, sent).await }
     };
     let to = back.clone();

@@ -184,124 +184,6 @@ fn refused(why: &str) -> Response {
     )
 }
 
-/// The fields of the app's forms.
-#[derive(Deserialize, Default)]
-#[allow(dead_code)] // Until the space's actions read their own forms.
-pub struct Form {
-    pub csrf: Option<String>,
-    pub email: Option<String>,
-    pub name: Option<String>,
-    pub password: Option<String>,
-    pub next: Option<String>,
-    pub status: Option<String>,
-    pub subject: Option<String>,
-    pub body: Option<String>,
-    pub page: Option<String>,
-    pub emoji: Option<String>,
-    /// A site's section and section group a site form acts on.
-    pub section: Option<String>,
-    pub group: Option<String>,
-    /// A site structure item a site form moves or changes (a site space, section or group,
-    /// its type in `kind`), and the URL segment, visibility condition and default site
-    /// space a site form sets.
-    pub item: Option<String>,
-    /// Where a page dragged in the page tree goes beside the page in `item`: `before`,
-    /// `after` or `into`.
-    pub place: Option<String>,
-    pub path: Option<String>,
-    pub condition: Option<String>,
-    #[serde(rename = "defaultspace")]
-    pub default_space: Option<String>,
-    /// A site's customization basics: primary colour (light and dark), theme, font.
-    pub light: Option<String>,
-    pub dark: Option<String>,
-    pub theme: Option<String>,
-    pub font: Option<String>,
-    pub op: Option<String>,
-    pub back: Option<String>,
-    pub user: Option<String>,
-    pub role: Option<String>,
-    pub emails: Option<String>,
-    pub invite: Option<String>,
-    pub confirm: Option<String>,
-    pub parent: Option<String>,
-    #[serde(default)]
-    pub spaces: Vec<String>,
-    /// The editor's page settings: present when its settings were sent.
-    pub settings: Option<String>,
-    pub description: Option<String>,
-    pub icon: Option<String>,
-    pub slug: Option<String>,
-    /// The editor's "add a redirect from the old address" box.
-    pub redirect: Option<String>,
-    pub hidden: Option<String>,
-    pub noindex: Option<String>,
-    /// A new page's kind in the page tree (`document`, `group`, `link`), and a link's URL.
-    pub kind: Option<String>,
-    pub href: Option<String>,
-    /// A site's visibility, and the share link a site form acts on.
-    pub visibility: Option<String>,
-    pub link: Option<String>,
-    /// The editor's page layout: its width, the parts shown, the fields it keeps as they
-    /// are (JSON), the cover image's address and the page's variables (`name: value` lines).
-    pub width: Option<String>,
-    #[serde(default)]
-    pub show: Vec<String>,
-    pub layout: Option<String>,
-    pub cover: Option<String>,
-    pub vars: Option<String>,
-    /// A conflict's line-by-line resolution: the revision the editor started from, and
-    /// for each conflict in order which lines stand (`theirs`, `mine`, `both`).
-    pub base: Option<String>,
-    #[serde(default, rename = "choice")]
-    pub choices: Vec<String>,
-    /// The cover's address and the variables as the form showed them: sent back so that a
-    /// save changes them only when they were edited.
-    #[serde(rename = "coverwas")]
-    pub cover_was: Option<String>,
-    #[serde(rename = "varswas")]
-    pub vars_was: Option<String>,
-}
-
-/// The signed-in user and the form they sent from `here` (origin and CSRF token checked),
-/// or the answer that refuses it (or sends the browser to sign in).
-pub async fn signed_form(
-    state: &AppState,
-    headers: &HeaderMap,
-    here: &str,
-    body: Body,
-) -> Result<(Signed, Form), Response> {
-    let signed = require(state, headers, here).await?;
-    let form = read_form(state, headers, Some(&signed.session), body).await?;
-    Ok((signed, form))
-}
-
-/// Reads a form sent from this server's pages (origin checked); when `session` is given, its
-/// CSRF token must be in the form.
-pub async fn read_form(
-    state: &AppState,
-    headers: &HeaderMap,
-    session: Option<&SessionRow>,
-    body: Body,
-) -> Result<Form, Response> {
-    if !same_origin(state, headers) {
-        return Err(refused("This form must be sent from Quire's own pages."));
-    }
-    let Ok(bytes) = axum::body::to_bytes(body, FORM_BYTES).await else {
-        return Err(refused("The form is too large."));
-    };
-    let form: Form = serde_html_form::from_bytes(&bytes).unwrap_or_default();
-    if let Some(session) = session {
-        let given = Sha256::digest(form.csrf.as_deref().unwrap_or("").as_bytes());
-        if given != Sha256::digest(session.csrf.as_bytes()) {
-            return Err(refused(
-                "The form has expired: reload the page and try again.",
-            ));
-        }
-    }
-    Ok(form)
-}
-
 /// Reads a form of type `T` sent from this server's pages (origin checked) and, when
 /// `session` is given, by its holder (its CSRF token in the form), both first (403); then
 /// the fields (400 naming what is wrong).
@@ -376,14 +258,10 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for ByOp<T> {
 #[derive(Deserialize)]
 pub struct NoFields {}
 
-/// The signed-in user of a request from this server's pages whose body is not a form (the
-/// editor's file uploads): origin checked, the CSRF token in `X-Quire-CSRF`.
-pub async fn signed_script(
-    state: &AppState,
-    headers: &HeaderMap,
-    here: &str,
-) -> Result<Signed, Response> {
-    let signed = require(state, headers, here).await?;
+/// Whether a request from this server's pages whose body is not a form (the editor's file
+/// uploads) comes from `signed`'s page: origin checked, the CSRF token in `X-Quire-CSRF`.
+#[allow(clippy::result_large_err)]
+pub fn from_script(state: &AppState, headers: &HeaderMap, signed: &Signed) -> Result<(), Response> {
     if !same_origin(state, headers) {
         return Err(refused("This request must come from Quire's own pages."));
     }
@@ -394,7 +272,7 @@ pub async fn signed_script(
     if Sha256::digest(given.as_bytes()) != Sha256::digest(signed.session.csrf.as_bytes()) {
         return Err(refused("The page has expired: reload it and try again."));
     }
-    Ok(signed)
+    Ok(())
 }
 
 /// The sign-in (or first-run) form.

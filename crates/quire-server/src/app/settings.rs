@@ -2,11 +2,14 @@
 //! space and restoring it within the retention. The forms run the domain's space
 //! workflows, the API's own; each field is offered only to the roles that may change it.
 
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{html, Markup};
+use serde::Deserialize;
 
-use super::session::Form;
+use super::routes::InSpace;
+use super::session::{Posted, Signed};
 use super::shell::options;
 use super::shell::{page, run_write, Viewer};
 use crate::domain::access::grants::Grants;
@@ -90,19 +93,56 @@ pub fn screen(ctx: &SpaceCtx, viewer: &Viewer<'_>, nav: Option<&Markup>) -> Resp
     page(StatusCode::OK, "Settings", Some(viewer), nav, body)
 }
 
+/// What a settings form asks for.
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SettingsOp {
+    /// Title and emoji, and for admins the edit mode and visibility.
+    Save,
+    /// Delete the space (with `confirm=yes`).
+    Delete,
+    /// Restore a deleted space.
+    Restore,
+    /// Move the space into `parent` (a collection, or the organization when empty).
+    Move,
+}
+
+/// The settings screen's forms (`op` says which).
+#[derive(Deserialize)]
+pub struct SettingsForm {
+    op: SettingsOp,
+    /// The title.
+    subject: Option<String>,
+    emoji: Option<String>,
+    /// The edit mode (`live`, `locked`).
+    status: Option<String>,
+    /// The visibility.
+    role: Option<String>,
+    /// `yes`: the deletion is confirmed.
+    confirm: Option<String>,
+    /// The collection the space moves into.
+    parent: Option<String>,
+}
+
 /// `POST /s/{spaceId}/~/settings`: saves, deletes (confirmed) or restores, through the
 /// domain's workflows on a task of their own; then to the space (or its organization).
-pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: Form) -> Response {
+/// Served for a deleted space too: its admins restore it here.
+pub async fn act(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Posted(form): Posted<SettingsForm>,
+) -> Response {
+    let viewer = signed.viewer();
     let here = format!("/s/{}/~/settings", ctx.space.id);
-    let op = form.op.clone().unwrap_or_default();
     let org = ctx.space.org_id.to_string();
     let run = {
         let state = state.clone();
         async move {
-            match op.as_str() {
-                "save" => {
+            match form.op {
+                SettingsOp::Save => {
                     let mut change = Settings {
-                        title: form.subject.clone().map(|t| t.trim().to_string()),
+                        title: form.subject.map(|t| t.trim().to_string()),
                         emoji: form.emoji.as_deref().map(emoji_code),
                         ..Default::default()
                     };
@@ -128,7 +168,7 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
                     }
                     spaces::update(&state, &ctx, change).await.map(|_| true)
                 }
-                "delete" => {
+                SettingsOp::Delete => {
                     if form.confirm.as_deref() != Some("yes") {
                         return Err(ApiError::bad_request(
                             "Tick the confirmation to delete the space.",
@@ -136,17 +176,14 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
                     }
                     spaces::delete(&state, &ctx).await.map(|_| false)
                 }
-                "restore" => spaces::restore(&state, &ctx).await.map(|_| true),
-                "move" => {
+                SettingsOp::Restore => spaces::restore(&state, &ctx).await.map(|_| true),
+                SettingsOp::Move => {
                     let body = crate::domain::placement::MoveBody {
-                        parent: Some(form.parent.clone().filter(|p| !p.is_empty())),
+                        parent: Some(form.parent.filter(|p| !p.is_empty())),
                         position: None,
                     };
                     spaces::move_space(&state, &ctx, &body).await.map(|_| true)
                 }
-                other => Err(ApiError::bad_request(format!(
-                    "`op`: no settings change `{other}`."
-                ))),
             }
         }
     };
@@ -156,7 +193,7 @@ pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: For
         run.await
             .map(|kept| if kept { space } else { format!("/o/{org}") })
     };
-    run_write(viewer, &here, "Back to the settings", done).await
+    run_write(&viewer, &here, "Back to the settings", done).await
 }
 
 /// An emoji as typed (`📘`) in the API's form, its code points in hex (`1f4d8`); a code

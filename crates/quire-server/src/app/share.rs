@@ -2,11 +2,14 @@
 //! and teams, and for its admins the forms that grant, change and take them away, through
 //! the domain's permission workflows (the API's own).
 
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{html, Markup};
+use serde::Deserialize;
 
-use super::session::Form;
+use super::routes::{InCollection, InSpace};
+use super::session::{Posted, Signed};
 use super::shell::{failed, page, run_write, Viewer};
 use crate::domain::access::{CollectionCtx, Role, SpaceCtx};
 use crate::domain::permissions::{self, Content};
@@ -225,22 +228,69 @@ async fn content(state: &AppState, shared: &Shared<'_>, viewer: &Viewer<'_>) -> 
     })
 }
 
-/// `POST /s/{spaceId}/~/share`: grants (`grant-user`, `grant-team`), changes (`set-…`) or
-/// takes away (`remove-…`) one permission, then back to the screen.
-pub async fn act(state: &AppState, ctx: SpaceCtx, viewer: &Viewer<'_>, form: Form) -> Response {
-    let here = format!("/s/{}/~/share", ctx.space.id);
-    changed(state, Content::space(&ctx), here, viewer, form).await
+/// What a sharing form does to one permission.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShareOp {
+    GrantUser,
+    GrantTeam,
+    SetUser,
+    SetTeam,
+    RemoveUser,
+    RemoveTeam,
 }
 
-/// `POST /c/{collectionId}/~/share`: as [`act`], for a collection.
+impl ShareOp {
+    /// The kind of holder the permission is for: `user` or `team`.
+    fn kind(self) -> &'static str {
+        match self {
+            ShareOp::GrantUser | ShareOp::SetUser | ShareOp::RemoveUser => "user",
+            ShareOp::GrantTeam | ShareOp::SetTeam | ShareOp::RemoveTeam => "team",
+        }
+    }
+}
+
+/// A sharing form: what it does (`op`) to whose permission (`user`: a member's or a
+/// team's id), at which role (`role`, but to remove).
+#[derive(Deserialize)]
+pub struct ShareForm {
+    op: ShareOp,
+    user: String,
+    role: Option<String>,
+}
+
+/// `POST /s/{spaceId}/~/share`: grants (`grant-user`, `grant-team`), changes (`set-…`) or
+/// takes away (`remove-…`) one permission, then back to the screen.
+pub async fn act(
+    State(state): State<AppState>,
+    signed: Signed,
+    InSpace(ctx): InSpace,
+    Posted(form): Posted<ShareForm>,
+) -> Response {
+    let viewer = signed.viewer();
+    if let Some(res) = super::screens::deleted(&ctx, &viewer) {
+        return res;
+    }
+    let here = format!("/s/{}/~/share", ctx.space.id);
+    changed(&state, Content::space(&ctx), here, &viewer, form).await
+}
+
+/// `POST /c/{collectionId}/~/share`: as [`act`], for a collection (its admins).
 pub async fn collection_act(
-    state: &AppState,
-    ctx: &CollectionCtx,
-    viewer: &Viewer<'_>,
-    form: Form,
+    State(state): State<AppState>,
+    signed: Signed,
+    InCollection(ctx): InCollection,
+    Posted(form): Posted<ShareForm>,
 ) -> Response {
     let here = format!("/c/{}/~/share", ctx.collection.id);
-    changed(state, Content::collection(ctx), here, viewer, form).await
+    changed(
+        &state,
+        Content::collection(&ctx),
+        here,
+        &signed.viewer(),
+        form,
+    )
+    .await
 }
 
 async fn changed(
@@ -248,36 +298,32 @@ async fn changed(
     target: Content,
     here: String,
     viewer: &Viewer<'_>,
-    form: Form,
+    form: ShareForm,
 ) -> Response {
     let run = {
         let state = state.clone();
         async move {
-            let op = form.op.as_deref().unwrap_or("");
-            let principal = form.user.clone().unwrap_or_default();
+            let ShareForm { op, user, role } = form;
+            let principal = user;
             let role = || {
-                Role::parse(form.role.as_deref().unwrap_or("")).ok_or_else(|| {
+                Role::parse(role.as_deref().unwrap_or("")).ok_or_else(|| {
                     ApiError::bad_request("`role` must be one of the roles offered.")
                 })
             };
+            let kind = op.kind();
             match op {
-                "grant-user" => {
+                ShareOp::GrantUser => {
                     permissions::grant(&state, &target, &[principal], &[], Some(role()?)).await
                 }
-                "grant-team" => {
+                ShareOp::GrantTeam => {
                     permissions::grant(&state, &target, &[], &[principal], Some(role()?)).await
                 }
-                "set-user" | "set-team" => {
-                    let kind = &op[4..];
+                ShareOp::SetUser | ShareOp::SetTeam => {
                     permissions::set(&state, &target, (kind, &principal), Some(Some(role()?))).await
                 }
-                "remove-user" | "remove-team" => {
-                    let kind = &op[7..];
+                ShareOp::RemoveUser | ShareOp::RemoveTeam => {
                     permissions::remove(&state, &target, (kind, &principal)).await
                 }
-                other => Err(ApiError::bad_request(format!(
-                    "`op`: no permission change `{other}`."
-                ))),
             }
         }
     };

@@ -3543,6 +3543,68 @@ async fn reviewers_are_requested_and_change_requests_filtered_by_author_in_the_a
     );
 }
 
+/// A space's action takes its own form: one sent without a field it needs is refused with
+/// 400 naming the field, after its token is checked (403 for a forged one), and changes
+/// nothing.
+#[tokio::test]
+async fn a_space_action_without_a_field_it_needs_is_refused_naming_the_field() {
+    let app = TestApp::start().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Forms").await;
+    let space = app.space(&alice, &org, "Notes", None).await;
+    let cr = app.open_change_request(&alice, &space, "Words").await;
+    let n = app
+        .get(&alice, &format!("/v1/spaces/{space}/change-requests/{cr}"))
+        .await
+        .expect(200)["number"]
+        .as_i64()
+        .unwrap();
+    let mut a = signed_in(&app, &["alice"]).await.pop().unwrap();
+    let cr_path = format!("/s/{space}/~/changes/{n}");
+    let token = csrf(&a.get(&cr_path).await.html);
+
+    // The review's verdict, and whom a review is asked of.
+    for (action, field) in [("review", "status"), ("request", "user")] {
+        let p = a
+            .post(&format!("{cr_path}/{action}"), &[("csrf", &token)])
+            .await;
+        assert_eq!(p.status, 400, "{action}: {}", p.html);
+        assert!(
+            p.html.contains(&format!("missing field `{field}`")),
+            "{action}: {}",
+            p.html
+        );
+        let forged = a
+            .post(&format!("{cr_path}/{action}"), &[("csrf", "forged")])
+            .await;
+        assert_eq!(forged.status, 403, "{action}: {}", forged.html);
+    }
+    // A value outside the form's choices is refused too.
+    let p = a
+        .post(
+            &format!("{cr_path}/review"),
+            &[("csrf", &token), ("status", "maybe")],
+        )
+        .await;
+    assert_eq!(p.status, 400, "{}", p.html);
+    let reviews = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/reviews"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(reviews["items"], json!([]), "{reviews}");
+    let asked = app
+        .get(
+            &alice,
+            &format!("/v1/spaces/{space}/change-requests/{cr}/requested-reviewers"),
+        )
+        .await
+        .expect(200);
+    assert_eq!(asked["items"], json!([]), "{asked}");
+}
+
 #[tokio::test]
 async fn content_is_imported_into_a_space_from_the_app() {
     let app = crate::imports::app().await;
