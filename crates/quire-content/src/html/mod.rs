@@ -162,6 +162,15 @@ pub fn escape_text(s: &str) -> String {
     out
 }
 
+/// The empty element a `reusable-content` block renders as: the server replaces this exact
+/// HTML with the reusable content's own rendering.
+pub fn reusable_content_placeholder(id: &str) -> String {
+    format!(
+        "<div class=\"reusable-content\" data-reusable-content=\"{}\"></div>",
+        escape_attr(id)
+    )
+}
+
 /// Escapes text for a quoted HTML attribute value.
 pub fn escape_attr(s: &str) -> String {
     // The same five characters are escaped in both places: one rule that is always safe.
@@ -526,10 +535,7 @@ impl<'a> Renderer<'a> {
                     _ => String::new(),
                 };
                 // The server puts the reusable content's own rendering here.
-                vec![html(format!(
-                    "<div class=\"reusable-content\" data-reusable-content=\"{}\"></div>",
-                    escape_attr(&id)
-                ))]
+                vec![html(reusable_content_placeholder(&id))]
             }
             "swagger" | "openapi-operation" | "openapi-webhook" | "openapi-schemas" => {
                 vec![html(openapi(e))]

@@ -17,7 +17,7 @@ use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, TextContent, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -139,9 +139,7 @@ impl SiteTools {
             }
         };
         if hits.is_empty() {
-            return CallToolResult::success(vec![Content::text(format!(
-                "No page matches \"{query}\"."
-            ))]);
+            return CallToolResult::success(vec![words(format!("No page matches \"{query}\"."))]);
         }
         let mut text = String::new();
         for hit in &hits {
@@ -155,7 +153,7 @@ impl SiteTools {
                 hit.excerpt
             ));
         }
-        CallToolResult::success(vec![Content::text(text.trim_end().to_string())])
+        CallToolResult::success(vec![words(text.trim_end().to_string())])
     }
 
     /// The site space's pages as a markdown index.
@@ -164,7 +162,7 @@ impl SiteTools {
     )]
     async fn list_pages(&self) -> CallToolResult {
         match self.site() {
-            Ok(site) => CallToolResult::success(vec![Content::text(site.index())]),
+            Ok(site) => CallToolResult::success(vec![words(site.index())]),
             Err(e) => e,
         }
     }
@@ -178,10 +176,10 @@ impl SiteTools {
             Ok(site) => site,
             Err(e) => return e,
         };
-        match site.page_text(&args.path) {
-            Some((title, url, markdown)) => CallToolResult::success(vec![Content::text(format!(
-                "# {title}\nURL: {url}\n\n{markdown}"
-            ))]),
+        match site.readable_page(&args.path) {
+            Some((title, url, markdown)) => {
+                CallToolResult::success(vec![words(format!("# {title}\nURL: {url}\n\n{markdown}"))])
+            }
             None => failure(&format!(
                 "No readable page at `{}`: `list_pages` gives the site's pages.",
                 args.path.chars().take(200).collect::<String>()
@@ -257,5 +255,11 @@ fn absolute(root: &str, path: &str) -> String {
 
 /// A tool's answer that tells the agent what went wrong.
 fn failure(message: &str) -> CallToolResult {
-    CallToolResult::error(vec![Content::text(message.to_string())])
+    CallToolResult::error(vec![words(message.to_string())])
+}
+
+/// A block of plain text (markdown) for the agent: MCP content, never HTML, so nothing in
+/// it is escaped.
+fn words(content: impl Into<String>) -> Content {
+    Content::Text(TextContent::new(content))
 }

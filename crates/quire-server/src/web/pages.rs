@@ -13,10 +13,10 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use bytes::Bytes;
+use maud::{html, Markup, PreEscaped};
 use quire_content::condition::project;
 use quire_content::html::{
-    escape_attr as attr, escape_text as text, legible_hex, render_document, safe_url, FileRef,
-    Resolve,
+    legible_hex, render_document, reusable_content_placeholder, safe_url, FileRef, Resolve,
 };
 use quire_content::model::{ContentRef, Page, PageKind, Revision};
 use serde_json::Value;
@@ -107,7 +107,7 @@ const RENDER_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// Bumped when the rendering changes, so that cached pages and ETags of an older build
 /// are never reused.
-const RENDER_FORMAT: u32 = 6;
+const RENDER_FORMAT: u32 = 7;
 
 /// Serves everything under `/sites/`.
 pub async fn serve(
@@ -135,11 +135,17 @@ pub async fn serve(
             };
             let body = Body {
                 title: "Error".into(),
-                main: "<h1>Something went wrong</h1><p>Please try again later.</p>".into(),
+                main: html! {
+                    h1 { "Something went wrong" }
+                    p { "Please try again later." }
+                },
                 ..Body::default()
             };
             let prefix = hosted.map_or_else(|| prefix(&state), |h| h.root);
-            html(status, layout::document(&prefix, &chrome, &body))
+            html(
+                status,
+                layout::document(&prefix, &chrome, &body).into_string(),
+            )
         }
     }
 }
@@ -538,16 +544,19 @@ async fn not_found_outside(
     };
     Ok(html(
         StatusCode::NOT_FOUND,
-        layout::document(&prefix, &chrome, &body),
+        layout::document(&prefix, &chrome, &body).into_string(),
     ))
 }
 
-fn not_found_main(home: &str) -> String {
-    format!(
-        "<h1>Page not found</h1><p>Nothing is published at this address. \
-         <a href=\"{}\">Go to the home page</a>.</p>",
-        attr(home)
-    )
+fn not_found_main(home: &str) -> Markup {
+    html! {
+        h1 { "Page not found" }
+        p {
+            "Nothing is published at this address. "
+            a href=(home) { "Go to the home page" }
+            "."
+        }
+    }
 }
 
 /// Where a page path leads for one visitor in one revision.
@@ -664,7 +673,7 @@ pub(super) struct Site<'a> {
     spaces: HashMap<String, String>,
     /// The visitor as the navigation's conditions (the site's structure, the pages) tell
     /// visitors apart, as JSON: what a route is remembered under.
-    nav_text: OnceLock<String>,
+    nav_seen: OnceLock<String>,
     /// The id and body of one page, when `rev` is a stored page tree (bodies empty).
     body: Option<&'a (String, PageKind)>,
 }
@@ -700,7 +709,7 @@ impl<'a> Site<'a> {
             prefix: r.path_root.clone(),
             urls,
             spaces,
-            nav_text: OnceLock::new(),
+            nav_seen: OnceLock::new(),
             body: None,
         })
     }
@@ -727,8 +736,8 @@ impl<'a> Site<'a> {
         reads
     }
 
-    fn nav_text(&self) -> &str {
-        self.nav_text
+    fn nav_seen(&self) -> &str {
+        self.nav_seen
             .get_or_init(|| project(self.visitor, &self.nav_reads()).to_string())
     }
 
@@ -737,7 +746,7 @@ impl<'a> Site<'a> {
     /// they cannot make a page be rendered again).
     fn seen_as(&self, more: &Reads) -> String {
         if more.is_empty() {
-            return self.nav_text().to_string();
+            return self.nav_seen().to_string();
         }
         let mut reads = self.nav_reads();
         reads.extend(more.iter().cloned());
@@ -790,10 +799,8 @@ impl<'a> Site<'a> {
         if self.noindex() {
             return Ok(self.not_found_page());
         }
-        let mut o = String::from(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
-             <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
-        );
+        // Each site space's `<url>` elements.
+        let mut spaces: Vec<Markup> = Vec::new();
         let s = &self.r.structure;
         let sections_shown = |id: Option<&str>| {
             id.is_none_or(|id| {
@@ -821,19 +828,30 @@ impl<'a> Site<'a> {
             };
             let rev = content::load_in(self.state, &space.id, &row.root).await?;
             let base = self.urls.site_space(&self.r.site, s, ss);
-            for e in entries(&rev, self.visitor) {
-                if e.listed && is_document(e.page) && !e.page.no_robots_index && !e.page.no_index {
-                    let _ = writeln!(
-                        o,
-                        "<url><loc>{}</loc><lastmod>{}</lastmod></url>",
-                        text(&format!("{base}{}", e.path)),
-                        &iso(row.created_at)[..10]
-                    );
+            let modified = iso(row.created_at);
+            let list = entries(&rev, self.visitor);
+            spaces.push(html! {
+                @for e in &list {
+                    @if e.listed && is_document(e.page) && !e.page.no_robots_index
+                        && !e.page.no_index
+                    {
+                        url {
+                            loc { (base) (e.path) }
+                            lastmod { (&modified[..10]) }
+                        }
+                    }
                 }
-            }
+            });
         }
-        o.push_str("</urlset>\n");
-        Ok(plain("application/xml; charset=utf-8", o))
+        // XML, which the template escapes as it does HTML (`&`, `<`, `>`, `"`); maud has no
+        // syntax for the XML declaration, a constant.
+        let map = html! {
+            (PreEscaped("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"))
+            urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" {
+                @for urls in &spaces { (urls) }
+            }
+        };
+        Ok(plain("application/xml; charset=utf-8", map.into_string()))
     }
 
     /// [`Site::llms`], kept per revision and visitor as the conditions it shows tell them
@@ -847,7 +865,7 @@ impl<'a> Site<'a> {
                 true,
             ))
         } else {
-            self.nav_text().to_string()
+            self.nav_seen().to_string()
         };
         let key = format!(
             "site-llms:{}",
@@ -883,7 +901,7 @@ impl<'a> Site<'a> {
                     page_markdown(e.page, self.visitor).trim_end()
                 );
             } else {
-                let _ = write!(o, "- [{}]({url})", md_text(&e.page.title));
+                let _ = write!(o, "- [{}]({url})", md_label(&e.page.title));
                 if let Some(d) = e.page.description.as_deref().filter(|d| !d.is_empty()) {
                     let _ = write!(o, ": {}", d.replace('\n', " "));
                 }
@@ -1076,7 +1094,7 @@ impl<'a> Site<'a> {
             self.r.base_path,
             self.r.site_space.space_id,
             self.row.id,
-            self.nav_text(),
+            self.nav_seen(),
             self.r.pathname
         );
         if let Some(route) = self
@@ -1266,13 +1284,13 @@ impl<'a> Site<'a> {
             chrome.noindex = true;
             let body = Body {
                 title: "Search".into(),
-                sidebar: self.sidebar(&list, None),
+                sidebar: Some(self.sidebar(&list, None)),
                 main: search::main(&format!("{base}~search"), &ask, &hits),
                 ..Body::default()
             };
             html(
                 StatusCode::OK,
-                layout::document(&self.prefix, &chrome, &body),
+                layout::document(&self.prefix, &chrome, &body).into_string(),
             )
         };
         let cache = if self.r.site.visibility == SiteVisibility::Public {
@@ -1317,7 +1335,7 @@ impl<'a> Site<'a> {
 
     /// A readable page's title, published URL and markdown, by its path inside the site
     /// space, its path from the host, or its full URL (with or without `.md`).
-    pub(super) fn page_text(&self, wanted: &str) -> Option<(String, String, String)> {
+    pub(super) fn readable_page(&self, wanted: &str) -> Option<(String, String, String)> {
         let mut path = wanted.trim();
         if let Some(i) = path.find("://") {
             let after = &path[i + 3..];
@@ -1345,7 +1363,7 @@ impl<'a> Site<'a> {
     fn not_found_page(&self) -> Response {
         // The same for every path: kept once per site, revision and visitor as the
         // navigation tells them apart.
-        let key = format!("site-404:{}", self.version("\n404", self.nav_text()));
+        let key = format!("site-404:{}", self.version("\n404", self.nav_seen()));
         let body = match self.state.content.pages.get(&key) {
             Some(body) => body,
             None => {
@@ -1363,11 +1381,11 @@ impl<'a> Site<'a> {
         chrome.noindex = true;
         let body = Body {
             title: "Page not found".into(),
-            sidebar: self.sidebar(&list, None),
+            sidebar: Some(self.sidebar(&list, None)),
             main: not_found_main(&chrome.home),
             ..Body::default()
         };
-        layout::document(&self.prefix, &chrome, &body)
+        layout::document(&self.prefix, &chrome, &body).into_string()
     }
 
     fn chrome(&self, list: &[Entry<'_>]) -> Chrome {
@@ -1433,53 +1451,54 @@ impl<'a> Site<'a> {
     }
 
     /// Sections as tabs, section groups as menus.
-    fn tabs(&self) -> String {
+    fn tabs(&self) -> Markup {
         let s = &self.r.structure;
         if s.sections.is_empty() {
-            return String::new();
+            return Markup::default();
         }
         let current = self.r.section.as_ref().map(|x| x.id.as_str());
         let shown =
             |x: &&crate::store::sites::SectionRow| visible(x.condition.as_deref(), self.visitor);
         let tab = |x: &crate::store::sites::SectionRow| {
-            format!(
-                "<li><a href=\"{}\"{}>{}</a></li>",
-                attr(&self.urls.section(&self.r.site, s, x)),
-                if current == Some(x.id.as_str()) {
-                    " aria-current=\"page\""
-                } else {
-                    ""
-                },
-                text(&x.title)
-            )
+            html! {
+                li {
+                    a href=(self.urls.section(&self.r.site, s, x))
+                        aria-current=[(current == Some(x.id.as_str())).then_some("page")]
+                    { (x.title) }
+                }
+            }
         };
-        let mut o = String::from("<nav class=\"section-tabs\" aria-label=\"Sections\"><ul>");
-        for item in rules::top_level(s) {
-            match item {
-                Top::Section(x) if shown(&x) => o.push_str(&tab(x)),
-                Top::Section(_) => {}
-                Top::Group(g) => {
-                    let inner: Vec<_> = rules::group_sections(s, &g.id)
-                        .into_iter()
-                        .filter(shown)
-                        .collect();
-                    if inner.is_empty() {
-                        continue;
+        html! {
+            nav class="section-tabs" aria-label="Sections" {
+                ul {
+                    @for item in rules::top_level(s) {
+                        @match item {
+                            Top::Section(x) => {
+                                @if shown(&x) { (tab(x)) }
+                            }
+                            Top::Group(g) => {
+                                @let inner: Vec<_> = rules::group_sections(s, &g.id)
+                                    .into_iter()
+                                    .filter(shown)
+                                    .collect();
+                                @if !inner.is_empty() {
+                                    li {
+                                        details {
+                                            summary { (g.title) }
+                                            ul { @for x in inner { (tab(x)) } }
+                                        }
+                                    }
+                                }
+                            }
+                        }
                     }
-                    let _ = write!(o, "<li><details><summary>{}</summary><ul>", text(&g.title));
-                    for x in inner {
-                        o.push_str(&tab(x));
-                    }
-                    o.push_str("</ul></details></li>");
                 }
             }
         }
-        o.push_str("</ul></nav>\n");
-        o
     }
 
     /// The switcher between the site spaces of the section (versions, languages).
-    async fn variants(&self) -> ApiResult<String> {
+    async fn variants(&self) -> ApiResult<Markup> {
         let s = &self.r.structure;
         let section = self.r.section.as_ref().map(|x| x.id.as_str());
         let shown: Vec<_> = rules::site_spaces_in(s, section)
@@ -1487,7 +1506,7 @@ impl<'a> Site<'a> {
             .filter(|x| visible(x.condition.as_deref(), self.visitor))
             .collect();
         if shown.len() < 2 {
-            return Ok(String::new());
+            return Ok(Markup::default());
         }
         let mut items = Vec::new();
         for ss in shown {
@@ -1498,34 +1517,31 @@ impl<'a> Site<'a> {
                 items.push((ss, space.title.clone()));
             }
         }
+        let here = &self.r.site_space.id;
         let current = items
             .iter()
-            .find(|(ss, _)| ss.id == self.r.site_space.id)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default();
-        let mut o = format!(
-            "<nav class=\"variants\" aria-label=\"Variants\"><details><summary>{}</summary><ul>",
-            text(&current)
-        );
-        for (ss, title) in items {
-            let _ = write!(
-                o,
-                "<li><a href=\"{}\"{}>{}</a></li>",
-                attr(&self.urls.site_space(&self.r.site, s, ss)),
-                if ss.id == self.r.site_space.id {
-                    " aria-current=\"true\""
-                } else {
-                    ""
-                },
-                text(&title)
-            );
-        }
-        o.push_str("</ul></details></nav>");
-        Ok(o)
+            .find(|(ss, _)| ss.id == *here)
+            .map_or("", |(_, t)| t.as_str());
+        Ok(html! {
+            nav class="variants" aria-label="Variants" {
+                details {
+                    summary { (current) }
+                    ul {
+                        @for (ss, title) in &items {
+                            li {
+                                a href=(self.urls.site_space(&self.r.site, s, ss))
+                                    aria-current=[(ss.id == *here).then_some("true")]
+                                { (title) }
+                            }
+                        }
+                    }
+                }
+            }
+        })
     }
 
     /// The site space's page tree: listed pages, groups as headings, links as links.
-    fn sidebar(&self, list: &[Entry<'_>], current: Option<&str>) -> String {
+    fn sidebar(&self, list: &[Entry<'_>], current: Option<&str>) -> Markup {
         let links = self.links(list);
         let listed: HashMap<&str, &Entry<'_>> = list
             .iter()
@@ -1543,82 +1559,42 @@ impl<'a> Site<'a> {
             }
             open
         });
-        let mut o = String::from("<ul class=\"tree\">");
-        self.tree(
-            &mut o,
-            &self.rev.pages,
-            &listed,
-            &links,
-            current,
-            open.as_ref(),
-        );
-        o.push_str("</ul>");
-        o
-    }
-
-    fn tree(
-        &self,
-        o: &mut String,
-        pages: &[Page],
-        listed: &HashMap<&str, &Entry<'_>>,
-        links: &Links<'_>,
-        current: Option<&str>,
-        open: Option<&HashSet<&str>>,
-    ) {
-        for page in pages {
-            let Some(entry) = listed.get(page.id.as_str()) else {
-                continue;
-            };
-            let label = format!("{}{}", emoji(page), text(&page.title));
-            match &page.kind {
-                PageKind::Group => {
-                    let _ = write!(
-                        o,
-                        "<li class=\"group\"><span class=\"group-title\">{label}</span>"
-                    );
+        let expanded = |page: &Page| match &open {
+            None => true,
+            Some(open) => matches!(page.kind, PageKind::Group) || open.contains(page.id.as_str()),
+        };
+        /// Depth first without recursion (a page tree's depth is the input's): a listed
+        /// page met, or left once the items of its subpages are made.
+        enum Step<'p> {
+            Enter(&'p Page),
+            Leave(&'p Entry<'p>, usize),
+        }
+        // Each page's item is made once its subpages' are: they wait on `made`, in order,
+        // from the length `made` had when the page was entered.
+        let mut made: Vec<Markup> = Vec::new();
+        let mut stack: Vec<Step<'_>> = self.rev.pages.iter().rev().map(Step::Enter).collect();
+        while let Some(step) = stack.pop() {
+            match step {
+                Step::Enter(page) => {
+                    // An unlisted page is left out with its subpages.
+                    let Some(&entry) = listed.get(page.id.as_str()) else {
+                        continue;
+                    };
+                    if expanded(page) && !page.pages.is_empty() {
+                        stack.push(Step::Leave(entry, made.len()));
+                        stack.extend(page.pages.iter().rev().map(Step::Enter));
+                    } else {
+                        made.push(tree_item(entry, &links, current, &[]));
+                    }
                 }
-                PageKind::Link(link) => match links.ref_url(&link.target) {
-                    Some(url) => {
-                        let _ = write!(
-                            o,
-                            "<li><a class=\"link-page\" href=\"{}\">{label}</a>",
-                            attr(&url)
-                        );
-                    }
-                    None => {
-                        let _ = write!(o, "<li><span>{label}</span>");
-                    }
-                },
-                PageKind::Document(_) => {
-                    let _ = write!(
-                        o,
-                        "<li><a href=\"{}\"{}>{label}</a>",
-                        attr(&format!("{}{}", links.base, entry.path)),
-                        if current == Some(page.id.as_str()) {
-                            " aria-current=\"page\""
-                        } else {
-                            ""
-                        }
-                    );
+                Step::Leave(entry, from) => {
+                    let subpages = made.split_off(from);
+                    made.push(tree_item(entry, &links, current, &subpages));
                 }
             }
-            let expanded = match open {
-                None => true,
-                Some(open) => {
-                    matches!(page.kind, PageKind::Group) || open.contains(page.id.as_str())
-                }
-            };
-            if expanded
-                && page
-                    .pages
-                    .iter()
-                    .any(|c| listed.contains_key(c.id.as_str()))
-            {
-                o.push_str("<ul>");
-                self.tree(o, &page.pages, listed, links, current, open);
-                o.push_str("</ul>");
-            }
-            o.push_str("</li>");
+        }
+        html! {
+            ul class="tree" { @for item in &made { (item) } }
         }
     }
 
@@ -1684,7 +1660,7 @@ impl<'a> Site<'a> {
         &self,
         key: &str,
         page_id: String,
-        variants: String,
+        variants: Markup,
     ) -> ApiResult<Option<Rendered>> {
         // Turns by organization: a flood of one organization's renders (new values of a
         // claim its pages read) waits behind itself, not in front of other organizations'.
@@ -1722,7 +1698,7 @@ impl<'a> Site<'a> {
         .map_err(ApiError::internal)?
     }
 
-    fn render_page(&self, list: &[Entry<'_>], entry: &Entry<'_>, variants: &str) -> String {
+    fn render_page(&self, list: &[Entry<'_>], entry: &Entry<'_>, variants: &Markup) -> String {
         // Blocking work inside an async handler: bounded by the renderer's budgets, and
         // done once per page version thanks to the cache.
         let links = self.links(list);
@@ -1733,181 +1709,155 @@ impl<'a> Site<'a> {
         let rendered = render_document(&visitor_document(&doc.markdown, self.visitor), &links);
         let mut body_html = rendered.html;
         for rc in &self.rev.reusable_contents {
-            let placeholder = format!(
-                "<div class=\"reusable-content\" data-reusable-content=\"{}\"></div>",
-                attr(&rc.id)
-            );
+            let placeholder = reusable_content_placeholder(&rc.id);
             if body_html.contains(&placeholder) {
                 let inner =
                     render_document(&visitor_document(&rc.markdown, self.visitor), &links).html;
-                body_html = body_html.replace(
-                    &placeholder,
-                    &format!("<div class=\"reusable-content\">{inner}</div>"),
-                );
+                // The content engine's HTML, put in the place it left for it.
+                let shown = html! { div class="reusable-content" { (PreEscaped(inner.as_str())) } };
+                body_html = body_html.replace(&placeholder, &shown.into_string());
             }
         }
         let base = self.base();
-        let mut main = String::new();
-        // Breadcrumbs: the site, then the page's ancestors.
-        main.push_str("<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><ol>");
-        let _ = write!(
-            main,
-            "<li><a href=\"{}\">{}</a></li>",
-            attr(&format!("{}{}", self.prefix, self.r.site_base_path)),
-            text(&self.title())
-        );
-        for p in &entry.parents {
-            match list.iter().find(|e| e.page.id == p.id) {
-                Some(e) if is_document(p) => {
-                    let _ = write!(
-                        main,
-                        "<li><a href=\"{}\">{}</a></li>",
-                        attr(&format!("{base}{}", e.path)),
-                        text(&p.title)
-                    );
-                }
-                _ => {
-                    let _ = write!(main, "<li>{}</li>", text(&p.title));
-                }
-            }
-        }
-        let _ = writeln!(
-            main,
-            "<li><span aria-current=\"page\">{}</span></li></ol></nav>",
-            text(&page.title)
-        );
         // The cover as the page's layout sets it: its size and mask as classes, its height
         // as the image's own (the site's CSP allows no inline style), a dark variant for dark
         // schemes.
         let layout = &doc.layout;
         let cover = doc.cover.as_ref().filter(|_| layout.cover);
-        if let Some((c, url)) = cover.and_then(|c| Some((c, links.ref_url(c.reference.as_ref()?)?)))
-        {
-            let size = match layout.cover_size.as_str() {
-                "full" | "background" => layout.cover_size.as_str(),
-                _ => "hero",
-            };
-            let mask = if layout.cover_mask == "radial" {
-                " cover-mask-radial"
-            } else {
-                ""
-            };
-            let height = c
-                .height
-                .map(|h| format!(" height=\"{}\"", h.clamp(10, 700)))
-                .unwrap_or_default();
-            let dark = c.ref_dark.as_ref().and_then(|r| links.ref_url(r));
-            if let Some(dark) = &dark {
-                let _ = write!(
-                    main,
-                    "<picture><source srcset=\"{}\" media=\"(prefers-color-scheme: dark)\">",
-                    attr(dark)
-                );
-            }
-            let _ = write!(
-                main,
-                "<img class=\"cover cover-{size}{mask}\" src=\"{}\" alt=\"\"{height}>",
-                attr(&url)
-            );
-            let _ = writeln!(main, "{}", if dark.is_some() { "</picture>" } else { "" });
-        }
-        // A title the layout hides stays for screen readers and the outline.
-        let hidden = if layout.title {
-            ""
+        let cover = cover
+            .and_then(|c| Some((c, links.ref_url(c.reference.as_ref()?)?)))
+            .map(|(c, url)| {
+                let size = match layout.cover_size.as_str() {
+                    "full" | "background" => layout.cover_size.as_str(),
+                    _ => "hero",
+                };
+                let mask = if layout.cover_mask == "radial" {
+                    " cover-mask-radial"
+                } else {
+                    ""
+                };
+                let image = html! {
+                    img class={ "cover cover-" (size) (mask) } src=(url) alt=""
+                        height=[c.height.map(|h| h.clamp(10, 700))];
+                };
+                (image, c.ref_dark.as_ref().and_then(|r| links.ref_url(r)))
+            });
+        // The page's tags, by their labels (the slug for a tag the revision does not define).
+        let tags: Vec<&str> = if layout.tags {
+            page.tags
+                .iter()
+                .map(|slug| {
+                    self.rev
+                        .tags
+                        .iter()
+                        .find(|t| t.slug == *slug)
+                        .map_or(slug.as_str(), |t| t.label.as_str())
+                })
+                .collect()
         } else {
-            " class=\"visually-hidden\""
+            Vec::new()
         };
-        let _ = writeln!(
-            main,
-            "<h1{hidden}>{}{}</h1>",
-            emoji(page),
-            text(&page.title)
-        );
-        if let Some(d) = page
+        let description = page
             .description
             .as_deref()
-            .filter(|d| !d.is_empty() && layout.description)
-        {
-            let _ = writeln!(main, "<p class=\"lead\">{}</p>", text(d));
-        }
-        // The page's tags, by their labels (the slug for a tag the revision does not define).
-        if layout.tags && !page.tags.is_empty() {
-            main.push_str("<ul class=\"page-tags\" aria-label=\"Tags\">");
-            for slug in &page.tags {
-                let label = self
-                    .rev
-                    .tags
-                    .iter()
-                    .find(|t| t.slug == *slug)
-                    .map_or(slug.as_str(), |t| t.label.as_str());
-                let _ = write!(main, "<li>{}</li>", text(label));
-            }
-            main.push_str("</ul>\n");
-        }
-        let _ = writeln!(main, "<div class=\"content\">{body_html}</div>");
+            .filter(|d| !d.is_empty() && layout.description);
         let updated = iso(self.row.created_at);
-        let _ = writeln!(
-            main,
-            "<p class=\"meta\">Last updated <time datetime=\"{}\">{}</time></p>",
-            attr(&updated),
-            text(&updated[..10])
-        );
         // Previous and next, in tree order among listed document pages.
-        if entry.listed {
-            let order: Vec<&Entry<'_>> = list
-                .iter()
-                .filter(|e| e.listed && is_document(e.page))
-                .collect();
-            if let Some(i) = order.iter().position(|e| e.page.id == page.id) {
-                main.push_str("<nav class=\"pager\" aria-label=\"Previous and next pages\">");
-                if let Some(prev) = i.checked_sub(1).and_then(|j| order.get(j)) {
-                    let _ = write!(
-                        main,
-                        "<a class=\"prev\" rel=\"prev\" href=\"{}\"><small>Previous</small>{}</a>",
-                        attr(&format!("{base}{}", prev.path)),
-                        text(&prev.page.title)
-                    );
+        let pager = entry
+            .listed
+            .then(|| {
+                let order: Vec<&Entry<'_>> = list
+                    .iter()
+                    .filter(|e| e.listed && is_document(e.page))
+                    .collect();
+                let i = order.iter().position(|e| e.page.id == page.id)?;
+                let prev = i.checked_sub(1).and_then(|j| order.get(j)).copied();
+                Some((prev, order.get(i + 1).copied()))
+            })
+            .flatten();
+        let main = html! {
+            // Breadcrumbs: the site, then the page's ancestors.
+            nav class="crumbs" aria-label="Breadcrumb" {
+                ol {
+                    li { a href={ (self.prefix) (self.r.site_base_path) } { (self.title()) } }
+                    @for p in &entry.parents {
+                        @match list.iter().find(|e| e.page.id == p.id) {
+                            Some(e) if is_document(p) => {
+                                li { a href={ (base) (e.path) } { (p.title) } }
+                            }
+                            _ => { li { (p.title) } }
+                        }
+                    }
+                    li { span aria-current="page" { (page.title) } }
                 }
-                if let Some(next) = order.get(i + 1) {
-                    let _ = write!(
-                        main,
-                        "<a class=\"next\" rel=\"next\" href=\"{}\"><small>Next</small>{}</a>",
-                        attr(&format!("{base}{}", next.path)),
-                        text(&next.page.title)
-                    );
+            }
+            @if let Some((image, dark)) = &cover {
+                @if let Some(dark) = dark {
+                    picture {
+                        source srcset=(dark) media="(prefers-color-scheme: dark)";
+                        (image)
+                    }
+                } @else {
+                    (image)
                 }
-                main.push_str("</nav>\n");
             }
-        }
-        let mut outline = String::new();
-        if !rendered.outline.is_empty() && doc.layout.outline {
-            outline.push_str(
-                "<nav class=\"outline\" aria-labelledby=\"outline-title\">\
-                 <h2 id=\"outline-title\">On this page</h2><ul>",
-            );
-            for h in &rendered.outline {
-                let _ = write!(
-                    outline,
-                    "<li class=\"l{}\"><a href=\"#{}\">{}</a></li>",
-                    h.level,
-                    attr(&h.anchor),
-                    text(&h.text)
-                );
+            // A title the layout hides stays for screen readers and the outline.
+            h1 class=[(!layout.title).then_some("visually-hidden")] { (label(page)) }
+            @if let Some(d) = description {
+                p class="lead" { (d) }
             }
-            outline.push_str("</ul></nav>\n");
-        }
+            @if !tags.is_empty() {
+                ul class="page-tags" aria-label="Tags" {
+                    @for tag in &tags { li { (tag) } }
+                }
+            }
+            // The content engine's HTML: rendered and sanitized there, shown as it is.
+            div class="content" { (PreEscaped(body_html.as_str())) }
+            p class="meta" {
+                "Last updated "
+                time datetime=(updated) { (&updated[..10]) }
+            }
+            @if let Some((prev, next)) = pager {
+                nav class="pager" aria-label="Previous and next pages" {
+                    @if let Some(prev) = prev {
+                        a class="prev" rel="prev" href={ (base) (prev.path) } {
+                            small { "Previous" }
+                            (prev.page.title)
+                        }
+                    }
+                    @if let Some(next) = next {
+                        a class="next" rel="next" href={ (base) (next.path) } {
+                            small { "Next" }
+                            (next.page.title)
+                        }
+                    }
+                }
+            }
+        };
+        let outline = (!rendered.outline.is_empty() && doc.layout.outline).then(|| {
+            html! {
+                nav class="outline" aria-labelledby="outline-title" {
+                    h2 id="outline-title" { "On this page" }
+                    ul {
+                        @for h in &rendered.outline {
+                            li class={ "l" (h.level) } { a href={ "#" (h.anchor) } { (h.text) } }
+                        }
+                    }
+                }
+            }
+        });
         let mut chrome = self.chrome(list);
         chrome.noindex = chrome.noindex || !entry.listed || page.no_robots_index;
         let body = Body {
             title: page.title.clone(),
             description: page.description.clone(),
             canonical: Some(format!("{}{}", self.url_base(), entry.path)),
-            sidebar: format!("{variants}{}", self.sidebar(list, Some(&page.id))),
+            sidebar: Some(html! { (variants) (self.sidebar(list, Some(&page.id))) }),
             main,
             outline,
             page: Some(page.id.clone()),
         };
-        layout::document(&self.prefix, &chrome, &body)
+        layout::document(&self.prefix, &chrome, &body).into_string()
     }
 
     /// The absolute URL of the site space.
@@ -1924,26 +1874,64 @@ fn redirect(url: &str) -> Response {
     res
 }
 
-/// A page's emoji (stored as hex code points joined by `-`), with a space after it.
-fn emoji(page: &Page) -> String {
-    let Some(code) = page.emoji.as_deref() else {
-        return String::new();
-    };
-    let chars: Option<String> = code
-        .split('-')
-        .map(|p| u32::from_str_radix(p, 16).ok().and_then(char::from_u32))
-        .collect();
-    match chars {
-        Some(s) if !s.is_empty() => format!(
-            "<span class=\"page-emoji\" aria-hidden=\"true\">{}</span>",
-            text(&s)
-        ),
-        _ => String::new(),
+/// One listed page of the sidebar's tree, with the items of its subpages.
+fn tree_item(
+    entry: &Entry<'_>,
+    links: &Links<'_>,
+    current: Option<&str>,
+    subpages: &[Markup],
+) -> Markup {
+    let page = entry.page;
+    let is_group = matches!(page.kind, PageKind::Group);
+    html! {
+        li class=[is_group.then_some("group")] {
+            @match &page.kind {
+                PageKind::Group => {
+                    span class="group-title" { (label(page)) }
+                }
+                PageKind::Link(link) => {
+                    @if let Some(url) = links.ref_url(&link.target) {
+                        a class="link-page" href=(url) { (label(page)) }
+                    } @else {
+                        span { (label(page)) }
+                    }
+                }
+                PageKind::Document(_) => {
+                    a href={ (links.base) (entry.path) }
+                        aria-current=[(current == Some(page.id.as_str())).then_some("page")]
+                    { (label(page)) }
+                }
+            }
+            @if !subpages.is_empty() {
+                ul { @for item in subpages { (item) } }
+            }
+        }
     }
 }
 
+/// A page's title as the navigation shows it: after its emoji, if any.
+fn label(page: &Page) -> Markup {
+    html! {
+        @if let Some(emoji) = emoji(page) {
+            span class="page-emoji" aria-hidden="true" { (emoji) }
+        }
+        (page.title)
+    }
+}
+
+/// A page's emoji (stored as hex code points joined by `-`).
+fn emoji(page: &Page) -> Option<String> {
+    let chars: String = page
+        .emoji
+        .as_deref()?
+        .split('-')
+        .map(|p| u32::from_str_radix(p, 16).ok().and_then(char::from_u32))
+        .collect::<Option<_>>()?;
+    (!chars.is_empty()).then_some(chars)
+}
+
 /// Text for a markdown link label.
-fn md_text(s: &str) -> String {
+fn md_label(s: &str) -> String {
     s.replace('[', "\\[").replace(']', "\\]")
 }
 

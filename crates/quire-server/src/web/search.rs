@@ -3,9 +3,8 @@
 //! answered as an HTML page or, with `format=json`, as the script's instant results.
 
 use std::collections::HashMap;
-use std::fmt::Write;
 
-use quire_content::html::{escape_attr as attr, escape_text as text};
+use maud::{html, Markup};
 use serde_json::json;
 
 use crate::domain::search;
@@ -113,61 +112,51 @@ pub fn json(hits: &[Hit]) -> String {
 }
 
 /// The main column of the results page: a form holding the query, then the results.
-pub fn main(action: &str, ask: &Ask, hits: &[Hit]) -> String {
+pub fn main(action: &str, ask: &Ask, hits: &[Hit]) -> Markup {
     let value = match ask {
         Ask::Text(q) => q.as_str(),
         _ => "",
     };
-    let mut o = String::from("<h1>Search</h1>\n");
-    let _ = writeln!(
-        o,
-        "<form class=\"search-page\" role=\"search\" action=\"{}\" method=\"get\">\
-         <label for=\"search-page-q\">Search this site</label> \
-         <input id=\"search-page-q\" type=\"search\" name=\"q\" value=\"{}\" maxlength=\"{MAX_QUERY_CHARS}\"> \
-         <button type=\"submit\">Search</button></form>",
-        attr(action),
-        attr(value)
-    );
-    match ask {
-        Ask::Empty => {}
-        Ask::TooLong => {
-            let _ = writeln!(
-                o,
-                "<p class=\"search-message\" role=\"alert\">That search is too long: \
-                 use at most {MAX_QUERY_CHARS} characters.</p>"
-            );
+    html! {
+        h1 { "Search" }
+        form class="search-page" role="search" action=(action) method="get" {
+            label for="search-page-q" { "Search this site" }
+            " "
+            input id="search-page-q" type="search" name="q" value=(value)
+                maxlength=(MAX_QUERY_CHARS);
+            " "
+            button type="submit" { "Search" }
         }
-        Ask::Text(q) if hits.is_empty() => {
-            let _ = writeln!(
-                o,
-                "<p class=\"search-message\" role=\"status\">No results for “{}”.</p>",
-                text(q)
-            );
-        }
-        Ask::Text(q) => {
-            let _ = writeln!(
-                o,
-                "<p class=\"search-message\" role=\"status\">{} for “{}”:</p>",
-                if hits.len() == 1 {
-                    "1 result".to_string()
-                } else {
-                    format!("{} results", hits.len())
-                },
-                text(q)
-            );
-            o.push_str("<ol class=\"search-results\">\n");
-            for h in hits {
-                let _ = write!(o, "<li><a href=\"{}\">{}</a>", attr(&h.url), text(&h.title));
-                if let Some(s) = h.section.as_ref().filter(|s| **s != h.title) {
-                    let _ = write!(o, " <span class=\"search-section\">› {}</span>", text(s));
+        @match ask {
+            Ask::Empty => {}
+            Ask::TooLong => {
+                p class="search-message" role="alert" {
+                    "That search is too long: use at most " (MAX_QUERY_CHARS) " characters."
                 }
-                if !h.excerpt.is_empty() {
-                    let _ = write!(o, "<p>{}</p>", text(&h.excerpt));
-                }
-                o.push_str("</li>\n");
             }
-            o.push_str("</ol>\n");
+            Ask::Text(q) if hits.is_empty() => {
+                p class="search-message" role="status" { "No results for “" (q) "”." }
+            }
+            Ask::Text(q) => {
+                p class="search-message" role="status" {
+                    @if hits.len() == 1 { "1 result" } @else { (hits.len()) " results" }
+                    " for “" (q) "”:"
+                }
+                ol class="search-results" {
+                    @for h in hits {
+                        li {
+                            a href=(h.url) { (h.title) }
+                            @if let Some(s) = h.section.as_ref().filter(|s| **s != h.title) {
+                                " "
+                                span class="search-section" { "› " (s) }
+                            }
+                            @if !h.excerpt.is_empty() {
+                                p { (h.excerpt) }
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
-    o
 }
