@@ -877,7 +877,10 @@ pub struct SaveForm {
     #[serde(default)]
     show: Vec<String>,
     layout: Option<String>,
+    /// Empty removes the cover, and empty variables remove them all.
+    #[serde(default, deserialize_with = "super::session::sent")]
     cover: Option<String>,
+    #[serde(default, deserialize_with = "super::session::sent")]
     vars: Option<String>,
     /// The cover's address and the variables as the form showed them: a save changes them
     /// only when they were edited.

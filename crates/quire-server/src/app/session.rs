@@ -254,6 +254,13 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for ByOp<T> {
     }
 }
 
+/// Reads an optional field that a form sends empty to clear what it sets: sent, even
+/// empty, is `Some` (the form reader takes an empty value for an absent one otherwise).
+/// For `#[serde(default, deserialize_with = "…")]`.
+pub fn sent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(d).map(Some)
+}
+
 /// The form of an action that sends nothing but its CSRF token (a button).
 #[derive(Deserialize)]
 pub struct NoFields {}

@@ -113,6 +113,8 @@ pub struct SettingsForm {
     op: SettingsOp,
     /// The title.
     subject: Option<String>,
+    /// Empty removes the emoji.
+    #[serde(default, deserialize_with = "super::session::sent")]
     emoji: Option<String>,
     /// The edit mode (`live`, `locked`).
     status: Option<String>,

@@ -1964,6 +1964,27 @@ async fn space_settings_are_changed_and_a_deleted_space_is_restored_in_the_app()
     assert_eq!(got["title"], "Team handbook");
     assert_eq!(got["emoji"], "1f4d8");
     assert_eq!(got["visibility"], "private");
+    // The emoji emptied is removed.
+    let p = b
+        .post(
+            &settings,
+            &[
+                ("csrf", &token),
+                ("op", "save"),
+                ("subject", "Team handbook"),
+                ("emoji", ""),
+            ],
+        )
+        .await;
+    assert_eq!(p.status, 303, "{}", p.html);
+    let got = app
+        .get(&alice, &format!("/v1/spaces/{space}"))
+        .await
+        .expect(200);
+    assert!(
+        got.get("emoji").is_none_or(|e| e.is_null() || e == ""),
+        "{got}"
+    );
     let p = b
         .post(
             &settings,
@@ -5151,6 +5172,16 @@ async fn the_page_tree_is_edited_in_a_change_request_from_the_app() {
         page["cover"]["ref"]["url"], "https://example.com/cover.png",
         "{page}"
     );
+    // The cover emptied is removed (a field sent empty is not a field left out).
+    let mut emptied: Vec<(&str, &str)> = again
+        .iter()
+        .filter(|(k, _)| *k != "cover")
+        .copied()
+        .collect();
+    emptied.push(("cover", ""));
+    assert_eq!(a.post(&editor_path, &emptied).await.status, 303);
+    let page = page_of_two().await;
+    assert!(page.get("cover").is_none_or(|c| c.is_null()), "{page}");
     // A line that is not `name: value` is refused, naming the field; nothing changes.
     form.retain(|(k, _)| *k != "vars");
     form.push(("vars", "just words"));
