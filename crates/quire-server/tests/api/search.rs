@@ -1437,3 +1437,39 @@ async fn the_delta_is_folded_into_blocks_by_a_job() {
     // Completions rank by those frequencies.
     assert_eq!(search(&app, &alice, &space, "narw").await["count"], 70);
 }
+
+#[tokio::test]
+async fn the_page_titled_as_asked_comes_first() {
+    let app = TestApp::start().await;
+    let (alice, _org, space) = setup(&app).await;
+    // A parent whose body names its children again and again, a page whose code sample says
+    // "request" many times, and the pages whose titles are what a reader types.
+    let listing = "Addons extend the builder. Addons configuration sets which addons show; \
+        addons configuration also orders them. See addons configuration, addons overview \
+        and the addons configuration reference.\n\n## Addons configuration\n\nAddons \
+        configuration, in short.\n";
+    let cloudfront = "Set the origin.\n\n```js\nfunction handler(event) {\n  var request = \
+        event.request;\n  request.uri = '/docs' + request.uri; // change the request\n  \
+        return request;\n}\n```\n\nEvery request is forwarded; change request headers there.\n";
+    change(
+        &app,
+        &alice,
+        &space,
+        vec![
+            insert("Addons", listing),
+            insert("Addons configuration", "Choose the addons a user sees.\n"),
+            insert("Configuring a subdirectory with CloudFront", cloudfront),
+            insert("Change requests", "Propose edits, then merge them.\n"),
+        ],
+    )
+    .await;
+    for (q, first) in [
+        ("addons configuration", "Addons configuration"),
+        ("change requests", "Change requests"),
+        ("change request", "Change requests"),
+        ("addons", "Addons"),
+    ] {
+        let got = titles(&search(&app, &alice, &space, q).await);
+        assert_eq!(got.first().map(String::as_str), Some(first), "{q}: {got:?}");
+    }
+}

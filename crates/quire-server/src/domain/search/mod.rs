@@ -34,7 +34,11 @@
 //! BM25F over title (weight 5), headings (2) and body (1), each query word counting with
 //! its best candidate term (itself 1, a completion of the word being typed 0.9, a one-typo
 //! neighbour of a word of five letters or more 0.7), scaled by the square of the share of
-//! query words the page matches. Quoted phrases must appear, words adjacent, in one field.
+//! query words the page matches, and by up to six times for a title that is what was asked
+//! (the share of the query's words in the title times the share of the title's words in the
+//! query, squared: a reader who types a page's title finds that page first, not the parent
+//! whose body names it again and again). Quoted phrases must appear, words adjacent, in one
+//! field.
 //!
 //! # Freshness
 //!

@@ -32,6 +32,9 @@ const B_BODY: f32 = 0.75;
 /// against the word itself.
 const PREFIX_WEIGHT: f32 = 0.9;
 const TYPO_WEIGHT: f32 = 0.7;
+/// How much more a page scores whose title is the query (a known item): `1 + TITLE_MATCH`
+/// times, less as the title and the query differ.
+const TITLE_MATCH: f32 = 5.0;
 /// Terms a completion or a typo may expand to (the most frequent ones).
 const MAX_EXPANSIONS: usize = 8;
 /// Dictionary words read per space for a completion.
@@ -876,6 +879,9 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
     let mut slots: PageMap<usize> =
         PageMap::with_capacity_and_hasher(group.pages_hint, FxBuild::default());
     let mut best: Vec<f32> = Vec::with_capacity(group.pages_hint * n_words);
+    // Per page, which query words its title holds, and how many ranked words it has.
+    let mut titled: Vec<bool> = Vec::with_capacity(group.pages_hint * n_words);
+    let mut title_len: Vec<u32> = Vec::with_capacity(group.pages_hint);
     for (space, term, data) in &group.rows {
         let Some(alts) = group.alts.get(&**term) else {
             continue;
@@ -891,6 +897,8 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
             let sat = saturate(tfn);
             let slot = *slots.entry((*space, key)).or_insert_with(|| {
                 best.resize(best.len() + n_words, 0.0);
+                titled.resize(best.len(), false);
+                title_len.push(e.title_len);
                 best.len() / n_words - 1
             });
             for a in alts {
@@ -898,6 +906,9 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
                 let cell = &mut best[slot * n_words + a.word];
                 if v > *cell {
                     *cell = v;
+                }
+                if e.title_tf > 0 {
+                    titled[slot * n_words + a.word] = true;
                 }
             }
         }
@@ -932,11 +943,20 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
         let matched = cells.iter().filter(|c| **c > 0.0).count() as f32;
         let sum: f32 = cells.iter().sum();
         let coverage = (matched / live).min(1.0);
+        // A title that is what was asked for: the share of the query's words in the title
+        // times the share of the title's words the query holds (both 1 for the very title).
+        let in_title = titled[slot * n_words..(slot + 1) * n_words]
+            .iter()
+            .filter(|t| **t)
+            .count() as f32;
+        let title =
+            (in_title / live).min(1.0) * (in_title / title_len[slot].max(1) as f32).min(1.0);
+        let title = title * title;
         out.push(Hit {
             group: gi,
             space,
             page_key,
-            score: sum * coverage * coverage,
+            score: sum * coverage * coverage * (1.0 + TITLE_MATCH * title),
         });
     }
 }
