@@ -20,8 +20,10 @@ use crate::store::search::{IndexRow, PageRow, SectionRow, SpaceState};
 /// Longest accepted query, in characters (the official `maxLength`).
 pub const MAX_QUERY_CHARS: usize = 512;
 
-// BM25F: saturation, field weights and length normalisation per field.
-const K1: f32 = 1.2;
+// BM25F: saturation, field weights and length normalisation per field. K1 above the
+// textbook 1.2: on the judged questions of `bench/search/`, 2.0 ranked the answering page
+// higher on both corpora (MRR +0.01 to +0.02), 0.9 lower.
+const K1: f32 = 2.0;
 const W_TITLE: f32 = 5.0;
 const W_HEAD: f32 = 2.0;
 const W_BODY: f32 = 1.0;
