@@ -240,7 +240,8 @@ impl<T: serde::de::DeserializeOwned> axum::extract::FromRequest<AppState> for Po
 
 /// A form whose `op` field says which of the variants of `T` (an enum tagged by `op`) it
 /// is. The form reader gives a field's values as a list, which a tag cannot be read from:
-/// the fields are handed on one by one, as text.
+/// the fields are handed on one by one, as text, so each variant's fields are single values
+/// (a field sent twice is refused as a duplicate).
 pub struct ByOp<T>(pub T);
 
 impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for ByOp<T> {
