@@ -81,15 +81,15 @@ pub async fn screen(
         form method="post" action=(action) {
             input type="hidden" name="csrf" value=(viewer.csrf);
             label for="import-url" { "Address" }
-            input id="import-url" name="subject" type="url" required placeholder="https://";
+            input id="import-url" name="url" type="url" required placeholder="https://";
             label for="import-source" { "What it is" }
-            select id="import-source" name="status" {
+            select id="import-source" name="source" {
                 @for (name, _) in Source::ALL {
                     option value=(name) { (label(name)) }
                 }
             }
             label for="import-into" { "Into" }
-            select id="import-into" name="parent" {
+            select id="import-into" name="into" {
                 option value="" { "The space itself" }
                 @for c in &open {
                     option value=(c.number) { "Change request #" (c.number) ": " (c.subject) }
@@ -103,13 +103,13 @@ pub async fn screen(
             input type="hidden" name="csrf" value=(viewer.csrf);
             input type="hidden" name="op" value="template";
             label for="template" { "Template" }
-            select id="template" name="invite" {
+            select id="template" name="template" {
                 @for t in quire_content::templates::TEMPLATES {
                     option value=(t.id) { (t.title) }
                 }
             }
             label for="template-image" { "Its logo or cover" }
-            select id="template-image" name="page" {
+            select id="template-image" name="image" {
                 option value="" { "None" }
                 @for (id, name) in &images {
                     option value=(id) { (name) }
@@ -121,18 +121,17 @@ pub async fn screen(
     page(StatusCode::OK, "Import", Some(viewer), nav, body)
 }
 
-/// The import screen's two forms: an address to import (`subject`, its kind of source in
-/// `status`, into the space or the change request numbered `parent`), or a template to
-/// apply (`op=template`, the template's id in `invite`, the image filling its slot in
-/// `page`).
+/// The import screen's two forms: an address to import (`url`, its kind of `source`, `into`
+/// the space or the change request of that number), or a template to apply
+/// (`op=template`: the `template`'s id, the `image` filling its slot).
 #[derive(Deserialize)]
 pub struct ImportForm {
     op: Option<String>,
-    subject: Option<String>,
-    status: Option<String>,
-    parent: Option<String>,
-    invite: Option<String>,
-    page: Option<String>,
+    url: Option<String>,
+    source: Option<String>,
+    into: Option<String>,
+    template: Option<String>,
+    image: Option<String>,
 }
 
 /// `POST /s/{spaceId}/~/import`: runs the import on a task of its own and shows what it
@@ -150,10 +149,10 @@ pub async fn act(
     let state = &state;
     let here = format!("/s/{}/~/import", ctx.space.id);
     if form.op.as_deref() == Some("template") {
-        let template = form.invite.unwrap_or_default();
+        let template = form.template.unwrap_or_default();
         let run = {
             let (state, ctx, user) = (state.clone(), ctx.clone(), viewer.user.to_string());
-            let image = form.page.filter(|f| !f.is_empty());
+            let image = form.image.filter(|f| !f.is_empty());
             async move {
                 // The image chosen fills the template's slot.
                 let mut slots = std::collections::BTreeMap::new();
@@ -170,13 +169,13 @@ pub async fn act(
         let done = async move { run.await.map(|()| to) };
         return super::shell::run_write(viewer, &here, "Back to the import", done).await;
     }
-    let url = form.subject.unwrap_or_default().trim().to_string();
-    let into = form.parent.filter(|n| !n.is_empty());
+    let url = form.url.unwrap_or_default().trim().to_string();
+    let into = form.into.filter(|n| !n.is_empty());
     let run = {
         let (state, ctx, user) = (state.clone(), ctx.clone(), viewer.user.to_string());
         let into = into.clone();
         async move {
-            let source = Source::parse(form.status.as_deref().unwrap_or(""))?;
+            let source = Source::parse(form.source.as_deref().unwrap_or(""))?;
             if url.is_empty() {
                 return Err(ApiError::bad_request("`url` is required."));
             }

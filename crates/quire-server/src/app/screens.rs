@@ -15,7 +15,7 @@ use quire_content::model::{ContentRef, Page, PageKind, Revision};
 use serde::Deserialize;
 
 use super::routes::{InCollection, InOrg, InSpace};
-use super::session::{ByOp, Posted, Signed};
+use super::session::{ByOp, NoFields, Posted, Signed};
 use super::shell::{failed, not_done, not_found, page, run_write, see_other, Viewer};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::{self, SpaceCtx};
@@ -1507,10 +1507,6 @@ pub async fn review(
     change_request_write(&viewer, &space, &number, run).await
 }
 
-/// The merge button's form: nothing but the session's token.
-#[derive(serde::Deserialize)]
-pub struct MergeForm {}
-
 /// `POST /s/{spaceId}/~/changes/{number}/merge`: merges it into the space, as the merge
 /// rules allow.
 pub async fn merge(
@@ -1518,7 +1514,7 @@ pub async fn merge(
     signed: Signed,
     InSpace(ctx): InSpace,
     Path((_, number)): Path<(String, String)>,
-    Posted(MergeForm {}): Posted<MergeForm>,
+    Posted(_): Posted<NoFields>,
 ) -> Response {
     let viewer = signed.viewer();
     if let Some(res) = deleted(&ctx, &viewer) {

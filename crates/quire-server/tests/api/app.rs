@@ -3649,7 +3649,7 @@ async fn content_is_imported_into_a_space_from_the_app() {
     let p = b
         .post(
             &import,
-            &[("csrf", &bt), ("subject", &url), ("status", "markdown")],
+            &[("csrf", &bt), ("url", &url), ("source", "markdown")],
         )
         .await;
     assert_eq!(p.status, 403, "{}", p.html);
@@ -3659,7 +3659,7 @@ async fn content_is_imported_into_a_space_from_the_app() {
     let p = a
         .post(
             &import,
-            &[("csrf", &token), ("subject", &url), ("status", "pdf")],
+            &[("csrf", &token), ("url", &url), ("source", "pdf")],
         )
         .await;
     assert_eq!(p.status, 400);
@@ -3667,7 +3667,7 @@ async fn content_is_imported_into_a_space_from_the_app() {
     let p = a
         .post(
             &import,
-            &[("csrf", &token), ("subject", &url), ("status", "markdown")],
+            &[("csrf", &token), ("url", &url), ("source", "markdown")],
         )
         .await;
     assert_eq!(p.status, 200, "{}", p.html);
@@ -3708,9 +3708,9 @@ async fn content_is_imported_into_a_space_from_the_app() {
             &import,
             &[
                 ("csrf", &token),
-                ("subject", &url),
-                ("status", "markdown"),
-                ("parent", &number),
+                ("url", &url),
+                ("source", "markdown"),
+                ("into", &number),
             ],
         )
         .await;
@@ -3739,9 +3739,9 @@ async fn content_is_imported_into_a_space_from_the_app() {
             &import,
             &[
                 ("csrf", &token),
-                ("subject", &url),
-                ("status", "markdown"),
-                ("parent", "999"),
+                ("url", &url),
+                ("source", "markdown"),
+                ("into", "999"),
             ],
         )
         .await;
@@ -4114,7 +4114,7 @@ async fn a_template_is_applied_to_a_space_from_the_app() {
     let p = a
         .post(
             &import,
-            &[("csrf", &token), ("op", "template"), ("invite", "nope")],
+            &[("csrf", &token), ("op", "template"), ("template", "nope")],
         )
         .await;
     assert_eq!(p.status, 400);
@@ -4123,7 +4123,7 @@ async fn a_template_is_applied_to_a_space_from_the_app() {
     let p = a
         .post(
             &import,
-            &[("csrf", &token), ("op", "template"), ("invite", first)],
+            &[("csrf", &token), ("op", "template"), ("template", first)],
         )
         .await;
     assert_eq!(p.status, 303, "{}", p.html);
@@ -4160,8 +4160,8 @@ async fn a_template_is_applied_to_a_space_from_the_app() {
             &[
                 ("csrf", &token),
                 ("op", "template"),
-                ("invite", first),
-                ("page", &logo),
+                ("template", first),
+                ("image", &logo),
             ],
         )
         .await;
@@ -4303,7 +4303,7 @@ async fn each_role_sees_and_may_do_in_the_app_exactly_what_the_api_allows() {
         );
         let import = b.get(&format!("/s/{shared}/~/import")).await.html;
         assert_eq!(
-            import.contains("name=\"subject\""),
+            import.contains("name=\"url\""),
             may["edit"] == true,
             "{}: import form vs {may}",
             who.email

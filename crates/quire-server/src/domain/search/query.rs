@@ -45,6 +45,8 @@ const PREFIX_SCAN: i64 = 200;
 const TYPO_MIN_CHARS: usize = 5;
 /// Query words considered.
 const MAX_WORDS: usize = 16;
+// `rank` keeps the query words a title holds as the bits of a u16.
+const _: () = assert!(MAX_WORDS <= 16);
 /// Pages whose text is read at once to check phrases.
 const PHRASE_BATCH: usize = 50;
 /// Blocks per statement when reading stop words' postings for phrases.
@@ -881,8 +883,9 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
     let mut slots: PageMap<usize> =
         PageMap::with_capacity_and_hasher(group.pages_hint, FxBuild::default());
     let mut best: Vec<f32> = Vec::with_capacity(group.pages_hint * n_words);
-    // Per page, which query words its title holds, and how many ranked words it has.
-    let mut titled: Vec<bool> = Vec::with_capacity(group.pages_hint * n_words);
+    // Per page, which query words its title holds (a bit each: at most MAX_WORDS), and how
+    // many ranked words the title has.
+    let mut titled: Vec<u16> = Vec::with_capacity(group.pages_hint);
     let mut title_len: Vec<u32> = Vec::with_capacity(group.pages_hint);
     for (space, term, data) in &group.rows {
         let Some(alts) = group.alts.get(&**term) else {
@@ -899,7 +902,7 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
             let sat = saturate(tfn);
             let slot = *slots.entry((*space, key)).or_insert_with(|| {
                 best.resize(best.len() + n_words, 0.0);
-                titled.resize(best.len(), false);
+                titled.push(0);
                 title_len.push(e.title_len);
                 best.len() / n_words - 1
             });
@@ -910,7 +913,7 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
                     *cell = v;
                 }
                 if e.title_tf > 0 {
-                    titled[slot * n_words + a.word] = true;
+                    titled[slot] |= 1 << a.word;
                 }
             }
         }
@@ -947,10 +950,7 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
         let coverage = (matched / live).min(1.0);
         // A title that is what was asked for: the share of the query's words in the title
         // times the share of the title's words the query holds (both 1 for the very title).
-        let in_title = titled[slot * n_words..(slot + 1) * n_words]
-            .iter()
-            .filter(|t| **t)
-            .count() as f32;
+        let in_title = titled[slot].count_ones() as f32;
         let title =
             (in_title / live).min(1.0) * (in_title / title_len[slot].max(1) as f32).min(1.0);
         let title = title * title;
