@@ -93,12 +93,26 @@ def pages_of(node, token, space, folder):
 
     A page's `git.path` is where Quire's own layout would write it, which for a page of a
     pushed tree can differ from the pushed file (a group's README under another folder
-    name): such a page is matched to the pushed file of the same name and title."""
-    files = {}
+    name, a slug without the dots of the file name): such a page is matched to the pushed
+    file of the same title, by name first; where several files share the title (a corpus
+    holding two copies of a page), to the one whose text holds most of the page's lines."""
+    files, titled = {}, {}
     for base, _, names in os.walk(folder):
         for n in names:
             if n.endswith(".md"):
-                files.setdefault(n, []).append(os.path.relpath(os.path.join(base, n), folder))
+                rel = os.path.relpath(os.path.join(base, n), folder)
+                files.setdefault(n, []).append(rel)
+                titled.setdefault(title_of(os.path.join(folder, rel)), []).append(rel)
+
+    def closest(page_id, candidates):
+        body = call("GET", f"{node.base}/v1/spaces/{space}/content/page/{page_id}"
+                           "?format=markdown", token)["markdown"]
+        lines = {l.strip() for l in body.splitlines() if len(l.strip()) > 20}
+
+        def held(f):
+            with open(os.path.join(folder, f), encoding="utf-8", errors="replace") as fh:
+                return len(lines & {l.strip() for l in fh})
+        return max(candidates, key=held)
     tree = call("GET", f"{node.base}/v1/spaces/{space}/content", token)["pages"]
     out, stack, unmatched = {}, list(tree), []
     while stack:
@@ -110,10 +124,11 @@ def pages_of(node, token, space, folder):
         if not os.path.exists(os.path.join(folder, path)):
             same = [f for f in files.get(os.path.basename(path), [])
                     if title_of(os.path.join(folder, f)) == p["title"]]
-            if len(same) != 1:
+            same = same or titled.get(p["title"], [])
+            if not same:
                 unmatched.append(path)
                 continue
-            path = same[0]
+            path = same[0] if len(same) == 1 else closest(p["id"], same)
         out[p["id"]] = (path, p["title"])
     if unmatched:
         print(f"  {len(unmatched)} pages match no pushed file, e.g. {unmatched[:3]}")

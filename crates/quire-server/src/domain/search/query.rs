@@ -30,13 +30,14 @@ const W_BODY: f32 = 1.0;
 const B_TITLE: f32 = 0.3;
 const B_HEAD: f32 = 0.4;
 const B_BODY: f32 = 0.75;
-/// How much a completion of the word being typed, or a one-typo neighbour, counts
+/// How much a completion of the word being typed (times the share of it typed: `in` counts
+/// little for `integration`, `integrat` nearly fully), or a one-typo neighbour, counts
 /// against the word itself.
 const PREFIX_WEIGHT: f32 = 0.9;
 const TYPO_WEIGHT: f32 = 0.7;
 /// How much more a page scores whose title is the query (a known item): `1 + TITLE_MATCH`
 /// times, less as the title and the query differ.
-const TITLE_MATCH: f32 = 5.0;
+const TITLE_MATCH: f32 = 3.0;
 /// Terms a completion or a typo may expand to (the most frequent ones).
 const MAX_EXPANSIONS: usize = 8;
 /// Dictionary words read per space for a completion.
@@ -768,8 +769,10 @@ async fn prepare(
             candidates.push((wi, w.term.clone(), 1.0));
         }
         if w.prefix && w.surface.chars().count() >= 2 {
+            let typed = w.surface.chars().count() as f32;
             for t in completions(state, &indexes, w).await? {
-                candidates.push((wi, t, PREFIX_WEIGHT));
+                let share = (typed / t.chars().count() as f32).min(1.0);
+                candidates.push((wi, t, PREFIX_WEIGHT * share));
             }
         }
     }
@@ -958,7 +961,7 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
             group: gi,
             space,
             page_key,
-            score: sum * coverage * coverage * (1.0 + TITLE_MATCH * title),
+            score: sum * coverage * (1.0 + TITLE_MATCH * title),
         });
     }
 }
