@@ -18,7 +18,7 @@ Python package tantivy (installed into target/search-venv on first use). The cor
 from the mirrors in QUIRE_CORPORA (default /work/.mirror: `<owner>+<name>/repo`), else
 cloned from GitHub.
 """
-import argparse, json, os, re, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -214,9 +214,18 @@ def scores(ranked_lists, relevant_sets):
 
 
 def run(node, token, org, name, misses):
+    """Rows for one corpus; its scratch folder is removed afterwards."""
     with open(os.path.join(HERE, "search", f"{name}.json")) as f:
         spec = json.load(f)
     tmp = tempfile.mkdtemp(prefix=f"quire-search-{name}-")
+    try:
+        return measure(node, token, org, name, misses, spec, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def measure(node, token, org, name, misses, spec, tmp):
+    """One corpus measured, its files extracted into the scratch folder `tmp`."""
     folder = corpus_folder(spec, tmp)
     start = time.perf_counter()
     space = push(node, token, org, folder, tmp, name)
@@ -274,6 +283,7 @@ def main():
             rows += run(node, token, org, name, args.misses)
     finally:
         node.stop()
+        shutil.rmtree(data, ignore_errors=True)
     print("| corpus | queries | set | Quire top-1 / top-3 / MRR | tantivy top-1 / top-3 / MRR "
           "| Quire p50 / p95 |")
     print("|---|---|---|---|---|---|")

@@ -3,7 +3,7 @@
 //! - building the whole index once (what a first search after an upgrade costs);
 //! - `GET SPACE/search` latency, p50 and p95, over a mix of queries (frequent, rare and
 //!   mid-frequency words, two and three words, completions, typos, phrases);
-//! - the index update after a 10-page change: measured alone (`search::reindex` in a
+//! - the index update after a one-page and a 10-page change: measured alone (`search::reindex` in a
 //!   transaction), and the whole `mergeChangeRequest` that includes it;
 //! - the background job that folds changed pages into the posting blocks.
 //!
@@ -416,34 +416,37 @@ async fn main() {
     }
     report("GET ORG/search?limit=10 (one space)", &org_lat);
 
-    // The index update for a 10-page change, alone: `search::reindex` inside a transaction
-    // (rolled back), from the indexed revision to one with 10 pages edited.
-    let mut alone = Vec::new();
-    for round in 0..12 {
-        let mut next = rev.clone();
-        for k in 0..10 {
-            let c = (round * 7 + k * 9) % next.pages.len();
-            let i = (round * 3 + k) % next.pages[c].pages.len().max(1);
-            let md = g.markdown();
-            if let PageKind::Document(d) = &mut next.pages[c].pages[i].kind {
-                d.markdown = md;
+    // The index update for a one-page and a 10-page change, alone: `search::reindex` inside
+    // a transaction (rolled back), from the indexed revision to one with those pages edited.
+    for changed in [1, 10] {
+        let mut alone = Vec::new();
+        for round in 0..12 {
+            let mut next = rev.clone();
+            for k in 0..changed {
+                let c = (round * 7 + k * 9) % next.pages.len();
+                let i = (round * 3 + k) % next.pages[c].pages.len().max(1);
+                let md = g.markdown();
+                if let PageKind::Document(d) = &mut next.pages[c].pages[i].kind {
+                    d.markdown = md;
+                }
             }
+            let next = Arc::new(next);
+            let mut tx = state.db.begin().await.unwrap();
+            tx.touches(&[]);
+            let t = Instant::now();
+            let out =
+                quire_server::domain::search::reindex(&state, &mut tx, &space, "bench", &next)
+                    .await
+                    .unwrap();
+            alone.push(t.elapsed());
+            assert_eq!((out.kind, out.analysed), ("incremental", changed));
+            drop(tx);
         }
-        let next = Arc::new(next);
-        let mut tx = state.db.begin().await.unwrap();
-        tx.touches(&[]);
-        let t = Instant::now();
-        let out = quire_server::domain::search::reindex(&state, &mut tx, &space, "bench", &next)
-            .await
-            .unwrap();
-        alone.push(t.elapsed());
-        assert_eq!((out.kind, out.analysed), ("incremental", 10));
-        drop(tx);
+        report(
+            &format!("index update after a {changed}-page change (reindex alone)"),
+            &alone,
+        );
     }
-    report(
-        "index update after a 10-page change (reindex alone)",
-        &alone,
-    );
 
     // Through HTTP: merging 10-page change requests, index update included.
     let children = (pages / 100).saturating_sub(1).max(1);

@@ -1473,3 +1473,39 @@ async fn the_page_titled_as_asked_comes_first() {
         assert_eq!(got.first().map(String::as_str), Some(first), "{q}: {got:?}");
     }
 }
+
+#[tokio::test]
+async fn a_heading_that_names_the_question_leads_to_its_page() {
+    let app = TestApp::start().await;
+    let (alice, _org, space) = setup(&app).await;
+    // The answer is one short section of a long page, under a heading in the question's
+    // words; another page uses the same words more often, scattered through its prose.
+    let mut pages_guide = String::from("Content lives in pages.\n\n");
+    for topic in ["Covers", "Icons", "Layout", "Visibility", "Metadata"] {
+        pages_guide.push_str(&format!(
+            "## {topic}\n\nThe {topic} options of a page are set in its menu; they apply to \
+             readers of the published site and to the editor alike.\n\n"
+        ));
+    }
+    pages_guide.push_str("## Moving pages between sections\n\nDrag it to another site section.\n");
+    let structure = "A site has sections. Each section shows a space; move between sections \
+        with the tabs. A page of a section links to a page of another section, and a page \
+        can move within its section. Sections group pages; pages move, sections stay.\n";
+    change(
+        &app,
+        &alice,
+        &space,
+        vec![
+            insert("Organizing content", &pages_guide),
+            insert("Site structure", structure),
+        ],
+    )
+    .await;
+    let q = "move a page into a different section";
+    let got = titles(&search(&app, &alice, &space, q).await);
+    assert_eq!(
+        got.first().map(String::as_str),
+        Some("Organizing content"),
+        "{q}: {got:?}"
+    );
+}

@@ -38,6 +38,13 @@ const TYPO_WEIGHT: f32 = 0.7;
 /// How much more a page scores whose title is the query (a known item): `1 + TITLE_MATCH`
 /// times, less as the title and the query differ.
 const TITLE_MATCH: f32 = 3.0;
+/// How much a heading that holds the query's words adds to a page's title factor
+/// (`1 + TITLE_MATCH * title`): `HEADING_MATCH` when it holds them all, less as it holds
+/// fewer. Added, not multiplied, so that a page titled as asked stays ahead of one that
+/// only has a heading of those words.
+const HEADING_MATCH: f32 = 1.0;
+/// The best-scoring pages of a query, whose headings [`heading_match`] reads.
+const HEADING_TOP: usize = 100;
 /// Terms a completion or a typo may expand to (the most frequent ones).
 const MAX_EXPANSIONS: usize = 8;
 /// Dictionary words read per space for a completion.
@@ -331,6 +338,10 @@ pub struct Hit {
     pub space: usize,
     pub page_key: i64,
     pub score: f32,
+    /// BM25F times the share of query words matched, before the title and heading matches.
+    base: f32,
+    /// How much the title is what was asked (0 to 1).
+    title: f32,
 }
 
 /// The ranked answer to a query over some spaces.
@@ -922,6 +933,7 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
         }
     }
     let live = group.live_words as f32;
+    let first = out.len();
     // Phrases: pages holding every word of each phrase, then the words at the right
     // distances in one field of one section (or in the title), by their positions.
     let mut phrase_ok: Option<PageSet> = None;
@@ -962,7 +974,64 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
             space,
             page_key,
             score: sum * coverage * (1.0 + TITLE_MATCH * title),
+            base: sum * coverage,
+            title,
         });
+    }
+    heading_match(group, &mut out[first..]);
+}
+
+/// Scores the best [`HEADING_TOP`] of `hits` higher by the share of the query's words one
+/// of their headings holds (squared): the heading that names what was asked leads to the
+/// page, and its section, as a title does. Only the best pages are read again with their
+/// positions (the postings already read, decoded in full), so a question's cost does not
+/// grow with the pages that hold one of its words.
+fn heading_match(group: &Group, hits: &mut [Hit]) {
+    let live = group.live_words as f32;
+    if group.live_words < 2 || hits.is_empty() {
+        return;
+    }
+    let k = hits.len().min(HEADING_TOP);
+    if k < hits.len() {
+        hits.select_nth_unstable_by(k - 1, by_score);
+    }
+    let top = &mut hits[..k];
+    let at: PageMap<usize> = top
+        .iter()
+        .enumerate()
+        .map(|(i, h)| ((h.space, h.page_key), i))
+        .collect();
+    // `(top page, section, query words in its heading)`, one per term and section.
+    let mut headed: Vec<(usize, u32, u16)> = Vec::new();
+    let mut decoded = TermHits::default();
+    for (space, term, data) in &group.rows {
+        let Some(alts) = group.alts.get(&**term) else {
+            continue;
+        };
+        let words = alts.iter().fold(0u16, |m, a| m | 1 << a.word);
+        for (key, bytes) in codec::entries(data) {
+            let Some(&i) = at.get(&(*space, key)) else {
+                continue;
+            };
+            codec::decode_entry(bytes, Some(&mut decoded));
+            headed.extend(
+                decoded
+                    .sections
+                    .iter()
+                    .filter(|s| !s.head.is_empty())
+                    .map(|s| (i, s.idx, words)),
+            );
+        }
+    }
+    headed.sort_unstable_by_key(|(i, idx, _)| (*i, *idx));
+    let mut best = vec![0u32; k];
+    for run in headed.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+        let words = run.iter().fold(0u16, |m, (_, _, w)| m | w);
+        best[run[0].0] = best[run[0].0].max(words.count_ones());
+    }
+    for (h, n) in top.iter_mut().zip(best) {
+        let share = (n as f32 / live).min(1.0);
+        h.score = h.base * (1.0 + TITLE_MATCH * h.title + HEADING_MATCH * share * share);
     }
 }
 
