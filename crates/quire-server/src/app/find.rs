@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{html, Markup};
 
-use super::screens::{current_content, visible_spaces};
+use super::screens::current_content;
 use super::search::{
     self, answer_markup, asked, result_list, results_region, search_form, too_long_region, Asked,
 };
@@ -17,12 +17,16 @@ use super::session::Signed;
 use super::shell::{failed, page};
 use crate::domain::access::{self, grants::Grants};
 use crate::domain::search::analyze::fold;
+use crate::domain::search::ask::org_spaces as search_spaces;
 use crate::state::AppState;
 use crate::store;
 use crate::store::spaces::SpaceRow;
 
 /// Most organizations a person's switcher lists.
 const ORGS: i64 = 100;
+
+/// Most spaces of an organization the switcher lists (the search reads them all).
+const SPACES: usize = 500;
 
 /// Recent pages shown.
 pub const RECENT: i64 = 10;
@@ -49,7 +53,8 @@ async fn places(state: &AppState, signed: &Signed) -> crate::error::ApiResult<Ve
             continue;
         };
         let grants = Grants::load(state, &o.org.id, &caller.user.id, org.role).await?;
-        let spaces = visible_spaces(state, &o.org.id, &grants).await?;
+        // The spaces the organization's search reads: a page found here is found there.
+        let spaces = search_spaces(state, o.org.id.as_str(), &grants).await?;
         out.push(Place {
             id: o.org.id.as_str().to_string(),
             title: o.org.title,
@@ -147,7 +152,7 @@ pub async fn screen(
                 Err(e) => return failed(e),
             };
             let list = html! {
-                (switcher(&places, Some(&key(words))))
+                (switcher(&places, Some(&key(words.trim()))))
                 h2 { "Pages" }
                 (pages)
             };
@@ -177,6 +182,7 @@ fn switcher(places: &[Place], words: Option<&str>) -> Markup {
                 p.spaces
                     .iter()
                     .filter(|s| holds(&s.title))
+                    .take(SPACES)
                     .collect::<Vec<_>>(),
             )
         })

@@ -16,14 +16,14 @@ use super::session::Signed;
 use super::shell::{failed, page, with_headers};
 use crate::domain::access::grants::Grants;
 use crate::domain::access::SpaceCtx;
-use crate::domain::search::{self, query};
+use crate::domain::search::ask::{self, Refused};
+use crate::domain::search::query;
 use crate::state::AppState;
-use crate::store;
 
 /// Results a search screen shows.
 const SHOWN: usize = 20;
-/// Longest query accepted.
-pub const MAX_QUERY: usize = 256;
+/// Longest query accepted: the API's.
+pub const MAX_QUERY: usize = query::MAX_QUERY_CHARS;
 /// The request header by which the script asks a search screen for its results region only
 /// (`results`). The answer names it too, so that the script never swaps in another page
 /// (the sign-in page a lapsed session is sent to, say).
@@ -70,15 +70,13 @@ pub(super) enum Asked<'a> {
     Words(&'a str),
 }
 
-/// What `q` asks, trimmed.
+/// What `q` asks, as the API accepts it. Words are kept as typed, not trimmed: a space after
+/// the last word says it is complete, as it does to the API.
 pub(super) fn asked(q: &str) -> Asked<'_> {
-    let q = q.trim();
-    if q.is_empty() {
-        Asked::Nothing
-    } else if q.chars().count() > MAX_QUERY {
-        Asked::TooLong
-    } else {
-        Asked::Words(q)
+    match ask::accept(q) {
+        Ok(q) => Asked::Words(q),
+        Err(Refused::Empty) => Asked::Nothing,
+        Err(Refused::TooLong) => Asked::TooLong,
     }
 }
 
@@ -166,20 +164,18 @@ pub(super) async fn result_list(
     space_ids: &[&str],
     q: &str,
 ) -> crate::error::ApiResult<(String, Markup)> {
-    let states = search::fresh_states(state, space_ids).await?;
-    let parsed = query::parse(q);
-    let words: Vec<String> = parsed
+    let answer = ask::ask(state, space_ids, q, None, SHOWN).await?;
+    let found = answer.render(state, 0, SHOWN).await?;
+    // The query's words, to mark them.
+    let words: Vec<String> = query::parse(q)
         .clauses
-        .iter()
-        .flat_map(|c| c.words.iter().cloned())
+        .into_iter()
+        .flat_map(|c| c.words)
         .collect();
-    let mut ranked = query::run(state, &states, &parsed, SHOWN).await?;
-    ranked.check_phrases(state, &states, SHOWN).await?;
-    let found = ranked.render(state, &states, 0, SHOWN).await?;
     let count = format!(
         "{} {}.",
-        ranked.count(),
-        if ranked.count() == 1 {
+        answer.count(),
+        if answer.count() == 1 {
             "page matches"
         } else {
             "pages match"
@@ -188,7 +184,8 @@ pub(super) async fn result_list(
     let list = html! {
         ol class="results" {
             @for p in &found {
-                li {
+                // Which page each result is, for tools that read the list.
+                li data-result-space=(answer.states[p.space].space_id) data-result-page=(p.id) {
                     a href=(p.url) { (marked(&p.title, &words)) }
                     @if !p.ancestors.is_empty() {
                         " "
@@ -257,15 +254,11 @@ pub async fn org(
                 Ok(g) => g,
                 Err(e) => return failed(e),
             };
-            let spaces = match store::spaces::list_live(&state.db, id.as_str(), None).await {
+            let spaces = match ask::org_spaces(&state, id.as_str(), &grants).await {
                 Ok(s) => s,
                 Err(e) => return failed(e),
             };
-            let ids: Vec<&str> = spaces
-                .iter()
-                .filter(|s| grants.space_role(s).is_some())
-                .map(|s| s.id.as_str())
-                .collect();
+            let ids: Vec<&str> = spaces.iter().map(|s| s.id.as_str()).collect();
             match results(&state, &ids, q).await {
                 Ok(html) => html,
                 Err(e) => return failed(e),

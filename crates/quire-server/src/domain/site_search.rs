@@ -172,12 +172,14 @@ pub async fn search(
     let structure = store::sites::structure(&state.db, &site.id).await?;
     let site_spaces = chosen(site, &structure, scope, visitor)?;
     let ids: Vec<&str> = site_spaces.iter().map(|x| x.space_id.as_str()).collect();
-    let states = search::fresh_states(state, &ids).await?;
+    // Ties between spaces break in the site's order.
+    let answer = search::site::for_visitor(state, &ids, text, visitor).await?;
+    let states = &answer.states;
     let urls = Urls::new(state, site, share_key);
     // Per space: its site space and, per page a visitor reaches through the navigation
     // (and not excluded from search), its published URL.
     let mut allowed: HashMap<&str, (&SiteSpaceRow, HashMap<String, String>)> = HashMap::new();
-    for s in &states {
+    for s in states {
         let Some(ss) = site_spaces
             .iter()
             .copied()
@@ -198,7 +200,7 @@ pub async fn search(
             .collect();
         allowed.insert(s.space_id.as_str(), (ss, pages));
     }
-    let found = search::site::visible_hits(state, &states, text, visitor, want, |space, page| {
+    let found = search::site::visible_hits(state, &answer, want, |space, page| {
         allowed
             .get(space)
             .and_then(|(_, pages)| pages.get(page).cloned())

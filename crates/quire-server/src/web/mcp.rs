@@ -27,6 +27,8 @@ use rmcp::{ErrorData, RoleServer};
 
 use super::pages::{self, Opened, Site};
 use crate::domain::mcp_servers;
+use crate::domain::search;
+use crate::domain::search::ask::Refused;
 use crate::domain::search::query::MAX_QUERY_CHARS;
 use crate::state::AppState;
 
@@ -118,15 +120,18 @@ impl SiteTools {
         description = "Search this documentation site. Returns the best matching pages and sections, each with its title, URL and an excerpt."
     )]
     async fn search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
-        let query = args.query.trim();
-        if query.is_empty() {
-            return failure("`query` is empty: give words to search for.");
-        }
-        if query.chars().count() > MAX_QUERY_CHARS {
-            return failure(&format!(
-                "`query` is longer than {MAX_QUERY_CHARS} characters."
-            ));
-        }
+        // As every search accepts it, kept as sent (the site's search reads it alike).
+        let query = match search::ask::accept(&args.query) {
+            Ok(q) => q,
+            Err(Refused::Empty) => {
+                return failure("`query` is empty: give words to search for.");
+            }
+            Err(Refused::TooLong) => {
+                return failure(&format!(
+                    "`query` is longer than {MAX_QUERY_CHARS} characters."
+                ));
+            }
+        };
         let site = match self.site() {
             Ok(site) => site,
             Err(e) => return e,

@@ -8,6 +8,7 @@ use maud::{html, Markup};
 use serde_json::json;
 
 use crate::domain::search;
+use crate::domain::search::ask::Refused;
 use crate::domain::search::query::MAX_QUERY_CHARS;
 use crate::error::ApiResult;
 use crate::state::AppState;
@@ -33,11 +34,13 @@ impl Ask {
                 .find(|(k, _)| k == "q")
                 .map(|(_, v)| v.into_owned())
         });
-        match q {
-            None => Ask::Empty,
-            Some(q) if q.trim().is_empty() => Ask::Empty,
-            Some(q) if q.chars().count() > MAX_QUERY_CHARS => Ask::TooLong,
-            Some(q) => Ask::Text(q),
+        let Some(q) = q else {
+            return Ask::Empty;
+        };
+        match search::ask::accept(&q) {
+            Ok(_) => Ask::Text(q),
+            Err(Refused::Empty) => Ask::Empty,
+            Err(Refused::TooLong) => Ask::TooLong,
         }
     }
 }
@@ -68,8 +71,8 @@ pub async fn run(
 ) -> ApiResult<Vec<Hit>> {
     // The index follows the space's current revision, which is the one sites publish;
     // a stale index is brought up to date here, as API searches do.
-    let states = search::fresh_states(state, &[space_id]).await?;
-    let found = search::site::visible_hits(state, &states, text, visitor, LIMIT, |_, page_id| {
+    let answer = search::site::for_visitor(state, &[space_id], text, visitor).await?;
+    let found = search::site::visible_hits(state, &answer, LIMIT, |_, page_id| {
         allowed.get(page_id).cloned()
     })
     .await?;

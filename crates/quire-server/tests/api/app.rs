@@ -3801,10 +3801,10 @@ async fn search_answers_the_script_its_results_alone_with_the_screens_access() {
         full.html
     );
     assert!(
-        full.html.contains(
+        full.html.contains(&format!(
             "<p id=\"search-status\" role=\"status\">1 page matches.</p>\
-<div id=\"search-results\"><ol class=\"results\"><li>"
-        ),
+<div id=\"search-results\"><ol class=\"results\"><li data-result-space=\"{space}\" data-result-page=\""
+        )),
         "{}",
         full.html
     );
@@ -3852,7 +3852,7 @@ async fn search_answers_the_script_its_results_alone_with_the_screens_access() {
         "<p id=\"search-status\" role=\"status\"></p><div id=\"search-results\"></div>"
     );
     let long = a
-        .fragment(&format!("/s/{space}/~/search?q={}", "a".repeat(300)))
+        .fragment(&format!("/s/{space}/~/search?q={}", "a".repeat(600)))
         .await;
     assert!(
         long.html.contains("The query is too long."),

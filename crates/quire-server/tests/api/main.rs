@@ -52,6 +52,7 @@ mod reviews;
 mod routes;
 mod saml;
 mod search;
+mod search_everywhere;
 mod site_pages;
 mod site_settings;
 mod sites;

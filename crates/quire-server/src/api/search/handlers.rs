@@ -15,15 +15,14 @@ use crate::domain::access::grants::Grants;
 use crate::domain::access::{OrgCtx, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::search;
-use crate::domain::search::query::{self, FoundPage, MAX_QUERY_CHARS};
+use crate::domain::search::ask::Refused;
+use crate::domain::search::query::{FoundPage, MAX_QUERY_CHARS};
 use crate::domain::search::results::{self, Ask, Seen};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::QueryParams;
 use crate::http::pagination::{List, PageRequest};
 use crate::state::AppState;
-use crate::store;
 use crate::store::search::SpaceState;
-use crate::store::spaces::SpaceRow;
 
 /// Query of both searches (`page` and `limit` are read by [`PageRequest`]).
 #[derive(Deserialize, Default)]
@@ -35,17 +34,15 @@ fn query_text(params: SearchParams) -> ApiResult<String> {
     let text = params
         .query
         .ok_or_else(|| ApiError::bad_request("Query parameter `query` is required."))?;
-    if text.chars().count() > MAX_QUERY_CHARS {
-        return Err(ApiError::bad_request(format!(
+    match search::ask::accept(&text) {
+        Ok(_) => Ok(text),
+        Err(Refused::TooLong) => Err(ApiError::bad_request(format!(
             "Invalid query parameter `query`: at most {MAX_QUERY_CHARS} characters."
-        )));
-    }
-    if text.trim().is_empty() {
-        return Err(ApiError::bad_request(
+        ))),
+        Err(Refused::Empty) => Err(ApiError::bad_request(
             "Invalid query parameter `query`: must not be empty.",
-        ));
+        )),
     }
-    Ok(text)
 }
 
 /// Cursors are offsets into the ranking, bound to the list and the query.
@@ -55,6 +52,8 @@ fn scope(kind: &str, id: &str, text: &str) -> String {
 }
 
 struct Page {
+    /// The spaces searched (results name them by index).
+    states: Vec<SpaceState>,
     /// This page of results, in ranking order.
     results: Vec<FoundPage>,
     count: i64,
@@ -70,7 +69,7 @@ fn start_of(page: &PageRequest, scope: &str) -> ApiResult<usize> {
 
 async fn ranked_page(
     state: &AppState,
-    states: &[SpaceState],
+    space_ids: &[&str],
     text: &str,
     page: &PageRequest,
     scope: &str,
@@ -78,14 +77,10 @@ async fn ranked_page(
 ) -> ApiResult<Page> {
     let limit = usize::try_from(page.limit).unwrap_or(0);
     let end = start.saturating_add(limit);
-    let parsed = query::parse(text);
     // One hit past the page tells whether a next page exists; it is ranked, not rendered.
-    let mut ranked = query::run(state, states, &parsed, end.saturating_add(1)).await?;
-    ranked
-        .check_phrases(state, states, end.saturating_add(1))
-        .await?;
-    let rendered = ranked.render(state, states, start, end).await?;
-    let more = ranked.count() > end;
+    let answer = search::ask::ask(state, space_ids, text, None, end.saturating_add(1)).await?;
+    let rendered = answer.render(state, start, end).await?;
+    let more = answer.count() > end;
     let mut rows: Vec<(Option<FoundPage>, i64)> = rendered
         .into_iter()
         .map(|p| {
@@ -96,9 +91,10 @@ async fn ranked_page(
     if more {
         rows.push((None, i64::try_from(end).unwrap_or(i64::MAX)));
     }
-    let count = i64::try_from(ranked.count()).unwrap_or(i64::MAX);
+    let count = i64::try_from(answer.count()).unwrap_or(i64::MAX);
     let list = page.finish(scope, rows, count)?;
     Ok(Page {
+        states: answer.states,
         results: list.items.into_iter().flatten().collect(),
         count: list.count,
         next: list.next,
@@ -171,8 +167,15 @@ pub async fn search_space(
             return Ok(json_body(body));
         }
     }
-    let states = search::fresh_states(&state, &[ctx.space.id.as_str()]).await?;
-    let p = ranked_page(&state, &states, &text, &page, &scope, start).await?;
+    let p = ranked_page(
+        &state,
+        &[ctx.space.id.as_str()],
+        &text,
+        &page,
+        &scope,
+        start,
+    )
+    .await?;
     let body = serialise(&List {
         items: p
             .results
@@ -182,8 +185,8 @@ pub async fn search_space(
         count: p.count,
         next: p.next,
     })?;
-    if !states.is_empty() {
-        keep(&state, &ask, &states, false, &body).await?;
+    if !p.states.is_empty() {
+        keep(&state, &ask, &p.states, false, &body).await?;
     }
     Ok(json_body(body))
 }
@@ -201,11 +204,7 @@ pub async fn search_organization(
     let scope = scope("org", &org.org.id, &text);
     let start = start_of(&page, &scope)?;
     let grants = Grants::load(&state, &org.org.id, &caller.user.id, org.role).await?;
-    let spaces = store::spaces::list_live(&state.db, &org.org.id, None).await?;
-    let visible: Vec<&SpaceRow> = spaces
-        .iter()
-        .filter(|s| grants.space_role(s).is_some())
-        .collect();
+    let visible = search::ask::org_spaces(&state, &org.org.id, &grants).await?;
     let ask = Ask {
         kind: "org",
         scope_id: &org.org.id,
@@ -227,18 +226,9 @@ pub async fn search_organization(
             return Ok(json_body(body));
         }
     }
-    let ids: Vec<&str> = visible.iter().map(|s| s.id.as_str()).collect();
-    let mut states = search::fresh_states(&state, &ids).await?;
     // Ties between spaces break in the organization's order.
-    let order: std::collections::HashMap<&str, usize> =
-        ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-    states.sort_by_key(|s| {
-        order
-            .get(s.space_id.as_str())
-            .copied()
-            .unwrap_or(usize::MAX)
-    });
-    let p = ranked_page(&state, &states, &text, &page, &scope, start).await?;
+    let ids: Vec<&str> = visible.iter().map(|s| s.id.as_str()).collect();
+    let p = ranked_page(&state, &ids, &text, &page, &scope, start).await?;
     let mut groups: Vec<(usize, Vec<SearchPageResult>)> = Vec::new();
     for found in p.results {
         let space = found.space;
@@ -251,7 +241,7 @@ pub async fn search_organization(
     let items: Vec<SearchSpaceResult> = groups
         .into_iter()
         .map(|(space, pages)| {
-            let s = &states[space];
+            let s = &p.states[space];
             SearchSpaceResult {
                 kind: "space",
                 id: s.space_id.clone(),
@@ -266,6 +256,6 @@ pub async fn search_organization(
         count: p.count,
         next: p.next,
     })?;
-    keep(&state, &ask, &states, true, &body).await?;
+    keep(&state, &ask, &p.states, true, &body).await?;
     Ok(json_body(body))
 }

@@ -10,6 +10,8 @@ use sha2::{Digest, Sha256};
 use crate::api::views::{SearchPageResult, SearchSpaceResult};
 use crate::domain::access::SiteCtx;
 use crate::domain::published::{self, visitor_context};
+use crate::domain::search;
+use crate::domain::search::ask::Refused;
 use crate::domain::search::query::MAX_QUERY_CHARS;
 use crate::domain::search::site::DEPTH;
 use crate::domain::site_search::{self, Scope};
@@ -96,13 +98,14 @@ pub async fn search_site_content(
     JsonBody(body): JsonBody<SearchBody>,
 ) -> ApiResult<Json<List<SearchSpaceResult>>> {
     let (text, scope) = scope_of(body)?;
-    if text.chars().count() > MAX_QUERY_CHARS {
-        return Err(ApiError::bad_request(format!(
-            "`query` must be at most {MAX_QUERY_CHARS} characters."
-        )));
-    }
-    if text.trim().is_empty() {
-        return Err(ApiError::bad_request("`query` must not be empty."));
+    match search::ask::accept(&text) {
+        Ok(_) => {}
+        Err(Refused::TooLong) => {
+            return Err(ApiError::bad_request(format!(
+                "`query` must be at most {MAX_QUERY_CHARS} characters."
+            )))
+        }
+        Err(Refused::Empty) => return Err(ApiError::bad_request("`query` must not be empty.")),
     }
     let (visitor, share_key) = match &reading {
         Some(Extension(published::Reading(s))) => (s.visitor.clone(), s.share_key.clone()),

@@ -47,6 +47,13 @@
 //! (leaving code out of the index entirely raised one corpus's MRR by 0.01 and lowered
 //! the other's, an SDK's documentation, by 0.05).
 //!
+//! # One search everywhere
+//!
+//! Every surface (the API's two searches, the app's search screens and quick find, a
+//! published site's search page, API and MCP tool) accepts, parses and ranks through
+//! [`ask`]: the same words over the same spaces give the same pages in the same order; a
+//! site's visitor differs only by the text and pages their conditions hide.
+//!
 //! # Freshness
 //!
 //! The index follows each space's current revision: [`reindex`] runs inside the
@@ -81,6 +88,7 @@
 //!   asked for: a repeated question costs no database round trip.
 
 pub mod analyze;
+pub mod ask;
 pub mod codec;
 pub mod index;
 pub mod query;
@@ -189,8 +197,9 @@ pub async fn unchanged(state: &AppState, states: &[SpaceState]) -> ApiResult<boo
         }))
 }
 
-/// The live spaces among `ids`, each with an index at its current revision (stale indexes
-/// are brought up to date first).
+/// The live spaces among `ids`, in the order of `ids`, each with an index at its current
+/// revision (stale indexes are brought up to date first). The order is the one ranking
+/// breaks ties in, so every search over the same spaces lists equal scores alike.
 pub async fn fresh_states(state: &AppState, ids: &[&str]) -> ApiResult<Vec<SpaceState>> {
     let mut states = store::search::states(&state.db, ids).await?;
     let stale: Vec<String> = states
@@ -207,5 +216,13 @@ pub async fn fresh_states(state: &AppState, ids: &[&str]) -> ApiResult<Vec<Space
         states.retain(|s| !stale.contains(&s.space_id));
         states.extend(again);
     }
+    let order: std::collections::HashMap<&str, usize> =
+        ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    states.sort_by_key(|s| {
+        order
+            .get(s.space_id.as_str())
+            .copied()
+            .unwrap_or(usize::MAX)
+    });
     Ok(states)
 }
