@@ -133,13 +133,18 @@ fn marked(s: &str, words: &[String]) -> Markup {
         }
     }
     spans.sort_unstable();
+    // Overlapping spans (a query's CJK bigrams overlap by a character) mark their union.
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (start, end) in spans {
+        match merged.last_mut() {
+            Some(last) if start < last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
     // The text in pieces, each marked or not.
     let mut pieces: Vec<(&str, bool)> = Vec::new();
     let mut at = 0;
-    for (start, end) in spans {
-        if start < at {
-            continue;
-        }
+    for (start, end) in merged {
         pieces.push((&s[at..start], false));
         pieces.push((&s[start..end], true));
         at = end;
@@ -291,5 +296,11 @@ mod tests {
             "<mark>Install</mark> &lt;it&gt; then <mark>INSTALL</mark> more"
         );
         assert_eq!(marked("a <b>", &[]).into_string(), "a &lt;b&gt;");
+        // A CJK run's bigrams overlap: the run is marked whole.
+        let words: Vec<String> = ["検索", "索設", "設定"].map(String::from).to_vec();
+        assert_eq!(
+            marked("この検索設定は", &words).into_string(),
+            "この<mark>検索設定</mark>は"
+        );
     }
 }

@@ -771,7 +771,235 @@ async fn stems_follow_the_space_language() {
             .fetch_one(app.state.db.pool())
             .await
             .unwrap();
-    assert_eq!(analyzer, "en/2");
+    assert_eq!(analyzer, "en/3");
+}
+
+/// A new space of `org` whose language is `language`.
+async fn space_in(app: &TestApp, who: &Persona, org: &str, language: &str) -> String {
+    app.post(
+        who,
+        &format!("/v1/orgs/{org}/spaces"),
+        json!({ "title": "Guide", "language": language }),
+    )
+    .await
+    .expect(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The excerpt of the first section of the first result.
+fn first_excerpt(res: &Value) -> String {
+    res["items"][0]["sections"][0]["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn french_finds_other_inflections_without_accents() {
+    let app = TestApp::start().await;
+    let (alice, org, _space) = setup(&app).await;
+    let fr = space_in(&app, &alice, &org, "fr").await;
+    change(
+        &app,
+        &alice,
+        &fr,
+        vec![
+            insert(
+                "Publication",
+                "Les pages publiées sont visibles par tous les lecteurs.\n",
+            ),
+            insert(
+                "Équipes",
+                "Chaque équipe gère ses propres espaces et réglages.\n",
+            ),
+        ],
+    )
+    .await;
+    // Another inflection, typed without accents.
+    for (q, want) in [
+        ("publiee ", "Publication"),
+        ("publier ", "Publication"),
+        ("lecteur ", "Publication"),
+        ("equipes ", "Équipes"),
+        ("reglage ", "Équipes"),
+    ] {
+        let res = search(&app, &alice, &fr, q).await;
+        assert_eq!(titles(&res), vec![want], "{q}: {res}");
+    }
+    // French stop words alone find nothing.
+    assert!(titles(&search(&app, &alice, &fr, "les ").await).is_empty());
+}
+
+#[tokio::test]
+async fn german_finds_other_inflections_and_folds_umlauts() {
+    let app = TestApp::start().await;
+    let (alice, org, _space) = setup(&app).await;
+    let de = space_in(&app, &alice, &org, "de").await;
+    change(
+        &app,
+        &alice,
+        &de,
+        vec![
+            insert(
+                "Rechnungen",
+                "Rechnungen werden monatlich verschickt. Die Größe der Anhänge ist begrenzt.\n",
+            ),
+            insert(
+                "Zahlungsarten",
+                "Sie können per Karte oder per Überweisung bezahlen.\n",
+            ),
+        ],
+    )
+    .await;
+    for (q, want) in [
+        ("Rechnung ", "Rechnungen"),
+        ("grosse ", "Rechnungen"),
+        ("grösse ", "Rechnungen"),
+        ("Anhang ", "Rechnungen"),
+        ("uberweisungen ", "Zahlungsarten"),
+        ("Karten ", "Zahlungsarten"),
+    ] {
+        let res = search(&app, &alice, &de, q).await;
+        assert_eq!(titles(&res), vec![want], "{q}: {res}");
+    }
+    assert!(titles(&search(&app, &alice, &de, "und der ").await).is_empty());
+}
+
+#[tokio::test]
+async fn japanese_words_are_found_as_written() {
+    let app = TestApp::start().await;
+    let (alice, org, english) = setup(&app).await;
+    let ja = space_in(&app, &alice, &org, "ja").await;
+    let pages = vec![
+        insert(
+            "検索の設定",
+            "検索設定では、検索結果に表示するページを選べます。\n\n## 対象\n\n公開されたページだけが検索の対象になります。\n",
+        ),
+        insert(
+            "ページの公開",
+            "ページを公開すると、リンクを知っている人は誰でも読めます。公開したページは検索にも表示されます。\n\n## 公開の取り消し\n\n公開を取り消すには、ページの設定を開きます。\n",
+        ),
+        insert(
+            "変更リクエスト",
+            "変更リクエストを作成して、ページの内容を変更します。レビューが終わったらマージします。\n",
+        ),
+        // Holds 設 (設計) and 定 (定例), never 設定.
+        insert(
+            "定例会議",
+            "毎週の定例会議で、新しい機能の設計を話し合います。\n",
+        ),
+    ];
+    change(&app, &alice, &ja, pages.clone()).await;
+
+    // A word finds the pages holding it, the one titled so first, and not a page that holds
+    // its characters apart.
+    let res = search(&app, &alice, &ja, "設定 ").await;
+    assert_eq!(titles(&res), vec!["検索の設定", "ページの公開"], "{res}");
+    let res = search(&app, &alice, &ja, "レビュー").await;
+    assert_eq!(titles(&res), vec!["変更リクエスト"], "{res}");
+    assert!(
+        first_excerpt(&res).contains("レビューが終わったら"),
+        "{res}"
+    );
+    // Two words typed together find the page holding them together, not one holding
+    // them apart (ページの公開 has 検索 and 設定 in different sentences).
+    let res = search(&app, &alice, &ja, "検索設定").await;
+    assert_eq!(titles(&res), vec!["検索の設定"], "{res}");
+    assert!(first_excerpt(&res).contains("検索設定では"), "{res}");
+    // Several words.
+    let res = search(&app, &alice, &ja, "公開 取り消す").await;
+    assert_eq!(titles(&res)[0], "ページの公開", "{res}");
+    let excerpt = first_excerpt(&res);
+    assert!(excerpt.contains("公開を取り消す"), "{res}");
+    assert_eq!(res["items"][0]["sections"][0]["title"], "公開の取り消し");
+    assert_eq!(
+        titles(&search(&app, &alice, &ja, "変更　マージ").await),
+        vec!["変更リクエスト"]
+    );
+    // Words typed together that the text separates (by a particle) still find it.
+    let res = search(&app, &alice, &ja, "公開取り消す").await;
+    assert_eq!(
+        titles(&res).first().map(String::as_str),
+        Some("ページの公開"),
+        "{res}"
+    );
+    // Quoted phrases.
+    let res = search(&app, &alice, &ja, "\"ページを公開\"").await;
+    assert_eq!(titles(&res), vec!["ページの公開"], "{res}");
+    let res = search(&app, &alice, &ja, "\"ページの設定\"").await;
+    assert_eq!(titles(&res), vec!["ページの公開"], "{res}");
+    assert!(titles(&search(&app, &alice, &ja, "\"設定のページ\"").await).is_empty());
+    // A character being typed finds the words it starts.
+    let res = search(&app, &alice, &ja, "検").await;
+    assert_eq!(titles(&res)[0], "検索の設定", "{res}");
+
+    // The same text in a space left in English is found the same way.
+    change(&app, &alice, &english, pages).await;
+    let res = search(&app, &alice, &english, "設定 ").await;
+    assert_eq!(titles(&res), vec!["検索の設定", "ページの公開"], "{res}");
+    let res = search(&app, &alice, &english, "検索設定").await;
+    assert_eq!(titles(&res), vec!["検索の設定"], "{res}");
+}
+
+#[tokio::test]
+async fn chinese_words_are_found_as_written() {
+    let app = TestApp::start().await;
+    let (alice, org, _space) = setup(&app).await;
+    let zh = space_in(&app, &alice, &org, "zh").await;
+    change(
+        &app,
+        &alice,
+        &zh,
+        vec![
+            insert(
+                "搜索设置",
+                "在搜索设置中，你可以选择哪些页面出现在搜索结果里。\n\n## 范围\n\n只有已发布的页面才能被搜索到。\n",
+            ),
+            insert(
+                "发布页面",
+                "发布页面以后，任何拥有链接的人都可以阅读。已发布的页面也会出现在搜索结果里。\n\n## 取消发布\n\n要取消发布，请打开页面的设置。\n",
+            ),
+            insert(
+                "变更请求",
+                "创建变更请求来修改页面内容。审核通过后即可合并。\n",
+            ),
+            // Holds 设 (设计) and 置 (放置), never 设置.
+            insert(
+                "每周例会",
+                "我们在每周的例会上讨论新功能的设计，并把会议记录放置在共享文件夹里。\n",
+            ),
+        ],
+    )
+    .await;
+
+    let res = search(&app, &alice, &zh, "设置 ").await;
+    assert_eq!(titles(&res), vec!["搜索设置", "发布页面"], "{res}");
+    let res = search(&app, &alice, &zh, "审核").await;
+    assert_eq!(titles(&res), vec!["变更请求"], "{res}");
+    assert!(first_excerpt(&res).contains("审核通过"), "{res}");
+    // 发布页面 holds 搜索 and 设置 apart.
+    let res = search(&app, &alice, &zh, "搜索设置").await;
+    assert_eq!(titles(&res), vec!["搜索设置"], "{res}");
+    // Several words.
+    let res = search(&app, &alice, &zh, "审核 合并").await;
+    assert_eq!(titles(&res), vec!["变更请求"], "{res}");
+    let res = search(&app, &alice, &zh, "取消 发布").await;
+    assert_eq!(titles(&res)[0], "发布页面", "{res}");
+    assert_eq!(res["items"][0]["sections"][0]["title"], "取消发布", "{res}");
+    assert!(first_excerpt(&res).contains("要取消发布"), "{res}");
+    // A question holds its words together with others the text does not have.
+    let res = search(&app, &alice, &zh, "如何修改页面内容").await;
+    assert_eq!(
+        titles(&res).first().map(String::as_str),
+        Some("变更请求"),
+        "{res}"
+    );
+    // Quoted phrases.
+    let res = search(&app, &alice, &zh, "\"打开页面的设置\"").await;
+    assert_eq!(titles(&res), vec!["发布页面"], "{res}");
+    assert!(titles(&search(&app, &alice, &zh, "\"设置页面\"").await).is_empty());
 }
 
 // ---- Relevance -------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-//! Text analysis shared by indexing and querying: Unicode word boundaries, lower case,
-//! stop words and Snowball stems per language, and diacritic folding.
+//! Text analysis shared by indexing and querying: Unicode word boundaries, CJK bigrams,
+//! lower case, stop words and Snowball stems per language, and diacritic folding.
 //!
 //! A word has two forms in the index: its *surface* (lower case, folded), kept in the word
 //! dictionary for prefix and typo look-ups, and its *term* (the folded stem), which the
@@ -13,8 +13,8 @@ use rust_stemmers::{Algorithm, Stemmer};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Bumped whenever analysis changes in a way that changes terms: an index built by another
-/// version is rebuilt on its next use.
-pub const VERSION: u32 = 2;
+/// version is rebuilt on its next use (3: CJK bigrams).
+pub const VERSION: u32 = 3;
 
 /// Words longer than this (hashes, encoded data) are not indexed.
 const MAX_WORD_CHARS: usize = 40;
@@ -46,7 +46,9 @@ pub struct Word {
 
 impl Analyzer {
     /// The analyzer for a space language (`TranslationLanguage` code); English when unset.
-    /// Languages without a Snowball stemmer are indexed by their unstemmed words.
+    /// Languages without a Snowball stemmer are indexed by their unstemmed words: Japanese,
+    /// Chinese (`zh`, `yue`) and Korean among them, whose CJK text is indexed as bigrams in
+    /// every language (see [`tokens`]) and whose Latin words are only lower-cased and folded.
     pub fn for_language(language: Option<&str>) -> Analyzer {
         let code = language.unwrap_or("en");
         let (code, algorithm, stop): (&'static str, Option<Algorithm>, &'static [&'static str]) =
@@ -82,7 +84,7 @@ impl Analyzer {
         format!("{}/{VERSION}", self.code)
     }
 
-    /// Analyses one word as produced by [`words`]; `None` for words that are not indexed.
+    /// Analyses one word as produced by [`tokens`]; `None` for words that are not indexed.
     pub fn word(&self, raw: &str) -> Option<Word> {
         if raw.chars().count() > MAX_WORD_CHARS {
             return None;
@@ -93,6 +95,14 @@ impl Analyzer {
             return None;
         }
         let surface = fold(lower);
+        // CJK bigrams (see [`tokens`]) are their own terms: no stemmer knows them.
+        if lower.starts_with(is_cjk) {
+            return Some(Word {
+                term: surface.clone(),
+                surface,
+                stop: false,
+            });
+        }
         if self.stop.binary_search(&lower).is_ok() {
             return Some(Word {
                 term: format!("~{surface}"),
@@ -112,20 +122,175 @@ impl Analyzer {
     }
 }
 
-/// The words of `text` with their positions (word index, by Unicode word boundaries).
-/// Words joined by underscores (`snake_case`) also yield their parts, at the same position.
+/// One word of a text as indexed: see [`tokens`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token<'a> {
+    /// Its position: the index of the word (or CJK bigram) in the text.
+    pub at: u32,
+    /// Its first byte in the text.
+    pub start: usize,
+    pub text: &'a str,
+    /// A part of a `snake_case` word, at the word's position (after the whole word).
+    pub part: bool,
+    /// The piece of text it comes from (counted from zero): a word, or a run of CJK
+    /// characters, whose bigrams share one piece.
+    pub piece: u32,
+}
+
+/// The words of `text` with their positions. Words are found by Unicode word boundaries;
+/// words joined by underscores (`snake_case`) also yield their parts, at the same position.
 pub fn words(text: &str) -> impl Iterator<Item = (u32, &str)> {
-    text.unicode_words().enumerate().flat_map(|(i, w)| {
-        let at = u32::try_from(i).unwrap_or(u32::MAX);
-        let parts: Vec<(u32, &str)> = if w.contains('_') {
-            std::iter::once((at, w))
-                .chain(w.split('_').filter(|p| !p.is_empty()).map(move |p| (at, p)))
-                .collect()
-        } else {
-            vec![(at, w)]
-        };
-        parts
-    })
+    tokens(text).into_iter().map(|t| (t.at, t.text))
+}
+
+/// The words of `text`, as indexed and as queried (one function for both, so that they
+/// always agree).
+///
+/// A run of CJK characters (Han, kana, Hangul, Bopomofo: see [`is_cjk`]), with nothing
+/// between them, yields its overlapping bigrams, at consecutive positions (a run of one
+/// character yields that character): Chinese and Japanese do not separate their words, and
+/// Unicode word boundaries cut Han and hiragana into single characters (katakana into runs
+/// of katakana), so `設定` would match every text holding `設` and `定` anywhere.
+/// Bigrams need no dictionary and find a word at any place in a text; a query's run is
+/// looked up as its bigrams at consecutive positions (see `query::parse`).
+///
+/// This holds for every language, not only for spaces set to Japanese, Chinese or Korean:
+/// a space whose language is unset is analysed as English, English documentation quotes
+/// Japanese or Chinese names, and an organization's search runs one query over spaces of
+/// several languages. No stemmer or stop list has CJK words, so bigrams change nothing else.
+/// Other words are left as they are (Latin words next to CJK text, `API設定`, are words of
+/// their own).
+pub fn tokens(text: &str) -> Vec<Token<'_>> {
+    let mut out = Tokens {
+        text,
+        out: Vec::new(),
+        at: 0,
+        piece: 0,
+        run: Vec::new(),
+        run_end: 0,
+    };
+    for (start, w) in text.unicode_word_indices() {
+        if w.is_ascii() || !w.chars().any(is_cjk) {
+            out.flush();
+            out.word(start, w);
+            continue;
+        }
+        // A word holding CJK characters: Hangul joins Latin letters (`Quire설정`), kana
+        // joins underscores. Its CJK characters (with the marks that follow them) continue
+        // the run before when nothing lies between; the rest are words of their own.
+        if start != out.run_end {
+            out.flush();
+        }
+        let mut other: Option<usize> = None;
+        for (i, g) in w.grapheme_indices(true) {
+            let at = start + i;
+            if g.chars().next().is_some_and(is_cjk) {
+                if let Some(from) = other.take() {
+                    out.word(from, &text[from..at]);
+                }
+                out.run.push(at);
+                out.run_end = at + g.len();
+            } else if other.is_none() {
+                out.flush();
+                other = Some(at);
+            }
+        }
+        if let Some(from) = other {
+            out.word(from, &text[from..start + w.len()]);
+        }
+    }
+    out.flush();
+    out.out
+}
+
+/// The state of [`tokens`].
+struct Tokens<'a> {
+    text: &'a str,
+    out: Vec<Token<'a>>,
+    /// The next position, and the next piece.
+    at: u32,
+    piece: u32,
+    /// The pending CJK run: where each of its characters starts, and where it ends.
+    run: Vec<usize>,
+    run_end: usize,
+}
+
+impl<'a> Tokens<'a> {
+    fn push(&mut self, start: usize, end: usize, part: bool) {
+        self.out.push(Token {
+            at: self.at,
+            start,
+            text: &self.text[start..end],
+            part,
+            piece: self.piece,
+        });
+    }
+
+    /// A word that is not CJK, with its `snake_case` parts.
+    fn word(&mut self, start: usize, w: &'a str) {
+        // Underscores alone, between CJK characters, are no word.
+        if !w.chars().any(char::is_alphanumeric) {
+            return;
+        }
+        self.push(start, start + w.len(), false);
+        if w.contains('_') {
+            let mut from = start;
+            for p in w.split('_') {
+                if !p.is_empty() {
+                    self.push(from, from + p.len(), true);
+                }
+                from += p.len() + 1;
+            }
+        }
+        self.at = self.at.saturating_add(1);
+        self.piece = self.piece.saturating_add(1);
+    }
+
+    /// Ends the pending CJK run: its bigrams, or its one character.
+    fn flush(&mut self) {
+        let n = self.run.len();
+        if n == 0 {
+            return;
+        }
+        for i in 0..n.saturating_sub(1).max(1) {
+            let end = self.run.get(i + 2).copied().unwrap_or(self.run_end);
+            self.push(self.run[i], end, false);
+            self.at = self.at.saturating_add(1);
+        }
+        self.run.clear();
+        self.piece = self.piece.saturating_add(1);
+    }
+}
+
+/// Whether `c` is a CJK character that [`tokens`] joins into bigrams: Han ideographs (with
+/// `々` and `〆`), hiragana, katakana (full and half width, with `ー`), Hangul and Bopomofo.
+/// Punctuation (`。`, `、`, `・`) and full-width Latin letters and digits are not.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF // Hangul Jamo
+        | 0x2E80..=0x2FDF // CJK and Kangxi radicals
+        | 0x3005..=0x3007 // 々 〆 〇
+        | 0x3021..=0x3029 // Hangzhou numerals
+        | 0x3031..=0x3035 // kana repeat marks
+        | 0x303B..=0x303C // 〻 〼
+        | 0x3041..=0x309F // hiragana
+        | 0x30A1..=0x30FA // katakana
+        | 0x30FC..=0x30FF // ー ヽ ヾ ヿ
+        | 0x3105..=0x312F // Bopomofo
+        | 0x3131..=0x318E // Hangul compatibility jamo
+        | 0x31A0..=0x31BF // Bopomofo extended
+        | 0x31F0..=0x31FF // katakana phonetic extensions
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xA960..=0xA97F // Hangul Jamo extended A
+        | 0xAC00..=0xD7AF // Hangul syllables
+        | 0xD7B0..=0xD7FF // Hangul Jamo extended B
+        | 0xF900..=0xFAFF // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F // half-width katakana
+        | 0xFFA0..=0xFFDC // half-width Hangul
+        | 0x1AFF0..=0x1B16F // kana supplement and extensions
+        | 0x20000..=0x323AF // CJK extensions B to H, compatibility supplement
+    )
 }
 
 /// Lower-case Latin letters with diacritics folded to their base letters; other characters
@@ -429,7 +594,7 @@ mod tests {
         let fr = Analyzer::for_language(Some("fr"));
         assert_eq!(fr.word("éléphants").unwrap().term, "eleph");
         assert_eq!(fr.word("Éléphant").unwrap().term, "eleph");
-        assert_eq!(Analyzer::for_language(Some("ja")).key(), "none/2");
+        assert_eq!(Analyzer::for_language(Some("ja")).key(), "none/3");
     }
 
     #[test]
@@ -445,5 +610,75 @@ mod tests {
                 (2, "now")
             ]
         );
+    }
+
+    #[test]
+    fn cjk_runs_become_bigrams() {
+        let text = "API設定を変更する。Quire の検索ページ snake_case 한국어 검색 私";
+        let got: Vec<(u32, &str)> = words(text).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, "API"),
+                (1, "設定"),
+                (2, "定を"),
+                (3, "を変"),
+                (4, "変更"),
+                (5, "更す"),
+                (6, "する"),
+                (7, "Quire"),
+                (8, "の検"),
+                (9, "検索"),
+                (10, "索ペ"),
+                (11, "ペー"),
+                (12, "ージ"),
+                (13, "snake_case"),
+                (13, "snake"),
+                (13, "case"),
+                (14, "한국"),
+                (15, "국어"),
+                (16, "검색"),
+                (17, "私"),
+            ]
+        );
+        // Tokens carry their byte ranges, and the piece (word or run) they come from.
+        let t = tokens(text);
+        assert!(t
+            .iter()
+            .all(|t| &text[t.start..t.start + t.text.len()] == t.text));
+        let pieces: Vec<u32> = t.iter().filter(|t| !t.part).map(|t| t.piece).collect();
+        assert_eq!(
+            pieces,
+            [0, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 4, 5, 5, 6, 7]
+        );
+        // Hangul joined to Latin letters, kana joined to an underscore: split by script.
+        let got: Vec<(u32, &str)> = words("Quire설정 データ_id").collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, "Quire"),
+                (1, "설정"),
+                (2, "デー"),
+                (3, "ータ"),
+                (4, "_id"),
+                (4, "id")
+            ]
+        );
+        // Punctuation and spaces end a run.
+        let got: Vec<(u32, &str)> = words("検索、設定・公開 する").collect();
+        assert_eq!(
+            got,
+            vec![(0, "検索"), (1, "設定"), (2, "公開"), (3, "する")]
+        );
+        // A bigram is its own term, in every language: no stem, no stop word.
+        for language in [None, Some("ja"), Some("zh"), Some("fr")] {
+            let w = Analyzer::for_language(language).word("設定").unwrap();
+            assert_eq!(
+                (w.surface.as_str(), w.term.as_str(), w.stop),
+                ("設定", "設定", false)
+            );
+        }
+        assert!(is_cjk('々') && is_cjk('ー') && is_cjk('ｶ') && is_cjk('𠮷'));
+        assert!(!is_cjk('。') && !is_cjk('・') && !is_cjk('Ａ') && !is_cjk('a'));
     }
 }

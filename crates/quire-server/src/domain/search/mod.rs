@@ -21,6 +21,11 @@
 //!   into *sections* at its headings (`quire_content::sections`), which results show.
 //! - Words are analysed per the space's `language` (see [`analyze`]): Snowball stems for
 //!   the languages `rust-stemmers` has (English by default), stop words for the common ones.
+//!   CJK text (Han, kana, Hangul), whose words no space separates, is indexed as overlapping
+//!   character bigrams in every language (a space left in English may hold Japanese; no
+//!   dictionary needed); Japanese, Chinese and Korean spaces get no stemming of their other
+//!   words. A query's CJK run typed as one word is a phrase of its bigrams, loosened into
+//!   separate words when nothing holds it as typed.
 //! - Postings hold, for each term and block of 64 page keys, every page's field lengths and
 //!   the word positions of the term in the title and in each section's heading and body
 //!   ([`codec`]). Reading a term costs one row per block; positions answer phrases (stop

@@ -7,9 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
-use unicode_segmentation::UnicodeSegmentation;
-
-use super::analyze::{fold, Analyzer, SectionHits, TermHits};
+use super::analyze::{self, fold, is_cjk, Analyzer, SectionHits, TermHits};
 use super::codec;
 use super::snapshot;
 use crate::error::ApiResult;
@@ -114,6 +112,9 @@ type Hidden = PageMap<Vec<u32>>;
 pub struct Clause {
     pub words: Vec<String>,
     pub phrase: bool,
+    /// A run of CJK characters typed without quotes: a phrase of its bigrams, which a query
+    /// that finds nothing loosens into separate words ([`Parsed::relaxed`]).
+    pub run: bool,
 }
 
 /// A parsed query.
@@ -125,19 +126,35 @@ pub struct Parsed {
 }
 
 /// Splits a query into words and quoted phrases. An unclosed quote counts as no quote.
+///
+/// Words are found as the index finds them ([`analyze::tokens`]): a run of CJK characters
+/// is its bigrams, and a run of more than one bigram, typed as one word (`検索設定`), is a
+/// phrase of them, so that it finds the text holding it as typed, not every text holding
+/// its bigrams apart (`検索` here, `設定` there, or only the frequent `する` of `公開する`).
+/// A query that finds nothing so is run again with those bigrams as separate words
+/// ([`Parsed::relaxed`]): a Chinese question (`如何修改密码`), or words the text separates
+/// by a particle (`パスワード変更` for `パスワードを変更する`), still find their pages.
 pub fn parse(query: &str) -> Parsed {
     fn flush(out: &mut Vec<Clause>, text: &str, phrase: bool) {
-        let words: Vec<String> = text.unicode_words().map(str::to_string).collect();
-        if phrase && words.len() > 1 {
+        let tokens: Vec<analyze::Token<'_>> = analyze::tokens(text)
+            .into_iter()
+            .filter(|t| !t.part)
+            .collect();
+        if phrase && tokens.len() > 1 {
             out.push(Clause {
-                words,
+                words: tokens.iter().map(|t| t.text.to_string()).collect(),
                 phrase: true,
+                run: false,
             });
-        } else {
-            out.extend(words.into_iter().map(|w| Clause {
-                words: vec![w],
-                phrase: false,
-            }));
+            return;
+        }
+        for piece in tokens.chunk_by(|a, b| a.piece == b.piece) {
+            let run = piece.len() > 1;
+            out.push(Clause {
+                words: piece.iter().map(|t| t.text.to_string()).collect(),
+                phrase: run,
+                run,
+            });
         }
     }
     let mut clauses = Vec::new();
@@ -159,6 +176,39 @@ pub fn parse(query: &str) -> Parsed {
     Parsed {
         clauses,
         prefix_last,
+    }
+}
+
+impl Parsed {
+    /// The query with each CJK run typed as one word (a phrase of its bigrams, see [`parse`])
+    /// split into its bigrams, each a word of its own; `None` when it has no such run.
+    pub fn relaxed(&self) -> Option<Parsed> {
+        if !self.clauses.iter().any(|c| c.run) {
+            return None;
+        }
+        let clauses = self
+            .clauses
+            .iter()
+            .flat_map(|c| {
+                if c.run {
+                    c.words
+                        .iter()
+                        .map(|w| Clause {
+                            words: vec![w.clone()],
+                            phrase: false,
+                            run: false,
+                        })
+                        .collect()
+                } else {
+                    vec![c.clone()]
+                }
+            })
+            .collect();
+        // A query ending with a run did not end with a word being typed (a run is a phrase).
+        Some(Parsed {
+            clauses,
+            prefix_last: self.prefix_last,
+        })
     }
 }
 
@@ -246,7 +296,8 @@ fn plan(analyzer: &Analyzer, parsed: &Parsed) -> Plan {
         if !prefix && p.words.iter().any(|q| !q.prefix && q.term == w.term) {
             continue;
         }
-        let typo = w.surface.chars().count() >= TYPO_MIN_CHARS;
+        // CJK bigrams are not corrected: one edit of two characters is another word.
+        let typo = w.surface.chars().count() >= TYPO_MIN_CHARS && !w.surface.starts_with(is_cjk);
         p.words.push(QWord {
             surface: w.surface,
             term: w.term,
@@ -779,7 +830,8 @@ async fn prepare(
         if !w.stop {
             candidates.push((wi, w.term.clone(), 1.0));
         }
-        if w.prefix && w.surface.chars().count() >= 2 {
+        // A CJK character being typed completes to the bigrams it starts.
+        if w.prefix && (w.surface.chars().count() >= 2 || w.surface.starts_with(is_cjk)) {
             let typed = w.surface.chars().count() as f32;
             for t in completions(state, &indexes, w).await? {
                 let share = (typed / t.chars().count() as f32).min(1.0);
@@ -1233,13 +1285,26 @@ pub async fn run_for(
         }
     }
     let mut groups = Vec::new();
-    for spaces in by_analyzer.into_values() {
-        let analyzer = Analyzer::for_language(states[spaces[0]].language.as_deref());
-        groups.push(prepare(state, states, spaces, analyzer, parsed, &hidden).await?);
-    }
     let mut hits = Vec::new();
-    for (gi, g) in groups.iter().enumerate() {
-        rank(gi, g, &mut hits);
+    // CJK runs typed as one word are phrases; when nothing holds them as typed, their
+    // bigrams count as separate words ([`parse`]).
+    let mut parsed = std::borrow::Cow::Borrowed(parsed);
+    loop {
+        for spaces in by_analyzer.values() {
+            let analyzer = Analyzer::for_language(states[spaces[0]].language.as_deref());
+            let spaces = spaces.clone();
+            groups.push(prepare(state, states, spaces, analyzer, &parsed, &hidden).await?);
+        }
+        for (gi, g) in groups.iter().enumerate() {
+            rank(gi, g, &mut hits);
+        }
+        match parsed.relaxed() {
+            Some(relaxed) if hits.is_empty() => {
+                groups.clear();
+                parsed = std::borrow::Cow::Owned(relaxed);
+            }
+            _ => break,
+        }
     }
     // Phrases with stop words are checked on the text too, as far as results are shown.
     let checked = if groups
@@ -1310,15 +1375,18 @@ async fn hidden_sections(
     Ok(hidden)
 }
 
-/// The terms of each word of `text`, stop words included, with byte ranges.
+/// The terms of each word of `text` (one per position, as indexed), stop words included,
+/// with byte ranges.
 fn tokens(analyzer: &Analyzer, text: &str) -> Vec<(usize, usize, String)> {
-    text.unicode_word_indices()
-        .map(|(at, w)| {
+    analyze::tokens(text)
+        .into_iter()
+        .filter(|t| !t.part)
+        .map(|t| {
             let term = analyzer
-                .word(w)
+                .word(t.text)
                 .map(|w| w.term)
                 .unwrap_or_else(|| String::from("\u{1}"));
-            (at, at + w.len(), term)
+            (t.start, t.start + t.text.len(), term)
         })
         .collect()
 }
@@ -1363,11 +1431,14 @@ impl PageText {
     }
 }
 
-/// The byte range of each word of `text`, by the same boundaries the index counts words by.
+/// The byte range of each word of `text`, by position, as the index counts words
+/// ([`analyze::tokens`]): a CJK bigram's range is its two characters, overlapping the next.
 fn word_ranges(text: &str) -> WordRanges {
     let at = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
-    text.unicode_word_indices()
-        .map(|(i, w)| (at(i), at(i + w.len())))
+    analyze::tokens(text)
+        .into_iter()
+        .filter(|t| !t.part)
+        .map(|t| (at(t.start), at(t.start + t.text.len())))
         .collect()
 }
 
@@ -1830,6 +1901,81 @@ mod tests {
         let open = parse("\"retry pol");
         assert!(open.clauses.iter().all(|c| !c.phrase));
         assert!(open.prefix_last);
+    }
+
+    #[test]
+    fn parses_cjk_runs_as_phrases_of_their_bigrams() {
+        let p = parse("検索設定 API 公開");
+        let words: Vec<(Vec<&str>, bool, bool)> = p
+            .clauses
+            .iter()
+            .map(|c| {
+                (
+                    c.words.iter().map(String::as_str).collect(),
+                    c.phrase,
+                    c.run,
+                )
+            })
+            .collect();
+        assert_eq!(
+            words,
+            vec![
+                (vec!["検索", "索設", "設定"], true, true),
+                (vec!["API"], false, false),
+                (vec!["公開"], false, false),
+            ]
+        );
+        assert!(p.prefix_last);
+        // A run typed last is a phrase, not a word being typed; one character is.
+        assert!(!parse("公開設定").prefix_last);
+        assert!(parse("検").prefix_last);
+        // Quoted: one phrase of every bigram and word.
+        let q = parse("\"ページを公開 API\"");
+        assert_eq!(q.clauses.len(), 1);
+        assert!(q.clauses[0].phrase && !q.clauses[0].run);
+        assert_eq!(
+            q.clauses[0].words,
+            vec!["ペー", "ージ", "ジを", "を公", "公開", "API"]
+        );
+        assert_eq!(q.relaxed(), None);
+        // Relaxed: each run's bigrams are words of their own.
+        let r = p.relaxed().unwrap();
+        let words: Vec<&str> = r.clauses.iter().map(|c| c.words[0].as_str()).collect();
+        assert_eq!(words, vec!["検索", "索設", "設定", "API", "公開"]);
+        assert!(r
+            .clauses
+            .iter()
+            .all(|c| !c.phrase && !c.run && c.words.len() == 1));
+        assert!(r.prefix_last);
+    }
+
+    #[test]
+    fn cjk_excerpts_cut_at_characters() {
+        let body = format!(
+            "{}ウェブフックの再試行は三日間続きます。{}",
+            "これは長い説明です。".repeat(10),
+            "終わりの文です。".repeat(10)
+        );
+        let ranges = word_ranges(&body);
+        let at = analyze::tokens(&body)
+            .iter()
+            .find(|t| t.text == "再試")
+            .map(|t| t.at)
+            .unwrap();
+        // Positions are bigrams: one range per position, two characters each.
+        assert_eq!(
+            &body[ranges[at as usize].0 as usize..ranges[at as usize].1 as usize],
+            "再試"
+        );
+        let e = excerpt(&body, &ranges, &[(at, 0), (at + 1, 0)]);
+        assert!(e.starts_with("… "), "{e}");
+        assert!(e.ends_with(" …"), "{e}");
+        assert!(e.contains("の再試行は三日間続きます。"), "{e}");
+        // Thirty bigrams from six before the match (punctuation ends runs, between them).
+        assert_eq!(
+            e,
+            "… ェブフックの再試行は三日間続きます。終わりの文です。終わりの文です。終わり …"
+        );
     }
 
     #[test]
