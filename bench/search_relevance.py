@@ -9,7 +9,8 @@ tantivy (title x5, headings x2, body; BM25). Two query sets:
   - natural: the questions of `bench/search/<corpus>.json`, written by reading the pages,
     each with the pages that answer it.
 Reported per corpus and set: top-1, top-3 and MRR (first relevant page among the first 20)
-for Quire (`searchSpaceContent`) and tantivy, and Quire's query latency (p50, p95).
+for Quire (`searchSpaceContent`) and tantivy, and each one's query latency (p50, p95):
+Quire's over HTTP on loopback, tantivy's in process (its Python binding, no HTTP).
 
 Usage: python3 bench/search_relevance.py [--corpus gitbook-docs] [--database-url URL]
                                         [--misses N] [--json FILE]
@@ -244,13 +245,20 @@ def measure(node, token, org, name, misses, spec, tmp):
     for kind, queries in sets.items():
         took = []
         quire = [quire_search(node, token, space, pages, q, took) for q, _ in queries]
-        tantivy_ranked = [tantivy_search(index, q) for q, _ in queries]
+        t_took = []
+        tantivy_ranked = []
+        for q, _ in queries:
+            start = time.perf_counter()
+            tantivy_ranked.append(tantivy_search(index, q))
+            t_took.append((time.perf_counter() - start) * 1000)
         relevant = [r for _, r in queries]
         rows.append({
             "corpus": name, "set": kind, "queries": len(queries),
             "quire": scores(quire, relevant), "tantivy": scores(tantivy_ranked, relevant),
             "quire_p50_ms": round(statistics.median(took), 1),
             "quire_p95_ms": round(sorted(took)[int(0.95 * (len(took) - 1))], 1),
+            "tantivy_p50_ms": round(statistics.median(t_took), 2),
+            "tantivy_p95_ms": round(sorted(t_took)[int(0.95 * (len(t_took) - 1))], 2),
         })
         shown = 0
         for (q, r), got in zip(queries, quire):
@@ -285,12 +293,13 @@ def main():
         node.stop()
         shutil.rmtree(data, ignore_errors=True)
     print("| corpus | queries | set | Quire top-1 / top-3 / MRR | tantivy top-1 / top-3 / MRR "
-          "| Quire p50 / p95 |")
-    print("|---|---|---|---|---|---|")
+          "| Quire p50 / p95 | tantivy p50 / p95 |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         q, t = r["quire"], r["tantivy"]
         print(f"| {r['corpus']} | {r['queries']} | {r['set']} | {q[0]} / {q[1]} / {q[2]} "
-              f"| {t[0]} / {t[1]} / {t[2]} | {r['quire_p50_ms']} / {r['quire_p95_ms']} ms |")
+              f"| {t[0]} / {t[1]} / {t[2]} | {r['quire_p50_ms']} / {r['quire_p95_ms']} ms "
+              f"| {r['tantivy_p50_ms']} / {r['tantivy_p95_ms']} ms |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
