@@ -6,7 +6,7 @@
 //! postings are keyed by. The same functions analyse documents and queries, so both
 //! always agree.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use quire_content::model::{Page, Revision};
 use rust_stemmers::{Algorithm, Stemmer};
@@ -476,6 +476,64 @@ pub fn page_doc(analyzer: &Analyzer, page: &Page, path: &str, ancestors: Vec<Str
     }
 }
 
+/// A page of a revision's tree and its parent's id: what comparing two revisions' trees
+/// needs, without building every page's path and ancestors.
+#[derive(Debug, Clone, Copy)]
+pub struct Node<'a> {
+    pub page: &'a Page,
+    pub parent: Option<&'a str>,
+}
+
+/// A revision's pages by id, and their ids parents first (navigation order).
+pub struct Tree<'a> {
+    pub nodes: HashMap<&'a str, Node<'a>>,
+    pub order: Vec<&'a str>,
+}
+
+impl<'a> Tree<'a> {
+    /// The pages of `rev`.
+    pub fn of(rev: &'a Revision) -> Tree<'a> {
+        let mut nodes = HashMap::new();
+        let mut order = Vec::new();
+        let mut stack: Vec<(&Page, Option<&str>)> =
+            rev.pages.iter().rev().map(|p| (p, None)).collect();
+        while let Some((page, parent)) = stack.pop() {
+            nodes.insert(page.id.as_str(), Node { page, parent });
+            order.push(page.id.as_str());
+            stack.extend(page.pages.iter().rev().map(|c| (c, Some(page.id.as_str()))));
+        }
+        Tree { nodes, order }
+    }
+
+    /// The page `id` with its path and its ancestors' titles, as [`indexable_pages`] gives
+    /// them; `None` for an id not in the tree.
+    pub fn page_ref(&self, id: &str) -> Option<PageRef<'a>> {
+        let node = self.nodes.get(id)?;
+        let mut chain = vec![node.page];
+        let mut up = node.parent;
+        while let Some(parent) = up.and_then(|p| self.nodes.get(p)) {
+            chain.push(parent.page);
+            up = parent.parent;
+        }
+        chain.reverse();
+        let path = chain
+            .iter()
+            .map(|p| p.slug.as_str())
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("/");
+        let ancestors = chain[..chain.len() - 1]
+            .iter()
+            .map(|p| p.title.clone())
+            .collect();
+        Some(PageRef {
+            page: node.page,
+            path,
+            ancestors,
+        })
+    }
+}
+
 /// One indexable page of a revision, before analysis.
 #[derive(Debug, Clone)]
 pub struct PageRef<'a> {
@@ -565,6 +623,38 @@ const STOP_NL: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tree_gives_the_paths_and_ancestors_of_indexable_pages() {
+        let mut group = Page::group("g", "Guides", "guides");
+        let mut intro = Page::document("i", "Intro", "", "Hello.\n");
+        intro
+            .pages
+            .push(Page::document("d", "Deep", "deep", "Deep.\n"));
+        group.pages.push(intro);
+        group
+            .pages
+            .push(Page::document("s", "Setup", "setup", "Set up.\n"));
+        let rev = Revision {
+            pages: vec![Page::document("r", "Home", "home", "Home.\n"), group],
+            ..Revision::default()
+        };
+        let tree = Tree::of(&rev);
+        assert_eq!(tree.order, vec!["r", "g", "i", "d", "s"]);
+        let listed = indexable_pages(&rev);
+        assert_eq!(listed.len(), 4);
+        for (id, want) in &listed {
+            let got = tree.page_ref(id).unwrap();
+            assert_eq!(
+                (&got.path, &got.ancestors),
+                (&want.path, &want.ancestors),
+                "{id}"
+            );
+        }
+        assert_eq!(listed["d"].path, "guides/deep");
+        assert_eq!(listed["d"].ancestors, vec!["Guides", "Intro"]);
+        assert!(tree.page_ref("nowhere").is_none());
+    }
 
     #[test]
     fn stop_lists_are_sorted() {

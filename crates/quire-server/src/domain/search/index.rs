@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use quire_content::model::{Page, Revision};
 
-use super::analyze::{indexable_pages, page_doc, Analyzer, PageDoc, PageRef};
+use super::analyze::{indexable, indexable_pages, page_doc, Analyzer, PageDoc, PageRef, Tree};
 use super::codec::{self, block_of};
 use crate::db::Tx;
 use crate::error::{ApiError, ApiResult};
@@ -192,27 +192,49 @@ async fn incremental(
     new: &Revision,
 ) -> ApiResult<Option<Outcome>> {
     let space_id = ix.space_id.clone();
-    let old_pages = indexable_pages(old);
-    let new_pages = indexable_pages(new);
+    let (old, new) = (Tree::of(old), Tree::of(new));
+    // Pages whose path and ancestors are unchanged: the same slug under the same parent,
+    // whose own place and title are unchanged (parents come first in `order`). Paths are
+    // built only for the pages that are written.
+    let mut same_place: HashSet<&str> = HashSet::new();
+    for id in &new.order {
+        let (n, Some(o)) = (new.nodes[id], old.nodes.get(id)) else {
+            continue;
+        };
+        let parent_same = n.parent.is_none_or(|q| {
+            same_place.contains(q)
+                && old.nodes.get(q).map(|p| &p.page.title) == Some(&new.nodes[q].page.title)
+        });
+        if o.parent == n.parent && o.page.slug == n.page.slug && parent_same {
+            same_place.insert(id);
+        }
+    }
+    let indexed = |tree: &Tree<'_>, id: &str| tree.nodes.get(id).is_some_and(|n| indexable(n.page));
     let mut removed: Vec<&str> = Vec::new();
     let mut changed: Vec<&str> = Vec::new();
     let mut added: Vec<&str> = Vec::new();
     let mut moved: Vec<&str> = Vec::new();
-    for (id, o) in &old_pages {
-        match new_pages.get(id) {
-            None => removed.push(id),
-            Some(n) if !same_text(o.page, n.page) => changed.push(id),
-            Some(n) if o.path != n.path || o.ancestors != n.ancestors => moved.push(id),
-            Some(_) => {}
+    for id in old.order.iter().filter(|id| indexed(&old, id)) {
+        if !indexed(&new, id) {
+            removed.push(id);
+        } else if !same_text(old.nodes[id].page, new.nodes[id].page) {
+            changed.push(id);
+        } else if !same_place.contains(id) {
+            moved.push(id);
         }
     }
-    for id in new_pages.keys() {
-        if !old_pages.contains_key(id) {
+    for id in new.order.iter().filter(|id| indexed(&new, id)) {
+        if !indexed(&old, id) {
             added.push(id);
         }
     }
+    // Page keys are given in id order, as a full build gives them.
+    for list in [&mut removed, &mut changed, &mut added, &mut moved] {
+        list.sort_unstable();
+    }
+    let indexable_count = new.order.iter().filter(|id| indexed(&new, id)).count();
     let work = removed.len() + changed.len() + added.len();
-    if work > INCREMENTAL_MAX && work * 4 > new_pages.len() {
+    if work > INCREMENTAL_MAX && work * 4 > indexable_count {
         return Ok(None);
     }
     let lookup: Vec<&str> = removed
@@ -233,7 +255,8 @@ async fn incremental(
     let jobs: Vec<Job> = changed
         .iter()
         .chain(&added)
-        .map(|id| job(&new_pages[*id]))
+        .filter_map(|id| new.page_ref(id))
+        .map(|r| job(&r))
         .collect();
     let docs = analyse(language, jobs).await?;
     let pending_before = ix.pending;
@@ -285,7 +308,9 @@ async fn incremental(
     let pages: Vec<NewPage> = keyed.iter().map(|(k, d)| new_page(*k, d)).collect();
     store::search::insert_pages(tx, &space_id, &pages).await?;
     for id in &moved {
-        let n = &new_pages[*id];
+        let Some(n) = new.page_ref(id) else {
+            continue;
+        };
         let ancestors = serde_json::to_string(&n.ancestors).unwrap_or_else(|_| "[]".into());
         store::search::update_page_place(tx, &space_id, stored[*id].page_key, &n.path, &ancestors)
             .await?;
