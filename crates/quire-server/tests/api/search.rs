@@ -1737,3 +1737,55 @@ async fn a_heading_that_names_the_question_leads_to_its_page() {
         "{q}: {got:?}"
     );
 }
+
+#[tokio::test]
+async fn a_renamed_parent_moves_its_children_in_results() {
+    let app = TestApp::start().await;
+    let (alice, _org, space) = setup(&app).await;
+    change(
+        &app,
+        &alice,
+        &space,
+        vec![
+            json!({ "operation": "insert_page", "title": "Guides", "slug": "guides", "ref": "g",
+                    "document": { "markdown": "All guides.\n" } }),
+            json!({ "operation": "insert_page", "title": "Setup", "slug": "setup", "into": "g",
+                    "document": { "markdown": "Feed the kangaroo first.\n" } }),
+        ],
+    )
+    .await;
+    let place = |res: &Value| {
+        let hit = &res["items"][0];
+        (hit["path"].clone(), hit["ancestors"][0]["title"].clone())
+    };
+    let res = search(&app, &alice, &space, "kangaroo ").await;
+    assert_eq!(
+        place(&res),
+        (json!("guides/setup"), json!("Guides")),
+        "{res}"
+    );
+    // The parent's title and slug change; the child's text does not, yet its path and
+    // ancestors in results follow.
+    let guides = pages_by_title(&app, &alice, &space)
+        .await
+        .into_iter()
+        .find(|(t, _)| t == "Guides")
+        .unwrap()
+        .1;
+    change(
+        &app,
+        &alice,
+        &space,
+        vec![
+            json!({ "operation": "update_page", "page": guides, "title": "Handbooks",
+                     "slug": "handbooks" }),
+        ],
+    )
+    .await;
+    let res = search(&app, &alice, &space, "kangaroo ").await;
+    assert_eq!(
+        place(&res),
+        (json!("handbooks/setup"), json!("Handbooks")),
+        "{res}"
+    );
+}
