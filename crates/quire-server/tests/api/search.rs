@@ -53,7 +53,8 @@ fn insert(title: &str, markdown: &str) -> Value {
     json!({ "operation": "insert_page", "title": title, "document": { "markdown": markdown } })
 }
 
-fn enc(q: &str) -> String {
+/// `q` encoded for a query string.
+pub(crate) fn enc(q: &str) -> String {
     url::form_urlencoded::byte_serialize(q.as_bytes()).collect()
 }
 

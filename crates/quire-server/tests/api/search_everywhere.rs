@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::app::{sign_in, Browser};
 use crate::harness::{id, Persona, TestApp};
+use crate::search::enc;
 
 /// The word that only a block behind a visitor's claim holds.
 const SECRET: &str = "quokka";
@@ -83,26 +84,6 @@ const QUERIES: &[&str] = &[
     "plans",
     SECRET,
 ];
-
-fn enc(q: &str) -> String {
-    url::form_urlencoded::byte_serialize(q.as_bytes()).collect()
-}
-
-/// A space of `org` holding [`PAGES`], merged from a change request.
-async fn seeded_space(app: &TestApp, who: &Persona, org: &str, title: &str) -> String {
-    let space = app.space(who, org, title, None).await;
-    let cr = app.open_change_request(who, &space, "Write").await;
-    let changes: Vec<Value> = PAGES
-        .iter()
-        .map(|(title, markdown)| {
-            json!({ "operation": "insert_page", "title": title, "document": { "markdown": markdown } })
-        })
-        .collect();
-    app.edit_change_request(who, &space, &cr, Value::Array(changes))
-        .await;
-    app.merge_change_request(who, &space, &cr).await;
-    space
-}
 
 /// The pages of a space: (id, title, path).
 async fn pages_of(app: &TestApp, who: &Persona, space: &str) -> Vec<(String, String, String)> {
@@ -261,7 +242,7 @@ async fn every_surface_ranks_the_same_pages_in_the_same_order() {
     let app = TestApp::start().await;
     let alice = app.persona("alice").await;
     let org = app.org(&alice, "Acme").await;
-    let space = seeded_space(&app, &alice, &org, "Handbook").await;
+    let space = app.space_with_pages(&alice, &org, "Handbook", PAGES).await;
     let pages = pages_of(&app, &alice, &space).await;
     assert_eq!(pages.len(), PAGES.len());
     let by_path: HashMap<&str, &str> = pages
@@ -400,7 +381,7 @@ async fn every_surface_ranks_the_same_pages_in_the_same_order() {
     // Two spaces with the same content: every page ties with its twin, and ties go to the
     // space first in the organization's order, on every surface. The space whose id comes
     // first is put second, so that no other order (the database's) gives the same answer.
-    let mirror = seeded_space(&app, &alice, &org, "Mirror").await;
+    let mirror = app.space_with_pages(&alice, &org, "Mirror", PAGES).await;
     let (first, second) = if mirror > space {
         (mirror.clone(), space.clone())
     } else {

@@ -505,8 +505,9 @@ impl<'a> Tree<'a> {
         Tree { nodes, order }
     }
 
-    /// The page `id` with its path and its ancestors' titles, as [`indexable_pages`] gives
-    /// them; `None` for an id not in the tree.
+    /// The page `id` with its path (its own and its ancestors' slugs, the empty ones left
+    /// out, joined by `/`) and its ancestors' titles, top-level first; `None` for an id not
+    /// in the tree.
     pub fn page_ref(&self, id: &str) -> Option<PageRef<'a>> {
         let node = self.nodes.get(id)?;
         let mut chain = vec![node.page];
@@ -544,38 +545,12 @@ pub struct PageRef<'a> {
 
 /// The indexable pages of a revision, by id.
 pub fn indexable_pages(rev: &Revision) -> BTreeMap<String, PageRef<'_>> {
-    fn walk<'a>(
-        pages: &'a [Page],
-        prefix: &str,
-        ancestors: &mut Vec<String>,
-        out: &mut BTreeMap<String, PageRef<'a>>,
-    ) {
-        for p in pages {
-            let path = if prefix.is_empty() {
-                p.slug.clone()
-            } else if p.slug.is_empty() {
-                prefix.to_string()
-            } else {
-                format!("{prefix}/{}", p.slug)
-            };
-            if indexable(p) {
-                out.insert(
-                    p.id.clone(),
-                    PageRef {
-                        page: p,
-                        path: path.clone(),
-                        ancestors: ancestors.clone(),
-                    },
-                );
-            }
-            ancestors.push(p.title.clone());
-            walk(&p.pages, &path, ancestors, out);
-            ancestors.pop();
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(&rev.pages, "", &mut Vec::new(), &mut out);
-    out
+    let tree = Tree::of(rev);
+    tree.order
+        .iter()
+        .filter(|id| indexable(tree.nodes[*id].page))
+        .filter_map(|id| Some((id.to_string(), tree.page_ref(id)?)))
+        .collect()
 }
 
 // Stop words: the most frequent function words, sorted for binary search. They are not
@@ -625,7 +600,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_tree_gives_the_paths_and_ancestors_of_indexable_pages() {
+    fn indexable_pages_have_paths_and_ancestors() {
         let mut group = Page::group("g", "Guides", "guides");
         let mut intro = Page::document("i", "Intro", "", "Hello.\n");
         intro
@@ -642,17 +617,22 @@ mod tests {
         let tree = Tree::of(&rev);
         assert_eq!(tree.order, vec!["r", "g", "i", "d", "s"]);
         let listed = indexable_pages(&rev);
-        assert_eq!(listed.len(), 4);
-        for (id, want) in &listed {
-            let got = tree.page_ref(id).unwrap();
-            assert_eq!(
-                (&got.path, &got.ancestors),
-                (&want.path, &want.ancestors),
-                "{id}"
-            );
-        }
-        assert_eq!(listed["d"].path, "guides/deep");
-        assert_eq!(listed["d"].ancestors, vec!["Guides", "Intro"]);
+        let got: Vec<(&str, &str, Vec<&str>)> = listed
+            .iter()
+            .map(|(id, r)| {
+                let ancestors = r.ancestors.iter().map(String::as_str).collect();
+                (id.as_str(), r.path.as_str(), ancestors)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("d", "guides/deep", vec!["Guides", "Intro"]),
+                ("i", "guides", vec!["Guides"]),
+                ("r", "home", vec![]),
+                ("s", "guides/setup", vec!["Guides"]),
+            ]
+        );
         assert!(tree.page_ref("nowhere").is_none());
     }
 
