@@ -19,7 +19,6 @@ const LAYERS: &[(&str, u8)] = &[
     ("revision_cache", 0),
     ("turns", 0),
     ("passwords", 0),
-    ("provenance", 0),
     ("scopes", 0),
     ("validate", 1),
     ("db", 1),
@@ -28,7 +27,6 @@ const LAYERS: &[(&str, u8)] = &[
     ("store", 4),
     ("cache", 5),
     ("hosts", 5),
-    ("answers", 6),
     ("state", 7),
     ("domain", 8),
     ("http", 9),
@@ -126,6 +124,17 @@ fn layers_point_down_and_families_stand_alone() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_layer_names_a_module() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let stale: Vec<&str> = LAYERS
+        .iter()
+        .map(|(m, _)| *m)
+        .filter(|m| !src.join(format!("{m}.rs")).is_file() && !src.join(m).is_dir())
+        .collect();
+    assert!(stale.is_empty(), "layers of no module: {stale:?}");
 }
 
 #[test]
