@@ -7,6 +7,8 @@
 //! engine does not interpret. The constructors below produce the shapes the schema requires
 //! (`isVoid`, `data`, `fragments` where mandatory).
 
+use std::ops::Range;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -284,20 +286,34 @@ fn push_plain(node: &Node, out: &mut String) {
 
 /// The plain text of `node` without the `if` blocks in it (`node` itself included), which
 /// are set aside in `ifs`, in document order, for the caller to read on their own.
-pub(crate) fn plain_text_apart<'a>(node: &'a Node, ifs: &mut Vec<&'a Element>) -> String {
+/// `code` receives the byte ranges of the text that are lines of code blocks.
+pub(crate) fn plain_text_apart<'a>(
+    node: &'a Node,
+    ifs: &mut Vec<&'a Element>,
+    code: &mut Vec<Range<usize>>,
+) -> String {
     let mut out = String::new();
-    push_plain_apart(node, &mut out, Some(ifs));
-    out.trim_end().to_string()
+    push_plain_apart(node, &mut out, Some((ifs, code)));
+    let out = out.trim_end().to_string();
+    code.retain_mut(|r| {
+        r.end = r.end.min(out.len());
+        r.start < r.end
+    });
+    out
 }
 
-/// [`push_plain`], setting `if` blocks aside in `ifs` when given.
-fn push_plain_apart<'a>(node: &'a Node, out: &mut String, mut ifs: Option<&mut Vec<&'a Element>>) {
+/// [`push_plain`], setting `if` blocks aside and noting where code lines are, when given.
+fn push_plain_apart<'a>(
+    node: &'a Node,
+    out: &mut String,
+    mut apart: Option<(&mut Vec<&'a Element>, &mut Vec<Range<usize>>)>,
+) {
     enum Task<'a> {
         Node(&'a Node),
         /// End of a block that started at this length of `out`.
         EndBlock(usize),
-        /// End of a code line.
-        EndLine,
+        /// End of a code line that started at this length of `out`.
+        EndLine(usize),
         /// A table cell: its text is trimmed and ends with a newline when not empty.
         Cell(&'a [Node]),
         EndCell(usize),
@@ -313,13 +329,13 @@ fn push_plain_apart<'a>(node: &'a Node, out: &mut String, mut ifs: Option<&mut V
             Task::Node(Node::Inline(e)) => {
                 stack.extend(e.children().iter().rev().map(Task::Node));
             }
-            Task::Node(Node::Block(e)) if e.kind == "if" && ifs.is_some() => {
-                if let Some(ifs) = ifs.as_mut() {
+            Task::Node(Node::Block(e)) if e.kind == "if" && apart.is_some() => {
+                if let Some((ifs, _)) = apart.as_mut() {
                     ifs.push(e);
                 }
             }
             Task::Node(Node::Block(e)) if e.kind == "code-line" => {
-                stack.push(Task::EndLine);
+                stack.push(Task::EndLine(out.len()));
                 stack.extend(e.children().iter().rev().map(Task::Node));
             }
             Task::Node(Node::Block(e)) => {
@@ -335,7 +351,14 @@ fn push_plain_apart<'a>(node: &'a Node, out: &mut String, mut ifs: Option<&mut V
                 }
                 stack.extend(e.children().iter().rev().map(Task::Node));
             }
-            Task::EndLine => out.push('\n'),
+            Task::EndLine(start) => {
+                if let Some((_, code)) = apart.as_mut() {
+                    if out.len() > start {
+                        code.push(start..out.len());
+                    }
+                }
+                out.push('\n');
+            }
             Task::EndBlock(before) => {
                 if out.len() > before && !out.ends_with('\n') {
                     out.push('\n');
@@ -348,6 +371,10 @@ fn push_plain_apart<'a>(node: &'a Node, out: &mut String, mut ifs: Option<&mut V
             Task::EndCell(start) => {
                 let cell = out[start..].trim().to_string();
                 out.truncate(start);
+                // Trimming moves the cell's text: no code range may point into it.
+                if let Some((_, code)) = apart.as_mut() {
+                    code.retain(|r| r.end <= start);
+                }
                 if !cell.is_empty() {
                     out.push_str(&cell);
                     out.push('\n');

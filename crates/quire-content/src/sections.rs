@@ -2,6 +2,7 @@
 //! can return the heading (anchor) where a match is.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use serde::Serialize;
 
@@ -24,6 +25,9 @@ pub struct Section {
     /// of a heading's conditional blocks is a section of its own (same anchor and title),
     /// apart from the heading's other text.
     pub guard: Vec<String>,
+    /// The byte ranges of `body` that are lines of code blocks, in order: search weighs
+    /// code samples below prose.
+    pub code: Vec<Range<usize>>,
 }
 
 /// GitBook-style anchor of a heading: lower-case ASCII letters and digits, spaces as
@@ -43,14 +47,18 @@ pub fn heading_anchor(text: &str) -> String {
 }
 
 /// Appends `text` to a section's body, one block per line.
-fn append(body: &mut String, text: &str) {
+/// Appends `text` (whose code lines are `text_code`) to `body` (whose code lines are
+/// `code`) as a new line.
+fn append(body: &mut String, code: &mut Vec<Range<usize>>, text: &str, text_code: &[Range<usize>]) {
     if text.is_empty() {
         return;
     }
     if !body.is_empty() {
         body.push('\n');
     }
+    let at = body.len();
     body.push_str(text);
+    code.extend(text_code.iter().map(|r| r.start + at..r.end + at));
 }
 
 /// The sections of a markdown body, in order.
@@ -62,6 +70,7 @@ pub fn sections(markdown: &str) -> Vec<Section> {
         level: 0,
         body: String::new(),
         guard: Vec::new(),
+        code: Vec::new(),
     }];
     // The section that the text of each heading's conditional blocks goes to, by the
     // heading's section and the conditions.
@@ -78,13 +87,15 @@ pub fn sections(markdown: &str) -> Vec<Section> {
                 level,
                 body: String::new(),
                 guard: Vec::new(),
+                code: Vec::new(),
             });
             current = out.len() - 1;
             continue;
         }
-        let mut ifs = Vec::new();
-        let text = plain_text_apart(node, &mut ifs);
-        append(&mut out[current].body, &text);
+        let (mut ifs, mut code) = (Vec::new(), Vec::new());
+        let text = plain_text_apart(node, &mut ifs, &mut code);
+        let section = &mut out[current];
+        append(&mut section.body, &mut section.code, &text, &code);
         // Conditional blocks, nested ones after their parents: each one's own text (its
         // nested blocks set aside in turn) under its conditions.
         let mut pending: Vec<(Vec<String>, &Element)> =
@@ -93,9 +104,11 @@ pub fn sections(markdown: &str) -> Vec<Section> {
             let mut guard = outer;
             guard.push(e.data_str("expression").unwrap_or("").to_string());
             let mut inner = Vec::new();
-            let mut text = String::new();
+            let (mut text, mut text_code) = (String::new(), Vec::new());
             for child in e.children() {
-                append(&mut text, &plain_text_apart(child, &mut inner));
+                let mut code = Vec::new();
+                let child = plain_text_apart(child, &mut inner, &mut code);
+                append(&mut text, &mut text_code, &child, &code);
             }
             if !text.is_empty() {
                 let at = *guarded.entry((current, guard.clone())).or_insert_with(|| {
@@ -106,11 +119,13 @@ pub fn sections(markdown: &str) -> Vec<Section> {
                         level: heading.level,
                         body: String::new(),
                         guard: guard.clone(),
+                        code: Vec::new(),
                     };
                     out.push(section);
                     out.len() - 1
                 });
-                append(&mut out[at].body, &text);
+                let section = &mut out[at];
+                append(&mut section.body, &mut section.code, &text, &text_code);
             }
             pending.extend(inner.into_iter().rev().map(|e| (guard.clone(), e)));
         }
@@ -187,6 +202,25 @@ mod tests {
         assert_eq!(s[2].id, "config");
         assert_eq!(s[2].body, "Not a section\nTip.");
         assert_eq!(s[3].id, "install-the-cli-1");
+    }
+
+    #[test]
+    fn code_lines_are_marked() {
+        let md = "Send a request.\n\n```js\nfetch(url);\nrequest.send();\n```\n\n| a |\n| - |\n| cell |\n\n{% if visitor.claims.pro %}\nPro.\n\n```\npro_call()\n```\n{% endif %}\n";
+        let s = sections(md);
+        let code = |x: &Section| -> Vec<String> {
+            x.code
+                .iter()
+                .map(|r| x.body[r.clone()].to_string())
+                .collect()
+        };
+        assert_eq!(
+            s[0].body,
+            "Send a request.\nfetch(url);\nrequest.send();\ncell"
+        );
+        assert_eq!(code(&s[0]), ["fetch(url);", "request.send();"]);
+        assert_eq!(s[1].guard, ["visitor.claims.pro"]);
+        assert_eq!(code(&s[1]), ["pro_call()"]);
     }
 
     #[test]

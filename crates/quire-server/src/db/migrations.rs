@@ -50,7 +50,20 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (37, "recent pages", RECENT_PAGES),
     (38, "one session table", ONE_SESSION_TABLE),
     (39, "sessions by expiry", SESSIONS_BY_EXPIRY),
+    (40, "search manifests", SEARCH_MANIFESTS),
 ];
+
+/// What each space's index was built from (`domain::search::index`): per page, its key
+/// and fingerprints of its text and of its place, in one value, so that an index update
+/// finds the changed pages of a revision without reading the revision the index was built
+/// on, nor a row per page. Indexes from before have none and are rebuilt on their next
+/// update.
+const SEARCH_MANIFESTS: &str = r#"
+CREATE TABLE search_manifests (
+    space_id TEXT PRIMARY KEY REFERENCES spaces (id) ON DELETE CASCADE,
+    data {bytes} NOT NULL
+)
+"#;
 
 /// Ended sessions are purged at every sign-in (`store::sessions::purge_expired`): by
 /// their end, not by reading the whole table.

@@ -178,7 +178,28 @@ const TABLES: &[&str] = &[
     "search_words",
     "search_sections",
     "search_pages",
+    "search_manifests",
 ];
+
+/// The manifest of a space's index (what it was built from), if it has one.
+pub async fn manifest(tx: &mut Tx, space_id: &str) -> sqlx::Result<Option<Vec<u8>>> {
+    tx.scalar_opt(&Sql::new("SELECT data FROM search_manifests WHERE space_id = $1").arg(space_id))
+        .await
+}
+
+/// Writes the manifest of a space's index.
+pub async fn put_manifest(tx: &mut Tx, space_id: &str, data: &[u8]) -> sqlx::Result<()> {
+    tx.execute(
+        &Sql::new(
+            "INSERT INTO search_manifests (space_id, data) VALUES ($1, $2) \
+             ON CONFLICT (space_id) DO UPDATE SET data = excluded.data",
+        )
+        .arg(space_id)
+        .arg(data),
+    )
+    .await?;
+    Ok(())
+}
 
 /// Removes every row of a space's index except its record.
 pub async fn clear(tx: &mut Tx, space_id: &str) -> sqlx::Result<()> {
@@ -217,6 +238,7 @@ pub async fn copy(
         ("search_dead", "page_key, terms"),
         ("search_terms", "term, df"),
         ("search_words", "word, term"),
+        ("search_manifests", "data"),
     ];
     for (table, cols) in copies {
         tx.execute(&Sql::new(format!(

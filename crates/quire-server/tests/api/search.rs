@@ -625,6 +625,19 @@ async fn updates_rewrite_only_changed_pages() {
     assert!(titles(&res).is_empty());
     let res = search(&app, &alice, &space, "topic7 ").await;
     assert_eq!(titles(&res), vec!["Page 7"]);
+
+    // An index without a manifest of what its pages were analysed from (built before
+    // manifests were kept) is rebuilt whole rather than compared.
+    sqlx::query("DELETE FROM search_manifests WHERE space_id = $1")
+        .bind(&space)
+        .execute(app.state.db.pool())
+        .await
+        .unwrap();
+    let mut tx = app.state.db.begin().await.unwrap();
+    let out = quire_server::domain::search::reindex(&app.state, &mut tx, &space, "again", &rev)
+        .await
+        .unwrap();
+    assert_eq!((out.kind, out.analysed), ("full", 120));
 }
 
 #[tokio::test]
@@ -772,7 +785,8 @@ async fn stems_follow_the_space_language() {
             .fetch_one(app.state.db.pool())
             .await
             .unwrap();
-    assert_eq!(analyzer, "en/3");
+    let version = quire_server::domain::search::analyze::VERSION;
+    assert_eq!(analyzer, format!("en/{version}"));
 }
 
 /// A new space of `org` whose language is `language`.
@@ -1737,6 +1751,27 @@ async fn a_heading_that_names_the_question_leads_to_its_page() {
         Some("Organizing content"),
         "{q}: {got:?}"
     );
+}
+
+#[tokio::test]
+async fn code_samples_weigh_less_than_prose() {
+    let app = TestApp::start().await;
+    let (alice, _org, space) = setup(&app).await;
+    // The same length each; one page says "throttle" once in prose, the other twice, but
+    // in a code sample.
+    let prose = "Requests above the limit throttle the client for a minute.\n\nEach \
+        answer carries the limits in its headers.\n";
+    let code = "Call the client as below.\n\n```sh\nclient throttle --for 60\n\
+        client throttle --off\n```\n";
+    change(
+        &app,
+        &alice,
+        &space,
+        vec![insert("Limits", prose), insert("Client calls", code)],
+    )
+    .await;
+    let got = titles(&search(&app, &alice, &space, "throttle").await);
+    assert_eq!(got, ["Limits", "Client calls"]);
 }
 
 #[tokio::test]

@@ -7,14 +7,15 @@
 //! always agree.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 
 use quire_content::model::{Page, Revision};
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Bumped whenever analysis changes in a way that changes terms: an index built by another
-/// version is rebuilt on its next use (3: CJK bigrams).
-pub const VERSION: u32 = 3;
+/// version is rebuilt on its next use (3: CJK bigrams; 4: code samples counted apart).
+pub const VERSION: u32 = 4;
 
 /// Words longer than this (hashes, encoded data) are not indexed.
 const MAX_WORD_CHARS: usize = 40;
@@ -352,6 +353,8 @@ pub struct SectionHits {
     pub head: Vec<u32>,
     /// Positions in its body.
     pub body: Vec<u32>,
+    /// How many of `body` are in code samples.
+    pub code: u32,
 }
 
 /// One search section of an analysed page.
@@ -366,6 +369,8 @@ pub struct SectionText {
     /// The conditions its text lies under (`{% if %}` blocks), outermost first; empty for
     /// text every visitor sees.
     pub guard: Vec<String>,
+    /// The byte ranges of `body` that are code samples, in order.
+    pub code: Vec<Range<usize>>,
 }
 
 /// A page as the index holds it.
@@ -403,6 +408,7 @@ pub fn page_doc(analyzer: &Analyzer, page: &Page, path: &str, ancestors: Vec<Str
             title: s.title,
             body: s.body,
             guard: s.guard,
+            code: s.code,
         })
         .collect();
     let description = page.description.clone().unwrap_or_default();
@@ -410,6 +416,10 @@ pub fn page_doc(analyzer: &Analyzer, page: &Page, path: &str, ancestors: Vec<Str
         match sections.first_mut() {
             Some(first) if first.anchor.is_empty() && first.guard.is_empty() => {
                 first.body = format!("{description}\n{}", first.body);
+                let shift = description.len() + 1;
+                for r in &mut first.code {
+                    *r = r.start + shift..r.end + shift;
+                }
             }
             _ => sections.insert(
                 0,
@@ -418,6 +428,7 @@ pub fn page_doc(analyzer: &Analyzer, page: &Page, path: &str, ancestors: Vec<Str
                     title: String::new(),
                     body: description.clone(),
                     guard: Vec::new(),
+                    code: Vec::new(),
                 },
             ),
         }
@@ -436,7 +447,17 @@ pub fn page_doc(analyzer: &Analyzer, page: &Page, path: &str, ancestors: Vec<Str
     for (idx, s) in sections.iter().enumerate() {
         let idx = u32::try_from(idx).unwrap_or(u32::MAX);
         for (is_head, text) in [(true, &s.title), (false, &s.body)] {
-            for (at, w) in words(text).filter_map(|(at, w)| Some((at, analyzer.word(w)?))) {
+            // Code ranges left behind (they are in order, as tokens are).
+            let mut code = if is_head { &[][..] } else { &s.code[..] };
+            for t in tokens(text) {
+                let Some(w) = analyzer.word(t.text) else {
+                    continue;
+                };
+                let at = t.at;
+                while code.first().is_some_and(|r| r.end <= t.start) {
+                    code = &code[1..];
+                }
+                let in_code = code.first().is_some_and(|r| r.start <= t.start);
                 if !w.stop && is_head {
                     head_len += 1;
                 } else if !w.stop {
@@ -454,6 +475,7 @@ pub fn page_doc(analyzer: &Analyzer, page: &Page, path: &str, ancestors: Vec<Str
                     last.head.push(at);
                 } else {
                     last.body.push(at);
+                    last.code += u32::from(in_code);
                 }
                 if !w.stop {
                     all_words.insert(w.surface, w.term);
@@ -486,14 +508,15 @@ pub struct Node<'a> {
 
 /// A revision's pages by id, and their ids parents first (navigation order).
 pub struct Tree<'a> {
-    pub nodes: HashMap<&'a str, Node<'a>>,
+    /// Hashed with foldhash (randomly seeded): built over every page on each index update.
+    pub nodes: HashMap<&'a str, Node<'a>, foldhash::fast::RandomState>,
     pub order: Vec<&'a str>,
 }
 
 impl<'a> Tree<'a> {
     /// The pages of `rev`.
     pub fn of(rev: &'a Revision) -> Tree<'a> {
-        let mut nodes = HashMap::new();
+        let mut nodes = HashMap::with_hasher(foldhash::fast::RandomState::default());
         let mut order = Vec::new();
         let mut stack: Vec<(&Page, Option<&str>)> =
             rev.pages.iter().rev().map(|p| (p, None)).collect();
@@ -664,7 +687,10 @@ mod tests {
         let fr = Analyzer::for_language(Some("fr"));
         assert_eq!(fr.word("éléphants").unwrap().term, "eleph");
         assert_eq!(fr.word("Éléphant").unwrap().term, "eleph");
-        assert_eq!(Analyzer::for_language(Some("ja")).key(), "none/3");
+        assert_eq!(
+            Analyzer::for_language(Some("ja")).key(),
+            format!("none/{VERSION}")
+        );
     }
 
     #[test]

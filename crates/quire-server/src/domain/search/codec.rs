@@ -4,8 +4,14 @@
 //!
 //! Block: a sequence of `(page key delta, entry length, entry)`, page keys ascending.
 //! Entry: `title_len, head_len, body_len, title_tf, title positions, sections,
-//! (index, head_tf, head positions, body_tf, body positions)*`, positions as deltas, every
-//! number an unsigned LEB128 varint.
+//! (index, head_tf, head positions, body_tf, body positions, code_tf)*`, positions as
+//! deltas, every number an unsigned LEB128 varint. `code_tf` counts the body positions
+//! that are in code samples.
+//!
+//! Manifest (what an index was built from): the number of pages, then per page `(id
+//! length, id, key, text print, place print)`, prints as 16 bytes little-endian.
+
+use std::collections::HashMap;
 
 use super::analyze::{PageDoc, SectionHits, TermHits};
 
@@ -75,7 +81,7 @@ impl<'a> Reader<'a> {
     }
 
     fn take(&mut self, n: usize) -> &'a [u8] {
-        let end = (self.at + n).min(self.bytes.len());
+        let end = self.at.saturating_add(n).min(self.bytes.len());
         let s = &self.bytes[self.at..end];
         self.at = end;
         s
@@ -120,6 +126,7 @@ fn encode_entry(lens: [u32; 3], hits: &TermHits) -> Vec<u8> {
         put(&mut out, u64::from(s.idx));
         put_positions(&mut out, &s.head);
         put_positions(&mut out, &s.body);
+        put(&mut out, u64::from(s.code));
     }
     out
 }
@@ -134,6 +141,8 @@ pub struct Entry {
     /// Occurrences in all headings and in all bodies.
     pub head_tf: u32,
     pub body_tf: u32,
+    /// Occurrences of `body_tf` in code samples.
+    pub code_tf: u32,
 }
 
 fn small(v: u64) -> u32 {
@@ -198,10 +207,13 @@ pub fn decode_entry(bytes: &[u8], mut detail: Option<&mut TermHits>) -> Entry {
                 e.body_tf = e
                     .body_tf
                     .saturating_add(positions(&mut r, Some(&mut s.body)));
+                s.code = small(r.varint());
+                e.code_tf = e.code_tf.saturating_add(s.code);
             }
             None => {
                 e.head_tf = e.head_tf.saturating_add(positions(&mut r, None));
                 e.body_tf = e.body_tf.saturating_add(positions(&mut r, None));
+                e.code_tf = e.code_tf.saturating_add(small(r.varint()));
             }
         }
     }
@@ -238,9 +250,77 @@ pub fn encode_block<'a>(items: impl IntoIterator<Item = (i64, &'a [u8])>) -> Vec
     out
 }
 
+/// What an index records of one page: its key, and prints (128-bit hashes) of what it was
+/// analysed from and of where it sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Source {
+    pub key: i64,
+    pub text: u128,
+    pub place: u128,
+}
+
+/// Encodes a manifest.
+pub fn encode_manifest<'a>(pages: impl ExactSizeIterator<Item = (&'a str, Source)>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pages.len() * 56);
+    put(&mut out, pages.len() as u64);
+    for (id, s) in pages {
+        put(&mut out, id.len() as u64);
+        out.extend_from_slice(id.as_bytes());
+        put(&mut out, u64::try_from(s.key).unwrap_or(0));
+        out.extend_from_slice(&s.text.to_le_bytes());
+        out.extend_from_slice(&s.place.to_le_bytes());
+    }
+    out
+}
+
+/// Pages by id (foldhash, randomly seeded per map: faster than SipHash on every page).
+pub type Manifest<'a> = HashMap<&'a str, Source, foldhash::fast::RandomState>;
+
+/// Decodes a manifest (its ids borrowed from `bytes`); `None` when it is corrupt.
+pub fn decode_manifest(bytes: &[u8]) -> Option<Manifest<'_>> {
+    fn print(r: &mut Reader<'_>) -> Option<u128> {
+        Some(u128::from_le_bytes(r.take(16).try_into().ok()?))
+    }
+    let mut r = Reader::new(bytes);
+    let n = usize::try_from(r.varint()).ok()?;
+    // Each page takes at least 34 bytes: a count beyond that is corrupt.
+    let mut out = Manifest::with_capacity_and_hasher(n.min(bytes.len() / 34), Default::default());
+    for _ in 0..n {
+        let len = usize::try_from(r.varint()).ok()?;
+        let id = std::str::from_utf8(r.take(len)).ok()?;
+        let key = i64::try_from(r.varint()).ok()?;
+        let (text, place) = (print(&mut r)?, print(&mut r)?);
+        out.insert(id, Source { key, text, place });
+    }
+    r.done().then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn manifests_round_trip() {
+        let a = Source {
+            key: 3,
+            text: u128::MAX - 7,
+            place: 1 << 100,
+        };
+        let b = Source {
+            key: 70_000,
+            text: 0,
+            place: 42,
+        };
+        let bytes = encode_manifest([("page-a", a), ("b", b)].into_iter());
+        let back = decode_manifest(&bytes).unwrap();
+        assert_eq!(back.len(), 2);
+        assert_eq!(back["page-a"], a);
+        assert_eq!(back["b"], b);
+        // Truncated or with bytes left over: corrupt.
+        assert!(decode_manifest(&bytes[..bytes.len() - 1]).is_none());
+        assert!(decode_manifest(&[bytes.as_slice(), &[0]].concat()).is_none());
+        assert!(decode_manifest(&[255, 255, 255, 255, 15]).is_none());
+    }
 
     #[test]
     fn blocks_round_trip() {
@@ -262,11 +342,13 @@ mod tests {
                     idx: 0,
                     head: vec![],
                     body: vec![3, 7, 300],
+                    code: 2,
                 },
                 SectionHits {
                     idx: 4,
                     head: vec![0],
                     body: (0..200).collect(),
+                    code: 0,
                 },
             ],
         };
@@ -293,9 +375,10 @@ mod tests {
                 e.head_len,
                 e.body_len,
                 e.head_tf,
-                e.body_tf
+                e.body_tf,
+                e.code_tf
             ),
-            (2, 3, 9, 1000, 1, 203)
+            (2, 3, 9, 1000, 1, 203, 2)
         );
         assert_eq!(back, hits);
         assert_eq!(decode_entry(&bytes, None), e);
@@ -306,6 +389,7 @@ mod tests {
                 idx: 2,
                 head: vec![5],
                 body: vec![],
+                code: 0,
             }],
         };
         let small_bytes = entry(&doc, &small);

@@ -8,13 +8,20 @@ use std::time::Instant;
 
 use quire_content::model::{Page, PageKind, Revision};
 
+use siphasher::sip128::{Hasher128, SipHasher13};
+use std::hash::Hasher;
+
 use super::analyze::{indexable, indexable_pages, page_doc, Analyzer, PageDoc, PageRef, Tree};
-use super::codec::{self, block_of};
+use super::codec::{self, block_of, Source};
 use crate::db::Tx;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::store;
 use crate::store::search::{IndexRow, NewPage, StoredPage};
+
+/// Maps keyed by page id, over every page of a space on each update, hash with foldhash
+/// (randomly seeded per map), several times faster than the default SipHash.
+type FastHash = foldhash::fast::RandomState;
 
 /// Above this many changed pages (and a quarter of the space), a full build is cheaper.
 const INCREMENTAL_MAX: usize = 500;
@@ -73,19 +80,8 @@ pub async fn reindex_with(
             ..Outcome::default()
         },
         Some(ix) if ix.analyzer == analyzer_key => {
-            let old_root = store::revisions::root_of(tx, space_id, &ix.revision_id).await?;
-            match old_root {
-                Some(root) => {
-                    let old = crate::domain::content::load_tx(state, tx, space_id, &root).await?;
-                    match incremental(state, tx, ix, revision_id, language.clone(), &old, rev)
-                        .await?
-                    {
-                        Some(outcome) => outcome,
-                        None => {
-                            full(state, tx, space_id, revision_id, language, rev, inline).await?
-                        }
-                    }
-                }
+            match incremental(state, tx, ix, revision_id, language.clone(), rev).await? {
+                Some(outcome) => outcome,
                 None => full(state, tx, space_id, revision_id, language, rev, inline).await?,
             }
         }
@@ -103,15 +99,65 @@ pub async fn reindex_with(
     Ok(outcome)
 }
 
-/// Whether two pages index alike (their place aside). Bodies are compared by identity or
-/// by their hashes where known, not byte by byte: comparing every body of two revisions of
-/// 10,000 pages would cost more than indexing the one that changed.
-fn same_text(a: &Page, b: &Page) -> bool {
-    let same_body = match (&a.kind, &b.kind) {
-        (PageKind::Document(x), PageKind::Document(y)) => x.same_markdown(y),
-        _ => a.markdown() == b.markdown(),
-    };
-    a.title == b.title && a.description == b.description && same_body
+/// The prints of the indexable pages of `tree`, in its order: `(id, text, place)`. The
+/// text print covers what a page is analysed from (title, description, body object); the
+/// place print covers its slug and its ancestors' slugs and titles (its path and
+/// ancestors in results). 128-bit SipHash: stable across builds and nodes, and an
+/// accidental collision (which would leave a page's entry as it was) is beyond reach.
+fn prints<'a>(tree: &Tree<'a>) -> Vec<(&'a str, u128, u128)> {
+    fn hash(parts: &[&[u8]]) -> u128 {
+        let mut h = SipHasher13::new();
+        for p in parts {
+            // Length-prefixed, so that no part can run into the next.
+            h.write(&(p.len() as u64).to_le_bytes());
+            h.write(p);
+        }
+        h.finish128().as_u128()
+    }
+    // Per page, the print of the chain of slugs and titles down to it (parents first).
+    let mut chain: HashMap<&str, u128, FastHash> =
+        HashMap::with_capacity_and_hasher(tree.order.len(), FastHash::default());
+    let mut out = Vec::with_capacity(tree.order.len());
+    for id in &tree.order {
+        let node = tree.nodes[id];
+        let above = node.parent.and_then(|p| chain.get(p)).copied().unwrap_or(0);
+        let page = node.page;
+        let place = hash(&[&above.to_le_bytes(), page.slug.as_bytes()]);
+        chain.insert(id, hash(&[&place.to_le_bytes(), page.title.as_bytes()]));
+        if let (true, PageKind::Document(doc)) = (indexable(page), &page.kind) {
+            let description = page.description.as_deref().unwrap_or("");
+            let body = quire_content::store::body_hash(doc);
+            let text = hash(&[page.title.as_bytes(), description.as_bytes(), &body.0]);
+            out.push((*id, text, place));
+        }
+    }
+    out
+}
+
+/// Writes the manifest of the pages `prints`, each under the key `key_of` gives it.
+async fn write_manifest(
+    tx: &mut Tx,
+    space_id: &str,
+    prints: &[(&str, u128, u128)],
+    key_of: impl Fn(&str) -> Option<i64>,
+) -> ApiResult<()> {
+    let pages: Vec<(&str, Source)> = prints
+        .iter()
+        .filter_map(|(id, text, place)| {
+            let key = key_of(id)?;
+            Some((
+                *id,
+                Source {
+                    key,
+                    text: *text,
+                    place: *place,
+                },
+            ))
+        })
+        .collect();
+    let data = codec::encode_manifest(pages.into_iter());
+    store::search::put_manifest(tx, space_id, &data).await?;
+    Ok(())
 }
 
 /// An owned page to analyse off the request threads.
@@ -146,8 +192,8 @@ async fn analyse(language: Option<String>, jobs: Vec<Job>) -> ApiResult<Vec<Page
         .map_err(ApiError::internal)
 }
 
-fn ancestors_json(doc: &PageDoc) -> String {
-    serde_json::to_string(&doc.ancestors).unwrap_or_else(|_| "[]".into())
+fn ancestors_json(ancestors: &[String]) -> String {
+    serde_json::to_string(ancestors).unwrap_or_else(|_| "[]".into())
 }
 
 fn terms_text(doc: &PageDoc) -> String {
@@ -168,7 +214,7 @@ fn new_page(key: i64, doc: &PageDoc) -> NewPage<'_> {
         title: &doc.title,
         description: &doc.description,
         path: &doc.path,
-        ancestors: ancestors_json(doc),
+        ancestors: ancestors_json(&doc.ancestors),
         terms: terms_text(doc),
         title_len: i64::from(doc.title_len),
         head_len: i64::from(doc.head_len),
@@ -188,67 +234,55 @@ fn new_page(key: i64, doc: &PageDoc) -> NewPage<'_> {
     }
 }
 
+/// Brings the index `ix` to the revision `new` by rewriting only the pages whose text
+/// changed and moving those whose place alone did, comparing `new` with what the index
+/// records of each page (not with the revision it was built on, which may be costly to
+/// read). `None` when a full build is due instead.
 async fn incremental(
     state: &AppState,
     tx: &mut Tx,
     mut ix: IndexRow,
     revision_id: &str,
     language: Option<String>,
-    old: &Revision,
     new: &Revision,
 ) -> ApiResult<Option<Outcome>> {
     let space_id = ix.space_id.clone();
-    let (old, new) = (Tree::of(old), Tree::of(new));
-    // Pages whose path and ancestors are unchanged: the same slug under the same parent,
-    // whose own place and title are unchanged (parents come first in `order`). Paths are
-    // built only for the pages that are written.
-    let mut same_place: HashSet<&str> = HashSet::new();
-    for id in &new.order {
-        let (n, Some(o)) = (new.nodes[id], old.nodes.get(id)) else {
-            continue;
-        };
-        let parent_same = n.parent.is_none_or(|q| {
-            same_place.contains(q)
-                && old.nodes.get(q).map(|p| &p.page.title) == Some(&new.nodes[q].page.title)
-        });
-        if o.parent == n.parent && o.page.slug == n.page.slug && parent_same {
-            same_place.insert(id);
-        }
-    }
-    let indexed = |tree: &Tree<'_>, id: &str| tree.nodes.get(id).is_some_and(|n| indexable(n.page));
-    let mut removed: Vec<&str> = Vec::new();
+    let manifest = store::search::manifest(tx, &space_id).await?;
+    // An index built before manifests were kept, or a corrupt one: rebuild it.
+    let Some(mut was) = manifest.as_deref().and_then(codec::decode_manifest) else {
+        return Ok(None);
+    };
+    let new = Tree::of(new);
+    let prints = prints(&new);
     let mut changed: Vec<&str> = Vec::new();
     let mut added: Vec<&str> = Vec::new();
-    let mut moved: Vec<&str> = Vec::new();
-    for id in old.order.iter().filter(|id| indexed(&old, id)) {
-        if !indexed(&new, id) {
-            removed.push(id);
-        } else if !same_text(old.nodes[id].page, new.nodes[id].page) {
-            changed.push(id);
-        } else if !same_place.contains(id) {
-            moved.push(id);
+    let mut moved: Vec<(&str, i64)> = Vec::new();
+    // The key of each page in the new manifest: kept for the pages not rewritten.
+    let mut keys: HashMap<&str, i64, FastHash> =
+        HashMap::with_capacity_and_hasher(prints.len(), FastHash::default());
+    for (id, text, place) in &prints {
+        match was.remove(*id) {
+            None => added.push(id),
+            Some(old) if old.text != *text => changed.push(id),
+            Some(old) => {
+                if old.place != *place {
+                    moved.push((id, old.key));
+                }
+                keys.insert(id, old.key);
+            }
         }
     }
-    for id in new.order.iter().filter(|id| indexed(&new, id)) {
-        if !indexed(&old, id) {
-            added.push(id);
-        }
-    }
+    // What the index holds and the revision no longer does (or no longer indexes).
+    let mut removed: Vec<&str> = was.into_keys().collect();
     // Page keys are given in id order, as a full build gives them.
-    for list in [&mut removed, &mut changed, &mut added, &mut moved] {
-        list.sort_unstable();
-    }
-    let indexable_count = new.order.iter().filter(|id| indexed(&new, id)).count();
+    removed.sort_unstable();
+    changed.sort_unstable();
+    added.sort_unstable();
     let work = removed.len() + changed.len() + added.len();
-    if work > INCREMENTAL_MAX && work * 4 > indexable_count {
+    if work > INCREMENTAL_MAX && work * 4 > prints.len() {
         return Ok(None);
     }
-    let lookup: Vec<&str> = removed
-        .iter()
-        .chain(&changed)
-        .chain(&moved)
-        .copied()
-        .collect();
+    let lookup: Vec<&str> = removed.iter().chain(&changed).copied().collect();
     let stored: HashMap<String, StoredPage> = store::search::pages_by_id(tx, &space_id, &lookup)
         .await?
         .into_iter()
@@ -271,7 +305,7 @@ async fn incremental(
     // there, otherwise they are marked superseded in the blocks (until a compaction).
     let mut dead: Vec<(i64, &str)> = Vec::new();
     let mut drop_keys: Vec<i64> = Vec::new();
-    for id in removed.iter().chain(&changed) {
+    for id in &lookup {
         let s = &stored[*id];
         if s.page_key >= ix.delta_from {
             store::search::delete_delta(tx, &space_id, s.page_key, s.page_key + 1).await?;
@@ -313,13 +347,12 @@ async fn incremental(
     store::search::delete_pages(tx, &space_id, &drop_keys).await?;
     let pages: Vec<NewPage> = keyed.iter().map(|(k, d)| new_page(*k, d)).collect();
     store::search::insert_pages(tx, &space_id, &pages).await?;
-    for id in &moved {
-        let Some(n) = new.page_ref(id) else {
+    for (id, key) in &moved {
+        let Some(place) = new.page_ref(id) else {
             continue;
         };
-        let ancestors = serde_json::to_string(&n.ancestors).unwrap_or_else(|_| "[]".into());
-        store::search::update_page_place(tx, &space_id, stored[*id].page_key, &n.path, &ancestors)
-            .await?;
+        let ancestors = ancestors_json(&place.ancestors);
+        store::search::update_page_place(tx, &space_id, *key, &place.path, &ancestors).await?;
     }
 
     // The word dictionary only grows; words no page holds any more lead to no postings.
@@ -331,6 +364,11 @@ async fn incremental(
     }
     let words: Vec<(&str, &str)> = words.into_iter().collect();
     store::search::insert_words(tx, &space_id, &words, false).await?;
+
+    for (key, doc) in &keyed {
+        keys.insert(doc.page_id.as_str(), *key);
+    }
+    write_manifest(tx, &space_id, &prints, |id| keys.get(id).copied()).await?;
 
     ix.revision_id = revision_id.to_string();
     store::search::put_index(tx, &ix, state.now()).await?;
@@ -534,6 +572,15 @@ async fn full(
     let words: Vec<(&str, &str)> = words.into_iter().collect();
     store::search::insert_words(tx, space_id, &words, true).await?;
     store::search::insert_pages(tx, space_id, &pages).await?;
+    let keys: HashMap<&str, i64> = docs
+        .iter()
+        .zip(0..)
+        .map(|(d, key)| (d.page_id.as_str(), key))
+        .collect();
+    write_manifest(tx, space_id, &prints(&Tree::of(rev)), |id| {
+        keys.get(id).copied()
+    })
+    .await?;
     ix.delta_from = ix.next_key;
     store::search::put_index(tx, &ix, state.now()).await?;
     Ok(Outcome {

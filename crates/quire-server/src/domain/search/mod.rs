@@ -3,8 +3,9 @@
 //!
 //! # Storage: a portable inverted index in ordinary tables, ranked in Rust
 //!
-//! The index lives in six ordinary tables (`search_spaces`, `search_pages`,
-//! `search_sections`, `search_postings`, `search_terms`, `search_words`, migration 5),
+//! The index lives in ordinary tables (`search_spaces`, `search_pages`, `search_sections`,
+//! `search_postings`, `search_terms`, `search_words` from migration 5; `search_delta` and
+//! `search_dead` for updates; `search_manifests` from migration 40),
 //! written and read with the same SQL on SQLite and PostgreSQL. Ranking (BM25F), stemming,
 //! phrase, prefix and typo matching are computed in Rust, so both databases give the same
 //! answers, and every server node sharing a PostgreSQL database sees the same index.
@@ -35,16 +36,18 @@
 //!   words. A query's CJK run typed as one word is a phrase of its bigrams, loosened into
 //!   separate words when nothing holds it as typed.
 //! - Postings hold, for each term and block of 64 page keys, every page's field lengths and
-//!   the word positions of the term in the title and in each section's heading and body
-//!   ([`codec`]). Reading a term costs one row per block; positions answer phrases (stop
-//!   words are indexed for that purpose only).
+//!   the word positions of the term in the title and in each section's heading and body,
+//!   and how many of the body's are in code samples ([`codec`]). Reading a term costs one
+//!   row per block; positions answer phrases (stop words are indexed for that purpose
+//!   only).
 //! - `search_terms` holds document frequencies (for choosing completions and corrections;
 //!   ranking counts them exactly from the postings it reads); `search_words` maps surface
 //!   words to terms, for prefix (a range scan) and typo (one-edit neighbours) look-ups.
 //!
 //! # Ranking
 //!
-//! BM25F over title (weight 5), headings (2) and body (1), each query word counting with
+//! BM25F over title (weight 5), headings (2) and body (1; a word in a code sample a
+//! quarter of one in prose), each query word counting with
 //! its best candidate term (itself 1; a completion of the word being typed 0.9 times the
 //! share of it typed, so that a last word of two letters does not pull in every word it
 //! starts; a one-typo neighbour of a word of five letters or more 0.7), scaled by the share
@@ -57,10 +60,11 @@
 //! question's words. Quoted phrases must appear, words adjacent, in one field.
 //!
 //! These choices were measured on the judged questions of `bench/search/` (see
-//! BENCHMARKS.md); so were two that did not help and are not used: scoring pages higher
-//! whose query words share one section, and weighing code samples less than prose
-//! (leaving code out of the index entirely raised one corpus's MRR by 0.01 and lowered
-//! the other's, an SDK's documentation, by 0.05).
+//! BENCHMARKS.md); so were three that did not help and are not used: scoring pages higher
+//! whose query words share one section, weighing the share of query words matched by
+//! their rarity, and leaving code out of the index entirely (it raised one corpus's MRR by
+//! 0.01 and lowered the other's, an SDK's documentation, by 0.05, where counting code at a
+//! quarter raised it by 0.02).
 //!
 //! # One search everywhere
 //!
@@ -73,12 +77,16 @@
 //!
 //! The index follows each space's current revision: [`reindex`] runs inside the
 //! transaction that moves the space (a merge), and touches only the pages whose text or
-//! place changed. A changed page gets a new page key; its postings go to a per-page delta
-//! (`search_delta`, one row per term) and its old key is marked superseded
-//! (`search_dead`), so an update writes a few rows per term of the changed pages and reads
-//! none. Once 64 pages have changed, a durable job ([`JOB`], [`maintain`]) folds the delta
-//! into the blocks, eight pages per transaction, and brings document frequencies up to date. A duplicated space copies its
-//! source's index ([`copy`]).
+//! place changed. It finds them by comparing the new revision with the index's manifest
+//! (`search_manifests`, one value per space: each page's key and 128-bit prints of its
+//! title, description and body object, and of its slug under its ancestors' slugs and
+//! titles), not with the revision the index was built on: reading and decoding that one
+//! costs more than the update when it has left the cache. A changed page gets a new page
+//! key; its postings go to a per-page delta (`search_delta`, one row per term) and its old
+//! key is marked superseded (`search_dead`), so an update writes a few rows per term of
+//! the changed pages and reads only the manifest and the changed pages' records. Once 64 pages have changed, a durable job ([`JOB`], [`maintain`]) folds the delta
+//! into the blocks, eight pages per transaction, and brings document frequencies up to
+//! date. A duplicated space copies its source's index ([`copy`]).
 //!
 //! A search first checks that each space's index is at its current revision and brings it
 //! there if not (an index built before an upgrade, a language change, content moved by a

@@ -25,6 +25,16 @@ const K1: f32 = 2.0;
 const W_TITLE: f32 = 5.0;
 const W_HEAD: f32 = 2.0;
 const W_BODY: f32 = 1.0;
+/// What a word in a code sample counts for, against one in prose. Measured on both
+/// relevance corpora (natural questions, MRR): 1.0 gave 0.909 on the SDK's docs, 0.5 gave
+/// 0.922, 0.25 gave 0.927; GitBook's docs were the same at each. Leaving code out of the
+/// index entirely lost 0.05 there: an SDK's answers are in its code.
+const CODE_WEIGHT: f32 = 0.25;
+
+/// Occurrences in bodies, those in code samples counting [`CODE_WEIGHT`] each.
+fn body_tf(e: &codec::Entry) -> f32 {
+    e.body_tf as f32 - (1.0 - CODE_WEIGHT) * e.code_tf.min(e.body_tf) as f32
+}
 const B_TITLE: f32 = 0.3;
 const B_HEAD: f32 = 0.4;
 const B_BODY: f32 = 0.75;
@@ -961,7 +971,7 @@ fn rank(gi: usize, group: &Group, out: &mut Vec<Hit>) {
             let e = codec::decode_entry(bytes, None);
             let tfn = W_TITLE * e.title_tf as f32 / norm(e.title_len, group.avg[0], B_TITLE)
                 + W_HEAD * e.head_tf as f32 / norm(e.head_len, group.avg[1], B_HEAD)
-                + W_BODY * e.body_tf as f32 / norm(e.body_len, group.avg[2], B_BODY);
+                + W_BODY * body_tf(&e) / norm(e.body_len, group.avg[2], B_BODY);
             if tfn <= 0.0 {
                 continue;
             }
