@@ -288,7 +288,7 @@ async fn main() {
 
     // Queries. The search itself is measured: the cache of whole answers (which serves a
     // repeated question without searching) is off, then measured on its own below.
-    quire_server::domain::search::results::set_enabled(false);
+    quire_server::domain::search::results::set_enabled(&state, false);
     let qs = queries(&mut g, &rev);
     // `QUIRE_BENCH_HOLD=SECONDS`: keep the server up that long for a profiler, after
     // printing how to reach it and the queries.
@@ -357,7 +357,7 @@ async fn main() {
     }
     // The same questions again with the answer cache on: the first pass fills it, the
     // next ones are served from it (what repeated questions cost).
-    quire_server::domain::search::results::set_enabled(true);
+    quire_server::domain::search::results::set_enabled(&state, true);
     let mut cached = Vec::new();
     for round in 0..4 {
         for (_, q) in &qs {
@@ -377,10 +377,10 @@ async fn main() {
         "GET SPACE/search?limit=10, answers cached (repeats)",
         &cached,
     );
-    quire_server::domain::search::results::set_enabled(false);
+    quire_server::domain::search::results::set_enabled(&state, false);
     // And with nothing of the index kept in memory: every read from the database (what the
     // first searches after a change of the space cost).
-    quire_server::domain::search::snapshot::set_enabled(false);
+    quire_server::domain::search::snapshot::set_enabled(&state, false);
     let mut cold = Vec::new();
     let mut cold_by_kind: Vec<(&str, Vec<Duration>)> = Vec::new();
     for (kind, q) in &qs {
@@ -402,7 +402,7 @@ async fn main() {
     for (kind, v) in &cold_by_kind {
         report(&format!("  {kind}"), v);
     }
-    quire_server::domain::search::snapshot::set_enabled(true);
+    quire_server::domain::search::snapshot::set_enabled(&state, true);
     let mut org_lat = Vec::new();
     for (_, q) in qs.iter().take(80) {
         let t = Instant::now();

@@ -878,6 +878,57 @@ impl<V: Clone + Send + Sync + 'static> Rounds<V> {
     }
 }
 
+/// The per-node caches of search: what queries read of indexes
+/// (`domain::search::snapshot`), and whole answers (`domain::search::results`). Each
+/// module's documentation says what names its entries and why no change leaves one in use.
+pub struct SearchCaches {
+    /// Postings, superseded pages, completions, corrections and page texts, by index
+    /// generation: at most a quarter of the content cache budget, weighed in bytes.
+    pub reads: Cache<String, Weighed>,
+    /// Serialised answers, by the revisions they were computed at: at most an eighth.
+    pub answers: Cache<String, bytes::Bytes>,
+    /// Whether `reads` is used (on by default; a benchmark of cold reads turns it off).
+    pub reads_on: std::sync::atomic::AtomicBool,
+    /// Whether `answers` is used (on by default; benchmarks of the search turn it off).
+    pub answers_on: std::sync::atomic::AtomicBool,
+}
+
+/// A value of any type, with what it weighs in bytes.
+#[derive(Clone)]
+pub struct Weighed {
+    pub value: Shared,
+    pub weight: u32,
+}
+
+impl SearchCaches {
+    /// Caches within a content cache budget of `bytes`.
+    pub fn with_capacity(bytes: u64) -> Self {
+        Self {
+            reads: Cache::builder()
+                .max_capacity(bytes / 4)
+                .weigher(|k: &String, e: &Weighed| {
+                    e.weight
+                        .saturating_add(u32::try_from(k.len()).unwrap_or(u32::MAX))
+                })
+                .build(),
+            answers: Cache::builder()
+                .max_capacity(bytes / 8)
+                .weigher(|k: &String, v: &bytes::Bytes| {
+                    u32::try_from(k.len() + v.len()).unwrap_or(u32::MAX)
+                })
+                .build(),
+            reads_on: true.into(),
+            answers_on: true.into(),
+        }
+    }
+}
+
+impl std::fmt::Debug for SearchCaches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SearchCaches")
+    }
+}
+
 impl std::fmt::Debug for ContentCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ContentCache")

@@ -67,6 +67,8 @@ pub struct Shared {
     pub blobs: Blobs,
     /// Immutable content objects and decoded revisions.
     pub content: ContentCache,
+    /// What searches read of indexes, and whole answers.
+    pub search: crate::cache::SearchCaches,
     /// Every outgoing request on a user's behalf (files and imports by URL).
     pub fetcher: Fetcher,
     /// Request body bytes (in KiB) that large requests may hold at once: bounds the memory
@@ -119,6 +121,7 @@ impl AppState {
         Ok(Self(Arc::new(Shared {
             blobs,
             content: ContentCache::with_capacity(config.cache_mb * 1024 * 1024),
+            search: crate::cache::SearchCaches::with_capacity(config.cache_mb * 1024 * 1024),
             fetcher: Fetcher::new(
                 config.fetch_allow.clone(),
                 std::time::Duration::from_secs(30),

@@ -1825,3 +1825,22 @@ async fn a_renamed_parent_moves_its_children_in_results() {
         "{res}"
     );
 }
+
+#[tokio::test]
+async fn each_node_keeps_its_own_search_caches() {
+    let (one, other) = (TestApp::start().await, TestApp::start().await);
+    let (alice, _org, space) = setup(&one).await;
+    seed_guide(&one, &alice, &space).await;
+    search(&one, &alice, &space, "install").await;
+    search(&one, &alice, &space, "install").await;
+    let counts = |app: &TestApp| {
+        let s = &app.state.search;
+        s.answers.run_pending_tasks();
+        s.reads.run_pending_tasks();
+        (s.answers.entry_count(), s.reads.entry_count())
+    };
+    let (answers, reads) = counts(&one);
+    assert!(answers > 0 && reads > 0, "{answers} answers, {reads} reads");
+    // Two servers in one process share nothing.
+    assert_eq!(counts(&other), (0, 0));
+}

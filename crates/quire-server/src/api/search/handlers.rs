@@ -121,7 +121,7 @@ async fn keep(
     with_titles: bool,
     body: &Bytes,
 ) -> ApiResult<()> {
-    if !results::enabled() || !search::unchanged(state, states).await? {
+    if !results::enabled(state) || !search::unchanged(state, states).await? {
         return Ok(());
     }
     let seen: Vec<Seen<'_>> = states
@@ -156,7 +156,7 @@ pub async fn search_space(
         limit: page.limit,
     };
     let live = ctx.space.deleted_at.is_none();
-    if live && results::enabled() {
+    if live && results::enabled(&state) {
         let seen = [Seen {
             space_id: &ctx.space.id,
             revision_id: &ctx.space.revision_id,
@@ -212,7 +212,7 @@ pub async fn search_organization(
         start,
         limit: page.limit,
     };
-    if results::enabled() {
+    if results::enabled(&state) {
         let seen: Vec<Seen<'_>> = visible
             .iter()
             .map(|s| Seen {

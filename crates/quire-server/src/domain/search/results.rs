@@ -14,10 +14,9 @@
 //! answer that straddles a merge is never kept.
 //!
 //! Bounded: the cache holds at most an eighth of the node's content cache budget
-//! (`cache_mb`), weighed in bytes of keys and bodies.
+//! (`cache_mb`), weighed in bytes of keys and bodies (`AppState::search`, one per node).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use moka::sync::Cache;
@@ -25,26 +24,15 @@ use moka::sync::Cache;
 use super::analyze::Analyzer;
 use crate::state::AppState;
 
-static CACHE: OnceLock<Cache<String, Bytes>> = OnceLock::new();
-static ENABLED: AtomicBool = AtomicBool::new(true);
-
-/// Turns the cache on or off for this process (benchmarks of the search itself turn it
-/// off; it is on by default).
-pub fn set_enabled(on: bool) {
-    ENABLED.store(on, Ordering::Relaxed);
+/// Turns the cache on or off for this node (benchmarks of the search itself turn it off;
+/// it is on by default).
+pub fn set_enabled(state: &AppState, on: bool) {
+    state.search.answers_on.store(on, Ordering::Relaxed);
 }
 
-fn cache(state: &AppState) -> Option<&'static Cache<String, Bytes>> {
-    if !ENABLED.load(Ordering::Relaxed) {
-        return None;
-    }
-    Some(CACHE.get_or_init(|| {
-        let bytes = state.config.cache_mb.saturating_mul(1024 * 1024) / 8;
-        Cache::builder()
-            .max_capacity(bytes)
-            .weigher(|k: &String, v: &Bytes| u32::try_from(k.len() + v.len()).unwrap_or(u32::MAX))
-            .build()
-    }))
+fn cache(state: &AppState) -> Option<&Cache<String, Bytes>> {
+    let s = &state.search;
+    s.answers_on.load(Ordering::Relaxed).then_some(&s.answers)
 }
 
 /// One space as an answer depends on it.
@@ -110,6 +98,6 @@ pub fn put(state: &AppState, key: String, body: Bytes) {
 }
 
 /// Whether answers are being kept (a caller can skip preparing a key otherwise).
-pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
+pub fn enabled(state: &AppState) -> bool {
+    cache(state).is_some()
 }

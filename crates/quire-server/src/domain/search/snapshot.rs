@@ -14,46 +14,27 @@
 //! to be evicted.
 //!
 //! Bounded: at most a quarter of the node's content cache budget (`cache_mb`), weighed in
-//! bytes.
+//! bytes (`AppState::search`, one per node).
 
 use std::any::Any;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use moka::sync::Cache;
 
+use crate::cache::Weighed;
 use crate::state::AppState;
 use crate::store::search::IndexRow;
 
-#[derive(Clone)]
-struct Entry {
-    value: Arc<dyn Any + Send + Sync>,
-    weight: u32,
+/// Turns the cache on or off for this node (a benchmark of cold reads turns it off; it is
+/// on by default).
+pub fn set_enabled(state: &AppState, on: bool) {
+    state.search.reads_on.store(on, Ordering::Relaxed);
 }
 
-static CACHE: OnceLock<Cache<String, Entry>> = OnceLock::new();
-static ENABLED: AtomicBool = AtomicBool::new(true);
-
-/// Turns the cache on or off for this process (a benchmark of cold reads turns it off; it
-/// is on by default).
-pub fn set_enabled(on: bool) {
-    ENABLED.store(on, Ordering::Relaxed);
-}
-
-fn cache(state: &AppState) -> Option<&'static Cache<String, Entry>> {
-    if !ENABLED.load(Ordering::Relaxed) {
-        return None;
-    }
-    Some(CACHE.get_or_init(|| {
-        let bytes = state.config.cache_mb.saturating_mul(1024 * 1024) / 4;
-        Cache::builder()
-            .max_capacity(bytes)
-            .weigher(|k: &String, e: &Entry| {
-                e.weight
-                    .saturating_add(u32::try_from(k.len()).unwrap_or(u32::MAX))
-            })
-            .build()
-    }))
+fn cache(state: &AppState) -> Option<&Cache<String, Weighed>> {
+    let s = &state.search;
+    s.reads_on.load(Ordering::Relaxed).then_some(&s.reads)
 }
 
 fn push(key: &mut String, part: &str) {
@@ -84,6 +65,6 @@ pub fn get<T: Any + Send + Sync>(state: &AppState, key: &str) -> Option<Arc<T>> 
 pub fn put<T: Any + Send + Sync>(state: &AppState, key: String, value: Arc<T>, bytes: usize) {
     if let Some(c) = cache(state) {
         let weight = u32::try_from(bytes.saturating_add(64)).unwrap_or(u32::MAX);
-        c.insert(key, Entry { value, weight });
+        c.insert(key, Weighed { value, weight });
     }
 }
