@@ -1179,6 +1179,11 @@ impl<'a> Site<'a> {
                 .collect();
             format!("{path}\n{}", versions.join(","))
         };
+        // The variant switcher shows other spaces' titles, which no revision of this one
+        // holds: the page is named by the switcher as drawn, so that renaming or deleting
+        // a variant's space gives the page a new name.
+        let variants = self.variants().await?;
+        let named = format!("{named}\n{}", variants.0);
         let etag = self.version(&named, &self.seen_as(&reads));
         // The page's HTML, when it is sent.
         let mut sent = None;
@@ -1199,7 +1204,6 @@ impl<'a> Site<'a> {
             let body = match self.state.content.pages.get(&key) {
                 Some(bytes) => bytes,
                 None => {
-                    let variants = self.variants().await?;
                     let Some(body) = self.render_off_workers(&key, page_id, variants).await? else {
                         return Ok(self.not_found_page());
                     };

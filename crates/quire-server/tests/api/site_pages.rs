@@ -262,6 +262,29 @@ async fn sections_are_tabs_and_site_spaces_are_variants() {
         body.contains("aria-current=\"page\">Reference</a>"),
         "{body}"
     );
+
+    // The variant switcher shows the other spaces' titles as they are now: renaming one
+    // changes the page (and its tag), deleting one takes it out.
+    let (_, h, _) = fetch(&app, &format!("{base}intro"), &[]).await;
+    let tag = h["etag"].to_str().unwrap().to_string();
+    app.patch(
+        &w.admin,
+        &format!("/v1/spaces/{v2}"),
+        json!({ "title": "Guide, second edition" }),
+    )
+    .await
+    .expect(200);
+    let (status, h, body) = fetch(&app, &format!("{base}intro"), &[("if-none-match", &tag)]).await;
+    assert_eq!(status, 200);
+    assert_ne!(h["etag"].to_str().unwrap(), tag);
+    assert!(body.contains(">Guide, second edition</a>"), "{body}");
+    assert!(!body.contains(">Guide v2</a>"), "{body}");
+    app.delete(&w.admin, &format!("/v1/spaces/{v2}"))
+        .await
+        .expect(204);
+    let (status, _, body) = fetch(&app, &format!("{base}intro"), &[]).await;
+    assert_eq!(status, 200);
+    assert!(!body.contains("second edition"), "{body}");
 }
 
 #[tokio::test]
