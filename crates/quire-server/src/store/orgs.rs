@@ -149,33 +149,62 @@ pub async fn insert(tx: &mut Tx, org: &OrgRow) -> sqlx::Result<()> {
     .await
 }
 
-/// Writes every field of `org` back.
-pub async fn update(tx: &mut Tx, org: &OrgRow, now: i64) -> sqlx::Result<()> {
-    tx.execute(
-        &Sql::new(
-            "UPDATE organizations SET title = $2, hostname = $3, email_domains = $4, \
-         default_role = $5, default_content = $6, logo_url = $7, sso = $8, ai = $9, \
-         invite_links = $10, updated_at = $11 WHERE id = $1",
-        )
-        .arg(&org.id)
-        .arg(&org.title)
-        .arg(&org.hostname)
-        .arg(&org.email_domains)
-        .arg(&org.default_role)
-        .arg(&org.default_content)
-        .arg(&org.logo_url)
-        .arg(org.sso)
-        .arg(org.ai)
-        .arg(org.invite_links)
-        .arg(now),
-    )
-    .await?;
-    set_domains(
-        tx,
-        &org.id,
-        &org.domains().map_err(|e| sqlx::Error::Decode(e.into()))?,
-    )
-    .await
+/// The fields of an organization a `PATCH` may change; `None` leaves a column as it is.
+#[derive(Debug, Default)]
+pub struct OrgPatch {
+    pub title: Option<String>,
+    pub hostname: Option<String>,
+    /// The email domains (also written to `organization_domains`).
+    pub email_domains: Option<Vec<String>>,
+    pub default_role: Option<Option<String>>,
+    /// JSON of the default content, or `None` for none.
+    pub default_content: Option<Option<String>>,
+    pub logo_url: Option<Option<String>>,
+    pub sso: Option<bool>,
+    pub ai: Option<bool>,
+    pub invite_links: Option<bool>,
+}
+
+/// Writes only the columns a request changes: a `PATCH` of one field leaves the others as
+/// they are in the database, whatever another request wrote since this one read the row.
+/// False when the organization is gone.
+pub async fn patch(tx: &mut Tx, id: &str, p: &OrgPatch, now: i64) -> sqlx::Result<bool> {
+    let mut q = Sql::new("UPDATE organizations SET updated_at = ");
+    q.bind(now);
+    let domains = p
+        .email_domains
+        .as_ref()
+        .map(|d| serde_json::json!(d).to_string());
+    let text = [
+        ("title", p.title.clone().map(Some)),
+        ("hostname", p.hostname.clone().map(Some)),
+        ("email_domains", domains.map(Some)),
+        ("default_role", p.default_role.clone()),
+        ("default_content", p.default_content.clone()),
+        ("logo_url", p.logo_url.clone()),
+    ];
+    for (column, value) in text {
+        if let Some(value) = value {
+            q.push(&format!(", {column} = ")).bind(value);
+        }
+    }
+    for (column, value) in [
+        ("sso", p.sso),
+        ("ai", p.ai),
+        ("invite_links", p.invite_links),
+    ] {
+        if let Some(value) = value {
+            q.push(&format!(", {column} = ")).bind(i64::from(value));
+        }
+    }
+    q.push(" WHERE id = ").bind(id);
+    if tx.execute(&q).await? != 1 {
+        return Ok(false);
+    }
+    if let Some(domains) = &p.email_domains {
+        set_domains(tx, id, domains).await?;
+    }
+    Ok(true)
 }
 
 async fn set_domains(tx: &mut Tx, org_id: &str, domains: &[String]) -> sqlx::Result<()> {

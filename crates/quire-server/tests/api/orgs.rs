@@ -163,3 +163,52 @@ async fn email_domain_lookup_shows_what_the_caller_may_know() {
         .expect(200);
     assert_eq!(none["organizations"], json!([]));
 }
+
+/// `PATCH ORG` writes only the fields it names: a node that read the organization before
+/// another node renamed it, then changes another field, leaves the new name as it is.
+#[tokio::test]
+async fn a_patch_writes_only_the_fields_it_names() {
+    let app = TestApp::start().await;
+    let other = app.another_node().await;
+    let alice = app.persona("alice").await;
+    let org = app.org(&alice, "Acme").await;
+    let path = format!("/v1/orgs/{org}");
+    other.get(&alice, &path).await.expect(200);
+    app.patch(&alice, &path, json!({ "title": "Acme Corp" }))
+        .await
+        .expect(200);
+    let patched = other
+        .patch(&alice, &path, json!({ "ai": false }))
+        .await
+        .expect(200);
+    assert_eq!(
+        patched["title"], "Acme Corp",
+        "the answer shows the row as written"
+    );
+    let now = app.get(&alice, &path).await.expect(200);
+    assert_eq!(
+        (now["title"].as_str(), now["ai"].as_bool()),
+        (Some("Acme Corp"), Some(false))
+    );
+
+    // The store's write names only the columns it is given: a column another writer set
+    // after the caller read the row stays as that writer left it.
+    sqlx::query("UPDATE organizations SET title = 'Set elsewhere' WHERE id = $1")
+        .bind(&org)
+        .execute(app.state.db.pool())
+        .await
+        .unwrap();
+    let mut tx = app.state.db.begin().await.unwrap();
+    let patch = quire_server::store::orgs::OrgPatch {
+        ai: Some(true),
+        ..Default::default()
+    };
+    assert!(quire_server::store::orgs::patch(&mut tx, &org, &patch, 1)
+        .await
+        .unwrap());
+    let row = quire_server::store::orgs::get_tx(&mut tx, &org)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((row.title.as_str(), row.ai), ("Set elsewhere", 1));
+}

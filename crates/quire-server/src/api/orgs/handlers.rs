@@ -15,7 +15,6 @@ use crate::http::extract::{nullable, JsonBody};
 use crate::http::pagination::{List, PageRequest};
 use crate::state::AppState;
 use crate::store;
-use crate::store::orgs::OrgRow;
 use crate::validate;
 
 /// `listOrganizationsForAuthenticatedUser`; a token confined to one organization lists that
@@ -132,10 +131,10 @@ pub async fn update_organization(
     Extension(ctx): Extension<OrgCtx>,
     JsonBody(body): JsonBody<UpdateOrganization>,
 ) -> ApiResult<Json<views::Organization>> {
-    let mut org = OrgRow::clone(&ctx.org);
+    let mut patch = store::orgs::OrgPatch::default();
     if let Some(title) = body.title {
         validate::length("title", &title, 2, 255)?;
-        org.title = title;
+        patch.title = Some(title);
     }
     if let Some(hostname) = body.hostname {
         let hostname = hostname.to_lowercase();
@@ -150,43 +149,38 @@ pub async fn update_organization(
                 "`hostname` may hold only lower-case letters, digits and inner hyphens.",
             ));
         }
-        org.hostname = Some(hostname);
+        patch.hostname = Some(hostname);
     }
     if let Some(domains) = body.email_domains {
-        org.email_domains = json!(crate::domain::orgs::check_domains(
+        patch.email_domains = Some(crate::domain::orgs::check_domains(
             domains,
             &caller,
-            &ctx.org.domains().map_err(ApiError::internal)?
-        )?)
-        .to_string();
+            &ctx.org.domains().map_err(ApiError::internal)?,
+        )?);
     }
     if let Some(role) = body.default_role {
-        org.default_role = role.map(|r| r.as_str().to_string());
+        patch.default_role = Some(role.map(|r| r.as_str().to_string()));
     }
     if let Some(content) = body.default_content {
-        org.default_content = content
-            .map(|c| serde_json::to_string(&c))
-            .transpose()
-            .map_err(ApiError::internal)?;
+        patch.default_content = Some(
+            content
+                .map(|c| serde_json::to_string(&c))
+                .transpose()
+                .map_err(ApiError::internal)?,
+        );
     }
     if let Some(logo) = body.logo {
         if let Some(url) = &logo {
             validate::url("logo", url)?;
         }
-        org.logo_url = logo;
+        patch.logo_url = Some(logo);
     }
-    if let Some(sso) = body.sso {
-        org.sso = i64::from(sso);
-    }
-    if let Some(ai) = body.ai {
-        org.ai = i64::from(ai);
-    }
-    if let Some(links) = body.invite_links {
-        org.invite_links = i64::from(links);
-    }
+    patch.sso = body.sso;
+    patch.ai = body.ai;
+    patch.invite_links = body.invite_links;
     let mut tx = state.db.begin().await?;
-    tx.touches(&[crate::cache::Scope::Org(org.id.as_str())]);
-    store::orgs::update(&mut tx, &org, state.now())
+    tx.touches(&[crate::cache::Scope::Org(ctx.org.id.as_str())]);
+    let written = store::orgs::patch(&mut tx, ctx.org.id.as_str(), &patch, state.now())
         .await
         .map_err(|e| match ApiError::from(e) {
             ApiError::Conflict(_) => {
@@ -194,6 +188,12 @@ pub async fn update_organization(
             }
             other => other,
         })?;
+    // The organization as it now is, other requests' writes included.
+    let org = match written {
+        true => store::orgs::get_tx(&mut tx, ctx.org.id.as_str()).await?,
+        false => None,
+    }
+    .ok_or_else(|| ApiError::not_found("Organization not found."))?;
     tx.commit().await?;
     Ok(Json(views::organization(&state, &org, ctx.role)?))
 }
