@@ -943,6 +943,22 @@ pub struct TextRow {
     pub section: Option<SectionRow>,
 }
 
+crate::db::inline::row! {
+/// A page record joined with one of its sections (`None`s for a page without sections).
+struct TextJoin {
+    page_key: i64,
+    page_id: String,
+    title: String,
+    description: String,
+    path: String,
+    ancestors: String,
+    idx: Option<i64>,
+    anchor: Option<String>,
+    section_title: Option<String>,
+    body: Option<String>,
+}
+}
+
 /// The page records of `keys` in a space, each with all its sections (one row per section,
 /// or one without a section for a page that has none), in one statement.
 pub async fn texts(db: &Db, space_id: &str, keys: &[i64]) -> sqlx::Result<Vec<TextRow>> {
@@ -950,34 +966,33 @@ pub async fn texts(db: &Db, space_id: &str, keys: &[i64]) -> sqlx::Result<Vec<Te
     for chunk in keys.chunks(IN_CHUNK) {
         let text = format!(
             "SELECT p.page_key, p.page_id, p.title, p.description, p.path, p.ancestors, \
-             s.idx, s.anchor, s.title, s.body FROM search_pages p \
+             s.idx, s.anchor, s.title AS section_title, s.body FROM search_pages p \
              LEFT JOIN search_sections s ON s.space_id = p.space_id AND s.page_key = p.page_key \
              WHERE p.space_id = $1 AND p.page_key IN {}",
             in_list(2, chunk.len())
         );
-        let mut q = sqlx::query(&text).bind(space_id);
+        let mut q = Sql::new(&text).arg(space_id);
         for k in chunk {
-            q = q.bind(*k);
+            q = q.arg(*k);
         }
-        for r in q.fetch_all(db.pool()).await? {
-            let page = PageRow {
-                page_key: r.try_get(0)?,
-                page_id: r.try_get(1)?,
-                title: r.try_get(2)?,
-                description: r.try_get(3)?,
-                path: r.try_get(4)?,
-                ancestors: r.try_get(5)?,
-            };
-            let idx: Option<i64> = r.try_get(6)?;
-            let section = match idx {
-                Some(idx) => Some(SectionRow {
-                    page_key: page.page_key,
+        for r in db.rows::<TextJoin>(&q).await? {
+            let section = match (r.idx, r.anchor, r.section_title, r.body) {
+                (Some(idx), Some(anchor), Some(title), Some(body)) => Some(SectionRow {
+                    page_key: r.page_key,
                     idx,
-                    anchor: r.try_get(7)?,
-                    title: r.try_get(8)?,
-                    body: r.try_get(9)?,
+                    anchor,
+                    title,
+                    body,
                 }),
-                None => None,
+                _ => None,
+            };
+            let page = PageRow {
+                page_key: r.page_key,
+                page_id: r.page_id,
+                title: r.title,
+                description: r.description,
+                path: r.path,
+                ancestors: r.ancestors,
             };
             out.push(TextRow { page, section });
         }
