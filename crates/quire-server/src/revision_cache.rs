@@ -4,8 +4,8 @@
 //! change request's revision, the space's revision it started from and their merge hold the
 //! same bodies but for the pages that changed. Weighing each revision by all its text (as a
 //! weighed cache does) counts those bodies once per revision: a space of 20 MB of text then
-//! leaves room for one revision in a 32 MB share, while a merge reads three or four of them
-//! and the search index one more, so every merge decoded them again from the database. Here
+//! leaves room for one revision in a 32 MB share, while a merge reads three or four of them,
+//! so every merge decoded them again from the database. Here
 //! a body shared by several cached revisions is weighed once, and the least recently used
 //! revisions leave (oldest first, with a second chance for one used since it was queued)
 //! when the distinct bodies and the page records outgrow the capacity.
