@@ -46,9 +46,8 @@ pub fn heading_anchor(text: &str) -> String {
     out
 }
 
-/// Appends `text` to a section's body, one block per line.
-/// Appends `text` (whose code lines are `text_code`) to `body` (whose code lines are
-/// `code`) as a new line.
+/// Appends `text` (whose code lines are `text_code`) to a section's `body` (whose code
+/// lines are `code`), one block per line.
 fn append(body: &mut String, code: &mut Vec<Range<usize>>, text: &str, text_code: &[Range<usize>]) {
     if text.is_empty() {
         return;

@@ -447,7 +447,7 @@ pub fn page_doc(analyzer: &Analyzer, page: &Page, path: &str, ancestors: Vec<Str
     for (idx, s) in sections.iter().enumerate() {
         let idx = u32::try_from(idx).unwrap_or(u32::MAX);
         for (is_head, text) in [(true, &s.title), (false, &s.body)] {
-            // Code ranges left behind (they are in order, as tokens are).
+            // The code ranges not yet passed (in order, as tokens are).
             let mut code = if is_head { &[][..] } else { &s.code[..] };
             for t in tokens(text) {
                 let Some(w) = analyzer.word(t.text) else {
