@@ -21,6 +21,18 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::config::ServerConfig;
 use crate::state::AppState;
 
+/// Every kind of durable job, each defined by the module whose work it runs.
+const JOB_KINDS: &[crate::state::JobKind] = &[
+    crate::domain::spaces::PURGE_KIND,
+    crate::domain::content::PRUNE_KIND,
+    crate::domain::openapi::JOB_KIND,
+    crate::domain::search::JOB_KIND,
+    crate::domain::translations::JOB_KIND,
+    crate::domain::git::sync::JOB_KIND,
+    crate::domain::insights::PRUNE_KIND,
+    crate::domain::members::PRUNE_KIND,
+];
+
 /// A bound, ready server.
 pub struct Server {
     listener: TcpListener,
@@ -42,6 +54,7 @@ impl Server {
         let addr = listener.local_addr()?;
         let public_url = config.public_url_for(addr);
         let state = AppState::open(config, clock, public_url).await?;
+        let _ = state.job_kinds.set(JOB_KINDS.to_vec());
         Ok(Self { listener, state })
     }
 

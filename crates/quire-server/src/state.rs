@@ -105,6 +105,33 @@ pub struct Shared {
     pub jobs_due: tokio::sync::Notify,
     /// Password hashing on this node: a few at once, a bounded queue (sign-in, new passwords).
     pub hashing: crate::passwords::Hashing,
+    /// The kinds of durable job this node runs, registered once when the server starts.
+    pub job_kinds: std::sync::OnceLock<Vec<JobKind>>,
+}
+
+/// A running job's work, borrowing the state and the job.
+pub type JobRun = for<'a> fn(
+    &'a AppState,
+    &'a crate::store::jobs::Job,
+) -> futures_util::future::BoxFuture<'a, anyhow::Result<()>>;
+
+/// What is told, inside the transaction that records it, that a job was given up on (with
+/// the reason and the time); whether it enqueued a job in its place.
+pub type JobGivenUp = for<'a> fn(
+    &'a mut crate::db::Tx,
+    &'a crate::store::jobs::Job,
+    &'a str,
+    i64,
+) -> futures_util::future::BoxFuture<'a, anyhow::Result<bool>>;
+
+/// One kind of durable job (`domain::jobs`): its name in the job table, what runs it, and
+/// what is told when it is given up on. The module that owns the work defines it and the
+/// server registers every kind when it starts, so the job runner imports none of them.
+#[derive(Clone, Copy, Debug)]
+pub struct JobKind {
+    pub name: &'static str,
+    pub run: JobRun,
+    pub given_up: Option<JobGivenUp>,
 }
 
 impl AppState {
@@ -159,6 +186,7 @@ impl AppState {
             )),
             git_checked: Default::default(),
             hashing: crate::passwords::Hashing::for_this_machine(),
+            job_kinds: std::sync::OnceLock::new(),
             rate: crate::rate::RateLimits::new(
                 config.rate_limit_token,
                 config.rate_limit_address,

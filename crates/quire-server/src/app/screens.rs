@@ -97,7 +97,7 @@ pub async fn org(
         Err(e) => return failed(e),
     };
     let deleted = if org.is_admin() {
-        let since = state.now() - crate::domain::jobs::retention_ms(&state);
+        let since = state.now() - crate::domain::spaces::retention_ms(&state);
         match store::spaces::list_deleted(&state.db, id.as_str(), since).await {
             Ok(deleted) => deleted,
             Err(e) => return failed(e),

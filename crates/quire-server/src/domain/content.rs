@@ -203,6 +203,13 @@ async fn fetch(
 /// that no longer serve it; enqueued each time the space moves to a new revision.
 pub const PRUNE_JOB: &str = "prune-derived";
 
+/// The job that removes what was derived from a space's earlier revisions.
+pub const PRUNE_KIND: crate::state::JobKind = crate::state::JobKind {
+    name: PRUNE_JOB,
+    run: |state, job| Box::pin(async move { prune_derived(state, &job.payload).await.map(drop) }),
+    given_up: None,
+};
+
 /// Derived bytes younger than this are kept whatever revision they belong to: change
 /// requests and PDF links in use read them, and they cost only storage.
 pub const DERIVED_GRACE_MS: i64 = 24 * 60 * 60 * 1000;

@@ -46,6 +46,13 @@ pub const RETENTION_DAYS: i64 = 90;
 /// Job kind that deletes the counts of days past the retention.
 pub const PRUNE_JOB: &str = "prune-insights";
 
+/// The job that prunes old insight counts.
+pub const PRUNE_KIND: crate::state::JobKind = crate::state::JobKind {
+    name: PRUNE_JOB,
+    run: |state, _| Box::pin(async move { prune(state).await.map(drop) }),
+    given_up: None,
+};
+
 /// Track requests writing at once on this node; others wait their turn a short while.
 const WRITERS: usize = 4;
 

@@ -8,6 +8,9 @@
 //! running it: a job that exhausts memory would otherwise kill every node that restarts).
 //! The job's row is kept, failed with its reason, for the operator (`quire admin
 //! failed-jobs`, `quire_jobs_failed`), and what the job was for shows the failure.
+//!
+//! The runner knows no kind of job itself: each is a [`JobKind`] defined by the module
+//! whose work it runs, and the server registers them all when it starts.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -16,7 +19,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 
 use crate::db::Tx;
-use crate::state::AppState;
+use crate::state::{AppState, JobKind};
 use crate::store;
 use crate::store::jobs::Job;
 
@@ -33,14 +36,6 @@ const RETRY_MS: i64 = 60_000;
 
 /// Longest error kept for a job, in characters.
 const MAX_ERROR_CHARS: usize = 2000;
-
-/// How long a deleted space can be restored before it is purged, as this node is set.
-pub fn retention_ms(state: &AppState) -> i64 {
-    i64::try_from(state.config.deleted_space_retention_ms).unwrap_or(i64::MAX / 2)
-}
-
-/// Job kind that purges a deleted space.
-pub const PURGE_JOB: &str = "purge-space";
 
 /// Runs every job that is due now; returns how many ran.
 pub async fn run_due(state: &AppState) -> anyhow::Result<usize> {
@@ -137,7 +132,7 @@ async fn give_up(
         return Ok(());
     }
     tracing::error!(job = %job.id, kind = %job.kind, payload = %job.payload, reason = %reason, "job given up on");
-    let wake = match owner_failed(&mut tx, job, reason, now).await {
+    let wake = match owner_failed(state, &mut tx, job, reason, now).await {
         Ok(wake) => {
             tx.commit().await?;
             wake
@@ -159,21 +154,26 @@ async fn give_up(
     Ok(())
 }
 
-/// Records a job given up on with what it was for, inside `tx`; returns whether a job was
+/// Tells the job's owner, inside `tx`, that it was given up on; returns whether a job was
 /// enqueued in its place (to wake the worker once committed). Pruning and search
 /// maintenance have no user to tell, and the space's next change enqueues them again; a
 /// purge given up on leaves its space deleted, not purged. The operator sees each one.
-async fn owner_failed(tx: &mut Tx, job: &Job, reason: &str, now: i64) -> anyhow::Result<bool> {
-    match job.kind.as_str() {
-        crate::domain::openapi::JOB => {
-            crate::domain::openapi::job_failed(tx, &job.payload, reason, now).await?;
-            Ok(false)
-        }
-        crate::domain::translations::JOB => {
-            crate::domain::translations::job_failed(tx, &job.id, &job.payload, reason, now).await
-        }
-        _ => Ok(false),
+async fn owner_failed(
+    state: &AppState,
+    tx: &mut Tx,
+    job: &Job,
+    reason: &str,
+    now: i64,
+) -> anyhow::Result<bool> {
+    match kind(state, &job.kind).and_then(|k| k.given_up) {
+        Some(given_up) => given_up(tx, job, reason, now).await,
+        None => Ok(false),
     }
+}
+
+/// The registered kind named `name`.
+fn kind<'a>(state: &'a AppState, name: &str) -> Option<&'a JobKind> {
+    state.job_kinds.get()?.iter().find(|k| k.name == name)
 }
 
 /// Renews a job's lease every third of its length; returns only once it is lost (another
@@ -198,67 +198,10 @@ async fn keep_lease(state: &AppState, id: &str, lease: &AtomicI64, lease_ms: i64
 }
 
 async fn execute(state: &AppState, job: &Job) -> anyhow::Result<()> {
-    match job.kind.as_str() {
-        PURGE_JOB => purge_space(state, &job.payload).await,
-        crate::domain::content::PRUNE_JOB => {
-            crate::domain::content::prune_derived(state, &job.payload)
-                .await
-                .map(drop)
-        }
-        crate::domain::openapi::JOB => crate::domain::openapi::process(state, &job.payload).await,
-        crate::domain::search::JOB => {
-            Ok(crate::domain::search::maintain(state, &job.payload).await?)
-        }
-        crate::domain::translations::JOB => {
-            crate::domain::translations::run(state, &job.id, &job.payload).await
-        }
-        crate::domain::git::sync::JOB => {
-            crate::domain::git::sync::run(state, &job.id, &job.payload).await
-        }
-        crate::domain::insights::PRUNE_JOB => crate::domain::insights::prune(state).await.map(drop),
-        crate::domain::members::PRUNE_JOB => crate::domain::members::prune(state).await.map(drop),
-        other => anyhow::bail!("unknown job kind {other}"),
+    match kind(state, &job.kind) {
+        Some(kind) => (kind.run)(state, job).await,
+        None => anyhow::bail!("unknown job kind {}", job.kind),
     }
-}
-
-/// Rows of a purged space deleted per transaction.
-const PURGE_BATCH: i64 = 2_000;
-
-/// Removes a space for good if it is still deleted and its retention has passed. A space
-/// restored (or deleted again later) is left alone: a later job covers a later deletion.
-async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
-    let cutoff = state.now() - retention_ms(state);
-    if !store::spaces::deleted_before(&state.db, space_id, cutoff).await? {
-        return Ok(());
-    }
-    // Its bulk rows first, a batch per transaction: requests take their turns at the
-    // write lock between batches instead of waiting for one long deletion.
-    loop {
-        let mut tx = state.db.begin().await?;
-        // Content rows only: nothing cached rests on them (objects are named by content).
-        tx.touches(&[]);
-        let removed = store::spaces::purge_some(&mut tx, space_id, PURGE_BATCH).await?;
-        tx.commit().await?;
-        if removed == 0 {
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
-    let mut tx = state.db.begin().await?;
-    tx.touches(&[crate::cache::Scope::Space(space_id)]);
-    let blobs = store::objects::blob_refs(&mut tx, space_id).await?;
-    store::spaces::purge(&mut tx, space_id).await?;
-    tx.commit().await?;
-    // File bytes no other space uses go too. A crash between the commit and here can only
-    // leave unreferenced bytes behind, never remove bytes that some content still names.
-    for hash in store::objects::unused_blobs(&state.db, &blobs).await? {
-        state.blobs.delete(&hash).await?;
-        store::objects::delete_blob(&state.db, &hash).await?;
-    }
-    state.blobs.delete_derived(space_id).await?;
-    crate::domain::git::forget(state, space_id);
-    tracing::info!(space = %space_id, "purged deleted space");
-    Ok(())
 }
 
 /// Runs due jobs every `interval` until `stop` turns true, then returns once the job in

@@ -22,6 +22,13 @@ use crate::validate;
 /// Job kind that deletes the invitations by address expired for [`EXPIRED_KEPT_MS`].
 pub const PRUNE_JOB: &str = "prune-invitations";
 
+/// The job that prunes what members left behind.
+pub const PRUNE_KIND: crate::state::JobKind = crate::state::JobKind {
+    name: PRUNE_JOB,
+    run: |state, _| Box::pin(async move { prune(state).await.map(drop) }),
+    given_up: None,
+};
+
 /// How long an expired invitation is kept, so that its link says it expired rather than
 /// that it is unknown: a week.
 pub const EXPIRED_KEPT_MS: i64 = 7 * 24 * 3600 * 1000;

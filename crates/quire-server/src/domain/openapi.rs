@@ -20,6 +20,18 @@ use crate::store::openapi::{PendingSource, SpecRow, VersionRow};
 /// source's number, space-separated).
 pub const JOB: &str = "openapi-process";
 
+/// The job that processes a specification's new version.
+pub const JOB_KIND: crate::state::JobKind = crate::state::JobKind {
+    name: JOB,
+    run: |state, job| Box::pin(process(state, &job.payload)),
+    given_up: Some(|tx, job, reason, now| {
+        Box::pin(async move {
+            job_failed(tx, &job.payload, reason, now).await?;
+            Ok(false)
+        })
+    }),
+};
+
 /// How long fetching a source may take.
 const FETCH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(20);
 

@@ -9,13 +9,12 @@ use crate::domain::access::grants::Grants;
 use crate::domain::access::{OrgCtx, Role, SpaceCtx};
 use crate::domain::auth::Caller;
 use crate::domain::content::{save, Saved};
-use crate::domain::jobs::{retention_ms, PURGE_JOB};
 use crate::domain::placement::{
     level_to_db, move_target, move_to, require_create_in, LevelIn, MoveBody, Moving,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::ids::new_id;
-use crate::state::AppState;
+use crate::state::{AppState, JobKind};
 use crate::store;
 use crate::store::ordering::Item;
 use crate::store::spaces::{SpacePatch, SpaceRow};
@@ -363,4 +362,59 @@ pub async fn move_space(state: &AppState, ctx: &SpaceCtx, body: &MoveBody) -> Ap
     store::spaces::get(&state.db, &ctx.space.id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("space vanished")))
+}
+
+/// How long a deleted space can be restored before it is purged, as this node is set.
+pub fn retention_ms(state: &AppState) -> i64 {
+    i64::try_from(state.config.deleted_space_retention_ms).unwrap_or(i64::MAX / 2)
+}
+
+/// Job kind that purges a deleted space.
+pub const PURGE_JOB: &str = "purge-space";
+
+/// The job that purges a deleted space once its retention has passed.
+pub const PURGE_KIND: JobKind = JobKind {
+    name: PURGE_JOB,
+    run: |state, job| Box::pin(purge_space(state, &job.payload)),
+    given_up: None,
+};
+
+/// Rows of a purged space deleted per transaction.
+const PURGE_BATCH: i64 = 2_000;
+
+/// Removes a space for good if it is still deleted and its retention has passed. A space
+/// restored (or deleted again later) is left alone: a later job covers a later deletion.
+async fn purge_space(state: &AppState, space_id: &str) -> anyhow::Result<()> {
+    let cutoff = state.now() - retention_ms(state);
+    if !store::spaces::deleted_before(&state.db, space_id, cutoff).await? {
+        return Ok(());
+    }
+    // Its bulk rows first, a batch per transaction: requests take their turns at the
+    // write lock between batches instead of waiting for one long deletion.
+    loop {
+        let mut tx = state.db.begin().await?;
+        // Content rows only: nothing cached rests on them (objects are named by content).
+        tx.touches(&[]);
+        let removed = store::spaces::purge_some(&mut tx, space_id, PURGE_BATCH).await?;
+        tx.commit().await?;
+        if removed == 0 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let mut tx = state.db.begin().await?;
+    tx.touches(&[crate::cache::Scope::Space(space_id)]);
+    let blobs = store::objects::blob_refs(&mut tx, space_id).await?;
+    store::spaces::purge(&mut tx, space_id).await?;
+    tx.commit().await?;
+    // File bytes no other space uses go too. A crash between the commit and here can only
+    // leave unreferenced bytes behind, never remove bytes that some content still names.
+    for hash in store::objects::unused_blobs(&state.db, &blobs).await? {
+        state.blobs.delete(&hash).await?;
+        store::objects::delete_blob(&state.db, &hash).await?;
+    }
+    state.blobs.delete_derived(space_id).await?;
+    crate::domain::git::forget(state, space_id);
+    tracing::info!(space = %space_id, "purged deleted space");
+    Ok(())
 }

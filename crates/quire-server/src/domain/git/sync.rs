@@ -44,6 +44,13 @@ use crate::values::RevisionType;
 /// Job kind of a sync operation.
 pub const JOB: &str = "git-sync";
 
+/// The job that syncs a space with its repository.
+pub const JOB_KIND: crate::state::JobKind = crate::state::JobKind {
+    name: JOB,
+    run: |state, job| Box::pin(run(state, &job.id, &job.payload)),
+    given_up: None,
+};
+
 /// Longest a reference advertisement may be.
 const MAX_ADVERTISEMENT: usize = 4 * 1024 * 1024;
 

@@ -124,6 +124,13 @@ pub use index::{reindex, Outcome};
 /// Job kind that brings a space's index to its current revision (payload: the space id).
 pub const JOB: &str = "search-index";
 
+/// The job that builds a large space's index or folds changed pages into it.
+pub const JOB_KIND: crate::state::JobKind = crate::state::JobKind {
+    name: JOB,
+    run: |state, job| Box::pin(async move { Ok(maintain(state, &job.payload).await?) }),
+    given_up: None,
+};
+
 use crate::db::Tx;
 use crate::error::ApiResult;
 use crate::state::AppState;

@@ -37,6 +37,15 @@ use crate::values::{EditMode, RevisionType, Visibility};
 /// Job kind of a translation run; its payload is the translation's id.
 pub const JOB: &str = "translate";
 
+/// The job that runs a translation.
+pub const JOB_KIND: crate::state::JobKind = crate::state::JobKind {
+    name: JOB,
+    run: |state, job| Box::pin(run(state, &job.id, &job.payload)),
+    given_up: Some(|tx, job, reason, now| {
+        Box::pin(job_failed(tx, &job.id, &job.payload, reason, now))
+    }),
+};
+
 /// Bumped when what a run produces from the same input changes: every page is then
 /// translated again.
 const TRANSLATOR_VERSION: &str = "1";
