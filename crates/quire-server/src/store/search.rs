@@ -707,15 +707,11 @@ pub async fn df(db: &Db, spaces: &[&str], terms: &[&str]) -> sqlx::Result<Vec<(S
         in_list(1, spaces.len()),
         in_list(spaces.len() + 1, terms.len())
     );
-    let mut q = sqlx::query(&text);
+    let mut q = Sql::new(&text);
     for v in spaces.iter().chain(terms) {
-        q = q.bind(*v);
+        q = q.arg(*v);
     }
-    q.fetch_all(db.pool())
-        .await?
-        .iter()
-        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-        .collect()
+    db.rows(&q).await
 }
 
 /// The dictionary entries `(word, term)` among `words` in any of `spaces`.
@@ -734,14 +730,14 @@ pub async fn words(
             in_list(1, spaces.len()),
             in_list(spaces.len() + 1, chunk.len())
         );
-        let mut q = sqlx::query_as::<_, (Vec<u8>, String)>(&text);
+        let mut q = Sql::new(&text);
         for s in spaces {
-            q = q.bind(*s);
+            q = q.arg(*s);
         }
         for w in chunk {
-            q = q.bind(w.as_bytes());
+            q = q.arg(w.as_bytes());
         }
-        for (w, t) in q.fetch_all(db.pool()).await? {
+        for (w, t) in db.rows::<(Vec<u8>, String)>(&q).await? {
             out.push((String::from_utf8_lossy(&w).into_owned(), t));
         }
     }
@@ -767,14 +763,11 @@ pub async fn prefixed(
             "SELECT word, term FROM search_words WHERE space_id = $1 AND word >= $2 AND word < $4 \
              ORDER BY word LIMIT $3"
         };
-        let mut q = sqlx::query_as::<_, (Vec<u8>, String)>(text)
-            .bind(*space)
-            .bind(lo.as_slice())
-            .bind(limit);
+        let mut q = Sql::new(text).arg(*space).arg(lo.as_slice()).arg(limit);
         if !hi.is_empty() {
-            q = q.bind(hi.as_slice());
+            q = q.arg(hi.as_slice());
         }
-        for (w, t) in q.fetch_all(db.pool()).await? {
+        for (w, t) in db.rows::<(Vec<u8>, String)>(&q).await? {
             out.push((String::from_utf8_lossy(&w).into_owned(), t));
         }
     }
@@ -790,11 +783,11 @@ pub async fn dead_keys(db: &Db, spaces: &[&str]) -> sqlx::Result<Vec<(String, i6
         "SELECT space_id, page_key FROM search_dead WHERE space_id IN {}",
         in_list(1, spaces.len())
     );
-    let mut q = sqlx::query_as::<_, (String, i64)>(&text);
+    let mut q = Sql::new(&text);
     for s in spaces {
-        q = q.bind(*s);
+        q = q.arg(*s);
     }
-    q.fetch_all(db.pool()).await
+    db.rows(&q).await
 }
 
 /// A page record, for results.
@@ -865,16 +858,16 @@ pub async fn postings_with_delta(
             ));
         }
         let text = parts.join(" UNION ALL ");
-        let mut q = sqlx::query_as::<_, (String, String, i64, Vec<u8>)>(&text);
+        let mut q = Sql::new(&text);
         for v in spaces.iter().chain(chunk) {
-            q = q.bind(*v);
+            q = q.arg(*v);
         }
         if with_blocks {
             for b in blocks {
-                q = q.bind(*b);
+                q = q.arg(*b);
             }
         }
-        out.extend(q.fetch_all(db.pool()).await?);
+        out.extend(db.rows::<(String, String, i64, Vec<u8>)>(&q).await?);
     }
     Ok(out)
 }
@@ -899,14 +892,12 @@ pub async fn prefixed_df(
          LEFT JOIN search_terms t ON t.space_id = w.space_id AND t.term = w.term \
          WHERE w.space_id = $1 AND w.word >= $2 AND w.word < $4 ORDER BY w.word LIMIT $3"
     };
-    let mut q = sqlx::query_as::<_, (Vec<u8>, String, i64)>(text)
-        .bind(space)
-        .bind(lo.as_slice())
-        .bind(limit);
+    let mut q = Sql::new(text).arg(space).arg(lo.as_slice()).arg(limit);
     if !hi.is_empty() {
-        q = q.bind(hi.as_slice());
+        q = q.arg(hi.as_slice());
     }
-    Ok(q.fetch_all(db.pool())
+    Ok(db
+        .rows::<(Vec<u8>, String, i64)>(&q)
         .await?
         .into_iter()
         .map(|(w, t, df)| (String::from_utf8_lossy(&w).into_owned(), t, df))
@@ -928,11 +919,12 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 /// The sections of a space's index whose text lies under conditions: `(page key, section
 /// index, guard)`, the guard being the JSON array of those conditions.
 pub async fn guards(db: &Db, space_id: &str) -> sqlx::Result<Vec<(i64, i64, String)>> {
-    sqlx::query_as(
-        "SELECT page_key, idx, guard FROM search_sections WHERE space_id = $1 AND guard <> ''",
+    db.rows(
+        &Sql::new(
+            "SELECT page_key, idx, guard FROM search_sections WHERE space_id = $1 AND guard <> ''",
+        )
+        .arg(space_id),
     )
-    .bind(space_id)
-    .fetch_all(db.pool())
     .await
 }
 
