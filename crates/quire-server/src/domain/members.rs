@@ -22,7 +22,7 @@ use crate::validate;
 /// Job kind that deletes the invitations by address expired for [`EXPIRED_KEPT_MS`].
 pub const PRUNE_JOB: &str = "prune-invitations";
 
-/// The job that prunes what members left behind.
+/// The job that deletes long-expired invitations by address.
 pub const PRUNE_KIND: crate::state::JobKind = crate::state::JobKind {
     name: PRUNE_JOB,
     run: |state, _| Box::pin(async move { prune(state).await.map(drop) }),
