@@ -896,7 +896,9 @@ pub struct SearchCaches {
 /// A value of any type, with what it weighs in bytes.
 #[derive(Clone)]
 pub struct Weighed {
+    /// The value, read back by downcasting to its type.
     pub value: Shared,
+    /// Its weight in bytes.
     pub weight: u32,
 }
 

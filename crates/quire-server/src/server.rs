@@ -54,6 +54,7 @@ impl Server {
         let addr = listener.local_addr()?;
         let public_url = config.public_url_for(addr);
         let state = AppState::open(config, clock, public_url).await?;
+        // A state just opened: nothing registered its kinds yet, so this cannot fail.
         let _ = state.job_kinds.set(JOB_KINDS.to_vec());
         Ok(Self { listener, state })
     }

@@ -129,8 +129,11 @@ pub type JobGivenUp = for<'a> fn(
 /// server registers every kind when it starts, so the job runner imports none of them.
 #[derive(Clone, Copy, Debug)]
 pub struct JobKind {
+    /// The `kind` of its rows in the job table.
     pub name: &'static str,
+    /// Runs one job of this kind.
     pub run: JobRun,
+    /// Records with the job's owner that it was given up on; `None` when nobody is told.
     pub given_up: Option<JobGivenUp>,
 }
 

@@ -254,8 +254,11 @@ pub fn encode_block<'a>(items: impl IntoIterator<Item = (i64, &'a [u8])>) -> Vec
 /// analysed from and of where it sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Source {
+    /// Its page key in the index.
     pub key: i64,
+    /// The print of its title, description and body object.
     pub text: u128,
+    /// The print of its slug under its ancestors' slugs and titles.
     pub place: u128,
 }
 
