@@ -189,9 +189,10 @@ pub async fn update_organization(
             other => other,
         })?;
     // The organization as it now is, other requests' writes included.
-    let org = match written {
-        true => store::orgs::get_tx(&mut tx, ctx.org.id.as_str()).await?,
-        false => None,
+    let org = if written {
+        store::orgs::get_tx(&mut tx, ctx.org.id.as_str()).await?
+    } else {
+        None
     }
     .ok_or_else(|| ApiError::not_found("Organization not found."))?;
     tx.commit().await?;

@@ -508,7 +508,9 @@ async fn full(
     rev: &Revision,
     inline: bool,
 ) -> ApiResult<Outcome> {
-    if !inline && indexable_pages(rev).len() > FULL_INLINE_MAX {
+    // Every page's path and ancestors, built once for the size check and the analysis.
+    let pages = indexable_pages(rev);
+    if !inline && pages.len() > FULL_INLINE_MAX {
         let now = state.now();
         store::jobs::enqueue(tx, super::JOB, space_id, now, now).await?;
         return Ok(Outcome {
@@ -518,7 +520,7 @@ async fn full(
     }
     store::search::clear(tx, space_id).await?;
     let analyzer_key = Analyzer::for_language(language.as_deref()).key();
-    let jobs: Vec<Job> = indexable_pages(rev).values().map(job).collect();
+    let jobs: Vec<Job> = pages.values().map(job).collect();
     let docs = analyse(language, jobs).await?;
     let mut ix = IndexRow {
         space_id: space_id.to_string(),
